@@ -1,0 +1,498 @@
+// Package store owns flowrun's durable state: the Store interface every
+// backend implements, its parameter and row types, the run and step status
+// types and the sentinel errors.
+//
+// The store is the single source of truth. Every change of a run's state is
+// one call to TransitionCommit, which the backend applies in one database
+// transaction, fenced by the run's lease so that a worker that lost its lease
+// can never write over the one that took the run over.
+//
+// The store must not import lang or interp, must not read the wall clock
+// (every time comes in a params struct), and must not interpret graphs: it
+// keeps them as bytes with their workflow, version and hash.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"time"
+)
+
+// Sentinel errors. Backends wrap them with context; test with errors.Is.
+var (
+	// ErrNotFound: no row matches (unknown run id, workflow version, ...).
+	ErrNotFound = errors.New("not found")
+	// ErrAmbiguous: a run id prefix matches more than one run.
+	ErrAmbiguous = errors.New("ambiguous run id prefix")
+	// ErrLeaseLost: the caller no longer holds the run's lease; another
+	// worker owns it now. The transition was not applied.
+	ErrLeaseLost = errors.New("run lease lost")
+	// ErrVersionConflict: a (workflow, version) is already stored with a
+	// different graph hash.
+	ErrVersionConflict = errors.New("workflow version already stored with a different graph")
+	// ErrSchemaTooNew: the database was written by a newer flowrun.
+	ErrSchemaTooNew = errors.New("database schema is newer than this flowrun")
+	// ErrBusy: the database stayed locked past the busy timeout.
+	ErrBusy = errors.New("database is busy")
+	// ErrConflict: a state precondition failed (a signal for a run that is
+	// not waiting for it, a cancel of a finished run, ...).
+	ErrConflict = errors.New("conflict")
+)
+
+// RunStatus is the state of a run.
+type RunStatus string
+
+// Run statuses.
+const (
+	RunPending   RunStatus = "pending"
+	RunRunning   RunStatus = "running"
+	RunWaiting   RunStatus = "waiting" // parked: timer, signal, backoff, breaker, queue, child
+	RunBlocked   RunStatus = "blocked" // a version decision is needed
+	RunCompleted RunStatus = "completed"
+	RunFailed    RunStatus = "failed"
+	RunCanceled  RunStatus = "canceled"
+)
+
+// Terminal reports whether the status is final.
+func (s RunStatus) Terminal() bool {
+	return s == RunCompleted || s == RunFailed || s == RunCanceled
+}
+
+// StepStatus is the state of a step (or of one foreach item or until
+// iteration of it).
+type StepStatus string
+
+// Step statuses.
+const (
+	StepPending   StepStatus = "pending"
+	StepRunning   StepStatus = "running"
+	StepWaiting   StepStatus = "waiting"
+	StepCompleted StepStatus = "completed"
+	StepFailed    StepStatus = "failed"
+	StepSkipped   StepStatus = "skipped"
+	StepCanceled  StepStatus = "canceled"
+)
+
+// Terminal reports whether the status is final.
+func (s StepStatus) Terminal() bool {
+	return s == StepCompleted || s == StepFailed || s == StepSkipped || s == StepCanceled
+}
+
+// AttemptStatus is the state of one attempt of a step.
+type AttemptStatus string
+
+// Attempt statuses. An attempt that was running when its worker died is
+// closed as interrupted when the run is resumed, and then re-executed.
+const (
+	AttemptRunning     AttemptStatus = "running"
+	AttemptCompleted   AttemptStatus = "completed"
+	AttemptFailed      AttemptStatus = "failed"
+	AttemptInterrupted AttemptStatus = "interrupted"
+	AttemptCanceled    AttemptStatus = "canceled"
+)
+
+// Version is a stored, immutable workflow graph.
+type Version struct {
+	Workflow  string
+	Version   string // MAJOR.MINOR.PATCH
+	Major     int
+	Minor     int
+	Patch     int
+	Hash      string // hex SHA-256 of Graph
+	Graph     []byte // canonical JSON
+	CreatedAt time.Time
+}
+
+// Owner identifies a lease holder: the host, the process and a worker id
+// unique within the process.
+type Owner struct {
+	Host   string
+	PID    int
+	Worker string
+}
+
+// String renders the owner as host/pid/worker, the form stored in the
+// database.
+func (o Owner) String() string { return o.Host + "/" + strconv.Itoa(o.PID) + "/" + o.Worker }
+
+// Lease is held by a worker that claimed a run. Epoch increases with every
+// claim, so a worker that lost its lease is fenced off even if it still
+// believes it holds it.
+type Lease struct {
+	Owner string
+	Epoch int64
+}
+
+// Run is one execution of a workflow version.
+type Run struct {
+	ID              string
+	Workflow        string
+	Version         string
+	GraphHash       string
+	Key             string
+	Status          RunStatus
+	Inputs          json.RawMessage
+	Outputs         json.RawMessage // nil until completed
+	Error           json.RawMessage // nil or {"kind","message","step"}
+	CreatedAt       time.Time
+	StartedAt       time.Time // zero until first claimed
+	FinishedAt      time.Time // zero until terminal
+	AvailableAt     time.Time
+	DeadlineAt      time.Time // zero: none
+	Lease           Lease     // Owner "" when free
+	LeaseExpiresAt  time.Time
+	ParentRunID     string
+	ParentStepKey   string
+	RootRunID       string // the top of the parent chain (itself for a top-level run)
+	AttemptsUsed    int
+	CancelRequested bool
+	// WaitReason says why a waiting or blocked run is parked, for people:
+	// "timer", "signal:approval", "retry", "breaker:payments", "child",
+	// "queue", "version".
+	WaitReason string
+	UpdatedAt  time.Time
+}
+
+// RunSummary is a row of a run listing.
+type RunSummary struct {
+	ID         string
+	Workflow   string
+	Version    string
+	Key        string
+	Status     RunStatus
+	CreatedAt  time.Time
+	FinishedAt time.Time
+	StepsTotal int
+	StepsDone  int
+}
+
+// Step is the current state of one step key of a run. The key is the step
+// name, with "[i]" for a foreach item and "#n" for an until iteration
+// (see StepKey).
+type Step struct {
+	RunID      string
+	Key        string
+	Step       string
+	Index      int // foreach item index, -1 when none
+	Iteration  int // until iteration, -1 when none
+	Status     StepStatus
+	Attempts   int
+	Output     json.RawMessage
+	Error      json.RawMessage
+	StartedAt  time.Time
+	FinishedAt time.Time
+	// WakeAt is when a waiting step becomes due (timer, backoff, breaker
+	// cooldown, wait timeout); zero when it waits on something else.
+	WakeAt time.Time
+	// Detail is what a waiting step waits for, in words the CLI and TUI
+	// show ("signal approval", "retry 2/4", "breaker payments").
+	Detail string
+	// State is step-private engine state (the drawn backoff, the item,
+	// the child run id), JSON.
+	State json.RawMessage
+}
+
+// StepKey returns the key of a step, a foreach item (index >= 0) or an
+// until iteration (iteration >= 0).
+func StepKey(step string, index, iteration int) string {
+	k := step
+	if index >= 0 {
+		k += "[" + strconv.Itoa(index) + "]"
+	}
+	if iteration >= 0 {
+		k += "#" + strconv.Itoa(iteration)
+	}
+	return k
+}
+
+// Attempt is one execution of a step key's action.
+type Attempt struct {
+	RunID          string
+	StepKey        string
+	Attempt        int // 1-based
+	Status         AttemptStatus
+	Owner          string
+	StartedAt      time.Time
+	FinishedAt     time.Time
+	Output         json.RawMessage
+	Error          json.RawMessage
+	IdempotencyKey string
+}
+
+// Event is one entry of a run's append-only history.
+type Event struct {
+	ID      int64 // increasing across the store
+	RunID   string
+	At      time.Time
+	Kind    string // claimed, step_started, step_completed, step_failed, retry_scheduled, ...
+	StepKey string
+	Data    json.RawMessage
+}
+
+// Signal is a named message for a run.
+type Signal struct {
+	ID         int64
+	RunID      string
+	Name       string
+	Payload    json.RawMessage
+	CreatedAt  time.Time
+	ConsumedBy string // step key that consumed it; "" while pending
+}
+
+// VersionPutParams stores a workflow version.
+type VersionPutParams struct {
+	Workflow            string
+	Version             string
+	Major, Minor, Patch int
+	Hash                string
+	Graph               []byte
+	Now                 time.Time
+}
+
+// RunInsertParams creates a run.
+type RunInsertParams struct {
+	ID            string
+	Workflow      string
+	Version       string
+	GraphHash     string
+	Key           string
+	Inputs        json.RawMessage
+	Now           time.Time
+	AvailableAt   time.Time
+	DeadlineAt    time.Time
+	ParentRunID   string
+	ParentStepKey string
+	RootRunID     string // "" for a top-level run: the run's own id
+	Events        []EventWrite
+}
+
+// RunListParams filters a run listing, newest first.
+type RunListParams struct {
+	Status   RunStatus // "" for all
+	Workflow string    // "" for all
+	Limit    int       // 0: no limit
+	// BeforeID pages: only runs older than this id.
+	BeforeID string
+}
+
+// RunClaimParams claims runs that are due and not leased (or whose lease
+// expired), in one statement.
+type RunClaimParams struct {
+	Owner    string
+	Now      time.Time
+	LeaseFor time.Duration
+	Limit    int
+	// RunID restricts the claim to one run; RootRunID to a run and its
+	// descendants (what apply works on). Both empty: any run.
+	RunID     string
+	RootRunID string
+}
+
+// RunHeartbeatParams extends the leases of runs the owner holds.
+type RunHeartbeatParams struct {
+	Owner    string
+	Leases   map[string]int64 // run id → epoch
+	Now      time.Time
+	LeaseFor time.Duration
+}
+
+// Heartbeat is the result for one run of a heartbeat.
+type Heartbeat struct {
+	RunID           string
+	Lost            bool // the lease was taken over; stop working on the run
+	CancelRequested bool
+}
+
+// LeaseExpireParams frees the leases of owners known to be dead (a process
+// on this host whose pid is gone), so their runs can be claimed at once.
+type LeaseExpireParams struct {
+	Owners []string
+	Now    time.Time
+}
+
+// EventListParams pages through events.
+type EventListParams struct {
+	RunID   string // "" for all runs
+	AfterID int64
+	Limit   int // 0: no limit
+}
+
+// SignalSendParams delivers a signal and wakes the run.
+type SignalSendParams struct {
+	RunID   string
+	Name    string
+	Payload json.RawMessage
+	Now     time.Time
+}
+
+// RunCancelParams asks for a run (and its descendants) to be canceled. A run
+// that is not leased is ended at once; a leased one is flagged and its
+// worker ends it at its next heartbeat.
+type RunCancelParams struct {
+	RunID string
+	Now   time.Time
+}
+
+// Transition is one atomic change of a run's state. Everything in it is
+// applied in one database transaction, or nothing is.
+type Transition struct {
+	RunID string
+	// Lease fences the write: it applies only while the run's lease is
+	// still (Owner, Epoch). A zero Lease is only for runs nobody holds.
+	Lease    Lease
+	Run      *RunUpdate
+	Steps    []StepWrite
+	Attempts []AttemptWrite
+	Events   []EventWrite
+	// Children are runs to create (child workflows), in the same commit
+	// as the step that starts them.
+	Children []RunInsertParams
+	// ConsumeSignals marks signals as consumed by a step key.
+	ConsumeSignals []SignalConsume
+	// Wake sets available_at = Now on these runs (a parent whose child just
+	// finished), if they are waiting.
+	Wake []string
+	Now  time.Time
+}
+
+// RunUpdate changes run columns. Nil pointers leave a column as it is.
+type RunUpdate struct {
+	Status       *RunStatus
+	Version      *string // rebind to another version (PATCH move, migrate)
+	GraphHash    *string
+	Outputs      json.RawMessage
+	Error        json.RawMessage
+	AvailableAt  *time.Time
+	FinishedAt   *time.Time
+	DeadlineAt   *time.Time
+	AttemptsUsed *int
+	WaitReason   *string
+	// Release frees the lease (the run is parked or finished).
+	Release bool
+	// ClearCancel resets the cancel request (after the cancel was carried out).
+	ClearCancel bool
+}
+
+// StepWrite upserts the state of one step key.
+type StepWrite struct {
+	Key        string
+	Step       string
+	Index      int
+	Iteration  int
+	Status     StepStatus
+	Attempts   int
+	Output     json.RawMessage
+	Error      json.RawMessage
+	StartedAt  time.Time
+	FinishedAt time.Time
+	WakeAt     time.Time
+	Detail     string
+	State      json.RawMessage
+}
+
+// AttemptWrite inserts an attempt, or updates it when (run, step key,
+// attempt) exists.
+type AttemptWrite struct {
+	StepKey        string
+	Attempt        int
+	Status         AttemptStatus
+	Owner          string
+	StartedAt      time.Time
+	FinishedAt     time.Time
+	Output         json.RawMessage
+	Error          json.RawMessage
+	IdempotencyKey string
+}
+
+// EventWrite appends an event.
+type EventWrite struct {
+	Kind    string
+	StepKey string
+	Data    json.RawMessage
+}
+
+// SignalConsume records that a step key consumed a signal.
+type SignalConsume struct {
+	SignalID int64
+	StepKey  string
+}
+
+// TransitionResult says what became of one transition of a batch.
+type TransitionResult struct {
+	RunID string
+	// Err is nil when applied; ErrLeaseLost when fenced off. Other errors
+	// fail the whole batch and are returned by TransitionCommit itself.
+	Err error
+	// EventIDs of the events appended, in order.
+	EventIDs []int64
+}
+
+// Store is the durable state of flowrun. Every method takes a context first;
+// every write is one transaction. Implementations are safe for concurrent
+// use by many goroutines and, through the database, by many processes.
+type Store interface {
+	// VersionPut stores a workflow version. Storing the same version with
+	// the same hash again is a no-op; with another hash, ErrVersionConflict.
+	VersionPut(ctx context.Context, p VersionPutParams) (Version, error)
+	// VersionGet returns one stored version, or ErrNotFound.
+	VersionGet(ctx context.Context, workflow, version string) (Version, error)
+	// VersionGetByHash returns the version of a workflow with that graph hash.
+	VersionGetByHash(ctx context.Context, workflow, hash string) (Version, error)
+	// VersionList returns every stored version of a workflow, oldest
+	// first by semantic version. An empty workflow lists all workflows.
+	VersionList(ctx context.Context, workflow string) ([]Version, error)
+
+	// RunInsert creates a pending run with its first events.
+	RunInsert(ctx context.Context, p RunInsertParams) (Run, error)
+	// RunGet returns a run by full id, or ErrNotFound.
+	RunGet(ctx context.Context, id string) (Run, error)
+	// RunFind resolves a full id or a unique prefix: ErrNotFound,
+	// ErrAmbiguous.
+	RunFind(ctx context.Context, idOrPrefix string) (Run, error)
+	// RunGetByKey returns the newest run of a workflow with the key.
+	RunGetByKey(ctx context.Context, workflow, key string) (Run, error)
+	// RunList lists runs newest first.
+	RunList(ctx context.Context, p RunListParams) ([]RunSummary, error)
+	// RunChildren lists the runs whose parent is the run.
+	RunChildren(ctx context.Context, runID string) ([]Run, error)
+	// RunClaim leases due runs to the owner, atomically, in one statement.
+	RunClaim(ctx context.Context, p RunClaimParams) ([]Run, error)
+	// RunHeartbeat extends leases and reports lost leases and cancel
+	// requests.
+	RunHeartbeat(ctx context.Context, p RunHeartbeatParams) ([]Heartbeat, error)
+	// RunLeaseOwners lists the distinct lease owners of runs whose lease
+	// has not expired, for dead-process detection.
+	RunLeaseOwners(ctx context.Context, now time.Time) ([]string, error)
+	// LeaseExpire frees the leases of dead owners.
+	LeaseExpire(ctx context.Context, p LeaseExpireParams) (int, error)
+	// RunCancel requests the cancel of a run and its descendants.
+	RunCancel(ctx context.Context, p RunCancelParams) (Run, error)
+	// RunNextAvailable returns the earliest available_at of runs that are
+	// not terminal and not blocked, restricted like RunClaimParams, for a
+	// worker deciding how long to sleep. ok is false when there is none.
+	RunNextAvailable(ctx context.Context, rootRunID string) (at time.Time, ok bool, err error)
+
+	// TransitionCommit applies transitions in one database transaction
+	// (one commit for the batch). A transition whose lease is lost is
+	// skipped with ErrLeaseLost in its result; the others apply.
+	TransitionCommit(ctx context.Context, ts []Transition) ([]TransitionResult, error)
+
+	// StepList returns every step key of a run.
+	StepList(ctx context.Context, runID string) ([]Step, error)
+	// AttemptList returns the attempts of a run (of one step key when
+	// stepKey is not empty), in order.
+	AttemptList(ctx context.Context, runID, stepKey string) ([]Attempt, error)
+	// EventList pages through events in id order.
+	EventList(ctx context.Context, p EventListParams) ([]Event, error)
+
+	// SignalSend stores a signal and wakes its run. ErrNotFound for an
+	// unknown run, ErrConflict for a finished one.
+	SignalSend(ctx context.Context, p SignalSendParams) (Signal, error)
+	// SignalList returns a run's signals; pending only when pendingOnly.
+	SignalList(ctx context.Context, runID string, pendingOnly bool) ([]Signal, error)
+
+	// Close releases the database.
+	Close() error
+}
