@@ -1,0 +1,384 @@
+package lang
+
+// Structural validation of a Graph: what Decode checks before it hands a
+// stored graph to the interpreter.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ValidateGraph checks that g is a well-formed graph: a workflow name and a
+// MAJOR.MINOR.PATCH version; unique names; known kinds and modes (join,
+// on_error, foreach.on_failure, concurrency.on_conflict, alert.on, action
+// kinds, type kinds); exactly the action field named by Kind set; every
+// Needs, DependsOn and switch target naming a step; DependsOn a subset of
+// Needs; every switch target needing its switch step; steps in topological
+// order (every need comes earlier); breaker references naming a breaker;
+// child workflow pins valid; every value holding exactly one of lit,
+// template, list or object. It returns every problem found, joined.
+func ValidateGraph(g *Graph) error {
+	if g == nil {
+		return errors.New("the graph is nil")
+	}
+	v := &encValidator{}
+	v.graph(g)
+	if len(v.errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("graph %q is not valid: %w", g.Workflow, errors.Join(v.errs...))
+}
+
+type encValidator struct{ errs []error }
+
+func (v *encValidator) add(format string, args ...any) {
+	v.errs = append(v.errs, fmt.Errorf(format, args...))
+}
+
+// oneOf checks a mode string against its allowed values.
+func (v *encValidator) oneOf(where, what, got string, allowed ...string) {
+	for _, a := range allowed {
+		if got == a {
+			return
+		}
+	}
+	v.add("%s: %s %q is not valid; use %s", where, what, got, encQuoteList(allowed))
+}
+
+func encQuoteList(list []string) string {
+	q := make([]string, len(list))
+	for i, s := range list {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
+
+func (v *encValidator) graph(g *Graph) {
+	if g.Workflow == "" {
+		v.add("the workflow name is empty")
+	}
+	if _, err := ParseVersion(g.Version); err != nil {
+		v.add("workflow version: %w", err)
+	}
+	names := map[string]bool{}
+	for _, in := range g.Inputs {
+		where := fmt.Sprintf("input %q", in.Name)
+		v.unique(names, "input", in.Name)
+		v.typ(where, in.Type)
+		if in.Default != nil && !json.Valid(in.Default) {
+			v.add("%s: the default is not valid JSON", where)
+		}
+	}
+	names = map[string]bool{}
+	for _, s := range g.Secrets {
+		v.unique(names, "secret", s.Name)
+		if s.Env == "" {
+			v.add("secret %q: the environment variable name is empty", s.Name)
+		}
+	}
+	v.expr("workflow key", g.Key)
+	if c := g.Concurrency; c != nil {
+		v.expr("concurrency key", c.Key)
+		if c.Key == nil {
+			v.add("concurrency: the key is missing")
+		}
+		if c.Limit < 1 {
+			v.add("concurrency: limit %d is not valid; use 1 or more", c.Limit)
+		}
+		v.oneOf("concurrency", "on_conflict", c.OnConflict, "queue", "skip", "fail")
+	}
+	breakers := map[string]bool{}
+	for _, b := range g.Breakers {
+		v.unique(breakers, "breaker", b.Name)
+		if b.Failures < 1 {
+			v.add("breaker %q: failures %d is not valid; use 1 or more", b.Name, b.Failures)
+		}
+	}
+	v.steps(g, breakers)
+	names = map[string]bool{}
+	for _, o := range g.Outputs {
+		where := fmt.Sprintf("output %q", o.Name)
+		v.unique(names, "output", o.Name)
+		if o.Value == nil {
+			v.add("%s: the value is missing", where)
+		}
+		v.value(where, o.Value)
+		v.typ(where, o.Type)
+	}
+	names = map[string]bool{}
+	for _, a := range g.Alerts {
+		where := fmt.Sprintf("alert %q", a.Name)
+		v.unique(names, "alert", a.Name)
+		for _, on := range a.On {
+			v.oneOf(where, "on", on, "failed", "interrupted", "dead_lettered", "timed_out")
+		}
+		v.action(where, &a.Action, nil, "")
+	}
+}
+
+func (v *encValidator) unique(seen map[string]bool, what, name string) {
+	if name == "" {
+		v.add("a %s has an empty name", what)
+		return
+	}
+	if seen[name] {
+		v.add("%s %q is declared more than once", what, name)
+	}
+	seen[name] = true
+}
+
+func (v *encValidator) steps(g *Graph, breakers map[string]bool) {
+	all := map[string]*Step{}
+	for i, s := range g.Steps {
+		if s == nil {
+			v.add("step %d is null", i)
+			continue
+		}
+		if all[s.Name] != nil {
+			v.add("step %q is declared more than once", s.Name)
+		}
+		if s.Name == "" {
+			v.add("step %d has an empty name", i)
+		}
+		all[s.Name] = s
+	}
+	done := map[string]bool{}
+	for _, s := range g.Steps {
+		if s == nil {
+			continue
+		}
+		where := fmt.Sprintf("step %q", s.Name)
+		needs := map[string]bool{}
+		for _, d := range s.Needs {
+			needs[d] = true
+			switch {
+			case all[d] == nil:
+				v.add("%s needs %q, which is not a step of the workflow", where, d)
+			case d == s.Name:
+				v.add("%s needs itself", where)
+			case !done[d]:
+				v.add("%s needs %q, which comes later in the step order: the needs form a cycle, or the steps are not in topological order", where, d)
+			}
+		}
+		for _, d := range s.DependsOn {
+			if !needs[d] {
+				v.add("%s depends on %q but does not list it in needs", where, d)
+			}
+		}
+		v.oneOf(where, "join", s.Join, "all", "any")
+		v.oneOf(where, "on_error", s.OnError, "fail", "continue")
+		v.expr(where+" when", s.When)
+		v.action(where, &s.Action, all, s.Name)
+		if s.TimeoutMS < 0 {
+			v.add("%s: timeout %dms is negative", where, s.TimeoutMS)
+		}
+		if r := s.Retry; r != nil {
+			if r.Attempts < 1 {
+				v.add("%s: retry attempts %d is not valid; use 1 or more", where, r.Attempts)
+			}
+			v.expr(where+" retry.when", r.When)
+		}
+		if s.Breaker != "" && !breakers[s.Breaker] {
+			v.add("%s uses breaker %q, which is not declared", where, s.Breaker)
+		}
+		if f := s.Foreach; f != nil {
+			if f.Items == nil {
+				v.add("%s: foreach items are missing", where)
+			}
+			v.expr(where+" foreach.items", f.Items)
+			if f.Concurrency < 1 {
+				v.add("%s: foreach concurrency %d is not valid; use 1 or more", where, f.Concurrency)
+			}
+			v.oneOf(where+" foreach", "on_failure", f.OnFailure, "fail", "continue", "dead_letter")
+		}
+		if u := s.Until; u != nil {
+			if u.Cond == nil {
+				v.add("%s: the until condition is missing", where)
+			}
+			v.expr(where+" until", u.Cond)
+			if u.MaxIterations < 1 {
+				v.add("%s: max_iterations %d is not valid; use 1 or more", where, u.MaxIterations)
+			}
+		}
+		v.value(where+" idempotency_key", s.IdempotencyKey)
+		v.typ(where+" output", s.OutputType)
+		done[s.Name] = true
+	}
+}
+
+// action checks an action of step self; steps is nil for alert actions
+// (which may not switch).
+func (v *encValidator) action(where string, a *Action, steps map[string]*Step, self string) {
+	kinds := []string{KindExec, KindHTTP, KindSet, KindSleep, KindWait, KindWorkflow, KindFail, KindSwitch}
+	set := map[string]bool{
+		KindExec: a.Exec != nil, KindHTTP: a.HTTP != nil, KindSet: a.Set != nil,
+		KindSleep: a.Sleep != nil, KindWait: a.Wait != nil, KindWorkflow: a.Workflow != nil,
+		KindFail: a.Fail != nil, KindSwitch: a.Switch != nil,
+	}
+	if _, known := set[a.Kind]; !known && a.Kind != KindNone {
+		v.add("%s: action kind %q is not known; use exec, http, set, sleep, wait, workflow, fail or switch", where, a.Kind)
+		return
+	}
+	for _, k := range kinds {
+		if set[k] && k != a.Kind {
+			v.add("%s: the action is of kind %q but also holds a %s block", where, a.Kind, k)
+		}
+	}
+	if a.Kind != KindNone && !set[a.Kind] {
+		v.add("%s: the action is of kind %q but its %s block is missing", where, a.Kind, a.Kind)
+		return
+	}
+	switch a.Kind {
+	case KindExec:
+		if a.Exec.Command == nil {
+			v.add("%s: exec command is missing", where)
+		}
+		v.value(where+" exec.command", a.Exec.Command)
+		v.value(where+" exec.dir", a.Exec.Dir)
+		v.value(where+" exec.env", a.Exec.Env)
+		v.value(where+" exec.stdin", a.Exec.Stdin)
+	case KindHTTP:
+		if a.HTTP.Method == "" || a.HTTP.Method != strings.ToUpper(a.HTTP.Method) {
+			v.add("%s: http method %q is not valid; use an upper-case method such as \"GET\"", where, a.HTTP.Method)
+		}
+		if a.HTTP.URL == nil {
+			v.add("%s: http url is missing", where)
+		}
+		v.value(where+" http.url", a.HTTP.URL)
+		v.value(where+" http.headers", a.HTTP.Headers)
+		v.value(where+" http.body", a.HTTP.Body)
+	case KindSet:
+		for k, val := range a.Set.Values {
+			if val == nil {
+				v.add("%s: set value %q is null", where, k)
+			}
+			v.value(where+" set."+k, val)
+		}
+	case KindSleep:
+		if a.Sleep.DurationMS < 0 || (a.Sleep.DurationMS > 0 && a.Sleep.Until != nil) {
+			v.add("%s: sleep needs either a duration that is not negative or until, not both", where)
+		}
+		v.value(where+" sleep.until", a.Sleep.Until)
+	case KindWait:
+		if a.Wait.Signal == "" {
+			v.add("%s: the wait signal name is empty", where)
+		}
+	case KindWorkflow:
+		if a.Workflow.Name == "" {
+			v.add("%s: the child workflow name is empty", where)
+		}
+		if _, err := ParsePin(a.Workflow.Version); err != nil {
+			v.add("%s: child workflow version: %w", where, err)
+		}
+		v.value(where+" workflow.input", a.Workflow.Input)
+	case KindFail:
+		if a.Fail.Message == nil {
+			v.add("%s: fail message is missing", where)
+		}
+		v.value(where+" fail.message", a.Fail.Message)
+	case KindSwitch:
+		v.switchTargets(where, a.Switch, steps, self)
+	}
+}
+
+func (v *encValidator) switchTargets(where string, sw *SwitchAction, steps map[string]*Step, self string) {
+	if steps == nil {
+		v.add("%s: switch is only allowed as a step action", where)
+		return
+	}
+	check := func(target string) {
+		t := steps[target]
+		if t == nil {
+			v.add("%s: switch target %q is not a step of the workflow", where, target)
+			return
+		}
+		for _, d := range t.Needs {
+			if d == self {
+				return
+			}
+		}
+		v.add("%s: switch target %q does not list the switch step in its needs", where, target)
+	}
+	for i, c := range sw.Cases {
+		if c.When == nil {
+			v.add("%s: switch case %d has no condition", where, i+1)
+		}
+		v.expr(fmt.Sprintf("%s case %d", where, i+1), c.When)
+		for _, t := range c.Next {
+			check(t)
+		}
+	}
+	for _, t := range sw.Default {
+		check(t)
+	}
+}
+
+func (v *encValidator) expr(where string, e *Expr) {
+	if e == nil {
+		return
+	}
+	if strings.TrimSpace(e.CEL) == "" {
+		v.add("%s: the expression is empty", where)
+	}
+	v.typ(where, e.Type)
+}
+
+func (v *encValidator) value(where string, val *Value) {
+	if val == nil {
+		return
+	}
+	n := 0
+	if val.Lit != nil {
+		n++
+		if !json.Valid(val.Lit) {
+			v.add("%s: the literal is not valid JSON", where)
+		}
+	}
+	if val.Template != nil {
+		n++
+		for _, p := range val.Template.Parts {
+			v.expr(where, p.Expr)
+		}
+	}
+	if val.List != nil {
+		n++
+		for _, e := range val.List {
+			v.value(where, e)
+		}
+	}
+	if val.Object != nil {
+		n++
+		for _, e := range val.Object {
+			v.value(where, e)
+		}
+	}
+	if n != 1 {
+		v.add("%s: a value must hold exactly one of lit, template, list or object, it holds %d", where, n)
+	}
+	v.typ(where, val.Type)
+}
+
+func (v *encValidator) typ(where string, t *Type) {
+	if t == nil {
+		return
+	}
+	switch t.Kind {
+	case KindString, KindNumber, KindInt, KindBool, KindAny, KindNull:
+	case KindList, KindMap:
+		if t.Elem == nil {
+			v.add("%s: type %s has no element type", where, t.Kind)
+		}
+		v.typ(where, t.Elem)
+	case KindObject:
+		for _, f := range t.Fields {
+			v.typ(where, f)
+		}
+	default:
+		v.add("%s: type kind %q is not known", where, t.Kind)
+	}
+}
