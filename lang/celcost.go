@@ -1,0 +1,88 @@
+package lang
+
+import (
+	"fmt"
+
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/cost"
+	"cel.dev/cel-go/common/types"
+	"github.com/hashicorp/hcl/v2"
+)
+
+// Cost limits. CEL counts cost in abstract units, about one per step of
+// evaluation: a comparison is 1, a string operation 1 per 10 bytes, one
+// iteration of a comprehension the cost of its body.
+//
+// At compile time each expression's worst case is estimated assuming that
+// every list or map it reads holds at most MaxEstimatedElements entries and
+// every string at most MaxEstimatedStringBytes bytes. An expression whose
+// estimate exceeds MaxEstimatedCost is rejected: a comprehension over one
+// such list is accepted, one nested in another over a second list (100,000 ×
+// 100,000 iterations) is not.
+//
+// At run time every evaluation stops with an error once it has spent
+// RuntimeCostLimit units, and checks for cancellation of its context every
+// InterruptCheckFrequency comprehension iterations.
+const (
+	MaxEstimatedElements    = 100_000
+	MaxEstimatedStringBytes = 1 << 20
+	MaxEstimatedCost        = 100_000_000
+	RuntimeCostLimit        = 10_000_000
+	InterruptCheckFrequency = 100
+)
+
+// sizeEstimator bounds the sizes of the variables' lists, maps and strings.
+type sizeEstimator struct{}
+
+// EstimateSize implements cost.Estimator.
+func (sizeEstimator) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
+	return sizeOf(n.Type())
+}
+
+func sizeOf(t *types.Type) *cost.SizeEstimate {
+	if t == nil {
+		return nil
+	}
+	switch t.Kind() {
+	case types.StringKind, types.BytesKind:
+		return &cost.SizeEstimate{Min: 0, Max: MaxEstimatedStringBytes}
+	case types.ListKind:
+		return &cost.SizeEstimate{Min: 0, Max: MaxEstimatedElements, Elem: sizeOf(t.Parameters()[0])}
+	case types.MapKind:
+		return &cost.SizeEstimate{Min: 0, Max: MaxEstimatedElements, Key: sizeOf(t.Parameters()[0]), Elem: sizeOf(t.Parameters()[1])}
+	case types.DynKind, types.AnyKind:
+		// An untyped JSON value may be a string or a collection.
+		return &cost.SizeEstimate{Min: 0, Max: MaxEstimatedStringBytes}
+	}
+	return nil
+}
+
+// EstimateCallCost implements cost.Estimator: the standard estimates.
+func (sizeEstimator) EstimateCallCost(string, string, *cost.AstNode, []cost.AstNode) *cost.CallEstimate {
+	return nil
+}
+
+// checkCost rejects an expression whose worst-case cost is too high.
+func checkCost(se *scopeEnv, checked *cel.Ast, p *ParsedExpr, scope *Scope) hcl.Diagnostics {
+	est, err := se.env.EstimateCost(checked, sizeEstimator{})
+	if err != nil {
+		return internalDiag(fmt.Errorf("estimating the cost of %q: %w", p.src, err), p.loc)
+	}
+	if est.Max <= MaxEstimatedCost {
+		return nil
+	}
+	return hcl.Diagnostics{{
+		Severity: hcl.DiagError,
+		Summary:  "Expression too expensive",
+		Detail: fmt.Sprintf("In the worst case this %s expression costs %s units, over the limit of %d (lists are assumed to hold up to %d elements and strings up to %d bytes). Avoid nesting comprehensions (all, exists, map, filter) over lists that come from inputs or step outputs.",
+			scope.where(), costText(est.Max), MaxEstimatedCost, MaxEstimatedElements, MaxEstimatedStringBytes),
+		Subject: p.loc.rangeOf(0, len(p.src)).Ptr(),
+	}}
+}
+
+func costText(n uint64) string {
+	if n == ^uint64(0) {
+		return "an unbounded number of"
+	}
+	return fmt.Sprintf("%d", n)
+}

@@ -1,0 +1,330 @@
+package lang
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common"
+	"cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/common/operators"
+	"github.com/hashicorp/hcl/v2"
+)
+
+// exprLoc places an expression inside the HCL file: content is the value of
+// the HCL string that holds it, rng the range of that string literal (its
+// quotes included), off the byte offset of the expression in content (not 0
+// inside templates).
+//
+// In a quoted string on one line, content byte b stands at column
+// rng.Start.Column+1+b (escape sequences such as \" shift this by a column
+// each). In a heredoc (a range over several lines), line k of content is
+// line rng.Start.Line+1+k of the file; byte offsets are counted back from
+// the closing marker, which is exact for <<EOT and approximate for an
+// indented <<-EOT.
+type exprLoc struct {
+	content string
+	rng     hcl.Range
+	off     int
+}
+
+// pos returns the file position of byte b of the content.
+func (l exprLoc) pos(b int) hcl.Pos {
+	c := l.content
+	b = max(0, min(b, len(c)))
+	if l.rng.Start.Line == l.rng.End.Line {
+		return hcl.Pos{
+			Line:   l.rng.Start.Line,
+			Column: l.rng.Start.Column + 1 + utf8.RuneCountInString(c[:b]),
+			Byte:   l.rng.Start.Byte + 1 + b,
+		}
+	}
+	ls := strings.LastIndexByte(c[:b], '\n') + 1
+	contentEnd := l.rng.End.Byte - (l.rng.End.Column - 1)
+	return hcl.Pos{
+		Line:   l.rng.Start.Line + 1 + strings.Count(c[:b], "\n"),
+		Column: 1 + utf8.RuneCountInString(c[ls:b]),
+		Byte:   max(l.rng.Start.Byte, contentEnd-len(c)+b),
+	}
+}
+
+// rangeOf returns the file range of expression bytes [start, end).
+func (l exprLoc) rangeOf(start, end int) hcl.Range {
+	return hcl.Range{Filename: l.rng.Filename, Start: l.pos(l.off + start), End: l.pos(l.off + end)}
+}
+
+// runeToByte converts a code point offset in src to a byte offset.
+func runeToByte(src string, n int) int {
+	if n <= 0 {
+		return 0
+	}
+	i := 0
+	for b := range src {
+		if i == n {
+			return b
+		}
+		i++
+	}
+	return len(src)
+}
+
+// locToByte converts a CEL location (1-based line, 0-based code point
+// column) in src to a byte offset.
+func locToByte(src string, loc common.Location) int {
+	if loc == nil || loc.Line() < 1 {
+		return 0
+	}
+	b := 0
+	for line := 1; line < loc.Line(); line++ {
+		i := strings.IndexByte(src[b:], '\n')
+		if i < 0 {
+			return len(src)
+		}
+		b += i + 1
+	}
+	return b + runeToByte(src[b:], loc.Column())
+}
+
+// tokenEnd returns the end of the identifier or token that starts at b.
+func tokenEnd(src string, b int) int {
+	e := b
+	for e < len(src) {
+		r, size := utf8.DecodeRuneInString(src[e:])
+		if !(r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			break
+		}
+		e += size
+	}
+	if e == b && b < len(src) {
+		_, size := utf8.DecodeRuneInString(src[b:])
+		e += size
+	}
+	return e
+}
+
+// skipToField moves from the dot of a selection to the field name.
+func skipToField(src string, b int) int {
+	for b < len(src) && (src[b] == '.' || src[b] == '?' || src[b] == ' ' || src[b] == '\t' || src[b] == '\n') {
+		b++
+	}
+	return b
+}
+
+// exprRange is the range of the token where expression id starts.
+func (l exprLoc) exprRange(src string, info *ast.SourceInfo, id int64) hcl.Range {
+	b := locToByte(src, info.GetStartLocation(id))
+	return l.rangeOf(b, tokenEnd(src, b))
+}
+
+// fieldRange is the range of the field name of selection id.
+func (l exprLoc) fieldRange(src string, info *ast.SourceInfo, id int64) hcl.Range {
+	b := skipToField(src, locToByte(src, info.GetStartLocation(id)))
+	return l.rangeOf(b, tokenEnd(src, b))
+}
+
+func internalDiag(err error, loc exprLoc) hcl.Diagnostics {
+	return hcl.Diagnostics{{
+		Severity: hcl.DiagError,
+		Summary:  "Internal error",
+		Detail:   fmt.Sprintf("The expression could not be processed: %v. This is a bug in flowrun; please report it.", err),
+		Subject:  loc.rangeOf(0, 0).Ptr(),
+	}}
+}
+
+// checkContext is what issueDiags needs to explain type-checking errors.
+type checkContext struct {
+	scope *Scope
+	env   *scopeEnv
+}
+
+var (
+	reUndeclared = regexp.MustCompile(`^undeclared reference to '([^']+)'`)
+	reUndefField = regexp.MustCompile(`^undefined field '([^']+)'`)
+	reOverload   = regexp.MustCompile(`^found no matching overload for '([^']+)' applied to '\((.*)\)'`)
+)
+
+// issueDiags turns CEL parse (cc nil) or check issues into diagnostics
+// placed in the HCL file.
+func issueDiags(iss *cel.Issues, src string, loc exprLoc, p *ParsedExpr, cc *checkContext) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	seen := map[string]bool{}
+	for _, e := range iss.Errors() {
+		b := locToByte(src, e.Location)
+		if b >= len(src) && len(src) > 0 {
+			b = len(src) - 1
+		}
+		d := &hcl.Diagnostic{Severity: hcl.DiagError}
+		end := tokenEnd(src, b)
+		if cc == nil {
+			d.Summary = "Invalid expression"
+			d.Detail = fmt.Sprintf("This is not a valid CEL expression: %s. Fix the syntax at the marked position.", strings.TrimSuffix(e.Message, "."))
+		} else {
+			d.Summary, d.Detail = explainCheck(e, p, cc)
+			if reUndefField.MatchString(e.Message) {
+				b = skipToField(src, b)
+				end = tokenEnd(src, b)
+			}
+		}
+		d.Subject = loc.rangeOf(b, end).Ptr()
+		key := d.Summary + d.Detail + fmt.Sprint(b)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		diags = append(diags, d)
+	}
+	return diags
+}
+
+// explainCheck says what a type-checking error means and how to fix it.
+func explainCheck(e *common.Error, p *ParsedExpr, cc *checkContext) (summary, detail string) {
+	msg := e.Message
+	if m := reUndeclared.FindStringSubmatch(msg); m != nil {
+		return "Unknown name", fmt.Sprintf("There is no variable or function named %s in %s. The variables visible here are %s.",
+			m[1], cc.scope.where(), quoteList(cc.scope.visibleNames()))
+	}
+	if m := reUndefField.FindStringSubmatch(msg); m != nil {
+		return explainField(m[1], e.ExprID, p, cc)
+	}
+	if m := reOverload.FindStringSubmatch(msg); m != nil {
+		fn := m[1]
+		args := cc.env.types.describeNames(m[2])
+		if sym, ok := operators.FindReverse(fn); ok {
+			if strings.Contains(args, ",") {
+				return "Type mismatch", fmt.Sprintf("The operator %s cannot be applied to %s. Make both sides the same kind of value, for example with string(x), double(x) or int(x).",
+					sym, strings.Replace(args, ", ", " and ", 1))
+			}
+			return "Type mismatch", fmt.Sprintf("The operator %s cannot be applied to %s.", sym, args)
+		}
+		return "Type mismatch", fmt.Sprintf("The function %s cannot be applied to (%s). Check the types of its arguments.", fn, args)
+	}
+	return "Invalid expression", upperFirst(strings.TrimSuffix(cc.env.types.describeNames(msg), ".")) + "."
+}
+
+// explainField explains a selection of a field an object type lacks.
+func explainField(field string, id int64, p *ParsedExpr, cc *checkContext) (summary, detail string) {
+	var operand ast.Expr
+	found := ast.MatchDescendants(ast.NavigateAST(p.ast.NativeRep()), func(e ast.NavigableExpr) bool { return e.ID() == id })
+	if len(found) > 0 && found[0].Kind() == ast.SelectKind {
+		operand = found[0].AsSelect().Operand()
+	}
+	t := staticType(operand, cc.env.vars)
+	path := exprPath(operand)
+	if t == nil || t.Kind != KindObject {
+		return "Unknown field", fmt.Sprintf("There is no field %q here. Check the spelling of the field name.", field)
+	}
+	names := fieldNames(t)
+	hint := ""
+	if s := closest(field, names); s != "" {
+		hint = fmt.Sprintf(" Did you mean %q?", s)
+	}
+	switch {
+	case path == "input":
+		return "Unknown input", fmt.Sprintf("The workflow declares no input %q. The declared inputs are %s.%s", field, quoteList(names), hint)
+	case path == "run":
+		return "Unknown field", fmt.Sprintf("run has no field %q. Its fields are %s.%s", field, quoteList(names), hint)
+	case strings.HasPrefix(path, "steps.") && strings.Count(path, ".") == 1:
+		return "Unknown field", fmt.Sprintf("%s has no field %q. A step result has the fields %s.%s", path, field, quoteList(names), hint)
+	case path != "":
+		return "Unknown field", fmt.Sprintf("%s has no field %q. Its fields are %s.%s", path, field, quoteList(names), hint)
+	}
+	return "Unknown field", fmt.Sprintf("This object has no field %q. Its fields are %s.%s", field, quoteList(names), hint)
+}
+
+// staticType resolves the flowrun type of a chain of selections and
+// indexes rooted at a declared variable, or nil.
+func staticType(e ast.Expr, vars map[string]*Type) *Type {
+	if e == nil {
+		return nil
+	}
+	switch e.Kind() {
+	case ast.IdentKind:
+		return vars[e.AsIdent()]
+	case ast.SelectKind:
+		t := staticType(e.AsSelect().Operand(), vars)
+		switch {
+		case t == nil:
+			return nil
+		case t.Kind == KindObject:
+			return t.Fields[e.AsSelect().FieldName()]
+		case t.Kind == KindMap:
+			return t.Elem
+		}
+	case ast.CallKind:
+		c := e.AsCall()
+		if c.FunctionName() == operators.Index && len(c.Args()) == 2 {
+			t := staticType(c.Args()[0], vars)
+			if t != nil && (t.Kind == KindList || t.Kind == KindMap) {
+				return t.Elem
+			}
+		}
+	}
+	return nil
+}
+
+// exprPath renders a chain of selections (input.a.b), or "".
+func exprPath(e ast.Expr) string {
+	if e == nil {
+		return ""
+	}
+	switch e.Kind() {
+	case ast.IdentKind:
+		return e.AsIdent()
+	case ast.SelectKind:
+		if p := exprPath(e.AsSelect().Operand()); p != "" {
+			return p + "." + e.AsSelect().FieldName()
+		}
+	case ast.CallKind:
+		c := e.AsCall()
+		if c.FunctionName() == operators.Index && len(c.Args()) == 2 {
+			if p := exprPath(c.Args()[0]); p != "" {
+				return p + "[...]"
+			}
+		}
+	}
+	return ""
+}
+
+// closest returns the candidate nearest to s when it is near enough to be
+// a likely typo, or "".
+func closest(s string, candidates []string) string {
+	best, bestD := "", 3
+	for _, c := range candidates {
+		if d := celEditDistance(s, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+func celEditDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+func upperFirst(s string) string {
+	r, size := utf8.DecodeRuneInString(s)
+	if r == utf8.RuneError {
+		return s
+	}
+	return string(unicode.ToUpper(r)) + s[size:]
+}

@@ -1,0 +1,299 @@
+package lang
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
+	"cel.dev/cel-go/common/types/traits"
+)
+
+// bind builds the CEL variables of one evaluation from an activation,
+// converting JSON-decoded values to the declared types. Only the steps the
+// expression reads are converted.
+func (c *compiled) bind(a *Activation) (map[string]any, error) {
+	if a == nil {
+		a = &Activation{}
+	}
+	vars := make(map[string]any, len(c.vars))
+	for name, t := range c.vars {
+		switch name {
+		case "input":
+			in := a.Input
+			if in == nil {
+				in = map[string]any{}
+			}
+			vars[name] = toJSONTyped(in, t)
+		case "run":
+			vars[name] = map[string]any{
+				"id": a.Run.ID, "workflow": a.Run.Workflow, "version": a.Run.Version, "key": a.Run.Key,
+				"attempt": int64(a.Run.Attempt), "started_at": a.Run.StartedAt,
+			}
+		case "steps":
+			steps := make(map[string]any, len(c.steps))
+			for _, n := range c.steps {
+				sr, ok := a.Steps[n]
+				if !ok {
+					return nil, fmt.Errorf("the result of step %q is not available: the step has not finished", n)
+				}
+				st := t.Fields[n]
+				var errVal any
+				if sr.Error != nil {
+					errVal = withDefaults(sr.Error, ErrorType)
+				}
+				steps[n] = map[string]any{
+					"output":   toJSONTyped(sr.Output, st.Fields["output"]),
+					"status":   sr.Status,
+					"attempts": int64(sr.Attempts),
+					"error":    errVal,
+				}
+			}
+			vars[name] = steps
+		case "item":
+			vars[name] = toJSONTyped(a.Item, t)
+		case "index":
+			vars[name] = int64(a.Index)
+		case "error":
+			vars[name] = withDefaults(a.Error, ErrorType)
+		case "event":
+			vars[name] = withDefaults(a.Event, EventType)
+		case "secrets":
+			m := make(map[string]any, len(a.Secrets))
+			for k, v := range a.Secrets {
+				m[k] = v
+			}
+			vars[name] = m
+		}
+	}
+	return vars, nil
+}
+
+// withDefaults converts an object and fills the fields it lacks with their
+// type's zero value ("" or 0), so that error.status >= 500 is simply false
+// for an error that did not come from an HTTP response.
+func withDefaults(m map[string]any, t *Type) map[string]any {
+	out := make(map[string]any, len(t.Fields))
+	for k, v := range m {
+		out[k] = toJSONTyped(v, t.Fields[k])
+	}
+	for k, ft := range t.Fields {
+		if _, ok := out[k]; ok && out[k] != nil {
+			continue
+		}
+		switch ft.Kind {
+		case KindString:
+			out[k] = ""
+		case KindInt:
+			out[k] = int64(0)
+		case KindNumber:
+			out[k] = float64(0)
+		case KindBool:
+			out[k] = false
+		default:
+			out[k] = nil
+		}
+	}
+	return out
+}
+
+// toJSONTyped converts a JSON-like Go value to the representation of type
+// t: numbers become int64 where t is int (when integral) and float64 where
+// t is number; Go integer types become int64 elsewhere. Lists and maps are
+// converted element by element.
+func toJSONTyped(x any, t *Type) any {
+	var elem *Type
+	if t != nil && (t.Kind == KindList || t.Kind == KindMap) {
+		elem = t.Elem
+	}
+	wantInt := t != nil && t.Kind == KindInt
+	wantNum := t != nil && t.Kind == KindNumber
+	switch v := x.(type) {
+	case nil:
+		return nil
+	case json.Number:
+		if i, err := v.Int64(); err == nil && !wantNum {
+			return i
+		}
+		f, err := v.Float64()
+		if err != nil {
+			return v.String()
+		}
+		return toJSONTyped(f, t)
+	case float64:
+		if wantInt && v == math.Trunc(v) && math.Abs(v) < 1<<63 {
+			return int64(v)
+		}
+		return v
+	case float32:
+		return toJSONTyped(float64(v), t)
+	case int:
+		return intTo(int64(v), wantNum)
+	case int8:
+		return intTo(int64(v), wantNum)
+	case int16:
+		return intTo(int64(v), wantNum)
+	case int32:
+		return intTo(int64(v), wantNum)
+	case int64:
+		return intTo(v, wantNum)
+	case uint:
+		return intTo(int64(v), wantNum)
+	case uint8:
+		return intTo(int64(v), wantNum)
+	case uint16:
+		return intTo(int64(v), wantNum)
+	case uint32:
+		return intTo(int64(v), wantNum)
+	case uint64:
+		if v > math.MaxInt64 {
+			return float64(v)
+		}
+		return intTo(int64(v), wantNum)
+	case []any:
+		out := make([]any, len(v))
+		for i, el := range v {
+			out[i] = toJSONTyped(el, elem)
+		}
+		return out
+	case []string:
+		out := make([]any, len(v))
+		for i, el := range v {
+			out[i] = el
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, el := range v {
+			ft := elem
+			if t != nil && t.Kind == KindObject {
+				ft = t.Fields[k]
+			}
+			out[k] = toJSONTyped(el, ft)
+		}
+		return out
+	case map[string]string:
+		out := make(map[string]any, len(v))
+		for k, el := range v {
+			out[k] = el
+		}
+		return out
+	default:
+		return x
+	}
+}
+
+func intTo(i int64, wantNum bool) any {
+	if wantNum {
+		return float64(i)
+	}
+	return i
+}
+
+// fromCEL converts a CEL result to a JSON-like Go value: nil, bool, int64,
+// float64, string, []any or map[string]any. Bytes become base64 text,
+// timestamps RFC 3339 text and durations Go duration text (1m30s).
+func fromCEL(v ref.Val) (any, error) {
+	switch x := v.(type) {
+	case nil, types.Null:
+		return nil, nil
+	case *types.Err:
+		return nil, x
+	case *types.Unknown:
+		return nil, fmt.Errorf("the result depends on unknown values %v", x)
+	case types.Bool:
+		return bool(x), nil
+	case types.Int:
+		return int64(x), nil
+	case types.Uint:
+		if x > math.MaxInt64 {
+			return float64(x), nil
+		}
+		return int64(x), nil
+	case types.Double:
+		return float64(x), nil
+	case types.String:
+		return string(x), nil
+	case types.Bytes:
+		return base64.StdEncoding.EncodeToString(x), nil
+	case types.Timestamp:
+		return x.Time.UTC().Format(time.RFC3339Nano), nil
+	case types.Duration:
+		return x.Duration.String(), nil
+	case *types.Optional:
+		if !x.HasValue() {
+			return nil, nil
+		}
+		return fromCEL(x.GetValue())
+	case traits.Lister:
+		var out []any
+		for it := x.Iterator(); it.HasNext() == types.True; {
+			el, err := fromCEL(it.Next())
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, el)
+		}
+		if out == nil {
+			out = []any{}
+		}
+		return out, nil
+	case traits.Mapper:
+		out := map[string]any{}
+		for it := x.Iterator(); it.HasNext() == types.True; {
+			k := it.Next()
+			val, err := fromCEL(x.Get(k))
+			if err != nil {
+				return nil, err
+			}
+			key, err := fromCEL(k)
+			if err != nil {
+				return nil, err
+			}
+			ks, ok := key.(string)
+			if !ok {
+				ks, _ = TemplateText(key)
+			}
+			out[ks] = val
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("a value of type %s cannot be represented as JSON", v.Type())
+}
+
+// TemplateText renders a value inside a text template: strings as they
+// are, null as "", booleans as true and false, integral numbers without a
+// trailing .0, other numbers in their shortest form, lists and maps as
+// compact JSON.
+func TemplateText(x any) (string, error) {
+	switch v := x.(type) {
+	case nil:
+		return "", nil
+	case string:
+		return v, nil
+	case bool:
+		return strconv.FormatBool(v), nil
+	case int64:
+		return strconv.FormatInt(v, 10), nil
+	case int:
+		return strconv.Itoa(v), nil
+	case float64:
+		return formatNumber(v), nil
+	}
+	b, err := json.Marshal(x)
+	if err != nil {
+		return "", fmt.Errorf("encoding as JSON: %w", err)
+	}
+	return string(b), nil
+}
+
+func formatNumber(f float64) string {
+	if math.Abs(f) < 1e21 {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}

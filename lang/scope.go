@@ -1,0 +1,331 @@
+package lang
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Scope describes what one expression or template may see.
+type Scope struct {
+	// Inputs is the object type of `input` (nil: input not visible).
+	Inputs *Type
+	// Steps are the steps visible as steps.NAME, with their output types
+	// (for a foreach step, the list type). nil: `steps` not visible.
+	Steps map[string]*Type
+	// Item is the type of `item` inside foreach (nil: item and index not
+	// visible).
+	Item *Type
+	// Error makes `error` visible (retry.when).
+	Error bool
+	// Event makes `event` visible (alert).
+	Event bool
+	// Secrets are the names visible as secrets.NAME (data templates only).
+	// nil: `secrets` not visible; empty: visible, but none declared.
+	Secrets []string
+	// Where names the slot for messages: "when", "until", "items", ...
+	Where string
+	// Run makes `run` visible (everywhere but the run key and the
+	// concurrency key, which are computed before the run exists).
+	Run bool
+}
+
+// Slots of a step, for StepScope.
+const (
+	SlotWhen           = "when"
+	SlotData           = "data"
+	SlotUntil          = "until"
+	SlotItems          = "items"
+	SlotRetryWhen      = "retry_when"
+	SlotCaseWhen       = "case_when"
+	SlotIdempotencyKey = "idempotency_key"
+)
+
+// Slots of a workflow, for GraphScope.
+const (
+	SlotKey            = "key"
+	SlotConcurrencyKey = "concurrency_key"
+	SlotOutput         = "output"
+	SlotAlert          = "alert"
+)
+
+// The types of the variables the interpreter fills in.
+var (
+	// RunType is the type of `run`.
+	RunType = ObjectOf(map[string]*Type{
+		"id": TypeString, "workflow": TypeString, "version": TypeString, "key": TypeString,
+		"attempt": TypeInt, "started_at": TypeString,
+	})
+	// ErrorType is the type of `error` in retry.when and of
+	// steps.NAME.error (null when the step did not fail). exit_code is 0
+	// when the error did not come from a program, status 0 when it did not
+	// come from an HTTP response.
+	ErrorType = ObjectOf(map[string]*Type{
+		"message": TypeString, "kind": TypeString, "exit_code": TypeInt, "status": TypeInt,
+	})
+	// EventType is the type of `event` in an alert.
+	EventType = ObjectOf(map[string]*Type{
+		"kind": TypeString, "message": TypeString, "step": TypeString,
+	})
+)
+
+// StepResultType is the type of steps.NAME for a step whose output (as
+// seen from the referring expression) has type output. When the step was
+// skipped, output is null.
+func StepResultType(output *Type) *Type {
+	if output == nil {
+		output = TypeAny
+	}
+	return ObjectOf(map[string]*Type{
+		"output": output, "status": TypeString, "attempts": TypeInt, "error": ErrorType,
+	})
+}
+
+// InputsType returns the object type of `input` for a graph's inputs.
+func InputsType(g *Graph) *Type {
+	fields := make(map[string]*Type, len(g.Inputs))
+	for _, in := range g.Inputs {
+		fields[in.Name] = in.Type
+	}
+	return ObjectOf(fields)
+}
+
+// visibleOutput is the type of steps.NAME.output seen from another step:
+// the list of the per-item outputs for a foreach step.
+func visibleOutput(s *Step) *Type {
+	out := s.OutputType
+	if out == nil {
+		out = TypeAny
+	}
+	if s.Foreach != nil {
+		return ListOf(out)
+	}
+	return out
+}
+
+// itemType is the element type of a foreach step's items.
+func itemType(s *Step) *Type {
+	if s.Foreach == nil {
+		return nil
+	}
+	if s.Foreach.Items != nil && s.Foreach.Items.Type != nil && s.Foreach.Items.Type.Kind == KindList && s.Foreach.Items.Type.Elem != nil {
+		return s.Foreach.Items.Type.Elem
+	}
+	return TypeAny
+}
+
+func secretNames(g *Graph) []string {
+	names := make([]string, 0, len(g.Secrets))
+	for _, s := range g.Secrets {
+		names = append(names, s.Name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// ancestors returns the steps s transitively needs that are already in g,
+// with their visible output types. It works on partial graphs: a name not
+// (yet) in g.Steps is left out.
+func ancestors(g *Graph, s *Step) map[string]*Type {
+	byName := make(map[string]*Step, len(g.Steps))
+	for _, st := range g.Steps {
+		byName[st.Name] = st
+	}
+	out := map[string]*Type{}
+	var visit func(names []string)
+	visit = func(names []string) {
+		for _, n := range names {
+			st, ok := byName[n]
+			if !ok {
+				continue
+			}
+			if _, seen := out[n]; seen {
+				continue
+			}
+			out[n] = visibleOutput(st)
+			visit(st.Needs)
+		}
+	}
+	visit(s.Needs)
+	return out
+}
+
+// StepScope returns what an expression in one of a step's slots sees:
+//
+//   - when, items, case_when: input, run and the step's ancestors (the
+//     transitive closure of Needs);
+//   - data (action values) and idempotency_key: the same, plus item and
+//     index when the step has foreach; the data of exec and http actions
+//     also sees secrets (not set, fail or workflow, whose values are
+//     stored as outputs, errors or child inputs);
+//   - until: the ancestors and the step itself (steps.SELF.output is the
+//     latest iteration's output), plus item and index under foreach;
+//   - retry_when: the ancestors, item and index under foreach, and error.
+//
+// A foreach step seen from another step has output list(OutputType).
+// StepScope works on a partial graph: steps not yet in g.Steps are unknown.
+func StepScope(g *Graph, s *Step, slot string) *Scope {
+	sc := &Scope{Inputs: InputsType(g), Run: true, Steps: ancestors(g, s), Where: slot}
+	switch slot {
+	case SlotWhen, SlotItems, SlotCaseWhen:
+	case SlotData:
+		sc.Item = itemType(s)
+		if s.Action.Kind == KindExec || s.Action.Kind == KindHTTP {
+			sc.Secrets = secretNames(g)
+		}
+	case SlotIdempotencyKey:
+		sc.Item = itemType(s)
+	case SlotUntil:
+		sc.Item = itemType(s)
+		out := s.OutputType
+		if out == nil {
+			out = TypeAny
+		}
+		sc.Steps[s.Name] = out
+	case SlotRetryWhen:
+		sc.Item = itemType(s)
+		sc.Error = true
+	}
+	return sc
+}
+
+// GraphScope returns what a workflow-level expression sees: key and
+// concurrency_key only input (they are computed before the run starts);
+// output input, run and every step; alert the same plus event and secrets.
+func GraphScope(g *Graph, slot string) *Scope {
+	sc := &Scope{Inputs: InputsType(g), Where: slot}
+	switch slot {
+	case SlotOutput, SlotAlert:
+		sc.Run = true
+		sc.Steps = make(map[string]*Type, len(g.Steps))
+		for _, st := range g.Steps {
+			sc.Steps[st.Name] = visibleOutput(st)
+		}
+		if slot == SlotAlert {
+			sc.Event = true
+			sc.Secrets = secretNames(g)
+		}
+	}
+	return sc
+}
+
+// key returns a text that is equal for scopes that declare the same
+// variables with the same types, for caching environments.
+func (s *Scope) key() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "input=%s;run=%t;item=%s;error=%t;event=%t;", typeKey(s.Inputs), s.Run, typeKey(s.Item), s.Error, s.Event)
+	if s.Steps != nil {
+		names := make([]string, 0, len(s.Steps))
+		for n := range s.Steps {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		b.WriteString("steps{")
+		for _, n := range names {
+			fmt.Fprintf(&b, "%s:%s,", n, typeKey(s.Steps[n]))
+		}
+		b.WriteString("}")
+	}
+	if s.Secrets != nil {
+		fmt.Fprintf(&b, "secrets%q", s.Secrets)
+	}
+	return b.String()
+}
+
+// stepNames returns the visible step names, sorted.
+func (s *Scope) stepNames() []string {
+	names := make([]string, 0, len(s.Steps))
+	for n := range s.Steps {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// visibleNames lists the variables the scope declares, for messages.
+func (s *Scope) visibleNames() []string {
+	var names []string
+	if s.Inputs != nil {
+		names = append(names, "input")
+	}
+	if s.Run {
+		names = append(names, "run")
+	}
+	if s.Steps != nil {
+		names = append(names, "steps")
+	}
+	if s.Item != nil {
+		names = append(names, "item", "index")
+	}
+	if s.Error {
+		names = append(names, "error")
+	}
+	if s.Event {
+		names = append(names, "event")
+	}
+	if s.Secrets != nil {
+		names = append(names, "secrets")
+	}
+	return names
+}
+
+// where renders the slot for messages.
+func (s *Scope) where() string {
+	switch s.Where {
+	case "":
+		return "this expression"
+	case SlotData:
+		return "a data value"
+	case SlotRetryWhen:
+		return "retry.when"
+	case SlotCaseWhen:
+		return "case.when"
+	case SlotConcurrencyKey:
+		return "concurrency.key"
+	default:
+		return s.Where
+	}
+}
+
+// notVisible explains why a flowrun variable cannot be used in the scope,
+// or returns "" when it can.
+func (s *Scope) notVisible(name string) string {
+	w := s.where()
+	switch name {
+	case "input":
+		if s.Inputs == nil {
+			return fmt.Sprintf("input is not visible in %s.", w)
+		}
+	case "run":
+		if !s.Run {
+			return fmt.Sprintf("run is not visible in %s: the run key and the concurrency key are computed from the inputs before the run exists. Use input here.", w)
+		}
+	case "steps":
+		if s.Steps == nil {
+			return fmt.Sprintf("steps are not visible in %s: it is computed from the inputs before any step runs. Use input here.", w)
+		}
+	case "item", "index":
+		if s.Item == nil {
+			return fmt.Sprintf("%s is only visible in a step with a foreach block (in its data values, idempotency_key, until and retry.when), not in %s.", name, w)
+		}
+	case "error":
+		if !s.Error {
+			return fmt.Sprintf("error is only visible in retry.when, not in %s. Use steps.NAME.error to read a finished step's error.", w)
+		}
+	case "event":
+		if !s.Event {
+			return fmt.Sprintf("event is only visible in an alert, not in %s.", w)
+		}
+	case "secrets":
+		if s.Secrets == nil {
+			return fmt.Sprintf("secrets are only visible in data values (templates in an action's attributes) and alerts, not in %s, so that a secret can never become part of a key, a condition or a stored output.", w)
+		}
+	}
+	return ""
+}
+
+// flowVars are the names of the variables flowrun may declare.
+var flowVars = map[string]bool{
+	"input": true, "run": true, "steps": true, "item": true, "index": true,
+	"error": true, "event": true, "secrets": true,
+}
