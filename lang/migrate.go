@@ -10,14 +10,18 @@ import (
 // MigrationPlan decides, for a run moving from graph old to graph new, which
 // of its completed steps keep their recorded results and which run again.
 //
-// completed lists the steps of old whose results the run holds (completed
-// steps; a caller may include skipped steps to keep their skip). A step is
-// kept when it exists in new with the same Step.Hash (same definition: same
-// action, same needs, same output type, ...) and every step it needs,
-// transitively, in new is kept too. rerun is every other completed step
-// that exists in new. Completed steps that new no longer has are in
-// neither list: their results are dropped. Steps that never completed are
-// in neither list either: they simply run as usual on the new graph.
+// completed lists the steps of old that settled with a recorded result:
+// completed steps, and also skipped steps and steps that failed under
+// on_error = "continue" (a skip or a continued failure is a result too, and
+// is kept under the same rule). A settled step left out of completed is
+// treated as not run, so every step after it re-runs: safe, but wasteful
+// after a switch, whose untaken branches are skipped. A step is kept when
+// it exists in new with the same Step.Hash (same definition: same action,
+// same needs, same output type, ...) and every step it needs in new is kept
+// too (so, transitively, its whole upstream). rerun is every other
+// completed step that exists in new. Completed steps that new no longer has
+// are in neither list: their results are dropped. Steps that never settled
+// are in neither list either: they simply run as usual on the new graph.
 //
 // Both lists are in new's step order (topological), so they read in the
 // order the steps run.
