@@ -86,7 +86,9 @@ func TestDiffBumpTable(t *testing.T) {
 		{"output value changed", func(t *testing.T, g *Graph) {
 			g.Outputs[0].Value = irTmpl("steps.ship_standard.output.stdout", TypeString)
 		}, `output "tracking" value changed: MINOR`, BumpMinor},
-		{"idempotency key changed", func(t *testing.T, g *Graph) { irFind(t, g, "charge").IdempotencyKey = irText("charge-", "input.order_id") },
+		{"idempotency key changed", func(t *testing.T, g *Graph) {
+			irFind(t, g, "charge").IdempotencyKey = irText("charge-", "input.order_id")
+		},
 			`step "charge" idempotency key changed: MINOR`, BumpMinor},
 		{"foreach concurrency changed", func(t *testing.T, g *Graph) { irFind(t, g, "label").Foreach.Concurrency = 4 },
 			`step "label" foreach concurrency changed (2 → 4): MINOR`, BumpMinor},
