@@ -1,0 +1,428 @@
+package lang
+
+import (
+	"container/heap"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// This file turns a decoded workflow into a Graph: it resolves references
+// into edges, rejects cycles, orders the steps, and then builds and
+// type-checks each step in that order (compile_step.go), so that every
+// expression is checked against the output types of the steps it reads.
+
+// compiler holds the state of compiling one workflow.
+type compiler struct {
+	w     *workflowDecl
+	g     *Graph
+	diags hcl.Diagnostics
+	steps map[string]*stepDecl
+	// edges[a][b] is the range of the first reference that makes step a
+	// wait for step b.
+	edges map[string]map[string]hcl.Range
+	// switchOf[t] is the switch step that can choose step t.
+	switchOf map[string]string
+	// skip holds expressions and templates already reported (a step reading
+	// itself), which are not type-checked again.
+	skip map[any]bool
+}
+
+// compileWorkflow compiles a decoded workflow. The Graph is nil when the
+// workflow has errors (decoding errors included: decodeDiags).
+func compileWorkflow(w *workflowDecl, decodeDiags hcl.Diagnostics) (*Graph, hcl.Diagnostics) {
+	c := &compiler{
+		w:        w,
+		steps:    map[string]*stepDecl{},
+		edges:    map[string]map[string]hcl.Range{},
+		switchOf: map[string]string{},
+		skip:     map[any]bool{},
+	}
+	for _, s := range w.Steps {
+		c.steps[s.Name] = s
+		c.edges[s.Name] = map[string]hcl.Range{}
+	}
+	c.collectEdges()
+	order, ok := c.order()
+	if !ok {
+		return nil, c.diags
+	}
+	c.buildHeader()
+	for _, s := range order {
+		c.g.Steps = append(c.g.Steps, c.buildStep(s))
+	}
+	c.buildOutputs()
+	c.buildAlerts()
+	if c.diags.HasErrors() || decodeDiags.HasErrors() {
+		return nil, c.diags
+	}
+	Seal(c.g)
+	if err := ValidateGraph(c.g); err != nil {
+		c.diags = append(c.diags, errAt(w.NameRange, "Internal compiler error",
+			"The compiled graph of this workflow is not valid (%v). This is a bug in flowrun; please report it with this file.", err))
+		return nil, c.diags
+	}
+	return c.g, c.diags
+}
+
+func (c *compiler) errorf(rng hcl.Range, summary, detail string, args ...any) {
+	c.diags = append(c.diags, errAt(rng, summary, detail, args...))
+}
+
+// stepNames lists the declared step names, sorted.
+func (c *compiler) stepNames() []string { return namesSorted(c.steps) }
+
+// unknownStep reports a static reference to an undeclared step.
+func (c *compiler) unknownStep(r refDecl) {
+	c.errorf(r.Range, "Unknown step", "No step named %q is declared in workflow %q.%s",
+		r.Name, c.w.Name, didYouMean(r.Name, c.stepNames()))
+}
+
+// collectEdges resolves every step reference into edges: the steps each
+// expression and template reads (steps.NAME), depends_on, and the switch
+// that can choose a step.
+func (c *compiler) collectEdges() {
+	for _, s := range c.w.Steps {
+		add := func(to string, rng hcl.Range) {
+			if _, known := c.steps[to]; !known || to == s.Name {
+				return // unknown names are reported by CheckExpr/CheckTemplate
+			}
+			if _, seen := c.edges[s.Name][to]; !seen {
+				c.edges[s.Name][to] = rng
+			}
+		}
+		exprRefs := func(e *exprDecl, allowSelf bool) {
+			if e == nil {
+				return
+			}
+			for _, n := range e.Parsed.StepRefs() {
+				if n == s.Name && !allowSelf {
+					c.selfReference(s, e.Range, e)
+					continue
+				}
+				add(n, e.Range)
+			}
+		}
+		dataRefs := func(v *dataNode) {
+			v.templates(func(n *dataNode) {
+				for _, name := range n.Tmpl.StepRefs() {
+					if name == s.Name {
+						c.selfReference(s, n.Range, n.Tmpl)
+						continue
+					}
+					add(name, n.Range)
+				}
+			})
+		}
+		exprRefs(s.When, false)
+		exprRefs(s.Until, true)
+		if s.Foreach != nil {
+			exprRefs(s.Foreach.Items, false)
+		}
+		if s.Retry != nil {
+			exprRefs(s.Retry.When, false)
+		}
+		dataRefs(s.IdempotencyKey)
+		for _, d := range s.DependsOn {
+			switch {
+			case d.Name == s.Name:
+				c.errorf(d.Range, "Self-reference", "A step cannot depend on itself: remove step.%s from depends_on.", d.Name)
+			case c.steps[d.Name] == nil:
+				c.unknownStep(d)
+			default:
+				add(d.Name, d.Range)
+			}
+		}
+		if a := s.Action; a != nil {
+			for _, v := range a.dataNodes() {
+				dataRefs(v)
+			}
+			for _, cs := range a.Cases {
+				exprRefs(cs.When, false)
+			}
+			c.switchTargets(s)
+		}
+	}
+	if r := c.w.Defaults.Retry; r != nil && r.When != nil {
+		if refs := r.When.Parsed.StepRefs(); len(refs) > 0 {
+			c.errorf(r.When.Range, "Step reference in defaults",
+				"The retry condition in defaults applies to every step, so it cannot read steps.%s. Move this condition into the retry block of the steps that need it.", refs[0])
+			c.skip[r.When] = true
+		}
+	}
+}
+
+// selfReference reports a step reading its own result outside until.
+func (c *compiler) selfReference(s *stepDecl, rng hcl.Range, what any) {
+	if c.skip[what] {
+		return
+	}
+	c.skip[what] = true
+	c.errorf(rng, "Self-reference",
+		"A step cannot read its own result (steps.%s) except in its until condition, where steps.%s.output is the latest iteration's output. Read another step here, or move the condition into until.", s.Name, s.Name)
+}
+
+// switchTargets checks a switch's targets and records that each target
+// waits for the switch. A step may appear in several branches of one
+// switch (it runs when any of them is taken), but can be chosen by one
+// switch only.
+func (c *compiler) switchTargets(s *stepDecl) {
+	var refs []refDecl
+	for _, cs := range s.Action.Cases {
+		refs = append(refs, cs.Next...)
+	}
+	refs = append(refs, s.Action.Default...)
+	for _, r := range refs {
+		switch {
+		case r.Name == s.Name:
+			c.errorf(r.Range, "Switch targets itself",
+				"A switch chooses which of the steps after it run; it cannot choose itself. Remove step.%s from this list.", r.Name)
+		case c.steps[r.Name] == nil:
+			c.unknownStep(r)
+		default:
+			if other, taken := c.switchOf[r.Name]; taken && other != s.Name {
+				c.errorf(r.Range, "Step chosen by two switches",
+					"Step %q is already a branch of the switch in step %q. A step can be chosen by one switch only: add a join step after both switches, or merge the switches.", r.Name, other)
+				continue
+			}
+			c.switchOf[r.Name] = s.Name
+			if _, seen := c.edges[r.Name][s.Name]; !seen {
+				c.edges[r.Name][s.Name] = r.Range
+			}
+		}
+	}
+}
+
+// order reports dependency cycles, and otherwise returns the steps in
+// topological order, ties broken by name.
+func (c *compiler) order() ([]*stepDecl, bool) {
+	names := c.stepNames()
+	// Kahn's algorithm on "b must finish before a" (a needs b).
+	indeg := map[string]int{}
+	users := map[string][]string{}
+	for _, a := range names {
+		indeg[a] = len(c.edges[a])
+		for b := range c.edges[a] {
+			users[b] = append(users[b], a)
+		}
+	}
+	ready := &stepNameHeap{}
+	for _, n := range names {
+		if indeg[n] == 0 {
+			heap.Push(ready, n)
+		}
+	}
+	var out []*stepDecl
+	for ready.Len() > 0 {
+		n := heap.Pop(ready).(string)
+		out = append(out, c.steps[n])
+		for _, u := range users[n] {
+			indeg[u]--
+			if indeg[u] == 0 {
+				heap.Push(ready, u)
+			}
+		}
+	}
+	if len(out) == len(names) {
+		return out, true
+	}
+	c.reportCycles()
+	return nil, false
+}
+
+// reportCycles reports one cycle per strongly connected component of the
+// step graph, starting at the component's smallest name.
+func (c *compiler) reportCycles() {
+	for _, comp := range c.components() {
+		if len(comp) < 2 {
+			continue
+		}
+		in := map[string]bool{}
+		for _, n := range comp {
+			in[n] = true
+		}
+		start := comp[0]
+		// Breadth-first from start to the first step that needs start.
+		parent := map[string]string{start: ""}
+		queue := []string{start}
+		var last string
+		for len(queue) > 0 && last == "" {
+			n := queue[0]
+			queue = queue[1:]
+			for _, m := range namesSorted(c.edges[n]) {
+				if m == start {
+					last = n
+					break
+				}
+				if _, seen := parent[m]; !seen && in[m] {
+					parent[m] = n
+					queue = append(queue, m)
+				}
+			}
+		}
+		var path []string
+		for n := last; n != ""; n = parent[n] {
+			path = append([]string{n}, path...)
+		}
+		path = append(path, start)
+		parts := make([]string, len(path))
+		for i, n := range path {
+			parts[i] = fmt.Sprintf("step %q", n)
+		}
+		c.errorf(c.edges[path[0]][path[1]], "Dependency cycle",
+			"These steps wait for each other, so none of them can start: %s (each arrow reads \"waits for\"). Remove one of these references or depends_on entries.",
+			strings.Join(parts, " → "))
+	}
+}
+
+// components returns the strongly connected components of the step graph
+// (Tarjan), each sorted by name, in order of their smallest name.
+func (c *compiler) components() [][]string {
+	index := map[string]int{}
+	low := map[string]int{}
+	onStack := map[string]bool{}
+	var stack []string
+	var comps [][]string
+	next := 0
+	var visit func(n string)
+	visit = func(n string) {
+		index[n], low[n] = next, next
+		next++
+		stack = append(stack, n)
+		onStack[n] = true
+		for _, m := range namesSorted(c.edges[n]) {
+			if _, seen := index[m]; !seen {
+				visit(m)
+				low[n] = min(low[n], low[m])
+			} else if onStack[m] {
+				low[n] = min(low[n], index[m])
+			}
+		}
+		if low[n] == index[n] {
+			var comp []string
+			for {
+				m := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				onStack[m] = false
+				comp = append(comp, m)
+				if m == n {
+					break
+				}
+			}
+			sort.Strings(comp)
+			comps = append(comps, comp)
+		}
+	}
+	for _, n := range c.stepNames() {
+		if _, seen := index[n]; !seen {
+			visit(n)
+		}
+	}
+	sort.Slice(comps, func(i, j int) bool { return comps[i][0] < comps[j][0] })
+	return comps
+}
+
+// stepNameHeap is a min-heap of step names.
+type stepNameHeap []string
+
+func (h stepNameHeap) Len() int           { return len(h) }
+func (h stepNameHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h stepNameHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *stepNameHeap) Push(x any)        { *h = append(*h, x.(string)) }
+func (h *stepNameHeap) Pop() any {
+	old := *h
+	n := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return n
+}
+
+// buildHeader fills the workflow-level fields of the graph: inputs,
+// secrets, key, deadline, concurrency, breakers and limits.
+func (c *compiler) buildHeader() {
+	w := c.w
+	g := &Graph{
+		Workflow:    w.Name,
+		Version:     w.Version,
+		Description: w.Description,
+		DeadlineMS:  w.DeadlineMS,
+		Breakers:    w.Breakers,
+		Limits:      w.Limits,
+		Secrets:     w.Secrets,
+		Steps:       []*Step{},
+	}
+	for _, in := range w.Inputs {
+		g.Inputs = append(g.Inputs, in.Input)
+	}
+	sort.Slice(g.Inputs, func(i, j int) bool { return g.Inputs[i].Name < g.Inputs[j].Name })
+	sort.Slice(g.Secrets, func(i, j int) bool { return g.Secrets[i].Name < g.Secrets[j].Name })
+	sort.Slice(g.Breakers, func(i, j int) bool { return g.Breakers[i].Name < g.Breakers[j].Name })
+	c.g = g
+	if w.Key != nil {
+		e := c.checkExpr(w.Key, GraphScope(g, SlotKey), nil)
+		if e != nil && !isScalar(e.Type) {
+			c.errorf(w.Key.Range, "Invalid run key type",
+				"The run key must give a string, number or bool, but this expression gives a %s. Build a string from the inputs, like key = \"input.customer + '/' + input.order_id\".", e.Type)
+		}
+		g.Key = e
+	}
+	if cc := w.Concurrency; cc != nil {
+		g.Concurrency = &Concurrency{Limit: cc.Limit, OnConflict: cc.OnConflict}
+		if cc.Key != nil {
+			g.Concurrency.Key = c.checkExpr(cc.Key, GraphScope(g, SlotConcurrencyKey), TypeString)
+		}
+	}
+}
+
+// checkExpr type-checks a control expression; nil when it fails.
+func (c *compiler) checkExpr(e *exprDecl, scope *Scope, want *Type) *Expr {
+	if e == nil || c.skip[e] {
+		return nil
+	}
+	out, diags := CheckExpr(e.Parsed, scope, want)
+	c.diags = append(c.diags, diags...)
+	if diags.HasErrors() {
+		return nil
+	}
+	return out
+}
+
+// isScalar reports whether t is a string, number, int or bool (or any,
+// checked at run time).
+func isScalar(t *Type) bool {
+	if t == nil {
+		return true
+	}
+	switch t.Kind {
+	case KindString, KindNumber, KindInt, KindBool, KindAny:
+		return true
+	}
+	return false
+}
+
+// buildOutputs checks the workflow outputs against every step.
+func (c *compiler) buildOutputs() {
+	scope := GraphScope(c.g, SlotOutput)
+	for _, o := range c.w.Outputs {
+		v := c.checkData(o.Value, scope)
+		if v == nil {
+			v = &Value{Lit: []byte("null"), Type: TypeNull}
+		}
+		c.g.Outputs = append(c.g.Outputs, Output{Name: o.Name, Value: v, Type: v.Type})
+	}
+	sort.Slice(c.g.Outputs, func(i, j int) bool { return c.g.Outputs[i].Name < c.g.Outputs[j].Name })
+}
+
+// buildAlerts checks the alerts' actions; they see every step, event and
+// secrets.
+func (c *compiler) buildAlerts() {
+	for _, al := range c.w.Alerts {
+		a := Alert{Name: al.Name, On: al.On}
+		if al.Action != nil {
+			a.Action, _ = c.buildAction(al.Action, GraphScope(c.g, SlotAlert))
+		}
+		c.g.Alerts = append(c.g.Alerts, a)
+	}
+	sort.Slice(c.g.Alerts, func(i, j int) bool { return c.g.Alerts[i].Name < c.g.Alerts[j].Name })
+}

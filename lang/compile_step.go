@@ -1,0 +1,383 @@
+package lang
+
+import "sort"
+
+// This file builds one step of the graph from its declaration: defaults,
+// edges, type-checked expressions and templates, and the output type.
+
+// Output types of the actions (see the language brief).
+var (
+	execOutputType = ObjectOf(map[string]*Type{
+		"exit_code": TypeInt, "stdout": TypeString, "stderr": TypeString, "json": TypeAny,
+	})
+	httpOutputType = ObjectOf(map[string]*Type{
+		"status": TypeInt, "headers": MapOf(TypeString), "body": TypeAny,
+	})
+	sleepOutputType = ObjectOf(map[string]*Type{"woke_at": TypeString})
+)
+
+// Built-in retry settings, used when neither the step's retry block nor
+// the defaults' set a field.
+const (
+	defaultRetryAttempts   = 3
+	defaultRetryBackoffMS  = 1000
+	defaultRetryMultiplier = 2
+)
+
+// buildStep builds and checks one step. g.Steps holds every step it may
+// read, with output types.
+func (c *compiler) buildStep(sd *stepDecl) *Step {
+	st := &Step{Name: sd.Name, Join: "all", OnError: "fail"}
+	if sd.Join != "" {
+		st.Join = sd.Join
+	}
+	if sd.OnError != "" {
+		st.OnError = sd.OnError
+	}
+	st.Needs = namesSorted(c.edges[sd.Name])
+	deps := map[string]bool{}
+	for _, d := range sd.DependsOn {
+		if c.steps[d.Name] != nil && d.Name != sd.Name && !deps[d.Name] {
+			deps[d.Name] = true
+			st.DependsOn = append(st.DependsOn, d.Name)
+		}
+	}
+	sort.Strings(st.DependsOn)
+	if sd.Action != nil {
+		st.Action.Kind = sd.Action.Kind
+	}
+
+	st.When = c.checkExpr(sd.When, StepScope(c.g, st, SlotWhen), TypeBool)
+	if f := sd.Foreach; f != nil {
+		st.Foreach = &Foreach{Concurrency: f.Concurrency, OnFailure: f.OnFailure}
+		st.Foreach.Items = c.checkExpr(f.Items, StepScope(c.g, st, SlotItems), ListOf(TypeAny))
+	}
+
+	st.OutputType = TypeNull
+	if sd.Action != nil {
+		st.Action, st.OutputType = c.buildAction(sd.Action, StepScope(c.g, st, SlotData))
+		if sd.Action.Kind == KindSwitch {
+			st.Action.Switch = c.buildSwitch(sd.Action, StepScope(c.g, st, SlotCaseWhen))
+		}
+	}
+
+	switch {
+	case sd.TimeoutMS > 0:
+		st.TimeoutMS = sd.TimeoutMS
+	case st.Action.Kind == KindExec || st.Action.Kind == KindHTTP:
+		st.TimeoutMS = c.w.Defaults.TimeoutMS
+		if st.TimeoutMS == 0 {
+			st.TimeoutMS = DefaultTimeoutMS
+		}
+	}
+	st.Retry = c.buildRetry(sd.Retry, st)
+	if b := sd.Breaker; b != nil {
+		known := make([]string, 0, len(c.g.Breakers))
+		for _, br := range c.g.Breakers {
+			known = append(known, br.Name)
+		}
+		if containsName(known, b.Name) {
+			st.Breaker = b.Name
+		} else {
+			c.errorf(b.Range, "Unknown breaker", "No breaker named %q is declared in workflow %q: add a breaker %q { failures = 3, cooldown = \"30s\" } block.%s",
+				b.Name, c.w.Name, b.Name, didYouMean(b.Name, known))
+		}
+	}
+	if sd.Until != nil {
+		st.Until = &Until{IntervalMS: sd.IntervalMS, MaxIterations: DefaultMaxIterations}
+		if sd.MaxIterations > 0 {
+			st.Until.MaxIterations = sd.MaxIterations
+		}
+		st.Until.Cond = c.checkExpr(sd.Until, StepScope(c.g, st, SlotUntil), TypeBool)
+	}
+	if sd.IdempotencyKey != nil {
+		v := c.checkData(sd.IdempotencyKey, StepScope(c.g, st, SlotIdempotencyKey))
+		c.wantText(v, sd.IdempotencyKey, "idempotency_key")
+		st.IdempotencyKey = v
+	}
+	return st
+}
+
+// buildRetry merges the step's retry block over the defaults' field by
+// field; nil when neither has one. The defaults' retry applies only to
+// exec, http and workflow steps (the actions that can fail transiently); a
+// step of another kind retries only when it has its own retry block.
+func (c *compiler) buildRetry(own *retryDecl, st *Step) *Retry {
+	def := c.w.Defaults.Retry
+	switch st.Action.Kind {
+	case KindExec, KindHTTP, KindWorkflow:
+	default:
+		def = nil // the defaults' retry is for actions that can fail transiently
+	}
+	if own == nil && def == nil {
+		return nil
+	}
+	if own == nil {
+		own = &retryDecl{}
+	}
+	if def == nil {
+		def = &retryDecl{}
+	}
+	r := &Retry{Attempts: defaultRetryAttempts, BackoffMS: defaultRetryBackoffMS, Multiplier: defaultRetryMultiplier}
+	pickInt := func(a, b *int, dst *int) {
+		if a != nil {
+			*dst = *a
+		} else if b != nil {
+			*dst = *b
+		}
+	}
+	pick64 := func(a, b *int64, dst *int64) {
+		if a != nil {
+			*dst = *a
+		} else if b != nil {
+			*dst = *b
+		}
+	}
+	pickInt(own.Attempts, def.Attempts, &r.Attempts)
+	pick64(own.BackoffMS, def.BackoffMS, &r.BackoffMS)
+	pick64(own.MaxDelayMS, def.MaxDelayMS, &r.MaxDelayMS)
+	pick64(own.JitterMS, def.JitterMS, &r.JitterMS)
+	if own.Multiplier != nil {
+		r.Multiplier = *own.Multiplier
+	} else if def.Multiplier != nil {
+		r.Multiplier = *def.Multiplier
+	}
+	when := own.When
+	if when == nil {
+		when = def.When
+	}
+	r.When = c.checkExpr(when, StepScope(c.g, st, SlotRetryWhen), TypeBool)
+	return r
+}
+
+// buildSwitch checks a switch's cases.
+func (c *compiler) buildSwitch(a *actionDecl, scope *Scope) *SwitchAction {
+	sw := &SwitchAction{Cases: []SwitchCase{}}
+	for _, cs := range a.Cases {
+		sc := SwitchCase{Next: []string{}}
+		sc.When = c.checkExpr(cs.When, scope, TypeBool)
+		for _, r := range cs.Next {
+			if c.steps[r.Name] != nil && !containsName(sc.Next, r.Name) {
+				sc.Next = append(sc.Next, r.Name)
+			}
+		}
+		sort.Strings(sc.Next)
+		sw.Cases = append(sw.Cases, sc)
+	}
+	for _, r := range a.Default {
+		if c.steps[r.Name] != nil && !containsName(sw.Default, r.Name) {
+			sw.Default = append(sw.Default, r.Name)
+		}
+	}
+	sort.Strings(sw.Default)
+	return sw
+}
+
+// buildAction builds a step's or an alert's action with its data checked
+// in scope, and returns its output type. A switch's cases are built by
+// buildSwitch.
+func (c *compiler) buildAction(a *actionDecl, scope *Scope) (Action, *Type) {
+	act := Action{Kind: a.Kind}
+	switch a.Kind {
+	case KindExec:
+		x := &ExecAction{Shell: a.Shell}
+		x.Command = c.checkData(a.Command, scope)
+		c.wantCommand(x.Command, a.Command, a.Shell)
+		x.Dir = c.checkData(a.Dir, scope)
+		c.wantText(x.Dir, a.Dir, "dir")
+		x.Env = c.checkData(a.Env, scope)
+		c.wantTextMap(x.Env, a.Env, "env")
+		x.Stdin = c.checkData(a.Stdin, scope)
+		c.wantText(x.Stdin, a.Stdin, "stdin")
+		act.Exec = x
+		return act, execOutputType
+	case KindHTTP:
+		h := &HTTPAction{Method: a.Method, Expect: a.Expect}
+		h.URL = c.checkData(a.URL, scope)
+		c.wantText(h.URL, a.URL, "url")
+		h.Headers = c.checkData(a.Headers, scope)
+		c.wantTextMap(h.Headers, a.Headers, "headers")
+		h.Body = c.checkData(a.Body, scope)
+		act.HTTP = h
+		return act, httpOutputType
+	case KindSet:
+		s := &SetAction{Values: map[string]*Value{}}
+		fields := map[string]*Type{}
+		for _, name := range namesSorted(a.Values) {
+			v := c.checkData(a.Values[name], scope)
+			if v == nil {
+				continue
+			}
+			s.Values[name] = v
+			fields[name] = v.Type
+		}
+		act.Set = s
+		return act, ObjectOf(fields)
+	case KindSleep:
+		s := &SleepAction{DurationMS: a.DurationMS}
+		s.Until = c.checkData(a.SleepUntil, scope)
+		c.wantText(s.Until, a.SleepUntil, "until")
+		act.Sleep = s
+		return act, sleepOutputType
+	case KindWait:
+		act.Wait = &WaitAction{Signal: a.Signal, TimeoutMS: a.TimeoutMS}
+		return act, TypeAny
+	case KindWorkflow:
+		wf := &WorkflowAction{Name: a.Workflow, Version: a.Pin}
+		wf.Input = c.checkData(a.Input, scope)
+		if wf.Input != nil && !kindIn(wf.Input.Type, KindObject, KindMap, KindAny) {
+			c.errorf(a.Input.Range, "Incorrect value type",
+				"The child workflow's input must be an object of input values, like input = { sku = \"{{ input.sku }}\" }, but this value is a %s.", wf.Input.Type)
+		}
+		act.Workflow = wf
+		return act, TypeAny
+	case KindFail:
+		f := &FailAction{Message: c.checkData(a.Message, scope)}
+		c.wantText(f.Message, a.Message, "message")
+		act.Fail = f
+		return act, TypeNull
+	case KindSwitch:
+		return act, TypeString
+	}
+	return act, TypeNull
+}
+
+// checkData type-checks a data value; nil when n is nil. A value whose
+// templates fail to check is returned with type any (the graph is not
+// sealed then).
+func (c *compiler) checkData(n *dataNode, scope *Scope) *Value {
+	if n == nil {
+		return nil
+	}
+	switch {
+	case n.IsLit:
+		return &Value{Lit: literalJSON(n.Lit), Type: typeOfLiteral(n.Lit)}
+	case n.Tmpl != nil:
+		if c.skip[n.Tmpl] {
+			return &Value{Type: TypeAny}
+		}
+		t, typ, diags := CheckTemplate(n.Tmpl, scope)
+		c.diags = append(c.diags, diags...)
+		if diags.HasErrors() || t == nil {
+			return &Value{Type: TypeAny}
+		}
+		return &Value{Template: t, Type: typ}
+	case n.IsList:
+		v := &Value{List: make([]*Value, 0, len(n.List))}
+		elems := make([]*Type, 0, len(n.List))
+		for _, e := range n.List {
+			ev := c.checkData(e, scope)
+			v.List = append(v.List, ev)
+			elems = append(elems, ev.Type)
+		}
+		v.Type = ListOf(literalCommonType(elems))
+		return v
+	default:
+		v := &Value{Object: make(map[string]*Value, len(n.Object))}
+		fields := make(map[string]*Type, len(n.Object))
+		for _, k := range namesSorted(n.Object) {
+			ev := c.checkData(n.Object[k], scope)
+			v.Object[k] = ev
+			fields[k] = ev.Type
+		}
+		v.Type = ObjectOf(fields)
+		return v
+	}
+}
+
+func kindIn(t *Type, kinds ...TypeKind) bool {
+	if t == nil {
+		return true
+	}
+	for _, k := range kinds {
+		if t.Kind == k {
+			return true
+		}
+	}
+	return false
+}
+
+// isText reports whether values of t can be sent as text: strings, and
+// numbers and bools (written as JSON), or any (checked at run time).
+func isText(t *Type) bool { return kindIn(t, KindString, KindNumber, KindInt, KindBool, KindAny) }
+
+func (c *compiler) wantText(v *Value, n *dataNode, attr string) {
+	if v == nil || isText(v.Type) {
+		return
+	}
+	c.errorf(n.Range, "Incorrect value type",
+		"The argument %q must be text (a string, or a number or bool written as text), but this value is a %s.", attr, v.Type)
+}
+
+// wantTextMap checks an object or map of text values (env, headers).
+func (c *compiler) wantTextMap(v *Value, n *dataNode, attr string) {
+	if v == nil || v.Type.Kind == KindAny {
+		return
+	}
+	ok := false
+	switch v.Type.Kind {
+	case KindMap:
+		ok = isText(v.Type.Elem)
+	case KindObject:
+		ok = true
+		for _, ft := range v.Type.Fields {
+			ok = ok && isText(ft)
+		}
+	}
+	if !ok {
+		c.errorf(n.Range, "Incorrect value type",
+			"The argument %q must be an object of text values, like %s = { NAME = \"value\" }, but this value is a %s.", attr, attr, v.Type)
+	}
+}
+
+// wantCommand checks exec's command: an argument list of text values, or
+// with shell = true one text value (the script).
+func (c *compiler) wantCommand(v *Value, n *dataNode, shell bool) {
+	if v == nil {
+		return
+	}
+	t := v.Type
+	if shell {
+		if t.Kind == KindList {
+			c.errorf(n.Range, "Shell command is a list",
+				"With shell = true, command is one string run by /bin/sh -c, like command = \"ls -l | wc -l\". Join the list into one string, or remove shell = true to run an argument list without a shell.")
+		} else if !isText(t) {
+			c.wantText(v, n, "command")
+		}
+		return
+	}
+	switch t.Kind {
+	case KindAny:
+		return
+	case KindList:
+		if isText(t.Elem) {
+			return
+		}
+		for _, e := range v.List {
+			if e != nil && !isText(e.Type) {
+				c.errorf(n.Range, "Incorrect value type",
+					"Each argument of command must be text (a string, or a number or bool written as text), but one is a %s.", e.Type)
+				return
+			}
+		}
+		if v.List == nil && !isText(t.Elem) {
+			c.errorf(n.Range, "Incorrect value type",
+				"Each argument of command must be text, but this list holds %s values.", t.Elem)
+		}
+	case KindString, KindNumber, KindInt, KindBool:
+		c.errorf(n.Range, "Command is a string",
+			"command is an argument list, run without a shell: write command = [\"prog\", \"arg\"], or set shell = true to run this string with /bin/sh -c.")
+	default:
+		c.errorf(n.Range, "Incorrect value type",
+			"command must be a list of arguments, like command = [\"prog\", \"arg\"], but this value is a %s.", t)
+	}
+}
+
+// dataNodes lists the action's data attributes, for reference collection.
+func (a *actionDecl) dataNodes() []*dataNode {
+	out := []*dataNode{a.Command, a.Dir, a.Env, a.Stdin, a.URL, a.Headers, a.Body, a.SleepUntil, a.Input, a.Message}
+	for _, k := range namesSorted(a.Values) {
+		out = append(out, a.Values[k])
+	}
+	return out
+}

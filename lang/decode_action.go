@@ -1,0 +1,318 @@
+package lang
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+)
+
+// This file decodes the action blocks: exec, http, set, sleep, wait,
+// workflow, fail and switch.
+
+// actionDecl is a decoded action block. Kind says which fields are used.
+type actionDecl struct {
+	Kind  string
+	Range hcl.Range // the block's type keyword
+
+	// exec
+	Command *dataNode
+	Shell   bool
+	Dir     *dataNode
+	Env     *dataNode
+	Stdin   *dataNode
+	// http
+	Method  string
+	URL     *dataNode
+	Headers *dataNode
+	Body    *dataNode
+	Expect  []int
+	// set
+	Values map[string]*dataNode
+	// sleep (DurationMS or SleepUntil)
+	DurationMS int64
+	SleepUntil *dataNode
+	// wait
+	Signal    string
+	TimeoutMS int64
+	// workflow
+	Workflow string
+	Pin      string
+	Input    *dataNode
+	// fail
+	Message *dataNode
+	// switch
+	Cases   []caseDecl
+	Default []refDecl
+}
+
+// caseDecl is one case of a switch.
+type caseDecl struct {
+	When *exprDecl
+	Next []refDecl
+}
+
+var actionBlockSchemas = []hcl.BlockHeaderSchema{
+	{Type: KindExec}, {Type: KindHTTP}, {Type: KindSet}, {Type: KindSleep},
+	{Type: KindWait}, {Type: KindWorkflow}, {Type: KindFail}, {Type: KindSwitch},
+}
+
+// httpMethods are the methods an http action may use.
+var httpMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
+
+var (
+	execSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+		{Name: "command", Required: true}, {Name: "shell"}, {Name: "dir"}, {Name: "env"}, {Name: "stdin"},
+	}}
+	httpSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+		{Name: "method"}, {Name: "url", Required: true}, {Name: "headers"}, {Name: "body"}, {Name: "expect"},
+	}}
+	sleepSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+		{Name: "duration"}, {Name: "until"},
+	}}
+	waitSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+		{Name: "signal", Required: true}, {Name: "timeout"},
+	}}
+	childSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+		{Name: "name", Required: true}, {Name: "version", Required: true}, {Name: "input"},
+	}}
+	failSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+		{Name: "message", Required: true},
+	}}
+	switchSchema = &hcl.BodySchema{
+		Attributes: []hcl.AttributeSchema{{Name: "default"}},
+		Blocks:     []hcl.BlockHeaderSchema{{Type: "case"}},
+	}
+	caseSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+		{Name: "when", Required: true}, {Name: "next", Required: true},
+	}}
+)
+
+// decodeActionBlock decodes an action block of the step or alert at
+// parent.
+func decodeActionBlock(block *hcl.Block, parent string, sm *SourceMap) (*actionDecl, hcl.Diagnostics) {
+	act := &actionDecl{Kind: block.Type, Range: block.TypeRange}
+	path := parent + "." + block.Type
+	sm.addBlock(path, block)
+	var diags hcl.Diagnostics
+	data := func(attrs hcl.Attributes, name string) *dataNode {
+		a := attrs[name]
+		if a == nil {
+			return nil
+		}
+		v, d := decodeData(a.Expr)
+		diags = append(diags, d...)
+		return v
+	}
+	switch block.Type {
+	case KindExec:
+		c, d := content(block.Body, execSchema)
+		diags = append(diags, d...)
+		sm.addAttrs(path, c.Attributes)
+		act.Command = data(c.Attributes, "command")
+		act.Dir = data(c.Attributes, "dir")
+		act.Env = data(c.Attributes, "env")
+		act.Stdin = data(c.Attributes, "stdin")
+		if a := c.Attributes["shell"]; a != nil {
+			v, d := literalBool(a)
+			diags = append(diags, d...)
+			act.Shell = v
+		}
+	case KindHTTP:
+		c, d := content(block.Body, httpSchema)
+		diags = append(diags, d...)
+		sm.addAttrs(path, c.Attributes)
+		act.Method = "GET"
+		if a := c.Attributes["method"]; a != nil {
+			m, d := literalString(a)
+			diags = append(diags, d...)
+			if !d.HasErrors() {
+				act.Method = strings.ToUpper(m)
+				if !containsName(httpMethods, act.Method) {
+					diags = append(diags, errAt(a.Expr.Range(), "Invalid method",
+						"%q is not an HTTP method flowrun sends: use %s.%s", m, orNames(httpMethods), didYouMean(m, httpMethods)))
+				}
+			}
+		}
+		act.URL = data(c.Attributes, "url")
+		act.Headers = data(c.Attributes, "headers")
+		act.Body = data(c.Attributes, "body")
+		if a := c.Attributes["expect"]; a != nil {
+			codes, d := decodeExpect(a)
+			diags = append(diags, d...)
+			act.Expect = codes
+		}
+	case KindSet:
+		attrs, d := block.Body.JustAttributes()
+		diags = append(diags, d...)
+		sm.addAttrs(path, attrs)
+		act.Values = map[string]*dataNode{}
+		for name := range attrs {
+			if v := data(attrs, name); v != nil {
+				act.Values[name] = v
+			}
+		}
+	case KindSleep:
+		c, d := content(block.Body, sleepSchema)
+		diags = append(diags, d...)
+		sm.addAttrs(path, c.Attributes)
+		dur, until := c.Attributes["duration"], c.Attributes["until"]
+		switch {
+		case dur != nil && until != nil:
+			diags = append(diags, errAt(until.NameRange, "Conflicting sleep arguments",
+				"A sleep waits either for a duration or until a time, not both: remove duration or until."))
+		case dur == nil && until == nil && !d.HasErrors():
+			diags = append(diags, errAt(block.DefRange, "Missing sleep argument",
+				"Say how long to sleep, like duration = \"10m\", or until when, like until = \"{{ input.not_before }}\" (an RFC 3339 time)."))
+		}
+		if dur != nil {
+			ms, d := literalDuration(dur)
+			diags = append(diags, d...)
+			act.DurationMS = ms
+		}
+		if until != nil && dur == nil {
+			act.SleepUntil = data(c.Attributes, "until")
+		}
+	case KindWait:
+		c, d := content(block.Body, waitSchema)
+		diags = append(diags, d...)
+		sm.addAttrs(path, c.Attributes)
+		if a := c.Attributes["signal"]; a != nil {
+			s, d := literalString(a)
+			diags = append(diags, d...)
+			if !d.HasErrors() && !validSignal(s) {
+				diags = append(diags, errAt(a.Expr.Range(), "Invalid signal name",
+					"%q cannot be a signal name: use letters, digits, \"-\", \"_\" and \".\", like signal = \"approval\".", s))
+			}
+			act.Signal = s
+		}
+		if a := c.Attributes["timeout"]; a != nil {
+			ms, d := literalDuration(a)
+			diags = append(diags, d...)
+			act.TimeoutMS = ms
+		}
+	case KindWorkflow:
+		c, d := content(block.Body, childSchema)
+		diags = append(diags, d...)
+		sm.addAttrs(path, c.Attributes)
+		if a := c.Attributes["name"]; a != nil {
+			s, d := literalString(a)
+			diags = append(diags, d...)
+			if !d.HasErrors() {
+				diags = append(diags, checkWorkflowName(s, a.Expr.Range())...)
+			}
+			act.Workflow = s
+		}
+		if a := c.Attributes["version"]; a != nil {
+			s, d := literalString(a)
+			diags = append(diags, d...)
+			if !d.HasErrors() {
+				if _, err := ParsePin(s); err != nil {
+					diags = append(diags, errAt(a.Expr.Range(), "Invalid version pin",
+						"%q is not a version pin: write \"1\" to pin the MAJOR version, \"1.2\" to pin MAJOR.MINOR, or \"1.2.3\" for one exact version.", s))
+				}
+			}
+			act.Pin = s
+		}
+		act.Input = data(c.Attributes, "input")
+	case KindFail:
+		c, d := content(block.Body, failSchema)
+		diags = append(diags, d...)
+		sm.addAttrs(path, c.Attributes)
+		act.Message = data(c.Attributes, "message")
+	case KindSwitch:
+		d := decodeSwitchBody(block, act, path, sm)
+		diags = append(diags, d...)
+	}
+	return act, diags
+}
+
+func containsName(names []string, s string) bool {
+	for _, n := range names {
+		if n == s {
+			return true
+		}
+	}
+	return false
+}
+
+func validSignal(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		ok := r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeExpect decodes expect = [200, 201]: HTTP statuses 100 to 599.
+func decodeExpect(a *hcl.Attribute) ([]int, hcl.Diagnostics) {
+	var exprs []hcl.Expression
+	if tup, ok := a.Expr.(*hclsyntax.TupleConsExpr); ok {
+		for _, e := range tup.Exprs {
+			exprs = append(exprs, e)
+		}
+	} else {
+		return nil, hcl.Diagnostics{incorrectType(a, "a list of HTTP statuses", "[200, 201]")}
+	}
+	var diags hcl.Diagnostics
+	var codes []int
+	seen := map[int]bool{}
+	for _, e := range exprs {
+		n, d := literalInt(&hcl.Attribute{Name: "expect", Expr: e, Range: e.Range(), NameRange: a.NameRange}, 100, 599)
+		if d.HasErrors() {
+			diags = append(diags, errAt(e.Range(), "Invalid status code",
+				"Each expected status must be a whole number from 100 to 599, like expect = [200, 201]."))
+			continue
+		}
+		if !seen[int(n)] {
+			seen[int(n)] = true
+			codes = append(codes, int(n))
+		}
+	}
+	if len(exprs) == 0 {
+		diags = append(diags, errAt(a.Expr.Range(), "Invalid status code",
+			"List at least one expected status, like expect = [200], or remove expect to accept any 2xx status."))
+	}
+	return codes, diags
+}
+
+// decodeSwitchBody decodes switch { case { when, next } ... default }.
+func decodeSwitchBody(block *hcl.Block, act *actionDecl, path string, sm *SourceMap) hcl.Diagnostics {
+	c, diags := content(block.Body, switchSchema)
+	sm.addAttrs(path, c.Attributes)
+	for i, b := range c.Blocks {
+		var cs caseDecl
+		cc, d := content(b.Body, caseSchema)
+		diags = append(diags, d...)
+		cpath := path + ".case" + strconv.Itoa(i)
+		sm.addBlock(cpath, b)
+		sm.addAttrs(cpath, cc.Attributes)
+		if a := cc.Attributes["when"]; a != nil {
+			e, d := decodeControl(a)
+			diags = append(diags, d...)
+			cs.When = e
+		}
+		if a := cc.Attributes["next"]; a != nil {
+			refs, d := staticRefList(a, "step", "step")
+			diags = append(diags, d...)
+			cs.Next = refs
+		}
+		act.Cases = append(act.Cases, cs)
+	}
+	if len(c.Blocks) == 0 && !diags.HasErrors() {
+		diags = append(diags, errAt(block.DefRange, "Missing switch case",
+			"A switch needs at least one case block, like case { when = \"input.express\" next = [step.ship_express] }."))
+	}
+	if a := c.Attributes["default"]; a != nil {
+		refs, d := staticRefList(a, "step", "step")
+		diags = append(diags, d...)
+		act.Default = refs
+	}
+	return diags
+}

@@ -1,0 +1,274 @@
+package lang
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// This file decodes step blocks and their settings: depends_on, join, when,
+// timeout, retry, breaker, foreach, until, interval, max_iterations,
+// on_error and idempotency_key. The action block is in decode_action.go.
+
+// stepDecl is a decoded step block, before compilation. Zero values mean
+// "not set" (the compiler fills the defaults).
+type stepDecl struct {
+	Name           string
+	NameRange      hcl.Range
+	DeclRange      hcl.Range
+	DependsOn      []refDecl
+	Join           string
+	When           *exprDecl
+	TimeoutMS      int64
+	Retry          *retryDecl
+	Breaker        *refDecl
+	Foreach        *foreachDecl
+	Until          *exprDecl
+	IntervalMS     int64
+	MaxIterations  int
+	OnError        string
+	IdempotencyKey *dataNode
+	Action         *actionDecl // nil: a join point
+}
+
+// retryDecl is a retry block; nil fields were not set and come from
+// defaults.retry, then from the built-in defaults.
+type retryDecl struct {
+	Attempts   *int
+	BackoffMS  *int64
+	Multiplier *float64
+	MaxDelayMS *int64
+	JitterMS   *int64
+	When       *exprDecl
+}
+
+type foreachDecl struct {
+	Items       *exprDecl
+	Concurrency int
+	OnFailure   string
+}
+
+var stepSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "depends_on"}, {Name: "join"}, {Name: "when"}, {Name: "timeout"},
+		{Name: "breaker"}, {Name: "until"}, {Name: "interval"}, {Name: "max_iterations"},
+		{Name: "on_error"}, {Name: "idempotency_key"},
+	},
+	Blocks: append([]hcl.BlockHeaderSchema{{Type: "retry"}, {Type: "foreach"}}, actionBlockSchemas...),
+}
+
+// decodeStepBlock decodes step "NAME" { ... }.
+func decodeStepBlock(block *hcl.Block, sm *SourceMap) (*stepDecl, hcl.Diagnostics) {
+	s := &stepDecl{Name: block.Labels[0], NameRange: block.LabelRanges[0], DeclRange: block.DefRange}
+	path := "step." + s.Name
+	sm.addBlock(path, block)
+	c, diags := content(block.Body, stepSchema)
+	sm.addAttrs(path, c.Attributes)
+
+	if a := c.Attributes["depends_on"]; a != nil {
+		refs, d := staticRefList(a, "step", "step")
+		diags = append(diags, d...)
+		s.DependsOn = refs
+	}
+	if a := c.Attributes["join"]; a != nil {
+		v, d := literalEnum(a, "all", "any")
+		diags = append(diags, d...)
+		s.Join = v
+	}
+	if a := c.Attributes["on_error"]; a != nil {
+		v, d := literalEnum(a, "fail", "continue")
+		diags = append(diags, d...)
+		s.OnError = v
+	}
+	if a := c.Attributes["when"]; a != nil {
+		e, d := decodeControl(a)
+		diags = append(diags, d...)
+		s.When = e
+	}
+	if a := c.Attributes["timeout"]; a != nil {
+		ms, d := literalDuration(a)
+		diags = append(diags, d...)
+		s.TimeoutMS = ms
+	}
+	if a := c.Attributes["breaker"]; a != nil {
+		r, d := staticRef(a.Expr, "breaker", "breaker")
+		diags = append(diags, d...)
+		if !d.HasErrors() {
+			s.Breaker = &r
+		}
+	}
+	if a := c.Attributes["until"]; a != nil {
+		e, d := decodeControl(a)
+		diags = append(diags, d...)
+		s.Until = e
+	}
+	if a := c.Attributes["interval"]; a != nil {
+		ms, d := literalDuration(a)
+		diags = append(diags, d...)
+		s.IntervalMS = ms
+		if c.Attributes["until"] == nil {
+			diags = append(diags, untilOnly(a))
+		}
+	}
+	if a := c.Attributes["max_iterations"]; a != nil {
+		n, d := literalInt(a, 1, 1_000_000)
+		diags = append(diags, d...)
+		s.MaxIterations = int(n)
+		if c.Attributes["until"] == nil {
+			diags = append(diags, untilOnly(a))
+		}
+	}
+	if a := c.Attributes["idempotency_key"]; a != nil {
+		v, d := decodeData(a.Expr)
+		diags = append(diags, d...)
+		s.IdempotencyKey = v
+	}
+
+	var action *hcl.Block
+	var retry, foreach *hcl.Block
+	for _, b := range c.Blocks {
+		switch b.Type {
+		case "retry":
+			if retry != nil {
+				diags = append(diags, singleBlock("retry", retry, b))
+				continue
+			}
+			retry = b
+			r, d := decodeRetryBlock(b, path, sm)
+			diags = append(diags, d...)
+			s.Retry = r
+		case "foreach":
+			if foreach != nil {
+				diags = append(diags, singleBlock("foreach", foreach, b))
+				continue
+			}
+			foreach = b
+			f, d := decodeForeachBlock(b, path, sm)
+			diags = append(diags, d...)
+			s.Foreach = f
+		default:
+			if action != nil {
+				diags = append(diags, multipleActions(action, b,
+					"A step does exactly one thing: keep one action here and move the other into a step of its own (use depends_on to order them)."))
+				continue
+			}
+			action = b
+			act, d := decodeActionBlock(b, path, sm)
+			diags = append(diags, d...)
+			s.Action = act
+		}
+	}
+	return s, diags
+}
+
+func untilOnly(a *hcl.Attribute) *hcl.Diagnostic {
+	return errAt(a.NameRange, "Missing until",
+		"The argument %q only applies to a step that repeats: add until = \"CONDITION\" to the step, or remove %s.", a.Name, a.Name)
+}
+
+// multipleActions reports a second action block, naming the first.
+func multipleActions(first, again *hcl.Block, how string) *hcl.Diagnostic {
+	return errAt(again.TypeRange, "Multiple actions",
+		"This block has both a %s action (at %s) and a %s action. %s", first.Type, posOf(first.DefRange), again.Type, how)
+}
+
+var retrySchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "attempts"}, {Name: "backoff"}, {Name: "multiplier"},
+		{Name: "max_delay"}, {Name: "jitter"}, {Name: "when"},
+	},
+}
+
+// decodeRetryBlock decodes retry { attempts, backoff, multiplier,
+// max_delay, jitter, when } in a step or in defaults.
+func decodeRetryBlock(block *hcl.Block, parent string, sm *SourceMap) (*retryDecl, hcl.Diagnostics) {
+	r := &retryDecl{}
+	path := parent + ".retry"
+	sm.addBlock(path, block)
+	c, diags := content(block.Body, retrySchema)
+	sm.addAttrs(path, c.Attributes)
+	if a := c.Attributes["attempts"]; a != nil {
+		n, d := literalInt(a, 1, 1_000_000)
+		diags = append(diags, d...)
+		if !d.HasErrors() {
+			v := int(n)
+			r.Attempts = &v
+		}
+	}
+	durations := []struct {
+		name string
+		dst  **int64
+	}{{"backoff", &r.BackoffMS}, {"max_delay", &r.MaxDelayMS}, {"jitter", &r.JitterMS}}
+	for _, f := range durations {
+		a := c.Attributes[f.name]
+		if a == nil {
+			continue
+		}
+		if f.name == "jitter" {
+			// "0s" turns off a jitter set in defaults.
+			if s, d := literalString(a); !d.HasErrors() && isZeroDuration(s) {
+				zero := int64(0)
+				*f.dst = &zero
+				continue
+			}
+		}
+		ms, d := literalDuration(a)
+		diags = append(diags, d...)
+		if !d.HasErrors() {
+			*f.dst = &ms
+		}
+	}
+	if a := c.Attributes["multiplier"]; a != nil {
+		m, d := literalNumber(a, 1)
+		diags = append(diags, d...)
+		if !d.HasErrors() {
+			r.Multiplier = &m
+		}
+	}
+	if a := c.Attributes["when"]; a != nil {
+		e, d := decodeControl(a)
+		diags = append(diags, d...)
+		r.When = e
+	}
+	return r, diags
+}
+
+func isZeroDuration(s string) bool {
+	switch s {
+	case "0", "0s", "0ms", "0m", "0h", "0d":
+		return true
+	}
+	return false
+}
+
+var foreachSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "items", Required: true}, {Name: "concurrency"}, {Name: "on_failure"}},
+}
+
+// decodeForeachBlock decodes foreach { items, concurrency, on_failure }.
+func decodeForeachBlock(block *hcl.Block, parent string, sm *SourceMap) (*foreachDecl, hcl.Diagnostics) {
+	f := &foreachDecl{Concurrency: DefaultForeachWorkers, OnFailure: "fail"}
+	path := parent + ".foreach"
+	sm.addBlock(path, block)
+	c, diags := content(block.Body, foreachSchema)
+	sm.addAttrs(path, c.Attributes)
+	if a := c.Attributes["items"]; a != nil {
+		e, d := decodeControl(a)
+		diags = append(diags, d...)
+		f.Items = e
+	}
+	if a := c.Attributes["concurrency"]; a != nil {
+		n, d := literalInt(a, 1, 10_000)
+		diags = append(diags, d...)
+		f.Concurrency = int(n)
+	}
+	if a := c.Attributes["on_failure"]; a != nil {
+		v, d := literalEnum(a, "fail", "continue", "dead_letter")
+		diags = append(diags, d...)
+		f.OnFailure = v
+	}
+	return f, diags
+}
+
+// String names a step for messages.
+func (s *stepDecl) String() string { return fmt.Sprintf("step %q", s.Name) }

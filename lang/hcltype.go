@@ -1,0 +1,351 @@
+package lang
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/ext/typeexpr"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// This file turns HCL type expressions into *Type, and HCL literal values
+// into canonical JSON.
+
+// decodeTypeExpr reads an input's `type` attribute: string, number, bool,
+// any, list(T), map(T), set(T) (kept as a list) and object({...}).
+func decodeTypeExpr(expr hcl.Expression) (*Type, hcl.Diagnostics) {
+	ty, diags := typeexpr.TypeConstraint(expr)
+	if diags.HasErrors() {
+		for _, d := range diags {
+			if d.Summary == "Invalid type specification" {
+				d.Detail += " Valid types are string, number, bool, any, list(T), map(T), set(T) and object({name = T, ...})."
+			}
+		}
+		return TypeAny, diags
+	}
+	t, err := typeFromCty(ty)
+	if err != nil {
+		return TypeAny, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Unsupported type",
+			Detail:   err.Error(),
+			Subject:  expr.Range().Ptr(),
+		}}
+	}
+	return t, nil
+}
+
+func typeFromCty(ty cty.Type) (*Type, error) {
+	switch {
+	case ty == cty.DynamicPseudoType:
+		return TypeAny, nil
+	case ty == cty.String:
+		return TypeString, nil
+	case ty == cty.Number:
+		return TypeNumber, nil
+	case ty == cty.Bool:
+		return TypeBool, nil
+	case ty.IsListType() || ty.IsSetType():
+		elem, err := typeFromCty(ty.ElementType())
+		if err != nil {
+			return nil, err
+		}
+		return ListOf(elem), nil
+	case ty.IsMapType():
+		elem, err := typeFromCty(ty.ElementType())
+		if err != nil {
+			return nil, err
+		}
+		return MapOf(elem), nil
+	case ty.IsObjectType():
+		fields := map[string]*Type{}
+		for name, at := range ty.AttributeTypes() {
+			if ty.AttributeOptional(name) {
+				return nil, fmt.Errorf("The attribute %q is optional, and flowrun types have no optional attributes. Declare it as a plain attribute and give the input a default instead.", name)
+			}
+			ft, err := typeFromCty(at)
+			if err != nil {
+				return nil, err
+			}
+			fields[name] = ft
+		}
+		return ObjectOf(fields), nil
+	case ty.IsTupleType():
+		return nil, fmt.Errorf("Tuple types are not supported. Use list(T) for a list whose elements share a type, or list(any).")
+	default:
+		return nil, fmt.Errorf("The type %s is not supported. Use string, number, bool, any, list(T), map(T) or object({...}).", typeexpr.TypeString(ty))
+	}
+}
+
+// ctyToGo converts a known, wholly literal cty value to the JSON-like Go
+// values of a Value literal: nil, bool, string, json.Number, []any and
+// map[string]any. Sets become lists.
+func ctyToGo(v cty.Value) (any, error) {
+	if !v.IsKnown() {
+		return nil, fmt.Errorf("the value is not known until run time")
+	}
+	if v.IsNull() {
+		return nil, nil
+	}
+	ty := v.Type()
+	switch {
+	case ty == cty.String:
+		return v.AsString(), nil
+	case ty == cty.Bool:
+		return v.True(), nil
+	case ty == cty.Number:
+		return ctyNumberJSON(v.AsBigFloat())
+	case ty.IsListType() || ty.IsSetType() || ty.IsTupleType():
+		out := []any{}
+		for it := v.ElementIterator(); it.Next(); {
+			_, ev := it.Element()
+			g, err := ctyToGo(ev)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, g)
+		}
+		return out, nil
+	case ty.IsMapType() || ty.IsObjectType():
+		out := map[string]any{}
+		for it := v.ElementIterator(); it.Next(); {
+			k, ev := it.Element()
+			g, err := ctyToGo(ev)
+			if err != nil {
+				return nil, err
+			}
+			out[k.AsString()] = g
+		}
+		return out, nil
+	default:
+		return nil, fmt.Errorf("a value of type %s cannot be written as JSON", ty.FriendlyName())
+	}
+}
+
+// ctyNumberJSON renders a number in its shortest JSON form: integers without a
+// fraction, others as float64 would print them.
+func ctyNumberJSON(f *big.Float) (json.Number, error) {
+	if f.IsInf() {
+		return "", fmt.Errorf("the number is infinite")
+	}
+	if f.IsInt() {
+		if i, acc := f.Int64(); acc == big.Exact {
+			return json.Number(fmt.Sprint(i)), nil
+		}
+	}
+	x, _ := f.Float64()
+	b, err := json.Marshal(x)
+	if err != nil {
+		return "", fmt.Errorf("the number %s cannot be written as JSON: %w", f.Text('g', 10), err)
+	}
+	return json.Number(b), nil
+}
+
+// literalJSON encodes a Go value from ctyToGo compactly, with object keys
+// sorted.
+func literalJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// ctyToGo only produces encodable values.
+		panic(fmt.Sprintf("lang: literal cannot be encoded: %v", err))
+	}
+	return b
+}
+
+// typeOfLiteral is the static type of a literal: objects are objects of
+// their fields, lists are lists of their elements' common type (any when
+// they differ or the list is empty).
+func typeOfLiteral(v any) *Type {
+	switch x := v.(type) {
+	case nil:
+		return TypeNull
+	case bool:
+		return TypeBool
+	case string:
+		return TypeString
+	case json.Number:
+		return TypeNumber
+	case []any:
+		elems := make([]*Type, len(x))
+		for i, e := range x {
+			elems[i] = typeOfLiteral(e)
+		}
+		return ListOf(literalCommonType(elems))
+	case map[string]any:
+		fields := make(map[string]*Type, len(x))
+		for k, e := range x {
+			fields[k] = typeOfLiteral(e)
+		}
+		return ObjectOf(fields)
+	}
+	return TypeAny
+}
+
+// literalCommonType is the type shared by all of ts, or any.
+func literalCommonType(ts []*Type) *Type {
+	if len(ts) == 0 {
+		return TypeAny
+	}
+	for _, t := range ts[1:] {
+		if !t.Equal(ts[0]) {
+			return TypeAny
+		}
+	}
+	return ts[0]
+}
+
+// conformLiteral checks that a literal Go value (from ctyToGo) is a value of
+// type t, and returns a sentence saying where it is not. Types are matched
+// strictly: a string "5" is not a number.
+func conformLiteral(v any, t *Type, path string) error {
+	at := ""
+	if path != "" {
+		at = " at " + path
+	}
+	if t == nil || t.Kind == KindAny {
+		return nil
+	}
+	switch t.Kind {
+	case KindString:
+		if _, ok := v.(string); ok {
+			return nil
+		}
+	case KindNumber, KindInt:
+		if _, ok := v.(json.Number); ok {
+			return nil
+		}
+	case KindBool:
+		if _, ok := v.(bool); ok {
+			return nil
+		}
+	case KindList:
+		if l, ok := v.([]any); ok {
+			for i, e := range l {
+				if err := conformLiteral(e, t.Elem, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	case KindMap:
+		if m, ok := v.(map[string]any); ok {
+			for _, k := range namesSorted(m) {
+				if err := conformLiteral(m[k], t.Elem, literalPath(path, k)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	case KindObject:
+		if m, ok := v.(map[string]any); ok {
+			var missing, extra []string
+			for k := range t.Fields {
+				if _, ok := m[k]; !ok {
+					missing = append(missing, k)
+				}
+			}
+			for k := range m {
+				if _, ok := t.Fields[k]; !ok {
+					extra = append(extra, k)
+				}
+			}
+			sort.Strings(missing)
+			sort.Strings(extra)
+			if len(missing) > 0 {
+				return fmt.Errorf("the attribute %q is missing%s", missing[0], at)
+			}
+			if len(extra) > 0 {
+				return fmt.Errorf("the attribute %q is not part of %s%s", extra[0], t, at)
+			}
+			for _, k := range namesSorted(m) {
+				if err := conformLiteral(m[k], t.Fields[k], literalPath(path, k)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("a %s is required%s, but the value is %s", t, at, describeLiteral(v))
+}
+
+func describeLiteral(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case bool:
+		return "a bool"
+	case json.Number:
+		return "a number"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return "unknown"
+}
+
+func literalPath(path, key string) string {
+	if validIdent(key) {
+		if path == "" {
+			return key
+		}
+		return path + "." + key
+	}
+	return fmt.Sprintf("%s[%q]", path, key)
+}
+
+func namesSorted[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// validIdent reports whether s is a CEL identifier: a letter or
+// underscore, then letters, digits and underscores.
+func validIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r == '_', r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		case i > 0 && r >= '0' && r <= '9':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// reservedNames are words CEL reserves; a name used as input.NAME or
+// steps.NAME cannot be one of them.
+var reservedNames = map[string]bool{
+	"true": true, "false": true, "null": true, "in": true, "as": true, "break": true,
+	"const": true, "continue": true, "else": true, "for": true, "function": true,
+	"if": true, "import": true, "let": true, "loop": true, "package": true,
+	"namespace": true, "return": true, "var": true, "void": true, "while": true,
+}
+
+// quotedNames renders names as "a", "b" and "c".
+func quotedNames(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	switch len(q) {
+	case 0:
+		return ""
+	case 1:
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
+}

@@ -1,0 +1,99 @@
+package lang
+
+import "github.com/hashicorp/hcl/v2"
+
+// SourceMap keeps the source ranges of one compiled workflow, so that
+// tools working on the Graph (diff, plan, graph, validate) can point at the
+// file. The Graph itself carries no positions: moving a block must not
+// change its hash.
+//
+// Every range is keyed by a path that names a block the way a reference
+// would:
+//
+//	workflow                     the workflow block
+//	input.NAME, secret.NAME      an input or secret block
+//	breaker.NAME                 a breaker block
+//	concurrency, defaults, limits
+//	step.NAME                    a step block
+//	step.NAME.ACTION             the step's action block (exec, http, set, ...)
+//	output.NAME, alert.NAME      an output or alert block
+//
+// Blocks maps a path to the block's whole range (from its type keyword to
+// its closing brace), Labels to its name label (for the workflow, the name
+// label; for unlabeled blocks, the type keyword), and Attrs maps
+// PATH.ATTRIBUTE (for example "step.charge.when", "step.charge.retry.when",
+// "workflow.version", "input.amount.default") to the range of the
+// attribute's value expression.
+type SourceMap struct {
+	File   string
+	Blocks map[string]hcl.Range
+	Labels map[string]hcl.Range
+	Attrs  map[string]hcl.Range
+}
+
+func newSourceMap(file string) *SourceMap {
+	return &SourceMap{
+		File:   file,
+		Blocks: map[string]hcl.Range{},
+		Labels: map[string]hcl.Range{},
+		Attrs:  map[string]hcl.Range{},
+	}
+}
+
+// Block returns the range of the block at path, or the workflow block's
+// range when path is unknown (so a message always has a place to point).
+func (m *SourceMap) Block(path string) hcl.Range {
+	if r, ok := m.Blocks[path]; ok {
+		return r
+	}
+	return m.Blocks["workflow"]
+}
+
+// Label returns the range of the block's name label at path, falling back
+// as Block does.
+func (m *SourceMap) Label(path string) hcl.Range {
+	if r, ok := m.Labels[path]; ok {
+		return r
+	}
+	return m.Block(path)
+}
+
+// Attr returns the range of the attribute value at path (see SourceMap);
+// when the attribute was not written it falls back to the block holding it,
+// and then as Block does.
+func (m *SourceMap) Attr(path string) hcl.Range {
+	if r, ok := m.Attrs[path]; ok {
+		return r
+	}
+	for i := len(path) - 1; i > 0; i-- {
+		if path[i] == '.' {
+			if r, ok := m.Blocks[path[:i]]; ok {
+				return r
+			}
+		}
+	}
+	return m.Blocks["workflow"]
+}
+
+// addBlock records a block under path.
+func (m *SourceMap) addBlock(path string, b *hcl.Block) {
+	if m == nil || b == nil {
+		return
+	}
+	m.Blocks[path] = rangeOfBlock(b)
+	if len(b.LabelRanges) > 0 {
+		m.Labels[path] = b.LabelRanges[0]
+	} else {
+		m.Labels[path] = b.TypeRange
+	}
+}
+
+// addAttrs records every attribute of a decoded body under path.
+func (m *SourceMap) addAttrs(path string, attrs hcl.Attributes) {
+	if m == nil {
+		return
+	}
+	for name, a := range attrs {
+		m.Attrs[path+"."+name] = a.Expr.Range()
+	}
+}
