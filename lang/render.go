@@ -167,7 +167,7 @@ func renderShort(s string) string {
 
 // renderMermaidText escapes text for a quoted Mermaid label.
 func renderMermaidText(s string) string {
-	return strings.NewReplacer(`"`, "#quot;", "<", "#lt;", ">", "#gt;").Replace(s)
+	return strings.NewReplacer(`"`, "#quot;", "&", "#amp;", "<", "#lt;", ">", "#gt;").Replace(s)
 }
 
 // renderDOTEscape escapes text for the inside of a DOT quoted string.
