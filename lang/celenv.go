@@ -126,10 +126,7 @@ func newBaseEnv() (*cel.Env, error) {
 	for _, a := range arithmetic {
 		subset.AddExcludedFunctions(celenv.NewFunction(a.op))
 	}
-	subset.AddExcludedFunctions(
-		celenv.NewFunction(operators.Equals, celenv.NewOverload(overloads.Equals, nil, nil)),
-		celenv.NewFunction(operators.NotEquals, celenv.NewOverload(overloads.NotEquals, nil, nil)),
-	)
+	subset.AddExcludedFunctions(celenv.NewFunction(operators.Equals), celenv.NewFunction(operators.NotEquals))
 	opts := []cel.EnvOption{
 		cel.StdLib(cel.StdLibSubset(subset)),
 		cel.CrossTypeNumericComparisons(true),
@@ -159,9 +156,19 @@ func newBaseEnv() (*cel.Env, error) {
 	// == and != take any two values; equalityValidator then rejects
 	// operands that can never be equal, keeping the static check of
 	// standard CEL while letting int meet double and anything meet null.
+	// Equality is CEL's heterogeneous equality (1 == 1.0 is true).
 	opts = append(opts,
-		cel.Function(operators.Equals, cel.Overload("flowrun_equals_dyn", []*cel.Type{cel.DynType, cel.DynType}, cel.BoolType)),
-		cel.Function(operators.NotEquals, cel.Overload("flowrun_not_equals_dyn", []*cel.Type{cel.DynType, cel.DynType}, cel.BoolType)),
+		cel.Function(operators.Equals,
+			cel.Overload(overloads.Equals, []*cel.Type{cel.DynType, cel.DynType}, cel.BoolType),
+			cel.SingletonBinaryBinding(func(l, r ref.Val) ref.Val { return l.Equal(r) })),
+		cel.Function(operators.NotEquals,
+			cel.Overload(overloads.NotEquals, []*cel.Type{cel.DynType, cel.DynType}, cel.BoolType),
+			cel.SingletonBinaryBinding(func(l, r ref.Val) ref.Val {
+				if eq, ok := l.Equal(r).(types.Bool); ok {
+					return !eq
+				}
+				return l.Equal(r)
+			})),
 	)
 	env, err := cel.NewCustomEnv(opts...)
 	if err != nil {
@@ -213,7 +220,9 @@ func comparable(a, b *types.Type) bool {
 		return true
 	}
 	if a.Kind() != b.Kind() {
-		return false
+		// flowrun objects are maps at run time.
+		return (a.Kind() == types.StructKind && b.Kind() == types.MapKind) ||
+			(a.Kind() == types.MapKind && b.Kind() == types.StructKind)
 	}
 	switch a.Kind() {
 	case types.ListKind:

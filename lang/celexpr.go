@@ -235,11 +235,15 @@ func checkRefs(p *ParsedExpr, scope *Scope) hcl.Diagnostics {
 				continue
 			}
 			if _, ok := scope.Steps[r.field]; !ok {
+				visible := "No step is visible here"
+				if len(scope.Steps) > 0 {
+					visible = "The steps visible here are " + quoteList(scope.stepNames())
+				}
 				diags = append(diags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,
 					Summary:  "Unknown step",
-					Detail: fmt.Sprintf("There is no step %q visible in %s. The visible steps are %s; a step can only read the steps it runs after.",
-						r.field, scope.where(), quoteList(scope.stepNames())),
+					Detail: fmt.Sprintf("There is no step %q that %s can read. %s. Check the name: an expression can only read steps that finish before it is evaluated.",
+						r.field, scope.where(), visible),
 					Subject: p.loc.fieldRange(p.src, info, r.id).Ptr(),
 				})
 			}

@@ -215,6 +215,9 @@ func fromCEL(v ref.Val) (any, error) {
 		}
 		return int64(x), nil
 	case types.Double:
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return nil, fmt.Errorf("the result %v is not a finite number (was there a division by zero?)", float64(x))
+		}
 		return float64(x), nil
 	case types.String:
 		return string(x), nil

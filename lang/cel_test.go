@@ -1,0 +1,297 @@
+package lang
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+)
+
+// Helpers of the CEL tests are prefixed "ct" so they do not clash with
+// other test files of the package.
+
+var ctExecOutput = ObjectOf(map[string]*Type{
+	"exit_code": TypeInt, "stdout": TypeString, "stderr": TypeString, "json": TypeAny,
+})
+
+// ctGraph is a partial graph as the compiler builds it: inputs, secrets and
+// a few compiled steps.
+func ctGraph() *Graph {
+	build := &Step{Name: "build", Action: Action{Kind: KindExec}, OutputType: ctExecOutput}
+	price := &Step{Name: "price", Action: Action{Kind: KindSet}, Needs: []string{"build"},
+		OutputType: ObjectOf(map[string]*Type{"total": TypeNumber})}
+	fan := &Step{Name: "fan", Action: Action{Kind: KindExec}, Needs: []string{"price"},
+		Foreach:    &Foreach{Items: &Expr{CEL: "input.tags", Type: ListOf(TypeString)}},
+		OutputType: ctExecOutput}
+	other := &Step{Name: "other", Action: Action{Kind: KindSet}, OutputType: ObjectOf(map[string]*Type{"n": TypeNumber})}
+	return &Graph{
+		Workflow: "w", Version: "1.0.0",
+		Inputs: []Input{
+			{Name: "amount", Type: TypeNumber},
+			{Name: "count", Type: TypeNumber},
+			{Name: "express", Type: TypeBool},
+			{Name: "order_id", Type: TypeString},
+			{Name: "tags", Type: ListOf(TypeString)},
+		},
+		Secrets: []Secret{{Name: "token", Env: "TOKEN"}},
+		Steps:   []*Step{build, price, fan, other},
+	}
+}
+
+// ctStep is a step under compilation that needs the given steps.
+func ctStep(kind string, needs ...string) *Step {
+	return &Step{Name: "self", Action: Action{Kind: kind}, Needs: needs, OutputType: ctExecOutput}
+}
+
+// ctAttr parses an HCL body and returns attribute name's string value and
+// the range of its expression, as the decoder passes them.
+func ctAttr(t testing.TB, src, name string) (string, hcl.Range) {
+	t.Helper()
+	f, diags := hclsyntax.ParseConfig([]byte(src), "test.hcl", hcl.InitialPos)
+	if diags.HasErrors() {
+		t.Fatalf("parsing HCL: %s", diags)
+	}
+	attrs, diags := f.Body.JustAttributes()
+	if diags.HasErrors() {
+		t.Fatalf("attributes: %s", diags)
+	}
+	a, ok := attrs[name]
+	if !ok {
+		t.Fatalf("no attribute %s", name)
+	}
+	v, diags := a.Expr.Value(nil)
+	if diags.HasErrors() {
+		t.Fatalf("value of %s: %s", name, diags)
+	}
+	return v.AsString(), a.Expr.Range()
+}
+
+// ctCheck parses and checks src in a scope.
+func ctCheck(src string, sc *Scope, want *Type) (*Expr, hcl.Diagnostics) {
+	p, diags := ParseExpr(src, hcl.Range{Filename: "t.hcl", Start: hcl.InitialPos, End: hcl.Pos{Line: 1, Column: len(src) + 3, Byte: len(src) + 2}})
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	return CheckExpr(p, sc, want)
+}
+
+func TestCheckExprErrors(t *testing.T) {
+	t.Parallel()
+	g := ctGraph()
+	when := StepScope(g, ctStep(KindExec, "fan"), SlotWhen)
+	data := StepScope(g, ctStep(KindExec, "fan"), SlotData)
+	tests := []struct {
+		name, src string
+		scope     *Scope
+		want      *Type
+		summary   string
+		detail    []string
+	}{
+		{"input typo", "input.ordr_id == 'x'", when, TypeBool, "Unknown input", []string{`"ordr_id"`, `Did you mean "order_id"?`, `"amount"`}},
+		{"string plus number", "input.order_id + 1 == 'x'", when, TypeBool, "Type mismatch", []string{"+", "string and int"}},
+		{"string equals number", "input.order_id == 1", when, TypeBool, "Type mismatch", []string{"==", "string and int"}},
+		{"unknown step", "steps.chrage.output.exit_code == 0", when, TypeBool, "Unknown step", []string{`"chrage"`, `"build"`, `"fan"`, `"price"`}},
+		{"step not an ancestor", "steps.other.output.n > 1", when, TypeBool, "Unknown step", []string{`"other"`}},
+		{"output field typo", "steps.price.output.totl > 1", when, TypeBool, "Unknown field", []string{"steps.price.output", `"totl"`, `"total"`}},
+		{"step result field typo", "steps.price.outptu.total > 1", when, TypeBool, "Unknown field", []string{`"outptu"`, `"attempts"`}},
+		{"wrong result type", "input.amount", when, TypeBool, "Type mismatch", []string{"when", "bool", "number"}},
+		{"items not a list", "input.amount", StepScope(g, ctStep(KindExec), SlotItems), ListOf(TypeAny), "Type mismatch", []string{"items", "list(any)"}},
+		{"steps in key", "steps.build.output.stdout", GraphScope(g, SlotKey), TypeString, "Variable not visible here", []string{"steps are not visible in key"}},
+		{"run in key", "run.id", GraphScope(g, SlotKey), TypeString, "Variable not visible here", []string{"run is not visible in key"}},
+		{"secrets in when", "secrets.token == ''", when, TypeBool, "Variable not visible here", []string{"secrets are only visible in data"}},
+		{"secrets in set data", "secrets.token", StepScope(g, ctStep(KindSet), SlotData), nil, "Variable not visible here", []string{"secrets"}},
+		{"unknown secret", "secrets.tokn", data, nil, "Unknown secret", []string{`"tokn"`, `"token"`}},
+		{"item outside foreach", "item == 'a'", when, TypeBool, "Variable not visible here", []string{"item is only visible in a step with a foreach"}},
+		{"error outside retry", "error.status == 500", when, TypeBool, "Variable not visible here", []string{"retry.when"}},
+		{"dynamic steps index", "steps['build'].output.exit_code == 0", when, TypeBool, "Dynamic steps reference", []string{"steps.NAME"}},
+		{"bare steps", "steps.size() > 0", when, TypeBool, "Invalid steps reference", []string{"steps.NAME"}},
+		{"unknown name", "inptu.amount > 1", when, TypeBool, "Unknown name", []string{"inptu", `"input"`}},
+		{"syntax error", "input.amount >", when, TypeBool, "Invalid expression", []string{"not a valid CEL expression"}},
+		{"empty", "  ", when, TypeBool, "Empty expression", nil},
+		{"nested loops over inputs", "input.tags.all(a, input.tags.all(b, a.contains(b)))", when, TypeBool, "Expression too expensive", []string{"limit"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e, diags := ctCheck(tt.src, tt.scope, tt.want)
+			if !diags.HasErrors() {
+				t.Fatalf("CheckExpr(%q) = %+v, want an error %q", tt.src, e, tt.summary)
+			}
+			d := diags[0]
+			if d.Summary != tt.summary {
+				t.Errorf("summary = %q, want %q (detail: %s)", d.Summary, tt.summary, d.Detail)
+			}
+			for _, s := range tt.detail {
+				if !strings.Contains(d.Detail, s) {
+					t.Errorf("detail %q does not contain %q", d.Detail, s)
+				}
+			}
+			if d.Subject == nil {
+				t.Errorf("no subject range")
+			}
+		})
+	}
+}
+
+func TestCheckExprTypes(t *testing.T) {
+	t.Parallel()
+	g := ctGraph()
+	when := StepScope(g, ctStep(KindExec, "fan"), SlotWhen)
+	tests := []struct {
+		src  string
+		want *Type // the checked type
+	}{
+		{"input.count + 1", TypeNumber},
+		{"input.amount * 1.2", TypeNumber},
+		{"input.amount > 100", TypeBool},
+		{"input.amount == 100", TypeBool},
+		{"1.5 * 2", TypeNumber},
+		{"2 - input.amount / 3", TypeNumber},
+		{"7 / 2", TypeInt},
+		{"steps.build.output.exit_code == 0", TypeBool},
+		{"steps.build.output.exit_code + 1", TypeInt},
+		{"steps.build.output.json.count + 1", TypeAny},
+		{"steps.build.error == null", TypeBool},
+		{"steps.build.output", ctExecOutput},
+		{"steps.fan.output", ListOf(ctExecOutput)},
+		{"steps.fan.output.map(o, o.exit_code)", ListOf(TypeInt)},
+		{"steps.price.output == {'total': 1.0}", TypeBool},
+		{"input.tags.filter(t, t.startsWith('a'))", ListOf(TypeString)},
+		{"'order-' + input.order_id.upperAscii()", TypeString},
+		{"has(steps.build.output.json.x)", TypeBool},
+		{"run.attempt > 1 && run.workflow == 'w'", TypeBool},
+		{"math.greatest(input.amount, 3.0)", TypeNumber},
+		{"{'a': 1, 'b': 'x'}", MapOf(TypeAny)},
+		{"[1, 2.5]", ListOf(TypeAny)},
+		{"input.tags.all(a, a != '')", TypeBool},
+	}
+	for _, tt := range tests {
+		e, diags := ctCheck(tt.src, when, nil)
+		if diags.HasErrors() {
+			t.Errorf("CheckExpr(%q): %s", tt.src, diags)
+			continue
+		}
+		if !e.Type.Equal(tt.want) {
+			t.Errorf("CheckExpr(%q).Type = %s, want %s", tt.src, e.Type, tt.want)
+		}
+	}
+}
+
+func TestCheckExprWantAcceptsDyn(t *testing.T) {
+	t.Parallel()
+	g := ctGraph()
+	sc := StepScope(g, ctStep(KindExec, "build"), SlotItems)
+	for _, src := range []string{"steps.build.output.json", "input.tags", "[1, 2]"} {
+		if _, diags := ctCheck(src, sc, ListOf(TypeAny)); diags.HasErrors() {
+			t.Errorf("items %q: %s", src, diags)
+		}
+	}
+}
+
+func TestCanonicalText(t *testing.T) {
+	t.Parallel()
+	sc := StepScope(ctGraph(), ctStep(KindExec), SlotWhen)
+	variants := []string{
+		"input.amount>100&&input.express",
+		"input.amount  >  100 &&\n  input.express",
+		"(input.amount > 100) && input.express",
+		"input . amount > 100 && input.express",
+	}
+	var first string
+	for i, src := range variants {
+		e, diags := ctCheck(src, sc, TypeBool)
+		if diags.HasErrors() {
+			t.Fatalf("%q: %s", src, diags)
+		}
+		if i == 0 {
+			first = e.CEL
+			continue
+		}
+		if e.CEL != first {
+			t.Errorf("canonical text of %q = %q, want %q", src, e.CEL, first)
+		}
+	}
+	if first != "input.amount > 100 && input.express" {
+		t.Errorf("canonical text = %q", first)
+	}
+	// Macros keep their written form.
+	e, diags := ctCheck("input.tags.exists(t,t=='x')", sc, TypeBool)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if e.CEL != "input.tags.exists(t, t == \"x\")" {
+		t.Errorf("canonical macro text = %q", e.CEL)
+	}
+}
+
+func TestStepRefs(t *testing.T) {
+	t.Parallel()
+	p, diags := ParseExpr("steps.b.output.x + steps.a.attempts + steps.b.attempts + [1].map(steps, steps)[0] + has(steps.c.output)", hcl.Range{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	got := strings.Join(p.StepRefs(), ",")
+	if got != "a,b,c" {
+		t.Errorf("StepRefs = %s, want a,b,c", got)
+	}
+}
+
+func TestErrorPositionQuoted(t *testing.T) {
+	t.Parallel()
+	src := "# comment\nstep = 1\n    when = \"input.amount > 1 && input.ordr_id == 'x'\"\n"
+	text, rng := ctAttr(t, src, "when")
+	p, diags := ParseExpr(text, rng)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	_, diags = CheckExpr(p, StepScope(ctGraph(), ctStep(KindExec), SlotWhen), TypeBool)
+	if !diags.HasErrors() {
+		t.Fatal("no error")
+	}
+	s := diags[0].Subject
+	if s.Start.Line != 3 || s.Start.Column != 39 || s.End.Column != 46 {
+		t.Errorf("subject = %s, want line 3, columns 39-46", s)
+	}
+	if got := src[s.Start.Byte:s.End.Byte]; got != "ordr_id" {
+		t.Errorf("subject bytes = %q, want ordr_id", got)
+	}
+	if s.Filename != "test.hcl" {
+		t.Errorf("filename = %q", s.Filename)
+	}
+}
+
+func TestErrorPositionSyntax(t *testing.T) {
+	t.Parallel()
+	src := "when = \"input.amount > > 1\"\n"
+	text, rng := ctAttr(t, src, "when")
+	_, diags := ParseExpr(text, rng)
+	if !diags.HasErrors() {
+		t.Fatal("no error")
+	}
+	s := diags[0].Subject
+	if s.Start.Line != 1 || src[s.Start.Byte:s.Start.Byte+1] != ">" || s.Start.Byte != 23 {
+		t.Errorf("subject = %s (byte %d), want the second >", s, s.Start.Byte)
+	}
+}
+
+func TestErrorPositionHeredoc(t *testing.T) {
+	t.Parallel()
+	src := "a = 1\nwhen = <<EOT\ninput.amount > 1 &&\n  input.ordr_id == 'x'\nEOT\n"
+	text, rng := ctAttr(t, src, "when")
+	p, diags := ParseExpr(text, rng)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	_, diags = CheckExpr(p, StepScope(ctGraph(), ctStep(KindExec), SlotWhen), TypeBool)
+	if !diags.HasErrors() {
+		t.Fatal("no error")
+	}
+	s := diags[0].Subject
+	if s.Start.Line != 4 || s.Start.Column != 9 {
+		t.Errorf("subject = %s, want line 4 column 9", s)
+	}
+	if got := src[s.Start.Byte:s.End.Byte]; got != "ordr_id" {
+		t.Errorf("subject bytes = %q, want ordr_id", got)
+	}
+}
