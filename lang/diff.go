@@ -101,10 +101,16 @@ func RequiredBump(changes []Change) Bump {
 
 // Diff classifies every difference between old and new, two graphs of the
 // same workflow, sorted by Path then What. The versions themselves and the
-// step hashes are not compared. Two graphs that differ only in formatting
+// step hashes are not compared; a nil graph counts as an empty one. Two graphs that differ only in formatting
 // and comments have no changes. Both graphs should be in normal form
 // (sealed or decoded).
 func Diff(old, new *Graph) []Change {
+	if old == nil {
+		old = &Graph{}
+	}
+	if new == nil {
+		new = &Graph{}
+	}
 	d := &differ{old: old, new: new}
 	d.workflow()
 	d.inputs()
@@ -471,8 +477,9 @@ func diffWidens(o, n *Type) bool {
 	return true
 }
 
-// diffFields returns the JSON field names, sorted, whose encoding differs
-// between the kind-specific blocks of two actions of the same kind.
+// diffFields returns the names of the fields, sorted, whose encoding
+// differs between the kind-specific blocks of two actions of the same kind.
+// Names are the HCL attribute names ("duration", not "duration_ms").
 func diffFields(o, n *Action) []string {
 	ob, _ := encMarshal(o)
 	nb, _ := encMarshal(n)
@@ -486,12 +493,12 @@ func diffFields(o, n *Action) []string {
 	var fields []string
 	for k := range a {
 		if !diffSame(a[k], b[k]) {
-			fields = append(fields, k)
+			fields = append(fields, strings.TrimSuffix(k, "_ms"))
 		}
 	}
 	for k := range b {
 		if _, ok := a[k]; !ok {
-			fields = append(fields, k)
+			fields = append(fields, strings.TrimSuffix(k, "_ms"))
 		}
 	}
 	sort.Strings(fields)

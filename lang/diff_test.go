@@ -257,6 +257,26 @@ func TestCheckBump(t *testing.T) {
 	})
 }
 
+// TestDiffFieldNames: parameter changes are named as the author writes
+// them (duration, not duration_ms).
+func TestDiffFieldNames(t *testing.T) {
+	old, g := irFull(t), irFull(t)
+	irFind(t, g, "approve").Action.Wait.TimeoutMS = 1000
+	irFind(t, g, "charge").Action.HTTP.Headers = nil
+	Seal(g)
+	var got []string
+	for _, c := range Diff(old, g) {
+		got = append(got, c.String())
+	}
+	want := []string{
+		`step "approve" wait parameters changed (timeout): MINOR`,
+		`step "charge" http parameters changed (headers): MINOR`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("Diff =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 func TestDiffMS(t *testing.T) {
 	for ms, want := range map[int64]string{0: "none", 500: "500ms", 1000: "1s", 1250: "1s250ms", 90000: "1m30s", 5400000: "1h30m", 86400000: "24h"} {
 		if got := diffMS(ms); got != want {
