@@ -1,0 +1,273 @@
+// Package cli is the flowrun command line: verb dispatch, flags, wiring of
+// lang, interp and store, output formats and exit codes.
+//
+// It is deliberately thin. It must not hold engine logic (scheduling,
+// retries, version decisions, run state changes are interp's), must not
+// parse HCL beyond calling lang, and must not touch the database except
+// through the store interface and interp. Every user mistake is found
+// before the store is opened, so bad input never writes to the database.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/flowrun/flowrun/clock"
+	"github.com/flowrun/flowrun/store"
+)
+
+// Exit codes, as fixed by the CLI design (spec/cli.md).
+const (
+	// ExitOK: the run completed, was detached, or the verb succeeded.
+	ExitOK = 0
+	// ExitFailed: the run failed or was canceled; fmt -check found files
+	// that need formatting.
+	ExitFailed = 1
+	// ExitInvalid: an invalid workflow, bad flags or bad input (including
+	// an unknown or ambiguous run id, and a request the run's state does
+	// not allow, such as canceling a finished run).
+	ExitInvalid = 2
+	// ExitParked: the run is parked (timer, signal, queue) or was
+	// interrupted with Ctrl-C, and the command returned.
+	ExitParked = 3
+	// ExitDecision: a version decision is needed and there is no terminal
+	// to ask on.
+	ExitDecision = 4
+	// ExitStore: the store failed (locked, corrupt, newer schema, cannot
+	// be opened).
+	ExitStore = 5
+)
+
+// command is one verb.
+type command struct {
+	name  string
+	args  string // the synopsis after the verb
+	short string // one line for `flowrun help`
+	long  string // the paragraph for `flowrun help VERB`
+	// store says the verb takes --db.
+	store bool
+	// setup declares the verb's flags on fs and returns the function that
+	// runs it with the positional arguments.
+	setup func(fs *flag.FlagSet, e *env) func(ctx context.Context, args []string) error
+}
+
+// commands returns every verb, in the order `flowrun help` lists them.
+func commands() []*command {
+	return []*command{
+		validateCommand(),
+		fmtCommand(),
+		graphCommand(),
+		diffCommand(),
+		runsCommand(),
+		logsCommand(),
+		versionsCommand(),
+	}
+}
+
+// env is what a verb runs with: the streams, the environment, and the
+// store, opened on first use.
+type env struct {
+	verb   string
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	getenv func(string) string
+	clock  clock.Clock
+
+	dsn     string // from --db, FLOWRUN_DB or the default
+	opened  store.Store
+	closers []func() error
+}
+
+// Main runs the flowrun command line with args (without the program name)
+// and returns the process exit code. Errors are printed once, to stderr.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{
+		stdin:  stdin,
+		stdout: stdout,
+		stderr: stderr,
+		getenv: os.Getenv,
+		clock:  clock.Real{},
+	}
+	defer e.close()
+	return e.main(context.Background(), args)
+}
+
+func (e *env) main(ctx context.Context, args []string) int {
+	// --db may also stand before the verb: flowrun --db x.db runs.
+	var globalDB string
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		name, value, hasValue := strings.Cut(strings.TrimLeft(args[0], "-"), "=")
+		switch {
+		case name == "db" && hasValue:
+			globalDB, args = value, args[1:]
+		case name == "db" && len(args) > 1:
+			globalDB, args = args[1], args[2:]
+		case name == "h" || name == "help":
+			e.usage(e.stdout)
+			return ExitOK
+		default:
+			e.verb = ""
+			return e.report(usageErrorf("flag %s must come after a verb", args[0]).
+				hint("Run `flowrun help` for the verbs and their flags."))
+		}
+	}
+	if len(args) == 0 {
+		e.usage(e.stderr)
+		return ExitInvalid
+	}
+	verb := args[0]
+	if verb == "help" {
+		return e.help(args[1:])
+	}
+	cmd := lookup(verb)
+	if cmd == nil {
+		return e.report(usageErrorf("unknown verb %q", verb).
+			hint("Run `flowrun help` for the list of verbs."))
+	}
+	e.verb = cmd.name
+
+	fs := flag.NewFlagSet("flowrun "+cmd.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var dbFlag string
+	if cmd.store {
+		fs.StringVar(&dbFlag, "db", "", "the database: a SQLite file path (default $FLOWRUN_DB, else .flowrun/flowrun.db)")
+	}
+	run := cmd.setup(fs, e)
+	positional, err := parseInterspersed(fs, args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		e.commandUsage(e.stdout, cmd, fs)
+		return ExitOK
+	}
+	if err != nil {
+		return e.report(usageErrorf("%s", flagMessage(err)).
+			hint(fmt.Sprintf("Run `flowrun %s -h` for its usage.", cmd.name)))
+	}
+	if cmd.store {
+		e.dsn = firstNonEmpty(dbFlag, globalDB, e.getenv("FLOWRUN_DB"), defaultDSN)
+	}
+	return e.report(run(ctx, positional))
+}
+
+func lookup(name string) *command {
+	for _, c := range commands() {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// report prints err once, as `flowrun VERB: message` with its hint, and
+// returns the exit code it carries.
+func (e *env) report(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var xe *exitError
+	if !errors.As(err, &xe) {
+		xe = &exitError{code: codeOf(err), err: err}
+	}
+	if xe.silent() {
+		return xe.code
+	}
+	prefix := "flowrun"
+	if e.verb != "" {
+		prefix += " " + e.verb
+	}
+	fmt.Fprintf(e.stderr, "%s: %s\n", prefix, xe.message())
+	if xe.hintText != "" {
+		fmt.Fprintf(e.stderr, "hint: %s\n", xe.hintText)
+	}
+	return xe.code
+}
+
+func (e *env) close() {
+	for i := len(e.closers) - 1; i >= 0; i-- {
+		if err := e.closers[i](); err != nil {
+			fmt.Fprintf(e.stderr, "flowrun: closing: %v\n", err)
+		}
+	}
+	e.closers = nil
+}
+
+func (e *env) help(args []string) int {
+	if len(args) == 0 {
+		e.usage(e.stdout)
+		return ExitOK
+	}
+	cmd := lookup(args[0])
+	if cmd == nil {
+		return e.report(usageErrorf("unknown verb %q", args[0]).
+			hint("Run `flowrun help` for the list of verbs."))
+	}
+	fs := flag.NewFlagSet("flowrun "+cmd.name, flag.ContinueOnError)
+	if cmd.store {
+		fs.String("db", "", "the database: a SQLite file path (default $FLOWRUN_DB, else .flowrun/flowrun.db)")
+	}
+	cmd.setup(fs, e)
+	e.commandUsage(e.stdout, cmd, fs)
+	return ExitOK
+}
+
+func (e *env) usage(w io.Writer) {
+	fmt.Fprintf(w, "flowrun runs durable workflows written in HCL with CEL expressions.\n\n")
+	fmt.Fprintf(w, "Usage:\n\n\tflowrun VERB [ARGUMENTS] [FLAGS]\n\nVerbs:\n\n")
+	cmds := commands()
+	width := 0
+	for _, c := range cmds {
+		width = max(width, len(c.name))
+	}
+	for _, c := range cmds {
+		fmt.Fprintf(w, "\t%-*s  %s\n", width, c.name, c.short)
+	}
+	fmt.Fprintf(w, "\nRun `flowrun help VERB` for a verb's arguments and flags.\n")
+	fmt.Fprintf(w, "Exit codes: 0 completed, 1 failed or canceled, 2 bad input, 3 parked,\n")
+	fmt.Fprintf(w, "4 version decision needed, 5 store error.\n")
+}
+
+func (e *env) commandUsage(w io.Writer, cmd *command, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "Usage: flowrun %s %s\n\n%s\n", cmd.name, cmd.args, cmd.long)
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if len(names) == 0 {
+		return
+	}
+	sort.Strings(names)
+	fmt.Fprintf(w, "\nFlags:\n")
+	for _, n := range names {
+		f := fs.Lookup(n)
+		arg := ""
+		if !isBoolFlag(f) {
+			arg = " VALUE"
+		}
+		fmt.Fprintf(w, "  --%s%s\n    \t%s\n", n, arg, f.Usage)
+	}
+}
+
+// flagMessage rewords the flag package's errors as sentences.
+func flagMessage(err error) string {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		return "unknown flag " + name
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
+		return "flag " + name + " needs a value"
+	}
+	return msg
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

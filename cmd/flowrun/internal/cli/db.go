@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/sqlite"
+)
+
+// defaultDSN is the database used when neither --db nor FLOWRUN_DB is set,
+// relative to the working directory.
+const defaultDSN = ".flowrun/flowrun.db"
+
+// busyTimeout is how long a command waits for another process's write to
+// finish before it gives up with exit 5.
+const busyTimeout = 5 * time.Second
+
+// errNoDatabase is returned by openStore(ctx, false) when the database file
+// does not exist: a read-only verb has nothing to read, and creating an
+// empty database just to read it would surprise.
+var errNoDatabase = errors.New("no database")
+
+// openStore opens the store named by e.dsn on first use and returns the same
+// store afterwards. With create false a missing database file is
+// errNoDatabase and nothing is created; with create true the store creates
+// the file (0600) and its directory (0700). The store refuses, without
+// writing to it, a file that is not a flowrun database.
+func (e *env) openStore(ctx context.Context, create bool) (store.Store, error) {
+	if e.opened != nil {
+		return e.opened, nil
+	}
+	dsn := e.dsn
+	if dsn == "" {
+		dsn = defaultDSN
+	}
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		return nil, usageErrorf("the Postgres store is not available in this build of flowrun").
+			hint("Use a SQLite file instead: pass --db PATH or set FLOWRUN_DB to a file path.")
+	}
+	path := strings.TrimPrefix(dsn, "sqlite://")
+	if !create {
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			return nil, errNoDatabase
+		}
+	}
+	st, err := sqlite.Open(ctx, path, sqlite.Options{BusyTimeout: busyTimeout})
+	if err != nil {
+		return nil, &exitError{code: ExitStore, err: err, hintText: openHint(err)}
+	}
+	e.opened = st
+	e.closers = append(e.closers, st.Close)
+	return st, nil
+}
+
+func openHint(err error) string {
+	switch {
+	case errors.Is(err, store.ErrSchemaTooNew):
+		return "This database was written by a newer flowrun; use that version, or pass --db with another database."
+	case errors.Is(err, store.ErrBusy):
+		return "Another flowrun process holds the database; wait for it, then run the command again."
+	}
+	return "Pass --db (or set FLOWRUN_DB) with the path of a flowrun database, or of a file to create in a writable directory."
+}

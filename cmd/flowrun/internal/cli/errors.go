@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/flowrun/flowrun/store"
+)
+
+// exitError is an error that carries the exit code and, usually, a hint that
+// says how to fix it. A silent exitError only sets the exit code: what there
+// was to say was already printed (diagnostics, a failed run's summary).
+type exitError struct {
+	code     int
+	msg      string
+	hintText string
+	err      error
+	quiet    bool
+}
+
+func (x *exitError) Error() string { return x.message() }
+
+func (x *exitError) Unwrap() error { return x.err }
+
+func (x *exitError) message() string {
+	switch {
+	case x.msg != "" && x.err != nil:
+		return x.msg + ": " + x.err.Error()
+	case x.msg != "":
+		return x.msg
+	case x.err != nil:
+		return x.err.Error()
+	}
+	return fmt.Sprintf("exit status %d", x.code)
+}
+
+func (x *exitError) silent() bool { return x.quiet }
+
+// hint attaches a sentence saying how to fix the problem.
+func (x *exitError) hint(h string) *exitError {
+	x.hintText = h
+	return x
+}
+
+// usageErrorf is bad flags or bad input: exit 2.
+func usageErrorf(format string, args ...any) *exitError {
+	return &exitError{code: ExitInvalid, msg: fmt.Sprintf(format, args...)}
+}
+
+// storeError is a failure of the store: exit 5, unless the error says the
+// input was wrong (an unknown id), which codeOf classifies.
+func storeError(msg string, err error) *exitError {
+	return &exitError{code: codeOf(err), msg: msg, err: err}
+}
+
+// exitCode ends the verb with code without printing anything more.
+func exitCode(code int) *exitError {
+	return &exitError{code: code, quiet: true}
+}
+
+// codeOf classifies an error that carries no exit code of its own.
+func codeOf(err error) int {
+	var xe *exitError
+	switch {
+	case errors.As(err, &xe):
+		return xe.code
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrAmbiguous),
+		errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrVersionConflict):
+		return ExitInvalid
+	case errors.Is(err, store.ErrBusy), errors.Is(err, store.ErrSchemaTooNew):
+		return ExitStore
+	}
+	return ExitStore
+}

@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/flowrun/flowrun/store"
+)
+
+// describeEvent renders an event as words for people: "step charge started
+// (attempt 1)", "run completed", "step charge failed: exit status 1". It
+// knows the common fields of event data (attempt, error, message, reason,
+// wake_at) and shows nothing else, so new event kinds still read well.
+func describeEvent(ev store.Event) string {
+	var b strings.Builder
+	if ev.StepKey != "" {
+		b.WriteString("step " + ev.StepKey + " " + words(strings.TrimPrefix(ev.Kind, "step_")))
+	} else {
+		b.WriteString("run " + words(strings.TrimPrefix(ev.Kind, "run_")))
+	}
+
+	var data map[string]any
+	if len(ev.Data) > 0 {
+		_ = json.Unmarshal(ev.Data, &data) // data that is not an object has no known fields
+	}
+	var extras []string
+	if a, ok := data["attempt"].(float64); ok && a > 0 {
+		extras = append(extras, fmt.Sprintf("attempt %d", int(a)))
+	}
+	if w, ok := data["wake_at"].(string); ok {
+		if t, err := time.Parse(time.RFC3339Nano, w); err == nil {
+			extras = append(extras, "until "+t.Local().Format("15:04:05"))
+		}
+	}
+	if r, ok := data["reason"].(string); ok && r != "" {
+		extras = append(extras, r)
+	}
+	if len(extras) > 0 {
+		b.WriteString(" (" + strings.Join(extras, ", ") + ")")
+	}
+	if msg := eventMessage(data); msg != "" {
+		b.WriteString(": " + msg)
+	}
+	return b.String()
+}
+
+func words(kind string) string { return strings.ReplaceAll(kind, "_", " ") }
+
+func eventMessage(data map[string]any) string {
+	if e, ok := data["error"].(map[string]any); ok {
+		if m, ok := e["message"].(string); ok {
+			return oneLine(m)
+		}
+	}
+	if m, ok := data["message"].(string); ok {
+		return oneLine(m)
+	}
+	return ""
+}
+
+// oneLine keeps the first line of a message, marking that more was cut.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " …"
+	}
+	return s
+}
+
+// progress prints one plain line per event, for apply and resume when the
+// output is not a terminal: "[12:00:01] step charge started (attempt 1)".
+// The time is the event's, recorded from the engine clock. It is called from
+// the engine's goroutines, so it serializes its writes.
+type progress struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (p *progress) event(ev store.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, "[%s] %s\n", ev.At.Local().Format("15:04:05"), describeEvent(ev))
+}
+
+// compactJSON renders a raw JSON value on one line, or "null".
+func compactJSON(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "null"
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return string(raw)
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return string(raw)
+	}
+	return string(out)
+}
+
+// sortedRawKeys lists an object's keys, sorted; nil for a value that is not
+// an object.
+func sortedRawKeys(raw json.RawMessage) ([]string, map[string]json.RawMessage) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil || m == nil {
+		return nil, nil
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys, m
+}

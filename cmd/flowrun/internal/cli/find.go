@@ -1,0 +1,48 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/flowrun/flowrun/store"
+)
+
+// findRun opens the store without creating it and resolves a run id or a
+// unique prefix of one. An unknown or ambiguous id is bad input (exit 2).
+func (e *env) findRun(ctx context.Context, idOrPrefix string) (store.Store, store.Run, error) {
+	if idOrPrefix == "" {
+		return nil, store.Run{}, usageErrorf("the run id is empty").
+			hint("Name a run by its id or a unique prefix of it; list runs with: flowrun runs")
+	}
+	st, err := e.openStore(ctx, false)
+	if errors.Is(err, errNoDatabase) {
+		return nil, store.Run{}, usageErrorf("no run has an id starting with %q: there is no database at %s", idOrPrefix, e.dsn).
+			hint("Pass --db (or set FLOWRUN_DB) with the database that holds the run.")
+	}
+	if err != nil {
+		return nil, store.Run{}, err
+	}
+	run, err := st.RunFind(ctx, idOrPrefix)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, store.Run{}, usageErrorf("no run has an id starting with %q", idOrPrefix).
+			hint("List the runs with: flowrun runs")
+	case errors.Is(err, store.ErrAmbiguous):
+		return nil, store.Run{}, usageErrorf("%q is the start of more than one run id", idOrPrefix).
+			hint("Give more characters of the id; list the runs with: flowrun runs")
+	case err != nil:
+		return nil, store.Run{}, storeError(fmt.Sprintf("finding run %q", idOrPrefix), err)
+	}
+	return st, run, nil
+}
+
+// oneRunArg checks that a verb got exactly the RUN argument (and extra
+// positional arguments when want > 1).
+func oneRunArg(verb string, args []string, want int, usage string) error {
+	if len(args) != want {
+		return usageErrorf("%s takes %s, got %s", verb, usage, plural(len(args), "argument", "arguments")).
+			hint(fmt.Sprintf("Run `flowrun %s -h` for its usage.", verb))
+	}
+	return nil
+}

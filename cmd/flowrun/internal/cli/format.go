@@ -1,0 +1,139 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/flowrun/flowrun/lang"
+)
+
+func fmtCommand() *command {
+	return &command{
+		name:  "fmt",
+		args:  "[--check] PATH...",
+		short: "rewrite workflow files in canonical HCL formatting",
+		long: `Fmt rewrites each workflow file (and every *.hcl file of each directory) in
+place in the canonical formatting. With --check it changes nothing: it lists
+the files whose formatting differs and exits 1 when there is any, like
+gofmt -l. A file that does not parse is reported with its diagnostics and
+exit 2.`,
+		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			check := fs.Bool("check", false, "list the files that need formatting and exit 1 if any; change nothing")
+			return func(ctx context.Context, args []string) error {
+				return e.runFmt(args, *check)
+			}
+		},
+	}
+}
+
+func (e *env) runFmt(paths []string, check bool) error {
+	if len(paths) == 0 {
+		return usageErrorf("no workflow files given").
+			hint("Name one or more .hcl files or directories: flowrun fmt PATH...")
+	}
+	files, err := expandHCL(paths)
+	if err != nil {
+		return err
+	}
+	bad, changed := 0, 0
+	for _, name := range files {
+		src, err := os.ReadFile(name)
+		if err != nil {
+			return usageErrorf("cannot read %s: %v", name, err).hint("Check that the file exists and is readable.")
+		}
+		out, diags := lang.Format(name, src)
+		if diags.HasErrors() {
+			bad++
+			hf := map[string]*hcl.File{name: {Bytes: src}}
+			if werr := lang.WriteDiagnostics(e.stderr, hf, diags, e.useColor(e.stderr), width(e.stderr)); werr != nil {
+				return fmt.Errorf("writing diagnostics: %w", werr)
+			}
+			continue
+		}
+		if bytes.Equal(src, out) {
+			continue
+		}
+		changed++
+		if check {
+			fmt.Fprintln(e.stdout, name)
+			continue
+		}
+		if err := writeFileKeepMode(name, out); err != nil {
+			return &exitError{code: ExitFailed, msg: fmt.Sprintf("cannot rewrite %s", name), err: err,
+				hintText: "Check that the file is writable."}
+		}
+	}
+	switch {
+	case bad > 0:
+		return usageErrorf("%s could not be formatted because of syntax errors", plural(bad, "file", "files")).
+			hint("Fix the errors above and run flowrun fmt again.")
+	case check && changed > 0:
+		return exitCode(ExitFailed)
+	}
+	return nil
+}
+
+// expandHCL returns the files named by paths, a directory standing for the
+// *.hcl files directly in it, sorted.
+func expandHCL(paths []string) ([]string, error) {
+	var files []string
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, usageErrorf("cannot read %s: %v", p, unwrapPathError(err)).
+				hint("Check the path: it must be a workflow file or a directory of .hcl files.")
+		}
+		if !st.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		matches, err := filepath.Glob(filepath.Join(p, "*.hcl"))
+		if err != nil {
+			return nil, fmt.Errorf("listing %s: %w", p, err)
+		}
+		sort.Strings(matches)
+		files = append(files, matches...)
+	}
+	return files, nil
+}
+
+func unwrapPathError(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+// writeFileKeepMode replaces name's content, keeping its permissions, by
+// writing a temporary file next to it and renaming it over the original, so
+// a crash never leaves a half-written workflow.
+func writeFileKeepMode(name string, data []byte) error {
+	st, err := os.Stat(name)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(st.Mode().Perm()); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), name)
+}

@@ -1,0 +1,362 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/flowrun/flowrun/lang"
+)
+
+// readInputs builds a run's inputs from --inputs FILE.json (a JSON object)
+// and the --input NAME=VALUE pairs, which win over the file. Each VALUE is
+// converted by the input's declared type: a number, a bool (true or false),
+// a string as written, and JSON for lists, maps and objects. Every value is
+// then checked against its declared type, unknown names are refused, and
+// required inputs (without a default) must be given, so that bad input is
+// found before the store is opened. Defaults are left to the engine.
+func readInputs(g *lang.Graph, pairs []string, file string) (map[string]any, error) {
+	declared := map[string]*lang.Type{}
+	var names []string
+	for _, in := range g.Inputs {
+		declared[in.Name] = in.Type
+		names = append(names, in.Name)
+	}
+	sort.Strings(names)
+	inputs := map[string]any{}
+	if file != "" {
+		fromFile, err := readInputsFile(file)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range fromFile {
+			if _, ok := declared[k]; !ok {
+				return nil, unknownInput(g, k, names).hint(fmt.Sprintf("Remove %q from %s, or declare it with an input block.", k, file))
+			}
+			if err := checkValue(declared[k], v, k); err != nil {
+				return nil, usageErrorf("%s: %v", file, err).
+					hint(fmt.Sprintf("Give %q a value of type %s.", k, declared[k]))
+			}
+			inputs[k] = v
+		}
+	}
+	for _, p := range pairs {
+		k, raw, ok := strings.Cut(p, "=")
+		if !ok || k == "" {
+			return nil, usageErrorf("--input %q is not NAME=VALUE", p).
+				hint("Write each input as --input NAME=VALUE, such as --input order_id=A-1.")
+		}
+		t, ok := declared[k]
+		if !ok {
+			return nil, unknownInput(g, k, names).hint(fmt.Sprintf("Remove --input %s, or declare it with an input block.", p))
+		}
+		v, err := convertInput(t, raw)
+		if err != nil {
+			return nil, usageErrorf("--input %s: %v", p, err).
+				hint(inputHint(k, t))
+		}
+		if err := checkValue(t, v, k); err != nil {
+			return nil, usageErrorf("--input %s: %v", p, err).hint(inputHint(k, t))
+		}
+		inputs[k] = v
+	}
+	var missing []string
+	for _, in := range g.Inputs {
+		if _, ok := inputs[in.Name]; !ok && in.Default == nil {
+			missing = append(missing, in.Name)
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		flags := make([]string, len(missing))
+		for i, m := range missing {
+			flags[i] = fmt.Sprintf("--input %s=...", m)
+		}
+		return nil, usageErrorf("workflow %q needs %s %s, which %s no default",
+			g.Workflow, pluralWord(len(missing), "input", "inputs"), quoteList(missing), pluralWord(len(missing), "has", "have")).
+			hint("Pass " + strings.Join(flags, " ") + ", or put the values in a JSON file given with --inputs.")
+	}
+	return inputs, nil
+}
+
+func unknownInput(g *lang.Graph, k string, names []string) *exitError {
+	if len(names) == 0 {
+		return usageErrorf("workflow %q has no input %q; it declares no inputs", g.Workflow, k)
+	}
+	return usageErrorf("workflow %q has no input %q; it declares %s", g.Workflow, k, quoteList(names))
+}
+
+func pluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func inputHint(name string, t *lang.Type) string {
+	switch t.Kind {
+	case lang.KindNumber:
+		return fmt.Sprintf("Input %q is a number: pass it as --input %s=10 or --input %s=2.5.", name, name, name)
+	case lang.KindInt:
+		return fmt.Sprintf("Input %q is a whole number: pass it as --input %s=10.", name, name)
+	case lang.KindBool:
+		return fmt.Sprintf("Input %q is a bool: pass --input %s=true or --input %s=false.", name, name, name)
+	case lang.KindString:
+		return fmt.Sprintf("Input %q is a string: pass --input %s=TEXT.", name, name)
+	}
+	return fmt.Sprintf("Input %q is %s: pass it as JSON, such as --input '%s=%s'.", name, t, name, jsonExample(t))
+}
+
+func jsonExample(t *lang.Type) string {
+	switch t.Kind {
+	case lang.KindList:
+		return "[" + jsonExample(t.Elem) + "]"
+	case lang.KindMap:
+		return `{"key": ` + jsonExample(t.Elem) + "}"
+	case lang.KindObject:
+		names := make([]string, 0, len(t.Fields))
+		for n := range t.Fields {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		parts := make([]string, len(names))
+		for i, n := range names {
+			parts[i] = fmt.Sprintf("%q: %s", n, jsonExample(t.Fields[n]))
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	case lang.KindNumber, lang.KindInt:
+		return "1"
+	case lang.KindBool:
+		return "true"
+	}
+	return `"text"`
+}
+
+// convertInput turns the text of --input NAME=VALUE into a value of type t.
+func convertInput(t *lang.Type, raw string) (any, error) {
+	switch t.Kind {
+	case lang.KindString:
+		return raw, nil
+	case lang.KindNumber, lang.KindInt:
+		f, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return nil, fmt.Errorf("%q is not a number", raw)
+		}
+		return f, nil
+	case lang.KindBool:
+		switch raw {
+		case "true":
+			return true, nil
+		case "false":
+			return false, nil
+		}
+		return nil, fmt.Errorf("%q is not a bool (true or false)", raw)
+	case lang.KindAny:
+		var v any
+		if err := json.Unmarshal([]byte(raw), &v); err == nil {
+			return v, nil
+		}
+		return raw, nil
+	}
+	var v any
+	if err := decodeJSON([]byte(raw), &v); err != nil {
+		return nil, fmt.Errorf("the value is not valid JSON for %s: %v", t, err)
+	}
+	return v, nil
+}
+
+// readInputsFile reads a JSON object of inputs. A syntax error names the
+// file, line and column.
+func readInputsFile(file string) (map[string]any, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, usageErrorf("cannot read the inputs file %s: %v", file, unwrapPathError(err)).
+			hint("Pass --inputs with the path of a JSON file holding an object of inputs.")
+	}
+	var v any
+	if err := decodeJSON(data, &v); err != nil {
+		var je *jsonError
+		if errors.As(err, &je) {
+			line, col := lineCol(data, je.offset)
+			return nil, usageErrorf("%s:%d:%d: the inputs file is not valid JSON: %v", file, line, col, je).
+				hint(`Fix the JSON; the file must hold one object, such as {"order_id": "A-1", "amount": 10}.`)
+		}
+		return nil, usageErrorf("%s: the inputs file is not valid JSON: %v", file, err).
+			hint(`Fix the JSON; the file must hold one object, such as {"order_id": "A-1", "amount": 10}.`)
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, usageErrorf("%s holds %s, not a JSON object of inputs", file, jsonKind(v)).
+			hint(`Write the inputs as one object, such as {"order_id": "A-1", "amount": 10}.`)
+	}
+	return obj, nil
+}
+
+// jsonError is a JSON syntax error with the byte offset where it was found.
+type jsonError struct {
+	offset int64
+	msg    string
+}
+
+func (j *jsonError) Error() string { return j.msg }
+
+// decodeJSON decodes exactly one JSON value, refusing trailing data. A
+// syntax error is a *jsonError.
+func decodeJSON(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(v); err != nil {
+		var se *json.SyntaxError
+		switch {
+		case errors.As(err, &se):
+			// Offset counts the offending byte; point at it.
+			return &jsonError{offset: max(se.Offset-1, 0), msg: se.Error()}
+		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+			return &jsonError{offset: int64(len(data)), msg: "unexpected end of JSON input"}
+		}
+		return err
+	}
+	if dec.More() {
+		return &jsonError{offset: dec.InputOffset(), msg: "unexpected data after the JSON value"}
+	}
+	return nil
+}
+
+// lineCol turns a byte offset into a 1-based line and column.
+func lineCol(data []byte, off int64) (int, int) {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	line, col := 1, 1
+	for _, b := range data[:off] {
+		if b == '\n' {
+			line++
+			col = 1
+		} else {
+			col++
+		}
+	}
+	return line, col
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a bool"
+	case float64:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// checkValue reports whether a JSON-decoded value fits the declared type;
+// path names the value in the message (amount, items[2], address.city).
+func checkValue(t *lang.Type, v any, path string) error {
+	if t == nil || t.Kind == lang.KindAny {
+		return nil
+	}
+	bad := func() error {
+		return fmt.Errorf("%s must be %s, got %s", path, typeArticle(t), jsonKind(v))
+	}
+	switch t.Kind {
+	case lang.KindString:
+		if _, ok := v.(string); !ok {
+			return bad()
+		}
+	case lang.KindNumber:
+		if _, ok := v.(float64); !ok {
+			return bad()
+		}
+	case lang.KindInt:
+		f, ok := v.(float64)
+		if !ok {
+			return bad()
+		}
+		if f != math.Trunc(f) {
+			return fmt.Errorf("%s must be a whole number, got %v", path, f)
+		}
+	case lang.KindBool:
+		if _, ok := v.(bool); !ok {
+			return bad()
+		}
+	case lang.KindNull:
+		if v != nil {
+			return bad()
+		}
+	case lang.KindList:
+		l, ok := v.([]any)
+		if !ok {
+			return bad()
+		}
+		for i, el := range l {
+			if err := checkValue(t.Elem, el, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	case lang.KindMap:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return bad()
+		}
+		for _, k := range sortedKeys(m) {
+			if err := checkValue(t.Elem, m[k], path+"."+k); err != nil {
+				return err
+			}
+		}
+	case lang.KindObject:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return bad()
+		}
+		names := make([]string, 0, len(t.Fields))
+		for n := range t.Fields {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fv, ok := m[n]
+			if !ok {
+				return fmt.Errorf("%s is missing the field %q of %s", path, n, t)
+			}
+			if err := checkValue(t.Fields[n], fv, path+"."+n); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func typeArticle(t *lang.Type) string {
+	switch t.Kind {
+	case lang.KindString, lang.KindNumber, lang.KindBool, lang.KindList, lang.KindMap:
+		return "a " + t.String()
+	case lang.KindInt:
+		return "a whole number"
+	case lang.KindObject, lang.KindAny:
+		return "an " + t.String()
+	}
+	return t.String()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/flowrun/flowrun/store"
+)
+
+// runStatuses are the values --status accepts.
+var runStatuses = []string{
+	string(store.RunPending), string(store.RunRunning), string(store.RunWaiting), string(store.RunBlocked),
+	string(store.RunCompleted), string(store.RunFailed), string(store.RunCanceled),
+}
+
+func runsCommand() *command {
+	return &command{
+		name:  "runs",
+		args:  "[--status S] [--workflow W] [--limit N] [--json]",
+		short: "list runs, newest first",
+		long: `Runs lists runs, newest first, with their workflow, version, key, status and
+progress. --json prints an array of run summaries with the fields run_id,
+workflow, version, key, status, created_at, finished_at (null until the run
+ends), steps_total and steps_done.`,
+		store: true,
+		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			status := &choiceFlag{choices: runStatuses}
+			fs.Var(status, "status", "only runs with this status: pending, running, waiting, blocked, completed, failed or canceled")
+			workflow := fs.String("workflow", "", "only runs of this workflow")
+			limit := fs.Int("limit", 50, "at most this many runs; 0 lists all")
+			asJSON := fs.Bool("json", false, "print a JSON array of run summaries")
+			return func(ctx context.Context, args []string) error {
+				if len(args) > 0 {
+					return usageErrorf("runs takes no arguments, got %q", args[0]).
+						hint("Filter with --status and --workflow, such as: flowrun runs --status failed.")
+				}
+				if *limit < 0 {
+					return usageErrorf("--limit must be 0 or more, got %d", *limit).hint("Pass --limit 0 to list every run.")
+				}
+				var runs []store.RunSummary
+				st, err := e.openStore(ctx, false)
+				switch {
+				case errors.Is(err, errNoDatabase):
+					// No database yet: no runs.
+				case err != nil:
+					return err
+				default:
+					runs, err = st.RunList(ctx, store.RunListParams{
+						Status: store.RunStatus(status.value), Workflow: *workflow, Limit: *limit,
+					})
+					if err != nil {
+						return storeError("listing runs", err)
+					}
+				}
+				if *asJSON {
+					return e.writeJSON(runSummariesJSON(runs))
+				}
+				if len(runs) == 0 {
+					fmt.Fprintln(e.stderr, "flowrun runs: no runs match; start one with: flowrun apply FILE.hcl")
+					return nil
+				}
+				tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "RUN\tWORKFLOW\tVERSION\tKEY\tSTATUS\tSTEPS\tCREATED")
+				for _, r := range runs {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\n", r.ID, r.Workflow, r.Version,
+						r.Key, r.Status, r.StepsDone, r.StepsTotal, formatTime(r.CreatedAt))
+				}
+				return tw.Flush()
+			}
+		},
+	}
+}
+
+// runSummaryJSON is one element of `runs --json`; the field names are part
+// of the interface.
+type runSummaryJSON struct {
+	RunID      string     `json:"run_id"`
+	Workflow   string     `json:"workflow"`
+	Version    string     `json:"version"`
+	Key        string     `json:"key"`
+	Status     string     `json:"status"`
+	CreatedAt  time.Time  `json:"created_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+	StepsTotal int        `json:"steps_total"`
+	StepsDone  int        `json:"steps_done"`
+}
+
+func runSummariesJSON(runs []store.RunSummary) []runSummaryJSON {
+	out := make([]runSummaryJSON, 0, len(runs))
+	for _, r := range runs {
+		s := runSummaryJSON{
+			RunID: r.ID, Workflow: r.Workflow, Version: r.Version, Key: r.Key, Status: string(r.Status),
+			CreatedAt: r.CreatedAt.UTC(), StepsTotal: r.StepsTotal, StepsDone: r.StepsDone,
+		}
+		if !r.FinishedAt.IsZero() {
+			t := r.FinishedAt.UTC()
+			s.FinishedAt = &t
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// writeJSON prints v as indented JSON on stdout.
+func (e *env) writeJSON(v any) error {
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("writing JSON: %w", err)
+	}
+	return nil
+}
+
+// formatTime renders a time for tables, in the local zone, or "-".
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Local().Format("2006-01-02 15:04:05")
+}
+
+// formatDuration renders a duration for people: 850ms, 1.2s, 3m4s.
+func formatDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
+	case d < time.Minute:
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+	}
+	return d.Round(time.Second).String()
+}

@@ -1,0 +1,39 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/flowrun/flowrun/lang"
+)
+
+func validateCommand() *command {
+	return &command{
+		name:  "validate",
+		args:  "PATH...",
+		short: "check workflow files and print their diagnostics",
+		long: `Validate compiles the workflow files (and every *.hcl file of each directory)
+and prints every problem with its file, line and column, the source line and
+how to fix it. It exits 2 when there is an error, 0 otherwise, and prints one
+line per valid workflow with its version and graph hash. It does not touch the
+database.`,
+		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			return func(ctx context.Context, args []string) error {
+				mod, err := e.load(args)
+				if err != nil {
+					return err
+				}
+				for _, w := range mod.Workflows {
+					h, err := lang.Hash(w.Graph)
+					if err != nil {
+						return fmt.Errorf("hashing workflow %q: %w", w.Name, err)
+					}
+					fmt.Fprintf(e.stdout, "%s: workflow %q version %s is valid (graph %s)\n",
+						w.File, w.Name, w.Graph.Version, shortHash(h))
+				}
+				return nil
+			}
+		},
+	}
+}

@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/flowrun/flowrun/store"
+)
+
+func versionsCommand() *command {
+	return &command{
+		name:  "versions",
+		args:  "WORKFLOW",
+		short: "list a workflow's stored versions with their hashes and run counts",
+		long: `Versions lists every stored version of a workflow, oldest first, with the
+hash of its graph, how many runs are bound to it and when it was stored.`,
+		store: true,
+		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			return func(ctx context.Context, args []string) error {
+				if len(args) != 1 {
+					return usageErrorf("versions takes one WORKFLOW name, got %s", plural(len(args), "argument", "arguments")).
+						hint("Run: flowrun versions WORKFLOW")
+				}
+				name := args[0]
+				notStored := usageErrorf("no version of workflow %q is stored", name).
+					hint("Apply its file first (flowrun apply FILE.hcl), or check the name and --db.")
+				st, err := e.openStore(ctx, false)
+				if errors.Is(err, errNoDatabase) {
+					return notStored
+				}
+				if err != nil {
+					return err
+				}
+				vs, err := st.VersionList(ctx, name)
+				if err != nil {
+					return storeError(fmt.Sprintf("listing the versions of workflow %q", name), err)
+				}
+				if len(vs) == 0 {
+					return notStored
+				}
+				runs, err := st.RunList(ctx, store.RunListParams{Workflow: name})
+				if err != nil {
+					return storeError(fmt.Sprintf("listing the runs of workflow %q", name), err)
+				}
+				counts := map[string]int{}
+				for _, r := range runs {
+					counts[r.Version]++
+				}
+				tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "VERSION\tHASH\tRUNS\tSTORED")
+				for _, v := range vs {
+					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", v.Version, shortHash(v.Hash), counts[v.Version], formatTime(v.CreatedAt))
+				}
+				return tw.Flush()
+			}
+		},
+	}
+}

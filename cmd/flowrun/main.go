@@ -1,0 +1,12 @@
+// Command flowrun validates, formats, stores and runs flowrun workflows.
+// Everything it does lives in package cli; main only hands over the
+// arguments and the standard streams and exits with the code cli returns.
+package main
+
+import (
+	"os"
+
+	"github.com/flowrun/flowrun/cmd/flowrun/internal/cli"
+)
+
+func main() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/flowrun/flowrun/cmd/flowrun/internal/cli"
+)
+
+// TestMain lets the test binary stand in for the flowrun command inside
+// the scripts.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"flowrun": func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScripts runs every testdata/script/*.txtar: one verb and topic per
+// file, each with its own workflow files and expected output.
+func TestScripts(t *testing.T) {
+	t.Parallel()
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("FLOWRUN_DB", filepath.Join(env.WorkDir, ".flowrun", "flowrun.db"))
+			env.Setenv("NO_COLOR", "1")
+			env.Setenv("TZ", "UTC")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"mask":  cmdMask,
+			"runid": cmdRunID,
+		},
+	})
+}
+
+// Run ids are ULIDs; times are RFC 3339 or the clock stamps of progress
+// lines; durations are what a real clock makes them.
+var (
+	runIDPattern    = regexp.MustCompile(`\b[0-9A-HJKMNP-TV-Z]{26}\b`)
+	timePattern     = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`)
+	stampPattern    = regexp.MustCompile(`\[\d\d:\d\d:\d\d\]`)
+	durationPattern = regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|us|ms|s|m|h)\b`)
+)
+
+// cmdMask copies a file (stdout and stderr name the last command's
+// output) to another, replacing each run id by RUN1, RUN2, ... in order of
+// first appearance, each time by TIME, each [hh:mm:ss] by [TIME] and, with
+// -d, each duration by DUR:
+//
+//	mask [-d] stdout got.txt
+func cmdMask(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("mask does not fail")
+	}
+	durations := len(args) > 0 && args[0] == "-d"
+	if durations {
+		args = args[1:]
+	}
+	if len(args) != 2 {
+		ts.Fatalf("usage: mask [-d] FROM TO")
+	}
+	text := ts.ReadFile(args[0])
+	ids := map[string]string{}
+	text = runIDPattern.ReplaceAllStringFunc(text, func(id string) string {
+		if _, ok := ids[id]; !ok {
+			ids[id] = fmt.Sprintf("RUN%d", len(ids)+1)
+		}
+		return ids[id]
+	})
+	text = timePattern.ReplaceAllString(text, "TIME")
+	text = stampPattern.ReplaceAllString(text, "[TIME]")
+	if durations {
+		text = durationPattern.ReplaceAllString(text, "DUR")
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(text), 0o644))
+}
+
+// cmdRunID sets an environment variable to the first run id in a file
+// (stdout: the last command's output), so later commands can name the run:
+//
+//	runid stdout RUN
+func cmdRunID(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("runid does not fail")
+	}
+	if len(args) != 2 {
+		ts.Fatalf("usage: runid FILE VAR")
+	}
+	id := runIDPattern.FindString(ts.ReadFile(args[0]))
+	if id == "" {
+		ts.Fatalf("no run id in %s:\n%s", args[0], strings.TrimSpace(ts.ReadFile(args[0])))
+	}
+	ts.Setenv(args[1], id)
+}
