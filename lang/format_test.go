@@ -1,6 +1,8 @@
 package lang
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -94,5 +96,53 @@ func TestFormatSyntaxError(t *testing.T) {
 	d := diags[0]
 	if d.Subject == nil || d.Subject.Filename != "bad.hcl" || d.Subject.Start.Line < 2 {
 		t.Fatalf("diagnostic has no useful range: %+v", d)
+	}
+}
+
+// TestFormatKeepsGraphHash: formatting, comments and blank lines do not
+// change the compiled graph (positions are not in the IR).
+func TestFormatKeepsGraphHash(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "valid", "*.hcl"))
+	examples, _ := filepath.Glob(filepath.Join("..", "examples", "*.hcl"))
+	files = append(files, examples...)
+	if len(files) == 0 {
+		t.Skip("no workflow files to format")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(src), "<<") {
+				t.Skip("heredoc bodies cannot be re-indented without changing them")
+			}
+			// Mangle the layout: comments, blank lines, no indentation.
+			var mangled strings.Builder
+			for _, line := range strings.Split(string(src), "\n") {
+				mangled.WriteString("\n# a comment\n\n" + strings.TrimSpace(line) + "   \n")
+			}
+			out, diags := Format(f, []byte(mangled.String()))
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			hashes := map[string]string{}
+			for i, text := range []string{string(src), mangled.String(), string(out)} {
+				m, diags := LoadFile(f, []byte(text))
+				if diags.HasErrors() || m == nil {
+					t.Fatalf("version %d does not compile: %v", i, diags)
+				}
+				for _, w := range m.Workflows {
+					h, err := Hash(w.Graph)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if prev, ok := hashes[w.Graph.Workflow]; ok && prev != h {
+						t.Fatalf("workflow %q: layout changed the graph hash", w.Graph.Workflow)
+					}
+					hashes[w.Graph.Workflow] = h
+				}
+			}
+		})
 	}
 }
