@@ -223,7 +223,11 @@ func decodeJSON(data []byte, v any) error {
 		return err
 	}
 	if dec.More() {
-		return &jsonError{offset: dec.InputOffset(), msg: "unexpected data after the JSON value"}
+		off := dec.InputOffset()
+		for off < int64(len(data)) && strings.ContainsRune(" \t\r\n", rune(data[off])) {
+			off++
+		}
+		return &jsonError{offset: off, msg: "unexpected data after the JSON value"}
 	}
 	return nil
 }

@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"flag"
+	"io"
+	"reflect"
+	"testing"
+)
+
+func TestParseInterspersed(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		args       []string
+		positional []string
+		inputs     []string
+		format     string
+		detach     bool
+		wantErr    bool
+	}{
+		{name: "flags first", args: []string{"--format", "dot", "a.hcl"}, positional: []string{"a.hcl"}, format: "dot"},
+		{name: "flags after", args: []string{"a.hcl", "--input", "a=1", "b.hcl", "-input=b=2"},
+			positional: []string{"a.hcl", "b.hcl"}, inputs: []string{"a=1", "b=2"}},
+		{name: "bool takes no value", args: []string{"--detach", "a.hcl"}, positional: []string{"a.hcl"}, detach: true},
+		{name: "bool with value", args: []string{"--detach=false", "a.hcl"}, positional: []string{"a.hcl"}},
+		{name: "double dash ends flags", args: []string{"--detach", "--", "--format", "x"},
+			positional: []string{"--format", "x"}, detach: true},
+		{name: "value that looks like a flag", args: []string{"--input", "-x=1"}, inputs: []string{"-x=1"}},
+		{name: "single dash is positional", args: []string{"-", "--format", "dot"}, positional: []string{"-"}, format: "dot"},
+		{name: "unknown flag", args: []string{"a.hcl", "--nope"}, wantErr: true},
+		{name: "missing value", args: []string{"a.hcl", "--format"}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			var inputs multiFlag
+			fs.Var(&inputs, "input", "")
+			format := fs.String("format", "", "")
+			detach := fs.Bool("detach", false, "")
+			pos, err := parseInterspersed(fs, tt.args)
+			if tt.wantErr {
+				if err == nil {
+					t.Fatalf("parseInterspersed(%q) succeeded, want an error", tt.args)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("parseInterspersed(%q): %v", tt.args, err)
+			}
+			if !reflect.DeepEqual(pos, tt.positional) {
+				t.Errorf("positional = %q, want %q", pos, tt.positional)
+			}
+			if !reflect.DeepEqual([]string(inputs), tt.inputs) {
+				t.Errorf("inputs = %q, want %q", inputs, tt.inputs)
+			}
+			if *format != tt.format || *detach != tt.detach {
+				t.Errorf("format, detach = %q, %v; want %q, %v", *format, *detach, tt.format, tt.detach)
+			}
+		})
+	}
+}
