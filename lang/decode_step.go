@@ -169,7 +169,7 @@ func untilOnly(a *hcl.Attribute) *hcl.Diagnostic {
 // multipleActions reports a second action block, naming the first.
 func multipleActions(first, again *hcl.Block, how string) *hcl.Diagnostic {
 	return errAt(again.TypeRange, "Multiple actions",
-		"This block has both a %s action (at %s) and a %s action. %s", first.Type, posOf(first.DefRange), again.Type, how)
+		"This block has two actions: %s (at %s) and %s. %s", first.Type, posOf(first.DefRange), again.Type, how)
 }
 
 var retrySchema = &hcl.BodySchema{

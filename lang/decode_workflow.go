@@ -470,7 +470,7 @@ func decodeAlertBlock(block *hcl.Block, sm *SourceMap) (*alertDecl, hcl.Diagnost
 		diags = append(diags, d...)
 		al.Action = act
 	}
-	if first == nil {
+	if first == nil && !d.HasErrors() {
 		diags = append(diags, errAt(block.DefRange, "Missing alert action",
 			"An alert needs an http or an exec block that says how to send the notification."))
 	}

@@ -108,22 +108,21 @@ func writeSnippet(buf *bytes.Buffer, src []byte, subj hcl.Range, context *hcl.Ra
 		}
 		shown++
 		text := sc.Bytes()
-		before, mid, after := line.PartitionAround(hl)
 		prefix := fmt.Sprintf("  %4d: ", line.Start.Line)
-		if mid.Empty() && !(hl.Start.Byte == line.End.Byte && hl.Start.Line == line.Start.Line) {
+		ls, le := line.Start.Byte, line.End.Byte
+		if hl.End.Byte <= ls && !(hl.Start.Byte == ls && hl.Empty()) || hl.Start.Byte > le {
 			fmt.Fprintf(buf, "%s%s\n", prefix, text)
 			continue
 		}
-		pre := before.SliceBytes(src)
-		hlText := mid.SliceBytes(src)
-		fmt.Fprintf(buf, "%s%s%s%s%s%s\n", prefix, pre, under, hlText, reset, after.SliceBytes(src))
-		n := len([]rune(string(hlText)))
-		if n == 0 {
-			n = 1
-		}
+		hs, he := clampInt(hl.Start.Byte, ls, le), clampInt(hl.End.Byte, ls, le)
+		pre, mid, post := src[ls:hs], src[hs:he], src[he:le]
+		fmt.Fprintf(buf, "%s%s%s%s%s%s\n", prefix, pre, under, mid, reset, post)
+		n := max(len([]rune(string(mid))), 1)
 		fmt.Fprintf(buf, "%s%s%s%s%s\n", strings.Repeat(" ", len(prefix)), indentLike(pre), caretColor, strings.Repeat("^", n), reset)
 	}
 }
+
+func clampInt(v, lo, hi int) int { return max(lo, min(v, hi)) }
 
 // indentLike returns blanks that line up under s: tabs stay tabs, every
 // other character becomes one space.

@@ -154,18 +154,25 @@ func (l *fileLoader) load(filename string, src []byte) {
 	if file != nil {
 		l.module.Files[filename] = file
 	}
-	l.diags = append(l.diags, diags...)
 	if diags.HasErrors() || file == nil {
+		l.diags = append(l.diags, diags...)
 		return
 	}
+	var all hcl.Diagnostics
+	defer func() {
+		// Report in source order, whatever stage found the problem.
+		sort.SliceStable(all, func(i, j int) bool { return diagOffset(all[i]) < diagOffset(all[j]) })
+		l.diags = append(l.diags, all...)
+	}()
+	all = append(all, diags...)
 	decls, diags := decodeFile(file)
-	l.diags = append(l.diags, diags...)
+	all = append(all, diags...)
 	for _, w := range decls {
 		wdiags := workflowDiags(w, diags)
 		g, cdiags := compileWorkflow(w, wdiags)
-		l.diags = append(l.diags, cdiags...)
+		all = append(all, cdiags...)
 		if first, dup := l.first[w.Name]; dup {
-			l.diags = append(l.diags, duplicate("workflow", w.Name, first, w.NameRange))
+			all = append(all, duplicate("workflow", w.Name, first, w.NameRange))
 			continue
 		}
 		l.first[w.Name] = w.NameRange
@@ -189,4 +196,13 @@ func workflowDiags(w *workflowDecl, diags hcl.Diagnostics) hcl.Diagnostics {
 		}
 	}
 	return out
+}
+
+// diagOffset is a diagnostic's byte offset for sorting; -1 without a
+// subject.
+func diagOffset(d *hcl.Diagnostic) int {
+	if d.Subject == nil {
+		return -1
+	}
+	return d.Subject.Start.Byte
 }

@@ -1,0 +1,7 @@
+workflow "twice" {
+  version = "1.0.0"
+}
+
+workflow "twice" { # ERROR: Duplicate workflow
+  version = "1.1.0"
+}
