@@ -32,27 +32,50 @@ const (
 )
 
 // sizeEstimator bounds the sizes of the variables' lists, maps and strings.
+//
+// A variable holds a bounded amount of data, so the deeper a value is
+// nested in lists and maps, the smaller it is assumed to be: at depth d
+// (the number of collections around it), a list or map holds at most
+// MaxEstimatedElements / MaxEstimatedElements^d entries and a string at most
+// MaxEstimatedStringBytes / MaxEstimatedElements^d bytes (at least 1). So
+// input.tags.join(',') is 100,000 strings of 10 bytes, not of 1 MiB each.
 type sizeEstimator struct{}
 
 // EstimateSize implements cost.Estimator.
 func (sizeEstimator) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
-	return sizeOf(n.Type())
+	depth := 0
+	for _, p := range n.Path() {
+		if p == "@items" || p == "@keys" || p == "@values" {
+			depth++
+		}
+	}
+	return sizeOf(n.Type(), depth)
 }
 
-func sizeOf(t *types.Type) *cost.SizeEstimate {
+// scaled divides limit by MaxEstimatedElements once per level of depth.
+func scaled(limit uint64, depth int) uint64 {
+	for ; depth > 0 && limit > 1; depth-- {
+		limit /= MaxEstimatedElements
+	}
+	return max(limit, 1)
+}
+
+func sizeOf(t *types.Type, depth int) *cost.SizeEstimate {
 	if t == nil {
 		return nil
 	}
+	strMax := scaled(MaxEstimatedStringBytes, depth)
+	elems := scaled(MaxEstimatedElements, depth)
 	switch t.Kind() {
 	case types.StringKind, types.BytesKind:
-		return &cost.SizeEstimate{Min: 0, Max: MaxEstimatedStringBytes}
+		return &cost.SizeEstimate{Min: 0, Max: strMax}
 	case types.ListKind:
-		return &cost.SizeEstimate{Min: 0, Max: MaxEstimatedElements, Elem: sizeOf(t.Parameters()[0])}
+		return &cost.SizeEstimate{Min: 0, Max: elems, Elem: sizeOf(t.Parameters()[0], depth+1)}
 	case types.MapKind:
-		return &cost.SizeEstimate{Min: 0, Max: MaxEstimatedElements, Key: sizeOf(t.Parameters()[0]), Elem: sizeOf(t.Parameters()[1])}
+		return &cost.SizeEstimate{Min: 0, Max: elems, Key: sizeOf(t.Parameters()[0], depth+1), Elem: sizeOf(t.Parameters()[1], depth+1)}
 	case types.DynKind, types.AnyKind:
 		// An untyped JSON value may be a string or a collection.
-		return &cost.SizeEstimate{Min: 0, Max: MaxEstimatedStringBytes}
+		return &cost.SizeEstimate{Min: 0, Max: max(strMax, elems)}
 	}
 	return nil
 }
@@ -74,8 +97,8 @@ func checkCost(se *scopeEnv, checked *cel.Ast, p *ParsedExpr, scope *Scope) hcl.
 	return hcl.Diagnostics{{
 		Severity: hcl.DiagError,
 		Summary:  "Expression too expensive",
-		Detail: fmt.Sprintf("In the worst case this %s expression costs %s units, over the limit of %d (lists are assumed to hold up to %d elements and strings up to %d bytes). Avoid nesting comprehensions (all, exists, map, filter) over lists that come from inputs or step outputs.",
-			scope.where(), costText(est.Max), MaxEstimatedCost, MaxEstimatedElements, MaxEstimatedStringBytes),
+		Detail: fmt.Sprintf("In the worst case %s costs %s units, over the limit of %d (lists are assumed to hold up to %d elements and strings up to %d bytes). Avoid nesting comprehensions (all, exists, map, filter) over lists that come from inputs or step outputs.",
+			scope.what(), costText(est.Max), MaxEstimatedCost, MaxEstimatedElements, MaxEstimatedStringBytes),
 		Subject: p.loc.rangeOf(0, len(p.src)).Ptr(),
 	}}
 }

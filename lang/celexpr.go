@@ -188,8 +188,8 @@ func checkExpr(p *ParsedExpr, scope *Scope, want *Type) (*Expr, *cel.Ast, hcl.Di
 		return nil, nil, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
 			Summary:  "Type mismatch",
-			Detail: fmt.Sprintf("The %s expression must give a %s, but this one gives a %s. Change the expression so that its result is a %s.",
-				scope.where(), want, rt, want),
+			Detail: fmt.Sprintf("%s must have type %s, but this one has type %s. Change the expression so that its result is a %s.",
+				upperFirst(scope.what()), want, rt, want),
 			Subject: p.loc.rangeOf(0, len(p.src)).Ptr(),
 		}}
 	}

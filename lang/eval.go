@@ -146,6 +146,11 @@ func (l *loader) expr(e *Expr, sc *Scope) {
 
 // compileExpr parses, checks and plans one stored expression.
 func compileExpr(text string, sc *Scope) (*compiled, error) {
+	return compileExprLimit(text, sc, RuntimeCostLimit)
+}
+
+// compileExprLimit is compileExpr with a given runtime cost limit.
+func compileExprLimit(text string, sc *Scope, costLimit uint64) (*compiled, error) {
 	pe, diags := ParseExpr(text, hcl.Range{})
 	if diags.HasErrors() {
 		return nil, fmt.Errorf("expression %q in %s: %s", text, sc.where(), diags.Error())
@@ -159,7 +164,7 @@ func compileExpr(text string, sc *Scope) (*compiled, error) {
 		return nil, err
 	}
 	prg, err := se.env.Program(checked,
-		cel.CostLimit(RuntimeCostLimit),
+		cel.CostLimit(costLimit),
 		cel.InterruptCheckFrequency(InterruptCheckFrequency),
 	)
 	if err != nil {

@@ -287,6 +287,15 @@ func (s *Scope) where() string {
 	}
 }
 
+// what names the expression for messages: "the when expression", or
+// "the expression" when the slot is not known.
+func (s *Scope) what() string {
+	if s.Where == "" {
+		return "the expression"
+	}
+	return "the " + s.where() + " expression"
+}
+
 // notVisible explains why a flowrun variable cannot be used in the scope,
 // or returns "" when it can.
 func (s *Scope) notVisible(name string) string {
