@@ -1,0 +1,84 @@
+# nightly-report: collect one number per source, summarise them, write a
+# report file; flag values over a threshold; alert when the run fails or
+# passes its deadline. Meant for cron; the key makes it once per date.
+#
+#   flowrun apply examples/nightly-report.hcl --input date=2025-01-02
+#   flowrun apply examples/nightly-report.hcl --input date=2025-01-03 --input fail_source=errors
+#     # the "errors" collector fails: the run fails and bin/notify logs an
+#     # alert line in /tmp/flowrun-alerts.log
+
+workflow "nightly-report" {
+  version     = "1.0.0"
+  description = "Collect, summarise and publish the nightly numbers."
+
+  input "date" {
+    type    = string
+    default = "2025-01-01"
+  }
+  input "sources" {
+    type    = list(string)
+    default = ["orders", "signups", "errors"]
+  }
+  input "threshold" {
+    type    = number
+    default = 100
+  }
+  input "fail_source" { # a source whose collector should fail (demo)
+    type    = string
+    default = ""
+  }
+
+  key      = "'report-' + input.date" # re-applying a date resumes, never duplicates
+  deadline = "1h"
+
+  concurrency { # cron overlap: if last night's run is still going, skip
+    key         = "'nightly-report'"
+    on_conflict = "skip"
+  }
+
+  step "collect" {
+    foreach {
+      items       = "input.sources"
+      concurrency = 3
+    }
+    timeout = "2m"
+    retry {
+      attempts = 2
+      backoff  = "1s"
+    }
+    exec {
+      command = ["./bin/collect-metric", "{{ item }}", "{{ input.date }}"]
+      env     = { BREAK = "{{ input.fail_source }}" }
+    }
+  }
+
+  step "summarise" {
+    set {
+      sources = "{{ size(steps.collect.output) }}"
+      high    = "{{ steps.collect.output.filter(o, o.json.value > input.threshold).map(o, o.json.source) }}"
+    }
+  }
+
+  # A list inside a text template is written as compact JSON: the script
+  # gets [{"date":...,"line":"orders 124",...}, ...] on stdin.
+  step "publish" {
+    depends_on = [step.summarise]
+    exec {
+      command = ["./bin/render-report", "{{ input.date }}"]
+      stdin   = "{{ steps.collect.output.map(o, o.json) }}\n"
+    }
+  }
+
+  step "flag" { # runs only when some value is over the threshold
+    when = "size(steps.summarise.output.high) > 0"
+    exec { command = ["./bin/notify", "{{ input.date }}: over {{ input.threshold }}: {{ steps.summarise.output.high }}"] }
+  }
+
+  output "report" { value = "{{ steps.publish.output.json.path }}" }
+  output "high" { value = "{{ steps.summarise.output.high }}" }
+
+  alert "ops" {
+    on = ["failed", "timed_out"]
+    exec { command = ["./bin/notify", "nightly-report {{ input.date }}: {{ event.kind }} at {{ event.step }}: {{ event.message }}"] }
+  }
+}
