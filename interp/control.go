@@ -1,0 +1,162 @@
+package interp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/store"
+)
+
+// Signal delivers a named signal to a run. It is an error wrapping
+// store.ErrConflict when the run has no step waiting for that signal (no
+// wait step with that signal that has not finished), and store.ErrNotFound
+// for an unknown run. runID may be a unique prefix.
+func (e *Engine) Signal(ctx context.Context, runID, name string, payload json.RawMessage) (store.Signal, error) {
+	run, err := e.st.RunFind(ctx, runID)
+	if err != nil {
+		return store.Signal{}, fmt.Errorf("signal run %s: %w", runID, err)
+	}
+	if run.Status.Terminal() {
+		return store.Signal{}, fmt.Errorf("signal run %s: the run is %s and waits for nothing: %w", run.ID, run.Status, store.ErrConflict)
+	}
+	l, err := e.load(ctx, run.Workflow, run.GraphHash)
+	if err != nil {
+		return store.Signal{}, fmt.Errorf("signal run %s: %w", run.ID, err)
+	}
+	steps, err := e.st.StepList(ctx, run.ID)
+	if err != nil {
+		return store.Signal{}, fmt.Errorf("signal run %s: %w", run.ID, err)
+	}
+	status := map[string]store.StepStatus{}
+	for _, s := range steps {
+		status[s.Key] = s.Status
+	}
+	waiting := false
+	var names []string
+	for _, s := range l.g.Steps {
+		if s.Action.Kind != lang.KindWait {
+			continue
+		}
+		names = append(names, s.Action.Wait.Signal)
+		if s.Action.Wait.Signal == name && !status[s.Name].Terminal() {
+			waiting = true
+		}
+	}
+	if !waiting {
+		hint := "it has no wait step"
+		if len(names) > 0 {
+			hint = fmt.Sprintf("its wait steps take %q and have finished or take another name", names)
+		}
+		return store.Signal{}, fmt.Errorf("signal run %s: no step of the run waits for signal %q (%s): %w", run.ID, name, hint, store.ErrConflict)
+	}
+	if len(payload) == 0 {
+		payload = json.RawMessage("null")
+	}
+	if !json.Valid(payload) {
+		return store.Signal{}, fmt.Errorf("signal run %s: the signal data is not valid JSON; pass a JSON value such as '{\"approved\": true}'", run.ID)
+	}
+	sig, err := e.st.SignalSend(ctx, store.SignalSendParams{RunID: run.ID, Name: name, Payload: payload, Now: e.clk.Now()})
+	if err != nil {
+		return store.Signal{}, fmt.Errorf("signal run %s: %w", run.ID, err)
+	}
+	e.poke(run.ID)
+	e.wakePools()
+	return sig, nil
+}
+
+// Cancel asks for a run and its descendants to be canceled. A run nobody
+// works on ends canceled at once; a run being worked on is stopped by its
+// worker at its next heartbeat (at once in this process). runID may be a
+// unique prefix.
+func (e *Engine) Cancel(ctx context.Context, runID string) (store.Run, error) {
+	run, err := e.st.RunFind(ctx, runID)
+	if err != nil {
+		return store.Run{}, fmt.Errorf("cancel run %s: %w", runID, err)
+	}
+	run, err = e.st.RunCancel(ctx, store.RunCancelParams{RunID: run.ID, Now: e.clk.Now()})
+	if err != nil {
+		return run, fmt.Errorf("cancel run %s: %w", runID, err)
+	}
+	e.beatPools()
+	e.wakePools()
+	return run, nil
+}
+
+// Retry redrives a failed (or canceled) run: completed steps are kept; the
+// failed and canceled step keys, or with fromStep that step and every step
+// downstream of it, are reset to pending, and the run becomes pending. The
+// retry budget of a reset step starts afresh; attempt numbers continue.
+// runID may be a unique prefix.
+func (e *Engine) Retry(ctx context.Context, runID, fromStep string) (store.Run, error) {
+	run, err := e.st.RunFind(ctx, runID)
+	if err != nil {
+		return store.Run{}, fmt.Errorf("retry run %s: %w", runID, err)
+	}
+	if run.Status != store.RunFailed && run.Status != store.RunCanceled {
+		return run, fmt.Errorf("retry run %s: the run is %s; only a failed or canceled run can be retried: %w", run.ID, run.Status, store.ErrConflict)
+	}
+	l, err := e.load(ctx, run.Workflow, run.GraphHash)
+	if err != nil {
+		return run, fmt.Errorf("retry run %s: %w", run.ID, err)
+	}
+	reset := map[string]bool{}
+	if fromStep != "" {
+		if l.steps[fromStep] == nil {
+			return run, fmt.Errorf("retry run %s: the workflow has no step %q; name one of its steps: %w", run.ID, fromStep, store.ErrNotFound)
+		}
+		reset[fromStep] = true
+		for _, s := range l.g.Steps { // topological order: needs come first
+			for _, n := range s.Needs {
+				if reset[n] {
+					reset[s.Name] = true
+				}
+			}
+		}
+	}
+	steps, err := e.st.StepList(ctx, run.ID)
+	if err != nil {
+		return run, fmt.Errorf("retry run %s: %w", run.ID, err)
+	}
+	atts, err := e.st.AttemptList(ctx, run.ID, "")
+	if err != nil {
+		return run, fmt.Errorf("retry run %s: %w", run.ID, err)
+	}
+	last := map[string]int{}
+	for _, a := range atts {
+		last[a.StepKey] = max(last[a.StepKey], a.Attempt)
+	}
+	now := e.clk.Now()
+	t := store.Transition{RunID: run.ID, Now: now}
+	for _, s := range steps {
+		if fromStep != "" && !reset[s.Step] {
+			continue
+		}
+		if fromStep == "" && s.Status != store.StepFailed && s.Status != store.StepCanceled {
+			continue
+		}
+		w := store.StepWrite{Key: s.Key, Step: s.Step, Index: s.Index, Iteration: s.Iteration, Status: store.StepPending,
+			Attempts: s.Attempts}
+		if last[s.Key] > 0 {
+			w.State = mustJSON(&rowState{Base: last[s.Key]})
+		}
+		t.Steps = append(t.Steps, w)
+	}
+	t.Run = &store.RunUpdate{Status: ptr(store.RunPending), Error: json.RawMessage("null"), FinishedAt: ptr(zeroTime),
+		AvailableAt: ptr(now), WaitReason: ptr("")}
+	t.Events = []store.EventWrite{{Kind: "retried", StepKey: fromStep, Data: mustJSON(map[string]any{"reset": len(t.Steps)})}}
+	res, err := e.st.TransitionCommit(ctx, []store.Transition{t})
+	if err != nil {
+		return run, fmt.Errorf("retry run %s: %w", run.ID, err)
+	}
+	if len(res) > 0 && res[0].Err != nil {
+		return run, fmt.Errorf("retry run %s: a worker holds the run: %w", run.ID, res[0].Err)
+	}
+	e.wakePools()
+	run, err = e.st.RunGet(ctx, run.ID)
+	if err != nil {
+		return run, fmt.Errorf("retry run %s: %w", run.ID, err)
+	}
+	return run, nil
+}

@@ -1,0 +1,68 @@
+// Package interp owns executing a stored workflow Graph for a run: claiming
+// runs, rebuilding their state from the store, scheduling ready steps, the
+// actions (exec, http, set, switch, sleep, wait, workflow, fail), templates
+// and secrets, retry with backoff and recorded jitter, timeouts, foreach,
+// until, child runs, signals, cancel, deadlines, leases and heartbeats, and
+// the worker pool.
+//
+// interp must not parse HCL (it runs graphs decoded with lang.Decode from the
+// bytes the store keeps), must not read the wall clock (it uses the injected
+// clock.Clock) and must not draw random numbers except from the injected
+// source (Options.Rand), so that a run replays the same way on a fake clock.
+//
+// # Invariants
+//
+// These are the rules the engine keeps; spec/semantics.md states them for
+// users.
+//
+//  1. The store is the only state. A runner rebuilds everything it knows
+//     about a run from StepList, AttemptList and SignalList when it claims
+//     the run; nothing survives in memory between claims that is not also in
+//     the store.
+//  2. Every change of a run is one store.Transition, fenced by the run's
+//     lease (owner, epoch). A runner whose transition is fenced off
+//     (store.ErrLeaseLost) stops its actions and writes nothing more.
+//  3. Double-ended writes: an exec or http attempt is committed as running
+//     (with its owner, start time and idempotency key) before the action
+//     starts, and committed as completed or failed after it ends, in the same
+//     transition as the scheduling decisions that follow from it (the next
+//     steps' running writes, skips, the run's end). set, switch, fail, the
+//     start of sleep and wait, skip decisions and child starts have no
+//     running write: each is recorded exactly once, in one transition.
+//  4. At most one write per step key per transition: a transition carries the
+//     final state of each step key it touches.
+//  5. A running attempt found when a run is claimed belongs to a worker that
+//     is gone: it is closed as interrupted (event "interrupted") and the step
+//     is executed again with the next attempt number, in the same transition.
+//     Side effects are therefore at-least-once; the idempotency key, the same
+//     for every attempt of a step key, makes them safe. An interrupted
+//     attempt does not count against the step's retry budget.
+//  6. Nothing random or time-dependent is recomputed on replay: the jitter of
+//     a retry delay, the wake time of a sleep or a backoff, the items of a
+//     foreach and the branch of a switch are recorded (step State, WakeAt,
+//     events) when first decided and read back afterwards.
+//  7. A run that has nothing to execute now is parked: its lease is released,
+//     its status is waiting, available_at is the earliest time something in
+//     it becomes due (a timer, a backoff, a wait timeout, the deadline) or
+//     far in the future when it waits only on a signal or a child, and
+//     wait_reason says why. Signals and finishing children wake it.
+//  8. When a run ends (completed, failed or canceled) every step that had
+//     started and not finished is written canceled, with its attempt in
+//     flight canceled, in the same transition; steps that never started keep
+//     no row and show as pending. A run that fails cancels its unfinished
+//     child runs. A child run's final transition wakes its parent.
+//  9. Stopping a runner (Drive's context canceled, a worker's grace period
+//     over) kills its actions, records their attempts as interrupted, puts
+//     their steps back to pending and releases the run with available_at now,
+//     so any worker resumes it at once.
+//
+// # Retry, attempts and errors
+//
+// Only exec and http actions have attempts: they are the actions with side
+// effects and the only ones retried (per Step.Retry, counting failed
+// attempts), timed out (Step.TimeoutMS) and counted against Limits.Attempts.
+// set, switch and fail are deterministic and run once: an evaluation error
+// fails the step with kind "eval". sleep, wait and workflow record one
+// logical attempt. A step error is {"kind","message"} plus "exit_code" (exec),
+// "status" and "output" (http), "child_error" (workflow).
+package interp

@@ -1,0 +1,334 @@
+package interp
+
+import (
+	"context"
+	cryptorand "crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/flowrun/flowrun/clock"
+	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/store"
+)
+
+// Options configure an Engine. The zero value of every field has a default.
+type Options struct {
+	// Clock tells the time and makes timers (default clock.Real).
+	Clock clock.Clock
+	// Owner identifies this process in leases: host, pid and a worker-id
+	// prefix (default: os.Hostname, os.Getpid, "w").
+	Owner store.Owner
+	// LeaseFor is how long a claim or heartbeat holds a run (default 30s).
+	LeaseFor time.Duration
+	// Heartbeat is how often held leases are extended (default LeaseFor/3).
+	Heartbeat time.Duration
+	// Getenv reads secrets (default os.Getenv).
+	Getenv func(string) string
+	// Rand is the only source of randomness: retry jitter and run ids
+	// (default: a PCG seeded from crypto/rand). It is used under a lock.
+	Rand *rand.Rand
+	// HTTPClient makes the http actions' requests (default: a client
+	// without a timeout; every attempt has its own).
+	HTTPClient *http.Client
+	// OnEvent is called after each commit with the events it appended, in
+	// order, for progress output. It must not block for long.
+	OnEvent func(store.Event)
+	// Poll is how often an idle claim loop looks for work when nothing is
+	// known to be due (default 200ms).
+	Poll time.Duration
+	// ParkWait is how far ahead Drive keeps waiting in-process for a parked
+	// run of its tree to become due; a run due later makes Drive return it
+	// parked. 0 means the default, 5s; a negative value never waits.
+	ParkWait time.Duration
+	// Concurrency is how many runs of one tree Drive works on at once
+	// (default 16).
+	Concurrency int
+}
+
+// Engine runs workflow graphs against a store. It is safe for concurrent
+// use; one Engine per process is the intended use.
+type Engine struct {
+	st   store.Store
+	opts Options
+	clk  clock.Clock
+	com  *committer
+
+	randMu sync.Mutex
+	rnd    *rand.Rand
+
+	gmu    sync.Mutex
+	graphs map[string]*loaded // workflow + "\x00" + hash
+
+	mu      sync.Mutex
+	runners map[string]*runner // active runners by run id
+	pools   map[*pool]struct{}
+	seq     int
+}
+
+// loaded is a decoded graph and its compiled program, shared by every run
+// of that graph.
+type loaded struct {
+	g     *lang.Graph
+	prog  *lang.Program
+	steps map[string]*lang.Step
+	// targets: for a switch step, every step it can choose.
+	switchOf map[string][]string // step → the switch steps that target it
+	hash     string
+}
+
+// New returns an Engine over st.
+func New(st store.Store, opts Options) *Engine {
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
+	}
+	if opts.Owner.Host == "" {
+		h, err := os.Hostname()
+		if err != nil || h == "" {
+			h = "localhost"
+		}
+		opts.Owner.Host = h
+	}
+	if opts.Owner.PID == 0 {
+		opts.Owner.PID = os.Getpid()
+	}
+	if opts.Owner.Worker == "" {
+		opts.Owner.Worker = "w"
+	}
+	if opts.LeaseFor <= 0 {
+		opts.LeaseFor = 30 * time.Second
+	}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = opts.LeaseFor / 3
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.Rand == nil {
+		var seed [16]byte
+		_, _ = cryptorand.Read(seed[:])
+		opts.Rand = rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:])))
+	}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{}
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = 200 * time.Millisecond
+	}
+	if opts.ParkWait == 0 {
+		opts.ParkWait = 5 * time.Second
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 16
+	}
+	e := &Engine{
+		st:      st,
+		opts:    opts,
+		clk:     opts.Clock,
+		rnd:     opts.Rand,
+		graphs:  map[string]*loaded{},
+		runners: map[string]*runner{},
+		pools:   map[*pool]struct{}{},
+	}
+	e.com = &committer{e: e}
+	return e
+}
+
+// Store returns the engine's store.
+func (e *Engine) Store() store.Store { return e.st }
+
+// StoreGraph stores g as a workflow version (its canonical encoding and
+// hash). Storing the same version with the same graph again is a no-op.
+func (e *Engine) StoreGraph(ctx context.Context, g *lang.Graph) (store.Version, error) {
+	b, err := lang.Encode(g)
+	if err != nil {
+		return store.Version{}, fmt.Errorf("store workflow %q: %w", g.Workflow, err)
+	}
+	h, err := lang.Hash(g)
+	if err != nil {
+		return store.Version{}, fmt.Errorf("store workflow %q: %w", g.Workflow, err)
+	}
+	sv, err := lang.ParseVersion(g.Version)
+	if err != nil {
+		return store.Version{}, fmt.Errorf("store workflow %q: %w", g.Workflow, err)
+	}
+	v, err := e.st.VersionPut(ctx, store.VersionPutParams{
+		Workflow: g.Workflow, Version: g.Version,
+		Major: sv.Major, Minor: sv.Minor, Patch: sv.Patch,
+		Hash: h, Graph: b, Now: e.clk.Now(),
+	})
+	if err != nil {
+		return store.Version{}, fmt.Errorf("store workflow %q version %s: %w", g.Workflow, g.Version, err)
+	}
+	return v, nil
+}
+
+// load returns the decoded graph and program of a stored version, cached
+// by hash.
+func (e *Engine) load(ctx context.Context, workflow, hash string) (*loaded, error) {
+	k := workflow + "\x00" + hash
+	e.gmu.Lock()
+	l := e.graphs[k]
+	e.gmu.Unlock()
+	if l != nil {
+		return l, nil
+	}
+	v, err := e.st.VersionGetByHash(ctx, workflow, hash)
+	if err != nil {
+		return nil, fmt.Errorf("load workflow %q graph %.12s: %w", workflow, hash, err)
+	}
+	return e.loadVersion(v)
+}
+
+// loadVersion decodes and compiles a stored version, cached by hash.
+func (e *Engine) loadVersion(v store.Version) (*loaded, error) {
+	k := v.Workflow + "\x00" + v.Hash
+	e.gmu.Lock()
+	l := e.graphs[k]
+	e.gmu.Unlock()
+	if l != nil {
+		return l, nil
+	}
+	g, err := lang.Decode(v.Graph)
+	if err != nil {
+		return nil, fmt.Errorf("load workflow %q version %s: %w", v.Workflow, v.Version, err)
+	}
+	prog, err := lang.Load(g)
+	if err != nil {
+		return nil, fmt.Errorf("load workflow %q version %s: %w", v.Workflow, v.Version, err)
+	}
+	l = &loaded{g: g, prog: prog, steps: map[string]*lang.Step{}, switchOf: map[string][]string{}, hash: v.Hash}
+	for _, s := range g.Steps {
+		l.steps[s.Name] = s
+		if s.Action.Kind == lang.KindSwitch && s.Action.Switch != nil {
+			seen := map[string]bool{}
+			add := func(t string) {
+				if !seen[t] {
+					seen[t] = true
+					l.switchOf[t] = append(l.switchOf[t], s.Name)
+				}
+			}
+			for _, c := range s.Action.Switch.Cases {
+				for _, t := range c.Next {
+					add(t)
+				}
+			}
+			for _, t := range s.Action.Switch.Default {
+				add(t)
+			}
+		}
+	}
+	e.gmu.Lock()
+	if old := e.graphs[k]; old != nil {
+		l = old
+	} else {
+		e.graphs[k] = l
+	}
+	e.gmu.Unlock()
+	return l, nil
+}
+
+// int63n draws a uniform integer in [0, n) from the injected source.
+func (e *Engine) int63n(n int64) int64 {
+	if n <= 0 {
+		return 0
+	}
+	e.randMu.Lock()
+	defer e.randMu.Unlock()
+	return e.rnd.Int64N(n)
+}
+
+// newID returns a ULID: 48 bits of milliseconds from the engine clock and
+// 80 random bits from the injected source, in Crockford base32, so ids sort
+// by creation time.
+func (e *Engine) newID() string {
+	const alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+	ms := uint64(e.clk.Now().UnixMilli())
+	e.randMu.Lock()
+	hi := e.rnd.Uint64() & 0xffff // 16 bits
+	lo := e.rnd.Uint64()          // 64 bits
+	e.randMu.Unlock()
+	var b [26]byte
+	// 128-bit value: ms(48) | hi(16) | lo(64); emit 26 base32 digits (130 bits, top 2 zero).
+	v1 := ms<<16 | hi // top 64 bits
+	v0 := lo          // low 64 bits
+	for i := 25; i >= 0; i-- {
+		d := v0 & 31
+		b[i] = alphabet[d]
+		v0 = v0>>5 | (v1&31)<<59
+		v1 >>= 5
+	}
+	return string(b[:])
+}
+
+// register records an active runner so in-process signals, cancels and
+// child completions reach it at once.
+func (e *Engine) register(r *runner) {
+	e.mu.Lock()
+	e.runners[r.run.ID] = r
+	e.mu.Unlock()
+}
+
+func (e *Engine) unregister(r *runner) {
+	e.mu.Lock()
+	if e.runners[r.run.ID] == r {
+		delete(e.runners, r.run.ID)
+	}
+	e.mu.Unlock()
+}
+
+// poke tells the active runner of a run (if any in this process) to look
+// at the store again: a signal arrived or a child finished.
+func (e *Engine) poke(runID string) {
+	e.mu.Lock()
+	r := e.runners[runID]
+	e.mu.Unlock()
+	if r != nil {
+		r.recheck.Store(true)
+		r.nudge()
+	}
+}
+
+// wakePools tells every claim loop of this process to look for work now.
+func (e *Engine) wakePools() {
+	e.mu.Lock()
+	for p := range e.pools {
+		select {
+		case p.wake <- struct{}{}:
+		default:
+		}
+	}
+	e.mu.Unlock()
+}
+
+// beatPools makes every claim loop of this process heartbeat now, so a
+// cancel request reaches its runners at once.
+func (e *Engine) beatPools() {
+	e.mu.Lock()
+	for p := range e.pools {
+		select {
+		case p.beatNow <- struct{}{}:
+		default:
+		}
+	}
+	e.mu.Unlock()
+}
+
+func (e *Engine) addPool(p *pool) {
+	e.mu.Lock()
+	e.pools[p] = struct{}{}
+	e.seq++
+	p.owner = e.opts.Owner
+	p.owner.Worker = fmt.Sprintf("%s%d", e.opts.Owner.Worker, e.seq)
+	e.mu.Unlock()
+}
+
+func (e *Engine) removePool(p *pool) {
+	e.mu.Lock()
+	delete(e.pools, p)
+	e.mu.Unlock()
+}

@@ -1,0 +1,124 @@
+package interp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/flowrun/flowrun/lang"
+)
+
+// flight is one attempt of an exec or http action in progress. Its
+// parameters are evaluated by the runner before the running write commits,
+// so the action goroutine touches no runner state.
+type flight struct {
+	u       unit
+	attempt int
+	idem    string
+	started time.Time
+	timeout time.Duration
+	limit   int64
+	exec    *execCall
+	http    *httpCall
+	ctx     context.Context
+	cancel  context.CancelFunc
+}
+
+// flightResult is what an action produced: an output, or an error (whose
+// Output, for http, is the response).
+type flightResult struct {
+	f   *flight
+	out any
+	err *stepError
+}
+
+var errTimedOut = errors.New("attempt timed out")
+
+// prepare evaluates a unit's action parameters for its next attempt.
+func (r *runner) prepare(ctx context.Context, u unit) (*flight, *stepError) {
+	n := r.lastAtt[u.key] + 1
+	f := &flight{u: u, started: r.now, limit: r.l.g.Limits.OutputBytes}
+	if f.limit <= 0 {
+		f.limit = lang.DefaultOutputBytes
+	}
+	ms := u.s.TimeoutMS
+	if ms <= 0 {
+		ms = lang.DefaultTimeoutMS
+	}
+	f.timeout = msDuration(ms)
+	f.idem = r.run.ID + "/" + u.key
+	a := r.dataAct(&u)
+	if u.s.IdempotencyKey != nil {
+		k, err := r.evalString(ctx, u.s.IdempotencyKey, a)
+		if err != nil {
+			return nil, &stepError{Kind: "eval", Message: fmt.Sprintf("evaluate idempotency_key: %v", err)}
+		}
+		f.idem = k
+	}
+	var se *stepError
+	switch u.s.Action.Kind {
+	case lang.KindExec:
+		f.exec, se = r.prepareExec(ctx, u.s.Action.Exec, a)
+		if f.exec != nil {
+			f.exec.env = append(f.exec.env,
+				"FLOWRUN_IDEMPOTENCY_KEY="+f.idem,
+				"FLOWRUN_RUN_ID="+r.run.ID,
+				"FLOWRUN_STEP="+u.key,
+				"FLOWRUN_ATTEMPT="+strconv.Itoa(n))
+		}
+	case lang.KindHTTP:
+		f.http, se = r.prepareHTTP(ctx, u.s.Action.HTTP, a)
+		if f.http != nil {
+			f.http.idem = f.idem
+		}
+	}
+	if se != nil {
+		return nil, se
+	}
+	f.ctx, f.cancel = context.WithCancel(context.Background())
+	return f, nil
+}
+
+// do runs the attempt under its timeout, measured on the engine clock.
+func (f *flight) do(e *Engine) flightResult {
+	ctx, cancel := context.WithCancelCause(f.ctx)
+	defer cancel(nil)
+	var timedOut atomic.Bool
+	if f.timeout > 0 {
+		t := e.clk.NewTimer(f.timeout)
+		stop, done := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(done)
+			select {
+			case <-t.C():
+				timedOut.Store(true)
+				cancel(errTimedOut)
+			case <-stop:
+			case <-ctx.Done():
+			}
+		}()
+		defer func() {
+			t.Stop()
+			close(stop)
+			<-done
+		}()
+	}
+	var out any
+	var se *stepError
+	if f.exec != nil {
+		out, se = runExec(ctx, f.exec, f.limit)
+	} else {
+		out, se = runHTTP(ctx, e.opts.HTTPClient, f.http, f.limit)
+	}
+	switch {
+	case se == nil:
+	case timedOut.Load():
+		se = &stepError{Kind: "timeout", Message: fmt.Sprintf("the attempt did not finish within its timeout of %s; raise the step's timeout if it needs longer", f.timeout), Output: se.Output}
+	case f.ctx.Err() != nil:
+		se = &stepError{Kind: "canceled", Message: "the attempt was stopped", Output: se.Output}
+	}
+	return flightResult{f: f, out: out, err: se}
+}

@@ -1,0 +1,316 @@
+package interp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/flowrun/flowrun/store"
+)
+
+// pool claims runs and runs one runner goroutine per claimed run, with a
+// heartbeat that extends their leases. Drive and Worker are both a pool:
+// Drive restricted to one run tree, a Worker to any run.
+type pool struct {
+	e       *Engine
+	owner   store.Owner
+	root    string
+	slots   int
+	wake    chan struct{}
+	beatNow chan struct{}
+	done    chan poolDone
+
+	mu     sync.Mutex
+	active map[string]*runner
+	wg     sync.WaitGroup
+
+	lastReclaim time.Time
+}
+
+type poolDone struct {
+	r   *runner
+	run store.Run
+	err error
+}
+
+func newPool(e *Engine, root string, slots int) *pool {
+	p := &pool{e: e, root: root, slots: max(slots, 1), wake: make(chan struct{}, 1),
+		beatNow: make(chan struct{}, 1), active: map[string]*runner{}}
+	p.done = make(chan poolDone, p.slots)
+	e.addPool(p)
+	return p
+}
+
+// claim leases up to the free slots and starts a runner for each run.
+func (p *pool) claim(ctx context.Context) (int, error) {
+	p.reclaimDead(ctx)
+	p.mu.Lock()
+	free := p.slots - len(p.active)
+	p.mu.Unlock()
+	if free <= 0 {
+		return 0, nil
+	}
+	runs, err := p.e.st.RunClaim(ctx, store.RunClaimParams{Owner: p.owner.String(), Now: p.e.clk.Now(),
+		LeaseFor: p.e.opts.LeaseFor, Limit: free, RootRunID: p.root})
+	if err != nil {
+		return 0, fmt.Errorf("claim runs: %w", err)
+	}
+	for _, run := range runs {
+		r := p.e.newRunner(run, p.owner.String())
+		p.mu.Lock()
+		p.active[run.ID] = r
+		p.mu.Unlock()
+		p.e.register(r)
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			final, err := r.main(ctx)
+			p.e.unregister(r)
+			p.mu.Lock()
+			delete(p.active, r.run.ID)
+			p.mu.Unlock()
+			p.done <- poolDone{r: r, run: final, err: err}
+		}()
+	}
+	return len(runs), nil
+}
+
+// reclaimDead frees, at most once per lease period, the leases held by
+// processes of this host that no longer exist, so their runs are resumed
+// at once instead of at lease expiry.
+func (p *pool) reclaimDead(ctx context.Context) {
+	now := p.e.clk.Now()
+	if !p.lastReclaim.IsZero() && now.Sub(p.lastReclaim) < p.e.opts.LeaseFor {
+		return
+	}
+	p.lastReclaim = now
+	owners, err := p.e.st.RunLeaseOwners(ctx, now)
+	if err != nil {
+		return
+	}
+	var dead []string
+	for _, o := range owners {
+		host, pid, ok := parseOwner(o)
+		if ok && host == p.owner.Host && pid != p.owner.PID && pid > 0 && errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+			dead = append(dead, o)
+		}
+	}
+	if len(dead) > 0 {
+		_, _ = p.e.st.LeaseExpire(ctx, store.LeaseExpireParams{Owners: dead, Now: now})
+	}
+}
+
+// parseOwner splits "host/pid/worker".
+func parseOwner(s string) (string, int, bool) {
+	i := strings.LastIndexByte(s, '/')
+	if i < 0 {
+		return "", 0, false
+	}
+	rest := s[:i]
+	j := strings.LastIndexByte(rest, '/')
+	if j < 0 {
+		return "", 0, false
+	}
+	pid, err := strconv.Atoi(rest[j+1:])
+	return rest[:j], pid, err == nil
+}
+
+// heartbeat extends the leases of the pool's runners every Heartbeat (or
+// at once on beatNow), and tells runners whose lease was lost or whose run
+// has a cancel request. It returns when stop is closed.
+func (p *pool) heartbeat(ctx context.Context, stop <-chan struct{}) {
+	for {
+		t := p.e.clk.NewTimer(p.e.opts.Heartbeat)
+		select {
+		case <-t.C():
+		case <-p.beatNow:
+			t.Stop()
+		case <-stop:
+			t.Stop()
+			return
+		}
+		p.mu.Lock()
+		leases := make(map[string]int64, len(p.active))
+		rs := make(map[string]*runner, len(p.active))
+		for id, r := range p.active {
+			leases[id] = r.lease.Epoch
+			rs[id] = r
+		}
+		p.mu.Unlock()
+		if len(leases) == 0 {
+			continue
+		}
+		hbs, err := p.e.st.RunHeartbeat(ctx, store.RunHeartbeatParams{Owner: p.owner.String(), Leases: leases,
+			Now: p.e.clk.Now(), LeaseFor: p.e.opts.LeaseFor})
+		if err != nil {
+			continue // the next beat retries; a lease that expires meanwhile is fenced at commit
+		}
+		for _, hb := range hbs {
+			r := rs[hb.RunID]
+			if r == nil {
+				continue
+			}
+			if hb.Lost {
+				r.lost.Store(true)
+				r.nudge()
+			}
+			if hb.CancelRequested {
+				r.cancelReq.Store(true)
+				r.nudge()
+			}
+		}
+	}
+}
+
+// each calls f for every active runner.
+func (p *pool) each(f func(*runner)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, r := range p.active {
+		f(r)
+	}
+}
+
+func (p *pool) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.active)
+}
+
+// haltAll stops every runner now and waits for them (invariant 9).
+func (p *pool) haltAll() {
+	p.each(func(r *runner) {
+		r.halt.Store(true)
+		r.nudge()
+	})
+	p.wg.Wait()
+	for {
+		select {
+		case <-p.done:
+		default:
+			return
+		}
+	}
+}
+
+// sleep waits up to d (on the engine clock) for a wake-up, a runner to end
+// or ctx; it returns the ended runner if that is what woke it.
+func (p *pool) sleep(ctx context.Context, d time.Duration, stop <-chan struct{}) *poolDone {
+	var tc <-chan time.Time
+	if d >= 0 {
+		t := p.e.clk.NewTimer(d)
+		defer t.Stop()
+		tc = t.C()
+	}
+	select {
+	case pd := <-p.done:
+		return &pd
+	case <-p.wake:
+	case <-tc:
+	case <-ctx.Done():
+	case <-stop:
+	}
+	return nil
+}
+
+// Drive works on a run and its descendant child runs in this process until
+// the run ends or is parked with nothing due within Options.ParkWait, and
+// returns the run as stored then. The CLI exits 0/1 on a terminal run and
+// 3 on a parked one (see StatusOf).
+//
+// When ctx is canceled Drive parks safely: actions in flight are killed and
+// recorded interrupted, the runs are released due now, and Drive returns
+// the run with an error wrapping ctx's error. A store failure is returned
+// as an error after the other runners are stopped.
+func (e *Engine) Drive(ctx context.Context, rootRunID string) (store.Run, error) {
+	p := newPool(e, rootRunID, e.opts.Concurrency)
+	defer e.removePool(p)
+	stop := make(chan struct{})
+	var hb sync.WaitGroup
+	hb.Add(1)
+	go func() {
+		defer hb.Done()
+		p.heartbeat(context.WithoutCancel(ctx), stop)
+	}()
+	defer func() {
+		close(stop)
+		hb.Wait()
+	}()
+	sctx := context.WithoutCancel(ctx)
+	get := func() (store.Run, error) {
+		run, err := e.st.RunGet(sctx, rootRunID)
+		if err != nil {
+			return run, fmt.Errorf("drive run %s: %w", rootRunID, err)
+		}
+		return run, nil
+	}
+	fail := func(err error) (store.Run, error) {
+		p.haltAll()
+		run, gerr := get()
+		if gerr != nil {
+			return run, errors.Join(err, gerr)
+		}
+		return run, err
+	}
+	for {
+		if ctx.Err() != nil {
+			run, _ := fail(ctx.Err())
+			return run, fmt.Errorf("drive run %s: stopped and parked: %w", rootRunID, ctx.Err())
+		}
+		n, err := p.claim(sctx)
+		if err != nil {
+			return fail(err)
+		}
+		if p.count() > 0 {
+			if pd := p.sleep(ctx, -1, nil); pd != nil {
+				if pd.err != nil && !errors.Is(pd.err, errStopped) {
+					return fail(pd.err)
+				}
+			}
+			continue
+		}
+		// Nothing of the tree is running here: drain finished runners.
+		for done := false; !done; {
+			select {
+			case pd := <-p.done:
+				if pd.err != nil && !errors.Is(pd.err, errStopped) {
+					return fail(pd.err)
+				}
+			default:
+				done = true
+			}
+		}
+		run, err := get()
+		if err != nil {
+			return run, err
+		}
+		if run.Status.Terminal() || run.Status == store.RunBlocked {
+			return run, nil
+		}
+		next, ok, err := e.st.RunNextAvailable(sctx, rootRunID)
+		if err != nil {
+			return run, fmt.Errorf("drive run %s: %w", rootRunID, err)
+		}
+		now := e.clk.Now()
+		if !ok {
+			return run, nil
+		}
+		wait := next.Sub(now)
+		if wait <= 0 {
+			if n > 0 {
+				continue
+			}
+			wait = e.opts.Poll // due but not claimable: leased by another process
+		} else if e.opts.ParkWait < 0 || wait > e.opts.ParkWait {
+			return run, nil
+		}
+		if pd := p.sleep(ctx, wait, nil); pd != nil && pd.err != nil && !errors.Is(pd.err, errStopped) {
+			return fail(pd.err)
+		}
+	}
+}

@@ -1,0 +1,451 @@
+package interp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/store"
+)
+
+// farFuture is the available_at of a run parked on a signal or a child
+// with no timeout: a wake-up (SignalSend, a child's end) brings it forward.
+const farFuture = 100 * 365 * 24 * time.Hour
+
+// runner works on one claimed run in one goroutine: it rebuilds the run's
+// state from the store, decides what to do, commits, launches actions and
+// waits for them, until the run ends, parks, is stopped or loses its lease.
+// Only the runner goroutine touches its fields, except the atomic flags and
+// the channels, which the pool, the heartbeat and the engine use to reach it.
+type runner struct {
+	e     *Engine
+	l     *loaded
+	run   store.Run
+	lease store.Lease
+	owner string
+
+	inputs  map[string]any
+	secrets map[string]string
+	red     *redactor
+	info    lang.RunInfo
+
+	rows     map[string]*store.Step
+	states   map[string]*rowState
+	lastAtt  map[string]int // highest attempt number per step key
+	failures map[string]int // failed attempts per step key (the retry budget)
+	results  map[string]lang.StepResult
+	noted    map[string]bool // foreach items whose end was handled
+	signals  []store.Signal  // pending signals, oldest first
+	children map[string]store.Run
+
+	flights map[string]*flight
+	wg      sync.WaitGroup
+	doneCh  chan flightResult
+	nudgeCh chan struct{}
+
+	recheck   atomic.Bool // a signal or a child end may be waiting in the store
+	lost      atomic.Bool // the lease was taken over
+	cancelReq atomic.Bool // cancel requested
+	drain     atomic.Bool // start no new action; park when the flights end
+	halt      atomic.Bool // stop now: interrupt the flights and park
+
+	tx        *txb
+	now       time.Time
+	ended     bool // the run reached a terminal status in tx
+	blocked   bool // something was ready but could not start (slots, drain)
+	launches  []*flight
+	afterEnd  []string // child runs to cancel once the end is committed
+	usedAtts  int      // run.AttemptsUsed as decided
+	attsDirty bool
+}
+
+func (e *Engine) newRunner(run store.Run, owner string) *runner {
+	return &runner{
+		e: e, run: run, lease: run.Lease, owner: owner,
+		rows: map[string]*store.Step{}, states: map[string]*rowState{},
+		lastAtt: map[string]int{}, failures: map[string]int{},
+		results: map[string]lang.StepResult{}, noted: map[string]bool{},
+		children: map[string]store.Run{}, flights: map[string]*flight{},
+		doneCh: make(chan flightResult, 16), nudgeCh: make(chan struct{}, 1),
+		tx: newTxb(run.ID, run.Lease), usedAtts: run.AttemptsUsed,
+	}
+}
+
+// nudge wakes the runner's wait.
+func (r *runner) nudge() {
+	select {
+	case r.nudgeCh <- struct{}{}:
+	default:
+	}
+}
+
+// errStopped says the runner stopped without finishing its run (lease
+// lost); the run is where the last commit left it.
+var errStopped = errors.New("runner stopped")
+
+// main works on the run until it ends, parks or stops, and returns the run
+// as last committed. A lost lease returns errStopped wrapped around
+// store.ErrLeaseLost.
+func (r *runner) main(ctx context.Context) (store.Run, error) {
+	ctx = context.WithoutCancel(ctx) // store work must finish; stopping is by flags
+	defer r.waitFlights()
+	if err := r.rebuild(ctx); err != nil {
+		return r.run, err
+	}
+	r.tx.runUpdate().Status = ptr(store.RunRunning)
+	r.tx.runUpdate().WaitReason = ptr("")
+	r.tx.event("claimed", "", map[string]any{"owner": r.owner, "epoch": r.lease.Epoch})
+	for {
+		r.now = r.e.clk.Now()
+		switch {
+		case r.lost.Load():
+			r.abandonAll()
+			return r.run, fmt.Errorf("run %s: %w: %w", r.run.ID, errStopped, store.ErrLeaseLost)
+		case r.cancelReq.Load() || r.run.CancelRequested:
+			r.cancelRun()
+		case r.halt.Load():
+			r.interruptRun()
+		case !r.run.DeadlineAt.IsZero() && !r.now.Before(r.run.DeadlineAt):
+			r.failRun(&stepError{Kind: "deadline", Message: fmt.Sprintf("the run passed its deadline (%s)", r.run.DeadlineAt.Format(time.RFC3339))}, "")
+		default:
+			if r.recheck.Swap(false) {
+				if err := r.refreshExternal(ctx); err != nil {
+					return r.run, err
+				}
+			}
+			r.decide(ctx)
+			if !r.ended && len(r.flights) == 0 && len(r.launches) == 0 {
+				r.park()
+			}
+		}
+		if err := r.flush(ctx); err != nil {
+			return r.run, err
+		}
+		if r.ended {
+			r.finish(ctx)
+			return r.run, nil
+		}
+		r.start(ctx)
+		if err := r.wait(ctx); err != nil {
+			return r.run, err
+		}
+	}
+}
+
+// flush commits what tx holds (nothing when it is empty).
+func (r *runner) flush(ctx context.Context) error {
+	if r.attsDirty {
+		r.tx.runUpdate().AttemptsUsed = ptr(r.usedAtts)
+		r.attsDirty = false
+	}
+	if r.tx.empty() {
+		return nil
+	}
+	t := r.tx.take(r.now)
+	if err := r.e.com.commit(ctx, t); err != nil {
+		r.launches = nil
+		r.abandonAll()
+		if isLeaseLost(err) {
+			r.lost.Store(true)
+			return fmt.Errorf("run %s: %w: %w", r.run.ID, errStopped, err)
+		}
+		return err
+	}
+	r.applyRun(t)
+	return nil
+}
+
+// applyRun mirrors a committed run update into r.run.
+func (r *runner) applyRun(t store.Transition) {
+	u := t.Run
+	if u == nil {
+		return
+	}
+	if u.Status != nil {
+		r.run.Status = *u.Status
+	}
+	if u.Outputs != nil {
+		r.run.Outputs = u.Outputs
+	}
+	if u.Error != nil {
+		r.run.Error = u.Error
+	}
+	if u.AvailableAt != nil {
+		r.run.AvailableAt = *u.AvailableAt
+	}
+	if u.FinishedAt != nil {
+		r.run.FinishedAt = *u.FinishedAt
+	}
+	if u.AttemptsUsed != nil {
+		r.run.AttemptsUsed = *u.AttemptsUsed
+	}
+	if u.WaitReason != nil {
+		r.run.WaitReason = *u.WaitReason
+	}
+	if u.ClearCancel {
+		r.run.CancelRequested = false
+	}
+	if u.Release {
+		r.run.Lease = store.Lease{}
+	}
+	if r.run.StartedAt.IsZero() {
+		r.run.StartedAt = t.Now
+	}
+}
+
+// finish runs the work that follows a committed end: waking this process's
+// claim loops (a parent to resume, a parked run to re-claim) and cancelling
+// the children of a run that failed.
+func (r *runner) finish(ctx context.Context) {
+	for _, id := range r.afterEnd {
+		if _, err := r.e.st.RunCancel(ctx, store.RunCancelParams{RunID: id, Now: r.e.clk.Now()}); err == nil {
+			r.e.beatPools()
+		}
+	}
+	if r.run.ParentRunID != "" && r.run.Status.Terminal() {
+		r.e.poke(r.run.ParentRunID)
+	}
+	if r.run.Status == store.RunWaiting {
+		r.recheckAfterPark(ctx)
+	}
+	r.e.wakePools()
+}
+
+// start launches the actions whose running attempts were just committed.
+func (r *runner) start(ctx context.Context) {
+	for _, f := range r.launches {
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			res := f.do(r.e)
+			r.doneCh <- res
+		}()
+	}
+	r.launches = nil
+}
+
+// wait blocks until an action ends, the runner is nudged, or the next wake
+// time comes, then folds every action result that is ready into state.
+func (r *runner) wait(ctx context.Context) error {
+	next, external := r.nextWake()
+	var tc <-chan time.Time
+	isRecheck := false
+	if external && len(r.flights) > 0 {
+		if rc := r.now.Add(r.e.opts.Heartbeat); next.IsZero() || rc.Before(next) {
+			next, isRecheck = rc, true
+		}
+	}
+	if !next.IsZero() {
+		t := r.e.clk.NewTimer(next.Sub(r.e.clk.Now()))
+		defer t.Stop()
+		tc = t.C()
+	}
+	select {
+	case res := <-r.doneCh:
+		r.now = r.e.clk.Now()
+		r.absorb(res)
+		for {
+			select {
+			case res := <-r.doneCh:
+				r.absorb(res)
+				continue
+			default:
+			}
+			break
+		}
+	case <-r.nudgeCh:
+	case <-tc:
+		if isRecheck {
+			r.recheck.Store(true)
+		}
+	}
+	return nil
+}
+
+// nextWake returns the earliest WakeAt of a waiting step key (zero when
+// none) and whether something waits on a signal or a child.
+func (r *runner) nextWake() (time.Time, bool) {
+	var next time.Time
+	external := false
+	for _, row := range r.rows {
+		if row.Status != store.StepWaiting {
+			continue
+		}
+		st := r.state(row.Key)
+		if st.Wait == waitSignal || st.Wait == waitChild {
+			external = true
+		}
+		if !row.WakeAt.IsZero() && (next.IsZero() || row.WakeAt.Before(next)) {
+			next = row.WakeAt
+		}
+	}
+	if !r.run.DeadlineAt.IsZero() && (next.IsZero() || r.run.DeadlineAt.Before(next)) {
+		next = r.run.DeadlineAt
+	}
+	return next, external
+}
+
+// waitFlights waits for every action goroutine to return, discarding
+// results that were not absorbed (their attempts were already written as
+// canceled or interrupted, or the lease is lost).
+func (r *runner) waitFlights() {
+	done := make(chan struct{})
+	go func() {
+		r.wg.Wait()
+		close(done)
+	}()
+	for {
+		select {
+		case <-r.doneCh:
+		case <-done:
+			return
+		}
+	}
+}
+
+// rebuild loads the graph and the run's state from the store (invariant
+// 1), and closes the attempts left running by a previous owner as
+// interrupted (invariant 5).
+func (r *runner) rebuild(ctx context.Context) error {
+	l, err := r.e.load(ctx, r.run.Workflow, r.run.GraphHash)
+	if err != nil {
+		return err
+	}
+	r.l = l
+	r.inputs = decodeMap(r.run.Inputs)
+	if r.inputs == nil {
+		r.inputs = map[string]any{}
+	}
+	r.secrets = map[string]string{}
+	for _, s := range l.g.Secrets {
+		r.secrets[s.Name] = r.e.opts.Getenv(s.Env)
+	}
+	r.red = newRedactor(r.secrets)
+	started := r.run.StartedAt
+	if started.IsZero() {
+		started = r.e.clk.Now()
+	}
+	r.info = lang.RunInfo{ID: r.run.ID, Workflow: r.run.Workflow, Version: r.run.Version, Key: r.run.Key,
+		Attempt: r.run.AttemptsUsed, StartedAt: started.UTC().Format(time.RFC3339)}
+	steps, err := r.e.st.StepList(ctx, r.run.ID)
+	if err != nil {
+		return fmt.Errorf("run %s: load steps: %w", r.run.ID, err)
+	}
+	for i := range steps {
+		s := steps[i]
+		r.rows[s.Key] = &s
+		if ls := l.steps[s.Key]; ls != nil && s.Status.Terminal() {
+			r.settle(ls, &s)
+		}
+		if s.Index >= 0 && s.Iteration < 0 && s.Status.Terminal() {
+			r.noted[s.Key] = true
+		}
+	}
+	if len(steps) > 0 {
+		atts, err := r.e.st.AttemptList(ctx, r.run.ID, "")
+		if err != nil {
+			return fmt.Errorf("run %s: load attempts: %w", r.run.ID, err)
+		}
+		now := r.e.clk.Now()
+		for _, a := range atts {
+			if a.Attempt > r.lastAtt[a.StepKey] {
+				r.lastAtt[a.StepKey] = a.Attempt
+			}
+			switch a.Status {
+			case store.AttemptFailed:
+				if a.Attempt > r.state(a.StepKey).Base {
+					r.failures[a.StepKey]++
+				}
+			case store.AttemptRunning:
+				a.Status = store.AttemptInterrupted
+				a.FinishedAt = now
+				a.Error = mustJSON(&stepError{Kind: "interrupted", Message: "the worker running this attempt (" + a.Owner + ") stopped before it finished; the step runs again"})
+				r.tx.attempt(attemptWrite(&a))
+				r.tx.event("interrupted", a.StepKey, map[string]any{"attempt": a.Attempt, "owner": a.Owner})
+				if row := r.rows[a.StepKey]; row != nil && row.Status == store.StepRunning {
+					row.Status = store.StepPending
+					r.tx.step(stepWrite(row))
+				}
+			}
+		}
+	}
+	if err := r.refreshExternal(ctx); err != nil {
+		return err
+	}
+	return nil
+}
+
+// refreshExternal reloads what other processes change: pending signals and
+// the state of child runs this run waits for.
+func (r *runner) refreshExternal(ctx context.Context) error {
+	needSignals := false
+	for _, row := range r.rows {
+		if row.Status != store.StepWaiting && row.Status != store.StepPending {
+			continue
+		}
+		st := r.state(row.Key)
+		if st.Wait == waitChild && st.Child != "" {
+			c, err := r.e.st.RunGet(ctx, st.Child)
+			if err != nil {
+				return fmt.Errorf("run %s: load child run %s: %w", r.run.ID, st.Child, err)
+			}
+			r.children[c.ID] = c
+		}
+	}
+	for _, s := range r.l.g.Steps {
+		if s.Action.Kind == lang.KindWait {
+			if row := r.rows[s.Name]; row == nil || !row.Status.Terminal() {
+				needSignals = true
+			}
+		}
+	}
+	if needSignals {
+		sigs, err := r.e.st.SignalList(ctx, r.run.ID, true)
+		if err != nil {
+			return fmt.Errorf("run %s: load signals: %w", r.run.ID, err)
+		}
+		r.signals = sigs
+	}
+	return nil
+}
+
+// recheckAfterPark closes the race between parking and a wake-up that
+// landed while the run was still leased (and so was not applied): if a
+// signal it waits for or a child it waits on is already there, the parked
+// run is made due at once.
+func (r *runner) recheckAfterPark(ctx context.Context) {
+	due := false
+	for _, row := range r.rows {
+		if row.Status != store.StepWaiting {
+			continue
+		}
+		st := r.state(row.Key)
+		switch st.Wait {
+		case waitChild:
+			if c, err := r.e.st.RunGet(ctx, st.Child); err == nil && c.Status.Terminal() {
+				due = true
+			}
+		case waitSignal:
+			if sigs, err := r.e.st.SignalList(ctx, r.run.ID, true); err == nil {
+				for _, s := range sigs {
+					if s.Name == st.Signal {
+						due = true
+					}
+				}
+			}
+		}
+	}
+	if due {
+		now := r.e.clk.Now()
+		_, _ = r.e.st.TransitionCommit(ctx, []store.Transition{{RunID: r.run.ID, Wake: []string{r.run.ID}, Now: now}})
+	}
+}
+
+func attemptWrite(a *store.Attempt) store.AttemptWrite {
+	return store.AttemptWrite{StepKey: a.StepKey, Attempt: a.Attempt, Status: a.Status, Owner: a.Owner,
+		StartedAt: a.StartedAt, FinishedAt: a.FinishedAt, Output: a.Output, Error: a.Error, IdempotencyKey: a.IdempotencyKey}
+}

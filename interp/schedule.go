@@ -1,0 +1,470 @@
+package interp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/store"
+)
+
+// Wait kinds of a waiting step key, kept in its State.
+const (
+	waitRetry    = "retry"    // backing off before the next attempt
+	waitSleep    = "sleep"    // a sleep action's timer
+	waitSignal   = "signal"   // a wait action
+	waitChild    = "child"    // a workflow action's child run
+	waitInterval = "interval" // an until loop between iterations
+)
+
+// rowState is the engine's private state of a step key (store.Step.State):
+// whatever was decided once and must not be decided again on replay.
+type rowState struct {
+	Wait      string   `json:"wait,omitempty"`
+	Signal    string   `json:"signal,omitempty"`
+	Child     string   `json:"child_run_id,omitempty"`
+	Iteration int      `json:"iteration,omitempty"` // until: the current iteration
+	Items     []any    `json:"items,omitempty"`     // foreach: the items, evaluated once
+	Chosen    []string `json:"chosen,omitempty"`    // switch: the targets of the branch taken
+	Attempt   int      `json:"next_attempt,omitempty"`
+	DelayMS   int64    `json:"delay_ms,omitempty"`  // retry: the backoff drawn
+	JitterMS  int64    `json:"jitter_ms,omitempty"` // retry: the jitter drawn
+	// Base is the last attempt number before a redrive (Engine.Retry):
+	// only failed attempts after it count against the retry budget.
+	Base int `json:"base,omitempty"`
+}
+
+// state returns the decoded State of a step key (empty when none).
+func (r *runner) state(key string) *rowState {
+	if st := r.states[key]; st != nil {
+		return st
+	}
+	st := &rowState{}
+	if row := r.rows[key]; row != nil && len(row.State) > 0 {
+		_ = json.Unmarshal(row.State, st)
+	}
+	r.states[key] = st
+	return st
+}
+
+// row returns a copy of the step key's row to modify, or a new pending row.
+func (r *runner) row(u unit) *store.Step {
+	if old := r.rows[u.key]; old != nil {
+		c := *old
+		return &c
+	}
+	return &store.Step{RunID: r.run.ID, Key: u.key, Step: u.s.Name, Index: u.idx, Iteration: u.iter, Status: store.StepPending}
+}
+
+// put records a row's new state, locally and in the transition, with its
+// State when st is not nil.
+func (r *runner) put(row *store.Step, st *rowState) {
+	if st != nil {
+		row.State = mustJSON(st)
+		r.states[row.Key] = st
+	}
+	r.rows[row.Key] = row
+	r.tx.step(stepWrite(row))
+}
+
+// unit is one executable step key: a step, a foreach item, or an until
+// iteration of either.
+type unit struct {
+	s    *lang.Step
+	key  string
+	idx  int // foreach index, -1 when none
+	iter int // until iteration, -1 when none
+	item any
+}
+
+// act is the activation of control expressions of a unit (nil: step level).
+func (r *runner) act(u *unit) *lang.Activation {
+	a := &lang.Activation{Input: r.inputs, Steps: r.results, Run: r.info}
+	if u != nil && u.idx >= 0 {
+		a.Item, a.Index, a.InForeach = u.item, u.idx, true
+	}
+	return a
+}
+
+// dataAct is act plus the secrets, for data templates.
+func (r *runner) dataAct(u *unit) *lang.Activation {
+	a := r.act(u)
+	a.Secrets = r.secrets
+	if u != nil {
+		a.Run.Attempt = r.lastAtt[u.key] + 1
+	}
+	return a
+}
+
+// settle makes a finished step visible to CEL as steps.NAME.
+func (r *runner) settle(s *lang.Step, row *store.Step) {
+	res := lang.StepResult{Status: string(row.Status), Attempts: row.Attempts, Output: decodeJSON(row.Output)}
+	if row.Status == store.StepFailed {
+		res.Error = decodeMap(row.Error)
+	}
+	r.results[s.Name] = res
+}
+
+// decide advances every step as far as it goes without waiting, until
+// nothing changes; then ends the run when every step has settled.
+func (r *runner) decide(ctx context.Context) {
+	r.blocked = false
+	for changed := true; changed && !r.ended; {
+		changed = false
+		for _, s := range r.l.g.Steps {
+			if r.advance(ctx, s) {
+				changed = true
+			}
+			if r.ended {
+				return
+			}
+		}
+	}
+	for _, s := range r.l.g.Steps {
+		if row := r.rows[s.Name]; row == nil || !row.Status.Terminal() {
+			return
+		}
+	}
+	r.completeRun(ctx)
+}
+
+// advance moves one step forward: gates it when it has not begun, then
+// drives its foreach, until or single unit, and settles it when it ends.
+func (r *runner) advance(ctx context.Context, s *lang.Step) bool {
+	row := r.rows[s.Name]
+	if row != nil && row.Status.Terminal() {
+		return false
+	}
+	if row == nil || row.Status == store.StepPending {
+		ready, skip, err := r.gate(ctx, s)
+		if !ready {
+			return false
+		}
+		u := unit{s: s, key: s.Name, idx: -1, iter: -1}
+		if err != nil {
+			r.unitFailed(u, err, false)
+			r.stepEnded(s)
+			return true
+		}
+		if skip != "" {
+			nr := r.row(u)
+			nr.Status, nr.FinishedAt, nr.Detail = store.StepSkipped, r.now, skip
+			r.put(nr, nil)
+			r.tx.event("step_skipped", s.Name, map[string]any{"reason": skip})
+			r.stepEnded(s)
+			return true
+		}
+	}
+	var changed bool
+	if s.Foreach != nil {
+		changed = r.advanceForeach(ctx, s)
+	} else {
+		changed = r.advanceNode(ctx, unit{s: s, key: s.Name, idx: -1, iter: -1})
+	}
+	if row := r.rows[s.Name]; row != nil && row.Status.Terminal() {
+		r.stepEnded(s)
+		changed = true
+	}
+	return changed
+}
+
+// gate decides whether a step that has not begun can begin: all its needs
+// settled (ready), and if so whether it is skipped (the reason) or its
+// when expression failed (err).
+func (r *runner) gate(ctx context.Context, s *lang.Step) (ready bool, skip string, err *stepError) {
+	for _, n := range s.Needs {
+		if row := r.rows[n]; row == nil || !row.Status.Terminal() {
+			return false, "", nil
+		}
+	}
+	for _, sw := range r.l.switchOf[s.Name] {
+		row := r.rows[sw]
+		if row != nil && row.Status == store.StepCompleted {
+			chosen := false
+			for _, t := range r.state(sw).Chosen {
+				if t == s.Name {
+					chosen = true
+				}
+			}
+			if !chosen {
+				return true, fmt.Sprintf("switch %q took another branch", sw), nil
+			}
+		}
+	}
+	if s.Join == "any" {
+		any := len(s.Needs) == 0
+		for _, n := range s.Needs {
+			if r.rows[n].Status == store.StepCompleted {
+				any = true
+			}
+		}
+		if !any {
+			return true, "none of its dependencies completed (join = \"any\")", nil
+		}
+	} else {
+		for _, n := range s.Needs {
+			switch r.rows[n].Status {
+			case store.StepSkipped, store.StepCanceled:
+				return true, fmt.Sprintf("its dependency %q was %s", n, r.rows[n].Status), nil
+			}
+		}
+	}
+	if s.When != nil {
+		v, eerr := r.l.prog.Eval(ctx, s.When, r.act(nil))
+		if eerr != nil {
+			return true, "", &stepError{Kind: "eval", Message: fmt.Sprintf("evaluate when: %v", eerr)}
+		}
+		if b, ok := v.(bool); ok && !b {
+			return true, "when is false", nil
+		}
+	}
+	return true, "", nil
+}
+
+// stepEnded settles a step that just reached a terminal status and fails
+// the run when the step failed and does not continue on error.
+func (r *runner) stepEnded(s *lang.Step) {
+	row := r.rows[s.Name]
+	r.settle(s, row)
+	if row.Status != store.StepFailed {
+		return
+	}
+	se := &stepError{}
+	_ = json.Unmarshal(row.Error, se)
+	if se.Kind == "" {
+		se.Kind = "internal"
+	}
+	if s.OnError == "continue" && s.Action.Kind != lang.KindFail {
+		return
+	}
+	r.failRun(se, s.Name)
+}
+
+// advanceNode drives a unit or, for a step with until, its loop.
+func (r *runner) advanceNode(ctx context.Context, u unit) bool {
+	if u.s.Until != nil {
+		return r.advanceUntil(ctx, u)
+	}
+	return r.advanceUnit(ctx, u)
+}
+
+// advanceUntil drives the loop whose controller row is c.key: iterations
+// c.key#0, #1, ... until the condition, evaluated with steps.SELF.output =
+// the latest iteration's output, is true.
+func (r *runner) advanceUntil(ctx context.Context, c unit) bool {
+	changed := false
+	row := r.rows[c.key]
+	if row == nil || row.Status == store.StepPending {
+		row = r.row(c)
+		row.Status, row.StartedAt = store.StepRunning, r.now
+		r.put(row, &rowState{})
+		changed = true
+	}
+	for {
+		row = r.rows[c.key]
+		if row.Status.Terminal() {
+			return changed
+		}
+		st := r.state(c.key)
+		if row.Status == store.StepWaiting {
+			if r.now.Before(row.WakeAt) {
+				return changed
+			}
+			row = r.row(c)
+			row.Status, row.WakeAt, row.Detail = store.StepRunning, zeroTime, ""
+			nst := *st
+			nst.Wait = ""
+			r.put(row, &nst)
+			st = &nst
+			changed = true
+		}
+		u := unit{s: c.s, key: store.StepKey(c.s.Name, c.idx, st.Iteration), idx: c.idx, iter: st.Iteration, item: c.item}
+		if r.advanceUnit(ctx, u) {
+			changed = true
+		}
+		urow := r.rows[u.key]
+		if urow == nil || !urow.Status.Terminal() {
+			return changed
+		}
+		row = r.row(c)
+		row.Attempts += urow.Attempts
+		if urow.Status == store.StepFailed {
+			row.Status, row.Error, row.FinishedAt = store.StepFailed, urow.Error, r.now
+			r.put(row, nil)
+			r.tx.event("step_failed", c.key, map[string]any{"iteration": st.Iteration})
+			return true
+		}
+		done, err := r.untilCond(ctx, c, urow)
+		nst := *st
+		switch {
+		case err != nil:
+			row.Status, row.Error, row.FinishedAt = store.StepFailed, mustJSON(err), r.now
+			r.put(row, nil)
+			r.tx.event("step_failed", c.key, map[string]any{"error": err})
+			return true
+		case done:
+			row.Status, row.Output, row.FinishedAt = store.StepCompleted, urow.Output, r.now
+			r.put(row, nil)
+			r.tx.event("step_completed", c.key, map[string]any{"iterations": st.Iteration + 1})
+			return true
+		case st.Iteration+1 >= c.s.Until.MaxIterations:
+			e := &stepError{Kind: "until", Message: fmt.Sprintf("the until condition was still false after %d iterations; raise max_iterations or fix the condition", st.Iteration+1)}
+			row.Status, row.Error, row.FinishedAt = store.StepFailed, mustJSON(e), r.now
+			r.put(row, nil)
+			r.tx.event("step_failed", c.key, map[string]any{"error": e})
+			return true
+		}
+		nst.Iteration++
+		if c.s.Until.IntervalMS > 0 {
+			row.Status = store.StepWaiting
+			row.WakeAt = r.now.Add(msDuration(c.s.Until.IntervalMS))
+			row.Detail = fmt.Sprintf("until: iteration %d", nst.Iteration+1)
+			nst.Wait = waitInterval
+			r.put(row, &nst)
+			return true
+		}
+		r.put(row, &nst)
+		changed = true
+	}
+}
+
+// untilCond evaluates a loop's condition with steps.SELF showing the
+// iteration that just completed.
+func (r *runner) untilCond(ctx context.Context, c unit, urow *store.Step) (bool, *stepError) {
+	name := c.s.Name
+	prev, had := r.results[name]
+	r.results[name] = lang.StepResult{Status: string(store.StepCompleted), Attempts: urow.Attempts, Output: decodeJSON(urow.Output)}
+	v, err := r.l.prog.Eval(ctx, c.s.Until.Cond, r.act(&c))
+	if had {
+		r.results[name] = prev
+	} else {
+		delete(r.results, name)
+	}
+	if err != nil {
+		return false, &stepError{Kind: "eval", Message: fmt.Sprintf("evaluate until: %v", err)}
+	}
+	b, _ := v.(bool)
+	return b, nil
+}
+
+// advanceForeach drives a foreach step: the items are evaluated once and
+// recorded; items run as units (or until loops) name[i], at most
+// Foreach.Concurrency at once; the step completes with the list of item
+// outputs once every item ended.
+func (r *runner) advanceForeach(ctx context.Context, s *lang.Step) bool {
+	base := unit{s: s, key: s.Name, idx: -1, iter: -1}
+	row := r.rows[s.Name]
+	if row == nil || row.Status == store.StepPending {
+		v, err := r.l.prog.Eval(ctx, s.Foreach.Items, r.act(nil))
+		var items []any
+		if err == nil {
+			var ok bool
+			if items, ok = normalizeJSON(v).([]any); !ok {
+				err = fmt.Errorf("items gave %s, not a list", describe(normalizeJSON(v)))
+			}
+		}
+		if err != nil {
+			r.unitFailed(base, &stepError{Kind: "eval", Message: fmt.Sprintf("evaluate foreach items: %v", err)}, false)
+			return true
+		}
+		row = r.row(base)
+		row.Status, row.StartedAt = store.StepRunning, r.now
+		if len(items) == 0 {
+			row.Status, row.Output, row.FinishedAt = store.StepCompleted, json.RawMessage("[]"), r.now
+			r.put(row, nil)
+			r.tx.event("step_completed", s.Name, map[string]any{"items": 0})
+			return true
+		}
+		r.put(row, &rowState{Items: items})
+		r.tx.event("step_started", s.Name, map[string]any{"items": len(items)})
+	}
+	items := r.state(s.Name).Items
+	conc := max(s.Foreach.Concurrency, 1)
+	active := 0
+	for i := range items {
+		if ir := r.rows[store.StepKey(s.Name, i, -1)]; ir != nil && ir.Status != store.StepPending && !ir.Status.Terminal() {
+			active++
+		}
+	}
+	changed, allDone := false, true
+	for i, it := range items {
+		key := store.StepKey(s.Name, i, -1)
+		ir := r.rows[key]
+		if ir == nil || !ir.Status.Terminal() {
+			was := ir != nil && ir.Status != store.StepPending
+			if !was && active >= conc {
+				allDone = false
+				continue
+			}
+			if r.advanceNode(ctx, unit{s: s, key: key, idx: i, iter: -1, item: it}) {
+				changed = true
+			}
+			ir = r.rows[key]
+			is := ir != nil && ir.Status != store.StepPending && !ir.Status.Terminal()
+			if was && !is {
+				active--
+			} else if !was && is {
+				active++
+			}
+			if ir == nil || !ir.Status.Terminal() {
+				allDone = false
+				continue
+			}
+		}
+		if r.noted[key] {
+			continue
+		}
+		r.noted[key] = true
+		if ir.Status != store.StepFailed {
+			continue
+		}
+		switch s.Foreach.OnFailure {
+		case "continue":
+		case "dead_letter":
+			r.tx.event("dead_lettered", key, map[string]any{"index": i, "item": it, "error": decodeJSON(ir.Error)})
+		default:
+			ie := &stepError{}
+			_ = json.Unmarshal(ir.Error, ie)
+			ie.Message = fmt.Sprintf("item %d failed: %s", i, ie.Message)
+			r.cancelStepKeys(s.Name)
+			r.unitFailed(base, ie, false)
+			return true
+		}
+	}
+	if !allDone {
+		return changed
+	}
+	out := make([]any, len(items))
+	row = r.row(base)
+	row.Attempts = 0
+	for i := range items {
+		ir := r.rows[store.StepKey(s.Name, i, -1)]
+		row.Attempts += ir.Attempts
+		if ir.Status == store.StepCompleted {
+			out[i] = decodeJSON(ir.Output)
+		}
+	}
+	row.Status, row.Output, row.FinishedAt = store.StepCompleted, mustJSON(out), r.now
+	r.put(row, nil)
+	r.tx.event("step_completed", s.Name, map[string]any{"items": len(items)})
+	return true
+}
+
+// cancelStepKeys stops every unfinished key of a step (foreach items,
+// iterations) other than the step's own row: their actions are killed and
+// they are written canceled.
+func (r *runner) cancelStepKeys(name string) {
+	for key, f := range r.flights {
+		if f.u.s.Name == name {
+			r.abandon(key, f, store.AttemptCanceled, store.StepCanceled)
+		}
+	}
+	for _, row := range r.rows {
+		if row.Step == name && row.Key != name && !row.Status.Terminal() && row.Status != store.StepPending {
+			c := *row
+			c.Status, c.FinishedAt, c.WakeAt = store.StepCanceled, r.now, zeroTime
+			r.put(&c, nil)
+		}
+	}
+}

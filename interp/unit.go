@@ -1,0 +1,437 @@
+package interp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/store"
+)
+
+var zeroTime time.Time
+
+func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
+
+// stepError is the error of a step key or an attempt, as stored and as CEL
+// sees it (error in retry.when, steps.NAME.error).
+type stepError struct {
+	Kind       string `json:"kind"`
+	Message    string `json:"message"`
+	ExitCode   *int   `json:"exit_code,omitempty"`
+	Status     *int   `json:"status,omitempty"`
+	Output     any    `json:"output,omitempty"`
+	ChildError any    `json:"child_error,omitempty"`
+}
+
+func (e *stepError) asMap() map[string]any {
+	m, _ := normalizeJSON(e).(map[string]any)
+	return m
+}
+
+// advanceUnit moves one executable step key forward.
+func (r *runner) advanceUnit(ctx context.Context, u unit) bool {
+	row := r.rows[u.key]
+	switch {
+	case row == nil || row.Status == store.StepPending:
+		return r.startUnit(ctx, u)
+	case row.Status == store.StepWaiting:
+		return r.pollUnit(ctx, u, row)
+	}
+	return false // running (in flight) or ended
+}
+
+// startUnit begins a unit's action. Actions without side effects complete
+// (or start waiting) in this same transition; exec and http launch an
+// attempt.
+func (r *runner) startUnit(ctx context.Context, u unit) bool {
+	a := &u.s.Action
+	switch a.Kind {
+	case lang.KindNone:
+		r.unitDone(u, nil, 1)
+	case lang.KindSet:
+		out := make(map[string]any, len(a.Set.Values))
+		for name, v := range a.Set.Values {
+			x, err := r.evalValue(ctx, v, r.dataAct(&u))
+			if err != nil {
+				r.unitFailed(u, &stepError{Kind: "eval", Message: fmt.Sprintf("evaluate set value %q: %v", name, err)}, false)
+				return true
+			}
+			out[name] = x
+		}
+		r.unitDone(u, out, 1)
+	case lang.KindSwitch:
+		return r.startSwitch(ctx, u)
+	case lang.KindFail:
+		msg, err := r.evalString(ctx, a.Fail.Message, r.dataAct(&u))
+		if err != nil {
+			msg = fmt.Sprintf("the fail message could not be evaluated: %v", err)
+		}
+		r.unitFailed(u, &stepError{Kind: "fail", Message: r.red.text(msg)}, false)
+	case lang.KindSleep:
+		return r.startSleep(ctx, u)
+	case lang.KindWait:
+		return r.startWait(u)
+	case lang.KindWorkflow:
+		return r.startChild(ctx, u)
+	case lang.KindExec, lang.KindHTTP:
+		return r.launch(ctx, u)
+	default:
+		r.unitFailed(u, &stepError{Kind: "internal", Message: fmt.Sprintf("unknown action kind %q; this graph needs a newer flowrun", a.Kind)}, false)
+	}
+	return true
+}
+
+// pollUnit checks whether what a waiting unit waits for has come.
+func (r *runner) pollUnit(ctx context.Context, u unit, row *store.Step) bool {
+	st := r.state(u.key)
+	switch st.Wait {
+	case waitRetry:
+		if r.now.Before(row.WakeAt) {
+			return false
+		}
+		return r.launch(ctx, u)
+	case waitSleep:
+		if r.now.Before(row.WakeAt) {
+			return false
+		}
+		r.unitDone(u, map[string]any{"woke_at": r.now.UTC().Format(time.RFC3339Nano)}, 1)
+		return true
+	case waitSignal:
+		if payload, ok := r.consume(u.key, st.Signal); ok {
+			r.unitDone(u, payload, 1)
+			return true
+		}
+		if !row.WakeAt.IsZero() && !r.now.Before(row.WakeAt) {
+			r.unitFailed(u, &stepError{Kind: "timeout", Message: fmt.Sprintf("no signal %q arrived before the wait timed out", st.Signal)}, false)
+			return true
+		}
+	case waitChild:
+		c, ok := r.children[st.Child]
+		if !ok || !c.Status.Terminal() {
+			return false
+		}
+		if c.Status == store.RunCompleted {
+			r.unitDone(u, decodeJSON(c.Outputs), 1)
+			return true
+		}
+		ce := decodeMap(c.Error)
+		msg, _ := ce["message"].(string)
+		r.unitFailed(u, &stepError{Kind: "child", Message: fmt.Sprintf("child run %s of workflow %q %s: %s", c.ID, c.Workflow, c.Status, msg), ChildError: ce}, false)
+		return true
+	}
+	return false
+}
+
+// unitDone writes a unit completed with its output.
+func (r *runner) unitDone(u unit, out any, attempts int) {
+	row := r.row(u)
+	if row.StartedAt.IsZero() {
+		row.StartedAt = r.now
+	}
+	row.Status, row.Output, row.Error, row.FinishedAt = store.StepCompleted, mustJSON(r.red.value(normalizeJSON(out))), nil, r.now
+	row.WakeAt, row.Detail = zeroTime, ""
+	if row.Attempts < attempts {
+		row.Attempts = attempts
+	}
+	r.put(row, nil)
+	r.tx.event("step_completed", u.key, map[string]any{"attempts": row.Attempts})
+}
+
+// unitFailed ends a unit as failed, or schedules its next attempt when
+// retryable and its retry policy allows.
+func (r *runner) unitFailed(u unit, se *stepError, retryable bool) {
+	se.Message = r.red.text(se.Message)
+	if se.Output != nil {
+		se.Output = r.red.value(normalizeJSON(se.Output))
+	}
+	if retryable && r.scheduleRetry(u, se) {
+		return
+	}
+	row := r.row(u)
+	if row.StartedAt.IsZero() {
+		row.StartedAt = r.now
+	}
+	if row.Attempts == 0 {
+		row.Attempts = 1
+	}
+	row.Status, row.Error, row.FinishedAt, row.WakeAt, row.Detail = store.StepFailed, mustJSON(se), r.now, zeroTime, ""
+	r.put(row, nil)
+	r.tx.event("step_failed", u.key, map[string]any{"kind": se.Kind, "message": se.Message, "attempts": row.Attempts})
+}
+
+// scheduleRetry puts a unit into backoff when its policy gives it another
+// attempt: attempts left, retry.when true, and the next attempt would begin
+// before the run's deadline. The drawn delay and jitter are recorded in the
+// step's State and the retry_scheduled event, so they are never redrawn.
+func (r *runner) scheduleRetry(u unit, se *stepError) bool {
+	rp := u.s.Retry
+	n := r.failures[u.key]
+	if rp == nil || n >= rp.Attempts {
+		return false
+	}
+	if rp.When != nil {
+		a := r.act(&u)
+		a.Error = se.asMap()
+		v, err := r.l.prog.Eval(context.Background(), rp.When, a)
+		if b, ok := v.(bool); err != nil || !ok || !b {
+			return false
+		}
+	}
+	delay := float64(rp.BackoffMS) * math.Pow(max(rp.Multiplier, 1), float64(n-1))
+	if rp.MaxDelayMS > 0 && delay > float64(rp.MaxDelayMS) {
+		delay = float64(rp.MaxDelayMS)
+	}
+	jitter := r.e.int63n(rp.JitterMS + 1)
+	wait := time.Duration(delay)*time.Millisecond + msDuration(jitter)
+	wake := r.now.Add(wait)
+	if !r.run.DeadlineAt.IsZero() && !wake.Before(r.run.DeadlineAt) {
+		return false
+	}
+	row := r.row(u)
+	row.Status, row.Error, row.WakeAt = store.StepWaiting, mustJSON(se), wake
+	row.Detail = fmt.Sprintf("retry %d/%d", n+1, rp.Attempts)
+	r.put(row, &rowState{Wait: waitRetry, Attempt: r.lastAtt[u.key] + 1, DelayMS: int64(delay), JitterMS: jitter, Base: r.state(u.key).Base})
+	r.tx.event("retry_scheduled", u.key, map[string]any{
+		"attempt": r.lastAtt[u.key] + 1, "delay_ms": int64(delay), "jitter_ms": jitter,
+		"wake_at": wake.UTC().Format(time.RFC3339Nano), "kind": se.Kind, "message": se.Message,
+	})
+	return true
+}
+
+// launch commits a running attempt of an exec or http unit (double-ended
+// write: the action starts only after this transition commits).
+func (r *runner) launch(ctx context.Context, u unit) bool {
+	if r.drain.Load() || len(r.flights) >= max(r.l.g.Limits.Parallel, 1) {
+		r.blocked = true
+		return false
+	}
+	if lim := r.l.g.Limits.Attempts; lim > 0 && r.usedAtts >= lim {
+		r.failRun(&stepError{Kind: "attempt_cap", Message: fmt.Sprintf("the run used all %d step attempts it may use; raise limits.attempts if it needs more", lim)}, u.s.Name)
+		return true
+	}
+	f, se := r.prepare(ctx, u)
+	if se != nil {
+		r.unitFailed(u, se, false)
+		return true
+	}
+	n := r.lastAtt[u.key] + 1
+	r.lastAtt[u.key] = n
+	r.usedAtts++
+	r.attsDirty = true
+	f.attempt = n
+	row := r.row(u)
+	if row.StartedAt.IsZero() {
+		row.StartedAt = r.now
+	}
+	row.Status, row.Attempts, row.WakeAt, row.Detail = store.StepRunning, n, zeroTime, ""
+	r.put(row, &rowState{Base: r.state(u.key).Base})
+	r.tx.attempt(store.AttemptWrite{StepKey: u.key, Attempt: n, Status: store.AttemptRunning, Owner: r.owner, StartedAt: r.now, IdempotencyKey: f.idem})
+	r.tx.event("step_started", u.key, map[string]any{"attempt": n})
+	r.flights[u.key] = f
+	r.launches = append(r.launches, f)
+	return true
+}
+
+// absorb folds an ended action into the state: the attempt is written
+// completed or failed, with the unit's next state, in the next transition.
+func (r *runner) absorb(res flightResult) {
+	f := res.f
+	if r.flights[f.u.key] != f {
+		return // abandoned: already written canceled or interrupted
+	}
+	delete(r.flights, f.u.key)
+	aw := store.AttemptWrite{StepKey: f.u.key, Attempt: f.attempt, Owner: r.owner, StartedAt: f.started, FinishedAt: r.now, IdempotencyKey: f.idem}
+	if res.err == nil {
+		out := r.red.value(normalizeJSON(res.out))
+		aw.Status, aw.Output = store.AttemptCompleted, mustJSON(out)
+		r.tx.attempt(aw)
+		r.unitDone(f.u, out, f.attempt)
+		return
+	}
+	se := res.err
+	se.Message = r.red.text(se.Message)
+	if se.Output != nil {
+		se.Output = r.red.value(normalizeJSON(se.Output))
+		aw.Output = mustJSON(se.Output)
+	}
+	aw.Status, aw.Error = store.AttemptFailed, mustJSON(se)
+	r.tx.attempt(aw)
+	r.failures[f.u.key]++
+	r.unitFailed(f.u, se, true)
+}
+
+// consume takes the oldest pending signal with the name for the step key,
+// in the transition that completes the step.
+func (r *runner) consume(key, name string) (any, bool) {
+	for i, s := range r.signals {
+		if s.Name != name {
+			continue
+		}
+		r.signals = append(r.signals[:i:i], r.signals[i+1:]...)
+		r.tx.t.ConsumeSignals = append(r.tx.t.ConsumeSignals, store.SignalConsume{SignalID: s.ID, StepKey: key})
+		r.tx.event("signal_consumed", key, map[string]any{"signal": name, "signal_id": s.ID})
+		return decodeJSON(s.Payload), true
+	}
+	return nil, false
+}
+
+// startSwitch picks the first case whose when is true, else the default.
+// The output is the name of the first step of the branch taken ("" when
+// no branch is taken); the branch's targets are recorded in State.
+func (r *runner) startSwitch(ctx context.Context, u unit) bool {
+	sw := u.s.Action.Switch
+	chosen := sw.Default
+	for i, c := range sw.Cases {
+		v, err := r.l.prog.Eval(ctx, c.When, r.act(&u))
+		if err != nil {
+			r.unitFailed(u, &stepError{Kind: "eval", Message: fmt.Sprintf("evaluate switch case %d: %v", i+1, err)}, false)
+			return true
+		}
+		if b, _ := v.(bool); b {
+			chosen = c.Next
+			break
+		}
+	}
+	branch := ""
+	if len(chosen) > 0 {
+		branch = chosen[0]
+	}
+	if chosen == nil {
+		chosen = []string{}
+	}
+	r.unitDone(u, branch, 1)
+	r.put(r.rows[u.key], &rowState{Chosen: chosen})
+	return true
+}
+
+// startSleep records the wake time once; the unit completes when it comes.
+func (r *runner) startSleep(ctx context.Context, u unit) bool {
+	sl := u.s.Action.Sleep
+	wake := r.now.Add(msDuration(sl.DurationMS))
+	if sl.Until != nil {
+		s, err := r.evalString(ctx, sl.Until, r.dataAct(&u))
+		if err == nil {
+			wake, err = time.Parse(time.RFC3339, s)
+		}
+		if err != nil {
+			r.unitFailed(u, &stepError{Kind: "eval", Message: fmt.Sprintf("sleep until needs an RFC 3339 time such as 2030-01-02T15:04:05Z: %v", err)}, false)
+			return true
+		}
+	}
+	if !wake.After(r.now) {
+		r.unitDone(u, map[string]any{"woke_at": r.now.UTC().Format(time.RFC3339Nano)}, 1)
+		return true
+	}
+	row := r.row(u)
+	row.Status, row.StartedAt, row.Attempts, row.WakeAt = store.StepWaiting, r.now, 1, wake
+	row.Detail = "sleep until " + wake.UTC().Format(time.RFC3339)
+	r.put(row, &rowState{Wait: waitSleep})
+	r.tx.event("step_started", u.key, map[string]any{"wait": "timer", "wake_at": wake.UTC().Format(time.RFC3339Nano)})
+	return true
+}
+
+// startWait consumes a pending signal at once, or waits for one.
+func (r *runner) startWait(u unit) bool {
+	w := u.s.Action.Wait
+	if payload, ok := r.consume(u.key, w.Signal); ok {
+		r.unitDone(u, payload, 1)
+		return true
+	}
+	row := r.row(u)
+	row.Status, row.StartedAt, row.Attempts = store.StepWaiting, r.now, 1
+	if w.TimeoutMS > 0 {
+		row.WakeAt = r.now.Add(msDuration(w.TimeoutMS))
+	}
+	row.Detail = "signal " + w.Signal
+	r.put(row, &rowState{Wait: waitSignal, Signal: w.Signal})
+	r.tx.event("step_started", u.key, map[string]any{"wait": "signal", "signal": w.Signal})
+	return true
+}
+
+// startChild inserts the child run in the same transition that sets the
+// step waiting on it.
+func (r *runner) startChild(ctx context.Context, u unit) bool {
+	wa := u.s.Action.Workflow
+	fail := func(msg string) bool {
+		r.unitFailed(u, &stepError{Kind: "child", Message: msg}, false)
+		return true
+	}
+	v, err := r.e.resolvePin(ctx, wa.Name, wa.Version)
+	if err != nil {
+		return fail(err.Error())
+	}
+	cl, err := r.e.loadVersion(v)
+	if err != nil {
+		return fail(err.Error())
+	}
+	in := map[string]any{}
+	if wa.Input != nil {
+		x, err := r.evalValue(ctx, wa.Input, r.act(&u))
+		if err != nil {
+			return fail(fmt.Sprintf("evaluate the child's input (secrets cannot be passed to a child; declare them in the child workflow): %v", err))
+		}
+		m, ok := normalizeJSON(x).(map[string]any)
+		if !ok && x != nil {
+			return fail("the child's input must be an object")
+		}
+		in = m
+	}
+	inputs, err := checkInputs(cl.g, in)
+	if err != nil {
+		return fail(err.Error())
+	}
+	p := r.e.insertParams(cl, v, inputs, r.run.ID+"/"+u.key)
+	p.ParentRunID, p.ParentStepKey = r.run.ID, u.key
+	p.RootRunID = r.run.RootRunID
+	if p.RootRunID == "" {
+		p.RootRunID = r.run.ID
+	}
+	if !r.run.DeadlineAt.IsZero() && (p.DeadlineAt.IsZero() || r.run.DeadlineAt.Before(p.DeadlineAt)) {
+		p.DeadlineAt = r.run.DeadlineAt
+	}
+	r.tx.t.Children = append(r.tx.t.Children, p)
+	r.children[p.ID] = store.Run{ID: p.ID, Workflow: v.Workflow, Status: store.RunPending}
+	row := r.row(u)
+	row.Status, row.StartedAt, row.Attempts = store.StepWaiting, r.now, 1
+	row.Detail = "child run " + p.ID
+	r.put(row, &rowState{Wait: waitChild, Child: p.ID})
+	r.tx.event("child_started", u.key, map[string]any{"child_run_id": p.ID, "workflow": v.Workflow, "version": v.Version})
+	return true
+}
+
+// evalValue evaluates a data value; literals are decoded without CEL.
+func (r *runner) evalValue(ctx context.Context, v *lang.Value, a *lang.Activation) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	if v.Lit != nil && v.Template == nil && v.List == nil && v.Object == nil {
+		var x any
+		if err := json.Unmarshal(v.Lit, &x); err != nil {
+			return nil, fmt.Errorf("literal is not JSON: %w", err)
+		}
+		return x, nil
+	}
+	x, err := r.l.prog.EvalValue(ctx, v, a)
+	if err != nil {
+		return nil, err
+	}
+	return normalizeJSON(x), nil
+}
+
+// evalString evaluates a data value that must be a string.
+func (r *runner) evalString(ctx context.Context, v *lang.Value, a *lang.Activation) (string, error) {
+	x, err := r.evalValue(ctx, v, a)
+	if err != nil {
+		return "", err
+	}
+	switch s := x.(type) {
+	case string:
+		return s, nil
+	case nil:
+		return "", nil
+	}
+	return string(mustJSON(x)), nil
+}

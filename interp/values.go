@@ -1,0 +1,277 @@
+package interp
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/flowrun/flowrun/lang"
+)
+
+// InputError is a bad run input: unknown, missing, or of the wrong type.
+// The CLI exits 2 on it without writing to the store.
+type InputError struct {
+	Workflow string
+	Input    string
+	Problem  string // what is wrong and how to fix it
+}
+
+func (e *InputError) Error() string {
+	return fmt.Sprintf("workflow %q input %q: %s", e.Workflow, e.Input, e.Problem)
+}
+
+// checkInputs validates given inputs against the graph's declarations and
+// returns the complete inputs with defaults applied. A string given for an
+// input that is not a string is parsed as JSON, so `--input amount=10`
+// works for a number input.
+func checkInputs(g *lang.Graph, given map[string]any) (map[string]any, error) {
+	out := make(map[string]any, len(g.Inputs))
+	declared := make(map[string]*lang.Input, len(g.Inputs))
+	for i := range g.Inputs {
+		declared[g.Inputs[i].Name] = &g.Inputs[i]
+	}
+	names := make([]string, 0, len(given))
+	for n := range given {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		in := declared[n]
+		if in == nil {
+			known := make([]string, 0, len(g.Inputs))
+			for _, d := range g.Inputs {
+				known = append(known, d.Name)
+			}
+			hint := "this workflow declares no inputs; remove it"
+			if len(known) > 0 {
+				hint = "the declared inputs are " + strings.Join(known, ", ") + "; check the spelling or add an input block for it"
+			}
+			return nil, &InputError{g.Workflow, n, "is not declared: " + hint}
+		}
+		v := normalizeJSON(given[n])
+		if s, ok := v.(string); ok && in.Type != nil && in.Type.Kind != lang.KindString && in.Type.Kind != lang.KindAny {
+			var parsed any
+			if err := json.Unmarshal([]byte(s), &parsed); err == nil {
+				v = parsed
+			}
+		}
+		if err := checkType(v, in.Type, ""); err != nil {
+			return nil, &InputError{g.Workflow, n, fmt.Sprintf("%s; give a value of type %s", err, in.Type)}
+		}
+		out[n] = v
+	}
+	for _, in := range g.Inputs {
+		if _, ok := out[in.Name]; ok {
+			continue
+		}
+		if in.Default == nil {
+			return nil, &InputError{g.Workflow, in.Name, fmt.Sprintf("is required and was not given; pass it with --input %s=VALUE (type %s)", in.Name, in.Type)}
+		}
+		var v any
+		if err := json.Unmarshal(in.Default, &v); err != nil {
+			return nil, fmt.Errorf("workflow %q input %q: the stored default is not JSON: %w", g.Workflow, in.Name, err)
+		}
+		out[in.Name] = v
+	}
+	return out, nil
+}
+
+// checkType reports whether a JSON-like value has type t. path names the
+// place inside the value for messages.
+func checkType(v any, t *lang.Type, path string) error {
+	if t == nil || t.Kind == lang.KindAny {
+		return nil
+	}
+	where := ""
+	if path != "" {
+		where = " at " + path
+	}
+	bad := func() error { return fmt.Errorf("the value%s is %s, not %s", where, describe(v), t) }
+	switch t.Kind {
+	case lang.KindNull:
+		if v != nil {
+			return bad()
+		}
+	case lang.KindString:
+		if _, ok := v.(string); !ok {
+			return bad()
+		}
+	case lang.KindBool:
+		if _, ok := v.(bool); !ok {
+			return bad()
+		}
+	case lang.KindNumber:
+		if _, ok := v.(float64); !ok {
+			return bad()
+		}
+	case lang.KindInt:
+		f, ok := v.(float64)
+		if !ok || f != math.Trunc(f) {
+			return bad()
+		}
+	case lang.KindList:
+		l, ok := v.([]any)
+		if !ok {
+			return bad()
+		}
+		for i, x := range l {
+			if err := checkType(x, t.Elem, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	case lang.KindMap:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return bad()
+		}
+		for k, x := range m {
+			if err := checkType(x, t.Elem, path+"."+k); err != nil {
+				return err
+			}
+		}
+	case lang.KindObject:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return bad()
+		}
+		for k, ft := range t.Fields {
+			x, ok := m[k]
+			if !ok {
+				return fmt.Errorf("the value%s has no field %q", where, k)
+			}
+			if err := checkType(x, ft, path+"."+k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func describe(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return fmt.Sprintf("the string %q", x)
+	case bool:
+		return "a bool"
+	case float64:
+		if x == math.Trunc(x) {
+			return "a whole number"
+		}
+		return "a number"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("a %T", v)
+}
+
+// normalizeJSON turns any Go value into the JSON-decoded form (float64
+// numbers, []any, map[string]any) by a round trip through encoding/json.
+func normalizeJSON(v any) any {
+	switch v.(type) {
+	case nil, string, bool, float64:
+		return v
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return v
+	}
+	return out
+}
+
+// decodeJSON decodes stored JSON; nil or "null" is nil.
+func decodeJSON(b json.RawMessage) any {
+	if len(b) == 0 {
+		return nil
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil
+	}
+	return v
+}
+
+// decodeMap decodes a stored JSON object; anything else is nil.
+func decodeMap(b json.RawMessage) map[string]any {
+	m, _ := decodeJSON(b).(map[string]any)
+	return m
+}
+
+// inputsKey is the default run key: a hash of the canonical inputs JSON
+// (encoding/json sorts object keys).
+func inputsKey(inputs map[string]any) string {
+	b := mustJSON(inputs)
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:12])
+}
+
+// keyString renders a key expression's value as the run key.
+func keyString(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case nil:
+		return ""
+	}
+	return string(mustJSON(normalizeJSON(v)))
+}
+
+// redactor replaces secret values in text before it is stored.
+type redactor struct{ values []string }
+
+// newRedactor keeps the non-empty secret values, longest first so that a
+// secret containing another is replaced whole.
+func newRedactor(secrets map[string]string) *redactor {
+	r := &redactor{}
+	for _, v := range secrets {
+		if v != "" {
+			r.values = append(r.values, v)
+		}
+	}
+	sort.Slice(r.values, func(i, j int) bool { return len(r.values[i]) > len(r.values[j]) })
+	return r
+}
+
+func (r *redactor) text(s string) string {
+	for _, v := range r.values {
+		if strings.Contains(s, v) {
+			s = strings.ReplaceAll(s, v, "***")
+		}
+	}
+	return s
+}
+
+// value redacts every string inside a JSON-like value, keys included.
+func (r *redactor) value(v any) any {
+	if len(r.values) == 0 {
+		return v
+	}
+	switch x := v.(type) {
+	case string:
+		return r.text(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = r.value(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[r.text(k)] = r.value(e)
+		}
+		return out
+	}
+	return v
+}

@@ -1,0 +1,140 @@
+package interp
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// WorkerOptions configure a Worker.
+type WorkerOptions struct {
+	// Concurrency is how many runs the worker works on at once (default 16).
+	Concurrency int
+}
+
+// Worker is a long-lived claim loop over every run of the store: it claims
+// up to its free slots, runs them, and sleeps until the next run is due or
+// the poll interval passes; work enqueued by this process starts at once.
+type Worker struct {
+	e    *Engine
+	p    *pool
+	mu   sync.Mutex
+	run  bool
+	stop chan struct{} // closed by Stop: claim no more, drain
+	halt chan struct{} // closed when the grace period is over
+	done chan struct{}
+	err  error
+}
+
+// NewWorker returns a worker on e.
+func NewWorker(e *Engine, o WorkerOptions) *Worker {
+	if o.Concurrency <= 0 {
+		o.Concurrency = 16
+	}
+	w := &Worker{e: e, stop: make(chan struct{}), halt: make(chan struct{}), done: make(chan struct{})}
+	w.p = newPool(e, "", o.Concurrency)
+	return w
+}
+
+// Start starts the claim loop in the background. Canceling ctx stops the
+// worker at once (runs in flight are interrupted and parked, invariant 9);
+// Stop drains it gracefully.
+func (w *Worker) Start(ctx context.Context) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.run {
+		return errors.New("start worker: the worker is already started; create a new one")
+	}
+	w.run = true
+	go w.loop(ctx)
+	return nil
+}
+
+// Stop drains the worker: it stops claiming, lets the actions in flight
+// finish (starting no new ones) until ctx is done, then stops them and
+// releases their runs, and returns when the loop has ended. It returns the
+// first store error the loop met, if any.
+func (w *Worker) Stop(ctx context.Context) error {
+	w.mu.Lock()
+	started := w.run
+	w.mu.Unlock()
+	if !started {
+		w.e.removePool(w.p)
+		return nil
+	}
+	select {
+	case <-w.stop:
+	default:
+		close(w.stop)
+	}
+	select {
+	case <-w.done:
+	case <-ctx.Done():
+		close(w.halt)
+		<-w.done
+	}
+	return w.err
+}
+
+func (w *Worker) loop(ctx context.Context) {
+	defer close(w.done)
+	defer w.e.removePool(w.p)
+	sctx := context.WithoutCancel(ctx)
+	hstop := make(chan struct{})
+	var hb sync.WaitGroup
+	hb.Add(1)
+	go func() {
+		defer hb.Done()
+		w.p.heartbeat(sctx, hstop)
+	}()
+	defer func() {
+		close(hstop)
+		hb.Wait()
+	}()
+	draining := false
+	for {
+		select {
+		case <-ctx.Done():
+			w.p.haltAll()
+			return
+		case <-w.halt:
+			w.p.haltAll()
+			return
+		case <-w.stop:
+			if !draining {
+				draining = true
+				w.p.each(func(r *runner) {
+					r.drain.Store(true)
+					r.nudge()
+				})
+			}
+		default:
+		}
+		if draining {
+			if w.p.count() == 0 {
+				return
+			}
+			select {
+			case <-w.p.done:
+			case <-w.halt:
+			case <-ctx.Done():
+			}
+			continue
+		}
+		if _, err := w.p.claim(sctx); err != nil && w.err == nil {
+			w.err = err
+		}
+		wait := w.e.opts.Poll
+		if next, ok, err := w.e.st.RunNextAvailable(sctx, ""); err == nil && ok {
+			if d := next.Sub(w.e.clk.Now()); d > 0 && d < wait {
+				wait = d
+			}
+		}
+		if w.p.count() >= w.p.slots {
+			wait = -1 // full: wait for a runner to end
+		}
+		if pd := w.p.sleep(ctx, wait, w.stop); pd != nil && pd.err != nil && !errors.Is(pd.err, errStopped) && w.err == nil {
+			w.err = pd.err
+		}
+	}
+}
