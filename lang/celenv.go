@@ -293,6 +293,9 @@ func scopeVars(s *Scope) map[string]*Type {
 		vars["item"] = s.Item
 		vars["index"] = TypeInt
 	}
+	if s.Iteration {
+		vars["iteration"] = TypeInt
+	}
 	if s.Error {
 		vars["error"] = ErrorType
 	}

@@ -183,13 +183,17 @@ type Activation struct {
 	Item      any
 	Index     int
 	InForeach bool
+	Iteration int            // until: the current iteration, from 0
 	Error     map[string]any // retry.when: {message, kind, exit_code?, status?}
 	Event     map[string]any // alert: {kind, message, step}
 	Secrets   map[string]string
 }
 
 // StepResult is what steps.NAME shows of a finished step. A skipped step
-// has Status "skipped" and a nil Output, so steps.NAME.output is null.
+// has Status "skipped" and a nil Output, so steps.NAME.output is null. A
+// step without a result in Activation.Steps (a step's own result in
+// iteration 0 of its until loop) is absent: reading it is an evaluation
+// error, so expressions guard it (iteration == 0 ? ... : steps.x.output).
 type StepResult struct {
 	Status   string
 	Attempts int
@@ -212,13 +216,13 @@ func (p *Program) Eval(ctx context.Context, e *Expr, a *Activation) (any, error)
 	if !ok {
 		return nil, fmt.Errorf("expression %q is not part of workflow %s version %s", exprText(e), p.g.Workflow, p.g.Version)
 	}
-	vars, err := c.bind(a)
-	if err != nil {
-		return nil, fmt.Errorf("evaluating %q: %w", c.text, err)
+	if a == nil {
+		a = &Activation{}
 	}
+	vars := c.bind(a)
 	out, _, err := c.prg.ContextEval(ctx, vars)
 	if err != nil {
-		return nil, fmt.Errorf("evaluating %q: %w", c.text, err)
+		return nil, fmt.Errorf("evaluating %q: %w", c.text, c.explain(err, a))
 	}
 	v, err := fromCEL(out)
 	if err != nil {

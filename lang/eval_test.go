@@ -86,7 +86,8 @@ func TestEval(t *testing.T) {
 		{"steps.price.attempts", int64(2)},
 		{"steps.build.error == null", true},
 		{"steps.other.output == null && steps.other.status == 'skipped'", true},
-		{"error.status >= 500 || error.kind == 'timeout'", false},
+		{"error.kind == 'timeout' || (has(error.status) && error.status >= 500)", false},
+		{"has(error.exit_code) && !has(error.status)", true},
 		{"error.exit_code == 2 && error.message == 'boom'", true},
 		{"run.attempt == 1 && run.id == 'r1'", true},
 		{"timestamp(run.started_at) + duration('1h')", "2024-01-02T04:04:05Z"},
@@ -139,7 +140,7 @@ func TestEvalErrors(t *testing.T) {
 	p, exprs := ctProgram(t, sc, "steps.build.status == 'completed'")
 	a := ctActivation()
 	delete(a.Steps, "build")
-	if _, err := p.Eval(context.Background(), exprs[0], a); err == nil || !strings.Contains(err.Error(), `"build"`) {
+	if _, err := p.Eval(context.Background(), exprs[0], a); err == nil || !strings.Contains(err.Error(), "steps.build has no result") {
 		t.Errorf("missing step result: %v", err)
 	}
 	// An expression that is not part of the program.
@@ -221,7 +222,7 @@ func ctFullGraph(t testing.TB) *Graph {
 	fan.Foreach.Items = expr("input.tags", StepScope(g, fan, SlotItems), ListOf(TypeAny))
 	fan.Action.Exec = &ExecAction{Command: tmpl("{{ [item, string(index + 1), string(steps.price.output.total)] }}", StepScope(g, fan, SlotData))}
 	fan.IdempotencyKey = tmpl("{{ run.id }}-{{ index }}", StepScope(g, fan, SlotIdempotencyKey))
-	fan.Retry = &Retry{Attempts: 3, When: expr("error.status >= 500 || error.kind == 'timeout'", StepScope(g, fan, SlotRetryWhen), TypeBool)}
+	fan.Retry = &Retry{Attempts: 3, When: expr("error.kind == 'timeout' || (has(error.status) && error.status >= 500)", StepScope(g, fan, SlotRetryWhen), TypeBool)}
 	fan.Until = &Until{Cond: expr("steps.fan.output.exit_code == 0", StepScope(g, fan, SlotUntil), TypeBool), MaxIterations: 3}
 	g.Outputs = []Output{{Name: "total", Value: tmpl("{{ steps.price.output.total }}", GraphScope(g, SlotOutput)), Type: TypeNumber}}
 	g.Alerts = []Alert{{Name: "ops", On: []string{"failed"}, Action: Action{Kind: KindHTTP, HTTP: &HTTPAction{

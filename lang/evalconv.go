@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"cel.dev/cel-go/common/types"
@@ -16,10 +17,7 @@ import (
 // bind builds the CEL variables of one evaluation from an activation,
 // converting JSON-decoded values to the declared types. Only the steps the
 // expression reads are converted.
-func (c *compiled) bind(a *Activation) (map[string]any, error) {
-	if a == nil {
-		a = &Activation{}
-	}
+func (c *compiled) bind(a *Activation) map[string]any {
 	vars := make(map[string]any, len(c.vars))
 	for name, t := range c.vars {
 		switch name {
@@ -38,13 +36,13 @@ func (c *compiled) bind(a *Activation) (map[string]any, error) {
 			steps := make(map[string]any, len(c.steps))
 			for _, n := range c.steps {
 				sr, ok := a.Steps[n]
-				if !ok {
-					return nil, fmt.Errorf("the result of step %q is not available: the step has not finished", n)
+				st, declared := t.Fields[n]
+				if !ok || !declared {
+					continue // absent: reading it is an error (see Eval)
 				}
-				st := t.Fields[n]
 				var errVal any
 				if sr.Error != nil {
-					errVal = withDefaults(sr.Error, ErrorType)
+					errVal = toJSONTyped(sr.Error, ErrorType)
 				}
 				steps[n] = map[string]any{
 					"output":   toJSONTyped(sr.Output, st.Fields["output"]),
@@ -58,10 +56,12 @@ func (c *compiled) bind(a *Activation) (map[string]any, error) {
 			vars[name] = toJSONTyped(a.Item, t)
 		case "index":
 			vars[name] = int64(a.Index)
+		case "iteration":
+			vars[name] = int64(a.Iteration)
 		case "error":
-			vars[name] = withDefaults(a.Error, ErrorType)
+			vars[name] = toJSONTyped(orEmpty(a.Error), ErrorType)
 		case "event":
-			vars[name] = withDefaults(a.Event, EventType)
+			vars[name] = toJSONTyped(orEmpty(a.Event), EventType)
 		case "secrets":
 			m := make(map[string]any, len(a.Secrets))
 			for k, v := range a.Secrets {
@@ -70,35 +70,24 @@ func (c *compiled) bind(a *Activation) (map[string]any, error) {
 			vars[name] = m
 		}
 	}
-	return vars, nil
+	return vars
 }
 
-// withDefaults converts an object and fills the fields it lacks with their
-// type's zero value ("" or 0), so that error.status >= 500 is simply false
-// for an error that did not come from an HTTP response.
-func withDefaults(m map[string]any, t *Type) map[string]any {
-	out := make(map[string]any, len(t.Fields))
-	for k, v := range m {
-		out[k] = toJSONTyped(v, t.Fields[k])
+func orEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
 	}
-	for k, ft := range t.Fields {
-		if _, ok := out[k]; ok && out[k] != nil {
-			continue
-		}
-		switch ft.Kind {
-		case KindString:
-			out[k] = ""
-		case KindInt:
-			out[k] = int64(0)
-		case KindNumber:
-			out[k] = float64(0)
-		case KindBool:
-			out[k] = false
-		default:
-			out[k] = nil
+	return m
+}
+
+// explain adds to an evaluation error what a missing step result means.
+func (c *compiled) explain(err error, a *Activation) error {
+	for _, n := range c.steps {
+		if _, ok := a.Steps[n]; !ok && strings.Contains(err.Error(), "no such key: "+n) {
+			return fmt.Errorf("%w (steps.%s has no result yet: the step has not run, or this is iteration 0 of its own until loop, where it must be guarded: iteration == 0 ? ... : steps.%s.output)", err, n, n)
 		}
 	}
-	return out
+	return err
 }
 
 // toJSONTyped converts a JSON-like Go value to the representation of type

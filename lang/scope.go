@@ -16,6 +16,9 @@ type Scope struct {
 	// Item is the type of `item` inside foreach (nil: item and index not
 	// visible).
 	Item *Type
+	// Iteration makes `iteration` (int, 0-based) visible: in an until
+	// step's action, until and retry.when.
+	Iteration bool
 	// Error makes `error` visible (retry.when).
 	Error bool
 	// Event makes `event` visible (alert).
@@ -57,9 +60,9 @@ var (
 		"attempt": TypeInt, "started_at": TypeString,
 	})
 	// ErrorType is the type of `error` in retry.when and of
-	// steps.NAME.error (null when the step did not fail). exit_code is 0
-	// when the error did not come from a program, status 0 when it did not
-	// come from an HTTP response.
+	// steps.NAME.error (null when the step did not fail). exit_code is
+	// present only for exec errors that exited, status only for http errors
+	// with a response: test with has(error.status).
 	ErrorType = ObjectOf(map[string]*Type{
 		"message": TypeString, "kind": TypeString, "exit_code": TypeInt, "status": TypeInt,
 	})
@@ -150,40 +153,57 @@ func ancestors(g *Graph, s *Step) map[string]*Type {
 	return out
 }
 
-// StepScope returns what an expression in one of a step's slots sees:
+// StepScope returns what an expression in one of a step's slots sees (the
+// table "What each slot sees" of spec/language.md):
 //
 //   - when, items, case_when: input, run and the step's ancestors (the
 //     transitive closure of Needs);
 //   - data (action values) and idempotency_key: the same, plus item and
-//     index when the step has foreach; the data of exec and http actions
-//     also sees secrets (not set, fail or workflow, whose values are
-//     stored as outputs, errors or child inputs);
+//     index when the step has foreach, and iteration and the step itself
+//     (its previous iteration's result, absent in iteration 0) when it has
+//     until; the data of exec and http actions also sees secrets (not set,
+//     sleep, fail or workflow, whose values are stored as outputs, errors or
+//     child inputs, nor the idempotency key);
 //   - until: the ancestors and the step itself (steps.SELF.output is the
-//     latest iteration's output), plus item and index under foreach;
-//   - retry_when: the ancestors, item and index under foreach, and error.
+//     latest iteration's output), plus item and index under foreach, and
+//     iteration;
+//   - retry_when: the ancestors, item and index under foreach, iteration
+//     under until, and error.
 //
-// A foreach step seen from another step has output list(OutputType).
+// A foreach step seen from another step has output list(OutputType); seen
+// from itself, OutputType (one item's). In the data of a set step, whose
+// output type follows from that data, the step's own output is any.
+//
 // StepScope works on a partial graph: steps not yet in g.Steps are unknown.
+// The step's Foreach, Until and Action.Kind must be set before it is called.
 func StepScope(g *Graph, s *Step, slot string) *Scope {
 	sc := &Scope{Inputs: InputsType(g), Run: true, Steps: ancestors(g, s), Where: slot}
+	until := s.Until != nil
+	self := s.OutputType
+	if self == nil {
+		self = TypeAny
+	}
 	switch slot {
 	case SlotWhen, SlotItems, SlotCaseWhen:
-	case SlotData:
+	case SlotData, SlotIdempotencyKey:
 		sc.Item = itemType(s)
-		if s.Action.Kind == KindExec || s.Action.Kind == KindHTTP {
+		if slot == SlotData && (s.Action.Kind == KindExec || s.Action.Kind == KindHTTP) {
 			sc.Secrets = secretNames(g)
 		}
-	case SlotIdempotencyKey:
-		sc.Item = itemType(s)
+		if until {
+			sc.Iteration = true
+			if s.Action.Kind == KindSet {
+				self = TypeAny
+			}
+			sc.Steps[s.Name] = self
+		}
 	case SlotUntil:
 		sc.Item = itemType(s)
-		out := s.OutputType
-		if out == nil {
-			out = TypeAny
-		}
-		sc.Steps[s.Name] = out
+		sc.Iteration = true
+		sc.Steps[s.Name] = self
 	case SlotRetryWhen:
 		sc.Item = itemType(s)
+		sc.Iteration = until
 		sc.Error = true
 	}
 	return sc
@@ -213,7 +233,7 @@ func GraphScope(g *Graph, slot string) *Scope {
 // variables with the same types, for caching environments.
 func (s *Scope) key() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "input=%s;run=%t;item=%s;error=%t;event=%t;", typeKey(s.Inputs), s.Run, typeKey(s.Item), s.Error, s.Event)
+	fmt.Fprintf(&b, "input=%s;run=%t;item=%s;iteration=%t;error=%t;event=%t;", typeKey(s.Inputs), s.Run, typeKey(s.Item), s.Iteration, s.Error, s.Event)
 	if s.Steps != nil {
 		names := make([]string, 0, len(s.Steps))
 		for n := range s.Steps {
@@ -256,6 +276,9 @@ func (s *Scope) visibleNames() []string {
 	}
 	if s.Item != nil {
 		names = append(names, "item", "index")
+	}
+	if s.Iteration {
+		names = append(names, "iteration")
 	}
 	if s.Error {
 		names = append(names, "error")
@@ -317,6 +340,10 @@ func (s *Scope) notVisible(name string) string {
 		if s.Item == nil {
 			return fmt.Sprintf("%s is only visible in a step with a foreach block (in its data values, idempotency_key, until and retry.when), not in %s.", name, w)
 		}
+	case "iteration":
+		if !s.Iteration {
+			return fmt.Sprintf("iteration is only visible in a step with until (in its action, until and retry.when), not in %s.", w)
+		}
 	case "error":
 		if !s.Error {
 			return fmt.Sprintf("error is only visible in retry.when, not in %s. Use steps.NAME.error to read a finished step's error.", w)
@@ -336,5 +363,5 @@ func (s *Scope) notVisible(name string) string {
 // flowVars are the names of the variables flowrun may declare.
 var flowVars = map[string]bool{
 	"input": true, "run": true, "steps": true, "item": true, "index": true,
-	"error": true, "event": true, "secrets": true,
+	"iteration": true, "error": true, "event": true, "secrets": true,
 }
