@@ -99,7 +99,7 @@ func TestCheckExprErrors(t *testing.T) {
 		{"items not a list", "input.amount", StepScope(g, ctStep(KindExec), SlotItems), ListOf(TypeAny), "Type mismatch", []string{"items", "list(any)"}},
 		{"steps in key", "steps.build.output.stdout", GraphScope(g, SlotKey), TypeString, "Variable not visible here", []string{"steps are not visible in key"}},
 		{"run in key", "run.id", GraphScope(g, SlotKey), TypeString, "Variable not visible here", []string{"run is not visible in key"}},
-		{"secrets in when", "secrets.token == ''", when, TypeBool, "Variable not visible here", []string{"secrets are only visible in data"}},
+		{"secrets in when", "secrets.token == ''", when, TypeBool, "Variable not visible here", []string{"secrets are only visible in the data of exec and http actions"}},
 		{"secrets in set data", "secrets.token", StepScope(g, ctStep(KindSet), SlotData), nil, "Variable not visible here", []string{"secrets"}},
 		{"unknown secret", "secrets.tokn", data, nil, "Unknown secret", []string{`"tokn"`, `"token"`}},
 		{"item outside foreach", "item == 'a'", when, TypeBool, "Variable not visible here", []string{"item is only visible in a step with a foreach"}},
@@ -293,5 +293,22 @@ func TestErrorPositionHeredoc(t *testing.T) {
 	}
 	if got := src[s.Start.Byte:s.End.Byte]; got != "ordr_id" {
 		t.Errorf("subject bytes = %q, want ordr_id", got)
+	}
+}
+
+func TestVariableNotVisiblePosition(t *testing.T) {
+	t.Parallel()
+	src := `when = "input.express && secrets.token == ''"` + "\n"
+	text, rng := ctAttr(t, src, "when")
+	p, diags := ParseExpr(text, rng)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	_, diags = CheckExpr(p, StepScope(ctGraph(), ctStep(KindExec), SlotWhen), TypeBool)
+	if !diags.HasErrors() {
+		t.Fatal("no error")
+	}
+	if s := diags[0].Subject; src[s.Start.Byte:s.End.Byte] != "secrets" {
+		t.Errorf("subject = %q, want secrets", src[s.Start.Byte:s.End.Byte])
 	}
 }

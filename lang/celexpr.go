@@ -24,7 +24,8 @@ type ParsedExpr struct {
 type varRef struct {
 	name  string
 	field string
-	id    int64 // the identifier's (or the selection's) expression id
+	id    int64 // the selection's expression id (the identifier's without a field)
+	ident int64 // the identifier's expression id
 }
 
 // ParseExpr parses a control expression. rng is the range of the HCL string
@@ -93,13 +94,13 @@ func collectRefs(e ast.Expr, src string, loc exprLoc, info *ast.SourceInfo) ([]v
 		case ast.IdentKind:
 			n := e.AsIdent()
 			if flowVars[n] && bound[n] == 0 {
-				refs = append(refs, varRef{name: n, id: e.ID()})
+				refs = append(refs, varRef{name: n, id: e.ID(), ident: e.ID()})
 			}
 		case ast.SelectKind:
 			sel := e.AsSelect()
 			op := sel.Operand()
 			if op.Kind() == ast.IdentKind && flowVars[op.AsIdent()] && bound[op.AsIdent()] == 0 {
-				refs = append(refs, varRef{name: op.AsIdent(), field: sel.FieldName(), id: e.ID()})
+				refs = append(refs, varRef{name: op.AsIdent(), field: sel.FieldName(), id: e.ID(), ident: op.ID()})
 				return
 			}
 			walk(op)
@@ -219,7 +220,7 @@ func checkRefs(p *ParsedExpr, scope *Scope) hcl.Diagnostics {
 				Severity: hcl.DiagError,
 				Summary:  "Variable not visible here",
 				Detail:   why,
-				Subject:  p.loc.exprRange(p.src, info, r.id).Ptr(),
+				Subject:  p.loc.exprRange(p.src, info, r.ident).Ptr(),
 			})
 			continue
 		}
@@ -243,7 +244,7 @@ func checkRefs(p *ParsedExpr, scope *Scope) hcl.Diagnostics {
 					Severity: hcl.DiagError,
 					Summary:  "Unknown step",
 					Detail: fmt.Sprintf("There is no step %q that %s can read. %s. Check the name: an expression can only read steps that finish before it is evaluated.",
-						r.field, scope.where(), visible),
+						r.field, scope.what(), visible),
 					Subject: p.loc.fieldRange(p.src, info, r.id).Ptr(),
 				})
 			}

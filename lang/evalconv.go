@@ -91,21 +91,21 @@ func (c *compiled) explain(err error, a *Activation) error {
 }
 
 // toJSONTyped converts a JSON-like Go value to the representation of type
-// t: numbers become int64 where t is int (when integral) and float64 where
-// t is number; Go integer types become int64 elsewhere. Lists and maps are
-// converted element by element.
+// t: numbers become int64 where t is int (when integral) and float64
+// elsewhere (a number inside an any value is a JSON number, so a double).
+// Lists and maps are converted element by element.
 func toJSONTyped(x any, t *Type) any {
 	var elem *Type
 	if t != nil && (t.Kind == KindList || t.Kind == KindMap) {
 		elem = t.Elem
 	}
 	wantInt := t != nil && t.Kind == KindInt
-	wantNum := t != nil && t.Kind == KindNumber
+	wantNum := !wantInt
 	switch v := x.(type) {
 	case nil:
 		return nil
 	case json.Number:
-		if i, err := v.Int64(); err == nil && !wantNum {
+		if i, err := v.Int64(); err == nil && wantInt {
 			return i
 		}
 		f, err := v.Float64()

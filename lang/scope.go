@@ -354,7 +354,7 @@ func (s *Scope) notVisible(name string) string {
 		}
 	case "secrets":
 		if s.Secrets == nil {
-			return fmt.Sprintf("secrets are only visible in data values (templates in an action's attributes) and alerts, not in %s, so that a secret can never become part of a key, a condition or a stored output.", w)
+			return fmt.Sprintf("secrets are only visible in the data of exec and http actions and in alerts, not in %s, so that a secret never becomes part of a key, a condition or a stored value. Pass the secret to the exec or http step that needs it.", w)
 		}
 	}
 	return ""
