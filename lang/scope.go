@@ -171,8 +171,10 @@ func ancestors(g *Graph, s *Step) map[string]*Type {
 //     under until, and error.
 //
 // A foreach step seen from another step has output list(OutputType); seen
-// from itself, OutputType (one item's). In the data of a set step, whose
-// output type follows from that data, the step's own output is any.
+// from its until, OutputType (one item's). In its own action data and
+// idempotency key the step's previous output is any: the output type is
+// only known once the action is compiled, and the compiler and Load must
+// see the same types.
 //
 // StepScope works on a partial graph: steps not yet in g.Steps are unknown.
 // The step's Foreach, Until and Action.Kind must be set before it is called.
@@ -192,10 +194,7 @@ func StepScope(g *Graph, s *Step, slot string) *Scope {
 		}
 		if until {
 			sc.Iteration = true
-			if s.Action.Kind == KindSet {
-				self = TypeAny
-			}
-			sc.Steps[s.Name] = self
+			sc.Steps[s.Name] = TypeAny
 		}
 	case SlotUntil:
 		sc.Item = itemType(s)
