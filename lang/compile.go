@@ -105,9 +105,14 @@ func (c *compiler) collectEdges() {
 				add(n, e.Range)
 			}
 		}
+		// In an until step's action data and idempotency key, steps.SELF is
+		// the previous iteration's result.
 		dataRefs := func(v *dataNode) {
 			v.templates(func(n *dataNode) {
 				for _, name := range n.Tmpl.StepRefs() {
+					if name == s.Name && s.Until != nil {
+						continue
+					}
 					if name == s.Name {
 						c.selfReference(s, n.Range, n.Tmpl)
 						continue
@@ -161,7 +166,7 @@ func (c *compiler) selfReference(s *stepDecl, rng hcl.Range, what any) {
 	}
 	c.skip[what] = true
 	c.errorf(rng, "Self-reference",
-		"A step cannot read its own result (steps.%s) except in its until condition, where steps.%s.output is the latest iteration's output. Read another step here, or move the condition into until.", s.Name, s.Name)
+		"A step cannot read its own result (steps.%s) here. Only a step with until reads itself: in until, steps.%s.output is the latest iteration's output, and in its action the previous iteration's. Read another step here.", s.Name, s.Name)
 }
 
 // switchTargets checks a switch's targets and records that each target
@@ -360,12 +365,7 @@ func (c *compiler) buildHeader() {
 	sort.Slice(g.Breakers, func(i, j int) bool { return g.Breakers[i].Name < g.Breakers[j].Name })
 	c.g = g
 	if w.Key != nil {
-		e := c.checkExpr(w.Key, GraphScope(g, SlotKey), nil)
-		if e != nil && !isScalar(e.Type) {
-			c.errorf(w.Key.Range, "Invalid run key type",
-				"The run key must give a string, number or bool, but this expression gives a %s. Build a string from the inputs, like key = \"input.customer + '/' + input.order_id\".", e.Type)
-		}
-		g.Key = e
+		g.Key = c.checkExpr(w.Key, GraphScope(g, SlotKey), TypeString)
 	}
 	if cc := w.Concurrency; cc != nil {
 		g.Concurrency = &Concurrency{Limit: cc.Limit, OnConflict: cc.OnConflict}
@@ -386,19 +386,6 @@ func (c *compiler) checkExpr(e *exprDecl, scope *Scope, want *Type) *Expr {
 		return nil
 	}
 	return out
-}
-
-// isScalar reports whether t is a string, number, int or bool (or any,
-// checked at run time).
-func isScalar(t *Type) bool {
-	if t == nil {
-		return true
-	}
-	switch t.Kind {
-	case KindString, KindNumber, KindInt, KindBool, KindAny:
-		return true
-	}
-	return false
 }
 
 // buildOutputs checks the workflow outputs against every step.

@@ -19,7 +19,7 @@ var (
 // Built-in retry settings, used when neither the step's retry block nor
 // the defaults' set a field.
 const (
-	defaultRetryAttempts   = 3
+	defaultRetryAttempts   = 1
 	defaultRetryBackoffMS  = 1000
 	defaultRetryMultiplier = 2
 )
@@ -53,8 +53,19 @@ func (c *compiler) buildStep(sd *stepDecl) *Step {
 		st.Foreach.Items = c.checkExpr(f.Items, StepScope(c.g, st, SlotItems), ListOf(TypeAny))
 	}
 
+	if sd.Until != nil {
+		// Set before the action is checked: its data sees iteration and
+		// the previous iteration's result.
+		st.Until = &Until{IntervalMS: sd.IntervalMS, MaxIterations: DefaultMaxIterations}
+		if sd.MaxIterations > 0 {
+			st.Until.MaxIterations = sd.MaxIterations
+		}
+	}
 	st.OutputType = TypeNull
 	if sd.Action != nil {
+		// The output type of every kind but set is fixed; an until step's
+		// data sees its own previous iteration with it.
+		st.OutputType = fixedOutputType(sd.Action.Kind)
 		st.Action, st.OutputType = c.buildAction(sd.Action, StepScope(c.g, st, SlotData))
 		if sd.Action.Kind == KindSwitch {
 			st.Action.Switch = c.buildSwitch(sd.Action, StepScope(c.g, st, SlotCaseWhen))
@@ -84,18 +95,36 @@ func (c *compiler) buildStep(sd *stepDecl) *Step {
 		}
 	}
 	if sd.Until != nil {
-		st.Until = &Until{IntervalMS: sd.IntervalMS, MaxIterations: DefaultMaxIterations}
-		if sd.MaxIterations > 0 {
-			st.Until.MaxIterations = sd.MaxIterations
-		}
 		st.Until.Cond = c.checkExpr(sd.Until, StepScope(c.g, st, SlotUntil), TypeBool)
 	}
+	c.checkSettings(sd)
+	c.checkLimits(sd, st)
 	if sd.IdempotencyKey != nil {
 		v := c.checkData(sd.IdempotencyKey, StepScope(c.g, st, SlotIdempotencyKey))
 		c.wantText(v, sd.IdempotencyKey, "idempotency_key")
 		st.IdempotencyKey = v
 	}
 	return st
+}
+
+// fixedOutputType is the output type of an action kind whose output does
+// not depend on its attributes; nil for set.
+func fixedOutputType(kind string) *Type {
+	switch kind {
+	case KindExec:
+		return execOutputType
+	case KindHTTP:
+		return httpOutputType
+	case KindSleep:
+		return sleepOutputType
+	case KindWait, KindWorkflow:
+		return TypeAny
+	case KindSwitch:
+		return TypeString
+	case KindSet:
+		return nil
+	}
+	return TypeNull
 }
 
 // buildRetry merges the step's retry block over the defaults' field by

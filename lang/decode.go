@@ -161,11 +161,29 @@ func literalInt(attr *hcl.Attribute, lo, hi int64) (int64, hcl.Diagnostics) {
 func trimFloat(f float64) string { return strings.TrimSuffix(fmt.Sprintf("%g", f), ".0") }
 
 // literalDuration decodes a duration string such as "30s" into
-// milliseconds.
+// milliseconds; it must be positive.
 func literalDuration(attr *hcl.Attribute) (int64, hcl.Diagnostics) {
-	s, diags := literalString(attr)
+	return durationAttr(attr, false)
+}
+
+// literalDurationOrZero is literalDuration that also accepts a zero
+// duration ("0s"), for interval, backoff and jitter.
+func literalDurationOrZero(attr *hcl.Attribute) (int64, hcl.Diagnostics) {
+	return durationAttr(attr, true)
+}
+
+func durationAttr(attr *hcl.Attribute, zero bool) (int64, hcl.Diagnostics) {
+	v, diags := literal(attr)
 	if diags.HasErrors() {
 		return 0, diags
+	}
+	if v.IsNull() || v.Type() != cty.String {
+		return 0, hcl.Diagnostics{errAt(attr.Expr.Range(), "Incorrect value type",
+			"Durations are strings with a unit, like %s = \"30s\".", attr.Name)}
+	}
+	s := v.AsString()
+	if zero && isZeroDuration(s) {
+		return 0, nil
 	}
 	ms, err := ParseDuration(s)
 	if err != nil {
@@ -286,9 +304,9 @@ func staticRefList(attr *hcl.Attribute, root, what string) ([]refDecl, hcl.Diagn
 // steps.NAME or input.NAME must be identifiers.
 func checkName(b *hcl.Block, what string) hcl.Diagnostics {
 	name := b.Labels[0]
-	if !validIdent(name) {
+	if !validIdent(name) || len(name) > maxNameLen {
 		return hcl.Diagnostics{errAt(b.LabelRanges[0], "Invalid "+what+" name",
-			"%q cannot be a %s name: use letters, digits and underscores, starting with a letter or underscore.", name, what)}
+			"%q cannot be a %s name: use up to 64 letters, digits and underscores, starting with a letter or underscore.", name, what)}
 	}
 	if reservedNames[name] {
 		return hcl.Diagnostics{errAt(b.LabelRanges[0], "Invalid "+what+" name",
@@ -297,10 +315,13 @@ func checkName(b *hcl.Block, what string) hcl.Diagnostics {
 	return nil
 }
 
+// maxNameLen is the longest name of a workflow, step, input, ... or signal.
+const maxNameLen = 64
+
 // checkWorkflowName checks a workflow name: letters, digits, "-" and "_",
 // starting with a letter.
 func checkWorkflowName(name string, rng hcl.Range) hcl.Diagnostics {
-	ok := name != ""
+	ok := name != "" && len(name) <= maxNameLen
 	for i, r := range name {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
@@ -311,7 +332,7 @@ func checkWorkflowName(name string, rng hcl.Range) hcl.Diagnostics {
 	}
 	if !ok {
 		return hcl.Diagnostics{errAt(rng, "Invalid workflow name",
-			"%q cannot be a workflow name: use letters, digits, \"-\" and \"_\", starting with a letter.", name)}
+			"%q cannot be a workflow name: use up to 64 letters, digits, \"-\" and \"_\", starting with a letter.", name)}
 	}
 	return nil
 }
@@ -326,4 +347,18 @@ func duplicate(what, name string, first, again hcl.Range) *hcl.Diagnostic {
 func singleBlock(kind string, first, again *hcl.Block) *hcl.Diagnostic {
 	return errAt(again.DefRange, "Duplicate "+kind+" block",
 		"Only one %s block is allowed here; the first is at %s. Merge the two blocks.", kind, posOf(first.DefRange))
+}
+
+// isZeroDuration reports whether s writes a zero duration: "0" or "0s",
+// "0ms", ... with any unit.
+func isZeroDuration(s string) bool {
+	if s == "0" {
+		return true
+	}
+	t := strings.TrimLeft(s, "0.")
+	if s[0] != '0' || t == "" {
+		return false
+	}
+	_, unit := durationUnits[t]
+	return unit
 }

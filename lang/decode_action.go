@@ -148,7 +148,12 @@ func decodeActionBlock(block *hcl.Block, parent string, sm *SourceMap) (*actionD
 		diags = append(diags, d...)
 		sm.addAttrs(path, attrs)
 		act.Values = map[string]*dataNode{}
-		for name := range attrs {
+		for name, a := range attrs {
+			if !validIdent(name) || len(name) > maxNameLen || reservedNames[name] {
+				diags = append(diags, errAt(a.NameRange, "Invalid set attribute name",
+					"%q cannot be the name of an output field: use up to 64 letters, digits and underscores, starting with a letter or underscore, and not a CEL reserved word.", name))
+				continue
+			}
 			if v := data(attrs, name); v != nil {
 				act.Values[name] = v
 			}

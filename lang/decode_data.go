@@ -93,6 +93,11 @@ func decodeControl(attr *hcl.Attribute) (*exprDecl, hcl.Diagnostics) {
 		return nil, hcl.Diagnostics{errAt(attr.Expr.Range(), "Expected a CEL string",
 			"The argument %q holds a CEL expression written as a string, like %s = \"input.amount > 100\". Quote the expression.", attr.Name, attr.Name)}
 	}
+	if t := strings.TrimSpace(src); strings.HasPrefix(t, "{{") && strings.HasSuffix(t, "}}") {
+		inner := strings.TrimSpace(t[2 : len(t)-2])
+		return nil, hcl.Diagnostics{errAt(attr.Expr.Range(), "Template in a control attribute",
+			"%s is a CEL expression, not a template: write %s = %q without {{ }}.", attr.Name, attr.Name, inner)}
+	}
 	p, pdiags := ParseExpr(src, attr.Expr.Range())
 	if pdiags.HasErrors() || p == nil {
 		return nil, pdiags

@@ -29,6 +29,9 @@ type stepDecl struct {
 	OnError        string
 	IdempotencyKey *dataNode
 	Action         *actionDecl // nil: a join point
+	// Settings maps each setting written (attribute or block name) to its
+	// name's range, for "has no effect" and range errors.
+	Settings map[string]hcl.Range
 }
 
 // retryDecl is a retry block; nil fields were not set and come from
@@ -40,12 +43,15 @@ type retryDecl struct {
 	MaxDelayMS *int64
 	JitterMS   *int64
 	When       *exprDecl
+	// Ranges of the attributes checked against limits and each other.
+	AttemptsRange, MaxDelayRange *hcl.Range
 }
 
 type foreachDecl struct {
-	Items       *exprDecl
-	Concurrency int
-	OnFailure   string
+	Items            *exprDecl
+	Concurrency      int
+	OnFailure        string
+	ConcurrencyRange *hcl.Range
 }
 
 var stepSchema = &hcl.BodySchema{
@@ -64,6 +70,15 @@ func decodeStepBlock(block *hcl.Block, sm *SourceMap) (*stepDecl, hcl.Diagnostic
 	sm.addBlock(path, block)
 	c, diags := content(block.Body, stepSchema)
 	sm.addAttrs(path, c.Attributes)
+	s.Settings = map[string]hcl.Range{}
+	for name, a := range c.Attributes {
+		s.Settings[name] = a.NameRange
+	}
+	for _, b := range c.Blocks {
+		if b.Type == "retry" || b.Type == "foreach" {
+			s.Settings[b.Type] = b.TypeRange
+		}
+	}
 
 	if a := c.Attributes["depends_on"]; a != nil {
 		refs, d := staticRefList(a, "step", "step")
@@ -103,7 +118,7 @@ func decodeStepBlock(block *hcl.Block, sm *SourceMap) (*stepDecl, hcl.Diagnostic
 		s.Until = e
 	}
 	if a := c.Attributes["interval"]; a != nil {
-		ms, d := literalDuration(a)
+		ms, d := literalDurationOrZero(a)
 		diags = append(diags, d...)
 		s.IntervalMS = ms
 		if c.Attributes["until"] == nil {
@@ -193,7 +208,11 @@ func decodeRetryBlock(block *hcl.Block, parent string, sm *SourceMap) (*retryDec
 		if !d.HasErrors() {
 			v := int(n)
 			r.Attempts = &v
+			r.AttemptsRange = a.Expr.Range().Ptr()
 		}
+	}
+	if a := c.Attributes["max_delay"]; a != nil {
+		r.MaxDelayRange = a.Expr.Range().Ptr()
 	}
 	durations := []struct {
 		name string
@@ -204,15 +223,13 @@ func decodeRetryBlock(block *hcl.Block, parent string, sm *SourceMap) (*retryDec
 		if a == nil {
 			continue
 		}
-		if f.name == "jitter" {
-			// "0s" turns off a jitter set in defaults.
-			if s, d := literalString(a); !d.HasErrors() && isZeroDuration(s) {
-				zero := int64(0)
-				*f.dst = &zero
-				continue
-			}
+		// backoff and jitter may be "0s"; max_delay is checked against
+		// backoff once merged with the defaults.
+		decode := literalDurationOrZero
+		if f.name == "max_delay" {
+			decode = literalDuration
 		}
-		ms, d := literalDuration(a)
+		ms, d := decode(a)
 		diags = append(diags, d...)
 		if !d.HasErrors() {
 			*f.dst = &ms
@@ -233,13 +250,6 @@ func decodeRetryBlock(block *hcl.Block, parent string, sm *SourceMap) (*retryDec
 	return r, diags
 }
 
-func isZeroDuration(s string) bool {
-	switch s {
-	case "0", "0s", "0ms", "0m", "0h", "0d":
-		return true
-	}
-	return false
-}
 
 var foreachSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "items", Required: true}, {Name: "concurrency"}, {Name: "on_failure"}},
@@ -261,6 +271,7 @@ func decodeForeachBlock(block *hcl.Block, parent string, sm *SourceMap) (*foreac
 		n, d := literalInt(a, 1, 10_000)
 		diags = append(diags, d...)
 		f.Concurrency = int(n)
+		f.ConcurrencyRange = a.Expr.Range().Ptr()
 	}
 	if a := c.Attributes["on_failure"]; a != nil {
 		v, d := literalEnum(a, "fail", "continue", "dead_letter")

@@ -66,7 +66,7 @@ var fileSchema = &hcl.BodySchema{
 
 var workflowSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
-		{Name: "version", Required: true},
+		{Name: "version"},
 		{Name: "description"},
 		{Name: "key"},
 		{Name: "deadline"},
@@ -112,13 +112,17 @@ func decodeWorkflowBlock(block *hcl.Block) (*workflowDecl, hcl.Diagnostics) {
 	diags = append(diags, d...)
 	w.Sources.addAttrs("workflow", c.Attributes)
 
+	if c.Attributes["version"] == nil {
+		diags = append(diags, errAt(block.DefRange, "Missing version",
+			"Every workflow declares its version: add version = \"1.0.0\" (MAJOR.MINOR.PATCH) to this block."))
+	}
 	if a := c.Attributes["version"]; a != nil {
 		v, d := literalString(a)
 		diags = append(diags, d...)
 		if !d.HasErrors() {
 			if _, err := ParseVersion(v); err != nil {
 				diags = append(diags, errAt(a.Expr.Range(), "Invalid version",
-					"%q is not a valid version: write MAJOR.MINOR.PATCH, like \"1.4.0\" (%v).", v, err))
+					"%s.", upperFirstLetter(err.Error())))
 			} else {
 				w.Version = v
 			}
@@ -232,19 +236,35 @@ func decodeWorkflowBlock(block *hcl.Block) (*workflowDecl, hcl.Diagnostics) {
 			w.Alerts = append(w.Alerts, al)
 		}
 	}
+	if len(w.Steps) == 0 {
+		diags = append(diags, errAt(w.NameRange, "Workflow has no steps",
+			"A workflow does its work in steps: add at least one step \"NAME\" { ... } block."))
+	}
 	return w, diags
+}
+
+// upperFirstLetter capitalises the first letter of a message.
+func upperFirstLetter(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
 }
 
 var inputSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "type"}, {Name: "default"}, {Name: "description"}},
 }
 
-// decodeInputBlock decodes input "NAME" { type, default, description }. A
-// missing type is any; a default must be a literal of the type and is kept
-// as canonical JSON.
+// decodeInputBlock decodes input "NAME" { type, default, description }. The
+// type is required; a default must be a literal of the type and is kept as
+// canonical JSON.
 func decodeInputBlock(block *hcl.Block) (*inputDecl, hcl.Diagnostics) {
 	in := &inputDecl{Input: Input{Name: block.Labels[0], Type: TypeAny}, Range: block.LabelRanges[0]}
 	c, diags := content(block.Body, inputSchema)
+	if c.Attributes["type"] == nil {
+		diags = append(diags, errAt(block.DefRange, "Missing input type",
+			"Declare the input's type, like type = string (or number, bool, list(string), map(number), object({...}), any)."))
+	}
 	if a := c.Attributes["type"]; a != nil {
 		t, d := decodeTypeExpr(a.Expr)
 		diags = append(diags, d...)
@@ -289,9 +309,9 @@ func decodeSecretBlock(block *hcl.Block) (Secret, hcl.Diagnostics) {
 	if a := c.Attributes["env"]; a != nil {
 		v, d := literalString(a)
 		diags = append(diags, d...)
-		if !d.HasErrors() && v == "" {
-			diags = append(diags, errAt(a.Expr.Range(), "Empty environment variable name",
-				"Name the environment variable that holds the secret, like env = \"API_TOKEN\"."))
+		if !d.HasErrors() && (!validIdent(v) || len(v) > 255) {
+			diags = append(diags, errAt(a.Expr.Range(), "Invalid environment variable name",
+				"%q cannot be an environment variable name: use letters, digits and underscores, starting with a letter or underscore, like env = \"API_TOKEN\".", v))
 		}
 		s.Env = v
 	}
@@ -315,7 +335,7 @@ func decodeConcurrencyBlock(block *hcl.Block, sm *SourceMap) (*concurrencyDecl, 
 		cc.Key = e
 	}
 	if a := c.Attributes["limit"]; a != nil {
-		n, d := literalInt(a, 1, 1<<20)
+		n, d := literalInt(a, 1, 10_000)
 		diags = append(diags, d...)
 		cc.Limit = int(n)
 	}
@@ -394,14 +414,14 @@ func decodeLimitsBlock(block *hcl.Block, l *Limits, sm *SourceMap) hcl.Diagnosti
 		}
 	}
 	if a := c.Attributes["output_bytes"]; a != nil {
-		n, d := literalInt(a, 1, 1<<30)
+		n, d := literalInt(a, 1024, 64<<20)
 		diags = append(diags, d...)
 		if !d.HasErrors() {
 			l.OutputBytes = n
 		}
 	}
 	if a := c.Attributes["parallel"]; a != nil {
-		n, d := literalInt(a, 1, 10_000)
+		n, d := literalInt(a, 1, 256)
 		diags = append(diags, d...)
 		if !d.HasErrors() {
 			l.Parallel = int(n)

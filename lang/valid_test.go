@@ -220,7 +220,7 @@ func TestDefaultsAndOutputTypes(t *testing.T) {
 		"s": "string ", "n": "number 1.5", "b": "bool true", "l": `list(string) ["a","b"]`,
 		"m": `map(number) {"a":1,"b":2}`, "set": `list(string) ["x"]`,
 		"o":        `object({name = string, nested = object({ok = bool}), tags = list(string)}) {"name":"n","nested":{"ok":false},"tags":[]}`,
-		"anything": "any null", "untyped": "any ",
+		"anything": "any null", "described": "any ",
 	}
 	if !reflect.DeepEqual(types, wantTypes) {
 		t.Errorf("input types\n got %v\nwant %v", types, wantTypes)

@@ -1,6 +1,10 @@
 workflow "alerts" {
   version = "1.0.0"
 
+  step "s" {
+    set { x = 1 }
+  }
+
   alert "unknown-event" {
     on = ["failed", "crashed"] # ERROR: Unknown alert event
     exec { command = ["true"] }

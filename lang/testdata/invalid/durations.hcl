@@ -21,7 +21,7 @@ workflow "durations" {
 
   step "b" {
     until    = "steps.b.output.exit_code == 0"
-    interval = "0s" # ERROR: Invalid duration
+    interval = "-5s" # ERROR: Invalid duration
     exec { command = ["true"] }
   }
 

@@ -14,10 +14,14 @@ workflow "keys" {
 
 workflow "list-key" {
   version = "1.0.0"
-  key     = "input.ids" # ERROR: Invalid run key type
+  key     = "input.ids" # ERROR: Type mismatch
   input "ids" { type = list(string) }
 
   concurrency {
     key = "input.ids" # ERROR: Type mismatch
+  }
+
+  step "s" {
+    set { x = 1 }
   }
 }

@@ -10,7 +10,7 @@ workflow "references" {
   step "b" {
     depends_on = ["a"] # ERROR: Invalid reference
     breaker    = breaker.payments # ERROR: Unknown breaker
-    set { x = 1 }
+    exec { command = ["true"] }
   }
 
   step "c" {

@@ -1,7 +1,7 @@
 workflow "secrets" {
   version = "1.0.0"
   secret "token" { env = "TOKEN" }
-  secret "empty" { env = "" } # ERROR: Empty environment variable name
+  secret "empty" { env = "" } # ERROR: Invalid environment variable name
 
   step "a" {
     when = "secrets.token != ''" # ERROR: Variable not visible here

@@ -1,6 +1,10 @@
 workflow "types" {
   version = "1.0.0"
 
+  step "s" {
+    set { x = 1 }
+  }
+
   input "a" { type = strin } # ERROR: Invalid type specification
   input "b" { type = tuple([string]) } # ERROR: Unsupported type
   input "c" {

@@ -30,8 +30,9 @@ workflow "types" {
     type    = any
     default = null
   }
-  input "untyped" {
-    description = "no type: any"
+  input "described" {
+    type        = any
+    description = "anything at all"
   }
 
   step "use" {

@@ -1,0 +1,79 @@
+package lang
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// This file checks a step's settings against its action kind and the
+// workflow's limits (spec/language.md §8.1 and §15).
+
+// settingKinds lists, for each step setting, the action kinds it applies
+// to. A setting on another kind of step is an error: it would silently do
+// nothing.
+var settingKinds = map[string][]string{
+	"timeout":         {KindExec, KindHTTP, KindWorkflow},
+	"retry":           {KindExec, KindHTTP, KindWorkflow},
+	"breaker":         {KindExec, KindHTTP},
+	"foreach":         {KindExec, KindHTTP, KindSet, KindWorkflow},
+	"until":           {KindExec, KindHTTP, KindSet, KindWorkflow},
+	"on_error":        {KindExec, KindHTTP, KindSet, KindSleep, KindWait, KindWorkflow},
+	"idempotency_key": {KindExec, KindHTTP},
+}
+
+// checkSettings reports settings that have no effect on the step's kind of
+// action.
+func (c *compiler) checkSettings(sd *stepDecl) {
+	kind := KindNone
+	if sd.Action != nil {
+		kind = sd.Action.Kind
+	}
+	for _, name := range namesSorted(sd.Settings) {
+		kinds, ok := settingKinds[name]
+		if !ok || containsName(kinds, kind) {
+			continue
+		}
+		what := fmt.Sprintf("a %q step", kind)
+		if kind == KindNone {
+			what = "a step without an action"
+		}
+		c.errorf(sd.Settings[name], "Setting has no effect",
+			"%s has no effect on %s: it applies only to %s steps. Remove it.", name, what, orNames(kinds))
+	}
+}
+
+// checkLimits reports settings above the workflow's limits.
+func (c *compiler) checkLimits(sd *stepDecl, st *Step) {
+	l := c.g.Limits
+	if f := sd.Foreach; f != nil && f.ConcurrencyRange != nil && f.Concurrency > l.Parallel {
+		c.errorf(*f.ConcurrencyRange, "Value out of range",
+			"foreach concurrency %d is more than limits.parallel (%d), the attempts one run may have in flight: lower it, or raise parallel in the limits block.", f.Concurrency, l.Parallel)
+	}
+	if st.Until != nil && sd.MaxIterations > l.Attempts {
+		c.errorf(c.w.Sources.Attr("step."+sd.Name+".max_iterations"), "Value out of range",
+			"max_iterations %d is more than limits.attempts (%d), the step attempts of one run: lower it, or raise attempts in the limits block.", sd.MaxIterations, l.Attempts)
+	}
+	r := st.Retry
+	if r == nil {
+		return
+	}
+	own, def := sd.Retry, c.w.Defaults.Retry
+	pick := func(get func(*retryDecl) *hcl.Range) *hcl.Range {
+		if own != nil && get(own) != nil {
+			return get(own)
+		}
+		if def != nil {
+			return get(def)
+		}
+		return nil
+	}
+	if rng := pick(func(d *retryDecl) *hcl.Range { return d.AttemptsRange }); rng != nil && r.Attempts > l.Attempts {
+		c.errorf(*rng, "Value out of range",
+			"retry attempts %d is more than limits.attempts (%d), the step attempts of one run: lower it, or raise attempts in the limits block.", r.Attempts, l.Attempts)
+	}
+	if rng := pick(func(d *retryDecl) *hcl.Range { return d.MaxDelayRange }); rng != nil && r.MaxDelayMS > 0 && r.MaxDelayMS < r.BackoffMS {
+		c.errorf(*rng, "Value out of range",
+			"max_delay (%dms) is shorter than backoff (%dms), so it would cap even the first delay: make max_delay at least the backoff.", r.MaxDelayMS, r.BackoffMS)
+	}
+}
