@@ -250,7 +250,6 @@ func decodeRetryBlock(block *hcl.Block, parent string, sm *SourceMap) (*retryDec
 	return r, diags
 }
 
-
 var foreachSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "items", Required: true}, {Name: "concurrency"}, {Name: "on_failure"}},
 }
