@@ -1,0 +1,104 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/flowrun/flowrun/store"
+)
+
+// StepList returns every step key of a run, in the order the keys were
+// first written. (SQLite: rowid order; Postgres: a serial column.)
+func (s *Store) StepList(ctx context.Context, runID string) ([]store.Step, error) {
+	steps, err := readAll(ctx, s, scanStep, `SELECT `+stepCols+` FROM steps WHERE run_id = ?1 ORDER BY rowid`, runID)
+	return steps, s.fail("listing the steps of run "+runID, err)
+}
+
+// AttemptList returns the attempts of a run in the order they were first
+// written (of one step key, by attempt number, when stepKey is set).
+func (s *Store) AttemptList(ctx context.Context, runID, stepKey string) ([]store.Attempt, error) {
+	var as []store.Attempt
+	var err error
+	if stepKey == "" {
+		as, err = readAll(ctx, s, scanAttempt, `SELECT `+attemptCols+` FROM step_attempts WHERE run_id = ?1 ORDER BY id`, runID)
+	} else {
+		as, err = readAll(ctx, s, scanAttempt, `SELECT `+attemptCols+` FROM step_attempts
+			WHERE run_id = ?1 AND step_key = ?2 ORDER BY attempt`, runID, stepKey)
+	}
+	return as, s.fail("listing the attempts of run "+runID, err)
+}
+
+// EventList pages through events in id order, after AfterID.
+func (s *Store) EventList(ctx context.Context, p store.EventListParams) ([]store.Event, error) {
+	limit := int64(-1) // SQLite: a negative LIMIT is no limit
+	if p.Limit > 0 {
+		limit = int64(p.Limit)
+	}
+	var evs []store.Event
+	var err error
+	if p.RunID == "" {
+		evs, err = readAll(ctx, s, scanEvent, `SELECT `+eventCols+` FROM events WHERE id > ?1 ORDER BY id LIMIT ?2`,
+			p.AfterID, limit)
+	} else {
+		evs, err = readAll(ctx, s, scanEvent, `SELECT `+eventCols+` FROM events WHERE run_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3`,
+			p.RunID, p.AfterID, limit)
+	}
+	return evs, s.fail("listing events", err)
+}
+
+// SignalSend stores a signal for an unfinished run, wakes the run if it is
+// waiting (and marks it so a worker holding it cannot park it past the
+// signal) and appends a signal_received event. store.ErrNotFound for an
+// unknown run, store.ErrConflict for a finished one.
+func (s *Store) SignalSend(ctx context.Context, p store.SignalSendParams) (store.Signal, error) {
+	var g store.Signal
+	if p.Name == "" {
+		return g, fmt.Errorf("sending a signal to run %s: the signal has no name", p.RunID)
+	}
+	now := p.Now.UnixMicro()
+	err := s.write(ctx, fmt.Sprintf("sending signal %s to run %s", p.Name, p.RunID), func(w *wtx) error {
+		var status string
+		err := w.queryRow(`SELECT status FROM runs WHERE id = ?1`, p.RunID).Scan(&status)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("run %s: %w", p.RunID, store.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if store.RunStatus(status).Terminal() {
+			return fmt.Errorf("run %s already %s and takes no more signals: %w", p.RunID, status, store.ErrConflict)
+		}
+		g, err = scanSignal(w.queryRow(`INSERT INTO signals (run_id, name, payload, created_at) VALUES (?1, ?2, ?3, ?4)
+			RETURNING `+signalCols, p.RunID, p.Name, jv(p.Payload), now))
+		if err != nil {
+			return err
+		}
+		if _, err := w.exec(wakeSQL, p.RunID, now); err != nil {
+			return err
+		}
+		data, err := json.Marshal(struct {
+			Name     string `json:"name"`
+			SignalID int64  `json:"signal_id"`
+		}{p.Name, g.ID})
+		if err != nil {
+			return err
+		}
+		_, err = w.insertEvents(p.RunID, now, []store.EventWrite{{Kind: "signal_received", Data: data}})
+		return err
+	})
+	return g, err
+}
+
+// SignalList returns a run's signals in the order they arrived; only the
+// unconsumed ones when pendingOnly.
+func (s *Store) SignalList(ctx context.Context, runID string, pendingOnly bool) ([]store.Signal, error) {
+	q := `SELECT ` + signalCols + ` FROM signals WHERE run_id = ?1 ORDER BY id`
+	if pendingOnly {
+		q = `SELECT ` + signalCols + ` FROM signals WHERE run_id = ?1 AND consumed_by IS NULL ORDER BY id`
+	}
+	gs, err := readAll(ctx, s, scanSignal, q, runID)
+	return gs, s.fail("listing the signals of run "+runID, err)
+}

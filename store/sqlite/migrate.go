@@ -1,0 +1,184 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/flowrun/flowrun/store"
+)
+
+// migrationFiles are the schema changes, NNNN_name.sql, applied in order,
+// each in its own transaction and recorded in schema_migrations. A released
+// file never changes; a change of schema is a new file.
+//
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations returns the embedded migrations in version order.
+func migrations() ([]migration, error) {
+	entries, err := fs.ReadDir(migrationFiles, "migrations")
+	if err != nil {
+		return nil, fmt.Errorf("reading embedded migrations: %w", err)
+	}
+	var out []migration
+	for _, e := range entries {
+		name := e.Name()
+		num, _, ok := strings.Cut(name, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v <= 0 {
+			return nil, fmt.Errorf("embedded migration %s is not named NNNN_name.sql", name)
+		}
+		b, err := migrationFiles.ReadFile(path.Join("migrations", name))
+		if err != nil {
+			return nil, fmt.Errorf("reading embedded migration %s: %w", name, err)
+		}
+		out = append(out, migration{version: v, name: strings.TrimSuffix(name, ".sql"), sql: string(b)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	for i, m := range out {
+		if m.version != i+1 {
+			return nil, fmt.Errorf("embedded migrations are not numbered 1, 2, 3, ...: %s", m.name)
+		}
+	}
+	return out, nil
+}
+
+// SchemaVersion is the newest schema this binary knows.
+func SchemaVersion() int {
+	ms, err := migrations()
+	if err != nil || len(ms) == 0 {
+		return 0
+	}
+	return ms[len(ms)-1].version
+}
+
+// probe reads the database read-only (mode=ro: it cannot write, not even a
+// checkpoint on close) and refuses a file flowrun must not touch: not a
+// database, a database of another program, a schema from a newer flowrun.
+func probe(ctx context.Context, path string, opts Options) error {
+	db, err := sql.Open("sqlite", dsn(path, "ro", "deferred",
+		"busy_timeout("+strconv.FormatInt(opts.BusyTimeout.Milliseconds(), 10)+")"))
+	if err != nil {
+		return fmt.Errorf("cannot open the database %s: %w", path, err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	s := &Store{path: path, opts: opts}
+	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`)
+	if err != nil {
+		return s.openErr(err)
+	}
+	var tables []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return s.openErr(err)
+		}
+		tables = append(tables, n)
+	}
+	if err := rows.Err(); err != nil {
+		return s.openErr(err)
+	}
+	rows.Close()
+	if len(tables) == 0 {
+		return nil // a new, empty database
+	}
+	if !contains(tables, "schema_migrations") {
+		shown := tables
+		if len(shown) > 3 {
+			shown = append(shown[:3:3], "...")
+		}
+		return fmt.Errorf("%s is not a flowrun database: it holds other tables (%s); point --db or FLOWRUN_DB at a flowrun database or a new file",
+			path, strings.Join(shown, ", "))
+	}
+	var have int
+	if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
+		return s.openErr(err)
+	}
+	return checkVersion(path, have)
+}
+
+func checkVersion(path string, have int) error {
+	if known := SchemaVersion(); have > known {
+		return fmt.Errorf("%s has schema version %d but this flowrun knows only up to %d; upgrade flowrun to use it: %w",
+			path, have, known, store.ErrSchemaTooNew)
+	}
+	return nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// migrate applies the missing migrations, each in its own BEGIN IMMEDIATE
+// transaction. The version is read again inside each transaction, so
+// several processes opening a new file at once apply each migration once.
+func (s *Store) migrate(ctx context.Context) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if err := s.apply(ctx, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) apply(ctx context.Context, m migration) (err error) {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return s.fail("migrating the database", err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER NOT NULL PRIMARY KEY,
+		name    TEXT    NOT NULL
+	)`); err != nil {
+		return s.fail("migrating the database", err)
+	}
+	var have int
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
+		return s.fail("migrating the database", err)
+	}
+	if err := checkVersion(s.path, have); err != nil {
+		return err
+	}
+	if have >= m.version {
+		return tx.Rollback()
+	}
+	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+		return s.fail("applying migration "+m.name, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name) VALUES (?1, ?2)`, m.version, m.name); err != nil {
+		return s.fail("recording migration "+m.name, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return s.fail("committing migration "+m.name, err)
+	}
+	return nil
+}

@@ -1,0 +1,222 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/flowrun/flowrun/store"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+const insertRunSQL = `INSERT INTO runs (id, workflow, version, graph_hash, key, status, inputs,
+	created_at, available_at, deadline_at, parent_run_id, parent_step_key, root_run_id, updated_at)
+	VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9, ?10, ?11,
+		COALESCE(?12, (SELECT root_run_id FROM runs WHERE id = ?10), ?1), ?7)`
+
+const selectRunSQL = `SELECT ` + runCols + ` FROM runs WHERE id = ?1`
+
+const insertEventSQL = `INSERT INTO events (run_id, at, kind, step_key, data) VALUES (?1, ?2, ?3, ?4, ?5)`
+
+// insertRun creates a pending run and its first events. A zero AvailableAt
+// means now; an empty RootRunID is the parent's root, or for a top-level
+// run the run itself.
+func (w *wtx) insertRun(p store.RunInsertParams) error {
+	if p.ID == "" {
+		return errors.New("a run needs an id")
+	}
+	avail := p.AvailableAt
+	if avail.IsZero() {
+		avail = p.Now
+	}
+	_, err := w.exec(insertRunSQL, p.ID, p.Workflow, p.Version, p.GraphHash, sv(p.Key), jv(p.Inputs),
+		p.Now.UnixMicro(), avail.UnixMicro(), tv(p.DeadlineAt), sv(p.ParentRunID), sv(p.ParentStepKey), sv(p.RootRunID))
+	switch sqliteExtCode(err) {
+	case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+		return fmt.Errorf("run %s already exists: %w", p.ID, store.ErrConflict)
+	case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+		return fmt.Errorf("parent run %s of run %s: %w", p.ParentRunID, p.ID, store.ErrNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = w.insertEvents(p.ID, p.Now.UnixMicro(), p.Events)
+	return err
+}
+
+// insertEvents appends events to a run and returns their ids in order.
+func (w *wtx) insertEvents(runID string, at int64, evs []store.EventWrite) ([]int64, error) {
+	if len(evs) == 0 {
+		return nil, nil
+	}
+	ids := make([]int64, len(evs))
+	for i, e := range evs {
+		res, err := w.exec(insertEventSQL, runID, at, e.Kind, sv(e.StepKey), jv(e.Data))
+		if err != nil {
+			return nil, fmt.Errorf("appending event %s of run %s: %w", e.Kind, runID, err)
+		}
+		if ids[i], err = res.LastInsertId(); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}
+
+// RunInsert creates a pending run with its first events.
+func (s *Store) RunInsert(ctx context.Context, p store.RunInsertParams) (store.Run, error) {
+	var r store.Run
+	err := s.write(ctx, "creating run "+p.ID, func(w *wtx) error {
+		if err := w.insertRun(p); err != nil {
+			return err
+		}
+		var err error
+		r, err = scanRun(w.queryRow(selectRunSQL, p.ID))
+		return err
+	})
+	return r, err
+}
+
+// RunGet returns a run by full id, or store.ErrNotFound.
+func (s *Store) RunGet(ctx context.Context, id string) (store.Run, error) {
+	r, err := scanRun(s.queryRow(ctx, selectRunSQL, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, fmt.Errorf("run %s: %w", id, store.ErrNotFound)
+	}
+	return r, s.fail("reading run "+id, err)
+}
+
+// RunFind resolves a full id or a unique prefix of one.
+func (s *Store) RunFind(ctx context.Context, idOrPrefix string) (store.Run, error) {
+	if idOrPrefix == "" {
+		return store.Run{}, fmt.Errorf("an empty run id matches every run: %w", store.ErrAmbiguous)
+	}
+	r, err := s.RunGet(ctx, idOrPrefix)
+	if !errors.Is(err, store.ErrNotFound) {
+		return r, err
+	}
+	// A range scan on the primary key: prefix <= id < prefix+1.
+	lo, hi := idOrPrefix, prefixEnd(idOrPrefix)
+	var rs []store.Run
+	if hi == "" {
+		rs, err = readAll(ctx, s, scanRun, `SELECT `+runCols+` FROM runs WHERE id >= ?1 ORDER BY id LIMIT 2`, lo)
+	} else {
+		rs, err = readAll(ctx, s, scanRun, `SELECT `+runCols+` FROM runs WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 2`, lo, hi)
+	}
+	if err != nil {
+		return store.Run{}, s.fail("finding run "+idOrPrefix, err)
+	}
+	switch len(rs) {
+	case 0:
+		return store.Run{}, fmt.Errorf("no run id starts with %s: %w", idOrPrefix, store.ErrNotFound)
+	case 1:
+		return rs[0], nil
+	}
+	return store.Run{}, fmt.Errorf("%s is the start of several run ids (%s, %s, ...); give more of the id: %w",
+		idOrPrefix, rs[0].ID, rs[1].ID, store.ErrAmbiguous)
+}
+
+// prefixEnd returns the smallest string greater than every string with the
+// prefix, or "" when there is none (the prefix is all 0xff bytes).
+func prefixEnd(prefix string) string {
+	b := []byte(prefix)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] < 0xff {
+			b[i]++
+			return string(b[:i+1])
+		}
+	}
+	return ""
+}
+
+// RunGetByKey returns the newest run of a workflow with the key. An empty
+// key matches no run.
+func (s *Store) RunGetByKey(ctx context.Context, workflow, key string) (store.Run, error) {
+	if key == "" {
+		return store.Run{}, fmt.Errorf("workflow %s run with an empty key: %w", workflow, store.ErrNotFound)
+	}
+	r, err := scanRun(s.queryRow(ctx, `SELECT `+runCols+` FROM runs WHERE workflow = ?1 AND key = ?2
+		ORDER BY created_at DESC, id DESC LIMIT 1`, workflow, key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, fmt.Errorf("workflow %s run with key %q: %w", workflow, key, store.ErrNotFound)
+	}
+	return r, s.fail("reading a run by key", err)
+}
+
+// RunChildren lists the runs whose parent is the run, oldest first.
+func (s *Store) RunChildren(ctx context.Context, runID string) ([]store.Run, error) {
+	rs, err := readAll(ctx, s, scanRun, `SELECT `+runCols+` FROM runs WHERE parent_run_id = ?1 ORDER BY created_at, id`, runID)
+	return rs, s.fail("listing the children of run "+runID, err)
+}
+
+// RunList lists runs newest first (created_at, then id, descending), with
+// the counts of their top-level steps (foreach items and until iterations
+// are not counted). Counts are computed for the returned page only.
+func (s *Store) RunList(ctx context.Context, p store.RunListParams) ([]store.RunSummary, error) {
+	var where []string
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("?%d", len(args))
+	}
+	if p.Status != "" {
+		where = append(where, "status = "+arg(string(p.Status)))
+	}
+	if p.Workflow != "" {
+		where = append(where, "workflow = "+arg(p.Workflow))
+	}
+	if p.BeforeID != "" {
+		var created int64
+		err := s.queryRow(ctx, `SELECT created_at FROM runs WHERE id = ?1`, p.BeforeID).Scan(&created)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("listing runs before run %s: %w", p.BeforeID, store.ErrNotFound)
+		}
+		if err != nil {
+			return nil, s.fail("listing runs", err)
+		}
+		where = append(where, "(created_at, id) < ("+arg(created)+", "+arg(p.BeforeID)+")")
+	}
+	limit := int64(-1) // SQLite: a negative LIMIT is no limit
+	if p.Limit > 0 {
+		limit = int64(p.Limit)
+	}
+	cond := ""
+	if len(where) > 0 {
+		cond = "WHERE " + strings.Join(where, " AND ")
+	}
+	q := `WITH page AS (
+		SELECT id, workflow, version, key, status, created_at, finished_at FROM runs ` + cond + `
+		ORDER BY created_at DESC, id DESC LIMIT ` + arg(limit) + `
+	), counts AS (
+		SELECT run_id, count(*) AS total,
+			sum(status IN ('completed', 'failed', 'skipped', 'canceled')) AS done
+		FROM steps WHERE run_id IN (SELECT id FROM page) AND idx = -1 AND iter = -1
+		GROUP BY run_id
+	)
+	SELECT page.id, page.workflow, page.version, page.key, page.status, page.created_at, page.finished_at,
+		COALESCE(counts.total, 0), COALESCE(counts.done, 0)
+	FROM page LEFT JOIN counts ON counts.run_id = page.id
+	ORDER BY page.created_at DESC, page.id DESC`
+	out, err := readAll(ctx, s, func(sc scanner) (store.RunSummary, error) {
+		var r store.RunSummary
+		var status string
+		err := sc.Scan(&r.ID, &r.Workflow, &r.Version, textCol{&r.Key}, &status,
+			timeCol{&r.CreatedAt}, timeCol{&r.FinishedAt}, &r.StepsTotal, &r.StepsDone)
+		r.Status = store.RunStatus(status)
+		return r, err
+	}, q, args...)
+	return out, s.fail("listing runs", err)
+}
+
+// sqliteExtCode returns the extended SQLite result code of err, or 0.
+func sqliteExtCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var e interface{ Code() int }
+	if errors.As(err, &e) {
+		return e.Code()
+	}
+	return 0
+}

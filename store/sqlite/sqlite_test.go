@@ -1,0 +1,30 @@
+package sqlite_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/sqlite"
+	"github.com/flowrun/flowrun/store/storetest"
+)
+
+// openTemp opens a store on a new file in a temporary directory.
+func openTemp(t testing.TB, opts sqlite.Options) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "flowrun.db"), opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return openTemp(t, sqlite.Options{}) })
+}

@@ -1,0 +1,169 @@
+package storetest
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/flowrun/flowrun/store"
+)
+
+func testRuns(t *testing.T, newStore func(t *testing.T) store.Store) {
+	parallel(t, "insert and get", newStore, func(t *testing.T, f *fixture) {
+		r := f.insert(store.RunInsertParams{
+			ID: "r1", Workflow: "deploy", Version: "1.2.0", GraphHash: "hash", Key: "k1",
+			Inputs: []byte(`{"env":"prod"}`), Now: at(0), AvailableAt: at(time.Second), DeadlineAt: at(time.Hour),
+			Events: []store.EventWrite{{Kind: "created", Data: []byte(`{"by":"test"}`)}},
+		})
+		for _, got := range []store.Run{r, f.get("r1")} {
+			eq(t, "id", got.ID, "r1")
+			eq(t, "workflow@version", got.Workflow+"@"+got.Version, "deploy@1.2.0")
+			eq(t, "hash", got.GraphHash, "hash")
+			eq(t, "key", got.Key, "k1")
+			eq(t, "status", got.Status, store.RunPending)
+			jsonEq(t, "inputs", got.Inputs, []byte(`{"env":"prod"}`))
+			eq(t, "outputs", len(got.Outputs), 0)
+			eq(t, "error", len(got.Error), 0)
+			timeEq(t, "created", got.CreatedAt, at(0))
+			timeEq(t, "updated", got.UpdatedAt, at(0))
+			timeEq(t, "available", got.AvailableAt, at(time.Second))
+			timeEq(t, "deadline", got.DeadlineAt, at(time.Hour))
+			eq(t, "started is zero", got.StartedAt.IsZero(), true)
+			eq(t, "finished is zero", got.FinishedAt.IsZero(), true)
+			eq(t, "lease", got.Lease, store.Lease{})
+			eq(t, "lease expiry is zero", got.LeaseExpiresAt.IsZero(), true)
+			eq(t, "root", got.RootRunID, "r1")
+			eq(t, "parent", got.ParentRunID, "")
+			eq(t, "attempts used", got.AttemptsUsed, 0)
+			eq(t, "cancel requested", got.CancelRequested, false)
+		}
+		evs := f.events("r1")
+		eq(t, "events", kinds(evs), []string{"created"})
+		jsonEq(t, "event data", evs[0].Data, []byte(`{"by":"test"}`))
+		timeEq(t, "event time", evs[0].At, at(0))
+
+		// A zero AvailableAt means now.
+		r2 := f.insert(store.RunInsertParams{ID: "r2", Now: at(5 * time.Second)})
+		timeEq(t, "available of a run inserted without one", r2.AvailableAt, at(5*time.Second))
+		eq(t, "key of a run without one", r2.Key, "")
+
+		_, err := f.s.RunInsert(f.ctx, store.RunInsertParams{ID: "r1", Workflow: "wf", Version: "1.0.0", GraphHash: "h", Now: at(0)})
+		isErr(t, "RunInsert of an existing id", err, store.ErrConflict)
+		_, err = f.s.RunGet(f.ctx, "nope")
+		isErr(t, "RunGet of a missing run", err, store.ErrNotFound)
+	})
+
+	parallel(t, "find by prefix", newStore, func(t *testing.T, f *fixture) {
+		for _, id := range []string{"abc123", "abc456", "abd789", "x"} {
+			f.insert(store.RunInsertParams{ID: id})
+		}
+		for prefix, want := range map[string]string{"abc1": "abc123", "abd": "abd789", "abc456": "abc456", "x": "x"} {
+			r, err := f.s.RunFind(f.ctx, prefix)
+			noErr(t, "RunFind("+prefix+")", err)
+			eq(t, "RunFind("+prefix+")", r.ID, want)
+		}
+		_, err := f.s.RunFind(f.ctx, "abc")
+		isErr(t, "RunFind of a shared prefix", err, store.ErrAmbiguous)
+		_, err = f.s.RunFind(f.ctx, "ab")
+		isErr(t, "RunFind of a shared prefix", err, store.ErrAmbiguous)
+		_, err = f.s.RunFind(f.ctx, "abe")
+		isErr(t, "RunFind of no run", err, store.ErrNotFound)
+		_, err = f.s.RunFind(f.ctx, "abc1234")
+		isErr(t, "RunFind of a longer id", err, store.ErrNotFound)
+	})
+
+	parallel(t, "exact id wins over prefix", newStore, func(t *testing.T, f *fixture) {
+		f.insert(store.RunInsertParams{ID: "ab"})
+		f.insert(store.RunInsertParams{ID: "abc"})
+		r, err := f.s.RunFind(f.ctx, "ab")
+		noErr(t, "RunFind", err)
+		eq(t, "RunFind of a full id that is also a prefix", r.ID, "ab")
+	})
+
+	parallel(t, "by key", newStore, func(t *testing.T, f *fixture) {
+		f.insert(store.RunInsertParams{ID: "old", Workflow: "deploy", Key: "k", Now: at(0)})
+		f.insert(store.RunInsertParams{ID: "new", Workflow: "deploy", Key: "k", Now: at(time.Minute)})
+		f.insert(store.RunInsertParams{ID: "other", Workflow: "build", Key: "k", Now: at(2 * time.Minute)})
+		f.insert(store.RunInsertParams{ID: "nokey", Workflow: "deploy", Now: at(3 * time.Minute)})
+		r, err := f.s.RunGetByKey(f.ctx, "deploy", "k")
+		noErr(t, "RunGetByKey", err)
+		eq(t, "newest run with the key", r.ID, "new")
+		_, err = f.s.RunGetByKey(f.ctx, "deploy", "zzz")
+		isErr(t, "RunGetByKey of an unknown key", err, store.ErrNotFound)
+		_, err = f.s.RunGetByKey(f.ctx, "deploy", "")
+		isErr(t, "RunGetByKey of the empty key", err, store.ErrNotFound)
+	})
+
+	parallel(t, "children", newStore, func(t *testing.T, f *fixture) {
+		f.insert(store.RunInsertParams{ID: "parent"})
+		f.insert(store.RunInsertParams{ID: "c2", ParentRunID: "parent", ParentStepKey: "s[1]", RootRunID: "parent", Now: at(2 * time.Second)})
+		f.insert(store.RunInsertParams{ID: "c1", ParentRunID: "parent", ParentStepKey: "s[0]", RootRunID: "parent", Now: at(time.Second)})
+		f.insert(store.RunInsertParams{ID: "grandchild", ParentRunID: "c1", ParentStepKey: "x", RootRunID: "parent", Now: at(3 * time.Second)})
+		cs, err := f.s.RunChildren(f.ctx, "parent")
+		noErr(t, "RunChildren", err)
+		eq(t, "children, oldest first", ids(cs), []string{"c1", "c2"})
+		eq(t, "parent step key", cs[0].ParentStepKey, "s[0]")
+		eq(t, "root", cs[0].RootRunID, "parent")
+		eq(t, "grandchild root", f.get("grandchild").RootRunID, "parent")
+		none, err := f.s.RunChildren(f.ctx, "c2")
+		noErr(t, "RunChildren of a leaf", err)
+		eq(t, "children of a leaf", len(none), 0)
+	})
+}
+
+func testRunList(t *testing.T, newStore func(t *testing.T) store.Store) {
+	parallel(t, "order filters paging counts", newStore, func(t *testing.T, f *fixture) {
+		// r0..r5, one second apart; r2 and r3 share a created time (id breaks the tie).
+		created := []time.Duration{0, time.Second, 2 * time.Second, 2 * time.Second, 3 * time.Second, 4 * time.Second}
+		for i, c := range created {
+			wf := "deploy"
+			if i%2 == 1 {
+				wf = "build"
+			}
+			f.insert(store.RunInsertParams{ID: fmt.Sprintf("r%d", i), Workflow: wf, Key: fmt.Sprintf("k%d", i), Now: at(c)})
+		}
+		// r4 gets steps: 3 top-level (2 done), plus foreach items and
+		// until iterations that are not counted.
+		run := f.claimOne("w", "r4", at(10*time.Second))
+		done := store.RunCompleted
+		f.commit(store.Transition{RunID: "r4", Lease: run.Lease, Now: at(11 * time.Second),
+			Run: &store.RunUpdate{Status: &done, FinishedAt: ptr(at(11 * time.Second)), Release: true},
+			Steps: []store.StepWrite{
+				{Key: "a", Step: "a", Index: -1, Iteration: -1, Status: store.StepCompleted},
+				{Key: "b", Step: "b", Index: -1, Iteration: -1, Status: store.StepSkipped},
+				{Key: "c", Step: "c", Index: -1, Iteration: -1, Status: store.StepRunning},
+				{Key: "c[0]", Step: "c", Index: 0, Iteration: -1, Status: store.StepCompleted},
+				{Key: "c[1]", Step: "c", Index: 1, Iteration: -1, Status: store.StepRunning},
+				{Key: "d#0", Step: "d", Index: -1, Iteration: 0, Status: store.StepCompleted},
+			}})
+
+		list := func(p store.RunListParams) []string {
+			t.Helper()
+			rs, err := f.s.RunList(f.ctx, p)
+			noErr(t, "RunList", err)
+			out := []string{}
+			for _, r := range rs {
+				out = append(out, r.ID)
+			}
+			return out
+		}
+		eq(t, "all, newest first", list(store.RunListParams{}), []string{"r5", "r4", "r3", "r2", "r1", "r0"})
+		eq(t, "limit", list(store.RunListParams{Limit: 2}), []string{"r5", "r4"})
+		eq(t, "page after r3", list(store.RunListParams{Limit: 2, BeforeID: "r3"}), []string{"r2", "r1"})
+		eq(t, "page after r2", list(store.RunListParams{BeforeID: "r2"}), []string{"r1", "r0"})
+		eq(t, "workflow", list(store.RunListParams{Workflow: "build"}), []string{"r5", "r3", "r1"})
+		eq(t, "status", list(store.RunListParams{Status: store.RunCompleted}), []string{"r4"})
+		eq(t, "status and workflow", list(store.RunListParams{Status: store.RunPending, Workflow: "deploy"}), []string{"r2", "r0"})
+		eq(t, "no match", list(store.RunListParams{Workflow: "nothing"}), []string{})
+
+		rs, err := f.s.RunList(f.ctx, store.RunListParams{Limit: 3})
+		noErr(t, "RunList", err)
+		r4 := rs[1]
+		eq(t, "summary", [3]string{r4.ID, r4.Workflow, r4.Key}, [3]string{"r4", "deploy", "k4"})
+		eq(t, "summary version and status", r4.Version+" "+string(r4.Status), "1.0.0 completed")
+		timeEq(t, "summary created", r4.CreatedAt, at(3*time.Second))
+		timeEq(t, "summary finished", r4.FinishedAt, at(11*time.Second))
+		eq(t, "steps total/done", [2]int{r4.StepsTotal, r4.StepsDone}, [2]int{3, 2})
+		eq(t, "steps of a run without steps", [2]int{rs[0].StepsTotal, rs[0].StepsDone}, [2]int{0, 0})
+	})
+}
