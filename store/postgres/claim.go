@@ -1,0 +1,183 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/flowrun/flowrun/store"
+)
+
+// claimSQL leases due runs in one statement. The inner SELECT walks the
+// partial index runs_claim in (available_at, id) order and locks the rows it
+// picks FOR UPDATE SKIP LOCKED: a row another worker's claim is locking is
+// skipped rather than waited for, so concurrent claimers take disjoint runs
+// without blocking each other. At READ COMMITTED Postgres rechecks the
+// WHERE of a locked row against its newest version, so a run another claim
+// has just leased is not taken again. (SQLite: the same UPDATE with a
+// plain sub-select, made atomic by BEGIN IMMEDIATE.) UPDATE ... FROM needs
+// qualified names in SET and RETURNING (the sub-select has an id too).
+// %s is an optional restriction to one run or one root.
+const claimSQL = `UPDATE runs SET
+		lease_owner = $1,
+		lease_epoch = runs.lease_epoch + 1,
+		lease_expires_at = $2,
+		status = 'running',
+		started_at = COALESCE(runs.started_at, $3),
+		wait_reason = NULL,
+		wake_pending = false,
+		updated_at = $3
+	FROM (
+		SELECT id FROM runs
+		WHERE status IN ('pending', 'running', 'waiting')
+			AND available_at <= $3
+			AND (lease_owner IS NULL OR lease_expires_at <= $3)
+			%s
+		ORDER BY available_at, id
+		LIMIT $4
+		FOR UPDATE SKIP LOCKED) due
+	WHERE runs.id = due.id
+	RETURNING `
+
+var (
+	claimRunCols = qualified("runs", runCols)
+	claimAnySQL  = fmt.Sprintf(claimSQL, "") + claimRunCols
+	claimRunSQL  = fmt.Sprintf(claimSQL, "AND id = $5") + claimRunCols
+	claimRootSQL = fmt.Sprintf(claimSQL, "AND root_run_id = $5") + claimRunCols
+)
+
+// RunClaim leases due runs to the owner. A claimed run becomes running, its
+// lease epoch increases and its wait reason is cleared. A Limit of 0 or less
+// claims one run. The runs come back in (available_at, id) order.
+func (s *Store) RunClaim(ctx context.Context, p store.RunClaimParams) ([]store.Run, error) {
+	if p.Owner == "" {
+		return nil, fmt.Errorf("claiming runs: the claim has no owner")
+	}
+	limit := int64(max(p.Limit, 1))
+	now := p.Now.UnixMicro()
+	exp := p.Now.Add(p.LeaseFor).UnixMicro()
+	var rs []store.Run
+	var err error
+	// One statement is its own transaction: no BEGIN/COMMIT round trips.
+	switch {
+	case p.RunID != "":
+		rs, err = all(ctx, s.pool, scanRun, claimRunSQL, p.Owner, exp, now, limit, p.RunID)
+	case p.RootRunID != "":
+		rs, err = all(ctx, s.pool, scanRun, claimRootSQL, p.Owner, exp, now, limit, p.RootRunID)
+	default:
+		rs, err = all(ctx, s.pool, scanRun, claimAnySQL, p.Owner, exp, now, limit)
+	}
+	if err != nil {
+		return nil, s.fail("claiming runs", err)
+	}
+	// RETURNING gives rows in no promised order.
+	sort.Slice(rs, func(i, j int) bool {
+		if !rs[i].AvailableAt.Equal(rs[j].AvailableAt) {
+			return rs[i].AvailableAt.Before(rs[j].AvailableAt)
+		}
+		return rs[i].ID < rs[j].ID
+	})
+	return rs, nil
+}
+
+// heartbeatSQL extends every lease of the owner in one statement: the
+// (id, epoch) pairs come in as two arrays, unnested side by side. (SQLite:
+// one JSON object read with json_each.)
+const heartbeatSQL = `UPDATE runs SET lease_expires_at = $1
+	FROM unnest($3::text[], $4::bigint[]) AS held (id, epoch)
+	WHERE runs.id = held.id AND runs.lease_epoch = held.epoch AND runs.lease_owner = $2
+	RETURNING runs.id, runs.cancel_requested`
+
+// RunHeartbeat extends the leases the owner still holds (same owner and
+// epoch, expired or not, as long as nobody claimed the run since) and
+// reports the others as lost. Results are sorted by run id.
+func (s *Store) RunHeartbeat(ctx context.Context, p store.RunHeartbeatParams) ([]store.Heartbeat, error) {
+	if len(p.Leases) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, 0, len(p.Leases))
+	for id := range p.Leases {
+		ids = append(ids, id)
+	}
+	// Sorted, so two heartbeats of one owner lock rows in the same order.
+	sort.Strings(ids)
+	epochs := make([]int64, len(ids))
+	for i, id := range ids {
+		epochs[i] = p.Leases[id]
+	}
+	type held struct {
+		id     string
+		cancel bool
+	}
+	got, err := all(ctx, s.pool, func(sc scanner) (held, error) {
+		var h held
+		return h, sc.Scan(&h.id, &h.cancel)
+	}, heartbeatSQL, p.Now.Add(p.LeaseFor).UnixMicro(), p.Owner, ids, epochs)
+	if err != nil {
+		return nil, s.fail("extending leases", err)
+	}
+	cancel := map[string]bool{}
+	for _, h := range got {
+		cancel[h.id] = h.cancel
+	}
+	out := make([]store.Heartbeat, 0, len(ids))
+	for _, id := range ids {
+		c, ok := cancel[id]
+		out = append(out, store.Heartbeat{RunID: id, Lost: !ok, CancelRequested: c})
+	}
+	return out, nil
+}
+
+// RunLeaseOwners lists the distinct owners of unexpired leases, sorted.
+func (s *Store) RunLeaseOwners(ctx context.Context, now time.Time) ([]string, error) {
+	owners, err := all(ctx, s.pool, func(sc scanner) (string, error) {
+		var o string
+		return o, sc.Scan(&o)
+	}, `SELECT DISTINCT lease_owner FROM runs
+		WHERE lease_owner IS NOT NULL AND lease_expires_at > $1 ORDER BY lease_owner`, now.UnixMicro())
+	return owners, s.fail("listing lease owners", err)
+}
+
+// LeaseExpire frees every lease of the given (dead) owners, so their runs
+// can be claimed at once, and wakes idle workers when it freed any. The
+// epoch is kept: the next claim increases it.
+func (s *Store) LeaseExpire(ctx context.Context, p store.LeaseExpireParams) (int, error) {
+	if len(p.Owners) == 0 {
+		return 0, nil
+	}
+	var n int64
+	err := s.write(ctx, "expiring leases", func(w *wtx) error {
+		// (SQLite: IN (SELECT value FROM json_each(?1)); here an array.)
+		tag, err := w.tx.Exec(w.ctx, `UPDATE runs SET lease_owner = NULL, lease_expires_at = NULL, updated_at = $2
+			WHERE lease_owner = ANY($1::text[])`, p.Owners, p.Now.UnixMicro())
+		if err != nil {
+			return err
+		}
+		n = tag.RowsAffected()
+		w.notify = n > 0
+		return nil
+	})
+	return int(n), err
+}
+
+// RunNextAvailable returns the earliest time a claim could succeed on a run
+// that is not finished or blocked (within a root when rootRunID is set): its
+// available_at, or, while another worker's lease runs past it, the lease's
+// expiry, so an idle worker does not wake up for runs that are taken.
+func (s *Store) RunNextAvailable(ctx context.Context, rootRunID string) (time.Time, bool, error) {
+	const next = `SELECT MIN(CASE WHEN lease_owner IS NOT NULL AND lease_expires_at > available_at
+			THEN lease_expires_at ELSE available_at END)
+		FROM runs WHERE status IN ('pending', 'running', 'waiting')`
+	var at time.Time
+	var err error
+	if rootRunID == "" {
+		err = s.pool.QueryRow(ctx, next).Scan(timeCol{&at})
+	} else {
+		err = s.pool.QueryRow(ctx, next+` AND root_run_id = $1`, rootRunID).Scan(timeCol{&at})
+	}
+	if err != nil {
+		return time.Time{}, false, s.fail("finding the next due run", err)
+	}
+	return at, !at.IsZero(), nil
+}

@@ -1,0 +1,106 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/flowrun/flowrun/store"
+)
+
+// StepList returns every step key of a run, in the order the keys were
+// first written. (SQLite: rowid order; Postgres: the identity column seq,
+// which an upsert of an existing key keeps.)
+func (s *Store) StepList(ctx context.Context, runID string) ([]store.Step, error) {
+	steps, err := all(ctx, s.pool, scanStep, `SELECT `+stepCols+` FROM steps WHERE run_id = $1 ORDER BY seq`, runID)
+	return steps, s.fail("listing the steps of run "+runID, err)
+}
+
+// AttemptList returns the attempts of a run in the order they were first
+// written (of one step key, by attempt number, when stepKey is set).
+func (s *Store) AttemptList(ctx context.Context, runID, stepKey string) ([]store.Attempt, error) {
+	var as []store.Attempt
+	var err error
+	if stepKey == "" {
+		as, err = all(ctx, s.pool, scanAttempt, `SELECT `+attemptCols+` FROM step_attempts WHERE run_id = $1 ORDER BY id`, runID)
+	} else {
+		as, err = all(ctx, s.pool, scanAttempt, `SELECT `+attemptCols+` FROM step_attempts
+			WHERE run_id = $1 AND step_key = $2 ORDER BY attempt`, runID, stepKey)
+	}
+	return as, s.fail("listing the attempts of run "+runID, err)
+}
+
+// EventList pages through events in id order, after AfterID.
+func (s *Store) EventList(ctx context.Context, p store.EventListParams) ([]store.Event, error) {
+	var limit any // Postgres: LIMIT NULL is no limit (SQLite: a negative LIMIT)
+	if p.Limit > 0 {
+		limit = int64(p.Limit)
+	}
+	var evs []store.Event
+	var err error
+	if p.RunID == "" {
+		evs, err = all(ctx, s.pool, scanEvent, `SELECT `+eventCols+` FROM events WHERE id > $1 ORDER BY id LIMIT $2::bigint`,
+			p.AfterID, limit)
+	} else {
+		evs, err = all(ctx, s.pool, scanEvent, `SELECT `+eventCols+` FROM events WHERE run_id = $1 AND id > $2 ORDER BY id LIMIT $3::bigint`,
+			p.RunID, p.AfterID, limit)
+	}
+	return evs, s.fail("listing events", err)
+}
+
+// SignalSend stores a signal for an unfinished run, wakes the run if it is
+// waiting (and marks it so a worker holding it cannot park it past the
+// signal), appends a signal_received event and wakes idle workers.
+// store.ErrNotFound for an unknown run, store.ErrConflict for a finished one.
+func (s *Store) SignalSend(ctx context.Context, p store.SignalSendParams) (store.Signal, error) {
+	var g store.Signal
+	if p.Name == "" {
+		return g, fmt.Errorf("sending a signal to run %s: the signal has no name", p.RunID)
+	}
+	now := p.Now.UnixMicro()
+	err := s.write(ctx, fmt.Sprintf("sending signal %s to run %s", p.Name, p.RunID), func(w *wtx) error {
+		// The row lock keeps the run from finishing between this check and
+		// the insert. (SQLite: the whole transaction is the only writer.)
+		var status string
+		err := w.tx.QueryRow(w.ctx, `SELECT status FROM runs WHERE id = $1 FOR NO KEY UPDATE`, p.RunID).Scan(&status)
+		if noRows(err) {
+			return fmt.Errorf("run %s: %w", p.RunID, store.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if store.RunStatus(status).Terminal() {
+			return fmt.Errorf("run %s already %s and takes no more signals: %w", p.RunID, status, store.ErrConflict)
+		}
+		g, err = one(w.ctx, w.tx, scanSignal, `INSERT INTO signals (run_id, name, payload, created_at) VALUES ($1, $2, $3, $4)
+			RETURNING `+signalCols, p.RunID, p.Name, jv(p.Payload), now)
+		if err != nil {
+			return err
+		}
+		if _, err := w.tx.Exec(w.ctx, wakeSQL, p.RunID, now); err != nil {
+			return err
+		}
+		data, err := json.Marshal(struct {
+			Name     string `json:"name"`
+			SignalID int64  `json:"signal_id"`
+		}{p.Name, g.ID})
+		if err != nil {
+			return err
+		}
+		w.appendEvents(p.RunID, now, []store.EventWrite{{Kind: "signal_received", Data: data}}, nil)
+		w.notify = true
+		return nil
+	})
+	return g, err
+}
+
+// SignalList returns a run's signals in the order they arrived; only the
+// unconsumed ones when pendingOnly.
+func (s *Store) SignalList(ctx context.Context, runID string, pendingOnly bool) ([]store.Signal, error) {
+	q := `SELECT ` + signalCols + ` FROM signals WHERE run_id = $1 ORDER BY id`
+	if pendingOnly {
+		q = `SELECT ` + signalCols + ` FROM signals WHERE run_id = $1 AND consumed_by IS NULL ORDER BY id`
+	}
+	gs, err := all(ctx, s.pool, scanSignal, q, runID)
+	return gs, s.fail("listing the signals of run "+runID, err)
+}

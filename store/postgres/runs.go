@@ -1,0 +1,192 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/flowrun/flowrun/store"
+)
+
+// insertRunSQL creates a pending run. The root is the given one, else the
+// parent's, else the run itself. (SQLite: ?N parameters; the same query.)
+const insertRunSQL = `INSERT INTO runs (id, workflow, version, graph_hash, key, status, inputs,
+	created_at, available_at, deadline_at, parent_run_id, parent_step_key, root_run_id, updated_at)
+	VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11,
+		COALESCE($12::text, (SELECT r.root_run_id FROM runs r WHERE r.id = $10::text), $1), $7)`
+
+// insertRun queues the insert of a pending run into b and its first events
+// into w. A zero AvailableAt means now; an empty RootRunID is the parent's
+// root, or for a top-level run the run itself. It asks for a notification:
+// a new run is work.
+func (w *wtx) insertRun(b *batch, p store.RunInsertParams) error {
+	if p.ID == "" {
+		return errors.New("a run needs an id")
+	}
+	avail := p.AvailableAt
+	if avail.IsZero() {
+		avail = p.Now
+	}
+	b.execWrap(func(err error) error {
+		switch pgCode(err) {
+		case codeUniqueViolation:
+			return fmt.Errorf("run %s already exists: %w", p.ID, store.ErrConflict)
+		case codeForeignKeyViolation:
+			return fmt.Errorf("parent run %s of run %s: %w", p.ParentRunID, p.ID, store.ErrNotFound)
+		}
+		return fmt.Errorf("creating run %s: %w", p.ID, err)
+	}, insertRunSQL, p.ID, p.Workflow, p.Version, p.GraphHash, sv(p.Key), jv(p.Inputs),
+		p.Now.UnixMicro(), avail.UnixMicro(), tv(p.DeadlineAt), sv(p.ParentRunID), sv(p.ParentStepKey), sv(p.RootRunID))
+	w.appendEvents(p.ID, p.Now.UnixMicro(), p.Events, nil)
+	w.notify = true
+	return nil
+}
+
+// RunInsert creates a pending run with its first events.
+func (s *Store) RunInsert(ctx context.Context, p store.RunInsertParams) (store.Run, error) {
+	var r store.Run
+	err := s.write(ctx, "creating run "+p.ID, func(w *wtx) error {
+		var b batch
+		if err := w.insertRun(&b, p); err != nil {
+			return err
+		}
+		if err := b.send(w); err != nil {
+			return err
+		}
+		var err error
+		r, err = w.runGet(p.ID)
+		return err
+	})
+	return r, err
+}
+
+// RunGet returns a run by full id, or store.ErrNotFound.
+func (s *Store) RunGet(ctx context.Context, id string) (store.Run, error) {
+	r, err := one(ctx, s.pool, scanRun, `SELECT `+runCols+` FROM runs WHERE id = $1`, id)
+	if noRows(err) {
+		return r, fmt.Errorf("run %s: %w", id, store.ErrNotFound)
+	}
+	return r, s.fail("reading run "+id, err)
+}
+
+// RunFind resolves a full id or a unique prefix of one.
+func (s *Store) RunFind(ctx context.Context, idOrPrefix string) (store.Run, error) {
+	if idOrPrefix == "" {
+		return store.Run{}, fmt.Errorf("an empty run id matches every run: %w", store.ErrAmbiguous)
+	}
+	r, err := s.RunGet(ctx, idOrPrefix)
+	if !errors.Is(err, store.ErrNotFound) {
+		return r, err
+	}
+	// A prefix match on the primary key. (SQLite: a range scan prefix <= id
+	// < prefix+1; here the upper bound could be invalid UTF-8, which text
+	// refuses, so LIKE with the prefix escaped. The id column is COLLATE
+	// "C", so Postgres may use the primary key's index for it.)
+	rs, err := all(ctx, s.pool, scanRun, `SELECT `+runCols+` FROM runs WHERE id LIKE $1 ORDER BY id LIMIT 2`,
+		likePrefix(idOrPrefix))
+	if err != nil {
+		return store.Run{}, s.fail("finding run "+idOrPrefix, err)
+	}
+	switch len(rs) {
+	case 0:
+		return store.Run{}, fmt.Errorf("no run id starts with %s: %w", idOrPrefix, store.ErrNotFound)
+	case 1:
+		return rs[0], nil
+	}
+	return store.Run{}, fmt.Errorf("%s is the start of several run ids (%s, %s, ...); give more of the id: %w",
+		idOrPrefix, rs[0].ID, rs[1].ID, store.ErrAmbiguous)
+}
+
+// likePrefix is a LIKE pattern matching the strings that start with prefix
+// (LIKE's default escape character is the backslash).
+func likePrefix(prefix string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return r.Replace(prefix) + "%"
+}
+
+// RunGetByKey returns the newest run of a workflow with the key. An empty
+// key matches no run.
+func (s *Store) RunGetByKey(ctx context.Context, workflow, key string) (store.Run, error) {
+	if key == "" {
+		return store.Run{}, fmt.Errorf("workflow %s run with an empty key: %w", workflow, store.ErrNotFound)
+	}
+	r, err := one(ctx, s.pool, scanRun, `SELECT `+runCols+` FROM runs WHERE workflow = $1 AND key = $2
+		ORDER BY created_at DESC, id DESC LIMIT 1`, workflow, key)
+	if noRows(err) {
+		return r, fmt.Errorf("workflow %s run with key %q: %w", workflow, key, store.ErrNotFound)
+	}
+	return r, s.fail("reading a run by key", err)
+}
+
+// RunChildren lists the runs whose parent is the run, oldest first.
+func (s *Store) RunChildren(ctx context.Context, runID string) ([]store.Run, error) {
+	rs, err := all(ctx, s.pool, scanRun, `SELECT `+runCols+` FROM runs WHERE parent_run_id = $1 ORDER BY created_at, id`, runID)
+	return rs, s.fail("listing the children of run "+runID, err)
+}
+
+// RunList lists runs newest first (created_at, then id, descending), with
+// the counts of their top-level steps (foreach items and until iterations
+// are not counted). Counts are computed for the returned page only.
+func (s *Store) RunList(ctx context.Context, p store.RunListParams) ([]store.RunSummary, error) {
+	var where []string
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	if p.Status != "" {
+		where = append(where, "status = "+arg(string(p.Status)))
+	}
+	if p.Workflow != "" {
+		where = append(where, "workflow = "+arg(p.Workflow))
+	}
+	if p.BeforeID != "" {
+		var created int64
+		err := s.pool.QueryRow(ctx, `SELECT created_at FROM runs WHERE id = $1`, p.BeforeID).Scan(&created)
+		if noRows(err) {
+			return nil, fmt.Errorf("listing runs before run %s: %w", p.BeforeID, store.ErrNotFound)
+		}
+		if err != nil {
+			return nil, s.fail("listing runs", err)
+		}
+		where = append(where, "(created_at, id) < ("+arg(created)+"::bigint, "+arg(p.BeforeID)+"::text)")
+	}
+	var limit any // Postgres: LIMIT NULL is no limit (SQLite: a negative LIMIT)
+	if p.Limit > 0 {
+		limit = int64(p.Limit)
+	}
+	cond := ""
+	if len(where) > 0 {
+		cond = "WHERE " + strings.Join(where, " AND ")
+	}
+	// (SQLite: sum(status IN (...)) counts the finished steps; Postgres
+	// has no boolean sum and counts with FILTER.)
+	q := `WITH page AS (
+		SELECT id, workflow, version, key, status, created_at, finished_at FROM runs ` + cond + `
+		ORDER BY created_at DESC, id DESC LIMIT ` + arg(limit) + `::bigint
+	), counts AS (
+		SELECT run_id, count(*) AS total,
+			count(*) FILTER (WHERE status IN ('completed', 'failed', 'skipped', 'canceled')) AS done
+		FROM steps WHERE run_id IN (SELECT id FROM page) AND idx = -1 AND iter = -1
+		GROUP BY run_id
+	)
+	SELECT page.id, page.workflow, page.version, page.key, page.status, page.created_at, page.finished_at,
+		COALESCE(counts.total, 0), COALESCE(counts.done, 0)
+	FROM page LEFT JOIN counts ON counts.run_id = page.id
+	ORDER BY page.created_at DESC, page.id DESC`
+	out, err := all(ctx, s.pool, func(sc scanner) (store.RunSummary, error) {
+		var r store.RunSummary
+		var status string
+		err := sc.Scan(&r.ID, &r.Workflow, &r.Version, textCol{&r.Key}, &status,
+			timeCol{&r.CreatedAt}, timeCol{&r.FinishedAt}, &r.StepsTotal, &r.StepsDone)
+		r.Status = store.RunStatus(status)
+		return r, err
+	}, q, args...)
+	return out, s.fail("listing runs", err)
+}
+
+// runGet reads a run inside a transaction.
+func (w *wtx) runGet(id string) (store.Run, error) {
+	return one(w.ctx, w.tx, scanRun, `SELECT `+runCols+` FROM runs WHERE id = $1`, id)
+}

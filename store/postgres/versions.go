@@ -1,0 +1,74 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/flowrun/flowrun/store"
+)
+
+// VersionPut stores a workflow version; the same hash again is a no-op, a
+// different hash is store.ErrVersionConflict. At READ COMMITTED an insert
+// that meets a concurrent uncommitted insert of the same key waits for it,
+// so the SELECT that follows always sees the stored row.
+func (s *Store) VersionPut(ctx context.Context, p store.VersionPutParams) (store.Version, error) {
+	var v store.Version
+	op := fmt.Sprintf("storing workflow %s version %s", p.Workflow, p.Version)
+	err := s.write(ctx, op, func(w *wtx) error {
+		if _, err := w.tx.Exec(w.ctx, `INSERT INTO workflow_versions (`+versionCols+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+			ON CONFLICT (workflow, version) DO NOTHING`,
+			p.Workflow, p.Version, p.Major, p.Minor, p.Patch, p.Hash, p.Graph, p.Now.UnixMicro()); err != nil {
+			return err
+		}
+		var err error
+		v, err = one(w.ctx, w.tx, scanVersion, `SELECT `+versionCols+` FROM workflow_versions WHERE workflow = $1 AND version = $2`,
+			p.Workflow, p.Version)
+		if err != nil {
+			return err
+		}
+		if v.Hash != p.Hash {
+			return fmt.Errorf("stored with graph hash %.12s, this graph is %.12s; bump the version: %w", v.Hash, p.Hash, store.ErrVersionConflict)
+		}
+		return nil
+	})
+	if err != nil {
+		return store.Version{}, err
+	}
+	return v, nil
+}
+
+// VersionGet returns one stored version, or store.ErrNotFound.
+func (s *Store) VersionGet(ctx context.Context, workflow, version string) (store.Version, error) {
+	v, err := one(ctx, s.pool, scanVersion, `SELECT `+versionCols+` FROM workflow_versions WHERE workflow = $1 AND version = $2`,
+		workflow, version)
+	if noRows(err) {
+		return v, fmt.Errorf("workflow %s version %s: %w", workflow, version, store.ErrNotFound)
+	}
+	return v, s.fail("reading a workflow version", err)
+}
+
+// VersionGetByHash returns the version of a workflow with that graph hash;
+// when several versions share the graph, the oldest by semantic version.
+func (s *Store) VersionGetByHash(ctx context.Context, workflow, hash string) (store.Version, error) {
+	v, err := one(ctx, s.pool, scanVersion, `SELECT `+versionCols+` FROM workflow_versions
+		WHERE workflow = $1 AND hash = $2 ORDER BY major, minor, patch LIMIT 1`, workflow, hash)
+	if noRows(err) {
+		return v, fmt.Errorf("workflow %s with graph hash %.12s: %w", workflow, hash, store.ErrNotFound)
+	}
+	return v, s.fail("reading a workflow version", err)
+}
+
+// VersionList returns the versions of a workflow (all workflows when
+// empty), by workflow then semantic version.
+func (s *Store) VersionList(ctx context.Context, workflow string) ([]store.Version, error) {
+	var vs []store.Version
+	var err error
+	if workflow == "" {
+		vs, err = all(ctx, s.pool, scanVersion, `SELECT `+versionCols+` FROM workflow_versions ORDER BY workflow, major, minor, patch`)
+	} else {
+		vs, err = all(ctx, s.pool, scanVersion, `SELECT `+versionCols+` FROM workflow_versions
+			WHERE workflow = $1 ORDER BY major, minor, patch`, workflow)
+	}
+	return vs, s.fail("listing workflow versions", err)
+}
