@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
 	"sort"
 	"strconv"
@@ -65,35 +67,29 @@ func SchemaVersion() int {
 	return ms[len(ms)-1].version
 }
 
-// probe reads the database read-only (mode=ro: it cannot write, not even a
-// checkpoint on close) and refuses a file flowrun must not touch: not a
-// database, a database of another program, a schema from a newer flowrun.
+// probe reads the database without writing to it and refuses a file
+// flowrun must not touch: not a database, a database of another program, a
+// schema from a newer flowrun. Without a -wal file everything is in the
+// main file, which is read as immutable: no lock, no -shm, no side effect
+// at all. With one, a read-only connection (mode=ro: no checkpoint on
+// close) reads the main file and the log together.
+//
+// An immutable read takes no lock, so a process creating the same file at
+// that very moment could show it half-written; when the immutable read
+// fails it is tried again with a locking read-only connection.
 func probe(ctx context.Context, path string, opts Options) error {
-	db, err := sql.Open("sqlite", dsn(path, "ro", "deferred",
-		"busy_timeout("+strconv.FormatInt(opts.BusyTimeout.Milliseconds(), 10)+")"))
-	if err != nil {
-		return fmt.Errorf("cannot open the database %s: %w", path, err)
-	}
-	defer db.Close()
-	db.SetMaxOpenConns(1)
-	s := &Store{path: path, opts: opts}
-	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`)
-	if err != nil {
-		return s.openErr(err)
-	}
 	var tables []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			rows.Close()
-			return s.openErr(err)
-		}
-		tables = append(tables, n)
+	var have int
+	var err error
+	if _, statErr := os.Stat(path + "-wal"); errors.Is(statErr, os.ErrNotExist) {
+		tables, have, err = readSchema(ctx, path, opts, "immutable")
 	}
-	if err := rows.Err(); err != nil {
-		return s.openErr(err)
+	if err != nil || tables == nil {
+		tables, have, err = readSchema(ctx, path, opts, "ro")
 	}
-	rows.Close()
+	if err != nil {
+		return (&Store{path: path, opts: opts}).openErr(err)
+	}
 	if len(tables) == 0 {
 		return nil // a new, empty database
 	}
@@ -105,11 +101,47 @@ func probe(ctx context.Context, path string, opts Options) error {
 		return fmt.Errorf("%s is not a flowrun database: it holds other tables (%s); point --db or FLOWRUN_DB at a flowrun database or a new file",
 			path, strings.Join(shown, ", "))
 	}
-	var have int
-	if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
-		return s.openErr(err)
-	}
 	return checkVersion(path, have)
+}
+
+// readSchema lists the tables of the database (non-nil, maybe empty) and
+// the highest recorded migration.
+func readSchema(ctx context.Context, path string, opts Options, mode string) (tables []string, have int, err error) {
+	db, err := sql.Open("sqlite", dsn(path, mode, "deferred",
+		"busy_timeout("+strconv.FormatInt(opts.BusyTimeout.Milliseconds(), 10)+")"))
+	if err != nil {
+		return nil, 0, err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`)
+	if err != nil {
+		return nil, 0, err
+	}
+	tables = []string{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return nil, 0, err
+		}
+		tables = append(tables, n)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, 0, err
+	}
+	if contains(tables, "schema_migrations") {
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
+			return nil, 0, err
+		}
+	}
+	return tables, have, nil
 }
 
 func checkVersion(path string, have int) error {

@@ -189,10 +189,15 @@ func open(ctx context.Context, path string, opts Options) (*Store, error) {
 }
 
 // dsn builds a modernc DSN. The "file:" form makes SQLite honour mode=rw
-// (never create the file: prepareFile did, with the right mode) and mode=ro.
+// (never create the file: prepareFile did, with the right mode), mode=ro
+// and immutable=1; mode "immutable" is mode=ro&immutable=1.
 func dsn(path, mode, txlock string, pragmas ...string) string {
 	u := url.URL{Scheme: "file", OmitHost: true, Path: filepath.ToSlash(path)}
 	q := url.Values{}
+	if mode == "immutable" {
+		mode = "ro"
+		q.Set("immutable", "1")
+	}
 	q.Set("mode", mode)
 	q.Set("_txlock", txlock)
 	for _, p := range pragmas {
@@ -207,9 +212,7 @@ func dsn(path, mode, txlock string, pragmas ...string) string {
 // they are missing. The returned cleanup removes what it created.
 func prepareFile(path string) (cleanup func(), err error) {
 	cleanup = func() {}
-	fi, err := os.Stat(path)
-	switch {
-	case err == nil:
+	if fi, err := os.Stat(path); err == nil {
 		if fi.IsDir() {
 			return cleanup, fmt.Errorf("%s is a directory, not a database file; point --db or FLOWRUN_DB at a file", path)
 		}
@@ -217,9 +220,8 @@ func prepareFile(path string) (cleanup func(), err error) {
 			return cleanup, fmt.Errorf("%s is not a regular file and cannot hold a flowrun database", path)
 		}
 		return cleanup, checkMagic(path)
-	case !errors.Is(err, os.ErrNotExist):
-		return cleanup, fmt.Errorf("cannot use %s as the database: %w", path, err)
 	}
+	// Missing (or unreachable: creating it says why, precisely).
 	dir := filepath.Dir(path)
 	created := missingDirs(dir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
