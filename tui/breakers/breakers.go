@@ -1,0 +1,65 @@
+// Package breakers is flowtui's breaker view: each circuit breaker's state,
+// failures and, for an open one, when it lets a trial through.
+//
+// breakers must not read the store: the root loads the states through
+// feed.Breakers. When no breaker store is connected it says so rather than
+// showing an empty list.
+package breakers
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/flowrun/flowrun/tui/feed"
+	"github.com/flowrun/flowrun/tui/theme"
+)
+
+// Model is the view.
+type Model struct {
+	ctx       *theme.Context
+	width     int
+	height    int
+	available bool
+	loaded    bool
+	err       error
+	items     []feed.Breaker
+}
+
+// New returns the view; available is false when no breaker store is
+// connected.
+func New(ctx *theme.Context, available bool) Model { return Model{ctx: ctx, available: available} }
+
+// SetSize sets the area the view draws in.
+func (m *Model) SetSize(width, height int) { m.width, m.height = width, height }
+
+// Set shows freshly loaded states, or the error that loading them gave.
+func (m *Model) Set(items []feed.Breaker, err error) { m.items, m.err, m.loaded = items, err, true }
+
+// View renders the states.
+func (m Model) View() string {
+	st := m.ctx.Styles
+	title := st.Title.Render("Breakers")
+	switch {
+	case !m.available:
+		return title + "\n" + theme.Cut("Breakers are not available: this build of flowrun does not store breaker state yet.", m.width)
+	case m.err != nil:
+		return title + "\n" + st.Error.Render(theme.Cut("Cannot read the breakers: "+m.err.Error(), m.width))
+	case !m.loaded:
+		return title + "\n" + st.Faint.Render("Loading…")
+	case len(m.items) == 0:
+		return title + "\n" + "No breakers."
+	}
+	now := m.ctx.Clock.Now()
+	lines := []string{title, st.Header.Render(theme.Fit(fmt.Sprintf("%-24s %-10s %8s  %s", "NAME", "STATE", "FAILURES", "TRIAL"), m.width))}
+	for i, b := range m.items {
+		if i >= m.height-2 {
+			break
+		}
+		trial := ""
+		if b.State == "open" {
+			trial = theme.Countdown(b.CooldownUntil, now)
+		}
+		lines = append(lines, theme.Cut(fmt.Sprintf("%-24s %-10s %8d  %s", theme.Cut(b.Name, 24), b.State, b.Failures, trial), m.width))
+	}
+	return strings.Join(lines, "\n")
+}

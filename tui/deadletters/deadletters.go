@@ -1,0 +1,110 @@
+// Package deadletters is flowtui's dead-letter view: the foreach items that
+// failed after their retries, with their run, step, item and error; the
+// root retries or drops the selected one after a confirm.
+//
+// deadletters must not read the store or act: the root loads the list
+// through feed.DeadLetters and carries actions out. When no dead-letter
+// store is connected it says so rather than showing an empty list.
+package deadletters
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/flowrun/flowrun/tui/feed"
+	"github.com/flowrun/flowrun/tui/keys"
+	"github.com/flowrun/flowrun/tui/theme"
+)
+
+// Model is the view.
+type Model struct {
+	ctx       *theme.Context
+	keys      keys.KeyMap
+	width     int
+	height    int
+	available bool
+	loaded    bool
+	err       error
+	items     []feed.DeadLetter
+	cursor    int
+	offset    int
+}
+
+// New returns the view; available is false when no dead-letter store is
+// connected.
+func New(ctx *theme.Context, km keys.KeyMap, available bool) Model {
+	return Model{ctx: ctx, keys: km, available: available}
+}
+
+// SetSize sets the area the view draws in.
+func (m *Model) SetSize(width, height int) { m.width, m.height = width, height }
+
+// Set shows a freshly loaded list, or the error that loading it gave.
+func (m *Model) Set(items []feed.DeadLetter, err error) {
+	m.items, m.err, m.loaded = items, err, true
+	m.cursor = max(0, min(m.cursor, len(items)-1))
+}
+
+// Selected returns the dead letter under the cursor.
+func (m Model) Selected() (feed.DeadLetter, bool) {
+	if m.cursor >= len(m.items) {
+		return feed.DeadLetter{}, false
+	}
+	return m.items[m.cursor], true
+}
+
+// Update moves the cursor.
+func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	if k, ok := msg.(tea.KeyMsg); ok {
+		switch {
+		case key.Matches(k, m.keys.Up):
+			m.cursor = max(0, m.cursor-1)
+		case key.Matches(k, m.keys.Down):
+			m.cursor = max(0, min(len(m.items)-1, m.cursor+1))
+		}
+		h := m.height - 2
+		if m.cursor < m.offset {
+			m.offset = m.cursor
+		}
+		if h > 0 && m.cursor >= m.offset+h {
+			m.offset = m.cursor - h + 1
+		}
+	}
+	return m, nil
+}
+
+// View renders the list.
+func (m Model) View() string {
+	st := m.ctx.Styles
+	title := st.Title.Render("Dead letters")
+	switch {
+	case !m.available:
+		return title + "\n" + theme.Cut("Dead letters are not available: this build of flowrun does not store them yet.", m.width)
+	case m.err != nil:
+		return title + "\n" + st.Error.Render(theme.Cut("Cannot read the dead letters: "+m.err.Error(), m.width))
+	case !m.loaded:
+		return title + "\n" + st.Faint.Render("Loading…")
+	case len(m.items) == 0:
+		return title + "\n" + "No dead letters."
+	}
+	lines := []string{title + fmt.Sprintf(" (%d)", len(m.items)),
+		st.Header.Render(theme.Fit(fmt.Sprintf("%-6s %-12s %-16s %-5s %s", "ID", "RUN", "STEP", "ITEM", "ERROR"), m.width))}
+	for i := m.offset; i < len(m.items) && i < m.offset+m.height-2; i++ {
+		d := m.items[i]
+		run := d.RunID
+		if len(run) > 12 {
+			run = "…" + run[len(run)-11:]
+		}
+		line := fmt.Sprintf("%-6d %-12s %-16s %-5d %s", d.ID, run, theme.Cut(d.Step, 16), d.Index, strings.TrimSpace(string(d.Error)))
+		if i == m.cursor {
+			line = st.Selected.Render(theme.Fit(line, m.width))
+		} else {
+			line = theme.Cut(line, m.width)
+		}
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,267 @@
+package feed
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/store"
+)
+
+// PollInterval is how often flowtui asks the store for new events: well
+// inside the 500 ms in which a change by any process must show.
+const PollInterval = 250 * time.Millisecond
+
+// maxEvents bounds the events read by one poll; a poll that reads that many
+// reports More and the next one follows at once.
+const maxEvents = 2000
+
+// RunRow is a run as the runs list shows it.
+type RunRow struct {
+	ID         string
+	Workflow   string
+	Version    string
+	Key        string
+	Status     store.RunStatus
+	WaitReason string
+	CreatedAt  time.Time
+	FinishedAt time.Time
+	// StepsTotal is the number of steps of the run's graph (or of step
+	// rows, when the graph cannot be read); StepsDone those that finished.
+	StepsTotal int
+	StepsDone  int
+}
+
+// Snapshot is the first view of the store.
+type Snapshot struct {
+	// Cursor is the id of the newest event when the snapshot was taken.
+	Cursor int64
+	Runs   []RunRow // newest first
+}
+
+// Load reads every run and the newest event id. The cursor is read before
+// the runs, so a change made while loading is seen again by the next Poll,
+// never lost.
+func (s *Source) Load(ctx context.Context) (Snapshot, error) {
+	cur, err := s.lastEventID(ctx)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	sums, err := s.Store.RunList(ctx, store.RunListParams{})
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("listing runs: %w", err)
+	}
+	snap := Snapshot{Cursor: cur, Runs: make([]RunRow, 0, len(sums))}
+	for _, r := range sums {
+		row := RunRow{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Key: r.Key, Status: r.Status,
+			CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt, StepsTotal: r.StepsTotal, StepsDone: r.StepsDone}
+		row.StepsTotal = max(row.StepsTotal, s.stepCount(ctx, r.Workflow, r.Version))
+		snap.Runs = append(snap.Runs, row)
+	}
+	return snap, nil
+}
+
+// lastEventID finds the newest event id without reading the history: an
+// exponential then binary search on "is there an event after id?", each
+// probe one indexed row.
+func (s *Source) lastEventID(ctx context.Context) (int64, error) {
+	after := func(id int64) (bool, error) {
+		evs, err := s.Store.EventList(ctx, store.EventListParams{AfterID: id, Limit: 1})
+		if err != nil {
+			return false, fmt.Errorf("reading events: %w", err)
+		}
+		return len(evs) > 0, nil
+	}
+	// f(x) = "an event with id > x exists" is true below the newest id and
+	// false from it on; the newest id is the smallest x where f is false.
+	more, err := after(0)
+	if err != nil || !more {
+		return 0, err
+	}
+	lo, hi := int64(0), int64(1024) // invariant: f(lo) true, f(hi) unknown then false
+	for {
+		if more, err = after(hi); err != nil {
+			return 0, err
+		}
+		if !more {
+			break
+		}
+		lo, hi = hi, hi*2
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if more, err = after(mid); err != nil {
+			return 0, err
+		}
+		if more {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi, nil
+}
+
+// Watch names what the interface has open, so a poll refreshes it when it
+// changed.
+type Watch struct {
+	RunID   string // the run view's run, "" when none
+	StepKey string // the step view's step key, "" when none
+}
+
+// Changes is what changed since the cursor.
+type Changes struct {
+	Cursor int64
+	// More is true when the poll stopped at its limit; poll again at once.
+	More bool
+	// Events appended since the previous cursor, in id order.
+	Events []store.Event
+	// Runs are the touched runs, re-read.
+	Runs []RunRow
+	// Open is the watched run, re-read, when it was touched.
+	Open *RunDetail
+	// Attempts are the watched step key's attempts, when its run was
+	// touched.
+	Attempts []store.Attempt
+}
+
+// Poll reads the events after cursor and re-reads only the runs they touch.
+func (s *Source) Poll(ctx context.Context, cursor int64, w Watch) (Changes, error) {
+	evs, err := s.Store.EventList(ctx, store.EventListParams{AfterID: cursor, Limit: maxEvents})
+	if err != nil {
+		return Changes{Cursor: cursor}, fmt.Errorf("reading new events: %w", err)
+	}
+	ch := Changes{Cursor: cursor, Events: evs, More: len(evs) == maxEvents}
+	if len(evs) == 0 {
+		return ch, nil
+	}
+	ch.Cursor = evs[len(evs)-1].ID
+	touched := map[string]bool{}
+	var order []string
+	for _, e := range evs {
+		if !touched[e.RunID] {
+			touched[e.RunID] = true
+			order = append(order, e.RunID)
+		}
+	}
+	for _, id := range order {
+		if id == w.RunID {
+			d, err := s.detail(ctx, id, false)
+			if err != nil {
+				return Changes{Cursor: cursor}, err
+			}
+			ch.Open = d
+			ch.Runs = append(ch.Runs, d.Row())
+			if w.StepKey != "" {
+				if ch.Attempts, err = s.Store.AttemptList(ctx, id, w.StepKey); err != nil {
+					return Changes{Cursor: cursor}, fmt.Errorf("reading the attempts of step %s: %w", w.StepKey, err)
+				}
+			}
+			continue
+		}
+		row, err := s.row(ctx, id)
+		if err != nil {
+			return Changes{Cursor: cursor}, err
+		}
+		ch.Runs = append(ch.Runs, row)
+	}
+	return ch, nil
+}
+
+// row re-reads one run for the list.
+func (s *Source) row(ctx context.Context, id string) (RunRow, error) {
+	r, err := s.Store.RunGet(ctx, id)
+	if err != nil {
+		return RunRow{}, fmt.Errorf("reading run %s: %w", id, err)
+	}
+	steps, err := s.Store.StepList(ctx, id)
+	if err != nil {
+		return RunRow{}, fmt.Errorf("reading the steps of run %s: %w", id, err)
+	}
+	return makeRow(r, steps, s.stepCount(ctx, r.Workflow, r.Version)), nil
+}
+
+func makeRow(r store.Run, steps []store.Step, graphSteps int) RunRow {
+	row := RunRow{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Key: r.Key, Status: r.Status,
+		WaitReason: r.WaitReason, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt}
+	for _, st := range steps {
+		if st.Index >= 0 || st.Iteration >= 0 {
+			continue // items and iterations are counted in their step
+		}
+		row.StepsTotal++
+		if st.Status.Terminal() {
+			row.StepsDone++
+		}
+	}
+	row.StepsTotal = max(row.StepsTotal, graphSteps)
+	return row
+}
+
+// RunDetail is one run with its graph, steps, pending signals and (when
+// loaded in full) its history.
+type RunDetail struct {
+	Run   store.Run
+	Graph *lang.Graph // nil when the bound version cannot be read
+	// GraphErr says why Graph is nil.
+	GraphErr error
+	Steps    []store.Step
+	Signals  []store.Signal // pending
+	// Events is the run's whole history, read once when the run is opened;
+	// polls carry only new events.
+	Events []store.Event
+	// Bound is the stored version the run is bound to (by hash).
+	Bound string
+}
+
+// Row is the run as a runs-list row.
+func (d *RunDetail) Row() RunRow {
+	n := 0
+	if d.Graph != nil {
+		n = len(d.Graph.Steps)
+	}
+	return makeRow(d.Run, d.Steps, n)
+}
+
+// Detail reads a run in full, history included, for the run view. id may be
+// a unique prefix.
+func (s *Source) Detail(ctx context.Context, id string) (*RunDetail, error) {
+	return s.detail(ctx, id, true)
+}
+
+func (s *Source) detail(ctx context.Context, id string, history bool) (*RunDetail, error) {
+	r, err := s.Store.RunFind(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("reading run %s: %w", id, err)
+	}
+	d := &RunDetail{Run: r, Bound: r.Version}
+	d.Graph, d.GraphErr = s.GraphByHash(ctx, r.Workflow, r.GraphHash)
+	if d.Graph != nil {
+		d.Bound = d.Graph.Version
+	}
+	if d.Steps, err = s.Store.StepList(ctx, r.ID); err != nil {
+		return nil, fmt.Errorf("reading the steps of run %s: %w", r.ID, err)
+	}
+	if d.Signals, err = s.Store.SignalList(ctx, r.ID, true); err != nil {
+		return nil, fmt.Errorf("reading the signals of run %s: %w", r.ID, err)
+	}
+	if history {
+		if d.Events, err = s.Store.EventList(ctx, store.EventListParams{RunID: r.ID}); err != nil {
+			return nil, fmt.Errorf("reading the history of run %s: %w", r.ID, err)
+		}
+	}
+	return d, nil
+}
+
+// StepEvents returns the events of a step key: the step's own, and those of
+// its foreach items and until iterations.
+func StepEvents(evs []store.Event, key string) []store.Event {
+	var out []store.Event
+	for _, e := range evs {
+		if e.StepKey == key || strings.HasPrefix(e.StepKey, key+"[") || strings.HasPrefix(e.StepKey, key+"#") {
+			out = append(out, e)
+		}
+	}
+	return out
+}

@@ -1,0 +1,258 @@
+// Package run is flowtui's run view: the run's header (workflow, the version
+// it is bound to, status, key, duration, what it waits for), a banner when
+// it is blocked on a version decision, and its steps in graph order as an
+// indented tree with status icons, attempts, durations, retry and timer
+// countdowns and the signal a step waits for.
+//
+// run must not read the store or act: it renders the feed.RunDetail it is
+// given and tells the root which step to open with OpenStepMsg.
+package run
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/tui/feed"
+	"github.com/flowrun/flowrun/tui/keys"
+	"github.com/flowrun/flowrun/tui/theme"
+)
+
+// OpenStepMsg asks the root to open a step's view.
+type OpenStepMsg struct {
+	RunID   string
+	StepKey string
+}
+
+// node is one step of the tree, with what its row shows.
+type node struct {
+	name     string
+	depth    int
+	kind     string
+	signal   string // the signal a wait step takes
+	status   store.StepStatus
+	attempts int
+	started  time.Time
+	finished time.Time
+	wake     time.Time
+	detail   string
+	errMsg   string
+	// items and iterations fold the step's foreach items and until
+	// iterations into its row.
+	items, itemsDone, itemsFailed int
+	iterations                    int
+}
+
+// Model is the run view.
+type Model struct {
+	ctx    *theme.Context
+	keys   keys.KeyMap
+	width  int
+	height int
+
+	d      *feed.RunDetail
+	nodes  []node
+	cursor int
+	offset int
+}
+
+// New returns an empty run view.
+func New(ctx *theme.Context, km keys.KeyMap) Model { return Model{ctx: ctx, keys: km} }
+
+// SetSize sets the area the view draws in.
+func (m *Model) SetSize(width, height int) {
+	m.width, m.height = width, height
+	m.scroll()
+}
+
+// Detail returns the run shown, or nil.
+func (m Model) Detail() *feed.RunDetail { return m.d }
+
+// RunID returns the id of the run shown, or "".
+func (m Model) RunID() string {
+	if m.d == nil {
+		return ""
+	}
+	return m.d.Run.ID
+}
+
+// SetDetail shows a run; the cursor stays on the step it was on.
+func (m *Model) SetDetail(d *feed.RunDetail) {
+	keep := ""
+	if m.cursor < len(m.nodes) {
+		keep = m.nodes[m.cursor].name
+	}
+	if m.d == nil || d == nil || m.d.Run.ID != d.Run.ID {
+		keep, m.cursor, m.offset = "", 0, 0
+	}
+	m.d = d
+	m.nodes = buildNodes(d)
+	for i, n := range m.nodes {
+		if n.name == keep {
+			m.cursor = i
+		}
+	}
+	m.cursor = max(0, min(m.cursor, len(m.nodes)-1))
+	m.scroll()
+}
+
+// AddEvents appends new events of the shown run to its history.
+func (m *Model) AddEvents(evs []store.Event) {
+	if m.d == nil {
+		return
+	}
+	for _, e := range evs {
+		if e.RunID == m.d.Run.ID {
+			m.d.Events = append(m.d.Events, e)
+		}
+	}
+}
+
+// SelectedStep returns the step under the cursor.
+func (m Model) SelectedStep() (string, bool) {
+	if m.cursor >= len(m.nodes) {
+		return "", false
+	}
+	return m.nodes[m.cursor].name, true
+}
+
+// WaitingSignals lists the signals the run's unfinished wait steps take.
+func (m Model) WaitingSignals() []string {
+	var out []string
+	for _, n := range m.nodes {
+		if n.signal != "" && !n.status.Terminal() {
+			out = append(out, n.signal)
+		}
+	}
+	return out
+}
+
+// Update moves the cursor and opens steps.
+func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.KeyMsg:
+		switch {
+		case key.Matches(msg, m.keys.Up):
+			m.move(-1)
+		case key.Matches(msg, m.keys.Down):
+			m.move(1)
+		case key.Matches(msg, m.keys.PageUp):
+			m.move(-max(1, m.treeHeight()))
+		case key.Matches(msg, m.keys.PageDown):
+			m.move(max(1, m.treeHeight()))
+		case key.Matches(msg, m.keys.Top):
+			m.move(-len(m.nodes))
+		case key.Matches(msg, m.keys.Bottom):
+			m.move(len(m.nodes))
+		case key.Matches(msg, m.keys.Open):
+			if name, ok := m.SelectedStep(); ok && m.d != nil {
+				id := m.d.Run.ID
+				return m, func() tea.Msg { return OpenStepMsg{RunID: id, StepKey: name} }
+			}
+		}
+	case tea.MouseMsg:
+		switch msg.Button {
+		case tea.MouseButtonWheelUp:
+			m.move(-1)
+		case tea.MouseButtonWheelDown:
+			m.move(1)
+		}
+	}
+	return m, nil
+}
+
+func (m *Model) move(d int) {
+	m.cursor = max(0, min(len(m.nodes)-1, m.cursor+d))
+	m.scroll()
+}
+
+func (m *Model) scroll() {
+	h := m.treeHeight()
+	if h <= 0 {
+		return
+	}
+	if m.cursor < m.offset {
+		m.offset = m.cursor
+	}
+	if m.cursor >= m.offset+h {
+		m.offset = m.cursor - h + 1
+	}
+	m.offset = max(0, min(m.offset, len(m.nodes)-h))
+}
+
+// buildNodes lays the steps out in graph order with their depth (the
+// longest chain of needs above them), folding items and iterations in.
+func buildNodes(d *feed.RunDetail) []node {
+	if d == nil {
+		return nil
+	}
+	var nodes []node
+	pos := map[string]int{}
+	if d.Graph != nil {
+		for _, s := range d.Graph.Steps {
+			n := node{name: s.Name, kind: s.Action.Kind, status: store.StepPending}
+			for _, need := range s.Needs {
+				if i, ok := pos[need]; ok {
+					n.depth = max(n.depth, nodes[i].depth+1)
+				}
+			}
+			if s.Action.Kind == lang.KindWait && s.Action.Wait != nil {
+				n.signal = s.Action.Wait.Signal
+			}
+			pos[s.Name] = len(nodes)
+			nodes = append(nodes, n)
+		}
+	}
+	for _, st := range d.Steps {
+		i, ok := pos[st.Step]
+		if !ok { // a step of another version, or no graph: listed flat
+			pos[st.Step] = len(nodes)
+			i = len(nodes)
+			nodes = append(nodes, node{name: st.Step, status: store.StepPending})
+		}
+		n := &nodes[i]
+		switch {
+		case st.Key == st.Step:
+			n.status, n.attempts, n.started, n.finished, n.wake, n.detail = st.Status, st.Attempts, st.StartedAt, st.FinishedAt, st.WakeAt, st.Detail
+			n.errMsg = errorMessage(st.Error)
+		case st.Index >= 0 && st.Iteration < 0:
+			n.items++
+			if st.Status.Terminal() {
+				n.itemsDone++
+			}
+			if st.Status == store.StepFailed {
+				n.itemsFailed++
+			}
+		case st.Iteration >= 0 && st.Index < 0:
+			n.iterations = max(n.iterations, st.Iteration+1)
+		}
+	}
+	return nodes
+}
+
+// errorMessage is the message of a {"kind","message"} error, on one line.
+func errorMessage(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var e struct {
+		Kind    string `json:"kind"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(raw, &e) != nil || e.Message == "" {
+		return strings.TrimSpace(string(raw))
+	}
+	msg := strings.TrimSpace(e.Message)
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i] + " …"
+	}
+	if e.Kind != "" {
+		return e.Kind + ": " + msg
+	}
+	return msg
+}

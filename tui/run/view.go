@@ -1,0 +1,135 @@
+package run
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/tui/theme"
+)
+
+// header renders the lines above the tree.
+func (m Model) header() []string {
+	st := m.ctx.Styles
+	r := m.d.Run
+	now := m.ctx.Clock.Now()
+	status := st.StatusStyle(string(r.Status)).Render(theme.Icon(string(r.Status)) + " " + string(r.Status))
+	lines := []string{
+		st.Title.Render("run "+r.ID) + "  " + status,
+		fmt.Sprintf("workflow %s · version %s (bound) · key %s", r.Workflow, m.d.Bound, orDash(r.Key)),
+	}
+	timing := "created " + r.CreatedAt.Local().Format("2006-01-02 15:04:05")
+	if d := theme.Span(r.StartedAt, r.FinishedAt, now); d != "" {
+		timing += " · ran " + d
+	}
+	if r.Status == store.RunWaiting && !r.AvailableAt.IsZero() && r.AvailableAt.Sub(now) < 24*time.Hour*365 {
+		timing += " · wakes " + theme.Countdown(r.AvailableAt, now)
+	}
+	if r.WaitReason != "" && !r.Status.Terminal() {
+		timing += " · waiting on " + r.WaitReason
+	}
+	lines = append(lines, timing)
+	if r.Status == store.RunBlocked {
+		lines = append(lines, st.Banner.Render(theme.Cut(
+			"BLOCKED: a newer version of "+r.Workflow+" changed it in a MAJOR way. Press d to decide: old, new or migrate.", max(10, m.width-2))))
+	}
+	if msg := errorMessage(r.Error); msg != "" && r.Status.Terminal() {
+		lines = append(lines, st.Error.Render("error: ")+msg)
+	}
+	if m.d.GraphErr != nil {
+		lines = append(lines, st.Warning.Render("The graph of this run's version cannot be read ("+m.d.GraphErr.Error()+"); steps are listed as recorded."))
+	}
+	if len(m.d.Signals) > 0 {
+		var names []string
+		for _, s := range m.d.Signals {
+			names = append(names, s.Name)
+		}
+		lines = append(lines, "signals received, not yet consumed: "+strings.Join(names, ", "))
+	}
+	lines = append(lines, st.Header.Render(theme.Fit(fmt.Sprintf("STEPS (%d)", len(m.nodes)), m.width)))
+	return lines
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// treeHeight is the number of step rows that fit under the header.
+func (m Model) treeHeight() int {
+	if m.d == nil {
+		return m.height
+	}
+	return m.height - len(m.header())
+}
+
+// View renders the header and the visible part of the tree.
+func (m Model) View() string {
+	if m.d == nil {
+		return m.ctx.Styles.Faint.Render("Loading the run…")
+	}
+	lines := m.header()
+	for i := range lines {
+		lines[i] = theme.Cut(lines[i], m.width)
+	}
+	h := m.height - len(lines)
+	now := m.ctx.Clock.Now()
+	if len(m.nodes) == 0 {
+		lines = append(lines, m.ctx.Styles.Faint.Render("This run has no steps."))
+	}
+	for i := m.offset; i < len(m.nodes) && i < m.offset+h; i++ {
+		lines = append(lines, m.row(m.nodes[i], now, i == m.cursor))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// row renders a step: indent by depth, icon, name, then what it is doing.
+func (m Model) row(n node, now time.Time, selected bool) string {
+	st := m.ctx.Styles
+	indent := strings.Repeat("  ", min(n.depth, max(0, m.width/8)))
+	icon := theme.Icon(string(n.status))
+	if !selected {
+		icon = st.StatusStyle(string(n.status)).Render(icon)
+	}
+	nameW := max(12, min(28, m.width/3))
+	left := indent + icon + " " + theme.Fit(n.name, max(4, nameW-len(indent)))
+	var info []string
+	info = append(info, string(n.status))
+	if n.attempts > 1 || (n.attempts == 1 && (n.kind == "exec" || n.kind == "http")) {
+		info = append(info, fmt.Sprintf("attempt %d", n.attempts))
+	}
+	if d := theme.Span(n.started, n.finished, now); d != "" {
+		info = append(info, d)
+	}
+	if n.items > 0 {
+		s := fmt.Sprintf("items %d/%d", n.itemsDone, n.items)
+		if n.itemsFailed > 0 {
+			s += fmt.Sprintf(", %d failed", n.itemsFailed)
+		}
+		info = append(info, s)
+	}
+	if n.iterations > 0 {
+		info = append(info, fmt.Sprintf("iteration %d", n.iterations))
+	}
+	if !n.status.Terminal() {
+		if n.detail != "" {
+			info = append(info, n.detail)
+		} else if n.signal != "" && n.status == store.StepWaiting {
+			info = append(info, "signal "+n.signal)
+		}
+		if !n.wake.IsZero() {
+			info = append(info, theme.Countdown(n.wake, now))
+		}
+	}
+	if n.errMsg != "" && n.status == store.StepFailed {
+		info = append(info, n.errMsg)
+	}
+	line := left + "  " + strings.Join(info, " · ")
+	if selected {
+		return st.Selected.Render(theme.Fit(line, m.width))
+	}
+	return theme.Cut(line, m.width)
+}

@@ -1,0 +1,98 @@
+package runs
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/flowrun/flowrun/tui/feed"
+	"github.com/flowrun/flowrun/tui/theme"
+)
+
+func elapsed(r feed.RunRow, now time.Time) time.Duration {
+	end := r.FinishedAt
+	if end.IsZero() {
+		end = now
+	}
+	return end.Sub(r.CreatedAt)
+}
+
+// columns are the widths of the list's columns for a width.
+type columns struct{ id, workflow, version, key, bar, steps, time int }
+
+func layout(width int) columns {
+	c := columns{id: 10, version: 7, key: 10, bar: 12, steps: 9, time: 7}
+	if width >= 110 {
+		c.id, c.key, c.bar = 26, 14, 16
+	}
+	// icon(2) and one space between the other seven columns
+	c.workflow = max(8, width-2-c.id-c.version-c.key-c.bar-c.steps-c.time-7)
+	return c
+}
+
+// shortID shows the tail of a run id when the column is narrower: the head
+// of an id is its timestamp, the tail tells runs apart.
+func shortID(id string, w int) string {
+	if len(id) <= w {
+		return id
+	}
+	return "…" + id[len(id)-w+1:]
+}
+
+// View renders the filter line, the header and the visible rows.
+func (m Model) View() string {
+	st := m.ctx.Styles
+	var b strings.Builder
+	status, workflow := string(m.status), m.workflow
+	if status == "" {
+		status = "all"
+	}
+	if workflow == "" {
+		workflow = "all"
+	}
+	b.WriteString(theme.Fit(fmt.Sprintf("%d of %d runs · status: %s · workflow: %s · sort: %s",
+		len(m.view), len(m.rows), status, workflow, m.order), m.width) + "\n")
+	c := layout(m.width)
+	head := fmt.Sprintf("  %-*s %-*s %-*s %-*s %-*s %*s %*s", c.id, "RUN", c.workflow, "WORKFLOW", c.version, "VERSION",
+		c.key, "KEY", c.bar, "PROGRESS", c.steps, "STEPS", c.time, "TIME")
+	b.WriteString(st.Header.Render(theme.Fit(head, m.width)))
+	h := m.listHeight()
+	if len(m.view) == 0 {
+		msg := "No runs yet. Start one with `flowrun apply FILE.hcl`."
+		if !m.loaded {
+			msg = "Loading runs…"
+		} else if len(m.rows) > 0 {
+			msg = "No run matches the filters; press f or w to change them."
+		}
+		b.WriteString("\n" + st.Faint.Render(theme.Cut(msg, m.width)))
+		return b.String()
+	}
+	now := m.ctx.Clock.Now()
+	for i := m.offset; i < len(m.view) && i < m.offset+h; i++ {
+		b.WriteString("\n" + m.row(m.rows[m.view[i]], c, now, i == m.cursor))
+	}
+	return b.String()
+}
+
+// row renders one run; the selected row is drawn reversed as one block,
+// without the per-cell colours that would break the reverse.
+func (m Model) row(r feed.RunRow, c columns, now time.Time, selected bool) string {
+	st := m.ctx.Styles
+	icon, bar := theme.Icon(string(r.Status)), st.Bar(r.StepsDone, r.StepsTotal, c.bar)
+	if selected {
+		bar = theme.PlainBar(r.StepsDone, r.StepsTotal, c.bar)
+	} else {
+		icon = st.StatusStyle(string(r.Status)).Render(icon)
+	}
+	line := icon + " " +
+		theme.Fit(shortID(r.ID, c.id), c.id) + " " +
+		theme.Fit(r.Workflow, c.workflow) + " " +
+		theme.Fit(r.Version, c.version) + " " +
+		theme.Fit(r.Key, c.key) + " " + bar + " " +
+		fmt.Sprintf("%*s %*s", c.steps, theme.Cut(fmt.Sprintf("%d/%d", r.StepsDone, r.StepsTotal), c.steps),
+			c.time, theme.Duration(elapsed(r, now)))
+	if selected {
+		return st.Selected.Render(theme.Fit(line, m.width))
+	}
+	return theme.Cut(line, m.width)
+}

@@ -1,0 +1,176 @@
+// Package signal is flowtui's signal prompt: the name of the signal (filled
+// in with the one the run waits for) and a JSON payload typed in, checked
+// before it is sent, with a malformed payload explained inline.
+//
+// signal must not send anything: it hands a checked SubmitMsg to the root,
+// which confirms and sends it.
+package signal
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/flowrun/flowrun/tui/keys"
+	"github.com/flowrun/flowrun/tui/theme"
+)
+
+// SubmitMsg carries a checked signal.
+type SubmitMsg struct {
+	RunID   string
+	Name    string
+	Payload json.RawMessage
+}
+
+// CancelMsg is sent when the prompt is closed without sending.
+type CancelMsg struct{}
+
+// Model is the prompt.
+type Model struct {
+	ctx     *theme.Context
+	keys    keys.KeyMap
+	runID   string
+	waiting []string
+	name    field
+	payload field
+	focus   int // 0 name, 1 payload
+	err     string
+}
+
+// New opens the prompt for a run; waiting lists the signals its wait steps
+// take (the first fills the name).
+func New(ctx *theme.Context, km keys.KeyMap, runID string, waiting []string) Model {
+	name := field{prompt: "signal  ", hint: "approval", limit: 200}
+	if len(waiting) > 0 {
+		name.set(waiting[0])
+	}
+	payload := field{prompt: "payload ", hint: `{"approved": true}`, limit: 64 << 10}
+	m := Model{ctx: ctx, keys: km, runID: runID, waiting: waiting, name: name, payload: payload}
+	if len(waiting) > 0 {
+		m.focus = 1
+	}
+	m.applyFocus()
+	return m
+}
+
+func (m *Model) applyFocus() {
+	m.name.focus, m.payload.focus = m.focus == 0, m.focus == 1
+}
+
+// Err returns the message about the last rejected submit, or "".
+func (m Model) Err() string { return m.err }
+
+// Update edits the fields; enter checks and submits, esc cancels.
+func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	if k, ok := msg.(tea.KeyMsg); ok {
+		switch {
+		case k.Type == tea.KeyEsc:
+			return m, func() tea.Msg { return CancelMsg{} }
+		case key.Matches(k, m.keys.Next):
+			m.focus = 1 - m.focus
+			m.applyFocus()
+			return m, nil
+		case key.Matches(k, m.keys.Submit):
+			sub, err := m.check()
+			if err != nil {
+				m.err = err.Error()
+				return m, nil
+			}
+			m.err = ""
+			return m, func() tea.Msg { return sub }
+		}
+	}
+	if k, ok := msg.(tea.KeyMsg); ok {
+		if m.focus == 0 {
+			m.name = m.name.update(k)
+		} else {
+			m.payload = m.payload.update(k)
+		}
+	}
+	return m, nil
+}
+
+// check validates the name and the payload.
+func (m Model) check() (SubmitMsg, error) {
+	name := strings.TrimSpace(m.name.text())
+	if name == "" {
+		return SubmitMsg{}, errors.New("Type the name of the signal to send (the wait step's signal).")
+	}
+	text := strings.TrimSpace(m.payload.text())
+	if text == "" {
+		text = "{}"
+	}
+	payload, err := CheckPayload(text)
+	if err != nil {
+		return SubmitMsg{}, err
+	}
+	return SubmitMsg{RunID: m.runID, Name: name, Payload: payload}, nil
+}
+
+// CheckPayload checks that text is one JSON value and returns it compacted,
+// or an error that says where it goes wrong and how to fix it.
+func CheckPayload(text string) (json.RawMessage, error) {
+	var v any
+	dec := json.NewDecoder(strings.NewReader(text))
+	err := dec.Decode(&v)
+	if err == nil && dec.More() {
+		err = errors.New("there is more after the first value")
+	}
+	if err != nil {
+		var se *json.SyntaxError
+		where := ""
+		if errors.As(err, &se) {
+			where = fmt.Sprintf(" at character %d", se.Offset)
+		}
+		return nil, fmt.Errorf("The payload is not valid JSON%s (%s). Type one JSON value such as {\"approved\": true}, or leave it empty to send {}.", where, strings.TrimPrefix(err.Error(), "json: "))
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("The payload cannot be encoded as JSON: %v.", err)
+	}
+	return b, nil
+}
+
+// View renders the prompt.
+func (m Model) View() string {
+	st := m.ctx.Styles
+	w := max(20, min(70, m.ctx.Width-4))
+	lines := []string{st.Header.Render("Send a signal to run " + m.runID)}
+	if len(m.waiting) > 0 {
+		lines = append(lines, theme.Cut("The run waits for: "+strings.Join(m.waiting, ", "), w))
+	} else {
+		lines = append(lines, theme.Cut("No step of this run is waiting for a signal now.", w))
+	}
+	lines = append(lines, "", m.name.view(st, w), m.payload.view(st, w), "")
+	if m.err != "" {
+		for _, l := range wrapWords(m.err, w) {
+			lines = append(lines, st.Error.Render(l))
+		}
+		lines = append(lines, "")
+	}
+	lines = append(lines, st.Key.Render("enter")+" send   "+st.Key.Render("tab")+" next field   "+st.Key.Render("esc")+" close")
+	return st.Dialog.Width(w + 2).Render(strings.Join(lines, "\n"))
+}
+
+func wrapWords(s string, w int) []string {
+	var out []string
+	cur := ""
+	for _, word := range strings.Fields(s) {
+		if cur != "" && len([]rune(cur))+1+len([]rune(word)) > w {
+			out = append(out, cur)
+			cur = ""
+		}
+		if cur != "" {
+			cur += " "
+		}
+		cur += word
+	}
+	if cur != "" {
+		out = append(out, theme.Cut(cur, w))
+	}
+	return out
+}
