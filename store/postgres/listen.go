@@ -57,6 +57,7 @@ type listener struct {
 
 	mu      sync.Mutex
 	woke    chan struct{} // closed and replaced at each notification
+	waiting int           // callers inside wait, for tests
 	life    context.Context
 	end     context.CancelFunc // ends life: called by close
 	closed  bool
@@ -82,7 +83,13 @@ func (l *listener) wait(ctx context.Context, addr string) error {
 		return fmt.Errorf("waiting for work on %s: %w", addr, errClosed)
 	}
 	woke, life := l.woke, l.life
+	l.waiting++
 	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		l.waiting--
+		l.mu.Unlock()
+	}()
 
 	select {
 	case <-ctx.Done():
@@ -185,4 +192,12 @@ func (l *listener) close() error {
 	err := l.conn.Close(context.Background())
 	l.conn = nil
 	return err
+}
+
+// waiters returns how many callers are inside WaitForWork, each holding the
+// broadcast channel of the next notification.
+func (l *listener) waiters() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.waiting
 }

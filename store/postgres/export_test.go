@@ -1,0 +1,5 @@
+package postgres
+
+// Waiters returns how many callers are inside s.WaitForWork; tests use it to
+// know that waiters are in place before they send a notification.
+func Waiters(s *Store) int { return s.listener.waiters() }

@@ -1,0 +1,258 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/postgres"
+)
+
+// openErr opens dsn, which must fail, and returns the error and how long
+// Open took.
+func openErr(t *testing.T, dsn string, opts postgres.Options) (error, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	s, err := postgres.Open(context.Background(), dsn, opts)
+	took := time.Since(start)
+	if err == nil {
+		s.Close()
+		t.Fatalf("Open(%q) succeeded, want an error", dsn)
+	}
+	return err, took
+}
+
+func contains(t *testing.T, what string, err error, parts ...string) {
+	t.Helper()
+	for _, p := range parts {
+		if !strings.Contains(err.Error(), p) {
+			t.Fatalf("%s: error %q does not mention %q", what, err, p)
+		}
+	}
+}
+
+func TestOpenUnreachable(t *testing.T) {
+	t.Parallel()
+	// Nothing listens on port 1: refused at once.
+	err, took := openErr(t, "postgres://flowrun@127.0.0.1:1/flowrun?sslmode=disable", postgres.Options{})
+	if !errors.Is(err, postgres.ErrConnect) {
+		t.Fatalf("err = %v, want ErrConnect", err)
+	}
+	contains(t, "refused", err, "127.0.0.1:1", "check that it is running")
+	if took > 3*time.Second {
+		t.Fatalf("Open took %s for a refused connection, want well under the connect timeout", took)
+	}
+}
+
+func TestOpenSilentHost(t *testing.T) {
+	t.Parallel()
+	// 192.0.2.0/24 (TEST-NET-1) is never routed: the connection either
+	// hangs until the connect timeout or fails at once (no route). Either
+	// way Open must end within about the timeout.
+	err, took := openErr(t, "postgres://flowrun@192.0.2.1:5432/flowrun?sslmode=disable",
+		postgres.Options{ConnectTimeout: 500 * time.Millisecond})
+	if !errors.Is(err, postgres.ErrConnect) {
+		t.Fatalf("err = %v, want ErrConnect", err)
+	}
+	contains(t, "silent host", err, "192.0.2.1:5432")
+	if took > 3*time.Second {
+		t.Fatalf("Open took %s with a 500ms connect timeout", took)
+	}
+}
+
+func TestOpenMuteServer(t *testing.T) {
+	t.Parallel()
+	// A server that accepts the connection and never says a word: the
+	// connect timeout covers the whole start-up, not only the dial.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		wg.Wait()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	err, took := openErr(t, "postgres://flowrun@"+ln.Addr().String()+"/flowrun", postgres.Options{ConnectTimeout: 300 * time.Millisecond})
+	if !errors.Is(err, postgres.ErrConnect) {
+		t.Fatalf("err = %v, want ErrConnect", err)
+	}
+	contains(t, "mute server", err, ln.Addr().String(), "did not answer within 300ms")
+	if took > 3*time.Second {
+		t.Fatalf("Open took %s with a 300ms connect timeout", took)
+	}
+}
+
+func TestOpenMalformedDSN(t *testing.T) {
+	t.Parallel()
+	for _, dsn := range []string{
+		"",
+		"postgres://flowrun@127.0.0.1:notaport/db",
+		"postgres://%zz@host/db",
+		"host=127.0.0.1 port=abc",
+		"postgres://127.0.0.1/db?sslmode=sometimes",
+	} {
+		err, _ := openErr(t, dsn, postgres.Options{})
+		if !errors.Is(err, postgres.ErrBadDSN) {
+			t.Errorf("Open(%q): err = %v, want ErrBadDSN", dsn, err)
+		}
+	}
+	// The password never shows in the message.
+	err, _ := openErr(t, "postgres://user:s3cret@127.0.0.1:notaport/db", postgres.Options{})
+	if strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("error %q shows the password", err)
+	}
+}
+
+func TestOpenMissingDatabase(t *testing.T) {
+	t.Parallel()
+	dsn := serverDSN(t)
+	u := strings.Replace(dsn, "/flowrun_test", "/flowrun_no_such_database", 1)
+	if u == dsn {
+		t.Skipf("%s does not name the database flowrun_test", envDSN)
+	}
+	err, _ := openErr(t, u, postgres.Options{})
+	if !errors.Is(err, postgres.ErrConnect) {
+		t.Fatalf("err = %v, want ErrConnect", err)
+	}
+	contains(t, "missing database", err, "no such database", "flowrun_no_such_database")
+}
+
+func TestOpenUnknownUser(t *testing.T) {
+	t.Parallel()
+	// The test server trusts every user on 127.0.0.1, so a wrong password
+	// cannot be tried; a user that does not exist fails the same
+	// authentication step (SQLSTATE 28000).
+	dsn := serverDSN(t)
+	u := strings.Replace(dsn, "postgres://postgres@", "postgres://flowrun_no_such_user:pw@", 1)
+	if u == dsn {
+		t.Skipf("%s does not connect as user postgres", envDSN)
+	}
+	err, _ := openErr(t, u, postgres.Options{})
+	if !errors.Is(err, postgres.ErrConnect) {
+		t.Fatalf("err = %v, want ErrConnect", err)
+	}
+	contains(t, "unknown user", err, "refused the user name or password", "flowrun_no_such_user")
+	if strings.Contains(err.Error(), ":pw@") {
+		t.Fatalf("error %q shows the password", err)
+	}
+}
+
+// tables lists the tables of a schema.
+func tables(t *testing.T, schema string) string {
+	return adminQuery[string](t, `SELECT COALESCE(string_agg(tablename, ',' ORDER BY tablename), '')
+		FROM pg_tables WHERE schemaname = $1`, schema)
+}
+
+func TestOpenNewerSchemaWritesNothing(t *testing.T) {
+	t.Parallel()
+	dsn, schema := newSchema(t)
+	admin(t, `CREATE TABLE `+schema+`.schema_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL)`)
+	admin(t, `INSERT INTO `+schema+`.schema_migrations VALUES (999, '0999_future')`)
+	err, _ := openErr(t, dsn, postgres.Options{})
+	if !errors.Is(err, store.ErrSchemaTooNew) {
+		t.Fatalf("err = %v, want ErrSchemaTooNew", err)
+	}
+	contains(t, "newer schema", err, "999", "upgrade flowrun")
+	if got := tables(t, schema); got != "schema_migrations" {
+		t.Fatalf("tables after a refused open = %q, want only schema_migrations", got)
+	}
+	if n := adminQuery[int64](t, `SELECT count(*) FROM `+schema+`.schema_migrations`); n != 1 {
+		t.Fatalf("schema_migrations rows = %d, want 1", n)
+	}
+}
+
+func TestOpenNewerSchemaAfterUse(t *testing.T) {
+	t.Parallel()
+	dsn, schema := newSchema(t)
+	s, err := postgres.Open(context.Background(), dsn, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	admin(t, `INSERT INTO `+schema+`.schema_migrations VALUES ($1, 'future')`, postgres.SchemaVersion()+1)
+	err, _ = openErr(t, dsn, postgres.Options{})
+	if !errors.Is(err, store.ErrSchemaTooNew) {
+		t.Fatalf("err = %v, want ErrSchemaTooNew", err)
+	}
+}
+
+func TestOpenForeignSchema(t *testing.T) {
+	t.Parallel()
+	dsn, schema := newSchema(t)
+	admin(t, `CREATE TABLE `+schema+`.customers (id INTEGER)`)
+	err, _ := openErr(t, dsn, postgres.Options{})
+	contains(t, "foreign tables", err, "not a flowrun database", "customers")
+	if got := tables(t, schema); got != "customers" {
+		t.Fatalf("tables after a refused open = %q, want only customers", got)
+	}
+
+	// Another tool's schema_migrations (golang-migrate's) is not ours either.
+	dsn2, schema2 := newSchema(t)
+	admin(t, `CREATE TABLE `+schema2+`.schema_migrations (version BIGINT NOT NULL PRIMARY KEY, dirty BOOLEAN NOT NULL)`)
+	err, _ = openErr(t, dsn2, postgres.Options{})
+	contains(t, "golang-migrate table", err, "belongs to another program")
+}
+
+func TestOpenMissingSchema(t *testing.T) {
+	t.Parallel()
+	dsn := withParam(t, serverDSN(t), "search_path", "flowrun_no_such_schema")
+	err, _ := openErr(t, dsn, postgres.Options{})
+	contains(t, "missing schema", err, "CREATE SCHEMA")
+}
+
+func TestOpenConcurrentFirstOpens(t *testing.T) {
+	t.Parallel()
+	dsn, schema := newSchema(t)
+	const n = 4
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := postgres.Open(context.Background(), dsn, postgres.Options{MaxConns: 2})
+			if err == nil {
+				err = s.Close()
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("open %d: %v", i, err)
+		}
+	}
+	if got := adminQuery[int64](t, `SELECT count(*) FROM `+schema+`.schema_migrations`); got != int64(postgres.SchemaVersion()) {
+		t.Fatalf("schema_migrations rows = %d, want %d", got, postgres.SchemaVersion())
+	}
+	// Opening an up-to-date schema again changes nothing.
+	openDSN(t, dsn)
+	if got := adminQuery[int64](t, `SELECT count(*) FROM `+schema+`.schema_migrations`); got != int64(postgres.SchemaVersion()) {
+		t.Fatalf("schema_migrations rows after a reopen = %d", got)
+	}
+}
