@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -150,6 +151,13 @@ func newFileLoader() *fileLoader {
 // decoded further: HCL's recovery would only add confusing follow-on
 // errors.
 func (l *fileLoader) load(filename string, src []byte) {
+	if !utf8.Valid(src) {
+		// HCL's positions are unreliable after invalid UTF-8, so stop here
+		// with a precise position.
+		l.module.Files[filename] = &hcl.File{Body: hcl.EmptyBody(), Bytes: src}
+		l.diags = append(l.diags, invalidUTF8(filename, src))
+		return
+	}
 	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
 	if file != nil {
 		l.module.Files[filename] = file
@@ -205,4 +213,28 @@ func diagOffset(d *hcl.Diagnostic) int {
 		return -1
 	}
 	return d.Subject.Start.Byte
+}
+
+// invalidUTF8 reports the first byte of src that is not UTF-8.
+func invalidUTF8(filename string, src []byte) *hcl.Diagnostic {
+	pos := hcl.Pos{Line: 1, Column: 1}
+	for pos.Byte < len(src) {
+		r, size := utf8.DecodeRune(src[pos.Byte:])
+		if r == utf8.RuneError && size <= 1 {
+			break
+		}
+		pos.Byte += size
+		pos.Column++
+		if r == '\n' {
+			pos.Line++
+			pos.Column = 1
+		}
+	}
+	end := hcl.Pos{Line: pos.Line, Column: pos.Column + 1, Byte: pos.Byte + 1}
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Invalid character encoding",
+		Detail:   "The file is not valid UTF-8 at this byte. Save it as UTF-8 in your editor.",
+		Subject:  &hcl.Range{Filename: filename, Start: pos, End: end},
+	}
 }

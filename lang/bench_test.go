@@ -1,0 +1,50 @@
+package lang
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// compileSource generates a workflow of n steps in a chain, each with a
+// when and a template reading the previous step.
+func compileSource(n int) []byte {
+	var b strings.Builder
+	b.WriteString("workflow \"big\" {\n  version = \"1.0.0\"\n  input \"limit\" { type = number }\n")
+	b.WriteString("  step \"s0\" {\n    set { n = 0 }\n  }\n")
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&b, "  step \"s%d\" {\n", i)
+		fmt.Fprintf(&b, "    when = \"steps.s%d.output.n < input.limit\"\n", i-1)
+		fmt.Fprintf(&b, "    set {\n      n = \"{{ steps.s%d.output.n + 1 }}\"\n      label = \"step {{ steps.s%d.output.n }} of %d\"\n    }\n  }\n", i-1, i-1, n)
+	}
+	b.WriteString("  output \"last\" { value = \"{{ steps.s" + fmt.Sprint(n-1) + ".output.n }}\" }\n}\n")
+	return []byte(b.String())
+}
+
+func TestCompileChain(t *testing.T) {
+	m, diags := LoadFile("big.hcl", compileSource(50))
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	g := m.Workflows[0].Graph
+	if len(g.Steps) != 50 || g.Steps[49].Name != "s49" {
+		t.Fatalf("steps %d", len(g.Steps))
+	}
+	if got := g.Steps[49].Needs; len(got) != 1 || got[0] != "s48" {
+		t.Fatalf("needs %v", got)
+	}
+}
+
+// BenchmarkCompile1000Steps compiles a 1,000-step workflow with CEL in
+// every step (a when and two templates reading the previous step).
+func BenchmarkCompile1000Steps(b *testing.B) {
+	src := compileSource(1000)
+	b.SetBytes(int64(len(src)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		_, diags := LoadFile("big.hcl", src)
+		if diags.HasErrors() {
+			b.Fatal(diags)
+		}
+	}
+}
