@@ -38,7 +38,7 @@ const execWaitDelay = 2 * time.Second
 
 func (r *runner) prepareExec(ctx context.Context, x *lang.ExecAction, a *lang.Activation) (*execCall, *stepError) {
 	bad := func(what string, err error) *stepError {
-		return &stepError{Kind: "eval", Message: fmt.Sprintf("evaluate exec %s: %v", what, err)}
+		return &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate exec %s: %v", what, err)}
 	}
 	c := &execCall{shell: x.Shell}
 	cmd, err := r.evalValue(ctx, x.Command, a)
@@ -95,6 +95,14 @@ func (r *runner) prepareExec(ctx context.Context, x *lang.ExecAction, a *lang.Ac
 	return c, nil
 }
 
+// name is the program for messages.
+func (c *execCall) name() string {
+	if c.shell {
+		return "/bin/sh"
+	}
+	return c.argv[0]
+}
+
 // plainString renders a value as a command argument or an environment
 // value: strings as they are, anything else as JSON.
 func plainString(v any) string {
@@ -128,8 +136,11 @@ func runExec(ctx context.Context, c *execCall, limit int64) (any, *stepError) {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 	code := 0
-	if cmd.ProcessState != nil {
-		code = cmd.ProcessState.ExitCode()
+	if ps := cmd.ProcessState; ps != nil {
+		code = ps.ExitCode()
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		}
 	}
 	out := map[string]any{"exit_code": code, "stdout": stdout.String(), "stderr": stderr.String(), "json": nil}
 	if stdout.dropped == 0 {
@@ -143,7 +154,7 @@ func runExec(ctx context.Context, c *execCall, limit int64) (any, *stepError) {
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ctx.Err() == nil {
-		msg := fmt.Sprintf("the command exited with status %d", code)
+		msg := fmt.Sprintf("command %q exited with status %d", c.name(), code)
 		if tail := lastLine(stderr.buf.String()); tail != "" {
 			msg += ": " + tail
 		}

@@ -27,7 +27,7 @@ type httpCall struct {
 
 func (r *runner) prepareHTTP(ctx context.Context, h *lang.HTTPAction, a *lang.Activation) (*httpCall, *stepError) {
 	bad := func(what string, err error) *stepError {
-		return &stepError{Kind: "eval", Message: fmt.Sprintf("evaluate http %s: %v", what, err)}
+		return &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate http %s: %v", what, err)}
 	}
 	c := &httpCall{method: h.Method, expect: h.Expect, headers: map[string]string{}}
 	if c.method == "" {

@@ -52,7 +52,7 @@ func (e *Engine) Signal(ctx context.Context, runID, name string, payload json.Ra
 		return store.Signal{}, fmt.Errorf("signal run %s: no step of the run waits for signal %q (%s): %w", run.ID, name, hint, store.ErrConflict)
 	}
 	if len(payload) == 0 {
-		payload = json.RawMessage("null")
+		payload = json.RawMessage("{}")
 	}
 	if !json.Valid(payload) {
 		return store.Signal{}, fmt.Errorf("signal run %s: the signal data is not valid JSON; pass a JSON value such as '{\"approved\": true}'", run.ID)
@@ -144,7 +144,10 @@ func (e *Engine) Retry(ctx context.Context, runID, fromStep string) (store.Run, 
 		t.Steps = append(t.Steps, w)
 	}
 	t.Run = &store.RunUpdate{Status: ptr(store.RunPending), Error: json.RawMessage("null"), FinishedAt: ptr(zeroTime),
-		AvailableAt: ptr(now), WaitReason: ptr("")}
+		AvailableAt: ptr(now), WaitReason: ptr(""), AttemptsUsed: ptr(0)}
+	if l.g.DeadlineMS > 0 {
+		t.Run.DeadlineAt = ptr(now.Add(msDuration(l.g.DeadlineMS)))
+	}
 	t.Events = []store.EventWrite{{Kind: "retried", StepKey: fromStep, Data: mustJSON(map[string]any{"reset": len(t.Steps)})}}
 	res, err := e.st.TransitionCommit(ctx, []store.Transition{t})
 	if err != nil {

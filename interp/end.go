@@ -22,7 +22,7 @@ func (r *runner) completeRun(ctx context.Context) {
 	for _, o := range r.l.g.Outputs {
 		v, err := r.evalValue(ctx, o.Value, r.dataAct(nil))
 		if err != nil {
-			r.failRun(&stepError{Kind: "output", Message: fmt.Sprintf("evaluate output %q: %v", o.Name, err)}, "")
+			r.failRun(&stepError{Kind: "expression", Message: fmt.Sprintf("evaluate output %q: %v", o.Name, err)}, "")
 			return
 		}
 		out[o.Name] = v

@@ -54,7 +54,7 @@ func (r *runner) prepare(ctx context.Context, u unit) (*flight, *stepError) {
 	if u.s.IdempotencyKey != nil {
 		k, err := r.evalString(ctx, u.s.IdempotencyKey, a)
 		if err != nil {
-			return nil, &stepError{Kind: "eval", Message: fmt.Sprintf("evaluate idempotency_key: %v", err)}
+			return nil, &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate idempotency_key: %v", err)}
 		}
 		f.idem = k
 	}

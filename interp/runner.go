@@ -209,9 +209,6 @@ func (r *runner) finish(ctx context.Context) {
 	if r.run.ParentRunID != "" && r.run.Status.Terminal() {
 		r.e.poke(r.run.ParentRunID)
 	}
-	if r.run.Status == store.RunWaiting {
-		r.recheckAfterPark(ctx)
-	}
 	r.e.wakePools()
 }
 
@@ -411,38 +408,6 @@ func (r *runner) refreshExternal(ctx context.Context) error {
 		r.signals = sigs
 	}
 	return nil
-}
-
-// recheckAfterPark closes the race between parking and a wake-up that
-// landed while the run was still leased (and so was not applied): if a
-// signal it waits for or a child it waits on is already there, the parked
-// run is made due at once.
-func (r *runner) recheckAfterPark(ctx context.Context) {
-	due := false
-	for _, row := range r.rows {
-		if row.Status != store.StepWaiting {
-			continue
-		}
-		st := r.state(row.Key)
-		switch st.Wait {
-		case waitChild:
-			if c, err := r.e.st.RunGet(ctx, st.Child); err == nil && c.Status.Terminal() {
-				due = true
-			}
-		case waitSignal:
-			if sigs, err := r.e.st.SignalList(ctx, r.run.ID, true); err == nil {
-				for _, s := range sigs {
-					if s.Name == st.Signal {
-						due = true
-					}
-				}
-			}
-		}
-	}
-	if due {
-		now := r.e.clk.Now()
-		_, _ = r.e.st.TransitionCommit(ctx, []store.Transition{{RunID: r.run.ID, Wake: []string{r.run.ID}, Now: now}})
-	}
 }
 
 func attemptWrite(a *store.Attempt) store.AttemptWrite {

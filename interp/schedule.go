@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 
 	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/store"
@@ -81,8 +82,19 @@ type unit struct {
 // act is the activation of control expressions of a unit (nil: step level).
 func (r *runner) act(u *unit) *lang.Activation {
 	a := &lang.Activation{Input: r.inputs, Steps: r.results, Run: r.info}
-	if u != nil && u.idx >= 0 {
+	if u == nil {
+		return a
+	}
+	if u.idx >= 0 {
 		a.Item, a.Index, a.InForeach = u.item, u.idx, true
+	}
+	if u.iter > 0 {
+		// Inside iteration n of an until loop, steps.SELF is iteration n-1.
+		a.Iteration = u.iter
+		if prev := r.rows[store.StepKey(u.s.Name, u.idx, u.iter-1)]; prev != nil && prev.Status == store.StepCompleted {
+			a.Steps = maps.Clone(r.results)
+			a.Steps[u.s.Name] = lang.StepResult{Status: string(prev.Status), Attempts: prev.Attempts, Output: decodeJSON(prev.Output)}
+		}
 	}
 	return a
 }
@@ -134,6 +146,10 @@ func (r *runner) decide(ctx context.Context) {
 func (r *runner) advance(ctx context.Context, s *lang.Step) bool {
 	row := r.rows[s.Name]
 	if row != nil && row.Status.Terminal() {
+		if _, ok := r.results[s.Name]; !ok {
+			r.stepEnded(s) // ended outside advance (an action's result)
+			return true
+		}
 		return false
 	}
 	if row == nil || row.Status == store.StepPending {
@@ -163,7 +179,9 @@ func (r *runner) advance(ctx context.Context, s *lang.Step) bool {
 		changed = r.advanceNode(ctx, unit{s: s, key: s.Name, idx: -1, iter: -1})
 	}
 	if row := r.rows[s.Name]; row != nil && row.Status.Terminal() {
-		r.stepEnded(s)
+		if _, ok := r.results[s.Name]; !ok {
+			r.stepEnded(s)
+		}
 		changed = true
 	}
 	return changed
@@ -178,24 +196,29 @@ func (r *runner) gate(ctx context.Context, s *lang.Step) (ready bool, skip strin
 			return false, "", nil
 		}
 	}
-	for _, sw := range r.l.switchOf[s.Name] {
-		row := r.rows[sw]
-		if row != nil && row.Status == store.StepCompleted {
-			chosen := false
-			for _, t := range r.state(sw).Chosen {
-				if t == s.Name {
-					chosen = true
-				}
-			}
-			if !chosen {
-				return true, fmt.Sprintf("switch %q took another branch", sw), nil
+	// The edge from a switch counts as completed when the step is in the
+	// branch taken and as skipped otherwise; the join rule then decides.
+	edge := func(n string) store.StepStatus {
+		st := r.rows[n].Status
+		if st != store.StepCompleted || r.l.steps[n].Action.Kind != lang.KindSwitch {
+			return st
+		}
+		for _, t := range r.state(n).Chosen {
+			if t == s.Name {
+				return st
 			}
 		}
+		for _, sw := range r.l.switchOf[s.Name] {
+			if sw == n {
+				return store.StepSkipped
+			}
+		}
+		return st
 	}
 	if s.Join == "any" {
 		any := len(s.Needs) == 0
 		for _, n := range s.Needs {
-			if r.rows[n].Status == store.StepCompleted {
+			if edge(n) == store.StepCompleted {
 				any = true
 			}
 		}
@@ -204,16 +227,19 @@ func (r *runner) gate(ctx context.Context, s *lang.Step) (ready bool, skip strin
 		}
 	} else {
 		for _, n := range s.Needs {
-			switch r.rows[n].Status {
+			switch st := edge(n); st {
 			case store.StepSkipped, store.StepCanceled:
-				return true, fmt.Sprintf("its dependency %q was %s", n, r.rows[n].Status), nil
+				if r.rows[n].Status == store.StepCompleted {
+					return true, fmt.Sprintf("switch %q took another branch", n), nil
+				}
+				return true, fmt.Sprintf("its dependency %q was %s", n, st), nil
 			}
 		}
 	}
 	if s.When != nil {
 		v, eerr := r.l.prog.Eval(ctx, s.When, r.act(nil))
 		if eerr != nil {
-			return true, "", &stepError{Kind: "eval", Message: fmt.Sprintf("evaluate when: %v", eerr)}
+			return true, "", &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate when: %v", eerr)}
 		}
 		if b, ok := v.(bool); ok && !b {
 			return true, "when is false", nil
@@ -309,7 +335,7 @@ func (r *runner) advanceUntil(ctx context.Context, c unit) bool {
 			r.tx.event("step_completed", c.key, map[string]any{"iterations": st.Iteration + 1})
 			return true
 		case st.Iteration+1 >= c.s.Until.MaxIterations:
-			e := &stepError{Kind: "until", Message: fmt.Sprintf("the until condition was still false after %d iterations; raise max_iterations or fix the condition", st.Iteration+1)}
+			e := &stepError{Kind: "until_exhausted", Message: fmt.Sprintf("the until condition was still false after %d iterations; raise max_iterations or fix the condition", st.Iteration+1)}
 			row.Status, row.Error, row.FinishedAt = store.StepFailed, mustJSON(e), r.now
 			r.put(row, nil)
 			r.tx.event("step_failed", c.key, map[string]any{"error": e})
@@ -335,14 +361,16 @@ func (r *runner) untilCond(ctx context.Context, c unit, urow *store.Step) (bool,
 	name := c.s.Name
 	prev, had := r.results[name]
 	r.results[name] = lang.StepResult{Status: string(store.StepCompleted), Attempts: urow.Attempts, Output: decodeJSON(urow.Output)}
-	v, err := r.l.prog.Eval(ctx, c.s.Until.Cond, r.act(&c))
+	a := r.act(&c)
+	a.Iteration = urow.Iteration
+	v, err := r.l.prog.Eval(ctx, c.s.Until.Cond, a)
 	if had {
 		r.results[name] = prev
 	} else {
 		delete(r.results, name)
 	}
 	if err != nil {
-		return false, &stepError{Kind: "eval", Message: fmt.Sprintf("evaluate until: %v", err)}
+		return false, &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate until: %v", err)}
 	}
 	b, _ := v.(bool)
 	return b, nil
@@ -365,7 +393,7 @@ func (r *runner) advanceForeach(ctx context.Context, s *lang.Step) bool {
 			}
 		}
 		if err != nil {
-			r.unitFailed(base, &stepError{Kind: "eval", Message: fmt.Sprintf("evaluate foreach items: %v", err)}, false)
+			r.unitFailed(base, &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate foreach items: %v", err)}, false)
 			return true
 		}
 		row = r.row(base)

@@ -100,7 +100,7 @@ func (e *Engine) insertParams(l *loaded, v store.Version, inputs map[string]any,
 		ID: id, Workflow: v.Workflow, Version: v.Version, GraphHash: v.Hash,
 		Key: key, Inputs: mustJSON(inputs), Now: now, AvailableAt: now,
 		DeadlineAt: deadline, RootRunID: id,
-		Events: []store.EventWrite{{Kind: "created", Data: mustJSON(map[string]any{"version": v.Version, "key": key})}},
+		Events: []store.EventWrite{{Kind: "run_created", Data: mustJSON(map[string]any{"version": v.Version, "key": key})}},
 	}
 }
 

@@ -56,7 +56,7 @@ func (r *runner) startUnit(ctx context.Context, u unit) bool {
 		for name, v := range a.Set.Values {
 			x, err := r.evalValue(ctx, v, r.dataAct(&u))
 			if err != nil {
-				r.unitFailed(u, &stepError{Kind: "eval", Message: fmt.Sprintf("evaluate set value %q: %v", name, err)}, false)
+				r.unitFailed(u, &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate set value %q: %v", name, err)}, false)
 				return true
 			}
 			out[name] = x
@@ -176,7 +176,11 @@ func (r *runner) scheduleRetry(u unit, se *stepError) bool {
 		a := r.act(&u)
 		a.Error = se.asMap()
 		v, err := r.l.prog.Eval(context.Background(), rp.When, a)
-		if b, ok := v.(bool); err != nil || !ok || !b {
+		if err != nil {
+			r.tx.event("retry_when_failed", u.key, map[string]any{"message": err.Error()})
+			return false
+		}
+		if b, ok := v.(bool); !ok || !b {
 			return false
 		}
 	}
@@ -188,7 +192,8 @@ func (r *runner) scheduleRetry(u unit, se *stepError) bool {
 	wait := time.Duration(delay)*time.Millisecond + msDuration(jitter)
 	wake := r.now.Add(wait)
 	if !r.run.DeadlineAt.IsZero() && !wake.Before(r.run.DeadlineAt) {
-		return false
+		r.failRun(&stepError{Kind: "deadline", Message: fmt.Sprintf("step %s failed (%s) and its next attempt would begin after the run's deadline (%s)", u.key, se.Message, r.run.DeadlineAt.UTC().Format(time.RFC3339))}, u.key)
+		return true
 	}
 	row := r.row(u)
 	row.Status, row.Error, row.WakeAt = store.StepWaiting, mustJSON(se), wake
@@ -279,25 +284,24 @@ func (r *runner) consume(key, name string) (any, bool) {
 }
 
 // startSwitch picks the first case whose when is true, else the default.
-// The output is the name of the first step of the branch taken ("" when
-// no branch is taken); the branch's targets are recorded in State.
+// The output is the branch name: "case0", "case1", ..., "default", or
+// "none"; the branch's targets are recorded in State.
 func (r *runner) startSwitch(ctx context.Context, u unit) bool {
 	sw := u.s.Action.Switch
-	chosen := sw.Default
+	chosen, branch := sw.Default, "default"
+	if len(sw.Default) == 0 {
+		branch = "none"
+	}
 	for i, c := range sw.Cases {
 		v, err := r.l.prog.Eval(ctx, c.When, r.act(&u))
 		if err != nil {
-			r.unitFailed(u, &stepError{Kind: "eval", Message: fmt.Sprintf("evaluate switch case %d: %v", i+1, err)}, false)
+			r.unitFailed(u, &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate switch case %d: %v", i+1, err)}, false)
 			return true
 		}
 		if b, _ := v.(bool); b {
-			chosen = c.Next
+			chosen, branch = c.Next, fmt.Sprintf("case%d", i)
 			break
 		}
-	}
-	branch := ""
-	if len(chosen) > 0 {
-		branch = chosen[0]
 	}
 	if chosen == nil {
 		chosen = []string{}
@@ -317,7 +321,7 @@ func (r *runner) startSleep(ctx context.Context, u unit) bool {
 			wake, err = time.Parse(time.RFC3339, s)
 		}
 		if err != nil {
-			r.unitFailed(u, &stepError{Kind: "eval", Message: fmt.Sprintf("sleep until needs an RFC 3339 time such as 2030-01-02T15:04:05Z: %v", err)}, false)
+			r.unitFailed(u, &stepError{Kind: "expression", Message: fmt.Sprintf("sleep until needs an RFC 3339 time such as 2030-01-02T15:04:05Z: %v", err)}, false)
 			return true
 		}
 	}
