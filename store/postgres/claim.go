@@ -110,12 +110,19 @@ func (s *Store) RunHeartbeat(ctx context.Context, p store.RunHeartbeatParams) ([
 		id     string
 		cancel bool
 	}
-	got, err := all(ctx, s.pool, func(sc scanner) (held, error) {
-		var h held
-		return h, sc.Scan(&h.id, &h.cancel)
-	}, heartbeatSQL, p.Now.Add(p.LeaseFor).UnixMicro(), p.Owner, ids, epochs)
+	var got []held
+	// The UPDATE waits for the row locks of transitions of the same runs;
+	// a deadlock with one of them is retried.
+	err := s.retry(ctx, "extending leases", func() error {
+		var err error
+		got, err = all(ctx, s.pool, func(sc scanner) (held, error) {
+			var h held
+			return h, sc.Scan(&h.id, &h.cancel)
+		}, heartbeatSQL, p.Now.Add(p.LeaseFor).UnixMicro(), p.Owner, ids, epochs)
+		return err
+	})
 	if err != nil {
-		return nil, s.fail("extending leases", err)
+		return nil, err
 	}
 	cancel := map[string]bool{}
 	for _, h := range got {

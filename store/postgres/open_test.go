@@ -13,9 +13,9 @@ import (
 	"github.com/flowrun/flowrun/store/postgres"
 )
 
-// openErr opens dsn, which must fail, and returns the error and how long
-// Open took.
-func openErr(t *testing.T, dsn string, opts postgres.Options) (error, time.Duration) {
+// openErr opens dsn, which must fail, and returns how long Open took and
+// the error.
+func openErr(t *testing.T, dsn string, opts postgres.Options) (time.Duration, error) {
 	t.Helper()
 	start := time.Now()
 	s, err := postgres.Open(context.Background(), dsn, opts)
@@ -24,7 +24,7 @@ func openErr(t *testing.T, dsn string, opts postgres.Options) (error, time.Durat
 		s.Close()
 		t.Fatalf("Open(%q) succeeded, want an error", dsn)
 	}
-	return err, took
+	return took, err
 }
 
 func contains(t *testing.T, what string, err error, parts ...string) {
@@ -39,7 +39,7 @@ func contains(t *testing.T, what string, err error, parts ...string) {
 func TestOpenUnreachable(t *testing.T) {
 	t.Parallel()
 	// Nothing listens on port 1: refused at once.
-	err, took := openErr(t, "postgres://flowrun@127.0.0.1:1/flowrun?sslmode=disable", postgres.Options{})
+	took, err := openErr(t, "postgres://flowrun@127.0.0.1:1/flowrun?sslmode=disable", postgres.Options{})
 	if !errors.Is(err, postgres.ErrConnect) {
 		t.Fatalf("err = %v, want ErrConnect", err)
 	}
@@ -54,7 +54,7 @@ func TestOpenSilentHost(t *testing.T) {
 	// 192.0.2.0/24 (TEST-NET-1) is never routed: the connection either
 	// hangs until the connect timeout or fails at once (no route). Either
 	// way Open must end within about the timeout.
-	err, took := openErr(t, "postgres://flowrun@192.0.2.1:5432/flowrun?sslmode=disable",
+	took, err := openErr(t, "postgres://flowrun@192.0.2.1:5432/flowrun?sslmode=disable",
 		postgres.Options{ConnectTimeout: 500 * time.Millisecond})
 	if !errors.Is(err, postgres.ErrConnect) {
 		t.Fatalf("err = %v, want ErrConnect", err)
@@ -96,7 +96,7 @@ func TestOpenMuteServer(t *testing.T) {
 			c.Close()
 		}
 	})
-	err, took := openErr(t, "postgres://flowrun@"+ln.Addr().String()+"/flowrun", postgres.Options{ConnectTimeout: 300 * time.Millisecond})
+	took, err := openErr(t, "postgres://flowrun@"+ln.Addr().String()+"/flowrun", postgres.Options{ConnectTimeout: 300 * time.Millisecond})
 	if !errors.Is(err, postgres.ErrConnect) {
 		t.Fatalf("err = %v, want ErrConnect", err)
 	}
@@ -115,13 +115,13 @@ func TestOpenMalformedDSN(t *testing.T) {
 		"host=127.0.0.1 port=abc",
 		"postgres://127.0.0.1/db?sslmode=sometimes",
 	} {
-		err, _ := openErr(t, dsn, postgres.Options{})
+		_, err := openErr(t, dsn, postgres.Options{})
 		if !errors.Is(err, postgres.ErrBadDSN) {
 			t.Errorf("Open(%q): err = %v, want ErrBadDSN", dsn, err)
 		}
 	}
 	// The password never shows in the message.
-	err, _ := openErr(t, "postgres://user:s3cret@127.0.0.1:notaport/db", postgres.Options{})
+	_, err := openErr(t, "postgres://user:s3cret@127.0.0.1:notaport/db", postgres.Options{})
 	if strings.Contains(err.Error(), "s3cret") {
 		t.Fatalf("error %q shows the password", err)
 	}
@@ -134,7 +134,7 @@ func TestOpenMissingDatabase(t *testing.T) {
 	if u == dsn {
 		t.Skipf("%s does not name the database flowrun_test", envDSN)
 	}
-	err, _ := openErr(t, u, postgres.Options{})
+	_, err := openErr(t, u, postgres.Options{})
 	if !errors.Is(err, postgres.ErrConnect) {
 		t.Fatalf("err = %v, want ErrConnect", err)
 	}
@@ -151,7 +151,7 @@ func TestOpenUnknownUser(t *testing.T) {
 	if u == dsn {
 		t.Skipf("%s does not connect as user postgres", envDSN)
 	}
-	err, _ := openErr(t, u, postgres.Options{})
+	_, err := openErr(t, u, postgres.Options{})
 	if !errors.Is(err, postgres.ErrConnect) {
 		t.Fatalf("err = %v, want ErrConnect", err)
 	}
@@ -172,7 +172,7 @@ func TestOpenNewerSchemaWritesNothing(t *testing.T) {
 	dsn, schema := newSchema(t)
 	admin(t, `CREATE TABLE `+schema+`.schema_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL)`)
 	admin(t, `INSERT INTO `+schema+`.schema_migrations VALUES (999, '0999_future')`)
-	err, _ := openErr(t, dsn, postgres.Options{})
+	_, err := openErr(t, dsn, postgres.Options{})
 	if !errors.Is(err, store.ErrSchemaTooNew) {
 		t.Fatalf("err = %v, want ErrSchemaTooNew", err)
 	}
@@ -194,7 +194,7 @@ func TestOpenNewerSchemaAfterUse(t *testing.T) {
 	}
 	s.Close()
 	admin(t, `INSERT INTO `+schema+`.schema_migrations VALUES ($1, 'future')`, postgres.SchemaVersion()+1)
-	err, _ = openErr(t, dsn, postgres.Options{})
+	_, err = openErr(t, dsn, postgres.Options{})
 	if !errors.Is(err, store.ErrSchemaTooNew) {
 		t.Fatalf("err = %v, want ErrSchemaTooNew", err)
 	}
@@ -204,7 +204,7 @@ func TestOpenForeignSchema(t *testing.T) {
 	t.Parallel()
 	dsn, schema := newSchema(t)
 	admin(t, `CREATE TABLE `+schema+`.customers (id INTEGER)`)
-	err, _ := openErr(t, dsn, postgres.Options{})
+	_, err := openErr(t, dsn, postgres.Options{})
 	contains(t, "foreign tables", err, "not a flowrun database", "customers")
 	if got := tables(t, schema); got != "customers" {
 		t.Fatalf("tables after a refused open = %q, want only customers", got)
@@ -213,14 +213,14 @@ func TestOpenForeignSchema(t *testing.T) {
 	// Another tool's schema_migrations (golang-migrate's) is not ours either.
 	dsn2, schema2 := newSchema(t)
 	admin(t, `CREATE TABLE `+schema2+`.schema_migrations (version BIGINT NOT NULL PRIMARY KEY, dirty BOOLEAN NOT NULL)`)
-	err, _ = openErr(t, dsn2, postgres.Options{})
+	_, err = openErr(t, dsn2, postgres.Options{})
 	contains(t, "golang-migrate table", err, "belongs to another program")
 }
 
 func TestOpenMissingSchema(t *testing.T) {
 	t.Parallel()
 	dsn := withParam(t, serverDSN(t), "search_path", "flowrun_no_such_schema")
-	err, _ := openErr(t, dsn, postgres.Options{})
+	_, err := openErr(t, dsn, postgres.Options{})
 	contains(t, "missing schema", err, "CREATE SCHEMA")
 }
 
@@ -255,4 +255,22 @@ func TestOpenConcurrentFirstOpens(t *testing.T) {
 	if got := adminQuery[int64](t, `SELECT count(*) FROM `+schema+`.schema_migrations`); got != int64(postgres.SchemaVersion()) {
 		t.Fatalf("schema_migrations rows after a reopen = %d", got)
 	}
+}
+
+func TestOpenNoCreate(t *testing.T) {
+	t.Parallel()
+	dsn, schema := newSchema(t)
+	_, err := openErr(t, dsn, postgres.Options{NoCreate: true})
+	if !errors.Is(err, postgres.ErrNotInitialized) {
+		t.Fatalf("err = %v, want ErrNotInitialized", err)
+	}
+	if got := tables(t, schema); got != "" {
+		t.Fatalf("tables after a NoCreate open of an empty schema = %q, want none", got)
+	}
+	openDSN(t, dsn)
+	s, err := postgres.Open(context.Background(), dsn, postgres.Options{NoCreate: true})
+	if err != nil {
+		t.Fatalf("NoCreate open of a flowrun schema: %v", err)
+	}
+	s.Close()
 }

@@ -58,6 +58,11 @@ var ErrConnect = errors.New("cannot connect to the Postgres database")
 // code 5.
 var ErrBadDSN = errors.New("malformed Postgres connection string")
 
+// ErrNotInitialized is returned by Open with Options.NoCreate when the
+// schema holds no flowrun tables yet; nothing was written. A read-only
+// command treats it as "no runs yet" instead of creating the tables.
+var ErrNotInitialized = errors.New("the database holds no flowrun data yet")
+
 // Options tune a Store. The zero value is the safe default.
 type Options struct {
 	// ConnectTimeout bounds each attempt to connect (and Open's first
@@ -67,6 +72,10 @@ type Options struct {
 	// MaxConns bounds the connection pool. Default max(4, GOMAXPROCS).
 	// The listener of WaitForWork uses one more connection of its own.
 	MaxConns int32
+	// NoCreate makes Open refuse, with ErrNotInitialized and without
+	// writing, a schema without flowrun's tables, for commands that only
+	// read. An existing older schema is still brought up to date.
+	NoCreate bool
 }
 
 func (o Options) withDefaults() Options {

@@ -21,9 +21,16 @@ const maxTries = 3
 // queued are appended and, when it asked for it, NOTIFY is sent, both in
 // the same transaction (see wtx.finish).
 func (s *Store) write(ctx context.Context, op string, fn func(w *wtx) error) error {
+	return s.retry(ctx, op, func() error { return s.writeOnce(ctx, fn) })
+}
+
+// retry runs fn, a whole transaction or a statement that is one, again
+// when Postgres aborted it as a deadlock victim or a serialization
+// failure, up to maxTries times. Errors are wrapped with op.
+func (s *Store) retry(ctx context.Context, op string, fn func() error) error {
 	var err error
 	for try := 1; try <= maxTries; try++ {
-		err = s.writeOnce(ctx, fn)
+		err = fn()
 		if code := pgCode(err); err == nil || (code != codeDeadlock && code != codeSerialization) || ctx.Err() != nil {
 			break
 		}
