@@ -170,3 +170,40 @@ func TestWaitForWorkEndsOnClose(t *testing.T) {
 		t.Fatalf("WaitForWork across Close = %v, want a closed-store error", err)
 	}
 }
+
+// TestServerDropsConnections ends every connection of a store on the server
+// side, as a server restart does: the next read and write go through on
+// new connections, and the listener reports the loss once, then listens
+// again.
+func TestServerDropsConnections(t *testing.T) {
+	t.Parallel()
+	dsn, schema := newSchema(t)
+	dsn = withParam(t, dsn, "application_name", schema)
+	s := openDSN(t, dsn)
+	insert(t, s, "before", t0)
+	if err := waitFor(s, safety); err != nil {
+		t.Fatalf("first WaitForWork: %v", err)
+	}
+	if n := adminQuery[int64](t, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1`, schema); n < 2 {
+		t.Fatalf("terminated %d connections, want the pool's and the listener's", n)
+	}
+	if _, err := s.RunGet(context.Background(), "before"); err != nil {
+		t.Fatalf("RunGet after the connections were dropped: %v", err)
+	}
+	insert(t, s, "after", t0)
+	if n := adminQuery[int64](t, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1`, schema); n < 1 {
+		t.Fatalf("terminated %d connections, want at least one", n)
+	}
+	insert(t, s, "after2", t0)
+
+	if err := waitFor(s, safety); err == nil || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("WaitForWork on a dropped listener = %v, want the connection error", err)
+	}
+	if err := waitFor(s, safety); err != nil {
+		t.Fatalf("WaitForWork that listens again: %v", err)
+	}
+	insert(t, s, "woken", t0)
+	if err := waitFor(s, safety); err != nil {
+		t.Fatalf("WaitForWork after listening again: %v", err)
+	}
+}

@@ -15,6 +15,13 @@
 // postgres://host/db?search_path=flowrun gives flowrun a schema of its own
 // (the schema must exist).
 //
+// # Connections
+//
+// A Store holds a small pool of pgx connections (see pool.go) and, once
+// WaitForWork is called, one more connection that LISTENs. A connection the
+// server dropped is replaced on its next use. PostgreSQL 11 or newer is
+// needed (identity columns, hashtextextended).
+//
 // # Concurrency
 //
 // Claims take FOR UPDATE SKIP LOCKED, so many workers on many hosts claim
