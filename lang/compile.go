@@ -25,6 +25,8 @@ type compiler struct {
 	edges map[string]map[string]hcl.Range
 	// switchOf[t] is the switch step that can choose step t.
 	switchOf map[string]string
+	// built holds the steps already compiled, by name.
+	built map[string]*Step
 	// skip holds expressions and templates already reported (a step reading
 	// itself), which are not type-checked again.
 	skip map[any]bool
@@ -39,6 +41,7 @@ func compileWorkflow(w *workflowDecl, decodeDiags hcl.Diagnostics) (*Graph, hcl.
 		edges:    map[string]map[string]hcl.Range{},
 		switchOf: map[string]string{},
 		skip:     map[any]bool{},
+		built:    map[string]*Step{},
 	}
 	for _, s := range w.Steps {
 		c.steps[s.Name] = s
@@ -51,7 +54,9 @@ func compileWorkflow(w *workflowDecl, decodeDiags hcl.Diagnostics) (*Graph, hcl.
 	}
 	c.buildHeader()
 	for _, s := range order {
-		c.g.Steps = append(c.g.Steps, c.buildStep(s))
+		st := c.buildStep(s)
+		c.g.Steps = append(c.g.Steps, st)
+		c.built[st.Name] = st
 	}
 	c.buildOutputs()
 	c.buildAlerts()
@@ -365,22 +370,30 @@ func (c *compiler) buildHeader() {
 	sort.Slice(g.Breakers, func(i, j int) bool { return g.Breakers[i].Name < g.Breakers[j].Name })
 	c.g = g
 	if w.Key != nil {
-		g.Key = c.checkExpr(w.Key, GraphScope(g, SlotKey), TypeString)
+		g.Key = c.checkExpr(w.Key, c.graphScope(SlotKey), TypeString)
 	}
 	if cc := w.Concurrency; cc != nil {
 		g.Concurrency = &Concurrency{Limit: cc.Limit, OnConflict: cc.OnConflict}
 		if cc.Key != nil {
-			g.Concurrency.Key = c.checkExpr(cc.Key, GraphScope(g, SlotConcurrencyKey), TypeString)
+			g.Concurrency.Key = c.checkExpr(cc.Key, c.graphScope(SlotConcurrencyKey), TypeString)
 		}
 	}
 }
 
 // checkExpr type-checks a control expression; nil when it fails.
-func (c *compiler) checkExpr(e *exprDecl, scope *Scope, want *Type) *Expr {
+func (c *compiler) checkExpr(e *exprDecl, sc *scoper, want *Type) *Expr {
 	if e == nil || c.skip[e] {
 		return nil
 	}
-	out, diags := CheckExpr(e.Parsed, scope, want)
+	out, diags := CheckExpr(e.Parsed, sc.narrow(e.Parsed.StepRefs()), want)
+	if diags.HasErrors() {
+		// Check again with everything visible, for messages that list it.
+		if o, d := CheckExpr(e.Parsed, sc.full(), want); d.HasErrors() {
+			diags = d
+		} else {
+			out, diags = o, d
+		}
+	}
 	c.diags = append(c.diags, diags...)
 	if diags.HasErrors() {
 		return nil
@@ -390,7 +403,7 @@ func (c *compiler) checkExpr(e *exprDecl, scope *Scope, want *Type) *Expr {
 
 // buildOutputs checks the workflow outputs against every step.
 func (c *compiler) buildOutputs() {
-	scope := GraphScope(c.g, SlotOutput)
+	scope := c.graphScope(SlotOutput)
 	for _, o := range c.w.Outputs {
 		v := c.checkData(o.Value, scope)
 		if v == nil {
@@ -407,9 +420,60 @@ func (c *compiler) buildAlerts() {
 	for _, al := range c.w.Alerts {
 		a := Alert{Name: al.Name, On: al.On}
 		if al.Action != nil {
-			a.Action, _ = c.buildAction(al.Action, GraphScope(c.g, SlotAlert))
+			a.Action, _ = c.buildAction(al.Action, c.graphScope(SlotAlert))
 		}
 		c.g.Alerts = append(c.g.Alerts, a)
 	}
 	sort.Slice(c.g.Alerts, func(i, j int) bool { return c.g.Alerts[i].Name < c.g.Alerts[j].Name })
+}
+
+// scoper gives the scope of one slot in two sizes. narrow sees only the
+// given steps (those an expression references, which are all it can use):
+// CEL environments are built per distinct scope, so a scope holding every
+// ancestor would make compiling a long chain quadratic. full sees
+// everything the slot may see, and is used to word messages after a
+// failed check.
+type scoper struct {
+	full   func() *Scope
+	narrow func(refs []string) *Scope
+}
+
+// view is a graph holding only the compiled steps named by refs, for
+// narrowed scopes.
+func (c *compiler) view(refs []string) *Graph {
+	v := &Graph{Inputs: c.g.Inputs, Secrets: c.g.Secrets}
+	for _, r := range refs {
+		if s := c.built[r]; s != nil {
+			v.Steps = append(v.Steps, s)
+		}
+	}
+	return v
+}
+
+// stepScope is the scoper of one of a step's slots (see StepScope).
+func (c *compiler) stepScope(st *Step, slot string) *scoper {
+	var cached *Scope
+	return &scoper{
+		full: func() *Scope {
+			if cached == nil {
+				cached = StepScope(c.g, st, slot)
+			}
+			return cached
+		},
+		narrow: func(refs []string) *Scope { return StepScope(c.view(refs), st, slot) },
+	}
+}
+
+// graphScope is the scoper of a workflow-level slot (see GraphScope).
+func (c *compiler) graphScope(slot string) *scoper {
+	var cached *Scope
+	return &scoper{
+		full: func() *Scope {
+			if cached == nil {
+				cached = GraphScope(c.g, slot)
+			}
+			return cached
+		},
+		narrow: func(refs []string) *Scope { return GraphScope(c.view(refs), slot) },
+	}
 }

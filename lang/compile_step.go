@@ -47,10 +47,10 @@ func (c *compiler) buildStep(sd *stepDecl) *Step {
 		st.Action.Kind = sd.Action.Kind
 	}
 
-	st.When = c.checkExpr(sd.When, StepScope(c.g, st, SlotWhen), TypeBool)
+	st.When = c.checkExpr(sd.When, c.stepScope(st, SlotWhen), TypeBool)
 	if f := sd.Foreach; f != nil {
 		st.Foreach = &Foreach{Concurrency: f.Concurrency, OnFailure: f.OnFailure}
-		st.Foreach.Items = c.checkExpr(f.Items, StepScope(c.g, st, SlotItems), ListOf(TypeAny))
+		st.Foreach.Items = c.checkExpr(f.Items, c.stepScope(st, SlotItems), ListOf(TypeAny))
 	}
 
 	if sd.Until != nil {
@@ -66,9 +66,9 @@ func (c *compiler) buildStep(sd *stepDecl) *Step {
 		// The output type of every kind but set is fixed; an until step's
 		// data sees its own previous iteration with it.
 		st.OutputType = fixedOutputType(sd.Action.Kind)
-		st.Action, st.OutputType = c.buildAction(sd.Action, StepScope(c.g, st, SlotData))
+		st.Action, st.OutputType = c.buildAction(sd.Action, c.stepScope(st, SlotData))
 		if sd.Action.Kind == KindSwitch {
-			st.Action.Switch = c.buildSwitch(sd.Action, StepScope(c.g, st, SlotCaseWhen))
+			st.Action.Switch = c.buildSwitch(sd.Action, c.stepScope(st, SlotCaseWhen))
 		}
 	}
 
@@ -95,12 +95,12 @@ func (c *compiler) buildStep(sd *stepDecl) *Step {
 		}
 	}
 	if sd.Until != nil {
-		st.Until.Cond = c.checkExpr(sd.Until, StepScope(c.g, st, SlotUntil), TypeBool)
+		st.Until.Cond = c.checkExpr(sd.Until, c.stepScope(st, SlotUntil), TypeBool)
 	}
 	c.checkSettings(sd)
 	c.checkLimits(sd, st)
 	if sd.IdempotencyKey != nil {
-		v := c.checkData(sd.IdempotencyKey, StepScope(c.g, st, SlotIdempotencyKey))
+		v := c.checkData(sd.IdempotencyKey, c.stepScope(st, SlotIdempotencyKey))
 		c.wantText(v, sd.IdempotencyKey, "idempotency_key")
 		st.IdempotencyKey = v
 	}
@@ -175,12 +175,12 @@ func (c *compiler) buildRetry(own *retryDecl, st *Step) *Retry {
 	if when == nil {
 		when = def.When
 	}
-	r.When = c.checkExpr(when, StepScope(c.g, st, SlotRetryWhen), TypeBool)
+	r.When = c.checkExpr(when, c.stepScope(st, SlotRetryWhen), TypeBool)
 	return r
 }
 
 // buildSwitch checks a switch's cases.
-func (c *compiler) buildSwitch(a *actionDecl, scope *Scope) *SwitchAction {
+func (c *compiler) buildSwitch(a *actionDecl, scope *scoper) *SwitchAction {
 	sw := &SwitchAction{Cases: []SwitchCase{}}
 	for _, cs := range a.Cases {
 		sc := SwitchCase{Next: []string{}}
@@ -205,7 +205,7 @@ func (c *compiler) buildSwitch(a *actionDecl, scope *Scope) *SwitchAction {
 // buildAction builds a step's or an alert's action with its data checked
 // in scope, and returns its output type. A switch's cases are built by
 // buildSwitch.
-func (c *compiler) buildAction(a *actionDecl, scope *Scope) (Action, *Type) {
+func (c *compiler) buildAction(a *actionDecl, scope *scoper) (Action, *Type) {
 	act := Action{Kind: a.Kind}
 	switch a.Kind {
 	case KindExec:
@@ -274,7 +274,7 @@ func (c *compiler) buildAction(a *actionDecl, scope *Scope) (Action, *Type) {
 // checkData type-checks a data value; nil when n is nil. A value whose
 // templates fail to check is returned with type any (the graph is not
 // sealed then).
-func (c *compiler) checkData(n *dataNode, scope *Scope) *Value {
+func (c *compiler) checkData(n *dataNode, scope *scoper) *Value {
 	if n == nil {
 		return nil
 	}
@@ -285,7 +285,15 @@ func (c *compiler) checkData(n *dataNode, scope *Scope) *Value {
 		if c.skip[n.Tmpl] {
 			return &Value{Type: TypeAny}
 		}
-		t, typ, diags := CheckTemplate(n.Tmpl, scope)
+		t, typ, diags := CheckTemplate(n.Tmpl, scope.narrow(n.Tmpl.StepRefs()))
+		if diags.HasErrors() {
+			// Check again with everything visible, for messages that list it.
+			if t2, typ2, d := CheckTemplate(n.Tmpl, scope.full()); d.HasErrors() {
+				diags = d
+			} else {
+				t, typ, diags = t2, typ2, d
+			}
+		}
 		c.diags = append(c.diags, diags...)
 		if diags.HasErrors() || t == nil {
 			return &Value{Type: TypeAny}
