@@ -44,7 +44,7 @@ func TestScripts(t *testing.T) {
 // lines; durations are what a real clock makes them.
 var (
 	runIDPattern    = regexp.MustCompile(`\b[0-9A-HJKMNP-TV-Z]{26}\b`)
-	timePattern     = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`)
+	timePattern     = regexp.MustCompile(`\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?`)
 	stampPattern    = regexp.MustCompile(`\[\d\d:\d\d:\d\d\]`)
 	durationPattern = regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|us|ms|s|m|h)\b`)
 )

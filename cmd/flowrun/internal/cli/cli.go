@@ -60,13 +60,20 @@ type command struct {
 // commands returns every verb, in the order `flowrun help` lists them.
 func commands() []*command {
 	return []*command{
+		applyCommand(),
 		validateCommand(),
 		fmtCommand(),
 		graphCommand(),
 		diffCommand(),
 		runsCommand(),
+		showCommand(),
 		logsCommand(),
+		resumeCommand(),
+		retryCommand(),
+		cancelCommand(),
+		signalCommand(),
 		versionsCommand(),
+		workerCommand(),
 	}
 }
 
@@ -137,7 +144,7 @@ func (e *env) main(ctx context.Context, args []string) int {
 	fs.SetOutput(io.Discard)
 	var dbFlag string
 	if cmd.store {
-		fs.StringVar(&dbFlag, "db", "", "the database: a SQLite file path (default $FLOWRUN_DB, else .flowrun/flowrun.db)")
+		fs.StringVar(&dbFlag, "db", "", dbUsage)
 	}
 	run := cmd.setup(fs, e)
 	positional, err := parseInterspersed(fs, args[1:])
@@ -209,7 +216,7 @@ func (e *env) help(args []string) int {
 	}
 	fs := flag.NewFlagSet("flowrun "+cmd.name, flag.ContinueOnError)
 	if cmd.store {
-		fs.String("db", "", "the database: a SQLite file path (default $FLOWRUN_DB, else .flowrun/flowrun.db)")
+		fs.String("db", "", dbUsage)
 	}
 	cmd.setup(fs, e)
 	e.commandUsage(e.stdout, cmd, fs)
@@ -250,6 +257,8 @@ func (e *env) commandUsage(w io.Writer, cmd *command, fs *flag.FlagSet) {
 		fmt.Fprintf(w, "  --%s%s\n    \t%s\n", n, arg, f.Usage)
 	}
 }
+
+const dbUsage = "the database: a SQLite file path or a postgres:// URL (default $FLOWRUN_DB, else .flowrun/flowrun.db)"
 
 // flagMessage rewords the flag package's errors as sentences.
 func flagMessage(err error) string {

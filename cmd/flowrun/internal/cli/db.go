@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/postgres"
 	"github.com/flowrun/flowrun/store/sqlite"
 )
 
@@ -24,7 +25,8 @@ const busyTimeout = 5 * time.Second
 // empty database just to read it would surprise.
 var errNoDatabase = errors.New("no database")
 
-// openStore opens the store named by e.dsn on first use and returns the same
+// openStore opens the store named by e.dsn (a postgres:// URL, or a SQLite
+// file path) on first use and returns the same
 // store afterwards. With create false a missing database file is
 // errNoDatabase and nothing is created; with create true the store creates
 // the file (0600) and its directory (0700). The store refuses, without
@@ -37,9 +39,14 @@ func (e *env) openStore(ctx context.Context, create bool) (store.Store, error) {
 	if dsn == "" {
 		dsn = defaultDSN
 	}
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		return nil, usageErrorf("the Postgres store is not available in this build of flowrun").
-			hint("Use a SQLite file instead: pass --db PATH or set FLOWRUN_DB to a file path.")
+	if isPostgres(dsn) {
+		st, err := postgres.Open(ctx, dsn, postgres.Options{})
+		if err != nil {
+			return nil, &exitError{code: ExitStore, err: err, hintText: postgresHint(err)}
+		}
+		e.opened = st
+		e.closers = append(e.closers, st.Close)
+		return st, nil
 	}
 	path := strings.TrimPrefix(dsn, "sqlite://")
 	if !create {
@@ -54,6 +61,22 @@ func (e *env) openStore(ctx context.Context, create bool) (store.Store, error) {
 	e.opened = st
 	e.closers = append(e.closers, st.Close)
 	return st, nil
+}
+
+// isPostgres reports whether a DSN names a Postgres database rather than a
+// SQLite file.
+func isPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+func postgresHint(err error) string {
+	switch {
+	case errors.Is(err, postgres.ErrBadDSN):
+		return "Write the DSN as postgres://USER:PASSWORD@HOST:PORT/DATABASE."
+	case errors.Is(err, postgres.ErrConnect):
+		return "Check that the server is up and that the host, port, user, password and database in the DSN are right."
+	}
+	return openHint(err)
 }
 
 func openHint(err error) string {

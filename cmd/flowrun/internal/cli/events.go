@@ -79,11 +79,17 @@ func oneLine(s string) string {
 type progress struct {
 	mu sync.Mutex
 	w  io.Writer
+	// withRun names the run on every line, for a worker running many.
+	withRun bool
 }
 
 func (p *progress) event(ev store.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.withRun {
+		fmt.Fprintf(p.w, "[%s] %s: %s\n", ev.At.Local().Format("15:04:05"), ev.RunID, describeEvent(ev))
+		return
+	}
 	fmt.Fprintf(p.w, "[%s] %s\n", ev.At.Local().Format("15:04:05"), describeEvent(ev))
 }
 

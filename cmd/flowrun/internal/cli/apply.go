@@ -1,0 +1,252 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/store"
+)
+
+func applyCommand() *command {
+	return &command{
+		name:  "apply",
+		args:  "PATH... [--input NAME=VALUE]... [--inputs FILE.json] [--workflow NAME] [--new] [--detach] [--json]",
+		short: "store a workflow's version and run it to the end",
+		long: `Apply validates and compiles the workflow files (and every *.hcl file of each
+directory), stores each workflow's version, and runs the chosen workflow: the
+only one, or the one --workflow names. A run with the same key that has not
+finished is resumed instead of starting another; one that completed is not run
+again (--new always starts a new run). Progress goes to stderr; the result to
+stdout, as JSON with --json.
+
+Exit codes: 0 completed or detached, 1 failed or canceled, 2 bad workflow or
+input (nothing is written), 3 parked (waiting on a timer or signal) or
+interrupted with Ctrl-C, 4 a version decision is needed, 5 store error.`,
+		store: true,
+		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			var o applyOptions
+			fs.Var(&o.pairs, "input", "an input as NAME=VALUE, converted by its declared type (repeatable)")
+			fs.StringVar(&o.inputsFile, "inputs", "", "a JSON file holding an object of inputs; --input values win")
+			fs.StringVar(&o.workflow, "workflow", "", "the workflow to run when the files define several")
+			fs.BoolVar(&o.newRun, "new", false, "start a new run even if one with the same key exists")
+			fs.BoolVar(&o.detach, "detach", false, "store and enqueue the run, print its id and exit; a worker runs it")
+			fs.BoolVar(&o.json, "json", false, "print the run as one JSON object (as show --json)")
+			return func(ctx context.Context, args []string) error {
+				return e.apply(ctx, args, &o)
+			}
+		},
+	}
+}
+
+type applyOptions struct {
+	pairs      multiFlag
+	inputsFile string
+	workflow   string
+	newRun     bool
+	detach     bool
+	json       bool
+}
+
+func (e *env) apply(ctx context.Context, paths []string, o *applyOptions) error {
+	// Everything the user gave is checked before the store is opened.
+	mod, err := e.load(paths)
+	if err != nil {
+		return err
+	}
+	w, err := pickWorkflow(mod, o.workflow)
+	if err != nil {
+		return err
+	}
+	inputs, err := readInputs(w.Graph, o.pairs, o.inputsFile)
+	if err != nil {
+		return err
+	}
+
+	st, err := e.openStore(ctx, true)
+	if err != nil {
+		return err
+	}
+	prog := &progress{w: e.stderr}
+	eng := e.engine(st, prog.event)
+	if err := e.storeVersions(ctx, eng, mod); err != nil {
+		return err
+	}
+	run, created, err := eng.StartRun(ctx, interp.StartParams{
+		Workflow: w.Name,
+		Version:  w.Graph.Version,
+		Inputs:   inputs,
+		New:      o.newRun,
+	})
+	if err != nil {
+		return startError(w.Name, err)
+	}
+	switch {
+	case !created && run.Status == store.RunCompleted:
+		fmt.Fprintf(e.stderr, "flowrun apply: run %s with key %q already completed; it was not run again. Pass --new to start another run.\n", run.ID, run.Key)
+		return e.finish(ctx, eng, run.ID, o.json)
+	case !created:
+		fmt.Fprintf(e.stderr, "flowrun apply: resuming run %s with key %q (%s).\n", run.ID, run.Key, run.Status)
+	}
+	if o.detach {
+		return e.detached(ctx, eng, run, o.json)
+	}
+	return e.drive(ctx, eng, run.ID, o.json)
+}
+
+// engine builds the interpreter over st; onEvent receives progress.
+func (e *env) engine(st store.Store, onEvent func(store.Event)) *interp.Engine {
+	return interp.New(st, interp.Options{
+		Clock:   e.clock,
+		Getenv:  e.getenv,
+		OnEvent: onEvent,
+	})
+}
+
+// storeVersions stores every workflow of the module, so children resolve,
+// after checking each one's version promise against the stored versions
+// (lang.CheckBump): the same version must have the same graph, a version
+// may not go down, and the declared bump must cover the changes. Every
+// workflow is checked before any is stored, so a refused apply writes
+// nothing.
+func (e *env) storeVersions(ctx context.Context, eng *interp.Engine, mod *lang.Module) error {
+	st := eng.Store()
+	for _, w := range mod.Workflows {
+		if err := checkVersion(ctx, st, w); err != nil {
+			return err
+		}
+	}
+	for _, w := range mod.Workflows {
+		if _, err := eng.StoreGraph(ctx, w.Graph); err != nil {
+			if errors.Is(err, store.ErrVersionConflict) {
+				return usageErrorf("workflow %q version %s was stored with a different graph by another process", w.Name, w.Graph.Version).
+					hint("Raise the version in " + w.File + " and apply again.")
+			}
+			return storeError(fmt.Sprintf("storing workflow %q version %s", w.Name, w.Graph.Version), err)
+		}
+	}
+	return nil
+}
+
+// checkVersion checks one workflow against what is stored: against the same
+// version when it is stored (an unchanged file applies again), else against
+// the highest stored version.
+func checkVersion(ctx context.Context, st store.Store, w *lang.Workflow) error {
+	old, err := st.VersionGet(ctx, w.Name, w.Graph.Version)
+	if errors.Is(err, store.ErrNotFound) {
+		vs, lerr := st.VersionList(ctx, w.Name)
+		if lerr != nil {
+			return storeError(fmt.Sprintf("reading the stored versions of workflow %q", w.Name), lerr)
+		}
+		if len(vs) == 0 {
+			return nil
+		}
+		old, err = vs[len(vs)-1], nil
+	}
+	if err != nil {
+		return storeError(fmt.Sprintf("reading the stored versions of workflow %q", w.Name), err)
+	}
+	og, err := lang.Decode(old.Graph)
+	if err != nil {
+		return &exitError{code: ExitStore, msg: fmt.Sprintf("the stored graph of workflow %q version %s is damaged", old.Workflow, old.Version), err: err}
+	}
+	_, _, err = lang.CheckBump(og, w.Graph)
+	var be *lang.BumpError
+	if errors.As(err, &be) {
+		return usageErrorf("%s: %s", w.File, be.Error()).
+			hint(fmt.Sprintf("Set version = %q in %s (or check the changes with: flowrun diff %s@%s %s), then apply again.",
+				be.Suggested().String(), w.File, old.Workflow, old.Version, w.File))
+	}
+	if err != nil {
+		return usageErrorf("%s: %v", w.File, err).hint("Fix the workflow's version and apply again.")
+	}
+	return nil
+}
+
+// startError classifies an error of StartRun.
+func startError(workflow string, err error) error {
+	var ie *interp.InputError
+	if errors.As(err, &ie) {
+		return usageErrorf("%s", ie.Error()).hint("Fix the --input or --inputs values and apply again; nothing was run.")
+	}
+	return storeError(fmt.Sprintf("starting a run of workflow %q", workflow), err)
+}
+
+// detached reports an enqueued run: its id on stdout (or the JSON view),
+// how to follow it on stderr.
+func (e *env) detached(ctx context.Context, eng *interp.Engine, run store.Run, asJSON bool) error {
+	if asJSON {
+		return e.printView(ctx, eng, run.ID, true)
+	}
+	fmt.Fprintln(e.stdout, run.ID)
+	fmt.Fprintf(e.stderr, "flowrun %s: run %s is enqueued; a worker (flowrun worker) runs it. Follow it with: flowrun logs %s -f\n",
+		e.verb, run.ID, run.ID)
+	return nil
+}
+
+// drive runs a run (and its children) in this process until it ends or
+// parks, then prints the result. Ctrl-C or SIGTERM stops it safely: the
+// engine puts interrupted work back, and the command exits 3.
+func (e *env) drive(ctx context.Context, eng *interp.Engine, runID string, asJSON bool) error {
+	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	run, err := eng.Drive(sctx, runID)
+	interrupted := sctx.Err() != nil && ctx.Err() == nil
+	stop()
+	if interrupted {
+		fmt.Fprintf(e.stderr, "flowrun %s: interrupted; run %s is parked safely and loses nothing.\n", e.verb, runID)
+		return (&exitError{code: ExitParked, msg: "run " + runID + " was interrupted"}).
+			hint("Continue it with: flowrun resume " + runID)
+	}
+	if err != nil {
+		return storeError(fmt.Sprintf("running run %s", runID), err)
+	}
+	_ = run
+	return e.finish(ctx, eng, runID, asJSON)
+}
+
+// finish prints a run's result and returns the exit code its status calls
+// for.
+func (e *env) finish(ctx context.Context, eng *interp.Engine, runID string, asJSON bool) error {
+	run, err := eng.Store().RunGet(ctx, runID)
+	if err != nil {
+		return storeError("reading run "+runID, err)
+	}
+	if err := e.printView(ctx, eng, runID, asJSON); err != nil {
+		return err
+	}
+	return exitForStatus(run)
+}
+
+// exitForStatus maps a run's status to the exit code, with a hint for the
+// statuses that need the user.
+func exitForStatus(run store.Run) error {
+	switch run.Status {
+	case store.RunCompleted:
+		return nil
+	case store.RunFailed, store.RunCanceled:
+		return exitCode(ExitFailed)
+	case store.RunBlocked:
+		return (&exitError{code: ExitDecision,
+			msg: fmt.Sprintf("run %s is blocked: a newer MAJOR version of %q is stored and a decision is needed", run.ID, run.Workflow)}).
+			hint(fmt.Sprintf("Decide with: flowrun resume %s --choose old|new|migrate (or pass --on-major to apply).", run.ID))
+	}
+	// Waiting, or pending/running in another process: parked.
+	reason := run.WaitReason
+	msg := fmt.Sprintf("run %s is %s", run.ID, run.Status)
+	if reason != "" {
+		msg += " (" + reason + ")"
+	}
+	hint := fmt.Sprintf("It continues by itself under a worker (flowrun worker), or in the foreground with: flowrun resume %s", run.ID)
+	if name, ok := strings.CutPrefix(reason, "signal:"); ok {
+		hint = fmt.Sprintf("Send the signal with: flowrun signal %s %s --data '{...}', then: flowrun resume %s", run.ID, name, run.ID)
+	}
+	return (&exitError{code: ExitParked, msg: msg}).hint(hint)
+}

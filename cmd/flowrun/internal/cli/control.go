@@ -1,0 +1,212 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/flowrun/flowrun/store"
+)
+
+func resumeCommand() *command {
+	return &command{
+		name:  "resume",
+		args:  "RUN [--detach] [--json]",
+		short: "continue a parked or interrupted run in the foreground",
+		long: `Resume continues a run that is not finished (parked on a timer or a signal,
+interrupted with Ctrl-C, or left by a process that died) in the foreground,
+like apply: progress on stderr, the result on stdout, and the same exit codes.
+With --detach it only checks the run and leaves it to a worker: every
+unfinished run is already queued. Resuming a finished run is refused (exit 2);
+redrive a failed one with flowrun retry. RUN is a run id or a unique prefix.`,
+		store: true,
+		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			detach := fs.Bool("detach", false, "do not run it here; leave it to a worker")
+			asJSON := fs.Bool("json", false, "print the run as one JSON object (as show --json)")
+			return func(ctx context.Context, args []string) error {
+				if err := oneRunArg("resume", args, 1, "one RUN"); err != nil {
+					return err
+				}
+				st, run, err := e.findRun(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				if run.Status.Terminal() {
+					hint := fmt.Sprintf("See it with: flowrun show %s", run.ID)
+					if run.Status != store.RunCompleted {
+						hint = fmt.Sprintf("Redrive it with: flowrun retry %s", run.ID)
+					}
+					return usageErrorf("run %s already ended (%s); there is nothing to resume", run.ID, run.Status).hint(hint)
+				}
+				prog := &progress{w: e.stderr}
+				eng := e.engine(st, prog.event)
+				if *detach {
+					return e.detached(ctx, eng, run, *asJSON)
+				}
+				return e.drive(ctx, eng, rootOf(run), *asJSON)
+			}
+		},
+	}
+}
+
+func retryCommand() *command {
+	return &command{
+		name:  "retry",
+		args:  "RUN [--from STEP] [--detach] [--json]",
+		short: "redrive a failed or canceled run, keeping its completed steps",
+		long: `Retry redrives a failed or canceled run: completed steps keep their results,
+the failed and canceled steps run again (or, with --from, the named step and
+every step after it), with a fresh retry budget. Then it runs the run in the
+foreground like apply, or leaves it to a worker with --detach. Retrying a run
+that did not fail is refused (exit 2). RUN is a run id or a unique prefix.`,
+		store: true,
+		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			from := fs.String("from", "", "re-run this step and every step after it")
+			detach := fs.Bool("detach", false, "do not run it here; leave it to a worker")
+			asJSON := fs.Bool("json", false, "print the run as one JSON object (as show --json)")
+			return func(ctx context.Context, args []string) error {
+				if err := oneRunArg("retry", args, 1, "one RUN"); err != nil {
+					return err
+				}
+				st, run, err := e.findRun(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				if run.Status != store.RunFailed && run.Status != store.RunCanceled {
+					return usageErrorf("run %s is %s; only a failed or canceled run can be retried", run.ID, run.Status).
+						hint(fmt.Sprintf("Continue an unfinished run with: flowrun resume %s", run.ID))
+				}
+				prog := &progress{w: e.stderr}
+				eng := e.engine(st, prog.event)
+				run, err = eng.Retry(ctx, run.ID, *from)
+				if err != nil {
+					if errors.Is(err, store.ErrNotFound) && *from != "" {
+						return usageErrorf("%s", trimSentinel(err)).hint(fmt.Sprintf("See the steps with: flowrun show %s", args[0]))
+					}
+					return storeError("", err)
+				}
+				fmt.Fprintf(e.stderr, "flowrun retry: run %s is pending again.\n", run.ID)
+				if *detach {
+					return e.detached(ctx, eng, run, *asJSON)
+				}
+				return e.drive(ctx, eng, rootOf(run), *asJSON)
+			}
+		},
+	}
+}
+
+func cancelCommand() *command {
+	return &command{
+		name:  "cancel",
+		args:  "RUN",
+		short: "cancel a run and its child runs",
+		long: `Cancel ends a run and its child runs as canceled. A run nobody is working on
+ends at once; a run a worker holds is stopped by that worker at its next
+heartbeat, with its running action killed. Canceling a run that already ended
+is refused (exit 2). RUN is a run id or a unique prefix.`,
+		store: true,
+		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			return func(ctx context.Context, args []string) error {
+				if err := oneRunArg("cancel", args, 1, "one RUN"); err != nil {
+					return err
+				}
+				st, run, err := e.findRun(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				if run.Status.Terminal() {
+					return usageErrorf("run %s already ended (%s); there is nothing to cancel", run.ID, run.Status).
+						hint(fmt.Sprintf("See it with: flowrun show %s", run.ID))
+				}
+				run, err = e.engine(st, nil).Cancel(ctx, run.ID)
+				if errors.Is(err, store.ErrConflict) {
+					return usageErrorf("run %s ended before it could be canceled", args[0]).
+						hint(fmt.Sprintf("See it with: flowrun show %s", args[0]))
+				}
+				if err != nil {
+					return storeError("", err)
+				}
+				if run.Status == store.RunCanceled {
+					fmt.Fprintf(e.stdout, "run %s canceled\n", run.ID)
+				} else {
+					fmt.Fprintf(e.stdout, "run %s: cancel requested; the worker running it stops it at its next heartbeat\n", run.ID)
+				}
+				return nil
+			}
+		},
+	}
+}
+
+func signalCommand() *command {
+	return &command{
+		name:  "signal",
+		args:  "RUN NAME [--data JSON]",
+		short: "deliver a named signal to a run's waiting step",
+		long: `Signal delivers the signal NAME to a run, with --data as its JSON payload
+(default {}); the wait step waiting for it completes with the payload as its
+output. The run continues under a worker, or with flowrun resume. A signal no
+step of the run waits for is refused (exit 2). RUN is a run id or a unique
+prefix.`,
+		store: true,
+		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			data := fs.String("data", "", "the signal's payload, a JSON value such as '{\"approved\": true}'")
+			return func(ctx context.Context, args []string) error {
+				if err := oneRunArg("signal", args, 2, "RUN and NAME"); err != nil {
+					return err
+				}
+				var payload json.RawMessage
+				if *data != "" {
+					var v any
+					if err := decodeJSON([]byte(*data), &v); err != nil {
+						col := 0
+						var je *jsonError
+						if errors.As(err, &je) {
+							col = int(je.offset) + 1
+						}
+						return usageErrorf("--data is not valid JSON (column %d): %v", col, err).
+							hint(`Pass a JSON value, quoted for the shell, such as --data '{"approved": true}'.`)
+					}
+					payload = json.RawMessage(*data)
+				}
+				st, run, err := e.findRun(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				name := args[1]
+				sig, err := e.engine(st, nil).Signal(ctx, run.ID, name, payload)
+				if errors.Is(err, store.ErrConflict) {
+					return usageErrorf("%s", trimSentinel(err)).
+						hint(fmt.Sprintf("Check the signal name and the run's state with: flowrun show %s", run.ID))
+				}
+				if err != nil {
+					return storeError("", err)
+				}
+				fmt.Fprintf(e.stdout, "signal %s delivered to run %s\n", sig.Name, run.ID)
+				fmt.Fprintf(e.stderr, "flowrun signal: the run continues under a worker, or in the foreground with: flowrun resume %s\n", run.ID)
+				return nil
+			}
+		},
+	}
+}
+
+// rootOf is the run that Drive works on for a run: the top of its parent
+// chain, so its parent progresses too.
+func rootOf(run store.Run) string {
+	if run.RootRunID != "" {
+		return run.RootRunID
+	}
+	return run.ID
+}
+
+// trimSentinel drops the sentinel error's text that %w appended to a
+// message ("...: conflict"), which says nothing to a person.
+func trimSentinel(err error) string {
+	msg := err.Error()
+	for _, s := range []error{store.ErrConflict, store.ErrNotFound} {
+		msg = strings.TrimSuffix(msg, ": "+s.Error())
+	}
+	return msg
+}

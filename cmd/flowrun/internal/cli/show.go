@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/flowrun/flowrun/interp"
+)
+
+func showCommand() *command {
+	return &command{
+		name:  "show",
+		args:  "RUN [--json]",
+		short: "show a run: its status, steps, attempts, outputs and errors",
+		long: `Show prints a run: its workflow and version, key, status, inputs, outputs and
+error, and each step with its status, attempts, duration and error (foreach
+items and until iterations under their step). --json prints one object with
+the fields run_id, workflow, version, key, status, inputs, outputs, error and
+steps, as apply --json does. RUN is a run id or a unique prefix of one.`,
+		store: true,
+		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			asJSON := fs.Bool("json", false, "print the run as one JSON object")
+			return func(ctx context.Context, args []string) error {
+				if err := oneRunArg("show", args, 1, "one RUN"); err != nil {
+					return err
+				}
+				st, run, err := e.findRun(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				return e.printView(ctx, e.engine(st, nil), run.ID, *asJSON)
+			}
+		},
+	}
+}
+
+// printView prints a run on stdout: the JSON object of show --json, or the
+// human view.
+func (e *env) printView(ctx context.Context, eng *interp.Engine, runID string, asJSON bool) error {
+	view, err := eng.Show(ctx, runID)
+	if err != nil {
+		return storeError("reading run "+runID, err)
+	}
+	if asJSON {
+		return e.writeJSON(view)
+	}
+	return writeHumanView(e.stdout, view)
+}
+
+// writeHumanView prints a run for people: its header, then one row per step
+// in graph order, with foreach items indented under their step.
+func writeHumanView(w io.Writer, v *interp.RunView) error {
+	fmt.Fprintf(w, "run       %s\n", v.RunID)
+	fmt.Fprintf(w, "workflow  %s %s\n", v.Workflow, v.Version)
+	fmt.Fprintf(w, "key       %s\n", v.Key)
+	status := string(v.Status)
+	if v.WaitReason != "" && !v.Status.Terminal() {
+		status += " (" + v.WaitReason + ")"
+	}
+	fmt.Fprintf(w, "status    %s\n", status)
+	if v.ParentRunID != "" {
+		fmt.Fprintf(w, "parent    %s (step %s)\n", v.ParentRunID, v.ParentStep)
+	}
+	if v.CreatedAt != nil {
+		when := "created " + formatTime(*v.CreatedAt)
+		if v.FinishedAt != nil {
+			when += ", finished " + formatTime(*v.FinishedAt)
+			if v.StartedAt != nil {
+				when += " (" + formatDuration(v.FinishedAt.Sub(*v.StartedAt)) + ")"
+			}
+		}
+		fmt.Fprintf(w, "time      %s\n", when)
+	}
+	fmt.Fprintf(w, "inputs    %s\n", compactJSON(v.Inputs))
+	if len(v.Outputs) > 0 && string(v.Outputs) != "null" {
+		fmt.Fprintf(w, "outputs   %s\n", compactJSON(v.Outputs))
+	}
+	if msg := errorText(v.Error); msg != "" {
+		fmt.Fprintf(w, "error     %s\n", msg)
+	}
+
+	order := v.Order
+	if len(order) == 0 {
+		order = sortedKeys(v.Steps)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STEP\tSTATUS\tATTEMPTS\tDURATION\tDETAIL")
+	for _, name := range order {
+		s := v.Steps[name]
+		if s == nil {
+			continue
+		}
+		detail := errorText(s.Error)
+		if detail == "" && !s.Status.Terminal() || detail == "" && s.Status == "skipped" {
+			detail = s.Detail
+			if s.WakeAt != nil && !s.Status.Terminal() {
+				detail += " until " + formatTime(*s.WakeAt)
+			}
+		}
+		if s.Iterations > 0 {
+			detail = strings.TrimSpace(fmt.Sprintf("%s %s", plural(s.Iterations, "iteration", "iterations"), detail))
+		}
+		row(tw, name, string(s.Status), fmt.Sprint(s.Attempts), spanText(s.StartedAt, s.FinishedAt), strings.TrimSpace(detail))
+		for _, it := range s.Items {
+			row(tw, fmt.Sprintf("  [%d]", it.Index), string(it.Status), fmt.Sprint(it.Attempts), "", errorText(it.Error))
+		}
+	}
+	return tw.Flush()
+}
+
+// row writes one table row; empty trailing cells are left out, so no line
+// ends in padding.
+func row(w io.Writer, cells ...string) {
+	for len(cells) > 1 && cells[len(cells)-1] == "" {
+		cells = cells[:len(cells)-1]
+	}
+	fmt.Fprintln(w, strings.Join(cells, "\t"))
+}
+
+func spanText(start, end *time.Time) string {
+	if start == nil || end == nil {
+		return "-"
+	}
+	return formatDuration(end.Sub(*start))
+}
+
+// errorText renders a stored error {"kind","message","step"} on one line:
+// "step charge: exec: exit status 1".
+func errorText(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var e struct {
+		Kind    string `json:"kind"`
+		Message string `json:"message"`
+		Step    string `json:"step"`
+	}
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return compactJSON(raw)
+	}
+	var parts []string
+	if e.Step != "" {
+		parts = append(parts, "step "+e.Step)
+	}
+	if e.Kind != "" {
+		parts = append(parts, e.Kind)
+	}
+	parts = append(parts, oneLine(e.Message))
+	return strings.Join(parts, ": ")
+}

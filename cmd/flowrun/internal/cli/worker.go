@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/flowrun/flowrun/interp"
+)
+
+func workerCommand() *command {
+	return &command{
+		name:  "worker",
+		args:  "[--concurrency N] [--grace DURATION]",
+		short: "run a long-lived worker that claims and runs due runs",
+		long: `Worker claims runs that are due (enqueued with apply --detach, woken by a
+timer or a signal, or left by a process that died) and runs them, up to
+--concurrency at once. Several workers may share one database.
+
+SIGTERM or Ctrl-C drains the worker: it claims nothing more and lets the
+actions in flight finish for up to --grace, then stops them and releases their
+runs, which any worker resumes later. A second signal stops it at once; that
+is safe too. It exits 0 after draining, 1 when stopped at once, 5 on a store
+error.`,
+		store: true,
+		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			concurrency := fs.Int("concurrency", 16, "how many runs to work on at once")
+			grace := fs.Duration("grace", 30*time.Second, "how long a drain lets actions in flight finish")
+			return func(ctx context.Context, args []string) error {
+				if len(args) > 0 {
+					return usageErrorf("worker takes no arguments, got %q", args[0]).hint("Run: flowrun worker [--concurrency N]")
+				}
+				if *concurrency < 1 {
+					return usageErrorf("--concurrency must be at least 1, got %d", *concurrency).hint("Pass --concurrency 1 or more.")
+				}
+				if *grace < 0 {
+					return usageErrorf("--grace must not be negative, got %s", *grace).hint("Pass a duration such as --grace 30s.")
+				}
+				return e.work(ctx, *concurrency, *grace)
+			}
+		},
+	}
+}
+
+func (e *env) work(ctx context.Context, concurrency int, grace time.Duration) error {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+
+	st, err := e.openStore(ctx, true)
+	if err != nil {
+		return err
+	}
+	prog := &progress{w: e.stderr, withRun: true}
+	eng := e.engine(st, prog.event)
+	w := interp.NewWorker(eng, interp.WorkerOptions{Concurrency: concurrency})
+	runCtx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
+	if err := w.Start(runCtx); err != nil {
+		return fmt.Errorf("starting the worker: %w", err)
+	}
+	fmt.Fprintf(e.stderr, "flowrun worker: working on %s with up to %d runs at once; stop with Ctrl-C or SIGTERM.\n", e.dsn, concurrency)
+
+	<-sigs
+	fmt.Fprintf(e.stderr, "flowrun worker: draining: claiming no more runs and letting actions in flight finish for up to %s; signal again to stop at once.\n", grace)
+	stopCtx, cancelStop := context.WithCancel(ctx)
+	defer cancelStop()
+	done := make(chan error, 1)
+	go func() { done <- w.Stop(stopCtx) }()
+	timer := e.clock.NewTimer(grace)
+	defer timer.Stop()
+	forced := false
+	select {
+	case err = <-done:
+	case <-timer.C():
+		fmt.Fprintf(e.stderr, "flowrun worker: the grace period is over; stopping the actions still in flight (their runs resume later).\n")
+		cancelStop()
+		err = <-done
+	case <-sigs:
+		forced = true
+		cancelStop()
+		cancelRun()
+		err = <-done
+	}
+	if err != nil {
+		return storeError("the worker stopped on a store error", err)
+	}
+	if forced {
+		fmt.Fprintf(e.stderr, "flowrun worker: stopped at once; interrupted runs resume under the next worker.\n")
+		return exitCode(ExitFailed)
+	}
+	fmt.Fprintf(e.stderr, "flowrun worker: drained and stopped.\n")
+	return nil
+}
