@@ -6,9 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"time"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/flowrun/flowrun/interp"
 )
