@@ -35,6 +35,9 @@ func New(ctx *theme.Context, km keys.KeyMap, p Plan) Model {
 	return Model{ctx: ctx, keys: km, plan: p, height: ctx.Height}
 }
 
+// Plan returns the plan shown.
+func (m Model) Plan() Plan { return m.plan }
+
 // SetHeight sets how many lines the screen may use.
 func (m *Model) SetHeight(h int) { m.height = h }
 

@@ -52,8 +52,11 @@ func New(ctx *theme.Context, km keys.KeyMap) Model {
 
 // SetSize sets the area the view draws in.
 func (m *Model) SetSize(width, height int) {
+	rerender := m.vp.Width != width
 	m.vp.Width, m.vp.Height = width, max(1, height)
-	m.render()
+	if rerender {
+		m.render()
+	}
 }
 
 // Key returns the run id and step key shown.

@@ -68,7 +68,7 @@ func Countdown(at, now time.Time) string {
 		return ""
 	}
 	if !now.Before(at) {
-		return "due"
+		return "due now"
 	}
 	return "in " + Duration(at.Sub(now).Round(time.Second))
 }

@@ -1,0 +1,116 @@
+// Command flowtui is flowrun's full-screen monitor: the runs of a flowrun
+// database, live, with their steps, events, dead letters and breakers, and
+// the actions cancel, retry, signal and version decisions.
+//
+// main is thin: it reads the flags, opens the store (never creating one)
+// and runs the tui/root program in the alternate screen.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/flowrun/flowrun/clock"
+	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/sqlite"
+	"github.com/flowrun/flowrun/tui/feed"
+	"github.com/flowrun/flowrun/tui/root"
+	"github.com/flowrun/flowrun/tui/theme"
+)
+
+// Exit codes, as flowrun's.
+const (
+	exitOK    = 0
+	exitUsage = 2
+	exitStore = 5
+)
+
+// defaultDSN is the database used when neither --db nor FLOWRUN_DB is set.
+const defaultDSN = ".flowrun/flowrun.db"
+
+func main() { os.Exit(run(os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)) }
+
+func run(args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("flowtui", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	db := fs.String("db", getenv("FLOWRUN_DB"), "the flowrun database (env FLOWRUN_DB; default "+defaultDSN+")")
+	mouse := fs.Bool("mouse", false, "use the mouse: wheel scrolls, a click selects a run")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: flowtui [--db PATH] [--mouse]\n\nflowtui shows the runs of a flowrun database, live, and acts on them.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "flowtui: unexpected argument %q; flowtui takes only flags. Run flowtui -h for the flags.\n", fs.Arg(0))
+		return exitUsage
+	}
+	dsn := *db
+	if dsn == "" {
+		dsn = defaultDSN
+	}
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		fmt.Fprintln(stderr, "flowtui: the Postgres store is not available in this build; pass --db (or set FLOWRUN_DB) with the path of a SQLite flowrun database.")
+		return exitUsage
+	}
+	path := strings.TrimPrefix(dsn, "sqlite://")
+	if fi, err := os.Stat(path); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(stderr, "flowtui: there is no flowrun database at %s. Run `flowrun apply FILE.hcl` in this directory first, or pass --db (or set FLOWRUN_DB) with the path of an existing database.\n", path)
+		} else {
+			fmt.Fprintf(stderr, "flowtui: cannot read the database %s: %v. Check the path and its permissions.\n", path, err)
+		}
+		return exitStore
+	} else if fi.IsDir() {
+		fmt.Fprintf(stderr, "flowtui: %s is a directory, not a flowrun database; pass --db with the path of the database file (usually .flowrun/flowrun.db).\n", path)
+		return exitStore
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, err := sqlite.Open(ctx, path, sqlite.Options{})
+	if err != nil {
+		fmt.Fprintf(stderr, "flowtui: cannot open the database %s: %v.\n%s\n", path, err, openHint(err))
+		return exitStore
+	}
+	defer st.Close()
+
+	eng := interp.New(st, interp.Options{})
+	src := &feed.Source{Store: st, Actions: feed.EngineActions{Engine: eng}}
+	tctx := theme.NewContext(stdout, getenv("NO_COLOR") != "", clock.Real{})
+	m := root.New(ctx, src, tctx, root.Options{Title: path})
+	opts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx), tea.WithInput(stdin), tea.WithOutput(stdout)}
+	if *mouse {
+		opts = append(opts, tea.WithMouseCellMotion())
+	}
+	p := tea.NewProgram(m, opts...)
+	_, err = p.Run()
+	cancel() // stops the poll timer and any store call still running
+	if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
+		fmt.Fprintf(stderr, "flowtui: the terminal interface stopped: %v.\n", err)
+		return 1
+	}
+	return exitOK
+}
+
+func openHint(err error) string {
+	switch {
+	case errors.Is(err, store.ErrSchemaTooNew):
+		return "This database was written by a newer flowrun; use a flowtui of that version."
+	case errors.Is(err, store.ErrBusy):
+		return "Another flowrun process holds the database; try again in a moment."
+	}
+	return "Pass --db (or set FLOWRUN_DB) with the path of a flowrun database."
+}

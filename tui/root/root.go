@@ -1,0 +1,265 @@
+// Package root is flowtui's root model: it owns which screen shows, routes
+// messages to the components, draws the title, status and help bars, and
+// keeps the interface live by polling the feed every feed.PollInterval for
+// the events appended since the last one it saw.
+//
+// root must not render a component's content or hold its state; it must not
+// write to the store except through the feed's Actions, DeadLetters and
+// Decider, each after a confirm.
+package root
+
+import (
+	"context"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/tui/breakers"
+	"github.com/flowrun/flowrun/tui/confirm"
+	"github.com/flowrun/flowrun/tui/deadletters"
+	"github.com/flowrun/flowrun/tui/decide"
+	"github.com/flowrun/flowrun/tui/feed"
+	"github.com/flowrun/flowrun/tui/keys"
+	"github.com/flowrun/flowrun/tui/run"
+	"github.com/flowrun/flowrun/tui/runs"
+	"github.com/flowrun/flowrun/tui/signal"
+	"github.com/flowrun/flowrun/tui/step"
+	"github.com/flowrun/flowrun/tui/theme"
+)
+
+type screen int
+
+const (
+	screenRuns screen = iota
+	screenRun
+	screenStep
+	screenDeadLetters
+	screenBreakers
+)
+
+// Model is the root of flowtui.
+type Model struct {
+	bg    context.Context // store calls run under it; canceled when the program ends
+	src   *feed.Source
+	ctx   *theme.Context
+	keys  keys.KeyMap
+	title string
+	help  help.Model
+
+	screen screen
+	runs   runs.Model
+	run    run.Model
+	step   step.Model
+	dl     deadletters.Model
+	br     breakers.Model
+
+	// At most one overlay is open; it gets the keys.
+	confirm *confirm.Model
+	signal  *signal.Model
+	decide  *decide.Model
+
+	cursor  int64 // the last event id applied
+	loaded  bool
+	polling bool
+	// ticks is false in tests that drive polls by hand.
+	ticks bool
+
+	status    string // the last message for the status bar
+	statusErr bool
+	storeErr  error // the last poll's error, shown until a poll succeeds
+}
+
+// Options configure New.
+type Options struct {
+	// Title is shown in the title bar (the database path).
+	Title string
+	// NoTicks stops the poll timer, for tests that send Poll messages.
+	NoTicks bool
+}
+
+// New returns the root model over src. bg bounds every store call; cancel
+// it to stop the poll timer when the program ends.
+func New(bg context.Context, src *feed.Source, tctx *theme.Context, opts Options) Model {
+	km := keys.Default
+	h := help.New()
+	h.Styles.ShortKey = tctx.Styles.Key
+	h.Styles.FullKey = tctx.Styles.Key
+	h.Styles.ShortDesc = tctx.Styles.Faint
+	h.Styles.FullDesc = tctx.Styles.Faint
+	h.Styles.ShortSeparator = tctx.Styles.Faint
+	h.Styles.FullSeparator = tctx.Styles.Faint
+	h.Styles.Ellipsis = tctx.Styles.Faint
+	m := Model{
+		bg: bg, src: src, ctx: tctx, keys: km, title: opts.Title, help: h, ticks: !opts.NoTicks,
+		runs: runs.New(tctx, km),
+		run:  run.New(tctx, km),
+		step: step.New(tctx, km),
+		dl:   deadletters.New(tctx, km, src.DeadLetters != nil),
+		br:   breakers.New(tctx, src.Breakers != nil),
+	}
+	m.layout()
+	return m
+}
+
+// Messages of the root's own commands.
+type (
+	loadedMsg struct {
+		snap feed.Snapshot
+		err  error
+	}
+	// PollMsg asks for a poll now (the timer sends it; tests send it).
+	PollMsg  struct{}
+	polledMsg struct {
+		ch  feed.Changes
+		w   feed.Watch
+		err error
+	}
+	detailMsg struct {
+		d   *feed.RunDetail
+		err error
+	}
+	attemptsMsg struct {
+		runID, key string
+		as         []store.Attempt
+		err        error
+	}
+	actionDoneMsg struct {
+		done string
+		err  error
+	}
+	deadLettersMsg struct {
+		items []feed.DeadLetter
+		err   error
+	}
+	breakersMsg struct {
+		items []feed.Breaker
+		err   error
+	}
+	planMsg struct {
+		p   decide.Plan
+		err error
+	}
+)
+
+// Init loads the runs and starts the poll timer.
+func (m Model) Init() tea.Cmd {
+	return tea.Batch(m.load(), m.tick())
+}
+
+func (m Model) load() tea.Cmd {
+	bg, src := m.bg, m.src
+	return func() tea.Msg {
+		snap, err := src.Load(bg)
+		return loadedMsg{snap, err}
+	}
+}
+
+// tick waits one poll interval on the theme's clock, or until bg ends.
+func (m Model) tick() tea.Cmd {
+	if !m.ticks {
+		return nil
+	}
+	bg, clk := m.bg, m.ctx.Clock
+	return func() tea.Msg {
+		t := clk.NewTimer(feed.PollInterval)
+		defer t.Stop()
+		select {
+		case <-t.C():
+			return PollMsg{}
+		case <-bg.Done():
+			return nil
+		}
+	}
+}
+
+// watch is what the open screens need refreshed.
+func (m Model) watch() feed.Watch {
+	var w feed.Watch
+	switch m.screen {
+	case screenRun:
+		w.RunID = m.run.RunID()
+	case screenStep:
+		w.RunID, w.StepKey = m.step.Key()
+	}
+	return w
+}
+
+func (m Model) poll() tea.Cmd {
+	bg, src, cur, w := m.bg, m.src, m.cursor, m.watch()
+	return func() tea.Msg {
+		ch, err := src.Poll(bg, cur, w)
+		return polledMsg{ch, w, err}
+	}
+}
+
+func (m Model) openRun(id string) tea.Cmd {
+	bg, src := m.bg, m.src
+	return func() tea.Msg {
+		d, err := src.Detail(bg, id)
+		return detailMsg{d, err}
+	}
+}
+
+func (m Model) loadAttempts(runID, key string) tea.Cmd {
+	bg, st := m.bg, m.src.Store
+	return func() tea.Msg {
+		as, err := st.AttemptList(bg, runID, key)
+		return attemptsMsg{runID, key, as, err}
+	}
+}
+
+func (m Model) loadDeadLetters() tea.Cmd {
+	if m.src.DeadLetters == nil {
+		return nil
+	}
+	bg, dl := m.bg, m.src.DeadLetters
+	return func() tea.Msg {
+		items, err := dl.DeadLetterList(bg)
+		return deadLettersMsg{items, err}
+	}
+}
+
+func (m Model) loadBreakers() tea.Cmd {
+	if m.src.Breakers == nil {
+		return nil
+	}
+	bg, br := m.bg, m.src.Breakers
+	return func() tea.Msg {
+		items, err := br.BreakerList(bg)
+		return breakersMsg{items, err}
+	}
+}
+
+// actionTimeout bounds one action, so a locked database cannot hang the
+// interface.
+const actionTimeout = 15 * time.Second
+
+// act runs an action in the background and reports how it went.
+func (m Model) act(done string, f func(ctx context.Context) error) tea.Cmd {
+	bg := m.bg
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(bg, actionTimeout)
+		defer cancel()
+		return actionDoneMsg{done: done, err: f(ctx)}
+	}
+}
+
+// layout hands the body area to every component.
+func (m *Model) layout() {
+	w, h := m.ctx.Width, m.bodyHeight()
+	m.runs.SetSize(w, h)
+	m.run.SetSize(w, h)
+	m.step.SetSize(w, h)
+	m.dl.SetSize(w, h)
+	m.br.SetSize(w, h)
+	if m.decide != nil {
+		m.decide.SetHeight(h)
+	}
+}
+
+// bodyHeight is the screen less the title, status and help bars.
+func (m Model) bodyHeight() int {
+	return max(1, m.ctx.Height-1-m.statusHeight()-m.helpHeight())
+}

@@ -1,0 +1,400 @@
+package root
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/tui/confirm"
+	"github.com/flowrun/flowrun/tui/decide"
+	"github.com/flowrun/flowrun/tui/feed"
+	"github.com/flowrun/flowrun/tui/run"
+	"github.com/flowrun/flowrun/tui/runs"
+	"github.com/flowrun/flowrun/tui/signal"
+)
+
+// The actions a confirm dialog can carry.
+type (
+	cancelAction  struct{ runID string }
+	retryAction   struct{ runID string }
+	signalAction  struct{ sub signal.SubmitMsg }
+	decideAction  struct{ choice decide.ChooseMsg }
+	dlRetryAction struct{ id int64 }
+	dlDropAction  struct{ id int64 }
+)
+
+// Update routes a message: the root's own results first, then keys to the
+// open overlay, the global bindings, and finally the current screen.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	before := m.bodyHeight()
+	next, cmd := m.update(msg)
+	if r, ok := next.(Model); ok && r.bodyHeight() != before {
+		r.layout() // the status or help bar changed height
+		return r, cmd
+	}
+	return next, cmd
+}
+
+func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.ctx.Width, m.ctx.Height = msg.Width, msg.Height
+		m.help.Width = msg.Width
+		m.layout()
+		return m, nil
+	case loadedMsg:
+		if msg.err != nil {
+			m.storeErr = msg.err
+			return m, nil
+		}
+		m.loaded, m.storeErr = true, nil
+		m.cursor = msg.snap.Cursor
+		m.runs.SetRuns(msg.snap.Runs)
+		return m, nil
+	case PollMsg:
+		cmds := []tea.Cmd{m.tick()}
+		switch {
+		case !m.loaded:
+			cmds = append(cmds, m.load())
+		case !m.polling:
+			m.polling = true
+			cmds = append(cmds, m.poll())
+		}
+		return m, tea.Batch(cmds...)
+	case polledMsg:
+		return m.applyPoll(msg)
+	case detailMsg:
+		if msg.err != nil {
+			m.setErr(fmt.Errorf("Cannot open the run: %w", msg.err))
+			if m.screen == screenRun && m.run.Detail() == nil {
+				m.screen = screenRuns
+			}
+			return m, nil
+		}
+		m.run.SetDetail(msg.d)
+		m.runs.Apply([]feed.RunRow{msg.d.Row()})
+		return m, nil
+	case attemptsMsg:
+		if r, k := m.step.Key(); r == msg.runID && k == msg.key {
+			if msg.err != nil {
+				m.setErr(fmt.Errorf("Cannot read the attempts of step %s: %w", msg.key, msg.err))
+			} else {
+				m.step.SetAttempts(msg.as)
+			}
+		}
+		return m, nil
+	case actionDoneMsg:
+		if msg.err != nil {
+			m.setErr(msg.err)
+		} else {
+			m.setInfo(msg.done)
+		}
+		return m, nil
+	case deadLettersMsg:
+		m.dl.Set(msg.items, msg.err)
+		return m, nil
+	case breakersMsg:
+		m.br.Set(msg.items, msg.err)
+		return m, nil
+	case planMsg:
+		if msg.err != nil {
+			m.setErr(fmt.Errorf("Cannot show the version decision: %w", msg.err))
+			return m, nil
+		}
+		d := decide.New(m.ctx, m.keys, msg.p)
+		d.SetHeight(m.bodyHeight())
+		m.decide = &d
+		return m, nil
+
+	case runs.OpenMsg:
+		m.screen = screenRun
+		m.run.SetDetail(nil)
+		return m, m.openRun(msg.RunID)
+	case run.OpenStepMsg:
+		m.screen = screenStep
+		m.step.Open(msg.RunID, msg.StepKey)
+		m.step.SetDetail(m.run.Detail())
+		return m, m.loadAttempts(msg.RunID, msg.StepKey)
+	case confirm.DoneMsg:
+		m.confirm = nil
+		if !msg.Confirmed {
+			m.setInfo("Nothing was changed.")
+			return m, nil
+		}
+		return m, m.carryOut(msg.Action)
+	case signal.CancelMsg:
+		m.signal = nil
+		return m, nil
+	case signal.SubmitMsg:
+		m.signal = nil
+		body := fmt.Sprintf("Signal %q with payload %s goes to run %s; the step waiting for it goes on.", msg.Name, clip(string(msg.Payload), 200), msg.RunID)
+		return m.ask(fmt.Sprintf("Send signal %s?", msg.Name), body, signalAction{msg}), nil
+	case decide.CloseMsg:
+		m.decide = nil
+		return m, nil
+	case decide.ChooseMsg:
+		if m.src.Decider == nil {
+			m.setErr(errors.New("Deciding a blocked run is not available in this build of flowrun yet; the run stays blocked. The diff above is what a decision would be about."))
+			return m, nil
+		}
+		plan := decide.Plan{RunID: msg.RunID}
+		if m.decide != nil {
+			plan = m.decide.Plan()
+		}
+		m.decide = nil
+		return m.ask(fmt.Sprintf("Decide %q for run %s?", msg.Choice, msg.RunID), decide.Describe(msg.Choice, plan), decideAction{msg}), nil
+
+	case tea.KeyMsg:
+		return m.key(msg)
+	case tea.MouseMsg:
+		if m.confirm != nil || m.signal != nil || m.decide != nil {
+			return m, nil
+		}
+		msg.Y-- // the title bar
+		return m.toScreen(msg)
+	}
+	return m, nil
+}
+
+// applyPoll folds a poll's changes into the screens.
+func (m Model) applyPoll(msg polledMsg) (tea.Model, tea.Cmd) {
+	m.polling = false
+	if msg.err != nil {
+		m.storeErr = msg.err
+		return m, nil
+	}
+	m.storeErr = nil
+	ch := msg.ch
+	m.cursor = ch.Cursor
+	m.runs.Apply(ch.Runs)
+	var cmds []tea.Cmd
+	if ch.Open != nil && ch.Open.Run.ID == m.run.RunID() && m.run.Detail() != nil {
+		old := m.run.Detail()
+		ch.Open.Events = old.Events
+		m.run.SetDetail(ch.Open)
+	}
+	m.run.AddEvents(ch.Events)
+	if m.screen == screenStep {
+		m.step.SetDetail(m.run.Detail())
+		if r, k := m.step.Key(); ch.Attempts != nil && msg.w.RunID == r && msg.w.StepKey == k {
+			m.step.SetAttempts(ch.Attempts)
+		}
+	}
+	for _, e := range ch.Events {
+		if e.Kind == "dead_lettered" && m.screen == screenDeadLetters {
+			cmds = append(cmds, m.loadDeadLetters())
+			break
+		}
+		if strings.Contains(e.Kind, "breaker") && m.screen == screenBreakers {
+			cmds = append(cmds, m.loadBreakers())
+			break
+		}
+	}
+	if ch.More {
+		m.polling = true
+		cmds = append(cmds, m.poll())
+	}
+	return m, tea.Batch(cmds...)
+}
+
+// key handles a key press.
+func (m Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
+	if k.Type == tea.KeyCtrlC {
+		return m, tea.Quit
+	}
+	switch {
+	case m.confirm != nil:
+		c, cmd := m.confirm.Update(k)
+		m.confirm = &c
+		return m, cmd
+	case m.signal != nil:
+		s, cmd := m.signal.Update(k)
+		m.signal = &s
+		return m, cmd
+	case m.decide != nil:
+		d, cmd := m.decide.Update(k)
+		m.decide = &d
+		return m, cmd
+	}
+	switch {
+	case key.Matches(k, m.keys.Quit):
+		return m, tea.Quit
+	case key.Matches(k, m.keys.Help):
+		m.help.ShowAll = !m.help.ShowAll
+		m.layout()
+		return m, nil
+	case key.Matches(k, m.keys.Back):
+		switch m.screen {
+		case screenStep:
+			m.screen = screenRun
+		case screenRun, screenDeadLetters, screenBreakers:
+			m.screen = screenRuns
+		}
+		return m, nil
+	case key.Matches(k, m.keys.Runs):
+		m.screen = screenRuns
+		return m, nil
+	case key.Matches(k, m.keys.DeadLetters):
+		m.screen = screenDeadLetters
+		return m, m.loadDeadLetters()
+	case key.Matches(k, m.keys.Breakers):
+		m.screen = screenBreakers
+		return m, m.loadBreakers()
+	}
+	if m.screen == screenDeadLetters {
+		if d, ok := m.dl.Selected(); ok {
+			switch {
+			case key.Matches(k, m.keys.Retry):
+				return m.ask("Retry this dead letter?", fmt.Sprintf("Item %d of step %s of run %s is run again.", d.Index, d.Step, d.RunID), dlRetryAction{d.ID}), nil
+			case key.Matches(k, m.keys.Drop):
+				return m.ask("Drop this dead letter?", fmt.Sprintf("Item %d of step %s of run %s is deleted for good.", d.Index, d.Step, d.RunID), dlDropAction{d.ID}), nil
+			}
+		}
+	}
+	if m.screen == screenRuns || m.screen == screenRun || m.screen == screenStep {
+		if mm, cmd, ok := m.runAction(k); ok {
+			return mm, cmd
+		}
+	}
+	return m.toScreen(k)
+}
+
+// toScreen hands a message to the current screen.
+func (m Model) toScreen(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmd tea.Cmd
+	switch m.screen {
+	case screenRuns:
+		m.runs, cmd = m.runs.Update(msg)
+	case screenRun:
+		m.run, cmd = m.run.Update(msg)
+	case screenStep:
+		m.step, cmd = m.step.Update(msg)
+	case screenDeadLetters:
+		m.dl, cmd = m.dl.Update(msg)
+	}
+	return m, cmd
+}
+
+// target is the run an action applies to: the selected row of the list,
+// or the open run.
+func (m Model) target() (id string, status store.RunStatus, waitReason string, ok bool) {
+	if m.screen == screenRuns {
+		r, ok := m.runs.Selected()
+		return r.ID, r.Status, r.WaitReason, ok
+	}
+	d := m.run.Detail()
+	if d == nil {
+		return "", "", "", false
+	}
+	return d.Run.ID, d.Run.Status, d.Run.WaitReason, true
+}
+
+// runAction handles the keys that act on a run.
+func (m Model) runAction(k tea.KeyMsg) (Model, tea.Cmd, bool) {
+	isAction := key.Matches(k, m.keys.Cancel) || key.Matches(k, m.keys.Retry) || key.Matches(k, m.keys.Signal) || key.Matches(k, m.keys.Decide)
+	if !isAction {
+		return m, nil, false
+	}
+	id, status, wait, ok := m.target()
+	if !ok {
+		m.setErr(errors.New("No run is selected."))
+		return m, nil, true
+	}
+	if m.src.Actions == nil && !key.Matches(k, m.keys.Decide) {
+		m.setErr(errors.New("This flowtui is read-only; it cannot act on runs."))
+		return m, nil, true
+	}
+	switch {
+	case key.Matches(k, m.keys.Cancel):
+		if status.Terminal() {
+			m.setErr(fmt.Errorf("Run %s is already %s; there is nothing to cancel.", id, status))
+			return m, nil, true
+		}
+		return m.ask("Cancel run "+id+"?", "The run and its child runs end canceled; a step that is running is stopped. This cannot be undone.", cancelAction{id}), nil, true
+	case key.Matches(k, m.keys.Retry):
+		if status != store.RunFailed && status != store.RunCanceled {
+			m.setErr(fmt.Errorf("Run %s is %s; only a failed or canceled run can be retried.", id, status))
+			return m, nil, true
+		}
+		return m.ask("Retry run "+id+"?", "Completed steps are kept; the failed and canceled steps and what follows them run again.", retryAction{id}), nil, true
+	case key.Matches(k, m.keys.Signal):
+		if status.Terminal() {
+			m.setErr(fmt.Errorf("Run %s is already %s and takes no more signals.", id, status))
+			return m, nil, true
+		}
+		var waiting []string
+		if m.screen != screenRuns && m.run.Detail() != nil {
+			waiting = m.run.WaitingSignals()
+		} else if name, ok := strings.CutPrefix(wait, "signal:"); ok {
+			waiting = []string{name}
+		}
+		s := signal.New(m.ctx, m.keys, id, waiting)
+		m.signal = &s
+		return m, nil, true
+	case key.Matches(k, m.keys.Decide):
+		if status != store.RunBlocked {
+			m.setErr(fmt.Errorf("Run %s is %s; only a blocked run needs a version decision.", id, status))
+			return m, nil, true
+		}
+		bg, src := m.bg, m.src
+		return m, func() tea.Msg {
+			p, err := decide.LoadPlan(bg, src, id)
+			return planMsg{p, err}
+		}, true
+	}
+	return m, nil, false
+}
+
+// ask opens a confirm dialog.
+func (m Model) ask(title, body string, action any) Model {
+	c := confirm.New(m.ctx, m.keys, title, body, action)
+	m.confirm = &c
+	return m
+}
+
+// carryOut runs a confirmed action.
+func (m Model) carryOut(action any) tea.Cmd {
+	src := m.src
+	switch a := action.(type) {
+	case cancelAction:
+		return m.act("Cancel of run "+a.runID+" requested.", func(ctx context.Context) error { return src.Actions.Cancel(ctx, a.runID) })
+	case retryAction:
+		return m.act("Run "+a.runID+" will be retried.", func(ctx context.Context) error { return src.Actions.Retry(ctx, a.runID) })
+	case signalAction:
+		s := a.sub
+		return m.act(fmt.Sprintf("Signal %s sent to run %s.", s.Name, s.RunID), func(ctx context.Context) error {
+			return src.Actions.Signal(ctx, s.RunID, s.Name, json.RawMessage(s.Payload))
+		})
+	case decideAction:
+		c := a.choice
+		return m.act(fmt.Sprintf("Run %s: decided %s.", c.RunID, c.Choice), func(ctx context.Context) error {
+			return src.Decider.Decide(ctx, c.RunID, c.Choice)
+		})
+	case dlRetryAction:
+		return tea.Sequence(m.act(fmt.Sprintf("Dead letter %d will be retried.", a.id), func(ctx context.Context) error {
+			return src.DeadLetters.DeadLetterRetry(ctx, a.id)
+		}), m.loadDeadLetters())
+	case dlDropAction:
+		return tea.Sequence(m.act(fmt.Sprintf("Dead letter %d dropped.", a.id), func(ctx context.Context) error {
+			return src.DeadLetters.DeadLetterDrop(ctx, a.id)
+		}), m.loadDeadLetters())
+	}
+	return nil
+}
+
+func (m *Model) setErr(err error) { m.status, m.statusErr = err.Error(), true }
+
+func (m *Model) setInfo(s string) { m.status, m.statusErr = s, false }
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

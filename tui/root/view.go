@@ -1,0 +1,129 @@
+package root
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/flowrun/flowrun/tui/feed"
+	"github.com/flowrun/flowrun/tui/keys"
+	"github.com/flowrun/flowrun/tui/theme"
+)
+
+// helpKeys is the help bar of the current screen.
+func (m Model) helpKeys() keys.Help {
+	k := m.keys
+	nav := []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Runs, k.DeadLetters, k.Breakers}
+	switch {
+	case m.confirm != nil:
+		return keys.Help{Short: []key.Binding{k.Yes, k.No}}
+	case m.signal != nil:
+		return keys.Help{Short: []key.Binding{k.Submit, k.Next, key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close"))}}
+	case m.decide != nil:
+		return keys.Help{Short: []key.Binding{k.Old, k.New, k.Migrate, key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close"))}}
+	}
+	switch m.screen {
+	case screenRun:
+		return keys.Help{Short: []key.Binding{k.Open, k.Back, k.Cancel, k.Retry, k.Signal, k.Decide, k.Help, k.Quit}, More: nav}
+	case screenStep:
+		return keys.Help{Short: []key.Binding{k.Back, k.Up, k.Down, k.Cancel, k.Signal, k.Help, k.Quit}, More: nav}
+	case screenDeadLetters:
+		return keys.Help{Short: []key.Binding{k.Retry, k.Drop, k.Back, k.Help, k.Quit}, More: nav}
+	case screenBreakers:
+		return keys.Help{Short: []key.Binding{k.Back, k.Help, k.Quit}, More: nav}
+	}
+	return keys.Help{Short: []key.Binding{k.Open, k.FilterStatus, k.FilterWorkflow, k.Sort, k.Cancel, k.Retry, k.Signal, k.Decide, k.Help, k.Quit}, More: nav}
+}
+
+func (m Model) helpHeight() int {
+	if !m.help.ShowAll {
+		return 1
+	}
+	return max(1, lipgloss.Height(m.help.View(m.helpKeys())))
+}
+
+// View draws the title bar, the screen (or an overlay on it), the status
+// bar and the help bar, always exactly the terminal's size.
+func (m Model) View() string {
+	w, h := m.ctx.Width, m.ctx.Height
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	if m.ctx.TooSmall() {
+		return theme.Lines(theme.TooSmallMessage(w, h), w, h)
+	}
+	st := m.ctx.Styles
+	bodyH := m.bodyHeight()
+
+	title := st.Title.Render("flowtui")
+	if m.title != "" {
+		title += " " + st.Faint.Render(m.title)
+	}
+	var body string
+	switch {
+	case m.storeErr != nil && !m.loaded:
+		body = st.Error.Render("Cannot read the database.") + "\n" + m.storeErr.Error() +
+			"\n\nCheck that --db (or FLOWRUN_DB) names a flowrun database you may read.\nflowtui retries every few hundred milliseconds; press q to quit."
+	case m.confirm != nil:
+		body = lipgloss.Place(w, bodyH, lipgloss.Center, lipgloss.Center, m.confirm.View())
+	case m.signal != nil:
+		body = lipgloss.Place(w, bodyH, lipgloss.Center, lipgloss.Center, m.signal.View())
+	case m.decide != nil:
+		body = lipgloss.Place(w, bodyH, lipgloss.Center, lipgloss.Center, m.decide.View())
+	default:
+		switch m.screen {
+		case screenRuns:
+			body = m.runs.View()
+		case screenRun:
+			body = m.run.View()
+		case screenStep:
+			body = m.step.View()
+		case screenDeadLetters:
+			body = m.dl.View()
+		case screenBreakers:
+			body = m.br.View()
+		}
+	}
+
+	status := m.statusLines()
+	var b strings.Builder
+	b.WriteString(theme.Fit(title, w) + "\n")
+	b.WriteString(theme.Lines(body, w, bodyH) + "\n")
+	b.WriteString(theme.Lines(status, w, m.statusHeight()) + "\n")
+	m.help.Width = w
+	b.WriteString(theme.Lines(m.help.View(m.helpKeys()), w, m.helpHeight()))
+	return b.String()
+}
+
+// statusLines is the status bar's text: a message, or the store's error,
+// wrapped to at most two lines.
+func (m Model) statusLines() string {
+	st := m.ctx.Styles
+	switch {
+	case m.storeErr != nil:
+		return wrap(st.Error.Render("Cannot read the database: ")+m.storeErr.Error()+" (retrying)", m.ctx.Width, 2)
+	case m.statusErr:
+		return st.Error.Render(wrap(m.status, m.ctx.Width, 2))
+	case m.status == "" && m.loaded:
+		return st.Faint.Render(fmt.Sprintf("live · %d runs · polled every %s", m.runs.Len(), feed.PollInterval))
+	}
+	return wrap(m.status, m.ctx.Width, 2)
+}
+
+func (m Model) statusHeight() int { return max(1, lipgloss.Height(m.statusLines())) }
+
+// wrap breaks s at spaces into at most n lines of w cells.
+func wrap(s string, w, n int) string {
+	out := lipgloss.NewStyle().Width(w).Render(s)
+	ls := strings.Split(out, "\n")
+	if len(ls) > n {
+		ls = ls[:n]
+		ls[n-1] = theme.Cut(strings.TrimRight(ls[n-1], " ")+" …", w)
+	}
+	for i := range ls {
+		ls[i] = strings.TrimRight(ls[i], " ")
+	}
+	return strings.Join(ls, "\n")
+}
