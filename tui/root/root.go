@@ -110,7 +110,7 @@ type (
 		err  error
 	}
 	// PollMsg asks for a poll now (the timer sends it; tests send it).
-	PollMsg  struct{}
+	PollMsg   struct{}
 	polledMsg struct {
 		ch  feed.Changes
 		w   feed.Watch
