@@ -124,7 +124,7 @@ wait:
 		if time.Now().After(deadline) {
 			t.Fatal("the timed-out step was not stopped")
 		}
-		if _, err := os.Stat(pidFile); err == nil {
+		if raw, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(raw), "\n") {
 			b.clk.Advance(5 * time.Second)
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -137,7 +137,10 @@ wait:
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
+	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil || pid <= 0 {
+		t.Fatalf("pid file holds %q", raw)
+	}
 	for i := 0; ; i++ {
 		if err := syscall.Kill(pid, 0); err == syscall.ESRCH {
 			break
