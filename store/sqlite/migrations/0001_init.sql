@@ -39,6 +39,8 @@ CREATE TABLE runs (
     finished_at      INTEGER,
     available_at     INTEGER NOT NULL,
     deadline_at      INTEGER,
+    -- lease_owner and lease_expires_at are NULL together (a free lease)
+    -- or set together; the claim tests the expiry alone.
     lease_owner      TEXT,
     lease_epoch      INTEGER NOT NULL DEFAULT 0,
     lease_expires_at INTEGER,
@@ -56,8 +58,11 @@ CREATE TABLE runs (
     updated_at       INTEGER NOT NULL
 );
 -- The claim: due, claimable runs in (available_at, id) order. Partial, so
--- finished runs (most of the table) are not in it.
-CREATE INDEX runs_claim ON runs (available_at, id) WHERE status IN ('pending', 'running', 'waiting');
+-- finished runs (most of the table) are not in it; covering, so the claim
+-- skips runs whose lease is live (they sit at the front: their available_at
+-- has passed) without reading their rows.
+CREATE INDEX runs_claim ON runs (available_at, id, lease_expires_at, status)
+    WHERE status IN ('pending', 'running', 'waiting');
 CREATE INDEX runs_key ON runs (workflow, key, created_at) WHERE key IS NOT NULL;
 CREATE INDEX runs_created ON runs (created_at, id);
 CREATE INDEX runs_status_created ON runs (status, created_at, id);
