@@ -18,10 +18,14 @@ import (
 // wake_at) and shows nothing else, so new event kinds still read well.
 func describeEvent(ev store.Event) string {
 	var b strings.Builder
-	if ev.StepKey != "" {
+	switch rest, isRun := strings.CutPrefix(ev.Kind, "run_"); {
+	case isRun || ev.StepKey == "":
+		b.WriteString("run " + words(rest))
+		if ev.StepKey != "" {
+			b.WriteString(" at step " + ev.StepKey)
+		}
+	default:
 		b.WriteString("step " + ev.StepKey + " " + words(strings.TrimPrefix(ev.Kind, "step_")))
-	} else {
-		b.WriteString("run " + words(strings.TrimPrefix(ev.Kind, "run_")))
 	}
 
 	var data map[string]any

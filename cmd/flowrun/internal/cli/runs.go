@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"strconv"
-	"text/tabwriter"
 	"time"
 
 	"github.com/flowrun/flowrun/store"
@@ -65,7 +64,7 @@ ends), steps_total and steps_done.`,
 					fmt.Fprintln(e.stderr, "flowrun runs: no runs match; start one with: flowrun apply FILE.hcl")
 					return nil
 				}
-				tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+				tw := newTable(e.stdout)
 				fmt.Fprintln(tw, "RUN\tWORKFLOW\tVERSION\tKEY\tSTATUS\tSTEPS\tCREATED")
 				for _, r := range runs {
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\n", r.ID, r.Workflow, r.Version,

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -90,7 +91,7 @@ func writeHumanView(w io.Writer, v *interp.RunView) error {
 		order = sortedKeys(v.Steps)
 	}
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := newTable(w)
 	fmt.Fprintln(tw, "STEP\tSTATUS\tATTEMPTS\tDURATION\tDETAIL")
 	for _, name := range order {
 		s := v.Steps[name]
@@ -115,13 +116,43 @@ func writeHumanView(w io.Writer, v *interp.RunView) error {
 	return tw.Flush()
 }
 
-// row writes one table row; empty trailing cells are left out, so no line
-// ends in padding.
+// row writes one table row.
 func row(w io.Writer, cells ...string) {
-	for len(cells) > 1 && cells[len(cells)-1] == "" {
-		cells = cells[:len(cells)-1]
-	}
 	fmt.Fprintln(w, strings.Join(cells, "\t"))
+}
+
+// table lays out tab-separated rows in aligned columns, like tabwriter,
+// without padding at the ends of lines.
+type table struct {
+	out io.Writer
+	buf bytes.Buffer
+	tw  *tabwriter.Writer
+}
+
+func newTable(out io.Writer) *table {
+	t := &table{out: out}
+	t.tw = tabwriter.NewWriter(&t.buf, 0, 4, 2, ' ', 0)
+	return t
+}
+
+func (t *table) Write(p []byte) (int, error) { return t.tw.Write(p) }
+
+// Flush writes the table out.
+func (t *table) Flush() error {
+	if err := t.tw.Flush(); err != nil {
+		return err
+	}
+	for _, line := range strings.SplitAfter(t.buf.String(), "\n") {
+		trimmed := strings.TrimRight(line, " \n")
+		if trimmed == "" && line == "" {
+			continue
+		}
+		if _, err := io.WriteString(t.out, trimmed+"\n"); err != nil {
+			return err
+		}
+	}
+	t.buf.Reset()
+	return nil
 }
 
 func spanText(start, end *time.Time) string {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/flowrun/flowrun/store"
 )
@@ -49,7 +48,7 @@ hash of its graph, how many runs are bound to it and when it was stored.`,
 				for _, r := range runs {
 					counts[r.Version]++
 				}
-				tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+				tw := newTable(e.stdout)
 				fmt.Fprintln(tw, "VERSION\tHASH\tRUNS\tSTORED")
 				for _, v := range vs {
 					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", v.Version, shortHash(v.Hash), counts[v.Version], formatTime(v.CreatedAt))
