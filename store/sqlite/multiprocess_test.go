@@ -2,7 +2,7 @@ package sqlite_test
 
 import (
 	"bufio"
-		"context"
+	"context"
 	"fmt"
 	"io"
 	"os"
