@@ -90,7 +90,7 @@ func (e *env) apply(ctx context.Context, paths []string, o *applyOptions) error 
 	}
 	switch {
 	case !created && run.Status == store.RunCompleted:
-		fmt.Fprintf(e.stderr, "flowrun apply: run %s with key %q already completed; it was not run again. Pass --new to start another run.\n", run.ID, run.Key)
+		fmt.Fprintf(e.stderr, "flowrun apply: run %s with key %q already completed (on version %s); it was not run again. Pass --new to start another run.\n", run.ID, run.Key, run.Version)
 		return e.finish(ctx, eng, run.ID, o.json)
 	case !created:
 		fmt.Fprintf(e.stderr, "flowrun apply: resuming run %s with key %q (%s).\n", run.ID, run.Key, run.Status)
