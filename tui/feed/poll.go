@@ -45,7 +45,7 @@ type Snapshot struct {
 // the runs, so a change made while loading is seen again by the next Poll,
 // never lost.
 func (s *Source) Load(ctx context.Context) (Snapshot, error) {
-	cur, err := s.lastEventID(ctx)
+	cur, err := s.LastEventID(ctx)
 	if err != nil {
 		return Snapshot{}, err
 	}
@@ -63,10 +63,10 @@ func (s *Source) Load(ctx context.Context) (Snapshot, error) {
 	return snap, nil
 }
 
-// lastEventID finds the newest event id without reading the history: an
+// LastEventID finds the newest event id without reading the history: an
 // exponential then binary search on "is there an event after id?", each
 // probe one indexed row.
-func (s *Source) lastEventID(ctx context.Context) (int64, error) {
+func (s *Source) LastEventID(ctx context.Context) (int64, error) {
 	after := func(id int64) (bool, error) {
 		evs, err := s.Store.EventList(ctx, store.EventListParams{AfterID: id, Limit: 1})
 		if err != nil {

@@ -52,7 +52,7 @@ func (m Model) View() string {
 		return ""
 	}
 	if m.ctx.TooSmall() {
-		return theme.Lines(theme.TooSmallMessage(w, h), w, h)
+		return theme.Lines(wrap(theme.TooSmallMessage(w, h), w, h), w, h)
 	}
 	st := m.ctx.Styles
 	bodyH := m.bodyHeight()

@@ -1,0 +1,261 @@
+// Package progress is the live view `flowrun apply` shows inline on a
+// terminal while it drives a run: a spinner with the run's status, a line per
+// active step (attempt, duration, what it waits for, retry and timer
+// countdowns) and a progress bar of steps done over steps total. It follows
+// the store like flowtui does, through the events appended since the last it
+// saw, so it shows what any process does to the run.
+//
+// progress must not drive or change the run, read the keyboard or handle
+// signals: the CLI drives the run and owns Ctrl-C; it tells the view to
+// finish by canceling the context given to Run.
+package progress
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/flowrun/flowrun/clock"
+	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/tui/feed"
+	"github.com/flowrun/flowrun/tui/theme"
+)
+
+// Interval is how often the view reads the store.
+const Interval = 100 * time.Millisecond
+
+// Options configure Run.
+type Options struct {
+	// Store is read, never written.
+	Store store.Store
+	// RunID is the run to follow (a full id).
+	RunID string
+	// Out is the terminal written to.
+	Out io.Writer
+	// NoColor draws without colour (set it when NO_COLOR is set).
+	NoColor bool
+	// Clock measures durations and countdowns (default clock.Real).
+	Clock clock.Clock
+	// Width is the width to draw at before the terminal reports one
+	// (default 80).
+	Width int
+}
+
+// Run shows the live view on o.Out until ctx is canceled, then draws the
+// run's state once more and returns. It reads no input and installs no
+// signal handler. Call it in its own goroutine next to the engine's Drive
+// and cancel ctx when Drive returns; wait for Run before printing more.
+func Run(ctx context.Context, o Options) error {
+	if o.Clock == nil {
+		o.Clock = clock.Real{}
+	}
+	tctx := theme.NewContext(o.Out, o.NoColor, o.Clock)
+	if o.Width > 0 {
+		tctx.Width = o.Width
+	}
+	// The program's own context outlives ctx: ctx ending means "finish",
+	// and the final frame must still be read and drawn.
+	pctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	m := New(pctx, &feed.Source{Store: o.Store}, tctx, o.RunID)
+	p := tea.NewProgram(m, tea.WithInput(nil), tea.WithOutput(o.Out), tea.WithoutSignalHandler(), tea.WithContext(pctx))
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // tells the program to finish when ctx ends; Run waits for it
+		defer wg.Done()
+		select {
+		case <-ctx.Done():
+			p.Send(FinishMsg{})
+		case <-pctx.Done():
+		}
+	}()
+	_, err := p.Run()
+	stop()
+	wg.Wait()
+	if err != nil {
+		return fmt.Errorf("live progress: %w", err)
+	}
+	return nil
+}
+
+// FinishMsg makes the model read the store a last time, draw and quit.
+type FinishMsg struct{}
+
+type polledMsg struct {
+	ch  feed.Changes
+	d   *feed.RunDetail
+	err error
+}
+
+type tickMsg struct{}
+
+// Model is the inline view, usable as any tea.Model.
+type Model struct {
+	bg        context.Context
+	src       *feed.Source
+	ctx       *theme.Context
+	runID     string
+	cursor    int64
+	d         *feed.RunDetail
+	err       error
+	frame     int
+	polling   bool
+	finishing bool
+	done      bool
+}
+
+// New returns the model following runID.
+func New(bg context.Context, src *feed.Source, tctx *theme.Context, runID string) Model {
+	return Model{bg: bg, src: src, ctx: tctx, runID: runID}
+}
+
+// Init reads the run in full.
+func (m Model) Init() tea.Cmd { return tea.Batch(m.first(), m.tick()) }
+
+func (m Model) first() tea.Cmd {
+	bg, src, id := m.bg, m.src, m.runID
+	return func() tea.Msg {
+		// The cursor is read first, so nothing after the full read is missed.
+		cur, err := src.LastEventID(bg)
+		if err != nil {
+			return polledMsg{err: err}
+		}
+		d, err := src.Detail(bg, id)
+		if err != nil {
+			return polledMsg{err: err}
+		}
+		return polledMsg{ch: feed.Changes{Cursor: cur}, d: d}
+	}
+}
+
+func (m Model) poll() tea.Cmd {
+	bg, src, cur, id := m.bg, m.src, m.cursor, m.runID
+	return func() tea.Msg {
+		ch, err := src.Poll(bg, cur, feed.Watch{RunID: id})
+		return polledMsg{ch: ch, d: ch.Open, err: err}
+	}
+}
+
+func (m Model) tick() tea.Cmd {
+	bg, clk := m.bg, m.ctx.Clock
+	return func() tea.Msg {
+		t := clk.NewTimer(Interval)
+		defer t.Stop()
+		select {
+		case <-t.C():
+			return tickMsg{}
+		case <-bg.Done():
+			return nil
+		}
+	}
+}
+
+// Update follows the store.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.ctx.Width = msg.Width
+	case tickMsg:
+		m.frame++
+		if m.polling || m.d == nil {
+			return m, m.tick()
+		}
+		m.polling = true
+		return m, tea.Batch(m.poll(), m.tick())
+	case FinishMsg:
+		m.finishing = true
+		if !m.polling {
+			m.polling = true
+			return m, m.poll()
+		}
+	case polledMsg:
+		m.polling = false
+		m.err = msg.err
+		if msg.err == nil {
+			if m.cursor < msg.ch.Cursor {
+				m.cursor = msg.ch.Cursor
+			}
+			if msg.d != nil {
+				m.d = msg.d
+			}
+		}
+		if m.finishing {
+			if msg.err == nil && msg.ch.More {
+				m.polling = true
+				return m, m.poll()
+			}
+			m.done = true
+			return m, tea.Quit
+		}
+	}
+	return m, nil
+}
+
+var frames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+// View draws the run, its active steps and the bar.
+func (m Model) View() string {
+	st := m.ctx.Styles
+	w := max(20, m.ctx.Width)
+	if m.d == nil {
+		if m.err != nil {
+			return st.Error.Render(theme.Cut("Cannot read the run: "+m.err.Error(), w)) + "\n"
+		}
+		return frames[0] + " starting…\n"
+	}
+	now := m.ctx.Clock.Now()
+	r := m.d.Run
+	icon := frames[m.frame%len(frames)]
+	if r.Status.Terminal() || m.done {
+		icon = theme.Icon(string(r.Status))
+	}
+	head := fmt.Sprintf("%s %s %s · run %s · %s", icon, r.Workflow, m.d.Bound, r.ID, r.Status)
+	if d := theme.Span(r.StartedAt, r.FinishedAt, now); d != "" {
+		head += " · " + d
+	}
+	if r.WaitReason != "" && !r.Status.Terminal() {
+		head += " · waiting on " + r.WaitReason
+	}
+	lines := []string{st.StatusStyle(string(r.Status)).Render(theme.Cut(head, w))}
+	done, total := 0, 0
+	for _, s := range m.d.Steps {
+		if s.Index >= 0 || s.Iteration >= 0 {
+			continue
+		}
+		total++
+		if s.Status.Terminal() {
+			done++
+		}
+		if s.Status != store.StepRunning && s.Status != store.StepWaiting {
+			continue
+		}
+		line := fmt.Sprintf("  %s %-20s %s", theme.Icon(string(s.Status)), theme.Cut(s.Step, 20), s.Status)
+		if s.Attempts > 1 {
+			line += fmt.Sprintf(" · attempt %d", s.Attempts)
+		}
+		if d := theme.Span(s.StartedAt, time.Time{}, now); d != "" {
+			line += " · " + d
+		}
+		if s.Detail != "" {
+			line += " · " + s.Detail
+		}
+		if !s.WakeAt.IsZero() {
+			line += " · " + theme.Countdown(s.WakeAt, now)
+		}
+		lines = append(lines, theme.Cut(line, w))
+	}
+	if m.d.Graph != nil {
+		total = max(total, len(m.d.Graph.Steps))
+	}
+	if m.err != nil {
+		lines = append(lines, st.Warning.Render(theme.Cut("  cannot read the store: "+m.err.Error()+" (retrying)", w)))
+	}
+	barW := max(10, min(40, w-20))
+	lines = append(lines, "  "+st.Bar(done, total, barW)+fmt.Sprintf(" %d/%d steps", done, total))
+	return strings.Join(lines, "\n") + "\n"
+}

@@ -1,0 +1,296 @@
+package root
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/tui/feed"
+	"github.com/flowrun/flowrun/tui/internal/fixture"
+	"github.com/flowrun/flowrun/tui/theme"
+)
+
+const hello = `
+workflow "hello" {
+  version = "1.0.0"
+  step "greeting" {
+    set {
+      text = "hello"
+    }
+  }
+  step "say" {
+    exec {
+      command = ["echo", "{{ steps.greeting.output.text }}"]
+    }
+  }
+}
+`
+
+// world is a store with a completed run, a run parked on a signal and a
+// pending one.
+type world struct {
+	b                  *fixture.Bundle
+	hello, waiting, todo store.Run
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	b := fixture.New(t)
+	b.StoreHCL(t, hello)
+	b.StoreHCL(t, fixture.Approve)
+	w := &world{b: b}
+	w.hello = b.Drive(t, b.Start(t, "hello", nil).ID)
+	b.Clock.Advance(time.Second)
+	w.waiting = b.Drive(t, b.Start(t, "approve", map[string]any{"id": "A-1"}).ID)
+	b.Clock.Advance(time.Second)
+	w.todo = b.Start(t, "approve", map[string]any{"id": "B-2"})
+	if w.hello.Status != store.RunCompleted || w.waiting.Status != store.RunWaiting {
+		t.Fatalf("setup: hello %s, approve %s", w.hello.Status, w.waiting.Status)
+	}
+	return w
+}
+
+// newRoot returns a loaded root at 80x24, plain, on the world's clock.
+func newRoot(t *testing.T, src *feed.Source, clk *fixture.Bundle) Model {
+	t.Helper()
+	tctx := theme.NewContext(&bytes.Buffer{}, true, clk.Clock)
+	m := New(context.Background(), src, tctx, Options{Title: "test.db", NoTicks: true})
+	m = send(t, m, tea.WindowSizeMsg{Width: 80, Height: 24})
+	return settle(t, m, m.Init())
+}
+
+// send updates the model with msg and runs the commands that follow, as
+// the program would, until none is left.
+func send(t *testing.T, m Model, msg tea.Msg) Model {
+	t.Helper()
+	next, cmd := m.Update(msg)
+	return settle(t, next.(Model), cmd)
+}
+
+func settle(t *testing.T, m Model, cmd tea.Cmd) Model {
+	t.Helper()
+	queue := []tea.Cmd{cmd}
+	for n := 0; len(queue) > 0; n++ {
+		if n > 1000 {
+			t.Fatal("commands do not settle")
+		}
+		c := queue[0]
+		queue = queue[1:]
+		if c == nil {
+			continue
+		}
+		switch msg := c().(type) {
+		case nil, tea.QuitMsg:
+		case tea.BatchMsg:
+			queue = append(queue, msg...)
+		default:
+			next, more := m.Update(msg)
+			m = next.(Model)
+			queue = append(queue, more)
+		}
+	}
+	return m
+}
+
+func press(t *testing.T, m Model, ks ...string) Model {
+	t.Helper()
+	for _, k := range ks {
+		var msg tea.KeyMsg
+		switch k {
+		case "enter":
+			msg = tea.KeyMsg{Type: tea.KeyEnter}
+		case "esc":
+			msg = tea.KeyMsg{Type: tea.KeyEsc}
+		case "tab":
+			msg = tea.KeyMsg{Type: tea.KeyTab}
+		case "backspace":
+			msg = tea.KeyMsg{Type: tea.KeyBackspace}
+		default:
+			msg = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+		}
+		m = send(t, m, msg)
+	}
+	return m
+}
+
+// flat joins the words of a screen with single spaces, so a message
+// wrapped over lines still matches.
+func flat(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func TestMain(m *testing.M) {
+	time.Local = time.UTC // goldens show times in UTC whatever the machine's zone
+	m.Run()
+}
+
+func checkSize(t *testing.T, view string) {
+	t.Helper()
+	lines := strings.Split(view, "\n")
+	if len(lines) != 24 {
+		t.Errorf("view has %d lines, want 24:\n%s", len(lines), view)
+	}
+	for i, l := range lines {
+		if w := len([]rune(l)); w > 80 {
+			t.Errorf("line %d is %d cells wide: %q", i, w, l)
+		}
+	}
+}
+
+func TestRunsListGolden(t *testing.T) {
+	w := newWorld(t)
+	m := newRoot(t, &feed.Source{Store: w.b.Store}, w.b)
+	v := m.View()
+	checkSize(t, v)
+	golden.RequireEqual(t, []byte(v))
+}
+
+func TestOpenRunGolden(t *testing.T) {
+	w := newWorld(t)
+	m := newRoot(t, &feed.Source{Store: w.b.Store}, w.b)
+	m = press(t, m, "j", "enter") // the second newest run: the waiting one
+	if m.run.RunID() != w.waiting.ID {
+		t.Fatalf("opened %q, want the waiting run %s", m.run.RunID(), w.waiting.ID)
+	}
+	v := m.View()
+	checkSize(t, v)
+	for _, want := range []string{"version 1.0.0 (bound)", "◷ approval", "signal approval", "· ship", "✓ prepare"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("run view lacks %q:\n%s", want, v)
+		}
+	}
+	golden.RequireEqual(t, []byte(v))
+
+	m = press(t, m, "j", "enter") // the step approval
+	v = m.View()
+	checkSize(t, v)
+	for _, want := range []string{"step approval", "EVENTS", "step_started"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("step view lacks %q:\n%s", want, v)
+		}
+	}
+}
+
+func TestSignalWithPayload(t *testing.T) {
+	w := newWorld(t)
+	src := &feed.Source{Store: w.b.Store, Actions: feed.EngineActions{Engine: w.b.Engine}}
+	m := newRoot(t, src, w.b)
+	m = press(t, m, "j", "enter", "s")
+	if m.signal == nil {
+		t.Fatalf("s did not open the signal prompt:\n%s", m.View())
+	}
+	m = press(t, m, `{"ok": tru`, "enter")
+	v := m.View()
+	checkSize(t, v)
+	if !strings.Contains(v, "not valid JSON") || m.signal == nil {
+		t.Fatalf("a malformed payload was not explained in the prompt:\n%s", v)
+	}
+	m = press(t, m, "e}", "enter")
+	if m.confirm == nil {
+		t.Fatalf("a valid payload did not ask for confirmation:\n%s", m.View())
+	}
+	m = press(t, m, "y")
+	if !strings.Contains(m.View(), "Signal approval sent") {
+		t.Fatalf("no confirmation of the signal:\n%s", m.View())
+	}
+	sigs, err := w.b.Store.SignalList(context.Background(), w.waiting.ID, true)
+	if err != nil || len(sigs) != 1 || string(sigs[0].Payload) != `{"ok":true}` {
+		t.Fatalf("signals %+v, %v; want one approval with {\"ok\":true}", sigs, err)
+	}
+
+	// The run goes on in "another process"; a poll shows it finished.
+	w.b.Drive(t, w.waiting.ID)
+	m = send(t, m, PollMsg{})
+	v = m.View()
+	if !strings.Contains(v, "✓ completed") || !strings.Contains(v, "✓ ship") {
+		t.Fatalf("the run view did not follow the run to its end:\n%s", v)
+	}
+}
+
+func TestCancelConfirmed(t *testing.T) {
+	w := newWorld(t)
+	src := &feed.Source{Store: w.b.Store, Actions: feed.EngineActions{Engine: w.b.Engine}}
+	m := newRoot(t, src, w.b)
+	if r, _ := m.runs.Selected(); r.ID != w.todo.ID {
+		t.Fatalf("selected %s, want the newest run %s", r.ID, w.todo.ID)
+	}
+	m = press(t, m, "c", "n")
+	if r, _ := w.b.Store.RunGet(context.Background(), w.todo.ID); r.Status == store.RunCanceled {
+		t.Fatal("n canceled the run")
+	}
+	m = press(t, m, "c", "y")
+	r, err := w.b.Store.RunGet(context.Background(), w.todo.ID)
+	if err != nil || r.Status != store.RunCanceled {
+		t.Fatalf("run %s after cancel: %s, %v", w.todo.ID, r.Status, err)
+	}
+	m = send(t, m, PollMsg{})
+	if got, _ := m.runs.Selected(); got.Status != store.RunCanceled {
+		t.Fatalf("the list shows %s after a poll, want canceled", got.Status)
+	}
+	// A second cancel of the finished run is explained, not attempted.
+	m = press(t, m, "c")
+	if m.confirm != nil || !strings.Contains(m.View(), "nothing to cancel") {
+		t.Fatalf("cancel of a canceled run:\n%s", m.View())
+	}
+}
+
+func TestDecideNeedsBlockedRun(t *testing.T) {
+	w := newWorld(t)
+	m := newRoot(t, &feed.Source{Store: w.b.Store}, w.b)
+	m = press(t, m, "d")
+	if m.decide != nil || !strings.Contains(flat(m.View()), "only a blocked run needs a version decision") {
+		t.Fatalf("decide on a pending run:\n%s", m.View())
+	}
+}
+
+func TestViewsWithoutStores(t *testing.T) {
+	w := newWorld(t)
+	m := newRoot(t, &feed.Source{Store: w.b.Store}, w.b)
+	m = press(t, m, "2")
+	if v := m.View(); !strings.Contains(v, "Dead letters are not available") {
+		t.Errorf("dead letters without a store:\n%s", v)
+	}
+	m = press(t, m, "3")
+	if v := m.View(); !strings.Contains(v, "Breakers are not available") {
+		t.Errorf("breakers without a store:\n%s", v)
+	}
+}
+
+func TestTooSmall(t *testing.T) {
+	w := newWorld(t)
+	m := newRoot(t, &feed.Source{Store: w.b.Store}, w.b)
+	m = send(t, m, tea.WindowSizeMsg{Width: 40, Height: 10})
+	v := m.View()
+	if !strings.Contains(flat(v), "needs at least 60x16") {
+		t.Fatalf("too small:\n%s", v)
+	}
+	if n := len(strings.Split(v, "\n")); n != 10 {
+		t.Fatalf("too-small view has %d lines, want 10", n)
+	}
+	m = send(t, m, tea.WindowSizeMsg{Width: 80, Height: 24})
+	checkSize(t, m.View())
+}
+
+// failing is a store whose reads fail, as a database that went away.
+type failing struct{ store.Store }
+
+var errGone = errors.New("disk I/O error")
+
+func (failing) EventList(context.Context, store.EventListParams) ([]store.Event, error) {
+	return nil, errGone
+}
+
+func TestStoreErrorShown(t *testing.T) {
+	w := newWorld(t)
+	m := newRoot(t, &feed.Source{Store: failing{w.b.Store}}, w.b)
+	v := m.View()
+	checkSize(t, v)
+	if !strings.Contains(v, "Cannot read the database") || !strings.Contains(v, "disk I/O error") {
+		t.Fatalf("store error:\n%s", v)
+	}
+}
