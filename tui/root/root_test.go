@@ -36,7 +36,7 @@ workflow "hello" {
 // world is a store with a completed run, a run parked on a signal and a
 // pending one.
 type world struct {
-	b                  *fixture.Bundle
+	b                    *fixture.Bundle
 	hello, waiting, todo store.Run
 }
 
