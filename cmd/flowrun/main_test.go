@@ -1,12 +1,16 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -34,8 +38,10 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"mask":  cmdMask,
-			"runid": cmdRunID,
+			"mask":     cmdMask,
+			"runid":    cmdRunID,
+			"waitfile": cmdWaitFile,
+			"status":   cmdStatus,
 		},
 	})
 }
@@ -98,4 +104,54 @@ func cmdRunID(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("no run id in %s:\n%s", args[0], strings.TrimSpace(ts.ReadFile(args[0])))
 	}
 	ts.Setenv(args[1], id)
+}
+
+// cmdWaitFile waits until a file exists: a background command (a step's
+// action) says it got somewhere by creating it. The 30s limit is a safety
+// net against a hung test, never a timing assumption.
+//
+//	waitfile started
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitfile FILE")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := os.Stat(ts.MkAbs(args[0]))
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			ts.Fatalf("waitfile %s: %v", args[0], err)
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("waitfile %s: the file did not appear within 30s", args[0])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// cmdStatus runs a command, like exec, and checks its exact exit code; the
+// output is kept for stdout and stderr as usual:
+//
+//	status 2 flowrun apply bad.hcl
+func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: status CODE COMMAND [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("status: %q is not an exit code", args[0])
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("status: running %s: %v", args[1], err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited with %d, want %d", strings.Join(args[1:], " "), got, want)
+	}
 }
