@@ -197,7 +197,7 @@ func (e *env) detached(ctx context.Context, eng *interp.Engine, run store.Run, a
 func (e *env) drive(ctx context.Context, eng *interp.Engine, runID string, asJSON bool) error {
 	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	run, err := eng.Drive(sctx, runID)
+	_, err := eng.Drive(sctx, runID)
 	interrupted := sctx.Err() != nil && ctx.Err() == nil
 	stop()
 	if interrupted {
@@ -208,7 +208,6 @@ func (e *env) drive(ctx context.Context, eng *interp.Engine, runID string, asJSO
 	if err != nil {
 		return storeError(fmt.Sprintf("running run %s", runID), err)
 	}
-	_ = run
 	return e.finish(ctx, eng, runID, asJSON)
 }
 

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -111,19 +110,4 @@ func compactJSON(raw json.RawMessage) string {
 		return string(raw)
 	}
 	return string(out)
-}
-
-// sortedRawKeys lists an object's keys, sorted; nil for a value that is not
-// an object.
-func sortedRawKeys(raw json.RawMessage) ([]string, map[string]json.RawMessage) {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil || m == nil {
-		return nil, nil
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys, m
 }
