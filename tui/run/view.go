@@ -31,8 +31,9 @@ func (m Model) header() []string {
 	}
 	lines = append(lines, timing)
 	if r.Status == store.RunBlocked {
-		lines = append(lines, st.Banner.Render(theme.Cut(
-			"BLOCKED: a newer version of "+r.Workflow+" changed it in a MAJOR way. Press d to decide: old, new or migrate.", max(10, m.width-2))))
+		lines = append(lines,
+			st.Banner.Render(theme.Cut("BLOCKED on a version decision: press d to choose old, new or migrate.", max(10, m.width-2))),
+			st.Warning.Render(theme.Cut("A newer MAJOR version of "+r.Workflow+" is stored; nothing of this run executes until it is decided.", m.width)))
 	}
 	if msg := errorMessage(r.Error); msg != "" && r.Status.Terminal() {
 		lines = append(lines, st.Error.Render("error: ")+msg)

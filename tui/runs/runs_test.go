@@ -1,0 +1,145 @@
+package runs
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"github.com/flowrun/flowrun/clock"
+	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/tui/feed"
+	"github.com/flowrun/flowrun/tui/keys"
+	"github.com/flowrun/flowrun/tui/theme"
+)
+
+var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+
+var statuses = []store.RunStatus{store.RunCompleted, store.RunRunning, store.RunWaiting, store.RunFailed, store.RunBlocked, store.RunCanceled, store.RunPending}
+
+// rows makes n runs, newest first, of three workflows.
+func rows(n int) []feed.RunRow {
+	out := make([]feed.RunRow, n)
+	for i := range out {
+		created := t0.Add(-time.Duration(i) * time.Minute)
+		r := feed.RunRow{ID: fmt.Sprintf("01RUN%021d", n-i), Workflow: []string{"deploy", "billing", "report"}[i%3],
+			Version: "1.2.0", Key: fmt.Sprintf("K-%d", i), Status: statuses[i%len(statuses)], CreatedAt: created,
+			StepsTotal: 8, StepsDone: i % 9}
+		if r.Status.Terminal() {
+			r.FinishedAt = created.Add(time.Duration(i%50) * time.Second)
+		}
+		out[i] = r
+	}
+	return out
+}
+
+func newList(n int) Model {
+	ctx := theme.NewContext(&bytes.Buffer{}, true, clock.NewFake(t0.Add(time.Hour)))
+	m := New(ctx, keys.Default)
+	m.SetSize(80, 20)
+	m.SetRuns(rows(n))
+	return m
+}
+
+func runeKey(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)} }
+
+func TestListGolden(t *testing.T) {
+	m := newList(30)
+	golden.RequireEqual(t, []byte(m.View()))
+}
+
+func TestFilterAndSort(t *testing.T) {
+	m := newList(30)
+	m, _ = m.Update(runeKey("f")) // status: running
+	if st, _, _ := m.Filters(); st != store.RunRunning {
+		t.Fatalf("status filter %q, want running", st)
+	}
+	for i := 0; i < m.Visible(); i++ {
+		if r := m.rows[m.view[i]]; r.Status != store.RunRunning {
+			t.Fatalf("row %d is %s under the running filter", i, r.Status)
+		}
+	}
+	if !strings.Contains(m.View(), "status: running") {
+		t.Errorf("the filter line does not say the filter:\n%s", m.View())
+	}
+	m, _ = m.Update(runeKey("w")) // workflow: billing (sorted first)
+	if _, wf, _ := m.Filters(); wf != "billing" {
+		t.Fatalf("workflow filter %q, want billing", wf)
+	}
+	for i := 0; i < m.Visible(); i++ {
+		if r := m.rows[m.view[i]]; r.Workflow != "billing" || r.Status != store.RunRunning {
+			t.Fatalf("row %d is %s/%s", i, r.Workflow, r.Status)
+		}
+	}
+	m = newList(30)
+	m, _ = m.Update(runeKey("o")) // oldest first
+	if sel, _ := m.Selected(); sel.ID != "01RUN000000000000000000030" {
+		t.Fatalf("sorting moved the cursor off its run to %s", sel.ID)
+	}
+	first := m.rows[m.view[0]]
+	if first.ID != "01RUN000000000000000000001" {
+		t.Fatalf("oldest first starts with %s", first.ID)
+	}
+	m, _ = m.Update(runeKey("o")) // by status: blocked first
+	if r := m.rows[m.view[0]]; r.Status != store.RunBlocked {
+		t.Fatalf("status order starts with %s, want blocked", r.Status)
+	}
+}
+
+func TestApplyKeepsCursor(t *testing.T) {
+	m := newList(30)
+	m, _ = m.Update(runeKey("j"))
+	m, _ = m.Update(runeKey("j"))
+	sel, _ := m.Selected()
+	newer := feed.RunRow{ID: "01RUN999999999999999999999", Workflow: "deploy", Status: store.RunPending, CreatedAt: t0.Add(time.Minute)}
+	changed := sel
+	changed.Status, changed.StepsDone = store.RunCompleted, 8
+	m.Apply([]feed.RunRow{newer, changed})
+	got, _ := m.Selected()
+	if got.ID != sel.ID || got.Status != store.RunCompleted {
+		t.Fatalf("cursor on %s (%s), want %s completed", got.ID, got.Status, sel.ID)
+	}
+	if m.Len() != 31 || m.rows[m.view[0]].ID != newer.ID {
+		t.Fatalf("the new run is not first: %d runs, first %s", m.Len(), m.rows[m.view[0]].ID)
+	}
+}
+
+func TestOpen(t *testing.T) {
+	m := newList(3)
+	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	if cmd == nil {
+		t.Fatal("enter gave no command")
+	}
+	if msg, ok := cmd().(OpenMsg); !ok || msg.RunID != "01RUN000000000000000000003" {
+		t.Fatalf("enter sent %#v", msg)
+	}
+}
+
+func TestEmpty(t *testing.T) {
+	ctx := theme.NewContext(&bytes.Buffer{}, true, clock.NewFake(t0))
+	m := New(ctx, keys.Default)
+	m.SetSize(80, 20)
+	m.SetRuns(nil)
+	if !strings.Contains(m.View(), "No runs yet") {
+		t.Fatalf("empty list:\n%s", m.View())
+	}
+}
+
+// BenchmarkUpdateView10k is one poll's worth of work on a list of 10,000
+// runs: a few rows re-read by the feed, then a frame drawn.
+func BenchmarkUpdateView10k(b *testing.B) {
+	m := newList(10000)
+	m.SetSize(80, 20)
+	base := rows(10000)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r := base[(i*37)%len(base)]
+		r.StepsDone = (r.StepsDone + 1) % 9
+		m.Apply([]feed.RunRow{r})
+		_ = m.View()
+	}
+}
