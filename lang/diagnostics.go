@@ -60,13 +60,13 @@ func writeDiagnostic(buf *bytes.Buffer, files map[string]*hcl.File, d *hcl.Diagn
 			file = files[subj.Filename]
 		}
 		if file == nil || file.Bytes == nil {
-			fmt.Fprintf(buf, "  on %s line %d:\n  (source code not available)\n\n", subj.Filename, subj.Start.Line)
+			fmt.Fprintf(buf, "  on %s:%d:%d:\n  (source code not available)\n\n", subj.Filename, subj.Start.Line, subj.Start.Column)
 		} else {
 			in := ""
 			if c := blockContext(file, subj.Start.Byte); c != "" {
 				in = ", in " + c
 			}
-			fmt.Fprintf(buf, "  on %s line %d%s:\n", subj.Filename, subj.Start.Line, in)
+			fmt.Fprintf(buf, "  on %s:%d:%d%s:\n", subj.Filename, subj.Start.Line, subj.Start.Column, in)
 			writeSnippet(buf, file.Bytes, subj, d.Context, sevColor, under, reset)
 			buf.WriteString("\n")
 		}

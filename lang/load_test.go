@@ -146,7 +146,7 @@ func TestWriteDiagnostics(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "Error: Unknown input\n\n" +
-		"  on deploy.hcl line 5, in step \"rollout\":\n" +
+		"  on deploy.hcl:5:16, in step \"rollout\":\n" +
 		"     5: \twhen = \"input.ordr_id == ''\"\n" +
 		"        \t              ^^^^^^^\n\n" +
 		diags[0].Detail + "\n\n" +
@@ -173,7 +173,7 @@ func TestWriteDiagnostics(t *testing.T) {
 	if err := WriteDiagnostics(&b, nil, diags[:1], false, 0); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "  on deploy.hcl line 5:\n  (source code not available)\n") {
+	if !strings.Contains(b.String(), "  on deploy.hcl:5:16:\n  (source code not available)\n") {
 		t.Errorf("without files:\n%s", b.String())
 	}
 }
