@@ -1,0 +1,302 @@
+package crashtest
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// completedLine matches apply's progress line for a completed step.
+var completedLine = regexp.MustCompile(`^\[[^\]]*\] step (\S+) completed\b`)
+
+// TestCrashProof is the promise of spec/semantics.md §12 as a test (issue
+// #3, item 6). flowrun apply runs the 30-step workflow testdata/crash30.hcl
+// and is SIGKILLed at random instants, during steps and between them; apply
+// is run again after each kill, and after the last one it runs the workflow
+// to its end. Then:
+//
+//   - the run completed, with the outputs and step outputs of an
+//     uninterrupted run on another database;
+//   - every step ran: each exec step's completed attempt wrote its start and
+//     end lines, each set step was recorded exactly once;
+//   - a step ran more than once only when a kill landed while it ran: every
+//     execution but the last belongs to an attempt that was closed
+//     interrupted, owned by an apply process the test killed, closed after
+//     the kill; no attempt ran twice;
+//   - nothing is left running, and no two processes worked on the run at once.
+//
+// Environment: FLOWRUN_CRASH_SEED (default 1) seeds the kill schedule;
+// FLOWRUN_CRASH_KILLS (default 20) is how many kills; FLOWRUN_CRASH_MAX_DELAY
+// (default 150ms, under the shortest exec step's sleep) is the longest
+// random delay of a kill after the progress it waits for.
+func TestCrashProof(t *testing.T) {
+	// A kill waits for at most lastTarget of the 30 steps to complete; the
+	// steps after s26 hold more than FLOWRUN_CRASH_MAX_DELAY of exec work,
+	// so the run cannot finish before the kill.
+	const lastTarget = 26
+	needBinary(t)
+	seed := envInt(t, "FLOWRUN_CRASH_SEED", 1)
+	kills := int(envInt(t, "FLOWRUN_CRASH_KILLS", 20))
+	maxDelay := envDuration(t, "FLOWRUN_CRASH_MAX_DELAY", 150*time.Millisecond)
+	t.Logf("seed %d (FLOWRUN_CRASH_SEED), %d kills (FLOWRUN_CRASH_KILLS), delays up to %s (FLOWRUN_CRASH_MAX_DELAY)", seed, kills, maxDelay)
+	rng := rand.New(rand.NewPCG(uint64(seed), 0xc4a54))
+	wf := testdataPath(t, "crash30.hcl")
+	dir := t.TempDir()
+
+	// The uninterrupted run, on its own database.
+	cleanDB, cleanLog := filepath.Join(dir, "clean.db"), filepath.Join(dir, "clean.log")
+	began := wall.Now()
+	res := flowrun(t, []string{"CRASH_LOG=" + cleanLog}, "--db", cleanDB, "apply", wf, "--json")
+	if res.code != 0 {
+		t.Fatalf("the uninterrupted apply exited %d; stderr:\n%s", res.code, res.stderr)
+	}
+	clean := decodeView(t, res.stdout)
+	t.Logf("uninterrupted run: %s", wall.Now().Sub(began).Round(time.Millisecond))
+	cleanMarks := readMarks(t, cleanLog, clean.RunID)
+	execSteps := map[string]bool{}
+	for step, ms := range cleanMarks {
+		execSteps[step] = true
+		if len(ms) != 2 || ms[0] != (mark{1, "start"}) || ms[1] != (mark{1, "end"}) {
+			t.Errorf("uninterrupted run: step %s wrote %v, want one start and one end of attempt 1", step, ms)
+		}
+	}
+	if len(execSteps) != 20 || len(clean.Steps) != 30 {
+		t.Fatalf("uninterrupted run: %d exec steps wrote their lines and %d steps are shown, want 20 of 30", len(execSteps), len(clean.Steps))
+	}
+
+	// The killed applies, then one that runs to the end. Kill n waits until
+	// target[n] steps have completed (counted from the progress lines of
+	// all the applies), so the kills spread over the whole run whatever the
+	// machine's pace, then kills at once (just after a commit) or after a
+	// random delay (most likely while a step runs).
+	db, log := filepath.Join(dir, "crash.db"), filepath.Join(dir, "crash.log")
+	env := []string{"CRASH_LOG=" + log}
+	targets := make([]int, kills)
+	for i := range targets {
+		targets[i] = rng.IntN(lastTarget + 1)
+	}
+	sort.Ints(targets)
+	completed := map[string]bool{}
+	killed := map[int]killing{}
+	type kill struct {
+		how string
+		pid int
+		k   killing
+	}
+	var done []kill
+	began = wall.Now()
+	for n, target := range targets {
+		p := start(t, fmt.Sprintf("apply %d", n+1), env, "--db", db, "apply", wf, "--json")
+		claimed := false
+		track := func(line string) bool {
+			if m := completedLine.FindStringSubmatch(line); m != nil {
+				completed[m[1]] = true
+			}
+			claimed = claimed || strings.HasPrefix(line, "[")
+			return claimed && len(completed) >= target
+		}
+		reached := waitLine(t, p, track)
+		if !reached {
+			t.Fatalf("apply %d ended (exit %d) with %d steps completed, before kill %d, which waited for %d; stderr:\n%s\n(the test reads progress lines such as \"[12:00:01] step s01 completed\")",
+				n+1, p.exitCode(), len(completed), n+1, target, p.stderr())
+		}
+		how := fmt.Sprintf("at %2d steps completed", len(completed))
+		if rng.IntN(3) != 0 {
+			d := time.Duration(rng.Int64N(int64(maxDelay) + 1))
+			how += fmt.Sprintf(" + %s", d.Round(time.Millisecond))
+			sleep(d)
+		}
+		ok, k := p.kill()
+		if !ok {
+			t.Fatalf("apply %d ended (exit %d) before kill %d (%s): the run finished before all the kills; lower FLOWRUN_CRASH_MAX_DELAY\nstderr:\n%s", n+1, p.exitCode(), n+1, how, p.stderr())
+		}
+		for _, line := range p.rest() {
+			track(line) // what it printed between the target and the kill
+		}
+		killed[p.pid()] = k
+		done = append(done, kill{how, p.pid(), k})
+	}
+	res = flowrun(t, env, "--db", db, "apply", wf, "--json")
+	if res.code != 0 {
+		t.Fatalf("the apply after the kills exited %d; stderr:\n%s", res.code, res.stderr)
+	}
+	t.Logf("%d kills and the last apply: %s", kills, wall.Now().Sub(began).Round(time.Millisecond))
+	got := decodeView(t, res.stdout)
+
+	// The run completed with the uninterrupted run's outputs.
+	if got.Status != "completed" {
+		t.Fatalf("run %s is %s after the last apply, want completed; error %s", got.RunID, got.Status, got.Error)
+	}
+	if !sameJSON(got.Outputs, clean.Outputs) {
+		t.Errorf("outputs = %s, want the uninterrupted run's %s", got.Outputs, clean.Outputs)
+	}
+	for name, cs := range clean.Steps {
+		gs := got.Steps[name]
+		switch {
+		case gs == nil:
+			t.Errorf("step %s is missing from the run", name)
+		case gs.Status != "completed":
+			t.Errorf("step %s is %s, want completed", name, gs.Status)
+		case !sameJSON(gs.Output, cs.Output):
+			t.Errorf("step %s output = %s, want the uninterrupted run's %s", name, gs.Output, cs.Output)
+		}
+	}
+	runs := flowrun(t, nil, "--db", db, "runs", "--json", "--limit", "0")
+	if n := strings.Count(runs.stdout, `"run_id"`); runs.code != 0 || n != 1 {
+		t.Errorf("runs --json (exit %d) lists %d runs, want the one run resumed after every kill:\n%s", runs.code, n, runs.stdout)
+	}
+
+	// Every orphan exec child of a killed apply ends within its step's
+	// sleep (at most 0.25 s); wait for them before reading the log.
+	if last := done[len(done)-1].k.reaped.Add(time.Second); wall.Now().Before(last) {
+		sleep(last.Sub(wall.Now()))
+	}
+	rdb := openReadOnly(t, db)
+	atts := attempts(t, rdb, got.RunID)
+	marks := readMarks(t, log, got.RunID)
+	checkAttempts(t, got, atts, marks, execSteps, killed)
+	for _, v := range checkExclusive(got.RunID, events(t, rdb, got.RunID), atts, killed) {
+		t.Error(v)
+	}
+	for _, a := range attempts(t, rdb, "") {
+		if a.Status == "running" {
+			t.Errorf("attempt %s is left running", a)
+		}
+	}
+
+	// Where the kills landed: during a step when the killed process's
+	// attempt was closed interrupted, else between steps.
+	during := 0
+	for i, k := range done {
+		var hit []string
+		for _, a := range atts {
+			if a.Status == "interrupted" && a.ownerPID() == k.pid {
+				hit = append(hit, fmt.Sprintf("%s#%d", a.StepKey, a.Attempt))
+			}
+		}
+		where := "no attempt in flight"
+		if len(hit) > 0 {
+			during++
+			where = "during " + strings.Join(hit, ", ")
+		}
+		t.Logf("kill %2d: %-33s pid %d, %s", i+1, k.how, k.pid, where)
+	}
+	t.Logf("%d kills landed while attempts ran, %d with none in flight; %d exec steps ran more than once", during, len(done)-during, reran(marks))
+	if during == 0 {
+		t.Errorf("no kill landed while an attempt ran, so the proof proved little: raise FLOWRUN_CRASH_MAX_DELAY or try another FLOWRUN_CRASH_SEED")
+	}
+}
+
+// checkAttempts checks the steps' attempts and executions against the
+// promise: the last attempt of each step completed, every earlier one was
+// interrupted (checkExclusive checks that it belonged to a killed process),
+// each attempt ran at most once, the completed one ran to its end, and set
+// steps were recorded once.
+func checkAttempts(t *testing.T, v *runView, atts []attempt, marks map[string][]mark, execSteps map[string]bool, killed map[int]killing) {
+	t.Helper()
+	byStep := map[string][]attempt{}
+	for _, a := range atts {
+		byStep[a.StepKey] = append(byStep[a.StepKey], a)
+	}
+	for step := range marks {
+		if !execSteps[step] {
+			t.Errorf("step %s wrote lines to the log, but it is not an exec step", step)
+		}
+	}
+	for name, sv := range v.Steps {
+		as := byStep[name]
+		sort.Slice(as, func(i, j int) bool { return as[i].Attempt < as[j].Attempt })
+		if !execSteps[name] {
+			if sv.Attempts != 1 || len(as) != 0 {
+				t.Errorf("set step %s shows %d attempts and has %d attempt rows, want it recorded exactly once", name, sv.Attempts, len(as))
+			}
+			continue
+		}
+		if len(as) == 0 {
+			t.Errorf("exec step %s has no attempts", name)
+			continue
+		}
+		for i, a := range as {
+			if a.Attempt != i+1 {
+				t.Errorf("step %s: attempt numbers %v are not 1, 2, ...", name, as)
+				break
+			}
+			if want := v.RunID + "/" + name; a.Idempotent != want {
+				t.Errorf("attempt %s has idempotency key %q, want %q", a, a.Idempotent, want)
+			}
+			want := "interrupted"
+			if i == len(as)-1 {
+				want = "completed"
+			}
+			if a.Status != want {
+				t.Errorf("attempt %s is %s, want %s (only the last attempt of a step may complete)", a, a.Status, want)
+			}
+		}
+		last := as[len(as)-1].Attempt
+		seen := map[mark]bool{}
+		for _, m := range marks[name] {
+			if seen[m] {
+				t.Errorf("step %s attempt %d wrote %q twice: one attempt ran twice", name, m.attempt, m.phase)
+			}
+			seen[m] = true
+			if m.attempt > last {
+				t.Errorf("step %s attempt %d ran, but the store knows only %d attempts", name, m.attempt, last)
+			}
+		}
+		if !seen[mark{last, "start"}] || !seen[mark{last, "end"}] {
+			t.Errorf("step %s: its completed attempt %d did not write both its start and end lines (%v)", name, last, marks[name])
+		}
+		if sv.Attempts != len(as) {
+			t.Errorf("step %s shows %d attempts, the store holds %d", name, sv.Attempts, len(as))
+		}
+	}
+}
+
+// mark is one line an exec step of crash30.hcl appended to its log.
+type mark struct {
+	attempt int
+	phase   string // "start" or "end"
+}
+
+// readMarks reads a crash30 log: the marks of each step, in order. Every
+// line must carry the run's idempotency key for that step.
+func readMarks(t *testing.T, path, runID string) map[string][]mark {
+	t.Helper()
+	lines := readLines(t, path)
+	out := map[string][]mark{}
+	for _, line := range lines {
+		var key, phase string
+		var attempt int
+		if _, err := fmt.Sscanf(line, "%s %d %s", &key, &attempt, &phase); err != nil || phase != "start" && phase != "end" {
+			t.Fatalf("%s: line %q is not KEY ATTEMPT start|end", path, line)
+		}
+		step, ok := strings.CutPrefix(key, runID+"/")
+		if !ok {
+			t.Fatalf("%s: line %q has the idempotency key %q; want %s/STEP", path, line, key, runID)
+		}
+		out[step] = append(out[step], mark{attempt, phase})
+	}
+	return out
+}
+
+// reran counts the steps that started more than once.
+func reran(marks map[string][]mark) int {
+	n := 0
+	for _, ms := range marks {
+		starts := 0
+		for _, m := range ms {
+			if m.phase == "start" {
+				starts++
+			}
+		}
+		if starts > 1 {
+			n++
+		}
+	}
+	return n
+}
