@@ -270,6 +270,15 @@ func (d *driver) view() (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("decode the run view: %w", err)
 	}
+	ids, err := d.runIDs()
+	if err != nil {
+		return nil, err
+	}
+	return mask(doc, ids), nil
+}
+
+// runIDs returns the ids of every run in the store, for masking.
+func (d *driver) runIDs() (map[string]bool, error) {
 	runs, err := d.db.RunList(d.ctx, store.RunListParams{})
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
@@ -278,5 +287,5 @@ func (d *driver) view() (any, error) {
 	for _, r := range runs {
 		ids[r.ID] = true
 	}
-	return mask(doc, ids), nil
+	return ids, nil
 }

@@ -345,6 +345,11 @@ func (d *driver) exec(c *testCase, cmd command) error {
 		if !ok {
 			return fmt.Errorf("the archive has no file %s", a[1])
 		}
+		ids, err := d.runIDs()
+		if err != nil {
+			return err
+		}
+		got = []byte(mask(string(got), ids).(string))
 		if !bytes.Equal(got, want) {
 			return fmt.Errorf("%s holds %q, want %q (%s)", a[0], got, want, a[1])
 		}
