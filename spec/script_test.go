@@ -55,6 +55,8 @@ var commands = map[string]struct {
 	"runs":     {1, 1, false},
 	"match":    {1, 1, false},
 	"cmp":      {2, 2, false},
+	"touch":    {1, 1, false},
+	"child":    {2, 2, false},
 }
 
 // parseScript splits a script into commands and checks their names and
@@ -237,7 +239,7 @@ func (d *driver) crashAt(cmd command) error {
 
 // exec runs one command after set-up.
 func (d *driver) exec(c *testCase, cmd command) error {
-	if d.root == "" && cmd.name != "start" && cmd.name != "apply" {
+	if d.root == "" && cmd.name != "start" && cmd.name != "apply" && cmd.name != "touch" {
 		return errors.New("no run has started yet; put start first")
 	}
 	a := cmd.args
@@ -336,6 +338,30 @@ func (d *driver) exec(c *testCase, cmd command) error {
 			return fmt.Errorf("the archive has no file %s", a[0])
 		}
 		return d.match(b)
+	case "child":
+		kids, err := d.db.RunChildren(d.ctx, d.root)
+		if err != nil {
+			return err
+		}
+		var got []string
+		for _, k := range kids {
+			if k.ParentStepKey == a[0] {
+				got = append(got, string(k.Status))
+			}
+		}
+		if len(got) == 0 {
+			return fmt.Errorf("step %s has no child run", a[0])
+		}
+		if last := got[len(got)-1]; last != a[1] {
+			return fmt.Errorf("the child run of %s is %s, want %s", a[0], last, a[1])
+		}
+		return nil
+	case "touch":
+		p := filepath.Join(d.work, filepath.FromSlash(a[0]))
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			return fmt.Errorf("touch %s: %w", a[0], err)
+		}
+		return nil
 	case "cmp":
 		got, err := os.ReadFile(filepath.Join(d.work, filepath.FromSlash(a[0])))
 		if err != nil {
