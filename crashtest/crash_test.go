@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -171,12 +172,17 @@ func TestCrashProof(t *testing.T) {
 
 	// Where the kills landed: during a step when the killed process's
 	// attempt was closed interrupted, else between steps.
-	during := 0
+	during, notBegun := 0, 0
 	for i, k := range done {
 		var hit []string
 		for _, a := range atts {
 			if a.Status == "interrupted" && a.ownerPID() == k.pid {
-				hit = append(hit, fmt.Sprintf("%s#%d", a.StepKey, a.Attempt))
+				h := fmt.Sprintf("%s#%d", a.StepKey, a.Attempt)
+				if !slices.Contains(marks[a.StepKey], mark{a.Attempt, "start"}) {
+					h += " (before its action began)"
+					notBegun++
+				}
+				hit = append(hit, h)
 			}
 		}
 		where := "no attempt in flight"
@@ -186,7 +192,11 @@ func TestCrashProof(t *testing.T) {
 		}
 		t.Logf("kill %2d: %-33s pid %d, %s", i+1, k.how, k.pid, where)
 	}
-	t.Logf("%d kills landed while attempts ran, %d with none in flight; %d exec steps ran more than once", during, len(done)-during, reran(marks))
+	t.Logf("%d kills landed while attempts ran, %d with none in flight; %d interrupted attempts had not begun their action; %d exec steps ran more than once",
+		during, len(done)-during, notBegun, reran(marks))
+	if n := orphanOverlaps(readLines(t, log)); n > 0 {
+		t.Logf("%d times an exec child of a killed apply was still running when the step's next attempt began (SIGKILL does not reach the action's process group; the idempotency key is what makes this safe)", n)
+	}
 	if during == 0 {
 		t.Errorf("no kill landed while an attempt ran, so the proof proved little: raise FLOWRUN_CRASH_MAX_DELAY or try another FLOWRUN_CRASH_SEED")
 	}
@@ -296,6 +306,30 @@ func reran(marks map[string][]mark) int {
 		}
 		if starts > 1 {
 			n++
+		}
+	}
+	return n
+}
+
+// orphanOverlaps counts, in a crash30 log, the attempts that wrote their
+// end line after the next attempt of their step had written its start: the
+// action of a killed apply outlived it and overlapped its own re-execution.
+func orphanOverlaps(lines []string) int {
+	started := map[string]int{} // key -> highest attempt started so far
+	n := 0
+	for _, line := range lines {
+		var key, phase string
+		var attempt int
+		if _, err := fmt.Sscanf(line, "%s %d %s", &key, &attempt, &phase); err != nil {
+			continue // readMarks reports malformed lines
+		}
+		switch phase {
+		case "start":
+			started[key] = max(started[key], attempt)
+		case "end":
+			if started[key] > attempt {
+				n++
+			}
 		}
 	}
 	return n

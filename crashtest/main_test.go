@@ -64,24 +64,34 @@ func flowrun(t *testing.T, env []string, args ...string) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	r, err := runFlowrun(ctx, env, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// runFlowrun runs the binary to its end; an error says it could not run
+// or ctx ended first. Safe to call from any goroutine.
+func runFlowrun(ctx context.Context, env []string, args ...string) (result, error) {
 	cmd := exec.CommandContext(ctx, flowrunBin, args...)
 	cmd.Env = append(baseEnv(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	r := result{stdout: stdout.String(), stderr: stderr.String()}
+	if ctx.Err() != nil {
+		return r, fmt.Errorf("flowrun %q did not end in time (%w); stderr:\n%s", args, ctx.Err(), r.stderr)
+	}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
 	case errors.As(err, &ee):
 		r.code = ee.ExitCode()
 	default:
-		t.Fatalf("running flowrun %q: %v", args, err)
+		return r, fmt.Errorf("running flowrun %q: %w", args, err)
 	}
-	if ctx.Err() != nil {
-		t.Fatalf("flowrun %q did not end within a minute; stderr:\n%s", args, r.stderr)
-	}
-	return r
+	return r, nil
 }
 
 // baseEnv is the environment of every flowrun process: the test's, without

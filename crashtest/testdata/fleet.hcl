@@ -13,7 +13,7 @@ workflow "fleet" {
   step "f01" {
     exec {
       shell   = true
-      command = "sleep 0.02; echo $(( ($IN * 31 + 1) % 1000003 ))"
+      command = "sleep 0.1; echo $(( ($IN * 31 + 1) % 1000003 ))"
       env     = { IN = "{{ int(input.n) }}" }
     }
   }
@@ -25,7 +25,7 @@ workflow "fleet" {
   step "f03" {
     exec {
       shell   = true
-      command = "sleep 0.02; echo $(( ($IN * 31 + 3) % 1000003 ))"
+      command = "sleep 0.1; echo $(( ($IN * 31 + 3) % 1000003 ))"
       env     = { IN = "{{ steps.f02.output.v }}" }
     }
   }
@@ -33,7 +33,7 @@ workflow "fleet" {
   step "f04" {
     exec {
       shell   = true
-      command = "sleep 0.02; echo $(( ($IN * 31 + 4) % 1000003 ))"
+      command = "sleep 0.1; echo $(( ($IN * 31 + 4) % 1000003 ))"
       env     = { IN = "{{ int(steps.f03.output.json) }}" }
     }
   }
@@ -45,7 +45,7 @@ workflow "fleet" {
   step "f06" {
     exec {
       shell   = true
-      command = "sleep 0.02; echo $(( ($IN * 31 + 6) % 1000003 ))"
+      command = "sleep 0.1; echo $(( ($IN * 31 + 6) % 1000003 ))"
       env     = { IN = "{{ steps.f05.output.v }}" }
     }
   }
@@ -53,7 +53,7 @@ workflow "fleet" {
   step "f07" {
     exec {
       shell   = true
-      command = "sleep 0.02; echo $(( ($IN * 31 + 7) % 1000003 ))"
+      command = "sleep 0.1; echo $(( ($IN * 31 + 7) % 1000003 ))"
       env     = { IN = "{{ int(steps.f06.output.json) }}" }
     }
   }
@@ -65,7 +65,7 @@ workflow "fleet" {
   step "f09" {
     exec {
       shell   = true
-      command = "sleep 0.02; echo $(( ($IN * 31 + 9) % 1000003 ))"
+      command = "sleep 0.1; echo $(( ($IN * 31 + 9) % 1000003 ))"
       env     = { IN = "{{ steps.f08.output.v }}" }
     }
   }
