@@ -107,6 +107,7 @@ type Model struct {
 	polling   bool
 	finishing bool
 	done      bool
+	noTicks   bool // tests drive ticks by hand
 }
 
 // New returns the model following runID.
@@ -142,6 +143,9 @@ func (m Model) poll() tea.Cmd {
 }
 
 func (m Model) tick() tea.Cmd {
+	if m.noTicks {
+		return nil
+	}
 	bg, clk := m.bg, m.ctx.Clock
 	return func() tea.Msg {
 		t := clk.NewTimer(Interval)

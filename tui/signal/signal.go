@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -122,11 +123,14 @@ func CheckPayload(text string) (json.RawMessage, error) {
 	}
 	if err != nil {
 		var se *json.SyntaxError
-		where := ""
+		where, why := "", strings.TrimPrefix(err.Error(), "json: ")
 		if errors.As(err, &se) {
 			where = fmt.Sprintf(" at character %d", se.Offset)
 		}
-		return nil, fmt.Errorf("The payload is not valid JSON%s (%s). Type one JSON value such as {\"approved\": true}, or leave it empty to send {}.", where, strings.TrimPrefix(err.Error(), "json: "))
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			why = "it ends before the value is complete"
+		}
+		return nil, fmt.Errorf("The payload is not valid JSON%s (%s). Type one JSON value such as {\"approved\": true}, or leave it empty to send {}.", where, why)
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
