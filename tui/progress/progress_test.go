@@ -79,7 +79,9 @@ func TestRunReturnsWhenCanceled(t *testing.T) {
 	var out bytes.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, Options{Store: b.Store, RunID: run.ID, Out: &out, NoColor: true, Clock: b.Clock}) }()
+	go func() {
+		done <- Run(ctx, Options{Store: b.Store, RunID: run.ID, Out: &out, NoColor: true, Clock: b.Clock})
+	}()
 	cancel()
 	select {
 	case err := <-done:
