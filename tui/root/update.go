@@ -3,7 +3,6 @@ package root
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -71,7 +70,7 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m.applyPoll(msg)
 	case detailMsg:
 		if msg.err != nil {
-			m.setErr(fmt.Errorf("Cannot open the run: %w", msg.err))
+			m.setErrText(fmt.Sprintf("Cannot open the run: %v", msg.err))
 			if m.screen == screenRun && m.run.Detail() == nil {
 				m.screen = screenRuns
 			}
@@ -83,7 +82,7 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case attemptsMsg:
 		if r, k := m.step.Key(); r == msg.runID && k == msg.key {
 			if msg.err != nil {
-				m.setErr(fmt.Errorf("Cannot read the attempts of step %s: %w", msg.key, msg.err))
+				m.setErrText(fmt.Sprintf("Cannot read the attempts of step %s: %v", msg.key, msg.err))
 			} else {
 				m.step.SetAttempts(msg.as)
 			}
@@ -104,7 +103,7 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case planMsg:
 		if msg.err != nil {
-			m.setErr(fmt.Errorf("Cannot show the version decision: %w", msg.err))
+			m.setErrText(fmt.Sprintf("Cannot show the version decision: %v", msg.err))
 			return m, nil
 		}
 		d := decide.New(m.ctx, m.keys, msg.p)
@@ -140,7 +139,7 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case decide.ChooseMsg:
 		if m.src.Decider == nil {
-			m.setErr(errors.New("Deciding a blocked run is not available in this build of flowrun yet; the run stays blocked. The diff above is what a decision would be about."))
+			m.setErrText("Deciding a blocked run is not available in this build of flowrun yet; the run stays blocked. The diff above is what a decision would be about.")
 			return m, nil
 		}
 		plan := decide.Plan{RunID: msg.RunID}
@@ -303,29 +302,29 @@ func (m Model) runAction(k tea.KeyMsg) (Model, tea.Cmd, bool) {
 	}
 	id, status, wait, ok := m.target()
 	if !ok {
-		m.setErr(errors.New("No run is selected."))
+		m.setErrText("No run is selected.")
 		return m, nil, true
 	}
 	if m.src.Actions == nil && !key.Matches(k, m.keys.Decide) {
-		m.setErr(errors.New("This flowtui is read-only; it cannot act on runs."))
+		m.setErrText("This flowtui is read-only; it cannot act on runs.")
 		return m, nil, true
 	}
 	switch {
 	case key.Matches(k, m.keys.Cancel):
 		if status.Terminal() {
-			m.setErr(fmt.Errorf("Run %s is already %s; there is nothing to cancel.", id, status))
+			m.setErrText(fmt.Sprintf("Run %s is already %s; there is nothing to cancel.", id, status))
 			return m, nil, true
 		}
 		return m.ask("Cancel run "+id+"?", "The run and its child runs end canceled; a step that is running is stopped. This cannot be undone.", cancelAction{id}), nil, true
 	case key.Matches(k, m.keys.Retry):
 		if status != store.RunFailed && status != store.RunCanceled {
-			m.setErr(fmt.Errorf("Run %s is %s; only a failed or canceled run can be retried.", id, status))
+			m.setErrText(fmt.Sprintf("Run %s is %s; only a failed or canceled run can be retried.", id, status))
 			return m, nil, true
 		}
 		return m.ask("Retry run "+id+"?", "Completed steps are kept; the failed and canceled steps and what follows them run again.", retryAction{id}), nil, true
 	case key.Matches(k, m.keys.Signal):
 		if status.Terminal() {
-			m.setErr(fmt.Errorf("Run %s is already %s and takes no more signals.", id, status))
+			m.setErrText(fmt.Sprintf("Run %s is already %s and takes no more signals.", id, status))
 			return m, nil, true
 		}
 		var waiting []string
@@ -339,7 +338,7 @@ func (m Model) runAction(k tea.KeyMsg) (Model, tea.Cmd, bool) {
 		return m, nil, true
 	case key.Matches(k, m.keys.Decide):
 		if status != store.RunBlocked {
-			m.setErr(fmt.Errorf("Run %s is %s; only a blocked run needs a version decision.", id, status))
+			m.setErrText(fmt.Sprintf("Run %s is %s; only a blocked run needs a version decision.", id, status))
 			return m, nil, true
 		}
 		bg, src := m.bg, m.src
@@ -388,7 +387,9 @@ func (m Model) carryOut(action any) tea.Cmd {
 	return nil
 }
 
-func (m *Model) setErr(err error) { m.status, m.statusErr = err.Error(), true }
+func (m *Model) setErr(err error) { m.setErrText(err.Error()) }
+
+func (m *Model) setErrText(s string) { m.status, m.statusErr = s, true }
 
 func (m *Model) setInfo(s string) { m.status, m.statusErr = s, false }
 

@@ -99,7 +99,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 func (m Model) check() (SubmitMsg, error) {
 	name := strings.TrimSpace(m.name.text())
 	if name == "" {
-		return SubmitMsg{}, errors.New("Type the name of the signal to send (the wait step's signal).")
+		return SubmitMsg{}, problem("Type the name of the signal to send (the wait step's signal).")
 	}
 	text := strings.TrimSpace(m.payload.text())
 	if text == "" {
@@ -111,6 +111,11 @@ func (m Model) check() (SubmitMsg, error) {
 	}
 	return SubmitMsg{RunID: m.runID, Name: name, Payload: payload}, nil
 }
+
+// problem is a message for the person typing, written as a sentence.
+type problem string
+
+func (p problem) Error() string { return string(p) }
 
 // CheckPayload checks that text is one JSON value and returns it compacted,
 // or an error that says where it goes wrong and how to fix it.
@@ -130,11 +135,11 @@ func CheckPayload(text string) (json.RawMessage, error) {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			why = "it ends before the value is complete"
 		}
-		return nil, fmt.Errorf("The payload is not valid JSON%s (%s). Type one JSON value such as {\"approved\": true}, or leave it empty to send {}.", where, why)
+		return nil, problem(fmt.Sprintf("The payload is not valid JSON%s (%s). Type one JSON value such as {\"approved\": true}, or leave it empty to send {}.", where, why))
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, fmt.Errorf("The payload cannot be encoded as JSON: %v.", err)
+		return nil, problem(fmt.Sprintf("The payload cannot be encoded as JSON: %v.", err))
 	}
 	return b, nil
 }

@@ -67,7 +67,7 @@ func TestPromptNeedsName(t *testing.T) {
 	if cmd != nil || !strings.Contains(m.Err(), "name of the signal") {
 		t.Fatalf("an unnamed signal: %q", m.Err())
 	}
-	m, cmd = m.Update(tea.KeyMsg{Type: tea.KeyEsc})
+	_, cmd = m.Update(tea.KeyMsg{Type: tea.KeyEsc})
 	if _, ok := cmd().(CancelMsg); !ok {
 		t.Fatal("esc did not close the prompt")
 	}
