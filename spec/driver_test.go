@@ -28,6 +28,12 @@ const outsideWait = 50 * 365 * 24 * time.Hour
 // engine neither finishes nor parks nor hangs on $HANG in this time fails.
 const settleLimit = 60 * time.Second
 
+// hungQuiet is how long the engine must wait only on $HANG actions before
+// the runner takes it as hung, so that an engine reacting to the last
+// command (killing an action whose timer just fired) is not mistaken for
+// a hung one.
+const hungQuiet = 100 * time.Millisecond
+
 // driver is the simulated world of one case: a store, a fake clock, and
 // the current engine (one simulated process), which restart replaces.
 type driver struct {
@@ -133,7 +139,7 @@ func (d *driver) drain() error {
 		d.startDrive()
 	}
 	limit := time.Now().Add(settleLimit)
-	stable := 0
+	var hungSince time.Time
 	for {
 		select {
 		case err := <-d.dr.done:
@@ -149,12 +155,13 @@ func (d *driver) drain() error {
 		if err != nil {
 			return err
 		}
-		if hung {
-			if stable++; stable >= 3 {
-				return nil
-			}
-		} else {
-			stable = 0
+		switch {
+		case !hung:
+			hungSince = time.Time{}
+		case hungSince.IsZero():
+			hungSince = time.Now()
+		case time.Since(hungSince) >= hungQuiet:
+			return nil
 		}
 		if time.Now().After(limit) {
 			return fmt.Errorf("the engine neither finished, parked nor hung on $HANG within %s", settleLimit)
