@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -58,9 +57,12 @@ func TestCrashProof(t *testing.T) {
 	}
 	clean := decodeView(t, res.stdout)
 	t.Logf("uninterrupted run: %s", wall.Now().Sub(began).Round(time.Millisecond))
-	cleanMarks := readMarks(t, cleanLog, clean.RunID)
 	execSteps := map[string]bool{}
-	for step, ms := range cleanMarks {
+	for key, ms := range readMarks(t, cleanLog) {
+		step, ok := strings.CutPrefix(key, clean.RunID+"/")
+		if !ok {
+			t.Fatalf("uninterrupted run: the log has lines of %s, not of run %s", key, clean.RunID)
+		}
 		execSteps[step] = true
 		if len(ms) != 2 || ms[0] != (mark{1, "start"}) || ms[1] != (mark{1, "end"}) {
 			t.Errorf("uninterrupted run: step %s wrote %v, want one start and one end of attempt 1", step, ms)
@@ -81,7 +83,7 @@ func TestCrashProof(t *testing.T) {
 	for i := range targets {
 		targets[i] = rng.IntN(lastTarget + 1)
 	}
-	sort.Ints(targets)
+	slices.Sort(targets)
 	completed := map[string]bool{}
 	killed := map[int]killing{}
 	type kill struct {
@@ -159,8 +161,8 @@ func TestCrashProof(t *testing.T) {
 	}
 	rdb := openReadOnly(t, db)
 	atts := attempts(t, rdb, got.RunID)
-	marks := readMarks(t, log, got.RunID)
-	checkAttempts(t, got, atts, marks, execSteps, killed)
+	marks := readMarks(t, log)
+	checkAttempts(t, got, atts, marks, execSteps)
 	for _, v := range checkExclusive(got.RunID, events(t, rdb, got.RunID), atts, killed) {
 		t.Error(v)
 	}
@@ -178,7 +180,7 @@ func TestCrashProof(t *testing.T) {
 		for _, a := range atts {
 			if a.Status == "interrupted" && a.ownerPID() == k.pid {
 				h := fmt.Sprintf("%s#%d", a.StepKey, a.Attempt)
-				if !slices.Contains(marks[a.StepKey], mark{a.Attempt, "start"}) {
+				if !slices.Contains(marks[a.Idempotent], mark{a.Attempt, "start"}) {
 					h += " (before its action began)"
 					notBegun++
 				}
@@ -202,135 +204,33 @@ func TestCrashProof(t *testing.T) {
 	}
 }
 
-// checkAttempts checks the steps' attempts and executions against the
-// promise: the last attempt of each step completed, every earlier one was
-// interrupted (checkExclusive checks that it belonged to a killed process),
-// each attempt ran at most once, the completed one ran to its end, and set
-// steps were recorded once.
-func checkAttempts(t *testing.T, v *runView, atts []attempt, marks map[string][]mark, execSteps map[string]bool, killed map[int]killing) {
+// checkAttempts checks each step of the run against the promise: exec
+// steps with checkExecutions, set steps recorded exactly once, and the
+// attempt counts that show --json prints agree with the store.
+func checkAttempts(t *testing.T, v *runView, atts []attempt, marks map[string][]mark, execSteps map[string]bool) {
 	t.Helper()
 	byStep := map[string][]attempt{}
 	for _, a := range atts {
 		byStep[a.StepKey] = append(byStep[a.StepKey], a)
 	}
-	for step := range marks {
-		if !execSteps[step] {
-			t.Errorf("step %s wrote lines to the log, but it is not an exec step", step)
+	for key := range marks {
+		if step, ok := strings.CutPrefix(key, v.RunID+"/"); !ok || !execSteps[step] {
+			t.Errorf("the log has lines of %s, which is not an exec step of run %s", key, v.RunID)
 		}
 	}
 	for name, sv := range v.Steps {
 		as := byStep[name]
-		sort.Slice(as, func(i, j int) bool { return as[i].Attempt < as[j].Attempt })
 		if !execSteps[name] {
 			if sv.Attempts != 1 || len(as) != 0 {
 				t.Errorf("set step %s shows %d attempts and has %d attempt rows, want it recorded exactly once", name, sv.Attempts, len(as))
 			}
 			continue
 		}
-		if len(as) == 0 {
-			t.Errorf("exec step %s has no attempts", name)
-			continue
-		}
-		for i, a := range as {
-			if a.Attempt != i+1 {
-				t.Errorf("step %s: attempt numbers %v are not 1, 2, ...", name, as)
-				break
-			}
-			if want := v.RunID + "/" + name; a.Idempotent != want {
-				t.Errorf("attempt %s has idempotency key %q, want %q", a, a.Idempotent, want)
-			}
-			want := "interrupted"
-			if i == len(as)-1 {
-				want = "completed"
-			}
-			if a.Status != want {
-				t.Errorf("attempt %s is %s, want %s (only the last attempt of a step may complete)", a, a.Status, want)
-			}
-		}
-		last := as[len(as)-1].Attempt
-		seen := map[mark]bool{}
-		for _, m := range marks[name] {
-			if seen[m] {
-				t.Errorf("step %s attempt %d wrote %q twice: one attempt ran twice", name, m.attempt, m.phase)
-			}
-			seen[m] = true
-			if m.attempt > last {
-				t.Errorf("step %s attempt %d ran, but the store knows only %d attempts", name, m.attempt, last)
-			}
-		}
-		if !seen[mark{last, "start"}] || !seen[mark{last, "end"}] {
-			t.Errorf("step %s: its completed attempt %d did not write both its start and end lines (%v)", name, last, marks[name])
+		for _, v := range checkExecutions(v.RunID+"/"+name, as, marks[v.RunID+"/"+name]) {
+			t.Error(v)
 		}
 		if sv.Attempts != len(as) {
 			t.Errorf("step %s shows %d attempts, the store holds %d", name, sv.Attempts, len(as))
 		}
 	}
-}
-
-// mark is one line an exec step of crash30.hcl appended to its log.
-type mark struct {
-	attempt int
-	phase   string // "start" or "end"
-}
-
-// readMarks reads a crash30 log: the marks of each step, in order. Every
-// line must carry the run's idempotency key for that step.
-func readMarks(t *testing.T, path, runID string) map[string][]mark {
-	t.Helper()
-	lines := readLines(t, path)
-	out := map[string][]mark{}
-	for _, line := range lines {
-		var key, phase string
-		var attempt int
-		if _, err := fmt.Sscanf(line, "%s %d %s", &key, &attempt, &phase); err != nil || phase != "start" && phase != "end" {
-			t.Fatalf("%s: line %q is not KEY ATTEMPT start|end", path, line)
-		}
-		step, ok := strings.CutPrefix(key, runID+"/")
-		if !ok {
-			t.Fatalf("%s: line %q has the idempotency key %q; want %s/STEP", path, line, key, runID)
-		}
-		out[step] = append(out[step], mark{attempt, phase})
-	}
-	return out
-}
-
-// reran counts the steps that started more than once.
-func reran(marks map[string][]mark) int {
-	n := 0
-	for _, ms := range marks {
-		starts := 0
-		for _, m := range ms {
-			if m.phase == "start" {
-				starts++
-			}
-		}
-		if starts > 1 {
-			n++
-		}
-	}
-	return n
-}
-
-// orphanOverlaps counts, in a crash30 log, the attempts that wrote their
-// end line after the next attempt of their step had written its start: the
-// action of a killed apply outlived it and overlapped its own re-execution.
-func orphanOverlaps(lines []string) int {
-	started := map[string]int{} // key -> highest attempt started so far
-	n := 0
-	for _, line := range lines {
-		var key, phase string
-		var attempt int
-		if _, err := fmt.Sscanf(line, "%s %d %s", &key, &attempt, &phase); err != nil {
-			continue // readMarks reports malformed lines
-		}
-		switch phase {
-		case "start":
-			started[key] = max(started[key], attempt)
-		case "end":
-			if started[key] > attempt {
-				n++
-			}
-		}
-	}
-	return n
 }

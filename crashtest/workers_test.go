@@ -25,6 +25,8 @@ import (
 //   - no two workers ever worked on one run at once (checkExclusive: commit
 //     order, attempt times and owners; an attempt was closed interrupted
 //     only when its worker had been killed);
+//   - every exec step ran to its end once in its completed attempt, and
+//     more than once only in attempts a kill cut short (checkExecutions);
 //   - nothing failed because the database was busy: no run failed, no
 //     enqueue or worker exited with an error, and no worker said "busy" or
 //     "locked";
@@ -52,7 +54,8 @@ func TestWorkersProof(t *testing.T) {
 		nWorkers, concurrency, nRuns, nKills, nEnqueuers, seed)
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x3017e5))
 	wf := testdataPath(t, "fleet.hcl")
-	db := filepath.Join(t.TempDir(), "fleet.db")
+	dir := t.TempDir()
+	db, log := filepath.Join(dir, "fleet.db"), filepath.Join(dir, "fleet.log")
 	began := wall.Now()
 
 	// The first enqueue creates the database and stores the workflow.
@@ -67,7 +70,7 @@ func TestWorkersProof(t *testing.T) {
 	starts := 0
 	startWorker := func(i int) {
 		starts++
-		workers[i] = start(t, fmt.Sprintf("worker %d (start %d)", i, starts), nil, workerArgs...)
+		workers[i] = start(t, fmt.Sprintf("worker %d (start %d)", i, starts), []string{"FLEET_LOG=" + log}, workerArgs...)
 	}
 	for i := range workers {
 		startWorker(i)
@@ -169,12 +172,23 @@ func TestWorkersProof(t *testing.T) {
 	}
 	checkFleetOutputs(t, rdb, nRuns)
 
-	// No two workers at once, nothing left running.
+	// An exec child of a killed worker lives on for up to its 0.1 s sleep;
+	// let the last ones end before reading the log.
+	if len(retired) > 0 {
+		if after := retiredAt(killed).Add(time.Second); wall.Now().Before(after) {
+			sleep(after.Sub(wall.Now()))
+		}
+	}
+
+	// No two workers at once, every step ran, and more than once only in
+	// attempts that a kill cut short; nothing is left running.
 	all := attempts(t, rdb, "")
 	byRun := map[string][]attempt{}
+	byKey := map[string][]attempt{}
 	interrupted := 0
 	for _, a := range all {
 		byRun[a.RunID] = append(byRun[a.RunID], a)
+		byKey[a.Idempotent] = append(byKey[a.Idempotent], a)
 		switch a.Status {
 		case "running":
 			t.Errorf("attempt %s of run %s is left running", a, a.RunID)
@@ -182,24 +196,35 @@ func TestWorkersProof(t *testing.T) {
 			interrupted++
 		}
 	}
-	ids := make([]string, 0, len(byRun))
-	for id := range byRun {
-		ids = append(ids, id)
+	var violations []string
+	for id, as := range byRun {
+		violations = append(violations, checkExclusive(id, events(t, rdb, id), as, killed)...)
 	}
-	sort.Strings(ids)
-	violations := 0
-	for _, id := range ids {
-		for _, v := range checkExclusive(id, events(t, rdb, id), byRun[id], killed) {
-			if violations++; violations <= 20 {
-				t.Error(v)
-			}
+	marks := readMarks(t, log)
+	for key, as := range byKey {
+		violations = append(violations, checkExecutions(key, as, marks[key])...)
+	}
+	for key := range marks {
+		if byKey[key] == nil {
+			violations = append(violations, fmt.Sprintf("%s ran, but the store has no attempt of it", key))
 		}
 	}
-	if violations > 20 {
-		t.Errorf("... and %d more violations", violations-20)
+	if want := nRuns * 6; len(byKey) != want {
+		violations = append(violations, fmt.Sprintf("the store has attempts of %d exec steps, want %d (6 per run)", len(byKey), want))
 	}
-	t.Logf("%d attempts, %d interrupted by the %d kills; %d worker processes in all; %s in all",
-		len(all), interrupted, len(killed), starts, wall.Now().Sub(began).Round(time.Millisecond))
+	sort.Strings(violations)
+	for i, v := range violations {
+		if i == 20 {
+			t.Errorf("... and %d more violations", len(violations)-20)
+			break
+		}
+		t.Error(v)
+	}
+	t.Logf("%d attempts, %d interrupted by the %d kills; %d exec steps ran more than once; %d worker processes in all; %s in all",
+		len(all), interrupted, len(killed), reran(marks), starts, wall.Now().Sub(began).Round(time.Millisecond))
+	if n := orphanOverlaps(readLines(t, log)); n > 0 {
+		t.Logf("%d times an exec child of a killed worker was still running when its step's next attempt began (SIGKILL does not reach the action's process group; the idempotency key is what makes this safe)", n)
+	}
 	if nKills > 0 && interrupted == 0 {
 		t.Errorf("no kill interrupted an attempt, so the proof proved little: raise FLOWRUN_PROOF_CONCURRENCY or FLOWRUN_PROOF_RUNS")
 	}
@@ -352,4 +377,15 @@ func (e *enqueuers) failed() error {
 func (e *enqueuers) stop() {
 	e.cancel()
 	e.wg.Wait()
+}
+
+// retiredAt is when the last killed process was reaped.
+func retiredAt(killed map[int]killing) time.Time {
+	var last time.Time
+	for _, k := range killed {
+		if k.reaped.After(last) {
+			last = k.reaped
+		}
+	}
+	return last
 }

@@ -3,7 +3,9 @@
 # Ten steps in a chain, six exec and four set. Each value is computed from
 # the one before it, so the output "v" is a function of the input "n" alone
 # that the test computes too: exec step i prints (v * 31 + i) % 1000003 after
-# a short sleep, set step i computes (v * 7 + i) % 1000003.
+# a sleep of 0.1 s, set step i computes (v * 7 + i) % 1000003. Each exec step
+# appends "IDEMPOTENCY_KEY ATTEMPT start" and "... end" lines to the file
+# $FLEET_LOG around its sleep, so the test can tell what ran.
 
 workflow "fleet" {
   version = "1.0.0"
@@ -13,7 +15,7 @@ workflow "fleet" {
   step "f01" {
     exec {
       shell   = true
-      command = "sleep 0.1; echo $(( ($IN * 31 + 1) % 1000003 ))"
+      command = "echo \"$FLOWRUN_IDEMPOTENCY_KEY $FLOWRUN_ATTEMPT start\" >> \"$FLEET_LOG\"; sleep 0.1; echo \"$FLOWRUN_IDEMPOTENCY_KEY $FLOWRUN_ATTEMPT end\" >> \"$FLEET_LOG\"; echo $(( ($IN * 31 + 1) % 1000003 ))"
       env     = { IN = "{{ int(input.n) }}" }
     }
   }
@@ -25,7 +27,7 @@ workflow "fleet" {
   step "f03" {
     exec {
       shell   = true
-      command = "sleep 0.1; echo $(( ($IN * 31 + 3) % 1000003 ))"
+      command = "echo \"$FLOWRUN_IDEMPOTENCY_KEY $FLOWRUN_ATTEMPT start\" >> \"$FLEET_LOG\"; sleep 0.1; echo \"$FLOWRUN_IDEMPOTENCY_KEY $FLOWRUN_ATTEMPT end\" >> \"$FLEET_LOG\"; echo $(( ($IN * 31 + 3) % 1000003 ))"
       env     = { IN = "{{ steps.f02.output.v }}" }
     }
   }
@@ -33,7 +35,7 @@ workflow "fleet" {
   step "f04" {
     exec {
       shell   = true
-      command = "sleep 0.1; echo $(( ($IN * 31 + 4) % 1000003 ))"
+      command = "echo \"$FLOWRUN_IDEMPOTENCY_KEY $FLOWRUN_ATTEMPT start\" >> \"$FLEET_LOG\"; sleep 0.1; echo \"$FLOWRUN_IDEMPOTENCY_KEY $FLOWRUN_ATTEMPT end\" >> \"$FLEET_LOG\"; echo $(( ($IN * 31 + 4) % 1000003 ))"
       env     = { IN = "{{ int(steps.f03.output.json) }}" }
     }
   }
@@ -45,7 +47,7 @@ workflow "fleet" {
   step "f06" {
     exec {
       shell   = true
-      command = "sleep 0.1; echo $(( ($IN * 31 + 6) % 1000003 ))"
+      command = "echo \"$FLOWRUN_IDEMPOTENCY_KEY $FLOWRUN_ATTEMPT start\" >> \"$FLEET_LOG\"; sleep 0.1; echo \"$FLOWRUN_IDEMPOTENCY_KEY $FLOWRUN_ATTEMPT end\" >> \"$FLEET_LOG\"; echo $(( ($IN * 31 + 6) % 1000003 ))"
       env     = { IN = "{{ steps.f05.output.v }}" }
     }
   }
@@ -53,7 +55,7 @@ workflow "fleet" {
   step "f07" {
     exec {
       shell   = true
-      command = "sleep 0.1; echo $(( ($IN * 31 + 7) % 1000003 ))"
+      command = "echo \"$FLOWRUN_IDEMPOTENCY_KEY $FLOWRUN_ATTEMPT start\" >> \"$FLEET_LOG\"; sleep 0.1; echo \"$FLOWRUN_IDEMPOTENCY_KEY $FLOWRUN_ATTEMPT end\" >> \"$FLEET_LOG\"; echo $(( ($IN * 31 + 7) % 1000003 ))"
       env     = { IN = "{{ int(steps.f06.output.json) }}" }
     }
   }
@@ -65,7 +67,7 @@ workflow "fleet" {
   step "f09" {
     exec {
       shell   = true
-      command = "sleep 0.1; echo $(( ($IN * 31 + 9) % 1000003 ))"
+      command = "echo \"$FLOWRUN_IDEMPOTENCY_KEY $FLOWRUN_ATTEMPT start\" >> \"$FLEET_LOG\"; sleep 0.1; echo \"$FLOWRUN_IDEMPOTENCY_KEY $FLOWRUN_ATTEMPT end\" >> \"$FLEET_LOG\"; echo $(( ($IN * 31 + 9) % 1000003 ))"
       env     = { IN = "{{ steps.f08.output.v }}" }
     }
   }

@@ -6,8 +6,10 @@ import (
 	"time"
 )
 
-// TestCheckExclusive shows that checkExclusive catches what it is for, on
-// hand-made histories: the proofs are only as good as their checker.
+// The proofs are only as good as their checkers: these tests show, on
+// hand-made histories, that the checkers catch what they are for.
+
+// TestCheckExclusive: two owners at once.
 func TestCheckExclusive(t *testing.T) {
 	t0 := time.Unix(1_800_000_000, 0)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
@@ -50,5 +52,45 @@ func TestCheckExclusive(t *testing.T) {
 		case c.want != "" && !strings.Contains(got, c.want):
 			t.Errorf("%s: violations %q, want one saying %q", c.name, got, c.want)
 		}
+	}
+}
+
+// TestCheckExecutions: a step that ran too often, too little, or under the
+// wrong key.
+func TestCheckExecutions(t *testing.T) {
+	const key = "R/s01"
+	interrupted := attempt{StepKey: "s01", Attempt: 1, Status: "interrupted", Idempotent: key}
+	completed := attempt{StepKey: "s01", Attempt: 2, Status: "completed", Idempotent: key}
+	full := []mark{{1, "start"}, {2, "start"}, {1, "end"}, {2, "end"}}
+	cases := []struct {
+		name string
+		as   []attempt
+		ms   []mark
+		want string // a word of the violation; "" for none
+	}{
+		{"re-run after a kill", []attempt{completed, interrupted}, full, ""},
+		{"killed before its action began", []attempt{interrupted, completed}, []mark{{2, "start"}, {2, "end"}}, ""},
+		{"no attempts", nil, nil, "no attempts"},
+		{"an attempt ran twice", []attempt{interrupted, completed}, append(full, mark{2, "start"}), "ran twice"},
+		{"ran without an attempt", []attempt{interrupted, completed}, append(full, mark{3, "start"}), "knows only 2"},
+		{"completed without ending", []attempt{interrupted, completed}, full[:3], "did not write both"},
+		{"never ran", []attempt{interrupted, completed}, nil, "did not write both"},
+		{"completed twice", []attempt{{StepKey: "s01", Attempt: 1, Status: "completed", Idempotent: key}, completed}, full, "only the last attempt"},
+		{"last one interrupted", []attempt{interrupted}, []mark{{1, "start"}}, "want completed"},
+		{"another key", []attempt{interrupted, {StepKey: "s01", Attempt: 2, Status: "completed", Idempotent: "R/s01-x"}}, full, "idempotency key"},
+		{"a gap in the numbers", []attempt{interrupted, {StepKey: "s01", Attempt: 3, Status: "completed", Idempotent: key}}, full, "not 1, 2"},
+	}
+	for _, c := range cases {
+		got := strings.Join(checkExecutions(key, c.as, c.ms), "\n")
+		switch {
+		case c.want == "" && got != "":
+			t.Errorf("%s: violations %s, want none", c.name, got)
+		case c.want != "" && !strings.Contains(got, c.want):
+			t.Errorf("%s: violations %q, want one saying %q", c.name, got, c.want)
+		}
+	}
+	lines := []string{"R/s01 1 start", "R/s01 2 start", "R/s01 1 end", "R/s01 2 end", "R/s02 1 start", "R/s02 1 end"}
+	if n := orphanOverlaps(lines); n != 1 {
+		t.Errorf("orphanOverlaps = %d, want 1 (attempt 1 of s01 ended after attempt 2 began)", n)
 	}
 }
