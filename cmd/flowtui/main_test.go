@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runMain(t *testing.T, env map[string]string, args ...string) (int, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errb)
+	return code, errb.String()
+}
+
+func TestBadFlags(t *testing.T) {
+	if code, msg := runMain(t, nil, "--nope"); code != exitUsage || !strings.Contains(msg, "flag provided but not defined") {
+		t.Errorf("--nope: %d %q", code, msg)
+	}
+	if code, msg := runMain(t, nil, "extra"); code != exitUsage || !strings.Contains(msg, "takes only flags") {
+		t.Errorf("extra argument: %d %q", code, msg)
+	}
+	if code, msg := runMain(t, nil, "--db", "postgres://x/y"); code != exitUsage || !strings.Contains(msg, "Postgres store is not available") {
+		t.Errorf("postgres: %d %q", code, msg)
+	}
+}
+
+func TestMissingDatabaseIsNotCreated(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "none", "flowrun.db")
+	code, msg := runMain(t, map[string]string{"FLOWRUN_DB": path})
+	if code != exitStore || !strings.Contains(msg, "there is no flowrun database at "+path) || !strings.Contains(msg, "flowrun apply") {
+		t.Fatalf("missing db: %d %q", code, msg)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "none")); !os.IsNotExist(err) {
+		t.Fatalf("flowtui created something for a missing database: %v", err)
+	}
+}
+
+func TestInvalidDatabase(t *testing.T) {
+	dir := t.TempDir()
+	if code, msg := runMain(t, nil, "--db", dir); code != exitStore || !strings.Contains(msg, "is a directory") {
+		t.Errorf("directory: %d %q", code, msg)
+	}
+	junk := filepath.Join(dir, "junk.db")
+	if err := os.WriteFile(junk, []byte("this is not a database, just text\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, msg := runMain(t, nil, "--db", junk)
+	if code != exitStore || !strings.Contains(msg, "cannot open the database "+junk) {
+		t.Errorf("junk file: %d %q", code, msg)
+	}
+	if b, _ := os.ReadFile(junk); string(b) != "this is not a database, just text\n" {
+		t.Errorf("flowtui changed the file: %q", b)
+	}
+}
