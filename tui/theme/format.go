@@ -28,6 +28,8 @@ func Icon(status string) string {
 		return "!"
 	case "pending":
 		return "·"
+	case "interrupted":
+		return "↯"
 	}
 	return "?"
 }
