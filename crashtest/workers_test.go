@@ -36,8 +36,10 @@ import (
 // runs, 10 kills). Environment: FLOWRUN_PROOF_WORKERS (default 2),
 // FLOWRUN_PROOF_RUNS (40), FLOWRUN_PROOF_KILLS (3),
 // FLOWRUN_PROOF_CONCURRENCY (runs per worker, 4), FLOWRUN_PROOF_ENQUEUERS
-// (apply processes enqueuing at once, 2), FLOWRUN_PROOF_SEED (1) and
-// FLOWRUN_PROOF_TIMEOUT (how long the runs may take, 45s).
+// (apply processes enqueuing at once, 2), FLOWRUN_PROOF_PREFILL (1: enqueue
+// every run before the workers start; default 0: while they work),
+// FLOWRUN_PROOF_SEED (1) and FLOWRUN_PROOF_TIMEOUT (how long the runs may
+// take, 45s).
 func TestWorkersProof(t *testing.T) {
 	needBinary(t)
 	nWorkers := int(envInt(t, "FLOWRUN_PROOF_WORKERS", 2))
@@ -47,6 +49,7 @@ func TestWorkersProof(t *testing.T) {
 	nEnqueuers := int(envInt(t, "FLOWRUN_PROOF_ENQUEUERS", 2))
 	seed := envInt(t, "FLOWRUN_PROOF_SEED", 1)
 	timeout := envDuration(t, "FLOWRUN_PROOF_TIMEOUT", 45*time.Second)
+	prefill := envInt(t, "FLOWRUN_PROOF_PREFILL", 0) == 1
 	if nWorkers < 1 || nRuns < 1 || concurrency < 1 || nEnqueuers < 1 {
 		t.Fatal("FLOWRUN_PROOF_WORKERS, _RUNS, _CONCURRENCY and _ENQUEUERS must be at least 1")
 	}
@@ -72,13 +75,22 @@ func TestWorkersProof(t *testing.T) {
 		starts++
 		workers[i] = start(t, fmt.Sprintf("worker %d (start %d)", i, starts), []string{"FLEET_LOG=" + log}, workerArgs...)
 	}
+
+	// The other runs are enqueued while the workers work, or, with
+	// FLOWRUN_PROOF_PREFILL=1, before they start, so that they contend
+	// for a full queue.
+	enq := startEnqueuers(db, wf, nRuns, nEnqueuers)
+	t.Cleanup(enq.stop)
+	if prefill {
+		enq.wait()
+		if err := enq.failed(); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%d runs enqueued in %s", nRuns, wall.Now().Sub(began).Round(time.Millisecond))
+	}
 	for i := range workers {
 		startWorker(i)
 	}
-
-	// The other runs are enqueued while the workers work.
-	enq := startEnqueuers(db, wf, nRuns, nEnqueuers)
-	t.Cleanup(enq.stop)
 
 	killed := map[int]killing{}
 	deadline := wall.Now().Add(timeout)
@@ -372,6 +384,9 @@ func (e *enqueuers) failed() error {
 	defer e.mu.Unlock()
 	return e.err
 }
+
+// wait waits until every enqueue has ended.
+func (e *enqueuers) wait() { e.wg.Wait() }
 
 // stop cancels what is still enqueuing and waits for the goroutines.
 func (e *enqueuers) stop() {
