@@ -150,6 +150,15 @@ func TestCrashProof(t *testing.T) {
 			t.Errorf("step %s output = %s, want the uninterrupted run's %s", name, gs.Output, cs.Output)
 		}
 	}
+	shown := flowrun(t, nil, "--db", db, "show", got.RunID, "--json")
+	if shown.code != 0 {
+		t.Fatalf("show --json exited %d; stderr:\n%s", shown.code, shown.stderr)
+	}
+	for name, sv := range decodeView(t, shown.stdout).Steps {
+		if sv.Status != "completed" {
+			t.Errorf("show --json: step %s is %s, want completed (nothing may be left running)", name, sv.Status)
+		}
+	}
 	runs := flowrun(t, nil, "--db", db, "runs", "--json", "--limit", "0")
 	if n := strings.Count(runs.stdout, `"run_id"`); runs.code != 0 || n != 1 {
 		t.Errorf("runs --json (exit %d) lists %d runs, want the one run resumed after every kill:\n%s", runs.code, n, runs.stdout)
@@ -157,8 +166,10 @@ func TestCrashProof(t *testing.T) {
 
 	// Every orphan exec child of a killed apply ends within its step's
 	// sleep (at most 0.25 s); wait for them before reading the log.
-	if last := done[len(done)-1].k.reaped.Add(time.Second); wall.Now().Before(last) {
-		sleep(last.Sub(wall.Now()))
+	if len(done) > 0 {
+		if last := done[len(done)-1].k.reaped.Add(time.Second); wall.Now().Before(last) {
+			sleep(last.Sub(wall.Now()))
+		}
 	}
 	rdb := openReadOnly(t, db)
 	atts := attempts(t, rdb, got.RunID)
