@@ -23,7 +23,6 @@ type bundle struct {
 	clk *clock.Fake
 	e   *Engine
 	env map[string]string
-	evs []store.Event
 }
 
 var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)

@@ -114,11 +114,6 @@ func (o *objectTypes) flowType(t *cel.Type) *Type {
 	}
 }
 
-// describe renders a CEL type the way a workflow author writes types.
-func (o *objectTypes) describe(t *cel.Type) string {
-	return o.flowType(t).String()
-}
-
 // describeNames replaces CEL type names in a checker message with flowrun
 // type names: double is number, and object types are written out.
 func (o *objectTypes) describeNames(msg string) string {

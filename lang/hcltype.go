@@ -65,6 +65,7 @@ func typeFromCty(ty cty.Type) (*Type, error) {
 		fields := map[string]*Type{}
 		for name, at := range ty.AttributeTypes() {
 			if ty.AttributeOptional(name) {
+				//lint:ignore ST1005 the message is a diagnostic detail shown to users as a sentence
 				return nil, fmt.Errorf("The attribute %q is optional, and flowrun types have no optional attributes. Declare it as a plain attribute and give the input a default instead.", name)
 			}
 			ft, err := typeFromCty(at)
@@ -75,8 +76,10 @@ func typeFromCty(ty cty.Type) (*Type, error) {
 		}
 		return ObjectOf(fields), nil
 	case ty.IsTupleType():
+		//lint:ignore ST1005 the message is a diagnostic detail shown to users as a sentence
 		return nil, fmt.Errorf("Tuple types are not supported. Use list(T) for a list whose elements share a type, or list(any).")
 	default:
+		//lint:ignore ST1005 the message is a diagnostic detail shown to users as a sentence
 		return nil, fmt.Errorf("The type %s is not supported. Use string, number, bool, any, list(T), map(T) or object({...}).", typeexpr.TypeString(ty))
 	}
 }

@@ -144,20 +144,6 @@ func irFull(t testing.TB) *Graph {
 	return g
 }
 
-// irClone returns a deep copy of a graph, through the canonical encoding.
-func irClone(t testing.TB, g *Graph) *Graph {
-	t.Helper()
-	b, err := Encode(g)
-	if err != nil {
-		t.Fatalf("encode: %v", err)
-	}
-	c, err := Decode(b)
-	if err != nil {
-		t.Fatalf("decode: %v", err)
-	}
-	return c
-}
-
 // irFind returns the named step of g, failing the test when there is none.
 func irFind(t testing.TB, g *Graph, name string) *Step {
 	t.Helper()

@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"fmt"
-	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -228,11 +227,4 @@ func testLeases(t *testing.T, newStore func(t *testing.T) store.Store) {
 		noErr(t, "RunNextAvailable", err)
 		eq(t, "unknown root", ok, false)
 	})
-}
-
-// sortedIDs returns the ids sorted, for order-free comparisons.
-func sortedIDs(rs []store.Run) []string {
-	out := ids(rs)
-	sort.Strings(out)
-	return out
 }
