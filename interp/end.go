@@ -18,6 +18,9 @@ type runError struct {
 // completeRun evaluates the workflow outputs and ends the run completed,
 // in the transition of its last step.
 func (r *runner) completeRun(ctx context.Context) {
+	if r.ended {
+		return // a run that already ended in this transition keeps its status
+	}
 	out := make(map[string]any, len(r.l.g.Outputs))
 	for _, o := range r.l.g.Outputs {
 		v, err := r.evalValue(ctx, o.Value, r.dataAct(nil))
@@ -53,6 +56,9 @@ func (r *runner) failRun(se *stepError, step string) {
 // cancelRun carries out a cancel request: actions are killed, unfinished
 // steps and the run end canceled, children are canceled.
 func (r *runner) cancelRun() {
+	if r.ended {
+		return
+	}
 	r.stopAll(store.AttemptCanceled, store.StepCanceled)
 	u := r.tx.runUpdate()
 	u.Status = ptr(store.RunCanceled)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -105,12 +106,15 @@ func (r *runner) main(ctx context.Context) (store.Run, error) {
 		case r.lost.Load():
 			r.abandonAll()
 			return r.run, fmt.Errorf("run %s: %w: %w", r.run.ID, errStopped, store.ErrLeaseLost)
+		case r.ended:
+			// An action's result ended the run (a retry past the deadline):
+			// commit that end as it is; nothing may overwrite it.
 		case r.cancelReq.Load() || r.run.CancelRequested:
 			r.cancelRun()
 		case r.halt.Load():
 			r.interruptRun()
 		case !r.run.DeadlineAt.IsZero() && !r.now.Before(r.run.DeadlineAt):
-			r.failRun(&stepError{Kind: "deadline", Message: fmt.Sprintf("the run passed its deadline (%s)", r.run.DeadlineAt.Format(time.RFC3339))}, "")
+			r.failRun(&stepError{Kind: "deadline", Message: fmt.Sprintf("the run passed its deadline (%s)", r.run.DeadlineAt.Format(time.RFC3339))}, r.firstInFlight())
 		default:
 			if r.recheck.Swap(false) {
 				if err := r.refreshExternal(ctx); err != nil {
@@ -134,6 +138,24 @@ func (r *runner) main(ctx context.Context) (store.Run, error) {
 			return r.run, err
 		}
 	}
+}
+
+// firstInFlight returns the first step key (in graph order, then by key)
+// with an action in flight, or "" when none: the step a deadline names.
+func (r *runner) firstInFlight() string {
+	for _, s := range r.l.g.Steps {
+		var keys []string
+		for key, f := range r.flights {
+			if f.u.s == s {
+				keys = append(keys, key)
+			}
+		}
+		if len(keys) > 0 {
+			slices.Sort(keys)
+			return keys[0]
+		}
+	}
+	return ""
 }
 
 // flush commits what tx holds (nothing when it is empty).

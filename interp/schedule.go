@@ -133,6 +133,9 @@ func (r *runner) decide(ctx context.Context) {
 			}
 		}
 	}
+	if r.ended {
+		return // failed (or ended otherwise) before decide: never complete it
+	}
 	for _, s := range r.l.g.Steps {
 		if row := r.rows[s.Name]; row == nil || !row.Status.Terminal() {
 			return

@@ -33,6 +33,9 @@ func (e *stepError) asMap() map[string]any {
 
 // advanceUnit moves one executable step key forward.
 func (r *runner) advanceUnit(ctx context.Context, u unit) bool {
+	if r.ended {
+		return false // the run ended in this transition: start nothing
+	}
 	row := r.rows[u.key]
 	switch {
 	case row == nil || row.Status == store.StepPending:
@@ -147,8 +150,12 @@ func (r *runner) unitFailed(u unit, se *stepError, retryable bool) {
 	if se.Output != nil {
 		se.Output = r.red.value(normalizeJSON(se.Output))
 	}
-	if retryable && r.scheduleRetry(u, se) {
-		return
+	var past *stepError // the next attempt would begin after the deadline
+	if retryable {
+		var again bool
+		if again, past = r.scheduleRetry(u, se); again {
+			return
+		}
 	}
 	row := r.row(u)
 	if row.StartedAt.IsZero() {
@@ -160,17 +167,23 @@ func (r *runner) unitFailed(u unit, se *stepError, retryable bool) {
 	row.Status, row.Error, row.FinishedAt, row.WakeAt, row.Detail = store.StepFailed, mustJSON(se), r.now, zeroTime, ""
 	r.put(row, nil)
 	r.tx.event("step_failed", u.key, map[string]any{"kind": se.Kind, "message": se.Message, "attempts": row.Attempts})
+	if past != nil {
+		r.failRun(past, u.key)
+	}
 }
 
 // scheduleRetry puts a unit into backoff when its policy gives it another
 // attempt: attempts left, retry.when true, and the next attempt would begin
 // before the run's deadline. The drawn delay and jitter are recorded in the
 // step's State and the retry_scheduled event, so they are never redrawn.
-func (r *runner) scheduleRetry(u unit, se *stepError) bool {
+// When the retry would begin at or after the deadline it schedules nothing
+// and returns the deadline error the run must fail with (semantics.md §6
+// rule 4); the caller fails the step first, then the run.
+func (r *runner) scheduleRetry(u unit, se *stepError) (bool, *stepError) {
 	rp := u.s.Retry
 	n := r.failures[u.key]
 	if rp == nil || n >= rp.Attempts {
-		return false
+		return false, nil
 	}
 	if rp.When != nil {
 		a := r.act(&u)
@@ -178,10 +191,10 @@ func (r *runner) scheduleRetry(u unit, se *stepError) bool {
 		v, err := r.l.prog.Eval(context.Background(), rp.When, a)
 		if err != nil {
 			r.tx.event("retry_when_failed", u.key, map[string]any{"message": err.Error()})
-			return false
+			return false, nil
 		}
 		if b, ok := v.(bool); !ok || !b {
-			return false
+			return false, nil
 		}
 	}
 	delay := float64(rp.BackoffMS) * math.Pow(max(rp.Multiplier, 1), float64(n-1))
@@ -192,8 +205,7 @@ func (r *runner) scheduleRetry(u unit, se *stepError) bool {
 	wait := time.Duration(delay)*time.Millisecond + msDuration(jitter)
 	wake := r.now.Add(wait)
 	if !r.run.DeadlineAt.IsZero() && !wake.Before(r.run.DeadlineAt) {
-		r.failRun(&stepError{Kind: "deadline", Message: fmt.Sprintf("step %s failed (%s) and its next attempt would begin after the run's deadline (%s)", u.key, se.Message, r.run.DeadlineAt.UTC().Format(time.RFC3339))}, u.key)
-		return true
+		return false, &stepError{Kind: "deadline", Message: fmt.Sprintf("step %s failed (%s) and its next attempt would begin after the run's deadline (%s)", u.key, se.Message, r.run.DeadlineAt.UTC().Format(time.RFC3339))}
 	}
 	row := r.row(u)
 	row.Status, row.Error, row.WakeAt = store.StepWaiting, mustJSON(se), wake
@@ -203,7 +215,7 @@ func (r *runner) scheduleRetry(u unit, se *stepError) bool {
 		"attempt": r.lastAtt[u.key] + 1, "delay_ms": int64(delay), "jitter_ms": jitter,
 		"wake_at": wake.UTC().Format(time.RFC3339Nano), "kind": se.Kind, "message": se.Message,
 	})
-	return true
+	return true, nil
 }
 
 // launch commits a running attempt of an exec or http unit (double-ended
