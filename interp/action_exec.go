@@ -29,7 +29,7 @@ type execCall struct {
 // truncMarker ends a captured stream that went over Limits.OutputBytes:
 // the first OutputBytes bytes are kept and this line says how many were
 // dropped.
-const truncMarker = "\n[flowrun: output truncated, %d bytes dropped]"
+const truncMarker = "\n[flowrun: truncated %d bytes]"
 
 // execWaitDelay bounds how long an exec attempt waits for its output pipes
 // to close after the process exited or was killed (a grandchild that kept
@@ -163,7 +163,7 @@ func runExec(ctx context.Context, c *execCall, limit int64) (any, *stepError) {
 	if ctx.Err() != nil {
 		return nil, &stepError{Kind: "canceled", Message: "the command was killed", ExitCode: &code, Output: out}
 	}
-	return nil, &stepError{Kind: "exec", Message: fmt.Sprintf("the command could not be started: %v", err), Output: out}
+	return nil, &stepError{Kind: "exec", Message: fmt.Sprintf("the command could not be started: %v", err)}
 }
 
 // lastLine returns the last non-empty line of s, cut to 300 bytes.

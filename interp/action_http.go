@@ -77,8 +77,12 @@ func runHTTP(ctx context.Context, client *http.Client, c *httpCall, limit int64)
 	for k, v := range c.headers {
 		req.Header.Set(k, v)
 	}
-	if c.isJSON && req.Header.Get("Content-Type") == "" {
-		req.Header.Set("Content-Type", "application/json")
+	if c.hasBody && req.Header.Get("Content-Type") == "" {
+		if c.isJSON {
+			req.Header.Set("Content-Type", "application/json")
+		} else {
+			req.Header.Set("Content-Type", "text/plain; charset=utf-8")
+		}
 	}
 	if req.Header.Get("Idempotency-Key") == "" && c.idem != "" {
 		req.Header.Set("Idempotency-Key", c.idem)

@@ -78,7 +78,7 @@ workflow "ex" {
 }`, nil)
 	wantStatus(t, run, store.RunFailed)
 	v := b.show(run.ID)
-	wantJSON(t, "big", v.Steps["big"].Output, `{"exit_code": 0, "stdout": "`+strings.Repeat("x", 1024)+`\n[flowrun: output truncated, 6 bytes dropped]", "stderr": "", "json": null}`)
+	wantJSON(t, "big", v.Steps["big"].Output, `{"exit_code": 0, "stdout": "`+strings.Repeat("x", 1024)+`\n[flowrun: truncated 6 bytes]", "stderr": "", "json": null}`)
 	var se stepError
 	if err := json.Unmarshal(v.Steps["bad"].Error, &se); err != nil {
 		t.Fatal(err)
@@ -213,8 +213,11 @@ workflow "h" {
 	}
 	var se stepError
 	_ = json.Unmarshal(v.Steps["down"].Error, &se)
-	if se.Kind != "http" || se.Status == nil || *se.Status != 503 || se.Output == nil {
+	if se.Kind != "http" || se.Status == nil || *se.Status != 503 {
 		t.Fatalf("down error = %s", v.Steps["down"].Error)
+	}
+	if out, _ := jsonOf(t, v.Steps["down"].Output).(map[string]any); out == nil || out["status"] != 503.0 {
+		t.Fatalf("down output = %s, want the failed response", v.Steps["down"].Output)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -222,7 +225,7 @@ workflow "h" {
 	for _, w := range []string{
 		"POST /ok " + run.ID + `/post application/json {"n":2,"order":"A-2"}`,
 		"GET /text " + run.ID + "/text  ",
-		"PUT /down " + run.ID + "/down  raw",
+		"PUT /down " + run.ID + "/down text/plain; charset=utf-8 raw",
 	} {
 		if !strings.Contains(joined, w) {
 			t.Errorf("requests:\n%s\nwant a line %q", joined, w)

@@ -12,7 +12,7 @@ import (
 type runError struct {
 	Kind    string `json:"kind"`
 	Message string `json:"message"`
-	Step    string `json:"step,omitempty"`
+	Step    string `json:"step"` // "" when no step's failure ended the run
 }
 
 // completeRun evaluates the workflow outputs and ends the run completed,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -57,6 +58,9 @@ func (r *runner) prepare(ctx context.Context, u unit) (*flight, *stepError) {
 			return nil, &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate idempotency_key: %v", err)}
 		}
 		f.idem = k
+	}
+	if se := r.missingSecret(u.s); se != nil {
+		return nil, se
 	}
 	var se *stepError
 	switch u.s.Action.Kind {
@@ -121,4 +125,82 @@ func (f *flight) do(e *Engine) flightResult {
 		se = &stepError{Kind: "canceled", Message: "the attempt was stopped", Output: se.Output}
 	}
 	return flightResult{f: f, out: out, err: se}
+}
+
+// missingSecret returns the error of kind "secret" when the step's action
+// uses a secret whose environment variable is unset (or empty) in this
+// worker: the attempt fails without running and is not retried
+// (language.md §4, semantics.md §6).
+func (r *runner) missingSecret(s *lang.Step) *stepError {
+	var vals []*lang.Value
+	switch a := s.Action; {
+	case a.Kind == lang.KindExec && a.Exec != nil:
+		vals = []*lang.Value{a.Exec.Command, a.Exec.Dir, a.Exec.Env, a.Exec.Stdin}
+	case a.Kind == lang.KindHTTP && a.HTTP != nil:
+		vals = []*lang.Value{a.HTTP.URL, a.HTTP.Headers, a.HTTP.Body}
+	}
+	for _, sec := range r.l.g.Secrets {
+		if r.secrets[sec.Name] != "" {
+			continue
+		}
+		for _, v := range vals {
+			if usesSecret(v, sec.Name) {
+				return &stepError{Kind: "secret", Message: fmt.Sprintf("secret %q is not available: the environment variable %s is not set for the flowrun process; set it and run `flowrun retry` on the run", sec.Name, sec.Env)}
+			}
+		}
+	}
+	return nil
+}
+
+// usesSecret reports whether an expression of the value refers to
+// secrets.NAME (or secrets['NAME']).
+func usesSecret(v *lang.Value, name string) bool {
+	if v == nil {
+		return false
+	}
+	if v.Template != nil {
+		for _, p := range v.Template.Parts {
+			if p.Expr != nil && secretRef(p.Expr.CEL, name) {
+				return true
+			}
+		}
+	}
+	for _, x := range v.List {
+		if usesSecret(x, name) {
+			return true
+		}
+	}
+	for _, x := range v.Object {
+		if usesSecret(x, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// secretRef finds secrets.NAME, secrets["NAME"] or secrets['NAME'] in CEL
+// source, with NAME not followed by more identifier characters.
+func secretRef(cel, name string) bool {
+	for _, form := range []string{"secrets." + name, `secrets["` + name + `"]`, "secrets['" + name + "']"} {
+		for rest := cel; ; {
+			i := strings.Index(rest, form)
+			if i < 0 {
+				break
+			}
+			if i > 0 && isIdent(rest[i-1]) {
+				rest = rest[i+1:]
+				continue
+			}
+			end := i + len(form)
+			if end == len(rest) || !isIdent(rest[end]) || form[len(form)-1] == ']' {
+				return true
+			}
+			rest = rest[end:]
+		}
+	}
+	return false
+}
+
+func isIdent(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }

@@ -319,7 +319,7 @@ func (r *runner) advanceUntil(ctx context.Context, c unit) bool {
 		row = r.row(c)
 		row.Attempts += urow.Attempts
 		if urow.Status == store.StepFailed {
-			row.Status, row.Error, row.FinishedAt = store.StepFailed, urow.Error, r.now
+			row.Status, row.Error, row.Output, row.FinishedAt = store.StepFailed, urow.Error, urow.Output, r.now
 			r.put(row, nil)
 			r.tx.event("step_failed", c.key, map[string]any{"iteration": st.Iteration})
 			return true

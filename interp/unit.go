@@ -18,12 +18,16 @@ func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millis
 // stepError is the error of a step key or an attempt, as stored and as CEL
 // sees it (error in retry.when, steps.NAME.error).
 type stepError struct {
-	Kind       string `json:"kind"`
-	Message    string `json:"message"`
-	ExitCode   *int   `json:"exit_code,omitempty"`
-	Status     *int   `json:"status,omitempty"`
-	Output     any    `json:"output,omitempty"`
-	ChildError any    `json:"child_error,omitempty"`
+	Kind     string `json:"kind"`
+	Message  string `json:"message"`
+	ExitCode *int   `json:"exit_code,omitempty"`
+	Status   *int   `json:"status,omitempty"`
+	// Output is what the failed attempt produced (exec: exit_code, stdout,
+	// stderr, json; http: the response). It is not part of the error: it
+	// is stored as the attempt's output and, when the step fails, as the
+	// step's output (language.md §11).
+	Output     any `json:"-"`
+	ChildError any `json:"child_error,omitempty"`
 }
 
 func (e *stepError) asMap() map[string]any {
@@ -165,6 +169,10 @@ func (r *runner) unitFailed(u unit, se *stepError, retryable bool) {
 		row.Attempts = 1
 	}
 	row.Status, row.Error, row.FinishedAt, row.WakeAt, row.Detail = store.StepFailed, mustJSON(se), r.now, zeroTime, ""
+	row.Output = nil
+	if se.Output != nil {
+		row.Output = mustJSON(se.Output) // the last attempt's output
+	}
 	r.put(row, nil)
 	r.tx.event("step_failed", u.key, map[string]any{"kind": se.Kind, "message": se.Message, "attempts": row.Attempts})
 	if past != nil {

@@ -208,12 +208,13 @@ func decodeMap(b json.RawMessage) map[string]any {
 	return m
 }
 
-// inputsKey is the default run key: a hash of the canonical inputs JSON
-// (encoding/json sorts object keys).
+// inputsKey is the default run key: the first 16 hex digits of the
+// SHA-256 of the canonical inputs JSON (defaults applied; encoding/json
+// sorts object keys and writes no spaces), language.md §2.
 func inputsKey(inputs map[string]any) string {
 	b := mustJSON(inputs)
 	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:12])
+	return hex.EncodeToString(sum[:8])
 }
 
 // keyString renders a key expression's value as the run key.
