@@ -94,6 +94,9 @@ var errStopped = errors.New("runner stopped")
 func (r *runner) main(ctx context.Context) (store.Run, error) {
 	ctx = context.WithoutCancel(ctx) // store work must finish; stopping is by flags
 	defer r.waitFlights()
+	if blocked, err := r.bindVersion(ctx); blocked || err != nil {
+		return r.run, err
+	}
 	if err := r.rebuild(ctx); err != nil {
 		return r.run, err
 	}
@@ -339,6 +342,7 @@ func (r *runner) rebuild(ctx context.Context) error {
 	if r.inputs == nil {
 		r.inputs = map[string]any{}
 	}
+	fillDefaults(l.g, r.inputs)
 	r.secrets = map[string]string{}
 	for _, s := range l.g.Secrets {
 		r.secrets[s.Name] = r.e.opts.Getenv(s.Env)

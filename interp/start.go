@@ -25,7 +25,8 @@ type StartParams struct {
 // pending run, or finds the run it should continue instead: a run of the
 // same workflow and key that is not finished is returned for resuming
 // (created false), and a completed one is returned as it is (not run again)
-// unless New. A failed or canceled run with the key does not stop a new run
+// unless New or the version started is a newer MAJOR.MINOR than the one it
+// completed on (a new MINOR or MAJOR starts a new run; a PATCH does not). A failed or canceled run with the key does not stop a new run
 // from starting. Bad inputs are an *InputError.
 func (e *Engine) StartRun(ctx context.Context, p StartParams) (store.Run, bool, error) {
 	var v store.Version
@@ -58,7 +59,7 @@ func (e *Engine) StartRun(ctx context.Context, p StartParams) (store.Run, bool, 
 		old, err := e.st.RunGetByKey(ctx, p.Workflow, key)
 		switch {
 		case err == nil:
-			if !old.Status.Terminal() || old.Status == store.RunCompleted {
+			if !old.Status.Terminal() || (old.Status == store.RunCompleted && sameRelease(old.Version, v.Version)) {
 				return old, false, nil
 			}
 		case !errors.Is(err, store.ErrNotFound):

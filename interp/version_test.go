@@ -1,0 +1,277 @@
+package interp
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/flowrun/flowrun/store"
+)
+
+func TestBind(t *testing.T) {
+	cases := []struct {
+		bound  string
+		stored []string
+		pin    string
+		old    bool
+		want   string // MoveTo/Newest/Block
+	}{
+		{"1.0.0", []string{"1.0.0"}, "", false, "//false"},
+		{"1.0.0", []string{"1.0.0", "1.0.1"}, "", false, "1.0.1/1.0.1/false"},
+		{"1.0.0", []string{"1.0.0", "1.0.1", "1.0.2"}, "", false, "1.0.2/1.0.2/false"},
+		{"1.0.0", []string{"1.0.0", "1.1.0"}, "", false, "/1.1.0/false"},
+		{"1.0.0", []string{"1.0.0", "1.0.1", "1.1.0"}, "", false, "1.0.1/1.1.0/false"},
+		{"1.0.0", []string{"1.0.0", "1.0.1", "2.0.0"}, "", false, "/2.0.0/true"},
+		{"1.0.0", []string{"1.0.0", "1.0.1", "2.0.0"}, "", true, "1.0.1/2.0.0/false"},
+		{"1.0.0", []string{"1.0.0", "1.0.1", "2.0.0"}, "1", false, "1.0.1/1.0.1/false"},
+		{"1.0.0", []string{"1.0.0", "1.0.1", "1.1.0", "2.0.0"}, "1", false, "1.0.1/1.1.0/false"},
+		{"1.0.0", []string{"1.0.0", "1.0.1"}, "1.0.0", false, "//false"},
+		{"1.2.0", []string{"1.2.0", "1.2.3", "1.3.0"}, "1.2", false, "1.2.3/1.2.3/false"},
+	}
+	for _, c := range cases {
+		b, err := Bind(c.bound, c.stored, c.pin, c.old)
+		if err != nil {
+			t.Fatalf("Bind(%s, %v, %q): %v", c.bound, c.stored, c.pin, err)
+		}
+		if got := fmt.Sprintf("%s/%s/%v", b.MoveTo, b.Newest, b.Block); got != c.want {
+			t.Errorf("Bind(%s, %v, %q, %v) = %s, want %s (%s)", c.bound, c.stored, c.pin, c.old, got, c.want, b)
+		}
+	}
+	if _, err := Bind("1.0", nil, "", false); err == nil {
+		t.Fatalf("Bind of a bad version: no error")
+	}
+}
+
+const waitV1 = `workflow "ship" {
+  version = "1.0.0"
+  input "order" { type = string }
+  key = "input.order"
+  step "price" {
+    set { total = 10 }
+  }
+  step "ask" {
+    depends_on = [step.price]
+    wait { signal = "go" }
+  }
+  step "label" {
+    depends_on = [step.ask]
+    set { text = "v1 {{ steps.price.output.total }}" }
+  }
+}`
+
+// waitV replaces the version and the label text of waitV1.
+func waitV(version, label string) string {
+	s := strings.Replace(waitV1, `"1.0.0"`, `"`+version+`"`, 1)
+	return strings.Replace(s, `"v1 {{`, `"`+label+` {{`, 1)
+}
+
+func (b *bundle) parked() store.Run {
+	b.t.Helper()
+	b.compile(waitV1)
+	run := b.drive(b.start("ship", map[string]any{"order": "A"}).ID)
+	wantStatus(b.t, run, store.RunWaiting)
+	return run
+}
+
+func (b *bundle) signalAndDrive(id string) store.Run {
+	b.t.Helper()
+	if _, err := b.e.Signal(b.ctx, id, "go", nil); err != nil {
+		b.t.Fatalf("signal: %v", err)
+	}
+	return b.drive(id)
+}
+
+func TestPatchMoves(t *testing.T) {
+	b := setup(t)
+	run := b.parked()
+	b.compile(`workflow "ship" {
+  version = "1.0.1"
+  description = "patched"
+  input "order" { type = string }
+  key = "input.order"
+  step "price" {
+    set { total = 10 }
+  }
+  step "ask" {
+    depends_on = [step.price]
+    wait { signal = "go" }
+  }
+  step "label" {
+    depends_on = [step.ask]
+    set { text = "v1 {{ steps.price.output.total }}" }
+  }
+}`)
+	run = b.signalAndDrive(run.ID)
+	wantStatus(t, run, store.RunCompleted)
+	if run.Version != "1.0.1" {
+		t.Fatalf("version = %s, want 1.0.1", run.Version)
+	}
+	if k := b.eventKinds(run.ID); !strings.Contains(k, "version_moved") {
+		t.Fatalf("no version_moved event: %s", k)
+	}
+}
+
+func TestMinorFinishesOnOwnGraph(t *testing.T) {
+	b := setup(t)
+	run := b.parked()
+	b.compile(waitV("1.1.0", "v11"))
+	run = b.signalAndDrive(run.ID)
+	wantStatus(t, run, store.RunCompleted)
+	v := b.show(run.ID)
+	if run.Version != "1.0.0" || !strings.Contains(string(v.Steps["label"].Output), "v1 10") {
+		t.Fatalf("version %s, label %s; want 1.0.0 and the v1 label", run.Version, v.Steps["label"].Output)
+	}
+}
+
+func TestMajorBlocksAndDecisions(t *testing.T) {
+	for _, choice := range []Choice{ChoiceOld, ChoiceNew, ChoiceMigrate} {
+		t.Run(string(choice), func(t *testing.T) {
+			b := setup(t)
+			run := b.parked()
+			b.compile(waitV("2.0.0", "v2"))
+			// Rebind blocks the parked run at once, without a claim.
+			run, err := b.e.Rebind(b.ctx, run.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantStatus(t, run, store.RunBlocked)
+			if run.WaitReason != "version" {
+				t.Fatalf("wait reason %q", run.WaitReason)
+			}
+			// Nothing of a blocked run executes.
+			if r := b.drive(run.ID); r.Status != store.RunBlocked {
+				t.Fatalf("drive of a blocked run: %s", r.Status)
+			}
+			d, err := b.e.Decide(b.ctx, DecideParams{RunID: run.ID, Choice: choice, By: "test"})
+			if err != nil {
+				t.Fatalf("decide: %v", err)
+			}
+			// ask is waiting, not settled: only price is kept; label changed
+			// but had not run, so it is in neither list.
+			if choice == ChoiceMigrate && (strings.Join(d.Plan.Keep, ",") != "price" || len(d.Plan.Rerun) != 0) {
+				t.Fatalf("keep %v rerun %v", d.Plan.Keep, d.Plan.Rerun)
+			}
+			final := b.signalAndDrive(d.Run.ID)
+			wantStatus(t, final, store.RunCompleted)
+			label := string(b.show(final.ID).Steps["label"].Output)
+			switch choice {
+			case ChoiceOld:
+				if final.Version != "1.0.0" || !strings.Contains(label, "v1 10") {
+					t.Fatalf("old: version %s label %s", final.Version, label)
+				}
+				// Decided old: not blocked again by the same MAJOR.
+				if b, err := b.e.binding(b.ctx, final, ""); err != nil || b.Block {
+					t.Fatalf("decided-old run would block again: %v %v", b, err)
+				}
+			case ChoiceNew, ChoiceMigrate:
+				if final.Version != "2.0.0" || !strings.Contains(label, "v2 10") {
+					t.Fatalf("%s: version %s label %s", choice, final.Version, label)
+				}
+			}
+			if choice == ChoiceNew {
+				old, _ := b.st.RunGet(b.ctx, run.ID)
+				wantStatus(t, old, store.RunCanceled)
+				if !strings.Contains(string(old.Error), d.Run.ID) {
+					t.Fatalf("canceled error does not name the new run: %s", old.Error)
+				}
+			}
+			if k := b.eventKinds(run.ID); !strings.Contains(k, "version_blocked") || !strings.Contains(k, "version_decided") {
+				t.Fatalf("events: %s", k)
+			}
+			// A second decision is refused: the run is no longer blocked.
+			if _, err := b.e.Decide(b.ctx, DecideParams{RunID: run.ID, Choice: ChoiceOld}); !errors.Is(err, store.ErrConflict) {
+				t.Fatalf("second decision: %v", err)
+			}
+		})
+	}
+}
+
+func TestMigrateRerunsChangedUpstream(t *testing.T) {
+	b := setup(t)
+	run := b.parked()
+	// price changes (MINOR in itself); removing the edge ask→label is MAJOR.
+	b.compile(`workflow "ship" {
+  version = "2.0.0"
+  input "order" { type = string }
+  key = "input.order"
+  step "price" {
+    set { total = 20 }
+  }
+  step "ask" {
+    depends_on = [step.price]
+    wait { signal = "go" }
+  }
+  step "label" {
+    set { text = "v2 {{ steps.price.output.total }}" }
+  }
+}`)
+	if _, err := b.e.Rebind(b.ctx, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	d, err := b.e.Decide(b.ctx, DecideParams{RunID: run.ID, Choice: ChoiceMigrate, By: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Plan.Keep) != 0 || strings.Join(d.Plan.Rerun, ",") != "price" {
+		t.Fatalf("keep %v rerun %v", d.Plan.Keep, d.Plan.Rerun)
+	}
+	final := b.signalAndDrive(run.ID)
+	wantStatus(t, final, store.RunCompleted)
+	v := b.show(final.ID)
+	if !strings.Contains(string(v.Steps["price"].Output), "20") || !strings.Contains(string(v.Steps["label"].Output), "v2 20") {
+		t.Fatalf("price %s label %s", v.Steps["price"].Output, v.Steps["label"].Output)
+	}
+}
+
+func TestMigrateRefusedWhenInputsDoNotFit(t *testing.T) {
+	b := setup(t)
+	run := b.parked()
+	b.compile(strings.Replace(waitV("2.0.0", "v2"), `key = "input.order"`, `key = "input.order"
+  input "region" { type = string }`, 1))
+	if _, err := b.e.Rebind(b.ctx, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []Choice{ChoiceMigrate, ChoiceNew} {
+		_, err := b.e.Decide(b.ctx, DecideParams{RunID: run.ID, Choice: c})
+		if !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), `"region"`) {
+			t.Fatalf("%s: %v", c, err)
+		}
+	}
+	r, _ := b.st.RunGet(b.ctx, run.ID)
+	wantStatus(t, r, store.RunBlocked)
+}
+
+func TestCompletedRunAndNewMinor(t *testing.T) {
+	b := setup(t)
+	b.compile(`workflow "w" {
+  version = "1.0.0"
+  step "a" {
+    set { x = 1 }
+  }
+}`)
+	r1, created, err := b.e.StartRun(b.ctx, StartParams{Workflow: "w"})
+	if err != nil || !created {
+		t.Fatal(err)
+	}
+	b.drive(r1.ID)
+	b.compile(`workflow "w" {
+  version = "1.0.1"
+  description = "patch"
+  step "a" {
+    set { x = 1 }
+  }
+}`)
+	if r, created, _ := b.e.StartRun(b.ctx, StartParams{Workflow: "w"}); created || r.ID != r1.ID {
+		t.Fatalf("a PATCH started a new run")
+	}
+	b.compile(`workflow "w" {
+  version = "1.1.0"
+  step "a" {
+    set { x = 2 }
+  }
+}`)
+	if _, created, _ := b.e.StartRun(b.ctx, StartParams{Workflow: "w"}); !created {
+		t.Fatalf("a new MINOR did not start a new run")
+	}
+}
