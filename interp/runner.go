@@ -59,7 +59,7 @@ type runner struct {
 	ended     bool // the run reached a terminal status in tx
 	blocked   bool // something was ready but could not start (slots, drain)
 	launches  []*flight
-	afterEnd  []string // child runs to cancel once the end is committed
+	afterEnd  []string // child runs to cancel once the transition is committed
 	usedAtts  int      // run.AttemptsUsed as decided
 	attsDirty bool
 }
@@ -132,6 +132,7 @@ func (r *runner) main(ctx context.Context) (store.Run, error) {
 		if err := r.flush(ctx); err != nil {
 			return r.run, err
 		}
+		r.cancelChildren(ctx)
 		if r.ended {
 			r.finish(ctx)
 			return r.run, nil
@@ -226,15 +227,24 @@ func (r *runner) applyRun(t store.Transition) {
 // claim loops (a parent to resume, a parked run to re-claim) and cancelling
 // the children of a run that failed.
 func (r *runner) finish(ctx context.Context) {
+	if r.run.ParentRunID != "" && r.run.Status.Terminal() {
+		r.e.poke(r.run.ParentRunID)
+	}
+	r.e.wakePools()
+}
+
+// cancelChildren cancels the child runs that a committed transition gave
+// up on: those of a run that ended, and those whose workflow step timed
+// out. A crash before this is repaired when the run is claimed again
+// (rebuild) or, for an ended run, not at all: its children finish on their
+// own and their parent ignores them.
+func (r *runner) cancelChildren(ctx context.Context) {
 	for _, id := range r.afterEnd {
 		if _, err := r.e.st.RunCancel(ctx, store.RunCancelParams{RunID: id, Now: r.e.clk.Now()}); err == nil {
 			r.e.beatPools()
 		}
 	}
-	if r.run.ParentRunID != "" && r.run.Status.Terminal() {
-		r.e.poke(r.run.ParentRunID)
-	}
-	r.e.wakePools()
+	r.afterEnd = nil
 }
 
 // start launches the actions whose running attempts were just committed.
@@ -361,6 +371,15 @@ func (r *runner) rebuild(ctx context.Context) error {
 	for i := range steps {
 		s := steps[i]
 		r.rows[s.Key] = &s
+		if s.Status == store.StepFailed {
+			if st := r.state(s.Key); st.Wait == waitChild && st.Child != "" && decodeMap(s.Error)["kind"] == "timeout" {
+				// A workflow step that timed out: make sure its child was
+				// canceled (the process may have died before it did so).
+				if c, err := r.e.st.RunGet(ctx, st.Child); err == nil && !c.Status.Terminal() {
+					r.afterEnd = append(r.afterEnd, st.Child)
+				}
+			}
+		}
 		if ls := l.steps[s.Key]; ls != nil && s.Status.Terminal() {
 			r.settle(ls, &s)
 		}

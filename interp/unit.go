@@ -118,7 +118,14 @@ func (r *runner) pollUnit(ctx context.Context, u unit, row *store.Step) bool {
 	case waitChild:
 		c, ok := r.children[st.Child]
 		if !ok || !c.Status.Terminal() {
-			return false
+			if row.WakeAt.IsZero() || r.now.Before(row.WakeAt) {
+				return false
+			}
+			// The step's timeout passed: the child is canceled once this
+			// failure is committed (semantics.md §7).
+			r.afterEnd = append(r.afterEnd, st.Child)
+			r.unitFailed(u, &stepError{Kind: "timeout", Message: fmt.Sprintf("child run %s of workflow %q did not finish within the step's timeout of %s and was canceled; raise the step's timeout if it needs longer", st.Child, u.s.Action.Workflow.Name, msDuration(u.s.TimeoutMS))}, false)
+			return true
 		}
 		if c.Status == store.RunCompleted {
 			r.unitDone(u, decodeJSON(c.Outputs), 1)
@@ -420,6 +427,9 @@ func (r *runner) startChild(ctx context.Context, u unit) bool {
 	r.children[p.ID] = store.Run{ID: p.ID, Workflow: v.Workflow, Status: store.RunPending}
 	row := r.row(u)
 	row.Status, row.StartedAt, row.Attempts = store.StepWaiting, r.now, 1
+	if u.s.TimeoutMS > 0 {
+		row.WakeAt = r.now.Add(msDuration(u.s.TimeoutMS))
+	}
 	row.Detail = "child run " + p.ID
 	r.put(row, &rowState{Wait: waitChild, Child: p.ID})
 	r.tx.event("child_started", u.key, map[string]any{"child_run_id": p.ID, "workflow": v.Workflow, "version": v.Version})
