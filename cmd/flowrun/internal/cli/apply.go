@@ -18,7 +18,7 @@ import (
 func applyCommand() *command {
 	return &command{
 		name:  "apply",
-		args:  "PATH... [--input NAME=VALUE]... [--inputs FILE.json] [--workflow NAME] [--new] [--detach] [--json]",
+		args:  "PATH... [--input NAME=VALUE]... [--inputs FILE.json] [--workflow NAME] [--new] [--on-major old|new|migrate|fail] [--detach] [--json]",
 		short: "store a workflow's version and run it to the end",
 		long: `Apply validates and compiles the workflow files (and every *.hcl file of each
 directory), stores each workflow's version, and runs the chosen workflow: the
@@ -26,6 +26,10 @@ only one, or the one --workflow names. A run with the same key that has not
 finished is resumed instead of starting another; one that completed is not run
 again (--new always starts a new run). Progress goes to stderr; the result to
 stdout, as JSON with --json.
+
+A run blocked by a new MAJOR version is decided before it goes on: on a
+terminal apply asks, with the changes and what a migration keeps; scripts
+pass --on-major (fail exits 4 without deciding).
 
 Exit codes: 0 completed or detached, 1 failed or canceled, 2 bad workflow or
 input (nothing is written), 3 parked (waiting on a timer or signal) or
@@ -39,6 +43,7 @@ interrupted with Ctrl-C, 4 a version decision is needed, 5 store error.`,
 			fs.BoolVar(&o.newRun, "new", false, "start a new run even if one with the same key exists")
 			fs.BoolVar(&o.detach, "detach", false, "store and enqueue the run, print its id and exit; a worker runs it")
 			fs.BoolVar(&o.json, "json", false, "print the run as one JSON object (as show --json)")
+			fs.StringVar(&o.onMajor, "on-major", "", "decide runs blocked by a new MAJOR version: old, new, migrate, or fail (exit 4)")
 			return func(ctx context.Context, args []string) error {
 				return e.apply(ctx, args, &o)
 			}
@@ -53,10 +58,14 @@ type applyOptions struct {
 	newRun     bool
 	detach     bool
 	json       bool
+	onMajor    string
 }
 
 func (e *env) apply(ctx context.Context, paths []string, o *applyOptions) error {
 	// Everything the user gave is checked before the store is opened.
+	if err := checkChoice("on-major", o.onMajor, true); err != nil {
+		return err
+	}
 	mod, err := e.load(paths)
 	if err != nil {
 		return err
@@ -95,10 +104,7 @@ func (e *env) apply(ctx context.Context, paths []string, o *applyOptions) error 
 	case !created:
 		fmt.Fprintf(e.stderr, "flowrun apply: resuming run %s with key %q (%s).\n", run.ID, run.Key, run.Status)
 	}
-	if o.detach {
-		return e.detached(ctx, eng, run, o.json)
-	}
-	return e.drive(ctx, eng, run.ID, o.json)
+	return e.runApplied(ctx, eng, run, created, o)
 }
 
 // engine builds the interpreter over st; onEvent receives progress.

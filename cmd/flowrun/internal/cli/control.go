@@ -14,20 +14,30 @@ import (
 func resumeCommand() *command {
 	return &command{
 		name:  "resume",
-		args:  "RUN [--detach] [--json]",
-		short: "continue a parked or interrupted run in the foreground",
+		args:  "RUN [--choose old|new|migrate] [--detach] [--json]",
+		short: "continue a parked or interrupted run in the foreground, or decide a blocked one",
 		long: `Resume continues a run that is not finished (parked on a timer or a signal,
 interrupted with Ctrl-C, or left by a process that died) in the foreground,
 like apply: progress on stderr, the result on stdout, and the same exit codes.
 With --detach it only checks the run and leaves it to a worker: every
 unfinished run is already queued. Resuming a finished run is refused (exit 2);
-redrive a failed one with flowrun retry. RUN is a run id or a unique prefix.`,
+redrive a failed one with flowrun retry. RUN is a run id or a unique prefix.
+
+A run blocked by a new MAJOR version needs --choose: old resumes it on its
+own version, new cancels it and starts a run of the new version with the
+same inputs, migrate moves it to the new version keeping the completed steps
+that did not change (see flowrun plan). --choose on a run that is not
+blocked is refused (exit 2).`,
 		store: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			detach := fs.Bool("detach", false, "do not run it here; leave it to a worker")
 			asJSON := fs.Bool("json", false, "print the run as one JSON object (as show --json)")
+			choose := fs.String("choose", "", "decide a blocked run: old, new or migrate")
 			return func(ctx context.Context, args []string) error {
 				if err := oneRunArg("resume", args, 1, "one RUN"); err != nil {
+					return err
+				}
+				if err := checkChoice("choose", *choose, false); err != nil {
 					return err
 				}
 				st, run, err := e.findRun(ctx, args[0])
@@ -43,6 +53,15 @@ redrive a failed one with flowrun retry. RUN is a run id or a unique prefix.`,
 				}
 				prog := &progress{w: e.stderr}
 				eng := e.engine(st, prog.event)
+				if *choose != "" {
+					return e.resumeChoose(ctx, eng, run, *choose, *detach, *asJSON)
+				}
+				if run, err = eng.Rebind(ctx, run.ID); err != nil {
+					return storeError(fmt.Sprintf("checking the version of run %s", args[0]), err)
+				}
+				if run.Status == store.RunBlocked {
+					return exitForStatus(run)
+				}
 				if *detach {
 					return e.detached(ctx, eng, run, *asJSON)
 				}

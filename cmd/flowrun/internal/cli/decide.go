@@ -1,0 +1,242 @@
+package cli
+
+// Version decisions from the command line: `resume RUN --choose`, and
+// apply's --on-major and terminal prompt for the blocked runs it meets.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/charmbracelet/x/term"
+
+	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/tui/decide"
+)
+
+// checkChoice checks a --choose or --on-major value before the store is
+// opened; fail is accepted only for --on-major.
+func checkChoice(flagName, v string, allowFail bool) error {
+	if v == "" || (allowFail && v == "fail") {
+		return nil
+	}
+	if _, err := interp.ParseChoice(v); err != nil {
+		opts := "old, new or migrate"
+		if allowFail {
+			opts = "old, new, migrate or fail"
+		}
+		return usageErrorf("--%s %q is not a version decision", flagName, v).
+			hint(fmt.Sprintf("Pass --%s with one of %s.", flagName, opts))
+	}
+	return nil
+}
+
+// decidedBy names who decides, for the version_decided event.
+func (e *env) decidedBy(how string) string {
+	if u := e.getenv("USER"); u != "" {
+		return how + " (user " + u + ")"
+	}
+	return how
+}
+
+// resumeChoose carries out `resume RUN --choose C`: the run is checked
+// against the stored versions first (a parked run is blocked now if a new
+// MAJOR is stored), must be blocked, and is then decided and run (or left
+// to a worker with --detach).
+func (e *env) resumeChoose(ctx context.Context, eng *interp.Engine, run store.Run, choice string, detach, asJSON bool) error {
+	run, err := eng.Rebind(ctx, run.ID)
+	if err != nil {
+		return storeError(fmt.Sprintf("checking the version of run %s", run.ID), err)
+	}
+	if run.Status != store.RunBlocked {
+		return usageErrorf("run %s is %s, not blocked; --choose decides only a run blocked by a new MAJOR version", run.ID, run.Status).
+			hint(fmt.Sprintf("Continue it with: flowrun resume %s", run.ID))
+	}
+	next, err := e.decideOne(ctx, eng, run, interp.Choice(choice), "cli")
+	if err != nil {
+		return err
+	}
+	if detach {
+		return e.detached(ctx, eng, next, asJSON)
+	}
+	return e.drive(ctx, eng, rootOf(next), asJSON)
+}
+
+// decideOne carries out one decision and says what it did on stderr. A
+// refused decision is bad input (exit 2): nothing was written.
+func (e *env) decideOne(ctx context.Context, eng *interp.Engine, run store.Run, c interp.Choice, how string) (store.Run, error) {
+	d, err := eng.Decide(ctx, interp.DecideParams{RunID: run.ID, Choice: c, By: e.decidedBy(how)})
+	if errors.Is(err, store.ErrConflict) {
+		hint := fmt.Sprintf("See the changes with: flowrun plan FILE, or: flowrun diff %s@%s %s@NEWEST", run.Workflow, run.Version, run.Workflow)
+		if d.Plan != nil {
+			hint = fmt.Sprintf("See the changes with: flowrun diff %s@%s %s@%s", run.Workflow, d.Plan.From, run.Workflow, d.Plan.To)
+		}
+		return run, usageErrorf("%s", trimSentinel(err)).hint(hint)
+	}
+	if err != nil {
+		return run, storeError(fmt.Sprintf("deciding run %s", run.ID), err)
+	}
+	switch c {
+	case interp.ChoiceNew:
+		fmt.Fprintf(e.stderr, "flowrun %s: run %s decided new: it is canceled, and run %s of version %s starts with the same inputs.\n",
+			e.verb, run.ID, d.Run.ID, d.Plan.To)
+	case interp.ChoiceMigrate:
+		fmt.Fprintf(e.stderr, "flowrun %s: run %s decided migrate: it moves to version %s; kept: %s; re-run: %s.\n",
+			e.verb, run.ID, d.Plan.To, orNone(d.Plan.Keep), orNone(d.Plan.Rerun))
+	default:
+		fmt.Fprintf(e.stderr, "flowrun %s: run %s decided old: it resumes on version %s.\n", e.verb, run.ID, d.Plan.From)
+	}
+	return d.Run, nil
+}
+
+func orNone(l []string) string {
+	if len(l) == 0 {
+		return "none"
+	}
+	return strings.Join(l, ", ")
+}
+
+// applyDecide decides the blocked runs of the workflow that apply meets:
+// the run it works on first, then the other blocked runs of the same
+// workflow. With --on-major the choice is taken for each; on a terminal
+// each is asked with the decision screen; otherwise apply exits 4 saying
+// which command decides. It returns the run to continue with.
+func (e *env) applyDecide(ctx context.Context, eng *interp.Engine, run store.Run, onMajor string) (store.Run, error) {
+	others, err := eng.Store().RunList(ctx, store.RunListParams{Status: store.RunBlocked, Workflow: run.Workflow})
+	if err != nil {
+		return run, storeError(fmt.Sprintf("listing the blocked runs of workflow %q", run.Workflow), err)
+	}
+	blocked := []store.Run{run}
+	for _, o := range others {
+		if o.ID == run.ID {
+			continue
+		}
+		r, err := eng.Store().RunGet(ctx, o.ID)
+		if err != nil {
+			return run, storeError("reading run "+o.ID, err)
+		}
+		blocked = append(blocked, r)
+	}
+	prompt := onMajor == "" && isTerminalReader(e.stdin) && isTerminal(e.stderr)
+	if onMajor == "fail" || (onMajor == "" && !prompt) {
+		return run, e.blockedError(ctx, eng, blocked)
+	}
+	next := run
+	for i, b := range blocked {
+		choice := interp.Choice(onMajor)
+		how := "apply --on-major"
+		if prompt {
+			how = "apply prompt"
+			plan, err := eng.PlanDecision(ctx, b.ID)
+			if err != nil {
+				return run, storeError("planning the decision for run "+b.ID, err)
+			}
+			if i == 0 && len(blocked) > 1 {
+				fmt.Fprintf(e.stderr, "flowrun apply: %s of workflow %q are blocked by version %s; each is asked in turn.\n",
+					plural(len(blocked), "run", "runs"), run.Workflow, plan.To)
+			}
+			c, err := decide.Prompt(ctx, screenPlan(plan), e.stdin, e.stderr, e.getenv("NO_COLOR") != "")
+			if errors.Is(err, decide.ErrNoDecision) {
+				if i == 0 {
+					return run, (&exitError{code: ExitDecision, msg: fmt.Sprintf("run %s stays blocked: no decision was made", run.ID)}).
+						hint(fmt.Sprintf("Decide later with: flowrun resume %s --choose old|new|migrate", run.ID))
+				}
+				fmt.Fprintf(e.stderr, "flowrun apply: run %s stays blocked: no decision was made.\n", b.ID)
+				continue
+			}
+			if err != nil {
+				return run, &exitError{code: ExitDecision, msg: "the decision prompt stopped", err: err}
+			}
+			choice = interp.Choice(c)
+		}
+		r, err := e.decideOne(ctx, eng, b, choice, how)
+		if err != nil {
+			if i == 0 {
+				return run, err
+			}
+			fmt.Fprintf(e.stderr, "flowrun apply: run %s stays blocked: %s\n", b.ID, err)
+			continue
+		}
+		if i == 0 {
+			next = r
+		}
+	}
+	return next, nil
+}
+
+// blockedError is apply's exit 4: the blocked runs, the changes and the
+// commands that decide.
+func (e *env) blockedError(ctx context.Context, eng *interp.Engine, blocked []store.Run) error {
+	run := blocked[0]
+	plan, err := eng.PlanDecision(ctx, run.ID)
+	if err != nil {
+		return storeError("planning the decision for run "+run.ID, err)
+	}
+	fmt.Fprintf(e.stderr, "flowrun %s: run %s is bound to version %s; version %s is stored and differs in a %s way:\n",
+		e.verb, run.ID, plan.From, plan.To, plan.Bump)
+	for _, c := range plan.Changes {
+		fmt.Fprintf(e.stderr, "  %s\n", c)
+	}
+	if plan.MigrateErr != nil {
+		fmt.Fprintf(e.stderr, "  migrate cannot work: %v\n", plan.MigrateErr)
+	} else {
+		fmt.Fprintf(e.stderr, "  migrate would keep: %s; re-run: %s\n", orNone(plan.Keep), orNone(plan.Rerun))
+	}
+	for _, o := range blocked[1:] {
+		fmt.Fprintf(e.stderr, "flowrun %s: run %s (version %s) is blocked too.\n", e.verb, o.ID, o.Version)
+	}
+	return (&exitError{code: ExitDecision,
+		msg: fmt.Sprintf("run %s is blocked: a new MAJOR version of %q is stored and a decision is needed", run.ID, run.Workflow)}).
+		hint(fmt.Sprintf("Decide with: flowrun resume %s --choose old|new|migrate, or apply again with --on-major=old|new|migrate.", run.ID))
+}
+
+// screenPlan turns the engine's plan into the decision screen's.
+func screenPlan(p *interp.DecisionPlan) decide.Plan {
+	return decide.Plan{RunID: p.Run.ID, Workflow: p.Run.Workflow, From: p.From, To: p.To, Changes: p.Changes,
+		Bump: p.Bump, Keep: p.Keep, Rerun: p.Rerun, PlanErr: p.MigrateErr}
+}
+
+// isTerminalReader reports whether r is a terminal.
+func isTerminalReader(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(f.Fd())
+}
+
+// runApplied runs what apply found or started: a run found unfinished is
+// checked against the stored versions first (moved or blocked now), a
+// blocked run is decided (applyDecide), then the run is driven, or left to
+// a worker with --detach.
+func (e *env) runApplied(ctx context.Context, eng *interp.Engine, run store.Run, created bool, o *applyOptions) error {
+	var err error
+	if !created {
+		if run, err = eng.Rebind(ctx, run.ID); err != nil {
+			return storeError(fmt.Sprintf("checking the version of run %s", run.ID), err)
+		}
+	}
+	for decided := false; ; decided = true {
+		if run.Status == store.RunBlocked {
+			if run, err = e.applyDecide(ctx, eng, run, o.onMajor); err != nil {
+				return err
+			}
+		}
+		if o.detach {
+			return e.detached(ctx, eng, run, o.json)
+		}
+		err = e.drive(ctx, eng, rootOf(run), o.json)
+		var xe *exitError
+		if decided || !errors.As(err, &xe) || xe.code != ExitDecision {
+			return err
+		}
+		// Blocked while driving (a worker held it when apply looked): decide now.
+		if run, err = eng.Store().RunGet(ctx, run.ID); err != nil {
+			return storeError("reading run "+run.ID, err)
+		}
+		if run.Status != store.RunBlocked {
+			return xe
+		}
+	}
+}
