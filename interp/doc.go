@@ -62,7 +62,21 @@
 // effects and the only ones retried (per Step.Retry, counting failed
 // attempts), timed out (Step.TimeoutMS) and counted against Limits.Attempts.
 // set, switch and fail are deterministic and run once: an evaluation error
-// fails the step with kind "eval". sleep, wait and workflow record one
-// logical attempt. A step error is {"kind","message"} plus "exit_code" (exec),
-// "status" and "output" (http), "child_error" (workflow).
+// fails the step with kind "expression" and is never retried. sleep, wait
+// and workflow record one logical attempt and are not retried (a failed
+// child is not restarted). A step error is {"kind","message"} plus
+// "exit_code" (exec; 128+N when killed by signal N), "status" and "output"
+// (http), "child_error" (workflow).
+//
+// On timeout, cancel or stop, an exec's whole process group is killed with
+// SIGKILL at once (no SIGTERM grace period).
+//
+// # Events
+//
+// run_created, claimed, step_started (also when a sleep, wait or until
+// interval begins), step_completed, step_failed, step_skipped,
+// step_canceled, retry_scheduled (attempt, delay_ms, jitter_ms, wake_at),
+// retry_when_failed, interrupted, signal_consumed, child_started,
+// dead_lettered (index, item, error), run_completed, run_failed,
+// run_canceled, run_parked (reason, available_at), retried.
 package interp

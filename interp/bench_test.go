@@ -1,0 +1,181 @@
+package interp
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "modernc.org/sqlite" // the raw baseline's driver
+
+	"github.com/flowrun/flowrun/clock"
+	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/sqlite"
+)
+
+// The benchmarks report their time per operation as a ratio to one raw
+// single-row SQLite commit (WAL, same synchronous mode) measured in the same
+// benchmark run ("x-commit"): a 1k-step run at 3 x-commit costs as much as
+// three single-row commits.
+
+// baseline runs the raw-commit sub-benchmark of a synchronous mode and
+// returns its ns per commit, so the ratio is taken within one benchmark run.
+func baseline(b *testing.B, sync string) float64 {
+	var ns float64
+	b.Run(sync+"/raw-commit", func(b *testing.B) {
+		rawCommits(b, b.TempDir(), sync)
+		ns = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	})
+	return ns
+}
+
+func rawCommits(b *testing.B, dir, sync string) {
+	path := filepath.Join(dir, fmt.Sprintf("raw-%s-%d.db", sync, b.N))
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous("+sync+")&_pragma=busy_timeout(5000)")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(`CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)`); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tx, err := db.Begin()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := tx.Exec(`INSERT INTO t (v) VALUES (?)`, "row"); err != nil {
+			b.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRawCommit is the baseline itself.
+func BenchmarkRawCommit(b *testing.B) {
+	for _, sync := range []string{"FULL", "NORMAL"} {
+		b.Run(sync, func(b *testing.B) { rawCommits(b, b.TempDir(), sync) })
+	}
+}
+
+func benchEngine(b *testing.B, sync string, clk clock.Clock) (*Engine, *sqlite.Store) {
+	st, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "flowrun.db"), sqlite.Options{Synchronous: sync})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	return New(st, Options{Clock: clk, Owner: store.Owner{Host: "bench", PID: 1, Worker: "b"}, ParkWait: -1}), st
+}
+
+func chainHCL(name string, n int) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "workflow %q {\n  version = \"1.0.0\"\n  step \"s0\" {\n    set { v = 0 }\n  }\n", name)
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&sb, "  step \"s%d\" {\n    set { v = \"{{ steps.s%d.output.v + 1 }}\" }\n  }\n", i, i-1)
+	}
+	fmt.Fprintf(&sb, "  output \"v\" { value = \"{{ steps.s%d.output.v }}\" }\n}\n", n-1)
+	return sb.String()
+}
+
+// storeHCL compiles and stores the workflow, and loads its program into
+// the engine's cache so that compiling CEL is not part of what is timed.
+func storeHCL(b *testing.B, e *Engine, src string) *lang.Graph {
+	m, diags := lang.LoadFile("bench.hcl", []byte(src))
+	if diags.HasErrors() {
+		b.Fatal(diags.Error())
+	}
+	g := m.Workflows[0].Graph
+	v, err := e.StoreGraph(context.Background(), g)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := e.loadVersion(v); err != nil {
+		b.Fatal(err)
+	}
+	return g
+}
+
+// BenchmarkSequentialSet1k runs a 1,000-step chain of set steps per op.
+func BenchmarkSequentialSet1k(b *testing.B) {
+	for _, sync := range []string{"FULL", "NORMAL"} {
+		base := baseline(b, sync)
+		b.Run(sync+"/run", func(b *testing.B) {
+			e, _ := benchEngine(b, sync, clock.Real{})
+			storeHCL(b, e, chainHCL("chain", 1000))
+			ctx := context.Background()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				run, _, err := e.StartRun(ctx, StartParams{Workflow: "chain", New: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				done, err := e.Drive(ctx, run.ID)
+				if err != nil || done.Status != store.RunCompleted {
+					b.Fatalf("run %s: %v %s", done.Status, err, done.Error)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/base, "x-commit")
+		})
+	}
+}
+
+// BenchmarkWorker1000Runs runs 1,000 runs of 10 set steps per op on one
+// worker with concurrency 16.
+func BenchmarkWorker1000Runs(b *testing.B) {
+	const runs = 1000
+	for _, sync := range []string{"FULL", "NORMAL"} {
+		base := baseline(b, sync)
+		b.Run(sync+"/runs", func(b *testing.B) {
+			e, st := benchEngine(b, sync, clock.Real{})
+			storeHCL(b, e, chainHCL("ten", 10))
+			ctx := context.Background()
+			w := NewWorker(e, WorkerOptions{Concurrency: 16})
+			if err := w.Start(ctx); err != nil {
+				b.Fatal(err)
+			}
+			defer w.Stop(ctx)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				ids := make([]string, runs)
+				for j := range ids {
+					run, _, err := e.StartRun(ctx, StartParams{Workflow: "ten", New: true})
+					if err != nil {
+						b.Fatal(err)
+					}
+					ids[j] = run.ID
+				}
+				for _, id := range ids {
+					for {
+						r, err := st.RunGet(ctx, id)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if r.Status.Terminal() {
+							if r.Status != store.RunCompleted {
+								b.Fatalf("run %s %s", r.Status, r.Error)
+							}
+							break
+						}
+						waitABit(e)
+					}
+				}
+			}
+			perRun := float64(b.Elapsed().Nanoseconds()) / float64(b.N*runs)
+			b.ReportMetric(perRun/base, "x-commit/run")
+			b.ReportMetric(float64(b.N*runs)/b.Elapsed().Seconds(), "runs/s")
+		})
+	}
+}
+
+// waitABit sleeps one poll interval on the engine clock.
+func waitABit(e *Engine) {
+	t := e.clk.NewTimer(e.opts.Poll / 10)
+	<-t.C()
+}
