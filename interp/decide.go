@@ -136,6 +136,11 @@ func carryInputs(g *lang.Graph, run store.Run) (map[string]any, error) {
 			kept[k] = v
 		}
 	}
+	for _, in := range g.Inputs {
+		if _, ok := kept[in.Name]; !ok && in.Default == nil {
+			return nil, fmt.Errorf("version %s requires input %q (type %s), which the run was not started with", g.Version, in.Name, in.Type)
+		}
+	}
 	inputs, err := checkInputs(g, kept)
 	if err != nil {
 		return nil, fmt.Errorf("the run's inputs do not fit version %s: %w", g.Version, err)
@@ -225,7 +230,11 @@ func (e *Engine) Decide(ctx context.Context, p DecideParams) (Decision, error) {
 		t.Run.Status, t.Run.WaitReason, t.Run.AvailableAt = ptr(store.RunPending), ptr(""), ptr(now)
 	case ChoiceMigrate:
 		if plan.MigrateErr != nil {
-			return d, fmt.Errorf("run %s cannot migrate to version %s: %v; choose old or new instead: %w", run.ID, plan.To, plan.MigrateErr, store.ErrConflict)
+			instead := "old or new"
+			if plan.NewErr != nil {
+				instead = "old"
+			}
+			return d, fmt.Errorf("run %s cannot migrate to version %s: %v; choose %s instead: %w", run.ID, plan.To, plan.MigrateErr, instead, store.ErrConflict)
 		}
 		data["kept"], data["rerun"] = nonNil(plan.Keep), nonNil(plan.Rerun)
 		if cancelAfter, err = e.migrateWrites(ctx, plan, &t); err != nil {

@@ -65,6 +65,7 @@ func commands() []*command {
 		fmtCommand(),
 		graphCommand(),
 		diffCommand(),
+		planCommand(),
 		runsCommand(),
 		showCommand(),
 		logsCommand(),

@@ -16,12 +16,17 @@ func validateCommand() *command {
 		long: `Validate compiles the workflow files (and every *.hcl file of each directory)
 and prints every problem with its file, line and column, the source line and
 how to fix it. It exits 2 when there is an error, 0 otherwise, and prints one
-line per valid workflow with its version and graph hash. It does not touch the
-database.`,
+line per valid workflow with its version and graph hash. When the database
+exists it also checks each version against the stored versions, as apply does
+(reading only; it never creates the database).`,
+		store: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			return func(ctx context.Context, args []string) error {
 				mod, err := e.load(args)
 				if err != nil {
+					return err
+				}
+				if err := e.checkStoredVersions(ctx, mod); err != nil {
 					return err
 				}
 				for _, w := range mod.Workflows {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/flowrun/flowrun/store"
 )
@@ -15,7 +16,8 @@ func versionsCommand() *command {
 		args:  "WORKFLOW",
 		short: "list a workflow's stored versions with their hashes and run counts",
 		long: `Versions lists every stored version of a workflow, oldest first, with the
-hash of its graph, how many runs are bound to it and when it was stored.`,
+hash of its graph, how many runs are bound to it (with their statuses) and
+when it was stored.`,
 		store: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			return func(ctx context.Context, args []string) error {
@@ -45,16 +47,37 @@ hash of its graph, how many runs are bound to it and when it was stored.`,
 					return storeError(fmt.Sprintf("listing the runs of workflow %q", name), err)
 				}
 				counts := map[string]int{}
+				byStatus := map[string]map[store.RunStatus]int{}
 				for _, r := range runs {
 					counts[r.Version]++
+					if byStatus[r.Version] == nil {
+						byStatus[r.Version] = map[store.RunStatus]int{}
+					}
+					byStatus[r.Version][r.Status]++
 				}
 				tw := newTable(e.stdout)
 				fmt.Fprintln(tw, "VERSION\tHASH\tRUNS\tSTORED")
 				for _, v := range vs {
-					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", v.Version, shortHash(v.Hash), counts[v.Version], formatTime(v.CreatedAt))
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Version, shortHash(v.Hash), runCounts(counts[v.Version], byStatus[v.Version]), formatTime(v.CreatedAt))
 				}
 				return tw.Flush()
 			}
 		},
 	}
+}
+
+// runCounts renders a version's run count with its statuses, in the order
+// of a run's life: "3 (1 waiting, 2 completed)".
+func runCounts(n int, by map[store.RunStatus]int) string {
+	if n == 0 {
+		return "0"
+	}
+	var parts []string
+	for _, s := range []store.RunStatus{store.RunPending, store.RunRunning, store.RunWaiting, store.RunBlocked,
+		store.RunCompleted, store.RunFailed, store.RunCanceled} {
+		if by[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", by[s], s))
+		}
+	}
+	return fmt.Sprintf("%d (%s)", n, strings.Join(parts, ", "))
 }

@@ -1,0 +1,178 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/store"
+)
+
+func planCommand() *command {
+	return &command{
+		name:  "plan",
+		args:  "PATH... [--workflow NAME]",
+		short: "show what applying would store and do to the runs in flight, without doing it",
+		long: `Plan compiles the workflow files like apply and, for each workflow (or the
+one --workflow names), prints its graph, the version change against the
+newest stored version with each classified change and the bump it needs,
+and what applying would do to each unfinished run of the workflow: move to a
+newer PATCH, finish on its own version, or block for a decision. It reads
+the database only when it exists and never writes. It exits 2 when the
+version would be refused (the same rules as apply), 0 otherwise.`,
+		store: true,
+		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			name := fs.String("workflow", "", "the workflow to plan when the files define several")
+			return func(ctx context.Context, args []string) error {
+				mod, err := e.load(args)
+				if err != nil {
+					return err
+				}
+				ws := mod.Workflows
+				if *name != "" {
+					w, err := pickWorkflow(mod, *name)
+					if err != nil {
+						return err
+					}
+					ws = []*lang.Workflow{w}
+				}
+				st, err := e.openStore(ctx, false)
+				if errors.Is(err, errNoDatabase) {
+					st = nil
+				} else if err != nil {
+					return err
+				}
+				var refused error
+				for i, w := range ws {
+					if i > 0 {
+						fmt.Fprintln(e.stdout)
+					}
+					if err := e.planWorkflow(ctx, st, w); err != nil {
+						var xe *exitError
+						if !errors.As(err, &xe) || xe.code != ExitInvalid {
+							return err
+						}
+						if refused == nil {
+							refused = err
+						}
+					}
+				}
+				return refused
+			}
+		},
+	}
+}
+
+// planWorkflow prints the plan of one workflow. A version apply would
+// refuse is printed and returned as the exit-2 error.
+func (e *env) planWorkflow(ctx context.Context, st store.Store, w *lang.Workflow) error {
+	g := w.Graph
+	h, err := lang.Hash(g)
+	if err != nil {
+		return fmt.Errorf("hashing workflow %q: %w", w.Name, err)
+	}
+	fmt.Fprintf(e.stdout, "workflow %q version %s (graph %s, %s) from %s\n", w.Name, g.Version, shortHash(h), plural(len(g.Steps), "step", "steps"), w.File)
+	for _, s := range g.Steps {
+		line := fmt.Sprintf("  step %-14s %s", s.Name, s.Action.Kind)
+		if len(s.Needs) > 0 {
+			line += "  after " + strings.Join(s.Needs, ", ")
+		}
+		fmt.Fprintln(e.stdout, line)
+	}
+	if st == nil {
+		fmt.Fprintf(e.stdout, "version: %s would be the first stored version (there is no database at %s yet)\n", g.Version, e.dsn)
+		return nil
+	}
+	vs, err := st.VersionList(ctx, w.Name)
+	if err != nil {
+		return storeError(fmt.Sprintf("reading the stored versions of workflow %q", w.Name), err)
+	}
+	if len(vs) == 0 {
+		fmt.Fprintf(e.stdout, "version: %s would be the first stored version of %q\n", g.Version, w.Name)
+		return nil
+	}
+	newest := vs[len(vs)-1]
+	if cerr := checkVersion(ctx, st, w); cerr != nil {
+		fmt.Fprintf(e.stdout, "version: %s would be refused\n", g.Version)
+		return cerr
+	}
+	if sv, err := st.VersionGet(ctx, w.Name, g.Version); err == nil && sv.Hash == h {
+		fmt.Fprintf(e.stdout, "version: %s is already stored with this graph; applying stores nothing\n", g.Version)
+	} else {
+		og, err := lang.Decode(newest.Graph)
+		if err != nil {
+			return &exitError{code: ExitStore, msg: fmt.Sprintf("the stored graph of workflow %q version %s is damaged", newest.Workflow, newest.Version), err: err}
+		}
+		changes := lang.Diff(og, g)
+		ov, _ := lang.ParseVersion(newest.Version)
+		nv, _ := lang.ParseVersion(g.Version)
+		fmt.Fprintf(e.stdout, "version: %s → %s declares %s; the changes need %s\n", newest.Version, g.Version, ov.BumpTo(nv), lang.RequiredBump(changes))
+		for _, c := range changes {
+			fmt.Fprintf(e.stdout, "  %s\n", c)
+		}
+	}
+	return e.planRuns(ctx, st, w.Name, g.Version)
+}
+
+// planRuns prints what applying version would do to each unfinished run
+// of the workflow.
+func (e *env) planRuns(ctx context.Context, st store.Store, workflow, version string) error {
+	runs, err := st.RunList(ctx, store.RunListParams{Workflow: workflow})
+	if err != nil {
+		return storeError(fmt.Sprintf("listing the runs of workflow %q", workflow), err)
+	}
+	eng := e.engine(st, nil)
+	n := 0
+	tw := newTable(e.stdout)
+	for _, rs := range runs {
+		if rs.Status.Terminal() {
+			continue
+		}
+		if n == 0 {
+			fmt.Fprintln(tw, "  RUN\tVERSION\tSTATUS\tWHEN APPLIED")
+		}
+		n++
+		run, err := st.RunGet(ctx, rs.ID)
+		if err != nil {
+			return storeError("reading run "+rs.ID, err)
+		}
+		what := ""
+		if run.Status == store.RunBlocked {
+			what = fmt.Sprintf("stays blocked until decided: flowrun resume %s --choose old|new|migrate", run.ID)
+		} else {
+			b, err := eng.PlanBinding(ctx, run, version)
+			if err != nil {
+				return storeError("planning the version of run "+run.ID, err)
+			}
+			what = b.String()
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", run.ID, run.Version, run.Status, what)
+	}
+	if n == 0 {
+		fmt.Fprintf(e.stdout, "runs in flight: none\n")
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "runs in flight: %d\n", n)
+	return tw.Flush()
+}
+
+// checkStoredVersions checks every workflow's version against the stored
+// versions when the database exists (validate), reading only.
+func (e *env) checkStoredVersions(ctx context.Context, mod *lang.Module) error {
+	st, err := e.openStore(ctx, false)
+	if errors.Is(err, errNoDatabase) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, w := range mod.Workflows {
+		if err := checkVersion(ctx, st, w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
