@@ -354,7 +354,16 @@ type Transition struct {
 	// Wake sets available_at = Now on these runs (a parent whose child just
 	// finished), if they are waiting.
 	Wake []string
-	Now  time.Time
+	// Breakers are the outcomes of attempts of steps that use a breaker,
+	// applied to the shared breaker state in this same commit (resilience.go).
+	Breakers []BreakerWrite
+	// DeadLetters are foreach items set aside under on_failure =
+	// "dead_letter", stored in this same commit (resilience.go).
+	DeadLetters []DeadLetterWrite
+	// Alerts are alert deliveries queued in the outbox in this same commit,
+	// so an occurrence is never lost or queued twice (resilience.go).
+	Alerts []AlertWrite
+	Now    time.Time
 }
 
 // RunUpdate changes run columns. Nil pointers leave a column as it is.
@@ -492,6 +501,9 @@ type Store interface {
 	SignalSend(ctx context.Context, p SignalSendParams) (Signal, error)
 	// SignalList returns a run's signals; pending only when pendingOnly.
 	SignalList(ctx context.Context, runID string, pendingOnly bool) ([]Signal, error)
+
+	// Resilience: breakers, dead letters, concurrency slots, alerts.
+	Resilience
 
 	// Close releases the database.
 	Close() error

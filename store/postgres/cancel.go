@@ -102,6 +102,7 @@ func (w *wtx) endCanceled(b *batch, id string, now int64) {
 		`UPDATE step_attempts SET status = 'canceled', finished_at = $2
 		WHERE run_id = $1 AND status = 'running'`, id, now)
 	w.appendEvents(id, now, []store.EventWrite{{Kind: "canceled", Data: []byte(`{"message":"canceled by request"}`)}}, nil)
+	w.releaseSlots(b, id, now)
 	// The parent, if it is still unfinished, is told like a child-finished
 	// wake (it is usually in the tree and canceled too; then this is a no-op).
 	b.execWrap(func(err error) error { return fmt.Errorf("waking the parent of run %s: %w", id, err) },

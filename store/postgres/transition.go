@@ -184,7 +184,10 @@ func (w *wtx) transition(t *store.Transition, res *store.TransitionResult) error
 		b.execWrap(func(err error) error { return fmt.Errorf("waking run %s: %w", id, err) }, wakeSQL, id, now)
 		w.notify = true
 	}
-	return b.send(w)
+	if err := b.send(w); err != nil {
+		return err
+	}
+	return w.resilience(t)
 }
 
 // fenceArgs are the parameters of fenceSQL.

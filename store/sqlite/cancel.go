@@ -95,6 +95,9 @@ func (w *wtx) endCanceled(id string, now int64) error {
 	if _, err := w.insertEvents(id, now, []store.EventWrite{{Kind: "canceled", Data: []byte(`{"message":"canceled by request"}`)}}); err != nil {
 		return err
 	}
+	if err := w.releaseSlots(id, now); err != nil {
+		return err
+	}
 	// The parent, if it is still unfinished, is told like a child-finished
 	// wake (it is usually in the tree and canceled too; then this is a no-op).
 	if _, err := w.exec(`UPDATE runs SET

@@ -167,6 +167,9 @@ func (w *wtx) transition(t *store.Transition) (store.TransitionResult, error) {
 			return res, fmt.Errorf("waking run %s: %w", id, err)
 		}
 	}
+	if err := w.resilience(t); err != nil {
+		return res, err
+	}
 	return res, nil
 }
 

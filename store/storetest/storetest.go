@@ -33,6 +33,10 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("cancel", func(t *testing.T) { t.Parallel(); testCancel(t, newStore) })
 	t.Run("signals", func(t *testing.T) { t.Parallel(); testSignals(t, newStore) })
 	t.Run("events", func(t *testing.T) { t.Parallel(); testEvents(t, newStore) })
+	t.Run("breakers", func(t *testing.T) { t.Parallel(); testBreakers(t, newStore) })
+	t.Run("deadletters", func(t *testing.T) { t.Parallel(); testDeadLetters(t, newStore) })
+	t.Run("concurrency", func(t *testing.T) { t.Parallel(); testConcurrency(t, newStore) })
+	t.Run("alerts", func(t *testing.T) { t.Parallel(); testAlerts(t, newStore) })
 }
 
 // t0 is the suite's epoch: every time is t0 plus something, with

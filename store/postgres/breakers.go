@@ -1,0 +1,127 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/flowrun/flowrun/store"
+)
+
+const breakerCols = `name, state, failures, opened_at, open_until, trial_run_id, trial_step_key, trial_until, updated_at`
+
+func scanBreaker(sc scanner) (store.Breaker, error) {
+	var b store.Breaker
+	var state string
+	err := sc.Scan(&b.Name, &state, &b.Failures, timeCol{&b.OpenedAt}, timeCol{&b.OpenUntil},
+		textCol{&b.TrialRunID}, textCol{&b.TrialStepKey}, timeCol{&b.TrialUntil}, timeCol{&b.UpdatedAt})
+	b.State = store.BreakerState(state)
+	return b, err
+}
+
+const upsertBreakerSQL = `INSERT INTO breakers (` + breakerCols + `)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+	ON CONFLICT (name) DO UPDATE SET
+		state = excluded.state, failures = excluded.failures, opened_at = excluded.opened_at,
+		open_until = excluded.open_until, trial_run_id = excluded.trial_run_id,
+		trial_step_key = excluded.trial_step_key, trial_until = excluded.trial_until,
+		updated_at = excluded.updated_at`
+
+// wakeBreakerSQL makes the runs parked on a breaker due now.
+const wakeBreakerSQL = `UPDATE runs SET available_at = LEAST(available_at, $2::bigint), updated_at = $2::bigint
+	WHERE status = 'waiting' AND wait_reason = $1`
+
+// lockBreaker returns a breaker's row locked to the end of the transaction
+// (created closed when missing), so concurrent read-modify-writes of the
+// count serialize. (SQLite: BEGIN IMMEDIATE serializes them already.)
+func (w *wtx) lockBreaker(name string, now int64) (store.Breaker, error) {
+	if _, err := w.tx.Exec(w.ctx, `INSERT INTO breakers (name, state, updated_at) VALUES ($1, 'closed', $2)
+		ON CONFLICT (name) DO NOTHING`, name, now); err != nil {
+		return store.Breaker{}, fmt.Errorf("creating breaker %s: %w", name, err)
+	}
+	b, err := scanBreaker(w.tx.QueryRow(w.ctx, `SELECT `+breakerCols+` FROM breakers WHERE name = $1 FOR UPDATE`, name))
+	if err != nil {
+		return b, fmt.Errorf("reading breaker %s: %w", name, err)
+	}
+	return b, nil
+}
+
+func (w *wtx) putBreaker(b store.Breaker) error {
+	if _, err := w.tx.Exec(w.ctx, upsertBreakerSQL, b.Name, string(b.State), b.Failures, tv(b.OpenedAt), tv(b.OpenUntil),
+		sv(b.TrialRunID), sv(b.TrialStepKey), tv(b.TrialUntil), b.UpdatedAt.UnixMicro()); err != nil {
+		return fmt.Errorf("writing breaker %s: %w", b.Name, err)
+	}
+	return nil
+}
+
+// breakerWrites applies a transition's breaker outcomes and queues the
+// events of their state changes to the run.
+func (w *wtx) breakerWrites(t *store.Transition) error {
+	now := t.Now.UnixMicro()
+	for _, bw := range t.Breakers {
+		b, err := w.lockBreaker(bw.Name, now)
+		if err != nil {
+			return err
+		}
+		nb, event, woke := store.ApplyBreaker(b, bw, t.RunID, t.Now)
+		if err := w.putBreaker(nb); err != nil {
+			return err
+		}
+		if event != "" {
+			w.appendEvents(t.RunID, now, []store.EventWrite{{Kind: event, StepKey: bw.StepKey, Data: breakerEventData(nb)}}, nil)
+		}
+		if woke {
+			if _, err := w.tx.Exec(w.ctx, wakeBreakerSQL, "breaker:"+bw.Name, now); err != nil {
+				return fmt.Errorf("waking the runs parked on breaker %s: %w", bw.Name, err)
+			}
+			w.notify = true
+		}
+	}
+	return nil
+}
+
+// breakerEventData is the data of a breaker event.
+func breakerEventData(b store.Breaker) []byte {
+	s := fmt.Sprintf(`{"breaker":%q,"state":%q,"failures":%d`, b.Name, b.State, b.Failures)
+	if !b.OpenUntil.IsZero() && b.State == store.BreakerOpen {
+		s += fmt.Sprintf(`,"open_until":%q`, b.OpenUntil.UTC().Format("2006-01-02T15:04:05.000Z07:00"))
+	}
+	return []byte(s + "}")
+}
+
+// BreakerAcquire decides whether a step key may start an attempt under a
+// breaker. A closed breaker is answered with one read; a state change
+// (taking the trial) is written, under the row lock, with its event.
+func (s *Store) BreakerAcquire(ctx context.Context, p store.BreakerAcquireParams) (store.Breaker, bool, error) {
+	b, err := one(ctx, s.pool, scanBreaker, `SELECT `+breakerCols+` FROM breakers WHERE name = $1`, p.Name)
+	switch {
+	case noRows(err):
+		return store.Breaker{Name: p.Name, State: store.BreakerClosed}, true, nil
+	case err != nil:
+		return b, false, s.fail("reading breaker "+p.Name, err)
+	case b.State == store.BreakerClosed:
+		return b, true, nil
+	}
+	var ok bool
+	err = s.write(ctx, "acquiring breaker "+p.Name, func(w *wtx) error {
+		cur, err := w.lockBreaker(p.Name, p.Now.UnixMicro())
+		if err != nil {
+			return err
+		}
+		nb, granted, changed, event := store.AcquireBreaker(cur, p)
+		b, ok = nb, granted
+		if !changed {
+			return nil
+		}
+		if event != "" {
+			w.appendEvents(p.RunID, p.Now.UnixMicro(), []store.EventWrite{{Kind: event, StepKey: p.StepKey, Data: breakerEventData(nb)}}, nil)
+		}
+		return w.putBreaker(nb)
+	})
+	return b, ok, err
+}
+
+// BreakerList returns every stored breaker by name.
+func (s *Store) BreakerList(ctx context.Context) ([]store.Breaker, error) {
+	bs, err := all(ctx, s.pool, scanBreaker, `SELECT `+breakerCols+` FROM breakers ORDER BY name`)
+	return bs, s.fail("listing breakers", err)
+}

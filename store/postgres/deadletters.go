@@ -1,0 +1,83 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/flowrun/flowrun/store"
+)
+
+const deadLetterCols = `id, run_id, step, step_key, idx, item, error, status, output, created_at, closed_at`
+
+func scanDeadLetter(sc scanner) (store.DeadLetter, error) {
+	var d store.DeadLetter
+	var status string
+	err := sc.Scan(&d.ID, &d.RunID, &d.Step, &d.StepKey, &d.Index, jsonCol{&d.Item}, jsonCol{&d.Error},
+		&status, jsonCol{&d.Output}, timeCol{&d.CreatedAt}, timeCol{&d.ClosedAt})
+	d.Status = store.DeadLetterStatus(status)
+	return d, err
+}
+
+const insertDeadLetterSQL = `INSERT INTO dead_letters (run_id, step, step_key, idx, item, error, status, created_at)
+	VALUES ($1, $2, $3, $4, $5, $6, 'open', $7)`
+
+// deadLetterWrites queues a transition's dead letters in its batch.
+func (w *wtx) deadLetterWrites(b *batch, t *store.Transition) {
+	for _, d := range t.DeadLetters {
+		b.execWrap(func(err error) error { return fmt.Errorf("storing the dead letter of %s: %w", d.StepKey, err) },
+			insertDeadLetterSQL, t.RunID, d.Step, d.StepKey, d.Index, jv(d.Item), jv(d.Error), t.Now.UnixMicro())
+	}
+}
+
+// DeadLetterList lists dead letters oldest first: the open ones, or all.
+func (s *Store) DeadLetterList(ctx context.Context, p store.DeadLetterListParams) ([]store.DeadLetter, error) {
+	q := `SELECT ` + deadLetterCols + ` FROM dead_letters WHERE ($1 = '' OR run_id = $1)`
+	if !p.All {
+		q += ` AND status = 'open'`
+	}
+	ds, err := all(ctx, s.pool, scanDeadLetter, q+` ORDER BY id`, p.RunID)
+	return ds, s.fail("listing dead letters", err)
+}
+
+// DeadLetterGet returns one dead letter, or store.ErrNotFound.
+func (s *Store) DeadLetterGet(ctx context.Context, id int64) (store.DeadLetter, error) {
+	d, err := one(ctx, s.pool, scanDeadLetter, `SELECT `+deadLetterCols+` FROM dead_letters WHERE id = $1`, id)
+	if noRows(err) {
+		return d, fmt.Errorf("dead letter %d: %w", id, store.ErrNotFound)
+	}
+	return d, s.fail(fmt.Sprintf("reading dead letter %d", id), err)
+}
+
+// DeadLetterUpdate closes an open dead letter (retried, dropped) or
+// records a failed retry of it (open, with the new error), and appends the
+// events to its run, in one transaction; the row is locked first.
+func (s *Store) DeadLetterUpdate(ctx context.Context, p store.DeadLetterUpdateParams) (store.DeadLetter, error) {
+	var d store.DeadLetter
+	err := s.write(ctx, fmt.Sprintf("updating dead letter %d", p.ID), func(w *wtx) error {
+		var err error
+		d, err = one(ctx, w.tx, scanDeadLetter, `SELECT `+deadLetterCols+` FROM dead_letters WHERE id = $1 FOR UPDATE`, p.ID)
+		if noRows(err) {
+			return fmt.Errorf("dead letter %d: %w", p.ID, store.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if d.Status != store.DeadLetterOpen {
+			return fmt.Errorf("dead letter %d is already %s: %w", p.ID, d.Status, store.ErrConflict)
+		}
+		now := p.Now.UnixMicro()
+		var closed any
+		if p.Status != store.DeadLetterOpen {
+			closed = now
+		}
+		d, err = one(ctx, w.tx, scanDeadLetter, `UPDATE dead_letters SET status = $2, output = COALESCE($3, output),
+				error = COALESCE($4, error), closed_at = $5 WHERE id = $1 RETURNING `+deadLetterCols,
+			p.ID, string(p.Status), jv(p.Output), jv(p.Error), closed)
+		if err != nil {
+			return err
+		}
+		w.appendEvents(d.RunID, now, p.Events, nil)
+		return nil
+	})
+	return d, err
+}

@@ -1,0 +1,130 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/flowrun/flowrun/store"
+)
+
+const breakerCols = `name, state, failures, opened_at, open_until, trial_run_id, trial_step_key, trial_until, updated_at`
+
+func scanBreaker(sc scanner) (store.Breaker, error) {
+	var b store.Breaker
+	var state string
+	err := sc.Scan(&b.Name, &state, &b.Failures, timeCol{&b.OpenedAt}, timeCol{&b.OpenUntil},
+		textCol{&b.TrialRunID}, textCol{&b.TrialStepKey}, timeCol{&b.TrialUntil}, timeCol{&b.UpdatedAt})
+	b.State = store.BreakerState(state)
+	return b, err
+}
+
+const upsertBreakerSQL = `INSERT INTO breakers (` + breakerCols + `)
+	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+	ON CONFLICT (name) DO UPDATE SET
+		state = excluded.state, failures = excluded.failures, opened_at = excluded.opened_at,
+		open_until = excluded.open_until, trial_run_id = excluded.trial_run_id,
+		trial_step_key = excluded.trial_step_key, trial_until = excluded.trial_until,
+		updated_at = excluded.updated_at`
+
+// wakeBreakerSQL makes the runs parked on a breaker due now.
+const wakeBreakerSQL = `UPDATE runs SET available_at = MIN(available_at, ?2), updated_at = ?2
+	WHERE status = 'waiting' AND wait_reason = ?1`
+
+// breaker reads a breaker in the write transaction; a missing one is the
+// zero Breaker (closed).
+func (w *wtx) breaker(name string) (store.Breaker, error) {
+	b, err := scanBreaker(w.queryRow(`SELECT `+breakerCols+` FROM breakers WHERE name = ?1`, name))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Breaker{Name: name}, nil
+	}
+	if err != nil {
+		return b, fmt.Errorf("reading breaker %s: %w", name, err)
+	}
+	return b, nil
+}
+
+func (w *wtx) putBreaker(b store.Breaker) error {
+	if _, err := w.exec(upsertBreakerSQL, b.Name, string(b.State), b.Failures, tv(b.OpenedAt), tv(b.OpenUntil),
+		sv(b.TrialRunID), sv(b.TrialStepKey), tv(b.TrialUntil), b.UpdatedAt.UnixMicro()); err != nil {
+		return fmt.Errorf("writing breaker %s: %w", b.Name, err)
+	}
+	return nil
+}
+
+// breakerWrites applies a transition's breaker outcomes (the transaction
+// is BEGIN IMMEDIATE, so the read-modify-write is not raced) and returns
+// the events their state changes append to the run.
+func (w *wtx) breakerWrites(t *store.Transition) ([]store.EventWrite, error) {
+	var evs []store.EventWrite
+	for _, bw := range t.Breakers {
+		b, err := w.breaker(bw.Name)
+		if err != nil {
+			return nil, err
+		}
+		nb, event, woke := store.ApplyBreaker(b, bw, t.RunID, t.Now)
+		if err := w.putBreaker(nb); err != nil {
+			return nil, err
+		}
+		if event != "" {
+			evs = append(evs, store.EventWrite{Kind: event, StepKey: bw.StepKey, Data: breakerEventData(nb)})
+		}
+		if woke {
+			if _, err := w.exec(wakeBreakerSQL, "breaker:"+bw.Name, t.Now.UnixMicro()); err != nil {
+				return nil, fmt.Errorf("waking the runs parked on breaker %s: %w", bw.Name, err)
+			}
+		}
+	}
+	return evs, nil
+}
+
+// breakerEventData is the data of a breaker event.
+func breakerEventData(b store.Breaker) []byte {
+	s := fmt.Sprintf(`{"breaker":%q,"state":%q,"failures":%d`, b.Name, b.State, b.Failures)
+	if !b.OpenUntil.IsZero() && b.State == store.BreakerOpen {
+		s += fmt.Sprintf(`,"open_until":%q`, b.OpenUntil.UTC().Format("2006-01-02T15:04:05.000Z07:00"))
+	}
+	return []byte(s + "}")
+}
+
+// BreakerAcquire decides whether a step key may start an attempt under a
+// breaker. A closed breaker is answered from the read pool without a
+// write; a state change (taking the trial) is written with its event.
+func (s *Store) BreakerAcquire(ctx context.Context, p store.BreakerAcquireParams) (store.Breaker, bool, error) {
+	b, err := scanBreaker(s.queryRow(ctx, `SELECT `+breakerCols+` FROM breakers WHERE name = ?1`, p.Name))
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return store.Breaker{Name: p.Name, State: store.BreakerClosed}, true, nil
+	case err != nil:
+		return b, false, s.fail("reading breaker "+p.Name, err)
+	case b.State == store.BreakerClosed:
+		return b, true, nil
+	}
+	var ok bool
+	err = s.write(ctx, "acquiring breaker "+p.Name, func(w *wtx) error {
+		cur, err := w.breaker(p.Name)
+		if err != nil {
+			return err
+		}
+		nb, granted, changed, event := store.AcquireBreaker(cur, p)
+		b, ok = nb, granted
+		if !changed {
+			return nil
+		}
+		if err := w.putBreaker(nb); err != nil {
+			return err
+		}
+		if event != "" {
+			_, err = w.insertEvents(p.RunID, p.Now.UnixMicro(), []store.EventWrite{{Kind: event, StepKey: p.StepKey, Data: breakerEventData(nb)}})
+		}
+		return err
+	})
+	return b, ok, err
+}
+
+// BreakerList returns every stored breaker by name.
+func (s *Store) BreakerList(ctx context.Context) ([]store.Breaker, error) {
+	bs, err := readAll(ctx, s, scanBreaker, `SELECT `+breakerCols+` FROM breakers ORDER BY name`)
+	return bs, s.fail("listing breakers", err)
+}

@@ -1,0 +1,89 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/flowrun/flowrun/store"
+)
+
+const deadLetterCols = `id, run_id, step, step_key, idx, item, error, status, output, created_at, closed_at`
+
+func scanDeadLetter(sc scanner) (store.DeadLetter, error) {
+	var d store.DeadLetter
+	var status string
+	err := sc.Scan(&d.ID, &d.RunID, &d.Step, &d.StepKey, &d.Index, jsonCol{&d.Item}, jsonCol{&d.Error},
+		&status, jsonCol{&d.Output}, timeCol{&d.CreatedAt}, timeCol{&d.ClosedAt})
+	d.Status = store.DeadLetterStatus(status)
+	return d, err
+}
+
+const insertDeadLetterSQL = `INSERT INTO dead_letters (run_id, step, step_key, idx, item, error, status, created_at)
+	VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'open', ?7)`
+
+// deadLetterWrites stores a transition's dead letters.
+func (w *wtx) deadLetterWrites(t *store.Transition) error {
+	for _, d := range t.DeadLetters {
+		if _, err := w.exec(insertDeadLetterSQL, t.RunID, d.Step, d.StepKey, d.Index, jv(d.Item), jv(d.Error), t.Now.UnixMicro()); err != nil {
+			return fmt.Errorf("storing the dead letter of %s: %w", d.StepKey, err)
+		}
+	}
+	return nil
+}
+
+// DeadLetterList lists dead letters oldest first: the open ones, or all.
+func (s *Store) DeadLetterList(ctx context.Context, p store.DeadLetterListParams) ([]store.DeadLetter, error) {
+	q := `SELECT ` + deadLetterCols + ` FROM dead_letters WHERE (?1 = '' OR run_id = ?1)`
+	if !p.All {
+		q += ` AND status = 'open'`
+	}
+	ds, err := readAll(ctx, s, scanDeadLetter, q+` ORDER BY id`, p.RunID)
+	return ds, s.fail("listing dead letters", err)
+}
+
+// DeadLetterGet returns one dead letter, or store.ErrNotFound.
+func (s *Store) DeadLetterGet(ctx context.Context, id int64) (store.DeadLetter, error) {
+	d, err := scanDeadLetter(s.queryRow(ctx, `SELECT `+deadLetterCols+` FROM dead_letters WHERE id = ?1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return d, fmt.Errorf("dead letter %d: %w", id, store.ErrNotFound)
+	}
+	return d, s.fail(fmt.Sprintf("reading dead letter %d", id), err)
+}
+
+// DeadLetterUpdate closes an open dead letter (retried, dropped) or
+// records a failed retry of it (open, with the new error), and appends the
+// events to its run, in one transaction.
+func (s *Store) DeadLetterUpdate(ctx context.Context, p store.DeadLetterUpdateParams) (store.DeadLetter, error) {
+	var d store.DeadLetter
+	err := s.write(ctx, fmt.Sprintf("updating dead letter %d", p.ID), func(w *wtx) error {
+		var err error
+		d, err = scanDeadLetter(w.queryRow(`SELECT `+deadLetterCols+` FROM dead_letters WHERE id = ?1`, p.ID))
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("dead letter %d: %w", p.ID, store.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if d.Status != store.DeadLetterOpen {
+			return fmt.Errorf("dead letter %d is already %s: %w", p.ID, d.Status, store.ErrConflict)
+		}
+		now := p.Now.UnixMicro()
+		closed := any(nil)
+		if p.Status != store.DeadLetterOpen {
+			closed = now
+		}
+		if _, err := w.exec(`UPDATE dead_letters SET status = ?2, output = COALESCE(?3, output),
+				error = COALESCE(?4, error), closed_at = ?5 WHERE id = ?1`,
+			p.ID, string(p.Status), jv(p.Output), jv(p.Error), closed); err != nil {
+			return err
+		}
+		if _, err := w.insertEvents(d.RunID, now, p.Events); err != nil {
+			return err
+		}
+		d, err = scanDeadLetter(w.queryRow(`SELECT `+deadLetterCols+` FROM dead_letters WHERE id = ?1`, p.ID))
+		return err
+	})
+	return d, err
+}
