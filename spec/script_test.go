@@ -51,6 +51,7 @@ var commands = map[string]struct {
 	"restart":  {0, 0, false},
 	"apply":    {1, 1, true},
 	"redrive":  {0, 1, true},
+	"decide":   {1, 1, true},
 	"expect":   {1, -1, false},
 	"runs":     {1, 1, false},
 	"match":    {1, 1, false},
@@ -308,6 +309,8 @@ func (d *driver) exec(c *testCase, cmd command) error {
 			}
 		}
 		return nil
+	case "decide":
+		return d.decide(a[0])
 	case "redrive":
 		from := ""
 		if len(a) == 1 {
