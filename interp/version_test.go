@@ -275,3 +275,84 @@ func TestCompletedRunAndNewMinor(t *testing.T) {
 		t.Fatalf("a new MINOR did not start a new run")
 	}
 }
+
+// A child pinned "1" binds to the newest 1.x when it starts (recorded in
+// child_started), moves within 1.x PATCH releases and is never blocked by
+// 2.0.0; a worker's claim (not Rebind) does the moving.
+func TestChildPinNeverBlocks(t *testing.T) {
+	b := setup(t)
+	child := func(v, text string) string {
+		return `workflow "kid" {
+  version = "` + v + `"
+  step "ask" {
+    wait { signal = "go" }
+  }
+  step "say" {
+    depends_on = [step.ask]
+    set { text = "` + text + `" }
+  }
+}`
+	}
+	b.compile(child("1.0.0", "k100"))
+	b.compile(child("1.1.0", "k110"))
+	b.compile(`workflow "parent" {
+  version = "1.0.0"
+  step "call" {
+    workflow {
+      name    = "kid"
+      version = "1"
+    }
+  }
+}`)
+	run := b.drive(b.start("parent", nil).ID)
+	wantStatus(t, run, store.RunWaiting)
+	kids, err := b.st.RunChildren(b.ctx, run.ID)
+	if err != nil || len(kids) != 1 || kids[0].Version != "1.1.0" {
+		t.Fatalf("child: %v %+v", err, kids)
+	}
+	if k := b.eventKinds(run.ID); !strings.Contains(k, "child_started:call") {
+		t.Fatalf("events: %s", k)
+	}
+	b.compile(child("1.1.1", "k111"))
+	b.compile(strings.Replace(child("2.0.0", "k2"), `"go"`, `"start"`, 1))
+	if _, err := b.e.Signal(b.ctx, kids[0].ID, "go", nil); err != nil {
+		t.Fatal(err)
+	}
+	run = b.drive(run.ID)
+	wantStatus(t, run, store.RunCompleted)
+	kid, _ := b.st.RunGet(b.ctx, kids[0].ID)
+	wantStatus(t, kid, store.RunCompleted)
+	if kid.Version != "1.1.1" || !strings.Contains(string(b.show(kid.ID).Steps["say"].Output), "k111") {
+		t.Fatalf("child finished on %s", kid.Version)
+	}
+}
+
+// A run parked on a timer is blocked by the claim itself when its timer is
+// due and a new MAJOR is stored: nothing of it executes.
+func TestClaimBlocks(t *testing.T) {
+	b := setup(t)
+	src := `workflow "nap" {
+  version = "1.0.0"
+  step "zz" {
+    sleep { duration = "1m" }
+  }
+  step "after" {
+    depends_on = [step.zz]
+    set { ok = true }
+  }
+}`
+	b.compile(src)
+	run := b.drive(b.start("nap", nil).ID)
+	wantStatus(t, run, store.RunWaiting)
+	b.compile(strings.Replace(strings.Replace(src, "1.0.0", "2.0.0", 1), "depends_on = [step.zz]\n", "", 1))
+	b.clk.Advance(2 * 60e9)
+	run = b.drive(run.ID)
+	wantStatus(t, run, store.RunBlocked)
+	v := b.show(run.ID)
+	if v.Steps["after"].Status != store.StepPending || v.Steps["zz"].Status != store.StepWaiting {
+		t.Fatalf("steps ran while blocked: zz %s after %s", v.Steps["zz"].Status, v.Steps["after"].Status)
+	}
+	if k := b.eventKinds(run.ID); !strings.HasSuffix(k, "version_blocked") {
+		t.Fatalf("events: %s", k)
+	}
+}
