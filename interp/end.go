@@ -51,6 +51,7 @@ func (r *runner) failRun(se *stepError, step string) {
 	u.Error = mustJSON(re)
 	r.endRun(u)
 	r.tx.event("run_failed", step, re)
+	r.alertRunEnd(se, step)
 }
 
 // cancelRun carries out a cancel request: actions are killed, unfinished
@@ -110,7 +111,8 @@ func (r *runner) park() {
 				}
 				waiting = true
 				st := r.state(row.Key)
-				why := map[string]string{waitRetry: "retry", waitSleep: "timer", waitInterval: "timer", waitChild: "child", waitSignal: "signal:" + st.Signal}[st.Wait]
+				why := map[string]string{waitRetry: "retry", waitSleep: "timer", waitInterval: "timer", waitChild: "child", waitSignal: "signal:" + st.Signal,
+					waitBreaker: "breaker:" + r.l.steps[row.Step].Breaker}[st.Wait]
 				if !row.WakeAt.IsZero() && (avail.IsZero() || row.WakeAt.Before(avail)) {
 					avail, reason = row.WakeAt, why
 				}
@@ -186,6 +188,7 @@ func (r *runner) abandon(key string, f *flight, as store.AttemptStatus, ss store
 	if as == "" {
 		return
 	}
+	r.breakerRelease(f)
 	msg := map[store.AttemptStatus]string{
 		store.AttemptCanceled:    "the attempt was stopped because the run or step ended",
 		store.AttemptInterrupted: "the attempt was stopped because its worker stopped; the step runs again",

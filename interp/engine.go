@@ -67,7 +67,9 @@ type Engine struct {
 	mu      sync.Mutex
 	runners map[string]*runner // active runners by run id
 	pools   map[*pool]struct{}
-	seq     int
+	// alertLoops are the alert loops of this process's pools (alert.go).
+	alertLoops map[*alertLoop]struct{}
+	seq        int
 }
 
 // loaded is a decoded graph and its compiled program, shared by every run
@@ -133,6 +135,8 @@ func New(st store.Store, opts Options) *Engine {
 		graphs:  map[string]*loaded{},
 		runners: map[string]*runner{},
 		pools:   map[*pool]struct{}{},
+
+		alertLoops: map[*alertLoop]struct{}{},
 	}
 	e.com = &committer{e: e}
 	return e

@@ -241,6 +241,7 @@ func (e *Engine) Drive(ctx context.Context, rootRunID string) (store.Run, error)
 		close(stop)
 		hb.Wait()
 	}()
+	defer p.startAlerts(ctx)()
 	sctx := context.WithoutCancel(ctx)
 	get := func() (store.Run, error) {
 		run, err := e.st.RunGet(sctx, rootRunID)

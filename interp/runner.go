@@ -100,6 +100,9 @@ func (r *runner) main(ctx context.Context) (store.Run, error) {
 	if err := r.rebuild(ctx); err != nil {
 		return r.run, err
 	}
+	if stop, err := r.acquireSlot(ctx); stop || err != nil {
+		return r.run, err
+	}
 	r.tx.runUpdate().Status = ptr(store.RunRunning)
 	r.tx.runUpdate().WaitReason = ptr("")
 	r.tx.event("claimed", "", map[string]any{"owner": r.owner, "epoch": r.lease.Epoch})
@@ -182,6 +185,9 @@ func (r *runner) flush(ctx context.Context) error {
 		return err
 	}
 	r.applyRun(t)
+	if len(t.Alerts) > 0 {
+		r.e.wakeAlerts()
+	}
 	return nil
 }
 
@@ -408,6 +414,7 @@ func (r *runner) rebuild(ctx context.Context) error {
 				a.Error = mustJSON(&stepError{Kind: "interrupted", Message: "the worker running this attempt (" + a.Owner + ") stopped before it finished; the step runs again"})
 				r.tx.attempt(attemptWrite(&a))
 				r.tx.event("interrupted", a.StepKey, map[string]any{"attempt": a.Attempt, "owner": a.Owner})
+				r.alert("interrupted", a.StepKey, fmt.Sprintf("the worker running step %s (%s) stopped before it finished; the step runs again", a.StepKey, a.Owner))
 				if row := r.rows[a.StepKey]; row != nil && row.Status == store.StepRunning {
 					row.Status = store.StepPending
 					r.tx.step(stepWrite(row))

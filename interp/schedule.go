@@ -453,7 +453,7 @@ func (r *runner) advanceForeach(ctx context.Context, s *lang.Step) bool {
 		switch s.Foreach.OnFailure {
 		case "continue":
 		case "dead_letter":
-			r.tx.event("dead_lettered", key, map[string]any{"index": i, "item": it, "error": decodeJSON(ir.Error)})
+			r.deadLetter(s.Name, key, i, it, ir.Error)
 		default:
 			ie := &stepError{}
 			_ = json.Unmarshal(ir.Error, ie)

@@ -95,7 +95,7 @@ func (r *runner) startUnit(ctx context.Context, u unit) bool {
 func (r *runner) pollUnit(ctx context.Context, u unit, row *store.Step) bool {
 	st := r.state(u.key)
 	switch st.Wait {
-	case waitRetry:
+	case waitRetry, waitBreaker:
 		if r.now.Before(row.WakeAt) {
 			return false
 		}
@@ -160,6 +160,9 @@ func (r *runner) unitFailed(u unit, se *stepError, retryable bool) {
 	se.Message = r.red.text(se.Message)
 	if se.Output != nil {
 		se.Output = r.red.value(normalizeJSON(se.Output))
+	}
+	if se.Kind == "timeout" {
+		r.alert("timed_out", u.key, se.Message)
 	}
 	var past *stepError // the next attempt would begin after the deadline
 	if retryable {
@@ -240,6 +243,9 @@ func (r *runner) launch(ctx context.Context, u unit) bool {
 		r.blocked = true
 		return false
 	}
+	if !r.breakerGate(ctx, u) {
+		return true // parked on its breaker, no attempt used
+	}
 	if lim := r.l.g.Limits.Attempts; lim > 0 && r.usedAtts >= lim {
 		r.failRun(&stepError{Kind: "attempt_cap", Message: fmt.Sprintf("the run used all %d step attempts it may use; raise limits.attempts if it needs more", lim)}, u.s.Name)
 		return true
@@ -275,6 +281,7 @@ func (r *runner) absorb(res flightResult) {
 		return // abandoned: already written canceled or interrupted
 	}
 	delete(r.flights, f.u.key)
+	r.breakerOutcome(f, res.err)
 	aw := store.AttemptWrite{StepKey: f.u.key, Attempt: f.attempt, Owner: r.owner, StartedAt: f.started, FinishedAt: r.now, IdempotencyKey: f.idem}
 	if res.err == nil {
 		out := r.red.value(normalizeJSON(res.out))

@@ -91,6 +91,7 @@ func (w *Worker) loop(ctx context.Context) {
 		close(hstop)
 		hb.Wait()
 	}()
+	defer w.p.startAlerts(ctx)()
 	draining := false
 	for {
 		select {

@@ -1,0 +1,75 @@
+package interp
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/store"
+)
+
+// acquireSlot takes the run's slot of its workflow's concurrency key
+// (semantics.md §10) when it is claimed, through the store, so the limit
+// holds across processes. A run keeps its slot until it ends; the store
+// frees it in the run's final commit (or RunCancel), and slots of finished
+// runs never count, so a holder whose process died holds its slot only
+// while its run lives on (another worker resumes it after the dead owner's
+// lease is reclaimed). Keys are per workflow †.
+//
+// When no slot is free: queue parks the run (waiting, wait reason queue)
+// until a holder ends and the store makes it due (the first queued, in
+// creation order), or a lease period passes and it asks again; skip ends it
+// canceled and fail ends it failed, both with kind concurrency. stop is
+// true when the run was parked or ended here (and committed).
+func (r *runner) acquireSlot(ctx context.Context) (stop bool, err error) {
+	c := r.l.g.Concurrency
+	if c == nil || c.Key == nil {
+		return false, nil
+	}
+	r.now = r.e.clk.Now()
+	v, eerr := r.l.prog.Eval(ctx, c.Key, &lang.Activation{Input: r.inputs, Run: r.info})
+	if eerr != nil {
+		r.failRun(&stepError{Kind: "concurrency", Message: fmt.Sprintf("the concurrency key could not be evaluated: %v", eerr)}, "")
+		return true, r.flush(ctx)
+	}
+	key := keyString(v)
+	sl, err := r.e.st.SlotAcquire(ctx, store.SlotAcquireParams{Workflow: r.run.Workflow, Key: key, Limit: c.Limit,
+		RunID: r.run.ID, RunCreatedAt: r.run.CreatedAt, Now: r.now})
+	if err != nil {
+		return true, fmt.Errorf("run %s: %w", r.run.ID, err)
+	}
+	if sl.Held {
+		return false, nil
+	}
+	msg := fmt.Sprintf("concurrency key %q is held by %d of %d runs", key, sl.Holders, c.Limit)
+	switch c.OnConflict {
+	case "skip":
+		r.endSkipped(&stepError{Kind: "concurrency", Message: msg + "; on_conflict = \"skip\" skipped this run"})
+	case "fail":
+		r.failRun(&stepError{Kind: "concurrency", Message: msg + "; on_conflict = \"fail\" failed this run"}, "")
+	default:
+		u := r.tx.runUpdate()
+		u.Status = ptr(store.RunWaiting)
+		u.AvailableAt = ptr(r.now.Add(max(r.e.opts.LeaseFor, time.Second)))
+		u.WaitReason = ptr("queue")
+		u.Release = true
+		if sl.Queued {
+			r.tx.event("run_queued", "", map[string]any{"key": key, "holders": sl.Holders, "limit": c.Limit})
+		}
+		r.ended = true
+	}
+	return true, r.flush(ctx)
+}
+
+// endSkipped ends a run canceled without running it further (on_conflict
+// = "skip").
+func (r *runner) endSkipped(se *stepError) {
+	r.stopAll(store.AttemptCanceled, store.StepCanceled)
+	re := runError{Kind: se.Kind, Message: se.Message}
+	u := r.tx.runUpdate()
+	u.Status = ptr(store.RunCanceled)
+	u.Error = mustJSON(re)
+	r.endRun(u)
+	r.tx.event("run_canceled", "", re)
+}
