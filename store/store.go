@@ -502,6 +502,11 @@ type Store interface {
 	// SignalList returns a run's signals; pending only when pendingOnly.
 	SignalList(ctx context.Context, runID string, pendingOnly bool) ([]Signal, error)
 
+	// RunPrune deletes finished run trees that ended before p.Before, with
+	// their steps, attempts, events, signals, dead letters, slots and
+	// alerts (retention; see RunPruneParams for what is never touched).
+	RunPrune(ctx context.Context, p RunPruneParams) (PruneResult, error)
+
 	// Resilience: breakers, dead letters, concurrency slots, alerts.
 	Resilience
 

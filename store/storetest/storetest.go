@@ -37,6 +37,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("deadletters", func(t *testing.T) { t.Parallel(); testDeadLetters(t, newStore) })
 	t.Run("concurrency", func(t *testing.T) { t.Parallel(); testConcurrency(t, newStore) })
 	t.Run("alerts", func(t *testing.T) { t.Parallel(); testAlerts(t, newStore) })
+	t.Run("prune", func(t *testing.T) { t.Parallel(); testPrune(t, newStore) })
 }
 
 // t0 is the suite's epoch: every time is t0 plus something, with
