@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
@@ -19,6 +20,7 @@ import (
 // execCall is an evaluated exec action.
 type execCall struct {
 	argv   []string // the program and its arguments (no shell)
+	shown  string   // command[0] as written, for messages
 	script string   // the script for /bin/sh -c when shell
 	shell  bool
 	dir    string
@@ -70,6 +72,17 @@ func (r *runner) prepareExec(ctx context.Context, x *lang.ExecAction, a *lang.Ac
 			return nil, bad("dir", err)
 		}
 	}
+	// Relative paths are the workflow file's directory's (language.md §8.3).
+	if wd := r.run.WorkDir; wd != "" {
+		if c.dir == "" {
+			c.dir = wd
+		} else if !filepath.IsAbs(c.dir) {
+			c.dir = filepath.Join(wd, c.dir)
+		}
+		if len(c.argv) > 0 && strings.Contains(c.argv[0], "/") && !filepath.IsAbs(c.argv[0]) {
+			c.shown, c.argv[0] = c.argv[0], filepath.Join(wd, c.argv[0])
+		}
+	}
 	if x.Env != nil {
 		env, err := r.evalValue(ctx, x.Env, a)
 		if err != nil {
@@ -99,6 +112,9 @@ func (r *runner) prepareExec(ctx context.Context, x *lang.ExecAction, a *lang.Ac
 func (c *execCall) name() string {
 	if c.shell {
 		return "/bin/sh"
+	}
+	if c.shown != "" {
+		return c.shown
 	}
 	return c.argv[0]
 }

@@ -144,7 +144,7 @@ func (e *Engine) Retry(ctx context.Context, runID, fromStep string) (store.Run, 
 		t.Steps = append(t.Steps, w)
 	}
 	t.Run = &store.RunUpdate{Status: ptr(store.RunPending), Error: json.RawMessage("null"), FinishedAt: ptr(zeroTime),
-		AvailableAt: ptr(now), WaitReason: ptr(""), AttemptsUsed: ptr(0)}
+		AvailableAt: ptr(now), WaitReason: ptr(""), AttemptsUsed: ptr(0), Attempt: ptr(runAttempt(run) + 1)}
 	if l.g.DeadlineMS > 0 {
 		t.Run.DeadlineAt = ptr(now.Add(msDuration(l.g.DeadlineMS)))
 	}

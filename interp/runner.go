@@ -369,7 +369,7 @@ func (r *runner) rebuild(ctx context.Context) error {
 		started = r.e.clk.Now()
 	}
 	r.info = lang.RunInfo{ID: r.run.ID, Workflow: r.run.Workflow, Version: r.run.Version, Key: r.run.Key,
-		Attempt: r.run.AttemptsUsed, StartedAt: started.UTC().Format(time.RFC3339)}
+		Attempt: runAttempt(r.run), StartedAt: started.UTC().Format(time.RFC3339)}
 	steps, err := r.e.st.StepList(ctx, r.run.ID)
 	if err != nil {
 		return fmt.Errorf("run %s: load steps: %w", r.run.ID, err)

@@ -10,57 +10,169 @@ import (
 	"github.com/flowrun/flowrun/store"
 )
 
-// RunView is the `show --json` object of a run (see the CLI brief): the
-// fields up to Steps are the documented interface; the timing and waiting
-// fields after them are extra and omitted when empty.
+// RunView is the `show --json` (and `apply --json`) object of a run; its
+// JSON form is spec/semantics.md §16 exactly (MarshalJSON). The Go fields
+// that are not in that form (AvailableAt, Order, Detail) are for printing.
 type RunView struct {
-	RunID    string               `json:"run_id"`
-	Workflow string               `json:"workflow"`
-	Version  string               `json:"version"`
-	Key      string               `json:"key"`
-	Status   store.RunStatus      `json:"status"`
-	Inputs   json.RawMessage      `json:"inputs"`
-	Outputs  json.RawMessage      `json:"outputs"`
-	Error    json.RawMessage      `json:"error"`
-	Steps    map[string]*StepView `json:"steps"`
+	RunID    string
+	Workflow string
+	Version  string
+	Key      string
+	Status   store.RunStatus
+	Inputs   json.RawMessage
+	Outputs  json.RawMessage
+	Error    json.RawMessage
+	Steps    map[string]*StepView
 
-	CreatedAt   *time.Time `json:"created_at,omitempty"`
-	StartedAt   *time.Time `json:"started_at,omitempty"`
-	FinishedAt  *time.Time `json:"finished_at,omitempty"`
-	AvailableAt *time.Time `json:"available_at,omitempty"` // of a waiting run
-	DeadlineAt  *time.Time `json:"deadline_at,omitempty"`
-	WaitReason  string     `json:"wait_reason,omitempty"`
-	ParentRunID string     `json:"parent_run_id,omitempty"`
-	ParentStep  string     `json:"parent_step,omitempty"`
+	// Attempt is run.attempt: 1 + the number of redrives (flowrun retry).
+	Attempt     int
+	CreatedAt   *time.Time
+	StartedAt   *time.Time
+	FinishedAt  *time.Time
+	AvailableAt *time.Time // of a waiting run; not in the JSON form
+	DeadlineAt  *time.Time
+	// WaitReason says why a waiting or blocked run waits ("" otherwise).
+	WaitReason  string
+	ParentRunID string
+	ParentStep  string
 	// Order lists the step names in the graph's (topological) order, for
 	// printing; JSON objects have no order.
-	Order []string `json:"-"`
+	Order []string
 }
 
 // StepView is one step of a RunView.
 type StepView struct {
-	Status   store.StepStatus `json:"status"`
-	Attempts int              `json:"attempts"`
-	Output   json.RawMessage  `json:"output"`
-	Error    json.RawMessage  `json:"error,omitempty"`
+	Status   store.StepStatus
+	Attempts int
+	Output   json.RawMessage
+	Error    json.RawMessage // nil when none
 	// Items are the foreach items, by index.
-	Items []ItemView `json:"items,omitempty"`
+	Items []ItemView
 	// Iterations is how many until iterations ran.
-	Iterations int        `json:"iterations,omitempty"`
-	StartedAt  *time.Time `json:"started_at,omitempty"`
-	FinishedAt *time.Time `json:"finished_at,omitempty"`
-	WakeAt     *time.Time `json:"wake_at,omitempty"`
-	// Detail says what a waiting step waits for, or why it was skipped.
-	Detail string `json:"detail,omitempty"`
+	Iterations int
+	// ChildRunID is the child run of a workflow step, once started.
+	ChildRunID string
+	StartedAt  *time.Time
+	FinishedAt *time.Time
+	WakeAt     *time.Time
+	// Detail says what a waiting step waits for, or why it was skipped;
+	// not in the JSON form.
+	Detail string
+
+	foreach, until bool
 }
 
 // ItemView is one foreach item of a StepView.
 type ItemView struct {
-	Index    int              `json:"index"`
-	Status   store.StepStatus `json:"status"`
-	Attempts int              `json:"attempts"`
-	Output   json.RawMessage  `json:"output"`
-	Error    json.RawMessage  `json:"error,omitempty"`
+	Index    int
+	Item     json.RawMessage // the item value, as recorded when the step began
+	Status   store.StepStatus
+	Attempts int
+	Output   json.RawMessage
+	Error    json.RawMessage // nil when none
+}
+
+// jsonTime is a time in the JSON form: RFC 3339 in UTC with milliseconds,
+// or null.
+type jsonTime struct{ t *time.Time }
+
+// timeLayout is RFC 3339 with exactly three fraction digits.
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+func (j jsonTime) MarshalJSON() ([]byte, error) {
+	if j.t == nil || j.t.IsZero() {
+		return []byte("null"), nil
+	}
+	return json.Marshal(j.t.UTC().Format(timeLayout))
+}
+
+// MarshalJSON writes the run in the form of semantics.md §16.
+func (v *RunView) MarshalJSON() ([]byte, error) {
+	var wait *string
+	if v.WaitReason != "" && (v.Status == store.RunWaiting || v.Status == store.RunBlocked) {
+		wait = &v.WaitReason
+	}
+	type parent struct {
+		RunID string `json:"run_id"`
+		Step  string `json:"step"`
+	}
+	var par *parent
+	if v.ParentRunID != "" {
+		par = &parent{RunID: v.ParentRunID, Step: v.ParentStep}
+	}
+	steps := v.Steps
+	if steps == nil {
+		steps = map[string]*StepView{}
+	}
+	return json.Marshal(struct {
+		RunID      string               `json:"run_id"`
+		Workflow   string               `json:"workflow"`
+		Version    string               `json:"version"`
+		Key        string               `json:"key"`
+		Status     store.RunStatus      `json:"status"`
+		WaitReason *string              `json:"wait_reason"`
+		Inputs     json.RawMessage      `json:"inputs"`
+		Outputs    json.RawMessage      `json:"outputs"`
+		Error      json.RawMessage      `json:"error"`
+		Parent     *parent              `json:"parent"`
+		Attempt    int                  `json:"attempt"`
+		CreatedAt  jsonTime             `json:"created_at"`
+		StartedAt  jsonTime             `json:"started_at"`
+		FinishedAt jsonTime             `json:"finished_at"`
+		DeadlineAt jsonTime             `json:"deadline_at"`
+		Steps      map[string]*StepView `json:"steps"`
+	}{v.RunID, v.Workflow, v.Version, v.Key, v.Status, wait, orNull(v.Inputs), orNull(v.Outputs), orNull(v.Error),
+		par, max(v.Attempt, 1), jsonTime{v.CreatedAt}, jsonTime{v.StartedAt}, jsonTime{v.FinishedAt}, jsonTime{v.DeadlineAt}, steps})
+}
+
+// MarshalJSON writes the step in the form of semantics.md §16: iterations
+// only for until steps, child_run_id only for a started workflow step,
+// items only for foreach steps.
+func (s *StepView) MarshalJSON() ([]byte, error) {
+	type base struct {
+		Status     store.StepStatus `json:"status"`
+		Attempts   int              `json:"attempts"`
+		Output     json.RawMessage  `json:"output"`
+		Error      json.RawMessage  `json:"error"`
+		StartedAt  jsonTime         `json:"started_at"`
+		FinishedAt jsonTime         `json:"finished_at"`
+		WakeAt     jsonTime         `json:"wake_at"`
+	}
+	out := struct {
+		base
+		Iterations *int       `json:"iterations,omitempty"`
+		ChildRunID string     `json:"child_run_id,omitempty"`
+		Items      []ItemView `json:"items,omitempty"`
+	}{base: base{s.Status, s.Attempts, orNull(s.Output), orNull(s.Error), jsonTime{s.StartedAt}, jsonTime{s.FinishedAt}, jsonTime{s.WakeAt}},
+		ChildRunID: s.ChildRunID}
+	if s.until {
+		out.Iterations = &s.Iterations
+	}
+	if s.foreach {
+		out.Items = s.Items
+		if out.Items == nil {
+			// An empty list would be omitted; foreach steps always have items.
+			b, err := json.Marshal(out)
+			if err != nil {
+				return nil, err
+			}
+			return append(b[:len(b)-1], []byte(`,"items":[]}`)...), nil
+		}
+	}
+	return json.Marshal(out)
+}
+
+// MarshalJSON writes the item as {index, item, status, attempts, output,
+// error}.
+func (it ItemView) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Index    int              `json:"index"`
+		Item     json.RawMessage  `json:"item"`
+		Status   store.StepStatus `json:"status"`
+		Attempts int              `json:"attempts"`
+		Output   json.RawMessage  `json:"output"`
+		Error    json.RawMessage  `json:"error"`
+	}{it.Index, orNull(it.Item), it.Status, it.Attempts, orNull(it.Output), orNull(it.Error)})
 }
 
 // Show assembles the view of a run: every step of its graph (pending when
@@ -82,15 +194,16 @@ func (e *Engine) Show(ctx context.Context, runID string) (*RunView, error) {
 	v := &RunView{RunID: run.ID, Workflow: run.Workflow, Version: run.Version, Key: run.Key, Status: run.Status,
 		Inputs: orNull(run.Inputs), Outputs: orNull(run.Outputs), Error: orNull(run.Error),
 		Steps: map[string]*StepView{}, WaitReason: run.WaitReason, ParentRunID: run.ParentRunID, ParentStep: run.ParentStepKey,
-		CreatedAt: timePtr(run.CreatedAt), StartedAt: timePtr(run.StartedAt), FinishedAt: timePtr(run.FinishedAt),
+		Attempt: runAttempt(run), CreatedAt: timePtr(run.CreatedAt), StartedAt: timePtr(run.StartedAt), FinishedAt: timePtr(run.FinishedAt),
 		DeadlineAt: timePtr(run.DeadlineAt)}
 	if run.Status == store.RunWaiting {
 		v.AvailableAt = timePtr(run.AvailableAt)
 	}
 	for _, s := range l.g.Steps {
 		v.Order = append(v.Order, s.Name)
-		v.Steps[s.Name] = &StepView{Status: store.StepPending, Output: json.RawMessage("null")}
+		v.Steps[s.Name] = &StepView{Status: store.StepPending, Output: json.RawMessage("null"), foreach: s.Foreach != nil, until: s.Until != nil}
 	}
+	var recorded map[string][]any // foreach step → its recorded items
 	items := map[string]map[int]*ItemView{}
 	for _, s := range steps {
 		sv := v.Steps[s.Step]
@@ -101,6 +214,16 @@ func (e *Engine) Show(ctx context.Context, runID string) (*RunView, error) {
 		case s.Key == s.Step:
 			sv.Status, sv.Attempts, sv.Output, sv.Error = s.Status, s.Attempts, orNull(s.Output), nullToNil(s.Error)
 			sv.StartedAt, sv.FinishedAt, sv.WakeAt, sv.Detail = timePtr(s.StartedAt), timePtr(s.FinishedAt), timePtr(s.WakeAt), s.Detail
+			st := rowStateOf(s)
+			if st.Child != "" {
+				sv.ChildRunID = st.Child
+			}
+			if len(st.Items) > 0 {
+				if recorded == nil {
+					recorded = map[string][]any{}
+				}
+				recorded[s.Step] = st.Items
+			}
 		case s.Index >= 0 && s.Iteration < 0:
 			if items[s.Step] == nil {
 				items[s.Step] = map[int]*ItemView{}
@@ -109,6 +232,9 @@ func (e *Engine) Show(ctx context.Context, runID string) (*RunView, error) {
 		case s.Iteration >= 0:
 			if s.Index < 0 && s.Iteration+1 > sv.Iterations {
 				sv.Iterations = s.Iteration + 1
+				if c := rowStateOf(s).Child; c != "" {
+					sv.ChildRunID = c // a workflow step with until: the latest child
+				}
 			}
 		}
 	}
@@ -116,6 +242,9 @@ func (e *Engine) Show(ctx context.Context, runID string) (*RunView, error) {
 		sv := v.Steps[name]
 		sum := 0
 		for _, it := range m {
+			if it.Index < len(recorded[name]) {
+				it.Item = mustJSON(recorded[name][it.Index])
+			}
 			sv.Items = append(sv.Items, *it)
 			sum += it.Attempts
 		}
@@ -138,6 +267,18 @@ func StatusOf(s store.RunStatus) int {
 		return 4
 	}
 	return 3
+}
+
+// runAttempt is run.attempt: 1 + the number of redrives.
+func runAttempt(run store.Run) int { return max(run.Attempt, 1) }
+
+// rowStateOf decodes a stored step row's engine state (empty when none).
+func rowStateOf(s store.Step) rowState {
+	var st rowState
+	if len(s.State) > 0 {
+		_ = json.Unmarshal(s.State, &st)
+	}
+	return st
 }
 
 func orNull(b json.RawMessage) json.RawMessage {

@@ -19,6 +19,11 @@ type StartParams struct {
 	Inputs map[string]any
 	// New always starts a new run, even when one with the same key exists.
 	New bool
+	// WorkDir is the absolute directory of the workflow file (the CLI's
+	// apply passes it): relative exec paths and the default exec dir of the
+	// run and its children resolve against it. "" leaves them relative to
+	// the worker's working directory.
+	WorkDir string
 }
 
 // StartRun validates the inputs, computes the run key and creates a
@@ -67,6 +72,7 @@ func (e *Engine) StartRun(ctx context.Context, p StartParams) (store.Run, bool, 
 		}
 	}
 	ins := e.insertParams(l, v, inputs, key)
+	ins.WorkDir = p.WorkDir
 	run, err := e.st.RunInsert(ctx, ins)
 	if err != nil {
 		return store.Run{}, false, fmt.Errorf("start workflow %q: %w", p.Workflow, err)

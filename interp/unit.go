@@ -423,6 +423,7 @@ func (r *runner) startChild(ctx context.Context, u unit) bool {
 	}
 	p := r.e.insertParams(cl, v, inputs, r.run.ID+"/"+u.key)
 	p.ParentRunID, p.ParentStepKey = r.run.ID, u.key
+	p.WorkDir = r.run.WorkDir // a child's graph was stored with its parent's files
 	p.RootRunID = r.run.RootRunID
 	if p.RootRunID == "" {
 		p.RootRunID = r.run.ID

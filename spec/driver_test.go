@@ -104,7 +104,9 @@ func (d *driver) start(inputs map[string]any) (bool, error) {
 	if err := d.storeGraphs(); err != nil {
 		return false, err
 	}
-	run, created, err := d.eng.StartRun(d.ctx, interp.StartParams{Workflow: d.workflow, Inputs: inputs})
+	// The case directory holds workflow.hcl: it is the run's work dir, as
+	// flowrun apply records the workflow file's directory.
+	run, created, err := d.eng.StartRun(d.ctx, interp.StartParams{Workflow: d.workflow, Inputs: inputs, WorkDir: d.work})
 	if err != nil {
 		return false, err
 	}

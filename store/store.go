@@ -148,6 +148,12 @@ type Run struct {
 	RootRunID       string // the top of the parent chain (itself for a top-level run)
 	AttemptsUsed    int
 	CancelRequested bool
+	// Attempt is run.attempt: 1, plus one for each redrive (flowrun retry).
+	Attempt int
+	// WorkDir is the directory of the workflow file the run was started
+	// from: relative exec paths and the default exec dir resolve against
+	// it. "" for runs stored before it was recorded (the worker's cwd).
+	WorkDir string
 	// WaitReason says why a waiting or blocked run is parked, for people:
 	// "timer", "signal:approval", "retry", "breaker:payments", "child",
 	// "queue", "version".
@@ -265,7 +271,9 @@ type RunInsertParams struct {
 	ParentRunID   string
 	ParentStepKey string
 	RootRunID     string // "" for a top-level run: the run's own id
-	Events        []EventWrite
+	// WorkDir is recorded as Run.WorkDir.
+	WorkDir string
+	Events  []EventWrite
 }
 
 // RunListParams filters a run listing, newest first.
@@ -378,6 +386,8 @@ type RunUpdate struct {
 	DeadlineAt   *time.Time
 	AttemptsUsed *int
 	WaitReason   *string
+	// Attempt sets run.attempt (a redrive increments it).
+	Attempt *int
 	// Release frees the lease (the run is parked or finished).
 	Release bool
 	// ClearCancel resets the cancel request (after the cancel was carried out).

@@ -12,9 +12,9 @@ import (
 // insertRunSQL creates a pending run. The root is the given one, else the
 // parent's, else the run itself. (SQLite: ?N parameters; the same query.)
 const insertRunSQL = `INSERT INTO runs (id, workflow, version, graph_hash, key, status, inputs,
-	created_at, available_at, deadline_at, parent_run_id, parent_step_key, root_run_id, updated_at)
+	created_at, available_at, deadline_at, parent_run_id, parent_step_key, root_run_id, updated_at, work_dir)
 	VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11,
-		COALESCE($12::text, (SELECT r.root_run_id FROM runs r WHERE r.id = $10::text), $1), $7)`
+		COALESCE($12::text, (SELECT r.root_run_id FROM runs r WHERE r.id = $10::text), $1), $7, $13::text)`
 
 // insertRun queues the insert of a pending run into b and its first events
 // into w. A zero AvailableAt means now; an empty RootRunID is the parent's
@@ -37,7 +37,7 @@ func (w *wtx) insertRun(b *batch, p store.RunInsertParams) error {
 		}
 		return fmt.Errorf("creating run %s: %w", p.ID, err)
 	}, insertRunSQL, p.ID, p.Workflow, p.Version, p.GraphHash, sv(p.Key), jv(p.Inputs),
-		p.Now.UnixMicro(), avail.UnixMicro(), tv(p.DeadlineAt), sv(p.ParentRunID), sv(p.ParentStepKey), sv(p.RootRunID))
+		p.Now.UnixMicro(), avail.UnixMicro(), tv(p.DeadlineAt), sv(p.ParentRunID), sv(p.ParentStepKey), sv(p.RootRunID), sv(p.WorkDir))
 	w.appendEvents(p.ID, p.Now.UnixMicro(), p.Events, nil)
 	w.notify = true
 	return nil

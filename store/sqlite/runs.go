@@ -12,9 +12,9 @@ import (
 )
 
 const insertRunSQL = `INSERT INTO runs (id, workflow, version, graph_hash, key, status, inputs,
-	created_at, available_at, deadline_at, parent_run_id, parent_step_key, root_run_id, updated_at)
+	created_at, available_at, deadline_at, parent_run_id, parent_step_key, root_run_id, updated_at, work_dir)
 	VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9, ?10, ?11,
-		COALESCE(?12, (SELECT root_run_id FROM runs WHERE id = ?10), ?1), ?7)`
+		COALESCE(?12, (SELECT root_run_id FROM runs WHERE id = ?10), ?1), ?7, ?13)`
 
 const selectRunSQL = `SELECT ` + runCols + ` FROM runs WHERE id = ?1`
 
@@ -32,7 +32,7 @@ func (w *wtx) insertRun(p store.RunInsertParams) error {
 		avail = p.Now
 	}
 	_, err := w.exec(insertRunSQL, p.ID, p.Workflow, p.Version, p.GraphHash, sv(p.Key), jv(p.Inputs),
-		p.Now.UnixMicro(), avail.UnixMicro(), tv(p.DeadlineAt), sv(p.ParentRunID), sv(p.ParentStepKey), sv(p.RootRunID))
+		p.Now.UnixMicro(), avail.UnixMicro(), tv(p.DeadlineAt), sv(p.ParentRunID), sv(p.ParentStepKey), sv(p.RootRunID), sv(p.WorkDir))
 	switch sqliteExtCode(err) {
 	case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
 		return fmt.Errorf("run %s already exists: %w", p.ID, store.ErrConflict)

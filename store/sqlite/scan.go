@@ -90,7 +90,7 @@ type scanner interface{ Scan(dest ...any) error }
 const runCols = `id, workflow, version, graph_hash, key, status, inputs, outputs, error,
 	created_at, started_at, finished_at, available_at, deadline_at,
 	lease_owner, lease_epoch, lease_expires_at, parent_run_id, parent_step_key, root_run_id,
-	attempts_used, cancel_requested, wait_reason, updated_at`
+	attempts_used, cancel_requested, wait_reason, updated_at, attempt, work_dir`
 
 func scanRun(sc scanner) (store.Run, error) {
 	var r store.Run
@@ -100,7 +100,7 @@ func scanRun(sc scanner) (store.Run, error) {
 		timeCol{&r.CreatedAt}, timeCol{&r.StartedAt}, timeCol{&r.FinishedAt}, timeCol{&r.AvailableAt}, timeCol{&r.DeadlineAt},
 		textCol{&r.Lease.Owner}, &r.Lease.Epoch, timeCol{&r.LeaseExpiresAt},
 		textCol{&r.ParentRunID}, textCol{&r.ParentStepKey}, &r.RootRunID,
-		&r.AttemptsUsed, &r.CancelRequested, textCol{&r.WaitReason}, timeCol{&r.UpdatedAt})
+		&r.AttemptsUsed, &r.CancelRequested, textCol{&r.WaitReason}, timeCol{&r.UpdatedAt}, &r.Attempt, textCol{&r.WorkDir})
 	r.Status = store.RunStatus(status)
 	return r, err
 }

@@ -34,6 +34,7 @@ const fenceSQL = `UPDATE runs SET
 		finished_at = CASE WHEN ?11 THEN ?12 ELSE finished_at END,
 		deadline_at = CASE WHEN ?13 THEN ?14 ELSE deadline_at END,
 		attempts_used = COALESCE(?15, attempts_used),
+		attempt = COALESCE(?20, attempt),
 		wait_reason = CASE WHEN ?16 THEN ?18 ELSE wait_reason END,
 		cancel_requested = CASE WHEN ?17 THEN 0 ELSE cancel_requested END,
 		lease_owner = CASE WHEN ?19 THEN NULL ELSE lease_owner END,
@@ -176,7 +177,7 @@ func (w *wtx) transition(t *store.Transition) (store.TransitionResult, error) {
 // fenceArgs are the parameters of fenceSQL.
 func fenceArgs(t *store.Transition, now int64) []any {
 	args := []any{t.RunID, t.Lease.Owner, t.Lease.Epoch, now,
-		nil, nil, nil, nil, nil, nil, false, nil, false, nil, nil, false, false, nil, false}
+		nil, nil, nil, nil, nil, nil, false, nil, false, nil, nil, false, false, nil, false, nil}
 	u := t.Run
 	if u == nil {
 		return args
@@ -207,6 +208,9 @@ func fenceArgs(t *store.Transition, now int64) []any {
 	}
 	if u.AttemptsUsed != nil {
 		args[14] = *u.AttemptsUsed
+	}
+	if u.Attempt != nil {
+		args[19] = *u.Attempt
 	}
 	if u.WaitReason != nil {
 		args[15], args[17] = true, sv(*u.WaitReason)

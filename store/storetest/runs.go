@@ -53,6 +53,24 @@ func testRuns(t *testing.T, newStore func(t *testing.T) store.Store) {
 		isErr(t, "RunGet of a missing run", err, store.ErrNotFound)
 	})
 
+	parallel(t, "work dir and attempt", newStore, func(t *testing.T, f *fixture) {
+		r := f.insert(store.RunInsertParams{ID: "wd", WorkDir: "/srv/flows/deploy"})
+		for _, got := range []store.Run{r, f.get("wd")} {
+			eq(t, "work dir", got.WorkDir, "/srv/flows/deploy")
+			eq(t, "attempt of a new run", got.Attempt, 1)
+		}
+		f.commit(store.Transition{RunID: "wd", Children: []store.RunInsertParams{{ID: "wd-child", Workflow: "wf", Version: "1.0.0",
+			GraphHash: "h1", Now: at(time.Second), ParentRunID: "wd", ParentStepKey: "c", WorkDir: "/srv/flows/deploy"}},
+			Now: at(time.Second)})
+		eq(t, "work dir of a child inserted by a transition", f.get("wd-child").WorkDir, "/srv/flows/deploy")
+		eq(t, "work dir of a run inserted without one", f.insert(store.RunInsertParams{ID: "nowd"}).WorkDir, "")
+
+		f.commit(store.Transition{RunID: "wd", Run: &store.RunUpdate{Attempt: ptr(2)}, Now: at(2 * time.Second)})
+		eq(t, "attempt after an update", f.get("wd").Attempt, 2)
+		f.commit(store.Transition{RunID: "wd", Run: &store.RunUpdate{Status: ptr(store.RunWaiting)}, Now: at(3 * time.Second)})
+		eq(t, "attempt after an update that does not set it", f.get("wd").Attempt, 2)
+	})
+
 	parallel(t, "find by prefix", newStore, func(t *testing.T, f *fixture) {
 		for _, id := range []string{"abc123", "abc456", "abd789", "x"} {
 			f.insert(store.RunInsertParams{ID: id})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -88,11 +89,18 @@ func (e *env) apply(ctx context.Context, paths []string, o *applyOptions) error 
 	if err := e.storeVersions(ctx, eng, mod); err != nil {
 		return err
 	}
+	// Relative exec paths resolve against the workflow file's directory
+	// (language.md §8.3), recorded on the run.
+	workDir, err := filepath.Abs(filepath.Dir(w.File))
+	if err != nil {
+		return fmt.Errorf("find the directory of %s: %w", w.File, err)
+	}
 	run, created, err := eng.StartRun(ctx, interp.StartParams{
 		Workflow: w.Name,
 		Version:  w.Graph.Version,
 		Inputs:   inputs,
 		New:      o.newRun,
+		WorkDir:  workDir,
 	})
 	if err != nil {
 		return startError(w.Name, err)
