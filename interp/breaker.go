@@ -47,13 +47,13 @@ func (r *runner) breakerGate(ctx context.Context, u unit) bool {
 		return true
 	}
 	wake := b.OpenUntil
-	detail := fmt.Sprintf("breaker %s open until %s", br.Name, wake.UTC().Format(time.RFC3339))
+	detail := fmt.Sprintf("breaker %s is open", br.Name)
 	if b.State == store.BreakerHalfOpen {
 		wake = r.now.Add(max(msDuration(br.CooldownMS), time.Second))
 		if !b.TrialUntil.IsZero() && b.TrialUntil.Before(wake) {
 			wake = b.TrialUntil
 		}
-		detail = fmt.Sprintf("breaker %s half-open: another attempt is its trial", br.Name)
+		detail = fmt.Sprintf("breaker %s is half-open and another attempt is its trial", br.Name)
 	}
 	if !wake.After(r.now) {
 		wake = r.now.Add(time.Second)

@@ -48,7 +48,7 @@ func (e *Engine) DeadLetterDrop(ctx context.Context, id int64) (store.DeadLetter
 
 // ErrRetryFailed is wrapped by DeadLetterRetry when the item failed again;
 // the letter stays open with the new error.
-var ErrRetryFailed = errors.New("the dead letter's item failed again")
+var ErrRetryFailed = errors.New("the letter stays open")
 
 // DeadLetterRetry executes a dead-lettered item once more, on its run's
 // bound graph, with the recorded item, the run's inputs and upstream
@@ -112,7 +112,7 @@ func (e *Engine) DeadLetterRetry(ctx context.Context, id int64) (store.DeadLette
 	if err != nil {
 		return d, fmt.Errorf("retry dead letter %d: %w", id, err)
 	}
-	return d, fmt.Errorf("retry dead letter %d: %s: %w", id, se.Message, ErrRetryFailed)
+	return d, fmt.Errorf("dead letter %d (%s) failed again: %s; %w", id, d.StepKey, se.Message, ErrRetryFailed)
 }
 
 // openLetter returns an open dead letter, or an error wrapping

@@ -73,6 +73,8 @@ func commands() []*command {
 		retryCommand(),
 		cancelCommand(),
 		signalCommand(),
+		dlqCommand(),
+		breakersCommand(),
 		versionsCommand(),
 		workerCommand(),
 	}

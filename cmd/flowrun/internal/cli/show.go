@@ -99,10 +99,16 @@ func writeHumanView(w io.Writer, v *interp.RunView) error {
 			continue
 		}
 		detail := errorText(s.Error)
+		if strings.HasPrefix(s.Detail, "breaker ") && !s.Status.Terminal() {
+			detail = "" // parked on a breaker: say so, then the last error
+		}
 		if detail == "" && !s.Status.Terminal() || detail == "" && s.Status == "skipped" {
 			detail = s.Detail
 			if s.WakeAt != nil && !s.Status.Terminal() {
 				detail += " until " + formatTime(*s.WakeAt)
+			}
+			if e := errorText(s.Error); e != "" {
+				detail += "; last error: " + e
 			}
 		}
 		if s.Iterations > 0 {

@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+
+	"github.com/flowrun/flowrun/store"
+)
+
+func breakersCommand() *command {
+	return &command{
+		name:  "breakers",
+		args:  "[--json]",
+		short: "list the circuit breakers and their shared state",
+		long: `Breakers lists every circuit breaker a run has used, with its state (closed,
+open or half-open), its count of consecutive failures, and when an open one
+lets its trial attempt through. Breakers are shared by all runs and processes
+of the database. --json prints an array of objects with the fields name,
+state, failures, opened_at, open_until, trial (null, or {run_id, step}) and
+updated_at.`,
+		store: true,
+		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			asJSON := fs.Bool("json", false, "print a JSON array of breakers")
+			return func(ctx context.Context, args []string) error {
+				if len(args) > 0 {
+					return usageErrorf("breakers takes no arguments, got %q", args[0]).hint("Run: flowrun breakers [--json]")
+				}
+				var bs []store.Breaker
+				st, err := e.openStore(ctx, false)
+				switch {
+				case errors.Is(err, errNoDatabase):
+				case err != nil:
+					return err
+				default:
+					if bs, err = e.engine(st, nil).BreakerList(ctx); err != nil {
+						return storeError("", err)
+					}
+				}
+				if *asJSON {
+					return e.writeJSON(breakersJSON(bs))
+				}
+				if len(bs) == 0 {
+					fmt.Fprintln(e.stderr, "flowrun breakers: no breaker has been used yet")
+					return nil
+				}
+				tw := newTable(e.stdout)
+				fmt.Fprintln(tw, "BREAKER\tSTATE\tFAILURES\tOPEN UNTIL\tTRIAL\tUPDATED")
+				for _, b := range bs {
+					until, trial := "-", "-"
+					if b.State == store.BreakerOpen {
+						until = formatTime(b.OpenUntil)
+					}
+					if b.TrialRunID != "" {
+						trial = b.TrialRunID + " " + b.TrialStepKey
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", b.Name, b.State, b.Failures, until, trial, formatTime(b.UpdatedAt))
+				}
+				return tw.Flush()
+			}
+		},
+	}
+}
+
+// breakerJSON is one element of `breakers --json`.
+type breakerJSON struct {
+	Name      string        `json:"name"`
+	State     string        `json:"state"`
+	Failures  int           `json:"failures"`
+	OpenedAt  *string       `json:"opened_at"`
+	OpenUntil *string       `json:"open_until"`
+	Trial     *breakerTrial `json:"trial"`
+	UpdatedAt string        `json:"updated_at"`
+}
+
+type breakerTrial struct {
+	RunID string `json:"run_id"`
+	Step  string `json:"step"`
+}
+
+func breakersJSON(bs []store.Breaker) []breakerJSON {
+	opt := func(t interface{ IsZero() bool }, s string) *string {
+		if t.IsZero() {
+			return nil
+		}
+		return &s
+	}
+	out := make([]breakerJSON, 0, len(bs))
+	for _, b := range bs {
+		j := breakerJSON{Name: b.Name, State: string(b.State), Failures: b.Failures, UpdatedAt: jsonTime(b.UpdatedAt),
+			OpenedAt: opt(b.OpenedAt, jsonTime(b.OpenedAt))}
+		if b.State == store.BreakerOpen {
+			j.OpenUntil = opt(b.OpenUntil, jsonTime(b.OpenUntil))
+		}
+		if b.TrialRunID != "" {
+			j.Trial = &breakerTrial{RunID: b.TrialRunID, Step: b.TrialStepKey}
+		}
+		out = append(out, j)
+	}
+	return out
+}

@@ -1,0 +1,175 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/store"
+)
+
+func dlqCommand() *command {
+	return &command{
+		name:  "dlq",
+		args:  "list [--all] [--json] | retry ID | drop ID",
+		short: "list, retry or drop dead letters",
+		long: `Dlq works the dead letters: foreach items that failed after their retries in a
+step with on_failure = "dead_letter". list prints the open ones, oldest first
+(--all adds the closed ones); --json prints an array of objects with the fields
+id, run_id, step, index, item, error and created_at. retry ID runs the item's
+action once more on its run's graph, with the recorded item, the run's inputs
+and upstream outputs and the same idempotency key: on success the letter is
+closed and the output recorded in its run's events (the run's status and
+outputs do not change); if it fails again the letter stays open with the new
+error and the command exits 1. drop ID closes a letter without running it. An
+unknown or closed ID is refused (exit 2).`,
+		store: true,
+		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			asJSON := fs.Bool("json", false, "list: print a JSON array of dead letters")
+			all := fs.Bool("all", false, "list: include the retried and dropped letters")
+			return func(ctx context.Context, args []string) error {
+				if len(args) == 0 {
+					return usageErrorf("dlq needs a subcommand: list, retry or drop").
+						hint("Run: flowrun dlq list")
+				}
+				switch sub := args[0]; sub {
+				case "list":
+					if len(args) != 1 {
+						return usageErrorf("dlq list takes no arguments, got %q", args[1]).hint("Run: flowrun dlq list [--all] [--json]")
+					}
+					return e.dlqList(ctx, *all, *asJSON)
+				case "retry", "drop":
+					if len(args) != 2 {
+						return usageErrorf("dlq %s takes one dead letter ID, got %s", sub, plural(len(args)-1, "argument", "arguments")).
+							hint("List the dead letters and their ids with: flowrun dlq list")
+					}
+					id, err := strconv.ParseInt(args[1], 10, 64)
+					if err != nil || id <= 0 {
+						return usageErrorf("%q is not a dead letter id; ids are whole numbers such as 3", args[1]).
+							hint("List the dead letters and their ids with: flowrun dlq list")
+					}
+					return e.dlqWork(ctx, sub, id)
+				default:
+					return usageErrorf("unknown dlq subcommand %q; use list, retry or drop", sub).
+						hint("Run `flowrun help dlq` for the usage.")
+				}
+			}
+		},
+	}
+}
+
+// deadLetterJSON is one element of `dlq list --json`; the field names are
+// part of the interface.
+type deadLetterJSON struct {
+	ID        int64           `json:"id"`
+	RunID     string          `json:"run_id"`
+	Step      string          `json:"step"`
+	Index     int             `json:"index"`
+	Item      json.RawMessage `json:"item"`
+	Error     json.RawMessage `json:"error"`
+	CreatedAt string          `json:"created_at"`
+	// Status and ClosedAt are listed with --all only.
+	Status   string  `json:"status,omitempty"`
+	ClosedAt *string `json:"closed_at,omitempty"`
+}
+
+// jsonTime renders a time as the JSON interface does: RFC 3339, UTC,
+// milliseconds.
+func jsonTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+
+func (e *env) dlqList(ctx context.Context, all, asJSON bool) error {
+	var ds []store.DeadLetter
+	st, err := e.openStore(ctx, false)
+	switch {
+	case errors.Is(err, errNoDatabase):
+	case err != nil:
+		return err
+	default:
+		if ds, err = e.engine(st, nil).DeadLetterList(ctx, all); err != nil {
+			return storeError("", err)
+		}
+	}
+	if asJSON {
+		out := make([]deadLetterJSON, 0, len(ds))
+		for _, d := range ds {
+			j := deadLetterJSON{ID: d.ID, RunID: d.RunID, Step: d.Step, Index: d.Index, Item: orNullJSON(d.Item),
+				Error: orNullJSON(d.Error), CreatedAt: jsonTime(d.CreatedAt)}
+			if all {
+				j.Status = string(d.Status)
+				if !d.ClosedAt.IsZero() {
+					c := jsonTime(d.ClosedAt)
+					j.ClosedAt = &c
+				}
+			}
+			out = append(out, j)
+		}
+		return e.writeJSON(out)
+	}
+	if len(ds) == 0 {
+		fmt.Fprintln(e.stderr, "flowrun dlq: no dead letters")
+		return nil
+	}
+	tw := newTable(e.stdout)
+	fmt.Fprintln(tw, "ID\tRUN\tSTEP\tINDEX\tSTATUS\tITEM\tERROR\tCREATED")
+	for _, d := range ds {
+		var se struct{ Message string }
+		_ = json.Unmarshal(d.Error, &se)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", d.ID, d.RunID, d.Step, d.Index, d.Status,
+			clip(string(d.Item), 40), clip(se.Message, 60), formatTime(d.CreatedAt))
+	}
+	return tw.Flush()
+}
+
+func (e *env) dlqWork(ctx context.Context, sub string, id int64) error {
+	st, err := e.openStore(ctx, false)
+	if errors.Is(err, errNoDatabase) {
+		return usageErrorf("no dead letter has id %d: there is no database at %s", id, e.dsn).
+			hint("Pass --db (or set FLOWRUN_DB) with the database that holds it.")
+	}
+	if err != nil {
+		return err
+	}
+	eng := e.engine(st, nil)
+	var d store.DeadLetter
+	if sub == "retry" {
+		d, err = eng.DeadLetterRetry(ctx, id)
+	} else {
+		d, err = eng.DeadLetterDrop(ctx, id)
+	}
+	switch {
+	case errors.Is(err, interp.ErrRetryFailed):
+		fmt.Fprintf(e.stderr, "flowrun dlq: %s\n", trimSentinel(err))
+		return exitCode(ExitFailed)
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrConflict):
+		return usageErrorf("%s", trimSentinel(err)).hint("List the open dead letters with: flowrun dlq list")
+	case err != nil:
+		return storeError("", err)
+	}
+	if sub == "retry" {
+		fmt.Fprintf(e.stdout, "dead letter %d retried: %s of run %s succeeded; the letter is closed\n", id, d.StepKey, d.RunID)
+	} else {
+		fmt.Fprintf(e.stdout, "dead letter %d dropped\n", id)
+	}
+	return nil
+}
+
+func orNullJSON(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 {
+		return json.RawMessage("null")
+	}
+	return b
+}
+
+// clip shortens s to n runes for a table cell.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
