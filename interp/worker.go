@@ -3,7 +3,11 @@ package interp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
+	"time"
+
+	"github.com/flowrun/flowrun/store"
 )
 
 // WorkerOptions configure a Worker.
@@ -23,7 +27,8 @@ type Worker struct {
 	stop chan struct{} // closed by Stop: claim no more, drain
 	halt chan struct{} // closed when the grace period is over
 	done chan struct{}
-	err  error
+	err  error // the first store error the loop met
+	dead error // the store error that ended the loop
 }
 
 // NewWorker returns a worker on e.
@@ -76,6 +81,23 @@ func (w *Worker) Stop(ctx context.Context) error {
 	return w.err
 }
 
+// Done is closed when the claim loop has ended: after Stop, when the
+// context given to Start is canceled, or when the loop died because the
+// store kept failing (see Err).
+func (w *Worker) Done() <-chan struct{} { return w.done }
+
+// Err returns the store error that ended the claim loop, or nil while it
+// runs and when it ended because it was stopped. A loop dies when no claim
+// has succeeded for a whole lease period (Options.LeaseFor) while claims or
+// commits kept failing, or at once when the database schema is newer than
+// this binary: its runs are interrupted and released first, so another
+// worker resumes them.
+func (w *Worker) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.dead
+}
+
 func (w *Worker) loop(ctx context.Context) {
 	defer close(w.done)
 	defer w.e.removePool(w.p)
@@ -93,6 +115,7 @@ func (w *Worker) loop(ctx context.Context) {
 	}()
 	defer w.p.startAlerts(ctx)()
 	draining := false
+	var failingSince time.Time // the first of the store errors since the last good claim
 	for {
 		select {
 		case <-ctx.Done():
@@ -122,8 +145,11 @@ func (w *Worker) loop(ctx context.Context) {
 			}
 			continue
 		}
-		if _, err := w.p.claim(sctx); err != nil && w.err == nil {
-			w.err = err
+		_, err := w.p.claim(sctx)
+		if err == nil {
+			failingSince = time.Time{}
+		} else if w.failed(err, &failingSince) {
+			return
 		}
 		wait := w.e.opts.Poll
 		if next, ok, err := w.e.st.RunNextAvailable(sctx, ""); err == nil && ok {
@@ -134,8 +160,28 @@ func (w *Worker) loop(ctx context.Context) {
 		if w.p.count() >= w.p.slots {
 			wait = -1 // full: wait for a runner to end
 		}
-		if pd := w.p.sleep(ctx, wait, w.stop); pd != nil && pd.err != nil && !errors.Is(pd.err, errStopped) && w.err == nil {
-			w.err = pd.err
+		if pd := w.p.sleep(ctx, wait, w.stop); pd != nil && pd.err != nil && !errors.Is(pd.err, errStopped) && w.failed(pd.err, &failingSince) {
+			return
 		}
 	}
+}
+
+// failed records a store error of the loop and reports whether the loop
+// must die (see Err); it then interrupts and releases the runs in flight.
+func (w *Worker) failed(err error, since *time.Time) bool {
+	if w.err == nil {
+		w.err = err
+	}
+	now := w.e.clk.Now()
+	if since.IsZero() {
+		*since = now
+	}
+	if !errors.Is(err, store.ErrSchemaTooNew) && now.Sub(*since) < w.e.opts.LeaseFor {
+		return false
+	}
+	w.p.haltAll()
+	w.mu.Lock()
+	w.dead = fmt.Errorf("the worker stopped: the store kept failing since %s: %w", since.UTC().Format(time.RFC3339), err)
+	w.mu.Unlock()
+	return true
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -65,7 +66,19 @@ func (e *env) work(ctx context.Context, concurrency int, grace time.Duration) er
 	}
 	fmt.Fprintf(e.stderr, "flowrun worker: working on %s with up to %d runs at once; stop with Ctrl-C or SIGTERM.\n", e.dsn, concurrency)
 
-	<-sigs
+	select {
+	case <-sigs:
+	case <-w.Done():
+		// The loop died: the store kept failing (its runs were released).
+		err := w.Err()
+		if err == nil {
+			err = w.Stop(ctx)
+		}
+		if err == nil {
+			err = errors.New("the worker's claim loop ended unexpectedly")
+		}
+		return &exitError{code: ExitStore, msg: "the worker stopped because the store kept failing; its runs were released for another worker", err: err}
+	}
 	fmt.Fprintf(e.stderr, "flowrun worker: draining: claiming no more runs and letting actions in flight finish for up to %s; signal again to stop at once.\n", grace)
 	stopCtx, cancelStop := context.WithCancel(ctx)
 	defer cancelStop()
