@@ -92,7 +92,8 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 	if u := getenv("USER"); u != "" {
 		by += " (user " + u + ")"
 	}
-	src := &feed.Source{Store: st, Actions: feed.EngineActions{Engine: eng}, Decider: decider{eng: eng, by: by}}
+	src := &feed.Source{Store: st, Actions: feed.EngineActions{Engine: eng}, Decider: decider{eng: eng, by: by},
+		DeadLetters: deadLetters{eng: eng}, Breakers: breakers{eng: eng}}
 	tctx := theme.NewContext(stdout, getenv("NO_COLOR") != "", clock.Real{})
 	m := root.New(ctx, src, tctx, root.Options{Title: path})
 	opts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx), tea.WithInput(stdin), tea.WithOutput(stdout)}
