@@ -1,0 +1,134 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Report is the result of a suite: every scenario's figures, and the
+// machine they were measured on.
+type Report struct {
+	Scale     float64   `json:"scale"`
+	GoVersion string    `json:"go_version"`
+	OS        string    `json:"os"`
+	Arch      string    `json:"arch"`
+	CPUs      int       `json:"cpus"`
+	Results   []*Result `json:"results"`
+}
+
+// Suite runs the named scenarios (every one when names is empty), each in
+// a child process: c.Flowrun followed by `bench --child --scenario NAME
+// --scale S --dir DIR`, which prints its Result as JSON. The child's peak
+// RSS is read from its rusage and checked against the scenario's memory
+// target. progress, when not nil, gets a line per scenario as it starts.
+func Suite(ctx context.Context, c Config, names []string, progress io.Writer) (*Report, error) {
+	if len(c.Flowrun) == 0 {
+		return nil, errNoFlowrun
+	}
+	var scenarios []*Scenario
+	for _, s := range Scenarios() {
+		if len(names) == 0 || slices.Contains(names, s.Name) {
+			scenarios = append(scenarios, s)
+		}
+	}
+	for _, n := range names {
+		if Lookup(n) == nil {
+			return nil, fmt.Errorf("there is no scenario %q; choose among %s", n, strings.Join(Names(), ", "))
+		}
+	}
+	rep := &Report{Scale: c.Scale, GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()}
+	peaks := map[string]int64{}
+	for _, s := range scenarios {
+		if progress != nil {
+			fmt.Fprintf(progress, "bench: %s: %s\n", s.Name, s.Description)
+		}
+		r, err := child(ctx, c, s.Name)
+		if err != nil {
+			return rep, err
+		}
+		peaks[s.Name] = r.PeakRSSKB
+		mib := float64(r.PeakRSSKB) / 1024
+		switch {
+		case s.rssOf != "" && peaks[s.rssOf] > 0:
+			r.figure(Figure{Name: "peak RSS against " + s.rssOf, Value: mib, Unit: "MiB",
+				Baseline: &Baseline{Name: "peak RSS of " + s.rssOf, Value: float64(peaks[s.rssOf]) / 1024, Unit: "MiB"}, Target: s.rss})
+		case s.rssOf == "":
+			r.figure(Figure{Name: "peak RSS", Value: mib, Unit: "MiB",
+				Baseline: &Baseline{Name: "RSS at the scenario's start", Value: float64(r.StartRSSKB) / 1024, Unit: "MiB"}, Target: s.rss})
+		}
+		rep.Results = append(rep.Results, r)
+	}
+	return rep, nil
+}
+
+// child runs one scenario in a child process and returns its result with
+// the child's peak RSS.
+func child(ctx context.Context, c Config, name string) (*Result, error) {
+	args := append(slices.Clone(c.Flowrun[1:]), "bench", "--child", "--scenario", name,
+		"--scale", strconv.FormatFloat(c.Scale, 'g', -1, 64), "--dir", c.Dir)
+	cmd := exec.CommandContext(ctx, c.Flowrun[0], args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("scenario %s failed in its child process: %w\n%s", name, err, strings.TrimSpace(stderr.String()))
+	}
+	var r Result
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		return nil, fmt.Errorf("scenario %s: the child printed no result (%w):\n%s", name, err, stdout.Bytes())
+	}
+	if rss := maxRSS(cmd.ProcessState); rss > 0 {
+		r.PeakRSSKB = rss
+	}
+	return &r, nil
+}
+
+// WriteText prints a report for people: per scenario, each figure with
+// its baseline, ratio and target.
+func WriteText(w io.Writer, rep *Report) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "flowrun bench, scale %g, %s %s/%s, %d CPUs (targets are for scale 1)\n", rep.Scale, rep.GoVersion, rep.OS, rep.Arch, rep.CPUs)
+	for _, r := range rep.Results {
+		fmt.Fprintf(&b, "\n%s: %s\n", r.Scenario, r.Description)
+		var sizes []string
+		for k, v := range r.Sizes {
+			sizes = append(sizes, k+"="+strconv.Itoa(v))
+		}
+		slices.Sort(sizes)
+		fmt.Fprintf(&b, "  sizes: %s; wall %.0f ms\n", strings.Join(sizes, " "), r.WallMS)
+		for _, f := range r.Figures {
+			fmt.Fprintf(&b, "  %-48s %12s %-10s", f.Name, num(f.Value), f.Unit)
+			if f.Baseline != nil {
+				fmt.Fprintf(&b, " = %7.3fx %s (%s %s)", f.Ratio, f.Baseline.Name, num(f.Baseline.Value), f.Baseline.Unit)
+			}
+			if f.Target != nil {
+				verdict := "MISSED"
+				if f.Met != nil && *f.Met {
+					verdict = "met"
+				}
+				fmt.Fprintf(&b, "  [target %s: %s]", f.Target, verdict)
+			}
+			b.WriteString("\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// num prints a figure with sensible precision.
+func num(v float64) string {
+	switch {
+	case v >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v >= 1:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 3, 64)
+}
