@@ -77,6 +77,8 @@ func commands() []*command {
 		breakersCommand(),
 		versionsCommand(),
 		workerCommand(),
+		pruneCommand(),
+		benchCommand(),
 	}
 }
 
