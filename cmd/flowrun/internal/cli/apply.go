@@ -5,11 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang"
@@ -19,14 +16,17 @@ import (
 func applyCommand() *command {
 	return &command{
 		name:  "apply",
-		args:  "PATH... [--input NAME=VALUE]... [--inputs FILE.json] [--workflow NAME] [--new] [--on-major old|new|migrate|fail] [--detach] [--json]",
+		args:  "PATH... [--input NAME=VALUE]... [--inputs FILE.json] [--workflow NAME] [--new] [--on-major old|new|migrate|fail] [--detach] [--no-tui] [--json]",
 		short: "store a workflow's version and run it to the end",
 		long: `Apply validates and compiles the workflow files (and every *.hcl file of each
 directory), stores each workflow's version, and runs the chosen workflow: the
 only one, or the one --workflow names. A run with the same key that has not
 finished is resumed instead of starting another; one that completed is not run
-again (--new always starts a new run). Progress goes to stderr; the result to
-stdout, as JSON with --json.
+again (--new always starts a new run). Progress goes to stderr: on a
+terminal a live view (a spinner, the active steps with their retry and timer
+countdowns, a progress bar), otherwise or with --no-tui one plain line per
+event; NO_COLOR turns colour off. The result goes to stdout, as JSON with
+--json.
 
 A run blocked by a new MAJOR version is decided before it goes on: on a
 terminal apply asks, with the changes and what a migration keeps; scripts
@@ -44,6 +44,7 @@ interrupted with Ctrl-C, 4 a version decision is needed, 5 store error.`,
 			fs.BoolVar(&o.newRun, "new", false, "start a new run even if one with the same key exists")
 			fs.BoolVar(&o.detach, "detach", false, "store and enqueue the run, print its id and exit; a worker runs it")
 			fs.BoolVar(&o.json, "json", false, "print the run as one JSON object (as show --json)")
+			e.noTUIFlag(fs)
 			fs.StringVar(&o.onMajor, "on-major", "", "decide runs blocked by a new MAJOR version: old, new, migrate, or fail (exit 4)")
 			return func(ctx context.Context, args []string) error {
 				return e.apply(ctx, args, &o)
@@ -120,7 +121,7 @@ func (e *env) engine(st store.Store, onEvent func(store.Event)) *interp.Engine {
 	return interp.New(st, interp.Options{
 		Clock:   e.clock,
 		Getenv:  e.getenv,
-		OnEvent: onEvent,
+		OnEvent: e.display.gate(onEvent),
 	})
 }
 
@@ -203,26 +204,6 @@ func (e *env) detached(ctx context.Context, eng *interp.Engine, run store.Run, a
 	fmt.Fprintf(e.stderr, "flowrun %s: run %s is enqueued; a worker (flowrun worker) runs it. Follow it with: flowrun logs %s -f\n",
 		e.verb, run.ID, run.ID)
 	return nil
-}
-
-// drive runs a run (and its children) in this process until it ends or
-// parks, then prints the result. Ctrl-C or SIGTERM stops it safely: the
-// engine puts interrupted work back, and the command exits 3.
-func (e *env) drive(ctx context.Context, eng *interp.Engine, runID string, asJSON bool) error {
-	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	_, err := eng.Drive(sctx, runID)
-	interrupted := sctx.Err() != nil && ctx.Err() == nil
-	stop()
-	if interrupted {
-		fmt.Fprintf(e.stderr, "flowrun %s: interrupted; run %s is parked safely and loses nothing.\n", e.verb, runID)
-		return (&exitError{code: ExitParked, msg: "run " + runID + " was interrupted"}).
-			hint("Continue it with: flowrun resume " + runID)
-	}
-	if err != nil {
-		return storeError(fmt.Sprintf("running run %s", runID), err)
-	}
-	return e.finish(ctx, eng, runID, asJSON)
 }
 
 // finish prints a run's result and returns the exit code its status calls

@@ -91,6 +91,8 @@ type env struct {
 	stderr io.Writer
 	getenv func(string) string
 	clock  clock.Clock
+	// display is how apply, resume and retry show progress (drive.go).
+	display display
 
 	dsn     string // from --db, FLOWRUN_DB or the default
 	opened  store.Store

@@ -14,11 +14,12 @@ import (
 func resumeCommand() *command {
 	return &command{
 		name:  "resume",
-		args:  "RUN [--choose old|new|migrate] [--detach] [--json]",
+		args:  "RUN [--choose old|new|migrate] [--detach] [--no-tui] [--json]",
 		short: "continue a parked or interrupted run in the foreground, or decide a blocked one",
 		long: `Resume continues a run that is not finished (parked on a timer or a signal,
 interrupted with Ctrl-C, or left by a process that died) in the foreground,
-like apply: progress on stderr, the result on stdout, and the same exit codes.
+like apply: progress on stderr (the live view on a terminal, plain lines
+otherwise or with --no-tui), the result on stdout, and the same exit codes.
 With --detach it only checks the run and leaves it to a worker: every
 unfinished run is already queued. Resuming a finished run is refused (exit 2);
 redrive a failed one with flowrun retry. RUN is a run id or a unique prefix.
@@ -33,6 +34,7 @@ blocked is refused (exit 2).`,
 			detach := fs.Bool("detach", false, "do not run it here; leave it to a worker")
 			asJSON := fs.Bool("json", false, "print the run as one JSON object (as show --json)")
 			choose := fs.String("choose", "", "decide a blocked run: old, new or migrate")
+			e.noTUIFlag(fs)
 			return func(ctx context.Context, args []string) error {
 				if err := oneRunArg("resume", args, 1, "one RUN"); err != nil {
 					return err
@@ -74,7 +76,7 @@ blocked is refused (exit 2).`,
 func retryCommand() *command {
 	return &command{
 		name:  "retry",
-		args:  "RUN [--from STEP] [--detach] [--json]",
+		args:  "RUN [--from STEP] [--detach] [--no-tui] [--json]",
 		short: "redrive a failed or canceled run, keeping its completed steps",
 		long: `Retry redrives a failed or canceled run: completed steps keep their results,
 the failed and canceled steps run again (or, with --from, the named step and
@@ -84,6 +86,7 @@ that did not fail is refused (exit 2). RUN is a run id or a unique prefix.`,
 		store: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			from := fs.String("from", "", "re-run this step and every step after it")
+			e.noTUIFlag(fs)
 			detach := fs.Bool("detach", false, "do not run it here; leave it to a worker")
 			asJSON := fs.Bool("json", false, "print the run as one JSON object (as show --json)")
 			return func(ctx context.Context, args []string) error {
