@@ -129,7 +129,9 @@ func plainString(v any) string {
 }
 
 // runExec runs the program in its own process group; when ctx ends (timeout
-// or stop), the whole group is killed with SIGKILL.
+// or stop), the whole group is killed with SIGKILL. On Linux the program
+// is also killed when the flowrun process dies (startLocked), and what is
+// left of its group is killed when the run is reclaimed (killOrphans).
 func runExec(ctx context.Context, c *execCall, limit int64) (any, *stepError) {
 	var cmd *exec.Cmd
 	if c.shell {
@@ -147,7 +149,7 @@ func runExec(ctx context.Context, c *execCall, limit int64) (any, *stepError) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = execWaitDelay
-	err := cmd.Run()
+	err := startLocked(cmd.SysProcAttr, cmd.Run)
 	if cmd.Process != nil && ctx.Err() != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}

@@ -409,6 +409,11 @@ func (r *runner) rebuild(ctx context.Context) error {
 					r.failures[a.StepKey]++
 				}
 			case store.AttemptRunning:
+				if ownerGone(a.Owner, r.e.opts.Owner.Host) {
+					// Its process died on this host: stop what is left of
+					// its action before the step runs again.
+					killOrphans(r.run.ID, a.StepKey, a.Attempt)
+				}
 				a.Status = store.AttemptInterrupted
 				a.FinishedAt = now
 				a.Error = mustJSON(&stepError{Kind: "interrupted", Message: "the worker running this attempt (" + a.Owner + ") stopped before it finished; the step runs again"})

@@ -1,0 +1,87 @@
+//go:build linux
+
+package interp
+
+import (
+	"bytes"
+	"os"
+	"runtime"
+	"strconv"
+	"syscall"
+)
+
+// startLocked runs start (the fork of an exec action) and then wait (its
+// whole life) with the calling goroutine locked to its OS thread. The
+// child gets SIGKILL when its parent dies (Pdeathsig), and Linux sends that
+// signal when the thread that forked it exits: holding the thread for the
+// child's lifetime makes that moment the death of the flowrun process, not
+// the Go runtime retiring an idle thread.
+func startLocked(attr *syscall.SysProcAttr, run func() error) error {
+	attr.Pdeathsig = syscall.SIGKILL
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return run()
+}
+
+// killOrphans kills what is left of an exec attempt whose flowrun process
+// died on this host: every process whose environment says it belongs to
+// that attempt (FLOWRUN_RUN_ID, FLOWRUN_STEP and FLOWRUN_ATTEMPT, which
+// every exec action and its descendants inherit), with its whole process
+// group. Pdeathsig only reaches the action's direct child; its descendants
+// (a shell's commands) would otherwise run on next to the step's next
+// attempt. The environment, not a recorded pid, identifies them, so a pid
+// reused by an unrelated process is never hit. It returns how many
+// processes it found.
+func killOrphans(runID, key string, attempt int) int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	want := [][]byte{
+		[]byte("FLOWRUN_RUN_ID=" + runID),
+		[]byte("FLOWRUN_STEP=" + key),
+		[]byte("FLOWRUN_ATTEMPT=" + strconv.Itoa(attempt)),
+	}
+	self := os.Getpid()
+	n := 0
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || !hasAll(bytes.Split(env, []byte{0}), want) {
+			continue
+		}
+		n++
+		if pgid, err := syscall.Getpgid(pid); err == nil && pgid > 1 && pgid != syscall.Getpgrp() {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	return n
+}
+
+// hasAll reports whether every wanted NAME=VALUE is among vars.
+func hasAll(vars, want [][]byte) bool {
+	for _, w := range want {
+		found := false
+		for _, v := range vars {
+			if bytes.Equal(v, w) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// ownerGone reports whether a lease owner ("host/pid/worker") was a process
+// of this host that no longer exists.
+func ownerGone(owner, host string) bool {
+	h, pid, ok := parseOwner(owner)
+	return ok && h == host && pid > 0 && pid != os.Getpid() && syscall.Kill(pid, 0) == syscall.ESRCH
+}
