@@ -64,12 +64,23 @@
 // set, switch and fail are deterministic and run once: an evaluation error
 // fails the step with kind "expression" and is never retried. sleep, wait
 // and workflow record one logical attempt and are not retried (a failed
-// child is not restarted). A step error is {"kind","message"} plus
-// "exit_code" (exec; 128+N when killed by signal N), "status" and "output"
-// (http), "child_error" (workflow).
+// child is not restarted; a workflow step's timeout cancels its child and
+// fails the step with kind "timeout"). A step error is {"kind","message"}
+// plus "exit_code" (exec; 128+N when killed by signal N), "status" (http),
+// "child_error" (workflow). What a failed attempt produced (exec streams,
+// the http response) is the attempt's output and, once the step failed,
+// the step's output; it is not part of the error. An action that uses a
+// secret whose variable is unset (or empty) fails with kind "secret"
+// without running and is not retried. A retry that would begin at or after
+// the run's deadline fails the step and then the run (kind "deadline");
+// nothing decided later in that transition can complete the run.
 //
 // On timeout, cancel or stop, an exec's whole process group is killed with
-// SIGKILL at once (no SIGTERM grace period).
+// SIGKILL at once (no SIGTERM grace period). On Linux an exec also dies with
+// the flowrun process (Pdeathsig), and reclaiming a run whose owner died on
+// this host kills what is left of the interrupted attempt (killOrphans).
+// exec runs in the run's WorkDir (the workflow file's directory) unless
+// dir says otherwise, and a relative command[0] with a slash resolves there.
 //
 // # Events
 //
