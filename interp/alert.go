@@ -133,9 +133,14 @@ func (al *alertLoop) run(ctx context.Context, stop <-chan struct{}) {
 	}
 }
 
-// deliverDue claims and delivers due deliveries until none is due.
+// deliverDue claims and delivers due deliveries until none is due. It
+// looks first with a read, so an idle loop writes nothing.
 func (al *alertLoop) deliverDue(ctx context.Context) {
 	for {
+		next, ok, err := al.e.st.AlertNextDue(ctx, al.root)
+		if err != nil || !ok || next.After(al.e.clk.Now()) {
+			return
+		}
 		ds, err := al.e.st.AlertClaim(ctx, store.AlertClaimParams{Owner: al.owner, Now: al.e.clk.Now(),
 			LeaseFor: alertTimeout + al.e.opts.LeaseFor, Limit: alertBatch, RootRunID: al.root})
 		if err != nil || len(ds) == 0 {

@@ -73,3 +73,9 @@ func (r *runner) endSkipped(se *stepError) {
 	r.endRun(u)
 	r.tx.event("run_canceled", "", re)
 }
+
+// claimBatch is how many slots of a busy worker must be free before it
+// claims again (a quarter of them, at least one): claims are write commits,
+// and taking several runs per claim is what lets a worker's throughput grow
+// with its concurrency.
+func claimBatch(slots int) int { return max(slots/2, 1) }

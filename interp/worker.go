@@ -116,6 +116,7 @@ func (w *Worker) loop(ctx context.Context) {
 	defer w.p.startAlerts(ctx)()
 	draining := false
 	var failingSince time.Time // the first of the store errors since the last good claim
+	var lastClaim time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -145,20 +146,31 @@ func (w *Worker) loop(ctx context.Context) {
 			}
 			continue
 		}
-		_, err := w.p.claim(sctx)
-		if err == nil {
-			failingSince = time.Time{}
-		} else if w.failed(err, &failingSince) {
-			return
-		}
-		wait := w.e.opts.Poll
-		if next, ok, err := w.e.st.RunNextAvailable(sctx, ""); err == nil && ok {
-			if d := next.Sub(w.e.clk.Now()); d > 0 && d < wait {
-				wait = d
+		// With few slots free, wait (up to a poll interval) for more runners
+		// to end before claiming, so that one claim commit takes several
+		// runs rather than one per run.
+		now := w.e.clk.Now()
+		if free := w.p.slots - w.p.count(); free >= claimBatch(w.p.slots) || free > 0 && !now.Before(lastClaim.Add(w.e.opts.Poll)) {
+			lastClaim = now
+			_, err := w.p.claim(sctx)
+			if err == nil {
+				failingSince = time.Time{}
+			} else if w.failed(err, &failingSince) {
+				return
 			}
 		}
-		if w.p.count() >= w.p.slots {
+		wait := w.e.opts.Poll
+		switch free := w.p.slots - w.p.count(); {
+		case free == 0:
 			wait = -1 // full: wait for a runner to end
+		case free < claimBatch(w.p.slots):
+			wait = lastClaim.Add(w.e.opts.Poll).Sub(w.e.clk.Now())
+		default:
+			if next, ok, err := w.e.st.RunNextAvailable(sctx, ""); err == nil && ok {
+				if d := next.Sub(w.e.clk.Now()); d > 0 && d < wait {
+					wait = d
+				}
+			}
 		}
 		if pd := w.p.sleep(ctx, wait, w.stop); pd != nil && pd.err != nil && !errors.Is(pd.err, errStopped) && w.failed(pd.err, &failingSince) {
 			return
