@@ -78,7 +78,14 @@ func (s *Store) AlertFinish(ctx context.Context, p store.AlertFinishParams) erro
 
 // AlertList returns the deliveries of a run (or of all runs), oldest first.
 func (s *Store) AlertList(ctx context.Context, runID string) ([]store.AlertDelivery, error) {
-	as, err := all(ctx, s.pool, scanAlert, `SELECT `+alertCols+` FROM alert_outbox WHERE ($1 = '' OR run_id = $1) ORDER BY id`, runID)
+	// Two queries, not ($1 = '' OR run_id = $1), which a generic plan
+	// answers by reading the whole table: a run's deliveries come from
+	// alert_outbox_run. (As in SQLite.)
+	if runID == "" {
+		as, err := all(ctx, s.pool, scanAlert, `SELECT `+alertCols+` FROM alert_outbox ORDER BY id`)
+		return as, s.fail("listing alerts", err)
+	}
+	as, err := all(ctx, s.pool, scanAlert, `SELECT `+alertCols+` FROM alert_outbox WHERE run_id = $1 ORDER BY id`, runID)
 	return as, s.fail("listing alerts", err)
 }
 

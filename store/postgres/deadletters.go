@@ -31,11 +31,21 @@ func (w *wtx) deadLetterWrites(b *batch, t *store.Transition) {
 
 // DeadLetterList lists dead letters oldest first: the open ones, or all.
 func (s *Store) DeadLetterList(ctx context.Context, p store.DeadLetterListParams) ([]store.DeadLetter, error) {
-	q := `SELECT ` + deadLetterCols + ` FROM dead_letters WHERE ($1 = '' OR run_id = $1)`
-	if !p.All {
-		q += ` AND status = 'open'`
+	// One query per filter, not ($1 = '' OR run_id = $1), which a generic
+	// plan answers by reading the whole table (as in SQLite).
+	q := `SELECT ` + deadLetterCols + ` FROM dead_letters WHERE `
+	var args []any
+	switch {
+	case p.RunID != "" && p.All:
+		q, args = q+`run_id = $1`, []any{p.RunID}
+	case p.RunID != "":
+		q, args = q+`run_id = $1 AND status = 'open'`, []any{p.RunID}
+	case p.All:
+		q += `true`
+	default:
+		q += `status = 'open'`
 	}
-	ds, err := all(ctx, s.pool, scanDeadLetter, q+` ORDER BY id`, p.RunID)
+	ds, err := all(ctx, s.pool, scanDeadLetter, q+` ORDER BY id`, args...)
 	return ds, s.fail("listing dead letters", err)
 }
 

@@ -81,7 +81,13 @@ func (s *Store) AlertFinish(ctx context.Context, p store.AlertFinishParams) erro
 
 // AlertList returns the deliveries of a run (or of all runs), oldest first.
 func (s *Store) AlertList(ctx context.Context, runID string) ([]store.AlertDelivery, error) {
-	as, err := readAll(ctx, s, scanAlert, `SELECT `+alertCols+` FROM alert_outbox WHERE (?1 = '' OR run_id = ?1) ORDER BY id`, runID)
+	// Two queries, not (?1 = '' OR run_id = ?1), which reads the whole
+	// table: a run's deliveries come from alert_outbox_run.
+	if runID == "" {
+		as, err := readAll(ctx, s, scanAlert, `SELECT `+alertCols+` FROM alert_outbox ORDER BY id`)
+		return as, s.fail("listing alerts", err)
+	}
+	as, err := readAll(ctx, s, scanAlert, `SELECT `+alertCols+` FROM alert_outbox WHERE run_id = ?1 ORDER BY id`, runID)
 	return as, s.fail("listing alerts", err)
 }
 

@@ -35,11 +35,22 @@ func (w *wtx) deadLetterWrites(t *store.Transition) error {
 
 // DeadLetterList lists dead letters oldest first: the open ones, or all.
 func (s *Store) DeadLetterList(ctx context.Context, p store.DeadLetterListParams) ([]store.DeadLetter, error) {
-	q := `SELECT ` + deadLetterCols + ` FROM dead_letters WHERE (?1 = '' OR run_id = ?1)`
-	if !p.All {
-		q += ` AND status = 'open'`
+	// One query per filter, not (?1 = '' OR run_id = ?1): SQLite cannot
+	// use an index for such an OR and would read the whole table. With a
+	// run, dead_letters_run; open ones of every run, dead_letters_open.
+	q := `SELECT ` + deadLetterCols + ` FROM dead_letters WHERE `
+	var args []any
+	switch {
+	case p.RunID != "" && p.All:
+		q, args = q+`run_id = ?1`, []any{p.RunID}
+	case p.RunID != "":
+		q, args = q+`run_id = ?1 AND status = 'open'`, []any{p.RunID}
+	case p.All:
+		q += `1`
+	default:
+		q += `status = 'open'`
 	}
-	ds, err := readAll(ctx, s, scanDeadLetter, q+` ORDER BY id`, p.RunID)
+	ds, err := readAll(ctx, s, scanDeadLetter, q+` ORDER BY id`, args...)
 	return ds, s.fail("listing dead letters", err)
 }
 
