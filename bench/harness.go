@@ -50,21 +50,32 @@ func (h *harness) compile(ctx context.Context, src string) (*lang.Graph, error) 
 	return g, nil
 }
 
-// runToEnd starts a new run of workflow and drives it to its end; it
-// fails unless the run completes.
-func (h *harness) runToEnd(ctx context.Context, workflow string, inputs map[string]any) (store.Run, error) {
+// start starts a new run of workflow. The first start of a version in a
+// process also builds its CEL programs (lang.Load).
+func (h *harness) start(ctx context.Context, workflow string, inputs map[string]any) (store.Run, error) {
 	run, _, err := h.e.StartRun(ctx, interp.StartParams{Workflow: workflow, Inputs: inputs, New: true})
-	if err != nil {
-		return run, err
-	}
+	return run, err
+}
+
+// drive drives a run to its end; it fails unless the run completes.
+func (h *harness) drive(ctx context.Context, run store.Run) (store.Run, error) {
 	done, err := h.e.Drive(ctx, run.ID)
 	if err != nil {
 		return done, err
 	}
 	if done.Status != store.RunCompleted {
-		return done, fmt.Errorf("run %s of %s ended %s, want completed: %s", done.ID, workflow, done.Status, done.Error)
+		return done, fmt.Errorf("run %s of %s ended %s, want completed: %s", done.ID, done.Workflow, done.Status, done.Error)
 	}
 	return done, nil
+}
+
+// runToEnd starts a new run of workflow and drives it to its end.
+func (h *harness) runToEnd(ctx context.Context, workflow string, inputs map[string]any) (store.Run, error) {
+	run, err := h.start(ctx, workflow, inputs)
+	if err != nil {
+		return run, err
+	}
+	return h.drive(ctx, run)
 }
 
 // countSteps returns how many top-level and item step rows a run has.

