@@ -146,15 +146,9 @@ func (al *alertLoop) deliverDue(ctx context.Context) {
 		if err != nil || len(ds) == 0 {
 			return
 		}
-		var wg sync.WaitGroup
-		for _, d := range ds {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				al.deliver(ctx, d)
-			}()
+		for _, d := range ds { // in order of occurrence
+			al.deliver(ctx, d)
 		}
-		wg.Wait()
 	}
 }
 
