@@ -8,6 +8,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"sync/atomic"
@@ -100,6 +101,14 @@ func (e *env) driveShown(ctx, sctx context.Context, eng *interp.Engine, runID st
 		})
 	}()
 	_, err := eng.Drive(sctx, runID)
+	if sctx.Err() != nil {
+		// The terminal echoed Ctrl-C as "^C" where the view left the
+		// cursor, at the start of the line below it. The view moves up from
+		// the cursor's column to draw its last frame, so put the cursor
+		// back at the line's start. Writes to one file are serialized, and
+		// a frame is one write, so this falls between two frames.
+		_, _ = io.WriteString(e.stderr, "\r")
+	}
 	finish()
 	verr := <-viewDone
 	e.display.live.Store(false)

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The tmux tests run the real flowrun command line in a tmux pane at
+// 80x24, so its stderr is a terminal, and read the screen with
+// capture-pane: the live progress view of apply, its end, Ctrl-C, and the
+// plain lines of --no-tui. They are skipped under -short and when tmux is
+// not installed (CI installs it). The flowrun in the pane is this test
+// binary under the name flowrun (TestMain runs the command line then).
+
+// tmuxPane is one tmux server of its own (so the tests never touch the
+// user's) with one session running a shell command.
+type tmuxPane struct {
+	t      *testing.T
+	socket string
+}
+
+// waitLimit bounds every wait on the screen. It is a safety net against a
+// hung test on a loaded machine, never a timing assumption: each wait polls
+// until the screen shows what it must.
+const waitLimit = 60 * time.Second
+
+func newTmux(t *testing.T) (*tmuxPane, string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("the tmux end-to-end tests are skipped under -short")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed; the end-to-end tests of the live view need it (apt-get install tmux)")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	flowrun := filepath.Join(bin, "flowrun")
+	if err := os.Symlink(self, flowrun); err != nil {
+		t.Fatal(err)
+	}
+	p := &tmuxPane{t: t, socket: fmt.Sprintf("flowrun-test-%d-%s", os.Getpid(), t.Name())}
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+	return p, flowrun
+}
+
+func (p *tmuxPane) tmux(args ...string) string {
+	p.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-L", p.socket, "-f", os.DevNull}, args...)...).CombinedOutput()
+	if err != nil {
+		p.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// start runs flowrun with args in a new 80x24 session in dir, with
+// NO_COLOR set and the database in dir. When flowrun ends its exit status
+// is printed and the pane stays, so the screen can be read.
+func (p *tmuxPane) start(dir, flowrun string, args ...string) {
+	p.t.Helper()
+	cmd := []string{"new-session", "-d", "-s", "main", "-x", "80", "-y", "24", "-c", dir,
+		"env", "TERM=xterm-256color", "NO_COLOR=1", "FLOWRUN_DB=" + filepath.Join(dir, "flowrun.db"),
+		// The shell traps Ctrl-C (so it outlives flowrun's interrupt)
+		// without ignoring it, which flowrun would inherit.
+		"sh", "-c", `trap : INT; "$0" "$@"; echo "flowrun exited with $?"; exec sleep 3600`, flowrun}
+	p.tmux(append(cmd, args...)...)
+}
+
+// screen is the pane's text with its scrollback, wrapped lines joined and
+// trailing spaces dropped.
+func (p *tmuxPane) screen() string {
+	lines := strings.Split(p.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "main"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// waitFor polls the screen until every pattern matches it (each a regular
+// expression in multi-line mode) and returns that screen.
+func (p *tmuxPane) waitFor(patterns ...string) string {
+	p.t.Helper()
+	res := make([]*regexp.Regexp, len(patterns))
+	for i, s := range patterns {
+		res[i] = regexp.MustCompile("(?m)" + s)
+	}
+	deadline := time.Now().Add(waitLimit)
+	for {
+		s := p.screen()
+		ok := true
+		for _, re := range res {
+			ok = ok && re.MatchString(s)
+		}
+		if ok {
+			return s
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("the screen never showed %q:\n%s", patterns, s)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// gateHCL's first step waits for a file the test creates, so the test sees
+// it running; a short sleep (waited in the process) and a last step follow.
+const gateHCL = `
+workflow "gate" {
+  version = "1.0.0"
+  step "work" {
+    exec {
+      command = ["sh", "-c", "while [ ! -f go ]; do sleep 0.05; done; echo worked"]
+    }
+  }
+  step "nap" {
+    depends_on = [step.work]
+    sleep { duration = "3s" }
+  }
+  step "last" {
+    depends_on = [step.nap]
+    exec { command = ["echo", "done"] }
+  }
+}
+`
+
+const (
+	spinner = `[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]`
+	runID   = `[0-9A-Z]{26}`
+)
+
+func TestTmuxLiveView(t *testing.T) {
+	p, flowrun := newTmux(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "gate.hcl"), gateHCL)
+	p.start(dir, flowrun, "apply", "gate.hcl")
+
+	// The live view: a spinner in the run's line, the running step, the bar.
+	s := p.waitFor(
+		`^`+spinner+` gate 1\.0\.0 · run `+runID+` · running`,
+		`^  ▶ work +running`,
+		`^  ░{40} 0/3 steps$`)
+	// The spinner turns.
+	first := regexp.MustCompile(spinner).FindString(s)
+	p.waitFor(`^` + strings.NewReplacer(first, "").Replace(spinner) + ` gate 1\.0\.0`)
+
+	// The step ends; the run waits on its timer, in the process.
+	writeFile(t, filepath.Join(dir, "go"), "")
+	p.waitFor(`^`+spinner+` gate 1\.0\.0 · run `+runID+` · waiting .*waiting on timer`,
+		`^  ◷ nap +waiting`,
+		`^  █+░+ 1/3 steps$`)
+
+	// The end: the view's last frame stays, then the result, each on its own
+	// lines.
+	s = p.waitFor(`^flowrun exited with 0$`)
+	for _, want := range []string{
+		`^✓ gate 1\.0\.0 · run ` + runID + ` · completed · \d+s$`,
+		`^  █{40} 3/3 steps\nrun       ` + runID + `$`,
+		`^status    completed$`,
+		`^last +completed +1 `,
+	} {
+		if !regexp.MustCompile("(?m)" + want).MatchString(s) {
+			t.Errorf("the final screen lacks %q:\n%s", want, s)
+		}
+	}
+	// Only the last frame is left, and no frame's line was left behind.
+	if n := strings.Count(s, "gate 1.0.0 · run"); n != 1 {
+		t.Errorf("the run's line shows %d times, want once:\n%s", n, s)
+	}
+	if strings.Contains(s, "▶ work") || strings.Contains(s, "◷ nap") || regexp.MustCompile(spinner).MatchString(s) {
+		t.Errorf("lines of earlier frames are left on the screen:\n%s", s)
+	}
+}
+
+func TestTmuxLiveViewCtrlC(t *testing.T) {
+	p, flowrun := newTmux(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "gate.hcl"), gateHCL)
+	p.start(dir, flowrun, "apply", "gate.hcl")
+	p.waitFor(`^  ▶ work +running`)
+
+	// Ctrl-C stays with the command line: the run is parked, exit 3, and
+	// the messages follow the view's last frame on lines of their own.
+	p.tmux("send-keys", "-t", "main", "C-c")
+	s := p.waitFor(`^flowrun exited with 3$`)
+	for _, want := range []string{
+		`^· gate 1\.0\.0 · run ` + runID + ` · pending`,
+		`^  ░{40} 0/3 steps\nflowrun apply: interrupted; run ` + runID + ` is parked safely and loses nothing\.$`,
+		`^hint: Continue it with: flowrun resume ` + runID + `$`,
+	} {
+		if !regexp.MustCompile("(?m)" + want).MatchString(s) {
+			t.Errorf("the screen after Ctrl-C lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "▶ work") {
+		t.Errorf("a running step's line is left on the screen:\n%s", s)
+	}
+}
+
+func TestTmuxNoTUI(t *testing.T) {
+	p, flowrun := newTmux(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "gate.hcl"), gateHCL)
+	writeFile(t, filepath.Join(dir, "go"), "")
+	p.start(dir, flowrun, "apply", "--no-tui", "gate.hcl")
+
+	// One plain line per event, then the result; nothing is drawn.
+	s := p.waitFor(`^flowrun exited with 0$`)
+	for _, want := range []string{
+		`^\[\d\d:\d\d:\d\d\] step work started \(attempt 1\)$`,
+		`^\[\d\d:\d\d:\d\d\] step nap completed$`,
+		`^\[\d\d:\d\d:\d\d\] run completed\nrun       ` + runID + `$`,
+		`^status    completed$`,
+	} {
+		if !regexp.MustCompile("(?m)" + want).MatchString(s) {
+			t.Errorf("the screen of apply --no-tui lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.ContainsAny(s, "█░⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏") {
+		t.Errorf("apply --no-tui drew the live view:\n%s", s)
+	}
+}
