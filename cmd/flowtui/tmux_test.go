@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +13,9 @@ import (
 
 // The end-to-end test drives the real flowtui binary in a tmux session at
 // 80x24 against a database made by the real flowrun binary, and reads the
-// screen with capture-pane. It is skipped when tmux is not installed (CI
+// screen with capture-pane: cancel a run, open a run, send a signal (a
+// malformed payload first), follow a change made by another process, and
+// decide a run blocked by a MAJOR version. It is skipped when tmux is not installed (CI
 // installs it) and under -short.
 
 const approveHCL = `
@@ -37,6 +40,51 @@ workflow "approve" {
     exec {
       command = ["echo", "{{ steps.approval.output }}"]
     }
+  }
+}
+`
+
+// shipV1 parks on its signal; shipV2 is a MAJOR change of it (label no
+// longer needs ask), which blocks a run of 1.0.0 until it is decided.
+const shipV1 = `
+workflow "ship" {
+  version = "1.0.0"
+  input "order" { type = string }
+  key = "input.order"
+  step "price" {
+    set { total = 10 }
+  }
+  step "audit" {
+    set { seen = "v1 {{ steps.price.output.total }}" }
+  }
+  step "ask" {
+    depends_on = [step.price]
+    wait { signal = "go" }
+  }
+  step "label" {
+    depends_on = [step.ask]
+    set { text = "v1 {{ steps.price.output.total }}" }
+  }
+}
+`
+
+const shipV2 = `
+workflow "ship" {
+  version = "2.0.0"
+  input "order" { type = string }
+  key = "input.order"
+  step "price" {
+    set { total = 10 }
+  }
+  step "audit" {
+    set { seen = "v2 {{ steps.price.output.total }}" }
+  }
+  step "ask" {
+    depends_on = [step.price]
+    wait { signal = "go" }
+  }
+  step "label" {
+    set { text = "v2 {{ steps.price.output.total }}" }
   }
 }
 `
@@ -75,6 +123,25 @@ func (e *e2e) flowrunCmd(args ...string) string {
 	return string(out)
 }
 
+// flowrunExit runs flowrun in the test directory and checks its exit code.
+func (e *e2e) flowrunExit(code int, args ...string) string {
+	e.t.Helper()
+	cmd := exec.Command(e.flowrun, args...)
+	cmd.Dir = e.dir
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	out, err := cmd.CombinedOutput()
+	got := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		got = ee.ExitCode()
+	} else if err != nil {
+		e.t.Fatalf("flowrun %v: %v", args, err)
+	}
+	if got != code {
+		e.t.Fatalf("flowrun %v exited with %d, want %d:\n%s", args, got, code, out)
+	}
+	return string(out)
+}
+
 func (e *e2e) tmux(args ...string) string {
 	e.t.Helper()
 	out, err := exec.Command("tmux", args...).CombinedOutput()
@@ -86,11 +153,12 @@ func (e *e2e) tmux(args ...string) string {
 
 func (e *e2e) screen() string { return e.tmux("capture-pane", "-p", "-t", e.session) }
 
-// waitFor polls the screen until it holds every want, for at most 10s (a
-// safety net: the interface shows a change within 500ms).
+// waitFor polls the screen until it holds every want, for at most 60s (a
+// safety net for a loaded machine: the interface shows a change within
+// 500ms).
 func (e *e2e) waitFor(want ...string) string {
 	e.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		s := e.screen()
 		ok := true
@@ -194,8 +262,50 @@ func TestTmuxEndToEnd(t *testing.T) {
 	e.flowrunCmd("resume", parked)
 	e.waitFor("✓ completed", "✓ ship")
 
-	// Back to the list, then quit.
+	// Back to the list.
 	e.key("Escape", "2 of 2 runs")
+
+	// Decide a blocked run. ship 1.0.0 parks on its signal; 2.0.0 is a
+	// MAJOR change, and apply without a terminal and without --on-major
+	// leaves the run blocked (exit 4). The list shows it live, on top.
+	for name, text := range map[string]string{"ship1.hcl": shipV1, "ship2.hcl": shipV2} {
+		if err := os.MkdirAll(filepath.Join(dir, strings.TrimSuffix(name, ".hcl")), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, strings.TrimSuffix(name, ".hcl"), "ship.hcl"), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.flowrunExit(3, "apply", "ship1/ship.hcl", "--input", "order=C-3")
+	out := e.flowrunExit(4, "apply", "ship2/ship.hcl", "--input", "order=C-3")
+	m := regexp.MustCompile(`run ([0-9A-Z]{26}) is blocked: a new MAJOR version`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("apply of 2.0.0 does not say which run is blocked:\n%s", out)
+	}
+	blocked := m[1]
+	if s := e.status(blocked); s != "blocked" {
+		t.Fatalf("run %s is %s after the MAJOR apply, want blocked:\n%s", blocked, s, out)
+	}
+	short := "…" + blocked[len(blocked)-9:]
+	e.waitFor("3 of 3 runs", "! "+short+" ship             1.0.0")
+
+	// Open it: the banner; d shows the changes and what a migration keeps.
+	e.key("g", "3 of 3 runs")
+	e.key("Enter", "run "+blocked, "! blocked", "BLOCKED on a version decision")
+	e.key("d", "Run "+blocked+" of ship is blocked", "Changes from 1.0.0 to 2.0.0 (MAJOR)",
+		"A migration keeps 1 completed step(s):", "m migrate")
+	// Migrate, confirmed: the run moves to 2.0.0 and is no longer blocked.
+	e.key("m", `Decide "migrate" for run `+blocked+"?", "Kept: price. Re-run: audit.")
+	e.key("y", "Run "+blocked+": decided migrate.", "version 2.0.0 (bound)", "· pending")
+	if s := e.status(blocked); s != "pending" {
+		t.Fatalf("run %s is %s after the migrate decision, want pending", blocked, s)
+	}
+	s := e.key("Escape", "3 of 3 runs", "· "+short+" ship             2.0.0")
+	if strings.Contains(s, "! …") {
+		t.Fatalf("the list still shows a blocked run:\n%s", s)
+	}
+
+	// Quit.
 	e.tmux("send-keys", "-t", e.session, "q")
 	deadline := time.Now().Add(10 * time.Second)
 	for exec.Command("tmux", "has-session", "-t", e.session).Run() == nil {
