@@ -149,10 +149,11 @@ func runExec(ctx context.Context, c *execCall, limit int64) (any, *stepError) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = execWaitDelay
+	// The group is killed only through cmd.Cancel, which os/exec calls while
+	// it still waits for the program: once the group has no members left its
+	// id may be reused by an unrelated process group, so killing it again
+	// after Run returns could hit someone else.
 	err := startLocked(cmd.SysProcAttr, cmd.Run)
-	if cmd.Process != nil && ctx.Err() != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
 	code := 0
 	if ps := cmd.ProcessState; ps != nil {
 		code = ps.ExitCode()
