@@ -128,7 +128,7 @@ workflow "gate" {
   }
   step "nap" {
     depends_on = [step.work]
-    sleep { duration = "3s" }
+    sleep { duration = "4s" }
   }
   step "last" {
     depends_on = [step.nap]
@@ -231,5 +231,83 @@ func TestTmuxNoTUI(t *testing.T) {
 	}
 	if strings.ContainsAny(s, "█░⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏") {
 		t.Errorf("apply --no-tui drew the live view:\n%s", s)
+	}
+}
+
+const (
+	shipV1 = `
+workflow "ship" {
+  version = "1.0.0"
+  input "order" { type = string }
+  key = "input.order"
+  step "price" {
+    set { total = 10 }
+  }
+  step "ask" {
+    depends_on = [step.price]
+    wait { signal = "go" }
+  }
+  step "label" {
+    depends_on = [step.ask]
+    set { text = "v1 {{ steps.price.output.total }}" }
+  }
+}
+`
+	// shipV2 is a MAJOR change: label no longer needs ask.
+	shipV2 = `
+workflow "ship" {
+  version = "2.0.0"
+  input "order" { type = string }
+  key = "input.order"
+  step "price" {
+    set { total = 10 }
+  }
+  step "ask" {
+    depends_on = [step.price]
+    wait { signal = "go" }
+  }
+  step "label" {
+    set { text = "v2 {{ steps.price.output.total }}" }
+  }
+}
+`
+)
+
+func TestTmuxDecisionPromptThenLiveView(t *testing.T) {
+	p, flowrun := newTmux(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "ship1.hcl"), shipV1)
+	writeFile(t, filepath.Join(dir, "ship2.hcl"), shipV2)
+	// 1.0.0 parks on its signal (exit 3), off the terminal.
+	cmd := exec.Command(flowrun, "apply", "ship1.hcl", "--input", "order=A")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", "FLOWRUN_DB="+filepath.Join(dir, "flowrun.db"))
+	if out, err := cmd.CombinedOutput(); cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 3 {
+		t.Fatalf("apply of 1.0.0: %v\n%s", err, out)
+	}
+
+	// Applying 2.0.0 on the terminal asks about the blocked run first.
+	p.start(dir, flowrun, "apply", "ship2.hcl", "--input", "order=A")
+	p.waitFor(`Run `+runID+` of ship is blocked`, `A migration keeps 1 completed step\(s\):`, `m migrate`)
+	p.tmux("send-keys", "-t", "main", "m")
+	p.waitFor(`Decide "migrate" for run ` + runID + `\?`)
+	p.tmux("send-keys", "-t", "main", "y")
+
+	// Then the run goes on under the live view, on 2.0.0, until it parks
+	// on its signal again; the prompt's box is gone.
+	s := p.waitFor(`^flowrun exited with 3$`)
+	for _, want := range []string{
+		`^flowrun apply: run ` + runID + ` decided migrate: it moves to version 2\.0\.0; kept: price; re-run: none\.$`,
+		`^◷ ship 2\.0\.0 · run ` + runID + ` · waiting`,
+		`^  ◷ ask +waiting .*signal go$`,
+		`^  █+░+ 2/3 steps\nrun       ` + runID + `$`,
+		`^status    waiting \(signal:go\)$`,
+	} {
+		if !regexp.MustCompile("(?m)" + want).MatchString(s) {
+			t.Errorf("the screen after the decision lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.ContainsAny(s, "┌└│") {
+		t.Errorf("the decision prompt's box is left on the screen:\n%s", s)
 	}
 }
