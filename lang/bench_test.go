@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -48,3 +49,40 @@ func BenchmarkCompile1000Steps(b *testing.B) {
 		}
 	}
 }
+
+// storedGraph compiles compileSource(n) and returns its graph as stored:
+// through JSON, so that Load sees fresh pointers and types.
+func storedGraph(tb testing.TB, n int) *Graph {
+	tb.Helper()
+	m, diags := LoadFile("big.hcl", compileSource(n))
+	if diags.HasErrors() {
+		tb.Fatal(diags)
+	}
+	b, err := json.Marshal(m.Workflows[0].Graph)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var g Graph
+	if err := json.Unmarshal(b, &g); err != nil {
+		tb.Fatal(err)
+	}
+	return &g
+}
+
+func benchmarkLoad(b *testing.B, n int) {
+	g := storedGraph(b, n)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := Load(g); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLoad1000Steps loads (compiles every expression of) the stored
+// graph of a 1,000-step chain, as resuming a run does.
+func BenchmarkLoad1000Steps(b *testing.B) { benchmarkLoad(b, 1000) }
+
+// BenchmarkLoad10000Steps is BenchmarkLoad1000Steps with 10,000 steps: Load
+// must scale linearly.
+func BenchmarkLoad10000Steps(b *testing.B) { benchmarkLoad(b, 10000) }
