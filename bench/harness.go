@@ -69,15 +69,6 @@ func (h *harness) drive(ctx context.Context, run store.Run) (store.Run, error) {
 	return done, nil
 }
 
-// runToEnd starts a new run of workflow and drives it to its end.
-func (h *harness) runToEnd(ctx context.Context, workflow string, inputs map[string]any) (store.Run, error) {
-	run, err := h.start(ctx, workflow, inputs)
-	if err != nil {
-		return run, err
-	}
-	return h.drive(ctx, run)
-}
-
 // countSteps returns how many top-level and item step rows a run has.
 func (h *harness) countSteps(ctx context.Context, runID string) (int, error) {
 	steps, err := h.st.StepList(ctx, runID)

@@ -25,7 +25,8 @@ func listScenario(ctx context.Context, c Config, dir string, r *Result) error {
 	if err != nil {
 		return err
 	}
-	if _, err := h.compile(ctx, execChain("ten", 10)); err == nil {
+	_, err = h.compile(ctx, execChain("ten", 10))
+	if err == nil {
 		_, err = h.compile(ctx, setChain("long", longSteps))
 	}
 	var ten, long store.Version

@@ -245,11 +245,13 @@ func (m Model) View() string {
 		if d := theme.Span(s.StartedAt, time.Time{}, now); d != "" {
 			line += " · " + d
 		}
-		if s.Detail != "" {
-			line += " · " + s.Detail
-		}
+		// The countdown goes before the detail, which can be long, so it
+		// survives the cut at narrow widths.
 		if !s.WakeAt.IsZero() {
 			line += " · " + theme.Countdown(s.WakeAt, now)
+		}
+		if s.Detail != "" {
+			line += " · " + s.Detail
 		}
 		lines = append(lines, theme.Cut(line, w))
 	}
