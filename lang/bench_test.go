@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -86,3 +87,28 @@ func BenchmarkLoad1000Steps(b *testing.B) { benchmarkLoad(b, 1000) }
 // BenchmarkLoad10000Steps is BenchmarkLoad1000Steps with 10,000 steps: Load
 // must scale linearly.
 func BenchmarkLoad10000Steps(b *testing.B) { benchmarkLoad(b, 10000) }
+
+// BenchmarkResume10000Steps is what resuming a run of a 10,000-step graph
+// costs lang: Load, then the first evaluation of the last step's when and
+// data (which compiles them).
+func BenchmarkResume10000Steps(b *testing.B) {
+	g := storedGraph(b, 10000)
+	last := g.Steps[len(g.Steps)-1]
+	a := &Activation{Input: map[string]any{"limit": 1e9}, Steps: map[string]StepResult{
+		g.Steps[len(g.Steps)-2].Name: {Status: "completed", Attempts: 1, Output: map[string]any{"n": 1.0, "label": "x"}},
+	}}
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p, err := Load(g)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if v, err := p.Eval(ctx, last.When, a); err != nil || v != true {
+			b.Fatal(v, err)
+		}
+		if v, err := p.EvalValue(ctx, last.Action.Set.Values["n"], a); err != nil || v != 2.0 {
+			b.Fatal(v, err)
+		}
+	}
+}

@@ -3,7 +3,6 @@ package lang
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"cel.dev/cel-go/cel"
@@ -15,7 +14,9 @@ import (
 // programs may be evaluated from several goroutines at once.
 type Program struct {
 	g     *Graph
-	progs map[*Expr]*compiled
+	progs map[*Expr]*compiled // compiled by Load (or by tests)
+	lazy  map[*Expr]*lazyExpr // compiled on first use (see evalload.go)
+	steps map[string]*Step    // g's steps by name
 }
 
 // compiled is one expression ready to run.
@@ -24,124 +25,6 @@ type compiled struct {
 	prg   cel.Program
 	vars  map[string]*Type // the variables the scope declares
 	steps []string         // the steps the expression reads
-}
-
-// Load compiles every expression of a stored graph: the run key, the
-// concurrency key, each step's when, foreach items, until, retry.when,
-// switch cases, action values and idempotency key, the outputs and the
-// alerts. Expressions are found by pointer when evaluated.
-func Load(g *Graph) (*Program, error) {
-	p := &Program{g: g, progs: map[*Expr]*compiled{}}
-	l := loader{p: p}
-	if g.Key != nil {
-		l.expr(g.Key, GraphScope(g, SlotKey))
-	}
-	if g.Concurrency != nil && g.Concurrency.Key != nil {
-		l.expr(g.Concurrency.Key, GraphScope(g, SlotConcurrencyKey))
-	}
-	for _, s := range g.Steps {
-		if s.When != nil {
-			l.expr(s.When, StepScope(g, s, SlotWhen))
-		}
-		if s.Foreach != nil && s.Foreach.Items != nil {
-			l.expr(s.Foreach.Items, StepScope(g, s, SlotItems))
-		}
-		if s.Until != nil && s.Until.Cond != nil {
-			l.expr(s.Until.Cond, StepScope(g, s, SlotUntil))
-		}
-		if s.Retry != nil && s.Retry.When != nil {
-			l.expr(s.Retry.When, StepScope(g, s, SlotRetryWhen))
-		}
-		if s.IdempotencyKey != nil {
-			l.value(s.IdempotencyKey, StepScope(g, s, SlotIdempotencyKey))
-		}
-		if sw := s.Action.Switch; sw != nil {
-			cs := StepScope(g, s, SlotCaseWhen)
-			for i := range sw.Cases {
-				if sw.Cases[i].When != nil {
-					l.expr(sw.Cases[i].When, cs)
-				}
-			}
-		}
-		l.action(&s.Action, StepScope(g, s, SlotData))
-	}
-	if len(g.Outputs) > 0 {
-		sc := GraphScope(g, SlotOutput)
-		for _, o := range g.Outputs {
-			l.value(o.Value, sc)
-		}
-	}
-	if len(g.Alerts) > 0 {
-		sc := GraphScope(g, SlotAlert)
-		for i := range g.Alerts {
-			l.action(&g.Alerts[i].Action, sc)
-		}
-	}
-	if len(l.errs) > 0 {
-		return nil, fmt.Errorf("loading workflow %s version %s: %w", g.Workflow, g.Version, errors.Join(l.errs...))
-	}
-	return p, nil
-}
-
-// loader compiles the expressions of one graph, collecting errors.
-type loader struct {
-	p    *Program
-	errs []error
-}
-
-func (l *loader) action(a *Action, sc *Scope) {
-	switch {
-	case a.Exec != nil:
-		l.value(a.Exec.Command, sc)
-		l.value(a.Exec.Dir, sc)
-		l.value(a.Exec.Env, sc)
-		l.value(a.Exec.Stdin, sc)
-	case a.HTTP != nil:
-		l.value(a.HTTP.URL, sc)
-		l.value(a.HTTP.Headers, sc)
-		l.value(a.HTTP.Body, sc)
-	case a.Set != nil:
-		for _, v := range a.Set.Values {
-			l.value(v, sc)
-		}
-	case a.Sleep != nil:
-		l.value(a.Sleep.Until, sc)
-	case a.Workflow != nil:
-		l.value(a.Workflow.Input, sc)
-	case a.Fail != nil:
-		l.value(a.Fail.Message, sc)
-	}
-}
-
-func (l *loader) value(v *Value, sc *Scope) {
-	if v == nil {
-		return
-	}
-	if v.Template != nil {
-		for i := range v.Template.Parts {
-			if e := v.Template.Parts[i].Expr; e != nil {
-				l.expr(e, sc)
-			}
-		}
-	}
-	for _, el := range v.List {
-		l.value(el, sc)
-	}
-	for _, el := range v.Object {
-		l.value(el, sc)
-	}
-}
-
-func (l *loader) expr(e *Expr, sc *Scope) {
-	if _, ok := l.p.progs[e]; ok {
-		return
-	}
-	c, err := compileExpr(e.CEL, sc)
-	if err != nil {
-		l.errs = append(l.errs, err)
-		return
-	}
-	l.p.progs[e] = c
 }
 
 // compileExpr parses, checks and plans one stored expression.
@@ -155,6 +38,11 @@ func compileExprLimit(text string, sc *Scope, costLimit uint64) (*compiled, erro
 	if diags.HasErrors() {
 		return nil, fmt.Errorf("expression %q in %s: %s", text, sc.where(), diags.Error())
 	}
+	return compileParsed(pe, text, sc, costLimit)
+}
+
+// compileParsed checks and plans a parsed stored expression.
+func compileParsed(pe *ParsedExpr, text string, sc *Scope, costLimit uint64) (*compiled, error) {
 	_, checked, diags := checkExpr(pe, sc, nil)
 	if diags.HasErrors() {
 		return nil, fmt.Errorf("expression %q in %s: %s", text, sc.where(), diags.Error())
@@ -212,9 +100,9 @@ type RunInfo struct {
 // a JSON-like Go value: nil, bool, int64, float64, string, []any or
 // map[string]any.
 func (p *Program) Eval(ctx context.Context, e *Expr, a *Activation) (any, error) {
-	c, ok := p.progs[e]
-	if !ok {
-		return nil, fmt.Errorf("expression %q is not part of workflow %s version %s", exprText(e), p.g.Workflow, p.g.Version)
+	c, err := p.compiled(e)
+	if err != nil {
+		return nil, err
 	}
 	if a == nil {
 		a = &Activation{}

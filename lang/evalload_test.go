@@ -1,0 +1,212 @@
+package lang
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+func TestScanStepRefs(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		src  string
+		refs string // "!" when the scan must give up
+	}{
+		{"steps.a.output.n < input.limit", "a"},
+		{"steps.a.output + steps.b.output", "a b"},
+		{"steps . a . output", "a"},
+		{"'steps.x' + \"steps.y\" + steps.z.status", "z"},
+		{`'it\'s steps.x' + r'\' + steps.y.status`, "y"},
+		{`"""steps.x""" + steps.y.status`, "y"},
+		{`b"steps.x" + rb'steps.y' + steps.z.status`, "z"},
+		{"input.steps.x + run.steps", ""},
+		{"x.steps.y", ""},
+		{"1.5 + .5 + steps.a.attempts", "a"},
+		{"steps.a.output // steps.b\n + 1", "a"},
+		{"[1].map(steps, steps.x)", "!"},
+		{"[{}].map(x, x.steps) + steps.a.output", "a"},
+		{"steps['a'].output", "!"},
+		{"steps.?a.output", "!"},
+		{"(steps).a.output", "!"},
+		{"steps.all(x, true)", "!"},
+		{"steps.`a-b`.output", "!"},
+		{"steps", "!"},
+		{"'unterminated", "!"},
+		{"steps.a.output == 'x", "!"},
+	}
+	for _, c := range cases {
+		refs, ok := scanStepRefs(c.src, nil)
+		got := strings.Join(refs, " ")
+		if !ok {
+			got = "!"
+		}
+		if got != c.refs {
+			t.Errorf("scanStepRefs(%q) = %q, want %q", c.src, got, c.refs)
+		}
+	}
+}
+
+// TestScanStepRefsCoversParse checks the scan against the parser on the
+// expressions of the test graphs: every step an expression reads is found.
+func TestScanStepRefsCoversParse(t *testing.T) {
+	t.Parallel()
+	p, err := Load(storedGraph(t, 30))
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := Load(ctFullGraph(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, prog := range []*Program{p, full} {
+		for _, le := range prog.lazy {
+			pe, diags := ParseExpr(le.text, hcl.Range{})
+			if diags.HasErrors() {
+				t.Fatal(diags)
+			}
+			refs, ok := scanStepRefs(le.text, nil)
+			if !ok {
+				t.Errorf("%q: scan gave up", le.text)
+				continue
+			}
+			found := map[string]bool{}
+			for _, r := range refs {
+				found[r] = true
+			}
+			for _, r := range pe.StepRefs() {
+				if !found[r] {
+					t.Errorf("%q: scan missed steps.%s", le.text, r)
+				}
+			}
+		}
+	}
+}
+
+// TestLoadMatchesFullScope compiles every expression Load indexes both as
+// Load does (narrow scope, on first use) and as the compiler's full scope
+// gives, and checks that both evaluate alike.
+func TestLoadMatchesFullScope(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, g := range []*Graph{ctFullGraph(t), storedGraph(t, 30)} {
+		p, err := Load(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := ctActivation()
+		a.Event = map[string]any{"kind": "failed", "message": "m"}
+		a.Input["limit"] = 100.0
+		for i := range 30 {
+			a.Steps[fmt.Sprintf("s%d", i)] = StepResult{Status: "completed", Attempts: 1, Output: map[string]any{"n": float64(i), "label": "x"}}
+		}
+		var texts []string
+		for e, le := range p.lazy {
+			lazyVal, lazyErr := p.Eval(ctx, e, a)
+			c, err := compileExpr(le.text, p.fullScope(le))
+			if err != nil {
+				t.Fatalf("%q: %v", le.text, err)
+			}
+			if st := p.lazy[e].c.vars["steps"]; st != nil && len(st.Fields) > len(p.lazy[e].c.steps)+1 {
+				t.Errorf("%q: compiled with %d steps visible, not in a narrow scope", le.text, len(st.Fields))
+			}
+			if got, want := varNames(p.lazy[e].c.vars), varNames(c.vars); got != want {
+				t.Errorf("%q: variables %s, want %s", le.text, got, want)
+			}
+			q := &Program{g: g, progs: map[*Expr]*compiled{e: c}}
+			fullVal, fullErr := q.Eval(ctx, e, a)
+			if !reflect.DeepEqual(lazyVal, fullVal) || (lazyErr == nil) != (fullErr == nil) {
+				t.Errorf("%q: Load gives %#v, %v; the full scope %#v, %v", le.text, lazyVal, lazyErr, fullVal, fullErr)
+			}
+			texts = append(texts, le.text)
+		}
+		if len(texts) == 0 {
+			t.Fatal("no expressions")
+		}
+		sort.Strings(texts)
+	}
+}
+
+func varNames(vars map[string]*Type) string {
+	var names []string
+	for n := range vars {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ",")
+}
+
+// TestLoadCompilesOnce checks that an expression is compiled on its first
+// evaluation and reused afterwards.
+func TestLoadCompilesOnce(t *testing.T) {
+	t.Parallel()
+	g := storedGraph(t, 5)
+	p, err := Load(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	when := g.Steps[3].When
+	if p.lazy[when].c != nil {
+		t.Fatal("compiled before use")
+	}
+	a := &Activation{Input: map[string]any{"limit": 10.0}, Steps: map[string]StepResult{"s2": {Status: "completed", Output: map[string]any{"n": 2.0, "label": "x"}}}}
+	for range 2 {
+		if v, err := p.Eval(context.Background(), when, a); err != nil || v != true {
+			t.Fatalf("when = %v, %v", v, err)
+		}
+	}
+	first := p.lazy[when].c
+	if first == nil {
+		t.Fatal("not compiled after use")
+	}
+	if _, err := p.Eval(context.Background(), when, a); err != nil || p.lazy[when].c != first {
+		t.Errorf("compiled again: %v", err)
+	}
+}
+
+// TestLoadDefersCompileErrors: a stored text that no longer type-checks,
+// but reads only visible steps, fails on first use with Load's message.
+func TestLoadDefersCompileErrors(t *testing.T) {
+	t.Parallel()
+	g := storedGraph(t, 3)
+	g.Steps[2].When = &Expr{CEL: "steps.s1.output.nope == 1", Type: TypeBool}
+	p, err := Load(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Eval(context.Background(), g.Steps[2].When, &Activation{})
+	if err == nil || !strings.Contains(err.Error(), "loading workflow big version 1.0.0") || !strings.Contains(err.Error(), "nope") {
+		t.Errorf("Eval: %v", err)
+	}
+	// Through JSON the same.
+	b, _ := json.Marshal(g)
+	var stored Graph
+	if err := json.Unmarshal(b, &stored); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(&stored); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLoadRejectsInvisibleStep: reading a step that is not an ancestor
+// fails in Load with the compiler's message.
+func TestLoadRejectsInvisibleStep(t *testing.T) {
+	t.Parallel()
+	g := storedGraph(t, 4)
+	g.Steps[1].When = &Expr{CEL: "steps.s3.output.n > 1", Type: TypeBool}
+	_, err := Load(g)
+	if err == nil || !strings.Contains(err.Error(), `There is no step "s3"`) {
+		t.Errorf("Load: %v", err)
+	}
+	g = storedGraph(t, 4)
+	g.Key = &Expr{CEL: "steps.s1.output.label", Type: TypeString}
+	if _, err := Load(g); err == nil || !strings.Contains(err.Error(), "steps are not visible in key") {
+		t.Errorf("Load: %v", err)
+	}
+}
