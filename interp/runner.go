@@ -393,13 +393,21 @@ func (r *runner) rebuild(ctx context.Context) error {
 			r.noted[s.Key] = true
 		}
 	}
-	if len(steps) > 0 {
-		atts, err := r.e.st.AttemptList(ctx, r.run.ID, "")
-		if err != nil {
-			return fmt.Errorf("run %s: load attempts: %w", r.run.ID, err)
+	for key, row := range r.rows {
+		if r.stale(row) {
+			r.forget(key)
 		}
+	}
+	atts, err := r.openAttempts(ctx)
+	if err != nil {
+		return err
+	}
+	if len(atts) > 0 {
 		now := r.e.clk.Now()
 		for _, a := range atts {
+			if r.rows[a.StepKey] == nil {
+				continue // a forgotten until iteration: it never runs again
+			}
 			if a.Attempt > r.lastAtt[a.StepKey] {
 				r.lastAtt[a.StepKey] = a.Attempt
 			}
@@ -431,6 +439,43 @@ func (r *runner) rebuild(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// attemptQueryLimit is the number of unfinished step keys up to which the
+// rebuild reads their attempts key by key; above it, one query reads all.
+const attemptQueryLimit = 16
+
+// openAttempts returns the attempts a rebuild needs: those of the step
+// keys that have not finished (their attempt numbers, retry budgets and
+// running attempts). A finished key never runs again (a redrive resets its
+// row first), so the history of a long run is not read.
+func (r *runner) openAttempts(ctx context.Context) ([]store.Attempt, error) {
+	var open []string
+	for key, row := range r.rows {
+		if !row.Status.Terminal() {
+			open = append(open, key)
+		}
+	}
+	if len(open) == 0 {
+		return nil, nil
+	}
+	if len(open) > attemptQueryLimit {
+		atts, err := r.e.st.AttemptList(ctx, r.run.ID, "")
+		if err != nil {
+			return nil, fmt.Errorf("run %s: load attempts: %w", r.run.ID, err)
+		}
+		return atts, nil
+	}
+	slices.Sort(open)
+	var atts []store.Attempt
+	for _, key := range open {
+		as, err := r.e.st.AttemptList(ctx, r.run.ID, key)
+		if err != nil {
+			return nil, fmt.Errorf("run %s: load attempts of step %s: %w", r.run.ID, key, err)
+		}
+		atts = append(atts, as...)
+	}
+	return atts, nil
 }
 
 // refreshExternal reloads what other processes change: pending signals and

@@ -69,6 +69,34 @@ func (r *runner) put(row *store.Step, st *rowState) {
 	r.tx.step(stepWrite(row))
 }
 
+// forget drops a finished step key that no later decision reads (an until
+// iteration older than the latest one) from the runner's maps, so memory
+// does not grow with the run's history. Its rows stay in the store.
+func (r *runner) forget(key string) {
+	if row := r.rows[key]; row == nil || !row.Status.Terminal() {
+		return
+	}
+	delete(r.rows, key)
+	delete(r.states, key)
+	delete(r.lastAtt, key)
+	delete(r.failures, key)
+	delete(r.noted, key)
+}
+
+// stale reports whether a loaded row is an until iteration that no later
+// decision reads: finished, and older than the iteration before its loop's
+// current one. The controller's row must already be in r.rows.
+func (r *runner) stale(row *store.Step) bool {
+	if row.Iteration < 0 || !row.Status.Terminal() {
+		return false
+	}
+	c := r.rows[store.StepKey(row.Step, row.Index, -1)]
+	if c == nil {
+		return false
+	}
+	return row.Iteration < r.state(c.Key).Iteration-1
+}
+
 // unit is one executable step key: a step, a foreach item, or an until
 // iteration of either.
 type unit struct {
@@ -345,6 +373,9 @@ func (r *runner) advanceUntil(ctx context.Context, c unit) bool {
 			return true
 		}
 		nst.Iteration++
+		// Only the iteration that just ended is read again (steps.SELF of
+		// the next one): drop the one before it.
+		r.forget(store.StepKey(c.s.Name, c.idx, st.Iteration-1))
 		if c.s.Until.IntervalMS > 0 {
 			row.Status = store.StepWaiting
 			row.WakeAt = r.now.Add(msDuration(c.s.Until.IntervalMS))
