@@ -500,6 +500,9 @@ type Store interface {
 
 	// StepList returns every step key of a run.
 	StepList(ctx context.Context, runID string) ([]Step, error)
+	// StepGet returns one step key of a run, or ErrNotFound when the run
+	// has no row for it (the step has not begun, or the run is unknown).
+	StepGet(ctx context.Context, runID, key string) (Step, error)
 	// AttemptList returns the attempts of a run (of one step key when
 	// stepKey is not empty), in order.
 	AttemptList(ctx context.Context, runID, stepKey string) ([]Attempt, error)

@@ -16,6 +16,15 @@ func (s *Store) StepList(ctx context.Context, runID string) ([]store.Step, error
 	return steps, s.fail("listing the steps of run "+runID, err)
 }
 
+// StepGet returns one step key of a run, or store.ErrNotFound.
+func (s *Store) StepGet(ctx context.Context, runID, key string) (store.Step, error) {
+	st, err := one(ctx, s.pool, scanStep, `SELECT `+stepCols+` FROM steps WHERE run_id = $1 AND key = $2`, runID, key)
+	if noRows(err) {
+		return st, fmt.Errorf("step %s of run %s: %w", key, runID, store.ErrNotFound)
+	}
+	return st, s.fail("reading step "+key+" of run "+runID, err)
+}
+
 // AttemptList returns the attempts of a run in the order they were first
 // written (of one step key, by attempt number, when stepKey is set).
 func (s *Store) AttemptList(ctx context.Context, runID, stepKey string) ([]store.Attempt, error) {

@@ -50,6 +50,30 @@ func testTransitions(t *testing.T, newStore func(t *testing.T) store.Store) {
 		eq(t, "status", f.get("r").Status, store.RunCompleted)
 	})
 
+	parallel(t, "step get reads one key as the list has it", newStore, func(t *testing.T, f *fixture) {
+		f.insert(store.RunInsertParams{ID: "r"})
+		cur := f.claimOne("w", "r", at(0))
+		res := f.commit(store.Transition{RunID: "r", Lease: cur.Lease, Now: at(time.Second),
+			Steps: []store.StepWrite{
+				{Key: "a", Step: "a", Index: -1, Iteration: -1, Status: store.StepCompleted, Attempts: 1,
+					Output: []byte(`{"v":1}`), StartedAt: at(0), FinishedAt: at(time.Second)},
+				{Key: "b[2]#3", Step: "b", Index: 2, Iteration: 3, Status: store.StepWaiting,
+					WakeAt: at(time.Minute), Detail: "retry 1/3", State: []byte(`{"wait":"retry"}`)},
+			}})
+		noErr(t, "TransitionCommit", res.Err)
+		list := f.steps("r")
+		eq(t, "steps", len(list), 2)
+		for _, want := range list {
+			got, err := f.s.StepGet(f.ctx, "r", want.Key)
+			noErr(t, "StepGet "+want.Key, err)
+			eq(t, "StepGet "+want.Key, got, want)
+		}
+		_, err := f.s.StepGet(f.ctx, "r", "c")
+		isErr(t, "StepGet of a key not begun", err, store.ErrNotFound)
+		_, err = f.s.StepGet(f.ctx, "nope", "a")
+		isErr(t, "StepGet of an unknown run", err, store.ErrNotFound)
+	})
+
 	parallel(t, "zero lease only for unheld runs", newStore, func(t *testing.T, f *fixture) {
 		f.insert(store.RunInsertParams{ID: "free"})
 		f.insert(store.RunInsertParams{ID: "held"})
