@@ -112,3 +112,21 @@ func BenchmarkResume10000Steps(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCompile1000StepsCold is BenchmarkCompile1000Steps with the
+// process-wide cache of scope environments emptied before each compile, as
+// in a process that compiles one workflow.
+func BenchmarkCompile1000StepsCold(b *testing.B) {
+	src := compileSource(1000)
+	b.SetBytes(int64(len(src)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		envMu.Lock()
+		envCache = map[string]*scopeEnv{}
+		envMu.Unlock()
+		_, diags := LoadFile("big.hcl", src)
+		if diags.HasErrors() {
+			b.Fatal(diags)
+		}
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"fmt"
 
 	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/cost"
+	"cel.dev/cel-go/common/operators"
 	"cel.dev/cel-go/common/types"
 	"github.com/hashicorp/hcl/v2"
 )
@@ -87,6 +89,9 @@ func (sizeEstimator) EstimateCallCost(string, string, *cost.AstNode, []cost.AstN
 
 // checkCost rejects an expression whose worst-case cost is too high.
 func checkCost(se *scopeEnv, checked *cel.Ast, p *ParsedExpr, scope *Scope) hcl.Diagnostics {
+	if boundedBySize(checked.NativeRep()) {
+		return nil
+	}
 	est, err := se.env.EstimateCost(checked, sizeEstimator{})
 	if err != nil {
 		return internalDiag(fmt.Errorf("estimating the cost of %q: %w", p.src, err), p.loc)
@@ -101,6 +106,78 @@ func checkCost(se *scopeEnv, checked *cel.Ast, p *ParsedExpr, scope *Scope) hcl.
 			scope.what(), costText(est.Max), MaxEstimatedCost, MaxEstimatedElements, MaxEstimatedStringBytes),
 		Subject: p.loc.rangeOf(0, len(p.src)).Ptr(),
 	}}
+}
+
+// scalarOps are the operators whose cost does not depend on the size of
+// their operands when these are numbers, bools or null.
+var scalarOps = map[string]bool{
+	operators.Less: true, operators.LessEquals: true, operators.Greater: true, operators.GreaterEquals: true,
+	operators.Equals: true, operators.NotEquals: true,
+	operators.Add: true, operators.Subtract: true, operators.Multiply: true, operators.Divide: true, operators.Modulo: true,
+	operators.Negate: true, operators.LogicalNot: true, operators.LogicalAnd: true, operators.LogicalOr: true,
+}
+
+// boundedBySize reports whether a checked expression costs at most a few
+// units per node, so that it cannot reach MaxEstimatedCost (an expression
+// has at most 100,000 nodes, cel-go's limit) and need not be estimated: it
+// has no comprehension, and calls only scalarOps on numbers, bools and
+// null, and conditionals. Identifiers, selections, literals and list, map
+// and object literals cost a constant each.
+func boundedBySize(a *ast.AST) bool {
+	ok := true
+	var walk func(e ast.Expr)
+	walk = func(e ast.Expr) {
+		if !ok {
+			return
+		}
+		switch e.Kind() {
+		case ast.ComprehensionKind, ast.UnspecifiedExprKind:
+			ok = false
+		case ast.CallKind:
+			c := e.AsCall()
+			fn := c.FunctionName()
+			if c.IsMemberFunction() || (fn != operators.Conditional && !scalarOps[fn]) {
+				ok = false
+				return
+			}
+			for _, arg := range c.Args() {
+				if fn != operators.Conditional && !scalar(a.GetType(arg.ID())) {
+					ok = false
+					return
+				}
+				walk(arg)
+			}
+		case ast.SelectKind:
+			walk(e.AsSelect().Operand())
+		case ast.ListKind:
+			for _, el := range e.AsList().Elements() {
+				walk(el)
+			}
+		case ast.MapKind:
+			for _, ent := range e.AsMap().Entries() {
+				walk(ent.AsMapEntry().Key())
+				walk(ent.AsMapEntry().Value())
+			}
+		case ast.StructKind:
+			for _, f := range e.AsStruct().Fields() {
+				walk(f.AsStructField().Value())
+			}
+		}
+	}
+	walk(a.Expr())
+	return ok
+}
+
+// scalar reports whether values of a checked type have a constant size.
+func scalar(t *types.Type) bool {
+	if t == nil {
+		return false
+	}
+	switch t.Kind() {
+	case types.IntKind, types.UintKind, types.DoubleKind, types.BoolKind, types.NullTypeKind:
+		return true
+	}
+	return false
 }
 
 func costText(n uint64) string {

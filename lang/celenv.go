@@ -184,11 +184,19 @@ type equalityValidator struct{}
 // Name implements cel.ASTValidator.
 func (equalityValidator) Name() string { return "flowrun.equality" }
 
-// Validate implements cel.ASTValidator.
+// Validate implements cel.ASTValidator. It reports the == calls, then the
+// != calls, each in post-order (as ast.MatchDescendants lists them).
 func (equalityValidator) Validate(_ *cel.Env, _ cel.ValidatorConfig, a *ast.AST, iss *cel.Issues) {
-	calls := ast.MatchDescendants(ast.NavigateAST(a), ast.FunctionMatcher(operators.Equals))
-	calls = append(calls, ast.MatchDescendants(ast.NavigateAST(a), ast.FunctionMatcher(operators.NotEquals))...)
-	for _, c := range calls {
+	var eq, ne []ast.Expr
+	postOrderCalls(a.Expr(), func(e ast.Expr) {
+		switch e.AsCall().FunctionName() {
+		case operators.Equals:
+			eq = append(eq, e)
+		case operators.NotEquals:
+			ne = append(ne, e)
+		}
+	})
+	for _, c := range append(eq, ne...) {
 		args := c.AsCall().Args()
 		if len(args) != 2 {
 			continue
@@ -197,6 +205,45 @@ func (equalityValidator) Validate(_ *cel.Env, _ cel.ValidatorConfig, a *ast.AST,
 		if !comparable(lt, rt) {
 			iss.ReportErrorAtID(c.ID(), "found no matching overload for '%s' applied to '(%s, %s)'",
 				c.AsCall().FunctionName(), lt, rt)
+		}
+	}
+}
+
+// postOrderCalls calls f on every call in e, children first, in the order
+// of ast.MatchDescendants, without building a navigable AST.
+func postOrderCalls(e ast.Expr, f func(ast.Expr)) {
+	switch e.Kind() {
+	case ast.CallKind:
+		c := e.AsCall()
+		if c.IsMemberFunction() {
+			postOrderCalls(c.Target(), f)
+		}
+		for _, arg := range c.Args() {
+			postOrderCalls(arg, f)
+		}
+		f(e)
+	case ast.ComprehensionKind:
+		c := e.AsComprehension()
+		postOrderCalls(c.IterRange(), f)
+		postOrderCalls(c.AccuInit(), f)
+		postOrderCalls(c.LoopCondition(), f)
+		postOrderCalls(c.LoopStep(), f)
+		postOrderCalls(c.Result(), f)
+	case ast.ListKind:
+		for _, el := range e.AsList().Elements() {
+			postOrderCalls(el, f)
+		}
+	case ast.MapKind:
+		for _, ent := range e.AsMap().Entries() {
+			me := ent.AsMapEntry()
+			postOrderCalls(me.Key(), f)
+			postOrderCalls(me.Value(), f)
+		}
+	case ast.SelectKind:
+		postOrderCalls(e.AsSelect().Operand(), f)
+	case ast.StructKind:
+		for _, fl := range e.AsStruct().Fields() {
+			postOrderCalls(fl.AsStructField().Value(), f)
 		}
 	}
 }

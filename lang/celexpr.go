@@ -173,13 +173,39 @@ func CheckExpr(p *ParsedExpr, scope *Scope, want *Type) (*Expr, hcl.Diagnostics)
 
 // checkExpr is CheckExpr, also returning the checked AST.
 func checkExpr(p *ParsedExpr, scope *Scope, want *Type) (*Expr, *cel.Ast, hcl.Diagnostics) {
+	e, checked, _, diags := checkExprEnv(p, scope, want)
+	return e, checked, diags
+}
+
+// checkExprEnv is checkExpr, also returning the environment that checked
+// the expression. A scope of a graph is checked in the graph's shared
+// environment; if that fails, the scope's own environment checks it again
+// and gives the diagnostics (see celgraph.go).
+func checkExprEnv(p *ParsedExpr, scope *Scope, want *Type) (*Expr, *cel.Ast, *scopeEnv, hcl.Diagnostics) {
 	if diags := checkRefs(p, scope); diags.HasErrors() {
-		return nil, nil, diags
+		return nil, nil, nil, diags
+	}
+	if scope.graph != nil {
+		se, err := scope.graph.envFor(scope)
+		if err != nil {
+			return nil, nil, nil, internalDiag(err, p.loc)
+		}
+		if se != nil {
+			if e, checked, diags := checkIn(se, p, scope, want); !diags.HasErrors() {
+				return e, checked, se, nil
+			}
+		}
 	}
 	se, err := envFor(scope)
 	if err != nil {
-		return nil, nil, internalDiag(err, p.loc)
+		return nil, nil, nil, internalDiag(err, p.loc)
 	}
+	e, checked, diags := checkIn(se, p, scope, want)
+	return e, checked, se, diags
+}
+
+// checkIn checks an expression in an environment.
+func checkIn(se *scopeEnv, p *ParsedExpr, scope *Scope, want *Type) (*Expr, *cel.Ast, hcl.Diagnostics) {
 	checked, iss := se.env.Check(p.ast)
 	if iss.Err() != nil {
 		return nil, nil, issueDiags(iss, p.src, p.loc, p, &checkContext{scope: scope, env: se})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/types"
@@ -27,16 +28,26 @@ const objectTypePrefix = "flowrun.object_"
 // Object types are named by a hash of their structure, so two objects of the
 // same shape are the same CEL type and compare with ==.
 //
-// An objectTypes is filled while a scope's environment is built and is
-// read-only afterwards, so it is safe for concurrent use by the checker and
-// the interpreter.
+// An objectTypes of one scope is filled while the scope's environment is
+// built. The objectTypes of a graph (see celgraph.go) is shared by the
+// environments of all its expressions and grows as they are checked. Both
+// are safe for concurrent use by the checker and the interpreter.
 type objectTypes struct {
-	base  types.Provider
+	base types.Provider
+
+	mu    sync.RWMutex
 	byCEL map[string]*Type
+	// What the checker asked before, by struct name and by struct name
+	// and field: the checker asks for every selection.
+	structs map[string]*types.Type
+	fields  map[string]*types.FieldType
+	// graph resolves the fields of the graph-wide steps types (nil for
+	// the objectTypes of one scope).
+	graph *celGraph
 }
 
 func newObjectTypes(base types.Provider) *objectTypes {
-	return &objectTypes{base: base, byCEL: map[string]*Type{}}
+	return &objectTypes{base: base, byCEL: map[string]*Type{}, structs: map[string]*types.Type{}, fields: map[string]*types.FieldType{}}
 }
 
 // celName returns the CEL type name of an object type.
@@ -50,6 +61,12 @@ func celName(t *Type) string {
 // number is double, int is int, any is dyn, list and map are CEL list and
 // map (with string keys), and object is a declared struct type.
 func (o *objectTypes) celType(t *Type) *cel.Type {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.celTypeLocked(t)
+}
+
+func (o *objectTypes) celTypeLocked(t *Type) *cel.Type {
 	if t == nil {
 		return cel.DynType
 	}
@@ -65,21 +82,29 @@ func (o *objectTypes) celType(t *Type) *cel.Type {
 	case KindNull:
 		return cel.NullType
 	case KindList:
-		return cel.ListType(o.celType(t.Elem))
+		return cel.ListType(o.celTypeLocked(t.Elem))
 	case KindMap:
-		return cel.MapType(cel.StringType, o.celType(t.Elem))
+		return cel.MapType(cel.StringType, o.celTypeLocked(t.Elem))
 	case KindObject:
 		name := celName(t)
 		if _, ok := o.byCEL[name]; !ok {
 			o.byCEL[name] = t
 			for _, ft := range t.Fields {
-				o.celType(ft)
+				o.celTypeLocked(ft)
 			}
 		}
 		return cel.ObjectType(name)
 	default:
 		return cel.DynType
 	}
+}
+
+// lookup returns the flowrun object type of a CEL struct name.
+func (o *objectTypes) lookup(name string) (*Type, bool) {
+	o.mu.RLock()
+	t, ok := o.byCEL[name]
+	o.mu.RUnlock()
+	return t, ok
 }
 
 // flowType returns the flowrun type of a checked CEL type. Types flowrun
@@ -105,7 +130,7 @@ func (o *objectTypes) flowType(t *cel.Type) *Type {
 	case types.MapKind:
 		return MapOf(o.flowType(t.Parameters()[1]))
 	case types.StructKind:
-		if ft, ok := o.byCEL[t.TypeName()]; ok {
+		if ft, ok := o.lookup(t.TypeName()); ok {
 			return ft
 		}
 		return TypeAny
@@ -117,9 +142,11 @@ func (o *objectTypes) flowType(t *cel.Type) *Type {
 // describeNames replaces CEL type names in a checker message with flowrun
 // type names: double is number, and object types are written out.
 func (o *objectTypes) describeNames(msg string) string {
+	o.mu.RLock()
 	for name, t := range o.byCEL {
 		msg = strings.ReplaceAll(msg, name, t.String())
 	}
+	o.mu.RUnlock()
 	msg = strings.ReplaceAll(msg, "double", "number")
 	return msg
 }
@@ -132,16 +159,33 @@ func (o *objectTypes) FindIdent(name string) (ref.Val, bool) { return o.base.Fin
 
 // FindStructType implements types.Provider.
 func (o *objectTypes) FindStructType(name string) (*types.Type, bool) {
-	if _, ok := o.byCEL[name]; ok {
-		return types.NewTypeTypeWithParam(types.NewObjectType(name)), true
+	o.mu.RLock()
+	t, ok := o.structs[name]
+	o.mu.RUnlock()
+	if ok {
+		return t, true
 	}
-	return o.base.FindStructType(name)
+	_, ok = o.lookup(name)
+	if !ok && o.graph != nil {
+		ok = o.graph.isStepsType(name)
+	}
+	if !ok {
+		return o.base.FindStructType(name)
+	}
+	t = types.NewTypeTypeWithParam(types.NewObjectType(name))
+	o.mu.Lock()
+	o.structs[name] = t
+	o.mu.Unlock()
+	return t, true
 }
 
 // FindStructFieldNames implements types.Provider.
 func (o *objectTypes) FindStructFieldNames(name string) ([]string, bool) {
-	if t, ok := o.byCEL[name]; ok {
+	if t, ok := o.lookup(name); ok {
 		return fieldNames(t), true
+	}
+	if o.graph != nil && o.graph.isStepsType(name) {
+		return o.graph.stepNames(name), true
 	}
 	return o.base.FindStructFieldNames(name)
 }
@@ -149,12 +193,30 @@ func (o *objectTypes) FindStructFieldNames(name string) ([]string, bool) {
 // FindStructFieldType implements types.Provider. The field getters are left
 // nil so that the interpreter selects fields of the bound maps by key.
 func (o *objectTypes) FindStructFieldType(name, field string) (*types.FieldType, bool) {
-	if t, ok := o.byCEL[name]; ok {
+	if t, ok := o.lookup(name); ok {
+		key := name + "\x00" + field
+		o.mu.RLock()
+		cached, ok := o.fields[key]
+		o.mu.RUnlock()
+		if ok {
+			return cached, true
+		}
 		ft, ok := t.Fields[field]
 		if !ok {
 			return nil, false
 		}
-		return &types.FieldType{Type: o.celType(ft)}, true
+		cached = &types.FieldType{Type: o.celType(ft)}
+		o.mu.Lock()
+		o.fields[key] = cached
+		o.mu.Unlock()
+		return cached, true
+	}
+	if o.graph != nil && o.graph.isStepsType(name) {
+		ct := o.graph.stepField(name, field)
+		if ct == nil {
+			return nil, false
+		}
+		return &types.FieldType{Type: ct}, true
 	}
 	return o.base.FindStructFieldType(name, field)
 }
@@ -162,8 +224,11 @@ func (o *objectTypes) FindStructFieldType(name, field string) (*types.FieldType,
 // NewValue implements types.Provider. flowrun objects cannot be built by
 // name in CEL; a map literal does that.
 func (o *objectTypes) NewValue(name string, fields map[string]ref.Val) ref.Val {
-	if t, ok := o.byCEL[name]; ok {
+	if t, ok := o.lookup(name); ok {
 		return types.NewErr("an object of type %s cannot be constructed by name; write a map literal {'field': value} instead", t)
+	}
+	if o.graph != nil && o.graph.isStepsType(name) {
+		return types.NewErr("the steps object cannot be constructed by name")
 	}
 	return o.base.NewValue(name, fields)
 }

@@ -30,6 +30,8 @@ type compiler struct {
 	// skip holds expressions and templates already reported (a step reading
 	// itself), which are not type-checked again.
 	skip map[any]bool
+	// cel holds the CEL environments shared by the narrow scopes.
+	cel *celGraph
 }
 
 // compileWorkflow compiles a decoded workflow. The Graph is nil when the
@@ -43,6 +45,12 @@ func compileWorkflow(w *workflowDecl, decodeDiags hcl.Diagnostics) (*Graph, hcl.
 		skip:     map[any]bool{},
 		built:    map[string]*Step{},
 	}
+	c.cel = newCelGraph(func(name string) *Type {
+		if s := c.built[name]; s != nil {
+			return visibleOutput(s)
+		}
+		return nil
+	}, func() []string { return namesSorted(c.built) })
 	for _, s := range w.Steps {
 		c.steps[s.Name] = s
 		c.edges[s.Name] = map[string]hcl.Range{}
@@ -460,7 +468,11 @@ func (c *compiler) stepScope(st *Step, slot string) *scoper {
 			}
 			return cached
 		},
-		narrow: func(refs []string) *Scope { return StepScope(c.view(refs), st, slot) },
+		narrow: func(refs []string) *Scope {
+			sc := StepScope(c.view(refs), st, slot)
+			sc.graph = c.cel
+			return sc
+		},
 	}
 }
 
@@ -474,6 +486,10 @@ func (c *compiler) graphScope(slot string) *scoper {
 			}
 			return cached
 		},
-		narrow: func(refs []string) *Scope { return GraphScope(c.view(refs), slot) },
+		narrow: func(refs []string) *Scope {
+			sc := GraphScope(c.view(refs), slot)
+			sc.graph = c.cel
+			return sc
+		},
 	}
 }

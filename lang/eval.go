@@ -17,6 +17,7 @@ type Program struct {
 	progs map[*Expr]*compiled // compiled by Load (or by tests)
 	lazy  map[*Expr]*lazyExpr // compiled on first use (see evalload.go)
 	steps map[string]*Step    // g's steps by name
+	cel   *celGraph           // the environments of the narrow scopes
 }
 
 // compiled is one expression ready to run.
@@ -43,13 +44,9 @@ func compileExprLimit(text string, sc *Scope, costLimit uint64) (*compiled, erro
 
 // compileParsed checks and plans a parsed stored expression.
 func compileParsed(pe *ParsedExpr, text string, sc *Scope, costLimit uint64) (*compiled, error) {
-	_, checked, diags := checkExpr(pe, sc, nil)
+	_, checked, se, diags := checkExprEnv(pe, sc, nil)
 	if diags.HasErrors() {
 		return nil, fmt.Errorf("expression %q in %s: %s", text, sc.where(), diags.Error())
-	}
-	se, err := envFor(sc)
-	if err != nil {
-		return nil, err
 	}
 	prg, err := se.env.Program(checked,
 		cel.CostLimit(costLimit),
@@ -58,7 +55,7 @@ func compileParsed(pe *ParsedExpr, text string, sc *Scope, costLimit uint64) (*c
 	if err != nil {
 		return nil, fmt.Errorf("planning expression %q: %w", text, err)
 	}
-	return &compiled{text: text, prg: prg, vars: se.vars, steps: pe.StepRefs()}, nil
+	return &compiled{text: text, prg: prg, vars: scopeVars(sc), steps: pe.StepRefs()}, nil
 }
 
 // Activation binds the variables of one evaluation. Values are as decoded

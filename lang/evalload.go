@@ -52,6 +52,12 @@ func Load(g *Graph) (*Program, error) {
 	for _, s := range g.Steps {
 		p.steps[s.Name] = s
 	}
+	p.cel = newCelGraph(func(name string) *Type {
+		if s := p.steps[name]; s != nil {
+			return visibleOutput(s)
+		}
+		return nil
+	}, func() []string { return namesSorted(p.steps) })
 	l := loader{p: p}
 	if g.Key != nil {
 		l.expr(g.Key, nil, SlotKey)
@@ -239,6 +245,7 @@ func (p *Program) narrowScope(le *lazyExpr, refs []string) *Scope {
 		if len(refs) > 0 && sc.Steps == nil {
 			return nil
 		}
+		sc.graph = p.cel
 		return sc
 	}
 	sc := StepScope(view, le.step, le.slot)
@@ -251,6 +258,7 @@ func (p *Program) narrowScope(le *lazyExpr, refs []string) *Scope {
 		}
 		sc.Steps[r] = visibleOutput(p.steps[r])
 	}
+	sc.graph = p.cel
 	return sc
 }
 

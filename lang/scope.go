@@ -31,6 +31,10 @@ type Scope struct {
 	// Run makes `run` visible (everywhere but the run key and the
 	// concurrency key, which are computed before the run exists).
 	Run bool
+
+	// graph, when set, holds the CEL environments of the graph the scope
+	// belongs to, shared with the graph's other scopes (see celgraph.go).
+	graph *celGraph
 }
 
 // Slots of a step, for StepScope.
@@ -245,6 +249,17 @@ func (s *Scope) key() string {
 		}
 		b.WriteString("}")
 	}
+	if s.Secrets != nil {
+		fmt.Fprintf(&b, "secrets%q", s.Secrets)
+	}
+	return b.String()
+}
+
+// varsKey is key without the visible steps: equal for scopes that declare
+// the same variables with the same types, but for the type of steps.
+func (s *Scope) varsKey() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "input=%s;run=%t;item=%s;iteration=%t;error=%t;event=%t;steps=%t;", typeKey(s.Inputs), s.Run, typeKey(s.Item), s.Iteration, s.Error, s.Event, s.Steps != nil)
 	if s.Secrets != nil {
 		fmt.Fprintf(&b, "secrets%q", s.Secrets)
 	}
