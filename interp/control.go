@@ -3,6 +3,7 @@ package interp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/flowrun/flowrun/lang"
@@ -25,14 +26,6 @@ func (e *Engine) Signal(ctx context.Context, runID, name string, payload json.Ra
 	if err != nil {
 		return store.Signal{}, fmt.Errorf("signal run %s: %w", run.ID, err)
 	}
-	steps, err := e.st.StepList(ctx, run.ID)
-	if err != nil {
-		return store.Signal{}, fmt.Errorf("signal run %s: %w", run.ID, err)
-	}
-	status := map[string]store.StepStatus{}
-	for _, s := range steps {
-		status[s.Key] = s.Status
-	}
 	waiting := false
 	var names []string
 	for _, s := range l.g.Steps {
@@ -40,7 +33,17 @@ func (e *Engine) Signal(ctx context.Context, runID, name string, payload json.Ra
 			continue
 		}
 		names = append(names, s.Action.Wait.Signal)
-		if s.Action.Wait.Signal == name && !status[s.Name].Terminal() {
+		if s.Action.Wait.Signal != name || waiting {
+			continue
+		}
+		// Only the wait steps are read: a long run's history is not.
+		row, err := e.st.StepGet(ctx, run.ID, s.Name)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			waiting = true // not begun yet: it will wait
+		case err != nil:
+			return store.Signal{}, fmt.Errorf("signal run %s: %w", run.ID, err)
+		case !row.Status.Terminal():
 			waiting = true
 		}
 	}
