@@ -9,9 +9,10 @@ import (
 	"github.com/hashicorp/hcl/v2"
 )
 
-// Program is a Graph with every CEL expression compiled, ready to evaluate.
-// It is safe for concurrent use: it is read-only after Load, and cel-go
-// programs may be evaluated from several goroutines at once.
+// Program is a Graph ready to evaluate: each CEL expression is compiled on
+// its first evaluation (see evalload.go). It is safe for concurrent use:
+// each expression is compiled once, and cel-go programs may be evaluated
+// from several goroutines at once.
 type Program struct {
 	g     *Graph
 	progs map[*Expr]*compiled // compiled by Load (or by tests)
