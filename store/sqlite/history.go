@@ -32,7 +32,11 @@ func (s *Store) AttemptList(ctx context.Context, runID, stepKey string) ([]store
 	var as []store.Attempt
 	var err error
 	if stepKey == "" {
-		as, err = readAll(ctx, s, scanAttempt, `SELECT `+attemptCols+` FROM step_attempts WHERE run_id = ?1 ORDER BY id`, runID)
+		// The ids come from the (run_id, ...) index and are sorted in a
+		// small ephemeral index: SQLite never sorts whole rows, whose
+		// outputs would make its sorter hold the run's whole history.
+		as, err = readAll(ctx, s, scanAttempt, `SELECT `+attemptCols+` FROM step_attempts
+			WHERE id IN (SELECT id FROM step_attempts WHERE run_id = ?1) ORDER BY id`, runID)
 	} else {
 		as, err = readAll(ctx, s, scanAttempt, `SELECT `+attemptCols+` FROM step_attempts
 			WHERE run_id = ?1 AND step_key = ?2 ORDER BY attempt`, runID, stepKey)
