@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
@@ -208,5 +209,45 @@ func TestLoadRejectsInvisibleStep(t *testing.T) {
 	g.Key = &Expr{CEL: "steps.s1.output.label", Type: TypeString}
 	if _, err := Load(g); err == nil || !strings.Contains(err.Error(), "steps are not visible in key") {
 		t.Errorf("Load: %v", err)
+	}
+}
+
+// TestLoadConcurrentFirstUse evaluates every expression of a graph from
+// several goroutines at once, so that first uses race (run with -race).
+func TestLoadConcurrentFirstUse(t *testing.T) {
+	t.Parallel()
+	g := storedGraph(t, 40)
+	p, err := Load(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &Activation{Input: map[string]any{"limit": 100.0}, Steps: map[string]StepResult{}}
+	for _, s := range g.Steps {
+		a.Steps[s.Name] = StepResult{Status: "completed", Attempts: 1, Output: map[string]any{"n": 1.0, "label": "x"}}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range g.Steps[1:] {
+				s := g.Steps[1+(i+w*7)%(len(g.Steps)-1)]
+				v, err := p.Eval(context.Background(), s.When, a)
+				if err == nil && v != true {
+					err = fmt.Errorf("%s: when = %v", s.Name, v)
+				}
+				if err == nil {
+					_, err = p.EvalValue(context.Background(), s.Action.Set.Values["n"], a)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
