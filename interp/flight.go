@@ -71,7 +71,11 @@ func (r *runner) prepare(ctx context.Context, u unit) (*flight, *stepError) {
 				"FLOWRUN_IDEMPOTENCY_KEY="+f.idem,
 				"FLOWRUN_RUN_ID="+r.run.ID,
 				"FLOWRUN_STEP="+u.key,
-				"FLOWRUN_ATTEMPT="+strconv.Itoa(n))
+				"FLOWRUN_ATTEMPT="+strconv.Itoa(n),
+				// FLOWRUN_OWNER lets a later process that reclaims this
+				// attempt find what is left of it (killOrphans) without
+				// hitting another database's run of the same id.
+				"FLOWRUN_OWNER="+r.owner)
 		}
 	case lang.KindHTTP:
 		f.http, se = r.prepareHTTP(ctx, u.s.Action.HTTP, a)

@@ -25,14 +25,15 @@ func startLocked(attr *syscall.SysProcAttr, run func() error) error {
 
 // killOrphans kills what is left of an exec attempt whose flowrun process
 // died on this host: every process whose environment says it belongs to
-// that attempt (FLOWRUN_RUN_ID, FLOWRUN_STEP and FLOWRUN_ATTEMPT, which
+// that attempt (FLOWRUN_RUN_ID, FLOWRUN_STEP, FLOWRUN_ATTEMPT and
+// FLOWRUN_OWNER, the dead owner, which
 // every exec action and its descendants inherit), with its whole process
 // group. Pdeathsig only reaches the action's direct child; its descendants
 // (a shell's commands) would otherwise run on next to the step's next
 // attempt. The environment, not a recorded pid, identifies them, so a pid
 // reused by an unrelated process is never hit. It returns how many
 // processes it found.
-func killOrphans(runID, key string, attempt int) int {
+func killOrphans(runID, key string, attempt int, owner string) int {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0
@@ -41,6 +42,7 @@ func killOrphans(runID, key string, attempt int) int {
 		[]byte("FLOWRUN_RUN_ID=" + runID),
 		[]byte("FLOWRUN_STEP=" + key),
 		[]byte("FLOWRUN_ATTEMPT=" + strconv.Itoa(attempt)),
+		[]byte("FLOWRUN_OWNER=" + owner),
 	}
 	self := os.Getpid()
 	n := 0

@@ -31,7 +31,7 @@ func alive(pid int) bool {
 func TestKillOrphans(t *testing.T) {
 	start := func(attempt string) (*exec.Cmd, int) {
 		cmd := exec.Command("/bin/sh", "-c", "sleep 60 & echo $!; wait")
-		cmd.Env = append(os.Environ(), "FLOWRUN_RUN_ID=run1", "FLOWRUN_STEP=each[2]", "FLOWRUN_ATTEMPT="+attempt)
+		cmd.Env = append(os.Environ(), "FLOWRUN_RUN_ID=run1", "FLOWRUN_STEP=each[2]", "FLOWRUN_ATTEMPT="+attempt, "FLOWRUN_OWNER=host/42/w")
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		out, err := cmd.StdoutPipe()
 		if err != nil {
@@ -59,7 +59,7 @@ func TestKillOrphans(t *testing.T) {
 
 	// The sleep may be caught while it execs (its environ unreadable for an
 	// instant); the kill of the shell's process group reaches it anyway.
-	if n := killOrphans("run1", "each[2]", 1); n < 1 {
+	if n := killOrphans("run1", "each[2]", 1, "host/42/w"); n < 1 {
 		t.Fatalf("killOrphans found %d processes of attempt 1, want the shell and its sleep", n)
 	}
 	if err := old.Wait(); err == nil {
@@ -74,7 +74,10 @@ func TestKillOrphans(t *testing.T) {
 	if !alive(other.Process.Pid) || !alive(otherKid) {
 		t.Fatal("killOrphans killed the processes of attempt 2")
 	}
-	if n := killOrphans("run1", "each[2]", 7); n != 0 {
+	if n := killOrphans("run1", "each[2]", 2, "elsewhere/42/w"); n != 0 {
+		t.Fatalf("killOrphans found %d processes of another owner's attempt", n)
+	}
+	if n := killOrphans("run1", "each[2]", 7, "host/42/w"); n != 0 {
 		t.Fatalf("killOrphans found %d processes of an attempt that never ran", n)
 	}
 }

@@ -14,7 +14,7 @@ func startLocked(_ *syscall.SysProcAttr, run func() error) error { return run() 
 // killOrphans finds the leftovers of a dead process's exec attempt through
 // /proc on Linux; elsewhere it does nothing and returns 0 (the idempotency
 // key is what keeps a re-execution safe there).
-func killOrphans(string, string, int) int { return 0 }
+func killOrphans(string, string, int, string) int { return 0 }
 
 // ownerGone reports whether a lease owner ("host/pid/worker") was a process
 // of this host that no longer exists.

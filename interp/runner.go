@@ -420,7 +420,7 @@ func (r *runner) rebuild(ctx context.Context) error {
 				if ownerGone(a.Owner, r.e.opts.Owner.Host) {
 					// Its process died on this host: stop what is left of
 					// its action before the step runs again.
-					killOrphans(r.run.ID, a.StepKey, a.Attempt)
+					killOrphans(r.run.ID, a.StepKey, a.Attempt, a.Owner)
 				}
 				a.Status = store.AttemptInterrupted
 				a.FinishedAt = now

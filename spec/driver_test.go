@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -75,8 +76,11 @@ func (d *driver) newEngine() {
 		d.cs.crashKey, d.cs.crashN = d.crashKey, d.crashN
 	}
 	d.eng = interp.New(d.cs, interp.Options{
-		Clock:    d.clk,
-		Owner:    store.Owner{Host: "conformance", PID: 1<<22 + 1000 + d.gen, Worker: "w"},
+		Clock: d.clk,
+		// The host names the case: cases run in parallel with the same
+		// seeded run ids, and an owner of their own keeps one case's
+		// reclaim from killing another case's exec processes.
+		Owner:    store.Owner{Host: "conformance-" + filepath.Base(d.work), PID: 1<<22 + 1000 + d.gen, Worker: "w"},
 		LeaseFor: 24 * time.Hour,
 		Getenv:   func(k string) string { return d.env[k] },
 		Rand:     rand.New(rand.NewPCG(1, uint64(d.gen))),
