@@ -245,6 +245,9 @@ func (e *Engine) Decide(ctx context.Context, p DecideParams) (Decision, error) {
 			return d, fmt.Errorf("run %s cannot be replaced by a run of version %s: %v; choose old instead: %w", run.ID, plan.To, plan.NewErr, store.ErrConflict)
 		}
 		ins := e.insertParams(plan.newL, plan.newV, plan.inputs, run.Key)
+		// The replacement runs where the old run's workflow file was, so
+		// its relative exec paths resolve as the old run's did.
+		ins.WorkDir = run.WorkDir
 		ins.Events = append(ins.Events, store.EventWrite{Kind: "version_decided", Data: mustJSON(map[string]any{
 			"choice": ChoiceNew, "from": plan.From, "to": plan.To, "replaces": run.ID, "by": p.By, "host": e.opts.Owner.Host})})
 		nr, err := e.st.RunInsert(ctx, ins)

@@ -69,7 +69,11 @@ func waitV(version, label string) string {
 func (b *bundle) parked() store.Run {
 	b.t.Helper()
 	b.compile(waitV1)
-	run := b.drive(b.start("ship", map[string]any{"order": "A"}).ID)
+	started, _, err := b.e.StartRun(b.ctx, StartParams{Workflow: "ship", Inputs: map[string]any{"order": "A"}, New: true, WorkDir: "/srv/flows"})
+	if err != nil {
+		b.t.Fatalf("start run: %v", err)
+	}
+	run := b.drive(started.ID)
 	wantStatus(b.t, run, store.RunWaiting)
 	return run
 }
@@ -174,6 +178,10 @@ func TestMajorBlocksAndDecisions(t *testing.T) {
 				wantStatus(t, old, store.RunCanceled)
 				if !strings.Contains(string(old.Error), d.Run.ID) {
 					t.Fatalf("canceled error does not name the new run: %s", old.Error)
+				}
+				// The replacement runs where the old run's workflow file was.
+				if final.WorkDir != "/srv/flows" {
+					t.Fatalf("new run's work dir %q, want the old run's /srv/flows", final.WorkDir)
 				}
 			}
 			if k := b.eventKinds(run.ID); !strings.Contains(k, "version_blocked") || !strings.Contains(k, "version_decided") {
