@@ -7,16 +7,18 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/store"
 )
 
 func workerCommand() *command {
 	return &command{
 		name:  "worker",
-		args:  "[--concurrency N] [--grace DURATION]",
+		args:  "[--concurrency N] [--grace DURATION] [--host NAME] [--lease DURATION]",
 		short: "run a long-lived worker that claims and runs due runs",
 		long: `Worker claims runs that are due (enqueued with apply --detach, woken by a
 timer or a signal, or left by a process that died) and runs them, up to
@@ -26,11 +28,20 @@ SIGTERM or Ctrl-C drains the worker: it claims nothing more and lets the
 actions in flight finish for up to --grace, then stops them and releases their
 runs, which any worker resumes later. A second signal stops it at once; that
 is safe too. It exits 0 after draining, 1 when stopped at once, 5 on a store
-error.`,
+error.
+
+The worker's runs are leased to it as HOST/PID/w...: --host (default
+$FLOWRUN_HOST, else the machine's host name) names it, so workers in
+containers that share a host name can be told apart. A run whose owner is on
+this host and whose process is gone is taken over at once; any other run is
+taken over when its lease expires: --lease after the last heartbeat (default
+30s; heartbeats come every third of it).`,
 		store: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			concurrency := fs.Int("concurrency", 16, "how many runs to work on at once")
 			grace := fs.Duration("grace", 30*time.Second, "how long a drain lets actions in flight finish")
+			host := fs.String("host", "", "the host name in this worker's leases (default $FLOWRUN_HOST, else the machine's)")
+			lease := fs.Duration("lease", 30*time.Second, "how long a run stays leased to this worker after its last heartbeat")
 			return func(ctx context.Context, args []string) error {
 				if len(args) > 0 {
 					return usageErrorf("worker takes no arguments, got %q", args[0]).hint("Run: flowrun worker [--concurrency N]")
@@ -41,13 +52,22 @@ error.`,
 				if *grace < 0 {
 					return usageErrorf("--grace must not be negative, got %s", *grace).hint("Pass a duration such as --grace 30s.")
 				}
-				return e.work(ctx, *concurrency, *grace)
+				if *lease < time.Second {
+					return usageErrorf("--lease must be at least 1s, got %s", *lease).hint("Pass a duration such as --lease 30s.")
+				}
+				h := firstNonEmpty(*host, e.getenv("FLOWRUN_HOST"))
+				if strings.Contains(h, "/") {
+					return usageErrorf("the host name %q must not contain a slash", h).hint("Pass --host (or set FLOWRUN_HOST) to a name without slashes.")
+				}
+				return e.work(ctx, *concurrency, *grace, h, *lease)
 			}
 		},
 	}
 }
 
-func (e *env) work(ctx context.Context, concurrency int, grace time.Duration) error {
+// work runs a worker until a signal drains it; host ("" for the machine's
+// host name) and lease set its owner identity and lease length.
+func (e *env) work(ctx context.Context, concurrency int, grace time.Duration, host string, lease time.Duration) error {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -57,7 +77,13 @@ func (e *env) work(ctx context.Context, concurrency int, grace time.Duration) er
 		return err
 	}
 	prog := &progress{w: e.stderr, withRun: true}
-	eng := e.engine(st, prog.event)
+	eng := interp.New(st, interp.Options{
+		Clock:    e.clock,
+		Getenv:   e.getenv,
+		OnEvent:  e.display.gate(prog.event),
+		Owner:    store.Owner{Host: host},
+		LeaseFor: lease,
+	})
 	w := interp.NewWorker(eng, interp.WorkerOptions{Concurrency: concurrency})
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
