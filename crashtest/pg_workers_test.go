@@ -38,7 +38,9 @@ import (
 // FLOWRUN_PG_PROOF_KILLS (2; fewer than the workers),
 // FLOWRUN_PG_PROOF_CONCURRENCY (runs per worker, 8),
 // FLOWRUN_PG_PROOF_ENQUEUERS (2), FLOWRUN_PG_PROOF_LEASE (3s),
-// FLOWRUN_PG_PROOF_SEED (1) and FLOWRUN_PG_PROOF_TIMEOUT (90s).
+// FLOWRUN_PG_PROOF_PREFILL (1: enqueue every run before the workers
+// start; default 0: while they work), FLOWRUN_PG_PROOF_SEED (1) and
+// FLOWRUN_PG_PROOF_TIMEOUT (90s).
 func TestPostgresWorkersProof(t *testing.T) {
 	base := needPostgres(t)
 	nWorkers := int(envInt(t, "FLOWRUN_PG_PROOF_WORKERS", 3))
@@ -49,6 +51,7 @@ func TestPostgresWorkersProof(t *testing.T) {
 	lease := envDuration(t, "FLOWRUN_PG_PROOF_LEASE", 3*time.Second)
 	seed := envInt(t, "FLOWRUN_PG_PROOF_SEED", 1)
 	timeout := envDuration(t, "FLOWRUN_PG_PROOF_TIMEOUT", 90*time.Second)
+	prefill := envInt(t, "FLOWRUN_PG_PROOF_PREFILL", 0) == 1
 	if nWorkers < 1 || nRuns < 1 || concurrency < 1 || nEnqueuers < 1 {
 		t.Fatal("FLOWRUN_PG_PROOF_WORKERS, _RUNS, _CONCURRENCY and _ENQUEUERS must be at least 1")
 	}
@@ -67,8 +70,18 @@ func TestPostgresWorkersProof(t *testing.T) {
 	if r := flowrun(t, nil, "--db", dsn, "apply", wf, "--detach", "--input", "n=0"); r.code != 0 {
 		t.Fatalf("apply --detach exited %d; stderr:\n%s", r.code, r.stderr)
 	}
+	// The other runs are enqueued while the workers work, or, with
+	// FLOWRUN_PG_PROOF_PREFILL=1, before they start, so that every worker
+	// holds its fill of runs when it is killed.
 	enq := startEnqueuers(dsn, wf, nRuns, nEnqueuers)
 	t.Cleanup(enq.stop)
+	if prefill {
+		enq.wait()
+		if err := enq.failed(); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%d runs enqueued in %s", nRuns, wall.Now().Sub(began).Round(time.Millisecond))
+	}
 
 	workers := make([]*proc, nWorkers)
 	for i := range workers {
