@@ -16,7 +16,8 @@ import (
 // `flowrun worker` processes, each with a host identity of its own
 // (--host), share one Postgres schema while `flowrun apply --detach`
 // enqueues runs of the 10-step workflow testdata/fleet.hcl. Part-way,
-// distinct workers are SIGKILLed and not restarted. Since every worker
+// distinct workers are SIGKILLed, each while it holds runs, and are not
+// restarted. Since every worker
 // names another host, nobody may reclaim a dead worker's runs by testing
 // its pid: they must be taken over when their lease expires. Then:
 //
@@ -111,14 +112,22 @@ func TestPostgresWorkersProof(t *testing.T) {
 		// Kill k when k/(kills+1) of the runs have completed, each time a
 		// worker still alive, so the kills spread over the work.
 		if kill <= nKills && counts["completed"] >= kill*nRuns/(nKills+1) {
-			sleep(time.Duration(rng.Int64N(int64(100 * time.Millisecond))))
-			var alive []int
+			// The victim is a live worker that holds runs now: a kill of
+			// an idle one (the queue may run dry while runs are enqueued)
+			// would leave nothing to take over.
+			held := pgHeldByHost(t, rdb)
+			var busy []int
 			for i := range workers {
-				if !dead[i] {
-					alive = append(alive, i)
+				if !dead[i] && held[fmt.Sprintf("host-%d", i)] > 0 {
+					busy = append(busy, i)
 				}
 			}
-			i := alive[rng.IntN(len(alive))]
+			if len(busy) == 0 {
+				sleep(20 * time.Millisecond)
+				continue
+			}
+			sleep(time.Duration(rng.Int64N(int64(100 * time.Millisecond))))
+			i := busy[rng.IntN(len(busy))]
 			w := workers[i]
 			ok, k := w.kill()
 			if !ok {
@@ -126,7 +135,8 @@ func TestPostgresWorkersProof(t *testing.T) {
 			}
 			killed[w.pid()] = k
 			dead[i] = true
-			t.Logf("kill %d: %s (pid %d) at %d of %d runs completed; it is not restarted", kill, w.name, w.pid(), counts["completed"], nRuns)
+			t.Logf("kill %d: %s (pid %d), holding %d runs, at %d of %d runs completed; it is not restarted",
+				kill, w.name, w.pid(), held[fmt.Sprintf("host-%d", i)], counts["completed"], nRuns)
 			kill++
 			continue
 		}
@@ -263,8 +273,25 @@ func hostOf(owner string) string {
 	return host
 }
 
-// pgCompleted counts the completed runs and steps, for the benchmark.
-func pgCompleted(t *testing.T, db *sql.DB) (runs, steps int) {
+// pgHeldByHost counts the running runs leased to each host.
+func pgHeldByHost(t *testing.T, db *sql.DB) map[string]int {
 	t.Helper()
-	return runStatusCounts(t, db)["completed"], stepsDone(t, db)
+	rows, err := db.Query(`SELECT lease_owner, COUNT(*) FROM runs WHERE status = 'running' AND lease_owner IS NOT NULL GROUP BY lease_owner`)
+	if err != nil {
+		t.Fatalf("counting leased runs: %v", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var owner string
+		var n int
+		if err := rows.Scan(&owner, &n); err != nil {
+			t.Fatalf("counting leased runs: %v", err)
+		}
+		out[hostOf(owner)] += n
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("counting leased runs: %v", err)
+	}
+	return out
 }
