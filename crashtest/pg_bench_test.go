@@ -23,7 +23,7 @@ import (
 //
 // A benchmark, not a proof: it runs only with FLOWRUN_PG_BENCH=1 (and
 // FLOWRUN_TEST_PG); `scripts/proof pg-bench` runs it. Environment:
-// FLOWRUN_PG_BENCH_RUNS (runs per batch, default 320),
+// FLOWRUN_PG_BENCH_RUNS (runs per batch, default 480),
 // FLOWRUN_PG_BENCH_CONCURRENCY (runs per worker at once, 8),
 // FLOWRUN_PG_BENCH_SLEEP (seconds each exec step waits, 0.05),
 // FLOWRUN_PG_BENCH_WORKERS (the worker counts, "1 2 4"),
@@ -34,7 +34,7 @@ func TestPostgresScaling(t *testing.T) {
 	if os.Getenv("FLOWRUN_PG_BENCH") != "1" {
 		t.Skip("a benchmark: set FLOWRUN_PG_BENCH=1 to run it (scripts/proof pg-bench does)")
 	}
-	nRuns := int(envInt(t, "FLOWRUN_PG_BENCH_RUNS", 320))
+	nRuns := int(envInt(t, "FLOWRUN_PG_BENCH_RUNS", 480))
 	concurrency := int(envInt(t, "FLOWRUN_PG_BENCH_CONCURRENCY", 8))
 	timeout := envDuration(t, "FLOWRUN_PG_BENCH_TIMEOUT", 5*time.Minute)
 	sleepFor := envOr("FLOWRUN_PG_BENCH_SLEEP", "0.05")
