@@ -171,11 +171,11 @@ func (p *DecisionPlan) checkKept() error {
 			}
 			for i, it := range items {
 				if err == nil {
-					err = checkType(it, s.OutputType, fmt.Sprintf("[%d]", i))
+					err = lang.CheckValue(s.OutputType, it, fmt.Sprintf("output[%d]", i))
 				}
 			}
 		} else {
-			err = checkType(out, s.OutputType, "")
+			err = lang.CheckValue(s.OutputType, out, "output")
 		}
 		if err != nil {
 			return fmt.Errorf("version %s cannot take the recorded output of step %q: %v", p.To, name, err)

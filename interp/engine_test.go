@@ -61,8 +61,8 @@ workflow "in" {
 	}{
 		{map[string]any{}, `"name": is required`},
 		{map[string]any{"name": "x", "bogus": 1}, `"bogus": is not declared`},
-		{map[string]any{"name": 5}, `"name": the value is a whole number, not string`},
-		{map[string]any{"name": "x", "n": "abc"}, `not number`},
+		{map[string]any{"name": 5}, `"name": name must be a string, got a number`},
+		{map[string]any{"name": "x", "n": "abc"}, `n must be a number, got a string`},
 	}
 	for _, c := range cases {
 		_, _, err := b.e.StartRun(b.ctx, StartParams{Workflow: "in", Inputs: c.in})

@@ -59,7 +59,7 @@ func checkInputs(g *lang.Graph, given map[string]any) (map[string]any, error) {
 				v = parsed
 			}
 		}
-		if err := checkType(v, in.Type, ""); err != nil {
+		if err := lang.CheckValue(in.Type, v, n); err != nil {
 			return nil, &InputError{g.Workflow, n, fmt.Sprintf("%s; give a value of type %s", err, in.Type)}
 		}
 		out[n] = v
@@ -78,77 +78,6 @@ func checkInputs(g *lang.Graph, given map[string]any) (map[string]any, error) {
 		out[in.Name] = v
 	}
 	return out, nil
-}
-
-// checkType reports whether a JSON-like value has type t. path names the
-// place inside the value for messages.
-func checkType(v any, t *lang.Type, path string) error {
-	if t == nil || t.Kind == lang.KindAny {
-		return nil
-	}
-	where := ""
-	if path != "" {
-		where = " at " + path
-	}
-	bad := func() error { return fmt.Errorf("the value%s is %s, not %s", where, describe(v), t) }
-	switch t.Kind {
-	case lang.KindNull:
-		if v != nil {
-			return bad()
-		}
-	case lang.KindString:
-		if _, ok := v.(string); !ok {
-			return bad()
-		}
-	case lang.KindBool:
-		if _, ok := v.(bool); !ok {
-			return bad()
-		}
-	case lang.KindNumber:
-		if _, ok := v.(float64); !ok {
-			return bad()
-		}
-	case lang.KindInt:
-		f, ok := v.(float64)
-		if !ok || f != math.Trunc(f) {
-			return bad()
-		}
-	case lang.KindList:
-		l, ok := v.([]any)
-		if !ok {
-			return bad()
-		}
-		for i, x := range l {
-			if err := checkType(x, t.Elem, fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
-		}
-	case lang.KindMap:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return bad()
-		}
-		for k, x := range m {
-			if err := checkType(x, t.Elem, path+"."+k); err != nil {
-				return err
-			}
-		}
-	case lang.KindObject:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return bad()
-		}
-		for k, ft := range t.Fields {
-			x, ok := m[k]
-			if !ok {
-				return fmt.Errorf("the value%s has no field %q", where, k)
-			}
-			if err := checkType(x, ft, path+"."+k); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 func describe(v any) string {

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,7 +80,7 @@ func (d *driver) newEngine() {
 		// The host names the case: cases run in parallel with the same
 		// seeded run ids, and an owner of their own keeps one case's
 		// reclaim from killing another case's exec processes.
-		Owner:    store.Owner{Host: "conformance-" + filepath.Base(d.work), PID: 1<<22 + 1000 + d.gen, Worker: "w"},
+		Owner:    store.Owner{Host: "conformance-" + strings.ReplaceAll(d.t.Name(), "/", "-"), PID: 1<<22 + 1000 + d.gen, Worker: "w"},
 		LeaseFor: 24 * time.Hour,
 		Getenv:   func(k string) string { return d.env[k] },
 		Rand:     rand.New(rand.NewPCG(1, uint64(d.gen))),

@@ -40,7 +40,7 @@ func readInputs(g *lang.Graph, pairs []string, file string) (map[string]any, err
 			if _, ok := declared[k]; !ok {
 				return nil, unknownInput(g, k, names).hint(fmt.Sprintf("Remove %q from %s, or declare it with an input block.", k, file))
 			}
-			if err := checkValue(declared[k], v, k); err != nil {
+			if err := lang.CheckValue(declared[k], v, k); err != nil {
 				return nil, usageErrorf("%s: %v", file, err).
 					hint(fmt.Sprintf("Give %q a value of type %s.", k, declared[k]))
 			}
@@ -62,7 +62,7 @@ func readInputs(g *lang.Graph, pairs []string, file string) (map[string]any, err
 			return nil, usageErrorf("--input %s: %v", p, err).
 				hint(inputHint(k, t))
 		}
-		if err := checkValue(t, v, k); err != nil {
+		if err := lang.CheckValue(t, v, k); err != nil {
 			return nil, usageErrorf("--input %s: %v", p, err).hint(inputHint(k, t))
 		}
 		inputs[k] = v
@@ -265,95 +265,6 @@ func jsonKind(v any) string {
 		return "an object"
 	}
 	return fmt.Sprintf("%T", v)
-}
-
-// checkValue reports whether a JSON-decoded value fits the declared type;
-// path names the value in the message (amount, items[2], address.city).
-func checkValue(t *lang.Type, v any, path string) error {
-	if t == nil || t.Kind == lang.KindAny {
-		return nil
-	}
-	bad := func() error {
-		return fmt.Errorf("%s must be %s, got %s", path, typeArticle(t), jsonKind(v))
-	}
-	switch t.Kind {
-	case lang.KindString:
-		if _, ok := v.(string); !ok {
-			return bad()
-		}
-	case lang.KindNumber:
-		if _, ok := v.(float64); !ok {
-			return bad()
-		}
-	case lang.KindInt:
-		f, ok := v.(float64)
-		if !ok {
-			return bad()
-		}
-		if f != math.Trunc(f) {
-			return fmt.Errorf("%s must be a whole number, got %v", path, f)
-		}
-	case lang.KindBool:
-		if _, ok := v.(bool); !ok {
-			return bad()
-		}
-	case lang.KindNull:
-		if v != nil {
-			return bad()
-		}
-	case lang.KindList:
-		l, ok := v.([]any)
-		if !ok {
-			return bad()
-		}
-		for i, el := range l {
-			if err := checkValue(t.Elem, el, fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
-		}
-	case lang.KindMap:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return bad()
-		}
-		for _, k := range sortedKeys(m) {
-			if err := checkValue(t.Elem, m[k], path+"."+k); err != nil {
-				return err
-			}
-		}
-	case lang.KindObject:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return bad()
-		}
-		names := make([]string, 0, len(t.Fields))
-		for n := range t.Fields {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			fv, ok := m[n]
-			if !ok {
-				return fmt.Errorf("%s is missing the field %q of %s", path, n, t)
-			}
-			if err := checkValue(t.Fields[n], fv, path+"."+n); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func typeArticle(t *lang.Type) string {
-	switch t.Kind {
-	case lang.KindString, lang.KindNumber, lang.KindBool, lang.KindList, lang.KindMap:
-		return "a " + t.String()
-	case lang.KindInt:
-		return "a whole number"
-	case lang.KindObject, lang.KindAny:
-		return "an " + t.String()
-	}
-	return t.String()
 }
 
 func sortedKeys[V any](m map[string]V) []string {

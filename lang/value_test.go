@@ -1,0 +1,35 @@
+package lang
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCheckValue(t *testing.T) {
+	t.Parallel()
+	obj := ObjectOf(map[string]*Type{"city": TypeString})
+	cases := []struct {
+		t    *Type
+		v    any
+		want string // "" for no error
+	}{
+		{TypeString, "x", ""},
+		{TypeString, 5.0, "amount must be a string, got a number"},
+		{TypeNumber, 1.5, ""},
+		{TypeInt, 1.5, "amount must be a whole number, got 1.5"},
+		{ListOf(TypeNumber), []any{1.0, "two"}, "amount[1] must be a number, got a string"},
+		{MapOf(TypeBool), map[string]any{"a": true, "b": 1.0}, "amount.b must be a bool, got a number"},
+		{obj, map[string]any{}, `amount is missing the field "city"`},
+		{obj, map[string]any{"city": "Oslo", "extra": 1.0}, ""},
+		{TypeAny, map[string]any{"x": nil}, ""},
+	}
+	for _, c := range cases {
+		err := CheckValue(c.t, c.v, "amount")
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("CheckValue(%s, %v) = %v, want nil", c.t, c.v, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("CheckValue(%s, %v) = %v, want %q", c.t, c.v, err, c.want)
+		}
+	}
+}
