@@ -20,6 +20,7 @@ import (
 	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/postgres"
 	"github.com/flowrun/flowrun/store/sqlite"
 	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/root"
@@ -61,29 +62,37 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 	if dsn == "" {
 		dsn = defaultDSN
 	}
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		fmt.Fprintln(stderr, "flowtui: the Postgres store is not available in this build; pass --db (or set FLOWRUN_DB) with the path of a SQLite flowrun database.")
-		return exitUsage
-	}
-	path := strings.TrimPrefix(dsn, "sqlite://")
-	if fi, err := os.Stat(path); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			fmt.Fprintf(stderr, "flowtui: there is no flowrun database at %s. Run `flowrun apply FILE.hcl` in this directory first, or pass --db (or set FLOWRUN_DB) with the path of an existing database.\n", path)
-		} else {
-			fmt.Fprintf(stderr, "flowtui: cannot read the database %s: %v. Check the path and its permissions.\n", path, err)
-		}
-		return exitStore
-	} else if fi.IsDir() {
-		fmt.Fprintf(stderr, "flowtui: %s is a directory, not a flowrun database; pass --db with the path of the database file (usually .flowrun/flowrun.db).\n", path)
-		return exitStore
-	}
-
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	st, err := sqlite.Open(ctx, path, sqlite.Options{})
-	if err != nil {
-		fmt.Fprintf(stderr, "flowtui: cannot open the database %s: %v.\n%s\n", path, err, openHint(err))
-		return exitStore
+	var st store.Store
+	title := dsn
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		// NoCreate: the monitor never creates flowrun's tables.
+		pg, err := postgres.Open(ctx, dsn, postgres.Options{NoCreate: true})
+		if err != nil {
+			fmt.Fprintf(stderr, "flowtui: cannot open the Postgres database: %v. Check the DSN, that the server is up, and that flowrun has used this database before.\n", err)
+			return exitStore
+		}
+		st, title = pg, pg.Addr()
+	} else {
+		path := strings.TrimPrefix(dsn, "sqlite://")
+		if fi, err := os.Stat(path); err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				fmt.Fprintf(stderr, "flowtui: there is no flowrun database at %s. Run `flowrun apply FILE.hcl` in this directory first, or pass --db (or set FLOWRUN_DB) with the path of an existing database.\n", path)
+			} else {
+				fmt.Fprintf(stderr, "flowtui: cannot read the database %s: %v. Check the path and its permissions.\n", path, err)
+			}
+			return exitStore
+		} else if fi.IsDir() {
+			fmt.Fprintf(stderr, "flowtui: %s is a directory, not a flowrun database; pass --db with the path of the database file (usually .flowrun/flowrun.db).\n", path)
+			return exitStore
+		}
+		lite, err := sqlite.Open(ctx, path, sqlite.Options{})
+		if err != nil {
+			fmt.Fprintf(stderr, "flowtui: cannot open the database %s: %v.\n%s\n", path, err, openHint(err))
+			return exitStore
+		}
+		st, title = lite, path
 	}
 	defer st.Close()
 
@@ -95,13 +104,13 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 	src := &feed.Source{Store: st, Actions: feed.EngineActions{Engine: eng}, Decider: decider{eng: eng, by: by},
 		DeadLetters: deadLetters{eng: eng}, Breakers: breakers{eng: eng}}
 	tctx := theme.NewContext(stdout, getenv("NO_COLOR") != "", clock.Real{})
-	m := root.New(ctx, src, tctx, root.Options{Title: path})
+	m := root.New(ctx, src, tctx, root.Options{Title: title})
 	opts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx), tea.WithInput(stdin), tea.WithOutput(stdout)}
 	if *mouse {
 		opts = append(opts, tea.WithMouseCellMotion())
 	}
 	p := tea.NewProgram(m, opts...)
-	_, err = p.Run()
+	_, err := p.Run()
 	cancel() // stops the poll timer and any store call still running
 	if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
 		fmt.Fprintf(stderr, "flowtui: the terminal interface stopped: %v.\n", err)

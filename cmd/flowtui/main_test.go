@@ -22,7 +22,8 @@ func TestBadFlags(t *testing.T) {
 	if code, msg := runMain(t, nil, "extra"); code != exitUsage || !strings.Contains(msg, "takes only flags") {
 		t.Errorf("extra argument: %d %q", code, msg)
 	}
-	if code, msg := runMain(t, nil, "--db", "postgres://x/y"); code != exitUsage || !strings.Contains(msg, "Postgres store is not available") {
+	// An unreachable Postgres server is a store error, reported at once.
+	if code, msg := runMain(t, nil, "--db", "postgres://flowrun@127.0.0.1:1/y?connect_timeout=2"); code != exitStore || !strings.Contains(msg, "cannot open the Postgres database") {
 		t.Errorf("postgres: %d %q", code, msg)
 	}
 }
