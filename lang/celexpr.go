@@ -48,9 +48,16 @@ func parseExprAt(src string, loc exprLoc) (*ParsedExpr, hcl.Diagnostics) {
 	if err != nil {
 		return nil, internalDiag(err, loc)
 	}
-	a, iss := env.Parse(src)
-	if iss.Err() != nil {
-		return nil, issueDiags(iss, src, loc, nil, nil)
+	a, ok := fastParse(env, src)
+	if !ok {
+		// The fast parser found a mistake (or could not be built): parse
+		// again with cel-go's reference parser, whose messages are the
+		// ones the diagnostics and the conformance cases are written for.
+		var iss *cel.Issues
+		a, iss = env.Parse(src)
+		if iss.Err() != nil {
+			return nil, issueDiags(iss, src, loc, nil, nil)
+		}
 	}
 	p := &ParsedExpr{src: src, loc: loc, ast: a}
 	var diags hcl.Diagnostics
