@@ -157,3 +157,45 @@ func BenchmarkLoadEvalAll1000Steps(b *testing.B) {
 		}
 	}
 }
+
+// TestParallelDecodeSameGraph checks that decoding a large workflow's steps
+// in parallel gives the graph, hash and diagnostics of decoding them one by
+// one.
+func TestParallelDecodeSameGraph(t *testing.T) {
+	src := compileSource(400)
+	bad := []byte(strings.Replace(strings.Replace(string(src), "steps.s17.output.n < input.limit", "steps.s17.output.n <", 1),
+		"n = \"{{ steps.s300.output.n + 1 }}\"", "n = \"{{ steps.nope.output }}\"", 1))
+	compile := func(src []byte) (string, string) {
+		m, diags := LoadFile("big.hcl", src)
+		var hash string
+		if len(m.Workflows) == 1 && m.Workflows[0].Graph != nil {
+			h, err := Hash(m.Workflows[0].Graph)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hash = h
+		}
+		var all []string
+		for _, d := range diags {
+			all = append(all, d.Error())
+		}
+		return hash, strings.Join(all, "\n")
+	}
+	saved := parallelStepDecode
+	defer func() { parallelStepDecode = saved }()
+	for _, in := range [][]byte{src, bad} {
+		parallelStepDecode = 1 << 30
+		h1, d1 := compile(in)
+		parallelStepDecode = 2
+		h2, d2 := compile(in)
+		if h1 != h2 || d1 != d2 {
+			t.Errorf("parallel decode differs:\nhash %q vs %q\ndiags %q\nvs    %q", h1, h2, d1, d2)
+		}
+	}
+	if h, d := compile(src); h == "" || d != "" {
+		t.Errorf("valid source: hash %q diags %q", h, d)
+	}
+	if _, d := compile(bad); !strings.Contains(d, "big.hcl") || !strings.Contains(d, "nope") {
+		t.Errorf("invalid source: diags %q", d)
+	}
+}

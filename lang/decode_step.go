@@ -2,6 +2,8 @@ package lang
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 )
@@ -282,3 +284,49 @@ func decodeForeachBlock(block *hcl.Block, parent string, sm *SourceMap) (*foreac
 
 // String names a step for messages.
 func (s *stepDecl) String() string { return fmt.Sprintf("step %q", s.Name) }
+
+// parallelStepDecode is the number of steps from which decodeStepBlocks
+// spreads the work over the available processors.
+var parallelStepDecode = 64
+
+// decodeStepBlocks decodes step blocks, in file order. Step blocks are
+// independent of each other (most of the time goes into parsing their CEL
+// expressions), so a large workflow's steps are decoded by one goroutine
+// per processor, each recording into its own source map; the maps are merged
+// into sm afterwards. The goroutines end before it returns.
+func decodeStepBlocks(blocks []*hcl.Block, sm *SourceMap) ([]*stepDecl, hcl.Diagnostics) {
+	workers := min(runtime.GOMAXPROCS(0), len(blocks)/parallelStepDecode)
+	if workers < 2 {
+		steps := make([]*stepDecl, 0, len(blocks))
+		var diags hcl.Diagnostics
+		for _, b := range blocks {
+			s, d := decodeStepBlock(b, sm)
+			diags = append(diags, d...)
+			steps = append(steps, s)
+		}
+		return steps, diags
+	}
+	steps := make([]*stepDecl, len(blocks))
+	parts := make([]hcl.Diagnostics, workers)
+	maps := make([]*SourceMap, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		maps[w] = newSourceMap(sm.File)
+		wg.Go(func() {
+			// Worker w takes every workers-th block: an even share
+			// without a shared counter.
+			for i := w; i < len(blocks); i += workers {
+				s, d := decodeStepBlock(blocks[i], maps[w])
+				parts[w] = append(parts[w], d...)
+				steps[i] = s
+			}
+		})
+	}
+	wg.Wait()
+	var diags hcl.Diagnostics
+	for w := range workers {
+		diags = append(diags, parts[w]...)
+		sm.merge(maps[w])
+	}
+	return steps, diags
+}

@@ -163,6 +163,7 @@ func decodeWorkflowBlock(block *hcl.Block) (*workflowDecl, hcl.Diagnostics) {
 		names[key] = b.LabelRanges[0]
 		return true
 	}
+	var stepBlocks []*hcl.Block
 	for _, b := range c.Blocks {
 		switch b.Type {
 		case "input":
@@ -216,9 +217,7 @@ func decodeWorkflowBlock(block *hcl.Block) (*workflowDecl, hcl.Diagnostics) {
 			if !unique(b) {
 				continue
 			}
-			s, d := decodeStepBlock(b, w.Sources)
-			diags = append(diags, d...)
-			w.Steps = append(w.Steps, s)
+			stepBlocks = append(stepBlocks, b)
 		case "output":
 			diags = append(diags, checkName(b, "output")...)
 			if !unique(b) {
@@ -236,6 +235,9 @@ func decodeWorkflowBlock(block *hcl.Block) (*workflowDecl, hcl.Diagnostics) {
 			w.Alerts = append(w.Alerts, al)
 		}
 	}
+	steps, d := decodeStepBlocks(stepBlocks, w.Sources)
+	diags = append(diags, d...)
+	w.Steps = steps
 	if len(w.Steps) == 0 {
 		diags = append(diags, errAt(w.NameRange, "Workflow has no steps",
 			"A workflow does its work in steps: add at least one step \"NAME\" { ... } block."))

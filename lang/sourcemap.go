@@ -1,6 +1,10 @@
 package lang
 
-import "github.com/hashicorp/hcl/v2"
+import (
+	"maps"
+
+	"github.com/hashicorp/hcl/v2"
+)
 
 // SourceMap keeps the source ranges of one compiled workflow, so that
 // tools working on the Graph (diff, plan, graph, validate) can point at the
@@ -96,4 +100,11 @@ func (m *SourceMap) addAttrs(path string, attrs hcl.Attributes) {
 	for name, a := range attrs {
 		m.Attrs[path+"."+name] = a.Expr.Range()
 	}
+}
+
+// merge adds every range of o to m.
+func (m *SourceMap) merge(o *SourceMap) {
+	maps.Copy(m.Blocks, o.Blocks)
+	maps.Copy(m.Labels, o.Labels)
+	maps.Copy(m.Attrs, o.Attrs)
 }
