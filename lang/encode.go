@@ -40,7 +40,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
+	"sync"
 )
 
 // Encode returns the canonical JSON of g's normal form (see NormalizeGraph).
@@ -111,16 +113,28 @@ func Seal(g *Graph) {
 		return
 	}
 	encNormalize(g, true)
-	for _, s := range g.Steps {
-		if s == nil {
-			continue
-		}
-		h, err := StepHash(s)
-		if err != nil {
-			h = ""
-		}
-		s.Hash = h
+	// Step hashes are independent: a large graph spreads them over the
+	// processors (each goroutine takes every workers-th step and ends
+	// before Seal returns).
+	workers := min(runtime.GOMAXPROCS(0), len(g.Steps)/parallelStepDecode)
+	workers = max(workers, 1)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(g.Steps); i += workers {
+				s := g.Steps[i]
+				if s == nil {
+					continue
+				}
+				h, err := StepHash(s)
+				if err != nil {
+					h = ""
+				}
+				s.Hash = h
+			}
+		})
 	}
+	wg.Wait()
 }
 
 // StepHash returns the hash Seal gives s: the hex SHA-256 of the canonical
@@ -206,6 +220,9 @@ func encNormalCopy(g *Graph) (*Graph, error) {
 // encCanonicalJSON returns the canonical form of a JSON literal: compact,
 // object keys sorted, numbers as written, no HTML escaping.
 func encCanonicalJSON(b []byte) ([]byte, error) {
+	if encCanonicalScalar(b) {
+		return b, nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var v any
@@ -550,4 +567,42 @@ func (h *encNameHeap) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// encCanonicalScalar reports whether b is a JSON value that encMarshal
+// would write unchanged, recognising cheaply the common cases: true, false,
+// null, a plain decimal integer, and a string of printable ASCII with no
+// character that needs escaping. Anything else goes the long way.
+func encCanonicalScalar(b []byte) bool {
+	switch string(b) {
+	case "true", "false", "null", "0":
+		return true
+	}
+	if len(b) == 0 {
+		return false
+	}
+	if b[0] == '"' {
+		if len(b) < 2 || b[len(b)-1] != '"' {
+			return false
+		}
+		for _, c := range b[1 : len(b)-1] {
+			if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				return false
+			}
+		}
+		return true
+	}
+	digits := b
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 15 || digits[0] == '0' {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }

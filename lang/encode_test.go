@@ -256,3 +256,29 @@ func BenchmarkEncodeHash(b *testing.B) {
 		}
 	}
 }
+
+// TestCanonicalScalarFastPath checks the shortcut against the long way:
+// every value it accepts is one encMarshal writes unchanged.
+func TestCanonicalScalarFastPath(t *testing.T) {
+	for _, in := range []string{`true`, `false`, `null`, `0`, `-0`, `12`, `-12`, `012`, `1.0`, `1e3`,
+		`123456789012345`, `1234567890123456789`, `""`, `"abc def/1"`, `"a<b"`, `"tab\t"`, `"é"`, `"q\"q"`,
+		`"\u0041"`, `[1,2]`, `{"b":1,"a":2}`, `"`, `-`, ``} {
+		fast := encCanonicalScalar([]byte(in))
+		var v any
+		dec := json.NewDecoder(strings.NewReader(in))
+		dec.UseNumber()
+		if err := dec.Decode(&v); err != nil {
+			if fast {
+				t.Errorf("%q: fast path accepts invalid JSON (%v)", in, err)
+			}
+			continue
+		}
+		long, err := encMarshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fast && string(long) != in {
+			t.Errorf("%q: fast path keeps it, canonical form is %q", in, long)
+		}
+	}
+}
