@@ -261,6 +261,33 @@ func TestErrorPositionQuoted(t *testing.T) {
 	}
 }
 
+// TestErrorPositionEscapes checks that escapes before the mistake (\" and
+// $${) do not shift the caret, in a control expression and in a template.
+func TestErrorPositionEscapes(t *testing.T) {
+	t.Parallel()
+	for _, src := range []string{
+		"when = \"string(input.amount) == \\\"a\\\\b\\\" && '$${x}' != '' && input.ordr_id == 'x'\"\n",
+		"when = \"input.ordr_id == 'x'\"\n",
+	} {
+		text, rng := ctAttr(t, src, "when")
+		p, diags := ParseExpr(text, rng)
+		if diags.HasErrors() {
+			t.Fatal(diags)
+		}
+		_, diags = CheckExpr(p, StepScope(ctGraph(), ctStep(KindExec), SlotWhen), TypeBool)
+		if !diags.HasErrors() {
+			t.Fatalf("%s: no error", src)
+		}
+		s := diags[0].Subject
+		if got := src[s.Start.Byte:s.End.Byte]; got != "ordr_id" {
+			t.Errorf("%s: subject bytes = %q, want ordr_id", src, got)
+		}
+		if want := strings.Index(src, "ordr_id") + 1; s.Start.Column != want {
+			t.Errorf("%s: column %d, want %d", src, s.Start.Column, want)
+		}
+	}
+}
+
 func TestErrorPositionSyntax(t *testing.T) {
 	t.Parallel()
 	src := "when = \"input.amount > > 1\"\n"

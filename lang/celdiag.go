@@ -20,8 +20,11 @@ import (
 // inside templates).
 //
 // In a quoted string on one line, content byte b stands at column
-// rng.Start.Column+1+b (escape sequences such as \" shift this by a column
-// each). In a heredoc (a range over several lines), line k of content is
+// rng.Start.Column+1 plus the columns the content before it takes in the
+// source, escapes such as \" counted as written. That is exact when the
+// literal uses only the escapes HCL requires (\" \\ \n \r $${ %%{); a
+// literal that also spells optional escapes (\t, \u00e9) is placed by
+// code points, which can drift by the escapes' extra width. In a heredoc (a range over several lines), line k of content is
 // line rng.Start.Line+1+k of the file; byte offsets are counted back from
 // the closing marker, which is exact for <<EOT and approximate for an
 // indented <<-EOT.
@@ -36,10 +39,16 @@ func (l exprLoc) pos(b int) hcl.Pos {
 	c := l.content
 	b = max(0, min(b, len(c)))
 	if l.rng.Start.Line == l.rng.End.Line {
+		cols, bytes := utf8.RuneCountInString(c[:b]), b
+		if escapedLen(c) == l.rng.End.Byte-l.rng.Start.Byte-2 {
+			// The literal was written with only the escapes HCL requires,
+			// so the source text is known exactly: count its columns.
+			cols, bytes = escapedWidth(c[:b], c[b:])
+		}
 		return hcl.Pos{
 			Line:   l.rng.Start.Line,
-			Column: l.rng.Start.Column + 1 + utf8.RuneCountInString(c[:b]),
-			Byte:   l.rng.Start.Byte + 1 + b,
+			Column: l.rng.Start.Column + 1 + cols,
+			Byte:   l.rng.Start.Byte + 1 + bytes,
 		}
 	}
 	ls := strings.LastIndexByte(c[:b], '\n') + 1
@@ -49,6 +58,37 @@ func (l exprLoc) pos(b int) hcl.Pos {
 		Column: 1 + utf8.RuneCountInString(c[ls:b]),
 		Byte:   max(l.rng.Start.Byte, contentEnd-len(c)+b),
 	}
+}
+
+// escapedLen is the length of c written as a quoted HCL string with only
+// the escapes HCL requires: \" \\ \n \r, and $${ %%{ for ${ %{.
+func escapedLen(c string) int {
+	_, n := escapedWidth(c, "")
+	return n
+}
+
+// escapedWidth returns the columns and bytes that c takes in a quoted HCL
+// string written with only the required escapes; rest is the text after c
+// (a $ or % at c's end is doubled when rest starts with {).
+func escapedWidth(c, rest string) (cols, bytes int) {
+	for i, r := range c {
+		switch r {
+		case '"', '\\', '\n', '\r':
+			cols, bytes = cols+2, bytes+2
+			continue
+		case '$', '%':
+			next := c[i+1:]
+			if next == "" {
+				next = rest
+			}
+			if strings.HasPrefix(next, "{") {
+				cols, bytes = cols+2, bytes+2
+				continue
+			}
+		}
+		cols, bytes = cols+1, bytes+utf8.RuneLen(r)
+	}
+	return cols, bytes
 }
 
 // rangeOf returns the file range of expression bytes [start, end).
