@@ -4,6 +4,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
@@ -13,8 +15,9 @@ import (
 )
 
 // TestPostgresScaling is issue #7's speed benchmark: the same batch of runs
-// of testdata/bench.hcl (10 steps, 5 of them exec steps sleeping
-// FLOWRUN_PG_BENCH_SLEEP) worked off by 1, 2 and 4 `flowrun worker`
+// of testdata/bench.hcl (10 steps, 5 of them http calls to a server in this
+// test that answers after FLOWRUN_PG_BENCH_SLEEP) worked off by 1, 2 and 4
+// `flowrun worker`
 // processes in turn, each with the same --concurrency, against one
 // Postgres server, each in a fresh schema. Every batch is enqueued before
 // its workers start; the clock runs from their start until every run has
@@ -25,7 +28,7 @@ import (
 // FLOWRUN_TEST_PG); `scripts/proof pg-bench` runs it. Environment:
 // FLOWRUN_PG_BENCH_RUNS (runs per batch, default 480),
 // FLOWRUN_PG_BENCH_CONCURRENCY (runs per worker at once, 8),
-// FLOWRUN_PG_BENCH_SLEEP (seconds each exec step waits, 0.05),
+// FLOWRUN_PG_BENCH_SLEEP (seconds each http call waits, 0.05),
 // FLOWRUN_PG_BENCH_WORKERS (the worker counts, "1 2 4"),
 // FLOWRUN_PG_BENCH_MIN_RATIO (2.5) and FLOWRUN_PG_BENCH_TIMEOUT (per
 // batch, 5m).
@@ -56,7 +59,7 @@ func TestPostgresScaling(t *testing.T) {
 	if nRuns < 1 || concurrency < 1 {
 		t.Fatal("FLOWRUN_PG_BENCH_RUNS and _CONCURRENCY must be at least 1")
 	}
-	t.Logf("%d runs of 10 steps per batch, %d runs per worker at once, exec steps sleep %ss", nRuns, concurrency, sleepFor)
+	t.Logf("%d runs of 10 steps per batch, %d runs per worker at once, http calls wait %ss", nRuns, concurrency, sleepFor)
 
 	type figure struct {
 		workers            int
@@ -106,10 +109,11 @@ func benchBatch(t *testing.T, base string, nWorkers, nRuns, concurrency int, sle
 	t.Helper()
 	wf := testdataPath(t, "bench.hcl")
 	dsn, rdb := pgSchema(t, base, fmt.Sprintf("bench%d", nWorkers))
-	if r := flowrun(t, nil, "--db", dsn, "apply", wf, "--detach", "--input", "n=0"); r.code != 0 {
+	srv := benchServer(t, sleepFor)
+	if r := flowrun(t, nil, "--db", dsn, "apply", wf, "--detach", "--input", "n=0", "--input", "base="+srv); r.code != 0 {
 		t.Fatalf("apply --detach exited %d; stderr:\n%s", r.code, r.stderr)
 	}
-	enq := startEnqueuers(dsn, wf, nRuns, 4)
+	enq := startEnqueuers(dsn, wf, nRuns, 4, "--input", "base="+srv)
 	enq.wait()
 	if err := enq.failed(); err != nil {
 		t.Fatal(err)
@@ -119,7 +123,7 @@ func benchBatch(t *testing.T, base string, nWorkers, nRuns, concurrency int, sle
 	workers := make([]*proc, nWorkers)
 	for i := range workers {
 		workers[i] = start(t, fmt.Sprintf("bench worker %d of %d", i, nWorkers),
-			[]string{"BENCH_SLEEP=" + sleepFor, fmt.Sprintf("FLOWRUN_HOST=bench-%d", i)},
+			[]string{fmt.Sprintf("FLOWRUN_HOST=bench-%d", i)},
 			"--db", dsn, "worker", "--concurrency", fmt.Sprint(concurrency))
 	}
 	deadline := began.Add(timeout)
@@ -156,6 +160,32 @@ func benchBatch(t *testing.T, base string, nWorkers, nRuns, concurrency int, sle
 	}
 	checkBenchOutputs(t, rdb, nRuns)
 	return took, stepsDone(t, rdb)
+}
+
+// benchServer serves GET /inc?n=N: after waiting sleepFor seconds (an
+// action waiting on something outside), it answers {"n": N+1}. It costs the
+// workers almost no CPU per step, unlike spawning a process, so the
+// benchmark measures the store and the workers, not fork and exec on a
+// small machine. It returns the server's base URL.
+func benchServer(t *testing.T, sleepFor string) string {
+	t.Helper()
+	secs, err := strconv.ParseFloat(sleepFor, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delay := time.Duration(secs * float64(time.Second))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, err := strconv.ParseInt(r.URL.Query().Get("n"), 10, 64)
+		if r.URL.Path != "/inc" || err != nil {
+			http.Error(w, "want GET /inc?n=INTEGER", http.StatusBadRequest)
+			return
+		}
+		sleep(delay)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"n": %d}`, n+1)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // checkBenchOutputs checks that there are n runs and every one's output

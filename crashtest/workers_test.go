@@ -339,7 +339,7 @@ type enqueuers struct {
 	err    error
 }
 
-func startEnqueuers(db, wf string, n, parallel int) *enqueuers {
+func startEnqueuers(db, wf string, n, parallel int, extra ...string) *enqueuers {
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &enqueuers{cancel: cancel, left: n - 1}
 	next := make(chan int, n)
@@ -352,7 +352,8 @@ func startEnqueuers(db, wf string, n, parallel int) *enqueuers {
 		go func() {
 			defer e.wg.Done()
 			for i := range next {
-				r, err := runFlowrun(ctx, nil, "--db", db, "apply", wf, "--detach", "--input", fmt.Sprintf("n=%d", i))
+				args := append([]string{"--db", db, "apply", wf, "--detach", "--input", fmt.Sprintf("n=%d", i)}, extra...)
+				r, err := runFlowrun(ctx, nil, args...)
 				if err == nil && r.code != 0 {
 					err = fmt.Errorf("enqueuing run n=%d: apply --detach exited %d; stderr:\n%s", i, r.code, r.stderr)
 				}
