@@ -1,0 +1,56 @@
+package root
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
+
+	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/tui/feed"
+	"github.com/flowrun/flowrun/tui/theme"
+)
+
+// TestProgramShowsChangesLive runs the root model in a real bubbletea
+// program (teatest): the runs list comes up, the waiting run opens, another
+// party signals and finishes it while the program runs, and the next poll
+// shows the run's steps done, before q ends the program.
+func TestProgramShowsChangesLive(t *testing.T) {
+	w := newWorld(t)
+	tctx := theme.NewContext(&bytes.Buffer{}, true, w.b.Clock)
+	m := New(context.Background(), &feed.Source{Store: w.b.Store}, tctx, Options{Title: "test.db", NoTicks: true})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(80, 24))
+	out := tm.Output()
+	// Each wait reads the output written since the last one.
+	waitFor := func(ok func(s string) bool) {
+		t.Helper()
+		teatest.WaitFor(t, out, func(b []byte) bool { return ok(string(b)) },
+			teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(5*time.Millisecond))
+	}
+
+	waitFor(func(s string) bool { return strings.Contains(s, "approve") && strings.Contains(s, "A-1") })
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("j")})
+	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
+	waitFor(func(s string) bool { return strings.Contains(s, "signal approval") })
+
+	// Someone else signals the run and a worker finishes it.
+	ctx := context.Background()
+	if _, err := w.b.Engine.Signal(ctx, w.waiting.ID, "approval", []byte(`{"ok": true}`)); err != nil {
+		t.Fatal(err)
+	}
+	if done := w.b.Drive(t, w.waiting.ID); done.Status != store.RunCompleted {
+		t.Fatalf("the signaled run ended %s", done.Status)
+	}
+	tm.Send(PollMsg{})
+	waitFor(func(s string) bool { return strings.Contains(s, "✓ ship") })
+
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(Model)
+	if final.run.RunID() != w.waiting.ID {
+		t.Errorf("the program ended on run %q, want %s", final.run.RunID(), w.waiting.ID)
+	}
+}
