@@ -54,13 +54,16 @@ type runner struct {
 	drain     atomic.Bool // start no new action; park when the flights end
 	halt      atomic.Bool // stop now: interrupt the flights and park
 
-	tx        *txb
-	now       time.Time
-	ended     bool // the run reached a terminal status in tx
-	blocked   bool // something was ready but could not start (slots, drain)
-	launches  []*flight
-	afterEnd  []string // child runs to cancel once the transition is committed
-	usedAtts  int      // run.AttemptsUsed as decided
+	tx       *txb
+	now      time.Time
+	ended    bool // the run reached a terminal status in tx
+	blocked  bool // something was ready but could not start (slots, drain)
+	launches []*flight
+	afterEnd []string // child runs to cancel once the transition is committed
+	usedAtts int      // run.AttemptsUsed as decided
+	// settled counts the leading steps of the graph (in its order) that
+	// have ended and been settled: decide starts after them.
+	settled   int
 	attsDirty bool
 }
 

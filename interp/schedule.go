@@ -65,6 +65,12 @@ func (r *runner) put(row *store.Step, st *rowState) {
 		row.State = mustJSON(st)
 		r.states[row.Key] = st
 	}
+	if !row.Status.Terminal() && row.Key == row.Step {
+		// A step open again is no longer in the settled prefix.
+		if i, ok := r.l.index[row.Step]; ok && i < r.settled {
+			r.settled = i
+		}
+	}
 	r.rows[row.Key] = row
 	r.tx.step(stepWrite(row))
 }
@@ -150,9 +156,23 @@ func (r *runner) settle(s *lang.Step, row *store.Step) {
 // nothing changes; then ends the run when every step has settled.
 func (r *runner) decide(ctx context.Context) {
 	r.blocked = false
+	steps := r.l.g.Steps
+	// Skip the settled prefix: advance has nothing left to do for a step
+	// that ended and was settled, so a decision costs the steps still open,
+	// not the length of the graph.
+	for r.settled < len(steps) {
+		s := steps[r.settled]
+		if row := r.rows[s.Name]; row == nil || !row.Status.Terminal() {
+			break
+		}
+		if _, ok := r.results[s.Name]; !ok {
+			break
+		}
+		r.settled++
+	}
 	for changed := true; changed && !r.ended; {
 		changed = false
-		for _, s := range r.l.g.Steps {
+		for _, s := range steps[r.settled:] {
 			if r.advance(ctx, s) {
 				changed = true
 			}
@@ -164,7 +184,7 @@ func (r *runner) decide(ctx context.Context) {
 	if r.ended {
 		return // failed (or ended otherwise) before decide: never complete it
 	}
-	for _, s := range r.l.g.Steps {
+	for _, s := range steps[r.settled:] {
 		if row := r.rows[s.Name]; row == nil || !row.Status.Terminal() {
 			return
 		}
