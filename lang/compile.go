@@ -32,12 +32,16 @@ type compiler struct {
 	skip map[any]bool
 	// cel holds the CEL environments shared by the narrow scopes.
 	cel *celGraph
+	// children finds the graphs of child workflows; nil: none are checked.
+	children *childResolver
 }
 
-// compileWorkflow compiles a decoded workflow. The Graph is nil when the
+// compileWorkflowWith compiles a decoded workflow. The Graph is nil when the
 // workflow has errors (decoding errors included: decodeDiags).
-func compileWorkflow(w *workflowDecl, decodeDiags hcl.Diagnostics) (*Graph, hcl.Diagnostics) {
+// children types its workflow steps (nil: they are not checked).
+func compileWorkflowWith(w *workflowDecl, decodeDiags hcl.Diagnostics, children *childResolver) (*Graph, hcl.Diagnostics) {
 	c := &compiler{
+		children: children,
 		w:        w,
 		steps:    map[string]*stepDecl{},
 		edges:    map[string]map[string]hcl.Range{},

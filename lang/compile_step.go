@@ -259,7 +259,7 @@ func (c *compiler) buildAction(a *actionDecl, scope *scoper) (Action, *Type) {
 				"The child workflow's input must be an object of input values, like input = { sku = \"{{ input.sku }}\" }, but this value is a %s.", wf.Input.Type)
 		}
 		act.Workflow = wf
-		return act, TypeAny
+		return act, c.checkChild(a, wf.Input)
 	case KindFail:
 		f := &FailAction{Message: c.checkData(a.Message, scope)}
 		c.wantText(f.Message, a.Message, "message")

@@ -37,9 +37,10 @@ type actionDecl struct {
 	Signal    string
 	TimeoutMS int64
 	// workflow
-	Workflow string
-	Pin      string
-	Input    *dataNode
+	Workflow      string
+	WorkflowRange hcl.Range // the name attribute's value
+	Pin           string
+	Input         *dataNode
 	// fail
 	Message *dataNode
 	// switch
@@ -207,7 +208,7 @@ func decodeActionBlock(block *hcl.Block, parent string, sm *SourceMap) (*actionD
 			if !d.HasErrors() {
 				diags = append(diags, checkWorkflowName(s, a.Expr.Range())...)
 			}
-			act.Workflow = s
+			act.Workflow, act.WorkflowRange = s, a.Expr.Range()
 		}
 		if a := c.Attributes["version"]; a != nil {
 			s, d := literalString(a)

@@ -28,6 +28,8 @@ type dataNode struct {
 	Tmpl   *ParsedTemplate
 	List   []*dataNode
 	Object map[string]*dataNode
+	// Keys holds an object's key ranges, also once folded to a literal.
+	Keys   map[string]hcl.Range
 	IsList bool
 }
 
@@ -140,8 +142,8 @@ func decodeData(expr hcl.Expression) (*dataNode, hcl.Diagnostics) {
 		}
 		return n.fold(), diags
 	case *hclsyntax.ObjectConsExpr:
-		n := &dataNode{Range: e.Range(), Object: map[string]*dataNode{}}
 		keyRanges := map[string]hcl.Range{}
+		n := &dataNode{Range: e.Range(), Object: map[string]*dataNode{}, Keys: keyRanges}
 		var diags hcl.Diagnostics
 		for _, item := range e.Items {
 			key, kd := objectKey(item.KeyExpr)
@@ -241,7 +243,7 @@ func (n *dataNode) fold() *dataNode {
 		}
 		lit[k] = c.Lit
 	}
-	return &dataNode{Range: n.Range, IsLit: true, Lit: lit}
+	return &dataNode{Range: n.Range, IsLit: true, Lit: lit, Keys: n.Keys}
 }
 
 // templates calls f for each template in the tree.

@@ -52,7 +52,24 @@ func (m *Module) Workflow(name string) *Workflow {
 // The Module holds what could be decoded even when the diagnostics have
 // errors; a workflow with errors has a nil Graph.
 func LoadPaths(paths []string) (*Module, hcl.Diagnostics) {
+	return LoadPathsWith(paths, LoadOptions{})
+}
+
+// LoadOptions are the settings of LoadPathsWith and LoadFileWith.
+type LoadOptions struct {
+	// Stored returns the stored versions of the workflow named name (nil
+	// when there are none). A workflow step's child is looked up among the
+	// files being loaded and these; the newest version its pin matches
+	// gives the types of its inputs and outputs (language.md §8.6). With
+	// Stored nil, a child that is in none of the files is not checked and
+	// its output is typed any; with Stored set it is an error.
+	Stored func(name string) ([]*Graph, error)
+}
+
+// LoadPathsWith is LoadPaths with options.
+func LoadPathsWith(paths []string, opts LoadOptions) (*Module, hcl.Diagnostics) {
 	l := newFileLoader()
+	l.opts = opts
 	seen := map[string]bool{}
 	for _, p := range paths {
 		files, diags := expandPath(p)
@@ -78,6 +95,7 @@ func LoadPaths(paths []string) (*Module, hcl.Diagnostics) {
 			l.load(f, src)
 		}
 	}
+	l.finish()
 	if len(l.module.Workflows) == 0 && !l.diags.HasErrors() {
 		l.diags = append(l.diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
@@ -90,8 +108,15 @@ func LoadPaths(paths []string) (*Module, hcl.Diagnostics) {
 
 // LoadFile compiles one file's source; filename is used in diagnostics.
 func LoadFile(filename string, src []byte) (*Module, hcl.Diagnostics) {
+	return LoadFileWith(filename, src, LoadOptions{})
+}
+
+// LoadFileWith is LoadFile with options.
+func LoadFileWith(filename string, src []byte, opts LoadOptions) (*Module, hcl.Diagnostics) {
 	l := newFileLoader()
+	l.opts = opts
 	l.load(filename, src)
+	l.finish()
 	return l.module, l.diags
 }
 
@@ -133,11 +158,29 @@ func expandPath(p string) ([]string, hcl.Diagnostics) {
 	return files, nil
 }
 
-// fileLoader accumulates the files and workflows of one Load call.
+// fileLoader accumulates the files and workflows of one Load call. Files
+// are parsed and decoded as they are read (load); the workflows are
+// compiled at the end (finish), children before the workflows that start
+// them, so that a child's compiled graph types its parent's step.
 type fileLoader struct {
+	opts   LoadOptions
 	module *Module
 	diags  hcl.Diagnostics
 	first  map[string]hcl.Range // workflow name -> first declaration's label
+	// files in the order read, with the diagnostics found in each so far.
+	files []*loadedFile
+}
+
+// loadedFile is one parsed and decoded file awaiting compilation.
+type loadedFile struct {
+	name  string
+	diags hcl.Diagnostics // decode diagnostics, then compile diagnostics
+	decls []*workflowDecl
+	// decodeDiags are the decode diagnostics, which decide whether a
+	// workflow may get a graph.
+	decodeDiags hcl.Diagnostics
+	// asFound: the file did not parse; its diagnostics keep HCL's order.
+	asFound bool
 }
 
 func newFileLoader() *fileLoader {
@@ -155,7 +198,7 @@ func (l *fileLoader) load(filename string, src []byte) {
 		// HCL's positions are unreliable after invalid UTF-8, so stop here
 		// with a precise position.
 		l.module.Files[filename] = &hcl.File{Body: hcl.EmptyBody(), Bytes: src}
-		l.diags = append(l.diags, invalidUTF8(filename, src))
+		l.files = append(l.files, &loadedFile{name: filename, diags: hcl.Diagnostics{invalidUTF8(filename, src)}, asFound: true})
 		return
 	}
 	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
@@ -163,35 +206,101 @@ func (l *fileLoader) load(filename string, src []byte) {
 		l.module.Files[filename] = file
 	}
 	if diags.HasErrors() || file == nil {
-		l.diags = append(l.diags, diags...)
+		l.files = append(l.files, &loadedFile{name: filename, diags: diags, asFound: true})
 		return
 	}
-	var all hcl.Diagnostics
-	defer func() {
-		// Report in source order, whatever stage found the problem.
-		sort.SliceStable(all, func(i, j int) bool { return diagOffset(all[i]) < diagOffset(all[j]) })
-		l.diags = append(l.diags, all...)
-	}()
-	all = append(all, diags...)
+	lf := &loadedFile{name: filename}
+	lf.diags = append(lf.diags, diags...)
 	decls, diags := decodeFile(file)
-	all = append(all, diags...)
-	for _, w := range decls {
-		wdiags := workflowDiags(w, diags)
-		g, cdiags := compileWorkflow(w, wdiags)
-		all = append(all, cdiags...)
-		if first, dup := l.first[w.Name]; dup {
-			all = append(all, duplicate("workflow", w.Name, first, w.NameRange))
+	lf.diags = append(lf.diags, diags...)
+	lf.decls, lf.decodeDiags = decls, diags
+	l.files = append(l.files, lf)
+}
+
+// finish compiles the decoded workflows, children first, and reports every
+// file's diagnostics in source order, files in the order read.
+func (l *fileLoader) finish() {
+	type entry struct {
+		f *loadedFile
+		w *workflowDecl
+		g *Graph
+	}
+	var all []*entry
+	byName := map[string][]*entry{}
+	for _, f := range l.files {
+		for _, w := range f.decls {
+			e := &entry{f: f, w: w}
+			all = append(all, e)
+			byName[w.Name] = append(byName[w.Name], e)
+		}
+	}
+	// Compile in depth-first order of the child references: a child
+	// before its parents. A workflow that is its own descendant (a
+	// recursion) sees itself, and its cycle, as not yet compiled.
+	state := map[*entry]int{} // 0 new, 1 compiling, 2 done
+	compiled := map[string]*Graph{}
+	children := &childResolver{module: compiled, declared: map[string]bool{}, stored: l.opts.Stored}
+	for name := range byName {
+		children.declared[name] = true
+	}
+	var visit func(e *entry)
+	visit = func(e *entry) {
+		if state[e] != 0 {
+			return
+		}
+		state[e] = 1
+		for _, child := range childNames(e.w) {
+			for _, c := range byName[child] {
+				visit(c)
+			}
+		}
+		wdiags := workflowDiags(e.w, e.f.decodeDiags)
+		g, cdiags := compileWorkflowWith(e.w, wdiags, children)
+		e.f.diags = append(e.f.diags, cdiags...)
+		e.g = g
+		if g != nil {
+			if _, dup := compiled[e.w.Name]; !dup {
+				compiled[e.w.Name] = g
+			}
+		}
+		state[e] = 2
+	}
+	for _, e := range all {
+		visit(e)
+	}
+	for _, e := range all {
+		if first, dup := l.first[e.w.Name]; dup {
+			e.f.diags = append(e.f.diags, duplicate("workflow", e.w.Name, first, e.w.NameRange))
 			continue
 		}
-		l.first[w.Name] = w.NameRange
+		l.first[e.w.Name] = e.w.NameRange
 		l.module.Workflows = append(l.module.Workflows, &Workflow{
-			Name:    w.Name,
-			File:    filename,
-			Range:   w.DeclRange,
-			Graph:   g,
-			Sources: w.Sources,
+			Name:    e.w.Name,
+			File:    e.f.name,
+			Range:   e.w.DeclRange,
+			Graph:   e.g,
+			Sources: e.w.Sources,
 		})
 	}
+	for _, f := range l.files {
+		// Report in source order, whatever stage found the problem.
+		if !f.asFound {
+			sort.SliceStable(f.diags, func(i, j int) bool { return diagOffset(f.diags[i]) < diagOffset(f.diags[j]) })
+		}
+		l.diags = append(l.diags, f.diags...)
+	}
+	l.files = nil
+}
+
+// childNames returns the names of the workflows w's steps start.
+func childNames(w *workflowDecl) []string {
+	var out []string
+	for _, s := range w.Steps {
+		if s != nil && s.Action != nil && s.Action.Kind == KindWorkflow && s.Action.Workflow != "" {
+			out = append(out, s.Action.Workflow)
+		}
+	}
+	return out
 }
 
 // workflowDiags picks the diagnostics that fall inside a workflow block.

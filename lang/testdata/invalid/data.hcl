@@ -25,7 +25,7 @@ workflow "data" {
 
   step "d" {
     workflow {
-      name    = "child"
+      name    = "child" # ERROR: Unknown child workflow
       version = "1"
       input   = ["not", "an", "object"] # ERROR: Incorrect value type
     }

@@ -68,7 +68,7 @@ func (e *env) apply(ctx context.Context, paths []string, o *applyOptions) error 
 	if err := checkChoice("on-major", o.onMajor, true); err != nil {
 		return err
 	}
-	mod, err := e.load(paths)
+	mod, err := e.load(ctx, paths)
 	if err != nil {
 		return err
 	}

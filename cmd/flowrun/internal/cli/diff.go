@@ -39,7 +39,7 @@ WORKFLOW@VERSION (hello@1.0.0). When a file defines several workflows,
 						refs[i] = a
 						continue
 					}
-					mod, err := e.load([]string{a})
+					mod, err := e.loadFilesOnly(ctx, []string{a})
 					if err != nil {
 						return err
 					}

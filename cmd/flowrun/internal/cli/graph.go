@@ -26,7 +26,7 @@ picks one. It does not touch the database.`,
 					return usageErrorf("graph takes one PATH, got %d", len(args)).
 						hint("Run: flowrun graph FILE.hcl [--format mermaid|dot].")
 				}
-				mod, err := e.load(args)
+				mod, err := e.loadFilesOnly(ctx, args)
 				if err != nil {
 					return err
 				}

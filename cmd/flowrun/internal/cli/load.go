@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -13,12 +15,39 @@ import (
 // load compiles the workflow files and directories at paths. Diagnostics
 // (warnings too) go to stderr; any error ends the verb with exit 2, after
 // every diagnostic of every file was printed.
-func (e *env) load(paths []string) (*lang.Module, error) {
+//
+// A workflow step's child is looked up among the files and, when it is not
+// there, among the versions stored in the database (opened read-only, and
+// only then; a missing database holds none): validate, plan and apply
+// report a child found nowhere. graph and diff, which read one file of a
+// family, use the files only and leave such a child unchecked.
+func (e *env) load(ctx context.Context, paths []string) (*lang.Module, error) {
+	return e.loadWith(ctx, paths, true)
+}
+
+// loadFilesOnly is load without the database: a child in none of the files
+// is left unchecked.
+func (e *env) loadFilesOnly(ctx context.Context, paths []string) (*lang.Module, error) {
+	return e.loadWith(ctx, paths, false)
+}
+
+func (e *env) loadWith(ctx context.Context, paths []string, stored bool) (*lang.Module, error) {
 	if len(paths) == 0 {
 		return nil, usageErrorf("no workflow files given").
 			hint(fmt.Sprintf("Name one or more .hcl files or directories: flowrun %s PATH...", e.verb))
 	}
-	mod, diags := lang.LoadPaths(paths)
+	var opts lang.LoadOptions
+	var storeErr error
+	if stored {
+		opts.Stored = func(name string) ([]*lang.Graph, error) {
+			gs, err := e.storedGraphs(ctx, name)
+			if err != nil && storeErr == nil {
+				storeErr = err
+			}
+			return gs, err
+		}
+	}
+	mod, diags := lang.LoadPathsWith(paths, opts)
 	if len(diags) > 0 {
 		var files map[string]*hcl.File
 		if mod != nil {
@@ -27,6 +56,11 @@ func (e *env) load(paths []string) (*lang.Module, error) {
 		if err := lang.WriteDiagnostics(e.stderr, files, diags, e.useColor(e.stderr), width(e.stderr)); err != nil {
 			return nil, fmt.Errorf("writing diagnostics: %w", err)
 		}
+	}
+	if storeErr != nil {
+		// The database could not be read: a store fault (exit 5), not a
+		// mistake in the files.
+		return nil, storeErr
 	}
 	if diags.HasErrors() {
 		n := 0
@@ -100,4 +134,29 @@ func shortHash(h string) string {
 		return h[:12]
 	}
 	return h
+}
+
+// storedGraphs returns the stored versions of workflow name, opening the
+// database read-only on first use; a missing database holds none.
+func (e *env) storedGraphs(ctx context.Context, name string) ([]*lang.Graph, error) {
+	st, err := e.openStore(ctx, false)
+	if errors.Is(err, errNoDatabase) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	vs, err := st.VersionList(ctx, name)
+	if err != nil {
+		return nil, &exitError{code: ExitStore, err: fmt.Errorf("reading the stored versions of workflow %q: %w", name, err)}
+	}
+	out := make([]*lang.Graph, 0, len(vs))
+	for _, v := range vs {
+		g, err := lang.Decode(v.Graph)
+		if err != nil {
+			return nil, &exitError{code: ExitStore, err: fmt.Errorf("workflow %q version %s in the database: %w", name, v.Version, err)}
+		}
+		out = append(out, g)
+	}
+	return out, nil
 }

@@ -27,7 +27,7 @@ version would be refused (the same rules as apply), 0 otherwise.`,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			name := fs.String("workflow", "", "the workflow to plan when the files define several")
 			return func(ctx context.Context, args []string) error {
-				mod, err := e.load(args)
+				mod, err := e.load(ctx, args)
 				if err != nil {
 					return err
 				}

@@ -22,7 +22,7 @@ exists it also checks each version against the stored versions, as apply does
 		store: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			return func(ctx context.Context, args []string) error {
-				mod, err := e.load(args)
+				mod, err := e.load(ctx, args)
 				if err != nil {
 					return err
 				}

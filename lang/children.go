@@ -1,0 +1,164 @@
+package lang
+
+import (
+	"sort"
+)
+
+// This file types workflow steps by their child workflows: the child's
+// inputs check the step's input object, and the child's outputs are the
+// step's output type (language.md §8.6).
+
+// childResolver finds the graph of a child workflow: the newest version a
+// pin matches among the workflows being compiled and the stored versions.
+type childResolver struct {
+	// module holds the graphs compiled so far in this load, by name.
+	module map[string]*Graph
+	// declared holds the names of every workflow block being loaded, with
+	// errors or not yet compiled (a recursion) included.
+	declared map[string]bool
+	// stored lists a workflow's stored versions; nil: the store is not
+	// consulted and a child found nowhere is left unchecked.
+	stored func(name string) ([]*Graph, error)
+	cache  map[string][]*Graph
+}
+
+// resolve returns the newest graph of workflow name matching pin, or nil.
+func (r *childResolver) resolve(name string, pin Pin) (*Graph, error) {
+	var cands []*Graph
+	if g := r.module[name]; g != nil {
+		cands = append(cands, g)
+	}
+	if r.stored != nil {
+		gs, ok := r.cache[name]
+		if !ok {
+			var err error
+			if gs, err = r.stored(name); err != nil {
+				return nil, err
+			}
+			if r.cache == nil {
+				r.cache = map[string][]*Graph{}
+			}
+			r.cache[name] = gs
+		}
+		cands = append(cands, gs...)
+	}
+	var best *Graph
+	var bestV SemVer
+	for _, g := range cands {
+		v, err := ParseVersion(g.Version)
+		if err != nil || !pin.Matches(v) {
+			continue
+		}
+		if best == nil || v.Compare(bestV) > 0 {
+			best, bestV = g, v
+		}
+	}
+	return best, nil
+}
+
+// checkChild checks a workflow step against its child and returns the
+// step's output type: an object of the child's outputs, or any when the
+// child is not checked here (no store was given and the child is not in the
+// files, the child has errors of its own, or it is being compiled: a
+// recursion).
+func (c *compiler) checkChild(a *actionDecl, input *Value) *Type {
+	r := c.children
+	if r == nil || a.Workflow == "" {
+		return TypeAny
+	}
+	pin, err := ParsePin(a.Pin)
+	if err != nil {
+		return TypeAny // reported when decoded
+	}
+	child, err := r.resolve(a.Workflow, pin)
+	if err != nil {
+		c.errorf(a.WorkflowRange, "Cannot read the child workflow",
+			"Reading the stored versions of workflow %q failed: %v. Check the database (--db), or apply the child together with this file.", a.Workflow, err)
+		return TypeAny
+	}
+	if child == nil {
+		if r.stored == nil || (r.declared[a.Workflow] && r.module[a.Workflow] == nil) {
+			// Not looked up in a store; or the child is in the files but
+			// has errors of its own, or is being compiled (a recursion).
+			return TypeAny
+		}
+		c.errorf(a.WorkflowRange, "Unknown child workflow",
+			"No workflow %q with a version matching %q is in the files given or in the database. Apply it together with this file (flowrun apply parent.hcl child.hcl), or apply it first.",
+			a.Workflow, a.Pin)
+		return TypeAny
+	}
+	c.checkChildInput(a, input, child)
+	fields := make(map[string]*Type, len(child.Outputs))
+	for _, o := range child.Outputs {
+		t := o.Type
+		if t == nil {
+			t = TypeAny
+		}
+		fields[o.Name] = t
+	}
+	return ObjectOf(fields)
+}
+
+// checkChildInput checks the step's input object against the child's
+// declared inputs: every key names an input, every value has its type, and
+// every input without a default is given. An input that is a map or any is
+// checked when the step runs.
+func (c *compiler) checkChildInput(a *actionDecl, input *Value, child *Graph) {
+	declared := map[string]Input{}
+	var names []string
+	for _, in := range child.Inputs {
+		declared[in.Name] = in
+		names = append(names, in.Name)
+	}
+	sort.Strings(names)
+	given := map[string]bool{}
+	at := a.WorkflowRange
+	if a.Input != nil {
+		at = a.Input.Range
+		if input == nil || input.Type == nil || input.Type.Kind != KindObject {
+			return
+		}
+		keys := make([]string, 0, len(input.Type.Fields))
+		for k := range input.Type.Fields {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			given[k] = true
+			rng := at
+			if r, ok := a.Input.Keys[k]; ok {
+				rng = r
+			}
+			in, ok := declared[k]
+			if !ok {
+				c.errorf(rng, "Unknown child input",
+					"Workflow %q version %s declares no input %q; its inputs are %s.%s Remove it or fix its name.",
+					child.Workflow, child.Version, k, quoteList(names), didYouMean(k, names))
+				continue
+			}
+			if t := input.Type.Fields[k]; !t.AssignableTo(in.Type) {
+				c.errorf(rng, "Incorrect child input type",
+					"Input %q of workflow %q version %s has type %s, but this value is a %s. Give it a %s.",
+					k, child.Workflow, child.Version, in.Type, t, in.Type)
+			}
+		}
+	}
+	var missing []string
+	for _, n := range names {
+		if declared[n].Default == nil && !given[n] {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		c.errorf(at, "Missing child input",
+			"Workflow %q version %s requires %s, which this step does not give: add it to input = { ... }.",
+			child.Workflow, child.Version, inputsWord(len(missing))+" "+quoteList(missing))
+	}
+}
+
+func inputsWord(n int) string {
+	if n == 1 {
+		return "input"
+	}
+	return "inputs"
+}
