@@ -354,9 +354,18 @@ type Transition struct {
 	Steps    []StepWrite
 	Attempts []AttemptWrite
 	Events   []EventWrite
+	// Expect, when set, makes the transition a compare-and-set: it applies
+	// only while the run's row still has this status, version and graph
+	// hash (a version decision, which people may take at the same time).
+	// When it does not hold, nothing of the transition is written and its
+	// result's Err wraps ErrConflict.
+	Expect *RunExpect
 	// Children are runs to create (child workflows), in the same commit
 	// as the step that starts them.
 	Children []RunInsertParams
+	// Runs are top-level runs to create in the same commit (the run that
+	// replaces one decided "new"): unlike Children, they get no parent.
+	Runs []RunInsertParams
 	// ConsumeSignals marks signals as consumed by a step key.
 	ConsumeSignals []SignalConsume
 	// Wake sets available_at = Now on these runs (a parent whose child just
@@ -372,6 +381,13 @@ type Transition struct {
 	// so an occurrence is never lost or queued twice (resilience.go).
 	Alerts []AlertWrite
 	Now    time.Time
+}
+
+// RunExpect is the state a Transition's Expect requires of the run's row.
+type RunExpect struct {
+	Status    RunStatus
+	Version   string
+	GraphHash string
 }
 
 // RunUpdate changes run columns. Nil pointers leave a column as it is.

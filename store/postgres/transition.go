@@ -26,6 +26,11 @@ import (
 // (IS NULL, CASE WHEN $n). (SQLite: MIN(a, b) is LEAST(a, b); 0/1 flags
 // are booleans.)
 //
+// A transition with Expect also requires the run's status, version and
+// graph hash ($21-$23): a compare-and-set. Under READ COMMITTED a second
+// decider's UPDATE waits for the first one's row lock and then re-checks
+// the WHERE clause on the committed row, so only one of them matches.
+//
 // RETURNING says whether the run is now free and due: then it is work for
 // another worker, and the commit sends a notification.
 const fenceSQL = `UPDATE runs SET
@@ -49,6 +54,7 @@ const fenceSQL = `UPDATE runs SET
 		lease_expires_at = CASE WHEN $19::boolean THEN NULL ELSE lease_expires_at END
 	WHERE id = $1
 		AND (($2::text = '' AND lease_owner IS NULL) OR (lease_owner = $2::text AND lease_epoch = $3::bigint))
+		AND ($21::text IS NULL OR (status = $21::text AND version = $22::text AND graph_hash = $23::text))
 	RETURNING lease_owner IS NULL AND status IN ('pending', 'running', 'waiting') AND available_at <= $4::bigint`
 
 // upsertStepSQL writes the whole state of a step key; a zero StartedAt keeps
@@ -132,13 +138,13 @@ func (w *wtx) transition(t *store.Transition, res *store.TransitionResult) error
 	var due bool
 	err := w.tx.QueryRow(w.ctx, fenceSQL, fenceArgs(t, now)...).Scan(&due)
 	if noRows(err) {
-		var one int
-		if err := w.tx.QueryRow(w.ctx, `SELECT 1 FROM runs WHERE id = $1`, t.RunID).Scan(&one); noRows(err) {
+		var status, version, hash string
+		if err := w.tx.QueryRow(w.ctx, `SELECT status, version, graph_hash FROM runs WHERE id = $1`, t.RunID).Scan(&status, &version, &hash); noRows(err) {
 			return fmt.Errorf("transition of an unknown run: %w", store.ErrNotFound)
 		} else if err != nil {
 			return err
 		}
-		res.Err = fmt.Errorf("run %s is held by another lease than %s@%d: %w", t.RunID, t.Lease.Owner, t.Lease.Epoch, store.ErrLeaseLost)
+		res.Err = fenceError(t, status, version, hash)
 		return nil
 	}
 	if err != nil {
@@ -173,6 +179,14 @@ func (w *wtx) transition(t *store.Transition, res *store.TransitionResult) error
 			return fmt.Errorf("creating child run %s: %w", c.ID, err)
 		}
 	}
+	for _, r := range t.Runs {
+		if r.Now.IsZero() {
+			r.Now = t.Now
+		}
+		if err := w.insertRun(&b, r); err != nil {
+			return fmt.Errorf("creating run %s: %w", r.ID, err)
+		}
+	}
 	for _, c := range t.ConsumeSignals {
 		b.exec(func(n int64) error {
 			if n == 0 {
@@ -191,10 +205,24 @@ func (w *wtx) transition(t *store.Transition, res *store.TransitionResult) error
 	return w.resilience(t)
 }
 
+// fenceError says why the fence of a transition matched no row of an
+// existing run: its Expect does not hold (ErrConflict), or its lease is
+// lost (ErrLeaseLost).
+func fenceError(t *store.Transition, status, version, hash string) error {
+	if x := t.Expect; x != nil && (string(x.Status) != status || x.Version != version || x.GraphHash != hash) {
+		return fmt.Errorf("run %s is %s on version %s, not %s on version %s as expected: %w",
+			t.RunID, status, version, x.Status, x.Version, store.ErrConflict)
+	}
+	return fmt.Errorf("run %s is held by another lease than %s@%d: %w", t.RunID, t.Lease.Owner, t.Lease.Epoch, store.ErrLeaseLost)
+}
+
 // fenceArgs are the parameters of fenceSQL.
 func fenceArgs(t *store.Transition, now int64) []any {
 	args := []any{t.RunID, t.Lease.Owner, t.Lease.Epoch, now,
-		nil, nil, nil, nil, nil, nil, false, nil, false, nil, nil, false, false, nil, false, nil}
+		nil, nil, nil, nil, nil, nil, false, nil, false, nil, nil, false, false, nil, false, nil, nil, nil, nil}
+	if x := t.Expect; x != nil {
+		args[20], args[21], args[22] = string(x.Status), x.Version, x.GraphHash
+	}
 	u := t.Run
 	if u == nil {
 		return args

@@ -17,6 +17,9 @@ import (
 // One static statement serves every RunUpdate: a NULL parameter (nil
 // pointer) keeps the column, and the ?N flag parameters say whether a
 // nullable column is set (to NULL when the new value is zero).
+// A transition with Expect also requires the run's status, version and
+// graph hash (?21-?23): a compare-and-set, checked in the same statement
+// that writes, so two deciders cannot both pass it.
 // available_at is pulled forward to now when a signal or a wake arrived
 // since the claim (wake_pending) or a cancel is pending, so a worker that
 // parks a run without having seen the news does not sleep through it.
@@ -40,7 +43,8 @@ const fenceSQL = `UPDATE runs SET
 		lease_owner = CASE WHEN ?19 THEN NULL ELSE lease_owner END,
 		lease_expires_at = CASE WHEN ?19 THEN NULL ELSE lease_expires_at END
 	WHERE id = ?1
-		AND ((?2 = '' AND lease_owner IS NULL) OR (lease_owner = ?2 AND lease_epoch = ?3))`
+		AND ((?2 = '' AND lease_owner IS NULL) OR (lease_owner = ?2 AND lease_epoch = ?3))
+		AND (?21 IS NULL OR (status = ?21 AND version = ?22 AND graph_hash = ?23))`
 
 // upsertStepSQL writes the whole state of a step key; a zero StartedAt keeps
 // the stored one (the first start of the step).
@@ -121,11 +125,11 @@ func (w *wtx) transition(t *store.Transition) (store.TransitionResult, error) {
 		return res, err
 	}
 	if n == 0 {
-		var one int
-		if err := w.queryRow(`SELECT 1 FROM runs WHERE id = ?1`, t.RunID).Scan(&one); err != nil {
+		var status, version, hash string
+		if err := w.queryRow(`SELECT status, version, graph_hash FROM runs WHERE id = ?1`, t.RunID).Scan(&status, &version, &hash); err != nil {
 			return res, fmt.Errorf("transition of an unknown run: %w", store.ErrNotFound)
 		}
-		res.Err = fmt.Errorf("run %s is held by another lease than %s@%d: %w", t.RunID, t.Lease.Owner, t.Lease.Epoch, store.ErrLeaseLost)
+		res.Err = fenceError(t, status, version, hash)
 		return res, nil
 	}
 	for _, st := range t.Steps {
@@ -154,6 +158,14 @@ func (w *wtx) transition(t *store.Transition) (store.TransitionResult, error) {
 			return res, fmt.Errorf("creating child run %s: %w", c.ID, err)
 		}
 	}
+	for _, r := range t.Runs {
+		if r.Now.IsZero() {
+			r.Now = t.Now
+		}
+		if err := w.insertRun(r); err != nil {
+			return res, fmt.Errorf("creating run %s: %w", r.ID, err)
+		}
+	}
 	for _, c := range t.ConsumeSignals {
 		n, err := w.execN(consumeSignalSQL, c.StepKey, now, c.SignalID, t.RunID)
 		if err != nil {
@@ -174,10 +186,24 @@ func (w *wtx) transition(t *store.Transition) (store.TransitionResult, error) {
 	return res, nil
 }
 
+// fenceError says why the fence of a transition matched no row of an
+// existing run: its Expect does not hold (ErrConflict), or its lease is
+// lost (ErrLeaseLost).
+func fenceError(t *store.Transition, status, version, hash string) error {
+	if x := t.Expect; x != nil && (string(x.Status) != status || x.Version != version || x.GraphHash != hash) {
+		return fmt.Errorf("run %s is %s on version %s, not %s on version %s as expected: %w",
+			t.RunID, status, version, x.Status, x.Version, store.ErrConflict)
+	}
+	return fmt.Errorf("run %s is held by another lease than %s@%d: %w", t.RunID, t.Lease.Owner, t.Lease.Epoch, store.ErrLeaseLost)
+}
+
 // fenceArgs are the parameters of fenceSQL.
 func fenceArgs(t *store.Transition, now int64) []any {
 	args := []any{t.RunID, t.Lease.Owner, t.Lease.Epoch, now,
-		nil, nil, nil, nil, nil, nil, false, nil, false, nil, nil, false, false, nil, false, nil}
+		nil, nil, nil, nil, nil, nil, false, nil, false, nil, nil, false, false, nil, false, nil, nil, nil, nil}
+	if x := t.Expect; x != nil {
+		args[20], args[21], args[22] = string(x.Status), x.Version, x.GraphHash
+	}
 	u := t.Run
 	if u == nil {
 		return args
