@@ -120,12 +120,14 @@ func historyScenario(full int) func(context.Context, Config, string, *Result) er
 			return err
 		}
 		took := now().Sub(start)
-		atts, err := h.st.AttemptList(ctx, run.ID, "")
+		// Counted in SQL: listing 100,000 attempts would put the check's
+		// own memory into the scenario's peak RSS.
+		atts, err := countAttempts(ctx, h.st.Path(), run.ID)
 		if err != nil {
 			return err
 		}
-		if len(atts) != n {
-			return fmt.Errorf("the run made %d attempts, want %d", len(atts), n)
+		if atts != n {
+			return fmt.Errorf("the run made %d attempts, want %d", atts, n)
 		}
 		r.figure(Figure{Name: "http attempts in one run", Value: perSec(n, took), Unit: "attempts/s", Baseline: &raw})
 		return nil

@@ -88,3 +88,18 @@ func spawnTrue(ctx context.Context, n int) (time.Duration, error) {
 	}
 	return now().Sub(start) / time.Duration(n), nil
 }
+
+// countAttempts counts the attempts of a run in the store at path, on a
+// connection of its own.
+func countAttempts(ctx context.Context, path, runID string) (int, error) {
+	db, err := openRaw(path, "NORMAL")
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM step_attempts WHERE run_id = ?1`, runID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting the attempts of run %s: %w", runID, err)
+	}
+	return n, nil
+}
