@@ -3,8 +3,10 @@ package lang
 import (
 	"container/heap"
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 )
@@ -34,6 +36,19 @@ type compiler struct {
 	cel *celGraph
 	// children finds the graphs of child workflows; nil: none are checked.
 	children *childResolver
+	// deferred holds checks whose results no later step's types depend
+	// on (the steps' when), run after every step is built.
+	deferred []*deferredCheck
+}
+
+// deferredCheck is an expression check postponed by deferExpr.
+type deferredCheck struct {
+	e     *exprDecl
+	sc    *scoper
+	want  *Type
+	set   func(*Expr)
+	out   *Expr
+	diags hcl.Diagnostics
 }
 
 // compileWorkflowWith compiles a decoded workflow. The Graph is nil when the
@@ -70,6 +85,7 @@ func compileWorkflowWith(w *workflowDecl, decodeDiags hcl.Diagnostics, children 
 		c.g.Steps = append(c.g.Steps, st)
 		c.built[st.Name] = st
 	}
+	c.runDeferred()
 	c.buildOutputs()
 	c.buildAlerts()
 	if c.diags.HasErrors() || decodeDiags.HasErrors() {
@@ -397,20 +413,71 @@ func (c *compiler) checkExpr(e *exprDecl, sc *scoper, want *Type) *Expr {
 	if e == nil || c.skip[e] {
 		return nil
 	}
+	out, diags := checkExprDiags(e, sc, want)
+	c.diags = append(c.diags, diags...)
+	if diags.HasErrors() {
+		return nil
+	}
+	return out
+}
+
+// checkExprDiags type-checks a control expression in the narrowest scope
+// that holds its references, and again with everything visible when that
+// fails, for messages that list what is there. It writes nothing to the
+// compiler.
+func checkExprDiags(e *exprDecl, sc *scoper, want *Type) (*Expr, hcl.Diagnostics) {
 	out, diags := CheckExpr(e.Parsed, sc.narrow(e.Parsed.StepRefs()), want)
 	if diags.HasErrors() {
-		// Check again with everything visible, for messages that list it.
 		if o, d := CheckExpr(e.Parsed, sc.full(), want); d.HasErrors() {
 			diags = d
 		} else {
 			out, diags = o, d
 		}
 	}
-	c.diags = append(c.diags, diags...)
-	if diags.HasErrors() {
-		return nil
+	return out, diags
+}
+
+// deferExpr checks e like checkExpr, later: set receives the result once
+// every step is built. Only a check whose result no other step's type
+// depends on may be deferred.
+func (c *compiler) deferExpr(e *exprDecl, sc *scoper, want *Type, set func(*Expr)) {
+	if e == nil || c.skip[e] {
+		return
 	}
-	return out
+	c.deferred = append(c.deferred, &deferredCheck{e: e, sc: sc, want: want, set: set})
+}
+
+// runDeferred runs the deferred checks: the steps' types are all known and
+// nothing is written to the compiler while they run, so a large workflow's
+// checks are spread over the processors (each goroutine takes every
+// workers-th check and ends before runDeferred returns). Results and
+// diagnostics are then recorded in the order the checks were deferred.
+func (c *compiler) runDeferred() {
+	checks := c.deferred
+	c.deferred = nil
+	run := func(d *deferredCheck) { d.out, d.diags = checkExprDiags(d.e, d.sc, d.want) }
+	workers := min(runtime.GOMAXPROCS(0), len(checks)/parallelStepDecode)
+	if workers < 2 {
+		for _, d := range checks {
+			run(d)
+		}
+	} else {
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				for i := w; i < len(checks); i += workers {
+					run(checks[i])
+				}
+			})
+		}
+		wg.Wait()
+	}
+	for _, d := range checks {
+		c.diags = append(c.diags, d.diags...)
+		if !d.diags.HasErrors() {
+			d.set(d.out)
+		}
+	}
 }
 
 // buildOutputs checks the workflow outputs against every step.

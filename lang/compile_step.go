@@ -47,7 +47,9 @@ func (c *compiler) buildStep(sd *stepDecl) *Step {
 		st.Action.Kind = sd.Action.Kind
 	}
 
-	st.When = c.checkExpr(sd.When, c.stepScope(st, SlotWhen), TypeBool)
+	// A when decides whether the step runs, not its output's type: it is
+	// checked after every step is built, in parallel in a large workflow.
+	c.deferExpr(sd.When, c.stepScope(st, SlotWhen), TypeBool, func(e *Expr) { st.When = e })
 	if f := sd.Foreach; f != nil {
 		st.Foreach = &Foreach{Concurrency: f.Concurrency, OnFailure: f.OnFailure}
 		st.Foreach.Items = c.checkExpr(f.Items, c.stepScope(st, SlotItems), ListOf(TypeAny))
