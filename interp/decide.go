@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/store"
@@ -191,6 +192,94 @@ type DecideParams struct {
 	// By says who decided, for the event: "cli", "tui", "apply --on-major",
 	// "apply prompt", plus whatever identifies the person (OS user).
 	By string
+	// From is the version the run was bound to when the decider looked at
+	// it (the plan shown on a screen or prompt); "" for the version it is
+	// bound to when Decide reads it. A run that was decided or rebound
+	// since is not decided again.
+	From string
+}
+
+// DecidedError says that a run's version decision was already taken, by
+// someone else or at the same moment: the decision asked for was not
+// written. It wraps store.ErrConflict.
+type DecidedError struct {
+	RunID    string
+	By       string // who decided, as the version_decided event says
+	Choice   Choice
+	NewRunID string // the replacement, for "new"
+	At       time.Time
+	Status   store.RunStatus // the run's status when the refusal was made
+}
+
+func (d *DecidedError) Error() string {
+	what := string(d.Choice)
+	if d.NewRunID != "" {
+		what += " (replaced by run " + d.NewRunID + ")"
+	}
+	return fmt.Sprintf("run %s was already decided by %s: %s; it is %s now", d.RunID, d.By, what, d.Status)
+}
+
+// Unwrap makes a DecidedError a store.ErrConflict.
+func (d *DecidedError) Unwrap() error { return store.ErrConflict }
+
+// LastDecision returns the version decision taken on a run that is not
+// blocked since (nil when there is none): with from set, the newest
+// decision made on the run bound to that version. Decide uses it to say
+// who won when a decision comes too late.
+func (e *Engine) LastDecision(ctx context.Context, runID, from string) (*DecidedError, error) {
+	run, err := e.st.RunFind(ctx, runID)
+	if err != nil {
+		return nil, fmt.Errorf("read run %s: %w", runID, err)
+	}
+	evs, err := e.st.EventList(ctx, store.EventListParams{RunID: run.ID})
+	if err != nil {
+		return nil, fmt.Errorf("run %s: read its history: %w", run.ID, err)
+	}
+	var last *DecidedError
+	for _, ev := range evs {
+		if ev.Kind == "version_blocked" && from == "" {
+			last = nil // blocked again: a decision before does not answer this block
+		}
+		if ev.Kind != "version_decided" {
+			continue
+		}
+		var d struct {
+			Choice   Choice `json:"choice"`
+			By       string `json:"by"`
+			From     string `json:"from"`
+			NewRunID string `json:"new_run_id"`
+			Replaces string `json:"replaces"`
+		}
+		if json.Unmarshal(ev.Data, &d) != nil || d.Replaces != "" || (from != "" && d.From != from) {
+			continue
+		}
+		last = &DecidedError{RunID: run.ID, By: d.By, Choice: d.Choice, NewRunID: d.NewRunID, At: ev.At, Status: run.Status}
+	}
+	if last != nil && from == "" && run.Status == store.RunBlocked {
+		return nil, nil
+	}
+	return last, nil
+}
+
+// refusal says why a decision for run, looked at on version from ("" for
+// its version now), cannot be taken: it was decided already (a
+// DecidedError), it is not blocked, or it is bound to another version
+// than the one looked at. nil when the decision can go on.
+func (e *Engine) refusal(ctx context.Context, run store.Run, from string) error {
+	if run.Status == store.RunBlocked && (from == "" || from == run.Version) {
+		return nil
+	}
+	d, err := e.LastDecision(ctx, run.ID, from)
+	if err != nil {
+		return err
+	}
+	if d != nil {
+		return d
+	}
+	if run.Status != store.RunBlocked {
+		return fmt.Errorf("run %s is %s, not blocked; only a run blocked by a new MAJOR version takes a version decision: %w", run.ID, run.Status, store.ErrConflict)
+	}
+	return fmt.Errorf("run %s is bound to version %s now, not %s as it was shown; look at it again: %w", run.ID, run.Version, from, store.ErrConflict)
 }
 
 // Decision is a decision carried out.
@@ -203,11 +292,20 @@ type Decision struct {
 }
 
 // Decide carries out a version decision for a blocked run. It is an error
-// wrapping store.ErrConflict when the run is not blocked, and when the
-// choice cannot work (its inputs do not fit the new version, or the new
-// graph cannot take the kept outputs); nothing is written then. The run
-// becomes pending (old, migrate) or canceled with a fresh run started
-// (new); the caller drives it or leaves it to a worker.
+// wrapping store.ErrConflict when the run is not blocked (a *DecidedError
+// when a decision was taken on it already), and when the choice cannot
+// work (its inputs do not fit the new version, or the new graph cannot take
+// the kept outputs); nothing is written then. The run becomes pending (old,
+// migrate) or canceled with a fresh run started (new); the caller drives
+// it or leaves it to a worker.
+//
+// The decision is one store transaction and a compare-and-set: it is
+// written only if the run is still blocked on the version and graph it was
+// read with (and looked at, p.From), so of two people deciding at once
+// exactly one wins and the other gets a *DecidedError naming the winner's
+// choice. For "new", the replacement run is created in that same
+// transaction, so a crash leaves either the blocked run alone or the
+// canceled run and its replacement, never two live runs.
 //
 // A decision is written with no lease: a blocked run is never claimed.
 func (e *Engine) Decide(ctx context.Context, p DecideParams) (Decision, error) {
@@ -217,12 +315,13 @@ func (e *Engine) Decide(ctx context.Context, p DecideParams) (Decision, error) {
 	}
 	run := plan.Run
 	d := Decision{Plan: plan, Choice: p.Choice, Run: run}
-	if run.Status != store.RunBlocked {
-		return d, fmt.Errorf("run %s is %s, not blocked; only a run blocked by a new MAJOR version takes a version decision: %w", run.ID, run.Status, store.ErrConflict)
+	if err := e.refusal(ctx, run, p.From); err != nil {
+		return d, err
 	}
 	now := e.clk.Now()
 	data := map[string]any{"choice": p.Choice, "from": plan.From, "to": plan.To, "by": p.By, "host": e.opts.Owner.Host}
-	t := store.Transition{RunID: run.ID, Now: now, Run: &store.RunUpdate{}}
+	t := store.Transition{RunID: run.ID, Now: now, Run: &store.RunUpdate{},
+		Expect: &store.RunExpect{Status: store.RunBlocked, Version: run.Version, GraphHash: run.GraphHash}}
 	var cancelAfter []string
 	switch p.Choice {
 	case ChoiceOld:
@@ -250,13 +349,11 @@ func (e *Engine) Decide(ctx context.Context, p DecideParams) (Decision, error) {
 		ins.WorkDir = run.WorkDir
 		ins.Events = append(ins.Events, store.EventWrite{Kind: "version_decided", Data: mustJSON(map[string]any{
 			"choice": ChoiceNew, "from": plan.From, "to": plan.To, "replaces": run.ID, "by": p.By, "host": e.opts.Owner.Host})})
-		nr, err := e.st.RunInsert(ctx, ins)
-		if err != nil {
-			return d, fmt.Errorf("decide run %s: start its replacement: %w", run.ID, err)
-		}
-		d.Run = nr
-		data["new_run_id"] = nr.ID
-		if cancelAfter, err = e.replaceWrites(ctx, plan, nr, &t); err != nil {
+		// The replacement is created in the decision's own transaction.
+		ins.Now, ins.AvailableAt = now, now
+		t.Runs = []store.RunInsertParams{ins}
+		data["new_run_id"] = ins.ID
+		if cancelAfter, err = e.replaceWrites(ctx, plan, ins.ID, &t); err != nil {
 			return d, err
 		}
 	default:
@@ -268,6 +365,16 @@ func (e *Engine) Decide(ctx context.Context, p DecideParams) (Decision, error) {
 		if isLeaseLost(err) {
 			return d, fmt.Errorf("run %s was taken by a worker while it was decided: %w", run.ID, store.ErrConflict)
 		}
+		if errors.Is(err, store.ErrConflict) {
+			// Someone else decided (or rebound) the run since it was read.
+			now, gerr := e.st.RunGet(ctx, run.ID)
+			if gerr != nil {
+				return d, fmt.Errorf("decide run %s: %w (and reading it again: %v)", run.ID, err, gerr)
+			}
+			if rerr := e.refusal(ctx, now, run.Version); rerr != nil {
+				return d, rerr
+			}
+		}
 		return d, fmt.Errorf("decide run %s: %w", run.ID, err)
 	}
 	for _, id := range cancelAfter {
@@ -276,10 +383,12 @@ func (e *Engine) Decide(ctx context.Context, p DecideParams) (Decision, error) {
 		}
 	}
 	e.wakePools()
-	if p.Choice != ChoiceNew {
-		if d.Run, err = e.st.RunGet(ctx, run.ID); err != nil {
-			return d, fmt.Errorf("decide run %s: %w", run.ID, err)
-		}
+	next := run.ID
+	if p.Choice == ChoiceNew {
+		next = t.Runs[0].ID
+	}
+	if d.Run, err = e.st.RunGet(ctx, next); err != nil {
+		return d, fmt.Errorf("decide run %s: %w", run.ID, err)
 	}
 	return d, nil
 }
@@ -340,9 +449,9 @@ func (e *Engine) migrateWrites(ctx context.Context, plan *DecisionPlan, t *store
 // replaceWrites fills t with the end of a run replaced by nr: canceled,
 // with its unfinished steps and running attempts canceled. It returns the
 // unfinished child runs, to cancel after the commit.
-func (e *Engine) replaceWrites(ctx context.Context, plan *DecisionPlan, nr store.Run, t *store.Transition) ([]string, error) {
+func (e *Engine) replaceWrites(ctx context.Context, plan *DecisionPlan, newID string, t *store.Transition) ([]string, error) {
 	run := plan.Run
-	msg := fmt.Sprintf("replaced by run %s of version %s (version decision: new)", nr.ID, plan.To)
+	msg := fmt.Sprintf("replaced by run %s of version %s (version decision: new)", newID, plan.To)
 	u := t.Run
 	u.Status, u.WaitReason, u.FinishedAt = ptr(store.RunCanceled), ptr(""), ptr(t.Now)
 	u.Error = mustJSON(map[string]any{"kind": "canceled", "message": msg})

@@ -1,12 +1,16 @@
 package interp
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/sqlite"
 )
 
 func TestBind(t *testing.T) {
@@ -362,5 +366,249 @@ func TestClaimBlocks(t *testing.T) {
 	}
 	if k := b.eventKinds(run.ID); !strings.HasSuffix(k, "version_blocked") {
 		t.Fatalf("events: %s", k)
+	}
+}
+
+// blockedBundle is a bundle whose run of ship 1.0.0 is blocked by 2.0.0.
+func blockedBundle(t *testing.T) (*bundle, store.Run) {
+	t.Helper()
+	b := setup(t)
+	run := b.parked()
+	b.compile(waitV("2.0.0", "v2"))
+	run, err := b.e.Rebind(b.ctx, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, run, store.RunBlocked)
+	return b, run
+}
+
+// otherProcess is a second engine on the same database file, through its
+// own store (its own connections), as a second flowrun or flowtui process
+// has. wrap, when set, wraps its store.
+func (b *bundle) otherProcess(wrap func(store.Store) store.Store) *Engine {
+	b.t.Helper()
+	st, err := sqlite.Open(b.ctx, b.st.Path(), sqlite.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		b.t.Fatalf("open the store again: %v", err)
+	}
+	b.t.Cleanup(func() { st.Close() })
+	var s store.Store = st
+	if wrap != nil {
+		s = wrap(st)
+	}
+	return New(s, Options{Clock: b.clk, Owner: store.Owner{Host: "otherhost", PID: 2, Worker: "t"},
+		Getenv: func(string) string { return "" }, Rand: rand.New(rand.NewPCG(3, 4)), ParkWait: -1})
+}
+
+// liveRuns lists the runs of ship that are not finished.
+func (b *bundle) liveRuns() []string {
+	b.t.Helper()
+	rs, err := b.st.RunList(b.ctx, store.RunListParams{Workflow: "ship"})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	var live []string
+	for _, r := range rs {
+		if !r.Status.Terminal() {
+			live = append(live, r.ID)
+		}
+	}
+	return live
+}
+
+// commitHook is a store whose TransitionCommit calls before first (once),
+// and which fails the test if a run is inserted outside a transition.
+type commitHook struct {
+	store.Store
+	t      *testing.T
+	before func(ts []store.Transition) []store.Transition
+}
+
+func (h *commitHook) TransitionCommit(ctx context.Context, ts []store.Transition) ([]store.TransitionResult, error) {
+	if h.before != nil {
+		f := h.before
+		h.before = nil
+		ts = f(ts)
+	}
+	return h.Store.TransitionCommit(ctx, ts)
+}
+
+func (h *commitHook) RunInsert(ctx context.Context, p store.RunInsertParams) (store.Run, error) {
+	h.t.Errorf("run %s inserted in a write of its own, outside the decision's transaction", p.ID)
+	return h.Store.RunInsert(ctx, p)
+}
+
+// TestConcurrentDecisionsOneWins has two processes decide the same blocked
+// run at the same moment, for each pair of choices: exactly one decision is
+// written, the other gets a DecidedError naming the winner and its choice,
+// and a "new" leaves exactly one live run.
+func TestConcurrentDecisionsOneWins(t *testing.T) {
+	pairs := [][2]Choice{{ChoiceOld, ChoiceMigrate}, {ChoiceNew, ChoiceNew}, {ChoiceNew, ChoiceOld}, {ChoiceMigrate, ChoiceNew}}
+	for _, pair := range pairs {
+		t.Run(string(pair[0])+"-"+string(pair[1]), func(t *testing.T) {
+			b, run := blockedBundle(t)
+			engines := []*Engine{b.e, b.otherProcess(nil)}
+			by := []string{"cli (user ann)", "tui (user bob)"}
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			errs := make([]error, 2)
+			decs := make([]Decision, 2)
+			for i := range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					decs[i], errs[i] = engines[i].Decide(b.ctx, DecideParams{RunID: run.ID, Choice: pair[i], By: by[i], From: "1.0.0"})
+				}()
+			}
+			close(start)
+			wg.Wait()
+			win := -1
+			for i, err := range errs {
+				if err == nil {
+					if win >= 0 {
+						t.Fatalf("both decisions were written: %s and %s", pair[0], pair[1])
+					}
+					win = i
+				}
+			}
+			if win < 0 {
+				t.Fatalf("no decision was written: %v; %v", errs[0], errs[1])
+			}
+			lose := 1 - win
+			var de *DecidedError
+			if !errors.As(errs[lose], &de) || !errors.Is(errs[lose], store.ErrConflict) {
+				t.Fatalf("losing decision: %v, want a DecidedError", errs[lose])
+			}
+			if de.By != by[win] || de.Choice != pair[win] {
+				t.Fatalf("loser told decided by %q: %s, want %q: %s", de.By, de.Choice, by[win], pair[win])
+			}
+			want := fmt.Sprintf("run %s was already decided by %s: %s", run.ID, by[win], pair[win])
+			if !strings.HasPrefix(errs[lose].Error(), want) {
+				t.Fatalf("loser's message %q, want it to start %q", errs[lose], want)
+			}
+			if n := strings.Count(b.eventKinds(run.ID), "version_decided"); n != 1 {
+				t.Fatalf("%d version_decided events, want 1", n)
+			}
+			if live := b.liveRuns(); len(live) != 1 || live[0] != decs[win].Run.ID {
+				t.Fatalf("live runs %v, want only %s", live, decs[win].Run.ID)
+			}
+		})
+	}
+}
+
+// TestDecisionLosesInsideItsCommit makes the race deterministic: the other
+// process has read the run blocked and passed every check, and the first
+// one decides just before its commit. The compare-and-set in the commit
+// refuses the late decision, which writes nothing.
+func TestDecisionLosesInsideItsCommit(t *testing.T) {
+	b, run := blockedBundle(t)
+	var first Decision
+	late := b.otherProcess(func(s store.Store) store.Store {
+		return &commitHook{Store: s, t: t, before: func(ts []store.Transition) []store.Transition {
+			var err error
+			if first, err = b.e.Decide(b.ctx, DecideParams{RunID: run.ID, Choice: ChoiceNew, By: "apply prompt (user ann)"}); err != nil {
+				t.Fatalf("first decision: %v", err)
+			}
+			return ts
+		}}
+	})
+	_, err := late.Decide(b.ctx, DecideParams{RunID: run.ID, Choice: ChoiceMigrate, By: "tui (user bob)"})
+	var de *DecidedError
+	if !errors.As(err, &de) || de.Choice != ChoiceNew || de.NewRunID != first.Run.ID || de.By != "apply prompt (user ann)" {
+		t.Fatalf("late decision: %v (%+v)", err, de)
+	}
+	if live := b.liveRuns(); len(live) != 1 || live[0] != first.Run.ID {
+		t.Fatalf("live runs %v, want only the replacement %s", live, first.Run.ID)
+	}
+	if got, _ := b.st.RunGet(b.ctx, run.ID); got.Version != "1.0.0" || got.Status != store.RunCanceled {
+		t.Fatalf("the late migrate was written: %s %s", got.Status, got.Version)
+	}
+}
+
+// TestDecisionFromAStaleLook refuses a decision made from a screen that
+// showed the run on a version it has since left: migrated to 2.0.0 and
+// blocked again by 3.0.0, the run is blocked, but not on what was shown.
+func TestDecisionFromAStaleLook(t *testing.T) {
+	b, run := blockedBundle(t)
+	if _, err := b.e.Decide(b.ctx, DecideParams{RunID: run.ID, Choice: ChoiceMigrate, By: "cli (user ann)"}); err != nil {
+		t.Fatal(err)
+	}
+	b.compile(waitV("3.0.0", "v3"))
+	run, err := b.e.Rebind(b.ctx, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, run, store.RunBlocked)
+	_, err = b.e.Decide(b.ctx, DecideParams{RunID: run.ID, Choice: ChoiceOld, By: "tui (user bob)", From: "1.0.0"})
+	var de *DecidedError
+	if !errors.As(err, &de) || de.Choice != ChoiceMigrate || de.By != "cli (user ann)" {
+		t.Fatalf("decision from a stale look: %v", err)
+	}
+	if got, _ := b.st.RunGet(b.ctx, run.ID); got.Status != store.RunBlocked || got.Version != "2.0.0" {
+		t.Fatalf("run after a refused decision: %s %s", got.Status, got.Version)
+	}
+	// The decision for what the run is blocked on now goes through.
+	if _, err := b.e.Decide(b.ctx, DecideParams{RunID: run.ID, Choice: ChoiceOld, By: "tui (user bob)", From: "2.0.0"}); err != nil {
+		t.Fatalf("decision on the current look: %v", err)
+	}
+}
+
+// TestDecideNewIsOneTransaction is the crash-safety argument for "new":
+// the replacement run is created in the same transaction that cancels the
+// old run and records the decision (never by a RunInsert of its own), so a
+// failure injected inside that transaction, after the replacement's insert,
+// leaves the database as it was: the old run blocked, no replacement, no
+// decision. A crash of the process at any point is the same case, since the
+// transaction never commits. Without the failure the same decision applies
+// whole.
+func TestDecideNewIsOneTransaction(t *testing.T) {
+	b, run := blockedBundle(t)
+	eng := b.otherProcess(func(s store.Store) store.Store {
+		return &commitHook{Store: s, t: t, before: func(ts []store.Transition) []store.Transition {
+			if len(ts) != 1 || len(ts[0].Runs) != 1 {
+				t.Fatalf("the decision's commit holds %d transitions, the first creating %d runs; want 1 creating the replacement", len(ts), len(ts[0].Runs))
+			}
+			// A part after the replacement's insert fails: a signal that is
+			// not the run's.
+			ts[0].ConsumeSignals = append(ts[0].ConsumeSignals, store.SignalConsume{SignalID: 1 << 40, StepKey: "ask"})
+			return ts
+		}}
+	})
+	before, err := b.st.RunGet(b.ctx, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := b.eventKinds(run.ID)
+	if _, err := eng.Decide(b.ctx, DecideParams{RunID: run.ID, Choice: ChoiceNew, By: "cli"}); err == nil {
+		t.Fatalf("decision with a failure injected: no error")
+	}
+	after, err := b.st.RunGet(b.ctx, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Status != store.RunBlocked || !after.UpdatedAt.Equal(before.UpdatedAt) || len(after.Error) != 0 {
+		t.Fatalf("old run after the failed decision: %s, updated %v (was %v), error %s", after.Status, after.UpdatedAt, before.UpdatedAt, after.Error)
+	}
+	if got := b.eventKinds(run.ID); got != evs {
+		t.Fatalf("events after the failed decision: %s, want %s", got, evs)
+	}
+	if live := b.liveRuns(); len(live) != 1 || live[0] != run.ID {
+		t.Fatalf("live runs %v, want only the blocked %s", live, run.ID)
+	}
+	if rs, _ := b.st.RunList(b.ctx, store.RunListParams{Workflow: "ship"}); len(rs) != 1 {
+		t.Fatalf("%d runs of ship after the failed decision, want 1", len(rs))
+	}
+
+	d, err := eng.Decide(b.ctx, DecideParams{RunID: run.ID, Choice: ChoiceNew, By: "cli"})
+	if err != nil {
+		t.Fatalf("decision: %v", err)
+	}
+	if live := b.liveRuns(); len(live) != 1 || live[0] != d.Run.ID {
+		t.Fatalf("live runs %v, want only the replacement %s", live, d.Run.ID)
+	}
+	if k := b.eventKinds(d.Run.ID); !strings.Contains(k, "run_created") || !strings.Contains(k, "version_decided") {
+		t.Fatalf("replacement's events: %s", k)
 	}
 }

@@ -22,7 +22,8 @@ const deciderV1 = `workflow "ship" {
 
 // TestDecider blocks a parked run with a new MAJOR version and decides it
 // through the TUI's Decider: the first decision is carried out and
-// recorded, a second one is refused with the engine's sentence.
+// recorded, a second one is refused with the engine's sentence naming the
+// first.
 func TestDecider(t *testing.T) {
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "flowrun.db"), sqlite.Options{})
@@ -53,14 +54,16 @@ func TestDecider(t *testing.T) {
 		t.Fatalf("rebind: %v %s", err, run.Status)
 	}
 	d := decider{eng: eng, by: "tui (user test)"}
-	if err := d.Decide(ctx, run.ID, feed.ChoiceOld); err != nil {
+	if err := d.Decide(ctx, run.ID, "1.0.0", feed.ChoiceOld); err != nil {
 		t.Fatalf("decide old: %v", err)
 	}
 	if got, _ := st.RunGet(ctx, run.ID); got.Status != store.RunPending || got.Version != "1.0.0" {
 		t.Fatalf("after old: %s %s", got.Status, got.Version)
 	}
-	err = d.Decide(ctx, run.ID, feed.ChoiceMigrate)
-	if err == nil || !strings.Contains(err.Error(), "not blocked") || strings.HasSuffix(err.Error(), "conflict") {
+	// A second decision from the same screen (another operator's) loses
+	// and names the first one.
+	err = d.Decide(ctx, run.ID, "1.0.0", feed.ChoiceMigrate)
+	if err == nil || !strings.Contains(err.Error(), "run "+run.ID+" was already decided by tui (user test): old") || strings.HasSuffix(err.Error(), "conflict") {
 		t.Fatalf("second decision: %v", err)
 	}
 	evs, err := st.EventList(ctx, store.EventListParams{RunID: run.ID})

@@ -137,14 +137,15 @@ type decider struct {
 	by  string
 }
 
-// Decide implements feed.Decider. A refused decision (the run is no longer
-// blocked, or migrate cannot work) comes back as the engine's sentence.
-func (d decider) Decide(ctx context.Context, runID string, c feed.Choice) error {
+// Decide implements feed.Decider. A refused decision (someone decided the
+// run first, it is no longer blocked, or migrate cannot work) comes back as
+// the engine's sentence.
+func (d decider) Decide(ctx context.Context, runID, from string, c feed.Choice) error {
 	ch, err := interp.ParseChoice(string(c))
 	if err != nil {
 		return err
 	}
-	_, err = d.eng.Decide(ctx, interp.DecideParams{RunID: runID, Choice: ch, By: d.by})
+	_, err = d.eng.Decide(ctx, interp.DecideParams{RunID: runID, Choice: ch, By: d.by, From: from})
 	if errors.Is(err, store.ErrConflict) {
 		return errors.New(strings.TrimSuffix(err.Error(), ": "+store.ErrConflict.Error()))
 	}

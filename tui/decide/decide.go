@@ -12,9 +12,12 @@ import (
 	"github.com/flowrun/flowrun/tui/theme"
 )
 
-// ChooseMsg is sent when a choice is made (not yet confirmed).
+// ChooseMsg is sent when a choice is made (not yet confirmed). From is the
+// version the run was bound to on the screen: the decision is taken only if
+// the run is still blocked on it (nobody decided it meanwhile).
 type ChooseMsg struct {
 	RunID  string
+	From   string
 	Choice feed.Choice
 }
 
@@ -48,8 +51,8 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		return m, nil
 	}
 	choose := func(c feed.Choice) tea.Cmd {
-		id := m.plan.RunID
-		return func() tea.Msg { return ChooseMsg{RunID: id, Choice: c} }
+		id, from := m.plan.RunID, m.plan.From
+		return func() tea.Msg { return ChooseMsg{RunID: id, From: from, Choice: c} }
 	}
 	switch {
 	case key.Matches(k, m.keys.Old):

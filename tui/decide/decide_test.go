@@ -96,7 +96,7 @@ func TestScreenGoldenAndChoices(t *testing.T) {
 	golden.RequireEqual(t, []byte(v))
 	for k, want := range map[string]feed.Choice{"o": feed.ChoiceOld, "n": feed.ChoiceNew, "m": feed.ChoiceMigrate} {
 		_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)})
-		if msg, ok := cmd().(ChooseMsg); !ok || msg.Choice != want || msg.RunID != "RUN1" {
+		if msg, ok := cmd().(ChooseMsg); !ok || msg.Choice != want || msg.RunID != "RUN1" || msg.From != m.Plan().From || msg.From == "" {
 			t.Errorf("%s chose %#v, want %s", k, msg, want)
 		}
 	}

@@ -96,12 +96,13 @@ const (
 	ChoiceMigrate Choice = "migrate" // move to the new graph, keeping unchanged completed steps
 )
 
-// Decider carries out a version decision on a blocked run. It is the seam
-// for the versioning issue: until it provides one, flowtui shows the
-// decision screen (diff, kept and re-run steps) but says that deciding is
-// not available.
+// Decider carries out a version decision on a blocked run, as it was
+// shown bound to version from: a run decided by someone else since (or
+// at the same moment) is refused with a sentence naming that decision.
+// Without a Decider, flowtui shows the decision screen (diff, kept and
+// re-run steps) but says that deciding is not available.
 type Decider interface {
-	Decide(ctx context.Context, runID string, choice Choice) error
+	Decide(ctx context.Context, runID, from string, choice Choice) error
 }
 
 // ErrUnavailable is returned for a feature whose store API does not exist

@@ -373,7 +373,7 @@ func (m Model) carryOut(action any) tea.Cmd {
 	case decideAction:
 		c := a.choice
 		return m.act(fmt.Sprintf("Run %s: decided %s.", c.RunID, c.Choice), func(ctx context.Context) error {
-			return src.Decider.Decide(ctx, c.RunID, c.Choice)
+			return src.Decider.Decide(ctx, c.RunID, c.From, c.Choice)
 		})
 	case dlRetryAction:
 		return tea.Sequence(m.act(fmt.Sprintf("Dead letter %d will be retried.", a.id), func(ctx context.Context) error {

@@ -42,6 +42,10 @@ const (
 	// ExitStore: the store failed (locked, corrupt, newer schema, cannot
 	// be opened).
 	ExitStore = 5
+	// ExitConflict: a version decision was refused because the run was
+	// decided already, by someone else or at the same moment
+	// (spec/versioning.md §5); nothing was written.
+	ExitConflict = 6
 )
 
 // command is one verb.

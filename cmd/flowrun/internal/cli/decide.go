@@ -53,10 +53,17 @@ func (e *env) resumeChoose(ctx context.Context, eng *interp.Engine, run store.Ru
 		return storeError(fmt.Sprintf("checking the version of run %s", run.ID), err)
 	}
 	if run.Status != store.RunBlocked {
+		d, err := eng.LastDecision(ctx, run.ID, "")
+		if err != nil {
+			return storeError(fmt.Sprintf("reading the history of run %s", run.ID), err)
+		}
+		if d != nil {
+			return decidedError(d)
+		}
 		return usageErrorf("run %s is %s, not blocked; --choose decides only a run blocked by a new MAJOR version", run.ID, run.Status).
 			hint(fmt.Sprintf("Continue it with: flowrun resume %s", run.ID))
 	}
-	next, err := e.decideOne(ctx, eng, run, interp.Choice(choice), "cli")
+	next, err := e.decideOne(ctx, eng, run, interp.Choice(choice), "cli", run.Version)
 	if err != nil {
 		return err
 	}
@@ -66,10 +73,26 @@ func (e *env) resumeChoose(ctx context.Context, eng *interp.Engine, run store.Ru
 	return e.drive(ctx, eng, rootOf(next), asJSON)
 }
 
-// decideOne carries out one decision and says what it did on stderr. A
-// refused decision is bad input (exit 2): nothing was written.
-func (e *env) decideOne(ctx context.Context, eng *interp.Engine, run store.Run, c interp.Choice, how string) (store.Run, error) {
-	d, err := eng.Decide(ctx, interp.DecideParams{RunID: run.ID, Choice: c, By: e.decidedBy(how)})
+// decidedError is the exit of a decision that came too late: the run was
+// decided already, by someone else or at the same moment (exit 6).
+func decidedError(d *interp.DecidedError) *exitError {
+	h := fmt.Sprintf("See the decision with: flowrun logs %s", d.RunID)
+	if d.NewRunID != "" {
+		h = fmt.Sprintf("Follow the run that replaced it with: flowrun resume %s", d.NewRunID)
+	}
+	return (&exitError{code: ExitConflict, msg: d.Error()}).hint(h)
+}
+
+// decideOne carries out one decision and says what it did on stderr; from
+// is the version the run was bound to when it was looked at. A run decided
+// by someone else meanwhile is a conflict (exit 6); another refused
+// decision is bad input (exit 2). Nothing was written then.
+func (e *env) decideOne(ctx context.Context, eng *interp.Engine, run store.Run, c interp.Choice, how, from string) (store.Run, error) {
+	d, err := eng.Decide(ctx, interp.DecideParams{RunID: run.ID, Choice: c, By: e.decidedBy(how), From: from})
+	var de *interp.DecidedError
+	if errors.As(err, &de) {
+		return run, decidedError(de)
+	}
 	if errors.Is(err, store.ErrConflict) {
 		hint := fmt.Sprintf("See the changes with: flowrun plan FILE, or: flowrun diff %s@%s %s@NEWEST", run.Workflow, run.Version, run.Workflow)
 		if d.Plan != nil {
@@ -128,7 +151,7 @@ func (e *env) applyDecide(ctx context.Context, eng *interp.Engine, run store.Run
 	next := run
 	for i, b := range blocked {
 		choice := interp.Choice(onMajor)
-		how := "apply --on-major"
+		how, from := "apply --on-major", b.Version
 		if prompt {
 			how = "apply prompt"
 			plan, err := eng.PlanDecision(ctx, b.ID)
@@ -151,14 +174,19 @@ func (e *env) applyDecide(ctx context.Context, eng *interp.Engine, run store.Run
 			if err != nil {
 				return run, &exitError{code: ExitDecision, msg: "the decision prompt stopped", err: err}
 			}
-			choice = interp.Choice(c)
+			choice, from = interp.Choice(c), plan.From
 		}
-		r, err := e.decideOne(ctx, eng, b, choice, how)
+		r, err := e.decideOne(ctx, eng, b, choice, how, from)
 		if err != nil {
 			if i == 0 {
 				return run, err
 			}
-			fmt.Fprintf(e.stderr, "flowrun apply: run %s stays blocked: %s\n", b.ID, err)
+			var xe *exitError
+			if errors.As(err, &xe) && xe.code == ExitConflict {
+				fmt.Fprintf(e.stderr, "flowrun apply: %s\n", err)
+			} else {
+				fmt.Fprintf(e.stderr, "flowrun apply: run %s stays blocked: %s\n", b.ID, err)
+			}
 			continue
 		}
 		if i == 0 {
