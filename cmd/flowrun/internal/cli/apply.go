@@ -34,7 +34,8 @@ pass --on-major (fail exits 4 without deciding).
 
 Exit codes: 0 completed or detached, 1 failed or canceled, 2 bad workflow or
 input (nothing is written), 3 parked (waiting on a timer or signal) or
-interrupted with Ctrl-C, 4 a version decision is needed, 5 store error.`,
+interrupted with Ctrl-C, 4 a version decision is needed, 5 store error,
+6 the blocked run was decided by someone else first.`,
 		store: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			var o applyOptions

@@ -247,7 +247,7 @@ func (e *env) usage(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\nRun `flowrun help VERB` for a verb's arguments and flags.\n")
 	fmt.Fprintf(w, "Exit codes: 0 completed, 1 failed or canceled, 2 bad input, 3 parked,\n")
-	fmt.Fprintf(w, "4 version decision needed, 5 store error.\n")
+	fmt.Fprintf(w, "4 version decision needed, 5 store error, 6 already decided by someone else.\n")
 }
 
 func (e *env) commandUsage(w io.Writer, cmd *command, fs *flag.FlagSet) {

@@ -28,7 +28,8 @@ A run blocked by a new MAJOR version needs --choose: old resumes it on its
 own version, new cancels it and starts a run of the new version with the
 same inputs, migrate moves it to the new version keeping the completed steps
 that did not change (see flowrun plan). --choose on a run that is not
-blocked is refused (exit 2).`,
+blocked is refused (exit 2); on a run someone else decided first (even at
+the same moment) it writes nothing, names that decision and exits 6.`,
 		store: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			detach := fs.Bool("detach", false, "do not run it here; leave it to a worker")
