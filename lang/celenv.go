@@ -374,5 +374,18 @@ func newScopeEnv(s *Scope) (*scopeEnv, error) {
 	if err != nil {
 		return nil, fmt.Errorf("declaring the variables of %s: %w", s.where(), err)
 	}
+	warmChecker(env)
 	return &scopeEnv{env: env, types: ot, vars: vars}, nil
+}
+
+// warmChecker makes env's type checker build, before env is shared, the
+// symbol catalog it otherwise builds lazily for "did you mean"
+// suggestions. cel-go v0.33 fills it under a sync.Once but reads it without
+// one when it checks a comprehension, so a mistake checked on one goroutine
+// while another checks a macro with the same env would race. Checking an
+// undeclared name once takes that path.
+func warmChecker(env *cel.Env) {
+	if a, iss := env.Parse("flowrun_undeclared_name"); iss.Err() == nil {
+		_, _ = env.Check(a)
+	}
 }

@@ -200,6 +200,7 @@ func (g *celGraph) envFor(s *Scope) (*scopeEnv, error) {
 	if err != nil {
 		return nil, fmt.Errorf("declaring the variables of %s: %w", s.where(), err)
 	}
+	warmChecker(env)
 	se = &scopeEnv{env: env, types: ot}
 	g.mu.Lock()
 	if old, ok := g.envs[key]; ok {
