@@ -240,16 +240,7 @@ func TestStepRefs(t *testing.T) {
 func TestErrorPositionQuoted(t *testing.T) {
 	t.Parallel()
 	src := "# comment\nstep = 1\n    when = \"input.amount > 1 && input.ordr_id == 'x'\"\n"
-	text, rng := ctAttr(t, src, "when")
-	p, diags := ParseExpr(text, rng)
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	_, diags = CheckExpr(p, StepScope(ctGraph(), ctStep(KindExec), SlotWhen), TypeBool)
-	if !diags.HasErrors() {
-		t.Fatal("no error")
-	}
-	s := diags[0].Subject
+	s := whenMistake(t, src)
 	if s.Start.Line != 3 || s.Start.Column != 39 || s.End.Column != 46 {
 		t.Errorf("subject = %s, want line 3, columns 39-46", s)
 	}
@@ -261,24 +252,31 @@ func TestErrorPositionQuoted(t *testing.T) {
 	}
 }
 
-// TestErrorPositionEscapes checks that escapes before the mistake (\" and
-// $${) do not shift the caret, in a control expression and in a template.
+// whenMistake checks the when attribute of src, which must have a type
+// error, and returns the error's subject.
+func whenMistake(t *testing.T, src string) *hcl.Range {
+	t.Helper()
+	text, rng := ctAttr(t, src, "when")
+	p, diags := ParseExpr(text, rng)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	_, diags = CheckExpr(p, StepScope(ctGraph(), ctStep(KindExec), SlotWhen), TypeBool)
+	if !diags.HasErrors() {
+		t.Fatalf("%s: no error", src)
+	}
+	return diags[0].Subject
+}
+
+// TestErrorPositionEscapes checks that escapes before the mistake (\", \\
+// and $${) do not shift the caret.
 func TestErrorPositionEscapes(t *testing.T) {
 	t.Parallel()
 	for _, src := range []string{
 		"when = \"string(input.amount) == \\\"a\\\\b\\\" && '$${x}' != '' && input.ordr_id == 'x'\"\n",
 		"when = \"input.ordr_id == 'x'\"\n",
 	} {
-		text, rng := ctAttr(t, src, "when")
-		p, diags := ParseExpr(text, rng)
-		if diags.HasErrors() {
-			t.Fatal(diags)
-		}
-		_, diags = CheckExpr(p, StepScope(ctGraph(), ctStep(KindExec), SlotWhen), TypeBool)
-		if !diags.HasErrors() {
-			t.Fatalf("%s: no error", src)
-		}
-		s := diags[0].Subject
+		s := whenMistake(t, src)
 		if got := src[s.Start.Byte:s.End.Byte]; got != "ordr_id" {
 			t.Errorf("%s: subject bytes = %q, want ordr_id", src, got)
 		}
