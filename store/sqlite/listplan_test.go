@@ -1,0 +1,71 @@
+package sqlite
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flowrun/flowrun/store"
+)
+
+// TestRunListReadsNoRunRows checks that every run listing page is read
+// from a covering index: the listing never reads a run's row, so the size
+// of its inputs, outputs and error (stored before finished_at, and walked
+// over to reach it) never slows a page down (BenchmarkRunListBigRows).
+func TestRunListReadsNoRunRows(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "flowrun.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, id := range []string{"run-a", "run-b"} {
+		if _, err := s.RunInsert(ctx, store.RunInsertParams{ID: id, Workflow: "wf", Version: "1.0.0", GraphHash: "h", Key: id, Now: now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []store.RunListParams{{}, {Limit: 50}, {Status: store.RunRunning, Limit: 50}, {Workflow: "wf", Limit: 50},
+		{Status: store.RunPending, Workflow: "wf", Limit: 50}, {BeforeID: "run-b", Limit: 50},
+		{Status: store.RunCompleted, BeforeID: "run-b", Limit: 50}, {Workflow: "wf", BeforeID: "run-b", Limit: 50}} {
+		if _, err := s.RunList(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.mu.Lock()
+	var pages []string
+	for k := range s.stmts {
+		if !k.write && strings.Contains(k.query, "WITH page AS") {
+			pages = append(pages, k.query)
+		}
+	}
+	s.mu.Unlock()
+	if len(pages) < 6 {
+		t.Fatalf("only %d listing queries were prepared, want one per filter combination", len(pages))
+	}
+	for _, q := range pages {
+		rows, err := s.w.Query("EXPLAIN QUERY PLAN "+q, make([]any, maxParam(q))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, notused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		for _, step := range plan {
+			f := strings.Fields(step)
+			if len(f) >= 2 && (f[0] == "SCAN" || f[0] == "SEARCH") && f[1] == "runs" && !strings.Contains(step, "COVERING INDEX") {
+				t.Errorf("a listing reads run rows:\n\t%s\nquery:\n%s", strings.Join(plan, "\n\t"), q)
+			}
+		}
+	}
+}
