@@ -32,7 +32,10 @@ func TestProgramShowsChangesLive(t *testing.T) {
 			teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(5*time.Millisecond))
 	}
 
-	waitFor(func(s string) bool { return strings.Contains(s, "approve") && strings.Contains(s, "A-1") })
+	// The list shows the head of each run id, the prefix flowrun resolves.
+	waitFor(func(s string) bool {
+		return strings.Contains(s, "approve") && strings.Contains(s, "A-1") && strings.Contains(s, w.waiting.ID[:10])
+	})
 	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("j")})
 	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
 	waitFor(func(s string) bool { return strings.Contains(s, "signal approval") })

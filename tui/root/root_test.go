@@ -148,6 +148,24 @@ func TestRunsListGolden(t *testing.T) {
 	v := m.View()
 	checkSize(t, v)
 	golden.RequireEqual(t, []byte(v))
+
+	// Every run id shown is a prefix the CLI resolves (store.RunFind, as
+	// `flowrun show PREFIX` does) to the run of its row.
+	all, err := w.b.Store.RunList(context.Background(), store.RunListParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(v, "\n")
+	for i, r := range all {
+		f := strings.Fields(lines[3+i])
+		if len(f) < 3 || f[2] != r.Workflow {
+			t.Fatalf("row %d is %q, want run %s of %s", i, lines[3+i], r.ID, r.Workflow)
+		}
+		got, err := w.b.Store.RunFind(context.Background(), f[1])
+		if err != nil || got.ID != r.ID || !strings.HasPrefix(r.ID, f[1]) {
+			t.Fatalf("row %d shows %q, which resolves to %q (%v), want run %s", i, f[1], got.ID, err, r.ID)
+		}
+	}
 }
 
 func TestOpenRunGolden(t *testing.T) {

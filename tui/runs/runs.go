@@ -52,6 +52,7 @@ type Model struct {
 
 	rows  []feed.RunRow
 	index map[string]int // run id → position in rows
+	idLen int            // the id prefix length that tells the rows apart
 
 	status   store.RunStatus
 	workflow string
@@ -81,6 +82,7 @@ func (m *Model) SetRuns(rows []feed.RunRow) {
 	for i, r := range m.rows {
 		m.index[r.ID] = i
 	}
+	m.idLen = m.prefixLen()
 	m.loaded = true
 	m.rebuild("")
 }
@@ -92,6 +94,7 @@ func (m *Model) Apply(rows []feed.RunRow) {
 		return
 	}
 	keep := m.selectedID()
+	added := false
 	for _, r := range rows {
 		if i, ok := m.index[r.ID]; ok {
 			m.rows[i] = r
@@ -99,8 +102,21 @@ func (m *Model) Apply(rows []feed.RunRow) {
 		}
 		m.index[r.ID] = len(m.rows)
 		m.rows = append(m.rows, r)
+		added = true
+	}
+	if added {
+		m.idLen = m.prefixLen()
 	}
 	m.rebuild(keep)
+}
+
+// prefixLen is the length of the run id prefixes that tell the rows apart.
+func (m Model) prefixLen() int {
+	ids := make([]string, len(m.rows))
+	for i, r := range m.rows {
+		ids[i] = r.ID
+	}
+	return uniquePrefix(ids)
 }
 
 // Len is the number of runs the list holds, before filtering.

@@ -21,12 +21,16 @@ var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 
 var statuses = []store.RunStatus{store.RunCompleted, store.RunRunning, store.RunWaiting, store.RunFailed, store.RunBlocked, store.RunCanceled, store.RunPending}
 
+// runID is the id of the k-th run of rows: a ULID-like id whose first ten
+// characters (a ULID's creation millisecond) differ from run to run.
+func runID(k int) string { return fmt.Sprintf("01JD%06dQ%015d", k, 7*k) }
+
 // rows makes n runs, newest first, of three workflows.
 func rows(n int) []feed.RunRow {
 	out := make([]feed.RunRow, n)
 	for i := range out {
 		created := t0.Add(-time.Duration(i) * time.Minute)
-		r := feed.RunRow{ID: fmt.Sprintf("01RUN%021d", n-i), Workflow: []string{"deploy", "billing", "report"}[i%3],
+		r := feed.RunRow{ID: runID(n - i), Workflow: []string{"deploy", "billing", "report"}[i%3],
 			Version: "1.2.0", Key: fmt.Sprintf("K-%d", i), Status: statuses[i%len(statuses)], CreatedAt: created,
 			StepsTotal: 8, StepsDone: i % 9}
 		if r.Status.Terminal() {
@@ -77,11 +81,11 @@ func TestFilterAndSort(t *testing.T) {
 	}
 	m = newList(30)
 	m, _ = m.Update(runeKey("o")) // oldest first
-	if sel, _ := m.Selected(); sel.ID != "01RUN000000000000000000030" {
+	if sel, _ := m.Selected(); sel.ID != runID(30) {
 		t.Fatalf("sorting moved the cursor off its run to %s", sel.ID)
 	}
 	first := m.rows[m.view[0]]
-	if first.ID != "01RUN000000000000000000001" {
+	if first.ID != runID(1) {
 		t.Fatalf("oldest first starts with %s", first.ID)
 	}
 	m, _ = m.Update(runeKey("o")) // by status: blocked first
@@ -95,7 +99,7 @@ func TestApplyKeepsCursor(t *testing.T) {
 	m, _ = m.Update(runeKey("j"))
 	m, _ = m.Update(runeKey("j"))
 	sel, _ := m.Selected()
-	newer := feed.RunRow{ID: "01RUN999999999999999999999", Workflow: "deploy", Status: store.RunPending, CreatedAt: t0.Add(time.Minute)}
+	newer := feed.RunRow{ID: runID(999999), Workflow: "deploy", Status: store.RunPending, CreatedAt: t0.Add(time.Minute)}
 	changed := sel
 	changed.Status, changed.StepsDone = store.RunCompleted, 8
 	m.Apply([]feed.RunRow{newer, changed})
@@ -114,8 +118,72 @@ func TestOpen(t *testing.T) {
 	if cmd == nil {
 		t.Fatal("enter gave no command")
 	}
-	if msg, ok := cmd().(OpenMsg); !ok || msg.RunID != "01RUN000000000000000000003" {
+	if msg, ok := cmd().(OpenMsg); !ok || msg.RunID != runID(3) {
 		t.Fatalf("enter sent %#v", msg)
+	}
+}
+
+// shown returns the id column of each row of a view, in order.
+func shown(v string) []string {
+	var out []string
+	for _, l := range strings.Split(v, "\n")[2:] {
+		if f := strings.Fields(l); len(f) > 1 {
+			out = append(out, f[1])
+		}
+	}
+	return out
+}
+
+// TestIDPrefix checks that the list shows run ids as `flowrun` resolves
+// them: the head of the id (what `flowrun runs` prints first), never an
+// ellipsis and a tail, and long enough to tell every listed run apart:
+// ten characters normally, more once two runs share them (created in the
+// same millisecond), at every width.
+func TestIDPrefix(t *testing.T) {
+	for _, width := range []int{80, 120} {
+		m := newList(5)
+		m.SetSize(width, 20)
+		ids := map[string]bool{}
+		for _, r := range m.rows {
+			ids[r.ID] = true
+		}
+		// resolves is what the CLI does with a prefix (store.RunFind):
+		// the run it names, or "" when none or several match.
+		resolves := func(p string) string {
+			found := ""
+			for id := range ids {
+				if strings.HasPrefix(id, p) {
+					if found != "" {
+						return ""
+					}
+					found = id
+				}
+			}
+			return found
+		}
+		check := func(what string, wantLen int) {
+			t.Helper()
+			got := shown(m.View())
+			if len(got) != m.Visible() {
+				t.Fatalf("%s: %d ids shown for %d rows:\n%s", what, len(got), m.Visible(), m.View())
+			}
+			for i, p := range got {
+				row := m.rows[m.view[i]]
+				if resolves(p) != row.ID {
+					t.Fatalf("%s, width %d: row %d shows %q, which does not resolve to its run %s", what, width, i, p, row.ID)
+				}
+				if width < 110 && len(p) != wantLen {
+					t.Fatalf("%s, width %d: row %d shows %q, want a %d-character prefix", what, width, i, p, wantLen)
+				}
+			}
+		}
+		check("distinct milliseconds", 10)
+		// A run created in the same millisecond as run 3 (same first ten
+		// characters, and two more) widens the column to tell them apart.
+		twin := runID(3)[:12] + "ZZZZZZZZZZZZZZ"
+		ids[twin] = true
+		m.Apply([]feed.RunRow{{ID: twin, Workflow: "deploy", Version: "1.2.0", Status: store.RunPending, CreatedAt: t0.Add(time.Minute)}})
+		check("same millisecond", 13)
 	}
 }
 

@@ -2,6 +2,7 @@ package runs
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,23 +21,48 @@ func elapsed(r feed.RunRow, now time.Time) time.Duration {
 // columns are the widths of the list's columns for a width.
 type columns struct{ id, workflow, version, key, bar, steps, time int }
 
-func layout(width int) columns {
-	c := columns{id: 10, version: 7, key: 10, bar: 12, steps: 9, time: 7}
+// layout computes the columns for a width; idLen is the length of the id
+// prefixes that tell the listed runs apart (IDPrefixLen).
+func layout(width, idLen int) columns {
+	c := columns{id: max(minPrefix, idLen), version: 7, key: 10, bar: 12, steps: 9, time: 7}
 	if width >= 110 {
-		c.id, c.key, c.bar = 26, 14, 16
+		c.id, c.key, c.bar = max(c.id, 26), 14, 16
 	}
 	// icon(2) and one space between the other seven columns
 	c.workflow = max(8, width-2-c.id-c.version-c.key-c.bar-c.steps-c.time-7)
 	return c
 }
 
-// shortID shows the tail of a run id when the column is narrower: the head
-// of an id is its timestamp, the tail tells runs apart.
+// minPrefix is the shortest run id prefix the list shows: a ULID's first
+// ten characters are its creation millisecond.
+const minPrefix = 10
+
+// shortID shows the head of a run id, as much as fits the column: the
+// column is never narrower than the prefix that tells the listed runs
+// apart, so what is shown is a prefix `flowrun` resolves to this run (the
+// beginning of the id `flowrun runs` prints), never an ellipsis.
 func shortID(id string, w int) string {
 	if len(id) <= w {
 		return id
 	}
-	return "…" + id[len(id)-w+1:]
+	return id[:w]
+}
+
+// uniquePrefix is the length of the shortest prefix that tells every id
+// apart (at least minPrefix; the whole id when one is a prefix of another).
+func uniquePrefix(ids []string) int {
+	sorted := slices.Clone(ids)
+	slices.Sort(sorted)
+	n := minPrefix
+	for i := 1; i < len(sorted); i++ {
+		a, b := sorted[i-1], sorted[i]
+		k := 0
+		for k < len(a) && k < len(b) && a[k] == b[k] {
+			k++
+		}
+		n = max(n, min(k+1, max(len(a), len(b))))
+	}
+	return n
 }
 
 // View renders the filter line, the header and the visible rows.
@@ -52,7 +78,7 @@ func (m Model) View() string {
 	}
 	b.WriteString(theme.Fit(fmt.Sprintf("%d of %d runs · status: %s · workflow: %s · sort: %s",
 		len(m.view), len(m.rows), status, workflow, m.order), m.width) + "\n")
-	c := layout(m.width)
+	c := layout(m.width, m.idLen)
 	head := fmt.Sprintf("  %-*s %-*s %-*s %-*s %-*s %*s %*s", c.id, "RUN", c.workflow, "WORKFLOW", c.version, "VERSION",
 		c.key, "KEY", c.bar, "PROGRESS", c.steps, "STEPS", c.time, "TIME")
 	b.WriteString(st.Header.Render(theme.Fit(head, m.width)))
