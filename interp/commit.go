@@ -67,7 +67,7 @@ func (c *committer) run(ctx context.Context, batch []*submission) {
 	for i, s := range batch {
 		ts[i] = s.t
 	}
-	results, err := c.e.st.TransitionCommit(ctx, ts)
+	results, claimed, err := c.store(ctx, ts)
 	for i, s := range batch {
 		switch {
 		case err != nil:
@@ -103,6 +103,61 @@ func (c *committer) run(ctx context.Context, batch []*submission) {
 		next[0].batch = next
 		close(next[0].lead)
 	}
+	if claimed.p != nil {
+		claimed.p.startRuns(claimed.runs, claimed.n)
+	}
+}
+
+// claimCommitter is a store that can claim runs in the transaction of a
+// batch of transitions (the SQLite store): see claimed.
+type claimCommitter interface {
+	TransitionCommitClaim(ctx context.Context, ts []store.Transition, p store.RunClaimParams) ([]store.TransitionResult, []store.Run, error)
+}
+
+// batchClaim is what a commit claimed for a worker pool: runs for n
+// reserved slots of p.
+type batchClaim struct {
+	p    *pool
+	n    int
+	runs []store.Run
+}
+
+// store commits the batch. When the store can, and a worker pool of this
+// engine has free slots, the same database transaction also claims runs
+// for those slots, so a busy worker's claims cost no commit of their own:
+// the runs that end in one commit are replaced by the next, instead of the
+// worker claiming in waves between commits.
+func (c *committer) store(ctx context.Context, ts []store.Transition) ([]store.TransitionResult, batchClaim, error) {
+	cc, ok := c.e.st.(claimCommitter)
+	if !ok {
+		results, err := c.e.st.TransitionCommit(ctx, ts)
+		return results, batchClaim{}, err
+	}
+	var bc batchClaim
+	for _, p := range c.e.batchPools() {
+		// A run whose transition releases it (it ended or parked) leaves
+		// the pool with this commit: its slot is free for a run claimed in
+		// the same commit. (The claim comes first in the database
+		// transaction, so it cannot take that run back.)
+		owner, ending := p.owner.String(), 0
+		for i := range ts {
+			if ts[i].Run != nil && ts[i].Run.Release && ts[i].Lease.Owner == owner {
+				ending++
+			}
+		}
+		if n := p.reserve(ending); n > 0 {
+			bc.p, bc.n = p, n
+			break
+		}
+	}
+	if bc.p == nil {
+		results, err := c.e.st.TransitionCommit(ctx, ts)
+		return results, bc, err
+	}
+	results, runs, err := cc.TransitionCommitClaim(ctx, ts, store.RunClaimParams{Owner: bc.p.owner.String(),
+		Now: c.e.clk.Now(), LeaseFor: c.e.opts.LeaseFor, Limit: bc.n})
+	bc.runs = runs
+	return results, bc, err
 }
 
 func (s *submission) result() error { return s.err }

@@ -28,6 +28,20 @@ type pool struct {
 	mu     sync.Mutex
 	active map[string]*runner
 	wg     sync.WaitGroup
+	// reserved counts the slots of claims in progress: a claim reserves
+	// its free slots first, so two claims (the claim loop's and a group
+	// commit's) never take more runs than the pool has slots. freed is
+	// signaled when a reservation is given back.
+	reserved int
+	freed    *sync.Cond
+	// batch makes the engine's group commit claim runs for the pool's free
+	// slots (a worker's pool); batchCtx is then the context of the runners
+	// it starts. draining and halted say that Worker.Stop or haltAll began:
+	// no more claims, and runs claimed meanwhile start drained or halted.
+	batch    bool
+	batchCtx context.Context
+	draining bool
+	halted   bool
 
 	lastReclaim time.Time
 }
@@ -41,7 +55,10 @@ type poolDone struct {
 func newPool(e *Engine, root string, slots int) *pool {
 	p := &pool{e: e, root: root, slots: max(slots, 1), wake: make(chan struct{}, 1),
 		beatNow: make(chan struct{}, 1), active: map[string]*runner{}}
-	p.done = make(chan poolDone, p.slots)
+	// Runners that end in a group commit are replaced in that commit, so
+	// up to twice the slots may be sending their end at once.
+	p.done = make(chan poolDone, 2*p.slots)
+	p.freed = sync.NewCond(&p.mu)
 	e.addPool(p)
 	return p
 }
@@ -49,22 +66,58 @@ func newPool(e *Engine, root string, slots int) *pool {
 // claim leases up to the free slots and starts a runner for each run.
 func (p *pool) claim(ctx context.Context) (int, error) {
 	p.reclaimDead(ctx)
-	p.mu.Lock()
-	free := p.slots - len(p.active)
-	p.mu.Unlock()
+	free := p.reserve(0)
 	if free <= 0 {
 		return 0, nil
 	}
 	runs, err := p.e.st.RunClaim(ctx, store.RunClaimParams{Owner: p.owner.String(), Now: p.e.clk.Now(),
 		LeaseFor: p.e.opts.LeaseFor, Limit: free, RootRunID: p.root})
+	p.start(ctx, runs, free)
 	if err != nil {
 		return 0, fmt.Errorf("claim runs: %w", err)
 	}
+	return len(runs), nil
+}
+
+// reserve reserves the free slots of the pool for a claim and returns how
+// many; the claim gives them back with start. ending counts the runners
+// that leave the pool when the claim commits (their transitions in the
+// same commit release their runs).
+func (p *pool) reserve(ending int) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.draining || p.halted {
+		return 0
+	}
+	free := p.slots - len(p.active) - p.reserved + ending
+	if free <= 0 {
+		return 0
+	}
+	p.reserved += free
+	return free
+}
+
+// startRuns starts the runs a group commit claimed for n reserved slots.
+func (p *pool) startRuns(runs []store.Run, n int) {
+	p.start(p.batchCtx, runs, n)
+}
+
+// start gives back n reserved slots and starts a runner for each run
+// claimed with them.
+func (p *pool) start(ctx context.Context, runs []store.Run, n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.reserved -= n
+	p.freed.Broadcast()
 	for _, run := range runs {
 		r := p.e.newRunner(run, p.owner.String())
-		p.mu.Lock()
+		if p.draining {
+			r.drain.Store(true)
+		}
+		if p.halted {
+			r.halt.Store(true)
+		}
 		p.active[run.ID] = r
-		p.mu.Unlock()
 		p.e.register(r)
 		p.wg.Add(1)
 		go func() {
@@ -72,12 +125,26 @@ func (p *pool) claim(ctx context.Context) (int, error) {
 			final, err := r.main(ctx)
 			p.e.unregister(r)
 			p.mu.Lock()
-			delete(p.active, r.run.ID)
+			if p.active[r.run.ID] == r {
+				delete(p.active, r.run.ID)
+			}
 			p.mu.Unlock()
 			p.done <- poolDone{r: r, run: final, err: err}
 		}()
 	}
-	return len(runs), nil
+}
+
+// batchPools returns the pools whose free slots the group commit fills.
+func (e *Engine) batchPools() []*pool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var ps []*pool
+	for p := range e.pools {
+		if p.batch {
+			ps = append(ps, p)
+		}
+	}
+	return ps
 }
 
 // reclaimDead frees, at most once per lease period, the leases held by
@@ -167,27 +234,39 @@ func (p *pool) heartbeat(ctx context.Context, stop <-chan struct{}) {
 	}
 }
 
-// each calls f for every active runner.
-func (p *pool) each(f func(*runner)) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, r := range p.active {
-		f(r)
-	}
-}
-
+// count returns the runners of the pool, counting the slots reserved by
+// claims in progress.
 func (p *pool) count() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return len(p.active)
+	return len(p.active) + p.reserved
 }
 
-// haltAll stops every runner now and waits for them (invariant 9).
+// drainAll makes every runner, and those of claims in progress, start no
+// new action and park when their actions end; the pool claims no more.
+func (p *pool) drainAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.draining = true
+	for _, r := range p.active {
+		r.drain.Store(true)
+		r.nudge()
+	}
+}
+
+// haltAll stops every runner now and waits for them (invariant 9). Claims
+// in progress end first, so their runs are stopped too.
 func (p *pool) haltAll() {
-	p.each(func(r *runner) {
+	p.mu.Lock()
+	p.halted = true
+	for p.reserved > 0 {
+		p.freed.Wait()
+	}
+	for _, r := range p.active {
 		r.halt.Store(true)
 		r.nudge()
-	})
+	}
+	p.mu.Unlock()
 	p.wg.Wait()
 	for {
 		select {

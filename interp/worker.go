@@ -51,6 +51,11 @@ func (w *Worker) Start(ctx context.Context) error {
 		return errors.New("start worker: the worker is already started; create a new one")
 	}
 	w.run = true
+	// The engine's group commit claims runs for the worker's free slots.
+	w.e.mu.Lock()
+	w.p.batch = true
+	w.p.batchCtx = context.WithoutCancel(ctx)
+	w.e.mu.Unlock()
 	go w.loop(ctx)
 	return nil
 }
@@ -128,10 +133,7 @@ func (w *Worker) loop(ctx context.Context) {
 		case <-w.stop:
 			if !draining {
 				draining = true
-				w.p.each(func(r *runner) {
-					r.drain.Store(true)
-					r.nudge()
-				})
+				w.p.drainAll()
 			}
 		default:
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -76,4 +77,120 @@ func TestWorkerDiesOnStoreErrors(t *testing.T) {
 			t.Fatalf("Stop() = %v, want the claim error", err)
 		}
 	})
+}
+
+// leaseTracker is a store that follows which runs an owner holds from the
+// claims and transitions it commits, and records the most held at once.
+type leaseTracker struct {
+	store.Store
+	cc      claimCommitter
+	mu      sync.Mutex
+	held    map[string]bool
+	most    int
+	inBatch int // runs claimed by group commits
+	alone   int // runs claimed by claims of their own
+}
+
+func (s *leaseTracker) RunClaim(ctx context.Context, p store.RunClaimParams) ([]store.Run, error) {
+	rs, err := s.Store.RunClaim(ctx, p)
+	s.note(nil, nil, rs, false)
+	return rs, err
+}
+
+func (s *leaseTracker) TransitionCommitClaim(ctx context.Context, ts []store.Transition, p store.RunClaimParams) ([]store.TransitionResult, []store.Run, error) {
+	res, rs, err := s.cc.TransitionCommitClaim(ctx, ts, p)
+	if err == nil {
+		s.note(ts, res, rs, true)
+	}
+	return res, rs, err
+}
+
+func (s *leaseTracker) TransitionCommit(ctx context.Context, ts []store.Transition) ([]store.TransitionResult, error) {
+	res, err := s.Store.TransitionCommit(ctx, ts)
+	if err == nil {
+		s.note(ts, res, nil, false)
+	}
+	return res, err
+}
+
+func (s *leaseTracker) note(ts []store.Transition, res []store.TransitionResult, claimed []store.Run, batch bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range claimed {
+		s.held[r.ID] = true
+	}
+	if batch {
+		s.inBatch += len(claimed)
+	} else {
+		s.alone += len(claimed)
+	}
+	for i, t := range ts {
+		if t.Run != nil && t.Run.Release && res[i].Err == nil {
+			delete(s.held, t.RunID)
+		}
+	}
+	s.most = max(s.most, len(s.held))
+}
+
+// TestWorkerClaimsInGroupCommit: a busy worker takes most of its next runs
+// in the commits of the runs it works on (the runs that end in a commit
+// are replaced by it), and never holds more runs than its concurrency.
+func TestWorkerClaimsInGroupCommit(t *testing.T) {
+	b := setup(t)
+	b.compile(chainHCL("three", 3))
+	const runs, slots = 60, 4
+	var ids []string
+	for range runs {
+		ids = append(ids, b.start("three", nil).ID)
+	}
+	tr := &leaseTracker{Store: b.st, cc: b.st, held: map[string]bool{}}
+	var mu sync.Mutex
+	ended := 0
+	e := New(tr, Options{Clock: b.clk, Owner: store.Owner{Host: "testhost", PID: 1, Worker: "g"},
+		OnEvent: func(ev store.Event) {
+			if ev.Kind == "run_completed" {
+				mu.Lock()
+				ended++
+				mu.Unlock()
+			}
+		}})
+	w := NewWorker(e, WorkerOptions{Concurrency: slots})
+	if err := w.Start(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second) // safety net only
+	for {
+		mu.Lock()
+		n := ended
+		mu.Unlock()
+		if n == runs {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d runs completed", n, runs)
+		}
+		if b.clk.Pending() > 0 {
+			b.clk.Advance(e.opts.Poll)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := w.Stop(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if r, err := b.st.RunGet(b.ctx, id); err != nil || r.Status != store.RunCompleted {
+			t.Fatalf("run %s is %s (%v), want completed", id, r.Status, err)
+		}
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if tr.most > slots {
+		t.Errorf("the worker held %d runs at once, more than its concurrency %d", tr.most, slots)
+	}
+	if tr.inBatch+tr.alone != runs {
+		t.Errorf("claimed %d runs in group commits and %d alone, want %d in all", tr.inBatch, tr.alone, runs)
+	}
+	if tr.inBatch < runs/2 {
+		t.Errorf("only %d of %d runs were claimed in group commits (%d by claims of their own)", tr.inBatch, runs, tr.alone)
+	}
 }

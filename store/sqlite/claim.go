@@ -51,22 +51,67 @@ func (s *Store) RunClaim(ctx context.Context, p store.RunClaimParams) ([]store.R
 	if p.Owner == "" {
 		return nil, fmt.Errorf("claiming runs: the claim has no owner")
 	}
+	var rs []store.Run
+	err := s.write(ctx, "claiming runs", func(w *wtx) error {
+		var err error
+		rs, err = w.claim(p)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rs, nil
+}
+
+// TransitionCommitClaim claims runs like RunClaim and applies transitions
+// like TransitionCommit, in one database transaction (one commit, one
+// fsync): a worker's group commit takes its next runs with the transitions
+// of the runs it is working on. The claim comes first, so it never takes a
+// run that a transition of the batch releases. A Limit below 1 claims
+// nothing. If the batch fails, neither the claim nor the transitions apply.
+func (s *Store) TransitionCommitClaim(ctx context.Context, ts []store.Transition, p store.RunClaimParams) ([]store.TransitionResult, []store.Run, error) {
+	if p.Limit > 0 && p.Owner == "" {
+		return nil, nil, fmt.Errorf("committing run transitions: the claim has no owner")
+	}
+	results := make([]store.TransitionResult, len(ts))
+	var rs []store.Run
+	err := s.write(ctx, "committing run transitions and claiming runs", func(w *wtx) error {
+		if p.Limit > 0 {
+			var err error
+			if rs, err = w.claim(p); err != nil {
+				return err
+			}
+		}
+		for i := range ts {
+			res, err := w.transition(&ts[i])
+			if err != nil {
+				return fmt.Errorf("run %s: %w", ts[i].RunID, err)
+			}
+			results[i] = res
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return results, rs, nil
+}
+
+// claim runs the claim statement of p in w and sorts the claimed runs.
+func (w *wtx) claim(p store.RunClaimParams) ([]store.Run, error) {
 	limit := max(p.Limit, 1)
 	now := p.Now.UnixMicro()
 	exp := p.Now.Add(p.LeaseFor).UnixMicro()
 	var rs []store.Run
-	err := s.write(ctx, "claiming runs", func(w *wtx) error {
-		var err error
-		switch {
-		case p.RunID != "":
-			rs, err = writeAll(w, scanRun, claimRunSQL, p.Owner, exp, now, limit, p.RunID)
-		case p.RootRunID != "":
-			rs, err = writeAll(w, scanRun, claimRootSQL, p.Owner, exp, now, limit, p.RootRunID)
-		default:
-			rs, err = writeAll(w, scanRun, claimAnySQL, p.Owner, exp, now, limit)
-		}
-		return err
-	})
+	var err error
+	switch {
+	case p.RunID != "":
+		rs, err = writeAll(w, scanRun, claimRunSQL, p.Owner, exp, now, limit, p.RunID)
+	case p.RootRunID != "":
+		rs, err = writeAll(w, scanRun, claimRootSQL, p.Owner, exp, now, limit, p.RootRunID)
+	default:
+		rs, err = writeAll(w, scanRun, claimAnySQL, p.Owner, exp, now, limit)
+	}
 	if err != nil {
 		return nil, err
 	}
