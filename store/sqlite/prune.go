@@ -46,6 +46,7 @@ var pruneDeletes = []struct {
 	{"dead_letters", nil},
 	{"concurrency_slots", nil},
 	{"alert_outbox", nil},
+	{"run_inputs", nil},
 }
 
 const pruneRunsSQL = `DELETE FROM runs WHERE id IN (SELECT value FROM json_each(?1))`

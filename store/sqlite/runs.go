@@ -11,10 +11,13 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-const insertRunSQL = `INSERT INTO runs (id, workflow, version, graph_hash, key, status, inputs,
+const insertRunSQL = `INSERT INTO runs (id, workflow, version, graph_hash, key, status,
 	created_at, available_at, deadline_at, parent_run_id, parent_step_key, root_run_id, updated_at, work_dir)
-	VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9, ?10, ?11,
-		COALESCE(?12, (SELECT root_run_id FROM runs WHERE id = ?10), ?1), ?7, ?13)`
+	VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9, ?10,
+		COALESCE(?11, (SELECT root_run_id FROM runs WHERE id = ?9), ?1), ?6, ?12)`
+
+// insertInputsSQL stores a run's inputs apart from its row (0005).
+const insertInputsSQL = `INSERT INTO run_inputs (run_id, inputs) VALUES (?1, ?2)`
 
 const selectRunSQL = `SELECT ` + runCols + ` FROM runs WHERE id = ?1`
 
@@ -31,7 +34,7 @@ func (w *wtx) insertRun(p store.RunInsertParams) error {
 	if avail.IsZero() {
 		avail = p.Now
 	}
-	_, err := w.exec(insertRunSQL, p.ID, p.Workflow, p.Version, p.GraphHash, sv(p.Key), jv(p.Inputs),
+	_, err := w.exec(insertRunSQL, p.ID, p.Workflow, p.Version, p.GraphHash, sv(p.Key),
 		p.Now.UnixMicro(), avail.UnixMicro(), tv(p.DeadlineAt), sv(p.ParentRunID), sv(p.ParentStepKey), sv(p.RootRunID), sv(p.WorkDir))
 	switch sqliteExtCode(err) {
 	case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
@@ -41,6 +44,11 @@ func (w *wtx) insertRun(p store.RunInsertParams) error {
 	}
 	if err != nil {
 		return err
+	}
+	if len(p.Inputs) > 0 {
+		if _, err := w.exec(insertInputsSQL, p.ID, string(p.Inputs)); err != nil {
+			return fmt.Errorf("storing the inputs of run %s: %w", p.ID, err)
+		}
 	}
 	_, err = w.insertEvents(p.ID, p.Now.UnixMicro(), p.Events)
 	return err

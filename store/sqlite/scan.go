@@ -86,8 +86,10 @@ func (c jsonCol) Scan(v any) error {
 
 type scanner interface{ Scan(dest ...any) error }
 
-// runCols are the columns scanRun reads, in order.
-const runCols = `id, workflow, version, graph_hash, key, status, inputs, outputs, error,
+// runCols are the columns scanRun reads, in order. The inputs are in
+// run_inputs (migration 0005), out of the row every transition rewrites.
+const runCols = `id, workflow, version, graph_hash, key, status,
+	(SELECT ri.inputs FROM run_inputs ri WHERE ri.run_id = runs.id), outputs, error,
 	created_at, started_at, finished_at, available_at, deadline_at,
 	lease_owner, lease_epoch, lease_expires_at, parent_run_id, parent_step_key, root_run_id,
 	attempts_used, cancel_requested, wait_reason, updated_at, attempt, work_dir`
