@@ -65,6 +65,10 @@ type runner struct {
 	// have ended and been settled: decide starts after them.
 	settled   int
 	attsDirty bool
+	// more: decide stopped with work left because the transition reached
+	// its size bound (schedule.go): commit it and decide again at once.
+	more bool
+	keep *keep // which finished steps later decisions read (schedule.go)
 }
 
 func (e *Engine) newRunner(run store.Run, owner string) *runner {
@@ -131,7 +135,7 @@ func (r *runner) main(ctx context.Context) (store.Run, error) {
 				}
 			}
 			r.decide(ctx)
-			if !r.ended && len(r.flights) == 0 && len(r.launches) == 0 {
+			if !r.ended && !r.more && len(r.flights) == 0 && len(r.launches) == 0 {
 				r.park()
 			}
 		}
@@ -144,6 +148,10 @@ func (r *runner) main(ctx context.Context) (store.Run, error) {
 			return r.run, nil
 		}
 		r.start(ctx)
+		if r.more {
+			r.more = false
+			continue
+		}
 		if err := r.wait(ctx); err != nil {
 			return r.run, err
 		}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 
+	"github.com/hashicorp/hcl/v2"
+
 	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/store"
 )
@@ -149,7 +151,153 @@ func (r *runner) settle(s *lang.Step, row *store.Step) {
 	if row.Status == store.StepFailed {
 		res.Error = decodeMap(row.Error)
 	}
+	if _, had := r.results[s.Name]; !had && r.keep != nil {
+		r.keep.queue = append(r.keep.queue, s.Name)
+	}
 	r.results[s.Name] = res
+}
+
+// maxTxSteps bounds the step writes of one transition. Steps without side
+// effects (set, switch, skips) finish in the transition that starts them,
+// so a long chain of them would otherwise be decided, held and committed
+// as one transition of every step. Past the bound decide stops between two
+// steps and the runner commits and decides again at once: each commit is
+// still a state the run is rebuilt from (a step either ended in it or has
+// not begun), and no step costs more than one commit.
+const maxTxSteps = 256
+
+// keep tracks which finished steps later decisions still read, so that
+// the runner holds the rows and results of the steps still open or still
+// read, not of the whole run: a long run's memory follows what is live.
+// A finished step is read by the steps that need it (their gate and their
+// expressions: a compiled graph lists every step an expression reads among
+// the reader's Needs) and by the workflow outputs. Once every step that
+// needs it has settled and no output reads it, its row, result and state
+// are dropped from the runner's maps, with the rows of its foreach items
+// and until iterations; only its terminal status is kept. Its rows stay in
+// the store, and a rebuild drops them again the same way.
+type keep struct {
+	readers map[string]int              // unsettled readers per step; +1 when an output reads it
+	gone    map[string]store.StepStatus // dropped steps: their terminal status
+	queue   []string                    // steps settled since the last compact
+	off     bool                        // an output could not be scanned: drop nothing
+}
+
+// over reports whether step name ended and was dropped from the maps.
+func (r *runner) over(name string) bool {
+	if r.keep == nil {
+		return false
+	}
+	_, ok := r.keep.gone[name]
+	return ok
+}
+
+// newKeep counts the readers of every step of the graph.
+func (r *runner) newKeep() *keep {
+	k := &keep{readers: make(map[string]int, len(r.l.g.Steps)), gone: map[string]store.StepStatus{}}
+	for _, s := range r.l.g.Steps {
+		for _, n := range s.Needs {
+			k.readers[n]++
+		}
+	}
+	var pin func(v *lang.Value)
+	pin = func(v *lang.Value) {
+		if v == nil {
+			return
+		}
+		if v.Template != nil {
+			for _, p := range v.Template.Parts {
+				if p.Expr == nil {
+					continue
+				}
+				pe, diags := lang.ParseExpr(p.Expr.CEL, hcl.Range{})
+				if diags.HasErrors() {
+					k.off = true // its evaluation reports the error; keep everything
+					continue
+				}
+				for _, n := range pe.StepRefs() {
+					k.readers[n]++
+				}
+			}
+		}
+		for _, el := range v.List {
+			pin(el)
+		}
+		for _, el := range v.Object {
+			pin(el)
+		}
+	}
+	for _, o := range r.l.g.Outputs {
+		pin(o.Value)
+	}
+	// Every step already settled (a rebuild settles what the store holds)
+	// releases its needs at the first compact.
+	for name := range r.results {
+		k.queue = append(k.queue, name)
+	}
+	return k
+}
+
+// compact drops the finished steps that no later decision reads (see keep).
+func (r *runner) compact() {
+	if r.keep == nil {
+		r.keep = r.newKeep()
+	}
+	k := r.keep
+	if k.off {
+		k.queue = nil
+		return
+	}
+	q := k.queue
+	k.queue = nil
+	for _, name := range q {
+		s := r.l.steps[name]
+		if s == nil {
+			continue
+		}
+		for _, n := range s.Needs {
+			k.readers[n]--
+			r.release(n)
+		}
+		r.release(name)
+	}
+}
+
+// release drops a settled, terminal step that nothing reads any more.
+func (r *runner) release(name string) {
+	k := r.keep
+	if k.readers[name] > 0 {
+		return
+	}
+	row := r.rows[name]
+	if row == nil || !row.Status.Terminal() {
+		return
+	}
+	if _, ok := r.results[name]; !ok {
+		return
+	}
+	if s := r.l.steps[name]; s != nil && (s.Foreach != nil || s.Until != nil) {
+		// Its items' and iterations' rows were read only while it ran.
+		for key, sub := range r.rows {
+			if sub.Step == name && key != name && sub.Status.Terminal() {
+				r.drop(key)
+			}
+		}
+	}
+	r.drop(name)
+	delete(r.results, name)
+	delete(k.readers, name)
+	k.gone[name] = row.Status
+}
+
+// drop removes a step key from the runner's maps (its rows stay in the
+// store).
+func (r *runner) drop(key string) {
+	delete(r.rows, key)
+	delete(r.states, key)
+	delete(r.lastAtt, key)
+	delete(r.failures, key)
+	delete(r.noted, key)
 }
 
 // decide advances every step as far as it goes without waiting, until
@@ -162,6 +310,10 @@ func (r *runner) decide(ctx context.Context) {
 	// not the length of the graph.
 	for r.settled < len(steps) {
 		s := steps[r.settled]
+		if r.over(s.Name) {
+			r.settled++
+			continue
+		}
 		if row := r.rows[s.Name]; row == nil || !row.Status.Terminal() {
 			break
 		}
@@ -170,6 +322,7 @@ func (r *runner) decide(ctx context.Context) {
 		}
 		r.settled++
 	}
+	defer r.compact()
 	for changed := true; changed && !r.ended; {
 		changed = false
 		for _, s := range steps[r.settled:] {
@@ -179,12 +332,19 @@ func (r *runner) decide(ctx context.Context) {
 			if r.ended {
 				return
 			}
+			if len(r.tx.t.Steps) >= maxTxSteps {
+				r.more = true // commit what is decided, then go on
+				return
+			}
 		}
 	}
 	if r.ended {
 		return // failed (or ended otherwise) before decide: never complete it
 	}
 	for _, s := range steps[r.settled:] {
+		if r.over(s.Name) {
+			continue
+		}
 		if row := r.rows[s.Name]; row == nil || !row.Status.Terminal() {
 			return
 		}
@@ -195,6 +355,9 @@ func (r *runner) decide(ctx context.Context) {
 // advance moves one step forward: gates it when it has not begun, then
 // drives its foreach, until or single unit, and settles it when it ends.
 func (r *runner) advance(ctx context.Context, s *lang.Step) bool {
+	if r.over(s.Name) {
+		return false // ended, and nothing reads it any more
+	}
 	row := r.rows[s.Name]
 	if row != nil && row.Status.Terminal() {
 		if _, ok := r.results[s.Name]; !ok {

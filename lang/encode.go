@@ -72,21 +72,32 @@ func Encode(g *Graph) ([]byte, error) {
 // need or switch target that names no step, ...) are errors. The result is
 // in normal form. Decode does not check step hashes, so a graph sealed by an
 // older flowrun still decodes; Hash checks them.
+//
+// Equal types and mode strings of the result are shared (decode_intern.go),
+// and the steps are decoded one at a time, so that decoding a long graph
+// holds little more than the graph it returns.
 func Decode(b []byte) (*Graph, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	var g Graph
-	if err := dec.Decode(&g); err != nil {
-		return nil, fmt.Errorf("decode graph: the stored graph is not valid graph JSON: %w", err)
+	in := newTypeInterner()
+	g, ok := decodeStream(b, in)
+	if !ok {
+		// Whatever the stream decoder did not take, decoded whole: the same
+		// graph, or the error encoding/json gives for the whole record.
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		g = &Graph{}
+		if err := dec.Decode(g); err != nil {
+			return nil, fmt.Errorf("decode graph: the stored graph is not valid graph JSON: %w", err)
+		}
+		if _, err := dec.Token(); err != io.EOF {
+			return nil, errors.New("decode graph: the stored graph has data after its closing brace; store exactly one graph per record")
+		}
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("decode graph: the stored graph has data after its closing brace; store exactly one graph per record")
-	}
-	encNormalize(&g, true)
-	if err := ValidateGraph(&g); err != nil {
+	encNormalize(g, true)
+	if err := ValidateGraph(g); err != nil {
 		return nil, fmt.Errorf("decode graph: %w", err)
 	}
-	return &g, nil
+	in.graph(g)
+	return g, nil
 }
 
 // NormalizeGraph puts g into normal form in place (see the list at the top
