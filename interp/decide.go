@@ -303,9 +303,10 @@ type Decision struct {
 // written only if the run is still blocked on the version and graph it was
 // read with (and looked at, p.From), so of two people deciding at once
 // exactly one wins and the other gets a *DecidedError naming the winner's
-// choice. For "new", the replacement run is created in that same
-// transaction, so a crash leaves either the blocked run alone or the
-// canceled run and its replacement, never two live runs.
+// choice. For "new", the replacement run is created, and the old run's
+// child runs canceled, in that same transaction, so a crash leaves either
+// the blocked run alone or the canceled run tree and its replacement,
+// never two live runs.
 //
 // A decision is written with no lease: a blocked run is never claimed.
 func (e *Engine) Decide(ctx context.Context, p DecideParams) (Decision, error) {
@@ -322,7 +323,7 @@ func (e *Engine) Decide(ctx context.Context, p DecideParams) (Decision, error) {
 	data := map[string]any{"choice": p.Choice, "from": plan.From, "to": plan.To, "by": p.By, "host": e.opts.Owner.Host}
 	t := store.Transition{RunID: run.ID, Now: now, Run: &store.RunUpdate{},
 		Expect: &store.RunExpect{Status: store.RunBlocked, Version: run.Version, GraphHash: run.GraphHash}}
-	var cancelAfter []string
+	var cancelKids []string
 	switch p.Choice {
 	case ChoiceOld:
 		data["to"] = plan.From
@@ -336,7 +337,7 @@ func (e *Engine) Decide(ctx context.Context, p DecideParams) (Decision, error) {
 			return d, fmt.Errorf("run %s cannot migrate to version %s: %v; choose %s instead: %w", run.ID, plan.To, plan.MigrateErr, instead, store.ErrConflict)
 		}
 		data["kept"], data["rerun"] = nonNil(plan.Keep), nonNil(plan.Rerun)
-		if cancelAfter, err = e.migrateWrites(ctx, plan, &t); err != nil {
+		if cancelKids, err = e.migrateWrites(ctx, plan, &t); err != nil {
 			return d, err
 		}
 	case ChoiceNew:
@@ -353,7 +354,7 @@ func (e *Engine) Decide(ctx context.Context, p DecideParams) (Decision, error) {
 		ins.Now, ins.AvailableAt = now, now
 		t.Runs = []store.RunInsertParams{ins}
 		data["new_run_id"] = ins.ID
-		if cancelAfter, err = e.replaceWrites(ctx, plan, ins.ID, &t); err != nil {
+		if cancelKids, err = e.replaceWrites(ctx, plan, ins.ID, &t); err != nil {
 			return d, err
 		}
 	default:
@@ -361,6 +362,8 @@ func (e *Engine) Decide(ctx context.Context, p DecideParams) (Decision, error) {
 	}
 	data["message"] = fmt.Sprintf("decided %s by %s: %s", p.Choice, p.By, plan.Describe(p.Choice))
 	t.Events = append([]store.EventWrite{{Kind: "version_decided", Data: mustJSON(data)}}, t.Events...)
+	// The child runs the decision ends are canceled in its own commit too.
+	t.CancelTrees = cancelKids
 	if err := e.com.commit(ctx, t); err != nil {
 		if isLeaseLost(err) {
 			return d, fmt.Errorf("run %s was taken by a worker while it was decided: %w", run.ID, store.ErrConflict)
@@ -377,11 +380,6 @@ func (e *Engine) Decide(ctx context.Context, p DecideParams) (Decision, error) {
 		}
 		return d, fmt.Errorf("decide run %s: %w", run.ID, err)
 	}
-	for _, id := range cancelAfter {
-		if _, err := e.st.RunCancel(ctx, store.RunCancelParams{RunID: id, Now: e.clk.Now()}); err != nil && !errors.Is(err, store.ErrConflict) {
-			return d, fmt.Errorf("decide run %s: cancel child run %s: %w", run.ID, id, err)
-		}
-	}
 	e.wakePools()
 	next := run.ID
 	if p.Choice == ChoiceNew {
@@ -397,7 +395,7 @@ func (e *Engine) Decide(ctx context.Context, p DecideParams) (Decision, error) {
 // version and pending; every step key that is not kept and exists in the
 // new graph reset to pending (attempt numbers go on, the retry budget
 // starts afresh); unfinished keys of steps the new graph lacks canceled.
-// It returns the child runs of reset steps, to cancel after the commit.
+// It returns the child runs of reset steps, to cancel in the same commit.
 func (e *Engine) migrateWrites(ctx context.Context, plan *DecisionPlan, t *store.Transition) ([]string, error) {
 	keep := map[string]bool{}
 	for _, k := range plan.Keep {
@@ -448,7 +446,7 @@ func (e *Engine) migrateWrites(ctx context.Context, plan *DecisionPlan, t *store
 
 // replaceWrites fills t with the end of a run replaced by nr: canceled,
 // with its unfinished steps and running attempts canceled. It returns the
-// unfinished child runs, to cancel after the commit.
+// unfinished child runs, to cancel in the same commit.
 func (e *Engine) replaceWrites(ctx context.Context, plan *DecisionPlan, newID string, t *store.Transition) ([]string, error) {
 	run := plan.Run
 	msg := fmt.Sprintf("replaced by run %s of version %s (version decision: new)", newID, plan.To)

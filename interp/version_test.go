@@ -417,8 +417,9 @@ func (b *bundle) liveRuns() []string {
 	return live
 }
 
-// commitHook is a store whose TransitionCommit calls before first (once),
-// and which fails the test if a run is inserted outside a transition.
+// commitHook is a store whose first TransitionCommit passes its batch
+// through before (a later one goes straight to the store), and which fails
+// the test if a run is inserted outside a transition.
 type commitHook struct {
 	store.Store
 	t      *testing.T
@@ -610,5 +611,78 @@ func TestDecideNewIsOneTransaction(t *testing.T) {
 	}
 	if k := b.eventKinds(d.Run.ID); !strings.Contains(k, "run_created") || !strings.Contains(k, "version_decided") {
 		t.Fatalf("replacement's events: %s", k)
+	}
+}
+
+// TestDecideNewCancelsChildrenInItsCommit: the child runs of a run decided
+// "new" are canceled in the decision's own transaction, so a failure inside
+// it leaves them waiting with their blocked parent, and the decision, once
+// it applies, leaves no live run of the old tree behind.
+func TestDecideNewCancelsChildrenInItsCommit(t *testing.T) {
+	b := setup(t)
+	b.compile(`workflow "kid" {
+  version = "1.0.0"
+  step "ask" {
+    wait { signal = "go" }
+  }
+}`)
+	parent := `workflow "parent" {
+  version = "1.0.0"
+  step "call" {
+    workflow {
+      name    = "kid"
+      version = "1"
+    }
+  }
+}`
+	b.compile(parent)
+	run := b.drive(b.start("parent", nil).ID)
+	wantStatus(t, run, store.RunWaiting)
+	kids, err := b.st.RunChildren(b.ctx, run.ID)
+	if err != nil || len(kids) != 1 {
+		t.Fatalf("children: %v %+v", err, kids)
+	}
+	kid := kids[0]
+	wantStatus(t, kid, store.RunWaiting)
+	b.compile(strings.Replace(strings.Replace(parent, `"1.0.0"`, `"2.0.0"`, 1), `step "call"`, `step "call2"`, 1))
+	if run, err = b.e.Rebind(b.ctx, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, run, store.RunBlocked)
+
+	// The hook fires on the first commit only: the decision's.
+	eng := b.otherProcess(func(s store.Store) store.Store {
+		return &commitHook{Store: s, t: t, before: func(ts []store.Transition) []store.Transition {
+			if len(ts) != 1 || strings.Join(ts[0].CancelTrees, ",") != kid.ID {
+				t.Fatalf("the decision's commit cancels %v, want the child %s", ts[0].CancelTrees, kid.ID)
+			}
+			ts[0].ConsumeSignals = append(ts[0].ConsumeSignals, store.SignalConsume{SignalID: 1 << 40, StepKey: "call"})
+			return ts
+		}}
+	})
+	if _, err := eng.Decide(b.ctx, DecideParams{RunID: run.ID, Choice: ChoiceNew, By: "cli"}); err == nil {
+		t.Fatalf("decision with a failure injected: no error")
+	}
+	if got, _ := b.st.RunGet(b.ctx, kid.ID); got.Status != store.RunWaiting || got.CancelRequested {
+		t.Fatalf("child after the failed decision: %s (cancel requested %v)", got.Status, got.CancelRequested)
+	}
+	if got, _ := b.st.RunGet(b.ctx, run.ID); got.Status != store.RunBlocked {
+		t.Fatalf("parent after the failed decision: %s", got.Status)
+	}
+	d, err := eng.Decide(b.ctx, DecideParams{RunID: run.ID, Choice: ChoiceNew, By: "cli"})
+	if err != nil {
+		t.Fatalf("decision: %v", err)
+	}
+	if got, _ := b.st.RunGet(b.ctx, kid.ID); got.Status != store.RunCanceled {
+		t.Fatalf("child after the decision: %s", got.Status)
+	}
+	rs, err := b.st.RunList(b.ctx, store.RunListParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		if !r.Status.Terminal() && r.ID != d.Run.ID {
+			t.Fatalf("run %s of %s is live besides the replacement %s", r.ID, r.Workflow, d.Run.ID)
+		}
 	}
 }

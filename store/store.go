@@ -366,6 +366,10 @@ type Transition struct {
 	// Runs are top-level runs to create in the same commit (the run that
 	// replaces one decided "new"): unlike Children, they get no parent.
 	Runs []RunInsertParams
+	// CancelTrees are runs canceled with their descendants in the same
+	// commit, as RunCancel cancels them (the child runs of a run decided
+	// "new", or of steps a migration resets); a finished run is skipped.
+	CancelTrees []string
 	// ConsumeSignals marks signals as consumed by a step key.
 	ConsumeSignals []SignalConsume
 	// Wake sets available_at = Now on these runs (a parent whose child just

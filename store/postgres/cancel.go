@@ -48,16 +48,28 @@ func (s *Store) RunCancel(ctx context.Context, p store.RunCancelParams) (store.R
 		if store.RunStatus(status).Terminal() {
 			return fmt.Errorf("run %s already %s; there is nothing to cancel: %w", p.RunID, status, store.ErrConflict)
 		}
-		// (SQLite: MIN(a, b) is LEAST(a, b).)
-		if _, err := w.tx.Exec(w.ctx, treeCTE+` UPDATE runs SET
+		if err := w.cancelTree(p.RunID, now); err != nil {
+			return err
+		}
+		r, err = w.runGet(p.RunID)
+		return err
+	})
+	return r, err
+}
+
+// cancelTree flags every unfinished run of the tree of runID and ends at
+// once those nobody holds (RunCancel; also Transition.CancelTrees).
+func (w *wtx) cancelTree(runID string, now int64) error {
+	// (SQLite: MIN(a, b) is LEAST(a, b).)
+	if _, err := w.tx.Exec(w.ctx, treeCTE+` UPDATE runs SET
 				cancel_requested = true,
 				available_at = LEAST(available_at, $2::bigint),
 				updated_at = $2::bigint
 			WHERE id IN (SELECT id FROM tree) AND status NOT IN ('completed', 'failed', 'canceled')`,
-			p.RunID, now); err != nil {
-			return err
-		}
-		rows, err := w.tx.Query(w.ctx, treeCTE+` UPDATE runs SET
+		runID, now); err != nil {
+		return err
+	}
+	rows, err := w.tx.Query(w.ctx, treeCTE+` UPDATE runs SET
 				status = 'canceled',
 				finished_at = $2::bigint,
 				error = $3::text,
@@ -68,28 +80,25 @@ func (s *Store) RunCancel(ctx context.Context, p store.RunCancelParams) (store.R
 			WHERE id IN (SELECT id FROM tree)
 				AND status NOT IN ('completed', 'failed', 'canceled')
 				AND (lease_owner IS NULL OR lease_expires_at <= $2::bigint)
-			RETURNING id`, p.RunID, now, canceledError)
-		if err != nil {
-			return err
-		}
-		ended, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return err
-		}
-		var b batch
-		for _, id := range ended {
-			w.endCanceled(&b, id, now)
-		}
-		if err := b.send(w); err != nil {
-			return err
-		}
-		// A run made due at once is work: wake idle workers to carry the
-		// cancel out.
-		w.notify = true
-		r, err = w.runGet(p.RunID)
+			RETURNING id`, runID, now, canceledError)
+	if err != nil {
 		return err
-	})
-	return r, err
+	}
+	ended, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	var b batch
+	for _, id := range ended {
+		w.endCanceled(&b, id, now)
+	}
+	if err := b.send(w); err != nil {
+		return err
+	}
+	// A run made due at once is work: wake idle workers to carry the
+	// cancel out.
+	w.notify = true
+	return nil
 }
 
 // endCanceled queues the closing of the steps and attempts of a run just

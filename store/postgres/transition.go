@@ -202,6 +202,11 @@ func (w *wtx) transition(t *store.Transition, res *store.TransitionResult) error
 	if err := b.send(w); err != nil {
 		return err
 	}
+	for _, id := range t.CancelTrees {
+		if err := w.cancelTree(id, now); err != nil {
+			return fmt.Errorf("canceling run %s: %w", id, err)
+		}
+	}
 	return w.resilience(t)
 }
 

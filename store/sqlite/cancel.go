@@ -44,18 +44,30 @@ func (s *Store) RunCancel(ctx context.Context, p store.RunCancelParams) (store.R
 		if store.RunStatus(status).Terminal() {
 			return fmt.Errorf("run %s already %s; there is nothing to cancel: %w", p.RunID, status, store.ErrConflict)
 		}
-		if _, err := w.exec(treeCTE+` UPDATE runs SET
+		if err := w.cancelTree(p.RunID, now); err != nil {
+			return err
+		}
+		r, err = scanRun(w.queryRow(selectRunSQL, p.RunID))
+		return err
+	})
+	return r, err
+}
+
+// cancelTree flags every unfinished run of the tree of runID and ends at
+// once those nobody holds (RunCancel; also Transition.CancelTrees).
+func (w *wtx) cancelTree(runID string, now int64) error {
+	if _, err := w.exec(treeCTE+` UPDATE runs SET
 				cancel_requested = 1,
 				available_at = MIN(available_at, ?2),
 				updated_at = ?2
 			WHERE id IN (SELECT id FROM tree) AND status NOT IN ('completed', 'failed', 'canceled')`,
-			p.RunID, now); err != nil {
-			return err
-		}
-		ended, err := writeAll(w, func(sc scanner) (string, error) {
-			var id string
-			return id, sc.Scan(&id)
-		}, treeCTE+` UPDATE runs SET
+		runID, now); err != nil {
+		return err
+	}
+	ended, err := writeAll(w, func(sc scanner) (string, error) {
+		var id string
+		return id, sc.Scan(&id)
+	}, treeCTE+` UPDATE runs SET
 				status = 'canceled',
 				finished_at = ?2,
 				error = ?3,
@@ -66,19 +78,16 @@ func (s *Store) RunCancel(ctx context.Context, p store.RunCancelParams) (store.R
 			WHERE id IN (SELECT id FROM tree)
 				AND status NOT IN ('completed', 'failed', 'canceled')
 				AND (lease_owner IS NULL OR lease_expires_at <= ?2)
-			RETURNING id`, p.RunID, now, canceledError)
-		if err != nil {
+			RETURNING id`, runID, now, canceledError)
+	if err != nil {
+		return err
+	}
+	for _, id := range ended {
+		if err := w.endCanceled(id, now); err != nil {
 			return err
 		}
-		for _, id := range ended {
-			if err := w.endCanceled(id, now); err != nil {
-				return err
-			}
-		}
-		r, err = scanRun(w.queryRow(selectRunSQL, p.RunID))
-		return err
-	})
-	return r, err
+	}
+	return nil
 }
 
 // endCanceled closes the steps and attempts of a run just ended by a

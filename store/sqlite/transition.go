@@ -180,6 +180,11 @@ func (w *wtx) transition(t *store.Transition) (store.TransitionResult, error) {
 			return res, fmt.Errorf("waking run %s: %w", id, err)
 		}
 	}
+	for _, id := range t.CancelTrees {
+		if err := w.cancelTree(id, now); err != nil {
+			return res, fmt.Errorf("canceling run %s: %w", id, err)
+		}
+	}
 	if err := w.resilience(t); err != nil {
 		return res, err
 	}

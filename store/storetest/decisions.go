@@ -48,6 +48,30 @@ func testDecisions(t *testing.T, newStore func(t *testing.T) store.Store) {
 		eq(t, "version_decided events", count(f.events("r"), "version_decided"), 1)
 	})
 
+	parallel(t, "a decision cancels run trees in its commit, as RunCancel does", newStore, func(t *testing.T, f *fixture) {
+		f.blocked("r")
+		f.insert(store.RunInsertParams{ID: "free", ParentRunID: "r", ParentStepKey: "a", RootRunID: "r"})
+		f.insert(store.RunInsertParams{ID: "free.kid", ParentRunID: "free", ParentStepKey: "b", RootRunID: "r"})
+		f.insert(store.RunInsertParams{ID: "held", ParentRunID: "r", ParentStepKey: "c", RootRunID: "r"})
+		f.insert(store.RunInsertParams{ID: "done", ParentRunID: "r", ParentStepKey: "d", RootRunID: "r"})
+		held := f.claimOne("w", "held", at(50*time.Second)) // leased past the decision
+		f.end("done", store.RunCompleted, at(time.Second), 0)
+		tr := f.replace("r", "r2", at(time.Minute))
+		tr.CancelTrees = []string{"free", "held", "done"}
+		noErr(t, "decision new", f.commit(tr).Err)
+		for _, id := range []string{"free", "free.kid"} {
+			r := f.get(id)
+			eq(t, id+" status", r.Status, store.RunCanceled)
+			timeEq(t, id+" finished", r.FinishedAt, at(time.Minute))
+			eq(t, id+" last event", kinds(f.events(id))[len(f.events(id))-1], "canceled")
+		}
+		h := f.get("held")
+		eq(t, "held status", h.Status, store.RunRunning)
+		eq(t, "held cancel requested", h.CancelRequested, true)
+		eq(t, "held lease", h.Lease, held.Lease)
+		eq(t, "finished child", f.get("done").Status, store.RunCompleted)
+	})
+
 	parallel(t, "concurrent decisions: exactly one wins", newStore, func(t *testing.T, f *fixture) {
 		f.blocked("r")
 		const n = 8
@@ -113,22 +137,30 @@ func testDecisions(t *testing.T, newStore func(t *testing.T) store.Store) {
 	parallel(t, "decided new: a failure inside the commit leaves nothing half-done", newStore, func(t *testing.T, f *fixture) {
 		f.blocked("r")
 		f.insert(store.RunInsertParams{ID: "taken"})
-		before := f.get("r")
+		// The old run has a child run, canceled in the decision's commit.
+		f.insert(store.RunInsertParams{ID: "r.child", ParentRunID: "r", ParentStepKey: "ship", RootRunID: "r"})
+		replace := func(newID string) store.Transition {
+			tr := f.replace("r", newID, at(time.Minute))
+			tr.CancelTrees = []string{"r.child"}
+			return tr
+		}
+		before, child := f.get("r"), f.get("r.child")
 		evs := len(f.events("r"))
 		check := func(what string) {
 			t.Helper()
 			eq(t, what+": old run", f.get("r"), before)
+			eq(t, what+": old run's child", f.get("r.child"), child)
 			eq(t, what+": old run's events", len(f.events("r")), evs)
 			_, err := f.s.RunGet(f.ctx, "r2")
 			isErr(t, what+": replacement", err, store.ErrNotFound)
 			live, err := f.s.RunList(f.ctx, store.RunListParams{Workflow: "wf"})
 			noErr(t, what+": RunList", err)
-			eq(t, what+": runs of the workflow", len(live), 2)
+			eq(t, what+": runs of the workflow", len(live), 3)
 		}
 
 		// The replacement cannot be created (its id is taken): the old
 		// run's update, written first in the transaction, is undone.
-		tr := f.replace("r", "taken", at(time.Minute))
+		tr := replace("taken")
 		_, err := f.s.TransitionCommit(f.ctx, []store.Transition{tr})
 		isErr(t, "decision whose replacement fails", err, store.ErrConflict)
 		check("replacement insert failed")
@@ -136,15 +168,16 @@ func testDecisions(t *testing.T, newStore func(t *testing.T) store.Store) {
 		// The replacement is created, then a later part of the same commit
 		// fails (a signal that is not the run's): the replacement is gone
 		// with the rest.
-		tr = f.replace("r", "r2", at(time.Minute))
+		tr = replace("r2")
 		tr.ConsumeSignals = []store.SignalConsume{{SignalID: 1 << 40, StepKey: "ask"}}
 		_, err = f.s.TransitionCommit(f.ctx, []store.Transition{tr})
 		isErr(t, "decision failing after the replacement", err, store.ErrConflict)
 		check("failure after the replacement")
 
 		// With nothing injected the same decision applies whole.
-		noErr(t, "decision new", f.commit(f.replace("r", "r2", at(time.Minute))).Err)
+		noErr(t, "decision new", f.commit(replace("r2")).Err)
 		eq(t, "old run", f.get("r").Status, store.RunCanceled)
+		eq(t, "old run's child", f.get("r.child").Status, store.RunCanceled)
 		eq(t, "replacement", f.get("r2").Status, store.RunPending)
 	})
 }
