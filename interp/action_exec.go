@@ -161,7 +161,7 @@ func runExec(ctx context.Context, c *execCall, limit int64) (any, *stepError) {
 			code = 128 + int(ws.Signal())
 		}
 	}
-	out := map[string]any{"exit_code": code, "stdout": stdout.String(), "stderr": stderr.String(), "json": nil}
+	out := map[string]any{"exit_code": float64(code), "stdout": stdout.String(), "stderr": stderr.String(), "json": nil}
 	if stdout.dropped == 0 {
 		var j any
 		if b := bytes.TrimSpace(stdout.buf.Bytes()); len(b) > 0 && json.Unmarshal(b, &j) == nil {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/flowrun/flowrun/lang"
 )
@@ -104,9 +105,8 @@ func describe(v any) string {
 // normalizeJSON turns any Go value into the JSON-decoded form (float64
 // numbers, []any, map[string]any) by a round trip through encoding/json.
 func normalizeJSON(v any) any {
-	switch v.(type) {
-	case nil, string, bool, float64:
-		return v
+	if jsonShaped(v, 0) {
+		return v // the round trip would return an equal value
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -117,6 +117,43 @@ func normalizeJSON(v any) any {
 		return v
 	}
 	return out
+}
+
+// jsonShapedDepth bounds jsonShaped's walk (a deeper value, or a cyclic
+// one, takes the round trip).
+const jsonShapedDepth = 64
+
+// jsonShaped reports whether v is already what decoding its JSON gives
+// back: nil, bools, finite float64s, valid UTF-8 strings, []any and
+// map[string]any of them. Such a value survives the round trip unchanged
+// (encoding/json would replace invalid UTF-8, and cannot encode NaN).
+func jsonShaped(v any, depth int) bool {
+	if depth > jsonShapedDepth {
+		return false
+	}
+	switch x := v.(type) {
+	case nil, bool:
+		return true
+	case float64:
+		return !math.IsNaN(x) && !math.IsInf(x, 0)
+	case string:
+		return utf8.ValidString(x)
+	case []any:
+		for _, e := range x {
+			if !jsonShaped(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		for k, e := range x {
+			if !utf8.ValidString(k) || !jsonShaped(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // decodeJSON decodes stored JSON; nil or "null" is nil.
