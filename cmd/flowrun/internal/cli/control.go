@@ -47,15 +47,21 @@ the same moment) it writes nothing, names that decision and exits 6.`,
 				if err != nil {
 					return err
 				}
+				prog := &progress{w: e.stderr}
+				eng := e.engine(st, prog.event)
 				if run.Status.Terminal() {
+					if *choose != "" {
+						// Decided "new" by someone else, say so (exit 6).
+						if err := alreadyDecided(ctx, eng, run); err != nil {
+							return err
+						}
+					}
 					hint := fmt.Sprintf("See it with: flowrun show %s", run.ID)
 					if run.Status != store.RunCompleted {
 						hint = fmt.Sprintf("Redrive it with: flowrun retry %s", run.ID)
 					}
 					return usageErrorf("run %s already ended (%s); there is nothing to resume", run.ID, run.Status).hint(hint)
 				}
-				prog := &progress{w: e.stderr}
-				eng := e.engine(st, prog.event)
 				if *choose != "" {
 					return e.resumeChoose(ctx, eng, run, *choose, *detach, *asJSON)
 				}

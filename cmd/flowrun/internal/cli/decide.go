@@ -53,12 +53,8 @@ func (e *env) resumeChoose(ctx context.Context, eng *interp.Engine, run store.Ru
 		return storeError(fmt.Sprintf("checking the version of run %s", run.ID), err)
 	}
 	if run.Status != store.RunBlocked {
-		d, err := eng.LastDecision(ctx, run.ID, "")
-		if err != nil {
-			return storeError(fmt.Sprintf("reading the history of run %s", run.ID), err)
-		}
-		if d != nil {
-			return decidedError(d)
+		if err := alreadyDecided(ctx, eng, run); err != nil {
+			return err
 		}
 		return usageErrorf("run %s is %s, not blocked; --choose decides only a run blocked by a new MAJOR version", run.ID, run.Status).
 			hint(fmt.Sprintf("Continue it with: flowrun resume %s", run.ID))
@@ -71,6 +67,20 @@ func (e *env) resumeChoose(ctx context.Context, eng *interp.Engine, run store.Ru
 		return e.detached(ctx, eng, next, asJSON)
 	}
 	return e.drive(ctx, eng, rootOf(next), asJSON)
+}
+
+// alreadyDecided returns the exit 6 of a --choose on a run that is not
+// blocked because a decision was taken on it since it was blocked; nil when
+// there was none.
+func alreadyDecided(ctx context.Context, eng *interp.Engine, run store.Run) error {
+	d, err := eng.LastDecision(ctx, run.ID, "")
+	if err != nil {
+		return storeError(fmt.Sprintf("reading the history of run %s", run.ID), err)
+	}
+	if d != nil {
+		return decidedError(d)
+	}
+	return nil
 }
 
 // decidedError is the exit of a decision that came too late: the run was
