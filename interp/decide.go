@@ -370,11 +370,11 @@ func (e *Engine) Decide(ctx context.Context, p DecideParams) (Decision, error) {
 		}
 		if errors.Is(err, store.ErrConflict) {
 			// Someone else decided (or rebound) the run since it was read.
-			now, gerr := e.st.RunGet(ctx, run.ID)
+			cur, gerr := e.st.RunGet(ctx, run.ID)
 			if gerr != nil {
 				return d, fmt.Errorf("decide run %s: %w (and reading it again: %v)", run.ID, err, gerr)
 			}
-			if rerr := e.refusal(ctx, now, run.Version); rerr != nil {
+			if rerr := e.refusal(ctx, cur, run.Version); rerr != nil {
 				return d, rerr
 			}
 		}
