@@ -99,7 +99,7 @@ type Result struct {
 	// (the Go runtime, the store opened): the baseline of PeakRSSKB.
 	StartRSSKB int64 `json:"start_rss_kb"`
 	// PeakRSSKB is the peak RSS of the process that ran the scenario, in
-	// KiB: the child's rusage under Suite, this process's under Run.
+	// KiB, not counting the processes it ran (RUSAGE_SELF).
 	PeakRSSKB int64   `json:"peak_rss_kb"`
 	WallMS    float64 `json:"wall_ms"`
 }
@@ -124,9 +124,9 @@ type Scenario struct {
 // Scenarios lists every scenario, in the order Suite runs them.
 func Scenarios() []*Scenario {
 	return []*Scenario{
-		{Name: "set-full", Description: "sequential set steps, synchronous=FULL: one run of N and one of 10N steps",
+		{Name: "set-full", Description: "sequential set steps, synchronous=FULL: one run of N and one of 10N steps, stored by flowrun apply --detach in processes of their own",
 			run: setScenario("FULL"), rss: &Target{Of: "value", Op: "<=", Limit: 60}},
-		{Name: "set-normal", Description: "sequential set steps, synchronous=NORMAL: one run of N and one of 10N steps",
+		{Name: "set-normal", Description: "sequential set steps, synchronous=NORMAL: one run of N and one of 10N steps, stored by flowrun apply --detach in processes of their own",
 			run: setScenario("NORMAL"), rss: &Target{Of: "value", Op: "<=", Limit: 60}},
 		{Name: "compile", Description: "compiling chains of N/10 and N set steps with a CEL template each (lang.LoadFile, lang.Load)",
 			run: compileScenario},

@@ -26,9 +26,10 @@ type Report struct {
 
 // Suite runs the named scenarios (every one when names is empty), each in
 // a child process: c.Flowrun followed by `bench --child --scenario NAME
-// --scale S --dir DIR`, which prints its Result as JSON. The child's peak
-// RSS is read from its rusage and checked against the scenario's memory
-// target. progress, when not nil, gets a line per scenario as it starts.
+// --scale S --dir DIR`, which prints its Result as JSON. The child's own
+// peak RSS (without the processes it ran) is checked against the
+// scenario's memory target. progress, when not nil, gets a line per
+// scenario as it starts.
 func Suite(ctx context.Context, c Config, names []string, progress io.Writer) (*Report, error) {
 	if len(c.Flowrun) == 0 {
 		return nil, errNoFlowrun
@@ -84,7 +85,10 @@ func child(ctx context.Context, c Config, name string) (*Result, error) {
 	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
 		return nil, fmt.Errorf("scenario %s: the child printed no result (%w):\n%s", name, err, stdout.Bytes())
 	}
-	if rss := maxRSS(cmd.ProcessState); rss > 0 {
+	// The child's own peak (RUSAGE_SELF, which Run reports) is its figure:
+	// the rusage wait4 returns also counts the processes the child ran and
+	// waited for (a scenario's flowrun apply), whose peaks are their own.
+	if rss := maxRSS(cmd.ProcessState); r.PeakRSSKB <= 0 && rss > 0 {
 		r.PeakRSSKB = rss
 	}
 	return &r, nil

@@ -152,7 +152,9 @@ func (r *runner) settle(s *lang.Step, row *store.Step) {
 		res.Error = decodeMap(row.Error)
 	}
 	if _, had := r.results[s.Name]; !had && r.keep != nil {
-		r.keep.queue = append(r.keep.queue, s.Name)
+		if i, ok := r.l.index[s.Name]; ok {
+			r.keep.queue = append(r.keep.queue, int32(i))
+		}
 	}
 	r.results[s.Name] = res
 }
@@ -177,10 +179,10 @@ const maxTxSteps = 256
 // and until iterations; only its terminal status is kept. Its rows stay in
 // the store, and a rebuild drops them again the same way.
 type keep struct {
-	readers map[string]int              // unsettled readers per step; +1 when an output reads it
-	gone    map[string]store.StepStatus // dropped steps: their terminal status
-	queue   []string                    // steps settled since the last compact
-	off     bool                        // an output could not be scanned: drop nothing
+	readers []int32 // per step (graph order): unsettled readers; +1 when an output reads it
+	gone    []bool  // per step: dropped from the maps (it ended)
+	queue   []int32 // steps settled since the last compact
+	off     bool    // an output could not be scanned: drop nothing
 }
 
 // over reports whether step name ended and was dropped from the maps.
@@ -188,16 +190,22 @@ func (r *runner) over(name string) bool {
 	if r.keep == nil {
 		return false
 	}
-	_, ok := r.keep.gone[name]
-	return ok
+	i, ok := r.l.index[name]
+	return ok && r.keep.gone[i]
 }
 
 // newKeep counts the readers of every step of the graph.
 func (r *runner) newKeep() *keep {
-	k := &keep{readers: make(map[string]int, len(r.l.g.Steps)), gone: map[string]store.StepStatus{}}
+	n := len(r.l.g.Steps)
+	k := &keep{readers: make([]int32, n), gone: make([]bool, n)}
+	read := func(name string) {
+		if i, ok := r.l.index[name]; ok {
+			k.readers[i]++
+		}
+	}
 	for _, s := range r.l.g.Steps {
-		for _, n := range s.Needs {
-			k.readers[n]++
+		for _, need := range s.Needs {
+			read(need)
 		}
 	}
 	var pin func(v *lang.Value)
@@ -215,8 +223,8 @@ func (r *runner) newKeep() *keep {
 					k.off = true // its evaluation reports the error; keep everything
 					continue
 				}
-				for _, n := range pe.StepRefs() {
-					k.readers[n]++
+				for _, name := range pe.StepRefs() {
+					read(name)
 				}
 			}
 		}
@@ -233,7 +241,9 @@ func (r *runner) newKeep() *keep {
 	// Every step already settled (a rebuild settles what the store holds)
 	// releases its needs at the first compact.
 	for name := range r.results {
-		k.queue = append(k.queue, name)
+		if i, ok := r.l.index[name]; ok {
+			k.queue = append(k.queue, int32(i))
+		}
 	}
 	return k
 }
@@ -250,44 +260,44 @@ func (r *runner) compact() {
 	}
 	q := k.queue
 	k.queue = nil
-	for _, name := range q {
-		s := r.l.steps[name]
-		if s == nil {
-			continue
+	steps := r.l.g.Steps
+	for _, i := range q {
+		for _, need := range steps[i].Needs {
+			if j, ok := r.l.index[need]; ok {
+				k.readers[j]--
+				r.release(j)
+			}
 		}
-		for _, n := range s.Needs {
-			k.readers[n]--
-			r.release(n)
-		}
-		r.release(name)
+		r.release(int(i))
 	}
 }
 
-// release drops a settled, terminal step that nothing reads any more.
-func (r *runner) release(name string) {
+// release drops step i (in graph order) when it ended, was settled, and
+// nothing reads it any more.
+func (r *runner) release(i int) {
 	k := r.keep
-	if k.readers[name] > 0 {
+	if k.gone[i] || k.readers[i] > 0 {
 		return
 	}
-	row := r.rows[name]
+	s := r.l.g.Steps[i]
+	row := r.rows[s.Name]
 	if row == nil || !row.Status.Terminal() {
 		return
 	}
-	if _, ok := r.results[name]; !ok {
+	if _, ok := r.results[s.Name]; !ok {
 		return
 	}
-	if s := r.l.steps[name]; s != nil && (s.Foreach != nil || s.Until != nil) {
+	if s.Foreach != nil || s.Until != nil {
 		// Its items' and iterations' rows were read only while it ran.
 		for key, sub := range r.rows {
-			if sub.Step == name && key != name && sub.Status.Terminal() {
+			if sub.Step == s.Name && key != s.Name && sub.Status.Terminal() {
 				r.drop(key)
 			}
 		}
 	}
-	r.drop(name)
-	delete(r.results, name)
-	delete(k.readers, name)
-	k.gone[name] = row.Status
+	r.drop(s.Name)
+	delete(r.results, s.Name)
+	k.gone[i] = true
 }
 
 // drop removes a step key from the runner's maps (its rows stay in the

@@ -19,6 +19,10 @@ import (
 // set steps then holds about half the memory. Types are shared and never
 // modified after decoding (as TypeString and the others are).
 
+// decodeCollectBytes is the size of a stored graph (about 3,000 steps)
+// from which Decode runs the collector once it is done (see Decode).
+const decodeCollectBytes = 1 << 20
+
 // typeInterner maps a type's structure to its one shared tree.
 type typeInterner struct {
 	byKey map[string]*Type
@@ -150,6 +154,11 @@ func (in *typeInterner) step(s *Step) {
 	}
 	s.Join = modeString(s.Join)
 	s.OnError = modeString(s.OnError)
+	if len(s.DependsOn) > 0 && slices.Equal(s.DependsOn, s.Needs) {
+		// Mostly the same list (no expression reads another step): one
+		// copy, capped so that an append to either cannot write the other.
+		s.DependsOn = s.Needs[:len(s.Needs):len(s.Needs)]
+	}
 	in.expr(s.When)
 	in.action(&s.Action)
 	if s.Retry != nil {

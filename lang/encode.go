@@ -97,6 +97,12 @@ func Decode(b []byte) (*Graph, error) {
 		return nil, fmt.Errorf("decode graph: %w", err)
 	}
 	in.graph(g)
+	if len(b) >= decodeCollectBytes {
+		// Decoding a long graph allocates several times the graph it keeps,
+		// and the collector paces the heap on what it found live meanwhile;
+		// collecting now paces it on the graph itself.
+		runtime.GC()
+	}
 	return g, nil
 }
 
