@@ -190,7 +190,8 @@ func decodeStream(b []byte, in *typeInterner) (*Graph, bool) {
 	}
 	var steps []*Step
 	sawSteps := false
-	rest := map[string]json.RawMessage{}
+	// The other members, copied as they stand into an object of their own.
+	head := []byte{'{'}
 	norm := &encNormalizer{fix: true, normal: true}
 	for dec.More() {
 		t, err := dec.Token()
@@ -203,7 +204,14 @@ func decodeStream(b []byte, in *typeInterner) (*Graph, bool) {
 			if err := dec.Decode(&raw); err != nil {
 				return nil, false
 			}
-			rest[key] = raw
+			name, err := json.Marshal(key)
+			if err != nil {
+				return nil, false
+			}
+			if len(head) > 1 {
+				head = append(head, ',')
+			}
+			head = append(append(append(head, name...), ':'), raw...)
 			continue
 		}
 		if t, err := dec.Token(); err != nil || t != json.Delim('[') {
@@ -229,10 +237,7 @@ func decodeStream(b []byte, in *typeInterner) (*Graph, bool) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, false
 	}
-	head, err := json.Marshal(rest)
-	if err != nil {
-		return nil, false
-	}
+	head = append(head, '}')
 	g := &Graph{}
 	hd := json.NewDecoder(bytes.NewReader(head))
 	hd.DisallowUnknownFields()

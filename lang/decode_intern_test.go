@@ -115,6 +115,7 @@ func TestDecodeStreamMatchesWhole(t *testing.T) {
 		"cut short":         string(good[:len(good)/2]),
 		"bad member type":   join(append([]string{"steps"}, keys...), `"limits":"none"`),
 		"null step in list": join(keys, `"steps":[null]`),
+		"duplicate member":  join(append([]string{"steps"}, keys...), `"limits":`+string(m["limits"])),
 	}
 	for name, src := range cases {
 		t.Run(name, func(t *testing.T) {
