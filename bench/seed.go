@@ -53,9 +53,15 @@ func seed(ctx context.Context, path string, p seedParams) error {
 		}
 		return st, nil
 	}
-	insRun, err := prep(`INSERT INTO runs (id, workflow, version, graph_hash, key, status, inputs, outputs,
+	insRun, err := prep(`INSERT INTO runs (id, workflow, version, graph_hash, key, status, outputs,
 		created_at, started_at, finished_at, available_at, root_run_id, attempts_used, updated_at)
-		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9, ?10, ?9, ?1, ?11, COALESCE(?10, ?9))`)
+		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?8, ?9, ?9, ?10, ?9, ?1, ?11, COALESCE(?10, ?9))`)
+	if err != nil {
+		return err
+	}
+	// Inputs are stored apart from the run's row, as the store does (its
+	// migration 0005).
+	insInputs, err := prep(`INSERT INTO run_inputs (run_id, inputs) VALUES (?1, ?2)`)
 	if err != nil {
 		return err
 	}
@@ -85,9 +91,13 @@ func seed(ctx context.Context, path string, p seedParams) error {
 		} else if i%50 == 0 {
 			status = "failed"
 		}
+		inputs := `{"n":` + strconv.Itoa(i) + `}`
 		if _, err := insRun.ExecContext(ctx, id, p.workflow, p.version, p.hash, "key-"+strconv.Itoa(i), status,
-			`{"n":`+strconv.Itoa(i)+`}`, outputs, created, finished, p.stepsPerRun); err != nil {
+			inputs, outputs, created, finished, p.stepsPerRun); err != nil {
 			return fmt.Errorf("seeding run %d: %w", i, err)
+		}
+		if _, err := insInputs.ExecContext(ctx, id, inputs); err != nil {
+			return fmt.Errorf("seeding the inputs of run %d: %w", i, err)
 		}
 		if status == "pending" {
 			continue
@@ -112,6 +122,9 @@ func seed(ctx context.Context, path string, p seedParams) error {
 	if _, err := insRun.ExecContext(ctx, p.long, p.longWorkflow, "1.0.0", p.longHash, "long", "completed",
 		`{}`, `{"v":1}`, created, created+1_000_000, 0); err != nil {
 		return fmt.Errorf("seeding the long run: %w", err)
+	}
+	if _, err := insInputs.ExecContext(ctx, p.long, `{}`); err != nil {
+		return fmt.Errorf("seeding the inputs of the long run: %w", err)
 	}
 	for s := range p.longSteps {
 		if _, err := insStep.ExecContext(ctx, p.long, "s"+strconv.Itoa(s), 0, `{"v":`+strconv.Itoa(s)+`}`, created+int64(s)); err != nil {
