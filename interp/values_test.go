@@ -33,7 +33,7 @@ func TestNormalizeJSONFastPath(t *testing.T) {
 		shaped bool
 	}{
 		{"exec output", map[string]any{"exit_code": 0.0, "stdout": "ok\n", "stderr": "", "json": nil}, true},
-		{"nested", map[string]any{"a": []any{1.5, "x", true, nil, map[string]any{"b": -0.0}}}, true},
+		{"nested", map[string]any{"a": []any{1.5, "x", true, nil, map[string]any{"b": math.Copysign(0, -1)}}}, true},
 		{"int", map[string]any{"exit_code": 0}, false},
 		{"invalid utf-8 value", map[string]any{"stdout": "a\xffb"}, false},
 		{"invalid utf-8 key", map[string]any{"k\xfe": "v"}, false},
