@@ -183,3 +183,55 @@ func TestRunnerKeepsOnlyReadSteps(t *testing.T) {
 		t.Fatalf("show lists %d steps, want %d", len(v.Steps), n+2)
 	}
 }
+
+// TestLongForeachAndUntilBoundedTransitions: a foreach of set items and an
+// until loop of set iterations finish their keys in the transitions that
+// start them too; both are committed in transitions of at most maxTxSteps
+// step writes, with the results of an unbroken run.
+func TestLongForeachAndUntilBoundedTransitions(t *testing.T) {
+	const n = 2*maxTxSteps + 33
+	b := setup(t)
+	cc := &commitCounter{Store: b.st}
+	b.e = New(cc, b.e.opts)
+	run := b.run(fmt.Sprintf(`
+workflow "fu" {
+  version = "1.0.0"
+  input "items" { type = list(number) }
+  limits { attempts = %[1]d }
+  step "each" {
+    foreach {
+      items       = "input.items"
+      concurrency = 3
+    }
+    set { twice = "{{ item * 2 }}" }
+  }
+  step "count" {
+    depends_on     = [step.each]
+    until          = "steps.count.output.n >= %[2]d"
+    max_iterations = %[1]d
+    set { n = "{{ iteration == 0 ? 1 : steps.count.output.n + 1 }}" }
+  }
+  output "count" { value = "{{ size(steps.each.output.filter(o, o.twice >= 0.0)) }}" }
+  output "last" { value = "{{ steps.each.output[%[3]d].twice }}" }
+  output "n" { value = "{{ steps.count.output.n }}" }
+}`, 4*n, n, n-1), map[string]any{"items": seq(n)})
+	wantStatus(t, run, store.RunCompleted)
+	wantJSON(t, "outputs", run.Outputs, fmt.Sprintf(`{"count": %d, "last": %d, "n": %d}`, n, 2*(n-1), n))
+	if cc.maxSteps > maxTxSteps {
+		t.Errorf("a transition wrote %d steps, want at most %d", cc.maxSteps, maxTxSteps)
+	}
+	if want := 2 * n / maxTxSteps; cc.commits < want {
+		t.Errorf("%d commits for %d items and %d iterations, want at least %d", cc.commits, n, n, want)
+	}
+	if it := b.show(run.ID).Steps["count"].Iterations; it != n {
+		t.Fatalf("iterations = %d, want %d", it, n)
+	}
+}
+
+func seq(n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}

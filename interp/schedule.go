@@ -579,6 +579,9 @@ func (r *runner) advanceUntil(ctx context.Context, c unit) bool {
 		}
 		r.put(row, &nst)
 		changed = true
+		if len(r.tx.t.Steps) >= maxTxSteps {
+			return true // the next decide runs the next iteration
+		}
 	}
 }
 
@@ -644,6 +647,9 @@ func (r *runner) advanceForeach(ctx context.Context, s *lang.Step) bool {
 	}
 	changed, allDone := false, true
 	for i, it := range items {
+		if changed && len(r.tx.t.Steps) >= maxTxSteps {
+			return true // the next decide goes on with the items left
+		}
 		key := store.StepKey(s.Name, i, -1)
 		ir := r.rows[key]
 		if ir == nil || !ir.Status.Terminal() {
