@@ -71,7 +71,10 @@ func (e *Engine) Signal(ctx context.Context, runID, name string, payload json.Ra
 
 // Cancel asks for a run and its descendants to be canceled. A run nobody
 // works on ends canceled at once; a run being worked on is stopped by its
-// worker at its next heartbeat (at once in this process). runID may be a
+// worker: at once in this process, within a poll interval in another one
+// (its pool reads the cancel requests of its runs every Options.Poll, and
+// on Postgres when RunCancel's notification arrives), and at the latest at
+// its next heartbeat on a store that cannot be polled. runID may be a
 // unique prefix.
 func (e *Engine) Cancel(ctx context.Context, runID string) (store.Run, error) {
 	run, err := e.st.RunFind(ctx, runID)

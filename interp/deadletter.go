@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"time"
 
 	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/store"
@@ -50,14 +52,19 @@ func (e *Engine) DeadLetterDrop(ctx context.Context, id int64) (store.DeadLetter
 // the letter stays open with the new error.
 var ErrRetryFailed = errors.New("the letter stays open")
 
-// DeadLetterRetry executes a dead-lettered item once more, on its run's
-// bound graph, with the recorded item, the run's inputs and upstream
-// outputs, and the same idempotency key (semantics.md §16). On success the
-// letter is closed and dead_letter_retried, with the output, is recorded
-// in its run; the run's status and outputs do not change. On failure the
-// letter stays open with the new error, dead_letter_retry_failed is
-// recorded, and the error wraps ErrRetryFailed. Only exec and http items
-// can be retried (the other actions have no side effect to repeat).
+// DeadLetterRetry executes a dead-lettered item again, on its run's bound
+// graph, with the recorded item, the run's inputs and upstream outputs, and
+// the same idempotency key (semantics.md §16), under the step's retry
+// policy with a fresh budget: up to retry.attempts attempts, while
+// retry.when holds, waiting the policy's backoff (multiplier, max_delay,
+// jitter) on the engine clock between them. On success the letter is
+// closed and dead_letter_retried, with the output, is recorded in its run;
+// the run's status and outputs do not change. When every attempt failed
+// the letter stays open with the last error, dead_letter_retry_failed is
+// recorded, and the error wraps ErrRetryFailed. Canceling ctx stops the
+// wait for the next attempt (and the attempt in flight), which counts as
+// a failure. Only exec and http items can be retried (the other actions
+// have no side effect to repeat).
 func (e *Engine) DeadLetterRetry(ctx context.Context, id int64) (store.DeadLetter, error) {
 	d, err := e.openLetter(ctx, id)
 	if err != nil {
@@ -85,22 +92,37 @@ func (e *Engine) DeadLetterRetry(ctx context.Context, id int64) (store.DeadLette
 	for _, a := range atts {
 		r.lastAtt[d.StepKey] = max(r.lastAtt[d.StepKey], a.Attempt)
 	}
-	r.now = e.clk.Now()
 	u := unit{s: s, key: d.StepKey, idx: d.Index, iter: -1, item: decodeJSON(d.Item)}
-	f, se := r.prepare(ctx, u)
-	if se == nil {
-		f.attempt = r.lastAtt[d.StepKey] + 1
+	var se *stepError
+	tries := 0
+	for {
+		r.now = e.clk.Now()
+		f, perr := r.prepare(ctx, u)
+		if perr != nil {
+			se = perr // the parameters do not evaluate: no attempt runs
+			break
+		}
+		tries++
+		r.lastAtt[d.StepKey]++
+		f.attempt = r.lastAtt[d.StepKey]
+		stop := context.AfterFunc(ctx, f.cancel)
 		res := f.do(e)
-		se = res.err
-		if se == nil {
+		stop()
+		f.cancel()
+		if res.err == nil {
 			out := r.red.value(normalizeJSON(res.out))
 			d, err = e.st.DeadLetterUpdate(ctx, store.DeadLetterUpdateParams{ID: id, Status: store.DeadLetterRetried,
 				Output: mustJSON(out), Now: e.clk.Now(), Events: []store.EventWrite{{Kind: "dead_letter_retried", StepKey: d.StepKey,
-					Data: mustJSON(map[string]any{"dead_letter": id, "attempt": f.attempt, "output": out})}}})
+					Data: mustJSON(map[string]any{"dead_letter": id, "attempt": f.attempt, "attempts": tries, "output": out})}}})
 			if err != nil {
 				return d, fmt.Errorf("retry dead letter %d: %w", id, err)
 			}
 			return d, nil
+		}
+		se = res.err
+		wait, again := r.letterBackoff(ctx, u, se, tries)
+		if !again || !e.sleepCtx(ctx, wait) {
+			break
 		}
 	}
 	se.Message = r.red.text(se.Message)
@@ -108,11 +130,51 @@ func (e *Engine) DeadLetterRetry(ctx context.Context, id int64) (store.DeadLette
 	errJSON := mustJSON(se)
 	d, err = e.st.DeadLetterUpdate(ctx, store.DeadLetterUpdateParams{ID: id, Status: store.DeadLetterOpen, Error: errJSON,
 		Now: e.clk.Now(), Events: []store.EventWrite{{Kind: "dead_letter_retry_failed", StepKey: d.StepKey,
-			Data: mustJSON(map[string]any{"dead_letter": id, "error": se})}}})
+			Data: mustJSON(map[string]any{"dead_letter": id, "error": se, "attempts": tries})}}})
 	if err != nil {
 		return d, fmt.Errorf("retry dead letter %d: %w", id, err)
 	}
 	return d, fmt.Errorf("dead letter %d (%s) failed again: %s; %w", id, d.StepKey, se.Message, ErrRetryFailed)
+}
+
+// letterBackoff applies the step's retry policy to the failed try (the
+// tries-th) of a dead letter retry, as scheduleRetry does in a run: another
+// try is due when attempts are left and retry.when holds, after the
+// policy's backoff with jitter.
+func (r *runner) letterBackoff(ctx context.Context, u unit, se *stepError, tries int) (time.Duration, bool) {
+	rp := u.s.Retry
+	if rp == nil || tries >= rp.Attempts || ctx.Err() != nil {
+		return 0, false
+	}
+	if rp.When != nil {
+		a := r.act(&u)
+		a.Error = se.asMap()
+		v, err := r.l.prog.Eval(ctx, rp.When, a)
+		if b, ok := v.(bool); err != nil || !ok || !b {
+			return 0, false
+		}
+	}
+	delay := float64(rp.BackoffMS) * math.Pow(max(rp.Multiplier, 1), float64(tries-1))
+	if rp.MaxDelayMS > 0 && delay > float64(rp.MaxDelayMS) {
+		delay = float64(rp.MaxDelayMS)
+	}
+	return time.Duration(delay)*time.Millisecond + msDuration(r.e.int63n(rp.JitterMS+1)), true
+}
+
+// sleepCtx waits d on the engine clock; it reports false when ctx ended
+// first.
+func (e *Engine) sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := e.clk.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // openLetter returns an open dead letter, or an error wrapping

@@ -234,6 +234,106 @@ func (p *pool) heartbeat(ctx context.Context, stop <-chan struct{}) {
 	}
 }
 
+// cancelPoller is a store that reads pending cancel requests of given
+// runs cheaply (SQLite and Postgres).
+type cancelPoller interface {
+	RunCancelRequested(ctx context.Context, ids []string) ([]string, error)
+}
+
+// workWaiter is a store that tells of commits that concern workers
+// (Postgres LISTEN/NOTIFY; RunCancel notifies).
+type workWaiter interface {
+	WaitForWork(ctx context.Context) error
+}
+
+// watchCancels brings a cancel request made by another process to the
+// pool's runners within a poll interval (Options.Poll) rather than at the
+// next heartbeat: every poll interval, and on a store with notifications
+// also as soon as one arrives, it reads which of the runs it works on have
+// a cancel request pending. (A cancel from this process reaches them at
+// once through beatPools.) It returns when stop is closed.
+func (p *pool) watchCancels(ctx context.Context, stop <-chan struct{}) {
+	cp, ok := p.e.st.(cancelPoller)
+	if !ok {
+		return // the heartbeat alone reports cancel requests
+	}
+	ww, _ := p.e.st.(workWaiter)
+	for {
+		p.mu.Lock()
+		rs := make(map[string]*runner, len(p.active))
+		ids := make([]string, 0, len(p.active))
+		for id, r := range p.active {
+			if !r.cancelReq.Load() {
+				rs[id] = r
+				ids = append(ids, id)
+			}
+		}
+		p.mu.Unlock()
+		if !p.awaitCancelCheck(ctx, ww, len(ids) > 0, stop) {
+			return
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		got, err := cp.RunCancelRequested(ctx, ids)
+		if err != nil {
+			continue // the next check (or heartbeat) retries
+		}
+		for _, id := range got {
+			if r := rs[id]; r != nil {
+				r.cancelReq.Store(true)
+				r.nudge()
+			}
+		}
+	}
+}
+
+// awaitCancelCheck waits a poll interval on the engine clock or, when the
+// pool has runs to watch and the store notifies, until a notification
+// comes first. It reports false when stop is closed.
+func (p *pool) awaitCancelCheck(ctx context.Context, ww workWaiter, busy bool, stop <-chan struct{}) bool {
+	t := p.e.clk.NewTimer(p.e.opts.Poll)
+	defer t.Stop()
+	if ww == nil || !busy {
+		select {
+		case <-t.C():
+			return true
+		case <-stop:
+			return false
+		}
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	fired := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-t.C():
+			close(fired)
+		case <-stop:
+		case <-wctx.Done():
+		}
+		cancel()
+	}()
+	err := ww.WaitForWork(wctx)
+	cancel()
+	<-done
+	select {
+	case <-stop:
+		return false
+	default:
+	}
+	if err != nil && wctx.Err() == nil {
+		// The listening connection failed: fall back to the poll interval.
+		select {
+		case <-fired:
+		case <-stop:
+			return false
+		}
+	}
+	return true
+}
+
 // count returns the runners of the pool, counting the slots reserved by
 // claims in progress.
 func (p *pool) count() int {
@@ -315,6 +415,11 @@ func (e *Engine) Drive(ctx context.Context, rootRunID string) (store.Run, error)
 	go func() {
 		defer hb.Done()
 		p.heartbeat(context.WithoutCancel(ctx), stop)
+	}()
+	hb.Add(1)
+	go func() {
+		defer hb.Done()
+		p.watchCancels(context.WithoutCancel(ctx), stop)
 	}()
 	defer func() {
 		close(stop)

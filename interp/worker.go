@@ -114,6 +114,11 @@ func (w *Worker) loop(ctx context.Context) {
 		defer hb.Done()
 		w.p.heartbeat(sctx, hstop)
 	}()
+	hb.Add(1)
+	go func() {
+		defer hb.Done()
+		w.p.watchCancels(sctx, hstop)
+	}()
 	defer func() {
 		close(hstop)
 		hb.Wait()

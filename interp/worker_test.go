@@ -4,11 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/sqlite"
 )
 
 // claimFails is a store whose claims fail with err.
@@ -192,5 +198,95 @@ func TestWorkerClaimsInGroupCommit(t *testing.T) {
 	}
 	if tr.inBatch < runs/2 {
 		t.Errorf("only %d of %d runs were claimed in group commits (%d by claims of their own)", tr.inBatch, runs, tr.alone)
+	}
+}
+
+// TestCancelFromAnotherHandle: a cancel made through another store handle
+// on the same database (as `flowrun cancel` from another process) reaches
+// a worker's running exec through its cancel watcher (every poll interval)
+// before its first heartbeat, which the engine clock never reaches here:
+// the process is killed and the run and its attempt end canceled.
+func TestCancelFromAnotherHandle(t *testing.T) {
+	b := setup(t)
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	b.compile(fmt.Sprintf(`
+workflow "c" {
+  version = "1.0.0"
+  step "long" {
+    timeout = "1h"
+    exec {
+      command = "echo $$ > %[1]s.tmp && mv %[1]s.tmp %[1]s && exec sleep 300"
+      shell   = true
+    }
+  }
+}`, pidFile))
+	run := b.start("c", nil)
+	// The worker's engine: heartbeats every 10s, polls every 200ms.
+	e := New(b.st, Options{Clock: b.clk, Owner: store.Owner{Host: "testhost", PID: 1, Worker: "w"},
+		LeaseFor: 30 * time.Second, Poll: 200 * time.Millisecond})
+	w := NewWorker(e, WorkerOptions{Concurrency: 2})
+	// The clock never reaches the worker's first heartbeat: only the
+	// cancel watcher can bring the request.
+	beat := b.clk.Now().Add(e.opts.Heartbeat)
+	if err := w.Start(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		// Drain for a moment only: on failure the exec still sleeps.
+		ctx, cancel := context.WithTimeout(b.ctx, time.Second)
+		defer cancel()
+		w.Stop(ctx)
+	}()
+	waitFile(t, pidFile)
+	raw, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil {
+		t.Fatalf("pid file %q: %v", raw, err)
+	}
+
+	// Another handle on the same file, with an engine of its own.
+	other, err := sqlite.Open(b.ctx, b.st.Path(), sqlite.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	oe := New(other, Options{Clock: b.clk, Owner: store.Owner{Host: "testhost", PID: 2, Worker: "c"}})
+	if _, err := oe.Cancel(b.ctx, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second) // safety net only
+	for {
+		r, err := b.st.RunGet(b.ctx, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status == store.RunCanceled {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run is still %s at %s of engine time since the worker started, before its first heartbeat (every %s)", r.Status, b.clk.Now().Sub(beat.Add(-e.opts.Heartbeat)), e.opts.Heartbeat)
+		}
+		if b.clk.Pending() > 0 && b.clk.Now().Add(e.opts.Poll/4).Before(beat) {
+			b.clk.Advance(e.opts.Poll / 4)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if as := b.attempts(run.ID, "long"); len(as) != 1 || as[0].Status != store.AttemptCanceled {
+		t.Fatalf("attempts = %+v, want one canceled", as)
+	}
+	// The exec is killed (its sleep had 300s to go) and reaped.
+	for {
+		err := syscall.Kill(pid, 0)
+		if errors.Is(err, syscall.ESRCH) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d of the canceled exec: kill -0 = %v, want ESRCH (gone)", pid, err)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
