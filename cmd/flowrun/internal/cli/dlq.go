@@ -22,11 +22,13 @@ func dlqCommand() *command {
 step with on_failure = "dead_letter". list prints the open ones, oldest first
 (--all adds the closed ones); --json prints an array of objects with the fields
 id, run_id, step, index, item, error and created_at. retry ID runs the item's
-action once more on its run's graph, with the recorded item, the run's inputs
-and upstream outputs and the same idempotency key: on success the letter is
-closed and the output recorded in its run's events (the run's status and
-outputs do not change); if it fails again the letter stays open with the new
-error and the command exits 1. drop ID closes a letter without running it. An
+action again on its run's graph, with the recorded item, the run's inputs and
+upstream outputs and the same idempotency key, under the step's retry policy
+with a fresh budget (up to its attempts while its when holds, waiting its
+backoff between them): on success the letter is closed and the output
+recorded in its run's events (the run's status and outputs do not change); if
+every attempt fails the letter stays open with the last error and the command
+exits 1. drop ID closes a letter without running it. An
 unknown or closed ID is refused (exit 2).`,
 		store: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
