@@ -41,7 +41,7 @@ func TestHotStatementsUseIndexes(t *testing.T) {
 			t.Errorf("the claim reads run rows to skip leased runs:\n\t%s", strings.Join(plan, "\n\t"))
 		}
 		for _, step := range plan {
-			if strings.HasPrefix(step, "SCAN ") && !strings.HasPrefix(step, "SCAN json_each") {
+			if strings.HasPrefix(step, "SCAN ") && !strings.HasPrefix(step, "SCAN json_each") && !strings.HasSuffix(step, "-ROW VALUES CLAUSE") {
 				t.Errorf("%s scans a table:\n\t%s", firstLine(q), strings.Join(plan, "\n\t"))
 			}
 			if q == claimAnySQL && strings.Contains(step, "TEMP B-TREE") {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/flowrun/flowrun/store"
@@ -22,6 +23,29 @@ const insertInputsSQL = `INSERT INTO run_inputs (run_id, inputs) VALUES (?1, ?2)
 const selectRunSQL = `SELECT ` + runCols + ` FROM runs WHERE id = ?1`
 
 const insertEventSQL = `INSERT INTO events (run_id, at, kind, step_key, data) VALUES (?1, ?2, ?3, ?4, ?5)`
+
+// maxEventRows is the most events one statement of insertEventsSQL appends.
+const maxEventRows = 16
+
+// insertEventsSQL[n] appends n events of a run (?1) at one time (?2) in
+// one statement, in row order, returning their ids: a transition of a run
+// of instant steps has many events, and one statement costs less than n.
+var insertEventsSQL = func() []string {
+	qs := make([]string, maxEventRows+1)
+	for n := 2; n <= maxEventRows; n++ {
+		var b strings.Builder
+		b.WriteString(`INSERT INTO events (run_id, at, kind, step_key, data) VALUES `)
+		for i := range n {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "(?1, ?2, ?%d, ?%d, ?%d)", 3+3*i, 4+3*i, 5+3*i)
+		}
+		b.WriteString(` RETURNING id`)
+		qs[n] = b.String()
+	}
+	return qs
+}()
 
 // insertRun creates a pending run and its first events. A zero AvailableAt
 // means now; an empty RootRunID is the parent's root, or for a top-level
@@ -59,8 +83,37 @@ func (w *wtx) insertEvents(runID string, at int64, evs []store.EventWrite) ([]in
 	if len(evs) == 0 {
 		return nil, nil
 	}
-	ids := make([]int64, len(evs))
-	for i, e := range evs {
+	ids := make([]int64, 0, len(evs))
+	for len(evs) >= 2 {
+		n := min(len(evs), maxEventRows)
+		args := make([]any, 2, 2+3*n)
+		args[0], args[1] = runID, at
+		for _, e := range evs[:n] {
+			args = append(args, e.Kind, sv(e.StepKey), jv(e.Data))
+		}
+		got, err := writeAll(w, func(sc scanner) (int64, error) {
+			var id int64
+			return id, sc.Scan(&id)
+		}, insertEventsSQL[n], args...)
+		if err != nil {
+			return nil, fmt.Errorf("appending %d events of run %s: %w", n, runID, err)
+		}
+		if len(got) != n {
+			return nil, fmt.Errorf("appending %d events of run %s: %d were inserted", n, runID, len(got))
+		}
+		// The ids increase in the order of the rows (AUTOINCREMENT, one
+		// statement); RETURNING promises no order.
+		slices.Sort(got)
+		ids = append(ids, got...)
+		evs = evs[n:]
+	}
+	if len(evs) == 0 {
+		return ids, nil
+	}
+	ids = append(ids, make([]int64, len(evs))...)
+	base := len(ids) - len(evs)
+	for j, e := range evs {
+		i := base + j
 		res, err := w.exec(insertEventSQL, runID, at, e.Kind, sv(e.StepKey), jv(e.Data))
 		if err != nil {
 			return nil, fmt.Errorf("appending event %s of run %s: %w", e.Kind, runID, err)

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/flowrun/flowrun/store"
 )
@@ -64,6 +65,36 @@ const upsertStepSQL = `INSERT INTO steps (run_id, key, step, idx, iter, status, 
 		wake_at = excluded.wake_at,
 		detail = excluded.detail,
 		state = excluded.state`
+
+// maxStepRows is the most step keys one statement of upsertStepsSQL
+// writes.
+const maxStepRows = 16
+
+// upsertStepsSQL[n] is upsertStepSQL for n step keys of a run (?1) in one
+// statement (a transition holds each key once): a transition of a run of
+// instant steps writes many, and one statement costs less than n.
+var upsertStepsSQL = func() []string {
+	head, tail, _ := strings.Cut(upsertStepSQL, "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)")
+	qs := make([]string, maxStepRows+1)
+	for n := 2; n <= maxStepRows; n++ {
+		var b strings.Builder
+		b.WriteString(head)
+		b.WriteString("VALUES ")
+		for i := range n {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("(?1")
+			for c := range 13 {
+				fmt.Fprintf(&b, ", ?%d", 2+13*i+c)
+			}
+			b.WriteString(")")
+		}
+		b.WriteString(tail)
+		qs[n] = b.String()
+	}
+	return qs
+}()
 
 // upsertAttemptSQL inserts an attempt or updates it: the status always,
 // every other field only when the write sets it (zero keeps the stored
@@ -132,7 +163,21 @@ func (w *wtx) transition(t *store.Transition) (store.TransitionResult, error) {
 		res.Err = fenceError(t, status, version, hash)
 		return res, nil
 	}
-	for _, st := range t.Steps {
+	steps := t.Steps
+	for len(steps) >= 2 {
+		n := min(len(steps), maxStepRows)
+		args := make([]any, 1, 1+13*n)
+		args[0] = t.RunID
+		for _, st := range steps[:n] {
+			args = append(args, st.Key, st.Step, st.Index, st.Iteration, string(st.Status), st.Attempts,
+				jv(st.Output), jv(st.Error), tv(st.StartedAt), tv(st.FinishedAt), tv(st.WakeAt), sv(st.Detail), jv(st.State))
+		}
+		if _, err := w.exec(upsertStepsSQL[n], args...); err != nil {
+			return res, fmt.Errorf("writing %d steps: %w", n, err)
+		}
+		steps = steps[n:]
+	}
+	for _, st := range steps {
 		if _, err := w.exec(upsertStepSQL, t.RunID, st.Key, st.Step, st.Index, st.Iteration, string(st.Status), st.Attempts,
 			jv(st.Output), jv(st.Error), tv(st.StartedAt), tv(st.FinishedAt), tv(st.WakeAt), sv(st.Detail), jv(st.State)); err != nil {
 			return res, fmt.Errorf("writing step %s: %w", st.Key, err)

@@ -58,6 +58,11 @@ var hotStatements = []string{
 	insertRunSQL, insertInputsSQL, insertEventSQL, selectRunSQL,
 }
 
+func init() {
+	hotStatements = append(hotStatements, insertEventsSQL[2:]...)
+	hotStatements = append(hotStatements, upsertStepsSQL[2:]...)
+}
+
 // prepareHot prepares hotStatements on the writer.
 func (s *Store) prepareHot(ctx context.Context) error {
 	for _, q := range hotStatements {
