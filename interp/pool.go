@@ -258,7 +258,11 @@ func (p *pool) watchCancels(ctx context.Context, stop <-chan struct{}) {
 		return // the heartbeat alone reports cancel requests
 	}
 	ww, _ := p.e.st.(workWaiter)
+	notified := false
 	for {
+		if !p.awaitCancelCheck(ctx, ww, p.count() > 0, &notified, stop) {
+			return
+		}
 		p.mu.Lock()
 		rs := make(map[string]*runner, len(p.active))
 		ids := make([]string, 0, len(p.active))
@@ -269,9 +273,6 @@ func (p *pool) watchCancels(ctx context.Context, stop <-chan struct{}) {
 			}
 		}
 		p.mu.Unlock()
-		if !p.awaitCancelCheck(ctx, ww, len(ids) > 0, stop) {
-			return
-		}
 		if len(ids) == 0 {
 			continue
 		}
@@ -291,7 +292,22 @@ func (p *pool) watchCancels(ctx context.Context, stop <-chan struct{}) {
 // awaitCancelCheck waits a poll interval on the engine clock or, when the
 // pool has runs to watch and the store notifies, until a notification
 // comes first. It reports false when stop is closed.
-func (p *pool) awaitCancelCheck(ctx context.Context, ww workWaiter, busy bool, stop <-chan struct{}) bool {
+//
+// notified says that the last check followed a notification; it is set
+// when this one does. Notifications come with most commits of a busy
+// store, so a check that followed one is followed by a pause of an eighth
+// of the poll interval before the next wait.
+func (p *pool) awaitCancelCheck(ctx context.Context, ww workWaiter, busy bool, notified *bool, stop <-chan struct{}) bool {
+	if *notified {
+		*notified = false
+		gap := p.e.clk.NewTimer(p.e.opts.Poll / 8)
+		select {
+		case <-gap.C():
+		case <-stop:
+			gap.Stop()
+			return false
+		}
+	}
 	t := p.e.clk.NewTimer(p.e.opts.Poll)
 	defer t.Stop()
 	if ww == nil || !busy {
@@ -330,6 +346,12 @@ func (p *pool) awaitCancelCheck(ctx context.Context, ww workWaiter, busy bool, s
 		case <-stop:
 			return false
 		}
+		return true
+	}
+	select {
+	case <-fired:
+	default:
+		*notified = true
 	}
 	return true
 }

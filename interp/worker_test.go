@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -288,5 +289,94 @@ workflow "c" {
 			t.Fatalf("process %d of the canceled exec: kill -0 = %v, want ESRCH (gone)", pid, err)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// notifyStore is a SQLite store with the notifications of Postgres
+// (WaitForWork) driven by the test: notes wakes one wait, or the next.
+type notifyStore struct {
+	*sqlite.Store
+	notes chan struct{}
+	calls atomic.Int32
+}
+
+func (s *notifyStore) WaitForWork(ctx context.Context) error {
+	s.calls.Add(1)
+	select {
+	case <-s.notes:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// TestCancelOnNotification: on a store with notifications (Postgres), a
+// cancel from another handle reaches a running exec as soon as the
+// notification of RunCancel arrives, with the engine clock standing still
+// (no poll interval, no heartbeat passes).
+func TestCancelOnNotification(t *testing.T) {
+	b := setup(t)
+	dir := t.TempDir()
+	started := filepath.Join(dir, "started")
+	b.compile(fmt.Sprintf(`
+workflow "c" {
+  version = "1.0.0"
+  step "long" {
+    timeout = "1h"
+    exec {
+      command = "touch %s; exec sleep 300"
+      shell   = true
+    }
+  }
+}`, started))
+	run := b.start("c", nil)
+	ns := &notifyStore{Store: b.st, notes: make(chan struct{}, 1)}
+	e := New(ns, Options{Clock: b.clk, Owner: store.Owner{Host: "testhost", PID: 1, Worker: "w"}, Poll: 200 * time.Millisecond})
+	w := NewWorker(e, WorkerOptions{Concurrency: 2})
+	if err := w.Start(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(b.ctx, time.Second)
+		defer cancel()
+		w.Stop(ctx)
+	}()
+	waitFile(t, started)
+	// Let the watcher see the running run and wait for a notification.
+	deadline := time.Now().Add(30 * time.Second) // safety net only
+	for ns.calls.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the cancel watcher never waited for a notification")
+		}
+		if b.clk.Pending() > 0 {
+			b.clk.Advance(e.opts.Poll / 4)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	other, err := sqlite.Open(b.ctx, b.st.Path(), sqlite.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := New(other, Options{Clock: b.clk, Owner: store.Owner{Host: "testhost", PID: 2}}).Cancel(b.ctx, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	ns.notes <- struct{}{}
+	frozen := b.clk.Now()
+	for {
+		r, err := b.st.RunGet(b.ctx, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status == store.RunCanceled {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run is still %s after the notification", r.Status)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if !b.clk.Now().Equal(frozen) {
+		t.Fatalf("the engine clock moved (%s) while the cancel was carried out", b.clk.Now().Sub(frozen))
 	}
 }
