@@ -51,13 +51,18 @@ func (s *Store) SlotAcquire(ctx context.Context, p store.SlotAcquireParams) (sto
 	return sl, nil
 }
 
+// releaseSlotsSQL deletes the slots a run holds or waits for; every
+// transition that ends a run runs it, so it is prepared once (a hot
+// statement).
+const releaseSlotsSQL = `DELETE FROM concurrency_slots WHERE run_id = ?1 RETURNING workflow, key`
+
 // releaseSlots gives back the slots of a run that just ended and makes the
 // first live run queued on each of its keys due now.
 func (w *wtx) releaseSlots(runID string, now int64) error {
 	rows, err := writeAll(w, func(sc scanner) ([2]string, error) {
 		var k [2]string
 		return k, sc.Scan(&k[0], &k[1])
-	}, `DELETE FROM concurrency_slots WHERE run_id = ?1 RETURNING workflow, key`, runID)
+	}, releaseSlotsSQL, runID)
 	if err != nil {
 		return fmt.Errorf("releasing the concurrency slots of run %s: %w", runID, err)
 	}

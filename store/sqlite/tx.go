@@ -55,7 +55,7 @@ func (w *wtx) stmt(query string) (*sql.Stmt, error) {
 var hotStatements = []string{
 	claimAnySQL, claimRunSQL, claimRootSQL, heartbeatSQL,
 	fenceSQL, upsertStepSQL, upsertAttemptSQL, consumeSignalSQL, wakeSQL,
-	insertRunSQL, insertInputsSQL, insertEventSQL, selectRunSQL,
+	insertRunSQL, insertInputsSQL, insertEventSQL, selectRunSQL, releaseSlotsSQL,
 }
 
 func init() {
