@@ -264,7 +264,8 @@ func fleetOutput(n int64) int64 {
 // and that each one's output is fleetOutput of its input.
 func checkFleetOutputs(t *testing.T, db *sql.DB, n int) {
 	t.Helper()
-	rows, err := db.Query(`SELECT id, status, COALESCE(inputs, ''), COALESCE(outputs, '') FROM runs`)
+	rows, err := db.Query(`SELECT r.id, r.status, COALESCE(i.inputs, r.inputs, ''), COALESCE(r.outputs, '')
+		FROM runs r LEFT JOIN run_inputs i ON i.run_id = r.id`)
 	if err != nil {
 		t.Fatalf("reading runs: %v", err)
 	}
