@@ -169,7 +169,7 @@ func TestPostgresWorkersProof(t *testing.T) {
 			t.Errorf("%s exited %d after SIGTERM, want 0 and \"drained and stopped\"; stderr:\n%s", w.name, w.exitCode(), w.stderr())
 		}
 	}
-	checkFleetOutputs(t, rdb, nRuns)
+	checkFleetOutputs(t, rdb, nRuns, true)
 
 	// An exec child of a killed worker lives on for up to its 0.1 s sleep;
 	// let the last ones end before reading the log.

@@ -182,7 +182,7 @@ func TestWorkersProof(t *testing.T) {
 			t.Errorf("run %s is %s with %d of %d steps done, want completed with 10 of 10", s.RunID, s.Status, s.StepsDone, s.StepsTotal)
 		}
 	}
-	checkFleetOutputs(t, rdb, nRuns)
+	checkFleetOutputs(t, rdb, nRuns, false)
 
 	// An exec child of a killed worker lives on for up to its 0.1 s sleep;
 	// let the last ones end before reading the log.
@@ -262,10 +262,17 @@ func fleetOutput(n int64) int64 {
 
 // checkFleetOutputs checks that the runs are inputs 0..n-1, once each,
 // and that each one's output is fleetOutput of its input.
-func checkFleetOutputs(t *testing.T, db *sql.DB, n int) {
+//
+// SQLite keeps a run's inputs in run_inputs (its migration 0005); Postgres
+// keeps them in the runs row.
+func checkFleetOutputs(t *testing.T, db *sql.DB, n int, postgres bool) {
 	t.Helper()
-	rows, err := db.Query(`SELECT r.id, r.status, COALESCE(i.inputs, r.inputs, ''), COALESCE(r.outputs, '')
-		FROM runs r LEFT JOIN run_inputs i ON i.run_id = r.id`)
+	query := `SELECT r.id, r.status, COALESCE(i.inputs, r.inputs, ''), COALESCE(r.outputs, '')
+		FROM runs r LEFT JOIN run_inputs i ON i.run_id = r.id`
+	if postgres {
+		query = `SELECT id, status, COALESCE(inputs::text, ''), COALESCE(outputs::text, '') FROM runs`
+	}
+	rows, err := db.Query(query)
 	if err != nil {
 		t.Fatalf("reading runs: %v", err)
 	}
