@@ -98,6 +98,9 @@ func (v *encValidator) graph(g *Graph) {
 		if b.Failures < 1 {
 			v.add("breaker %q: failures %d is not valid; use 1 or more", b.Name, b.Failures)
 		}
+		if b.OnOpen != "" && b.OnOpen != "fail" {
+			v.add("breaker %q: on_open %q is not valid; leave it out (wait) or use \"fail\"", b.Name, b.OnOpen)
+		}
 	}
 	v.steps(g, breakers)
 	names = map[string]bool{}

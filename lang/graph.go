@@ -61,6 +61,11 @@ type Breaker struct {
 	Name       string `json:"name"`
 	Failures   int    `json:"failures"`
 	CooldownMS int64  `json:"cooldown_ms"`
+	// OnOpen is what a step does while the breaker is open: "" waits
+	// (parks until the trial; the default, left out of the encoding so
+	// graphs stored before on_open existed keep their hash), "fail" fails
+	// the attempt at once with kind breaker_open.
+	OnOpen string `json:"on_open,omitempty"`
 }
 
 // Limits bound a run. The compiler fills the defaults, so every field is set.
