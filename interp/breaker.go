@@ -31,20 +31,22 @@ func (r *runner) breakerOf(s *lang.Step) *lang.Breaker {
 
 // breakerGate asks the store whether a unit may start an attempt under its
 // step's breaker. It returns true when the attempt may start (the breaker
-// is closed, or this unit holds the half-open trial). Otherwise the unit
-// is parked on the breaker without using an attempt, due when the cooldown
-// ends (or, while another run holds the trial, after another cooldown at
-// most), and gate returns false. A store error lets the attempt through:
-// the commit that follows meets the same store and reports it.
-func (r *runner) breakerGate(ctx context.Context, u unit) bool {
+// is closed, or this unit holds the half-open trial). Otherwise, with the
+// breaker's on_open = "fail", it returns false and the error the attempt
+// fails with (kind breaker_open); by default the unit is parked on the
+// breaker without using an attempt, due when the cooldown ends (or, while
+// another run holds the trial, after another cooldown at most), and gate
+// returns false and nil. A store error lets the attempt through: the
+// commit that follows meets the same store and reports it.
+func (r *runner) breakerGate(ctx context.Context, u unit) (bool, *stepError) {
 	br := r.breakerOf(u.s)
 	if br == nil {
-		return true
+		return true, nil
 	}
 	b, ok, err := r.e.st.BreakerAcquire(ctx, store.BreakerAcquireParams{Name: br.Name, RunID: r.run.ID, StepKey: u.key,
 		Now: r.now, TrialFor: r.trialFor(u.s)})
 	if err != nil || ok {
-		return true
+		return true, nil
 	}
 	wake := b.OpenUntil
 	detail := fmt.Sprintf("breaker %s is open", br.Name)
@@ -58,12 +60,38 @@ func (r *runner) breakerGate(ctx context.Context, u unit) bool {
 	if !wake.After(r.now) {
 		wake = r.now.Add(time.Second)
 	}
+	if br.OnOpen == "fail" {
+		return false, &stepError{Kind: "breaker_open", Message: fmt.Sprintf("%s until %s, and it has on_open = \"fail\"",
+			detail, wake.UTC().Format(time.RFC3339))}
+	}
 	st := *r.state(u.key)
 	st.Wait = waitBreaker
 	row := r.row(u)
 	row.Status, row.WakeAt, row.Detail = store.StepWaiting, wake, detail
 	r.put(row, &st)
-	return false
+	return false, nil
+}
+
+// refuseAttempt records an attempt that its open breaker refused (on_open =
+// "fail"): it counts as an attempt of the step and of the run, is written
+// failed with kind breaker_open without running anything, and the step's
+// retry policy decides what follows. It is not a failure of the service,
+// so the breaker does not count it.
+func (r *runner) refuseAttempt(u unit, se *stepError) {
+	n := r.lastAtt[u.key] + 1
+	r.lastAtt[u.key] = n
+	r.usedAtts++
+	r.attsDirty = true
+	row := r.row(u)
+	if row.StartedAt.IsZero() {
+		row.StartedAt = r.now
+	}
+	row.Attempts = n
+	r.put(row, &rowState{Base: r.state(u.key).Base})
+	r.tx.attempt(store.AttemptWrite{StepKey: u.key, Attempt: n, Status: store.AttemptFailed, Owner: r.owner,
+		StartedAt: r.now, FinishedAt: r.now, Error: mustJSON(se)})
+	r.failures[u.key]++
+	r.unitFailed(u, se, true)
 }
 
 // trialFor bounds how long a trial attempt may hold a half-open breaker

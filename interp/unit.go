@@ -243,11 +243,16 @@ func (r *runner) launch(ctx context.Context, u unit) bool {
 		r.blocked = true
 		return false
 	}
-	if !r.breakerGate(ctx, u) {
+	pass, refused := r.breakerGate(ctx, u)
+	if !pass && refused == nil {
 		return true // parked on its breaker, no attempt used
 	}
 	if lim := r.l.g.Limits.Attempts; lim > 0 && r.usedAtts >= lim {
 		r.failRun(&stepError{Kind: "attempt_cap", Message: fmt.Sprintf("the run used all %d step attempts it may use; raise limits.attempts if it needs more", lim)}, u.s.Name)
+		return true
+	}
+	if refused != nil {
+		r.refuseAttempt(u, refused)
 		return true
 	}
 	f, se := r.prepare(ctx, u)

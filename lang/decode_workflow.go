@@ -378,10 +378,10 @@ func decodeDefaultsBlock(block *hcl.Block, sm *SourceMap) (defaultsDecl, hcl.Dia
 }
 
 var breakerSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "failures", Required: true}, {Name: "cooldown", Required: true}},
+	Attributes: []hcl.AttributeSchema{{Name: "failures", Required: true}, {Name: "cooldown", Required: true}, {Name: "on_open"}},
 }
 
-// decodeBreakerBlock decodes breaker "NAME" { failures, cooldown }.
+// decodeBreakerBlock decodes breaker "NAME" { failures, cooldown, on_open }.
 func decodeBreakerBlock(block *hcl.Block) (Breaker, hcl.Diagnostics) {
 	br := Breaker{Name: block.Labels[0]}
 	c, diags := content(block.Body, breakerSchema)
@@ -394,6 +394,13 @@ func decodeBreakerBlock(block *hcl.Block) (Breaker, hcl.Diagnostics) {
 		ms, d := literalDuration(a)
 		diags = append(diags, d...)
 		br.CooldownMS = ms
+	}
+	if a := c.Attributes["on_open"]; a != nil {
+		v, d := literalEnum(a, "wait", "fail")
+		diags = append(diags, d...)
+		if v == "fail" {
+			br.OnOpen = v
+		}
 	}
 	return br, diags
 }

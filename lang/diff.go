@@ -191,6 +191,9 @@ func (d *differ) workflow() {
 		if a.CooldownMS != b.CooldownMS {
 			parts = append(parts, "cooldown "+diffMS(a.CooldownMS)+" → "+diffMS(b.CooldownMS))
 		}
+		if a.OnOpen != b.OnOpen {
+			parts = append(parts, fmt.Sprintf("on_open %s → %s", diffOr(a.OnOpen, "wait"), diffOr(b.OnOpen, "wait")))
+		}
 		d.add(path, BumpPatch, "changed (%s)", strings.Join(parts, ", "))
 	}, BumpPatch, diffAdded[Breaker](BumpPatch))
 	diffNamed(d, o.Alerts, n.Alerts, func(a Alert) string { return a.Name }, "alert", func(path string, a, b Alert) {

@@ -116,6 +116,8 @@ func TestDiffBumpTable(t *testing.T) {
 			`step "charge" breaker changed (payments → none): PATCH`, BumpPatch},
 		{"breaker block changed", func(t *testing.T, g *Graph) { g.Breakers[0].CooldownMS = 90000 },
 			`breaker "payments" changed (cooldown 30s → 1m30s): PATCH`, BumpPatch},
+		{"breaker on_open changed", func(t *testing.T, g *Graph) { g.Breakers[0].OnOpen = "fail" },
+			`breaker "payments" changed (on_open wait → fail): PATCH`, BumpPatch},
 		{"concurrency changed", func(t *testing.T, g *Graph) { g.Concurrency.Limit = 2 },
 			`concurrency changed (limit 1 → 2): PATCH`, BumpPatch},
 		{"alert changed", func(t *testing.T, g *Graph) { g.Alerts[0].On = []string{"failed"} }, `alert "ops" changed: PATCH`, BumpPatch},

@@ -16,6 +16,12 @@ workflow "limits" {
     cooldown = "1s"
   }
 
+  breaker "c" {
+    failures = 2
+    cooldown = "1s"
+    on_open  = "skip" # ERROR: Invalid on_open
+  }
+
   step "a" {
     retry {
       attempts   = 0 # ERROR: Value out of range
