@@ -167,20 +167,99 @@ func (w *Worker) loop(ctx context.Context) {
 			}
 		}
 		wait := w.e.opts.Poll
+		idle := false
 		switch free := w.p.slots - w.p.count(); {
 		case free == 0:
 			wait = -1 // full: wait for a runner to end
 		case free < claimBatch(w.p.slots):
 			wait = lastClaim.Add(w.e.opts.Poll).Sub(w.e.clk.Now())
 		default:
+			idle = true
 			if next, ok, err := w.e.st.RunNextAvailable(sctx, ""); err == nil && ok {
 				if d := next.Sub(w.e.clk.Now()); d > 0 && d < wait {
 					wait = d
 				}
 			}
 		}
-		if pd := w.p.sleep(ctx, wait, w.stop); pd != nil && pd.err != nil && !errors.Is(pd.err, errStopped) && w.failed(pd.err, &failingSince) {
+		var pd *poolDone
+		if idle {
+			pd = w.idle(ctx, wait)
+		} else {
+			pd = w.p.sleep(ctx, wait, w.stop)
+		}
+		if pd != nil && pd.err != nil && !errors.Is(pd.err, errStopped) && w.failed(pd.err, &failingSince) {
 			return
+		}
+	}
+}
+
+// idle waits up to d, with slots free, for work to claim. It returns early
+// when this process enqueues work (the pool's wake), a runner ends (its
+// poolDone, for the caller), the worker stops, or another process made a
+// run claimable: every quarter of the poll interval it reads when the next
+// run is claimable (RunNextAvailable, a read that takes no write lock) and
+// returns when one is due, so work enqueued by another process starts
+// within about Poll/4 (50 ms by default) without a claim transaction each
+// time. On a store with notifications (Postgres LISTEN/NOTIFY) a
+// notification also ends a nap at once; it is checked the same way, since
+// a busy server notifies on most commits.
+func (w *Worker) idle(ctx context.Context, d time.Duration) *poolDone {
+	clk := w.e.clk
+	end := clk.Now().Add(d)
+	check := max(w.e.opts.Poll/4, time.Millisecond)
+	ww, _ := w.e.st.(workWaiter)
+	for {
+		left := end.Sub(clk.Now())
+		if left <= 0 {
+			return nil
+		}
+		pd, ended := w.nap(ctx, min(left, check), ww)
+		if ended {
+			return pd
+		}
+		next, ok, err := w.e.st.RunNextAvailable(context.WithoutCancel(ctx), "")
+		if err != nil || ok && !next.After(clk.Now()) {
+			return nil // work is due (or the store failed: the claim meets it)
+		}
+	}
+}
+
+// nap sleeps d on the engine clock or until a notification of ww (if any)
+// arrives. It reports ended when the wait must end at once: a runner ended
+// (pd), the pool was woken, the worker stops or ctx ends.
+func (w *Worker) nap(ctx context.Context, d time.Duration, ww workWaiter) (pd *poolDone, ended bool) {
+	t := w.e.clk.NewTimer(d)
+	defer t.Stop()
+	var note chan error
+	if ww != nil {
+		wctx, cancel := context.WithCancel(ctx)
+		note = make(chan error, 1)
+		go func() { note <- ww.WaitForWork(wctx) }()
+		defer func() {
+			cancel()
+			if note != nil {
+				<-note
+			}
+		}()
+	}
+	for {
+		select {
+		case x := <-w.p.done:
+			return &x, true
+		case <-w.p.wake:
+			return nil, true
+		case <-w.stop:
+			return nil, true
+		case <-ctx.Done():
+			return nil, true
+		case <-t.C():
+			return nil, false
+		case err := <-note:
+			note = nil
+			if err == nil {
+				return nil, false // notified: check what is due
+			}
+			// The listening connection failed: wait out the nap.
 		}
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -293,21 +292,48 @@ workflow "c" {
 }
 
 // notifyStore is a SQLite store with the notifications of Postgres
-// (WaitForWork) driven by the test: notes wakes one wait, or the next.
+// (WaitForWork) driven by the test: notify wakes every wait in progress at
+// once, as a Postgres notification wakes every listener.
 type notifyStore struct {
 	*sqlite.Store
-	notes chan struct{}
-	calls atomic.Int32
+	mu      sync.Mutex
+	woke    chan struct{} // closed and replaced by notify
+	waiting int
+}
+
+func newNotifyStore(st *sqlite.Store) *notifyStore {
+	return &notifyStore{Store: st, woke: make(chan struct{})}
 }
 
 func (s *notifyStore) WaitForWork(ctx context.Context) error {
-	s.calls.Add(1)
+	s.mu.Lock()
+	ch := s.woke
+	s.waiting++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.waiting--
+		s.mu.Unlock()
+	}()
 	select {
-	case <-s.notes:
+	case <-ch:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+func (s *notifyStore) notify() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	close(s.woke)
+	s.woke = make(chan struct{})
+}
+
+func (s *notifyStore) waiters() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.waiting
 }
 
 // TestCancelOnNotification: on a store with notifications (Postgres), a
@@ -330,7 +356,7 @@ workflow "c" {
   }
 }`, started))
 	run := b.start("c", nil)
-	ns := &notifyStore{Store: b.st, notes: make(chan struct{}, 1)}
+	ns := newNotifyStore(b.st)
 	e := New(ns, Options{Clock: b.clk, Owner: store.Owner{Host: "testhost", PID: 1, Worker: "w"}, Poll: 200 * time.Millisecond})
 	w := NewWorker(e, WorkerOptions{Concurrency: 2})
 	if err := w.Start(b.ctx); err != nil {
@@ -342,9 +368,10 @@ workflow "c" {
 		w.Stop(ctx)
 	}()
 	waitFile(t, started)
-	// Let the watcher see the running run and wait for a notification.
+	// Let the watcher see the running run and wait for a notification
+	// (the worker's idle claim loop, with a slot free, waits too).
 	deadline := time.Now().Add(30 * time.Second) // safety net only
-	for ns.calls.Load() == 0 {
+	for ns.waiters() < 2 {
 		if time.Now().After(deadline) {
 			t.Fatal("the cancel watcher never waited for a notification")
 		}
@@ -361,7 +388,7 @@ workflow "c" {
 	if _, err := New(other, Options{Clock: b.clk, Owner: store.Owner{Host: "testhost", PID: 2}}).Cancel(b.ctx, run.ID); err != nil {
 		t.Fatal(err)
 	}
-	ns.notes <- struct{}{}
+	ns.notify()
 	frozen := b.clk.Now()
 	for {
 		r, err := b.st.RunGet(b.ctx, run.ID)
@@ -378,5 +405,68 @@ workflow "c" {
 	}
 	if !b.clk.Now().Equal(frozen) {
 		t.Fatalf("the engine clock moved (%s) while the cancel was carried out", b.clk.Now().Sub(frozen))
+	}
+}
+
+// TestWorkerSeesEnqueueFromAnotherHandle: an idle worker takes a run
+// enqueued through another store handle on the same file (as `flowrun
+// apply --detach` from another process) within a quarter of its poll
+// interval: the engine clock moves Poll/4 once and no further, and the run
+// is claimed and completed.
+func TestWorkerSeesEnqueueFromAnotherHandle(t *testing.T) {
+	b := setup(t)
+	b.compile(`
+workflow "q" {
+  version = "1.0.0"
+  step "a" {
+    set { v = 1 }
+  }
+}`)
+	e := New(b.st, Options{Clock: b.clk, Owner: store.Owner{Host: "testhost", PID: 1, Worker: "w"},
+		LeaseFor: 30 * time.Second, Poll: 200 * time.Millisecond})
+	w := NewWorker(e, WorkerOptions{Concurrency: 4})
+	if err := w.Start(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop(b.ctx)
+	// Let the worker's first claim find nothing and the loop go idle.
+	deadline := time.Now().Add(30 * time.Second) // safety net only
+	for b.clk.Pending() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the worker never went idle")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+
+	other, err := sqlite.Open(b.ctx, b.st.Path(), sqlite.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	run, _, err := New(other, Options{Clock: b.clk, Owner: store.Owner{Host: "testhost", PID: 2}}).
+		StartRun(b.ctx, StartParams{Workflow: "q", New: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := b.clk.Now()
+	for {
+		r, err := b.st.RunGet(b.ctx, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status == store.RunCompleted {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run is still %s after the engine clock moved %s (poll interval %s)", r.Status, b.clk.Now().Sub(start), e.opts.Poll)
+		}
+		if b.clk.Now().Equal(start) && b.clk.Pending() > 0 {
+			b.clk.Advance(e.opts.Poll / 4)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if moved := b.clk.Now().Sub(start); moved >= e.opts.Poll {
+		t.Fatalf("the engine clock moved %s before the run was taken; want less than the poll interval %s", moved, e.opts.Poll)
 	}
 }
