@@ -1,11 +1,16 @@
 package interp
 
 import (
+	"bytes"
 	"encoding/json"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
 	"testing"
+	"time"
+
+	"github.com/flowrun/flowrun/store"
 )
 
 // keysOf returns the sorted keys of a JSON object.
@@ -123,4 +128,72 @@ workflow "child" {
 		t.Errorf("child wait_reason = %v, want signal:go", child["wait_reason"])
 	}
 	wantKeys(t, "wait step", child["steps"].(map[string]any)["ask"], common...)
+}
+
+// TestRunViewJSON: the hand-written JSON of a view is the form of
+// semantics.md §16, field for field, for every kind of step, with step
+// names in sorted order and nothing HTML-escaped.
+func TestRunViewJSON(t *testing.T) {
+	at := time.Date(2025, 1, 2, 3, 4, 5, 6e6, time.FixedZone("x", 3600))
+	v := &RunView{RunID: "R", Workflow: "w", Version: "1.0.0", Key: "k", Status: store.RunFailed,
+		Inputs: json.RawMessage(`{"q": "<a&b>"}`), Error: json.RawMessage(`{"kind":"exec"}`), Attempt: 2,
+		CreatedAt: &at, FinishedAt: &at, WaitReason: "signal:go",
+		Steps: map[string]*StepView{
+			"zeta":  {Status: store.StepCompleted, Attempts: 1, Output: json.RawMessage(`{"html":"<b>","u":"é\u2028"}`), StartedAt: &at},
+			"alpha": {Status: store.StepPending, Output: json.RawMessage("null")},
+			"loop":  {Status: store.StepCompleted, Attempts: 3, until: true, Iterations: 3, ChildRunID: "C"},
+			"each":  {Status: store.StepRunning, foreach: true},
+			"items": {Status: store.StepCompleted, foreach: true, Items: []ItemView{{Index: 0, Item: json.RawMessage(`"<i>"`), Status: store.StepFailed, Attempts: 2, Error: json.RawMessage(`{"kind":"exec"}`)}}},
+			"quote": {Status: store.StepFailed, Error: json.RawMessage(`{"message":"say \"hi\""}`)},
+		}}
+	raw, err := marshalNoHTML(v) // as the CLI writes it
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(raw, []byte(`\u003c`)) || bytes.Contains(raw, []byte(`\u0026`)) {
+		t.Errorf("the JSON escapes HTML: %s", raw)
+	}
+	var got any
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatalf("invalid JSON %s: %v", raw, err)
+	}
+	step := func(status string, attempts int, output, errv any, started any) map[string]any {
+		return map[string]any{"status": status, "attempts": float64(attempts), "output": output, "error": errv,
+			"started_at": started, "finished_at": nil, "wake_at": nil}
+	}
+	ts := "2025-01-02T02:04:05.006Z"
+	loop := step("completed", 3, nil, nil, nil)
+	loop["iterations"], loop["child_run_id"] = float64(3), "C"
+	each := step("running", 0, nil, nil, nil)
+	each["items"] = []any{}
+	items := step("completed", 0, nil, nil, nil)
+	items["items"] = []any{map[string]any{"index": float64(0), "item": "<i>", "status": "failed", "attempts": float64(2), "output": nil, "error": map[string]any{"kind": "exec"}}}
+	want := map[string]any{
+		"run_id": "R", "workflow": "w", "version": "1.0.0", "key": "k", "status": "failed", "wait_reason": nil,
+		"inputs": map[string]any{"q": "<a&b>"}, "outputs": nil, "error": map[string]any{"kind": "exec"}, "parent": nil,
+		"attempt": float64(2), "created_at": ts, "started_at": nil, "finished_at": ts, "deadline_at": nil,
+		"steps": map[string]any{
+			"zeta":  step("completed", 1, map[string]any{"html": "<b>", "u": "é\u2028"}, nil, ts),
+			"alpha": step("pending", 0, nil, nil, nil),
+			"loop":  loop,
+			"each":  each,
+			"items": items,
+			"quote": step("failed", 0, nil, map[string]any{"message": `say "hi"`}, nil),
+		},
+	}
+	if !reflect.DeepEqual(got, want) {
+		g, _ := json.MarshalIndent(got, "", " ")
+		w, _ := json.MarshalIndent(want, "", " ")
+		t.Errorf("JSON of the view:\n%s\nwant:\n%s", g, w)
+	}
+	// Keys in sorted order, as encoding/json writes maps.
+	names := []string{`"alpha":`, `"each":`, `"items":{`, `"loop":`, `"quote":`, `"zeta":`}
+	last := -1
+	for _, n := range names {
+		i := bytes.Index(raw, []byte(n))
+		if i <= last {
+			t.Errorf("step %s is at %d, after the previous one at %d: %s", n, i, last, raw)
+		}
+		last = i
+	}
 }
