@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
 // compileSource generates a workflow of n steps in a chain, each with a
@@ -197,5 +200,19 @@ func TestParallelDecodeSameGraph(t *testing.T) {
 	}
 	if _, d := compile(bad); !strings.Contains(d, "big.hcl") || !strings.Contains(d, "nope") {
 		t.Errorf("invalid source: diags %q", d)
+	}
+}
+
+// BenchmarkHCLParse1000Steps parses the source of BenchmarkCompile1000Steps
+// with hclsyntax only: a fixed reference against which the compile figures
+// are given as ratios on a shared, noisy machine.
+func BenchmarkHCLParse1000Steps(b *testing.B) {
+	src := compileSource(1000)
+	b.SetBytes(int64(len(src)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, diags := hclsyntax.ParseConfig(src, "big.hcl", hcl.InitialPos); diags.HasErrors() {
+			b.Fatal(diags)
+		}
 	}
 }

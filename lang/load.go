@@ -9,7 +9,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
 // Module is what a set of workflow files compiles to.
@@ -201,7 +200,7 @@ func (l *fileLoader) load(filename string, src []byte) {
 		l.files = append(l.files, &loadedFile{name: filename, diags: hcl.Diagnostics{invalidUTF8(filename, src)}, asFound: true})
 		return
 	}
-	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	file, diags := parseConfig(src, filename)
 	if file != nil {
 		l.module.Files[filename] = file
 	}
