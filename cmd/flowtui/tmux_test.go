@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,6 +95,10 @@ type e2e struct {
 	dir     string
 	flowrun string
 	session string
+	// socket names the test's own tmux server (-L), started without a
+	// configuration file, so neither the user's server nor their
+	// ~/.tmux.conf takes part.
+	socket string
 }
 
 func build(t *testing.T, dir, pkg, name string) string {
@@ -144,7 +149,7 @@ func (e *e2e) flowrunExit(code int, args ...string) string {
 
 func (e *e2e) tmux(args ...string) string {
 	e.t.Helper()
-	out, err := exec.Command("tmux", args...).CombinedOutput()
+	out, err := exec.Command("tmux", append([]string{"-L", e.socket, "-f", os.DevNull}, args...)...).CombinedOutput()
 	if err != nil {
 		e.t.Fatalf("tmux %v: %v\n%s", args, err, out)
 	}
@@ -203,7 +208,7 @@ func TestTmuxEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	bin := t.TempDir()
 	e := &e2e{t: t, dir: dir, flowrun: build(t, bin, "github.com/flowrun/flowrun/cmd/flowrun", "flowrun"),
-		session: "flowtui-e2e-" + filepath.Base(dir)}
+		session: "flowtui-e2e", socket: fmt.Sprintf("flowtui-e2e-%d-%s", os.Getpid(), filepath.Base(dir))}
 	flowtui := build(t, bin, "github.com/flowrun/flowrun/cmd/flowtui", "flowtui")
 	if err := os.WriteFile(filepath.Join(dir, "approve.hcl"), []byte(approveHCL), 0o600); err != nil {
 		t.Fatal(err)
@@ -232,7 +237,7 @@ func TestTmuxEndToEnd(t *testing.T) {
 
 	e.tmux("new-session", "-d", "-s", e.session, "-x", "80", "-y", "24", "-c", dir,
 		"env", "NO_COLOR=1", "TERM=xterm-256color", flowtui)
-	t.Cleanup(func() { _ = exec.Command("tmux", "kill-session", "-t", e.session).Run() })
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", e.socket, "kill-server").Run() })
 
 	// The list, newest first: the pending B-2 is selected.
 	e.waitFor("2 of 2 runs", "B-2", "A-1")
@@ -308,7 +313,7 @@ func TestTmuxEndToEnd(t *testing.T) {
 	// Quit.
 	e.tmux("send-keys", "-t", e.session, "q")
 	deadline := time.Now().Add(10 * time.Second)
-	for exec.Command("tmux", "has-session", "-t", e.session).Run() == nil {
+	for exec.Command("tmux", "-L", e.socket, "-f", os.DevNull, "has-session", "-t", e.session).Run() == nil {
 		if time.Now().After(deadline) {
 			t.Fatalf("flowtui did not quit on q:\n%s", e.screen())
 		}
