@@ -168,6 +168,12 @@ func TestParallelDecodeSameGraph(t *testing.T) {
 	src := compileSource(400)
 	bad := []byte(strings.Replace(strings.Replace(string(src), "steps.s17.output.n < input.limit", "steps.s17.output.n <", 1),
 		"n = \"{{ steps.s300.output.n + 1 }}\"", "n = \"{{ steps.nope.output }}\"", 1))
+	// Type errors and unknown names in whens, which are checked while the
+	// steps are built and again after.
+	badWhen := []byte(strings.Replace(strings.Replace(strings.Replace(string(src),
+		"steps.s30.output.n < input.limit", "steps.s30.output.label < 1", 1),
+		"steps.s200.output.n < input.limit", "steps.nope.output.n < input.limit", 1),
+		"steps.s350.output.n < input.limit", "steps.s349.output.m < input.limit", 1))
 	compile := func(src []byte) (string, string) {
 		m, diags := LoadFile("big.hcl", src)
 		var hash string
@@ -186,7 +192,7 @@ func TestParallelDecodeSameGraph(t *testing.T) {
 	}
 	saved := parallelStepDecode
 	defer func() { parallelStepDecode = saved }()
-	for _, in := range [][]byte{src, bad} {
+	for _, in := range [][]byte{src, bad, badWhen} {
 		parallelStepDecode = 1 << 30
 		h1, d1 := compile(in)
 		parallelStepDecode = 2
@@ -200,6 +206,9 @@ func TestParallelDecodeSameGraph(t *testing.T) {
 	}
 	if _, d := compile(bad); !strings.Contains(d, "big.hcl") || !strings.Contains(d, "nope") {
 		t.Errorf("invalid source: diags %q", d)
+	}
+	if _, d := compile(badWhen); strings.Count(d, "big.hcl") != 3 || !strings.Contains(d, "nope") || !strings.Contains(d, "label") {
+		t.Errorf("invalid whens: diags %q", d)
 	}
 }
 

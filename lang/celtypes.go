@@ -151,8 +151,19 @@ func (o *objectTypes) describeNames(msg string) string {
 	return msg
 }
 
-// EnumValue implements types.Provider.
-func (o *objectTypes) EnumValue(name string) ref.Val { return o.base.EnumValue(name) }
+// EnumValue implements types.Provider. The checker asks it about every
+// qualified name it resolves (steps.a.output.x, steps.a.output, steps.a);
+// one under a flowrun variable cannot name an enum (flowrun declares no
+// protobuf types), and the answer, an error the checker only tests the
+// type of, is then a shared one instead of a new formatted error.
+func (o *objectTypes) EnumValue(name string) ref.Val {
+	if i := strings.IndexByte(name, '.'); i > 0 && flowVars[name[:i]] {
+		return errNotEnum
+	}
+	return o.base.EnumValue(name)
+}
+
+var errNotEnum = types.NewErr("not an enum value")
 
 // FindIdent implements types.Provider.
 func (o *objectTypes) FindIdent(name string) (ref.Val, bool) { return o.base.FindIdent(name) }

@@ -311,7 +311,10 @@ func decodeStepBlocks(blocks []*hcl.Block, sm *SourceMap) ([]*stepDecl, hcl.Diag
 	maps := make([]*SourceMap, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
-		maps[w] = newSourceMap(sm.File)
+		// Room for a step and its action block, and four attributes,
+		// per step: most steps have no more.
+		per := len(blocks)/workers + 1
+		maps[w] = newSourceMapSized(sm.File, 2*per, 4*per)
 		wg.Go(func() {
 			// Worker w takes every workers-th block: an even share
 			// without a shared counter.
@@ -326,7 +329,7 @@ func decodeStepBlocks(blocks []*hcl.Block, sm *SourceMap) ([]*stepDecl, hcl.Diag
 	var diags hcl.Diagnostics
 	for w := range workers {
 		diags = append(diags, parts[w]...)
-		sm.merge(maps[w])
 	}
+	sm.merge(maps...)
 	return steps, diags
 }

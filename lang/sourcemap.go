@@ -35,12 +35,16 @@ type SourceMap struct {
 	Attrs  map[string]hcl.Range
 }
 
-func newSourceMap(file string) *SourceMap {
+func newSourceMap(file string) *SourceMap { return newSourceMapSized(file, 0, 0) }
+
+// newSourceMapSized is newSourceMap with room for about blocks blocks and
+// attrs attributes.
+func newSourceMapSized(file string, blocks, attrs int) *SourceMap {
 	return &SourceMap{
 		File:   file,
-		Blocks: map[string]hcl.Range{},
-		Labels: map[string]hcl.Range{},
-		Attrs:  map[string]hcl.Range{},
+		Blocks: make(map[string]hcl.Range, blocks),
+		Labels: make(map[string]hcl.Range, blocks),
+		Attrs:  make(map[string]hcl.Range, attrs),
 	}
 }
 
@@ -102,9 +106,27 @@ func (m *SourceMap) addAttrs(path string, attrs hcl.Attributes) {
 	}
 }
 
-// merge adds every range of o to m.
-func (m *SourceMap) merge(o *SourceMap) {
-	maps.Copy(m.Blocks, o.Blocks)
-	maps.Copy(m.Labels, o.Labels)
-	maps.Copy(m.Attrs, o.Attrs)
+// merge adds every range of the maps in os to m, growing m's maps once.
+func (m *SourceMap) merge(os ...*SourceMap) {
+	m.Blocks = mergeRanges(m.Blocks, os, func(o *SourceMap) map[string]hcl.Range { return o.Blocks })
+	m.Labels = mergeRanges(m.Labels, os, func(o *SourceMap) map[string]hcl.Range { return o.Labels })
+	m.Attrs = mergeRanges(m.Attrs, os, func(o *SourceMap) map[string]hcl.Range { return o.Attrs })
+}
+
+// mergeRanges returns dst with every entry of of(o), o in os, added: a new
+// map sized for all of them when they are more than dst holds.
+func mergeRanges(dst map[string]hcl.Range, os []*SourceMap, of func(*SourceMap) map[string]hcl.Range) map[string]hcl.Range {
+	n := 0
+	for _, o := range os {
+		n += len(of(o))
+	}
+	if n > len(dst) {
+		grown := make(map[string]hcl.Range, len(dst)+n)
+		maps.Copy(grown, dst)
+		dst = grown
+	}
+	for _, o := range os {
+		maps.Copy(dst, of(o))
+	}
+	return dst
 }
