@@ -16,7 +16,7 @@ import (
 // thousand steps that is a third of the compile. parseConfig cuts such a
 // file into pieces that hclsyntax parses side by side: the blocks nested
 // one level deep (the steps of a workflow), taken in runs, and the rest of
-// the file (the shell), in which the runs are blanked out. Each piece is
+// the file (the shell), in which the runs are commented out. Each piece is
 // parsed at its own position in the file, so every range is the one a
 // parse of the whole file gives, and the runs' blocks are then put back
 // into the shell's bodies in source order.
@@ -209,12 +209,20 @@ func parseConfigSplit(src []byte, filename string, pieces int) (*hcl.File, bool)
 			chunks = append(chunks, span{start: r[k].start, end: r[last].end, line: r[k].line})
 		}
 	}
+	// The shell holds each chunk's text as one block comment of the same
+	// size and lines, "/* ... */" before the chunk's last newline: a
+	// comment is one token, where blanks would still be a newline token
+	// per line.
 	shell := bytes.Clone(src)
 	for _, c := range chunks {
 		for k := c.start; k < c.end; k++ {
 			if shell[k] != '\n' {
 				shell[k] = ' '
 			}
+		}
+		if c.end-c.start >= 5 && shell[c.start+1] == ' ' && shell[c.end-3] == ' ' && shell[c.end-2] == ' ' && c.start+1 < c.end-3 {
+			copy(shell[c.start:], "/*")
+			copy(shell[c.end-3:], "*/")
 		}
 	}
 	type result struct {
