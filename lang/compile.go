@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/hcl/v2"
 )
@@ -449,9 +450,9 @@ func (c *compiler) deferExpr(e *exprDecl, sc *scoper, want *Type, set func(*Expr
 
 // runDeferred runs the deferred checks: the steps' types are all known and
 // nothing is written to the compiler while they run, so a large workflow's
-// checks are spread over the processors (each goroutine takes every
-// workers-th check and ends before runDeferred returns). Results and
-// diagnostics are then recorded in the order the checks were deferred.
+// checks are spread over the processors (each goroutine takes the next
+// check until none is left, and ends before runDeferred returns). Results
+// and diagnostics are then recorded in the order the checks were deferred.
 func (c *compiler) runDeferred() {
 	checks := c.deferred
 	c.deferred = nil
@@ -462,14 +463,17 @@ func (c *compiler) runDeferred() {
 			run(d)
 		}
 	} else {
-		var wg sync.WaitGroup
-		for w := range workers {
-			wg.Go(func() {
-				for i := w; i < len(checks); i += workers {
-					run(checks[i])
-				}
-			})
+		var next atomic.Int64
+		work := func() {
+			for i := int(next.Add(1)) - 1; i < len(checks); i = int(next.Add(1)) - 1 {
+				run(checks[i])
+			}
 		}
+		var wg sync.WaitGroup
+		for range workers - 1 {
+			wg.Go(work)
+		}
+		work()
 		wg.Wait()
 	}
 	for _, d := range checks {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/hcl/v2"
 )
@@ -289,11 +290,18 @@ func (s *stepDecl) String() string { return fmt.Sprintf("step %q", s.Name) }
 // spreads the work over the available processors.
 var parallelStepDecode = 64
 
+// stepDecodeBatch is the number of step blocks a goroutine of
+// decodeStepBlocks takes at a time.
+const stepDecodeBatch = 16
+
 // decodeStepBlocks decodes step blocks, in file order. Step blocks are
 // independent of each other (most of the time goes into parsing their CEL
 // expressions), so a large workflow's steps are decoded by one goroutine
-// per processor, each recording into its own source map; the maps are merged
-// into sm afterwards. The goroutines end before it returns.
+// per processor, each taking the next batch of blocks until none is left
+// (a goroutine slowed down by other work takes fewer) and recording each
+// batch into its own source map. The goroutines end before it returns;
+// the batches' diagnostics and source maps are then added in file order,
+// as one goroutine would have.
 func decodeStepBlocks(blocks []*hcl.Block, sm *SourceMap) ([]*stepDecl, hcl.Diagnostics) {
 	workers := min(runtime.GOMAXPROCS(0), len(blocks)/parallelStepDecode)
 	if workers < 2 {
@@ -307,28 +315,37 @@ func decodeStepBlocks(blocks []*hcl.Block, sm *SourceMap) ([]*stepDecl, hcl.Diag
 		return steps, diags
 	}
 	steps := make([]*stepDecl, len(blocks))
-	parts := make([]hcl.Diagnostics, workers)
-	maps := make([]*SourceMap, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		// Room for a step and its action block, and four attributes,
-		// per step: most steps have no more.
-		per := len(blocks)/workers + 1
-		maps[w] = newSourceMapSized(sm.File, 2*per, 4*per)
-		wg.Go(func() {
-			// Worker w takes every workers-th block: an even share
-			// without a shared counter.
-			for i := w; i < len(blocks); i += workers {
-				s, d := decodeStepBlock(blocks[i], maps[w])
-				parts[w] = append(parts[w], d...)
+	batches := (len(blocks) + stepDecodeBatch - 1) / stepDecodeBatch
+	parts := make([]hcl.Diagnostics, batches)
+	maps := make([]*SourceMap, batches)
+	var next atomic.Int64
+	work := func() {
+		for {
+			b := int(next.Add(1)) - 1
+			if b >= batches {
+				return
+			}
+			lo, hi := b*stepDecodeBatch, min((b+1)*stepDecodeBatch, len(blocks))
+			// Room for a step and its action block, and four
+			// attributes, per step: most steps have no more.
+			m := newSourceMapSized(sm.File, 2*(hi-lo), 4*(hi-lo))
+			for i := lo; i < hi; i++ {
+				s, d := decodeStepBlock(blocks[i], m)
+				parts[b] = append(parts[b], d...)
 				steps[i] = s
 			}
-		})
+			maps[b] = m
+		}
 	}
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Go(work)
+	}
+	work()
 	wg.Wait()
 	var diags hcl.Diagnostics
-	for w := range workers {
-		diags = append(diags, parts[w]...)
+	for _, d := range parts {
+		diags = append(diags, d...)
 	}
 	sm.merge(maps...)
 	return steps, diags

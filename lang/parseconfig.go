@@ -199,9 +199,9 @@ func parseConfigSplit(src []byte, filename string, pieces int) (*hcl.File, bool)
 	if n < parallelParseBlocks {
 		return nil, false
 	}
-	// Cut the runs into chunks of about n/(2*pieces) blocks: two per
+	// Cut the runs into chunks of about n/(4*pieces) blocks: four per
 	// goroutine, so that one slowed down holds the others up less.
-	per := (n + 2*pieces - 1) / (2 * pieces)
+	per := (n + 4*pieces - 1) / (4 * pieces)
 	var chunks []span
 	for _, r := range runs {
 		for k := 0; k < len(r); k += per {
