@@ -167,7 +167,7 @@ func (e *Engine) StoreGraph(ctx context.Context, g *lang.Graph) (store.Version, 
 		Hash: h, Graph: b, Now: e.clk.Now(),
 	})
 	if err != nil {
-		return store.Version{}, fmt.Errorf("store workflow %q version %s: %w", g.Workflow, g.Version, err)
+		return store.Version{}, err // the store's error names the workflow and version
 	}
 	return v, nil
 }

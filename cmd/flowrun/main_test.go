@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	_ "modernc.org/sqlite"
 
 	"github.com/flowrun/flowrun/cmd/flowrun/internal/cli"
 )
@@ -21,8 +24,37 @@ import (
 // the scripts.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"flowrun": func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"flowrun":  func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"holdlock": holdLock,
 	})
+}
+
+// holdLock stands in for another process that holds a SQLite database's
+// write lock: `holdlock DB READY` opens DB, takes its write lock (BEGIN
+// IMMEDIATE), creates the file READY and waits (ten minutes at most) to
+// be killed.
+func holdLock() {
+	if len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: holdlock DB READY")
+		os.Exit(2)
+	}
+	ctx := context.Background()
+	db, err := sql.Open("sqlite", os.Args[1])
+	if err == nil {
+		var conn *sql.Conn
+		if conn, err = db.Conn(ctx); err == nil {
+			_, err = conn.ExecContext(ctx, "BEGIN IMMEDIATE")
+		}
+	}
+	if err == nil {
+		err = os.WriteFile(os.Args[2], nil, 0o600)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "holdlock:", err)
+		os.Exit(1)
+	}
+	time.Sleep(10 * time.Minute)
+	os.Exit(0)
 }
 
 // TestScripts runs every testdata/script/*.txtar: one verb and topic per

@@ -164,10 +164,22 @@ func contains(xs []string, x string) bool {
 // migrate applies the missing migrations, each in its own BEGIN IMMEDIATE
 // transaction. The version is read again inside each transaction, so
 // several processes opening a new file at once apply each migration once.
+// A database already at this binary's schema is only read: opening it takes
+// no write lock, so a command that only reads is not held up by another
+// process's long write.
 func (s *Store) migrate(ctx context.Context) error {
 	ms, err := migrations()
 	if err != nil {
 		return err
+	}
+	var have int
+	if err := s.w.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&have); err == nil {
+		if err := checkVersion(s.path, have); err != nil {
+			return err
+		}
+		if have >= len(ms) {
+			return nil
+		}
 	}
 	for _, m := range ms {
 		if err := s.apply(ctx, m); err != nil {

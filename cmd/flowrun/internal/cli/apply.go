@@ -145,7 +145,7 @@ func (e *env) storeVersions(ctx context.Context, eng *interp.Engine, mod *lang.M
 				return usageErrorf("workflow %q version %s was stored with a different graph by another process", w.Name, w.Graph.Version).
 					hint("Raise the version in " + w.File + " and apply again.")
 			}
-			return storeError(fmt.Sprintf("storing workflow %q version %s", w.Name, w.Graph.Version), err)
+			return storeError("", err) // it names the workflow and version
 		}
 	}
 	return nil

@@ -195,6 +195,9 @@ func (e *env) report(err error) int {
 	if xe.silent() {
 		return xe.code
 	}
+	if xe.hintText == "" && errors.Is(err, store.ErrBusy) {
+		xe.hintText = busyHint
+	}
 	prefix := "flowrun"
 	if e.verb != "" {
 		prefix += " " + e.verb
@@ -248,6 +251,8 @@ func (e *env) usage(w io.Writer) {
 	fmt.Fprintf(w, "\nRun `flowrun help VERB` for a verb's arguments and flags.\n")
 	fmt.Fprintf(w, "Exit codes: 0 completed, 1 failed or canceled, 2 bad input, 3 parked,\n")
 	fmt.Fprintf(w, "4 version decision needed, 5 store error, 6 already decided by someone else.\n")
+	fmt.Fprintf(w, "Environment: FLOWRUN_DB (the database), FLOWRUN_BUSY_TIMEOUT (how long to wait\n")
+	fmt.Fprintf(w, "for another process's write to a SQLite file; default 5s), NO_COLOR.\n")
 }
 
 func (e *env) commandUsage(w io.Writer, cmd *command, fs *flag.FlagSet) {

@@ -16,9 +16,25 @@ import (
 // relative to the working directory.
 const defaultDSN = ".flowrun/flowrun.db"
 
-// busyTimeout is how long a command waits for another process's write to
-// finish before it gives up with exit 5.
-const busyTimeout = 5 * time.Second
+// defaultBusyTimeout is how long a command waits for another process's
+// write to finish before it gives up with exit 5; FLOWRUN_BUSY_TIMEOUT
+// sets another.
+const defaultBusyTimeout = 5 * time.Second
+
+// busyTimeout is FLOWRUN_BUSY_TIMEOUT (a Go duration, 0 or more) or the
+// default.
+func (e *env) busyTimeout() (time.Duration, error) {
+	v := e.getenv("FLOWRUN_BUSY_TIMEOUT")
+	if v == "" {
+		return defaultBusyTimeout, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, usageErrorf("FLOWRUN_BUSY_TIMEOUT=%q is not a duration of 0 or more", v).
+			hint("Set FLOWRUN_BUSY_TIMEOUT to a duration like 30s or 2m, or unset it for the default 5s.")
+	}
+	return d, nil
+}
 
 // errNoDatabase is returned by openStore(ctx, false) when the database file
 // does not exist: a read-only verb has nothing to read, and creating an
@@ -54,7 +70,11 @@ func (e *env) openStore(ctx context.Context, create bool) (store.Store, error) {
 			return nil, errNoDatabase
 		}
 	}
-	st, err := sqlite.Open(ctx, path, sqlite.Options{BusyTimeout: busyTimeout})
+	busy, err := e.busyTimeout()
+	if err != nil {
+		return nil, err
+	}
+	st, err := sqlite.Open(ctx, path, sqlite.Options{BusyTimeout: busy})
 	if err != nil {
 		return nil, &exitError{code: ExitStore, err: err, hintText: openHint(err)}
 	}
@@ -79,12 +99,16 @@ func postgresHint(err error) string {
 	return openHint(err)
 }
 
+// busyHint says what to do about a database another process held locked
+// for longer than the busy timeout.
+const busyHint = "Another flowrun process held the database for longer than this command waits; run the command again, or let it wait longer with FLOWRUN_BUSY_TIMEOUT (default 5s)."
+
 func openHint(err error) string {
 	switch {
 	case errors.Is(err, store.ErrSchemaTooNew):
 		return "This database was written by a newer flowrun; use that version, or pass --db with another database."
 	case errors.Is(err, store.ErrBusy):
-		return "Another flowrun process holds the database; wait for it, then run the command again."
+		return busyHint
 	}
 	return "Pass --db (or set FLOWRUN_DB) with the path of a flowrun database, or of a file to create in a writable directory."
 }
