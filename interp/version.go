@@ -117,7 +117,7 @@ func Bind(bound string, stored []string, pin string, decidedOld bool) (Binding, 
 // binding computes the binding of a run against the stored versions, plus
 // extra (a version about to be stored, for plan; "" for none).
 func (e *Engine) binding(ctx context.Context, run store.Run, extra string) (Binding, error) {
-	vs, err := e.st.VersionList(ctx, run.Workflow)
+	vs, err := e.st.VersionHeads(ctx, run.Workflow)
 	if err != nil {
 		return Binding{}, fmt.Errorf("run %s: list versions of workflow %q: %w", run.ID, run.Workflow, err)
 	}

@@ -482,6 +482,10 @@ type Store interface {
 	// VersionList returns every stored version of a workflow, oldest
 	// first by semantic version. An empty workflow lists all workflows.
 	VersionList(ctx context.Context, workflow string) ([]Version, error)
+	// VersionHeads is VersionList without the graphs (Graph is nil): what
+	// a claim reads to bind a run to its version, without reading every
+	// stored graph (megabytes for a long workflow).
+	VersionHeads(ctx context.Context, workflow string) ([]Version, error)
 
 	// RunInsert creates a pending run with its first events.
 	RunInsert(ctx context.Context, p RunInsertParams) (Run, error)

@@ -95,6 +95,8 @@ func TestReadQueriesUseIndexes(t *testing.T) {
 	for _, wf := range []string{"", "wf"} {
 		_, err = s.VersionList(ctx, wf)
 		must("VersionList", err)
+		_, err = s.VersionHeads(ctx, wf)
+		must("VersionHeads", err)
 	}
 	_, err = s.RunGet(ctx, "run-a")
 	must("RunGet", err)

@@ -152,6 +152,9 @@ func scanSignal(sc scanner) (store.Signal, error) {
 
 const versionCols = `workflow, version, major, minor, patch, hash, graph, created_at`
 
+// versionHeadCols reads a version without its graph (scanned as nil).
+const versionHeadCols = `workflow, version, major, minor, patch, hash, NULL, created_at`
+
 func scanVersion(sc scanner) (store.Version, error) {
 	var v store.Version
 	err := sc.Scan(&v.Workflow, &v.Version, &v.Major, &v.Minor, &v.Patch, &v.Hash, &v.Graph, timeCol{&v.CreatedAt})

@@ -72,3 +72,16 @@ func (s *Store) VersionList(ctx context.Context, workflow string) ([]store.Versi
 	}
 	return vs, s.fail("listing workflow versions", err)
 }
+
+// VersionHeads is VersionList without the graphs.
+func (s *Store) VersionHeads(ctx context.Context, workflow string) ([]store.Version, error) {
+	var vs []store.Version
+	var err error
+	if workflow == "" {
+		vs, err = readAll(ctx, s, scanVersion, `SELECT `+versionHeadCols+` FROM workflow_versions ORDER BY workflow, major, minor, patch`)
+	} else {
+		vs, err = readAll(ctx, s, scanVersion, `SELECT `+versionHeadCols+` FROM workflow_versions
+			WHERE workflow = ?1 ORDER BY major, minor, patch`, workflow)
+	}
+	return vs, s.fail("listing workflow versions", err)
+}

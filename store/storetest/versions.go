@@ -72,5 +72,21 @@ func testVersions(t *testing.T, newStore func(t *testing.T) store.Store) {
 		none, err := f.s.VersionList(f.ctx, "nothing")
 		noErr(t, "VersionList of an unknown workflow", err)
 		eq(t, "versions of an unknown workflow", len(none), 0)
+		// VersionHeads lists the same versions without their graphs.
+		for _, wf := range []string{"deploy", "", "nothing"} {
+			full, err := f.s.VersionList(f.ctx, wf)
+			noErr(t, "VersionList", err)
+			heads, err := f.s.VersionHeads(f.ctx, wf)
+			noErr(t, "VersionHeads", err)
+			eq(t, "count of VersionHeads("+wf+")", len(heads), len(full))
+			for i := range min(len(heads), len(full)) {
+				if heads[i].Graph != nil {
+					t.Errorf("VersionHeads(%q)[%d] has a graph of %d bytes, want none", wf, i, len(heads[i].Graph))
+				}
+				want := full[i]
+				want.Graph = nil
+				eq(t, fmt.Sprintf("VersionHeads(%q)[%d]", wf, i), heads[i], want)
+			}
+		}
 	})
 }
