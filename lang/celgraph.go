@@ -53,7 +53,7 @@ type celGraph struct {
 	// names lists the steps known, for the provider.
 	names func() []string
 
-	mu       sync.Mutex
+	mu       sync.RWMutex
 	envs     map[string]*scopeEnv         // by variables key
 	variants map[string]map[string]*Type  // steps type name → overridden visible types
 	byKey    map[string]string            // overrides key → steps type name
@@ -85,6 +85,12 @@ func (g *celGraph) provider() (*objectTypes, error) {
 	if err != nil {
 		return nil, err
 	}
+	g.mu.RLock()
+	ot := g.ot
+	g.mu.RUnlock()
+	if ot != nil {
+		return ot, nil
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.ot == nil {
@@ -99,17 +105,17 @@ func (g *celGraph) isStepsType(name string) bool {
 	if !strings.HasPrefix(name, g.name) {
 		return false
 	}
-	g.mu.Lock()
+	g.mu.RLock()
 	_, ok := g.variants[name]
-	g.mu.Unlock()
+	g.mu.RUnlock()
 	return ok
 }
 
 // stepNames lists the fields of a steps type, sorted.
 func (g *celGraph) stepNames(typeName string) []string {
-	g.mu.Lock()
+	g.mu.RLock()
 	over := g.variants[typeName]
-	g.mu.Unlock()
+	g.mu.RUnlock()
 	seen := map[string]bool{}
 	var names []string
 	for _, n := range g.names() {
@@ -127,10 +133,10 @@ func (g *celGraph) stepNames(typeName string) []string {
 
 // stepField returns the CEL type of steps.NAME in a steps type, or nil.
 func (g *celGraph) stepField(typeName, name string) *cel.Type {
-	g.mu.Lock()
+	g.mu.RLock()
 	f, ok := g.fields[typeName][name]
 	over, isOver := g.variants[typeName][name]
-	g.mu.Unlock()
+	g.mu.RUnlock()
 	if ok {
 		return f.t
 	}
