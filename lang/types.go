@@ -1,7 +1,7 @@
 package lang
 
 import (
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -57,26 +57,47 @@ func (t *Type) String() string {
 		return "any"
 	}
 	switch t.Kind {
+	case KindList, KindMap, KindObject:
+		var b strings.Builder
+		t.writeString(&b)
+		return b.String()
+	default:
+		return string(t.Kind)
+	}
+}
+
+// writeString writes String's text of t to b, without building the text
+// of each part on its own.
+func (t *Type) writeString(b *strings.Builder) {
+	if t == nil {
+		b.WriteString("any")
+		return
+	}
+	switch t.Kind {
 	case KindList, KindMap:
-		return string(t.Kind) + "(" + t.Elem.String() + ")"
+		b.WriteString(string(t.Kind))
+		b.WriteByte('(')
+		t.Elem.writeString(b)
+		b.WriteByte(')')
 	case KindObject:
-		names := make([]string, 0, len(t.Fields))
+		var buf [8]string
+		names := buf[:0]
 		for n := range t.Fields {
 			names = append(names, n)
 		}
-		sort.Strings(names)
-		var b strings.Builder
+		slices.Sort(names)
 		b.WriteString("object({")
 		for i, n := range names {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(n + " = " + t.Fields[n].String())
+			b.WriteString(n)
+			b.WriteString(" = ")
+			t.Fields[n].writeString(b)
 		}
 		b.WriteString("})")
-		return b.String()
 	default:
-		return string(t.Kind)
+		b.WriteString(string(t.Kind))
 	}
 }
 
