@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -188,6 +189,7 @@ func TestParallelDecodeSameGraph(t *testing.T) {
 		"steps.s30.output.n < input.limit", "steps.s30.output.label < 1", 1),
 		"steps.s200.output.n < input.limit", "steps.nope.output.n < input.limit", 1),
 		"steps.s350.output.n < input.limit", "steps.s349.output.m < input.limit", 1))
+	var sources []*SourceMap
 	compile := func(src []byte) (string, string) {
 		m, diags := LoadFile("big.hcl", src)
 		var hash string
@@ -198,24 +200,35 @@ func TestParallelDecodeSameGraph(t *testing.T) {
 			}
 			hash = h
 		}
+		for _, w := range m.Workflows {
+			sources = append(sources, w.Sources)
+		}
 		var all []string
 		for _, d := range diags {
 			all = append(all, d.Error())
 		}
 		return hash, strings.Join(all, "\n")
 	}
-	saved := parallelStepDecode
-	defer func() { parallelStepDecode = saved }()
-	// A step declared twice: the source map and messages are those of
-	// one goroutine decoding in file order.
-	dup := []byte(strings.Replace(string(src), "step \"s251\" {", "step \"s250\" {", 1))
+	saved, savedMin := parallelStepDecode, parallelParseMin
+	defer func() { parallelStepDecode, parallelParseMin = saved, savedMin }()
+	// A step declared twice (the second is not decoded), and a step block
+	// with two labels.
+	dup := []byte(strings.Replace(strings.Replace(string(src), "step \"s251\" {", "step \"s250\" {", 1),
+		"step \"s99\" {", "step \"s99\" \"x\" {", 1))
 	for _, in := range [][]byte{src, bad, badWhen, dup} {
-		parallelStepDecode = 1 << 30
-		h1, d1 := compile(in)
-		parallelStepDecode = 2
-		h2, d2 := compile(in)
-		if h1 != h2 || d1 != d2 {
-			t.Errorf("parallel decode differs:\nhash %q vs %q\ndiags %q\nvs    %q", h1, h2, d1, d2)
+		// One goroutine parses and decodes; goroutines decode;
+		// goroutines parse (parseConfig) and decode.
+		var hashes, diags []string
+		sources = nil
+		for _, config := range []struct{ decode, parse int }{{1 << 30, 1 << 30}, {2, 1 << 30}, {2, 0}} {
+			parallelStepDecode, parallelParseMin = config.decode, config.parse
+			h, d := compile(in)
+			hashes, diags = append(hashes, h), append(diags, d)
+		}
+		for i := 1; i < len(hashes); i++ {
+			if hashes[i] != hashes[0] || diags[i] != diags[0] || !reflect.DeepEqual(sources[i], sources[0]) {
+				t.Errorf("decode %d differs:\nhash %q vs %q\ndiags %q\nvs    %q", i, hashes[i], hashes[0], diags[i], diags[0])
+			}
 		}
 	}
 	if h, d := compile(src); h == "" || d != "" {
