@@ -33,6 +33,8 @@ func TestParseConfigSplit(t *testing.T) {
 		"heredoc":                 strings.Replace(big, "label = \"step 3 of 300\"", "label = <<EOT\nstep {\nEOT\n", 1),
 		"unterminated string":     strings.Replace(big, "label = \"step 3 of 300\"", "label = \"step 3 of 300", 1),
 		"steps in a list":         strings.Replace(big, "  step \"s5\" {", "  x = [\n  step \"s5\" {", 1),
+		"CRLF line ends":          strings.ReplaceAll(big, "\n", "\r\n"),
+		"tabs and unicode":        strings.ReplaceAll(strings.ReplaceAll(big, "  ", "\t"), "of 300", "of 300 — ü̈ 🙂"),
 	}
 	files, err := filepath.Glob("testdata/*/*.hcl")
 	if err != nil {
@@ -67,7 +69,7 @@ func TestParseConfigSplit(t *testing.T) {
 			t.Errorf("%s: parsed in pieces", name)
 		}
 	}
-	for _, name := range []string{"comments and blank lines", "attribute between steps", "multi-line attribute", "two workflows"} {
+	for _, name := range []string{"comments and blank lines", "attribute between steps", "multi-line attribute", "two workflows", "CRLF line ends", "tabs and unicode"} {
 		if _, ok := parseConfigSplit([]byte(sources[name]), "f.hcl", 2); !ok {
 			t.Errorf("%s: not parsed in pieces", name)
 		}
