@@ -70,6 +70,9 @@ type Engine struct {
 	// alertLoops are the alert loops of this process's pools (alert.go).
 	alertLoops map[*alertLoop]struct{}
 	seq        int
+
+	// lean is when a rebuild reads step heads first (rebuild.go).
+	lean leanRebuild
 }
 
 // loaded is a decoded graph and its compiled program, shared by every run
@@ -138,6 +141,7 @@ func New(st store.Store, opts Options) *Engine {
 		pools:   map[*pool]struct{}{},
 
 		alertLoops: map[*alertLoop]struct{}{},
+		lean:       leanRebuild{keys: 256, share: 4},
 	}
 	e.com = &committer{e: e}
 	return e

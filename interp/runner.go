@@ -381,9 +381,12 @@ func (r *runner) rebuild(ctx context.Context) error {
 	}
 	r.info = lang.RunInfo{ID: r.run.ID, Workflow: r.run.Workflow, Version: r.run.Version, Key: r.run.Key,
 		Attempt: runAttempt(r.run), StartedAt: started.UTC().Format(time.RFC3339)}
-	steps, err := r.e.st.StepList(ctx, r.run.ID)
+	steps, k, err := r.loadRows(ctx)
 	if err != nil {
-		return fmt.Errorf("run %s: load steps: %w", r.run.ID, err)
+		return err
+	}
+	if k != nil {
+		r.keep = k // set before settling, which queues each settled step
 	}
 	for i := range steps {
 		s := steps[i]

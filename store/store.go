@@ -200,6 +200,16 @@ type Step struct {
 	State json.RawMessage
 }
 
+// StepHead is a step key without its output, error and private state:
+// what a rebuild reads of every key to find the few it must read whole.
+type StepHead struct {
+	Key       string
+	Step      string
+	Index     int
+	Iteration int
+	Status    StepStatus
+}
+
 // StepKey returns the key of a step, a foreach item (index >= 0) or an
 // until iteration (iteration >= 0).
 func StepKey(step string, index, iteration int) string {
@@ -524,6 +534,10 @@ type Store interface {
 
 	// StepList returns every step key of a run.
 	StepList(ctx context.Context, runID string) ([]Step, error)
+	// StepHeads returns every step key of a run without its output, error
+	// and state, in no particular order: a rebuild of a long run reads
+	// these, then only the keys whose rows it still needs (StepGet).
+	StepHeads(ctx context.Context, runID string) ([]StepHead, error)
 	// StepGet returns one step key of a run, or ErrNotFound when the run
 	// has no row for it (the step has not begun, or the run is unknown).
 	StepGet(ctx context.Context, runID, key string) (Step, error)

@@ -16,6 +16,21 @@ func (s *Store) StepList(ctx context.Context, runID string) ([]store.Step, error
 	return steps, s.fail("listing the steps of run "+runID, err)
 }
 
+// StepHeads returns every step key of a run without its output, error and
+// state (in no particular order).
+func (s *Store) StepHeads(ctx context.Context, runID string) ([]store.StepHead, error) {
+	heads, err := all(ctx, s.pool, scanStepHead, `SELECT key, step, idx, iter, status FROM steps WHERE run_id = $1`, runID)
+	return heads, s.fail("listing the steps of run "+runID, err)
+}
+
+func scanStepHead(sc scanner) (store.StepHead, error) {
+	var h store.StepHead
+	var status string
+	err := sc.Scan(&h.Key, &h.Step, &h.Index, &h.Iteration, &status)
+	h.Status = store.StepStatus(status)
+	return h, err
+}
+
 // StepGet returns one step key of a run, or store.ErrNotFound.
 func (s *Store) StepGet(ctx context.Context, runID, key string) (store.Step, error) {
 	st, err := one(ctx, s.pool, scanStep, `SELECT `+stepCols+` FROM steps WHERE run_id = $1 AND key = $2`, runID, key)

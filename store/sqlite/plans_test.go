@@ -121,6 +121,8 @@ func TestReadQueriesUseIndexes(t *testing.T) {
 	}
 	_, err = s.StepList(ctx, "run-a")
 	must("StepList", err)
+	_, err = s.StepHeads(ctx, "run-a")
+	must("StepHeads", err)
 	for _, key := range []string{"", "s"} {
 		_, err = s.AttemptList(ctx, "run-a", key)
 		must("AttemptList", err)

@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,7 +70,17 @@ func testTransitions(t *testing.T, newStore func(t *testing.T) store.Store) {
 			noErr(t, "StepGet "+want.Key, err)
 			eq(t, "StepGet "+want.Key, got, want)
 		}
-		_, err := f.s.StepGet(f.ctx, "r", "c")
+		heads, err := f.s.StepHeads(f.ctx, "r")
+		noErr(t, "StepHeads", err)
+		slices.SortFunc(heads, func(a, b store.StepHead) int { return strings.Compare(a.Key, b.Key) })
+		eq(t, "StepHeads", heads, []store.StepHead{
+			{Key: "a", Step: "a", Index: -1, Iteration: -1, Status: store.StepCompleted},
+			{Key: "b[2]#3", Step: "b", Index: 2, Iteration: 3, Status: store.StepWaiting},
+		})
+		heads, err = f.s.StepHeads(f.ctx, "nope")
+		noErr(t, "StepHeads of an unknown run", err)
+		eq(t, "StepHeads of an unknown run", len(heads), 0)
+		_, err = f.s.StepGet(f.ctx, "r", "c")
 		isErr(t, "StepGet of a key not begun", err, store.ErrNotFound)
 		_, err = f.s.StepGet(f.ctx, "nope", "a")
 		isErr(t, "StepGet of an unknown run", err, store.ErrNotFound)

@@ -1,0 +1,120 @@
+package interp
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/store"
+)
+
+// Reading a long run's rows for a rebuild.
+//
+// A rebuild needs the rows of the step keys still open and of the finished
+// steps that later decisions read (keep, schedule.go); every other finished
+// step would be settled and at once dropped by the first compact. For a
+// run of many step keys the rebuild therefore reads the heads of every key
+// (key and status, no output or state), decides from them and the graph
+// which finished steps the first compact would drop, marks those dropped,
+// and reads whole only the rows of the rest. Resuming a run that has
+// 10,000 finished steps then reads a handful of rows instead of all of
+// them with their outputs.
+
+// leanRebuild says when a rebuild reads heads first: from keys step keys
+// (below, one StepList is cheaper than two reads), and only when it needs
+// at most 1/share of them whole, which it reads one by one (beyond, one
+// StepList is cheaper). Tests lower both to take this path on small runs.
+type leanRebuild struct{ keys, share int }
+
+// loadRows returns the rows a rebuild must hold. When it read heads first,
+// it also returns the runner's keep with the steps that ended and that
+// nothing reads any more already dropped (their rows were not read), to be
+// set before the rows are settled.
+func (r *runner) loadRows(ctx context.Context) ([]store.Step, *keep, error) {
+	full := func() ([]store.Step, *keep, error) {
+		steps, err := r.e.st.StepList(ctx, r.run.ID)
+		if err != nil {
+			return nil, nil, fmt.Errorf("run %s: load steps: %w", r.run.ID, err)
+		}
+		return steps, nil, nil
+	}
+	heads, err := r.e.st.StepHeads(ctx, r.run.ID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("run %s: load steps: %w", r.run.ID, err)
+	}
+	if len(heads) < r.e.lean.keys {
+		return full()
+	}
+	k := r.newKeep()
+	if k.off {
+		return full() // an output could not be scanned: keep everything
+	}
+	gone := r.droppable(k, heads)
+	var need []string
+	for _, h := range heads {
+		if i, ok := r.l.index[h.Step]; ok && gone[i] {
+			continue
+		}
+		need = append(need, h.Key)
+	}
+	if len(need) > len(heads)/r.e.lean.share {
+		return full() // most rows are needed: one read of all is cheaper
+	}
+	rows := make([]store.Step, 0, len(need))
+	for _, key := range need {
+		row, err := r.e.st.StepGet(ctx, r.run.ID, key)
+		if err != nil {
+			return nil, nil, fmt.Errorf("run %s: load step %s: %w", r.run.ID, key, err)
+		}
+		rows = append(rows, row)
+	}
+	for i, g := range gone {
+		if !g {
+			continue
+		}
+		k.gone[i] = true
+		for _, need := range r.l.g.Steps[i].Needs {
+			if j, ok := r.l.index[need]; ok {
+				k.readers[j]--
+			}
+		}
+	}
+	return rows, k, nil
+}
+
+// droppable returns, per step of the graph, whether the first compact
+// after a rebuild from these heads would drop it (see keep; k is a new
+// keep, its readers counted): it ended, every step that needs it ended, and
+// no workflow output reads it. A failed workflow step is never dropped
+// here: the rebuild reads its row to cancel a child it gave up on.
+func (r *runner) droppable(k *keep, heads []store.StepHead) []bool {
+	steps := r.l.g.Steps
+	ended := make([]bool, len(steps))
+	failed := make([]bool, len(steps))
+	for _, h := range heads {
+		if h.Index >= 0 || h.Iteration >= 0 || h.Key != h.Step {
+			continue
+		}
+		if i, ok := r.l.index[h.Step]; ok && h.Status.Terminal() {
+			ended[i] = true
+			failed[i] = h.Status == store.StepFailed
+		}
+	}
+	readers := make([]int32, len(steps))
+	copy(readers, k.readers)
+	for i, s := range steps {
+		if !ended[i] {
+			continue
+		}
+		for _, need := range s.Needs {
+			if j, ok := r.l.index[need]; ok {
+				readers[j]--
+			}
+		}
+	}
+	gone := make([]bool, len(steps))
+	for i, s := range steps {
+		gone[i] = ended[i] && readers[i] == 0 && !(failed[i] && s.Action.Kind == lang.KindWorkflow)
+	}
+	return gone
+}
