@@ -140,6 +140,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
+// readerCacheKiB is each read connection's page cache (PRAGMA cache_size,
+// negative: KiB).
+const readerCacheKiB = -512
+
 func open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err := probe(ctx, path, opts); err != nil {
 		return nil, err
@@ -175,8 +179,14 @@ func open(ctx context.Context, path string, opts Options) (*Store, error) {
 			return nil, err
 		}
 	}
+	// Each reader keeps a page cache of its own (SQLite's default is 2 MiB
+	// a connection); a worker's reads are index lookups and one-pass scans
+	// (a run's steps, a stored graph's overflow pages) that the OS page
+	// cache serves as well, so four full caches were ~8 MiB of a worker's
+	// resident memory for little. The writer keeps the default: every
+	// commit walks the same hot B-tree pages.
 	r, err := sql.Open("sqlite", dsn(path, "rw", "deferred",
-		"busy_timeout("+busy+")", "query_only(1)"))
+		"busy_timeout("+busy+")", "query_only(1)", "cache_size("+strconv.Itoa(readerCacheKiB)+")"))
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("cannot open the database %s: %w", path, err)
