@@ -78,6 +78,22 @@ func Encode(g *Graph) ([]byte, error) {
 // holds little more than the graph it returns.
 func Decode(b []byte) (*Graph, error) {
 	in := newTypeInterner()
+	if g, ok := decodeFast(b, in); ok && ValidateGraph(g) == nil {
+		if len(b) >= decodeCollectBytes {
+			runtime.GC() // see decodeReference
+		}
+		return g, nil
+	}
+	// Anything the fast decoder does not take, and a graph that does not
+	// validate: the reference decode gives the same graph or its error.
+	return decodeReference(b)
+}
+
+// decodeReference is Decode through encoding/json (decodeStream, or the
+// whole record when the stream decoder does not take it): what decodeFast
+// must agree with, and what reports every error.
+func decodeReference(b []byte) (*Graph, error) {
+	in := newTypeInterner()
 	g, ok := decodeStream(b, in)
 	if !ok {
 		// Whatever the stream decoder did not take, decoded whole: the same
