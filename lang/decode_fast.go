@@ -33,6 +33,7 @@ package lang
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"unicode"
 	"unicode/utf16"
@@ -59,6 +60,38 @@ type fastDecoder struct {
 	// keys holds the distinct object keys of values and types, shared.
 	keys map[string]string
 	buf  []byte // scratch for unescaping
+	// norm puts each node in normal form as it is read.
+	norm encNormalizer
+	// Stacks of list elements being read, copied into a list of the exact
+	// length at the list's end.
+	strStack   []string
+	partStack  []TemplatePart
+	valueStack []*Value
+	// The structs a graph has many of, allocated in blocks.
+	stepSlab     fastSlab[Step]
+	exprSlab     fastSlab[Expr]
+	valueSlab    fastSlab[Value]
+	templateSlab fastSlab[Template]
+	setSlab      fastSlab[SetAction]
+}
+
+// fastSlab hands out structs of one type from blocks, growing from 8 to
+// 256 structs a block: a long graph makes a few allocations where it made
+// thousands, a small one wastes little. The graph keeps them all alive
+// together, as it does anyway.
+type fastSlab[T any] struct {
+	free []T
+	next int
+}
+
+func (s *fastSlab[T]) new() *T {
+	if len(s.free) == 0 {
+		s.next = min(max(2*s.next, 8), 256)
+		s.free = make([]T, s.next)
+	}
+	p := &s.free[0]
+	s.free = s.free[1:]
+	return p
 }
 
 // decodeFast decodes a stored graph in normal form, its types and mode
@@ -66,7 +99,7 @@ type fastDecoder struct {
 // exactly of the form it understands (see the top of this file); the
 // caller then decodes it with encoding/json.
 func decodeFast(b []byte, in *typeInterner) (g *Graph, ok bool) {
-	d := &fastDecoder{b: b, in: in, types: map[string]*Type{}, keys: map[string]string{}}
+	d := &fastDecoder{b: b, in: in, types: map[string]*Type{}, keys: map[string]string{}, norm: encNormalizer{fix: true, normal: true}}
 	defer func() {
 		if r := recover(); r != nil {
 			if _, mine := r.(fastFail); !mine {
@@ -81,8 +114,14 @@ func decodeFast(b []byte, in *typeInterner) (g *Graph, ok bool) {
 	if d.i != len(d.b) {
 		d.fail()
 	}
-	encNormalize(g, true)
-	in.graph(g)
+	// The steps are in normal form and interned already (step), and every
+	// type and mode string is shared (typ, mode): the rest of the graph is
+	// normalised here, and the steps' order checked.
+	n := &encNormalizer{fix: true, normal: true, stepsDone: true}
+	n.graph(g)
+	if !fastCanonicalOrder(g.Steps) {
+		n.stepOrder(g)
+	}
 	return g, true
 }
 
@@ -549,11 +588,15 @@ func (d *fastDecoder) strings() []string {
 		return nil
 	}
 	d.open('[')
-	list := []string{}
+	base := len(d.strStack)
 	first := true
 	for d.more(&first, ']') {
-		list = append(list, d.str())
+		d.strStack = append(d.strStack, d.str())
 	}
+	list := make([]string, len(d.strStack)-base)
+	copy(list, d.strStack[base:])
+	clear(d.strStack[base:])
+	d.strStack = d.strStack[:base]
 	return list
 }
 
@@ -777,7 +820,7 @@ func (d *fastDecoder) step() *Step {
 	if d.null() {
 		return nil
 	}
-	s := &Step{}
+	s := d.stepSlab.new()
 	d.open('{')
 	var set uint32
 	first := true
@@ -831,6 +874,13 @@ func (d *fastDecoder) step() *Step {
 		default:
 			d.fail()
 		}
+	}
+	// Normal form (encNormalizer.step; the values, actions and types are
+	// normal already) and interned (typeInterner.step).
+	d.norm.names(&s.Needs, false)
+	d.norm.names(&s.DependsOn, false)
+	if len(s.DependsOn) > 0 && slices.Equal(s.DependsOn, s.Needs) {
+		s.DependsOn = s.Needs[:len(s.Needs):len(s.Needs)]
 	}
 	return s
 }
@@ -1025,6 +1075,9 @@ func (d *fastDecoder) http() *HTTPAction {
 			d.fail()
 		}
 	}
+	if len(h.Expect) == 0 {
+		h.Expect = nil
+	}
 	return h
 }
 
@@ -1046,7 +1099,7 @@ func (d *fastDecoder) set() *SetAction {
 	if d.null() {
 		return nil
 	}
-	s := &SetAction{}
+	s := d.setSlab.new()
 	d.open('{')
 	var set uint32
 	first := true
@@ -1058,6 +1111,9 @@ func (d *fastDecoder) set() *SetAction {
 		default:
 			d.fail()
 		}
+	}
+	if s.Values == nil {
+		s.Values = map[string]*Value{}
 	}
 	return s
 }
@@ -1174,6 +1230,13 @@ func (d *fastDecoder) switchAction() *SwitchAction {
 			d.fail()
 		}
 	}
+	if sw.Cases == nil {
+		sw.Cases = []SwitchCase{}
+	}
+	for i := range sw.Cases {
+		d.norm.names(&sw.Cases[i].Next, true)
+	}
+	d.norm.names(&sw.Default, false)
 	return sw
 }
 
@@ -1280,7 +1343,7 @@ func (d *fastDecoder) expr() *Expr {
 	if d.null() {
 		return nil
 	}
-	e := &Expr{}
+	e := d.exprSlab.new()
 	d.open('{')
 	var set uint32
 	first := true
@@ -1303,7 +1366,7 @@ func (d *fastDecoder) value() *Value {
 	if d.null() {
 		return nil
 	}
-	v := &Value{}
+	v := d.valueSlab.new()
 	d.open('{')
 	var set uint32
 	first := true
@@ -1328,6 +1391,17 @@ func (d *fastDecoder) value() *Value {
 			d.fail()
 		}
 	}
+	// Normal form (encNormalizer.value; the elements are normal already).
+	d.norm.raw(&v.Lit)
+	if v.Template != nil && v.Template.Parts == nil {
+		v.Template.Parts = []TemplatePart{}
+	}
+	if len(v.List) == 0 {
+		v.List = nil
+	}
+	if len(v.Object) == 0 {
+		v.Object = nil
+	}
 	return v
 }
 
@@ -1336,11 +1410,16 @@ func (d *fastDecoder) values() []*Value {
 		return nil
 	}
 	d.open('[')
-	list := []*Value{}
+	base := len(d.valueStack)
 	first := true
 	for d.more(&first, ']') {
-		list = append(list, d.value())
+		v := d.value()
+		d.valueStack = append(d.valueStack, v)
 	}
+	list := make([]*Value, len(d.valueStack)-base)
+	copy(list, d.valueStack[base:])
+	clear(d.valueStack[base:])
+	d.valueStack = d.valueStack[:base]
 	return list
 }
 
@@ -1367,7 +1446,7 @@ func (d *fastDecoder) template() *Template {
 	if d.null() {
 		return nil
 	}
-	t := &Template{}
+	t := d.templateSlab.new()
 	d.open('{')
 	var set uint32
 	first := true
@@ -1388,7 +1467,7 @@ func (d *fastDecoder) parts() []TemplatePart {
 		return nil
 	}
 	d.open('[')
-	list := []TemplatePart{}
+	base := len(d.partStack)
 	first := true
 	for d.more(&first, ']') {
 		var p TemplatePart
@@ -1409,8 +1488,12 @@ func (d *fastDecoder) parts() []TemplatePart {
 				}
 			}
 		}
-		list = append(list, p)
+		d.partStack = append(d.partStack, p)
 	}
+	list := make([]TemplatePart, len(d.partStack)-base)
+	copy(list, d.partStack[base:])
+	clear(d.partStack[base:])
+	d.partStack = d.partStack[:base]
 	return list
 }
 
@@ -1422,17 +1505,150 @@ func (d *fastDecoder) typ() *Type {
 		return nil
 	}
 	start := d.i
-	text := d.skip()
-	if t, ok := d.types[string(text)]; ok {
-		return t
+	// A text equal to one parsed before is that complete, valid type: its
+	// end is found by matching braces, without checking it again.
+	if end := d.matchBrace(start); end > 0 {
+		if t, ok := d.types[string(d.b[start:end])]; ok {
+			d.i = end
+			return t
+		}
 	}
-	d.i = start
 	t := d.parseType()
 	// Normal form (no empty field map), then shared.
 	(&encNormalizer{fix: true}).typ(t)
 	t = d.in.intern(t)
-	d.types[string(text)] = t
+	d.types[string(d.b[start:d.i])] = t
 	return t
+}
+
+// matchBrace returns the end of the object starting at i by counting
+// braces outside strings, or -1. It does not check the text: only a text
+// that equals a type parsed before may be taken on its word.
+func (d *fastDecoder) matchBrace(i int) int {
+	b := d.b
+	if b[i] != '{' {
+		return -1
+	}
+	depth := 0
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		}
+	}
+	return -1
+}
+
+// fastCanonicalOrder reports whether steps, with sorted needs and unique
+// names, are in the canonical order of encTopoOrder (Kahn's algorithm
+// taking the smallest ready name first). False means "not known to be":
+// the caller then runs encNormalizer.stepOrder.
+func fastCanonicalOrder(steps []*Step) bool {
+	idx := make(map[string]int32, len(steps))
+	for i, s := range steps {
+		if s == nil {
+			return false
+		}
+		if _, dup := idx[s.Name]; dup {
+			return false
+		}
+		idx[s.Name] = int32(i)
+	}
+	// waiting[i]: needs of step i not yet taken; users in CSR form.
+	waiting := make([]int32, len(steps))
+	start := make([]int32, len(steps)+1)
+	total := 0
+	for i, s := range steps {
+		for j, need := range s.Needs {
+			if j > 0 && s.Needs[j-1] >= need {
+				return false // not sorted and unique
+			}
+			k, ok := idx[need]
+			if !ok {
+				return false
+			}
+			start[k+1]++
+		}
+		waiting[i] = int32(len(s.Needs))
+		total += len(s.Needs)
+	}
+	for i := range steps {
+		start[i+1] += start[i]
+	}
+	users := make([]int32, total)
+	fill := slices.Clone(start[:len(steps)])
+	for i, s := range steps {
+		for _, need := range s.Needs {
+			k := idx[need]
+			users[fill[k]] = int32(i)
+			fill[k]++
+		}
+	}
+	less := func(a, b int32) bool { return steps[a].Name < steps[b].Name }
+	var ready []int32 // a binary min-heap by name
+	push := func(x int32) {
+		ready = append(ready, x)
+		for c := len(ready) - 1; c > 0; {
+			p := (c - 1) / 2
+			if !less(ready[c], ready[p]) {
+				break
+			}
+			ready[c], ready[p] = ready[p], ready[c]
+			c = p
+		}
+	}
+	pop := func() int32 {
+		x := ready[0]
+		last := len(ready) - 1
+		ready[0] = ready[last]
+		ready = ready[:last]
+		for p := 0; ; {
+			c := 2*p + 1
+			if c >= last {
+				break
+			}
+			if c+1 < last && less(ready[c+1], ready[c]) {
+				c++
+			}
+			if !less(ready[c], ready[p]) {
+				break
+			}
+			ready[c], ready[p] = ready[p], ready[c]
+			p = c
+		}
+		return x
+	}
+	for i := range steps {
+		if waiting[i] == 0 {
+			push(int32(i))
+		}
+	}
+	pos := int32(0)
+	for len(ready) > 0 {
+		x := pop()
+		if x != pos {
+			return false
+		}
+		pos++
+		for _, u := range users[start[x]:start[x+1]] {
+			waiting[u]--
+			if waiting[u] == 0 {
+				push(u)
+			}
+		}
+	}
+	return int(pos) == len(steps)
 }
 
 func (d *fastDecoder) parseType() *Type {

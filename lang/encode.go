@@ -273,6 +273,9 @@ func encCanonicalJSON(b []byte) ([]byte, error) {
 type encNormalizer struct {
 	fix    bool
 	normal bool
+	// stepsDone leaves the steps and their order to the caller: the fast
+	// decoder normalises each step as it reads it (decode_fast.go).
+	stepsDone bool
 }
 
 // encNormalize reports whether g was already in normal form, and puts it in
@@ -312,10 +315,12 @@ func (n *encNormalizer) graph(g *Graph) {
 	if g.Steps == nil && n.change() {
 		g.Steps = []*Step{}
 	}
-	for _, s := range g.Steps {
-		n.step(s)
+	if !n.stepsDone {
+		for _, s := range g.Steps {
+			n.step(s)
+		}
+		n.stepOrder(g)
 	}
-	n.stepOrder(g)
 	encSortByName(n, g.Outputs, func(o Output) string { return o.Name })
 	if len(g.Outputs) == 0 && g.Outputs != nil && n.change() {
 		g.Outputs = nil
