@@ -22,7 +22,8 @@ import (
 // its buffer holds one step rather than a copy of the whole record.
 
 // decodeCollectBytes is the size of a stored graph (about 3,000 steps)
-// from which Decode runs the collector once it is done (see Decode).
+// from which the encoding/json path of Decode runs the collector once it is
+// done (see decodeReference; the fast decoder makes little garbage).
 const decodeCollectBytes = 1 << 20
 
 // typeInterner maps a type's structure to its one shared tree.

