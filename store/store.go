@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -208,6 +209,44 @@ type StepHead struct {
 	Index     int
 	Iteration int
 	Status    StepStatus
+}
+
+// ParseStepKey splits a key made by StepKey into the step name, the item
+// index and the iteration (-1 when none). Step names are identifiers, so
+// the split is unambiguous; ok is false for a key StepKey cannot make.
+func ParseStepKey(key string) (step string, index, iteration int, ok bool) {
+	index, iteration = -1, -1
+	step, rest := key, ""
+	if i := strings.IndexAny(key, "[#"); i >= 0 {
+		step, rest = key[:i], key[i:]
+	}
+	if step == "" {
+		return "", -1, -1, false
+	}
+	num := func(s string) (int, bool) {
+		n, err := strconv.Atoi(s)
+		return n, err == nil && n >= 0 && strconv.Itoa(n) == s
+	}
+	if strings.HasPrefix(rest, "[") {
+		end := strings.IndexByte(rest, ']')
+		if end < 0 {
+			return "", -1, -1, false
+		}
+		if index, ok = num(rest[1:end]); !ok {
+			return "", -1, -1, false
+		}
+		rest = rest[end+1:]
+	}
+	if strings.HasPrefix(rest, "#") {
+		if iteration, ok = num(rest[1:]); !ok {
+			return "", -1, -1, false
+		}
+		rest = ""
+	}
+	if rest != "" {
+		return "", -1, -1, false
+	}
+	return step, index, iteration, true
 }
 
 // StepKey returns the key of a step, a foreach item (index >= 0) or an

@@ -69,3 +69,53 @@ func TestRunListReadsNoRunRows(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionHeadsReadNoGraphs checks that listing versions without their
+// graphs is read from a covering index: created_at is stored after the
+// graph, so reading the row would walk the graph's overflow pages.
+func TestVersionHeadsReadNoGraphs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "flowrun.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, wf := range []string{"", "wf"} {
+		if _, err := s.VersionHeads(ctx, wf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.mu.Lock()
+	var heads []string
+	for k := range s.stmts {
+		if !k.write && strings.Contains(k.query, "FROM workflow_versions") && strings.Contains(k.query, "NULL, created_at") {
+			heads = append(heads, k.query)
+		}
+	}
+	s.mu.Unlock()
+	if len(heads) != 2 {
+		t.Fatalf("%d version head queries were prepared, want 2", len(heads))
+	}
+	for _, q := range heads {
+		rows, err := s.w.Query("EXPLAIN QUERY PLAN "+q, make([]any, maxParam(q))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, notused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		for _, step := range plan {
+			if !strings.Contains(step, "COVERING INDEX") {
+				t.Errorf("a version head listing reads version rows:\n\t%s\nquery:\n%s", strings.Join(plan, "\n\t"), q)
+			}
+		}
+	}
+}
