@@ -109,7 +109,7 @@ func (e *Engine) Retry(ctx context.Context, runID, fromStep string) (store.Run, 
 	}
 	reset := map[string]bool{}
 	if fromStep != "" {
-		if l.steps[fromStep] == nil {
+		if l.step(fromStep) == nil {
 			return run, fmt.Errorf("retry run %s: the workflow has no step %q; name one of its steps: %w", run.ID, fromStep, store.ErrNotFound)
 		}
 		reset[fromStep] = true

@@ -78,7 +78,7 @@ func (e *Engine) DeadLetterRetry(ctx context.Context, id int64) (store.DeadLette
 	if err != nil {
 		return d, fmt.Errorf("retry dead letter %d: %w", id, err)
 	}
-	s := r.l.steps[d.Step]
+	s := r.l.step(d.Step)
 	if s == nil {
 		return d, fmt.Errorf("retry dead letter %d: the run's workflow has no step %q", id, d.Step)
 	}

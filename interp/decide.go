@@ -110,7 +110,7 @@ func (e *Engine) PlanDecision(ctx context.Context, runID string) (*DecisionPlan,
 func settledSteps(l *loaded, steps []store.Step) []string {
 	var out []string
 	for _, s := range steps {
-		ls := l.steps[s.Step]
+		ls := l.step(s.Step)
 		if s.Key != s.Step || ls == nil {
 			continue
 		}
@@ -159,7 +159,7 @@ func (p *DecisionPlan) checkKept() error {
 		}
 	}
 	for _, name := range p.Keep {
-		s, row := p.newL.steps[name], rows[name]
+		s, row := p.newL.step(name), rows[name]
 		if row.Status != store.StepCompleted || len(row.Output) == 0 {
 			continue
 		}
@@ -421,7 +421,7 @@ func (e *Engine) migrateWrites(ctx context.Context, plan *DecisionPlan, t *store
 		if st.Wait == waitChild && st.Child != "" && !s.Status.Terminal() {
 			children = append(children, st.Child)
 		}
-		if plan.newL.steps[s.Step] == nil {
+		if plan.newL.step(s.Step) == nil {
 			if !s.Status.Terminal() {
 				t.Steps = append(t.Steps, store.StepWrite{Key: s.Key, Step: s.Step, Index: s.Index, Iteration: s.Iteration,
 					Status: store.StepCanceled, Attempts: s.Attempts, FinishedAt: t.Now,

@@ -112,7 +112,7 @@ func (r *runner) park() {
 				waiting = true
 				st := r.state(row.Key)
 				why := map[string]string{waitRetry: "retry", waitSleep: "timer", waitInterval: "timer", waitChild: "child", waitSignal: "signal:" + st.Signal,
-					waitBreaker: "breaker:" + r.l.steps[row.Step].Breaker}[st.Wait]
+					waitBreaker: "breaker:" + r.l.step(row.Step).Breaker}[st.Wait]
 				if !row.WakeAt.IsZero() && (avail.IsZero() || row.WakeAt.Before(avail)) {
 					avail, reason = row.WakeAt, why
 				}

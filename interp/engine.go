@@ -80,11 +80,18 @@ type Engine struct {
 type loaded struct {
 	g     *lang.Graph
 	prog  *lang.Program
-	steps map[string]*lang.Step
 	index map[string]int // step → its position in g.Steps
 	// targets: for a switch step, every step it can choose.
 	switchOf map[string][]string // step → the switch steps that target it
 	hash     string
+}
+
+// step returns the step of the graph named name, or nil.
+func (l *loaded) step(name string) *lang.Step {
+	if i, ok := l.index[name]; ok {
+		return l.g.Steps[i]
+	}
+	return nil
 }
 
 // New returns an Engine over st.
@@ -210,9 +217,8 @@ func (e *Engine) loadVersion(v store.Version) (*loaded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load workflow %q version %s: %w", v.Workflow, v.Version, err)
 	}
-	l = &loaded{g: g, prog: prog, steps: make(map[string]*lang.Step, len(g.Steps)), index: make(map[string]int, len(g.Steps)), switchOf: map[string][]string{}, hash: v.Hash}
+	l = &loaded{g: g, prog: prog, index: make(map[string]int, len(g.Steps)), switchOf: map[string][]string{}, hash: v.Hash}
 	for i, s := range g.Steps {
-		l.steps[s.Name] = s
 		l.index[s.Name] = i
 		if s.Action.Kind == lang.KindSwitch && s.Action.Switch != nil {
 			seen := map[string]bool{}

@@ -400,7 +400,7 @@ func (r *runner) rebuild(ctx context.Context) error {
 				}
 			}
 		}
-		if ls := l.steps[s.Key]; ls != nil && s.Status.Terminal() {
+		if ls := l.step(s.Key); ls != nil && s.Status.Terminal() {
 			r.settle(ls, &s)
 		}
 		if s.Index >= 0 && s.Iteration < 0 && s.Status.Terminal() {

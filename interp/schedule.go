@@ -424,7 +424,7 @@ func (r *runner) gate(ctx context.Context, s *lang.Step) (ready bool, skip strin
 	// branch taken and as skipped otherwise; the join rule then decides.
 	edge := func(n string) store.StepStatus {
 		st := r.rows[n].Status
-		if st != store.StepCompleted || r.l.steps[n].Action.Kind != lang.KindSwitch {
+		if st != store.StepCompleted || r.l.step(n).Action.Kind != lang.KindSwitch {
 			return st
 		}
 		for _, t := range r.state(n).Chosen {

@@ -165,7 +165,7 @@ func (e *Engine) childPin(ctx context.Context, run store.Run) (string, error) {
 	if i := strings.IndexAny(name, "[#"); i >= 0 {
 		name = name[:i]
 	}
-	s := l.steps[name]
+	s := l.step(name)
 	if s == nil || s.Action.Workflow == nil || s.Action.Workflow.Name != run.Workflow {
 		return own, nil
 	}

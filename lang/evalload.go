@@ -48,7 +48,7 @@ type lazyExpr struct {
 // alerts. Expressions are found by pointer when evaluated, and compiled on
 // first use. Load fails when an expression reads a step it cannot see.
 func Load(g *Graph) (*Program, error) {
-	p := &Program{g: g, progs: map[*Expr]*compiled{}, lazy: make(map[*Expr]*lazyExpr, 2*len(g.Steps)), steps: make(map[string]*Step, len(g.Steps))}
+	p := &Program{g: g, progs: map[*Expr]*compiled{}, steps: make(map[string]*Step, len(g.Steps))}
 	for _, s := range g.Steps {
 		p.steps[s.Name] = s
 	}
@@ -58,7 +58,36 @@ func Load(g *Graph) (*Program, error) {
 		}
 		return nil
 	}, func() []string { return namesSorted(p.steps) })
+	// Count the expressions first (a walk without the map), so that the
+	// index is allocated at its size: a graph of literals gets none, one of
+	// an expression per step is not grown twenty times.
+	n := loader{p: p, count: true}
+	n.walk(g)
+	p.lazy = make(map[*Expr]*lazyExpr, n.n)
 	l := loader{p: p}
+	l.walk(g)
+	if len(l.errs) > 0 {
+		return nil, p.loadError(errors.Join(l.errs...))
+	}
+	return p, nil
+}
+
+func (p *Program) loadError(err error) error {
+	return fmt.Errorf("loading workflow %s version %s: %w", p.g.Workflow, p.g.Version, err)
+}
+
+// loader indexes the expressions of one graph, collecting errors.
+type loader struct {
+	p     *Program
+	errs  []error
+	slab  []lazyExpr // lazyExprs are allocated in chunks
+	refs  []string   // scratch for scanStepRefs
+	count bool       // only count the expressions, in n
+	n     int
+}
+
+// walk indexes every expression of g (or, when counting, counts them).
+func (l *loader) walk(g *Graph) {
 	if g.Key != nil {
 		l.expr(g.Key, nil, SlotKey)
 	}
@@ -96,22 +125,6 @@ func Load(g *Graph) (*Program, error) {
 	for i := range g.Alerts {
 		l.action(&g.Alerts[i].Action, nil, SlotAlert)
 	}
-	if len(l.errs) > 0 {
-		return nil, p.loadError(errors.Join(l.errs...))
-	}
-	return p, nil
-}
-
-func (p *Program) loadError(err error) error {
-	return fmt.Errorf("loading workflow %s version %s: %w", p.g.Workflow, p.g.Version, err)
-}
-
-// loader indexes the expressions of one graph, collecting errors.
-type loader struct {
-	p    *Program
-	errs []error
-	slab []lazyExpr // lazyExprs are allocated in chunks
-	refs []string   // scratch for scanStepRefs
 }
 
 func (l *loader) action(a *Action, s *Step, slot string) {
@@ -161,6 +174,10 @@ func (l *loader) value(v *Value, s *Step, slot string) {
 // compiles it now when a scan of its text cannot show that every step it
 // reads is visible.
 func (l *loader) expr(e *Expr, s *Step, slot string) {
+	if l.count {
+		l.n++ // an expression held in two slots counts twice: a hint
+		return
+	}
 	if _, ok := l.p.lazy[e]; ok {
 		return
 	}
