@@ -76,7 +76,7 @@ func (e *Engine) PlanDecision(ctx context.Context, runID string) (*DecisionPlan,
 	if p.oldL, err = e.load(ctx, run.Workflow, run.GraphHash); err != nil {
 		return nil, fmt.Errorf("run %s: %w", run.ID, err)
 	}
-	vs, err := e.st.VersionList(ctx, run.Workflow)
+	vs, err := e.st.VersionHeads(ctx, run.Workflow)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: list versions of workflow %q: %w", run.ID, run.Workflow, err)
 	}
@@ -85,7 +85,7 @@ func (e *Engine) PlanDecision(ctx context.Context, runID string) (*DecisionPlan,
 	}
 	p.newV = vs[len(vs)-1]
 	p.To = p.newV.Version
-	if p.newL, err = e.loadVersion(p.newV); err != nil {
+	if p.newL, err = e.load(ctx, run.Workflow, p.newV.Hash); err != nil {
 		return nil, fmt.Errorf("run %s: %w", run.ID, err)
 	}
 	p.Changes = lang.Diff(p.oldL.g, p.newL.g)

@@ -37,7 +37,9 @@ func (e *Engine) StartRun(ctx context.Context, p StartParams) (store.Run, bool, 
 	var v store.Version
 	var err error
 	if p.Version == "" {
-		vs, lerr := e.st.VersionList(ctx, p.Workflow)
+		// The newest version's head; its graph is read (or found in this
+		// process's cache) by load, not every stored version's graph.
+		vs, lerr := e.st.VersionHeads(ctx, p.Workflow)
 		if lerr != nil {
 			return store.Run{}, false, fmt.Errorf("start workflow %q: %w", p.Workflow, lerr)
 		}
@@ -48,9 +50,9 @@ func (e *Engine) StartRun(ctx context.Context, p StartParams) (store.Run, bool, 
 	} else if v, err = e.st.VersionGet(ctx, p.Workflow, p.Version); err != nil {
 		return store.Run{}, false, fmt.Errorf("start workflow %q version %s: %w", p.Workflow, p.Version, err)
 	}
-	l, err := e.loadVersion(v)
+	l, err := e.load(ctx, v.Workflow, v.Hash)
 	if err != nil {
-		return store.Run{}, false, err
+		return store.Run{}, false, fmt.Errorf("start workflow %q version %s: %w", p.Workflow, v.Version, err)
 	}
 	inputs, err := checkInputs(l.g, p.Inputs)
 	if err != nil {
@@ -111,14 +113,14 @@ func (e *Engine) insertParams(l *loaded, v store.Version, inputs map[string]any,
 	}
 }
 
-// resolvePin returns the newest stored version of workflow that the pin
-// accepts.
+// resolvePin returns the head (no graph) of the newest stored version of
+// workflow that the pin accepts.
 func (e *Engine) resolvePin(ctx context.Context, workflow, pin string) (store.Version, error) {
 	p, err := lang.ParsePin(pin)
 	if err != nil {
 		return store.Version{}, err
 	}
-	vs, err := e.st.VersionList(ctx, workflow)
+	vs, err := e.st.VersionHeads(ctx, workflow)
 	if err != nil {
 		return store.Version{}, fmt.Errorf("list versions of workflow %q: %w", workflow, err)
 	}

@@ -406,7 +406,7 @@ func (r *runner) startChild(ctx context.Context, u unit) bool {
 	if err != nil {
 		return fail(err.Error())
 	}
-	cl, err := r.e.loadVersion(v)
+	cl, err := r.e.load(ctx, v.Workflow, v.Hash)
 	if err != nil {
 		return fail(err.Error())
 	}
