@@ -61,8 +61,7 @@ type Engine struct {
 	randMu sync.Mutex
 	rnd    *rand.Rand
 
-	gmu    sync.Mutex
-	graphs map[string]*loaded // workflow + "\x00" + hash
+	graphs *graphCache // workflow + "\x00" + hash
 
 	mu      sync.Mutex
 	runners map[string]*runner // active runners by run id
@@ -143,7 +142,7 @@ func New(st store.Store, opts Options) *Engine {
 		opts:    opts,
 		clk:     opts.Clock,
 		rnd:     opts.Rand,
-		graphs:  map[string]*loaded{},
+		graphs:  newGraphCache(graphCacheSteps),
 		runners: map[string]*runner{},
 		pools:   map[*pool]struct{}{},
 
@@ -186,11 +185,7 @@ func (e *Engine) StoreGraph(ctx context.Context, g *lang.Graph) (store.Version, 
 // load returns the decoded graph and program of a stored version, cached
 // by hash.
 func (e *Engine) load(ctx context.Context, workflow, hash string) (*loaded, error) {
-	k := workflow + "\x00" + hash
-	e.gmu.Lock()
-	l := e.graphs[k]
-	e.gmu.Unlock()
-	if l != nil {
+	if l := e.graphs.get(workflow + "\x00" + hash); l != nil {
 		return l, nil
 	}
 	v, err := e.st.VersionGetByHash(ctx, workflow, hash)
@@ -203,10 +198,7 @@ func (e *Engine) load(ctx context.Context, workflow, hash string) (*loaded, erro
 // loadVersion decodes and compiles a stored version, cached by hash.
 func (e *Engine) loadVersion(v store.Version) (*loaded, error) {
 	k := v.Workflow + "\x00" + v.Hash
-	e.gmu.Lock()
-	l := e.graphs[k]
-	e.gmu.Unlock()
-	if l != nil {
+	if l := e.graphs.get(k); l != nil {
 		return l, nil
 	}
 	g, err := lang.Decode(v.Graph)
@@ -217,7 +209,7 @@ func (e *Engine) loadVersion(v store.Version) (*loaded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load workflow %q version %s: %w", v.Workflow, v.Version, err)
 	}
-	l = &loaded{g: g, prog: prog, index: make(map[string]int, len(g.Steps)), switchOf: map[string][]string{}, hash: v.Hash}
+	l := &loaded{g: g, prog: prog, index: make(map[string]int, len(g.Steps)), switchOf: map[string][]string{}, hash: v.Hash}
 	for i, s := range g.Steps {
 		l.index[s.Name] = i
 		if s.Action.Kind == lang.KindSwitch && s.Action.Switch != nil {
@@ -238,14 +230,7 @@ func (e *Engine) loadVersion(v store.Version) (*loaded, error) {
 			}
 		}
 	}
-	e.gmu.Lock()
-	if old := e.graphs[k]; old != nil {
-		l = old
-	} else {
-		e.graphs[k] = l
-	}
-	e.gmu.Unlock()
-	return l, nil
+	return e.graphs.put(k, l), nil
 }
 
 // int63n draws a uniform integer in [0, n) from the injected source.
