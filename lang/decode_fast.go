@@ -32,9 +32,13 @@ package lang
 // fast decoder must never fill a field that encoding/json would not.
 
 import (
+	"bytes"
 	"encoding/json"
+	"runtime"
 	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -46,25 +50,42 @@ import (
 const fastMaxDepth = 512
 
 // fastFail is the panic value by which the fast decoder gives up; decodeFast
-// recovers it and only it.
+// recovers it and only it (and fastRetry).
 type fastFail struct{}
+
+// fastRetry is the panic value by which the fast decoder gives up on the
+// parallel decode of the steps, once every goroutine it started has ended.
+type fastRetry struct{}
 
 type fastDecoder struct {
 	b     []byte
 	i     int
 	depth int
 	in    *typeInterner
+	// inMu guards in while the steps are decoded on several goroutines
+	// (nil until then).
+	inMu *sync.Mutex
+	// split says whether and how to decode the steps in parallel.
+	split fastSplit
 	// types maps the text of a type to its shared tree, so that a type
 	// repeated thousands of times is parsed once.
 	types map[string]*Type
 	// keys holds the distinct object keys of values and types, shared.
 	keys map[string]string
 	buf  []byte // scratch for unescaping
+	// The strings of a step are made in one allocation: strTo and strings
+	// append their bytes to sbuf and note where each goes (spend);
+	// flushStrings makes one string of sbuf and hands out its parts. spans
+	// holds the places in sbuf of list elements being read.
+	sbuf  []byte
+	spend []fastPending
+	spans []fastSpan
+	// rawFree is the rest of a block that literal JSON is copied into.
+	rawFree []byte
 	// norm puts each node in normal form as it is read.
 	norm encNormalizer
 	// Stacks of list elements being read, copied into a list of the exact
 	// length at the list's end.
-	strStack   []string
 	partStack  []TemplatePart
 	valueStack []*Value
 	// The structs a graph has many of, allocated in blocks.
@@ -73,6 +94,43 @@ type fastDecoder struct {
 	valueSlab    fastSlab[Value]
 	templateSlab fastSlab[Template]
 	setSlab      fastSlab[SetAction]
+	// Lists of strings, template parts and values, cut from blocks.
+	strLists   fastLists[string]
+	partLists  fastLists[TemplatePart]
+	valueLists fastLists[*Value]
+}
+
+// fastSpan is the place of a string in fastDecoder.sbuf.
+type fastSpan struct{ off, end int }
+
+// fastPending is a string field to be set from fastDecoder.sbuf.
+type fastPending struct {
+	p *string
+	fastSpan
+}
+
+// fastLists hands out lists of exact length (and capacity) cut from
+// blocks, growing from 8 to 256 elements a block, as fastSlab does
+// structs. A list longer than a block gets its own allocation.
+type fastLists[T any] struct {
+	free []T
+	next int
+}
+
+func (l *fastLists[T]) make(n int) []T {
+	if n == 0 {
+		return make([]T, 0) // empty and non-nil, as one pass makes it
+	}
+	if n > len(l.free) {
+		l.next = min(max(2*l.next, 8), 256)
+		if n > l.next/2 {
+			return make([]T, n)
+		}
+		l.free = make([]T, l.next)
+	}
+	list := l.free[:n:n]
+	l.free = l.free[n:]
+	return list
 }
 
 // fastSlab hands out structs of one type from blocks, growing from 8 to
@@ -97,15 +155,58 @@ func (s *fastSlab[T]) new() *T {
 // decodeFast decodes a stored graph in normal form, its types and mode
 // strings shared through in. It returns false when the record is not
 // exactly of the form it understands (see the top of this file); the
-// caller then decodes it with encoding/json.
+// caller then decodes it with encoding/json. A long graph's steps are
+// decoded on all the processors (fastDecoder.stepsParallel).
 func decodeFast(b []byte, in *typeInterner) (g *Graph, ok bool) {
-	d := &fastDecoder{b: b, in: in, types: map[string]*Type{}, keys: map[string]string{}, norm: encNormalizer{fix: true, normal: true}}
+	return decodeFastSplit(b, in, defaultFastSplit())
+}
+
+// decodeFastSplit is decodeFast with the parallel decode of the steps
+// configured by sp (tests force it on small graphs).
+func decodeFastSplit(b []byte, in *typeInterner, sp fastSplit) (*Graph, bool) {
+	g, ok := decodeFastUnordered(b, in, sp)
+	if ok {
+		fastStepOrder(g)
+	}
+	return g, ok
+}
+
+// decodeFastUnordered is decodeFastSplit but for the order of the steps,
+// which fastStepOrder puts in normal form.
+func decodeFastUnordered(b []byte, in *typeInterner, sp fastSplit) (*Graph, bool) {
+	g, ok, retry := decodeFastOnce(b, in, sp)
+	if retry {
+		// A chunk of the steps failed: the record is malformed, or a cut
+		// was not between two steps. Decoding it in one pass tells which.
+		g, ok, _ = decodeFastOnce(b, in, fastSplit{})
+	}
+	return g, ok
+}
+
+// fastStepOrder puts the steps of a graph decoded by decodeFastUnordered in
+// the canonical order, unless they are in it (the stored order).
+func fastStepOrder(g *Graph) {
+	if !fastCanonicalOrder(g.Steps) {
+		(&encNormalizer{fix: true, normal: true, stepsDone: true}).stepOrder(g)
+	}
+}
+
+// decodeFastOnce decodes b in one attempt. retry reports that the parallel
+// decode of the steps failed, so that the record is to be decoded again in
+// one pass before the caller is told it was not taken.
+func decodeFastOnce(b []byte, in *typeInterner, sp fastSplit) (g *Graph, ok, retry bool) {
+	d := newFastDecoder(b, in)
+	d.split = sp
 	defer func() {
 		if r := recover(); r != nil {
-			if _, mine := r.(fastFail); !mine {
+			switch r.(type) {
+			case fastFail:
+				g, ok = nil, false
+			case fastRetry:
+				g, ok, retry = nil, false, true
+			default:
 				panic(r)
 			}
-			g, ok = nil, false
 		}
 	}()
 	g = &Graph{}
@@ -114,15 +215,17 @@ func decodeFast(b []byte, in *typeInterner) (g *Graph, ok bool) {
 	if d.i != len(d.b) {
 		d.fail()
 	}
+	d.flushStrings()
 	// The steps are in normal form and interned already (step), and every
 	// type and mode string is shared (typ, mode): the rest of the graph is
-	// normalised here, and the steps' order checked.
+	// normalised here; the caller checks the steps' order.
 	n := &encNormalizer{fix: true, normal: true, stepsDone: true}
 	n.graph(g)
-	if !fastCanonicalOrder(g.Steps) {
-		n.stepOrder(g)
-	}
-	return g, true
+	return g, true, false
+}
+
+func newFastDecoder(b []byte, in *typeInterner) *fastDecoder {
+	return &fastDecoder{b: b, in: in, types: map[string]*Type{}, keys: map[string]string{}, norm: encNormalizer{fix: true, normal: true}}
 }
 
 func (d *fastDecoder) fail() { panic(fastFail{}) }
@@ -361,6 +464,46 @@ func (d *fastDecoder) str() string {
 	return string(s)
 }
 
+// strTo reads a string field into *p (null leaves it empty) when the
+// decoder next calls flushStrings: until then *p must not be read.
+func (d *fastDecoder) strTo(p *string) {
+	s, _ := d.strBytes()
+	if len(s) == 0 {
+		*p = ""
+		return
+	}
+	d.spend = append(d.spend, fastPending{p, d.span(s)})
+}
+
+// span appends s to sbuf and returns its place there.
+func (d *fastDecoder) span(s []byte) fastSpan {
+	off := len(d.sbuf)
+	d.sbuf = append(d.sbuf, s...)
+	return fastSpan{off, len(d.sbuf)}
+}
+
+// pend notes that *p is to be set to the string at sp.
+func (d *fastDecoder) pend(p *string, sp fastSpan) {
+	if sp.end > sp.off {
+		d.spend = append(d.spend, fastPending{p, sp})
+	}
+}
+
+// flushStrings sets the fields strTo and strings noted, from one new
+// string.
+func (d *fastDecoder) flushStrings() {
+	if len(d.spend) == 0 {
+		return
+	}
+	all := string(d.sbuf)
+	for _, p := range d.spend {
+		*p.p = all[p.off:p.end]
+	}
+	clear(d.spend)
+	d.spend = d.spend[:0]
+	d.sbuf = d.sbuf[:0]
+}
+
 // mode reads a mode or kind string, shared as modeString shares it.
 func (d *fastDecoder) mode() string {
 	s, _ := d.strBytes()
@@ -576,27 +719,44 @@ func (d *fastDecoder) skip() []byte {
 }
 
 // raw reads a literal JSON field: a copy of the value's text, as
-// json.RawMessage holds it (null is the text null).
+// json.RawMessage holds it (null is the text null). The copies are cut
+// from blocks, their capacity their length, so that appending to one
+// cannot write another.
 func (d *fastDecoder) raw() json.RawMessage {
 	t := d.skip()
-	return append(json.RawMessage(nil), t...)
+	if len(t) > len(d.rawFree) {
+		if len(t) > fastRawBlock/4 {
+			return append(json.RawMessage(nil), t...)
+		}
+		d.rawFree = make([]byte, fastRawBlock)
+	}
+	n := copy(d.rawFree, t)
+	r := d.rawFree[:n:n]
+	d.rawFree = d.rawFree[n:]
+	return r
 }
 
-// strings reads a list of strings (null: nil; a null element: "").
+// fastRawBlock is the size of a block of literal JSON.
+const fastRawBlock = 4096
+
+// strings reads a list of strings (null: nil; a null element: ""), whose
+// elements are set by the next flushStrings.
 func (d *fastDecoder) strings() []string {
 	if d.null() {
 		return nil
 	}
 	d.open('[')
-	base := len(d.strStack)
+	base := len(d.spans)
 	first := true
 	for d.more(&first, ']') {
-		d.strStack = append(d.strStack, d.str())
+		s, _ := d.strBytes()
+		d.spans = append(d.spans, d.span(s))
 	}
-	list := make([]string, len(d.strStack)-base)
-	copy(list, d.strStack[base:])
-	clear(d.strStack[base:])
-	d.strStack = d.strStack[:base]
+	list := d.strLists.make(len(d.spans) - base)
+	for i, sp := range d.spans[base:] {
+		d.pend(&list[i], sp)
+	}
+	d.spans = d.spans[:base]
 	return list
 }
 
@@ -808,6 +968,9 @@ func (d *fastDecoder) steps() []*Step {
 		return nil
 	}
 	d.open('[')
+	if list, ok := d.stepsParallel(); ok {
+		return list
+	}
 	list := []*Step{}
 	first := true
 	for d.more(&first, ']') {
@@ -828,10 +991,10 @@ func (d *fastDecoder) step() *Step {
 		switch string(d.key()) {
 		case "name":
 			d.seen(&set, 1<<0)
-			s.Name = d.str()
+			d.strTo(&s.Name)
 		case "hash":
 			d.seen(&set, 1<<1)
-			s.Hash = d.str()
+			d.strTo(&s.Hash)
 		case "needs":
 			d.seen(&set, 1<<2)
 			s.Needs = d.strings()
@@ -855,7 +1018,7 @@ func (d *fastDecoder) step() *Step {
 			s.Retry = d.retry()
 		case "breaker":
 			d.seen(&set, 1<<9)
-			s.Breaker = d.str()
+			d.strTo(&s.Breaker)
 		case "foreach":
 			d.seen(&set, 1<<10)
 			s.Foreach = d.foreach()
@@ -875,6 +1038,7 @@ func (d *fastDecoder) step() *Step {
 			d.fail()
 		}
 	}
+	d.flushStrings()
 	// Normal form (encNormalizer.step; the values, actions and types are
 	// normal already) and interned (typeInterner.step).
 	d.norm.names(&s.Needs, false)
@@ -1058,7 +1222,7 @@ func (d *fastDecoder) http() *HTTPAction {
 		switch string(d.key()) {
 		case "method":
 			d.seen(&set, 1<<0)
-			h.Method = d.str()
+			d.strTo(&h.Method)
 		case "url":
 			d.seen(&set, 1<<1)
 			h.URL = d.value()
@@ -1153,7 +1317,7 @@ func (d *fastDecoder) wait() *WaitAction {
 		switch string(d.key()) {
 		case "signal":
 			d.seen(&set, 1<<0)
-			w.Signal = d.str()
+			d.strTo(&w.Signal)
 		case "timeout_ms":
 			d.seen(&set, 1<<1)
 			w.TimeoutMS = d.int64()
@@ -1176,10 +1340,10 @@ func (d *fastDecoder) workflow() *WorkflowAction {
 		switch string(d.key()) {
 		case "name":
 			d.seen(&set, 1<<0)
-			w.Name = d.str()
+			d.strTo(&w.Name)
 		case "version":
 			d.seen(&set, 1<<1)
-			w.Version = d.str()
+			d.strTo(&w.Version)
 		case "input":
 			d.seen(&set, 1<<2)
 			w.Input = d.value()
@@ -1233,6 +1397,7 @@ func (d *fastDecoder) switchAction() *SwitchAction {
 	if sw.Cases == nil {
 		sw.Cases = []SwitchCase{}
 	}
+	d.flushStrings()
 	for i := range sw.Cases {
 		d.norm.names(&sw.Cases[i].Next, true)
 	}
@@ -1351,7 +1516,7 @@ func (d *fastDecoder) expr() *Expr {
 		switch string(d.key()) {
 		case "cel":
 			d.seen(&set, 1<<0)
-			e.CEL = d.str()
+			d.strTo(&e.CEL)
 		case "type":
 			d.seen(&set, 1<<1)
 			e.Type = d.typ()
@@ -1416,7 +1581,7 @@ func (d *fastDecoder) values() []*Value {
 		v := d.value()
 		d.valueStack = append(d.valueStack, v)
 	}
-	list := make([]*Value, len(d.valueStack)-base)
+	list := d.valueLists.make(len(d.valueStack) - base)
 	copy(list, d.valueStack[base:])
 	clear(d.valueStack[base:])
 	d.valueStack = d.valueStack[:base]
@@ -1468,9 +1633,11 @@ func (d *fastDecoder) parts() []TemplatePart {
 	}
 	d.open('[')
 	base := len(d.partStack)
+	spans := len(d.spans)
 	first := true
 	for d.more(&first, ']') {
 		var p TemplatePart
+		var text fastSpan
 		if !d.null() {
 			d.open('{')
 			var set uint32
@@ -1479,7 +1646,8 @@ func (d *fastDecoder) parts() []TemplatePart {
 				switch string(d.key()) {
 				case "text":
 					d.seen(&set, 1<<0)
-					p.Text = d.str()
+					s, _ := d.strBytes()
+					text = d.span(s)
 				case "expr":
 					d.seen(&set, 1<<1)
 					p.Expr = d.expr()
@@ -1489,9 +1657,14 @@ func (d *fastDecoder) parts() []TemplatePart {
 			}
 		}
 		d.partStack = append(d.partStack, p)
+		d.spans = append(d.spans, text)
 	}
-	list := make([]TemplatePart, len(d.partStack)-base)
+	list := d.partLists.make(len(d.partStack) - base)
 	copy(list, d.partStack[base:])
+	for i, sp := range d.spans[spans:] {
+		d.pend(&list[i].Text, sp)
+	}
+	d.spans = d.spans[:spans]
 	clear(d.partStack[base:])
 	d.partStack = d.partStack[:base]
 	return list
@@ -1516,7 +1689,13 @@ func (d *fastDecoder) typ() *Type {
 	t := d.parseType()
 	// Normal form (no empty field map), then shared.
 	(&encNormalizer{fix: true}).typ(t)
-	t = d.in.intern(t)
+	if d.inMu != nil {
+		d.inMu.Lock()
+		t = d.in.intern(t)
+		d.inMu.Unlock()
+	} else {
+		t = d.in.intern(t)
+	}
 	d.types[string(d.b[start:d.i])] = t
 	return t
 }
@@ -1688,4 +1867,227 @@ func (d *fastDecoder) parseType() *Type {
 		}
 	}
 	return t
+}
+
+// Decoding the steps of a long graph in parallel.
+//
+// The steps are most of a stored graph, and each is decoded on its own: a
+// long list is cut into contiguous chunks, decoded at once by up to
+// GOMAXPROCS goroutines, each with its own decoder (scratch, slabs, caches
+// of type texts and keys), and the chunks' steps are put together in
+// order. What the graph shares is shared all the same: the goroutines
+// intern types in the one typeInterner, under a lock taken only for a type
+// text a decoder meets for the first time (a few per chunk), and the mode
+// strings are the package's constants. Which of equal trees becomes the
+// shared one may differ from run to run; every equal type is the one
+// shared tree either way, so the graph is the same.
+//
+// The cuts are found without scanning the steps: from each target offset,
+// the next `},{"name":"...","hash":` (how every step but the first begins
+// in the canonical encoding). Such text may also stand inside a literal,
+// so a cut is only a guess, which the decode proves: the first chunk
+// starts right after the list's '[', and each chunk must decode as whole
+// steps separated by commas ending exactly at the comma of the next cut
+// (its decoder does not see the bytes past that comma, so a step cut in
+// two fails). By induction every cut then lies between two steps, and the
+// chunks decode exactly what one pass decodes. If any chunk fails, the
+// whole record is decoded again in one pass (decodeFastSplit): a cut in
+// the wrong place costs time, never a different result, and a malformed
+// step fails there too and goes to the reference decode.
+
+// fastSplit configures the parallel decode of the steps.
+type fastSplit struct {
+	// workers is the number of goroutines decoding steps, the caller's
+	// included; below 2 the steps are decoded in one pass.
+	workers int
+	// minBytes is the least size of the record from the steps on for which
+	// the steps are split.
+	minBytes int
+	// chunkBytes is the least size of a chunk.
+	chunkBytes int
+	// orderSteps is the number of steps from which Decode checks their
+	// order while it validates the graph (decodeCheck).
+	orderSteps int
+}
+
+// fastSplitBytes is the size of the steps from which Decode splits them
+// (128 KiB: some 250 steps of a compiled chain, from about half a
+// millisecond of decoding), and fastChunkBytes the least size of a chunk.
+const (
+	fastSplitBytes = 128 << 10
+	fastChunkBytes = 32 << 10
+)
+
+func defaultFastSplit() fastSplit {
+	return fastSplit{workers: runtime.GOMAXPROCS(0), minBytes: fastSplitBytes, chunkBytes: fastChunkBytes, orderSteps: 256}
+}
+
+// fastChunk is a run of steps decoded by one goroutine.
+type fastChunk struct {
+	start int // just after the '[' of the list or the comma before
+	// end is the position of the comma after the chunk's last step, or -1
+	// for the last chunk, which ends with the list's ']'.
+	end   int
+	steps []*Step
+	next  int // the last chunk: the position after the ']'
+	ok    bool
+	bug   any // a panic other than fastFail, raised again by the caller
+}
+
+// stepStart is how a step after the first begins in the canonical encoding.
+var fastStepStart = []byte(`},{"name":"`)
+
+// stepsParallel decodes the elements of the steps list, d.i just after its
+// '[', on several goroutines. It returns false, having consumed nothing,
+// when the list is not worth splitting or no cut was found; it panics with
+// fastRetry when a chunk fails.
+func (d *fastDecoder) stepsParallel() ([]*Step, bool) {
+	sp := d.split
+	start := d.i
+	size := len(d.b) - start
+	if sp.workers < 2 || size < sp.minBytes {
+		return nil, false
+	}
+	n := min(4*sp.workers, size/max(sp.chunkBytes, 1))
+	cuts := fastCuts(d.b, start, n)
+	if len(cuts) == 0 {
+		return nil, false
+	}
+	chunks := make([]fastChunk, len(cuts)+1)
+	for k := range chunks {
+		c := &chunks[k]
+		c.start, c.end = start, -1
+		if k > 0 {
+			c.start = cuts[k-1] + 1
+		}
+		if k < len(cuts) {
+			c.end = cuts[k]
+		}
+	}
+	if d.inMu == nil {
+		d.inMu = &sync.Mutex{}
+	}
+	// The goroutines take chunks in order until none is left; each ends
+	// before stepsParallel returns.
+	var taken atomic.Int32
+	work := func() {
+		for {
+			k := int(taken.Add(1)) - 1
+			if k >= len(chunks) {
+				return
+			}
+			d.chunk(&chunks[k])
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(sp.workers, len(chunks)) - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
+	total := 0
+	for k := range chunks {
+		if chunks[k].bug != nil {
+			panic(chunks[k].bug)
+		}
+	}
+	for k := range chunks {
+		if !chunks[k].ok {
+			panic(fastRetry{})
+		}
+		total += len(chunks[k].steps)
+	}
+	list := make([]*Step, 0, total)
+	for k := range chunks {
+		list = append(list, chunks[k].steps...)
+	}
+	d.i = chunks[len(chunks)-1].next
+	d.depth--
+	return list, true
+}
+
+// chunk decodes the steps of c with a decoder of its own, recovering its
+// failure.
+func (d *fastDecoder) chunk(c *fastChunk) {
+	b := d.b
+	if c.end >= 0 {
+		b = b[:c.end]
+	}
+	cd := newFastDecoder(b, d.in)
+	cd.inMu = d.inMu
+	cd.i = c.start
+	cd.depth = d.depth
+	defer func() {
+		if r := recover(); r != nil {
+			if _, mine := r.(fastFail); !mine {
+				c.bug = r
+			}
+			c.steps, c.ok = nil, false
+		}
+	}()
+	var list []*Step
+	for {
+		list = append(list, cd.step())
+		if c.end >= 0 {
+			// A chunk ends exactly at the comma of the next cut, the end
+			// of the bytes its decoder sees.
+			cd.ws()
+			if cd.i == len(cd.b) {
+				break
+			}
+			if cd.b[cd.i] != ',' {
+				cd.fail()
+			}
+			cd.i++
+			continue
+		}
+		ch := cd.peek()
+		cd.i++
+		if ch == ']' {
+			c.next = cd.i
+			break
+		}
+		if ch != ',' {
+			cd.fail()
+		}
+	}
+	c.steps, c.ok = list, true
+}
+
+// fastCuts returns up to n-1 positions of commas that likely separate two
+// steps, in increasing order, found after start at about equal distances.
+func fastCuts(b []byte, start, n int) []int {
+	var cuts []int
+	from := start
+	for k := 1; k < n; k++ {
+		t := max(start+int(int64(len(b)-start)*int64(k)/int64(n)), from)
+		for {
+			j := bytes.Index(b[t:], fastStepStart)
+			if j < 0 {
+				return cuts
+			}
+			comma := t + j + 1
+			t = comma + 1
+			if fastHashNext(b, t+len(fastStepStart)-2) {
+				cuts = append(cuts, comma)
+				from = t
+				break
+			}
+		}
+	}
+	return cuts
+}
+
+// fastHashNext reports whether the string at i (after its opening quote)
+// is followed by `,"hash":`, as a step's name is.
+func fastHashNext(b []byte, i int) bool {
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return bytes.HasPrefix(b[i+1:], []byte(`,"hash":`))
+		}
+	}
+	return false
 }

@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -42,6 +45,20 @@ func jsonWhole(b []byte) (*Graph, error) {
 func checkFast(t testing.TB, b []byte) bool {
 	t.Helper()
 	g, ok := decodeFast(b, newTypeInterner())
+	// The parallel decode of the steps, forced on the smallest list: it
+	// takes what one pass takes and gives the same graph.
+	pg, pok := decodeFastSplit(b, newTypeInterner(), forcedSplit)
+	if pok != ok {
+		t.Fatalf("the parallel decode takes %.2000q: %v, one pass: %v", b, pok, ok)
+	}
+	if ok && !reflect.DeepEqual(g, pg) {
+		got, _ := json.Marshal(pg)
+		want, _ := json.Marshal(g)
+		t.Fatalf("the parallel decode gives\n%s\none pass\n%s\nfor %q", got, want, b)
+	}
+	if ok {
+		checkShared(t, pg)
+	}
 	if ok {
 		ref, err := jsonWhole(b)
 		if err != nil {
@@ -55,6 +72,15 @@ func checkFast(t testing.TB, b []byte) bool {
 	}
 	dg, derr := Decode(b)
 	rg, rerr := decodeReference(b)
+	pdg, pderr := decodeSplit(b, forcedSplit)
+	switch {
+	case (pderr == nil) != (rerr == nil):
+		t.Fatalf("parallel Decode error %v, reference error %v, for %.2000q", pderr, rerr, b)
+	case pderr != nil && pderr.Error() != rerr.Error():
+		t.Fatalf("parallel Decode error\n%v\nreference error\n%v\nfor %.2000q", pderr, rerr, b)
+	case pderr == nil && !reflect.DeepEqual(pdg, rg):
+		t.Fatalf("parallel Decode and the reference decode differ for %.2000q", b)
+	}
 	switch {
 	case (derr == nil) != (rerr == nil):
 		t.Fatalf("Decode error %v, reference error %v, for %.2000q", derr, rerr, b)
@@ -64,6 +90,69 @@ func checkFast(t testing.TB, b []byte) bool {
 		t.Fatalf("Decode and the reference decode differ for %.2000q", b)
 	}
 	return ok
+}
+
+// forcedSplit decodes the steps of any graph in parallel, in chunks of
+// one or a few steps, on more goroutines than the machine has processors.
+var forcedSplit = fastSplit{workers: 4, minBytes: 0, chunkBytes: 1}
+
+// checkShared checks that the equal types of a decoded graph are one tree,
+// whichever chunk of the steps they came from, and the scalars the
+// package's.
+func checkShared(t testing.TB, g *Graph) {
+	t.Helper()
+	seen := map[string]*Type{}
+	for _, ty := range []*Type{TypeString, TypeNumber, TypeInt, TypeBool, TypeAny, TypeNull} {
+		seen[testTypeKey(ty)] = ty
+	}
+	var walk func(*Type)
+	walk = func(ty *Type) {
+		if ty == nil {
+			return
+		}
+		k := testTypeKey(ty)
+		if s, ok := seen[k]; ok && s != ty {
+			t.Fatalf("type %s is not shared", k)
+		}
+		seen[k] = ty
+		walk(ty.Elem)
+		for _, f := range ty.Fields {
+			walk(f)
+		}
+	}
+	for _, s := range g.Steps {
+		if s == nil {
+			continue
+		}
+		walk(s.OutputType)
+		if s.When != nil {
+			walk(s.When.Type)
+		}
+		if s.Action.Set != nil {
+			for _, v := range s.Action.Set.Values {
+				if v != nil {
+					walk(v.Type)
+				}
+			}
+		}
+	}
+}
+
+// testTypeKey spells out the structure of a type: equal keys, equal types.
+func testTypeKey(t *Type) string {
+	if t == nil {
+		return "nil"
+	}
+	k := strconv.Quote(string(t.Kind)) + "(" + testTypeKey(t.Elem) + ")"
+	if t.Fields != nil {
+		names := slices.Sorted(maps.Keys(t.Fields))
+		k += "{"
+		for _, n := range names {
+			k += strconv.Quote(n) + ":" + testTypeKey(t.Fields[n]) + ","
+		}
+		k += "}"
+	}
+	return k
 }
 
 // checkStored checks that the fast decoder takes a stored graph, gives what
@@ -993,3 +1082,144 @@ func (v *refValidator) typ(where string, t *Type) {
 		v.add("%s: type kind %q is not known", where, t.Kind)
 	}
 }
+
+// TestDecodeParallel decodes a long chain with its steps split in chunks
+// of every size, on up to more goroutines than chunks: the graph is the
+// one pass's and the reference's, equal types are one tree across the
+// chunks, and no goroutine outlives the call.
+func TestDecodeParallel(t *testing.T) {
+	b := storedBytes(t, 600)
+	ref, err := decodeWhole(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, ok := decodeFastSplit(b, newTypeInterner(), fastSplit{})
+	if !ok {
+		t.Fatal("one pass does not take the chain")
+	}
+	if cuts := fastCuts(b, bytes.Index(b, []byte(`"steps":[`))+len(`"steps":[`), 16); len(cuts) != 15 {
+		t.Fatalf("%d cuts in the chain, want 15", len(cuts))
+	}
+	before := runtime.NumGoroutine()
+	for _, sp := range []fastSplit{
+		defaultFastSplit(),
+		{workers: 2, chunkBytes: 1},
+		{workers: 2, chunkBytes: len(b) / 2},
+		{workers: 3, chunkBytes: 1000},
+		{workers: 8, chunkBytes: 1},
+		{workers: 64, chunkBytes: 1},
+		{workers: 2, chunkBytes: len(b)}, // one chunk: not split
+		{workers: 4, minBytes: len(b)},   // too small to split
+	} {
+		t.Run(fmt.Sprintf("%+v", sp), func(t *testing.T) {
+			g, ok := decodeFastSplit(b, newTypeInterner(), sp)
+			if !ok {
+				t.Fatal("not taken")
+			}
+			if !reflect.DeepEqual(g, one) || !reflect.DeepEqual(g, ref) {
+				t.Fatal("the parallel decode differs from one pass or from encoding/json")
+			}
+			checkShared(t, g)
+			first, last := g.Steps[1], g.Steps[len(g.Steps)-1]
+			if first.OutputType != last.OutputType || first.Action.Set.Values["n"].Type != TypeNumber ||
+				first.Action.Set.Values["label"].Type != last.Action.Set.Values["label"].Type {
+				t.Fatal("the types of steps in different chunks are not shared")
+			}
+			dg, err := decodeSplit(b, sp)
+			if err != nil || !reflect.DeepEqual(dg, ref) {
+				t.Fatalf("Decode: %v", err)
+			}
+			if again, err := Encode(dg); err != nil || !bytes.Equal(again, b) {
+				t.Fatalf("the decoded graph does not encode to the stored bytes (%v)", err)
+			}
+		})
+	}
+	if after := runtime.NumGoroutine(); after > before {
+		t.Fatalf("%d goroutines before decoding, %d after", before, after)
+	}
+}
+
+// TestDecodeParallelLaterChunk puts a malformed, an unusual or an invalid
+// step in a later chunk, and a cut inside a step: the parallel decode
+// takes what one pass takes and gives the same graph, and Decode gives the
+// reference's graph or error, word for word.
+func TestDecodeParallelLaterChunk(t *testing.T) {
+	good := string(storedBytes(t, 600))
+	at := strings.Index(good, `{"name":"s550",`)
+	if at < 0 {
+		t.Fatal("no step s550")
+	}
+	later := func(old, new string) string {
+		i := strings.Index(good[at:], old)
+		if i < 0 {
+			t.Fatalf("%q is not in step s550 or after", old)
+		}
+		return good[:at+i] + new + good[at+i+len(old):]
+	}
+	// A literal that spells the start of steps, many times over: cuts
+	// fall inside it, and the chunk before fails at its end.
+	fake := `[` + strings.Repeat(`{"name":"x","hash":"y"},`, 400) + `{"name":"x","hash":"y"}]`
+	cases := map[string]struct {
+		src   string
+		taken bool
+	}{
+		"malformed json":   {later(`"on_error":"fail"`, `"on_error":fail`), false},
+		"unknown field":    {later(`"join":"all"`, `"join":"all","colour":1`), false},
+		"wrong type":       {later(`"join":"all"`, `"join":1`), false},
+		"duplicate field":  {later(`"join":"all"`, `"join":"all","join":"any"`), false},
+		"cut short":        {good[:at+40], false},
+		"trailing comma":   {strings.Replace(good, `}}}}],"outputs"`, `}}}},],"outputs"`, 1), false},
+		"unknown need":     {later(`"needs":["s550"]`, `"needs":["nope"]`), true},
+		"unknown kind":     {later(`"kind":"set"`, `"kind":"run"`), true},
+		"need out of turn": {later(`"needs":["s550"]`, `"needs":["s590"]`), true},
+		"escaped name":     {later(`"name":"s560"`, `"name":"s\u0035\"60"`), true},
+		"white space":      {later(`},{"name":"s560"`, "} ,\n{ \"name\" : \"s560\""), true},
+		"fake step starts": {later(`"lit":"step 551 of 600"`, `"lit":`+fake), true},
+		"null step":        {later(`{"name":"s560"`, `null,{"name":"s560"`), true},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			b := []byte(c.src)
+			_, ok := decodeFastSplit(b, newTypeInterner(), fastSplit{})
+			if ok != c.taken {
+				t.Fatalf("one pass takes it: %v, want %v", ok, c.taken)
+			}
+			if checkFast(t, b) != c.taken {
+				t.Fatalf("the fast decoders take it: %v, want %v", !c.taken, c.taken)
+			}
+			rg, rerr := decodeReference(b)
+			for _, sp := range []fastSplit{forcedSplit, manyChunks, {workers: 2, chunkBytes: 1000}, {workers: 3, chunkBytes: len(b) / 3}} {
+				g, err := decodeSplit(b, sp)
+				switch {
+				case (err == nil) != (rerr == nil):
+					t.Fatalf("%+v: Decode error %v, reference error %v", sp, err, rerr)
+				case err != nil && err.Error() != rerr.Error():
+					t.Fatalf("%+v: Decode error\n%v\nreference error\n%v", sp, err, rerr)
+				case err == nil && !reflect.DeepEqual(g, rg):
+					t.Fatalf("%+v: Decode and the reference differ", sp)
+				}
+			}
+		})
+	}
+	// The fake step starts are taken for cuts, the chunks before them
+	// fail and the record is decoded again in one pass; so is the one with
+	// a malformed step.
+	b := []byte(cases["fake step starts"].src)
+	start := strings.Index(string(b), `"steps":[`) + len(`"steps":[`)
+	lit := bytes.Index(b, []byte(fake))
+	inside := false
+	for _, c := range fastCuts(b, start, 4*manyChunks.workers) {
+		inside = inside || (c > lit && c < lit+len(fake))
+	}
+	if !inside {
+		t.Fatal("no cut falls inside the literal")
+	}
+	for _, name := range []string{"fake step starts", "malformed json"} {
+		if _, _, retry := decodeFastOnce([]byte(cases[name].src), newTypeInterner(), manyChunks); !retry {
+			t.Fatalf("%s: the parallel decode did not fail", name)
+		}
+	}
+}
+
+// manyChunks splits the steps into 64 chunks.
+var manyChunks = fastSplit{workers: 16, chunkBytes: 1}

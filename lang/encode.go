@@ -75,10 +75,19 @@ func Encode(g *Graph) ([]byte, error) {
 //
 // Equal types and mode strings of the result are shared (decode_intern.go),
 // and the steps are decoded one at a time, so that decoding a long graph
-// holds little more than the graph it returns.
+// holds little more than the graph it returns. The steps of a long graph
+// are decoded on all the processors (decode_fast.go), and its steps' order
+// checked while it is validated (decodeCheck); every goroutine ends before
+// Decode returns.
 func Decode(b []byte) (*Graph, error) {
+	return decodeSplit(b, defaultFastSplit())
+}
+
+// decodeSplit is Decode with the parallel decode of the steps configured
+// by sp (tests force it on small graphs).
+func decodeSplit(b []byte, sp fastSplit) (*Graph, error) {
 	in := newTypeInterner()
-	if g, ok := decodeFast(b, in); ok && ValidateGraph(g) == nil {
+	if g, ok := decodeFastUnordered(b, in, sp); ok && decodeCheck(g, sp) == nil {
 		// No runtime.GC here (see decodeReference): the fast decoder
 		// allocates little besides the graph it returns (10,000 steps:
 		// 11.3 MB allocated, 9.8 MB kept), so a collection would free
@@ -88,6 +97,28 @@ func Decode(b []byte) (*Graph, error) {
 	// Anything the fast decoder does not take, and a graph that does not
 	// validate: the reference decode gives the same graph or its error.
 	return decodeReference(b)
+}
+
+// decodeCheck puts the steps of a graph from decodeFastUnordered in the
+// canonical order and validates the graph. A long graph is validated while
+// another goroutine checks that its steps are in the canonical order (as
+// stored graphs are; else they are ordered, and the graph validated again).
+// ValidateGraph and fastCanonicalOrder only read the graph.
+func decodeCheck(g *Graph, sp fastSplit) error {
+	if sp.workers < 2 || len(g.Steps) < sp.orderSteps {
+		fastStepOrder(g)
+		return ValidateGraph(g)
+	}
+	var canonical bool
+	var wg sync.WaitGroup
+	wg.Go(func() { canonical = fastCanonicalOrder(g.Steps) })
+	err := ValidateGraph(g)
+	wg.Wait()
+	if canonical {
+		return err
+	}
+	fastStepOrder(g)
+	return ValidateGraph(g)
 }
 
 // decodeReference is Decode through encoding/json (decodeStream, or the
