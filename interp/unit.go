@@ -60,7 +60,8 @@ func (r *runner) startUnit(ctx context.Context, u unit) bool {
 		r.unitDone(u, nil, 1)
 	case lang.KindSet:
 		out := make(map[string]any, len(a.Set.Values))
-		for name, v := range a.Set.Values {
+		for _, nv := range a.Set.Values {
+			name, v := nv.Name, nv.Value
 			x, err := r.evalValue(ctx, v, r.dataAct(&u))
 			if err != nil {
 				r.unitFailed(u, &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate set value %q: %v", name, err)}, false)

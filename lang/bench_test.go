@@ -125,7 +125,7 @@ func BenchmarkResume10000Steps(b *testing.B) {
 		if v, err := p.Eval(ctx, last.When, a); err != nil || v != true {
 			b.Fatal(v, err)
 		}
-		if v, err := p.EvalValue(ctx, last.Action.Set.Values["n"], a); err != nil || v != 2.0 {
+		if v, err := p.EvalValue(ctx, last.Action.Set.Values.Get("n"), a); err != nil || v != 2.0 {
 			b.Fatal(v, err)
 		}
 	}
@@ -169,7 +169,7 @@ func BenchmarkLoadEvalAll1000Steps(b *testing.B) {
 			if _, err := p.Eval(ctx, s.When, a); err != nil {
 				b.Fatal(err)
 			}
-			if _, err := p.EvalValue(ctx, s.Action.Set.Values["n"], a); err != nil {
+			if _, err := p.EvalValue(ctx, s.Action.Set.Values.Get("n"), a); err != nil {
 				b.Fatal(err)
 			}
 		}

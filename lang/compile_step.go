@@ -232,14 +232,14 @@ func (c *compiler) buildAction(a *actionDecl, scope *scoper) (Action, *Type) {
 		act.HTTP = h
 		return act, httpOutputType
 	case KindSet:
-		s := &SetAction{Values: map[string]*Value{}}
+		s := &SetAction{Values: make(NamedValues, 0, len(a.Values))}
 		fields := map[string]*Type{}
 		for _, name := range namesSorted(a.Values) {
 			v := c.checkData(a.Values[name], scope)
 			if v == nil {
 				continue
 			}
-			s.Values[name] = v
+			s.Values = append(s.Values, NamedValue{Name: name, Value: v})
 			fields[name] = v.Type
 		}
 		act.Set = s

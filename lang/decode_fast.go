@@ -1271,15 +1271,37 @@ func (d *fastDecoder) set() *SetAction {
 		switch string(d.key()) {
 		case "values":
 			d.seen(&set, 1<<0)
-			s.Values = d.valueMap()
+			s.Values = d.namedValues()
 		default:
 			d.fail()
 		}
 	}
 	if s.Values == nil {
-		s.Values = map[string]*Value{}
+		s.Values = NamedValues{}
 	}
 	return s
+}
+
+// namedValues reads an object of values in name order (null: nil; a
+// repeated name or names out of order go the slow way).
+func (d *fastDecoder) namedValues() NamedValues {
+	if d.null() {
+		return nil
+	}
+	d.open('{')
+	var nv NamedValues
+	first := true
+	for d.more(&first, '}') {
+		k := d.mapKey()
+		if len(nv) > 0 && nv[len(nv)-1].Name >= k {
+			d.fail()
+		}
+		nv = append(nv, NamedValue{Name: k, Value: d.value()})
+	}
+	if nv == nil {
+		nv = NamedValues{}
+	}
+	return nv
 }
 
 func (d *fastDecoder) sleep() *SleepAction {

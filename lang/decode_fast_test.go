@@ -623,9 +623,9 @@ func TestValidateGraphMatchesReference(t *testing.T) {
 		},
 		"http no method": func(g *Graph) { find(g, "charge").Action.HTTP.Method = "" },
 		"set": func(g *Graph) {
-			v := find(g, "étape 😀").Action.Set.Values
-			v["gone"] = nil
-			v["quote"].Lit = json.RawMessage(`"`)
+			v := &find(g, "étape 😀").Action.Set.Values
+			v.Put("gone", nil)
+			v.Get("quote").Lit = json.RawMessage(`"`)
 		},
 		"sleep":      func(g *Graph) { find(g, "nap").Action.Sleep.DurationMS = -1 },
 		"sleep both": func(g *Graph) { find(g, "cool_down").Action.Sleep.DurationMS = 5 },
@@ -953,7 +953,8 @@ func (v *refValidator) action(where string, a *Action, steps map[string]*Step, s
 		v.value(where+" http.headers", a.HTTP.Headers)
 		v.value(where+" http.body", a.HTTP.Body)
 	case KindSet:
-		for k, val := range a.Set.Values {
+		for _, e := range a.Set.Values {
+			k, val := e.Name, e.Value
 			if val == nil {
 				v.add("%s: set value %q is null", where, k)
 			}

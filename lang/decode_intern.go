@@ -270,7 +270,8 @@ func (in *typeInterner) action(a *Action) {
 		in.value(a.HTTP.Body)
 	}
 	if a.Set != nil {
-		for _, v := range a.Set.Values {
+		for _, nv := range a.Set.Values {
+			v := nv.Value
 			in.value(v)
 		}
 	}

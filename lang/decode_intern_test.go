@@ -59,7 +59,7 @@ func TestDecodeSharesTypes(t *testing.T) {
 	if s1.When.Type != TypeBool {
 		t.Fatalf("a when's type is %+v, not the shared bool", s1.When.Type)
 	}
-	if s1.Action.Set.Values["n"].Type != s2.Action.Set.Values["n"].Type {
+	if s1.Action.Set.Values.Get("n").Type != s2.Action.Set.Values.Get("n").Type {
 		t.Fatal("equal value types are not shared")
 	}
 	// Distinct structures stay distinct.

@@ -71,7 +71,7 @@ func TestDiffBumpTable(t *testing.T) {
 			irFind(t, g, "charge").Action.HTTP.URL = irLit("http://127.0.0.1:8081/charge", TypeString)
 		}, `step "charge" http parameters changed (url): MINOR`, BumpMinor},
 		{"set values changed", func(t *testing.T, g *Graph) {
-			irFind(t, g, "price").Action.Set.Values["total"] = irTmpl("input.amount * 1.3", TypeNumber)
+			irFind(t, g, "price").Action.Set.Values.Put("total", irTmpl("input.amount * 1.3", TypeNumber))
 		}, `step "price" set parameters changed (values): MINOR`, BumpMinor},
 		{"exec command changed", func(t *testing.T, g *Graph) { irFind(t, g, "poll").Action = irExec("./bin/status2") },
 			`step "poll" exec parameters changed (command): MINOR`, BumpMinor},
@@ -102,7 +102,7 @@ func TestDiffBumpTable(t *testing.T) {
 		{"output type widened", func(t *testing.T, g *Graph) {
 			s := irFind(t, g, "price")
 			s.OutputType = ObjectOf(map[string]*Type{"total": TypeNumber, "tax": TypeNumber})
-			s.Action.Set.Values["tax"] = irTmpl("input.amount * 0.2", TypeNumber)
+			s.Action.Set.Values.Put("tax", irTmpl("input.amount * 0.2", TypeNumber))
 		}, `step "price" output type widened (object({total = number}) → object({tax = number, total = number})): MINOR`, BumpMinor},
 
 		// PATCH

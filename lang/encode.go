@@ -42,6 +42,7 @@ import (
 	"io"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -409,10 +410,13 @@ func (n *encNormalizer) action(a *Action) {
 	}
 	if a.Set != nil {
 		if a.Set.Values == nil && n.change() {
-			a.Set.Values = map[string]*Value{}
+			a.Set.Values = NamedValues{}
+		}
+		if !slices.IsSortedFunc(a.Set.Values, func(x, y NamedValue) int { return strings.Compare(x.Name, y.Name) }) && n.change() {
+			slices.SortStableFunc(a.Set.Values, func(x, y NamedValue) int { return strings.Compare(x.Name, y.Name) })
 		}
 		for _, v := range a.Set.Values {
-			n.value(v)
+			n.value(v.Value)
 		}
 	}
 	if a.Sleep != nil {

@@ -60,7 +60,7 @@ func TestEncodeNormalForm(t *testing.T) {
 	b.Outputs[0].Value.Type.Fields = map[string]*Type{}
 	a.Outputs[0].Value.Type.Fields = nil
 	irFind(t, b, "ship_express").Action.Exec.Command.Lit = json.RawMessage(` [ "./bin/ship" ,  "--express" ] `)
-	irFind(t, b, "price").Action.Set.Values["total"].Template.Parts[0].Expr.Type = &Type{Kind: KindNumber, Fields: map[string]*Type{}}
+	irFind(t, b, "price").Action.Set.Values.Get("total").Template.Parts[0].Expr.Type = &Type{Kind: KindNumber, Fields: map[string]*Type{}}
 	Seal(b)
 	ea, err := Encode(a)
 	if err != nil {

@@ -347,7 +347,11 @@ func (v *encValidator) action(where encWhere, a *Action, steps map[string]encSte
 		v.value(where.in(" http.headers"), a.HTTP.Headers)
 		v.value(where.in(" http.body"), a.HTTP.Body)
 	case KindSet:
-		for k, val := range a.Set.Values {
+		for i, e := range a.Set.Values {
+			k, val := e.Name, e.Value
+			if i > 0 && a.Set.Values[i-1].Name >= k {
+				v.add("%s: set value %q is out of order or repeated; the values are sorted by name, each once", where, k)
+			}
 			if val == nil {
 				v.add("%s: set value %q is null", where, k)
 			}

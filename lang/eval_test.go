@@ -215,10 +215,10 @@ func ctFullGraph(t testing.TB) *Graph {
 		tmpl("{{ secrets.token }}", StepScope(g, build, SlotData)),
 	}, Type: ListOf(TypeString)}}
 	build.When = expr("input.express", StepScope(g, build, SlotWhen), TypeBool)
-	price.Action.Set = &SetAction{Values: map[string]*Value{
+	price.Action.Set = &SetAction{Values: namedValuesOf(map[string]*Value{
 		"total": tmpl("{{ input.amount * 1.2 }}", StepScope(g, price, SlotData)),
 		"label": tmpl("order {{ input.order_id }}: {{ steps.build.output.exit_code }} {{ input.tags }}", StepScope(g, price, SlotData)),
-	}}
+	})}
 	fan.Foreach.Items = expr("input.tags", StepScope(g, fan, SlotItems), ListOf(TypeAny))
 	fan.Action.Exec = &ExecAction{Command: tmpl("{{ [item, string(index + 1), string(steps.price.output.total)] }}", StepScope(g, fan, SlotData))}
 	fan.IdempotencyKey = tmpl("{{ run.id }}-{{ index }}", StepScope(g, fan, SlotIdempotencyKey))
@@ -261,8 +261,8 @@ func TestLoadAndEvalValue(t *testing.T) {
 		{"concurrency", func() (any, error) { return p.Eval(ctx, stored.Concurrency.Key, a) }, "order-o-1"},
 		{"when", func() (any, error) { return p.Eval(ctx, build.When, a) }, true},
 		{"command", func() (any, error) { return p.EvalValue(ctx, build.Action.Exec.Command, a) }, []any{"echo", "s3cret"}},
-		{"total", func() (any, error) { return p.EvalValue(ctx, price.Action.Set.Values["total"], a) }, 180.0},
-		{"label", func() (any, error) { return p.EvalValue(ctx, price.Action.Set.Values["label"], a) }, `order o-1: 0 ["a","b"]`},
+		{"total", func() (any, error) { return p.EvalValue(ctx, price.Action.Set.Values.Get("total"), a) }, 180.0},
+		{"label", func() (any, error) { return p.EvalValue(ctx, price.Action.Set.Values.Get("label"), a) }, `order o-1: 0 ["a","b"]`},
 		{"items", func() (any, error) { return p.Eval(ctx, fan.Foreach.Items, a) }, []any{"a", "b"}},
 		{"fan command", func() (any, error) { return p.EvalValue(ctx, fan.Action.Exec.Command, a) }, []any{"b", "2", "180"}},
 		{"idempotency", func() (any, error) { return p.EvalValue(ctx, fan.IdempotencyKey, a) }, "r1-1"},
@@ -315,7 +315,7 @@ func TestEvalConcurrent(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for range 50 {
-				v, err := p.EvalValue(context.Background(), g.Steps[1].Action.Set.Values["label"], ctActivation())
+				v, err := p.EvalValue(context.Background(), g.Steps[1].Action.Set.Values.Get("label"), ctActivation())
 				if err != nil {
 					errs <- err
 					return

@@ -139,7 +139,8 @@ func (l *loader) action(a *Action, s *Step, slot string) {
 		l.value(a.HTTP.Headers, s, slot)
 		l.value(a.HTTP.Body, s, slot)
 	case a.Set != nil:
-		for _, v := range a.Set.Values {
+		for _, nv := range a.Set.Values {
+			v := nv.Value
 			l.value(v, s, slot)
 		}
 	case a.Sleep != nil:

@@ -236,7 +236,7 @@ func TestLoadConcurrentFirstUse(t *testing.T) {
 					err = fmt.Errorf("%s: when = %v", s.Name, v)
 				}
 				if err == nil {
-					_, err = p.EvalValue(context.Background(), s.Action.Set.Values["n"], a)
+					_, err = p.EvalValue(context.Background(), s.Action.Set.Values.Get("n"), a)
 				}
 				if err != nil {
 					errs <- err

@@ -191,7 +191,7 @@ type HTTPAction struct {
 
 // SetAction computes named values.
 type SetAction struct {
-	Values map[string]*Value `json:"values"`
+	Values NamedValues `json:"values"`
 }
 
 // SleepAction is a durable timer.

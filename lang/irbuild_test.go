@@ -43,7 +43,7 @@ func irHTTP(method, url string) Action {
 }
 
 func irSet(values map[string]*Value) Action {
-	return Action{Kind: KindSet, Set: &SetAction{Values: values}}
+	return Action{Kind: KindSet, Set: &SetAction{Values: namedValuesOf(values)}}
 }
 
 var irExecOutput = ObjectOf(map[string]*Type{
