@@ -130,8 +130,8 @@ func checkShared(t testing.TB, g *Graph) {
 		}
 		if s.Action.Set != nil {
 			for _, v := range s.Action.Set.Values {
-				if v != nil {
-					walk(v.Type)
+				if v.Value != nil {
+					walk(v.Value.Type)
 				}
 			}
 		}
@@ -1122,8 +1122,8 @@ func TestDecodeParallel(t *testing.T) {
 			}
 			checkShared(t, g)
 			first, last := g.Steps[1], g.Steps[len(g.Steps)-1]
-			if first.OutputType != last.OutputType || first.Action.Set.Values["n"].Type != TypeNumber ||
-				first.Action.Set.Values["label"].Type != last.Action.Set.Values["label"].Type {
+			if first.OutputType != last.OutputType || first.Action.Set.Values.Get("n").Type != TypeNumber ||
+				first.Action.Set.Values.Get("label").Type != last.Action.Set.Values.Get("label").Type {
 				t.Fatal("the types of steps in different chunks are not shared")
 			}
 			dg, err := decodeSplit(b, sp)
