@@ -105,8 +105,7 @@ func (p *Program) Eval(ctx context.Context, e *Expr, a *Activation) (any, error)
 	if a == nil {
 		a = &Activation{}
 	}
-	vars := c.bind(a)
-	out, _, err := c.prg.ContextEval(ctx, vars)
+	out, _, err := c.prg.ContextEval(ctx, &lazyVars{c: c, a: a})
 	if err != nil {
 		return nil, fmt.Errorf("evaluating %q: %w", c.text, c.explain(err, a))
 	}

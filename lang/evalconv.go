@@ -12,65 +12,92 @@ import (
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/common/types/traits"
+	"cel.dev/cel-go/interpreter"
 )
 
-// bind builds the CEL variables of one evaluation from an activation,
-// converting JSON-decoded values to the declared types. Only the steps the
-// expression reads are converted.
-func (c *compiled) bind(a *Activation) map[string]any {
-	vars := make(map[string]any, len(c.vars))
-	for name, t := range c.vars {
-		switch name {
-		case "input":
-			in := a.Input
-			if in == nil {
-				in = map[string]any{}
-			}
-			vars[name] = toJSONTyped(in, t)
-		case "run":
-			vars[name] = map[string]any{
-				"id": a.Run.ID, "workflow": a.Run.Workflow, "version": a.Run.Version, "key": a.Run.Key,
-				"attempt": int64(a.Run.Attempt), "started_at": a.Run.StartedAt,
-			}
-		case "steps":
-			steps := make(map[string]any, len(c.steps))
-			for _, n := range c.steps {
-				sr, ok := a.Steps[n]
-				st, declared := t.Fields[n]
-				if !ok || !declared {
-					continue // absent: reading it is an error (see Eval)
-				}
-				var errVal any
-				if sr.Error != nil {
-					errVal = toJSONTyped(sr.Error, ErrorType)
-				}
-				steps[n] = map[string]any{
-					"output":   toJSONTyped(sr.Output, st.Fields["output"]),
-					"status":   sr.Status,
-					"attempts": int64(sr.Attempts),
-					"error":    errVal,
-				}
-			}
-			vars[name] = steps
-		case "item":
-			vars[name] = toJSONTyped(a.Item, t)
-		case "index":
-			vars[name] = int64(a.Index)
-		case "iteration":
-			vars[name] = int64(a.Iteration)
-		case "error":
-			vars[name] = toJSONTyped(orEmpty(a.Error), ErrorType)
-		case "event":
-			vars[name] = toJSONTyped(orEmpty(a.Event), EventType)
-		case "secrets":
-			m := make(map[string]any, len(a.Secrets))
-			for k, v := range a.Secrets {
-				m[k] = v
-			}
-			vars[name] = m
-		}
+// lazyVars are the CEL variables of one evaluation, built from an
+// activation and converted to the declared types (of the steps, only those
+// the expression reads), each when the evaluation first reads it: an expression that reads item alone does
+// not convert the run's inputs (a foreach over a 10,000-item input list
+// converted the whole list for each item: quadratic in the list).
+type lazyVars struct {
+	c    *compiled
+	a    *Activation
+	done map[string]any
+}
+
+// ResolveName implements interpreter.Activation.
+func (l *lazyVars) ResolveName(name string) (any, bool) {
+	t, ok := l.c.vars[name]
+	if !ok {
+		return nil, false
 	}
-	return vars
+	if v, ok := l.done[name]; ok {
+		return v, true
+	}
+	v := l.c.bindOne(name, t, l.a)
+	if l.done == nil {
+		l.done = make(map[string]any, 2)
+	}
+	l.done[name] = v
+	return v, true
+}
+
+// Parent implements interpreter.Activation: there is none.
+func (l *lazyVars) Parent() interpreter.Activation { return nil }
+
+// bindOne converts one variable of a's.
+func (c *compiled) bindOne(name string, t *Type, a *Activation) any {
+	switch name {
+	case "input":
+		in := a.Input
+		if in == nil {
+			in = map[string]any{}
+		}
+		return toJSONTyped(in, t)
+	case "run":
+		return map[string]any{
+			"id": a.Run.ID, "workflow": a.Run.Workflow, "version": a.Run.Version, "key": a.Run.Key,
+			"attempt": int64(a.Run.Attempt), "started_at": a.Run.StartedAt,
+		}
+	case "steps":
+		steps := make(map[string]any, len(c.steps))
+		for _, n := range c.steps {
+			sr, ok := a.Steps[n]
+			st, declared := t.Fields[n]
+			if !ok || !declared {
+				continue // absent: reading it is an error (see Eval)
+			}
+			var errVal any
+			if sr.Error != nil {
+				errVal = toJSONTyped(sr.Error, ErrorType)
+			}
+			steps[n] = map[string]any{
+				"output":   toJSONTyped(sr.Output, st.Fields["output"]),
+				"status":   sr.Status,
+				"attempts": int64(sr.Attempts),
+				"error":    errVal,
+			}
+		}
+		return steps
+	case "item":
+		return toJSONTyped(a.Item, t)
+	case "index":
+		return int64(a.Index)
+	case "iteration":
+		return int64(a.Iteration)
+	case "error":
+		return toJSONTyped(orEmpty(a.Error), ErrorType)
+	case "event":
+		return toJSONTyped(orEmpty(a.Event), EventType)
+	case "secrets":
+		m := make(map[string]any, len(a.Secrets))
+		for k, v := range a.Secrets {
+			m[k] = v
+		}
+		return m
+	}
+	return nil
 }
 
 func orEmpty(m map[string]any) map[string]any {

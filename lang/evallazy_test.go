@@ -1,0 +1,66 @@
+package lang
+
+import (
+	"context"
+	"fmt"
+	"testing"
+)
+
+// TestEvalConvertsOnlyWhatItReads: an expression converts the variables it
+// reads and no others. A foreach body that reads item alone must not
+// convert the run's inputs (a list of 10,000 items, converted once per
+// item, made a foreach quadratic in its list).
+func TestEvalConvertsOnlyWhatItReads(t *testing.T) {
+	m, diags := LoadFile("fan.hcl", []byte(`workflow "fan" {
+  version = "1.0.0"
+  input "items" { type = list(number) }
+  step "each" {
+    foreach {
+      items = "input.items"
+    }
+    set {
+      v = "{{ item * 2 }}"
+      w = "{{ size(input.items) + index }}"
+    }
+  }
+}`))
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	g := m.Workflows[0].Graph
+	p, err := Load(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &Activation{Input: map[string]any{"items": []any{1.0, 2.0, 3.0}}, Item: 2.0, Index: 1, InForeach: true}
+	for _, c := range []struct {
+		value string
+		want  any
+		read  []string
+	}{
+		{"v", 4.0, []string{"item"}},
+		{"w", 4.0, []string{"input", "index"}},
+	} {
+		val := g.Steps[0].Action.Set.Values.Get(c.value)
+		comp, err := p.compiled(val.Template.Parts[0].Expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lv := &lazyVars{c: comp, a: a}
+		out, _, err := comp.prg.ContextEval(context.Background(), lv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := fromCEL(out); fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%s = %v, want %v", c.value, got, c.want)
+		}
+		if len(lv.done) != len(c.read) {
+			t.Errorf("%s converted %d variables %v, want only %v", c.value, len(lv.done), lv.done, c.read)
+		}
+		for _, name := range c.read {
+			if _, ok := lv.done[name]; !ok {
+				t.Errorf("%s did not convert %s, which it reads", c.value, name)
+			}
+		}
+	}
+}
