@@ -47,6 +47,35 @@ const fenceSQL = `UPDATE runs SET
 		AND ((?2 = '' AND lease_owner IS NULL) OR (lease_owner = ?2 AND lease_epoch = ?3))
 		AND (?21 IS NULL OR (status = ?21 AND version = ?22 AND graph_hash = ?23))`
 
+// lightFenceSQL is fenceSQL for a transition whose run update sets only
+// attempts_used (or nothing): the same lease check and compare-and-set,
+// same parameters, but a SET of columns that no index of runs holds.
+// SQLite rewrites the entries of every index holding a column a SET
+// clause names, changed or not, so fenceSQL rewrote five index entries
+// of the run (the claim, lease-owner and three listing indexes) at every
+// step transition.
+const lightFenceSQL = `UPDATE runs SET
+		updated_at = ?4,
+		attempts_used = COALESCE(?15, attempts_used)
+	WHERE id = ?1
+		AND ((?2 = '' AND lease_owner IS NULL) OR (lease_owner = ?2 AND lease_epoch = ?3))
+		AND (?21 IS NULL OR (status = ?21 AND version = ?22 AND graph_hash = ?23))
+		AND ?5 IS NULL AND ?6 IS NULL AND ?7 IS NULL AND ?8 IS NULL AND ?9 IS NULL AND ?10 IS NULL
+		AND NOT ?11 AND ?12 IS NULL AND NOT ?13 AND ?14 IS NULL AND NOT ?16 AND NOT ?17
+		AND ?18 IS NULL AND NOT ?19 AND ?20 IS NULL`
+
+// fenceFor returns the fence statement of a transition: lightFenceSQL when
+// its run update changes no column but attempts_used.
+func fenceFor(t *store.Transition) string {
+	u := t.Run
+	if u == nil || (u.Status == nil && u.Version == nil && u.GraphHash == nil && u.Outputs == nil && u.Error == nil &&
+		u.AvailableAt == nil && u.FinishedAt == nil && u.DeadlineAt == nil && u.Attempt == nil && u.WaitReason == nil &&
+		!u.ClearCancel && !u.Release) {
+		return lightFenceSQL
+	}
+	return fenceSQL
+}
+
 // upsertStepSQL writes the whole state of a step key; a zero StartedAt keeps
 // the stored one (the first start of the step).
 const upsertStepSQL = `INSERT INTO steps (run_id, key, step, idx, iter, status, attempts, output, error,
@@ -151,7 +180,7 @@ func (s *Store) TransitionCommit(ctx context.Context, ts []store.Transition) ([]
 func (w *wtx) transition(t *store.Transition) (store.TransitionResult, error) {
 	res := store.TransitionResult{RunID: t.RunID}
 	now := t.Now.UnixMicro()
-	n, err := w.execN(fenceSQL, fenceArgs(t, now)...)
+	n, err := w.execN(fenceFor(t), fenceArgs(t, now)...)
 	if err != nil {
 		return res, err
 	}

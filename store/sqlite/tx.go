@@ -54,7 +54,7 @@ func (w *wtx) stmt(query string) (*sql.Stmt, error) {
 // opens: the ones of claims, transitions, run inserts and heartbeats.
 var hotStatements = []string{
 	claimAnySQL, claimRunSQL, claimRootSQL, heartbeatSQL,
-	fenceSQL, upsertStepSQL, upsertAttemptSQL, consumeSignalSQL, wakeSQL,
+	fenceSQL, lightFenceSQL, upsertStepSQL, upsertAttemptSQL, consumeSignalSQL, wakeSQL,
 	insertRunSQL, insertInputsSQL, insertEventSQL, selectRunSQL, releaseSlotsSQL,
 }
 

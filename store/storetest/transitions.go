@@ -52,6 +52,30 @@ func testTransitions(t *testing.T, newStore func(t *testing.T) store.Store) {
 		eq(t, "status", f.get("r").Status, store.RunCompleted)
 	})
 
+	parallel(t, "a transition that updates nothing of the run but its attempt count is fenced too", newStore, func(t *testing.T, f *fixture) {
+		f.insert(store.RunInsertParams{ID: "r"})
+		old := f.claimOne("w1", "r", at(0))
+		cur := f.claimOne("w2", "r", at(2*time.Minute)) // w1's lease expired
+		used := 3
+		for _, u := range []*store.RunUpdate{nil, {AttemptsUsed: &used}} {
+			res := f.commit(store.Transition{RunID: "r", Lease: old.Lease, Now: at(3 * time.Minute), Run: u,
+				Steps: []store.StepWrite{{Key: "s", Step: "s", Index: -1, Iteration: -1, Status: store.StepRunning}}})
+			isErr(t, "stale transition", res.Err, store.ErrLeaseLost)
+		}
+		eq(t, "steps", len(f.steps("r")), 0)
+		before := f.get("r")
+		res := f.commit(store.Transition{RunID: "r", Lease: cur.Lease, Now: at(4 * time.Minute), Run: &store.RunUpdate{AttemptsUsed: &used},
+			Steps: []store.StepWrite{{Key: "s", Step: "s", Index: -1, Iteration: -1, Status: store.StepRunning}}})
+		noErr(t, "current transition", res.Err)
+		after := f.get("r")
+		eq(t, "attempts used", after.AttemptsUsed, 3)
+		eq(t, "status", after.Status, before.Status)
+		eq(t, "lease", after.Lease, before.Lease)
+		timeEq(t, "available at", after.AvailableAt, before.AvailableAt)
+		timeEq(t, "updated at", after.UpdatedAt, at(4*time.Minute))
+		eq(t, "steps", len(f.steps("r")), 1)
+	})
+
 	parallel(t, "step get reads one key as the list has it", newStore, func(t *testing.T, f *fixture) {
 		f.insert(store.RunInsertParams{ID: "r"})
 		cur := f.claimOne("w", "r", at(0))
