@@ -47,20 +47,7 @@ func TestRunListReadsNoRunRows(t *testing.T) {
 		t.Fatalf("only %d listing queries were prepared, want one per filter combination", len(pages))
 	}
 	for _, q := range pages {
-		rows, err := s.w.Query("EXPLAIN QUERY PLAN "+q, make([]any, maxParam(q))...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, notused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
+		plan := queryPlan(t, s, q, maxParam(q))
 		for _, step := range plan {
 			f := strings.Fields(step)
 			if len(f) >= 2 && (f[0] == "SCAN" || f[0] == "SEARCH") && f[1] == "runs" && !strings.Contains(step, "COVERING INDEX") {
@@ -98,20 +85,7 @@ func TestVersionHeadsReadNoGraphs(t *testing.T) {
 		t.Fatalf("%d version head queries were prepared, want 2", len(heads))
 	}
 	for _, q := range heads {
-		rows, err := s.w.Query("EXPLAIN QUERY PLAN "+q, make([]any, maxParam(q))...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, notused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
+		plan := queryPlan(t, s, q, maxParam(q))
 		for _, step := range plan {
 			if !strings.Contains(step, "COVERING INDEX") {
 				t.Errorf("a version head listing reads version rows:\n\t%s\nquery:\n%s", strings.Join(plan, "\n\t"), q)

@@ -23,20 +23,7 @@ func TestHotStatementsUseIndexes(t *testing.T) {
 	}
 	defer s.Close()
 	for _, q := range hotStatements {
-		rows, err := s.w.Query("EXPLAIN QUERY PLAN "+q, make([]any, strings.Count(q, "?"))...)
-		if err != nil {
-			t.Fatalf("%s: %v", firstLine(q), err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, notused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
+		plan := queryPlan(t, s, q, strings.Count(q, "?"))
 		if q == claimAnySQL && !strings.Contains(strings.Join(plan, "\n"), "COVERING INDEX runs_claim") {
 			t.Errorf("the claim reads run rows to skip leased runs:\n\t%s", strings.Join(plan, "\n\t"))
 		}
@@ -198,4 +185,25 @@ func maxParam(q string) int {
 		}
 	}
 	return n
+}
+
+// queryPlan returns the steps of EXPLAIN QUERY PLAN of q, with nargs NULL
+// parameters.
+func queryPlan(t *testing.T, s *Store, q string, nargs int) []string {
+	t.Helper()
+	rows, err := s.w.Query("EXPLAIN QUERY PLAN "+q, make([]any, nargs)...)
+	if err != nil {
+		t.Fatalf("%s: %v", firstLine(q), err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	return plan
 }
