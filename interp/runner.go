@@ -30,6 +30,7 @@ type runner struct {
 	owner string
 
 	inputs  map[string]any
+	conv    *lang.ConvCache // inputs converted for CEL, once per type
 	secrets map[string]string
 	red     *redactor
 	info    lang.RunInfo
@@ -370,6 +371,7 @@ func (r *runner) rebuild(ctx context.Context) error {
 		r.inputs = map[string]any{}
 	}
 	fillDefaults(l.g, r.inputs)
+	r.conv = lang.NewConvCache() // r.inputs does not change from here on
 	r.secrets = map[string]string{}
 	for _, s := range l.g.Secrets {
 		r.secrets[s.Name] = r.e.opts.Getenv(s.Env)

@@ -117,7 +117,7 @@ type unit struct {
 
 // act is the activation of control expressions of a unit (nil: step level).
 func (r *runner) act(u *unit) *lang.Activation {
-	a := &lang.Activation{Input: r.inputs, Steps: r.results, Run: r.info}
+	a := &lang.Activation{Input: r.inputs, Steps: r.results, Run: r.info, Cache: r.conv}
 	if u == nil {
 		return a
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"cel.dev/cel-go/cel"
 	"github.com/hashicorp/hcl/v2"
@@ -73,6 +74,33 @@ type Activation struct {
 	Error     map[string]any // retry.when: {message, kind, exit_code?, status?}
 	Event     map[string]any // alert: {kind, message, step}
 	Secrets   map[string]string
+	// Cache, when set, keeps Input converted for the evaluations that share
+	// it: a run's evaluations all read the same inputs, and converting a
+	// large input for each of them made a foreach body that reads an input
+	// quadratic in the input list. Input must not change while it is used.
+	Cache *ConvCache
+}
+
+// ConvCache keeps a run's inputs converted to the types expressions read
+// them as (see Activation.Cache). It is safe for concurrent use.
+type ConvCache struct {
+	mu    sync.Mutex
+	input map[*Type]any
+}
+
+// NewConvCache returns an empty cache.
+func NewConvCache() *ConvCache { return &ConvCache{input: map[*Type]any{}} }
+
+// inputAs returns in converted to t, converting it once per type.
+func (c *ConvCache) inputAs(in map[string]any, t *Type) any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v, ok := c.input[t]; ok {
+		return v
+	}
+	v := toJSONTyped(in, t)
+	c.input[t] = v
+	return v
 }
 
 // StepResult is what steps.NAME shows of a finished step. A skipped step

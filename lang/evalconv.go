@@ -54,6 +54,9 @@ func (c *compiled) bindOne(name string, t *Type, a *Activation) any {
 		if in == nil {
 			in = map[string]any{}
 		}
+		if a.Cache != nil {
+			return a.Cache.inputAs(in, t)
+		}
 		return toJSONTyped(in, t)
 	case "run":
 		return map[string]any{

@@ -64,3 +64,61 @@ func TestEvalConvertsOnlyWhatItReads(t *testing.T) {
 		}
 	}
 }
+
+// TestEvalInputCache: evaluations sharing a ConvCache convert the inputs
+// once per type (not per evaluation), give the results they give without it, and a result is
+// never the cached value itself (changing it changes no later result).
+func TestEvalInputCache(t *testing.T) {
+	m, diags := LoadFile("c.hcl", []byte(`workflow "c" {
+  version = "1.0.0"
+  input "items" { type = list(number) }
+  input "prefix" { type = string }
+  step "each" {
+    foreach {
+      items = "input.items"
+    }
+    set {
+      label = "{{ input.prefix }}-{{ item }}"
+      all   = "{{ input.items }}"
+    }
+  }
+}`))
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	g := m.Workflows[0].Graph
+	p, err := Load(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := map[string]any{"items": []any{1.0, 2.0, 3.0}, "prefix": "p"}
+	cache := NewConvCache()
+	ctx := context.Background()
+	label, all := g.Steps[0].Action.Set.Values.Get("label"), g.Steps[0].Action.Set.Values.Get("all")
+	for i, item := range []any{1.0, 2.0, 3.0} {
+		for _, c := range []*ConvCache{nil, cache} {
+			a := &Activation{Input: in, Item: item, Index: i, InForeach: true, Cache: c}
+			got, err := p.EvalValue(ctx, label, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := fmt.Sprintf("p-%v", item); got != want {
+				t.Fatalf("label = %v, want %v (cache %v)", got, want, c != nil)
+			}
+			list, err := p.EvalValue(ctx, all, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := list.([]any)
+			if len(l) != 3 || l[0] != 1.0 {
+				t.Fatalf("all = %v, want the input list (cache %v)", list, c != nil)
+			}
+			l[0] = "changed" // must not reach the cache
+		}
+	}
+	// One conversion per expression's type of input at most (each compiled
+	// expression has its own), not one per evaluation (six here).
+	if n := len(cache.input); n == 0 || n > 2 {
+		t.Fatalf("the cache holds %d conversions of the inputs, want 1 or 2 (one per expression)", n)
+	}
+}
