@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -455,8 +456,9 @@ func (v *encValidator) value(where encWhere, val *Value) {
 	}
 	if val.Object != nil {
 		n++
-		for _, e := range val.Object {
-			v.value(where, e)
+		// In key order, so that the errors of a graph always read the same.
+		for _, k := range slices.Sorted(maps.Keys(val.Object)) {
+			v.value(where, val.Object[k])
 		}
 	}
 	if n != 1 {
@@ -477,7 +479,8 @@ func (v *encValidator) typ(where encWhere, t *Type) {
 		}
 		errs := len(v.errs)
 		if t.Kind == KindObject {
-			for _, f := range t.Fields {
+			for _, k := range slices.Sorted(maps.Keys(t.Fields)) {
+				f := t.Fields[k]
 				v.typ(where, f)
 			}
 		} else {
