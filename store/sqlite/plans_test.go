@@ -133,20 +133,7 @@ func TestReadQueriesUseIndexes(t *testing.T) {
 	allowed := map[string]bool{"breakers": true, "workflow_versions": true, "json_each": true, "page": true, "counts": true}
 	check := func(q string) {
 		t.Helper()
-		rows, err := s.w.Query("EXPLAIN QUERY PLAN "+q, make([]any, maxParam(q))...)
-		if err != nil {
-			t.Fatalf("%s: %v", firstLine(q), err)
-		}
-		defer rows.Close()
-		var plan []string
-		for rows.Next() {
-			var id, parent, notused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
+		plan := queryPlan(t, s, q, maxParam(q))
 		for _, step := range plan {
 			f := strings.Fields(step)
 			if len(f) >= 2 && f[0] == "SCAN" && !allowed[f[1]] && !strings.Contains(step, " USING ") {
