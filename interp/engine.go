@@ -83,6 +83,9 @@ type loaded struct {
 	// targets: for a switch step, every step it can choose.
 	switchOf map[string][]string // step → the switch steps that target it
 	hash     string
+	// expands: some step has foreach items or until iterations, so a run
+	// may hold more step keys than the graph has steps.
+	expands bool
 }
 
 // step returns the step of the graph named name, or nil.
@@ -212,6 +215,7 @@ func (e *Engine) loadVersion(v store.Version) (*loaded, error) {
 	l := &loaded{g: g, prog: prog, index: make(map[string]int, len(g.Steps)), switchOf: map[string][]string{}, hash: v.Hash}
 	for i, s := range g.Steps {
 		l.index[s.Name] = i
+		l.expands = l.expands || s.Foreach != nil || s.Until != nil
 		if s.Action.Kind == lang.KindSwitch && s.Action.Switch != nil {
 			seen := map[string]bool{}
 			add := func(t string) {

@@ -220,3 +220,27 @@ func TestLeanRebuildSameState(t *testing.T) {
 		})
 	}
 }
+
+// TestShortRunRebuildReadsOnce: a run of a graph with fewer steps than the
+// lean bound and no foreach or until is rebuilt from one read of its steps,
+// without reading their heads first.
+func TestShortRunRebuildReadsOnce(t *testing.T) {
+	b := setup(t)
+	gs := b.compile(`workflow "short" {
+  version = "1.0.0"
+  step "a" {
+    set { v = 1 }
+  }
+  step "gate" {
+    depends_on = [step.a]
+    wait { signal = "go" }
+  }
+}`)
+	parked := b.drive(b.start(gs[0].Workflow, nil).ID)
+	wantStatus(t, parked, store.RunWaiting)
+	lc := &listCounter{Store: b.st}
+	rebuildState(t, New(lc, b.e.opts), parked)
+	if lc.heads.Load() != 0 || lc.lists.Load() != 1 {
+		t.Fatalf("the rebuild read %d head lists and %d step lists, want 0 and 1", lc.heads.Load(), lc.lists.Load())
+	}
+}
