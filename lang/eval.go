@@ -28,6 +28,10 @@ type compiled struct {
 	prg   cel.Program
 	vars  map[string]*Type // the variables the scope declares
 	steps []string         // the steps the expression reads
+	// inputKey is the text of the type the scope declares input as: the
+	// key of its conversion in a ConvCache (each scope has a type of its
+	// own, and equal types share one conversion).
+	inputKey string
 }
 
 // compileExpr parses, checks and plans one stored expression.
@@ -57,7 +61,11 @@ func compileParsed(pe *ParsedExpr, text string, sc *Scope, costLimit uint64) (*c
 	if err != nil {
 		return nil, fmt.Errorf("planning expression %q: %w", text, err)
 	}
-	return &compiled{text: text, prg: prg, vars: scopeVars(sc), steps: pe.StepRefs()}, nil
+	c := &compiled{text: text, prg: prg, vars: scopeVars(sc), steps: pe.StepRefs()}
+	if t := c.vars["input"]; t != nil {
+		c.inputKey = t.String()
+	}
+	return c, nil
 }
 
 // Activation binds the variables of one evaluation. Values are as decoded
@@ -82,24 +90,26 @@ type Activation struct {
 }
 
 // ConvCache keeps a run's inputs converted to the types expressions read
-// them as (see Activation.Cache). It is safe for concurrent use.
+// them as (see Activation.Cache), one conversion per distinct type. It is
+// safe for concurrent use.
 type ConvCache struct {
 	mu    sync.Mutex
-	input map[*Type]any
+	input map[string]any // by the type's text
 }
 
 // NewConvCache returns an empty cache.
-func NewConvCache() *ConvCache { return &ConvCache{input: map[*Type]any{}} }
+func NewConvCache() *ConvCache { return &ConvCache{input: map[string]any{}} }
 
-// inputAs returns in converted to t, converting it once per type.
-func (c *ConvCache) inputAs(in map[string]any, t *Type) any {
+// inputAs returns in converted to t (whose text is key), converting it once
+// per type.
+func (c *ConvCache) inputAs(in map[string]any, t *Type, key string) any {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if v, ok := c.input[t]; ok {
+	if v, ok := c.input[key]; ok {
 		return v
 	}
 	v := toJSONTyped(in, t)
-	c.input[t] = v
+	c.input[key] = v
 	return v
 }
 

@@ -17,9 +17,10 @@ import (
 
 // lazyVars are the CEL variables of one evaluation, built from an
 // activation and converted to the declared types (of the steps, only those
-// the expression reads), each when the evaluation first reads it: an expression that reads item alone does
-// not convert the run's inputs (a foreach over a 10,000-item input list
-// converted the whole list for each item: quadratic in the list).
+// the expression reads), each when the evaluation first reads it: an
+// expression that reads item alone does not convert the run's inputs (a
+// foreach over a 10,000-item input list converted the whole list for each
+// item: quadratic in the list).
 type lazyVars struct {
 	c    *compiled
 	a    *Activation
@@ -55,7 +56,7 @@ func (c *compiled) bindOne(name string, t *Type, a *Activation) any {
 			in = map[string]any{}
 		}
 		if a.Cache != nil {
-			return a.Cache.inputAs(in, t)
+			return a.Cache.inputAs(in, t, c.inputKey)
 		}
 		return toJSONTyped(in, t)
 	case "run":
