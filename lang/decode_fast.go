@@ -504,36 +504,12 @@ func (d *fastDecoder) flushStrings() {
 	d.sbuf = d.sbuf[:0]
 }
 
-// mode reads a mode or kind string, shared as modeString shares it.
+// mode reads a mode or kind string, shared as modeString shares it (the
+// lookup of string(s) does not allocate).
 func (d *fastDecoder) mode() string {
 	s, _ := d.strBytes()
-	switch string(s) {
-	case "":
-		return ""
-	case "all":
-		return "all"
-	case "any":
-		return "any"
-	case "continue":
-		return "continue"
-	case "dead_letter":
-		return "dead_letter"
-	case KindSet:
-		return KindSet
-	case KindExec:
-		return KindExec
-	case KindHTTP:
-		return KindHTTP
-	case KindSleep:
-		return KindSleep
-	case KindWait:
-		return KindWait
-	case KindWorkflow:
-		return KindWorkflow
-	case KindSwitch:
-		return KindSwitch
-	case KindFail:
-		return KindFail
+	if m, ok := modeStrings[string(s)]; ok {
+		return m
 	}
 	return string(s)
 }

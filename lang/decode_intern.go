@@ -95,36 +95,23 @@ func quoteKey(s string) string {
 	return `"` + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), `"`, `\"`) + `"`
 }
 
-// modeString returns the constant for a known mode or kind string, so that
-// thousands of steps share it; other strings are returned as they are.
+// modeStrings are the mode and kind strings a graph repeats on every step
+// (join, on_error, on_failure, the action kind), each mapped to its one
+// shared copy.
+var modeStrings = func() map[string]string {
+	m := map[string]string{}
+	for _, s := range []string{"all", "any", "continue", "dead_letter", KindNone, KindSet, KindExec, KindHTTP,
+		KindSleep, KindWait, KindWorkflow, KindFail, KindSwitch} {
+		m[s] = s
+	}
+	return m
+}()
+
+// modeString returns the shared copy of a known mode or kind string, so
+// that thousands of steps share it; other strings are returned as they are.
 func modeString(s string) string {
-	switch s {
-	case "all":
-		return "all"
-	case "any":
-		return "any"
-	case "continue":
-		return "continue"
-	case "dead_letter":
-		return "dead_letter"
-	case KindSet:
-		return KindSet
-	case KindExec:
-		return KindExec
-	case KindHTTP:
-		return KindHTTP
-	case KindSleep:
-		return KindSleep
-	case KindWait:
-		return KindWait
-	case KindWorkflow:
-		return KindWorkflow
-	case KindFail:
-		return KindFail
-	case KindSwitch:
-		return KindSwitch
-	case KindNone:
-		return KindNone
+	if m, ok := modeStrings[s]; ok {
+		return m
 	}
 	return s
 }
