@@ -3,7 +3,6 @@ package lang
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"strings"
 	"testing"
 )
@@ -11,20 +10,14 @@ import (
 // decodeWhole is Decode without the stream decoder or interning: the
 // reference its result must equal.
 func decodeWhole(b []byte) (*Graph, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	var g Graph
-	if err := dec.Decode(&g); err != nil {
+	g, err := jsonWhole(b)
+	if err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, io.ErrUnexpectedEOF
-	}
-	encNormalize(&g, true)
-	if err := ValidateGraph(&g); err != nil {
+	if err := ValidateGraph(g); err != nil {
 		return nil, err
 	}
-	return &g, nil
+	return g, nil
 }
 
 // TestDecodeSharesTypes decodes a compiled chain: the graph encodes to the
