@@ -327,8 +327,11 @@ func (s *Scope) where() string {
 // what names the expression for messages: "the when expression", or
 // "the expression" when the slot is not known.
 func (s *Scope) what() string {
-	if s.Where == "" {
+	switch s.Where {
+	case "":
 		return "the expression"
+	case SlotData:
+		return "this data value's expression" // not "the a data value expression"
 	}
 	return "the " + s.where() + " expression"
 }
