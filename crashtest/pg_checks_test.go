@@ -7,8 +7,9 @@ import (
 )
 
 // TestCheckTakeovers: on hand-made histories, the takeover check accepts a
-// takeover after the lease and catches one by pid test (too early) or by
-// the dead worker's own host.
+// takeover after the lease and catches one before it (by the expiry read
+// after the kill, or else by the holder's claim plus a lease) or by the
+// dead worker's own host.
 func TestCheckTakeovers(t *testing.T) {
 	t0 := time.Unix(1_800_000_000, 0)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
@@ -21,18 +22,21 @@ func TestCheckTakeovers(t *testing.T) {
 			{ID: 3, Kind: "claimed", Owner: by, At: at(ms)},
 		}}
 	}
+	heartbeat := map[string]time.Time{"r1": at(3400)} // renewed at 400 ms
 	cases := []struct {
-		name string
-		evs  map[string][]event
-		want string // a word of the violation; "" for none
+		name    string
+		evs     map[string][]event
+		expires map[string]time.Time
+		want    string // a word of the violation; "" for none
 	}{
-		{"after the lease", history("host-1/200/w1", 3500), ""},
-		{"two thirds of a lease after the kill (the last heartbeat came before it)", history("host-1/200/w1", 3000), ""},
-		{"at once, by pid test", history("host-1/200/w1", 1100), "before its lease"},
-		{"by the same host", history("host-0/300/w1", 3500), "same host"},
+		{"after the recorded lease", history("host-1/200/w1", 3500), heartbeat, ""},
+		{"before the recorded lease, after claim plus lease", history("host-1/200/w1", 3200), heartbeat, "before its lease expired"},
+		{"no recorded lease: at claim plus lease (a heartbeat that lagged)", history("host-1/200/w1", 3000), nil, ""},
+		{"no recorded lease: at once, by pid test", history("host-1/200/w1", 1100), nil, "before its lease expired"},
+		{"by the same host", history("host-0/300/w1", 3500), heartbeat, "same host"},
 	}
 	for _, c := range cases {
-		took, bad := checkTakeovers(c.evs, killed, lease)
+		took, bad := checkTakeovers(c.evs, killed, c.expires, lease)
 		got := strings.Join(bad, "\n")
 		switch {
 		case c.want == "" && got != "":
@@ -46,7 +50,7 @@ func TestCheckTakeovers(t *testing.T) {
 	}
 	// A claim before the kill (a run handed on while its worker lived) is
 	// no takeover.
-	if took, bad := checkTakeovers(history("host-1/200/w1", 500), killed, lease); len(took) != 0 || len(bad) != 0 {
+	if took, bad := checkTakeovers(history("host-1/200/w1", 500), killed, nil, lease); len(took) != 0 || len(bad) != 0 {
 		t.Errorf("a claim before the kill: takeovers %v, violations %v; want none", took, bad)
 	}
 }
