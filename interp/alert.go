@@ -268,7 +268,7 @@ func (e *Engine) viewRunner(ctx context.Context, run store.Run) (*runner, error)
 	}
 	for i := range steps {
 		s := steps[i]
-		r.rows[s.Key] = &s
+		r.setRow(&s)
 		if ls := l.step(s.Key); ls != nil && s.Status.Terminal() {
 			r.settle(ls, &s)
 		}

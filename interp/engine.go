@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/flowrun/flowrun/clock"
@@ -72,6 +73,9 @@ type Engine struct {
 
 	// lean is when a rebuild reads step heads first (rebuild.go).
 	lean leanRebuild
+	// gates counts the gate checks of steps that had not begun (decide's
+	// work, read by tests).
+	gates atomic.Int64
 }
 
 // loaded is a decoded graph and its compiled program, shared by every run
@@ -86,6 +90,8 @@ type loaded struct {
 	// expands: some step has foreach items or until iterations, so a run
 	// may hold more step keys than the graph has steps.
 	expands bool
+	// needs: for each step (in graph order), the positions of its needs.
+	needs [][]int32
 }
 
 // step returns the step of the graph named name, or nil.
@@ -215,6 +221,14 @@ func (e *Engine) loadVersion(v store.Version) (*loaded, error) {
 	l := &loaded{g: g, prog: prog, index: make(map[string]int, len(g.Steps)), switchOf: map[string][]string{}, hash: v.Hash}
 	for i, s := range g.Steps {
 		l.index[s.Name] = i
+	}
+	l.needs = make([][]int32, len(g.Steps))
+	for i, s := range g.Steps {
+		for _, n := range s.Needs {
+			if j, ok := l.index[n]; ok {
+				l.needs[i] = append(l.needs[i], int32(j))
+			}
+		}
 		l.expands = l.expands || s.Foreach != nil || s.Until != nil
 		if s.Action.Kind == lang.KindSwitch && s.Action.Switch != nil {
 			seen := map[string]bool{}

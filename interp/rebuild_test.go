@@ -244,3 +244,25 @@ func TestShortRunRebuildReadsOnce(t *testing.T) {
 		t.Fatalf("the rebuild read %d head lists and %d step lists, want 0 and 1", lc.heads.Load(), lc.lists.Load())
 	}
 }
+
+// TestDecidePassesOverWaitingSteps: a chain of n exec steps (each begins
+// only when the one before it ended, several decisions apart) gates each
+// waiting step a bounded number of times, not once per decision: a
+// decision costs the steps that can move, not the length of the graph
+// (before, the gate checks grew with n²).
+func TestDecidePassesOverWaitingSteps(t *testing.T) {
+	const n = 150
+	b := setup(t)
+	var src strings.Builder
+	src.WriteString("workflow \"chain\" {\n  version = \"1.0.0\"\n  step \"s0\" {\n    exec { command = [\"true\"] }\n  }\n")
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&src, "  step \"s%d\" {\n    depends_on = [step.s%d]\n    exec { command = [\"true\"] }\n  }\n", i, i-1)
+	}
+	src.WriteString("}\n")
+	gs := b.compile(src.String())
+	before := b.e.gates.Load()
+	wantStatus(t, b.drive(b.start(gs[0].Workflow, nil).ID), store.RunCompleted)
+	if got := b.e.gates.Load() - before; got > 4*n {
+		t.Fatalf("a chain of %d exec steps made %d gate checks, want at most %d", n, got, 4*n)
+	}
+}

@@ -70,6 +70,14 @@ type runner struct {
 	// its size bound (schedule.go): commit it and decide again at once.
 	more bool
 	keep *keep // which finished steps later decisions read (schedule.go)
+	// top holds, by graph position, the row of each step's top-level key
+	// (the same pointer as rows[name]; nil when it has none), and waitOn,
+	// by graph position, one plus the position of a need that was not
+	// finished when the step could not begin (0: not known). With them
+	// decide passes over a step that still waits on an unfinished need
+	// without a map lookup (schedule.go, waiting).
+	top    []*store.Step
+	waitOn []int32
 }
 
 func (e *Engine) newRunner(run store.Run, owner string) *runner {
@@ -392,7 +400,7 @@ func (r *runner) rebuild(ctx context.Context) error {
 	}
 	for i := range steps {
 		s := steps[i]
-		r.rows[s.Key] = &s
+		r.setRow(&s)
 		if s.Status == store.StepFailed {
 			if st := r.state(s.Key); st.Wait == waitChild && st.Child != "" && decodeMap(s.Error)["kind"] == "timeout" {
 				// A workflow step that timed out: make sure its child was

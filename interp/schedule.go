@@ -73,8 +73,66 @@ func (r *runner) put(row *store.Step, st *rowState) {
 			r.settled = i
 		}
 	}
-	r.rows[row.Key] = row
+	r.setRow(row)
 	r.tx.step(stepWrite(row))
+}
+
+// setRow makes row the runner's row of its key (and, for a step's
+// top-level key, its entry in top).
+func (r *runner) setRow(row *store.Step) {
+	r.rows[row.Key] = row
+	if row.Key != row.Step {
+		return
+	}
+	if i, ok := r.l.index[row.Step]; ok {
+		if r.top == nil {
+			r.top = make([]*store.Step, len(r.l.g.Steps))
+		}
+		r.top[i] = row
+	}
+}
+
+// waiting reports whether the step at graph position i has not begun and
+// still waits on the unfinished need that stopped it last time, so that
+// advance would do nothing with it. It errs towards false (advance then
+// decides): a row replaced without setRow is a row decide reads again.
+func (r *runner) waiting(i int) bool {
+	if r.waitOn == nil || r.waitOn[i] == 0 {
+		return false
+	}
+	if q := r.top[i]; q != nil && q.Status != store.StepPending {
+		r.waitOn[i] = 0
+		return false
+	}
+	if p := r.top[r.waitOn[i]-1]; p != nil && p.Status.Terminal() {
+		r.waitOn[i] = 0
+		return false
+	}
+	return true
+}
+
+// noteWait records, after advance left the step at graph position i
+// without a beginning, which of its needs is unfinished (none: it waits
+// for something else, such as a free slot, and is not passed over).
+func (r *runner) noteWait(i int) {
+	if r.top == nil {
+		r.top = make([]*store.Step, len(r.l.g.Steps))
+	}
+	if q := r.top[i]; q != nil && q.Status != store.StepPending {
+		return
+	}
+	for _, j := range r.l.needs[i] {
+		if p := r.top[j]; p == nil || !p.Status.Terminal() {
+			if r.rows[r.l.g.Steps[j].Name] != p {
+				return // top is behind rows: let advance look each time
+			}
+			if r.waitOn == nil {
+				r.waitOn = make([]int32, len(r.l.g.Steps))
+			}
+			r.waitOn[i] = j + 1
+			return
+		}
+	}
 }
 
 // forget drops a finished step key that no later decision reads (an until
@@ -335,9 +393,15 @@ func (r *runner) decide(ctx context.Context) {
 	defer r.compact()
 	for changed := true; changed && !r.ended; {
 		changed = false
-		for _, s := range steps[r.settled:] {
+		for i := r.settled; i < len(steps); i++ {
+			if r.waiting(i) {
+				continue
+			}
+			s := steps[i]
 			if r.advance(ctx, s) {
 				changed = true
+			} else {
+				r.noteWait(i)
 			}
 			if r.ended {
 				return
@@ -415,6 +479,7 @@ func (r *runner) advance(ctx context.Context, s *lang.Step) bool {
 // settled (ready), and if so whether it is skipped (the reason) or its
 // when expression failed (err).
 func (r *runner) gate(ctx context.Context, s *lang.Step) (ready bool, skip string, err *stepError) {
+	r.e.gates.Add(1)
 	for _, n := range s.Needs {
 		if row := r.rows[n]; row == nil || !row.Status.Terminal() {
 			return false, "", nil

@@ -165,3 +165,45 @@ func BenchmarkClaim(b *testing.B) {
 		})
 	}
 }
+
+// execStep is the transition between two sequential exec steps: step i
+// completes (its attempt closed with the output) and step i+1 starts (its
+// first attempt opened), with an event each.
+func execStep(r store.Run, i int) store.Transition {
+	key, next := "step"+strconv.Itoa(i), "step"+strconv.Itoa(i+1)
+	now := benchNow.Add(time.Duration(i) * time.Millisecond)
+	out := json.RawMessage(`{"exit_code":0,"json":null,"stderr":"","stdout":""}`)
+	used := i + 1
+	return store.Transition{RunID: r.ID, Lease: r.Lease, Now: now,
+		Run: &store.RunUpdate{AttemptsUsed: &used},
+		Steps: []store.StepWrite{
+			{Key: key, Step: key, Index: -1, Iteration: -1, Status: store.StepCompleted, Attempts: 1, Output: out, StartedAt: now, FinishedAt: now},
+			{Key: next, Step: next, Index: -1, Iteration: -1, Status: store.StepRunning, Attempts: 1, StartedAt: now},
+		},
+		Attempts: []store.AttemptWrite{
+			{StepKey: key, Attempt: 1, Status: store.AttemptCompleted, FinishedAt: now, Output: out},
+			{StepKey: next, Attempt: 1, Status: store.AttemptRunning, Owner: r.Lease.Owner, StartedAt: now, IdempotencyKey: r.ID + "/" + next},
+		},
+		Events: []store.EventWrite{
+			{Kind: "step_completed", StepKey: key, Data: []byte(`{"attempt":1}`)},
+			{Kind: "step_started", StepKey: next, Data: []byte(`{"attempt":1}`)},
+		},
+	}
+}
+
+// BenchmarkTransitionExecStep is the one commit of a sequential exec step.
+func BenchmarkTransitionExecStep(b *testing.B) {
+	for _, mode := range syncModes {
+		b.Run(mode, func(b *testing.B) {
+			s := openTemp(b, sqlite.Options{Synchronous: mode})
+			r := claimed(b, s, 1)[0]
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				res, err := s.TransitionCommit(ctx, []store.Transition{execStep(r, i)})
+				if err != nil || res[0].Err != nil {
+					b.Fatal(err, res)
+				}
+			}
+		})
+	}
+}
