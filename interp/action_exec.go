@@ -10,10 +10,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/lang"
 )
 
@@ -128,32 +134,75 @@ func plainString(v any) string {
 	return string(mustJSON(v))
 }
 
-// runExec runs the program in its own process group; when ctx ends (timeout
-// or stop), the whole group is killed with SIGKILL. On Linux the program
-// is also killed when the flowrun process dies (startLocked), and what is
-// left of its group is killed when the run is reclaimed (killOrphans).
-func runExec(ctx context.Context, c *execCall, limit int64) (any, *stepError) {
+// execKillGrace is how long a stopped exec's process group has between
+// SIGTERM and SIGKILL (semantics.md §3, §7).
+const execKillGrace = 5 * time.Second
+
+// runExec runs the program in its own process group. When ctx ends
+// (timeout, cancel, stop) the whole group gets SIGTERM and, execKillGrace
+// later on clk, SIGKILL; what is left of the group when the program has
+// ended is killed then. On Linux the program is also killed when the
+// flowrun process dies (startLocked), and what is left of its group is
+// killed when the run is reclaimed (killOrphans).
+//
+// Its stdout and stderr are pipes that one goroutine reads (outPipes), not
+// the two copying goroutines os/exec would start, and a program without
+// stdin reads a /dev/null opened once: an exec step's own cost beyond the
+// spawn is then a handful of system calls.
+func runExec(ctx context.Context, clk clock.Clock, c *execCall, limit int64) (any, *stepError) {
 	var cmd *exec.Cmd
 	if c.shell {
-		cmd = exec.CommandContext(ctx, "/bin/sh", "-c", c.script)
+		cmd = exec.Command("/bin/sh", "-c", c.script)
 	} else {
-		cmd = exec.CommandContext(ctx, c.argv[0], c.argv[1:]...)
+		cmd = exec.Command(c.argv[0], c.argv[1:]...)
 	}
 	cmd.Dir = c.dir
 	cmd.Env = append(os.Environ(), c.env...)
 	if c.stdin != nil {
 		cmd.Stdin = strings.NewReader(*c.stdin)
+	} else if f := devNull(); f != nil {
+		cmd.Stdin = f
 	}
 	stdout, stderr := &capWriter{limit: limit}, &capWriter{limit: limit}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	// WaitDelay bounds os/exec's own stdin writer when a process left
+	// behind holds stdin open; the output pipes are bounded by outPipes.
 	cmd.WaitDelay = execWaitDelay
-	// The group is killed only through cmd.Cancel, which os/exec calls while
-	// it still waits for the program: once the group has no members left its
-	// id may be reused by an unrelated process group, so killing it again
-	// after Run returns could hit someone else.
-	err := startLocked(cmd.SysProcAttr, cmd.Run)
+	err := startLocked(cmd.SysProcAttr, func() error {
+		p, err := newOutPipes()
+		if err != nil {
+			return err
+		}
+		cmd.Stdout, cmd.Stderr = p.w[0], p.w[1]
+		if err := cmd.Start(); err != nil {
+			p.closeWriters()
+			p.closeReaders()
+			return err
+		}
+		p.closeWriters()
+		read := make(chan struct{})
+		go func() {
+			defer close(read)
+			p.read(stdout, stderr)
+		}()
+		g := &group{pgid: cmd.Process.Pid}
+		stopped, watched := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(watched)
+			g.watch(ctx, clk, stopped)
+		}()
+		// The group's id stays reserved while its leader is unreaped, so
+		// the group is signaled only until the leader is seen to end, and
+		// reaped only after that.
+		waitExit(g.pgid)
+		g.end(ctx.Err() != nil)
+		close(stopped)
+		<-watched
+		err = cmd.Wait()
+		p.exited.Store(true)
+		<-read
+		return err
+	})
 	code := 0
 	if ps := cmd.ProcessState; ps != nil {
 		code = ps.ExitCode()
@@ -168,21 +217,158 @@ func runExec(ctx context.Context, c *execCall, limit int64) (any, *stepError) {
 			out["json"] = j
 		}
 	}
-	if err == nil {
+	if err == nil && ctx.Err() == nil {
 		return out, nil
 	}
+	if ctx.Err() != nil {
+		return nil, &stepError{Kind: "canceled", Message: "the command was killed", ExitCode: &code, Output: out}
+	}
 	var ee *exec.ExitError
-	if errors.As(err, &ee) && ctx.Err() == nil {
+	if errors.As(err, &ee) {
 		msg := fmt.Sprintf("command %q exited with status %d", c.name(), code)
 		if tail := lastLine(stderr.buf.String()); tail != "" {
 			msg += ": " + tail
 		}
 		return nil, &stepError{Kind: "exec", Message: msg, ExitCode: &code, Output: out}
 	}
-	if ctx.Err() != nil {
-		return nil, &stepError{Kind: "canceled", Message: "the command was killed", ExitCode: &code, Output: out}
-	}
 	return nil, &stepError{Kind: "exec", Message: fmt.Sprintf("the command could not be started: %v", err)}
+}
+
+// group is the process group of a running exec action, signaled as a
+// whole until its leader (the program) is seen to end.
+type group struct {
+	pgid  int
+	mu    sync.Mutex
+	ended bool
+}
+
+// signal sends sig to the group while its leader has not been seen to end.
+func (g *group) signal(sig syscall.Signal) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.ended {
+		_ = syscall.Kill(-g.pgid, sig)
+	}
+}
+
+// end records that the leader ended (it is not reaped yet, so its group
+// id is still this group's); a stopped action's leftovers get SIGKILL.
+func (g *group) end(stopped bool) {
+	if stopped {
+		_ = syscall.Kill(-g.pgid, syscall.SIGKILL)
+	}
+	g.mu.Lock()
+	g.ended = true
+	g.mu.Unlock()
+}
+
+// watch stops the group when ctx ends before done closes: SIGTERM, then
+// SIGKILL after execKillGrace.
+func (g *group) watch(ctx context.Context, clk clock.Clock, done <-chan struct{}) {
+	select {
+	case <-done:
+		return
+	case <-ctx.Done():
+	}
+	g.signal(syscall.SIGTERM)
+	t := clk.NewTimer(execKillGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C():
+		g.signal(syscall.SIGKILL)
+	}
+}
+
+// devNull is /dev/null opened once for reading, the stdin of every exec
+// action that gives none (nil when it cannot be opened: os/exec then
+// opens it itself).
+var devNull = sync.OnceValue(func() *os.File {
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil
+	}
+	return f
+})
+
+// outPipes are the stdout and stderr pipes of one exec attempt: the write
+// ends go to the program, the read ends are polled by one goroutine.
+type outPipes struct {
+	r      [2]int      // read ends (raw descriptors, blocking)
+	w      [2]*os.File // write ends, closed in this process once started
+	exited atomic.Bool // the program has been waited for
+}
+
+func newOutPipes() (*outPipes, error) {
+	p := &outPipes{}
+	for i := range 2 {
+		var fds [2]int
+		if err := pipeCloexec(&fds); err != nil {
+			for j := range i {
+				syscall.Close(p.r[j])
+				p.w[j].Close()
+			}
+			return nil, fmt.Errorf("creating an output pipe: %w", err)
+		}
+		p.r[i], p.w[i] = fds[0], os.NewFile(uintptr(fds[1]), "|"+strconv.Itoa(i+1))
+	}
+	return p, nil
+}
+
+func (p *outPipes) closeWriters() {
+	p.w[0].Close()
+	p.w[1].Close()
+}
+
+func (p *outPipes) closeReaders() {
+	syscall.Close(p.r[0])
+	syscall.Close(p.r[1])
+}
+
+// outPollMS is how long one poll of the output pipes waits, so that the
+// reader notices the program's end even when a process it left behind
+// holds the pipes open.
+const outPollMS = 100
+
+// read copies the two pipes into out and errw until both reach end of
+// file, or until execWaitDelay (counted in polls) after the program was
+// waited for: a background process it started may hold the pipes open,
+// and the step ends with what was read by then. It closes the read ends.
+func (p *outPipes) read(out, errw *capWriter) {
+	defer p.closeReaders()
+	fds := []unix.PollFd{{Fd: int32(p.r[0]), Events: unix.POLLIN}, {Fd: int32(p.r[1]), Events: unix.POLLIN}}
+	dst := [2]*capWriter{out, errw}
+	buf := make([]byte, 32<<10)
+	open, after := 2, 0
+	for open > 0 {
+		if p.exited.Load() {
+			if after++; after > int(execWaitDelay/time.Millisecond)/outPollMS {
+				return
+			}
+		}
+		n, err := unix.Poll(fds, outPollMS)
+		if err != nil && err != syscall.EINTR {
+			return
+		}
+		if n <= 0 {
+			continue
+		}
+		for i := range fds {
+			if fds[i].Fd < 0 || fds[i].Revents == 0 {
+				continue
+			}
+			m, err := syscall.Read(int(fds[i].Fd), buf)
+			if err == syscall.EINTR || err == syscall.EAGAIN {
+				continue
+			}
+			if m <= 0 {
+				fds[i].Fd = -1 // end of file (closed in the deferred call)
+				open--
+				continue
+			}
+			dst[i].Write(buf[:m])
+		}
+	}
 }
 
 // lastLine returns the last non-empty line of s, cut to 300 bytes.

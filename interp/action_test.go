@@ -89,6 +89,69 @@ workflow "ex" {
 	wantJSON(t, "run error", run.Error, `{"kind": "exec", "message": "command \"sh\" exited with status 3: out of labels", "step": "bad"}`)
 }
 
+// TestExecReadsBothStreams: a program that writes much to stdout and
+// stderr at once (more than a pipe holds, interleaved) has both captured
+// whole, each in its own field.
+func TestExecReadsBothStreams(t *testing.T) {
+	b := setup(t)
+	run := b.run(`
+workflow "both" {
+  version = "1.0.0"
+  step "loud" {
+    exec {
+      command = "i=0; while [ $i -lt 2000 ]; do echo out-$i; echo err-$i >&2; i=$((i+1)); done"
+      shell   = true
+    }
+  }
+}`, nil)
+	wantStatus(t, run, store.RunCompleted)
+	var out struct{ Stdout, Stderr string }
+	if err := json.Unmarshal(b.show(run.ID).Steps["loud"].Output, &out); err != nil {
+		t.Fatal(err)
+	}
+	var wantOut, wantErr strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&wantOut, "out-%d\n", i)
+		fmt.Fprintf(&wantErr, "err-%d\n", i)
+	}
+	if out.Stdout != wantOut.String() || out.Stderr != wantErr.String() {
+		t.Fatalf("stdout %d bytes, stderr %d bytes; want %d and %d, each in order", len(out.Stdout), len(out.Stderr), wantOut.Len(), wantErr.Len())
+	}
+}
+
+// TestExecBackgroundProcessHoldsStdout: a program that exits while a
+// process it started in the background keeps its stdout open ends with its
+// own exit status and the output written before it exited, once the
+// output's grace period (execWaitDelay) is over, instead of waiting for the
+// background process.
+func TestExecBackgroundProcessHoldsStdout(t *testing.T) {
+	b := setup(t)
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	began := time.Now()
+	run := b.run(fmt.Sprintf(`
+workflow "bg" {
+  version = "1.0.0"
+  step "daemon" {
+    exec {
+      command = "echo started; sleep 60 & echo $! > %s"
+      shell   = true
+    }
+  }
+}`, pidFile), nil)
+	took := time.Since(began)
+	if raw, err := os.ReadFile(pidFile); err == nil {
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(raw))); err == nil && pid > 0 {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	wantStatus(t, run, store.RunCompleted)
+	wantJSON(t, "daemon", b.show(run.ID).Steps["daemon"].Output, `{"exit_code": 0, "stdout": "started\n", "stderr": "", "json": null}`)
+	if took > 30*time.Second {
+		t.Fatalf("the step took %s: it waited for the background process", took)
+	}
+}
+
 // TestExecTimeoutKillsProcessGroup: the step's shell starts a grandchild
 // sleep; on timeout (fake clock) the whole group dies.
 func TestExecTimeoutKillsProcessGroup(t *testing.T) {
@@ -149,6 +212,84 @@ wait:
 			t.Fatalf("grandchild sleep %d still alive after the timeout", pid)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestExecStopIsTermThenKill: a timed-out exec gets SIGTERM first (a
+// program that traps it can clean up), and a program that ignores SIGTERM
+// gets SIGKILL execKillGrace later on the engine clock.
+func TestExecStopIsTermThenKill(t *testing.T) {
+	b := setup(t)
+	dir := t.TempDir()
+	ready, cleaned, ignored := filepath.Join(dir, "ready"), filepath.Join(dir, "cleaned"), filepath.Join(dir, "ignored")
+	b.compile(fmt.Sprintf(`
+workflow "term" {
+  version = "1.0.0"
+  step "polite" {
+    timeout = "5s"
+    exec {
+      command = "trap 'echo bye > %[2]s; exit 7' TERM; touch %[1]s.polite; while :; do sleep 0.05; done"
+      shell   = true
+    }
+  }
+  step "stubborn" {
+    timeout = "5s"
+    exec {
+      command = "trap '' TERM; touch %[1]s.stubborn; while :; do echo x > %[3]s; sleep 0.05; done"
+      shell   = true
+    }
+  }
+}`, ready, cleaned, ignored))
+	run := b.start("term", nil)
+	done := make(chan store.Run, 1)
+	go func() {
+		r, _ := b.e.Drive(b.ctx, run.ID)
+		done <- r
+	}()
+	waitFile := func(path string) {
+		t.Helper()
+		for i := 0; ; i++ {
+			if _, err := os.Stat(path); err == nil {
+				return
+			}
+			if i > 2000 {
+				t.Fatalf("%s never appeared", path)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	waitFile(ready + ".polite")
+	waitFile(ready + ".stubborn")
+	b.clk.Advance(5 * time.Second) // both time out: SIGTERM
+	waitFile(cleaned)
+	// The stubborn one goes on until the grace period ends on the clock.
+	time.Sleep(200 * time.Millisecond)
+	select {
+	case r := <-done:
+		t.Fatalf("the run ended (%s) before the stubborn step was killed", r.Status)
+	default:
+	}
+	_ = os.Remove(ignored)
+	waitFile(ignored) // still running after SIGTERM
+	b.clk.Advance(execKillGrace)
+	var final store.Run
+	select {
+	case final = <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the stubborn step was not killed after the grace period")
+	}
+	wantStatus(t, final, store.RunFailed)
+	if k := errKind(t, final.Error); k != "timeout" {
+		t.Fatalf("error = %s", final.Error)
+	}
+	// The polite program ran its trap: exit status 7, recorded on the
+	// timed-out attempt.
+	as := b.attempts(run.ID, "polite")
+	var out struct {
+		ExitCode float64 `json:"exit_code"`
+	}
+	if len(as) != 1 || json.Unmarshal(as[0].Output, &out) != nil || out.ExitCode != 7 {
+		t.Errorf("polite attempts %+v, want one with exit_code 7", as)
 	}
 }
 

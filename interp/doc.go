@@ -75,8 +75,11 @@
 // the run's deadline fails the step and then the run (kind "deadline");
 // nothing decided later in that transition can complete the run.
 //
-// On timeout, cancel or stop, an exec's whole process group is killed with
-// SIGKILL at once (no SIGTERM grace period). On Linux an exec also dies with
+// On timeout, cancel or stop, an exec's whole process group gets SIGTERM
+// and, 5 s later on the engine clock, SIGKILL; what is left of the group
+// once the program ended is killed then. A program that exits while a
+// process it left behind holds its stdout or stderr open ends with its own
+// exit status and the output read up to 2 s after its exit. On Linux an exec also dies with
 // the flowrun process (Pdeathsig), and reclaiming a run whose owner died on
 // this host kills what is left of the interrupted attempt (killOrphans).
 // exec runs in the run's WorkDir (the workflow file's directory) unless

@@ -117,7 +117,7 @@ func (f *flight) do(e *Engine) flightResult {
 	var out any
 	var se *stepError
 	if f.exec != nil {
-		out, se = runExec(ctx, f.exec, f.limit)
+		out, se = runExec(ctx, e.clk, f.exec, f.limit)
 	} else {
 		out, se = runHTTP(ctx, e.opts.HTTPClient, f.http, f.limit)
 	}

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strconv"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // startLocked runs start (the fork of an exec action) and then wait (its
@@ -21,6 +23,23 @@ func startLocked(attr *syscall.SysProcAttr, run func() error) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	return run()
+}
+
+// pipeCloexec makes a pipe whose ends close on exec (a program gets only
+// the ends it is given).
+func pipeCloexec(fds *[2]int) error { return syscall.Pipe2(fds[:], syscall.O_CLOEXEC) }
+
+// waitExit blocks until the process pid has ended, without reaping it
+// (waitid with WNOWAIT): until it is reaped, its pid, and so its process
+// group's id, cannot be given to another process.
+func waitExit(pid int) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return
+		}
+	}
 }
 
 // killOrphans kills what is left of an exec attempt whose flowrun process
