@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/flowrun/flowrun/store"
@@ -28,8 +27,10 @@ const insertEventSQL = `INSERT INTO events (run_id, at, kind, step_key, data) VA
 const maxEventRows = 16
 
 // insertEventsSQL[n] appends n events of a run (?1) at one time (?2) in
-// one statement, in row order, returning their ids: a transition of a run
-// of instant steps has many events, and one statement costs less than n.
+// one statement, in row order: a transition of a run of instant steps has
+// many events, and one statement costs less than n. The rows' ids are
+// consecutive (one statement, AUTOINCREMENT, the one writer), so the last
+// insert id gives them all; RETURNING would cost a temporary table.
 var insertEventsSQL = func() []string {
 	qs := make([]string, maxEventRows+1)
 	for n := 2; n <= maxEventRows; n++ {
@@ -41,7 +42,6 @@ var insertEventsSQL = func() []string {
 			}
 			fmt.Fprintf(&b, "(?1, ?2, ?%d, ?%d, ?%d)", 3+3*i, 4+3*i, 5+3*i)
 		}
-		b.WriteString(` RETURNING id`)
 		qs[n] = b.String()
 	}
 	return qs
@@ -91,20 +91,20 @@ func (w *wtx) insertEvents(runID string, at int64, evs []store.EventWrite) ([]in
 		for _, e := range evs[:n] {
 			args = append(args, e.Kind, sv(e.StepKey), jv(e.Data))
 		}
-		got, err := writeAll(w, func(sc scanner) (int64, error) {
-			var id int64
-			return id, sc.Scan(&id)
-		}, insertEventsSQL[n], args...)
+		res, err := w.exec(insertEventsSQL[n], args...)
 		if err != nil {
 			return nil, fmt.Errorf("appending %d events of run %s: %w", n, runID, err)
 		}
-		if len(got) != n {
-			return nil, fmt.Errorf("appending %d events of run %s: %d were inserted", n, runID, len(got))
+		last, err := res.LastInsertId()
+		if err != nil {
+			return nil, fmt.Errorf("appending %d events of run %s: %w", n, runID, err)
 		}
-		// The ids increase in the order of the rows (AUTOINCREMENT, one
-		// statement); RETURNING promises no order.
-		slices.Sort(got)
-		ids = append(ids, got...)
+		if got, err := res.RowsAffected(); err != nil || got != int64(n) {
+			return nil, fmt.Errorf("appending %d events of run %s: %d were inserted (%v)", n, runID, got, err)
+		}
+		for k := int64(n) - 1; k >= 0; k-- {
+			ids = append(ids, last-k)
+		}
 		evs = evs[n:]
 	}
 	if len(evs) == 0 {

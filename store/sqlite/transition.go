@@ -140,6 +140,36 @@ const upsertAttemptSQL = `INSERT INTO step_attempts (run_id, step_key, attempt, 
 		error = COALESCE(excluded.error, step_attempts.error),
 		idempotency_key = COALESCE(excluded.idempotency_key, step_attempts.idempotency_key)`
 
+// maxAttemptRows is the most attempts one statement of
+// upsertAttemptsSQL writes.
+const maxAttemptRows = 16
+
+// upsertAttemptsSQL[n] is upsertAttemptSQL for n attempts of a run (?1)
+// in one statement (a transition holds each attempt once): the commit
+// between two exec steps closes one attempt and opens the next.
+var upsertAttemptsSQL = func() []string {
+	head, tail, _ := strings.Cut(upsertAttemptSQL, "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")
+	qs := make([]string, maxAttemptRows+1)
+	for n := 2; n <= maxAttemptRows; n++ {
+		var b strings.Builder
+		b.WriteString(head)
+		b.WriteString("VALUES ")
+		for i := range n {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("(?1")
+			for c := range 9 {
+				fmt.Fprintf(&b, ", ?%d", 2+9*i+c)
+			}
+			b.WriteString(")")
+		}
+		b.WriteString(tail)
+		qs[n] = b.String()
+	}
+	return qs
+}()
+
 const consumeSignalSQL = `UPDATE signals SET consumed_by = ?1, consumed_at = ?2
 	WHERE id = ?3 AND run_id = ?4 AND consumed_by IS NULL`
 
@@ -212,7 +242,21 @@ func (w *wtx) transition(t *store.Transition) (store.TransitionResult, error) {
 			return res, fmt.Errorf("writing step %s: %w", st.Key, err)
 		}
 	}
-	for _, a := range t.Attempts {
+	atts := t.Attempts
+	for len(atts) >= 2 {
+		n := min(len(atts), maxAttemptRows)
+		args := make([]any, 1, 1+9*n)
+		args[0] = t.RunID
+		for _, a := range atts[:n] {
+			args = append(args, a.StepKey, a.Attempt, string(a.Status), sv(a.Owner),
+				tv(a.StartedAt), tv(a.FinishedAt), jv(a.Output), jv(a.Error), sv(a.IdempotencyKey))
+		}
+		if _, err := w.exec(upsertAttemptsSQL[n], args...); err != nil {
+			return res, fmt.Errorf("writing %d attempts: %w", n, err)
+		}
+		atts = atts[n:]
+	}
+	for _, a := range atts {
 		if _, err := w.exec(upsertAttemptSQL, t.RunID, a.StepKey, a.Attempt, string(a.Status), sv(a.Owner),
 			tv(a.StartedAt), tv(a.FinishedAt), jv(a.Output), jv(a.Error), sv(a.IdempotencyKey)); err != nil {
 			return res, fmt.Errorf("writing attempt %d of step %s: %w", a.Attempt, a.StepKey, err)

@@ -61,6 +61,7 @@ var hotStatements = []string{
 func init() {
 	hotStatements = append(hotStatements, insertEventsSQL[2:]...)
 	hotStatements = append(hotStatements, upsertStepsSQL[2:]...)
+	hotStatements = append(hotStatements, upsertAttemptsSQL[2:]...)
 }
 
 // prepareHot prepares hotStatements on the writer.
