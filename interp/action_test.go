@@ -1,7 +1,9 @@
 package interp
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -371,5 +373,55 @@ workflow "h" {
 		if !strings.Contains(joined, w) {
 			t.Errorf("requests:\n%s\nwant a line %q", joined, w)
 		}
+	}
+}
+
+// failingCommit fails every transition that opens an attempt of key.
+type failingCommit struct {
+	store.Store
+	key string
+}
+
+func (f *failingCommit) TransitionCommit(ctx context.Context, ts []store.Transition) ([]store.TransitionResult, error) {
+	for _, t := range ts {
+		for _, a := range t.Attempts {
+			if a.StepKey == f.key && a.Status == store.AttemptRunning {
+				return nil, errors.New("the disk is full")
+			}
+		}
+	}
+	return f.Store.TransitionCommit(ctx, ts)
+}
+
+// TestExecNeverRunsBeforeItsAttemptCommits: an exec whose process is
+// prepared while its running write commits does not run when that commit
+// fails; the run, driven again on a working store, runs it once.
+func TestExecNeverRunsBeforeItsAttemptCommits(t *testing.T) {
+	b := setup(t)
+	marker := filepath.Join(t.TempDir(), "ran")
+	b.compile(fmt.Sprintf(`
+workflow "gated" {
+  version = "1.0.0"
+  step "a" {
+    set { v = 1 }
+  }
+  step "x" {
+    depends_on = [step.a]
+    exec { command = ["sh", "-c", "echo once >> %s"] }
+  }
+}`, marker))
+	run := b.start("gated", nil)
+	bad := New(&failingCommit{Store: b.st, key: "x"}, b.e.opts)
+	if _, err := bad.Drive(b.ctx, run.ID); err == nil || !strings.Contains(err.Error(), "the disk is full") {
+		t.Fatalf("Drive on a failing store: %v, want the store's error", err)
+	}
+	time.Sleep(300 * time.Millisecond) // a process started anyway would have written by now
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the exec ran although its attempt never committed")
+	}
+	b.clk.Advance(time.Minute) // the failed engine's lease expires
+	wantStatus(t, b.drive(run.ID), store.RunCompleted)
+	if raw, err := os.ReadFile(marker); err != nil || string(raw) != "once\n" {
+		t.Fatalf("marker %q (%v), want one line", raw, err)
 	}
 }
