@@ -89,6 +89,50 @@ func spawnTrue(ctx context.Context, n int) (time.Duration, error) {
 	return now().Sub(start) / time.Duration(n), nil
 }
 
+// rawCommitSpawn measures the floor of a durable exec step: n times, one
+// single-row commit (as rawCommits, at sync) and then a spawn of true, on a
+// file of its own in dir. A commit's fsync and a spawn slow each other
+// down when they alternate (caches, the disk's background work), so the
+// floor is more than the two measured apart. It returns the time per
+// pair.
+func rawCommitSpawn(ctx context.Context, dir, sync string, n int) (time.Duration, error) {
+	path, err := exec.LookPath("true")
+	if err != nil {
+		return 0, fmt.Errorf("floor baseline: the program true is not on PATH: %w", err)
+	}
+	db, err := openRaw(filepath.Join(dir, "floor-"+sync+".db"), sync)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, `CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)`); err != nil {
+		return 0, fmt.Errorf("floor baseline: %w", err)
+	}
+	ins, err := db.PrepareContext(ctx, `INSERT INTO t (v) VALUES (?1)`)
+	if err != nil {
+		return 0, fmt.Errorf("floor baseline: %w", err)
+	}
+	defer ins.Close()
+	start := now()
+	for i := range n {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return 0, fmt.Errorf("floor baseline: %w", err)
+		}
+		if _, err := tx.StmtContext(ctx, ins).ExecContext(ctx, "row "+strconv.Itoa(i)); err != nil {
+			tx.Rollback()
+			return 0, fmt.Errorf("floor baseline: %w", err)
+		}
+		if err := tx.Commit(); err != nil {
+			return 0, fmt.Errorf("floor baseline: %w", err)
+		}
+		if err := exec.CommandContext(ctx, path).Run(); err != nil {
+			return 0, fmt.Errorf("floor baseline: running %s: %w", path, err)
+		}
+	}
+	return now().Sub(start) / time.Duration(n), nil
+}
+
 // countAttempts counts the attempts of a run in the store at path, on a
 // connection of its own.
 func countAttempts(ctx context.Context, path, runID string) (int, error) {
