@@ -355,6 +355,9 @@ func (r *runner) release(i int) {
 	}
 	r.drop(s.Name)
 	delete(r.results, s.Name)
+	if r.conv != nil {
+		r.conv.ForgetStep(s.Name)
+	}
 	k.gone[i] = true
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sync"
 
 	"cel.dev/cel-go/cel"
@@ -32,6 +33,9 @@ type compiled struct {
 	// key of its conversion in a ConvCache (each scope has a type of its
 	// own, and equal types share one conversion).
 	inputKey string
+	// outKeys holds, by step read, the text of the type the scope declares
+	// that step's output as (the same role for steps.NAME.output).
+	outKeys map[string]string
 }
 
 // compileExpr parses, checks and plans one stored expression.
@@ -65,6 +69,16 @@ func compileParsed(pe *ParsedExpr, text string, sc *Scope, costLimit uint64) (*c
 	if t := c.vars["input"]; t != nil {
 		c.inputKey = t.String()
 	}
+	if t := c.vars["steps"]; t != nil {
+		for _, n := range c.steps {
+			if st := t.Fields[n]; st != nil {
+				if c.outKeys == nil {
+					c.outKeys = make(map[string]string, len(c.steps))
+				}
+				c.outKeys[n] = st.Fields["output"].String()
+			}
+		}
+	}
 	return c, nil
 }
 
@@ -82,23 +96,105 @@ type Activation struct {
 	Error     map[string]any // retry.when: {message, kind, exit_code?, status?}
 	Event     map[string]any // alert: {kind, message, step}
 	Secrets   map[string]string
-	// Cache, when set, keeps Input converted for the evaluations that share
-	// it: a run's evaluations all read the same inputs, and converting a
-	// large input for each of them made a foreach body that reads an input
-	// quadratic in the input list. Input must not change while it is used.
+	// Cache, when set, keeps Input, and the large outputs of Steps,
+	// converted for the evaluations that share it: a run's evaluations all
+	// read the same inputs, and converting a large input (or a step's large
+	// output) for each of them made a foreach body that reads it quadratic
+	// in its length. Input and the outputs must not change while it is
+	// used (a step's new result is a new value).
 	Cache *ConvCache
 }
 
 // ConvCache keeps a run's inputs converted to the types expressions read
-// them as (see Activation.Cache), one conversion per distinct type. It is
-// safe for concurrent use.
+// them as (see Activation.Cache), one conversion per distinct type, and
+// the latest conversion of each step's output when it is a list or map
+// holding more than minCachedLen elements in all. It is safe for concurrent use.
 type ConvCache struct {
 	mu    sync.Mutex
-	input map[string]any // by the type's text
+	input map[string]any        // by the type's text
+	steps map[string]*convEntry // by step name
 }
 
+// convEntry is a step output and its conversion to the type of key.
+type convEntry struct {
+	src  any // kept, so that no new output can take its address
+	key  string
+	conv any
+}
+
+// minCachedLen is the number of elements from which a step output's
+// conversion is kept: converting a smaller one costs less than keeping it.
+const minCachedLen = 32
+
 // NewConvCache returns an empty cache.
-func NewConvCache() *ConvCache { return &ConvCache{input: map[string]any{}} }
+func NewConvCache() *ConvCache {
+	return &ConvCache{input: map[string]any{}, steps: map[string]*convEntry{}}
+}
+
+// stepOutputAs returns the output of step name converted to t (whose text
+// is key): a large list or map once per value and type, anything else each
+// time.
+func (c *ConvCache) stepOutputAs(name string, out any, t *Type, key string) any {
+	if budget := minCachedLen; !exceeds(out, &budget) {
+		return toJSONTyped(out, t)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.steps[name]; e != nil && e.key == key && sameValue(e.src, out) {
+		return e.conv
+	}
+	v := toJSONTyped(out, t)
+	c.steps[name] = &convEntry{src: out, key: key, conv: v}
+	return v
+}
+
+// exceeds reports whether v holds more than *budget lists, maps and
+// elements in all, counting down *budget as it goes (it stops there).
+func exceeds(v any, budget *int) bool {
+	switch x := v.(type) {
+	case []any:
+		if *budget -= len(x) + 1; *budget < 0 {
+			return true
+		}
+		for _, e := range x {
+			if exceeds(e, budget) {
+				return true
+			}
+		}
+	case map[string]any:
+		if *budget -= len(x) + 1; *budget < 0 {
+			return true
+		}
+		for _, e := range x {
+			if exceeds(e, budget) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ForgetStep drops the kept conversion of step name's output (the runner
+// no longer reads that step).
+func (c *ConvCache) ForgetStep(name string) {
+	c.mu.Lock()
+	delete(c.steps, name)
+	c.mu.Unlock()
+}
+
+// sameValue reports whether a and b are the same list or map (not equal:
+// the same one).
+func sameValue(a, b any) bool {
+	switch x := a.(type) {
+	case []any:
+		y, ok := b.([]any)
+		return ok && len(x) == len(y) && len(x) > 0 && &x[0] == &y[0]
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		return ok && reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer()
+	}
+	return false
+}
 
 // inputAs returns in converted to t (whose text is key), converting it once
 // per type.

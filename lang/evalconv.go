@@ -76,8 +76,14 @@ func (c *compiled) bindOne(name string, t *Type, a *Activation) any {
 			if sr.Error != nil {
 				errVal = toJSONTyped(sr.Error, ErrorType)
 			}
+			var out any
+			if a.Cache != nil {
+				out = a.Cache.stepOutputAs(n, sr.Output, st.Fields["output"], c.outKeys[n])
+			} else {
+				out = toJSONTyped(sr.Output, st.Fields["output"])
+			}
 			steps[n] = map[string]any{
-				"output":   toJSONTyped(sr.Output, st.Fields["output"]),
+				"output":   out,
 				"status":   sr.Status,
 				"attempts": int64(sr.Attempts),
 				"error":    errVal,

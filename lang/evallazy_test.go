@@ -122,3 +122,84 @@ func TestEvalInputCache(t *testing.T) {
 		t.Fatalf("the cache holds %d conversions of the inputs, want 1", n)
 	}
 }
+
+// TestEvalStepOutputCache: evaluations sharing a ConvCache convert a large
+// step output once per value (a foreach body that indexes it costs the
+// items, not items × its length), convert a new result of the step again,
+// never cache a small output, and give the results they give without it.
+func TestEvalStepOutputCache(t *testing.T) {
+	m, diags := LoadFile("c.hcl", []byte(`workflow "c" {
+  version = "1.0.0"
+  step "src" {
+    set { list = [0, 1, 2] }
+  }
+  step "each" {
+    foreach {
+      items = "steps.src.output.list"
+    }
+    set { v = "{{ steps.src.output.list[index] * 10 }}" }
+  }
+}`))
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	g := m.Workflows[0].Graph
+	p, err := Load(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := g.Steps[1].Action.Set.Values.Get("v")
+	ctx := context.Background()
+	eval := func(c *ConvCache, out map[string]any, i int) any {
+		t.Helper()
+		a := &Activation{Steps: map[string]StepResult{"src": {Status: "completed", Output: out}}, Index: i, InForeach: true, Cache: c}
+		got, err := p.EvalValue(ctx, v, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	big := func(base float64) map[string]any {
+		l := make([]any, 100)
+		for i := range l {
+			l[i] = base + float64(i)
+		}
+		return map[string]any{"list": l}
+	}
+	cache := NewConvCache()
+	first := big(0)
+	for i := range 100 {
+		if got, want := eval(cache, first, i), eval(nil, first, i); got != want || got != float64(i*10) {
+			t.Fatalf("item %d: %v with the cache, %v without, want %d", i, got, want, i*10)
+		}
+	}
+	e := cache.steps["src"]
+	if e == nil {
+		t.Fatal("a 100-item output was not kept converted")
+	}
+	for i := range 100 {
+		eval(cache, first, i)
+		if cache.steps["src"] != e {
+			t.Fatal("the same output was converted again")
+		}
+	}
+	// A new result of the step (an until iteration) is a new value.
+	if got := eval(cache, big(1000), 3); got != float64(10030) {
+		t.Fatalf("a new output gave %v, want 10030 (the old conversion was used)", got)
+	}
+	if cache.steps["src"] == e {
+		t.Fatal("a new output did not replace the kept conversion")
+	}
+	cache.ForgetStep("src")
+	if len(cache.steps) != 0 {
+		t.Fatal("ForgetStep kept the conversion")
+	}
+	// A small output is converted each time and not kept.
+	small := map[string]any{"list": []any{7.0, 8.0}}
+	if got := eval(cache, small, 1); got != float64(80) {
+		t.Fatalf("small output gave %v, want 80", got)
+	}
+	if len(cache.steps) != 0 {
+		t.Fatal("a small output was kept")
+	}
+}
