@@ -3,7 +3,9 @@
 // run it as separate processes on a SQLite file, SIGKILL them at random
 // instants and check, from the command's JSON and the database itself, that
 // nothing was lost, nothing ran twice without a kill to explain it and no
-// two processes ever worked on one run at once.
+// two processes ever worked on one run at once. It also owns the proof
+// that a disk filling up under the database is a store fault that loses
+// nothing (TestDiskFull, on a small tmpfs; root only).
 //
 // The package holds tests only. It must not be imported, must not use mocks
 // or the engine's Go API (it drives flowrun as a user would, through its

@@ -37,6 +37,9 @@ var (
 	ErrSchemaTooNew = errors.New("database schema is newer than this flowrun")
 	// ErrBusy: the database stayed locked past the busy timeout.
 	ErrBusy = errors.New("database is busy")
+	// ErrFull: the disk (or the server's) holding the database is full. The
+	// write was rolled back; what was committed before is kept.
+	ErrFull = errors.New("database disk is full")
 	// ErrConflict: a state precondition failed (a signal for a run that is
 	// not waiting for it, a cancel of a finished run, ...).
 	ErrConflict = errors.New("conflict")

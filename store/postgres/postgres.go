@@ -179,6 +179,7 @@ const (
 	codeDeadlock            = "40P01"
 	codeSerialization       = "40001"
 	codeLockNotAvailable    = "55P03"
+	codeDiskFull            = "53100"
 	codeInvalidPassword     = "28P01"
 	codeInvalidAuth         = "28000"
 	codeInvalidCatalog      = "3D000"
@@ -251,6 +252,8 @@ func (s *Store) fail(op string, err error) error {
 	switch pgCode(err) {
 	case codeDeadlock, codeSerialization, codeLockNotAvailable:
 		return fmt.Errorf("%s: the database %s stayed locked by other transactions (%v); try again: %w", op, s.addr, err, store.ErrBusy)
+	case codeDiskFull:
+		return fmt.Errorf("%s: the disk of the database server %s is full (%v): %w", op, s.addr, err, store.ErrFull)
 	}
 	return fmt.Errorf("%s: %w", op, err)
 }

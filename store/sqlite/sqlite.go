@@ -400,7 +400,7 @@ func (s *Store) fail(op string, err error) error {
 	case c == sqlite3.SQLITE_READONLY || c == sqlite3.SQLITE_CANTOPEN || c == sqlite3.SQLITE_PERM:
 		return fmt.Errorf("%s: cannot write the database %s or its -wal/-shm files next to it (%v); make the file and its directory writable", op, s.path, err)
 	case c == sqlite3.SQLITE_FULL:
-		return fmt.Errorf("%s: the disk holding %s is full: %w", op, s.path, err)
+		return fmt.Errorf("%s: the disk holding %s is full (%v): %w", op, s.path, err, store.ErrFull)
 	}
 	return fmt.Errorf("%s: %w", op, err)
 }

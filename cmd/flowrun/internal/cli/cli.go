@@ -198,6 +198,9 @@ func (e *env) report(err error) int {
 	if xe.hintText == "" && errors.Is(err, store.ErrBusy) {
 		xe.hintText = busyHint
 	}
+	if xe.hintText == "" && errors.Is(err, store.ErrFull) {
+		xe.hintText = fullHint
+	}
 	prefix := "flowrun"
 	if e.verb != "" {
 		prefix += " " + e.verb

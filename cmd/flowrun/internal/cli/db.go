@@ -103,12 +103,17 @@ func postgresHint(err error) string {
 // for longer than the busy timeout.
 const busyHint = "Another flowrun process held the database for longer than this command waits; run the command again, or let it wait longer with FLOWRUN_BUSY_TIMEOUT (default 5s)."
 
+// fullHint says what to do about a full disk under the database.
+const fullHint = "Free space on that disk and run the command again: everything committed before is kept, and an unfinished run resumes where it stopped (the step whose result could not be written runs again)."
+
 func openHint(err error) string {
 	switch {
 	case errors.Is(err, store.ErrSchemaTooNew):
 		return "This database was written by a newer flowrun; use that version, or pass --db with another database."
 	case errors.Is(err, store.ErrBusy):
 		return busyHint
+	case errors.Is(err, store.ErrFull):
+		return fullHint
 	}
 	return "Pass --db (or set FLOWRUN_DB) with the path of a flowrun database, or of a file to create in a writable directory."
 }
