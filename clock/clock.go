@@ -18,6 +18,9 @@ type Clock interface {
 	Now() time.Time
 	// NewTimer returns a timer that fires once after d.
 	NewTimer(d time.Duration) Timer
+	// AfterFunc calls f in a goroutine of its own after d, unless the
+	// returned timer is stopped first (its C is nil).
+	AfterFunc(d time.Duration, f func()) Timer
 }
 
 // Timer is a one-shot timer.
@@ -36,6 +39,9 @@ func (Real) Now() time.Time { return time.Now() }
 
 // NewTimer returns a real timer.
 func (Real) NewTimer(d time.Duration) Timer { return realTimer{time.NewTimer(d)} }
+
+// AfterFunc returns a real timer that calls f.
+func (Real) AfterFunc(d time.Duration, f func()) Timer { return realTimer{time.AfterFunc(d, f)} }
 
 type realTimer struct{ t *time.Timer }
 
@@ -74,6 +80,21 @@ func (f *Fake) NewTimer(d time.Duration) Timer {
 	return t
 }
 
+// AfterFunc returns a timer that calls f, in a goroutine of its own, when
+// the fake time reaches now+d.
+func (f *Fake) AfterFunc(d time.Duration, fn func()) Timer {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t := &fakeTimer{f: f, at: f.now.Add(d), fn: fn}
+	if d <= 0 {
+		t.fired = true
+		go fn()
+		return t
+	}
+	f.timers = append(f.timers, t)
+	return t
+}
+
 // Advance moves the time forward by d and fires every timer that is due, in
 // order of their deadlines.
 func (f *Fake) Advance(d time.Duration) {
@@ -92,6 +113,10 @@ func (f *Fake) Advance(d time.Duration) {
 	sort.Slice(due, func(i, j int) bool { return due[i].at.Before(due[j].at) })
 	for _, t := range due {
 		t.fired = true
+		if t.fn != nil {
+			go t.fn()
+			continue
+		}
 		t.c <- t.at
 	}
 	f.mu.Unlock()
@@ -116,7 +141,8 @@ func (f *Fake) Pending() int {
 type fakeTimer struct {
 	f     *Fake
 	at    time.Time
-	c     chan time.Time
+	c     chan time.Time // nil for AfterFunc
+	fn    func()         // AfterFunc's
 	fired bool
 }
 

@@ -186,18 +186,25 @@ func runExec(ctx context.Context, clk clock.Clock, c *execCall, limit int64) (an
 			p.read(stdout, stderr)
 		}()
 		g := &group{pgid: cmd.Process.Pid}
-		stopped, watched := make(chan struct{}), make(chan struct{})
-		go func() {
-			defer close(watched)
-			g.watch(ctx, clk, stopped)
-		}()
+		// When ctx ends first, a goroutine (of context.AfterFunc) stops the
+		// group; stopping is waited for, so none outlives the attempt.
+		stopped := make(chan struct{})
+		var stopping sync.WaitGroup
+		stopping.Add(1)
+		unwatch := context.AfterFunc(ctx, func() {
+			defer stopping.Done()
+			g.stop(clk, stopped)
+		})
 		// The group's id stays reserved while its leader is unreaped, so
 		// the group is signaled only until the leader is seen to end, and
 		// reaped only after that.
 		waitExit(g.pgid)
 		g.end(ctx.Err() != nil)
 		close(stopped)
-		<-watched
+		if unwatch() {
+			stopping.Done() // ctx did not end: the stop never ran
+		}
+		stopping.Wait()
 		err = cmd.Wait()
 		p.exited.Store(true)
 		<-read
@@ -262,14 +269,9 @@ func (g *group) end(stopped bool) {
 	g.mu.Unlock()
 }
 
-// watch stops the group when ctx ends before done closes: SIGTERM, then
-// SIGKILL after execKillGrace.
-func (g *group) watch(ctx context.Context, clk clock.Clock, done <-chan struct{}) {
-	select {
-	case <-done:
-		return
-	case <-ctx.Done():
-	}
+// stop stops the group: SIGTERM, then SIGKILL after execKillGrace unless
+// done closes first (the leader ended).
+func (g *group) stop(clk clock.Clock, done <-chan struct{}) {
 	g.signal(syscall.SIGTERM)
 	t := clk.NewTimer(execKillGrace)
 	defer t.Stop()

@@ -96,23 +96,11 @@ func (f *flight) do(e *Engine) flightResult {
 	defer cancel(nil)
 	var timedOut atomic.Bool
 	if f.timeout > 0 {
-		t := e.clk.NewTimer(f.timeout)
-		stop, done := make(chan struct{}), make(chan struct{})
-		go func() {
-			defer close(done)
-			select {
-			case <-t.C():
-				timedOut.Store(true)
-				cancel(errTimedOut)
-			case <-stop:
-			case <-ctx.Done():
-			}
-		}()
-		defer func() {
-			t.Stop()
-			close(stop)
-			<-done
-		}()
+		t := e.clk.AfterFunc(f.timeout, func() {
+			timedOut.Store(true)
+			cancel(errTimedOut)
+		})
+		defer t.Stop()
 	}
 	var out any
 	var se *stepError
