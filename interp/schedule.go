@@ -77,6 +77,19 @@ func (r *runner) put(row *store.Step, st *rowState) {
 	r.tx.step(stepWrite(row))
 }
 
+// unsetRow forgets the runner's row of key, and its entry in top: top must
+// not keep a released step's row (and its output) in memory.
+func (r *runner) unsetRow(key string) {
+	row := r.rows[key]
+	delete(r.rows, key)
+	if row == nil || row.Key != row.Step || r.top == nil {
+		return
+	}
+	if i, ok := r.l.index[row.Step]; ok && r.top[i] == row {
+		r.top[i] = nil
+	}
+}
+
 // setRow makes row the runner's row of its key (and, for a step's
 // top-level key, its entry in top).
 func (r *runner) setRow(row *store.Step) {
@@ -104,7 +117,8 @@ func (r *runner) waiting(i int) bool {
 		r.waitOn[i] = 0
 		return false
 	}
-	if p := r.top[r.waitOn[i]-1]; p != nil && p.Status.Terminal() {
+	j := r.waitOn[i] - 1
+	if p := r.top[j]; p != nil && p.Status.Terminal() || r.keep != nil && r.keep.gone[j] {
 		r.waitOn[i] = 0
 		return false
 	}
@@ -122,6 +136,9 @@ func (r *runner) noteWait(i int) {
 		return
 	}
 	for _, j := range r.l.needs[i] {
+		if r.keep != nil && r.keep.gone[j] {
+			continue // released: it ended long ago
+		}
 		if p := r.top[j]; p == nil || !p.Status.Terminal() {
 			if r.rows[r.l.g.Steps[j].Name] != p {
 				return // top is behind rows: let advance look each time
@@ -142,7 +159,7 @@ func (r *runner) forget(key string) {
 	if row := r.rows[key]; row == nil || !row.Status.Terminal() {
 		return
 	}
-	delete(r.rows, key)
+	r.unsetRow(key)
 	delete(r.states, key)
 	delete(r.lastAtt, key)
 	delete(r.failures, key)
@@ -364,7 +381,7 @@ func (r *runner) release(i int) {
 // drop removes a step key from the runner's maps (its rows stay in the
 // store).
 func (r *runner) drop(key string) {
-	delete(r.rows, key)
+	r.unsetRow(key)
 	delete(r.states, key)
 	delete(r.lastAtt, key)
 	delete(r.failures, key)
