@@ -139,3 +139,34 @@ func BenchmarkTransitionCommit(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStepHeads10000 reads the status of every key of a run of
+// 10,000 finished steps (what resuming a long run reads first).
+func BenchmarkStepHeads10000(b *testing.B) {
+	s := benchStore(b, 1)
+	ctx := context.Background()
+	rs, err := s.RunClaim(ctx, store.RunClaimParams{Owner: "w", Now: t0, LeaseFor: time.Hour, Limit: 1})
+	if err != nil || len(rs) != 1 {
+		b.Fatalf("RunClaim = %v, %v", rs, err)
+	}
+	r := rs[0]
+	out := []byte(`{"v":1}`)
+	for i := 0; i < 10000; i += 100 {
+		var steps []store.StepWrite
+		for k := i; k < i+100; k++ {
+			key := fmt.Sprintf("s%d", k)
+			steps = append(steps, store.StepWrite{Key: key, Step: key, Index: -1, Iteration: -1, Status: store.StepCompleted, Attempts: 1, Output: out})
+		}
+		res, err := s.TransitionCommit(ctx, []store.Transition{{RunID: r.ID, Lease: r.Lease, Now: t0, Steps: steps}})
+		if err != nil || res[0].Err != nil {
+			b.Fatalf("TransitionCommit = %v, %v", res, err)
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		hs, err := s.StepHeads(ctx, r.ID)
+		if err != nil || len(hs) != 10000 {
+			b.Fatalf("StepHeads = %d, %v", len(hs), err)
+		}
+	}
+}

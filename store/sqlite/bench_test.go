@@ -207,3 +207,29 @@ func BenchmarkTransitionExecStep(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStepHeads10000 reads the status of every key of a run of
+// 10,000 finished steps (what resuming a long run reads first).
+func BenchmarkStepHeads10000(b *testing.B) {
+	s := openTemp(b, sqlite.Options{})
+	r := claimed(b, s, 1)[0]
+	out := json.RawMessage(`{"v":1}`)
+	for i := 0; i < 10000; i += 100 {
+		var steps []store.StepWrite
+		for k := i; k < i+100; k++ {
+			key := "s" + strconv.Itoa(k)
+			steps = append(steps, store.StepWrite{Key: key, Step: key, Index: -1, Iteration: -1, Status: store.StepCompleted, Attempts: 1, Output: out})
+		}
+		res, err := s.TransitionCommit(ctx, []store.Transition{{RunID: r.ID, Lease: r.Lease, Now: benchNow, Steps: steps}})
+		if err != nil || res[0].Err != nil {
+			b.Fatal(err, res)
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		hs, err := s.StepHeads(ctx, r.ID)
+		if err != nil || len(hs) != 10000 {
+			b.Fatalf("StepHeads = %d, %v", len(hs), err)
+		}
+	}
+}
