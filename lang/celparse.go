@@ -25,6 +25,18 @@ var (
 	fastParser *parser.Parser
 )
 
+// rawBeforeBytes reports whether src holds a string prefix with the raw
+// marker before the bytes one (rb"x", Rb'x'): CEL's grammar takes only
+// b then r (br"x"), but the Pratt parser takes both orders.
+func rawBeforeBytes(src string) bool {
+	for i := 0; i+2 < len(src); i++ {
+		if (src[i] == 'r' || src[i] == 'R') && (src[i+1] == 'b' || src[i+1] == 'B') && (src[i+2] == '"' || src[i+2] == '\'') {
+			return true
+		}
+	}
+	return false
+}
+
 // fastParse parses src with the Pratt parser. ok is false when src has a
 // syntax error or the parser is unavailable; the caller then falls back to
 // env.Parse.
@@ -44,7 +56,7 @@ func fastParse(env *cel.Env, src string) (a *cel.Ast, ok bool) {
 	}
 	// The Pratt parser also takes an upper-case hex prefix (0X1F), which
 	// CEL's grammar does not allow; leave such text to the reference.
-	if strings.Contains(src, "0X") {
+	if strings.Contains(src, "0X") || rawBeforeBytes(src) {
 		return nil, false
 	}
 	source := common.NewTextSource(src)
