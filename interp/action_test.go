@@ -248,22 +248,10 @@ workflow "term" {
 		r, _ := b.e.Drive(b.ctx, run.ID)
 		done <- r
 	}()
-	waitFile := func(path string) {
-		t.Helper()
-		for i := 0; ; i++ {
-			if _, err := os.Stat(path); err == nil {
-				return
-			}
-			if i > 2000 {
-				t.Fatalf("%s never appeared", path)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
-	waitFile(ready + ".polite")
-	waitFile(ready + ".stubborn")
+	waitFile(t, ready+".polite")
+	waitFile(t, ready+".stubborn")
 	b.clk.Advance(5 * time.Second) // both time out: SIGTERM
-	waitFile(cleaned)
+	waitFile(t, cleaned)
 	// The stubborn one goes on until the grace period ends on the clock.
 	time.Sleep(200 * time.Millisecond)
 	select {
@@ -272,7 +260,7 @@ workflow "term" {
 	default:
 	}
 	_ = os.Remove(ignored)
-	waitFile(ignored) // still running after SIGTERM
+	waitFile(t, ignored) // still running after SIGTERM
 	// The grace period's timer starts when SIGTERM is sent, in a goroutine
 	// of its own: advance until the run ends, in case it was not set yet.
 	var final store.Run

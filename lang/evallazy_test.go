@@ -11,7 +11,7 @@ import (
 // convert the run's inputs (a list of 10,000 items, converted once per
 // item, made a foreach quadratic in its list).
 func TestEvalConvertsOnlyWhatItReads(t *testing.T) {
-	m, diags := LoadFile("fan.hcl", []byte(`workflow "fan" {
+	g, p := loadGraph(t, "fan.hcl", `workflow "fan" {
   version = "1.0.0"
   input "items" { type = list(number) }
   step "each" {
@@ -23,15 +23,7 @@ func TestEvalConvertsOnlyWhatItReads(t *testing.T) {
       w = "{{ size(input.items) + index }}"
     }
   }
-}`))
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	g := m.Workflows[0].Graph
-	p, err := Load(g)
-	if err != nil {
-		t.Fatal(err)
-	}
+}`)
 	a := &Activation{Input: map[string]any{"items": []any{1.0, 2.0, 3.0}}, Item: 2.0, Index: 1, InForeach: true}
 	for _, c := range []struct {
 		value string
@@ -69,7 +61,7 @@ func TestEvalConvertsOnlyWhatItReads(t *testing.T) {
 // once per type (not per evaluation), give the results they give without it, and a result is
 // never the cached value itself (changing it changes no later result).
 func TestEvalInputCache(t *testing.T) {
-	m, diags := LoadFile("c.hcl", []byte(`workflow "c" {
+	g, p := loadGraph(t, "c.hcl", `workflow "c" {
   version = "1.0.0"
   input "items" { type = list(number) }
   input "prefix" { type = string }
@@ -82,15 +74,7 @@ func TestEvalInputCache(t *testing.T) {
       all   = "{{ input.items }}"
     }
   }
-}`))
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	g := m.Workflows[0].Graph
-	p, err := Load(g)
-	if err != nil {
-		t.Fatal(err)
-	}
+}`)
 	in := map[string]any{"items": []any{1.0, 2.0, 3.0}, "prefix": "p"}
 	cache := NewConvCache()
 	ctx := context.Background()
@@ -128,7 +112,7 @@ func TestEvalInputCache(t *testing.T) {
 // items, not items × its length), convert a new result of the step again,
 // never cache a small output, and give the results they give without it.
 func TestEvalStepOutputCache(t *testing.T) {
-	m, diags := LoadFile("c.hcl", []byte(`workflow "c" {
+	g, p := loadGraph(t, "c.hcl", `workflow "c" {
   version = "1.0.0"
   step "src" {
     set { list = [0, 1, 2] }
@@ -139,15 +123,7 @@ func TestEvalStepOutputCache(t *testing.T) {
     }
     set { v = "{{ steps.src.output.list[index] * 10 }}" }
   }
-}`))
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	g := m.Workflows[0].Graph
-	p, err := Load(g)
-	if err != nil {
-		t.Fatal(err)
-	}
+}`)
 	v := g.Steps[1].Action.Set.Values.Get("v")
 	ctx := context.Background()
 	eval := func(c *ConvCache, out map[string]any, i int) any {
@@ -202,4 +178,19 @@ func TestEvalStepOutputCache(t *testing.T) {
 	if len(cache.steps) != 0 {
 		t.Fatal("a small output was kept")
 	}
+}
+
+// loadGraph compiles src (one workflow) and loads its program.
+func loadGraph(t *testing.T, name, src string) (*Graph, *Program) {
+	t.Helper()
+	m, diags := LoadFile(name, []byte(src))
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	g := m.Workflows[0].Graph
+	p, err := Load(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, p
 }

@@ -102,28 +102,7 @@ const maxStepRows = 16
 // upsertStepsSQL[n] is upsertStepSQL for n step keys of a run (?1) in one
 // statement (a transition holds each key once): a transition of a run of
 // instant steps writes many, and one statement costs less than n.
-var upsertStepsSQL = func() []string {
-	head, tail, _ := strings.Cut(upsertStepSQL, "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)")
-	qs := make([]string, maxStepRows+1)
-	for n := 2; n <= maxStepRows; n++ {
-		var b strings.Builder
-		b.WriteString(head)
-		b.WriteString("VALUES ")
-		for i := range n {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString("(?1")
-			for c := range 13 {
-				fmt.Fprintf(&b, ", ?%d", 2+13*i+c)
-			}
-			b.WriteString(")")
-		}
-		b.WriteString(tail)
-		qs[n] = b.String()
-	}
-	return qs
-}()
+var upsertStepsSQL = multiRowSQL(upsertStepSQL, 13, maxStepRows)
 
 // upsertAttemptSQL inserts an attempt or updates it: the status always,
 // every other field only when the write sets it (zero keeps the stored
@@ -147,10 +126,24 @@ const maxAttemptRows = 16
 // upsertAttemptsSQL[n] is upsertAttemptSQL for n attempts of a run (?1)
 // in one statement (a transition holds each attempt once): the commit
 // between two exec steps closes one attempt and opens the next.
-var upsertAttemptsSQL = func() []string {
-	head, tail, _ := strings.Cut(upsertAttemptSQL, "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")
-	qs := make([]string, maxAttemptRows+1)
-	for n := 2; n <= maxAttemptRows; n++ {
+var upsertAttemptsSQL = multiRowSQL(upsertAttemptSQL, 9, maxAttemptRows)
+
+// multiRowSQL returns single, a one-row INSERT whose values are ?1 (the
+// run) and the per parameters after it, for 2..max rows that share ?1
+// (index n: n rows; 0 and 1 empty).
+func multiRowSQL(single string, per, max int) []string {
+	var one strings.Builder
+	one.WriteString("VALUES (?1")
+	for c := range per {
+		fmt.Fprintf(&one, ", ?%d", 2+c)
+	}
+	one.WriteString(")")
+	head, tail, ok := strings.Cut(single, one.String())
+	if !ok {
+		panic("multiRowSQL: no " + one.String() + " in " + single)
+	}
+	qs := make([]string, max+1)
+	for n := 2; n <= max; n++ {
 		var b strings.Builder
 		b.WriteString(head)
 		b.WriteString("VALUES ")
@@ -159,8 +152,8 @@ var upsertAttemptsSQL = func() []string {
 				b.WriteString(", ")
 			}
 			b.WriteString("(?1")
-			for c := range 9 {
-				fmt.Fprintf(&b, ", ?%d", 2+9*i+c)
+			for c := range per {
+				fmt.Fprintf(&b, ", ?%d", 2+per*i+c)
 			}
 			b.WriteString(")")
 		}
@@ -168,7 +161,7 @@ var upsertAttemptsSQL = func() []string {
 		qs[n] = b.String()
 	}
 	return qs
-}()
+}
 
 const consumeSignalSQL = `UPDATE signals SET consumed_by = ?1, consumed_at = ?2
 	WHERE id = ?3 AND run_id = ?4 AND consumed_by IS NULL`
