@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 )
 
@@ -10,11 +9,7 @@ import (
 // the writer SQLite's default.
 func TestConnectionCaches(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "f.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := scratch(t)
 	// Hold several read connections at once so that each is asked.
 	for range 3 {
 		conn, err := s.r.Conn(ctx)

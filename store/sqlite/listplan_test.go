@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,11 +16,7 @@ import (
 func TestRunListReadsNoRunRows(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "flowrun.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := scratch(t)
 	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	for _, id := range []string{"run-a", "run-b"} {
 		if _, err := s.RunInsert(ctx, store.RunInsertParams{ID: id, Workflow: "wf", Version: "1.0.0", GraphHash: "h", Key: id, Now: now}); err != nil {
@@ -63,11 +58,7 @@ func TestRunListReadsNoRunRows(t *testing.T) {
 func TestVersionHeadsReadNoGraphs(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "flowrun.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := scratch(t)
 	for _, wf := range []string{"", "wf"} {
 		if _, err := s.VersionHeads(ctx, wf); err != nil {
 			t.Fatal(err)

@@ -17,11 +17,7 @@ import (
 // engine runs all the time: none may scan a whole table.
 func TestHotStatementsUseIndexes(t *testing.T) {
 	t.Parallel()
-	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "flowrun.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := scratch(t)
 	for _, q := range hotStatements {
 		plan := queryPlan(t, s, q, strings.Count(q, "?"))
 		if q == claimAnySQL && !strings.Contains(strings.Join(plan, "\n"), "COVERING INDEX runs_claim") {
@@ -47,11 +43,7 @@ func TestHotStatementsUseIndexes(t *testing.T) {
 func TestReadQueriesUseIndexes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "flowrun.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := scratch(t)
 	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	must := func(what string, err error) {
 		t.Helper()
@@ -59,7 +51,7 @@ func TestReadQueriesUseIndexes(t *testing.T) {
 			t.Fatalf("%s: %v", what, err)
 		}
 	}
-	_, err = s.VersionPut(ctx, store.VersionPutParams{Workflow: "wf", Version: "1.0.0", Major: 1, Hash: "h", Graph: []byte(`{}`), Now: now})
+	_, err := s.VersionPut(ctx, store.VersionPutParams{Workflow: "wf", Version: "1.0.0", Major: 1, Hash: "h", Graph: []byte(`{}`), Now: now})
 	must("VersionPut", err)
 	for _, id := range []string{"run-a", "run-b"} {
 		_, err := s.RunInsert(ctx, store.RunInsertParams{ID: id, Workflow: "wf", Version: "1.0.0", GraphHash: "h", Key: id, Now: now,
@@ -164,6 +156,17 @@ func TestReadQueriesUseIndexes(t *testing.T) {
 }
 
 // maxParam is the highest ?N of a query.
+// scratch opens a store on a new file, closed when the test ends.
+func scratch(t *testing.T) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "flowrun.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 func maxParam(q string) int {
 	n := 0
 	for _, m := range regexp.MustCompile(`\?(\d+)`).FindAllStringSubmatch(q, -1) {
