@@ -200,20 +200,32 @@ func (w *Worker) loop(ctx context.Context) {
 // run is claimable (RunNextAvailable, a read that takes no write lock) and
 // returns when one is due, so work enqueued by another process starts
 // within about Poll/4 (50 ms by default) without a claim transaction each
-// time. On a store with notifications (Postgres LISTEN/NOTIFY) a
-// notification also ends a nap at once; it is checked the same way, since
-// a busy server notifies on most commits.
+// time. On a store with notifications (Postgres LISTEN/NOTIFY, SQLite's
+// log watched with inotify) a notification also ends a nap at once, so
+// such work starts within milliseconds; it is checked the same way. A
+// busy store notifies on most commits (SQLite on every commit of every
+// process), so after a notification that brought nothing due the next
+// nap ignores notifications for notifyGap: an idle worker then reads at
+// most a few hundred times a second however busy the other processes are.
 func (w *Worker) idle(ctx context.Context, d time.Duration) *poolDone {
 	clk := w.e.clk
 	end := clk.Now().Add(d)
 	check := max(w.e.opts.Poll/4, time.Millisecond)
 	ww, _ := w.e.st.(workWaiter)
+	quiet := false // the last check followed a notification and found nothing
 	for {
 		left := end.Sub(clk.Now())
 		if left <= 0 {
 			return nil
 		}
-		pd, ended := w.nap(ctx, min(left, check), ww)
+		var pd *poolDone
+		var ended, notified bool
+		if quiet {
+			pd, ended, _ = w.nap(ctx, min(left, w.notifyGap()), nil)
+			quiet = false
+		} else {
+			pd, ended, notified = w.nap(ctx, min(left, check), ww)
+		}
 		if ended {
 			return pd
 		}
@@ -221,13 +233,18 @@ func (w *Worker) idle(ctx context.Context, d time.Duration) *poolDone {
 		if err != nil || ok && !next.After(clk.Now()) {
 			return nil // work is due (or the store failed: the claim meets it)
 		}
+		quiet = notified
 	}
 }
 
+// notifyGap is how long an idle worker ignores notifications after one
+// that brought nothing due: Poll/64 (about 3 ms by default), at least 1 ms.
+func (w *Worker) notifyGap() time.Duration { return max(w.e.opts.Poll/64, time.Millisecond) }
+
 // nap sleeps d on the engine clock or until a notification of ww (if any)
-// arrives. It reports ended when the wait must end at once: a runner ended
-// (pd), the pool was woken, the worker stops or ctx ends.
-func (w *Worker) nap(ctx context.Context, d time.Duration, ww workWaiter) (pd *poolDone, ended bool) {
+// arrives (notified). It reports ended when the wait must end at once: a
+// runner ended (pd), the pool was woken, the worker stops or ctx ends.
+func (w *Worker) nap(ctx context.Context, d time.Duration, ww workWaiter) (pd *poolDone, ended, notified bool) {
 	t := w.e.clk.NewTimer(d)
 	defer t.Stop()
 	var note chan error
@@ -245,19 +262,19 @@ func (w *Worker) nap(ctx context.Context, d time.Duration, ww workWaiter) (pd *p
 	for {
 		select {
 		case x := <-w.p.done:
-			return &x, true
+			return &x, true, false
 		case <-w.p.wake:
-			return nil, true
+			return nil, true, false
 		case <-w.stop:
-			return nil, true
+			return nil, true, false
 		case <-ctx.Done():
-			return nil, true
+			return nil, true, false
 		case <-t.C():
-			return nil, false
+			return nil, false, false
 		case err := <-note:
 			note = nil
 			if err == nil {
-				return nil, false // notified: check what is due
+				return nil, false, true // notified: check what is due
 			}
 			// The listening connection failed: wait out the nap.
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -468,5 +469,71 @@ workflow "q" {
 	}
 	if moved := b.clk.Now().Sub(start); moved >= e.opts.Poll {
 		t.Fatalf("the engine clock moved %s before the run was taken; want less than the poll interval %s", moved, e.opts.Poll)
+	}
+}
+
+// TestWorkerWakesOnCommitOfAnotherHandle: on SQLite (Linux), an idle
+// worker is woken by the commit that enqueues a run through another store
+// handle on the same file, as `flowrun apply --detach` or `flowrun signal`
+// from another process. The engine clock moves only by the short pauses
+// between notifications (notifyGap), never by the quarter poll interval
+// at which the worker checks without them, and the run is claimed and
+// completed all the same.
+func TestWorkerWakesOnCommitOfAnotherHandle(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the SQLite store watches its log with inotify (Linux)")
+	}
+	b := setup(t)
+	b.compile(`
+workflow "q" {
+  version = "1.0.0"
+  step "a" {
+    set { v = 1 }
+  }
+}`)
+	e := New(b.st, Options{Clock: b.clk, Owner: store.Owner{Host: "testhost", PID: 1, Worker: "w"},
+		LeaseFor: 30 * time.Second, Poll: 200 * time.Millisecond})
+	w := NewWorker(e, WorkerOptions{Concurrency: 4})
+	if err := w.Start(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop(b.ctx)
+	deadline := time.Now().Add(30 * time.Second) // safety net only
+	for b.clk.Pending() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the worker never went idle")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	frozen := b.clk.Now()
+	other, err := sqlite.Open(b.ctx, b.st.Path(), sqlite.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	run, _, err := New(other, Options{Clock: b.clk, Owner: store.Owner{Host: "testhost", PID: 2}}).
+		StartRun(b.ctx, StartParams{Workflow: "q", New: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check, gap := e.opts.Poll/4, w.notifyGap()
+	for {
+		r, err := b.st.RunGet(b.ctx, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status == store.RunCompleted {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run is still %s: the worker was not woken by the other handle's commit", r.Status)
+		}
+		if b.clk.Pending() > 0 && b.clk.Now().Add(gap).Sub(frozen) < check {
+			b.clk.Advance(gap)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if moved := b.clk.Now().Sub(frozen); moved >= check {
+		t.Fatalf("the engine clock moved %s before the run was taken; want less than the poll check %s", moved, check)
 	}
 }

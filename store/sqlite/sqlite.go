@@ -96,6 +96,12 @@ type Store struct {
 
 	mu    sync.Mutex
 	stmts map[stmtKey]*sql.Stmt
+
+	// The log watcher of WaitForWork (notify.go), started on first use.
+	wmu      sync.Mutex
+	watcher  *logWatcher
+	watchErr error
+	wclosed  bool
 }
 
 var _ store.Store = (*Store)(nil)
@@ -321,6 +327,7 @@ func tighten(path string) error {
 
 // Close releases the database.
 func (s *Store) Close() error {
+	s.closeWatch()
 	s.mu.Lock()
 	for k, st := range s.stmts {
 		st.Close()
