@@ -22,9 +22,36 @@ func (e *Engine) Signal(ctx context.Context, runID, name string, payload json.Ra
 	if run.Status.Terminal() {
 		return store.Signal{}, fmt.Errorf("signal run %s: the run is %s and waits for nothing: %w", run.ID, run.Status, store.ErrConflict)
 	}
-	l, err := e.load(ctx, run.Workflow, run.GraphHash)
+	if !(run.Status == store.RunWaiting && run.WaitReason == "signal:"+name) {
+		if err := e.checkSignal(ctx, run, name); err != nil {
+			return store.Signal{}, err
+		}
+	}
+	if len(payload) == 0 {
+		payload = json.RawMessage("{}")
+	}
+	if !json.Valid(payload) {
+		return store.Signal{}, fmt.Errorf("signal run %s: the signal data is not valid JSON; pass a JSON value such as '{\"approved\": true}'", run.ID)
+	}
+	sig, err := e.st.SignalSend(ctx, store.SignalSendParams{RunID: run.ID, Name: name, Payload: payload, Now: e.clk.Now()})
 	if err != nil {
 		return store.Signal{}, fmt.Errorf("signal run %s: %w", run.ID, err)
+	}
+	e.poke(run.ID)
+	e.wakePools()
+	return sig, nil
+}
+
+// checkSignal returns an error (store.ErrConflict) unless a wait step of
+// the run that has not finished takes the signal name. Signal skips it
+// for a run parked on that very signal (wait_reason "signal:NAME", written
+// when the run parked with such a step waiting, cleared when it is
+// claimed), which is what a signal usually finds: a long run's graph is
+// then not loaded at all.
+func (e *Engine) checkSignal(ctx context.Context, run store.Run, name string) error {
+	l, err := e.load(ctx, run.Workflow, run.GraphHash)
+	if err != nil {
+		return fmt.Errorf("signal run %s: %w", run.ID, err)
 	}
 	waiting := false
 	var names []string
@@ -42,7 +69,7 @@ func (e *Engine) Signal(ctx context.Context, runID, name string, payload json.Ra
 		case errors.Is(err, store.ErrNotFound):
 			waiting = true // not begun yet: it will wait
 		case err != nil:
-			return store.Signal{}, fmt.Errorf("signal run %s: %w", run.ID, err)
+			return fmt.Errorf("signal run %s: %w", run.ID, err)
 		case !row.Status.Terminal():
 			waiting = true
 		}
@@ -52,21 +79,9 @@ func (e *Engine) Signal(ctx context.Context, runID, name string, payload json.Ra
 		if len(names) > 0 {
 			hint = fmt.Sprintf("its wait steps take %q and have finished or take another name", names)
 		}
-		return store.Signal{}, fmt.Errorf("signal run %s: no step of the run waits for signal %q (%s): %w", run.ID, name, hint, store.ErrConflict)
+		return fmt.Errorf("signal run %s: no step of the run waits for signal %q (%s): %w", run.ID, name, hint, store.ErrConflict)
 	}
-	if len(payload) == 0 {
-		payload = json.RawMessage("{}")
-	}
-	if !json.Valid(payload) {
-		return store.Signal{}, fmt.Errorf("signal run %s: the signal data is not valid JSON; pass a JSON value such as '{\"approved\": true}'", run.ID)
-	}
-	sig, err := e.st.SignalSend(ctx, store.SignalSendParams{RunID: run.ID, Name: name, Payload: payload, Now: e.clk.Now()})
-	if err != nil {
-		return store.Signal{}, fmt.Errorf("signal run %s: %w", run.ID, err)
-	}
-	e.poke(run.ID)
-	e.wakePools()
-	return sig, nil
+	return nil
 }
 
 // Cancel asks for a run and its descendants to be canceled. A run nobody

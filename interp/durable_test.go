@@ -477,3 +477,40 @@ workflow "rd" {
 		t.Fatalf("retry of a completed run: %v, want ErrConflict", err)
 	}
 }
+
+// TestSignalToParkedRunLoadsNoGraph: a signal to a run parked on that
+// very signal (wait_reason "signal:NAME") is accepted from the run row
+// alone; the graph is loaded only to check a signal the run is not parked
+// on, which is still refused when no wait step takes it.
+func TestSignalToParkedRunLoadsNoGraph(t *testing.T) {
+	b := setup(t)
+	run := b.run(`
+workflow "w" {
+  version = "1.0.0"
+  step "approve" {
+    wait { signal = "approval" }
+  }
+  step "after" {
+    set { by = "{{ steps.approve.output.by }}" }
+  }
+}`, nil)
+	wantStatus(t, run, store.RunWaiting)
+	fresh := New(b.st, Options{Clock: b.clk, Owner: store.Owner{Host: "testhost", PID: 2}})
+	if _, err := fresh.Signal(b.ctx, run.ID, "approval", json.RawMessage(`not json`)); err == nil {
+		t.Fatal("a signal with data that is not JSON was accepted")
+	}
+	if _, err := fresh.Signal(b.ctx, run.ID, "approval", json.RawMessage(`{"by": "ada"}`)); err != nil {
+		t.Fatalf("signal: %v", err)
+	}
+	if l := fresh.graphs.get(run.Workflow + "\x00" + run.GraphHash); l != nil {
+		t.Fatal("the signal loaded the run's graph")
+	}
+	if _, err := fresh.Signal(b.ctx, run.ID, "other", nil); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("signal other: %v, want ErrConflict", err)
+	}
+	if l := fresh.graphs.get(run.Workflow + "\x00" + run.GraphHash); l == nil {
+		t.Fatal("a signal the run is not parked on was refused without reading the graph")
+	}
+	run = b.drive(run.ID)
+	wantStatus(t, run, store.RunCompleted)
+}

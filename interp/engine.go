@@ -197,11 +197,20 @@ func (e *Engine) load(ctx context.Context, workflow, hash string) (*loaded, erro
 	if l := e.graphs.get(workflow + "\x00" + hash); l != nil {
 		return l, nil
 	}
-	v, err := e.st.VersionGetByHash(ctx, workflow, hash)
+	v, err := e.version(ctx, workflow, hash)
 	if err != nil {
-		return nil, fmt.Errorf("load workflow %q graph %.12s: %w", workflow, hash, err)
+		return nil, err
 	}
 	return e.loadVersion(v)
+}
+
+// version reads a stored graph by its hash.
+func (e *Engine) version(ctx context.Context, workflow, hash string) (store.Version, error) {
+	v, err := e.st.VersionGetByHash(ctx, workflow, hash)
+	if err != nil {
+		return v, fmt.Errorf("load workflow %q graph %.12s: %w", workflow, hash, err)
+	}
+	return v, nil
 }
 
 // loadVersion decodes and compiles a stored version, cached by hash.

@@ -20,6 +20,49 @@ import (
 // 10,000 finished steps then reads a handful of rows instead of all of
 // them with their outputs.
 
+// prefetchGraphBytes is the size of a stored graph from which a rebuild
+// that must decode it reads the run's step heads at the same time: such a
+// graph has hundreds of steps or more (a few hundred bytes each), so its
+// run is read heads first, and decoding it takes long enough (10 ms at
+// 10,000 steps) to hide the read.
+const prefetchGraphBytes = 64 << 10
+
+// headsRead is a read of a run's step heads in progress; wait returns its
+// result (and must be called: it owns the reading goroutine).
+type headsRead struct {
+	done  chan struct{}
+	heads []store.StepHead
+	err   error
+}
+
+func (h *headsRead) wait() ([]store.StepHead, error) {
+	<-h.done
+	return h.heads, h.err
+}
+
+// loadGraph returns the run's loaded graph: from the engine's cache, or
+// read and decoded, and then, for a large graph, with the run's step
+// heads read while it is decoded (heads; nil when not started).
+func (r *runner) loadGraph(ctx context.Context) (*loaded, *headsRead, error) {
+	if l := r.e.graphs.get(r.run.Workflow + "\x00" + r.run.GraphHash); l != nil {
+		return l, nil, nil
+	}
+	v, err := r.e.version(ctx, r.run.Workflow, r.run.GraphHash)
+	if err != nil {
+		return nil, nil, err
+	}
+	var heads *headsRead
+	if len(v.Graph) >= prefetchGraphBytes {
+		heads = &headsRead{done: make(chan struct{})}
+		go func() {
+			defer close(heads.done)
+			heads.heads, heads.err = r.e.st.StepHeads(ctx, r.run.ID)
+		}()
+	}
+	l, err := r.e.loadVersion(v)
+	return l, heads, err
+}
+
 // leanRebuild says when a rebuild reads heads first: from keys step keys
 // (below, one StepList is cheaper than two reads), and only when it needs
 // at most 1/share of them whole, which it reads one by one (beyond, one
@@ -30,7 +73,10 @@ type leanRebuild struct{ keys, share int }
 // it also returns the runner's keep with the steps that ended and that
 // nothing reads any more already dropped (their rows were not read), to be
 // set before the rows are settled.
-func (r *runner) loadRows(ctx context.Context) ([]store.Step, *keep, error) {
+//
+// heads, when not nil, is a read of the heads started while the graph was
+// decoded (loadGraph); it is used instead of reading them again.
+func (r *runner) loadRows(ctx context.Context, pre *headsRead) ([]store.Step, *keep, error) {
 	full := func() ([]store.Step, *keep, error) {
 		steps, err := r.e.st.StepList(ctx, r.run.ID)
 		if err != nil {
@@ -41,7 +87,13 @@ func (r *runner) loadRows(ctx context.Context) ([]store.Step, *keep, error) {
 	if len(r.l.g.Steps) < r.e.lean.keys && !r.l.expands {
 		return full() // a short graph's run has few keys: no heads first
 	}
-	heads, err := r.e.st.StepHeads(ctx, r.run.ID)
+	var heads []store.StepHead
+	var err error
+	if pre != nil {
+		heads, err = pre.wait()
+	} else {
+		heads, err = r.e.st.StepHeads(ctx, r.run.ID)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("run %s: load steps: %w", r.run.ID, err)
 	}

@@ -156,6 +156,14 @@ func TestLeanRebuildSameState(t *testing.T) {
 			whole.lean = leanRebuild{keys: 1 << 30, share: 1}
 			want := rebuildState(t, whole, parked)
 
+			// At 400 steps the graph is large enough that the fresh engine
+			// reads the heads while it decodes the graph (loadGraph): that
+			// read must be the only one.
+			if v, err := b.st.VersionGetByHash(b.ctx, parked.Workflow, parked.GraphHash); err != nil {
+				t.Fatal(err)
+			} else if big := len(v.Graph) >= prefetchGraphBytes; big != (n >= 100) {
+				t.Fatalf("graph of %d bytes: prefetch %v, want it for n=%d only from 100 steps", len(v.Graph), big, n)
+			}
 			lc := &listCounter{Store: b.st}
 			lean := New(lc, b.e.opts)
 			if n < 100 {

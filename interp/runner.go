@@ -369,7 +369,10 @@ func (r *runner) waitFlights() {
 // 1), and closes the attempts left running by a previous owner as
 // interrupted (invariant 5).
 func (r *runner) rebuild(ctx context.Context) error {
-	l, err := r.e.load(ctx, r.run.Workflow, r.run.GraphHash)
+	l, heads, err := r.loadGraph(ctx)
+	if heads != nil {
+		defer heads.wait() // never leave the read behind, whatever happens
+	}
 	if err != nil {
 		return err
 	}
@@ -391,7 +394,7 @@ func (r *runner) rebuild(ctx context.Context) error {
 	}
 	r.info = lang.RunInfo{ID: r.run.ID, Workflow: r.run.Workflow, Version: r.run.Version, Key: r.run.Key,
 		Attempt: runAttempt(r.run), StartedAt: started.UTC().Format(time.RFC3339)}
-	steps, k, err := r.loadRows(ctx)
+	steps, k, err := r.loadRows(ctx, heads)
 	if err != nil {
 		return err
 	}
