@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -150,11 +151,35 @@ const execKillGrace = 5 * time.Second
 // stdin reads a /dev/null opened once: an exec step's own cost beyond the
 // spawn is then a handful of system calls.
 func runExec(ctx context.Context, clk clock.Clock, c *execCall, limit int64) (any, *stepError) {
+	out, se, retry := runExecOnce(ctx, clk, c, limit, true)
+	if retry {
+		// The program was not where the path cache said: look it up again.
+		out, se, _ = runExecOnce(ctx, clk, c, limit, false)
+	}
+	return out, se
+}
+
+// runExecOnce is runExec with a program found in the path cache when
+// cached allows it; retry says that the cached path no longer holds a
+// program (nothing ran).
+func runExecOnce(ctx context.Context, clk clock.Clock, c *execCall, limit int64, cached bool) (result any, se *stepError, retry bool) {
 	var cmd *exec.Cmd
-	if c.shell {
+	fromCache := false
+	switch {
+	case c.shell:
 		cmd = exec.Command("/bin/sh", "-c", c.script)
-	} else {
+	case cached:
+		if p, ok := programs.lookup(clk, c.argv[0]); ok {
+			cmd = &exec.Cmd{Path: p, Args: c.argv}
+			fromCache = true
+			break
+		}
+		fallthrough
+	default:
 		cmd = exec.Command(c.argv[0], c.argv[1:]...)
+		if cmd.Err == nil && cmd.Path != c.argv[0] {
+			programs.store(clk, c.argv[0], cmd.Path)
+		}
 	}
 	cmd.Dir = c.dir
 	cmd.Env = append(os.Environ(), c.env...)
@@ -210,6 +235,10 @@ func runExec(ctx context.Context, clk clock.Clock, c *execCall, limit int64) (an
 		<-read
 		return err
 	})
+	if fromCache && cmd.Process == nil && errors.Is(err, fs.ErrNotExist) {
+		programs.forget(c.argv[0])
+		return nil, nil, true
+	}
 	code := 0
 	if ps := cmd.ProcessState; ps != nil {
 		code = ps.ExitCode()
@@ -225,10 +254,10 @@ func runExec(ctx context.Context, clk clock.Clock, c *execCall, limit int64) (an
 		}
 	}
 	if err == nil && ctx.Err() == nil {
-		return out, nil
+		return out, nil, false
 	}
 	if ctx.Err() != nil {
-		return nil, &stepError{Kind: "canceled", Message: "the command was killed", ExitCode: &code, Output: out}
+		return nil, &stepError{Kind: "canceled", Message: "the command was killed", ExitCode: &code, Output: out}, false
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
@@ -236,9 +265,9 @@ func runExec(ctx context.Context, clk clock.Clock, c *execCall, limit int64) (an
 		if tail := lastLine(stderr.buf.String()); tail != "" {
 			msg += ": " + tail
 		}
-		return nil, &stepError{Kind: "exec", Message: msg, ExitCode: &code, Output: out}
+		return nil, &stepError{Kind: "exec", Message: msg, ExitCode: &code, Output: out}, false
 	}
-	return nil, &stepError{Kind: "exec", Message: fmt.Sprintf("the command could not be started: %v", err)}
+	return nil, &stepError{Kind: "exec", Message: fmt.Sprintf("the command could not be started: %v", err)}, false
 }
 
 // group is the process group of a running exec action, signaled as a
@@ -412,4 +441,64 @@ func (w *capWriter) String() string {
 		s += fmt.Sprintf(truncMarker, w.dropped)
 	}
 	return s
+}
+
+// programCacheFor is how long a program found on PATH is used without
+// looking it up again: an exec step then costs no PATH search (one stat
+// per directory, tens of microseconds), and a program installed earlier
+// on PATH is seen within a second, as a shell's hash table would see it
+// after `hash -r`. A cached program that is gone is looked up again at
+// once (runExec).
+const programCacheFor = time.Second
+
+// maxCachedPrograms bounds the cache.
+const maxCachedPrograms = 256
+
+// programs is the process's cache of programs found on PATH, by name and
+// the PATH they were found on.
+var programs = &programCache{m: map[string]cachedProgram{}}
+
+type programCache struct {
+	mu sync.Mutex
+	m  map[string]cachedProgram
+}
+
+type cachedProgram struct {
+	path  string
+	pathv string // PATH when it was found
+	at    time.Time
+}
+
+func (c *programCache) lookup(clk clock.Clock, name string) (string, bool) {
+	if strings.ContainsRune(name, '/') {
+		return "", false
+	}
+	c.mu.Lock()
+	p, ok := c.m[name]
+	c.mu.Unlock()
+	if !ok || p.pathv != os.Getenv("PATH") {
+		return "", false
+	}
+	if age := clk.Now().Sub(p.at); age < 0 || age >= programCacheFor {
+		return "", false
+	}
+	return p.path, true
+}
+
+func (c *programCache) store(clk clock.Clock, name, path string) {
+	if strings.ContainsRune(name, '/') || !filepath.IsAbs(path) {
+		return
+	}
+	c.mu.Lock()
+	if len(c.m) >= maxCachedPrograms {
+		clear(c.m) // names made by templates: start over rather than grow
+	}
+	c.m[name] = cachedProgram{path: path, pathv: os.Getenv("PATH"), at: clk.Now()}
+	c.mu.Unlock()
+}
+
+func (c *programCache) forget(name string) {
+	c.mu.Lock()
+	delete(c.m, name)
+	c.mu.Unlock()
 }

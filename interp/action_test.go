@@ -64,6 +64,64 @@ workflow "ex" {
 	}
 }
 
+// TestExecFindsProgramsOnPath: a program named without a slash is looked
+// up on PATH, and the path found is used for a second (programCacheFor on
+// the engine clock) without searching again: a program installed earlier
+// on PATH is seen once that has passed, and a cached program that is gone
+// is looked up again at once. A program that is nowhere fails the step,
+// named.
+func TestExecFindsProgramsOnPath(t *testing.T) {
+	b := setup(t)
+	dirA, dirB := t.TempDir(), t.TempDir()
+	t.Setenv("PATH", dirA+string(os.PathListSeparator)+dirB+string(os.PathListSeparator)+os.Getenv("PATH"))
+	tool := func(dir, says string) string {
+		p := filepath.Join(dir, "flowrun-test-tool")
+		if err := os.WriteFile(p, []byte("#!/bin/sh\necho "+says+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	b.compile(`
+workflow "tool" {
+  version = "1.0.0"
+  step "t" {
+    exec { command = ["flowrun-test-tool"] }
+  }
+}
+workflow "missing" {
+  version = "1.0.0"
+  step "t" {
+    exec { command = ["flowrun-test-no-such-tool"] }
+  }
+}`)
+	says := func(want string) {
+		t.Helper()
+		run := b.drive(b.start("tool", nil).ID)
+		wantStatus(t, run, store.RunCompleted)
+		wantJSON(t, "output", b.show(run.ID).Steps["t"].Output, `{"exit_code": 0, "stdout": "`+want+`\n", "stderr": "", "json": null}`)
+	}
+	tool(dirB, "B")
+	says("B")
+	inA := tool(dirA, "A")
+	says("B") // found a moment ago
+	b.clk.Advance(programCacheFor)
+	says("A")
+	if err := os.Remove(inA); err != nil {
+		t.Fatal(err)
+	}
+	says("B") // the cached program is gone: looked up again
+
+	run := b.drive(b.start("missing", nil).ID)
+	wantStatus(t, run, store.RunFailed)
+	v := b.show(run.ID)
+	if k := errKind(t, v.Steps["t"].Error); k != "exec" {
+		t.Fatalf("error kind = %q, want exec", k)
+	}
+	if msg := string(v.Steps["t"].Error); !strings.Contains(msg, "flowrun-test-no-such-tool") || !strings.Contains(msg, "not found") {
+		t.Fatalf("error = %s, want it to name the program and say it was not found", msg)
+	}
+}
+
 func TestExecFailureAndTruncation(t *testing.T) {
 	b := setup(t)
 	run := b.run(`
