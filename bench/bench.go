@@ -134,6 +134,8 @@ func Scenarios() []*Scenario {
 		{Name: "worker", Description: "1,000 runs of 10 set steps on one worker at concurrency 16, FULL", run: workerScenario},
 		{Name: "foreach", Description: "a foreach over 10,000 items with set bodies at concurrency 32, FULL", run: foreachScenario},
 		{Name: "resume", Description: "resuming a run that has 10,000 completed steps: time to its next step starting", run: resumeScenario},
+		{Name: "resume-worker", Description: "resuming runs that have 10,000 completed steps through the binaries: flowrun signal from its own process, the next step started by a running flowrun worker",
+			run: resumeWorkerScenario},
 		{Name: "history-1k", Description: "a run of 1,000 attempts (an until loop of http steps): peak RSS", run: historyScenario(1000)},
 		{Name: "history-100k", Description: "a run of 100,000 attempts (an until loop of http steps): peak RSS against history-1k",
 			run: historyScenario(100000), rss: &Target{Of: "ratio", Op: "<=", Limit: 1.5}, rssOf: "history-1k"},
