@@ -14,7 +14,7 @@ import (
 // StepList returns every step key of a run, in the order the keys were
 // first written. (SQLite: rowid order; Postgres: a serial column.)
 func (s *Store) StepList(ctx context.Context, runID string) ([]store.Step, error) {
-	steps, err := readAll(ctx, s, scanStep, `SELECT `+stepCols+` FROM steps WHERE run_id = ?1 ORDER BY rowid`, runID)
+	steps, err := readAll(ctx, s, scanStep, `SELECT `+stepCols+` FROM steps WHERE rowid IN (SELECT rowid FROM steps WHERE run_id = ?1) ORDER BY rowid`, runID)
 	return steps, s.fail("listing the steps of run "+runID, err)
 }
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -108,6 +109,25 @@ func runSummariesJSON(runs []store.RunSummary) []runSummaryJSON {
 
 // writeJSON prints v as indented JSON on stdout.
 func (e *env) writeJSON(v any) error {
+	if m, ok := v.(json.Marshaler); ok {
+		// Indent the value's own JSON: encoding/json would first compact
+		// it once more, a pass over all of it (a 10,000-step show is
+		// megabytes).
+		b, err := m.MarshalJSON()
+		if err != nil {
+			return fmt.Errorf("writing JSON: %w", err)
+		}
+		var out bytes.Buffer
+		out.Grow(len(b) + len(b)/2)
+		if err := json.Indent(&out, b, "", "  "); err != nil {
+			return fmt.Errorf("writing JSON: %w", err)
+		}
+		out.WriteByte('\n')
+		if _, err := e.stdout.Write(out.Bytes()); err != nil {
+			return fmt.Errorf("writing JSON: %w", err)
+		}
+		return nil
+	}
 	enc := json.NewEncoder(e.stdout)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
