@@ -14,6 +14,10 @@ import (
 // inside the 500 ms in which a change by any process must show.
 const PollInterval = 250 * time.Millisecond
 
+// MinPollGap is the least time between two polls when the store tells of
+// commits (flowtui then polls on each, instead of waiting PollInterval).
+const MinPollGap = 50 * time.Millisecond
+
 // maxEvents bounds the events read by one poll; a poll that reads that many
 // reports More and the next one follows at once.
 const maxEvents = 2000

@@ -1,7 +1,8 @@
 // Package root is flowtui's root model: it owns which screen shows, routes
 // messages to the components, draws the title, status and help bars, and
-// keeps the interface live by polling the feed every feed.PollInterval for
-// the events appended since the last one it saw.
+// keeps the interface live by polling the feed every feed.PollInterval (or,
+// on a store that tells of commits, on each, at most every
+// feed.MinPollGap) for the events appended since the last one it saw.
 //
 // root must not render a component's content or hold its state; it must not
 // write to the store except through the feed's Actions, DeadLetters and
@@ -15,6 +16,7 @@ import (
 	"github.com/charmbracelet/bubbles/help"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/tui/breakers"
 	"github.com/flowrun/flowrun/tui/confirm"
@@ -156,15 +158,68 @@ func (m Model) load() tea.Cmd {
 	}
 }
 
-// tick waits one poll interval on the theme's clock, or until bg ends.
+// workWaiter is a store that tells of commits (SQLite on Linux watches
+// its log, Postgres listens): see the stores' WaitForWork.
+type workWaiter interface {
+	WaitForWork(ctx context.Context) error
+}
+
+// tick waits one poll interval on the theme's clock, or until bg ends. On
+// a store that tells of commits it polls sooner, when one comes, but never
+// within feed.MinPollGap of the last poll: the screen follows a busy store
+// at most 20 times a second.
 func (m Model) tick() tea.Cmd {
 	if !m.ticks {
 		return nil
 	}
-	bg, clk := m.bg, m.ctx.Clock
+	return waitPoll(m.bg, m.ctx.Clock, m.src.Store)
+}
+
+// waitPoll returns the command of tick.
+func waitPoll(bg context.Context, clk clock.Clock, st store.Store) tea.Cmd {
+	ww, _ := st.(workWaiter)
 	return func() tea.Msg {
 		t := clk.NewTimer(feed.PollInterval)
 		defer t.Stop()
+		if ww == nil {
+			select {
+			case <-t.C():
+				return PollMsg{}
+			case <-bg.Done():
+				return nil
+			}
+		}
+		gap := clk.NewTimer(feed.MinPollGap)
+		defer gap.Stop()
+		select {
+		case <-gap.C():
+		case <-t.C():
+			return PollMsg{}
+		case <-bg.Done():
+			return nil
+		}
+		wctx, cancel := context.WithCancel(bg)
+		note := make(chan error, 1)
+		go func() { note <- ww.WaitForWork(wctx) }()
+		got := false
+		defer func() {
+			cancel()
+			if !got {
+				<-note
+			}
+		}()
+		select {
+		case <-t.C():
+			return PollMsg{}
+		case <-bg.Done():
+			return nil
+		case err := <-note:
+			got = true
+			if err == nil {
+				return PollMsg{}
+			}
+		}
+		// The store cannot tell of commits: wait out the interval.
 		select {
 		case <-t.C():
 			return PollMsg{}

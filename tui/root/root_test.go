@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/sqlite"
 	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/internal/fixture"
 	"github.com/flowrun/flowrun/tui/theme"
@@ -310,5 +313,55 @@ func TestStoreErrorShown(t *testing.T) {
 	checkSize(t, v)
 	if !strings.Contains(v, "Cannot read the database") || !strings.Contains(v, "disk I/O error") {
 		t.Fatalf("store error:\n%s", v)
+	}
+}
+
+// TestPollOnCommit: on SQLite (Linux), the poll timer ends at a commit by
+// another handle on the file, once feed.MinPollGap has passed, without
+// waiting for feed.PollInterval on the (frozen) clock.
+func TestPollOnCommit(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the SQLite store watches its log with inotify (Linux)")
+	}
+	w := newWorld(t)
+	b := w.b
+	// The store's first wait only starts watching and returns at once.
+	if err := b.Store.WaitForWork(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	cmd := waitPoll(context.Background(), b.Clock, b.Store)
+	got := make(chan tea.Msg, 1)
+	go func() { got <- cmd() }()
+	deadline := time.Now().Add(30 * time.Second) // safety net only
+	for b.Clock.Pending() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the poll never set its timers")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	b.Clock.Advance(feed.MinPollGap)
+	other, err := sqlite.Open(context.Background(), b.Store.Path(), sqlite.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	// Commit until the wait ends (the first commit may come before the
+	// command listens; the store keeps no event from before that).
+	for {
+		select {
+		case msg := <-got:
+			if _, ok := msg.(PollMsg); !ok {
+				t.Fatalf("the poll command returned %#v, want PollMsg", msg)
+			}
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+		if _, err := other.RunInsert(context.Background(), store.RunInsertParams{ID: fmt.Sprintf("other-%d", time.Now().UnixNano()),
+			Workflow: "hello", Version: "1.0.0", GraphHash: "h", Now: b.Clock.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a commit by another handle did not end the poll wait")
+		}
 	}
 }
