@@ -17,6 +17,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/flowrun/flowrun/clock"
+	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/tui/breakers"
 	"github.com/flowrun/flowrun/tui/confirm"
@@ -158,16 +159,10 @@ func (m Model) load() tea.Cmd {
 	}
 }
 
-// workWaiter is a store that tells of commits (SQLite on Linux watches
-// its log, Postgres listens): see the stores' WaitForWork.
-type workWaiter interface {
-	WaitForWork(ctx context.Context) error
-}
-
 // tick waits one poll interval on the theme's clock, or until bg ends. On
 // a store that tells of commits it polls sooner, when one comes, but never
 // within feed.MinPollGap of the last poll: the screen follows a busy store
-// at most 20 times a second.
+// at most 20 times a second (interp.WaitForChange).
 func (m Model) tick() tea.Cmd {
 	if !m.ticks {
 		return nil
@@ -177,55 +172,11 @@ func (m Model) tick() tea.Cmd {
 
 // waitPoll returns the command of tick.
 func waitPoll(bg context.Context, clk clock.Clock, st store.Store) tea.Cmd {
-	ww, _ := st.(workWaiter)
 	return func() tea.Msg {
-		t := clk.NewTimer(feed.PollInterval)
-		defer t.Stop()
-		if ww == nil {
-			select {
-			case <-t.C():
-				return PollMsg{}
-			case <-bg.Done():
-				return nil
-			}
-		}
-		gap := clk.NewTimer(feed.MinPollGap)
-		defer gap.Stop()
-		select {
-		case <-gap.C():
-		case <-t.C():
-			return PollMsg{}
-		case <-bg.Done():
+		if interp.WaitForChange(bg, clk, st, feed.MinPollGap, feed.PollInterval) != nil {
 			return nil
 		}
-		wctx, cancel := context.WithCancel(bg)
-		note := make(chan error, 1)
-		go func() { note <- ww.WaitForWork(wctx) }()
-		got := false
-		defer func() {
-			cancel()
-			if !got {
-				<-note
-			}
-		}()
-		select {
-		case <-t.C():
-			return PollMsg{}
-		case <-bg.Done():
-			return nil
-		case err := <-note:
-			got = true
-			if err == nil {
-				return PollMsg{}
-			}
-		}
-		// The store cannot tell of commits: wait out the interval.
-		select {
-		case <-t.C():
-			return PollMsg{}
-		case <-bg.Done():
-			return nil
-		}
+		return PollMsg{}
 	}
 }
 

@@ -10,11 +10,16 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
 )
 
-// followEvery is how often logs -f looks for new events.
-const followEvery = 200 * time.Millisecond
+// followEvery is how often logs -f looks for new events; on a store that
+// tells of commits it looks at each, but at most every followGap.
+const (
+	followEvery = 200 * time.Millisecond
+	followGap   = 20 * time.Millisecond
+)
 
 func logsCommand() *command {
 	return &command{
@@ -102,12 +107,8 @@ func (e *env) followEvents(ctx context.Context, st store.Store, runID, step stri
 		if run.Status.Terminal() {
 			return nil
 		}
-		t := e.clock.NewTimer(followEvery)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if interp.WaitForChange(ctx, e.clock, st, followGap, followEvery) != nil {
 			return nil
-		case <-t.C():
 		}
 	}
 }
