@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/txtar"
 )
@@ -1134,6 +1135,12 @@ func TestDecodeParallel(t *testing.T) {
 				t.Fatalf("the decoded graph does not encode to the stored bytes (%v)", err)
 			}
 		})
+	}
+	// The decode's goroutines have called Done when it returns, and may
+	// still be exiting: a leak is one still there after a while.
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
 	}
 	if after := runtime.NumGoroutine(); after > before {
 		t.Fatalf("%d goroutines before decoding, %d after", before, after)
