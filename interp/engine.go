@@ -194,23 +194,24 @@ func (e *Engine) StoreGraph(ctx context.Context, g *lang.Graph) (store.Version, 
 // load returns the decoded graph and program of a stored version, cached
 // by hash.
 func (e *Engine) load(ctx context.Context, workflow, hash string) (*loaded, error) {
+	return e.loadDecoding(ctx, workflow, hash, nil)
+}
+
+// loadDecoding is load that, when it read the graph and is about to decode
+// it, first calls decoding (if not nil) with the graph's size in bytes, so
+// the caller may start other reads that the decode then hides.
+func (e *Engine) loadDecoding(ctx context.Context, workflow, hash string, decoding func(size int)) (*loaded, error) {
 	if l := e.graphs.get(workflow + "\x00" + hash); l != nil {
 		return l, nil
 	}
-	v, err := e.version(ctx, workflow, hash)
-	if err != nil {
-		return nil, err
-	}
-	return e.loadVersion(v)
-}
-
-// version reads a stored graph by its hash.
-func (e *Engine) version(ctx context.Context, workflow, hash string) (store.Version, error) {
 	v, err := e.st.VersionGetByHash(ctx, workflow, hash)
 	if err != nil {
-		return v, fmt.Errorf("load workflow %q graph %.12s: %w", workflow, hash, err)
+		return nil, fmt.Errorf("load workflow %q graph %.12s: %w", workflow, hash, err)
 	}
-	return v, nil
+	if decoding != nil {
+		decoding(len(v.Graph))
+	}
+	return e.loadVersion(v)
 }
 
 // loadVersion decodes and compiles a stored version, cached by hash.

@@ -246,6 +246,23 @@ type workWaiter interface {
 	WaitForWork(ctx context.Context) error
 }
 
+// listen calls ww.WaitForWork in a goroutine: note receives its result,
+// and stop ends the wait (if it goes on) and returns once the goroutine
+// has returned, whether or not note was read.
+func listen(ctx context.Context, ww workWaiter) (note <-chan error, stop func()) {
+	wctx, cancel := context.WithCancel(ctx)
+	ch := make(chan error, 1) // never blocks the goroutine
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ch <- ww.WaitForWork(wctx)
+	}()
+	return ch, func() {
+		cancel()
+		<-done
+	}
+}
+
 // watchCancels brings a cancel request made by another process to the
 // pool's runners within a poll interval (Options.Poll) rather than at the
 // next heartbeat: every poll interval, and on a store with notifications
@@ -318,42 +335,26 @@ func (p *pool) awaitCancelCheck(ctx context.Context, ww workWaiter, busy bool, n
 			return false
 		}
 	}
-	wctx, cancel := context.WithCancel(ctx)
-	fired := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		select {
-		case <-t.C():
-			close(fired)
-		case <-stop:
-		case <-wctx.Done():
-		}
-		cancel()
-	}()
-	err := ww.WaitForWork(wctx)
-	cancel()
-	<-done
+	note, stopListen := listen(ctx, ww)
+	defer stopListen()
 	select {
+	case <-t.C():
+		return true
 	case <-stop:
 		return false
-	default:
-	}
-	if err != nil && wctx.Err() == nil {
-		// The listening connection failed: fall back to the poll interval.
-		select {
-		case <-fired:
-		case <-stop:
-			return false
+	case err := <-note:
+		if err == nil {
+			*notified = true
+			return true
 		}
-		return true
 	}
+	// The store cannot tell of commits now: wait out the poll interval.
 	select {
-	case <-fired:
-	default:
-		*notified = true
+	case <-t.C():
+		return true
+	case <-stop:
+		return false
 	}
-	return true
 }
 
 // count returns the runners of the pool, counting the slots reserved by

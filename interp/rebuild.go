@@ -40,26 +40,21 @@ func (h *headsRead) wait() ([]store.StepHead, error) {
 	return h.heads, h.err
 }
 
-// loadGraph returns the run's loaded graph: from the engine's cache, or
-// read and decoded, and then, for a large graph, with the run's step
-// heads read while it is decoded (heads; nil when not started).
+// loadGraph returns the run's loaded graph (load) and, when it had to
+// decode a large graph, the read of the run's step heads it started
+// before decoding (nil when not started).
 func (r *runner) loadGraph(ctx context.Context) (*loaded, *headsRead, error) {
-	if l := r.e.graphs.get(r.run.Workflow + "\x00" + r.run.GraphHash); l != nil {
-		return l, nil, nil
-	}
-	v, err := r.e.version(ctx, r.run.Workflow, r.run.GraphHash)
-	if err != nil {
-		return nil, nil, err
-	}
 	var heads *headsRead
-	if len(v.Graph) >= prefetchGraphBytes {
+	l, err := r.e.loadDecoding(ctx, r.run.Workflow, r.run.GraphHash, func(size int) {
+		if size < prefetchGraphBytes {
+			return
+		}
 		heads = &headsRead{done: make(chan struct{})}
 		go func() {
 			defer close(heads.done)
 			heads.heads, heads.err = r.e.st.StepHeads(ctx, r.run.ID)
 		}()
-	}
-	l, err := r.e.loadVersion(v)
+	})
 	return l, heads, err
 }
 
@@ -74,7 +69,7 @@ type leanRebuild struct{ keys, share int }
 // nothing reads any more already dropped (their rows were not read), to be
 // set before the rows are settled.
 //
-// heads, when not nil, is a read of the heads started while the graph was
+// pre, when not nil, is a read of the heads started while the graph was
 // decoded (loadGraph); it is used instead of reading them again.
 func (r *runner) loadRows(ctx context.Context, pre *headsRead) ([]store.Step, *keep, error) {
 	full := func() ([]store.Step, *keep, error) {

@@ -34,23 +34,14 @@ func WaitForChange(ctx context.Context, clk clock.Clock, st store.Store, gap, ev
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	wctx, cancel := context.WithCancel(ctx)
-	note := make(chan error, 1)
-	go func() { note <- ww.WaitForWork(wctx) }()
-	got := false
-	defer func() {
-		cancel()
-		if !got {
-			<-note
-		}
-	}()
+	note, stop := listen(ctx, ww)
+	defer stop()
 	select {
 	case <-t.C():
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	case err := <-note:
-		got = true
 		if err == nil {
 			return nil
 		}

@@ -247,17 +247,11 @@ func (w *Worker) notifyGap() time.Duration { return max(w.e.opts.Poll/64, time.M
 func (w *Worker) nap(ctx context.Context, d time.Duration, ww workWaiter) (pd *poolDone, ended, notified bool) {
 	t := w.e.clk.NewTimer(d)
 	defer t.Stop()
-	var note chan error
+	var note <-chan error
 	if ww != nil {
-		wctx, cancel := context.WithCancel(ctx)
-		note = make(chan error, 1)
-		go func() { note <- ww.WaitForWork(wctx) }()
-		defer func() {
-			cancel()
-			if note != nil {
-				<-note
-			}
-		}()
+		var stop func()
+		note, stop = listen(ctx, ww)
+		defer stop()
 	}
 	for {
 		select {
