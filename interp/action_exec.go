@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -151,35 +150,13 @@ const execKillGrace = 5 * time.Second
 // stdin reads a /dev/null opened once: an exec step's own cost beyond the
 // spawn is then a handful of system calls.
 func runExec(ctx context.Context, clk clock.Clock, c *execCall, limit int64) (any, *stepError) {
-	out, se, retry := runExecOnce(ctx, clk, c, limit, true)
-	if retry {
-		// The program was not where the path cache said: look it up again.
-		out, se, _ = runExecOnce(ctx, clk, c, limit, false)
-	}
-	return out, se
-}
-
-// runExecOnce is runExec with a program found in the path cache when
-// cached allows it; retry says that the cached path no longer holds a
-// program (nothing ran).
-func runExecOnce(ctx context.Context, clk clock.Clock, c *execCall, limit int64, cached bool) (result any, se *stepError, retry bool) {
 	var cmd *exec.Cmd
-	fromCache := false
-	switch {
-	case c.shell:
+	if c.shell {
 		cmd = exec.Command("/bin/sh", "-c", c.script)
-	case cached:
-		if p, ok := programs.lookup(clk, c.argv[0]); ok {
-			cmd = &exec.Cmd{Path: p, Args: c.argv}
-			fromCache = true
-			break
-		}
-		fallthrough
-	default:
-		cmd = exec.Command(c.argv[0], c.argv[1:]...)
-		if cmd.Err == nil && cmd.Path != c.argv[0] {
-			programs.store(clk, c.argv[0], cmd.Path)
-		}
+	} else if p, ok := programs.resolve(clk, c.argv[0]); ok {
+		cmd = &exec.Cmd{Path: p, Args: c.argv}
+	} else {
+		cmd = exec.Command(c.argv[0], c.argv[1:]...) // it says why the program cannot be run
 	}
 	cmd.Dir = c.dir
 	cmd.Env = append(os.Environ(), c.env...)
@@ -235,10 +212,6 @@ func runExecOnce(ctx context.Context, clk clock.Clock, c *execCall, limit int64,
 		<-read
 		return err
 	})
-	if fromCache && cmd.Process == nil && errors.Is(err, fs.ErrNotExist) {
-		programs.forget(c.argv[0])
-		return nil, nil, true
-	}
 	code := 0
 	if ps := cmd.ProcessState; ps != nil {
 		code = ps.ExitCode()
@@ -254,10 +227,10 @@ func runExecOnce(ctx context.Context, clk clock.Clock, c *execCall, limit int64,
 		}
 	}
 	if err == nil && ctx.Err() == nil {
-		return out, nil, false
+		return out, nil
 	}
 	if ctx.Err() != nil {
-		return nil, &stepError{Kind: "canceled", Message: "the command was killed", ExitCode: &code, Output: out}, false
+		return nil, &stepError{Kind: "canceled", Message: "the command was killed", ExitCode: &code, Output: out}
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
@@ -265,9 +238,9 @@ func runExecOnce(ctx context.Context, clk clock.Clock, c *execCall, limit int64,
 		if tail := lastLine(stderr.buf.String()); tail != "" {
 			msg += ": " + tail
 		}
-		return nil, &stepError{Kind: "exec", Message: msg, ExitCode: &code, Output: out}, false
+		return nil, &stepError{Kind: "exec", Message: msg, ExitCode: &code, Output: out}
 	}
-	return nil, &stepError{Kind: "exec", Message: fmt.Sprintf("the command could not be started: %v", err)}, false
+	return nil, &stepError{Kind: "exec", Message: fmt.Sprintf("the command could not be started: %v", err)}
 }
 
 // group is the process group of a running exec action, signaled as a
@@ -444,11 +417,12 @@ func (w *capWriter) String() string {
 }
 
 // programCacheFor is how long a program found on PATH is used without
-// looking it up again: an exec step then costs no PATH search (one stat
-// per directory, tens of microseconds), and a program installed earlier
-// on PATH is seen within a second, as a shell's hash table would see it
-// after `hash -r`. A cached program that is gone is looked up again at
-// once (runExec).
+// looking it up again: an exec step then costs one access(2) check of the
+// path found instead of a PATH search (one stat per directory, tens of
+// microseconds), and a program installed earlier on PATH is seen within a
+// second, as a shell's hash table would see it after `hash -r`. A cached
+// program that is gone (or no longer executable) is looked up again at
+// once.
 const programCacheFor = time.Second
 
 // maxCachedPrograms bounds the cache.
@@ -469,36 +443,30 @@ type cachedProgram struct {
 	at    time.Time
 }
 
-func (c *programCache) lookup(clk clock.Clock, name string) (string, bool) {
+// resolve returns the program that name (without a slash) stands for on
+// PATH, from the cache or looked up; ok is false for a name with a slash
+// and for a name not found (exec.Command then says why).
+func (c *programCache) resolve(clk clock.Clock, name string) (path string, ok bool) {
 	if strings.ContainsRune(name, '/') {
 		return "", false
 	}
+	pathv, now := os.Getenv("PATH"), clk.Now()
 	c.mu.Lock()
-	p, ok := c.m[name]
+	p, hit := c.m[name]
 	c.mu.Unlock()
-	if !ok || p.pathv != os.Getenv("PATH") {
-		return "", false
+	if hit && p.pathv == pathv && !now.Before(p.at) && now.Sub(p.at) < programCacheFor &&
+		unix.Access(p.path, unix.X_OK) == nil {
+		return p.path, true
 	}
-	if age := clk.Now().Sub(p.at); age < 0 || age >= programCacheFor {
+	found, err := exec.LookPath(name)
+	if err != nil || !filepath.IsAbs(found) {
 		return "", false
-	}
-	return p.path, true
-}
-
-func (c *programCache) store(clk clock.Clock, name, path string) {
-	if strings.ContainsRune(name, '/') || !filepath.IsAbs(path) {
-		return
 	}
 	c.mu.Lock()
 	if len(c.m) >= maxCachedPrograms {
 		clear(c.m) // names made by templates: start over rather than grow
 	}
-	c.m[name] = cachedProgram{path: path, pathv: os.Getenv("PATH"), at: clk.Now()}
+	c.m[name] = cachedProgram{path: found, pathv: pathv, at: now}
 	c.mu.Unlock()
-}
-
-func (c *programCache) forget(name string) {
-	c.mu.Lock()
-	delete(c.m, name)
-	c.mu.Unlock()
+	return found, true
 }

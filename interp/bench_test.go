@@ -179,3 +179,26 @@ func waitABit(e *Engine) {
 	t := e.clk.NewTimer(e.opts.Poll / 10)
 	<-t.C()
 }
+
+// BenchmarkExecPathLookup finds the program of an exec step named without
+// a slash ("true"), from the program cache ("cached": one access(2) check)
+// or by a PATH search ("searched", the cache emptied each time, as every
+// exec step did before the cache): the difference is what the cache saves
+// each exec step. On this machine's 13-directory PATH: about 1.6 us against
+// 22-24 us.
+func BenchmarkExecPathLookup(b *testing.B) {
+	for _, mode := range []string{"cached", "searched"} {
+		b.Run(mode, func(b *testing.B) {
+			for b.Loop() {
+				if mode == "searched" {
+					programs.mu.Lock()
+					clear(programs.m)
+					programs.mu.Unlock()
+				}
+				if _, ok := programs.resolve(clock.Real{}, "true"); !ok {
+					b.Fatal("true is not on PATH")
+				}
+			}
+		})
+	}
+}
