@@ -120,11 +120,7 @@ func BenchmarkClaim(b *testing.B) {
 func BenchmarkTransitionCommit(b *testing.B) {
 	s := benchStore(b, 1)
 	ctx := context.Background()
-	rs, err := s.RunClaim(ctx, store.RunClaimParams{Owner: "w", Now: t0, LeaseFor: time.Hour, Limit: 1})
-	if err != nil || len(rs) != 1 {
-		b.Fatalf("RunClaim = %v, %v", rs, err)
-	}
-	r := rs[0]
+	r := benchClaimed(b, s)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		key := fmt.Sprintf("s%d", i)
@@ -145,11 +141,7 @@ func BenchmarkTransitionCommit(b *testing.B) {
 func BenchmarkStepHeads10000(b *testing.B) {
 	s := benchStore(b, 1)
 	ctx := context.Background()
-	rs, err := s.RunClaim(ctx, store.RunClaimParams{Owner: "w", Now: t0, LeaseFor: time.Hour, Limit: 1})
-	if err != nil || len(rs) != 1 {
-		b.Fatalf("RunClaim = %v, %v", rs, err)
-	}
-	r := rs[0]
+	r := benchClaimed(b, s)
 	out := []byte(`{"v":1}`)
 	for i := 0; i < 10000; i += 100 {
 		var steps []store.StepWrite
@@ -169,4 +161,14 @@ func BenchmarkStepHeads10000(b *testing.B) {
 			b.Fatalf("StepHeads = %d, %v", len(hs), err)
 		}
 	}
+}
+
+// benchClaimed claims the one run of a benchStore.
+func benchClaimed(b *testing.B, s store.Store) store.Run {
+	b.Helper()
+	rs, err := s.RunClaim(context.Background(), store.RunClaimParams{Owner: "w", Now: t0, LeaseFor: time.Hour, Limit: 1})
+	if err != nil || len(rs) != 1 {
+		b.Fatalf("RunClaim = %v, %v", rs, err)
+	}
+	return rs[0]
 }

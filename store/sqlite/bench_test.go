@@ -86,14 +86,18 @@ func stepDone(r store.Run, i int) store.Transition {
 	}
 }
 
-func BenchmarkTransitionCommit(b *testing.B) {
+func BenchmarkTransitionCommit(b *testing.B) { benchTransitions(b, stepDone) }
+
+// benchTransitions commits, in each synchronous mode, one transition of
+// a claimed run per op, the i-th built by mk.
+func benchTransitions(b *testing.B, mk func(store.Run, int) store.Transition) {
 	for _, mode := range syncModes {
 		b.Run(mode, func(b *testing.B) {
 			s := openTemp(b, sqlite.Options{Synchronous: mode})
 			r := claimed(b, s, 1)[0]
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
-				res, err := s.TransitionCommit(ctx, []store.Transition{stepDone(r, i)})
+				res, err := s.TransitionCommit(ctx, []store.Transition{mk(r, i)})
 				if err != nil || res[0].Err != nil {
 					b.Fatal(err, res)
 				}
@@ -192,21 +196,7 @@ func execStep(r store.Run, i int) store.Transition {
 }
 
 // BenchmarkTransitionExecStep is the one commit of a sequential exec step.
-func BenchmarkTransitionExecStep(b *testing.B) {
-	for _, mode := range syncModes {
-		b.Run(mode, func(b *testing.B) {
-			s := openTemp(b, sqlite.Options{Synchronous: mode})
-			r := claimed(b, s, 1)[0]
-			b.ResetTimer()
-			for i := 0; b.Loop(); i++ {
-				res, err := s.TransitionCommit(ctx, []store.Transition{execStep(r, i)})
-				if err != nil || res[0].Err != nil {
-					b.Fatal(err, res)
-				}
-			}
-		})
-	}
-}
+func BenchmarkTransitionExecStep(b *testing.B) { benchTransitions(b, execStep) }
 
 // BenchmarkStepHeads10000 reads the status of every key of a run of
 // 10,000 finished steps (what resuming a long run reads first).
