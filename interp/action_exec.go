@@ -138,18 +138,9 @@ func plainString(v any) string {
 // SIGTERM and SIGKILL (semantics.md §3, §7).
 const execKillGrace = 5 * time.Second
 
-// runExec runs the program in its own process group. When ctx ends
-// (timeout, cancel, stop) the whole group gets SIGTERM and, execKillGrace
-// later on clk, SIGKILL; what is left of the group when the program has
-// ended is killed then. On Linux the program is also killed when the
-// flowrun process dies (startLocked), and what is left of its group is
-// killed when the run is reclaimed (killOrphans).
-//
-// Its stdout and stderr are pipes that one goroutine reads (outPipes), not
-// the two copying goroutines os/exec would start, and a program without
-// stdin reads a /dev/null opened once: an exec step's own cost beyond the
-// spawn is then a handful of system calls.
-func runExec(ctx context.Context, clk clock.Clock, c *execCall, limit int64) (any, *stepError) {
+// command makes the command of one start of the exec, with attr as its
+// process attributes.
+func (c *execCall) command(clk clock.Clock, attr *syscall.SysProcAttr) *exec.Cmd {
 	var cmd *exec.Cmd
 	if c.shell {
 		cmd = exec.Command("/bin/sh", "-c", c.script)
@@ -165,18 +156,39 @@ func runExec(ctx context.Context, clk clock.Clock, c *execCall, limit int64) (an
 	} else if f := devNull(); f != nil {
 		cmd.Stdin = f
 	}
-	stdout, stderr := &capWriter{limit: limit}, &capWriter{limit: limit}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = attr
 	// WaitDelay bounds os/exec's own stdin writer when a process left
 	// behind holds stdin open; the output pipes are bounded by outPipes.
 	cmd.WaitDelay = execWaitDelay
-	err := startLocked(cmd.SysProcAttr, func() error {
+	return cmd
+}
+
+// runExec runs the program in its own process group. When ctx ends
+// (timeout, cancel, stop) the whole group gets SIGTERM and, execKillGrace
+// later on clk, SIGKILL; what is left of the group when the program has
+// ended is killed then. On Linux the program is also killed when the
+// flowrun process dies (startLocked), and what is left of its group is
+// killed when the run is reclaimed (killOrphans).
+//
+// Its stdout and stderr are pipes that one goroutine reads (outPipes), not
+// the two copying goroutines os/exec would start, and a program without
+// stdin reads a /dev/null opened once: an exec step's own cost beyond the
+// spawn is then a handful of system calls.
+//
+// A non-nil gate says the attempt's start is being committed meanwhile:
+// the program runs only if the gate receives true (startGated).
+func runExec(ctx context.Context, clk clock.Clock, c *execCall, limit int64, gate <-chan bool) (any, *stepError) {
+	attr := &syscall.SysProcAttr{Setpgid: true}
+	newCmd := func() *exec.Cmd { return c.command(clk, attr) }
+	cmd := newCmd()
+	stdout, stderr := &capWriter{limit: limit}, &capWriter{limit: limit}
+	err := startLocked(attr, func() error {
 		p, err := newOutPipes()
 		if err != nil {
 			return err
 		}
 		cmd.Stdout, cmd.Stderr = p.w[0], p.w[1]
-		if err := cmd.Start(); err != nil {
+		if cmd, err = startGated(cmd, newCmd, gate); err != nil {
 			p.closeWriters()
 			p.closeReaders()
 			return err
@@ -241,6 +253,44 @@ func runExec(ctx context.Context, clk clock.Clock, c *execCall, limit int64) (an
 		return nil, &stepError{Kind: "exec", Message: msg, ExitCode: &code, Output: out}
 	}
 	return nil, &stepError{Kind: "exec", Message: fmt.Sprintf("the command could not be started: %v", err)}
+}
+
+// errNotCommitted is why an exec attempt whose start did not commit never
+// ran its program.
+var errNotCommitted = errors.New("the start of the attempt was not committed")
+
+// startGated starts the program of an exec attempt. Without a gate the
+// attempt's start is already committed. With one, the program is created
+// while the start commits and runs only when the gate says the commit
+// succeeded (true): held before its first instruction when it can be
+// (holdable, startHeld), and otherwise created only after the gate opens.
+// A program whose start did not commit never runs. again makes a fresh
+// command for the start after a held one could not be made.
+func startGated(cmd *exec.Cmd, again func() *exec.Cmd, gate <-chan bool) (*exec.Cmd, error) {
+	if gate == nil {
+		return cmd, cmd.Start()
+	}
+	if holdable(cmd) {
+		if startHeld(cmd) {
+			err := errNotCommitted
+			if <-gate {
+				if err = release(cmd.Process.Pid); err == nil {
+					return cmd, nil
+				}
+				err = fmt.Errorf("releasing the held program: %w", err)
+			}
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			return cmd, err
+		}
+		fresh := again()
+		fresh.Stdout, fresh.Stderr = cmd.Stdout, cmd.Stderr
+		cmd = fresh
+	}
+	if !<-gate {
+		return cmd, errNotCommitted
+	}
+	return cmd, cmd.Start()
 }
 
 // group is the process group of a running exec action, signaled as a

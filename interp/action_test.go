@@ -469,7 +469,9 @@ workflow "gated" {
 	if _, err := bad.Drive(b.ctx, run.ID); err == nil || !strings.Contains(err.Error(), "the disk is full") {
 		t.Fatalf("Drive on a failing store: %v, want the store's error", err)
 	}
-	time.Sleep(300 * time.Millisecond) // a process started anyway would have written by now
+	// Drive has returned, so the attempt's process, created while the
+	// commit was made, has been killed and reaped: it can write nothing
+	// from now on.
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("the exec ran although its attempt never committed")
 	}

@@ -26,6 +26,10 @@ type flight struct {
 	http    *httpCall
 	ctx     context.Context
 	cancel  context.CancelFunc
+	// gate, when set, receives whether the commit of the attempt's start
+	// succeeded: the action was launched while that commit was being made
+	// and runs its program only once it is durable (runner.hold).
+	gate chan bool
 }
 
 // flightResult is what an action produced: an output, or an error (whose
@@ -105,7 +109,7 @@ func (f *flight) do(e *Engine) flightResult {
 	var out any
 	var se *stepError
 	if f.exec != nil {
-		out, se = runExec(ctx, e.clk, f.exec, f.limit)
+		out, se = runExec(ctx, e.clk, f.exec, f.limit, f.gate)
 	} else {
 		out, se = runHTTP(ctx, e.opts.HTTPClient, f.http, f.limit)
 	}

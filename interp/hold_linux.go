@@ -1,0 +1,84 @@
+//go:build linux
+
+package interp
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// holdDenied is set when this process may not trace its children (a
+// seccomp policy, Yama's ptrace_scope 2 or 3, flowrun itself traced by
+// strace -f): from then on every exec action starts after its commit.
+var holdDenied atomic.Bool
+
+// holdable reports whether the program of cmd may be created held (see
+// startHeld): not when holding is denied, and not for a program with a
+// setuid or setgid bit or file capabilities, which Linux would run
+// without its privileges under ptrace. A program that cannot be examined
+// is not held either; its normal start says what is wrong with it.
+func holdable(cmd *exec.Cmd) bool {
+	if holdDenied.Load() || cmd.Err != nil {
+		return false
+	}
+	path := cmd.Path
+	if !filepath.IsAbs(path) && cmd.Dir != "" {
+		path = filepath.Join(cmd.Dir, path)
+	}
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
+		return false
+	}
+	_, err = unix.Getxattr(path, "security.capability", nil)
+	return errors.Is(err, unix.ENODATA) || errors.Is(err, unix.ENOTSUP)
+}
+
+// startHeld starts cmd with the program held before its first instruction:
+// the child asks to be traced (PTRACE_TRACEME) and so stops at the end of
+// its execve. The fork and the loading of the program then overlap the
+// commit of the attempt's start; run releases it (PTRACE_DETACH) once that
+// commit is durable. The caller's goroutine must be locked to its OS
+// thread (startLocked) until release: the thread that forked is the
+// tracer. ok is false, with nothing started, when the program could not
+// be started held; the caller then starts it normally.
+func startHeld(cmd *exec.Cmd) (ok bool) {
+	cmd.SysProcAttr.Ptrace = true
+	err := cmd.Start()
+	cmd.SysProcAttr.Ptrace = false
+	if err != nil {
+		if errors.Is(err, syscall.EPERM) {
+			holdDenied.Store(true)
+		}
+		return false
+	}
+	return true
+}
+
+// cldTrapped is the si_code of a traced child's stop (CLD_TRAPPED).
+const cldTrapped = 4
+
+// release lets a held program run: it waits for the stop at the end of its
+// execve, then stops tracing it, which resumes it without a signal. A
+// program that ended before that stop (it was killed) is left for its
+// wait to report.
+func release(pid int) error {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WSTOPPED|unix.WEXITED|unix.WNOWAIT, nil)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return err
+		case info.Code != cldTrapped:
+			return nil
+		}
+		return syscall.PtraceDetach(pid)
+	}
+}

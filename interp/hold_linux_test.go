@@ -1,0 +1,194 @@
+//go:build linux
+
+package interp
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/flowrun/flowrun/clock"
+)
+
+// markedCall is an exec of sh that creates marker, with an environment
+// variable by which findMarked finds its process.
+func markedCall(t *testing.T) (c *execCall, marker, tag string) {
+	t.Helper()
+	marker = filepath.Join(t.TempDir(), "ran")
+	tag = "FLOWRUN_TEST_HOLD=" + strconv.Itoa(os.Getpid()) + "-" + t.Name()
+	return &execCall{argv: []string{"sh", "-c", "echo ran > " + marker}, env: []string{tag}}, marker, tag
+}
+
+// findMarked returns the pid and state (the third field of /proc/PID/stat)
+// of the process whose environment holds tag, or 0.
+func findMarked(tag string) (int, string) {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || !strings.Contains(string(env), tag+"\x00") {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ...: comm may hold spaces, so cut at its end.
+		rest := string(stat[strings.LastIndexByte(string(stat), ')')+1:])
+		if f := strings.Fields(rest); len(f) > 0 {
+			return pid, f[0]
+		}
+	}
+	return 0, ""
+}
+
+type execResult struct {
+	out any
+	err *stepError
+}
+
+func runGated(c *execCall, gate chan bool) <-chan execResult {
+	done := make(chan execResult, 1)
+	go func() {
+		out, se := runExec(context.Background(), clock.Real{}, c, 1<<20, gate)
+		done <- execResult{out, se}
+	}()
+	return done
+}
+
+// TestExecHeldUntilCommitted: an exec launched while its start commits
+// has its process created and held in a tracing stop, before its first
+// instruction, until the gate says the commit succeeded; then it runs.
+func TestExecHeldUntilCommitted(t *testing.T) {
+	c, marker, tag := markedCall(t)
+	gate := make(chan bool, 1)
+	done := runGated(c, gate)
+	var pid int
+	var state string
+	for range 2000 { // the fork is quick; this bounds a broken hold
+		if pid, state = findMarked(tag); pid != 0 && state == "t" {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if pid == 0 || state != "t" {
+		gate <- false
+		<-done
+		if holdDenied.Load() {
+			t.Skip("this machine does not let a process trace its children (ptrace_scope, seccomp): programs start after their commit")
+		}
+		t.Fatalf("no held process found (pid %d, state %q), want one in tracing stop (t)", pid, state)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the held program ran before the gate opened")
+	}
+	gate <- true
+	res := <-done
+	if res.err != nil {
+		t.Fatalf("exec: %v", res.err)
+	}
+	if raw, err := os.ReadFile(marker); err != nil || string(raw) != "ran\n" {
+		t.Fatalf("marker %q (%v), want the program to have run once", raw, err)
+	}
+	if out := res.out.(map[string]any); out["exit_code"] != float64(0) {
+		t.Fatalf("output %v, want exit code 0", out)
+	}
+}
+
+// TestExecNotCommittedNeverRuns: when the commit fails the held program is
+// killed and reaped without running, both held and, where holding is
+// denied, when it would only be created after the gate.
+func TestExecNotCommittedNeverRuns(t *testing.T) {
+	for _, denied := range []bool{false, true} {
+		t.Run("denied="+strconv.FormatBool(denied), func(t *testing.T) {
+			holdDenied.Store(denied)
+			t.Cleanup(func() { holdDenied.Store(false) })
+			c, marker, tag := markedCall(t)
+			gate := make(chan bool, 1)
+			done := runGated(c, gate)
+			gate <- false
+			res := <-done
+			if res.err == nil || !strings.Contains(res.err.Message, errNotCommitted.Error()) {
+				t.Fatalf("exec: %v, want %q", res.err, errNotCommitted)
+			}
+			if _, err := os.Stat(marker); err == nil {
+				t.Fatal("the program ran although its start never committed")
+			}
+			if pid, state := findMarked(tag); pid != 0 {
+				t.Fatalf("process %d (state %s) is left over", pid, state)
+			}
+			// The same call with the gate open runs, held or not.
+			done = runGated(c, gate)
+			gate <- true
+			if res := <-done; res.err != nil {
+				t.Fatalf("exec: %v", res.err)
+			}
+			if _, err := os.Stat(marker); err != nil {
+				t.Fatalf("the program did not run with its start committed: %v", err)
+			}
+		})
+	}
+}
+
+// TestExecHeldStartFailsThenStartsNormally: a program that cannot be
+// started held (here: not executable) is started the normal way after the
+// gate, which reports the real error, and holding stays allowed.
+func TestExecHeldStartFailsThenStartsNormally(t *testing.T) {
+	prog := filepath.Join(t.TempDir(), "noexec")
+	if err := os.WriteFile(prog, []byte("#!/bin/sh\necho hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gate := make(chan bool, 1)
+	gate <- true
+	res := <-runGated(&execCall{argv: []string{prog}}, gate)
+	if res.err == nil || !strings.Contains(res.err.Message, "permission denied") {
+		t.Fatalf("exec: %v, want permission denied", res.err)
+	}
+	if holdDenied.Load() {
+		t.Fatal("a program's own start error turned holding off")
+	}
+}
+
+// TestHoldable: programs with a setuid or setgid bit, which Linux would
+// run without their privilege while traced, are never held; nor is what
+// cannot be examined.
+func TestHoldable(t *testing.T) {
+	dir := t.TempDir()
+	mk := func(name string, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	plain := mk("plain", 0o755)
+	for _, tc := range []struct {
+		name string
+		path string
+		dir  string
+		want bool
+	}{
+		{"plain", plain, "", true},
+		{"relative to the command's dir", "./plain", dir, true},
+		{"setuid", mk("suid", 0o755|os.ModeSetuid), "", false},
+		{"setgid", mk("sgid", 0o755|os.ModeSetgid), "", false},
+		{"missing", filepath.Join(dir, "missing"), "", false},
+		{"a directory", dir, "", false},
+	} {
+		c := &execCall{argv: []string{tc.path}, dir: tc.dir}
+		if got := holdable(c.command(clock.Real{}, &syscall.SysProcAttr{})); got != tc.want {
+			t.Errorf("%s: holdable = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
