@@ -176,8 +176,10 @@ func (c *execCall) command(clk clock.Clock, attr *syscall.SysProcAttr) *exec.Cmd
 // spawn is then a handful of system calls.
 //
 // A non-nil gate says the attempt's start is being committed meanwhile:
-// the program runs only if the gate receives true (startGated).
-func runExec(ctx context.Context, clk clock.Clock, c *execCall, limit int64, gate <-chan bool) (any, *stepError) {
+// the program runs only if the gate receives true (startGated). running
+// is called when the program is about to run (the attempt's timeout
+// starts then).
+func runExec(ctx context.Context, clk clock.Clock, c *execCall, limit int64, gate <-chan bool, running func()) (any, *stepError) {
 	attr := &syscall.SysProcAttr{Setpgid: true}
 	newCmd := func() *exec.Cmd { return c.command(clk, attr) }
 	cmd := newCmd()
@@ -193,6 +195,7 @@ func runExec(ctx context.Context, clk clock.Clock, c *execCall, limit int64, gat
 			p.closeReaders()
 			return err
 		}
+		running()
 		p.closeWriters()
 		read := make(chan struct{})
 		go func() {

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/lang"
 )
 
@@ -94,23 +95,33 @@ func (r *runner) prepare(ctx context.Context, u unit) (*flight, *stepError) {
 	return f, nil
 }
 
-// do runs the attempt under its timeout, measured on the engine clock.
+// do runs the attempt under its timeout, measured on the engine clock
+// from the moment its program runs or its request is sent: an exec held
+// while its start commits (gate) does not count that commit.
 func (f *flight) do(e *Engine) flightResult {
 	ctx, cancel := context.WithCancelCause(f.ctx)
 	defer cancel(nil)
 	var timedOut atomic.Bool
-	if f.timeout > 0 {
-		t := e.clk.AfterFunc(f.timeout, func() {
-			timedOut.Store(true)
-			cancel(errTimedOut)
-		})
-		defer t.Stop()
+	var timer clock.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	arm := func() {
+		if f.timeout > 0 {
+			timer = e.clk.AfterFunc(f.timeout, func() {
+				timedOut.Store(true)
+				cancel(errTimedOut)
+			})
+		}
 	}
 	var out any
 	var se *stepError
 	if f.exec != nil {
-		out, se = runExec(ctx, e.clk, f.exec, f.limit, f.gate)
+		out, se = runExec(ctx, e.clk, f.exec, f.limit, f.gate, arm)
 	} else {
+		arm()
 		out, se = runHTTP(ctx, e.opts.HTTPClient, f.http, f.limit)
 	}
 	switch {

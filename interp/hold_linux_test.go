@@ -58,7 +58,7 @@ type execResult struct {
 func runGated(c *execCall, gate chan bool) <-chan execResult {
 	done := make(chan execResult, 1)
 	go func() {
-		out, se := runExec(context.Background(), clock.Real{}, c, 1<<20, gate)
+		out, se := runExec(context.Background(), clock.Real{}, c, 1<<20, gate, func() {})
 		done <- execResult{out, se}
 	}()
 	return done
@@ -190,5 +190,36 @@ func TestHoldable(t *testing.T) {
 		if got := holdable(c.command(clock.Real{}, &syscall.SysProcAttr{})); got != tc.want {
 			t.Errorf("%s: holdable = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestExecTimeoutStartsWhenReleased: an attempt's timeout counts from its
+// program's start, not from its launch: a commit of its start that takes
+// longer than the timeout (a busy database) does not time the attempt out.
+func TestExecTimeoutStartsWhenReleased(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	c, marker, tag := markedCall(t)
+	f := &flight{exec: c, timeout: time.Second, limit: 1 << 20, gate: make(chan bool, 1)}
+	f.ctx, f.cancel = context.WithCancel(context.Background())
+	defer f.cancel()
+	done := make(chan flightResult, 1)
+	go func() { done <- f.do(&Engine{clk: clk}) }()
+	for range 2000 { // wait until the program is held
+		if pid, state := findMarked(tag); pid != 0 && state == "t" {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	clk.Advance(2 * time.Second) // the commit of the start takes 2 s
+	if n := clk.Pending(); n != 0 {
+		t.Fatalf("%d timers pending while the program is held, want none", n)
+	}
+	f.gate <- true
+	res := <-done
+	if res.err != nil {
+		t.Fatalf("attempt: %v, want it to run with its whole timeout ahead", res.err)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("the program did not run: %v", err)
 	}
 }
