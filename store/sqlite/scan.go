@@ -50,6 +50,29 @@ func (c timeCol) Scan(v any) error {
 	return nil
 }
 
+// blobCol scans a BLOB column into a slice without the copy that
+// database/sql makes for a *[]byte destination: modernc.org/sqlite hands
+// each value over in a slice it allocated for that value alone and never
+// reuses (conn.columnBlob), so the slice is kept as it is. A stored graph
+// is megabytes for a long workflow; the second copy was that much more
+// garbage at every graph load (TestVersionGraphsKept checks that rows
+// scanned one after another keep their own bytes).
+type blobCol struct{ b *[]byte }
+
+func (c blobCol) Scan(v any) error {
+	switch x := v.(type) {
+	case nil:
+		*c.b = nil
+	case []byte:
+		*c.b = x
+	case string:
+		*c.b = []byte(x)
+	default:
+		return fmt.Errorf("blob column holds %T", v)
+	}
+	return nil
+}
+
 // textCol scans an optional text column.
 type textCol struct{ s *string }
 
@@ -157,6 +180,6 @@ const versionHeadCols = `workflow, version, major, minor, patch, hash, NULL, cre
 
 func scanVersion(sc scanner) (store.Version, error) {
 	var v store.Version
-	err := sc.Scan(&v.Workflow, &v.Version, &v.Major, &v.Minor, &v.Patch, &v.Hash, &v.Graph, timeCol{&v.CreatedAt})
+	err := sc.Scan(&v.Workflow, &v.Version, &v.Major, &v.Minor, &v.Patch, &v.Hash, blobCol{&v.Graph}, timeCol{&v.CreatedAt})
 	return v, err
 }
