@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -100,19 +101,10 @@ func TestCrashDuringHold(t *testing.T) {
 			continue
 		}
 		interrupted++
-		if !containsMark(marks[a.Idempotent], mark{a.Attempt, "start"}) {
+		if !slices.Contains(marks[a.Idempotent], mark{a.Attempt, "start"}) {
 			notBegun++
 		}
 	}
 	t.Logf("%d kills: %d attempts interrupted, %d of them before their program wrote a line (held, or released a moment before the kill); %d exec steps ran more than once",
 		kills, interrupted, notBegun, reran(marks))
-}
-
-func containsMark(ms []mark, m mark) bool {
-	for _, x := range ms {
-		if x == m {
-			return true
-		}
-	}
-	return false
 }
