@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/flowrun/flowrun/clock"
 )
 
@@ -173,6 +175,14 @@ func TestHoldable(t *testing.T) {
 		return p
 	}
 	plain := mk("plain", 0o755)
+	caps := mk("caps", 0o755)
+	// cap_net_raw in the permitted set (struct vfs_cap_data, revision 2);
+	// setting it needs CAP_SETFCAP, so the case runs as root only.
+	capData := []byte{0, 0, 0, 2, 0, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+	hasCaps := unix.Setxattr(caps, "security.capability", capData, 0) == nil
+	if !hasCaps {
+		t.Log("cannot give a file capabilities here (not root?): that case expects it held")
+	}
 	for _, tc := range []struct {
 		name string
 		path string
@@ -185,6 +195,7 @@ func TestHoldable(t *testing.T) {
 		{"setgid", mk("sgid", 0o755|os.ModeSetgid), "", false},
 		{"missing", filepath.Join(dir, "missing"), "", false},
 		{"a directory", dir, "", false},
+		{"file capabilities", caps, "", !hasCaps},
 	} {
 		c := &execCall{argv: []string{tc.path}, dir: tc.dir}
 		if got := holdable(c.command(clock.Real{}, &syscall.SysProcAttr{})); got != tc.want {
