@@ -24,9 +24,12 @@
 //     (store.ErrLeaseLost) stops its actions and writes nothing more.
 //  3. Double-ended writes: an exec or http attempt is committed as running
 //     (with its owner, start time and idempotency key) before the action
-//     starts, and committed as completed or failed after it ends, in the same
-//     transition as the scheduling decisions that follow from it (the next
-//     steps' running writes, skips, the run's end). set, switch, fail, the
+//     starts, and committed as completed or failed after it ends, in the
+//     same transition as the scheduling decisions that follow from it (the
+//     next steps' running writes, skips, the run's end). An exec's process
+//     may be created while its running write commits, but it is held before
+//     its program's first instruction until that commit is durable
+//     (runner.hold, startGated). set, switch, fail, the
 //     start of sleep and wait, skip decisions and child starts have no
 //     running write: each is recorded exactly once, in one transition.
 //  4. At most one write per step key per transition: a transition carries the
