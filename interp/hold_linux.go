@@ -42,7 +42,7 @@ func holdable(cmd *exec.Cmd) bool {
 // startHeld starts cmd with the program held before its first instruction:
 // the child asks to be traced (PTRACE_TRACEME) and so stops at the end of
 // its execve. The fork and the loading of the program then overlap the
-// commit of the attempt's start; run releases it (PTRACE_DETACH) once that
+// commit of the attempt's start; release lets it run (PTRACE_DETACH) once that
 // commit is durable. The caller's goroutine must be locked to its OS
 // thread (startLocked) until release: the thread that forked is the
 // tracer. ok is false, with nothing started, when the program could not
