@@ -288,7 +288,14 @@ func startGated(cmd *exec.Cmd, again func() *exec.Cmd, gate <-chan bool) (*exec.
 		}
 		fresh := again()
 		fresh.Stdout, fresh.Stderr = cmd.Stdout, cmd.Stderr
-		cmd = fresh
+		if !<-gate {
+			return fresh, errNotCommitted
+		}
+		err := fresh.Start()
+		if err == nil {
+			holdRefused() // the program starts, only not held
+		}
+		return fresh, err
 	}
 	if !<-gate {
 		return cmd, errNotCommitted

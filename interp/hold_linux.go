@@ -14,8 +14,9 @@ import (
 )
 
 // holdDenied is set when this process may not trace its children (a
-// seccomp policy, Yama's ptrace_scope 2 or 3, flowrun itself traced by
-// strace -f): from then on every exec action starts after its commit.
+// seccomp policy, Yama's ptrace_scope 2 or 3, an LSM, flowrun itself
+// traced by strace -f; see holdRefused): from then on every exec action
+// starts after its commit.
 var holdDenied atomic.Bool
 
 // holdable reports whether the program of cmd may be created held (see
@@ -42,23 +43,24 @@ func holdable(cmd *exec.Cmd) bool {
 // startHeld starts cmd with the program held before its first instruction:
 // the child asks to be traced (PTRACE_TRACEME) and so stops at the end of
 // its execve. The fork and the loading of the program then overlap the
-// commit of the attempt's start; release lets it run (PTRACE_DETACH) once that
-// commit is durable. The caller's goroutine must be locked to its OS
+// commit of the attempt's start; release lets it run (PTRACE_DETACH) once
+// that commit is durable. The caller's goroutine must be locked to its OS
 // thread (startLocked) until release: the thread that forked is the
-// tracer. ok is false, with nothing started, when the program could not
-// be started held; the caller then starts it normally.
-func startHeld(cmd *exec.Cmd) (ok bool) {
+// tracer. It returns false, with nothing started, when the program could
+// not be started held; the caller then starts it normally (and calls
+// holdRefused if that works).
+func startHeld(cmd *exec.Cmd) bool {
 	cmd.SysProcAttr.Ptrace = true
 	err := cmd.Start()
 	cmd.SysProcAttr.Ptrace = false
-	if err != nil {
-		if errors.Is(err, syscall.EPERM) {
-			holdDenied.Store(true)
-		}
-		return false
-	}
-	return true
+	return err == nil
 }
+
+// holdRefused records that a program which could not be started held
+// started normally: the system refuses this process the trace (EPERM
+// from seccomp or Yama, EACCES from an LSM such as SELinux, a tracer that
+// already follows flowrun's children), so no program is held from now on.
+func holdRefused() { holdDenied.Store(true) }
 
 // cldTrapped is the si_code of a traced child's stop (CLD_TRAPPED).
 const cldTrapped = 4
