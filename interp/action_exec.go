@@ -273,7 +273,8 @@ func startGated(cmd *exec.Cmd, again func() *exec.Cmd, gate <-chan bool) (*exec.
 	if gate == nil {
 		return cmd, cmd.Start()
 	}
-	if holdable(cmd) {
+	triedHold := holdable(cmd)
+	if triedHold {
 		if startHeld(cmd) {
 			err := errNotCommitted
 			if <-gate {
@@ -288,19 +289,16 @@ func startGated(cmd *exec.Cmd, again func() *exec.Cmd, gate <-chan bool) (*exec.
 		}
 		fresh := again()
 		fresh.Stdout, fresh.Stderr = cmd.Stdout, cmd.Stderr
-		if !<-gate {
-			return fresh, errNotCommitted
-		}
-		err := fresh.Start()
-		if err == nil {
-			holdRefused() // the program starts, only not held
-		}
-		return fresh, err
+		cmd = fresh
 	}
 	if !<-gate {
 		return cmd, errNotCommitted
 	}
-	return cmd, cmd.Start()
+	err := cmd.Start()
+	if err == nil && triedHold {
+		holdRefused() // it starts, only not held
+	}
+	return cmd, err
 }
 
 // group is the process group of a running exec action, signaled as a
