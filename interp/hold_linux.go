@@ -3,7 +3,10 @@
 package interp
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,10 +23,10 @@ import (
 var holdDenied atomic.Bool
 
 // holdable reports whether the program of cmd may be created held (see
-// startHeld): not when holding is denied, and not for a program with a
-// setuid or setgid bit or file capabilities, which Linux would run
-// without its privileges under ptrace. A program that cannot be examined
-// is not held either; its normal start says what is wrong with it.
+// startHeld): not when holding is denied, and not for a program that
+// could gain privileges (see mayGainPrivileges), which Linux would run
+// without them under ptrace. A program that cannot be examined is not
+// held either; its normal start says what is wrong with it.
 func holdable(cmd *exec.Cmd) bool {
 	if holdDenied.Load() || cmd.Err != nil {
 		return false
@@ -32,12 +35,74 @@ func holdable(cmd *exec.Cmd) bool {
 	if !filepath.IsAbs(path) && cmd.Dir != "" {
 		path = filepath.Join(cmd.Dir, path)
 	}
+	return !mayGainPrivileges(path, cmd.Dir, 0)
+}
+
+// maxInterpreters is how many "#!" interpreters deep a script is
+// followed, as deep as Linux runs one (exec_binprm's limit): a deeper
+// chain is not held, which is safe whatever the kernel's limit is.
+const maxInterpreters = 5
+
+// mayGainPrivileges reports whether executing path may raise privileges,
+// or cannot be told: a setuid or setgid bit or file capabilities
+// (security.capability) on the file, or on the interpreter its "#!" line
+// names, which Linux honours for a script, followed as deep as the
+// kernel does. A relative interpreter is found from dir, the program's
+// working directory, as the kernel does.
+func mayGainPrivileges(path, dir string, depth int) bool {
+	if depth > maxInterpreters {
+		return true
+	}
 	fi, err := os.Stat(path)
 	if err != nil || !fi.Mode().IsRegular() || fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
+		return true
+	}
+	if _, err := unix.Getxattr(path, "security.capability", nil); !errors.Is(err, unix.ENODATA) && !errors.Is(err, unix.ENOTSUP) {
+		return true
+	}
+	interp, script, err := interpreter(path)
+	switch {
+	case err != nil:
+		return true
+	case !script:
 		return false
 	}
-	_, err = unix.Getxattr(path, "security.capability", nil)
-	return errors.Is(err, unix.ENODATA) || errors.Is(err, unix.ENOTSUP)
+	if !filepath.IsAbs(interp) && dir != "" {
+		interp = filepath.Join(dir, interp)
+	}
+	return mayGainPrivileges(interp, dir, depth+1)
+}
+
+// interpreter returns the interpreter that the "#!" line of the file at
+// path names, read as the kernel reads it (binfmt_script): within the
+// first 256 bytes, after optional blanks, up to a blank, a NUL or the
+// end of the line. script is false for a file without a "#!" line (a binary).
+// A "#!" line without a name, or whose name does not end within those
+// bytes, is an error: the kernel does not run such a script either.
+func interpreter(path string) (name string, script bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false, err
+	}
+	defer f.Close()
+	var buf [256]byte
+	n, err := io.ReadFull(f, buf[:])
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return "", false, err
+	}
+	line, ok := bytes.CutPrefix(buf[:n], []byte("#!"))
+	if !ok {
+		return "", false, nil
+	}
+	line = bytes.TrimLeft(line, " \t")
+	end := bytes.IndexAny(line, " \t\n\x00")
+	if end < 0 && n < len(buf) {
+		end = len(line)
+	}
+	if end <= 0 {
+		return "", true, fmt.Errorf("%s: the #! line names no interpreter within its first %d bytes", path, len(buf))
+	}
+	return string(line[:end]), true, nil
 }
 
 // startHeld starts cmd with the program held before its first instruction:

@@ -4,7 +4,9 @@ package interp
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -183,6 +185,23 @@ func TestHoldable(t *testing.T) {
 	if !hasCaps {
 		t.Log("cannot give a file capabilities here (not root?): that case expects it held")
 	}
+	suid := mk("suid", 0o755|os.ModeSetuid)
+	script := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	binary, err := exec.LookPath("true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// deep[i] is a script i interpreters away from /bin/sh.
+	deep := []string{"/bin/sh", plain}
+	for i := 2; i <= maxInterpreters+1; i++ {
+		deep = append(deep, script(fmt.Sprintf("deep%d", i), "#!"+deep[i-1]+"\n"))
+	}
 	for _, tc := range []struct {
 		name string
 		path string
@@ -190,12 +209,25 @@ func TestHoldable(t *testing.T) {
 		want bool
 	}{
 		{"plain", plain, "", true},
+		{"a binary", binary, "", true},
 		{"relative to the command's dir", "./plain", dir, true},
-		{"setuid", mk("suid", 0o755|os.ModeSetuid), "", false},
+		{"setuid", suid, "", false},
 		{"setgid", mk("sgid", 0o755|os.ModeSetgid), "", false},
 		{"missing", filepath.Join(dir, "missing"), "", false},
 		{"a directory", dir, "", false},
 		{"file capabilities", caps, "", !hasCaps},
+		{"script of a plain interpreter, blanks and an argument", script("blanks", "#! \t"+plain+" -e\necho\n"), "", true},
+		{"script of a script", script("nested", "#!"+plain+"\n"), "", true},
+		{"script of a setuid interpreter", script("of-suid", "#!"+suid+"\n"), "", false},
+		{"script of a setuid interpreter, NUL after the name", script("of-suid-nul", "#!"+suid+"\x00\n"), "", false},
+		{"script of a script of a setuid interpreter", script("of-of-suid", "#!"+filepath.Join(dir, "of-suid")+" -x\n"), "", false},
+		{"script of a relative setuid interpreter", script("of-rel-suid", "#!./suid\n"), dir, false},
+		{"script of an interpreter with file capabilities", script("of-caps", "#!"+caps+"\n"), "", !hasCaps},
+		{"script of a missing interpreter", script("of-missing", "#!"+filepath.Join(dir, "missing")+"\n"), "", false},
+		{"script without an interpreter", script("of-nothing", "#!\n"), "", false},
+		{"script whose interpreter does not end in 256 bytes", script("of-long", "#!/"+strings.Repeat("x", 300)), "", false},
+		{"scripts as deep as the kernel runs them", deep[maxInterpreters], "", true},
+		{"scripts deeper than that", deep[maxInterpreters+1], "", false},
 	} {
 		c := &execCall{argv: []string{tc.path}, dir: tc.dir}
 		if got := holdable(c.command(clock.Real{}, &syscall.SysProcAttr{})); got != tc.want {
