@@ -63,7 +63,7 @@ func (r *runner) cancelRun() {
 	r.stopAll(store.AttemptCanceled, store.StepCanceled)
 	u := r.tx.runUpdate()
 	u.Status = ptr(store.RunCanceled)
-	u.Error = mustJSON(runError{Kind: "canceled", Message: "the run was canceled"})
+	u.Error = mustJSON(runError{Kind: "canceled", Message: "canceled by request"})
 	u.ClearCancel = true
 	r.endRun(u)
 	r.tx.event("run_canceled", "", nil)

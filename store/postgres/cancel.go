@@ -18,8 +18,9 @@ const treeCTE = `WITH RECURSIVE tree (id) AS (
 		SELECT runs.id FROM runs JOIN tree ON runs.parent_run_id = tree.id
 	)`
 
-// canceledError is the error a run ended by a cancel request carries.
-const canceledError = `{"kind":"canceled","message":"canceled by request"}`
+// canceledError is the error a run ended by a cancel request carries: a
+// run error ({kind, message, step}), with no step.
+const canceledError = `{"kind":"canceled","message":"canceled by request","step":""}`
 
 // RunCancel requests the cancel of a run and its descendants. Each
 // unfinished run of the tree is flagged (cancel_requested) and made due
@@ -110,7 +111,7 @@ func (w *wtx) endCanceled(b *batch, id string, now int64) {
 	b.execWrap(func(err error) error { return fmt.Errorf("canceling the attempts of run %s: %w", id, err) },
 		`UPDATE step_attempts SET status = 'canceled', finished_at = $2
 		WHERE run_id = $1 AND status = 'running'`, id, now)
-	w.appendEvents(id, now, []store.EventWrite{{Kind: "canceled", Data: []byte(`{"message":"canceled by request"}`)}}, nil)
+	w.appendEvents(id, now, []store.EventWrite{{Kind: "run_canceled", Data: []byte(`{"message":"canceled by request"}`)}}, nil)
 	w.releaseSlots(b, id, now)
 	// The parent, if it is still unfinished, is told like a child-finished
 	// wake (it is usually in the tree and canceled too; then this is a no-op).

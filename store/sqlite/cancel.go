@@ -17,8 +17,9 @@ const treeCTE = `WITH RECURSIVE tree (id) AS (
 		SELECT runs.id FROM runs JOIN tree ON runs.parent_run_id = tree.id
 	)`
 
-// canceledError is the error a run ended by a cancel request carries.
-const canceledError = `{"kind":"canceled","message":"canceled by request"}`
+// canceledError is the error a run ended by a cancel request carries: a
+// run error ({kind, message, step}), with no step.
+const canceledError = `{"kind":"canceled","message":"canceled by request","step":""}`
 
 // RunCancel requests the cancel of a run and its descendants. Each
 // unfinished run of the tree is flagged (cancel_requested) and made due
@@ -101,7 +102,7 @@ func (w *wtx) endCanceled(id string, now int64) error {
 		WHERE run_id = ?1 AND status = 'running'`, id, now); err != nil {
 		return fmt.Errorf("canceling the attempts of run %s: %w", id, err)
 	}
-	if _, err := w.insertEvents(id, now, []store.EventWrite{{Kind: "canceled", Data: []byte(`{"message":"canceled by request"}`)}}); err != nil {
+	if _, err := w.insertEvents(id, now, []store.EventWrite{{Kind: "run_canceled", Data: []byte(`{"message":"canceled by request"}`)}}); err != nil {
 		return err
 	}
 	if err := w.releaseSlots(id, now); err != nil {

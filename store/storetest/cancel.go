@@ -29,7 +29,7 @@ func testCancel(t *testing.T, newStore func(t *testing.T) store.Store) {
 		eq(t, "status", got.Status, store.RunCanceled)
 		eq(t, "cancel requested", got.CancelRequested, true)
 		timeEq(t, "finished", got.FinishedAt, at(time.Minute))
-		jsonEq(t, "error", got.Error, []byte(`{"kind":"canceled","message":"canceled by request"}`))
+		jsonEq(t, "error", got.Error, []byte(`{"kind":"canceled","message":"canceled by request","step":""}`))
 		eq(t, "no owner", got.Lease.Owner, "")
 		if got.Lease.Epoch <= r.Lease.Epoch {
 			t.Fatalf("epoch %d after an at-once cancel, want more than %d (fences a stale holder)", got.Lease.Epoch, r.Lease.Epoch)
@@ -45,7 +45,7 @@ func testCancel(t *testing.T, newStore func(t *testing.T) store.Store) {
 		eq(t, "attempts", [2]store.AttemptStatus{as[0].Status, as[1].Status}, [2]store.AttemptStatus{store.AttemptCompleted, store.AttemptCanceled})
 		timeEq(t, "canceled attempt finished", as[1].FinishedAt, at(time.Minute))
 		evs := f.events("r")
-		eq(t, "last event", evs[len(evs)-1].Kind, "canceled")
+		eq(t, "last event", evs[len(evs)-1].Kind, "run_canceled")
 
 		_, err = f.s.RunCancel(f.ctx, store.RunCancelParams{RunID: "r", Now: at(2 * time.Minute)})
 		isErr(t, "cancel of a finished run", err, store.ErrConflict)
@@ -62,7 +62,7 @@ func testCancel(t *testing.T, newStore func(t *testing.T) store.Store) {
 		eq(t, "flagged", got.CancelRequested, true)
 		eq(t, "lease kept", got.Lease, r.Lease)
 		evs := f.events("r")
-		eq(t, "no canceled event yet", len(evs) == 0 || evs[len(evs)-1].Kind != "canceled", true)
+		eq(t, "no canceled event yet", len(evs) == 0 || evs[len(evs)-1].Kind != "run_canceled", true)
 
 		// The worker parks it without having seen the flag: due at once.
 		waiting := store.RunWaiting

@@ -63,7 +63,7 @@ func testDecisions(t *testing.T, newStore func(t *testing.T) store.Store) {
 			r := f.get(id)
 			eq(t, id+" status", r.Status, store.RunCanceled)
 			timeEq(t, id+" finished", r.FinishedAt, at(time.Minute))
-			eq(t, id+" last event", kinds(f.events(id))[len(f.events(id))-1], "canceled")
+			eq(t, id+" last event", kinds(f.events(id))[len(f.events(id))-1], "run_canceled")
 		}
 		h := f.get("held")
 		eq(t, "held status", h.Status, store.RunRunning)
