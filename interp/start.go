@@ -1,9 +1,13 @@
 package interp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/flowrun/flowrun/lang"
@@ -31,8 +35,11 @@ type StartParams struct {
 // same workflow and key that is not finished is returned for resuming
 // (created false), and a completed one is returned as it is (not run again)
 // unless New or the version started is a newer MAJOR.MINOR than the one it
-// completed on (a new MINOR or MAJOR starts a new run; a PATCH does not). A failed or canceled run with the key does not stop a new run
-// from starting. Bad inputs are an *InputError.
+// completed on (a new MINOR or MAJOR starts a new run; a PATCH does not).
+// A failed or canceled run with the key does not stop a new run from
+// starting. Bad inputs are an *InputError, a key expression that fails on
+// them a *KeyError, and inputs given with the key of an unfinished run
+// whose inputs differ a *KeyInUseError.
 func (e *Engine) StartRun(ctx context.Context, p StartParams) (store.Run, bool, error) {
 	var v store.Version
 	var err error
@@ -58,18 +65,21 @@ func (e *Engine) StartRun(ctx context.Context, p StartParams) (store.Run, bool, 
 	if err != nil {
 		return store.Run{}, false, err
 	}
-	key, err := e.runKey(ctx, l, inputs)
+	key, err := runKey(ctx, l.g, l.prog, inputs)
 	if err != nil {
 		return store.Run{}, false, err
 	}
 	if !p.New {
 		old, err := e.st.RunGetByKey(ctx, p.Workflow, key)
 		switch {
-		case err == nil:
-			if !old.Status.Terminal() || (old.Status == store.RunCompleted && sameRelease(old.Version, v.Version)) {
-				return old, false, nil
+		case err == nil && !old.Status.Terminal():
+			if differ := differingInputs(p.Inputs, inputs, old); len(differ) > 0 {
+				return store.Run{}, false, &KeyInUseError{Workflow: p.Workflow, Key: key, Run: old.ID, Status: old.Status, Inputs: differ}
 			}
-		case !errors.Is(err, store.ErrNotFound):
+			return old, false, nil
+		case err == nil && old.Status == store.RunCompleted && sameRelease(old.Version, v.Version):
+			return old, false, nil
+		case err != nil && !errors.Is(err, store.ErrNotFound):
 			return store.Run{}, false, fmt.Errorf("start workflow %q: look up run key %q: %w", p.Workflow, key, err)
 		}
 	}
@@ -83,18 +93,96 @@ func (e *Engine) StartRun(ctx context.Context, p StartParams) (store.Run, bool, 
 	return run, true, nil
 }
 
+// KeyInUseError refuses inputs given with the key of an unfinished run
+// whose inputs differ (language.md §2): following that run would drop
+// them without a word.
+type KeyInUseError struct {
+	Workflow string
+	Key      string
+	Run      string
+	Status   store.RunStatus
+	Inputs   []string // the given inputs whose values differ, sorted
+}
+
+func (e *KeyInUseError) Error() string {
+	return fmt.Sprintf("workflow %q: run %s with key %q is still %s and was started with other values of %s",
+		e.Workflow, e.Run, e.Key, e.Status, quotedList(e.Inputs))
+}
+
+// differingInputs returns the names of the given inputs whose checked
+// values differ from those run was started with, sorted. Only given
+// inputs that the run has count: a default is not the user's request,
+// and an input that the run's version did not declare may be one a newer
+// version requires (its version decision says what becomes of it).
+func differingInputs(given, checked map[string]any, run store.Run) []string {
+	if len(given) == 0 {
+		return nil
+	}
+	had := decodeMap(run.Inputs)
+	var differ []string
+	for name := range given {
+		was, ok := had[name]
+		if ok && !bytes.Equal(mustJSON(checked[name]), mustJSON(was)) {
+			differ = append(differ, name)
+		}
+	}
+	sort.Strings(differ)
+	return differ
+}
+
+// quotedList renders names as "a", "b" and "c".
+func quotedList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	if len(q) == 1 {
+		return "input " + q[0]
+	}
+	return "inputs " + strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
+}
+
+// CheckStart checks, without a store, what StartRun would refuse of the
+// given inputs of graph g: the inputs themselves and the run key
+// expression over them. apply calls it before it opens the store, so
+// that a mistake writes nothing.
+func CheckStart(ctx context.Context, g *lang.Graph, given map[string]any) error {
+	inputs, err := checkInputs(g, given)
+	if err != nil || g.Key == nil {
+		return err
+	}
+	prog, err := lang.Load(g)
+	if err != nil {
+		return fmt.Errorf("workflow %q: %w", g.Workflow, err)
+	}
+	_, err = runKey(ctx, g, prog, inputs)
+	return err
+}
+
 // runKey evaluates the graph's key expression over the inputs, or hashes
 // the inputs when the graph has none.
-func (e *Engine) runKey(ctx context.Context, l *loaded, inputs map[string]any) (string, error) {
-	if l.g.Key == nil {
+func runKey(ctx context.Context, g *lang.Graph, prog *lang.Program, inputs map[string]any) (string, error) {
+	if g.Key == nil {
 		return inputsKey(inputs), nil
 	}
-	kv, err := l.prog.Eval(ctx, l.g.Key, &lang.Activation{Input: inputs})
+	kv, err := prog.Eval(ctx, g.Key, &lang.Activation{Input: inputs})
 	if err != nil {
-		return "", &InputError{Workflow: l.g.Workflow, Input: "key", Problem: fmt.Sprintf("the run key expression failed on these inputs: %v; fix the inputs or the key expression", err)}
+		return "", &KeyError{Workflow: g.Workflow, Err: err}
 	}
 	return keyString(kv), nil
 }
+
+// KeyError is a run key expression that failed on the given inputs.
+type KeyError struct {
+	Workflow string
+	Err      error
+}
+
+func (e *KeyError) Error() string {
+	return fmt.Sprintf("workflow %q: the run key expression failed on these inputs: %v", e.Workflow, e.Err)
+}
+
+func (e *KeyError) Unwrap() error { return e.Err }
 
 // insertParams builds a top-level run (the caller sets the parent fields
 // for a child run).

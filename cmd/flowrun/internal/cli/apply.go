@@ -81,6 +81,11 @@ func (e *env) apply(ctx context.Context, paths []string, o *applyOptions) error 
 	if err != nil {
 		return err
 	}
+	// The run key too: a key expression that fails on these inputs is the
+	// user's mistake, found before anything is written.
+	if err := interp.CheckStart(ctx, w.Graph, inputs); err != nil {
+		return startError(w.Name, err)
+	}
 
 	st, err := e.openStore(ctx, true)
 	if err != nil {
@@ -191,6 +196,15 @@ func startError(workflow string, err error) error {
 	var ie *interp.InputError
 	if errors.As(err, &ie) {
 		return usageErrorf("%s", ie.Error()).hint("Fix the --input or --inputs values and apply again; nothing was run.")
+	}
+	var ke *interp.KeyError
+	if errors.As(err, &ke) {
+		return usageErrorf("%s", ke.Error()).hint("Fix the inputs or the workflow's key expression and apply again; nothing was run.")
+	}
+	var ku *interp.KeyInUseError
+	if errors.As(err, &ku) {
+		return usageErrorf("%s", ku.Error()).hint(fmt.Sprintf(
+			"Resume it as it is with: flowrun resume %s; or cancel it (flowrun cancel %s), or pass --new to start another run with these inputs.", ku.Run, ku.Run))
 	}
 	return storeError(fmt.Sprintf("starting a run of workflow %q", workflow), err)
 }
