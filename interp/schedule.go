@@ -645,7 +645,9 @@ func (r *runner) advanceUntil(ctx context.Context, c unit) bool {
 			return true
 		case st.Iteration+1 >= c.s.Until.MaxIterations:
 			e := &stepError{Kind: "until_exhausted", Message: fmt.Sprintf("the until condition was still false after %d iterations; raise max_iterations or fix the condition", st.Iteration+1)}
-			row.Status, row.Error, row.FinishedAt = store.StepFailed, mustJSON(e), r.now
+			// The step keeps the last iteration's output, as a failed
+			// iteration's does: on_error = "continue" can report it.
+			row.Status, row.Error, row.Output, row.FinishedAt = store.StepFailed, mustJSON(e), urow.Output, r.now
 			r.put(row, nil)
 			r.tx.event("step_failed", c.key, map[string]any{"error": e})
 			return true
