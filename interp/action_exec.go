@@ -32,6 +32,7 @@ type execCall struct {
 	dir    string
 	env    []string // added to the inherited environment
 	stdin  *string
+	red    *redactor // the run's secrets, for cutting the streams (capWriter)
 }
 
 // truncMarker ends a captured stream that went over Limits.OutputBytes:
@@ -48,7 +49,7 @@ func (r *runner) prepareExec(ctx context.Context, x *lang.ExecAction, a *lang.Ac
 	bad := func(what string, err error) *stepError {
 		return &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate exec %s: %v", what, err)}
 	}
-	c := &execCall{shell: x.Shell}
+	c := &execCall{shell: x.Shell, red: r.red}
 	cmd, err := r.evalValue(ctx, x.Command, a)
 	if err != nil {
 		return nil, bad("command", err)
@@ -183,7 +184,7 @@ func runExec(ctx context.Context, clk clock.Clock, c *execCall, limit int64, gat
 	attr := &syscall.SysProcAttr{Setpgid: true}
 	newCmd := func() *exec.Cmd { return c.command(clk, attr) }
 	cmd := newCmd()
-	stdout, stderr := &capWriter{limit: limit}, &capWriter{limit: limit}
+	stdout, stderr := &capWriter{limit: limit, red: c.red}, &capWriter{limit: limit, red: c.red}
 	err := startLocked(attr, func() error {
 		p, err := newOutPipes()
 		if err != nil {
@@ -235,7 +236,7 @@ func runExec(ctx context.Context, clk clock.Clock, c *execCall, limit int64, gat
 		}
 	}
 	out := map[string]any{"exit_code": float64(code), "stdout": stdout.String(), "stderr": stderr.String(), "json": nil}
-	if stdout.dropped == 0 {
+	if !stdout.truncated() {
 		var j any
 		if b := bytes.TrimSpace(stdout.buf.Bytes()); len(b) > 0 && json.Unmarshal(b, &j) == nil {
 			out["json"] = j
@@ -249,13 +250,13 @@ func runExec(ctx context.Context, clk clock.Clock, c *execCall, limit int64, gat
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
-		msg := fmt.Sprintf("command %q exited with status %d", c.name(), code)
-		if tail := lastLine(stderr.buf.String()); tail != "" {
+		msg := c.red.text(fmt.Sprintf("command %q exited with status %d", c.name(), code))
+		if tail := lastLine(string(stderr.kept()), c.red); tail != "" {
 			msg += ": " + tail
 		}
 		return nil, &stepError{Kind: "exec", Message: msg, ExitCode: &code, Output: out}
 	}
-	return nil, &stepError{Kind: "exec", Message: fmt.Sprintf("the command could not be started: %v", err)}
+	return nil, &stepError{Kind: "exec", Message: c.red.text(fmt.Sprintf("the command could not be started: %v", err))}
 }
 
 // errNotCommitted is why an exec attempt whose start did not commit never
@@ -433,12 +434,14 @@ func (p *outPipes) read(out, errw *capWriter) {
 	}
 }
 
-// lastLine returns the last non-empty line of s, cut to 300 bytes.
-func lastLine(s string) string {
+// lastLine returns the last non-empty line of s, redacted and then cut to
+// 300 bytes (redacted first, so that the cut cannot keep part of a secret).
+func lastLine(s string, red *redactor) string {
 	s = strings.TrimRight(s, "\n\r\t ")
 	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
 		s = s[i+1:]
 	}
+	s = red.text(s)
 	if len(s) > 300 {
 		s = s[:300]
 	}
@@ -446,30 +449,50 @@ func lastLine(s string) string {
 }
 
 // capWriter keeps the first limit bytes written and counts the rest.
+//
+// The text kept is redacted later, by the runner, and the redactor sees
+// only that text: a secret cut in two at the limit would leave its first
+// part stored. So with the run's secrets (red) the writer also keeps up to
+// red.lookahead() bytes past the limit, enough to see whole any secret
+// that starts before the limit, and the cut is moved back to the start of
+// a secret that straddles it (kept). The text is not redacted here.
 type capWriter struct {
-	buf     bytes.Buffer
-	limit   int64
-	dropped int64
+	buf   bytes.Buffer
+	limit int64
+	red   *redactor // may be nil: no secrets
+	total int64     // bytes written
 }
 
 func (w *capWriter) Write(p []byte) (int, error) {
-	room := w.limit - int64(w.buf.Len())
-	n := int64(len(p))
+	room := w.limit + int64(w.red.lookahead()) - int64(w.buf.Len())
 	if room > 0 {
-		take := min(room, n)
-		w.buf.Write(p[:take])
-		n -= take
+		w.buf.Write(p[:min(room, int64(len(p)))])
 	}
-	w.dropped += n
+	w.total += int64(len(p))
 	return len(p), nil
 }
 
-// String returns the captured text, with the truncation marker when bytes
-// were dropped.
+// truncated reports whether more than limit bytes were written.
+func (w *capWriter) truncated() bool { return w.total > w.limit }
+
+// kept returns the bytes kept: everything written when it fits in the
+// limit, else the first limit bytes, or fewer when a secret straddles the
+// limit (it is dropped whole).
+func (w *capWriter) kept() []byte {
+	b := w.buf.Bytes()
+	if !w.truncated() {
+		return b
+	}
+	return b[:w.red.safeCut(b, int(w.limit))]
+}
+
+// String returns the kept text, with the truncation marker saying how many
+// bytes were dropped when the stream went over the limit.
 func (w *capWriter) String() string {
-	s := w.buf.String()
-	if w.dropped > 0 {
-		s += fmt.Sprintf(truncMarker, w.dropped)
+	k := w.kept()
+	s := string(k)
+	if w.truncated() {
+		s += fmt.Sprintf(truncMarker, w.total-int64(len(k)))
 	}
 	return s
 }

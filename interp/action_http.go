@@ -3,10 +3,16 @@ package interp
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
+	"os"
 	"slices"
 	"strings"
 
@@ -23,13 +29,14 @@ type httpCall struct {
 	isJSON  bool
 	expect  []int
 	idem    string
+	red     *redactor // the run's secrets, for messages and the body's cut
 }
 
 func (r *runner) prepareHTTP(ctx context.Context, h *lang.HTTPAction, a *lang.Activation) (*httpCall, *stepError) {
 	bad := func(what string, err error) *stepError {
 		return &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate http %s: %v", what, err)}
 	}
-	c := &httpCall{method: h.Method, expect: h.Expect, headers: map[string]string{}}
+	c := &httpCall{method: h.Method, expect: h.Expect, headers: map[string]string{}, red: r.red}
 	if c.method == "" {
 		c.method = http.MethodGet
 	}
@@ -72,7 +79,7 @@ func runHTTP(ctx context.Context, client *http.Client, c *httpCall, limit int64)
 	}
 	req, err := http.NewRequestWithContext(ctx, c.method, c.url, body)
 	if err != nil {
-		return nil, &stepError{Kind: "http", Message: fmt.Sprintf("the request could not be built: %v", err)}
+		return nil, &stepError{Kind: "http", Message: "the request could not be built: " + c.buildError(err)}
 	}
 	for k, v := range c.headers {
 		req.Header.Set(k, v)
@@ -89,12 +96,12 @@ func runHTTP(ctx context.Context, client *http.Client, c *httpCall, limit int64)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, &stepError{Kind: "http", Message: fmt.Sprintf("%s %s failed: %v", c.method, c.url, err)}
+		return nil, &stepError{Kind: "http", Message: fmt.Sprintf("%s %s failed: %s", c.method, c.shownURL(), c.transportError(req.URL.Host, err))}
 	}
 	defer resp.Body.Close()
-	w := &capWriter{limit: limit}
+	w := &capWriter{limit: limit, red: c.red}
 	if _, err := io.Copy(w, resp.Body); err != nil && ctx.Err() == nil {
-		return nil, &stepError{Kind: "http", Message: fmt.Sprintf("%s %s: reading the response failed: %v", c.method, c.url, err)}
+		return nil, &stepError{Kind: "http", Message: fmt.Sprintf("%s %s: reading the response failed: %s", c.method, c.shownURL(), c.transportError(req.URL.Host, err))}
 	}
 	headers := map[string]any{}
 	for k, vs := range resp.Header {
@@ -103,7 +110,7 @@ func runHTTP(ctx context.Context, client *http.Client, c *httpCall, limit int64)
 		}
 	}
 	var parsed any = w.String()
-	if w.dropped == 0 {
+	if !w.truncated() {
 		var j any
 		if b := bytes.TrimSpace(w.buf.Bytes()); len(b) > 0 && json.Unmarshal(b, &j) == nil {
 			parsed = j
@@ -120,7 +127,116 @@ func runHTTP(ctx context.Context, client *http.Client, c *httpCall, limit int64)
 			want = fmt.Sprintf("one of %v", c.expect)
 		}
 		st := resp.StatusCode
-		return nil, &stepError{Kind: "http", Status: &st, Message: fmt.Sprintf("%s %s returned status %d, expected %s", c.method, c.url, st, want), Output: out}
+		return nil, &stepError{Kind: "http", Status: &st, Message: fmt.Sprintf("%s %s returned status %d, expected %s", c.method, c.shownURL(), st, want), Output: out}
 	}
 	return out, nil
+}
+
+// Messages about a request never carry Go's rendering of its URL: the
+// text of a *url.Error quotes the URL (escaping quotes and backslashes)
+// and percent-encodes its path, so a secret in it would not be found by
+// the redactor as it was put in. They name the URL as the workflow made
+// it, redacted (shownURL), and only the cause inside a *url.Error.
+
+// shownURL is the request's URL for messages, its secrets redacted.
+func (c *httpCall) shownURL() string { return c.red.text(c.url) }
+
+// holdsSecret reports whether s contains a secret, in any of its forms.
+func (c *httpCall) holdsSecret(s string) bool { return c.red.text(s) != s }
+
+// buildError describes why the request could not be built. url.Parse's
+// errors quote the URL and most quote the part of it that is wrong (a
+// port, a host character, an escape): for a URL that holds a secret only
+// the kind of problem is told (urlProblem).
+func (c *httpCall) buildError(err error) string {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return c.red.text(err.Error())
+	}
+	if !c.holdsSecret(c.url) {
+		return c.red.text(fmt.Sprintf("parse %q: %v", c.url, ue.Err))
+	}
+	return fmt.Sprintf("parse %q: %s", c.shownURL(), urlProblem(ue.Err))
+}
+
+// urlProblem says what url.Parse found wrong without quoting any of the
+// URL.
+func urlProblem(err error) string {
+	var escErr url.EscapeError
+	var hostErr url.InvalidHostError
+	switch {
+	case errors.As(err, &escErr):
+		return "invalid URL escape"
+	case errors.As(err, &hostErr):
+		return "invalid character in host name"
+	}
+	msg := err.Error()
+	switch {
+	case strings.HasPrefix(msg, "invalid port "):
+		return "invalid port after host"
+	case strings.HasPrefix(msg, "invalid host: "):
+		return "invalid host"
+	}
+	switch msg { // url.Parse's messages that quote nothing
+	case "missing protocol scheme", "net/url: invalid control character in URL", "empty url",
+		"invalid URI for request", "first path segment in URL cannot contain colon",
+		"net/url: invalid userinfo", "invalid IP-literal", "missing ']' in host":
+		return msg
+	}
+	return "not a valid URL"
+}
+
+// transportError describes why a request failed, or its response could not
+// be read: the cause inside the *url.Error (whose text is Go's rendering
+// of the URL), redacted. When the request's host holds a secret the cause
+// is only classified (hostFailure): resolver, dialer and TLS errors name
+// the host, or its IDNA (punycode) form, which the redactor cannot know.
+func (c *httpCall) transportError(host string, err error) string {
+	for {
+		var ue *url.Error
+		if !errors.As(err, &ue) {
+			break
+		}
+		if ue.Err == nil {
+			return "the request failed"
+		}
+		err = ue.Err
+	}
+	if c.holdsSecret(host) {
+		return hostFailure(err)
+	}
+	return c.red.text(err.Error())
+}
+
+// hostFailure describes a request's failure without naming any host or
+// address.
+func hostFailure(err error) string {
+	var dnsErr *net.DNSError
+	var opErr *net.OpError
+	var sysErr *os.SyscallError
+	var verifyErr *tls.CertificateVerificationError
+	var nameErr x509.HostnameError
+	var authErr x509.UnknownAuthorityError
+	var certErr x509.CertificateInvalidError
+	prefix := ""
+	if errors.As(err, &opErr) {
+		prefix = opErr.Op + " " + opErr.Net + ": "
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return context.Canceled.Error()
+	case errors.Is(err, context.DeadlineExceeded):
+		return context.DeadlineExceeded.Error()
+	case errors.As(err, &dnsErr):
+		return "looking up the host failed: " + dnsErr.Err
+	case errors.As(err, &sysErr):
+		return prefix + sysErr.Error() // e.g. "connect: connection refused"
+	case errors.As(err, &verifyErr), errors.As(err, &nameErr), errors.As(err, &authErr), errors.As(err, &certErr):
+		return "the server's TLS certificate was not accepted"
+	case opErr != nil && opErr.Timeout():
+		return prefix + "timed out"
+	case opErr != nil:
+		return prefix + "failed"
+	}
+	return "the request failed (the details are withheld: the host holds a secret)"
 }
