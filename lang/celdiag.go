@@ -261,17 +261,24 @@ func explainField(field string, id int64, p *ParsedExpr, cc *checkContext) (summ
 	if s := closest(field, names); s != "" {
 		hint = fmt.Sprintf(" Did you mean %q?", s)
 	}
+	// its names the fields, or says there are none.
+	its := "It has no fields."
+	if len(names) > 0 {
+		its = fmt.Sprintf("Its fields are %s.", quoteList(names))
+	}
 	switch {
+	case path == "input" && len(names) == 0:
+		return "Unknown input", fmt.Sprintf("There is no input %q: this workflow declares no inputs. Declare it with an input %q { type = ... } block, or remove the reference.", field, field)
 	case path == "input":
 		return "Unknown input", fmt.Sprintf("The workflow declares no input %q. The declared inputs are %s.%s", field, quoteList(names), hint)
 	case path == "run":
-		return "Unknown field", fmt.Sprintf("run has no field %q. Its fields are %s.%s", field, quoteList(names), hint)
+		return "Unknown field", fmt.Sprintf("run has no field %q. %s%s", field, its, hint)
 	case strings.HasPrefix(path, "steps.") && strings.Count(path, ".") == 1:
 		return "Unknown field", fmt.Sprintf("%s has no field %q. A step result has the fields %s.%s", path, field, quoteList(names), hint)
 	case path != "":
-		return "Unknown field", fmt.Sprintf("%s has no field %q. Its fields are %s.%s", path, field, quoteList(names), hint)
+		return "Unknown field", fmt.Sprintf("%s has no field %q. %s%s", path, field, its, hint)
 	}
-	return "Unknown field", fmt.Sprintf("This object has no field %q. Its fields are %s.%s", field, quoteList(names), hint)
+	return "Unknown field", fmt.Sprintf("This object has no field %q. %s%s", field, its, hint)
 }
 
 // staticType resolves the flowrun type of a chain of selections and

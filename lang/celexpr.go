@@ -269,16 +269,11 @@ func checkRefs(p *ParsedExpr, scope *Scope) hcl.Diagnostics {
 				continue
 			}
 			if _, ok := scope.Steps[r.field]; !ok {
-				visible := "No step is visible here"
-				if len(scope.Steps) > 0 {
-					visible = "The steps visible here are " + quoteList(scope.stepNames())
-				}
 				diags = append(diags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,
 					Summary:  "Unknown step",
-					Detail: fmt.Sprintf("There is no step %q that %s can read. %s. Check the name: an expression can only read steps that finish before it is evaluated.",
-						r.field, scope.what(), visible),
-					Subject: p.loc.fieldRange(p.src, info, r.id).Ptr(),
+					Detail:   scope.unknownStep(r.field),
+					Subject:  p.loc.fieldRange(p.src, info, r.id).Ptr(),
 				})
 			}
 		case "secrets":
@@ -290,11 +285,15 @@ func checkRefs(p *ParsedExpr, scope *Scope) hcl.Diagnostics {
 				known = known || s == r.field
 			}
 			if !known {
+				declared := "This workflow declares no secrets"
+				if len(scope.Secrets) > 0 {
+					declared = "Declared secrets are " + quoteList(scope.Secrets)
+				}
 				diags = append(diags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,
 					Summary:  "Unknown secret",
-					Detail: fmt.Sprintf("The workflow declares no secret %q. Declared secrets are %s; add a secret %q { env = \"...\" } block to declare it.",
-						r.field, quoteList(scope.Secrets), r.field),
+					Detail: fmt.Sprintf("The workflow declares no secret %q. %s; add a secret %q { env = \"...\" } block to declare it.%s",
+						r.field, declared, r.field, didYouMean(r.field, scope.Secrets)),
 					Subject: p.loc.fieldRange(p.src, info, r.id).Ptr(),
 				})
 			}

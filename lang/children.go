@@ -131,9 +131,13 @@ func (c *compiler) checkChildInput(a *actionDecl, input *Value, child *Graph) {
 			}
 			in, ok := declared[k]
 			if !ok {
+				its := "it declares no inputs"
+				if len(names) > 0 {
+					its = "its inputs are " + quoteList(names)
+				}
 				c.errorf(rng, "Unknown child input",
-					"Workflow %q version %s declares no input %q; its inputs are %s.%s Remove it or fix its name.",
-					child.Workflow, child.Version, k, quoteList(names), didYouMean(k, names))
+					"Workflow %q version %s declares no input %q; %s.%s Remove it or fix its name.",
+					child.Workflow, child.Version, k, its, didYouMean(k, names))
 				continue
 			}
 			if t := input.Type.Fields[k]; !t.AssignableTo(in.Type) {

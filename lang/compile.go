@@ -40,6 +40,8 @@ type compiler struct {
 	// deferred holds checks whose results no later step's types depend
 	// on (the steps' when), run after every step is built.
 	deferred []*deferredCheck
+	// names lists every declared step, sorted, for messages.
+	names []string
 }
 
 // deferredCheck is an expression check postponed by deferExpr.
@@ -75,11 +77,12 @@ func compileWorkflowWith(w *workflowDecl, decodeDiags hcl.Diagnostics, children 
 		c.steps[s.Name] = s
 		c.edges[s.Name] = map[string]hcl.Range{}
 	}
+	c.names = namesSorted(c.steps)
 	c.collectEdges()
-	order, ok := c.order()
-	if !ok {
-		return nil, c.diags
-	}
+	// With a cycle the steps are still built and checked, so that every
+	// other mistake is reported with it (language.md §16); the graph is
+	// not made.
+	order := c.order()
 	c.buildHeader()
 	for _, s := range order {
 		st := c.buildStep(s)
@@ -105,8 +108,8 @@ func (c *compiler) errorf(rng hcl.Range, summary, detail string, args ...any) {
 	c.diags = append(c.diags, errAt(rng, summary, detail, args...))
 }
 
-// stepNames lists the declared step names, sorted.
-func (c *compiler) stepNames() []string { return namesSorted(c.steps) }
+// stepNames lists the declared step names, sorted (shared: do not modify).
+func (c *compiler) stepNames() []string { return c.names }
 
 // unknownStep reports a static reference to an undeclared step.
 func (c *compiler) unknownStep(r refDecl) {
@@ -234,9 +237,12 @@ func (c *compiler) switchTargets(s *stepDecl) {
 	}
 }
 
-// order reports dependency cycles, and otherwise returns the steps in
-// topological order, ties broken by name.
-func (c *compiler) order() ([]*stepDecl, bool) {
+// order returns the steps in topological order, ties broken by name. When
+// the steps have a dependency cycle, it reports the cycle and returns every
+// step in an order that builds the steps of a cycle after the steps the
+// cycle waits for, and each step of a cycle before the steps that wait for
+// the cycle (see cyclicOrder).
+func (c *compiler) order() []*stepDecl {
 	names := c.stepNames()
 	// Kahn's algorithm on "b must finish before a" (a needs b).
 	indeg := map[string]int{}
@@ -265,10 +271,61 @@ func (c *compiler) order() ([]*stepDecl, bool) {
 		}
 	}
 	if len(out) == len(names) {
-		return out, true
+		return out
 	}
 	c.reportCycles()
-	return nil, false
+	return c.cyclicOrder()
+}
+
+// cyclicOrder orders the strongly connected components of the step graph
+// topologically (ties broken by their smallest name), and the steps of a
+// component by name. A step of a cycle is then built before some of the
+// steps it needs: its scopes see those as any (see scoped), so that a cycle
+// does not also make every reference along it an error.
+func (c *compiler) cyclicOrder() []*stepDecl {
+	comps := c.components()
+	compOf := map[string]int{}
+	for i, comp := range comps {
+		for _, n := range comp {
+			compOf[n] = i
+		}
+	}
+	// Kahn's algorithm on the components; the heap holds the ready ones
+	// by their smallest name, which comps is sorted by.
+	indeg := make([]int, len(comps))
+	users := make([][]int, len(comps))
+	for i, comp := range comps {
+		needs := map[int]bool{}
+		for _, a := range comp {
+			for b := range c.edges[a] {
+				if j := compOf[b]; j != i && !needs[j] {
+					needs[j] = true
+					users[j] = append(users[j], i)
+				}
+			}
+		}
+		indeg[i] = len(needs)
+	}
+	ready := &stepNameHeap{}
+	for i, comp := range comps {
+		if indeg[i] == 0 {
+			heap.Push(ready, comp[0])
+		}
+	}
+	out := make([]*stepDecl, 0, len(c.steps))
+	for ready.Len() > 0 {
+		i := compOf[heap.Pop(ready).(string)]
+		for _, n := range comps[i] {
+			out = append(out, c.steps[n])
+		}
+		for _, u := range users[i] {
+			indeg[u]--
+			if indeg[u] == 0 {
+				heap.Push(ready, comps[u][0])
+			}
+		}
+	}
+	return out
 }
 
 // reportCycles reports one cycle per strongly connected component of the
@@ -539,16 +596,35 @@ func (c *compiler) stepScope(st *Step, slot string) *scoper {
 	return &scoper{
 		full: func() *Scope {
 			if cached == nil {
-				cached = StepScope(c.g, st, slot)
+				cached = c.scoped(StepScope(c.g, st, slot), st.Needs)
 			}
 			return cached
 		},
 		narrow: func(refs []string) *Scope {
-			sc := StepScope(c.view(refs), st, slot)
+			sc := c.scoped(StepScope(c.view(refs), st, slot), refs)
 			sc.graph = c.cel
 			return sc
 		},
 	}
+}
+
+// scoped completes a scope of the compiler's: it knows every declared step,
+// for messages about unknown ones. And a step of a dependency cycle (already
+// reported) is built before some of the steps it needs (cyclicOrder): of
+// needs, the steps it may see, those not built yet are seen as any rather
+// than not at all, so that reading them is not reported again as reading
+// an unknown step.
+func (c *compiler) scoped(sc *Scope, needs []string) *Scope {
+	sc.declared = c.stepNames()
+	if sc.Steps == nil {
+		return sc
+	}
+	for _, n := range needs {
+		if _, seen := sc.Steps[n]; !seen && c.built[n] == nil && c.steps[n] != nil {
+			sc.Steps[n] = TypeAny
+		}
+	}
+	return sc
 }
 
 // graphScope is the scoper of a workflow-level slot (see GraphScope).
@@ -557,12 +633,12 @@ func (c *compiler) graphScope(slot string) *scoper {
 	return &scoper{
 		full: func() *Scope {
 			if cached == nil {
-				cached = GraphScope(c.g, slot)
+				cached = c.scoped(GraphScope(c.g, slot), nil)
 			}
 			return cached
 		},
 		narrow: func(refs []string) *Scope {
-			sc := GraphScope(c.view(refs), slot)
+			sc := c.scoped(GraphScope(c.view(refs), slot), nil)
 			sc.graph = c.cel
 			return sc
 		},

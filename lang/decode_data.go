@@ -81,7 +81,7 @@ func asSyntax(expr hcl.Expression) hclsyntax.Node {
 
 func interpolationError(rng hcl.Range) *hcl.Diagnostic {
 	return errAt(rng, "Unsupported interpolation",
-		"flowrun does not use HCL's ${ } or %%{ } templates: values are computed at run time by CEL. In a data attribute write the expression in double braces, like \"order {{ input.order_id }}\"; in a control attribute (when, until, items, key) write the bare expression, like when = \"input.amount > 100\". To write a literal \"${\", escape it as \"$${\".")
+		"flowrun does not use HCL's ${ } or %{ } templates: values are computed at run time by CEL. In a data attribute write the expression in double braces, like \"order {{ input.order_id }}\"; in a control attribute (when, until, items, key) write the bare expression, like when = \"input.amount > 100\". To write a literal \"${\", escape it as \"$${\".")
 }
 
 // decodeControl decodes a control attribute: a string holding a bare CEL

@@ -139,7 +139,10 @@ func indentLike(s []byte) string {
 }
 
 // blockContext names the innermost labeled block around offset, such as
-// `step "charge"`, or "" when there is none.
+// `step "charge"`, or "" when there is none. A block whose header holds
+// offset (its type, its labels) is not around it: a diagnostic there is
+// about the block itself, which may be misspelled (`stepp "a"`) or
+// misnamed, so the context is the block that holds it, as in Terraform.
 func blockContext(file *hcl.File, offset int) string {
 	body, ok := file.Body.(*hclsyntax.Body)
 	if !ok {
@@ -149,7 +152,7 @@ func blockContext(file *hcl.File, offset int) string {
 	for body != nil {
 		var inner *hclsyntax.Body
 		for _, b := range body.Blocks {
-			if !b.Range().ContainsOffset(offset) {
+			if !b.Range().ContainsOffset(offset) || offset < b.OpenBraceRange.End.Byte {
 				continue
 			}
 			if len(b.Labels) > 0 {

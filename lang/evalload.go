@@ -241,10 +241,14 @@ func (p *Program) compileNow(le *lazyExpr) (*compiled, error) {
 
 // fullScope is the scope of the expression's slot, as the compiler saw it.
 func (p *Program) fullScope(le *lazyExpr) *Scope {
+	var sc *Scope
 	if le.step == nil {
-		return GraphScope(p.g, le.slot)
+		sc = GraphScope(p.g, le.slot)
+	} else {
+		sc = StepScope(p.g, le.step, le.slot)
 	}
-	return StepScope(p.g, le.step, le.slot)
+	sc.declared = namesSorted(p.steps)
+	return sc
 }
 
 // narrowScope is fullScope with only the steps in refs, or nil when one of

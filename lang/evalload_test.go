@@ -202,7 +202,7 @@ func TestLoadRejectsInvisibleStep(t *testing.T) {
 	g := storedGraph(t, 4)
 	g.Steps[1].When = &Expr{CEL: "steps.s3.output.n > 1", Type: TypeBool}
 	_, err := Load(g)
-	if err == nil || !strings.Contains(err.Error(), `There is no step "s3"`) {
+	if err == nil || !strings.Contains(err.Error(), `Step "s3" cannot be read in when`) {
 		t.Errorf("Load: %v", err)
 	}
 	g = storedGraph(t, 4)

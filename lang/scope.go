@@ -35,6 +35,10 @@ type Scope struct {
 	// graph, when set, holds the CEL environments of the graph the scope
 	// belongs to, shared with the graph's other scopes (see celgraph.go).
 	graph *celGraph
+	// declared, when set, lists every step of the workflow, sorted, for
+	// messages about a step that is unknown or not visible (nil: only the
+	// visible steps are known).
+	declared []string
 }
 
 // Slots of a step, for StepScope.
@@ -274,6 +278,41 @@ func (s *Scope) stepNames() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// maxListedSteps is how many step names a message lists at most.
+const maxListedSteps = 20
+
+// unknownStep explains a reference steps.NAME to a step the scope does not
+// see: a step the workflow does not declare (with the nearest declared name,
+// as a suggestion, when there is one), or a declared step this slot cannot
+// read.
+func (s *Scope) unknownStep(name string) string {
+	visible := "No step is visible here."
+	if len(s.Steps) > 0 {
+		visible = "The steps visible here are " + quoteList(s.stepNames()) + "."
+	}
+	known := s.declared
+	if known == nil {
+		known = s.stepNames()
+	}
+	if containsName(known, name) {
+		return fmt.Sprintf("Step %q cannot be read in %s. %s An expression can only read steps that finish before it is evaluated.",
+			name, s.where(), visible)
+	}
+	if near := nearestName(name, known); near != "" {
+		return fmt.Sprintf("There is no step %q. Did you mean %q?", name, near)
+	}
+	switch {
+	case s.declared != nil && len(s.declared) == 0:
+		return fmt.Sprintf("There is no step %q: this workflow declares no steps.", name)
+	case len(s.declared) > maxListedSteps:
+		return fmt.Sprintf("There is no step %q in this workflow. Check the name.", name)
+	case s.declared != nil:
+		return fmt.Sprintf("There is no step %q: the workflow's steps are %s. Check the name.", name, quoteList(s.declared))
+	}
+	return fmt.Sprintf("There is no step %q that %s can read. %s Check the name: an expression can only read steps that finish before it is evaluated.",
+		name, s.what(), visible)
 }
 
 // visibleNames lists the variables the scope declares, for messages.

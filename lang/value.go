@@ -9,6 +9,9 @@ import (
 // CheckValue reports whether a JSON-decoded value (nil, bool, float64,
 // string, []any, map[string]any) fits the type;
 // path names the value in the message (amount, items[2], address.city).
+// An object value must have exactly the fields of its type: a missing
+// field and an extra one are errors, at any depth (inside lists, maps and
+// other objects).
 func CheckValue(t *Type, v any, path string) error {
 	if t == nil || t.Kind == KindAny {
 		return nil
@@ -71,17 +74,40 @@ func CheckValue(t *Type, v any, path string) error {
 		if !ok {
 			return bad()
 		}
+		// An object has exactly its fields (language.md §3): a missing
+		// field and an extra one (a typo, say) are both errors. An extra
+		// field that looks like a missing one is reported first, as the
+		// typo it probably is.
 		names := make([]string, 0, len(t.Fields))
+		var missing []string
 		for n := range t.Fields {
 			names = append(names, n)
+			if _, ok := m[n]; !ok {
+				missing = append(missing, n)
+			}
 		}
 		sort.Strings(names)
-		for _, n := range names {
-			fv, ok := m[n]
-			if !ok {
-				return fmt.Errorf("%s is missing the field %q of %s", path, n, t)
+		sort.Strings(missing)
+		var extra []string
+		for k := range m {
+			if _, ok := t.Fields[k]; !ok {
+				extra = append(extra, k)
 			}
-			if err := CheckValue(t.Fields[n], fv, path+"."+n); err != nil {
+		}
+		sort.Strings(extra)
+		for _, k := range extra {
+			if s := nearestName(k, missing); s != "" {
+				return fmt.Errorf("%s has the field %q, which is not part of %s; did you mean %q?", path, k, t, s)
+			}
+		}
+		if len(missing) > 0 {
+			return fmt.Errorf("%s is missing the field %q of %s", path, missing[0], t)
+		}
+		if len(extra) > 0 {
+			return fmt.Errorf("%s has the field %q, which is not part of %s", path, extra[0], t)
+		}
+		for _, n := range names {
+			if err := CheckValue(t.Fields[n], m[n], path+"."+n); err != nil {
 				return err
 			}
 		}
