@@ -42,9 +42,12 @@ type Options struct {
 	// Poll is how often an idle claim loop looks for work when nothing is
 	// known to be due (default 200ms).
 	Poll time.Duration
-	// ParkWait is how far ahead Drive keeps waiting in-process for a parked
-	// run of its tree to become due; a run due later makes Drive return it
-	// parked. 0 means the default, 5s; a negative value never waits.
+	// ParkWait is how far ahead Drive keeps waiting in-process for a run
+	// of its tree parked on a timer (sleep, retry backoff, until interval,
+	// breaker cooldown) to become due; a run due later makes Drive return
+	// it parked. 0 means no limit: Drive waits out every timer, as apply
+	// does (semantics.md §17); a negative value never waits. Drive never
+	// waits for what only the outside brings (a signal, a queue slot).
 	ParkWait time.Duration
 	// Concurrency is how many runs of one tree Drive works on at once
 	// (default 16).
@@ -139,9 +142,6 @@ func New(st store.Store, opts Options) *Engine {
 	}
 	if opts.Poll <= 0 {
 		opts.Poll = 200 * time.Millisecond
-	}
-	if opts.ParkWait == 0 {
-		opts.ParkWait = 5 * time.Second
 	}
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 16

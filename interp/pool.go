@@ -421,15 +421,27 @@ func (p *pool) sleep(ctx context.Context, d time.Duration, stop <-chan struct{})
 }
 
 // Drive works on a run and its descendant child runs in this process until
-// the run ends or is parked with nothing due within Options.ParkWait, and
-// returns the run as stored then. The CLI exits 0/1 on a terminal run and
-// 3 on a parked one (see StatusOf).
+// the run ends, is blocked, or is parked waiting for the outside (a
+// signal, a queue slot: no run of its tree waits on a timer), and returns
+// the run as stored then. Timers are waited out (up to Options.ParkWait
+// when that is set). The CLI exits 0/1 on a terminal run and 3 on a parked
+// one (see StatusOf).
 //
 // When ctx is canceled Drive parks safely: actions in flight are killed and
 // recorded interrupted, the runs are released due now, and Drive returns
 // the run with an error wrapping ctx's error. A store failure is returned
 // as an error after the other runners are stopped.
 func (e *Engine) Drive(ctx context.Context, rootRunID string) (store.Run, error) {
+	return e.DriveDrain(ctx, rootRunID, nil)
+}
+
+// DriveDrain is Drive that also stops gracefully (durability.md,
+// Shutdown): once drain is closed it claims no more runs and starts no new
+// action, lets the actions in flight finish and records their results,
+// parks the runs due now, and returns the run as stored then. Canceling
+// ctx while it drains (the grace period is over, or a second Ctrl-C) stops
+// the actions still in flight, as for Drive.
+func (e *Engine) DriveDrain(ctx context.Context, rootRunID string, drain <-chan struct{}) (store.Run, error) {
 	p := newPool(e, rootRunID, e.opts.Concurrency)
 	defer e.removePool(p)
 	stop := make(chan struct{})
@@ -465,17 +477,41 @@ func (e *Engine) Drive(ctx context.Context, rootRunID string) (store.Run, error)
 		}
 		return run, err
 	}
+	draining := false
 	for {
 		if ctx.Err() != nil {
 			run, _ := fail(ctx.Err())
 			return run, fmt.Errorf("drive run %s: stopped and parked: %w", rootRunID, ctx.Err())
+		}
+		if !draining && closed(drain) {
+			draining = true
+			p.drainAll()
+		}
+		if draining {
+			if p.count() == 0 {
+				for {
+					select {
+					case pd := <-p.done:
+						if pd.err != nil && !errors.Is(pd.err, errStopped) {
+							return fail(pd.err)
+						}
+						continue
+					default:
+					}
+					return get()
+				}
+			}
+			if pd := p.sleep(ctx, -1, nil); pd != nil && pd.err != nil && !errors.Is(pd.err, errStopped) {
+				return fail(pd.err)
+			}
+			continue
 		}
 		n, err := p.claim(sctx)
 		if err != nil {
 			return fail(err)
 		}
 		if p.count() > 0 {
-			if pd := p.sleep(ctx, -1, nil); pd != nil {
+			if pd := p.sleep(ctx, -1, drain); pd != nil {
 				if pd.err != nil && !errors.Is(pd.err, errStopped) {
 					return fail(pd.err)
 				}
@@ -514,11 +550,60 @@ func (e *Engine) Drive(ctx context.Context, rootRunID string) (store.Run, error)
 				continue
 			}
 			wait = e.opts.Poll // due but not claimable: leased by another process
-		} else if e.opts.ParkWait < 0 || wait > e.opts.ParkWait {
+		} else if e.opts.ParkWait < 0 || (e.opts.ParkWait > 0 && wait > e.opts.ParkWait) {
+			return run, nil
+		} else if timed, err := e.treeWaitsOnTimer(sctx, run); err != nil {
+			return run, fmt.Errorf("drive run %s: %w", rootRunID, err)
+		} else if !timed {
 			return run, nil
 		}
-		if pd := p.sleep(ctx, wait, nil); pd != nil && pd.err != nil && !errors.Is(pd.err, errStopped) {
+		if pd := p.sleep(ctx, wait, drain); pd != nil && pd.err != nil && !errors.Is(pd.err, errStopped) {
 			return fail(pd.err)
 		}
 	}
+}
+
+// closed reports whether c is closed (a nil c never is).
+func closed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// timerWait reports whether reason is that of a run parked on a timer (see
+// park):
+// time alone makes it due.
+func timerWait(reason string) bool {
+	return reason == "timer" || reason == "retry" || strings.HasPrefix(reason, "breaker:")
+}
+
+// treeWaitsOnTimer reports whether some unfinished run of root's tree
+// (root itself, or a descendant) is parked on a timer, so that waiting in
+// this process moves the tree on. A tree whose runs wait only for the
+// outside (a signal, a queue slot, a version decision) or for each other
+// does not.
+func (e *Engine) treeWaitsOnTimer(ctx context.Context, root store.Run) (bool, error) {
+	queue := []store.Run{root}
+	for len(queue) > 0 {
+		r := queue[0]
+		queue = queue[1:]
+		if r.Status.Terminal() {
+			continue
+		}
+		if r.Status != store.RunWaiting || timerWait(r.WaitReason) {
+			return true, nil
+		}
+		if r.WaitReason != "child" {
+			continue
+		}
+		kids, err := e.st.RunChildren(ctx, r.ID)
+		if err != nil {
+			return false, err
+		}
+		queue = append(queue, kids...)
+	}
+	return false, nil
 }

@@ -192,17 +192,48 @@ func TestTmuxLiveViewCtrlC(t *testing.T) {
 	p.start(dir, flowrun, "apply", "gate.hcl")
 	p.waitFor(`^  ▶ work +running`)
 
-	// Ctrl-C stays with the command line: the run is parked, exit 3, and
-	// the messages follow the view's last frame on lines of their own.
+	// Ctrl-C stays with the command line and stops gracefully: the view
+	// says so, the step in flight may finish, nothing new starts.
 	p.tmux("send-keys", "-t", "main", "C-c")
+	p.waitFor(`^  stopping: no new step starts; the actions in flight may finish`)
+	writeFile(t, filepath.Join(dir, "go"), "")
+	// The run is parked, exit 3, and the messages follow the view's last
+	// frame on lines of their own.
 	s := p.waitFor(`^flowrun exited with 3$`)
 	for _, want := range []string{
-		`^· gate 1\.0\.0 · run ` + runID + ` · pending`,
-		`^  ░{40} 0/3 steps\nflowrun apply: interrupted; run ` + runID + ` is parked safely and loses nothing\.$`,
+		`^. gate 1\.0\.0 · run ` + runID + ` · waiting`,
+		`^  █+░+ 1/3 steps\n  stopping: .*\nflowrun apply: interrupted; run ` + runID + ` is parked safely and loses nothing\.$`,
 		`^hint: Continue it with: flowrun resume ` + runID + `$`,
 	} {
 		if !regexp.MustCompile("(?m)" + want).MatchString(s) {
 			t.Errorf("the screen after Ctrl-C lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "▶ work") {
+		t.Errorf("a running step's line is left on the screen:\n%s", s)
+	}
+}
+
+func TestTmuxLiveViewCtrlCTwice(t *testing.T) {
+	p, flowrun := newTmux(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "gate.hcl"), gateHCL)
+	p.start(dir, flowrun, "apply", "gate.hcl")
+	p.waitFor(`^  ▶ work +running`)
+
+	// A second Ctrl-C stops the step in flight at once: the run is parked
+	// with nothing done, exit 3.
+	p.tmux("send-keys", "-t", "main", "C-c")
+	p.waitFor(`^  stopping: `)
+	p.tmux("send-keys", "-t", "main", "C-c")
+	s := p.waitFor(`^flowrun exited with 3$`)
+	for _, want := range []string{
+		`^· gate 1\.0\.0 · run ` + runID + ` · pending`,
+		`^  ░{40} 0/3 steps\n  stopping: .*\nflowrun apply: interrupted; run ` + runID + ` is parked safely and loses nothing\.$`,
+		`^hint: Continue it with: flowrun resume ` + runID + `$`,
+	} {
+		if !regexp.MustCompile("(?m)" + want).MatchString(s) {
+			t.Errorf("the screen after two Ctrl-C lacks %q:\n%s", want, s)
 		}
 	}
 	if strings.Contains(s, "▶ work") {

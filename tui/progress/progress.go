@@ -44,6 +44,10 @@ type Options struct {
 	// Width is the width to draw at before the terminal reports one
 	// (default 80).
 	Width int
+	// Notices, when not nil, carries lines to show under the view until
+	// the next one (such as "stopping: letting the actions in flight
+	// finish"); the view does not close it.
+	Notices <-chan string
 }
 
 // Run shows the live view on o.Out until ctx is canceled, then draws the
@@ -66,12 +70,18 @@ func Run(ctx context.Context, o Options) error {
 	p := tea.NewProgram(m, tea.WithInput(nil), tea.WithOutput(o.Out), tea.WithoutSignalHandler(), tea.WithContext(pctx))
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { // tells the program to finish when ctx ends; Run waits for it
+	go func() { // tells the program to finish when ctx ends, and passes notices; Run waits for it
 		defer wg.Done()
-		select {
-		case <-ctx.Done():
-			p.Send(FinishMsg{})
-		case <-pctx.Done():
+		for {
+			select {
+			case n := <-o.Notices:
+				p.Send(NoticeMsg(n))
+				continue
+			case <-ctx.Done():
+				p.Send(FinishMsg{})
+			case <-pctx.Done():
+			}
+			return
 		}
 	}()
 	_, err := p.Run()
@@ -85,6 +95,9 @@ func Run(ctx context.Context, o Options) error {
 
 // FinishMsg makes the model read the store a last time, draw and quit.
 type FinishMsg struct{}
+
+// NoticeMsg is a line shown under the view until the next notice.
+type NoticeMsg string
 
 type polledMsg struct {
 	ch  feed.Changes
@@ -108,6 +121,7 @@ type Model struct {
 	finishing bool
 	done      bool
 	noTicks   bool // tests drive ticks by hand
+	notice    string
 }
 
 // New returns the model following runID.
@@ -171,6 +185,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.polling = true
 		return m, tea.Batch(m.poll(), m.tick())
+	case NoticeMsg:
+		m.notice = string(msg)
 	case FinishMsg:
 		m.finishing = true
 		if !m.polling {
@@ -263,5 +279,8 @@ func (m Model) View() string {
 	}
 	barW := max(10, min(40, w-20))
 	lines = append(lines, "  "+st.Bar(done, total, barW)+fmt.Sprintf(" %d/%d steps", done, total))
+	if m.notice != "" {
+		lines = append(lines, st.Warning.Render(theme.Cut("  "+m.notice, w)))
+	}
 	return strings.Join(lines, "\n") + "\n"
 }

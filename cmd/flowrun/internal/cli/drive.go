@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
@@ -55,16 +56,64 @@ func (e *env) useLiveView() bool {
 	return !e.display.noTUI && e.getenv("TERM") != "dumb" && isTerminal(e.stderr)
 }
 
+// driveGrace is how long a Ctrl-C (or SIGTERM) of a foreground verb lets
+// the actions in flight finish before it stops them: a worker's default
+// --grace.
+const driveGrace = 30 * time.Second
+
 // drive runs a run (and its children) in this process until it ends or
-// parks, then prints the result. Ctrl-C or SIGTERM stops it safely: the
-// engine puts interrupted work back, and the command exits 3.
+// parks, then prints the result. Ctrl-C or SIGTERM stops it gracefully
+// (durability.md, Shutdown): no new action starts, the actions in flight
+// finish for up to driveGrace and their results are kept, the run is
+// parked and the command exits 3. A second signal, or the end of the grace
+// period, stops the actions still running; the engine records them
+// interrupted and puts the work back.
 func (e *env) drive(ctx context.Context, eng *interp.Engine, runID string, asJSON bool) error {
-	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err := e.driveShown(ctx, sctx, eng, runID)
-	interrupted := sctx.Err() != nil && ctx.Err() == nil
-	stop()
-	if interrupted {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	drain := make(chan struct{})
+	notices := make(chan string, 2)
+	var interrupted atomic.Bool
+	stopWatch, watchDone := make(chan struct{}), make(chan struct{})
+	go func() { // the signal watcher: ends when drive is done with it
+		defer close(watchDone)
+		var grace <-chan time.Time
+		for {
+			select {
+			case <-sigs:
+				if interrupted.Swap(true) {
+					cancel()
+					return
+				}
+				close(drain)
+				t := e.clock.NewTimer(driveGrace)
+				defer t.Stop()
+				grace = t.C()
+				msg := fmt.Sprintf("stopping: no new step starts; the actions in flight may finish for up to %s (Ctrl-C again stops them now)", driveGrace)
+				if e.display.live.Load() {
+					// The terminal echoed "^C" where the view left the
+					// cursor; put it back at the line's start (see
+					// driveShown) before the view draws again.
+					_, _ = io.WriteString(e.stderr, "\r")
+					notices <- msg
+				} else {
+					fmt.Fprintf(e.stderr, "flowrun %s: %s.\n", e.verb, msg)
+				}
+			case <-grace:
+				cancel()
+				return
+			case <-stopWatch:
+				return
+			}
+		}
+	}()
+	err := e.driveShown(ctx, sctx, eng, runID, drain, notices)
+	close(stopWatch)
+	<-watchDone
+	if interrupted.Load() && !e.ended(ctx, eng, runID) {
 		fmt.Fprintf(e.stderr, "flowrun %s: interrupted; run %s is parked safely and loses nothing.\n", e.verb, runID)
 		return (&exitError{code: ExitParked, msg: "run " + runID + " was interrupted"}).
 			hint("Continue it with: flowrun resume " + runID)
@@ -75,15 +124,23 @@ func (e *env) drive(ctx context.Context, eng *interp.Engine, runID string, asJSO
 	return e.finish(ctx, eng, runID, asJSON)
 }
 
-// driveShown runs the engine's Drive under sctx (which Ctrl-C cancels) with
+// ended reports whether the run is terminal: a run that ended while its
+// drive was stopping (the last actions finished) is reported as it ended.
+func (e *env) ended(ctx context.Context, eng *interp.Engine, runID string) bool {
+	run, err := eng.Store().RunGet(ctx, runID)
+	return err == nil && run.Status.Terminal()
+}
+
+// driveShown runs the engine's Drive under sctx (which a second Ctrl-C
+// cancels) and drain (which the first closes) with
 // the live view beside it when useLiveView allows. The view runs in its own
 // goroutine, owned here: it is told to finish when Drive returns, draws the
 // run's final state, and is waited for before anything else is printed.
 // Its own end is ctx's (not sctx's), so an interrupted run's last frame
 // shows the work put back.
-func (e *env) driveShown(ctx, sctx context.Context, eng *interp.Engine, runID string) error {
+func (e *env) driveShown(ctx, sctx context.Context, eng *interp.Engine, runID string, drain <-chan struct{}, notices <-chan string) error {
 	if !e.useLiveView() {
-		_, err := eng.Drive(sctx, runID)
+		_, err := eng.DriveDrain(sctx, runID, drain)
 		return err
 	}
 	vctx, finish := context.WithCancel(ctx)
@@ -98,9 +155,10 @@ func (e *env) driveShown(ctx, sctx context.Context, eng *interp.Engine, runID st
 			NoColor: e.getenv("NO_COLOR") != "",
 			Clock:   e.clock,
 			Width:   int(width(e.stderr)),
+			Notices: notices,
 		})
 	}()
-	_, err := eng.Drive(sctx, runID)
+	_, err := eng.DriveDrain(sctx, runID, drain)
 	if sctx.Err() != nil {
 		// The terminal echoed Ctrl-C as "^C" where the view left the
 		// cursor, at the start of the line below it. The view moves up from
