@@ -183,7 +183,7 @@ func (e *Engine) StoreGraph(ctx context.Context, g *lang.Graph) (store.Version, 
 	v, err := e.st.VersionPut(ctx, store.VersionPutParams{
 		Workflow: g.Workflow, Version: g.Version,
 		Major: sv.Major, Minor: sv.Minor, Patch: sv.Patch,
-		Hash: h, Graph: b, Now: e.clk.Now(),
+		Hash: h, Graph: b, Steps: len(g.Steps), Now: e.clk.Now(),
 	})
 	if err != nil {
 		return store.Version{}, err // the store's error names the workflow and version

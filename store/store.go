@@ -174,6 +174,10 @@ type RunSummary struct {
 	Status     RunStatus
 	CreatedAt  time.Time
 	FinishedAt time.Time
+	// StepsTotal is the number of top-level steps of the run's graph (for a
+	// version stored before it was recorded: of the steps started so
+	// far); StepsDone those of them that settled (foreach items and until
+	// iterations are counted in their step).
 	StepsTotal int
 	StepsDone  int
 }
@@ -306,7 +310,10 @@ type VersionPutParams struct {
 	Major, Minor, Patch int
 	Hash                string
 	Graph               []byte
-	Now                 time.Time
+	// Steps is the number of top-level steps of the graph: a run
+	// summary's StepsTotal.
+	Steps int
+	Now   time.Time
 }
 
 // RunInsertParams creates a run.

@@ -126,8 +126,9 @@ func (s *Store) RunChildren(ctx context.Context, runID string) ([]store.Run, err
 }
 
 // RunList lists runs newest first (created_at, then id, descending), with
-// the counts of their top-level steps (foreach items and until iterations
-// are not counted). Counts are computed for the returned page only.
+// the number of top-level steps of their graph (the version's step count)
+// and of those settled (foreach items and until iterations are not
+// counted). Counts are computed for the returned page only.
 func (s *Store) RunList(ctx context.Context, p store.RunListParams) ([]store.RunSummary, error) {
 	var where []string
 	var args []any
@@ -172,7 +173,9 @@ func (s *Store) RunList(ctx context.Context, p store.RunListParams) ([]store.Run
 		GROUP BY run_id
 	)
 	SELECT page.id, page.workflow, page.version, page.key, page.status, page.created_at, page.finished_at,
-		COALESCE(counts.total, 0), COALESCE(counts.done, 0)
+		COALESCE((SELECT v.steps FROM workflow_versions v WHERE v.workflow = page.workflow AND v.version = page.version),
+			counts.total, 0),
+		COALESCE(counts.done, 0)
 	FROM page LEFT JOIN counts ON counts.run_id = page.id
 	ORDER BY page.created_at DESC, page.id DESC`
 	out, err := all(ctx, s.pool, func(sc scanner) (store.RunSummary, error) {

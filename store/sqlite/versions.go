@@ -21,6 +21,12 @@ func (s *Store) VersionPut(ctx context.Context, p store.VersionPutParams) (store
 			p.Workflow, p.Version, p.Major, p.Minor, p.Patch, p.Hash, p.Graph, p.Now.UnixMicro()); err != nil {
 			return err
 		}
+		// The step count, also of a version stored before it was recorded.
+		if _, err := w.exec(`UPDATE workflow_versions SET steps = ?3
+			WHERE workflow = ?1 AND version = ?2 AND hash = ?4 AND steps IS NOT ?3`,
+			p.Workflow, p.Version, p.Steps, p.Hash); err != nil {
+			return err
+		}
 		var err error
 		v, err = scanVersion(w.queryRow(`SELECT `+versionCols+` FROM workflow_versions WHERE workflow = ?1 AND version = ?2`,
 			p.Workflow, p.Version))

@@ -183,5 +183,23 @@ func testRunList(t *testing.T, newStore func(t *testing.T) store.Store) {
 		timeEq(t, "summary finished", r4.FinishedAt, at(11*time.Second))
 		eq(t, "steps total/done", [2]int{r4.StepsTotal, r4.StepsDone}, [2]int{3, 2})
 		eq(t, "steps of a run without steps", [2]int{rs[0].StepsTotal, rs[0].StepsDone}, [2]int{0, 0})
+
+		// With its version stored with a step count, a run's total is the
+		// size of its graph, not the steps started: r4 has 3 rows of its 5
+		// steps, r2 (pending) none. Storing the version again records the
+		// count of a version stored without one.
+		_, err = f.s.VersionPut(f.ctx, store.VersionPutParams{Workflow: "deploy", Version: "1.0.0", Major: 1,
+			Hash: "h1", Graph: []byte(`{}`), Now: at(0)})
+		noErr(t, "VersionPut without a step count", err)
+		_, err = f.s.VersionPut(f.ctx, store.VersionPutParams{Workflow: "deploy", Version: "1.0.0", Major: 1,
+			Hash: "h1", Graph: []byte(`{}`), Steps: 5, Now: at(0)})
+		noErr(t, "VersionPut again, with the step count", err)
+		rs, err = f.s.RunList(f.ctx, store.RunListParams{Workflow: "deploy"})
+		noErr(t, "RunList", err)
+		got := map[string][2]int{}
+		for _, r := range rs {
+			got[r.ID] = [2]int{r.StepsTotal, r.StepsDone}
+		}
+		eq(t, "steps total/done from the graph", got, map[string][2]int{"r4": {5, 2}, "r2": {5, 0}, "r0": {5, 0}})
 	})
 }
