@@ -328,6 +328,21 @@ func (e *Engine) Show(ctx context.Context, runID string) (*RunView, error) {
 		sort.Slice(sv.Items, func(i, j int) bool { return sv.Items[i].Index < sv.Items[j].Index })
 		sv.Attempts = sum
 	}
+	// A run that ended failed or canceled left the steps it never started
+	// unsettled: they are canceled (semantics.md §2, §3), not pending, which
+	// would read as about to start. They have no stored row to change.
+	if run.Status == store.RunFailed || run.Status == store.RunCanceled {
+		for _, sv := range v.Steps {
+			if sv.Status == store.StepPending {
+				sv.Status = store.StepCanceled
+			}
+			for i := range sv.Items {
+				if sv.Items[i].Status == store.StepPending {
+					sv.Items[i].Status = store.StepCanceled
+				}
+			}
+		}
+	}
 	return v, nil
 }
 
