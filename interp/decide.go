@@ -491,7 +491,7 @@ func (e *Engine) replaceWrites(ctx context.Context, plan *DecisionPlan, newID st
 func (p *DecisionPlan) Describe(c Choice) string {
 	switch c {
 	case ChoiceOld:
-		return fmt.Sprintf("resume on %s, the graph it started on; %s is used by new runs", p.From, p.To)
+		return fmt.Sprintf("resume on %s, the graph it is bound to; %s is used by new runs", p.From, p.To)
 	case ChoiceNew:
 		return fmt.Sprintf("cancel it and start a fresh run of %s with the same inputs", p.To)
 	case ChoiceMigrate:
