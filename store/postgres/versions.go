@@ -15,19 +15,21 @@ func (s *Store) VersionPut(ctx context.Context, p store.VersionPutParams) (store
 	var v store.Version
 	op := fmt.Sprintf("storing workflow %s version %s", p.Workflow, p.Version)
 	err := s.write(ctx, op, func(w *wtx) error {
-		if _, err := w.tx.Exec(w.ctx, `INSERT INTO workflow_versions (`+versionCols+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		tag, err := w.tx.Exec(w.ctx, `INSERT INTO workflow_versions (`+versionCols+`, steps)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 			ON CONFLICT (workflow, version) DO NOTHING`,
-			p.Workflow, p.Version, p.Major, p.Minor, p.Patch, p.Hash, p.Graph, p.Now.UnixMicro()); err != nil {
+			p.Workflow, p.Version, p.Major, p.Minor, p.Patch, p.Hash, p.Graph, p.Now.UnixMicro(), stepCount(p.Steps))
+		if err != nil {
 			return err
 		}
-		// The step count, also of a version stored before it was recorded.
-		if _, err := w.tx.Exec(w.ctx, `UPDATE workflow_versions SET steps = $3
-			WHERE workflow = $1 AND version = $2 AND hash = $4 AND steps IS DISTINCT FROM $3`,
-			p.Workflow, p.Version, p.Steps, p.Hash); err != nil {
-			return err
+		// A version stored before step counts were recorded gets its count.
+		if tag.RowsAffected() == 0 {
+			if _, err := w.tx.Exec(w.ctx, `UPDATE workflow_versions SET steps = $3
+				WHERE workflow = $1 AND version = $2 AND hash = $4 AND steps IS NULL`,
+				p.Workflow, p.Version, p.Steps, p.Hash); err != nil {
+				return err
+			}
 		}
-		var err error
 		v, err = one(w.ctx, w.tx, scanVersion, `SELECT `+versionCols+` FROM workflow_versions WHERE workflow = $1 AND version = $2`,
 			p.Workflow, p.Version)
 		if err != nil {
@@ -90,4 +92,13 @@ func (s *Store) VersionHeads(ctx context.Context, workflow string) ([]store.Vers
 			WHERE workflow = $1 ORDER BY major, minor, patch`, workflow)
 	}
 	return vs, s.fail("listing workflow versions", err)
+}
+
+// stepCount is a version's step count as stored: NULL (unknown, the runs
+// count their step rows) for 0.
+func stepCount(n int) any {
+	if n <= 0 {
+		return nil
+	}
+	return n
 }

@@ -257,7 +257,8 @@ func (s *Store) RunList(ctx context.Context, p store.RunListParams) ([]store.Run
 		GROUP BY run_id
 	)
 	SELECT page.id, page.workflow, page.version, page.key, page.status, page.created_at, page.finished_at,
-		COALESCE((SELECT v.steps FROM workflow_versions v WHERE v.workflow = page.workflow AND v.version = page.version),
+		COALESCE((SELECT v.steps FROM workflow_versions v INDEXED BY workflow_versions_steps
+				WHERE v.workflow = page.workflow AND v.version = page.version),
 			counts.total, 0),
 		COALESCE(counts.done, 0)
 	FROM page LEFT JOIN counts ON counts.run_id = page.id

@@ -3,4 +3,7 @@
 -- steps started so far) without decoding graphs. NULL for versions stored
 -- before it was recorded until they are stored again (apply of the same
 -- file); their runs then count their step rows, as before.
+-- The column is stored after the graph, so reading it from the row would
+-- walk the graph's overflow pages (see 0006): runs reads it from an index.
 ALTER TABLE workflow_versions ADD COLUMN steps INTEGER;
+CREATE INDEX workflow_versions_steps ON workflow_versions (workflow, version, steps);
