@@ -24,11 +24,14 @@ const maxEvents = 2000
 
 // RunRow is a run as the runs list shows it.
 type RunRow struct {
-	ID         string
-	Workflow   string
-	Version    string
-	Key        string
-	Status     store.RunStatus
+	ID       string
+	Workflow string
+	Version  string
+	Key      string
+	Status   store.RunStatus
+	// WaitReason is the run's wait reason in rows re-read by a poll or an
+	// open; "" in the rows of Load, whose run summaries do not carry it.
+	// What a run waits for is read with Current, not from a row.
 	WaitReason string
 	CreatedAt  time.Time
 	FinishedAt time.Time
@@ -226,6 +229,35 @@ func (d *RunDetail) Row() RunRow {
 		n = len(d.Graph.Steps)
 	}
 	return makeRow(d.Run, d.Steps, n)
+}
+
+// WaitingSignals lists the signals the run's unfinished wait steps take
+// (those of its graph whose step has not finished, started or not), in
+// graph order: what a signal sent now can go to.
+func (d *RunDetail) WaitingSignals() []string {
+	if d == nil || d.Graph == nil {
+		return nil
+	}
+	done := map[string]bool{}
+	for _, st := range d.Steps {
+		if st.Key == st.Step && st.Status.Terminal() {
+			done[st.Step] = true
+		}
+	}
+	var out []string
+	for _, s := range d.Graph.Steps {
+		if s.Action.Kind == lang.KindWait && s.Action.Wait != nil && s.Action.Wait.Signal != "" && !done[s.Name] {
+			out = append(out, s.Action.Wait.Signal)
+		}
+	}
+	return out
+}
+
+// Current reads a run as it is now, with its graph, steps and pending
+// signals but not its history: what an action on a row of the list needs
+// to know (the list's rows carry less). id may be a unique prefix.
+func (s *Source) Current(ctx context.Context, id string) (*RunDetail, error) {
+	return s.detail(ctx, id, false)
 }
 
 // Detail reads a run in full, history included, for the run view. id may be

@@ -57,3 +57,31 @@ func TestProgramShowsChangesLive(t *testing.T) {
 		t.Errorf("the program ended on run %q, want %s", final.run.RunID(), w.waiting.ID)
 	}
 }
+
+// TestProgramSignalFromList runs the root in a real bubbletea program
+// (teatest): s on the waiting run's row of the list, right after the first
+// load, opens the prompt with the signal the run waits for filled in.
+func TestProgramSignalFromList(t *testing.T) {
+	w := newWorld(t)
+	tctx := theme.NewContext(&bytes.Buffer{}, true, w.b.Clock)
+	src := &feed.Source{Store: w.b.Store, Actions: feed.EngineActions{Engine: w.b.Engine}}
+	m := New(context.Background(), src, tctx, Options{Title: "test.db", NoTicks: true})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(80, 24))
+	out := tm.Output()
+	waitFor := func(ok func(s string) bool) {
+		t.Helper()
+		teatest.WaitFor(t, out, func(b []byte) bool { return ok(string(b)) },
+			teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(5*time.Millisecond))
+	}
+	waitFor(func(s string) bool { return strings.Contains(s, w.waiting.ID[:10]) })
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("j")})
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("s")})
+	waitFor(func(s string) bool { return strings.Contains(s, "The run waits for: approval") })
+	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
+	waitFor(func(s string) bool { return strings.Contains(s, "Send signal approval?") })
+	tm.Send(tea.KeyMsg{Type: tea.KeyCtrlC})
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(Model)
+	if final.screen != screenRuns || final.confirm == nil {
+		t.Errorf("the program ended on screen %d with confirm %v, want the runs list asking to send", final.screen, final.confirm != nil)
+	}
+}

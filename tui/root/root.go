@@ -144,6 +144,13 @@ type (
 		p   decide.Plan
 		err error
 	}
+	// signalTargetMsg carries the run a signal from the list goes to,
+	// read when s was pressed.
+	signalTargetMsg struct {
+		runID string
+		d     *feed.RunDetail
+		err   error
+	}
 )
 
 // Init loads the runs and starts the poll timer.

@@ -365,3 +365,64 @@ func TestPollOnCommit(t *testing.T) {
 		}
 	}
 }
+
+// TestSignalFromList: s on a waiting run's row of the list opens the prompt
+// knowing what the run waits for, as s in the run's view does. The list's
+// rows come from run summaries, which carry no wait reason; the prompt
+// used to say that no step waits and leave the name empty.
+func TestSignalFromList(t *testing.T) {
+	w := newWorld(t)
+	src := &feed.Source{Store: w.b.Store, Actions: feed.EngineActions{Engine: w.b.Engine}}
+	m := newRoot(t, src, w.b)
+	m = press(t, m, "j") // the waiting run, as loaded: no poll has refreshed it
+	if r, _ := m.runs.Selected(); r.ID != w.waiting.ID {
+		t.Fatalf("selected %s, want the waiting run %s", r.ID, w.waiting.ID)
+	}
+	m = press(t, m, "s")
+	if m.screen != screenRuns {
+		t.Fatalf("s left the runs list (screen %d)", m.screen)
+	}
+	if m.signal == nil {
+		t.Fatalf("s did not open the signal prompt:\n%s", m.View())
+	}
+	v := flat(m.View())
+	if !strings.Contains(v, "The run waits for: approval") || strings.Contains(v, "No step of this run is waiting") {
+		t.Fatalf("the prompt from the list does not say what the run waits for:\n%s", m.View())
+	}
+	// The name is filled in: enter goes straight to the confirmation.
+	m = press(t, m, "enter")
+	if m.confirm == nil || !strings.Contains(flat(m.View()), "Send signal approval?") {
+		t.Fatalf("the name was not filled in with approval:\n%s", m.View())
+	}
+	m = press(t, m, "y")
+	sigs, err := w.b.Store.SignalList(context.Background(), w.waiting.ID, true)
+	if err != nil || len(sigs) != 1 || sigs[0].Name != "approval" {
+		t.Fatalf("signals %+v, %v; want one approval", sigs, err)
+	}
+
+	// On the pending run (nothing waits yet, its wait step still to
+	// come), the prompt names the signal its wait step will take, as the
+	// run's view does.
+	m = press(t, m, "k")
+	if r, _ := m.runs.Selected(); r.ID != w.todo.ID {
+		t.Fatalf("selected %s, want the pending run %s", r.ID, w.todo.ID)
+	}
+	m = press(t, m, "s")
+	if m.signal == nil || !strings.Contains(flat(m.View()), "The run waits for: approval") {
+		t.Fatalf("the prompt for the pending run:\n%s", m.View())
+	}
+	m = press(t, m, "esc")
+	if m.signal != nil {
+		t.Fatal("esc did not close the prompt")
+	}
+
+	// A run that ended takes no signal; the list says so without a prompt.
+	m = press(t, m, "j", "j")
+	if r, _ := m.runs.Selected(); r.ID != w.hello.ID {
+		t.Fatalf("selected %s, want the completed run %s", r.ID, w.hello.ID)
+	}
+	m = press(t, m, "s")
+	if m.signal != nil || !strings.Contains(flat(m.View()), "takes no more signals") {
+		t.Fatalf("s on a completed run:\n%s", m.View())
+	}
+}

@@ -134,6 +134,8 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.signal = nil
 		body := fmt.Sprintf("Signal %q with payload %s goes to run %s; the step waiting for it goes on.", msg.Name, clip(string(msg.Payload), 200), msg.RunID)
 		return m.ask(fmt.Sprintf("Send signal %s?", msg.Name), body, signalAction{msg}), nil
+	case signalTargetMsg:
+		return m.signalReady(msg)
 	case decide.CloseMsg:
 		m.decide = nil
 		return m, nil
@@ -282,16 +284,41 @@ func (m Model) toScreen(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // target is the run an action applies to: the selected row of the list,
 // or the open run.
-func (m Model) target() (id string, status store.RunStatus, waitReason string, ok bool) {
+func (m Model) target() (id string, status store.RunStatus, ok bool) {
 	if m.screen == screenRuns {
 		r, ok := m.runs.Selected()
-		return r.ID, r.Status, r.WaitReason, ok
+		return r.ID, r.Status, ok
 	}
 	d := m.run.Detail()
 	if d == nil {
-		return "", "", "", false
+		return "", "", false
 	}
-	return d.Run.ID, d.Run.Status, d.Run.WaitReason, true
+	return d.Run.ID, d.Run.Status, true
+}
+
+// openSignal opens the signal prompt for a run; waiting lists the signals
+// its wait steps take.
+func (m *Model) openSignal(runID string, waiting []string) {
+	s := signal.New(m.ctx, m.keys, runID, waiting)
+	m.signal = &s
+}
+
+// signalReady opens the signal prompt for a run of the list, once read.
+func (m Model) signalReady(msg signalTargetMsg) (tea.Model, tea.Cmd) {
+	if msg.err != nil {
+		m.setErrText(fmt.Sprintf("Cannot read run %s to signal it: %v", msg.runID, msg.err))
+		return m, nil
+	}
+	if m.confirm != nil || m.signal != nil || m.decide != nil {
+		return m, nil // another dialog opened meanwhile; it keeps the keys
+	}
+	m.runs.Apply([]feed.RunRow{msg.d.Row()})
+	if r := msg.d.Run; r.Status.Terminal() {
+		m.setErrText(fmt.Sprintf("Run %s is already %s and takes no more signals.", r.ID, r.Status))
+		return m, nil
+	}
+	m.openSignal(msg.d.Run.ID, msg.d.WaitingSignals())
+	return m, nil
 }
 
 // runAction handles the keys that act on a run.
@@ -300,7 +327,7 @@ func (m Model) runAction(k tea.KeyMsg) (Model, tea.Cmd, bool) {
 	if !isAction {
 		return m, nil, false
 	}
-	id, status, wait, ok := m.target()
+	id, status, ok := m.target()
 	if !ok {
 		m.setErrText("No run is selected.")
 		return m, nil, true
@@ -327,14 +354,17 @@ func (m Model) runAction(k tea.KeyMsg) (Model, tea.Cmd, bool) {
 			m.setErrText(fmt.Sprintf("Run %s is already %s and takes no more signals.", id, status))
 			return m, nil, true
 		}
-		var waiting []string
-		if m.screen != screenRuns && m.run.Detail() != nil {
-			waiting = m.run.WaitingSignals()
-		} else if name, ok := strings.CutPrefix(wait, "signal:"); ok {
-			waiting = []string{name}
+		if m.screen == screenRuns {
+			// A row of the list does not know what its run waits for
+			// (run summaries carry no wait reason): read the run, then
+			// open the prompt (signalTargetMsg).
+			bg, src := m.bg, m.src
+			return m, func() tea.Msg {
+				d, err := src.Current(bg, id)
+				return signalTargetMsg{runID: id, d: d, err: err}
+			}, true
 		}
-		s := signal.New(m.ctx, m.keys, id, waiting)
-		m.signal = &s
+		m.openSignal(id, m.run.WaitingSignals())
 		return m, nil, true
 	case key.Matches(k, m.keys.Decide):
 		if status != store.RunBlocked {

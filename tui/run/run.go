@@ -121,16 +121,10 @@ func (m Model) SelectedStep() (string, bool) {
 	return m.nodes[m.cursor].name, true
 }
 
-// WaitingSignals lists the signals the run's unfinished wait steps take.
-func (m Model) WaitingSignals() []string {
-	var out []string
-	for _, n := range m.nodes {
-		if n.signal != "" && !n.status.Terminal() {
-			out = append(out, n.signal)
-		}
-	}
-	return out
-}
+// WaitingSignals lists the signals the run's unfinished wait steps take
+// (feed.RunDetail.WaitingSignals, as the runs list's signal action reads
+// them).
+func (m Model) WaitingSignals() []string { return m.d.WaitingSignals() }
 
 // Update moves the cursor and opens steps.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
