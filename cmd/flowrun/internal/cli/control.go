@@ -176,9 +176,10 @@ func signalCommand() *command {
 		short: "deliver a named signal to a run's waiting step",
 		long: `Signal delivers the signal NAME to a run, with --data as its JSON payload
 (default {}); the wait step waiting for it completes with the payload as its
-output. The run continues under a worker, or with flowrun resume. A signal no
-step of the run waits for is refused (exit 2). RUN is a run id or a unique
-prefix.`,
+output. The run continues under a worker, or with flowrun resume; a run
+blocked by a new MAJOR version goes on only after a decision (flowrun resume
+RUN --choose old|new|migrate). A signal no step of the run waits for is
+refused (exit 2). RUN is a run id or a unique prefix.`,
 		store: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			data := fs.String("data", "", "the signal's payload, a JSON value such as '{\"approved\": true}'")
@@ -205,7 +206,8 @@ prefix.`,
 					return err
 				}
 				name := args[1]
-				sig, err := e.engine(st, nil).Signal(ctx, run.ID, name, payload)
+				eng := e.engine(st, nil)
+				sig, err := eng.Signal(ctx, run.ID, name, payload)
 				if errors.Is(err, store.ErrConflict) {
 					return usageErrorf("%s", trimSentinel(err)).
 						hint(fmt.Sprintf("Check the signal name and the run's state with: flowrun show %s", run.ID))
@@ -214,6 +216,19 @@ prefix.`,
 					return storeError("", err)
 				}
 				fmt.Fprintf(e.stdout, "signal %s delivered to run %s\n", sig.Name, run.ID)
+				// A blocked run (or one a newer MAJOR blocks as soon as it
+				// is picked up) goes on only after a version decision:
+				// a plain resume would exit 4.
+				blocked := ""
+				if run.Status == store.RunBlocked {
+					blocked = "is blocked"
+				} else if b, err := eng.PlanBinding(ctx, run, ""); err == nil && b.Block {
+					blocked = "is blocked as soon as it goes on"
+				}
+				if blocked != "" {
+					fmt.Fprintf(e.stderr, "flowrun signal: run %s %s: a newer MAJOR version of %q is stored, and a version decision is needed first: flowrun resume %s --choose old|new|migrate\n", run.ID, blocked, run.Workflow, run.ID)
+					return nil
+				}
 				fmt.Fprintf(e.stderr, "flowrun signal: the run continues under a worker, or in the foreground with: flowrun resume %s\n", run.ID)
 				return nil
 			}
