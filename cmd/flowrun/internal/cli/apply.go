@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2"
+
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/store"
@@ -140,7 +142,7 @@ func (e *env) engine(st store.Store, onEvent func(store.Event)) *interp.Engine {
 func (e *env) storeVersions(ctx context.Context, eng *interp.Engine, mod *lang.Module) error {
 	st := eng.Store()
 	for _, w := range mod.Workflows {
-		if err := checkVersion(ctx, st, w); err != nil {
+		if err := e.checkVersion(ctx, st, mod, w); err != nil {
 			return err
 		}
 	}
@@ -156,10 +158,13 @@ func (e *env) storeVersions(ctx context.Context, eng *interp.Engine, mod *lang.M
 	return nil
 }
 
-// checkVersion checks one workflow against what is stored: against the same
-// version when it is stored (an unchanged file applies again), else against
-// the highest stored version.
-func checkVersion(ctx context.Context, st store.Store, w *lang.Workflow) error {
+// checkVersion checks one workflow of mod against what is stored: against
+// the same version when it is stored (an unchanged file applies again),
+// else against the highest stored version. A refused version is printed as
+// a diagnostic on the workflow's version attribute (file:line:col, the
+// source line, the changes and the version to set), like a compile error,
+// and returned as the exit-2 error.
+func (e *env) checkVersion(ctx context.Context, st store.Store, mod *lang.Module, w *lang.Workflow) error {
 	old, err := st.VersionGet(ctx, w.Name, w.Graph.Version)
 	if errors.Is(err, store.ErrNotFound) {
 		vs, lerr := st.VersionList(ctx, w.Name)
@@ -181,7 +186,15 @@ func checkVersion(ctx context.Context, st store.Store, w *lang.Workflow) error {
 	_, _, err = lang.CheckBump(og, w.Graph)
 	var be *lang.BumpError
 	if errors.As(err, &be) {
-		return usageErrorf("%s: %s", w.File, be.Error()).
+		d := be.Diagnostic(w)
+		if werr := lang.WriteDiagnostics(e.stderr, mod.Files, hcl.Diagnostics{d}, e.useColor(e.stderr), width(e.stderr)); werr != nil {
+			return fmt.Errorf("writing diagnostics: %w", werr)
+		}
+		at := w.File
+		if d.Subject != nil {
+			at = fmt.Sprintf("%s:%d:%d", d.Subject.Filename, d.Subject.Start.Line, d.Subject.Start.Column)
+		}
+		return usageErrorf("%s: workflow %q version %s refused: %s", at, w.Name, w.Graph.Version, bumpReason(be)).
 			hint(fmt.Sprintf("Set version = %q in %s (or check the changes with: flowrun diff %s@%s %s), then apply again.",
 				be.Suggested().String(), w.File, old.Workflow, old.Version, w.File))
 	}
@@ -189,6 +202,18 @@ func checkVersion(ctx context.Context, st store.Store, w *lang.Workflow) error {
 		return usageErrorf("%s: %v", w.File, err).hint("Fix the workflow's version and apply again.")
 	}
 	return nil
+}
+
+// bumpReason says in a few words which version rule be broke, for the
+// line that ends a refusal (its diagnostic says the rest).
+func bumpReason(be *lang.BumpError) string {
+	switch be.Reason {
+	case lang.BumpLower:
+		return fmt.Sprintf("lower than the stored version %s", be.Old)
+	case lang.BumpSameVersion:
+		return "already stored with a different graph"
+	}
+	return fmt.Sprintf("it declares a %s change from %s, but the changes need %s", be.Declared, be.Old, be.Required)
 }
 
 // startError classifies an error of StartRun.

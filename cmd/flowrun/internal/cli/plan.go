@@ -50,7 +50,7 @@ version would be refused (the same rules as apply), 0 otherwise.`,
 					if i > 0 {
 						fmt.Fprintln(e.stdout)
 					}
-					if err := e.planWorkflow(ctx, st, w); err != nil {
+					if err := e.planWorkflow(ctx, st, mod, w); err != nil {
 						var xe *exitError
 						if !errors.As(err, &xe) || xe.code != ExitInvalid {
 							return err
@@ -68,7 +68,7 @@ version would be refused (the same rules as apply), 0 otherwise.`,
 
 // planWorkflow prints the plan of one workflow. A version apply would
 // refuse is printed and returned as the exit-2 error.
-func (e *env) planWorkflow(ctx context.Context, st store.Store, w *lang.Workflow) error {
+func (e *env) planWorkflow(ctx context.Context, st store.Store, mod *lang.Module, w *lang.Workflow) error {
 	g := w.Graph
 	h, err := lang.Hash(g)
 	if err != nil {
@@ -95,7 +95,7 @@ func (e *env) planWorkflow(ctx context.Context, st store.Store, w *lang.Workflow
 		return nil
 	}
 	newest := vs[len(vs)-1]
-	if cerr := checkVersion(ctx, st, w); cerr != nil {
+	if cerr := e.checkVersion(ctx, st, mod, w); cerr != nil {
 		fmt.Fprintf(e.stdout, "version: %s would be refused\n", g.Version)
 		return cerr
 	}
@@ -170,7 +170,7 @@ func (e *env) checkStoredVersions(ctx context.Context, mod *lang.Module) error {
 		return err
 	}
 	for _, w := range mod.Workflows {
-		if err := checkVersion(ctx, st, w); err != nil {
+		if err := e.checkVersion(ctx, st, mod, w); err != nil {
 			return err
 		}
 	}
