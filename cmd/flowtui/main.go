@@ -62,6 +62,10 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 	if dsn == "" {
 		dsn = defaultDSN
 	}
+	if msg := badDSN(dsn, dbFrom(fs)); msg != "" {
+		fmt.Fprintf(stderr, "flowtui: %s\n", msg)
+		return exitUsage
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var st store.Store
@@ -117,6 +121,66 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 		return 1
 	}
 	return exitOK
+}
+
+// dbFrom says where the database value came from: "--db" when the flag
+// was given, else "FLOWRUN_DB" (its default).
+func dbFrom(fs *flag.FlagSet) string {
+	from := "FLOWRUN_DB"
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "db" {
+			from = "--db"
+		}
+	})
+	return from
+}
+
+// badDSN says what is wrong with a database value that looks like a URL
+// flowrun cannot use (as flowrun's --db check does): a SCHEME:// other than
+// postgres://, postgresql:// or sqlite://, or postgres: or postgresql:
+// without the "//". "" when the value is a Postgres URL or a file path.
+func badDSN(dsn, from string) string {
+	what := fmt.Sprintf("--db %q", dsn)
+	fix := "Pass --db with"
+	if from == "FLOWRUN_DB" {
+		what, fix = fmt.Sprintf("FLOWRUN_DB=%q", dsn), "Set FLOWRUN_DB to"
+	}
+	hint := fix + " a postgres://USER:PASSWORD@HOST:PORT/DATABASE URL (or postgresql://), or the path of a SQLite file: a relative path like ./flowrun.db or an absolute path."
+	scheme, rest, ok := strings.Cut(dsn, ":")
+	if !ok || !isScheme(scheme) {
+		return ""
+	}
+	switch lower := strings.ToLower(scheme); {
+	case lower != scheme && (lower == "postgres" || lower == "postgresql" || lower == "sqlite"):
+		return fmt.Sprintf("%s: write the scheme %s in lower case, as %s://. %s", what, scheme, lower, hint)
+	case strings.HasPrefix(rest, "//"):
+		if scheme == "postgres" || scheme == "postgresql" || scheme == "sqlite" {
+			return ""
+		}
+		return fmt.Sprintf("%s is not a database flowrun can use: %s:// is not a supported scheme. %s", what, scheme, hint)
+	case scheme == "postgres" || scheme == "postgresql":
+		return fmt.Sprintf("%s is not a valid PostgreSQL URL: it must start with %s:// (two slashes). %s", what, scheme, hint)
+	case scheme == "sqlite":
+		return fmt.Sprintf("%s is not a valid SQLite location: write sqlite://PATH, or the path alone. %s", what, hint)
+	}
+	return ""
+}
+
+// isScheme reports whether s is a URL scheme (RFC 3986: a letter, then
+// letters, digits, "+", "-" or ".").
+func isScheme(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, c := range s {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+		case i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func openHint(err error) string {

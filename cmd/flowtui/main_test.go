@@ -57,3 +57,23 @@ func TestInvalidDatabase(t *testing.T) {
 		t.Errorf("flowtui changed the file: %q", b)
 	}
 }
+
+// TestUnsupportedDatabaseURL: a --db or FLOWRUN_DB that looks like a URL
+// flowrun cannot use is a bad flag (exit 2) naming where it came from, not
+// a missing file at a path like mysql://u@h/db (exit 5).
+func TestUnsupportedDatabaseURL(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{nil, []string{"--db", "mysql://u@h/db"}, `--db "mysql://u@h/db" is not a database flowrun can use: mysql:// is not a supported scheme`},
+		{nil, []string{"--db", "postgres:/oops"}, `--db "postgres:/oops" is not a valid PostgreSQL URL: it must start with postgres://`},
+		{map[string]string{"FLOWRUN_DB": "redis://x"}, nil, `FLOWRUN_DB="redis://x" is not a database flowrun can use`},
+	} {
+		code, msg := runMain(t, tc.env, tc.args...)
+		if code != exitUsage || !strings.Contains(msg, tc.want) || !strings.Contains(msg, "postgres://USER:PASSWORD@HOST:PORT/DATABASE") {
+			t.Errorf("%v %q: %d %q, want exit %d and %q", tc.env, tc.args, code, msg, exitUsage, tc.want)
+		}
+	}
+}

@@ -169,6 +169,13 @@ func (e *env) main(ctx context.Context, args []string) int {
 	}
 	if cmd.store {
 		e.dsn = firstNonEmpty(dbFlag, globalDB, e.getenv("FLOWRUN_DB"), defaultDSN)
+		from := "--db"
+		if dbFlag == "" && globalDB == "" {
+			from = "FLOWRUN_DB"
+		}
+		if err := checkDSN(e.dsn, from); err != nil {
+			return e.report(err)
+		}
 	}
 	return e.report(run(ctx, positional))
 }
@@ -278,18 +285,6 @@ func (e *env) commandUsage(w io.Writer, cmd *command, fs *flag.FlagSet) {
 }
 
 const dbUsage = "the database: a SQLite file path or a postgres:// URL (default $FLOWRUN_DB, else .flowrun/flowrun.db)"
-
-// flagMessage rewords the flag package's errors as sentences.
-func flagMessage(err error) string {
-	msg := err.Error()
-	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
-		return "unknown flag " + name
-	}
-	if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
-		return "flag " + name + " needs a value"
-	}
-	return msg
-}
 
 func firstNonEmpty(s ...string) string {
 	for _, v := range s {

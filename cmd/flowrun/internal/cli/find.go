@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/flowrun/flowrun/store"
 )
@@ -24,6 +25,11 @@ func (e *env) findRun(ctx context.Context, idOrPrefix string) (store.Store, stor
 		return nil, store.Run{}, err
 	}
 	run, err := st.RunFind(ctx, idOrPrefix)
+	if canon := canonicalRunID(idOrPrefix); errors.Is(err, store.ErrNotFound) && canon != idOrPrefix {
+		// Run ids are ULIDs, whose Crockford base32 reads the same in
+		// either case and takes I and L for 1, O for 0.
+		run, err = st.RunFind(ctx, canon)
+	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil, store.Run{}, usageErrorf("no run has an id starting with %q", idOrPrefix).
@@ -35,6 +41,27 @@ func (e *env) findRun(ctx context.Context, idOrPrefix string) (store.Store, stor
 		return nil, store.Run{}, storeError(fmt.Sprintf("finding run %q", idOrPrefix), err)
 	}
 	return st, run, nil
+}
+
+// canonicalRunID is a run id (or a prefix) as a ULID writes it: Crockford
+// base32 in upper case, with the letters people mistake for digits (I and
+// L for 1, O for 0) read as those digits. A string that is not base32 is
+// returned as it is.
+func canonicalRunID(s string) string {
+	b := []byte(strings.ToUpper(s))
+	for i, c := range b {
+		switch c {
+		case 'I', 'L':
+			b[i] = '1'
+		case 'O':
+			b[i] = '0'
+		default:
+			if !(c >= '0' && c <= '9' || c >= 'A' && c <= 'Z') || c == 'U' {
+				return s
+			}
+		}
+	}
+	return string(b)
 }
 
 // oneRunArg checks that a verb got exactly the RUN argument (and extra

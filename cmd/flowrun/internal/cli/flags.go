@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -11,8 +13,12 @@ import (
 // command lines behave and the standard flag package does not. Everything
 // after "--" is positional. Both -flag and --flag are accepted, as the flag
 // package does.
+//
+// A flag error is a *flagError, which names the flag as the user typed it
+// (--bogus, -f), where the flag package always writes one dash.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var flags, positional []string
+	typed := map[string]string{}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -24,8 +30,12 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 			continue
 		}
 		flags = append(flags, a)
-		name := strings.TrimLeft(a, "-")
-		if strings.Contains(name, "=") {
+		spelled, _, hasValue := strings.Cut(a, "=")
+		name := strings.TrimLeft(spelled, "-")
+		if _, seen := typed[name]; !seen {
+			typed[name] = spelled
+		}
+		if hasValue {
 			continue
 		}
 		f := fs.Lookup(name)
@@ -40,7 +50,10 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 	}
 	if err := fs.Parse(flags); err != nil {
-		return nil, err
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, &flagError{err: err, typed: typed}
 	}
 	// fs.Parse stops at the first non-flag; with the reordering above that
 	// can only be a value of a flag that takes none, which is a mistake.
@@ -49,6 +62,54 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 	return positional, nil
 }
+
+// flagError is an error of the flag package, with the flags as typed.
+type flagError struct {
+	err   error
+	typed map[string]string // flag name → as typed: "--bogus", "-f"
+}
+
+func (e *flagError) Error() string { return e.err.Error() }
+
+func (e *flagError) Unwrap() error { return e.err }
+
+// flagMessage rewords the flag package's errors as sentences that name the
+// flag as the user typed it (the flag package writes -name whatever was
+// typed), or with two dashes, as the usage writes flags, when it cannot
+// tell.
+func flagMessage(err error) string {
+	msg := err.Error()
+	var typed map[string]string
+	var fe *flagError
+	if errors.As(err, &fe) {
+		msg, typed = fe.err.Error(), fe.typed
+	}
+	as := func(name string) string {
+		if t, ok := typed[name]; ok {
+			return t
+		}
+		return "--" + name
+	}
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return "unknown flag " + as(name)
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return "flag " + as(name) + " needs a value"
+	}
+	if m := badBoolValue.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("flag %s takes true or false, not %s", as(m[2]), m[1])
+	}
+	if m := badValue.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("invalid value %s for flag %s: %s", m[1], as(m[2]), m[3])
+	}
+	return msg
+}
+
+// The flag package's messages about a value (flag.FlagSet.parseOne).
+var (
+	badBoolValue = regexp.MustCompile(`^invalid boolean value ("(?:[^"\\]|\\.)*") for -([^:]+): `)
+	badValue     = regexp.MustCompile(`^invalid value ("(?:[^"\\]|\\.)*") for flag -([^:]+): (.*)$`)
+)
 
 func isBoolFlag(f *flag.Flag) bool {
 	b, ok := f.Value.(interface{ IsBoolFlag() bool })

@@ -61,3 +61,37 @@ func TestParseInterspersed(t *testing.T) {
 		})
 	}
 }
+
+// TestFlagMessage: a flag error names the flag as typed, not with the one
+// dash the flag package always writes.
+func TestFlagMessage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"a.hcl", "--bogus"}, "unknown flag --bogus"},
+		{[]string{"-bogus=x"}, "unknown flag -bogus"},
+		{[]string{"--format"}, "flag --format needs a value"},
+		{[]string{"-format"}, "flag -format needs a value"},
+		{[]string{"--detach=maybe"}, `flag --detach takes true or false, not "maybe"`},
+		{[]string{"-detach=2"}, `flag -detach takes true or false, not "2"`},
+		{[]string{"--choice", "x"}, `invalid value "x" for flag --choice: must be one of a, b`},
+		{[]string{"-choice=x"}, `invalid value "x" for flag -choice: must be one of a, b`},
+	}
+	for _, tt := range tests {
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		fs.String("format", "", "")
+		fs.Bool("detach", false, "")
+		fs.Var(&choiceFlag{choices: []string{"a", "b"}}, "choice", "")
+		_, err := parseInterspersed(fs, tt.args)
+		if err == nil {
+			t.Errorf("parseInterspersed(%q) succeeded, want an error", tt.args)
+			continue
+		}
+		if got := flagMessage(err); got != tt.want {
+			t.Errorf("parseInterspersed(%q): flagMessage = %q, want %q", tt.args, got, tt.want)
+		}
+	}
+}

@@ -2,15 +2,18 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/store"
 )
 
@@ -29,8 +32,10 @@ func logsCommand() *command {
 		long: `Logs prints the history of a run, one event per line with its time: claims,
 steps started, completed and failed, retries scheduled, signals received,
 version decisions. --step keeps the events of one step (and its foreach items
-and until iterations). -f keeps printing new events until the run ends;
-Ctrl-C stops following. RUN is a run id or a unique prefix of one.`,
+and until iterations), or of one item or iteration (each[2], poll#3); a step
+the run does not have is refused (exit 2). -f keeps printing new events until
+the run ends; Ctrl-C stops following. RUN is a run id or a unique prefix of
+one.`,
 		store: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			step := fs.String("step", "", "only the events of this step")
@@ -42,6 +47,11 @@ Ctrl-C stops following. RUN is a run id or a unique prefix of one.`,
 				st, run, err := e.findRun(ctx, args[0])
 				if err != nil {
 					return err
+				}
+				if *step != "" {
+					if err := checkStepFilter(ctx, st, run, *step); err != nil {
+						return err
+					}
 				}
 				if !*follow {
 					_, err := e.printEvents(ctx, st, run.ID, *step, 0)
@@ -81,6 +91,148 @@ func (e *env) printEvents(ctx context.Context, st store.Store, runID, step strin
 // one of its foreach items (step[2]) or until iterations (step#3).
 func ofStep(key, step string) bool {
 	return key == step || strings.HasPrefix(key, step+"[") || strings.HasPrefix(key, step+"#")
+}
+
+// checkStepFilter refuses a --step that names nothing the run has or can
+// have (exit 2), naming the run's steps. It accepts a step of the run's
+// graph or of its step rows (a step of the version it ran before a
+// migration too), a step key (each[3], poll#2) the run has, a key of a
+// step of the run that is still unfinished (its items and iterations may
+// come), and anything an event of the run was recorded for.
+func checkStepFilter(ctx context.Context, st store.Store, run store.Run, filter string) error {
+	var names []string // in graph order, then steps of other versions
+	known := map[string]bool{}
+	addName := func(n string) {
+		if !known[n] {
+			known[n] = true
+			names = append(names, n)
+		}
+	}
+	v, err := st.VersionGetByHash(ctx, run.Workflow, run.GraphHash)
+	if errors.Is(err, store.ErrNotFound) {
+		v, err = st.VersionGet(ctx, run.Workflow, run.Version)
+	}
+	var graph map[string]*lang.Step // nil when the graph cannot be read
+	if err == nil {
+		if g, derr := lang.Decode(v.Graph); derr == nil {
+			graph = map[string]*lang.Step{}
+			for _, s := range g.Steps {
+				graph[s.Name] = s
+				addName(s.Name)
+			}
+		}
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return storeError(fmt.Sprintf("reading the graph of run %s", run.ID), err)
+	}
+	heads, err := st.StepHeads(ctx, run.ID)
+	if err != nil {
+		return storeError("reading the steps of run "+run.ID, err)
+	}
+	sort.Slice(heads, func(i, j int) bool { return heads[i].Key < heads[j].Key })
+	for _, h := range heads {
+		addName(h.Step)
+	}
+	if known[filter] {
+		return nil
+	}
+	for _, h := range heads {
+		if ofStep(h.Key, filter) {
+			return nil
+		}
+	}
+	base, index, iteration, isKey := store.ParseStepKey(filter)
+	if isKey && known[base] && !run.Status.Terminal() {
+		// An item or iteration that may still come: its step has not
+		// finished, and is a foreach (for [i]) or until (for #n) step.
+		open := true
+		for _, h := range heads {
+			if h.Key == base && h.Status.Terminal() {
+				open = false
+			}
+		}
+		if s := graph[base]; s != nil && (index >= 0 && s.Foreach == nil || iteration >= 0 && s.Until == nil) {
+			open = false
+		}
+		if open {
+			return nil
+		}
+	}
+	// Anything the run's history holds a line for.
+	var after int64
+	for {
+		evs, err := st.EventList(ctx, store.EventListParams{RunID: run.ID, AfterID: after, Limit: 500})
+		if err != nil {
+			return storeError("reading the events of run "+run.ID, err)
+		}
+		for _, ev := range evs {
+			after = ev.ID
+			if ev.StepKey != "" && ofStep(ev.StepKey, filter) {
+				return nil
+			}
+		}
+		if len(evs) < 500 {
+			break
+		}
+	}
+
+	msg := fmt.Sprintf("run %s has no step %q", run.ID, filter)
+	if isKey && known[base] {
+		msg = fmt.Sprintf("run %s has no step key %q: step %q has no such foreach item or until iteration", run.ID, filter, base)
+	}
+	hint := "Pass --step with one of the run's steps"
+	if len(names) == 0 {
+		hint = "The run has no steps yet; see it with: flowrun show " + run.ID
+	} else {
+		if near := nearestName(filter, names); near != "" && !(isKey && near == base) {
+			hint = fmt.Sprintf("Did you mean %q? ", near) + hint
+		}
+		const most = 20
+		shown := names
+		more := ""
+		if len(shown) > most {
+			shown, more = shown[:most], fmt.Sprintf(" and %d more", len(names)-most)
+		}
+		hint += ": " + strings.Join(shown, ", ") + more + "; or with a key like NAME[2] (a foreach item) or NAME#3 (an until iteration); see them with: flowrun show " + run.ID
+	}
+	return usageErrorf("%s", msg).hint(hint)
+}
+
+// nearestName returns the name closest to given by edit distance, when it
+// is close enough to be a likely typo, else "".
+func nearestName(given string, names []string) string {
+	best, bestD := "", -1
+	for _, n := range names {
+		d := editDistance(strings.ToLower(given), strings.ToLower(n))
+		if bestD < 0 || d < bestD {
+			best, bestD = n, d
+		}
+	}
+	if bestD < 0 || bestD > max(1, len([]rune(given))/3) {
+		return ""
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
 }
 
 // followEvents prints events as they come until the run is finished (and
