@@ -104,7 +104,7 @@ func (p *promptModel) View() string {
 func Describe(c feed.Choice, p Plan) string {
 	switch c {
 	case feed.ChoiceOld:
-		return fmt.Sprintf("The run resumes on version %s, the graph it started on; version %s is used by new runs only.", p.From, p.To)
+		return fmt.Sprintf("The run resumes on version %s, the graph it is bound to; version %s is used by new runs only.", p.From, p.To)
 	case feed.ChoiceNew:
 		return fmt.Sprintf("The run is canceled and a fresh run of version %s starts with the same inputs.", p.To)
 	case feed.ChoiceMigrate:
