@@ -218,15 +218,15 @@ func orNames(names []string) string {
 
 // didYouMean returns ` Did you mean "x"?` for the nearest of names, or "".
 func didYouMean(given string, names []string) string {
-	if s := nearestName(given, names); s != "" {
+	if s := NearestName(given, names); s != "" {
 		return fmt.Sprintf(" Did you mean %q?", s)
 	}
 	return ""
 }
 
-// nearestName is the name within edit distance 2 of given (or one that
-// differs only in case), or "".
-func nearestName(given string, names []string) string {
+// NearestName is the name within edit distance 2 of given, ignoring case,
+// or "": the "did you mean" of every diagnostic, and of the CLI's.
+func NearestName(given string, names []string) string {
 	best, bestDist := "", 3
 	for _, n := range names {
 		d := editDistance(strings.ToLower(given), strings.ToLower(n))
@@ -237,6 +237,7 @@ func nearestName(given string, names []string) string {
 	return best
 }
 
+// editDistance is the Levenshtein distance between a and b, in runes.
 func editDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
 	prev := make([]int, len(rb)+1)

@@ -300,7 +300,7 @@ func (s *Scope) unknownStep(name string) string {
 		return fmt.Sprintf("Step %q cannot be read in %s. %s An expression can only read steps that finish before it is evaluated.",
 			name, s.where(), visible)
 	}
-	if near := nearestName(name, known); near != "" {
+	if near := NearestName(name, known); near != "" {
 		return fmt.Sprintf("There is no step %q. Did you mean %q?", name, near)
 	}
 	switch {

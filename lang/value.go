@@ -96,7 +96,7 @@ func CheckValue(t *Type, v any, path string) error {
 		}
 		sort.Strings(extra)
 		for _, k := range extra {
-			if s := nearestName(k, missing); s != "" {
+			if s := NearestName(k, missing); s != "" {
 				return fmt.Errorf("%s has the field %q, which is not part of %s; did you mean %q?", path, k, t, s)
 			}
 		}

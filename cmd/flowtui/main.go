@@ -136,51 +136,19 @@ func dbFrom(fs *flag.FlagSet) string {
 }
 
 // badDSN says what is wrong with a database value that looks like a URL
-// flowrun cannot use (as flowrun's --db check does): a SCHEME:// other than
-// postgres://, postgresql:// or sqlite://, or postgres: or postgresql:
-// without the "//". "" when the value is a Postgres URL or a file path.
+// flowrun cannot use (store.DSNProblem, as flowrun's --db check does), or
+// "" when the value is a supported URL or a file path.
 func badDSN(dsn, from string) string {
+	problem := store.DSNProblem(dsn)
+	if problem == "" {
+		return ""
+	}
 	what := fmt.Sprintf("--db %q", dsn)
 	fix := "Pass --db with"
 	if from == "FLOWRUN_DB" {
 		what, fix = fmt.Sprintf("FLOWRUN_DB=%q", dsn), "Set FLOWRUN_DB to"
 	}
-	hint := fix + " a postgres://USER:PASSWORD@HOST:PORT/DATABASE URL (or postgresql://), or the path of a SQLite file: a relative path like ./flowrun.db or an absolute path."
-	scheme, rest, ok := strings.Cut(dsn, ":")
-	if !ok || !isScheme(scheme) {
-		return ""
-	}
-	switch lower := strings.ToLower(scheme); {
-	case lower != scheme && (lower == "postgres" || lower == "postgresql" || lower == "sqlite"):
-		return fmt.Sprintf("%s: write the scheme %s in lower case, as %s://. %s", what, scheme, lower, hint)
-	case strings.HasPrefix(rest, "//"):
-		if scheme == "postgres" || scheme == "postgresql" || scheme == "sqlite" {
-			return ""
-		}
-		return fmt.Sprintf("%s is not a database flowrun can use: %s:// is not a supported scheme. %s", what, scheme, hint)
-	case scheme == "postgres" || scheme == "postgresql":
-		return fmt.Sprintf("%s is not a valid PostgreSQL URL: it must start with %s:// (two slashes). %s", what, scheme, hint)
-	case scheme == "sqlite":
-		return fmt.Sprintf("%s is not a valid SQLite location: write sqlite://PATH, or the path alone. %s", what, hint)
-	}
-	return ""
-}
-
-// isScheme reports whether s is a URL scheme (RFC 3986: a letter, then
-// letters, digits, "+", "-" or ".").
-func isScheme(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, c := range s {
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
-		case i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'):
-		default:
-			return false
-		}
-	}
-	return true
+	return fmt.Sprintf("%s %s. %s a postgres://USER:PASSWORD@HOST:PORT/DATABASE URL (or postgresql://), or the path of a SQLite file: a relative path like ./flowrun.db or an absolute path.", what, problem, fix)
 }
 
 func openHint(err error) string {

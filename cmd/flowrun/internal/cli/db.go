@@ -85,12 +85,13 @@ func (e *env) openStore(ctx context.Context, create bool) (store.Store, error) {
 }
 
 // checkDSN refuses a database value that looks like a URL flowrun cannot
-// use, before anything is opened or created: a SCHEME:// other than
-// postgres://, postgresql:// or sqlite://, or postgres:, postgresql: or
-// sqlite: without the "//" (postgres:/db). Taken as a file path, such a
-// value made directories like ./mysql:/u@h. from says where the value came
-// from: "--db" or "FLOWRUN_DB".
+// use (store.DSNProblem), before anything is opened or created. from says
+// where the value came from: "--db" or "FLOWRUN_DB".
 func checkDSN(dsn, from string) error {
+	problem := store.DSNProblem(dsn)
+	if problem == "" {
+		return nil
+	}
 	what := fmt.Sprintf("--db %q", dsn)
 	fix := "Pass --db with"
 	if from == "FLOWRUN_DB" {
@@ -101,42 +102,7 @@ func checkDSN(dsn, from string) error {
 	if from == "FLOWRUN_DB" {
 		hint += " Unset FLOWRUN_DB for the default " + defaultDSN + "."
 	}
-	scheme, rest, ok := strings.Cut(dsn, ":")
-	if !ok || !isScheme(scheme) {
-		return nil
-	}
-	switch lower := strings.ToLower(scheme); {
-	case lower != scheme && (lower == "postgres" || lower == "postgresql" || lower == "sqlite"):
-		return usageErrorf("%s: write the scheme %s in lower case, as %s://", what, scheme, lower).hint(hint)
-	case strings.HasPrefix(rest, "//"):
-		switch scheme {
-		case "postgres", "postgresql", "sqlite":
-			return nil
-		}
-		return usageErrorf("%s is not a database flowrun can use: %s:// is not a supported scheme; flowrun stores runs in PostgreSQL (postgres://, postgresql://) or in a SQLite file", what, scheme).hint(hint)
-	case scheme == "postgres" || scheme == "postgresql":
-		return usageErrorf("%s is not a valid PostgreSQL URL: it must start with %s:// (two slashes)", what, scheme).hint(hint)
-	case scheme == "sqlite":
-		return usageErrorf("%s is not a valid SQLite location: write sqlite://PATH, or the path alone", what).hint(hint)
-	}
-	return nil
-}
-
-// isScheme reports whether s is a URL scheme (RFC 3986: a letter, then
-// letters, digits, "+", "-" or ".").
-func isScheme(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, c := range s {
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
-		case i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'):
-		default:
-			return false
-		}
-	}
-	return true
+	return usageErrorf("%s %s", what, problem).hint(hint)
 }
 
 // isPostgres reports whether a DSN names a Postgres database rather than a

@@ -183,7 +183,7 @@ func checkStepFilter(ctx context.Context, st store.Store, run store.Run, filter 
 	if len(names) == 0 {
 		hint = "The run has no steps yet; see it with: flowrun show " + run.ID
 	} else {
-		if near := nearestName(filter, names); near != "" && !(isKey && near == base) {
+		if near := lang.NearestName(filter, names); near != "" && !(isKey && near == base) {
 			hint = fmt.Sprintf("Did you mean %q? ", near) + hint
 		}
 		const most = 20
@@ -195,44 +195,6 @@ func checkStepFilter(ctx context.Context, st store.Store, run store.Run, filter 
 		hint += ": " + strings.Join(shown, ", ") + more + "; or with a key like NAME[2] (a foreach item) or NAME#3 (an until iteration); see them with: flowrun show " + run.ID
 	}
 	return usageErrorf("%s", msg).hint(hint)
-}
-
-// nearestName returns the name closest to given by edit distance, when it
-// is close enough to be a likely typo, else "".
-func nearestName(given string, names []string) string {
-	best, bestD := "", -1
-	for _, n := range names {
-		d := editDistance(strings.ToLower(given), strings.ToLower(n))
-		if bestD < 0 || d < bestD {
-			best, bestD = n, d
-		}
-	}
-	if bestD < 0 || bestD > max(1, len([]rune(given))/3) {
-		return ""
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 // followEvents prints events as they come until the run is finished (and
