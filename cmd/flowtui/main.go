@@ -73,6 +73,10 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
 		// NoCreate: the monitor never creates flowrun's tables.
 		pg, err := postgres.Open(ctx, dsn, postgres.Options{NoCreate: true})
+		if errors.Is(err, postgres.ErrBadDSN) {
+			fmt.Fprintf(stderr, "flowtui: %v. Write the DSN as postgres://USER:PASSWORD@HOST:PORT/DATABASE.\n", err)
+			return exitUsage
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "flowtui: cannot open the Postgres database: %v. Check the DSN, that the server is up, and that flowrun has used this database before.\n", err)
 			return exitStore

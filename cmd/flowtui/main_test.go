@@ -22,6 +22,10 @@ func TestBadFlags(t *testing.T) {
 	if code, msg := runMain(t, nil, "extra"); code != exitUsage || !strings.Contains(msg, "takes only flags") {
 		t.Errorf("extra argument: %d %q", code, msg)
 	}
+	// A Postgres URL that does not parse is a bad flag value.
+	if code, msg := runMain(t, nil, "--db", "postgres://%zz"); code != exitUsage || !strings.Contains(msg, "postgres://USER:PASSWORD@HOST:PORT/DATABASE") {
+		t.Errorf("malformed postgres URL: %d %q", code, msg)
+	}
 	// An unreachable Postgres server is a store error, reported at once.
 	if code, msg := runMain(t, nil, "--db", "postgres://flowrun@127.0.0.1:1/y?connect_timeout=2"); code != exitStore || !strings.Contains(msg, "cannot open the Postgres database") {
 		t.Errorf("postgres: %d %q", code, msg)

@@ -58,6 +58,11 @@ func (e *env) openStore(ctx context.Context, create bool) (store.Store, error) {
 	}
 	if isPostgres(dsn) {
 		st, err := postgres.Open(ctx, dsn, postgres.Options{})
+		if errors.Is(err, postgres.ErrBadDSN) {
+			// A URL that does not parse is the user's mistake, like any
+			// other bad flag value: exit 2.
+			return nil, &exitError{code: ExitInvalid, err: err, hintText: postgresHint(err)}
+		}
 		if err != nil {
 			return nil, &exitError{code: ExitStore, err: err, hintText: postgresHint(err)}
 		}
