@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/flowrun/flowrun/lang"
@@ -100,6 +101,9 @@ func (r *runner) pollUnit(ctx context.Context, u unit, row *store.Step) bool {
 		if r.now.Before(row.WakeAt) {
 			return false
 		}
+		if u.s.Action.Kind == lang.KindWorkflow {
+			return r.startChild(ctx, u) // a retry is a new child run
+		}
 		return r.launch(ctx, u)
 	case waitSleep:
 		if r.now.Before(row.WakeAt) {
@@ -125,7 +129,7 @@ func (r *runner) pollUnit(ctx context.Context, u unit, row *store.Step) bool {
 			// The step's timeout passed: the child is canceled once this
 			// failure is committed (semantics.md §7).
 			r.afterEnd = append(r.afterEnd, st.Child)
-			r.unitFailed(u, &stepError{Kind: "timeout", Message: fmt.Sprintf("child run %s of workflow %q did not finish within the step's timeout of %s and was canceled; raise the step's timeout if it needs longer", st.Child, u.s.Action.Workflow.Name, msDuration(u.s.TimeoutMS))}, false)
+			r.unitFailed(u, &stepError{Kind: "timeout", Message: fmt.Sprintf("child run %s of workflow %q did not finish within the step's timeout of %s and was canceled; raise the step's timeout if it needs longer", st.Child, u.s.Action.Workflow.Name, msDuration(u.s.TimeoutMS))}, true)
 			return true
 		}
 		if c.Status == store.RunCompleted {
@@ -134,7 +138,7 @@ func (r *runner) pollUnit(ctx context.Context, u unit, row *store.Step) bool {
 		}
 		ce := decodeMap(c.Error)
 		msg, _ := ce["message"].(string)
-		r.unitFailed(u, &stepError{Kind: "child", Message: fmt.Sprintf("child run %s of workflow %q %s: %s", c.ID, c.Workflow, c.Status, msg), ChildError: ce}, false)
+		r.unitFailed(u, &stepError{Kind: "child", Message: fmt.Sprintf("child run %s of workflow %q %s: %s", c.ID, c.Workflow, c.Status, msg), ChildError: ce}, true)
 		return true
 	}
 	return false
@@ -200,7 +204,13 @@ func (r *runner) unitFailed(u unit, se *stepError, retryable bool) {
 // rule 4); the caller fails the step first, then the run.
 func (r *runner) scheduleRetry(u unit, se *stepError) (bool, *stepError) {
 	rp := u.s.Retry
-	n := r.failures[u.key]
+	n, next := r.failures[u.key], r.lastAtt[u.key]+1
+	if u.s.Action.Kind == lang.KindWorkflow {
+		// A workflow step keeps no attempt rows: its row counts the child
+		// runs it started, each of which failed.
+		n = r.row(u).Attempts
+		next = n + 1
+	}
 	if rp == nil || n >= rp.Attempts {
 		return false, nil
 	}
@@ -229,9 +239,9 @@ func (r *runner) scheduleRetry(u unit, se *stepError) (bool, *stepError) {
 	row := r.row(u)
 	row.Status, row.Error, row.WakeAt = store.StepWaiting, mustJSON(se), wake
 	row.Detail = fmt.Sprintf("retry %d/%d", n+1, rp.Attempts)
-	r.put(row, &rowState{Wait: waitRetry, Attempt: r.lastAtt[u.key] + 1, DelayMS: int64(delay), JitterMS: jitter, Base: r.state(u.key).Base})
+	r.put(row, &rowState{Wait: waitRetry, Attempt: next, DelayMS: int64(delay), JitterMS: jitter, Base: r.state(u.key).Base})
 	r.tx.event("retry_scheduled", u.key, map[string]any{
-		"attempt": r.lastAtt[u.key] + 1, "delay_ms": int64(delay), "jitter_ms": jitter,
+		"attempt": next, "delay_ms": int64(delay), "jitter_ms": jitter,
 		"wake_at": wake.UTC().Format(time.RFC3339Nano), "kind": se.Kind, "message": se.Message,
 	})
 	return true, nil
@@ -427,7 +437,12 @@ func (r *runner) startChild(ctx context.Context, u unit) bool {
 	if err != nil {
 		return fail(err.Error())
 	}
-	p := r.e.insertParams(cl, v, inputs, r.run.ID+"/"+u.key)
+	key := r.run.ID + "/" + u.key
+	attempt := r.row(u).Attempts + 1 // a retry starts a new child run
+	if attempt > 1 {
+		key += "#attempt" + strconv.Itoa(attempt)
+	}
+	p := r.e.insertParams(cl, v, inputs, key)
 	p.ParentRunID, p.ParentStepKey = r.run.ID, u.key
 	p.WorkDir = r.run.WorkDir // a child's graph was stored with its parent's files
 	p.RootRunID = r.run.RootRunID
@@ -440,7 +455,10 @@ func (r *runner) startChild(ctx context.Context, u unit) bool {
 	r.tx.t.Children = append(r.tx.t.Children, p)
 	r.children[p.ID] = store.Run{ID: p.ID, Workflow: v.Workflow, Status: store.RunPending}
 	row := r.row(u)
-	row.Status, row.StartedAt, row.Attempts = store.StepWaiting, r.now, 1
+	row.Status, row.Attempts, row.Error, row.WakeAt = store.StepWaiting, attempt, nil, zeroTime
+	if row.StartedAt.IsZero() {
+		row.StartedAt = r.now
+	}
 	if u.s.TimeoutMS > 0 {
 		row.WakeAt = r.now.Add(msDuration(u.s.TimeoutMS))
 	}
