@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flowrun/flowrun/store"
 )
@@ -73,5 +74,65 @@ workflow "parent" {
 	}
 	if kids, _ := b.st.RunChildren(b.ctx, run.ID); len(kids) != 3 {
 		t.Fatalf("%d children, want 3", len(kids))
+	}
+}
+
+// TestDriveParentTimerWhileChildRuns: while a child run works in Drive, a
+// timer of its parent still fires (here the workflow step's timeout, which
+// fails the step and cancels the child); Drive used to wake only when a
+// runner ended, so the parent waited for the child.
+func TestDriveParentTimerWhileChildRuns(t *testing.T) {
+	b := setup(t, func(o *Options) { o.ParkWait = 0 })
+	dir := t.TempDir()
+	started := filepath.Join(dir, "started")
+	b.compile(`
+workflow "slow" {
+  version = "1.0.0"
+  step "work" {
+    exec { command = ["sh", "-c", "touch ` + started + `; while [ ! -f ` + filepath.Join(dir, "never") + ` ]; do sleep 0.05; done"] }
+  }
+}`)
+	b.compile(`
+workflow "parent" {
+  version = "1.0.0"
+  step "kid" {
+    timeout = "2s"
+    workflow {
+      name    = "slow"
+      version = "1"
+    }
+  }
+}`)
+	run := b.start("parent", nil)
+	done := b.driveAsync(run.ID)
+	for range 2000 {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// Move the clock on in small steps (a Drive that computed its sleep
+	// just before a step sleeps from the new time), well short of the
+	// child's own attempt timeout (5 minutes).
+	var r store.Run
+	for i := 0; ; i++ {
+		select {
+		case r = <-done:
+		case <-time.After(50 * time.Millisecond):
+			if i > 400 {
+				t.Fatal("the parent's step timeout did not fire while its child ran")
+			}
+			b.clk.Advance(500 * time.Millisecond)
+			continue
+		}
+		break
+	}
+	wantStatus(t, r, store.RunFailed)
+	if k := errKind(t, r.Error); k != "timeout" {
+		t.Fatalf("error %s, want kind timeout", r.Error)
+	}
+	kids, err := b.st.RunChildren(b.ctx, run.ID)
+	if err != nil || len(kids) != 1 || kids[0].Status != store.RunCanceled {
+		t.Fatalf("children %v (%v), want the one child canceled", kids, err)
 	}
 }

@@ -511,7 +511,18 @@ func (e *Engine) DriveDrain(ctx context.Context, rootRunID string, drain <-chan 
 			return fail(err)
 		}
 		if p.count() > 0 {
-			if pd := p.sleep(ctx, -1, drain); pd != nil {
+			// While some runs of the tree work here, another may be parked
+			// on a timer (a parent's step timeout or sleep next to a child
+			// that runs): wake for it too, not only when a runner ends.
+			wait := time.Duration(-1)
+			if next, ok, err := e.st.RunNextAvailable(sctx, rootRunID); err != nil {
+				return fail(fmt.Errorf("drive run %s: %w", rootRunID, err))
+			} else if ok {
+				if wait = next.Sub(e.clk.Now()); wait <= 0 {
+					wait = e.opts.Poll // due but not claimed (the pool is full): look again soon
+				}
+			}
+			if pd := p.sleep(ctx, wait, drain); pd != nil {
 				if pd.err != nil && !errors.Is(pd.err, errStopped) {
 					return fail(pd.err)
 				}
