@@ -218,3 +218,34 @@ workflow "wk" {
 		t.Fatal(err)
 	}
 }
+
+// TestReclaimDeadOwnerSoon: a process of this host that dies while this
+// one already runs (and has checked for dead owners) has its leases freed
+// within reclaimEvery, not at their expiry an hour later.
+func TestReclaimDeadOwnerSoon(t *testing.T) {
+	b := setup(t)
+	b.compile(`
+workflow "one" {
+  version = "1.0.0"
+  step "a" {
+    set { v = 1 }
+  }
+}`)
+	p := newPool(b.e, "", 4)
+	defer b.e.removePool(p)
+	p.reclaimDead(b.ctx) // an earlier check: nobody was dead then
+	run := b.start("one", nil)
+	dead := "testhost/999999999/w1" // a pid that does not exist
+	if claimed, err := b.st.RunClaim(b.ctx, store.RunClaimParams{Owner: dead, Now: b.clk.Now(), LeaseFor: time.Hour, Limit: 1}); err != nil || len(claimed) != 1 {
+		t.Fatalf("claim: %v %v", claimed, err)
+	}
+	b.clk.Advance(reclaimEvery)
+	p.reclaimDead(b.ctx)
+	got, err := b.st.RunGet(b.ctx, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Lease.Owner != "" {
+		t.Fatalf("the dead owner %s still holds the run a second later", got.Lease.Owner)
+	}
+}
