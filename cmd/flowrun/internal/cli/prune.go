@@ -73,13 +73,13 @@ instead of finding the pruned one.`,
 				if *asJSON {
 					enc := json.NewEncoder(e.stdout)
 					return enc.Encode(struct {
-						Runs     int       `json:"runs"`
-						Steps    int       `json:"steps"`
-						Attempts int       `json:"attempts"`
-						Events   int       `json:"events"`
-						Before   time.Time `json:"before"`
-						DryRun   bool      `json:"dry_run"`
-					}{total.Runs, total.Steps, total.Attempts, total.Events, before.UTC(), *dryRun})
+						Runs     int    `json:"runs"`
+						Steps    int    `json:"steps"`
+						Attempts int    `json:"attempts"`
+						Events   int    `json:"events"`
+						Before   string `json:"before"`
+						DryRun   bool   `json:"dry_run"`
+					}{total.Runs, total.Steps, total.Attempts, total.Events, jsonTime(before), *dryRun})
 				}
 				verb := "pruned"
 				if *dryRun {

@@ -80,15 +80,15 @@ ends), steps_total and steps_done.`,
 // runSummaryJSON is one element of `runs --json`; the field names are part
 // of the interface.
 type runSummaryJSON struct {
-	RunID      string     `json:"run_id"`
-	Workflow   string     `json:"workflow"`
-	Version    string     `json:"version"`
-	Key        string     `json:"key"`
-	Status     string     `json:"status"`
-	CreatedAt  time.Time  `json:"created_at"`
-	FinishedAt *time.Time `json:"finished_at"`
-	StepsTotal int        `json:"steps_total"`
-	StepsDone  int        `json:"steps_done"`
+	RunID      string  `json:"run_id"`
+	Workflow   string  `json:"workflow"`
+	Version    string  `json:"version"`
+	Key        string  `json:"key"`
+	Status     string  `json:"status"`
+	CreatedAt  string  `json:"created_at"`  // RFC 3339, UTC, milliseconds (jsonTime)
+	FinishedAt *string `json:"finished_at"` // null while the run is unfinished
+	StepsTotal int     `json:"steps_total"`
+	StepsDone  int     `json:"steps_done"`
 }
 
 func runSummariesJSON(runs []store.RunSummary) []runSummaryJSON {
@@ -96,10 +96,10 @@ func runSummariesJSON(runs []store.RunSummary) []runSummaryJSON {
 	for _, r := range runs {
 		s := runSummaryJSON{
 			RunID: r.ID, Workflow: r.Workflow, Version: r.Version, Key: r.Key, Status: string(r.Status),
-			CreatedAt: r.CreatedAt.UTC(), StepsTotal: r.StepsTotal, StepsDone: r.StepsDone,
+			CreatedAt: jsonTime(r.CreatedAt), StepsTotal: r.StepsTotal, StepsDone: r.StepsDone,
 		}
 		if !r.FinishedAt.IsZero() {
-			t := r.FinishedAt.UTC()
+			t := jsonTime(r.FinishedAt)
 			s.FinishedAt = &t
 		}
 		out = append(out, s)
