@@ -13,8 +13,9 @@ import (
 
 // describeEvent renders an event as words for people: "step charge started
 // (attempt 1)", "run completed", "step charge failed: exit status 1". It
-// knows the common fields of event data (attempt, error, message, reason,
-// wake_at) and shows nothing else, so new event kinds still read well.
+// knows the common fields of event data (alert and event, attempt, error,
+// message, reason, wake_at) and shows nothing else, so new event kinds
+// still read well.
 func describeEvent(ev store.Event) string {
 	var b strings.Builder
 	switch rest, isRun := strings.CutPrefix(ev.Kind, "run_"); {
@@ -32,6 +33,15 @@ func describeEvent(ev store.Event) string {
 		_ = json.Unmarshal(ev.Data, &data) // data that is not an object has no known fields
 	}
 	var extras []string
+	if name, ok := data["alert"].(string); ok && name != "" {
+		// An alert's delivery: which alert, for which event (two alerts
+		// may fire on one event).
+		what := "alert " + name
+		if on, ok := data["event"].(string); ok && on != "" {
+			what += " on " + on
+		}
+		extras = append(extras, what)
+	}
 	if a, ok := data["attempt"].(float64); ok && a > 0 {
 		extras = append(extras, fmt.Sprintf("attempt %d", int(a)))
 	}
