@@ -495,17 +495,10 @@ func (e *Engine) DriveDrain(ctx context.Context, rootRunID string, drain <-chan 
 		}
 		if draining {
 			if p.count() == 0 {
-				for {
-					select {
-					case pd := <-p.done:
-						if pd.err != nil && !errors.Is(pd.err, errStopped) {
-							return fail(pd.err)
-						}
-						continue
-					default:
-					}
-					return get()
+				if err := p.reapDone(); err != nil {
+					return fail(err)
 				}
+				return get()
 			}
 			if pd := p.sleep(ctx, -1, nil); pd != nil && pd.err != nil && !errors.Is(pd.err, errStopped) {
 				return fail(pd.err)
@@ -536,15 +529,8 @@ func (e *Engine) DriveDrain(ctx context.Context, rootRunID string, drain <-chan 
 			continue
 		}
 		// Nothing of the tree is running here: drain finished runners.
-		for done := false; !done; {
-			select {
-			case pd := <-p.done:
-				if pd.err != nil && !errors.Is(pd.err, errStopped) {
-					return fail(pd.err)
-				}
-			default:
-				done = true
-			}
+		if err := p.reapDone(); err != nil {
+			return fail(err)
 		}
 		run, err := get()
 		if err != nil {
@@ -580,6 +566,23 @@ func (e *Engine) DriveDrain(ctx context.Context, rootRunID string, drain <-chan 
 	}
 }
 
+// reapDone takes the ends of the runners that finished and have not been
+// taken yet, and returns the first failure among them (a runner stopped on
+// purpose is none).
+func (p *pool) reapDone() error {
+	var first error
+	for {
+		select {
+		case pd := <-p.done:
+			if first == nil && pd.err != nil && !errors.Is(pd.err, errStopped) {
+				first = pd.err
+			}
+		default:
+			return first
+		}
+	}
+}
+
 // closed reports whether c is closed (a nil c never is).
 func closed(c <-chan struct{}) bool {
 	select {
@@ -590,9 +593,8 @@ func closed(c <-chan struct{}) bool {
 	}
 }
 
-// timerWait reports whether reason is that of a run parked on a timer (see
-// park):
-// time alone makes it due.
+// timerWait reports whether reason is that of a run parked on a timer
+// (see park): time alone makes it due.
 func timerWait(reason string) bool {
 	return reason == "timer" || reason == "retry" || strings.HasPrefix(reason, "breaker:")
 }

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/flowrun/flowrun/lang"
@@ -105,8 +103,12 @@ type KeyInUseError struct {
 }
 
 func (e *KeyInUseError) Error() string {
-	return fmt.Sprintf("workflow %q: run %s with key %q is still %s and was started with other values of %s",
-		e.Workflow, e.Run, e.Key, e.Status, quotedList(e.Inputs))
+	what := "input "
+	if len(e.Inputs) > 1 {
+		what = "inputs "
+	}
+	return fmt.Sprintf("workflow %q: run %s with key %q is still %s and was started with other values of %s%s",
+		e.Workflow, e.Run, e.Key, e.Status, what, lang.QuotedNames(e.Inputs))
 }
 
 // differingInputs returns the names of the given inputs whose checked
@@ -128,18 +130,6 @@ func differingInputs(given, checked map[string]any, run store.Run) []string {
 	}
 	sort.Strings(differ)
 	return differ
-}
-
-// quotedList renders names as "a", "b" and "c".
-func quotedList(names []string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = strconv.Quote(n)
-	}
-	if len(q) == 1 {
-		return "input " + q[0]
-	}
-	return "inputs " + strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
 }
 
 // CheckStart checks, without a store, what StartRun would refuse of the

@@ -3,7 +3,6 @@ package lang
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"sort"
 	"strings"
 	"sync"
@@ -267,12 +266,5 @@ func quoteList(names []string) string {
 	if len(names) == 0 {
 		return "none"
 	}
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = fmt.Sprintf("%q", n)
-	}
-	if len(q) == 1 {
-		return q[0]
-	}
-	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
+	return QuotedNames(names)
 }

@@ -49,7 +49,7 @@ func validNames(what string, names []string) string {
 		return fmt.Sprintf(" No %s are allowed here.", what)
 	}
 	sort.Strings(names)
-	return fmt.Sprintf(" The %s allowed here are %s.", what, quotedNames(names))
+	return fmt.Sprintf(" The %s allowed here are %s.", what, QuotedNames(names))
 }
 
 // rangeOfBlock is a block's whole range, from its type keyword to its
@@ -209,7 +209,7 @@ func literalEnum(attr *hcl.Attribute, allowed ...string) (string, hcl.Diagnostic
 
 // orNames renders names as "a", "b" or "c".
 func orNames(names []string) string {
-	q := quotedNames(names)
+	q := QuotedNames(names)
 	if i := strings.LastIndex(q, " and "); i >= 0 {
 		q = q[:i] + " or " + q[i+len(" and "):]
 	}

@@ -338,8 +338,8 @@ var reservedNames = map[string]bool{
 	"namespace": true, "return": true, "var": true, "void": true, "while": true,
 }
 
-// quotedNames renders names as "a", "b" and "c".
-func quotedNames(names []string) string {
+// QuotedNames renders names for a message as "a", "b" and "c".
+func QuotedNames(names []string) string {
 	q := make([]string, len(names))
 	for i, n := range names {
 		q[i] = fmt.Sprintf("%q", n)
