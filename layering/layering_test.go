@@ -1,0 +1,167 @@
+package layering
+
+import (
+	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/flowrun/flowrun"
+
+type pkg struct {
+	ImportPath   string
+	Dir          string
+	Name         string
+	GoFiles      []string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
+}
+
+// packages lists the module's packages with `go list`, the build's own view
+// of imports (build tags and all).
+func packages(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json", module+"/...")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var list []pkg
+	dec := json.NewDecoder(out)
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("go list output: %v", err)
+		}
+		list = append(list, p)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	if len(list) < 10 {
+		t.Fatalf("go list found %d packages; the module path is wrong", len(list))
+	}
+	return list
+}
+
+func rel(path string) string {
+	if path == module {
+		return "."
+	}
+	return strings.TrimPrefix(path, module+"/")
+}
+
+// under reports whether the package path p is dir or below it.
+func under(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+func TestImportRules(t *testing.T) {
+	list := packages(t)
+	// A test-only package is imported by no package's non-test code and is
+	// not a command.
+	usedByCode := map[string]bool{}
+	for _, p := range list {
+		for _, imp := range p.Imports {
+			usedByCode[rel(imp)] = true
+		}
+	}
+	drivers := []string{"store/sqlite", "store/postgres"}
+	rules := []struct {
+		from   string
+		forbid []string
+		why    string
+	}{
+		{"store", []string{"lang", "interp"}, "the store keeps rows; it must not know the language or the engine"},
+		{"lang", []string{"interp", "store"}, "the language compiles files; it must not run or store them"},
+		{"interp", append([]string{"cmd", "tui"}, drivers...), "the engine sees the store through package store's interfaces and knows no front end"},
+	}
+	for _, p := range list {
+		from := rel(p.ImportPath)
+		for _, imp := range p.Imports {
+			to := rel(imp)
+			if !strings.HasPrefix(imp, module) {
+				continue
+			}
+			for _, r := range rules {
+				if !under(from, r.from) {
+					continue
+				}
+				for _, f := range r.forbid {
+					if under(to, f) {
+						t.Errorf("%s imports %s: %s", from, to, r.why)
+					}
+				}
+			}
+			if under(from, "tui") && usedByCode[from] {
+				for _, d := range drivers {
+					if under(to, d) {
+						t.Errorf("%s imports %s: the TUI gets its store from the binary; only tests and test-only packages may open a driver", from, to)
+					}
+				}
+			}
+		}
+	}
+}
+
+// clockFuncs are the time package's functions that read the wall clock or
+// wait on it.
+var clockFuncs = map[string]bool{
+	"Now": true, "Since": true, "Until": true, "Sleep": true, "After": true,
+	"Tick": true, "NewTimer": true, "NewTicker": true, "AfterFunc": true,
+}
+
+func TestOnlyClockReadsTheWallClock(t *testing.T) {
+	checked := 0
+	for _, p := range packages(t) {
+		if under(rel(p.ImportPath), "clock") {
+			continue
+		}
+		for _, name := range p.GoFiles {
+			path := filepath.Join(p.Dir, name)
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checked++
+			timeName := ""
+			for _, imp := range f.Imports {
+				if imp.Path.Value == `"time"` {
+					timeName = "time"
+					if imp.Name != nil {
+						timeName = imp.Name.Name
+					}
+				}
+			}
+			if timeName == "" {
+				continue
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				sel, ok := n.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				if id, ok := sel.X.(*ast.Ident); ok && id.Name == timeName && clockFuncs[sel.Sel.Name] {
+					t.Errorf("%s: time.%s: read time through package clock (clock.Clock), so tests can run it on a fake clock", fset.Position(sel.Pos()), sel.Sel.Name)
+				}
+				return true
+			})
+		}
+	}
+	if checked < 100 {
+		t.Fatalf("checked only %d files", checked)
+	}
+}
