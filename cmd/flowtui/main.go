@@ -20,8 +20,7 @@ import (
 	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
-	"github.com/flowrun/flowrun/store/postgres"
-	"github.com/flowrun/flowrun/store/sqlite"
+	"github.com/flowrun/flowrun/store/backend"
 	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/root"
 	"github.com/flowrun/flowrun/tui/theme"
@@ -35,7 +34,7 @@ const (
 )
 
 // defaultDSN is the database used when neither --db nor FLOWRUN_DB is set.
-const defaultDSN = ".flowrun/flowrun.db"
+const defaultDSN = backend.DefaultDSN
 
 func main() { os.Exit(run(os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)) }
 
@@ -68,40 +67,27 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var st store.Store
-	title := dsn
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		// NoCreate: the monitor never creates flowrun's tables.
-		pg, err := postgres.Open(ctx, dsn, postgres.Options{NoCreate: true})
-		if errors.Is(err, postgres.ErrBadDSN) {
+	// NoCreateTables and no CreateFile: the monitor never creates a
+	// database or flowrun's tables.
+	opened, err := backend.Open(ctx, dsn, backend.Options{NoCreateTables: true})
+	if err != nil {
+		path := backend.SQLitePath(dsn)
+		switch {
+		case errors.Is(err, backend.ErrBadDSN):
 			fmt.Fprintf(stderr, "flowtui: %v. Write the DSN as postgres://USER:PASSWORD@HOST:PORT/DATABASE.\n", err)
 			return exitUsage
-		}
-		if err != nil {
+		case backend.IsPostgres(dsn):
 			fmt.Fprintf(stderr, "flowtui: cannot open the Postgres database: %v. Check the DSN, that the server is up, and that flowrun has used this database before.\n", err)
-			return exitStore
-		}
-		st, title = pg, pg.Addr()
-	} else {
-		path := strings.TrimPrefix(dsn, "sqlite://")
-		if fi, err := os.Stat(path); err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				fmt.Fprintf(stderr, "flowtui: there is no flowrun database at %s. Run `flowrun apply FILE.hcl` in this directory first, or pass --db (or set FLOWRUN_DB) with the path of an existing database.\n", path)
-			} else {
-				fmt.Fprintf(stderr, "flowtui: cannot read the database %s: %v. Check the path and its permissions.\n", path, err)
-			}
-			return exitStore
-		} else if fi.IsDir() {
+		case errors.Is(err, backend.ErrNoDatabase):
+			fmt.Fprintf(stderr, "flowtui: there is no flowrun database at %s. Run `flowrun apply FILE.hcl` in this directory first, or pass --db (or set FLOWRUN_DB) with the path of an existing database.\n", path)
+		case errors.Is(err, backend.ErrNotAFile):
 			fmt.Fprintf(stderr, "flowtui: %s is a directory, not a flowrun database; pass --db with the path of the database file (usually .flowrun/flowrun.db).\n", path)
-			return exitStore
-		}
-		lite, err := sqlite.Open(ctx, path, sqlite.Options{})
-		if err != nil {
+		default:
 			fmt.Fprintf(stderr, "flowtui: cannot open the database %s: %v.\n%s\n", path, err, openHint(err))
-			return exitStore
 		}
-		st, title = lite, path
+		return exitStore
 	}
+	st, title := opened.Store, opened.Title
 	defer st.Close()
 
 	eng := interp.New(st, interp.Options{})
@@ -118,7 +104,7 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 		opts = append(opts, tea.WithMouseCellMotion())
 	}
 	p := tea.NewProgram(m, opts...)
-	_, err := p.Run()
+	_, err = p.Run()
 	cancel() // stops the poll timer and any store call still running
 	if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
 		fmt.Fprintf(stderr, "flowtui: the terminal interface stopped: %v.\n", err)

@@ -4,18 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/backend"
 	"github.com/flowrun/flowrun/store/postgres"
-	"github.com/flowrun/flowrun/store/sqlite"
 )
 
 // defaultDSN is the database used when neither --db nor FLOWRUN_DB is set,
 // relative to the working directory.
-const defaultDSN = ".flowrun/flowrun.db"
+const defaultDSN = backend.DefaultDSN
 
 // defaultBusyTimeout is how long a command waits for another process's
 // write to finish before it gives up with exit 5; FLOWRUN_BUSY_TIMEOUT
@@ -40,7 +38,7 @@ func (e *env) busyTimeout() (time.Duration, error) {
 // errNoDatabase is returned by openStore(ctx, false) when the database file
 // does not exist: a read-only verb has nothing to read, and creating an
 // empty database just to read it would surprise.
-var errNoDatabase = errors.New("no database")
+var errNoDatabase = backend.ErrNoDatabase
 
 // openStore opens the store named by e.dsn (a postgres:// URL, or a SQLite
 // file path) on first use and returns the same
@@ -52,41 +50,30 @@ func (e *env) openStore(ctx context.Context, create bool) (store.Store, error) {
 	if e.opened != nil {
 		return e.opened, nil
 	}
-	dsn := e.dsn
-	if dsn == "" {
-		dsn = defaultDSN
-	}
-	if isPostgres(dsn) {
-		st, err := postgres.Open(ctx, dsn, postgres.Options{})
-		if errors.Is(err, postgres.ErrBadDSN) {
-			// A URL that does not parse is the user's mistake, like any
-			// other bad flag value: exit 2.
-			return nil, &exitError{code: ExitInvalid, err: err, hintText: postgresHint(err)}
-		}
+	opts := backend.Options{CreateFile: create}
+	if !backend.IsPostgres(e.dsn) {
+		busy, err := e.busyTimeout()
 		if err != nil {
-			return nil, &exitError{code: ExitStore, err: err, hintText: postgresHint(err)}
+			return nil, err
 		}
-		e.opened = st
-		e.closers = append(e.closers, st.Close)
-		return st, nil
+		opts.BusyTimeout = busy
 	}
-	path := strings.TrimPrefix(dsn, "sqlite://")
-	if !create {
-		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-			return nil, errNoDatabase
-		}
-	}
-	busy, err := e.busyTimeout()
-	if err != nil {
-		return nil, err
-	}
-	st, err := sqlite.Open(ctx, path, sqlite.Options{BusyTimeout: busy})
-	if err != nil {
+	o, err := backend.Open(ctx, e.dsn, opts)
+	switch {
+	case errors.Is(err, backend.ErrNoDatabase):
+		return nil, errNoDatabase
+	case errors.Is(err, backend.ErrBadDSN):
+		// A URL that does not parse is the user's mistake, like any
+		// other bad flag value: exit 2.
+		return nil, &exitError{code: ExitInvalid, err: err, hintText: postgresHint(err)}
+	case err != nil && backend.IsPostgres(e.dsn):
+		return nil, &exitError{code: ExitStore, err: err, hintText: postgresHint(err)}
+	case err != nil:
 		return nil, &exitError{code: ExitStore, err: err, hintText: openHint(err)}
 	}
-	e.opened = st
-	e.closers = append(e.closers, st.Close)
-	return st, nil
+	e.opened = o.Store
+	e.closers = append(e.closers, o.Store.Close)
+	return o.Store, nil
 }
 
 // checkDSN refuses a database value that looks like a URL flowrun cannot
@@ -110,15 +97,9 @@ func checkDSN(dsn, from string) error {
 	return usageErrorf("%s %s", what, problem).hint(hint)
 }
 
-// isPostgres reports whether a DSN names a Postgres database rather than a
-// SQLite file.
-func isPostgres(dsn string) bool {
-	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
-}
-
 func postgresHint(err error) string {
 	switch {
-	case errors.Is(err, postgres.ErrBadDSN):
+	case errors.Is(err, backend.ErrBadDSN):
 		return "Write the DSN as postgres://USER:PASSWORD@HOST:PORT/DATABASE."
 	case errors.Is(err, postgres.ErrConnect):
 		return "Check that the server is up and that the host, port, user, password and database in the DSN are right."

@@ -1,0 +1,112 @@
+// Package backend opens the store that a database value names: a
+// postgres:// (or postgresql://) URL, or the path of a SQLite file, bare or
+// as sqlite://PATH. It is the one way every binary opens a store, so flowrun
+// and flowtui read --db and FLOWRUN_DB alike.
+//
+// backend must not print, must not choose exit codes and must not read the
+// environment: it returns errors the callers word for their users.
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/postgres"
+	"github.com/flowrun/flowrun/store/sqlite"
+)
+
+// DefaultDSN is the database used when neither --db nor FLOWRUN_DB is set,
+// relative to the working directory.
+const DefaultDSN = ".flowrun/flowrun.db"
+
+var (
+	// ErrBadDSN: the value is neither a usable URL nor a file path (see
+	// store.DSNProblem), or a Postgres URL that does not parse. It is the
+	// user's mistake, never a store fault.
+	ErrBadDSN = errors.New("bad database value")
+	// ErrNoDatabase: the SQLite file does not exist and Options.CreateFile
+	// is false. Nothing was created.
+	ErrNoDatabase = errors.New("no database")
+	// ErrNotAFile: the SQLite path names a directory.
+	ErrNotAFile = errors.New("not a database file")
+)
+
+// Options are the settings of Open.
+type Options struct {
+	// CreateFile creates a missing SQLite file (0600) and its directory
+	// (0700). Without it a missing file is ErrNoDatabase.
+	CreateFile bool
+	// NoCreateTables makes Open refuse a Postgres schema without flowrun's
+	// tables instead of creating them (postgres.Options.NoCreate), for a
+	// program that only watches.
+	NoCreateTables bool
+	// BusyTimeout is how long a SQLite write waits for another process's
+	// write (sqlite.Options.BusyTimeout; 0 for its default).
+	BusyTimeout time.Duration
+}
+
+// Opened is an open store and what to call it.
+type Opened struct {
+	Store store.Store
+	// Title names the database for people: the SQLite path, or the
+	// Postgres server's host:port/database without credentials.
+	Title string
+	// Postgres is true for a Postgres store.
+	Postgres bool
+}
+
+// IsPostgres reports whether dsn names a Postgres database rather than a
+// SQLite file.
+func IsPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+// SQLitePath is the file a non-Postgres dsn names.
+func SQLitePath(dsn string) string {
+	return strings.TrimPrefix(dsn, "sqlite://")
+}
+
+// Open opens the store dsn names ("" is DefaultDSN). Errors wrap ErrBadDSN,
+// ErrNoDatabase or ErrNotAFile for the caller's mistakes, and the drivers'
+// errors (store.ErrBusy, store.ErrSchemaTooNew, postgres.ErrConnect, ...)
+// for the store's faults.
+func Open(ctx context.Context, dsn string, opts Options) (*Opened, error) {
+	if dsn == "" {
+		dsn = DefaultDSN
+	}
+	if problem := store.DSNProblem(dsn); problem != "" {
+		return nil, fmt.Errorf("%w: %q %s", ErrBadDSN, dsn, problem)
+	}
+	if IsPostgres(dsn) {
+		pg, err := postgres.Open(ctx, dsn, postgres.Options{NoCreate: opts.NoCreateTables})
+		if errors.Is(err, postgres.ErrBadDSN) {
+			return nil, fmt.Errorf("%w: %w", ErrBadDSN, err)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &Opened{Store: pg, Title: pg.Addr(), Postgres: true}, nil
+	}
+	path := SQLitePath(dsn)
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if !opts.CreateFile {
+			return nil, fmt.Errorf("%w at %s", ErrNoDatabase, path)
+		}
+	case err != nil:
+		return nil, fmt.Errorf("cannot read the database %s: %w", path, err)
+	case fi.IsDir():
+		return nil, fmt.Errorf("%w: %s is a directory", ErrNotAFile, path)
+	}
+	lite, err := sqlite.Open(ctx, path, sqlite.Options{BusyTimeout: opts.BusyTimeout})
+	if err != nil {
+		return nil, err
+	}
+	return &Opened{Store: lite, Title: path}, nil
+}
