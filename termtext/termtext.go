@@ -1,0 +1,124 @@
+// Package termtext makes text that flowrun did not write itself (a program's
+// stdout and stderr, an http body, an input, a run key, an error message that
+// quotes any of them) safe to print on a terminal. A control character in
+// such text could move the cursor, erase a line, retitle the window or
+// reorder what is shown, and make a failed step read "all good"; here each
+// one is replaced by a visible escape, so what a person reads is what is
+// stored.
+//
+// The escapes (spec/semantics.md, "Terminal output"):
+//
+//	\a \b \t \n \v \f \r   those seven C0 controls, as in Go and C
+//	\x00 … \x1f, \x7f      every other C0 control (ESC is \x1b) and DEL
+//	\u0080 … \u009f        the C1 controls (U+0080 to U+009F)
+//	\u061c \u200e \u200f   the bidirectional controls (Trojan Source),
+//	\u202a … \u202e        as Unicode's Bidi_Control property lists them,
+//	\u2066 … \u2069        and the line and paragraph separators
+//	\u2028 \u2029          U+2028 and U+2029
+//	\xHH                   each byte that is not part of valid UTF-8
+//
+// Everything else, backslashes included, is kept as it is: the escaped form
+// is for reading, not for decoding back. The exact text is what --json
+// prints.
+//
+// termtext must not be used on anything that is stored or printed as JSON:
+// it changes the text. It reads no terminal state and applies no styles.
+package termtext
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Line returns s for a one-line place (a table cell, a log line, a status
+// bar, a title): every control character, \n and \t included, is escaped.
+func Line(s string) string { return escape(s, false) }
+
+// Lines returns s for a multi-line place (a program's output shown as a
+// block): as Line, but \n and \t are kept, so the text keeps its lines and
+// indentation. Everything else that moves the cursor (\r, ESC, …) is still
+// escaped.
+func Lines(s string) string { return escape(s, true) }
+
+// escape is Line and Lines: keepLayout keeps \n and \t.
+func escape(s string, keepLayout bool) string {
+	// Most text is plain ASCII and needs nothing.
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		if c >= 0x80 || c == 0x7f || c < 0x20 && !(keepLayout && (c == '\n' || c == '\t')) {
+			break
+		}
+		i++
+	}
+	if i == len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	b.WriteString(s[:i])
+	for i < len(s) {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case keepLayout && (c == '\n' || c == '\t'):
+				b.WriteByte(c)
+			case c < 0x20 || c == 0x7f:
+				writeByteEscape(&b, c)
+			default:
+				b.WriteByte(c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			writeHex(&b, `\x`, uint32(c), 2)
+		case unsafeRune(r):
+			writeHex(&b, `\u`, uint32(r), 4)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// unsafeRune reports whether a non-ASCII rune must be escaped: a C1
+// control, a bidirectional control, or a line or paragraph separator.
+func unsafeRune(r rune) bool {
+	return r >= 0x80 && r <= 0x9f || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r)
+}
+
+// writeByteEscape writes the escape of a C0 control or DEL.
+func writeByteEscape(b *strings.Builder, c byte) {
+	switch c {
+	case '\a':
+		b.WriteString(`\a`)
+	case '\b':
+		b.WriteString(`\b`)
+	case '\t':
+		b.WriteString(`\t`)
+	case '\n':
+		b.WriteString(`\n`)
+	case '\v':
+		b.WriteString(`\v`)
+	case '\f':
+		b.WriteString(`\f`)
+	case '\r':
+		b.WriteString(`\r`)
+	default:
+		writeHex(b, `\x`, uint32(c), 2)
+	}
+}
+
+// writeHex writes prefix and v in lower-case hex, zero-padded to digits.
+func writeHex(b *strings.Builder, prefix string, v uint32, digits int) {
+	const hex = "0123456789abcdef"
+	b.WriteString(prefix)
+	for shift := 4 * (digits - 1); shift >= 0; shift -= 4 {
+		b.WriteByte(hex[v>>uint(shift)&0xf])
+	}
+}
