@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strconv"
 
 	"github.com/flowrun/flowrun/store"
 )
@@ -55,7 +56,7 @@ updated_at.`,
 					if b.TrialRunID != "" {
 						trial = b.TrialRunID + " " + b.TrialStepKey
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", b.Name, b.State, b.Failures, until, trial, formatTime(b.UpdatedAt))
+					row(tw, b.Name, string(b.State), strconv.Itoa(b.Failures), until, trial, formatTime(b.UpdatedAt))
 				}
 				return tw.Flush()
 			}

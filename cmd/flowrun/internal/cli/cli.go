@@ -20,6 +20,7 @@ import (
 
 	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/termtext"
 )
 
 // Exit codes, as fixed by the CLI design (spec/cli.md).
@@ -212,9 +213,12 @@ func (e *env) report(err error) int {
 	if e.verb != "" {
 		prefix += " " + e.verb
 	}
-	fmt.Fprintf(e.stderr, "%s: %s\n", prefix, xe.message())
+	// A message may quote stored text (a program's stderr in a step's
+	// error), and a hint may name a value: both are escaped for the
+	// terminal.
+	fmt.Fprintf(e.stderr, "%s: %s\n", prefix, termtext.Line(xe.message()))
 	if xe.hintText != "" {
-		fmt.Fprintf(e.stderr, "hint: %s\n", xe.hintText)
+		fmt.Fprintf(e.stderr, "hint: %s\n", termtext.Line(xe.hintText))
 	}
 	return xe.code
 }
@@ -222,7 +226,7 @@ func (e *env) report(err error) int {
 func (e *env) close() {
 	for i := len(e.closers) - 1; i >= 0; i-- {
 		if err := e.closers[i](); err != nil {
-			fmt.Fprintf(e.stderr, "flowrun: closing: %v\n", err)
+			fmt.Fprintf(e.stderr, "flowrun: closing: %s\n", termtext.Line(err.Error()))
 		}
 	}
 	e.closers = nil

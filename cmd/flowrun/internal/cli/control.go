@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/termtext"
 )
 
 func resumeCommand() *command {
@@ -215,7 +216,7 @@ refused (exit 2). RUN is a run id or a unique prefix.`,
 				if err != nil {
 					return storeError("", err)
 				}
-				fmt.Fprintf(e.stdout, "signal %s delivered to run %s\n", sig.Name, run.ID)
+				fmt.Fprintf(e.stdout, "signal %s delivered to run %s\n", termtext.Line(sig.Name), run.ID)
 				// A blocked run (or one a newer MAJOR blocks as soon as it
 				// is picked up) goes on only after a version decision:
 				// a plain resume would exit 4.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/termtext"
 	"github.com/flowrun/flowrun/tui/decide"
 )
 
@@ -193,9 +194,9 @@ func (e *env) applyDecide(ctx context.Context, eng *interp.Engine, run store.Run
 			}
 			var xe *exitError
 			if errors.As(err, &xe) && xe.code == ExitConflict {
-				fmt.Fprintf(e.stderr, "flowrun apply: %s\n", err)
+				fmt.Fprintf(e.stderr, "flowrun apply: %s\n", termtext.Line(err.Error()))
 			} else {
-				fmt.Fprintf(e.stderr, "flowrun apply: run %s stays blocked: %s\n", b.ID, err)
+				fmt.Fprintf(e.stderr, "flowrun apply: run %s stays blocked: %s\n", b.ID, termtext.Line(err.Error()))
 			}
 			continue
 		}
@@ -217,10 +218,10 @@ func (e *env) blockedError(ctx context.Context, eng *interp.Engine, blocked []st
 	fmt.Fprintf(e.stderr, "flowrun %s: run %s is bound to version %s; version %s is stored and differs in a %s way:\n",
 		e.verb, run.ID, plan.From, plan.To, plan.Bump)
 	for _, c := range plan.Changes {
-		fmt.Fprintf(e.stderr, "  %s\n", c)
+		fmt.Fprintf(e.stderr, "  %s\n", termtext.Line(c.String()))
 	}
 	if plan.MigrateErr != nil {
-		fmt.Fprintf(e.stderr, "  migrate cannot work: %v\n", plan.MigrateErr)
+		fmt.Fprintf(e.stderr, "  migrate cannot work: %s\n", termtext.Line(plan.MigrateErr.Error()))
 	} else {
 		fmt.Fprintf(e.stderr, "  migrate would keep: %s; re-run: %s\n", orNone(plan.Keep), orNone(plan.Rerun))
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/termtext"
 )
 
 func diffCommand() *command {
@@ -69,7 +70,7 @@ WORKFLOW@VERSION (hello@1.0.0). When a file defines several workflows,
 					return nil
 				}
 				for _, c := range changes {
-					fmt.Fprintln(e.stdout, c.String())
+					fmt.Fprintln(e.stdout, termtext.Line(c.String()))
 				}
 				fmt.Fprintf(e.stdout, "required bump: %s\n", lang.RequiredBump(changes))
 				return nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/termtext"
 )
 
 func dlqCommand() *command {
@@ -121,7 +122,7 @@ func (e *env) dlqList(ctx context.Context, all, asJSON bool) error {
 	for _, d := range ds {
 		var se struct{ Message string }
 		_ = json.Unmarshal(d.Error, &se)
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", d.ID, d.RunID, d.Step, d.Index, d.Status,
+		row(tw, strconv.FormatInt(d.ID, 10), d.RunID, d.Step, strconv.Itoa(d.Index), string(d.Status),
 			clip(string(d.Item), 40), clip(se.Message, 60), formatTime(d.CreatedAt))
 	}
 	return tw.Flush()
@@ -145,7 +146,7 @@ func (e *env) dlqWork(ctx context.Context, sub string, id int64) error {
 	}
 	switch {
 	case errors.Is(err, interp.ErrRetryFailed):
-		fmt.Fprintf(e.stderr, "flowrun dlq: %s\n", trimSentinel(err))
+		fmt.Fprintf(e.stderr, "flowrun dlq: %s\n", termtext.Line(trimSentinel(err)))
 		return exitCode(ExitFailed)
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrConflict):
 		return usageErrorf("%s", trimSentinel(err)).hint("List the open dead letters with: flowrun dlq list")
@@ -153,7 +154,7 @@ func (e *env) dlqWork(ctx context.Context, sub string, id int64) error {
 		return storeError("", err)
 	}
 	if sub == "retry" {
-		fmt.Fprintf(e.stdout, "dead letter %d retried: %s of run %s succeeded; the letter is closed\n", id, d.StepKey, d.RunID)
+		fmt.Fprintf(e.stdout, "dead letter %d retried: %s of run %s succeeded; the letter is closed\n", id, termtext.Line(d.StepKey), d.RunID)
 	} else {
 		fmt.Fprintf(e.stdout, "dead letter %d dropped\n", id)
 	}

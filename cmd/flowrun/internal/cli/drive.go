@@ -17,6 +17,7 @@ import (
 
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/termtext"
 	liveview "github.com/flowrun/flowrun/tui/progress"
 )
 
@@ -172,7 +173,7 @@ func (e *env) driveShown(ctx, sctx context.Context, eng *interp.Engine, runID st
 	e.display.live.Store(false)
 	if verr != nil {
 		// The run is not affected: only its display stopped.
-		fmt.Fprintf(e.stderr, "flowrun %s: the live progress view stopped (%v); the run went on without it. Pass --no-tui for plain progress lines.\n", e.verb, verr)
+		fmt.Fprintf(e.stderr, "flowrun %s: the live progress view stopped (%s); the run went on without it. Pass --no-tui for plain progress lines.\n", e.verb, termtext.Line(verr.Error()))
 	}
 	return err
 }

@@ -9,14 +9,21 @@ import (
 	"time"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/termtext"
 )
 
 // describeEvent renders an event as words for people: "step charge started
 // (attempt 1)", "run completed", "step charge failed: exit status 1". It
 // knows the common fields of event data (alert and event, attempt, error,
 // message, reason, wake_at) and shows nothing else, so new event kinds
-// still read well.
+// still read well. The line is escaped for the terminal (termtext.Line):
+// an error message quotes what a program wrote.
 func describeEvent(ev store.Event) string {
+	return termtext.Line(eventWords(ev))
+}
+
+// eventWords is describeEvent before escaping.
+func eventWords(ev store.Event) string {
 	var b strings.Builder
 	switch rest, isRun := strings.CutPrefix(ev.Kind, "run_"); {
 	case isRun || ev.StepKey == "":

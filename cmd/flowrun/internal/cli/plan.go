@@ -9,6 +9,7 @@ import (
 
 	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/termtext"
 )
 
 func planCommand() *command {
@@ -111,7 +112,7 @@ func (e *env) planWorkflow(ctx context.Context, st store.Store, mod *lang.Module
 		nv, _ := lang.ParseVersion(g.Version)
 		fmt.Fprintf(e.stdout, "version: %s → %s declares %s; the changes need %s\n", newest.Version, g.Version, ov.BumpTo(nv), lang.RequiredBump(changes))
 		for _, c := range changes {
-			fmt.Fprintf(e.stdout, "  %s\n", c)
+			fmt.Fprintf(e.stdout, "  %s\n", termtext.Line(c.String()))
 		}
 	}
 	return e.planRuns(ctx, st, w.Name, g.Version)
@@ -149,7 +150,7 @@ func (e *env) planRuns(ctx context.Context, st store.Store, workflow, version st
 			}
 			what = b.String()
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", run.ID, run.Version, run.Status, what)
+		row(tw, "  "+run.ID, run.Version, string(run.Status), what)
 	}
 	if n == 0 {
 		fmt.Fprintf(e.stdout, "runs in flight: none\n")

@@ -68,8 +68,8 @@ ends), steps_total and steps_done.`,
 				tw := newTable(e.stdout)
 				fmt.Fprintln(tw, "RUN\tWORKFLOW\tVERSION\tKEY\tSTATUS\tSTEPS\tCREATED")
 				for _, r := range runs {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\n", r.ID, r.Workflow, r.Version,
-						r.Key, r.Status, r.StepsDone, r.StepsTotal, formatTime(r.CreatedAt))
+					row(tw, r.ID, r.Workflow, r.Version, r.Key, string(r.Status),
+						fmt.Sprintf("%d/%d", r.StepsDone, r.StepsTotal), formatTime(r.CreatedAt))
 				}
 				return tw.Flush()
 			}

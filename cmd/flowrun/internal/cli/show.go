@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/termtext"
 )
 
 func showCommand() *command {
@@ -57,16 +58,19 @@ func (e *env) printView(ctx context.Context, eng *interp.Engine, runID string, a
 // writeHumanView prints a run for people: its header, then one row per step
 // in graph order, with foreach items indented under their step.
 func writeHumanView(w io.Writer, v *interp.RunView) error {
-	fmt.Fprintf(w, "run       %s\n", v.RunID)
-	fmt.Fprintf(w, "workflow  %s %s\n", v.Workflow, v.Version)
-	fmt.Fprintf(w, "key       %s\n", v.Key)
+	// Every value is escaped for the terminal (termtext): keys, inputs,
+	// outputs and errors hold text that programs and callers wrote.
+	field := func(name, value string) { fmt.Fprintf(w, "%-10s%s\n", name, termtext.Line(value)) }
+	field("run", v.RunID)
+	field("workflow", v.Workflow+" "+v.Version)
+	field("key", v.Key)
 	status := string(v.Status)
 	if v.WaitReason != "" && !v.Status.Terminal() {
 		status += " (" + v.WaitReason + ")"
 	}
-	fmt.Fprintf(w, "status    %s\n", status)
+	field("status", status)
 	if v.ParentRunID != "" {
-		fmt.Fprintf(w, "parent    %s (step %s)\n", v.ParentRunID, v.ParentStep)
+		field("parent", fmt.Sprintf("%s (step %s)", v.ParentRunID, v.ParentStep))
 	}
 	if v.CreatedAt != nil {
 		when := "created " + formatTime(*v.CreatedAt)
@@ -76,14 +80,14 @@ func writeHumanView(w io.Writer, v *interp.RunView) error {
 				when += " (" + formatDuration(v.FinishedAt.Sub(*v.StartedAt)) + ")"
 			}
 		}
-		fmt.Fprintf(w, "time      %s\n", when)
+		field("time", when)
 	}
-	fmt.Fprintf(w, "inputs    %s\n", compactJSON(v.Inputs))
+	field("inputs", compactJSON(v.Inputs))
 	if len(v.Outputs) > 0 && string(v.Outputs) != "null" {
-		fmt.Fprintf(w, "outputs   %s\n", compactJSON(v.Outputs))
+		field("outputs", compactJSON(v.Outputs))
 	}
 	if msg := errorText(v.Error); msg != "" {
-		fmt.Fprintf(w, "error     %s\n", msg)
+		field("error", msg)
 	}
 
 	order := v.Order
@@ -122,8 +126,13 @@ func writeHumanView(w io.Writer, v *interp.RunView) error {
 	return tw.Flush()
 }
 
-// row writes one table row.
+// row writes one table row, each cell escaped for the terminal
+// (termtext.Line): a tab or newline in a cell would break the table, and
+// any other control character could rewrite what the terminal shows.
 func row(w io.Writer, cells ...string) {
+	for i, c := range cells {
+		cells[i] = termtext.Line(c)
+	}
 	fmt.Fprintln(w, strings.Join(cells, "\t"))
 }
 

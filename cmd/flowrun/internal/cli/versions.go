@@ -58,7 +58,7 @@ when it was stored.`,
 				tw := newTable(e.stdout)
 				fmt.Fprintln(tw, "VERSION\tHASH\tRUNS\tSTORED")
 				for _, v := range vs {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Version, shortHash(v.Hash), runCounts(counts[v.Version], byStatus[v.Version]), formatTime(v.CreatedAt))
+					row(tw, v.Version, shortHash(v.Hash), runCounts(counts[v.Version], byStatus[v.Version]), formatTime(v.CreatedAt))
 				}
 				return tw.Flush()
 			}
