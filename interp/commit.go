@@ -108,12 +108,6 @@ func (c *committer) run(ctx context.Context, batch []*submission) {
 	}
 }
 
-// claimCommitter is a store that can claim runs in the transaction of a
-// batch of transitions (the SQLite store): see claimed.
-type claimCommitter interface {
-	TransitionCommitClaim(ctx context.Context, ts []store.Transition, p store.RunClaimParams) ([]store.TransitionResult, []store.Run, error)
-}
-
 // batchClaim is what a commit claimed for a worker pool: runs for n
 // reserved slots of p.
 type batchClaim struct {
@@ -128,7 +122,7 @@ type batchClaim struct {
 // the runs that end in one commit are replaced by the next, instead of the
 // worker claiming in waves between commits.
 func (c *committer) store(ctx context.Context, ts []store.Transition) ([]store.TransitionResult, batchClaim, error) {
-	cc, ok := c.e.st.(claimCommitter)
+	cc, ok := c.e.st.(store.TransitionClaimer)
 	if !ok {
 		results, err := c.e.st.TransitionCommit(ctx, ts)
 		return results, batchClaim{}, err

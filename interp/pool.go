@@ -240,22 +240,10 @@ func (p *pool) heartbeat(ctx context.Context, stop <-chan struct{}) {
 	}
 }
 
-// cancelPoller is a store that reads pending cancel requests of given
-// runs cheaply (SQLite and Postgres).
-type cancelPoller interface {
-	RunCancelRequested(ctx context.Context, ids []string) ([]string, error)
-}
-
-// workWaiter is a store that tells of commits that concern workers
-// (Postgres LISTEN/NOTIFY; RunCancel notifies).
-type workWaiter interface {
-	WaitForWork(ctx context.Context) error
-}
-
 // listen calls ww.WaitForWork in a goroutine: note receives its result,
 // and stop ends the wait (if it goes on) and returns once the goroutine
 // has returned, whether or not note was read.
-func listen(ctx context.Context, ww workWaiter) (note <-chan error, stop func()) {
+func listen(ctx context.Context, ww store.WorkWaiter) (note <-chan error, stop func()) {
 	wctx, cancel := context.WithCancel(ctx)
 	ch := make(chan error, 1) // never blocks the goroutine
 	done := make(chan struct{})
@@ -276,11 +264,11 @@ func listen(ctx context.Context, ww workWaiter) (note <-chan error, stop func())
 // a cancel request pending. (A cancel from this process reaches them at
 // once through beatPools.) It returns when stop is closed.
 func (p *pool) watchCancels(ctx context.Context, stop <-chan struct{}) {
-	cp, ok := p.e.st.(cancelPoller)
+	cp, ok := p.e.st.(store.CancelPoller)
 	if !ok {
 		return // the heartbeat alone reports cancel requests
 	}
-	ww, _ := p.e.st.(workWaiter)
+	ww, _ := p.e.st.(store.WorkWaiter)
 	notified := false
 	for {
 		if !p.awaitCancelCheck(ctx, ww, p.count() > 0, &notified, stop) {
@@ -320,7 +308,7 @@ func (p *pool) watchCancels(ctx context.Context, stop <-chan struct{}) {
 // when this one does. Notifications come with most commits of a busy
 // store, so a check that followed one is followed by a pause of an eighth
 // of the poll interval before the next wait.
-func (p *pool) awaitCancelCheck(ctx context.Context, ww workWaiter, busy bool, notified *bool, stop <-chan struct{}) bool {
+func (p *pool) awaitCancelCheck(ctx context.Context, ww store.WorkWaiter, busy bool, notified *bool, stop <-chan struct{}) bool {
 	if *notified {
 		*notified = false
 		gap := p.e.clk.NewTimer(p.e.opts.Poll / 8)

@@ -10,13 +10,13 @@ import (
 
 // WaitForChange waits until it is time to read the store again for
 // someone following it (flowtui, flowrun logs -f): every, or sooner, when
-// the store tells of a commit (SQLite on Linux, Postgres; see workWaiter),
+// the store tells of a commit (SQLite on Linux, Postgres; see store.WorkWaiter),
 // but never before gap has passed, so a busy store is read at most once
 // per gap. It returns ctx.Err() when ctx ends first, else nil.
 func WaitForChange(ctx context.Context, clk clock.Clock, st store.Store, gap, every time.Duration) error {
 	t := clk.NewTimer(every)
 	defer t.Stop()
-	ww, ok := st.(workWaiter)
+	ww, ok := st.(store.WorkWaiter)
 	if !ok || gap >= every {
 		select {
 		case <-t.C():

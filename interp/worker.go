@@ -211,7 +211,7 @@ func (w *Worker) idle(ctx context.Context, d time.Duration) *poolDone {
 	clk := w.e.clk
 	end := clk.Now().Add(d)
 	check := max(w.e.opts.Poll/4, time.Millisecond)
-	ww, _ := w.e.st.(workWaiter)
+	ww, _ := w.e.st.(store.WorkWaiter)
 	quiet := false // the last check followed a notification and found nothing
 	for {
 		left := end.Sub(clk.Now())
@@ -244,7 +244,7 @@ func (w *Worker) notifyGap() time.Duration { return max(w.e.opts.Poll/64, time.M
 // nap sleeps d on the engine clock or until a notification of ww (if any)
 // arrives (notified). It reports ended when the wait must end at once: a
 // runner ended (pd), the pool was woken, the worker stops or ctx ends.
-func (w *Worker) nap(ctx context.Context, d time.Duration, ww workWaiter) (pd *poolDone, ended, notified bool) {
+func (w *Worker) nap(ctx context.Context, d time.Duration, ww store.WorkWaiter) (pd *poolDone, ended, notified bool) {
 	t := w.e.clk.NewTimer(d)
 	defer t.Stop()
 	var note <-chan error

@@ -90,7 +90,7 @@ func TestWorkerDiesOnStoreErrors(t *testing.T) {
 // claims and transitions it commits, and records the most held at once.
 type leaseTracker struct {
 	store.Store
-	cc      claimCommitter
+	cc      store.TransitionClaimer
 	mu      sync.Mutex
 	held    map[string]bool
 	most    int

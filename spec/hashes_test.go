@@ -15,7 +15,7 @@ import (
 	"github.com/flowrun/flowrun/lang"
 )
 
-var updateHashes = flag.Bool("update-hashes", false, "rewrite spec/testdata/graph_hashes.golden (only when a hash change is intended: it breaks every stored version of that workflow)")
+var updateHashes = flag.Bool("update-hashes", false, "rewrite spec/golden/graph_hashes.txt (only when a hash change is intended: it breaks every stored version of that workflow)")
 
 // TestGraphHashesPinned pins the graph hash of every workflow in
 // examples/, lang/testdata/valid/ and the conformance cases. A database
@@ -84,7 +84,7 @@ func TestGraphHashesPinned(t *testing.T) {
 	for _, k := range keys {
 		fmt.Fprintf(&b, "%s %s\n", k, got[k])
 	}
-	const golden = "testdata/graph_hashes.golden"
+	const golden = "golden/graph_hashes.txt"
 	if *updateHashes {
 		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
 			t.Fatal(err)

@@ -613,3 +613,40 @@ type Store interface {
 	// Close releases the database.
 	Close() error
 }
+
+// Capabilities a Store may have beyond the Store interface. The engine
+// uses each when the store has it and does without otherwise; both
+// backends have all three, and storetest checks them (Run skips a
+// capability the store under test lacks, and says so).
+
+// TransitionClaimer is a store that claims runs in the database
+// transaction of a batch of transitions, so a busy worker's claims cost no
+// commit of their own.
+type TransitionClaimer interface {
+	// TransitionCommitClaim claims runs like RunClaim and applies the
+	// transitions like TransitionCommit, in one database transaction. The
+	// claim comes first, so it never takes a run that a transition of the
+	// batch releases. A Limit below 1 claims nothing. If the batch fails,
+	// neither the claim nor the transitions apply.
+	TransitionCommitClaim(ctx context.Context, ts []Transition, p RunClaimParams) ([]TransitionResult, []Run, error)
+}
+
+// CancelPoller is a store that reads the pending cancel requests of given
+// runs cheaply, so a cancel made by another process reaches a worker before
+// its next heartbeat.
+type CancelPoller interface {
+	// RunCancelRequested returns those of ids whose cancel was requested
+	// and has not yet been carried out, in no particular order.
+	RunCancelRequested(ctx context.Context, ids []string) ([]string, error)
+}
+
+// WorkWaiter is a store that tells of commits that may concern workers
+// (SQLite: inotify on the write-ahead log; Postgres: LISTEN/NOTIFY).
+type WorkWaiter interface {
+	// WaitForWork blocks until another connection may have made work
+	// available and returns nil, or returns ctx.Err() when ctx ends first.
+	// The first call only starts watching and returns nil at once; a
+	// commit seen while nobody waits makes the next call return at once.
+	// Any other error means the store cannot tell: the caller polls.
+	WaitForWork(ctx context.Context) error
+}

@@ -54,22 +54,65 @@ func (s *Store) RunClaim(ctx context.Context, p store.RunClaimParams) ([]store.R
 	if p.Owner == "" {
 		return nil, fmt.Errorf("claiming runs: the claim has no owner")
 	}
+	// One statement is its own transaction: no BEGIN/COMMIT round trips.
+	rs, err := claim(ctx, s.pool, p)
+	if err != nil {
+		return nil, s.fail("claiming runs", err)
+	}
+	return rs, nil
+}
+
+// TransitionCommitClaim claims runs like RunClaim and applies transitions
+// like TransitionCommit, in one database transaction: a worker's group
+// commit takes its next runs with the transitions of the runs it is working
+// on. The claim comes first, so it never takes a run that a transition of
+// the batch releases. A Limit below 1 claims nothing. If the batch fails,
+// neither the claim nor the transitions apply. (SQLite: the same, in one
+// BEGIN IMMEDIATE transaction.)
+func (s *Store) TransitionCommitClaim(ctx context.Context, ts []store.Transition, p store.RunClaimParams) ([]store.TransitionResult, []store.Run, error) {
+	if p.Limit > 0 && p.Owner == "" {
+		return nil, nil, fmt.Errorf("committing run transitions: the claim has no owner")
+	}
+	var results []store.TransitionResult
+	var rs []store.Run
+	err := s.write(ctx, "committing run transitions and claiming runs", func(w *wtx) error {
+		if p.Limit > 0 {
+			var err error
+			if rs, err = claim(w.ctx, w.tx, p); err != nil {
+				return err
+			}
+		}
+		results = make([]store.TransitionResult, len(ts))
+		for i := range ts {
+			if err := w.transition(&ts[i], &results[i]); err != nil {
+				return fmt.Errorf("run %s: %w", ts[i].RunID, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return results, rs, nil
+}
+
+// claim runs the claim statement of p on q and sorts the claimed runs.
+func claim(ctx context.Context, q querier, p store.RunClaimParams) ([]store.Run, error) {
 	limit := int64(max(p.Limit, 1))
 	now := p.Now.UnixMicro()
 	exp := p.Now.Add(p.LeaseFor).UnixMicro()
 	var rs []store.Run
 	var err error
-	// One statement is its own transaction: no BEGIN/COMMIT round trips.
 	switch {
 	case p.RunID != "":
-		rs, err = all(ctx, s.pool, scanRun, claimRunSQL, p.Owner, exp, now, limit, p.RunID)
+		rs, err = all(ctx, q, scanRun, claimRunSQL, p.Owner, exp, now, limit, p.RunID)
 	case p.RootRunID != "":
-		rs, err = all(ctx, s.pool, scanRun, claimRootSQL, p.Owner, exp, now, limit, p.RootRunID)
+		rs, err = all(ctx, q, scanRun, claimRootSQL, p.Owner, exp, now, limit, p.RootRunID)
 	default:
-		rs, err = all(ctx, s.pool, scanRun, claimAnySQL, p.Owner, exp, now, limit)
+		rs, err = all(ctx, q, scanRun, claimAnySQL, p.Owner, exp, now, limit)
 	}
 	if err != nil {
-		return nil, s.fail("claiming runs", err)
+		return nil, err
 	}
 	// RETURNING gives rows in no promised order.
 	sort.Slice(rs, func(i, j int) bool {

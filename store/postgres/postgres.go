@@ -103,8 +103,6 @@ type Store struct {
 	listener listener
 }
 
-var _ store.Store = (*Store)(nil)
-
 // Open connects to the Postgres database named by dsn (a postgres:// URL or
 // a key=value connection string) and brings its schema up to date.
 //

@@ -104,8 +104,6 @@ type Store struct {
 	wclosed  bool
 }
 
-var _ store.Store = (*Store)(nil)
-
 type stmtKey struct {
 	write bool
 	query string
