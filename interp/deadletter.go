@@ -110,10 +110,10 @@ func (e *Engine) DeadLetterRetry(ctx context.Context, id int64) (store.DeadLette
 		stop()
 		f.cancel()
 		if res.err == nil {
-			out := r.red.value(normalizeJSON(res.out))
+			out := r.red.clean(res.out)
 			d, err = e.st.DeadLetterUpdate(ctx, store.DeadLetterUpdateParams{ID: id, Status: store.DeadLetterRetried,
-				Output: mustJSON(out), Now: e.clk.Now(), Events: []store.EventWrite{{Kind: "dead_letter_retried", StepKey: d.StepKey,
-					Data: mustJSON(map[string]any{"dead_letter": id, "attempt": f.attempt, "attempts": tries, "output": out})}}})
+				Output: r.red.json(out), Now: e.clk.Now(), Events: []store.EventWrite{{Kind: "dead_letter_retried", StepKey: d.StepKey,
+					Data: r.red.json(map[string]any{"dead_letter": id, "attempt": f.attempt, "attempts": tries, "output": out})}}})
 			if err != nil {
 				return d, fmt.Errorf("retry dead letter %d: %w", id, err)
 			}
@@ -127,10 +127,10 @@ func (e *Engine) DeadLetterRetry(ctx context.Context, id int64) (store.DeadLette
 	}
 	se.Message = r.red.text(se.Message)
 	se.Output = nil
-	errJSON := mustJSON(se)
+	errJSON := r.red.json(se)
 	d, err = e.st.DeadLetterUpdate(ctx, store.DeadLetterUpdateParams{ID: id, Status: store.DeadLetterOpen, Error: errJSON,
 		Now: e.clk.Now(), Events: []store.EventWrite{{Kind: "dead_letter_retry_failed", StepKey: d.StepKey,
-			Data: mustJSON(map[string]any{"dead_letter": id, "error": se, "attempts": tries})}}})
+			Data: r.red.json(map[string]any{"dead_letter": id, "error": se, "attempts": tries})}}})
 	if err != nil {
 		return d, fmt.Errorf("retry dead letter %d: %w", id, err)
 	}

@@ -32,7 +32,7 @@ func (r *runner) completeRun(ctx context.Context) {
 	}
 	u := r.tx.runUpdate()
 	u.Status = ptr(store.RunCompleted)
-	u.Outputs = mustJSON(r.red.value(normalizeJSON(out)))
+	u.Outputs = r.red.json(out)
 	r.endRun(u)
 	r.tx.event("run_completed", "", nil)
 }

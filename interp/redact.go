@@ -3,10 +3,13 @@ package interp
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/flowrun/flowrun/store"
 )
 
 // redactor replaces secret values in text before it is stored. Besides
@@ -144,7 +147,38 @@ func (r *redactor) safeCut(b []byte, at int) int {
 	}
 }
 
-// value redacts every string inside a JSON-like value, keys included.
+// holds reports whether s contains a form of a secret.
+func (r *redactor) holds(s string) bool {
+	if r == nil {
+		return false
+	}
+	for _, f := range r.forms {
+		if strings.Contains(s, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// holdsBytes is holds of b, without a copy.
+func (r *redactor) holdsBytes(b []byte) bool {
+	if r == nil {
+		return false
+	}
+	for _, f := range r.forms {
+		if bytes.Contains(b, []byte(f)) {
+			return true
+		}
+	}
+	return false
+}
+
+// value redacts a JSON-like value (normalizeJSON's form): every string
+// and key as text, and every number and boolean whose text holds a secret
+// (a secret of digits that a program printed as a JSON number, language.md
+// §4): a number becomes the string of its decimal digits with the secret
+// replaced by ***, a boolean the string "***". What a value's parts cannot
+// show, a secret spanning several of them, is left to json and clean.
 func (r *redactor) value(v any) any {
 	if r == nil || len(r.forms) == 0 {
 		return v
@@ -152,6 +186,12 @@ func (r *redactor) value(v any) any {
 	switch x := v.(type) {
 	case string:
 		return r.text(x)
+	case float64:
+		return r.number(x)
+	case bool:
+		if t := strconv.FormatBool(x); r.holds(t) {
+			return "***"
+		}
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
@@ -166,4 +206,135 @@ func (r *redactor) value(v any) any {
 		return out
 	}
 	return v
+}
+
+// number redacts a number whose decimal text, or the text encoding/json
+// writes for it (1e+21 and up, below 1e-6), holds a secret.
+func (r *redactor) number(x float64) any {
+	d := strconv.FormatFloat(x, 'f', -1, 64)
+	if rd := r.text(d); rd != d {
+		return rd
+	}
+	if a := math.Abs(x); a != 0 && (a < 1e-6 || a >= 1e21) && r.holdsBytes(mustJSON(x)) {
+		return "***"
+	}
+	return x
+}
+
+// clean returns v redacted for the store: value, and then, when the JSON
+// encoding of the result still holds a secret, seal. What clean returns is
+// what is stored and what later expressions see.
+func (r *redactor) clean(v any) any {
+	v = normalizeJSON(v)
+	if r == nil || len(r.forms) == 0 {
+		return v
+	}
+	v = r.value(v)
+	if !r.holdsBytes(mustJSON(v)) {
+		return v
+	}
+	return r.seal(v)
+}
+
+// json is the stored JSON of v, redacted (clean).
+func (r *redactor) json(v any) json.RawMessage {
+	if r == nil || len(r.forms) == 0 {
+		return mustJSON(normalizeJSON(v))
+	}
+	v = r.value(normalizeJSON(v))
+	if b := mustJSON(v); !r.holdsBytes(b) {
+		return b
+	}
+	return mustJSON(r.seal(v))
+}
+
+// raw redacts JSON about to be stored: b itself when it holds no secret,
+// else b decoded, redacted and encoded again (text that is not JSON
+// becomes a JSON string of its redacted text).
+func (r *redactor) raw(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 || !r.holdsBytes(b) {
+		return b
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return r.json(r.text(string(b)))
+	}
+	return r.json(v)
+}
+
+// seal replaces the smallest parts of a redacted value (value's result,
+// whose containers are its own) whose JSON encoding still holds a secret:
+// a secret spanning several values ("1,2,3,4" in [1,2,3,4]), or one that
+// the encoding makes (a secret "n1234567" out of a newline and 1234567,
+// which JSON writes \n1234567). A string, key, number or boolean becomes
+// "***"; a list or object becomes the string of its encoding, redacted,
+// or "***" when even that string's encoding holds a secret.
+func (r *redactor) seal(v any) any {
+	switch x := v.(type) {
+	case []any:
+		for i, e := range x {
+			x[i] = r.seal(e)
+		}
+	case map[string]any:
+		for k, e := range x {
+			e = r.seal(e)
+			if r.holdsBytes(mustJSON(k)) {
+				delete(x, k)
+				k = "***"
+			}
+			x[k] = e
+		}
+	}
+	b := mustJSON(v)
+	if !r.holdsBytes(b) {
+		return v
+	}
+	switch v.(type) {
+	case []any, map[string]any:
+		if s := r.text(string(b)); !r.holdsBytes(mustJSON(s)) {
+			return s
+		}
+	}
+	return "***"
+}
+
+// transition redacts everything of a run's transition that holds data of
+// the run: outputs, errors, details and idempotency keys of steps and
+// attempts, event data, the run's outputs and error, child runs' inputs,
+// dead letters and alert messages. Each place that builds these redacts
+// what it puts in, so that what later expressions read is what is stored;
+// this is the boundary that makes a place that forgot no leak. A step's
+// State (flowrun's own bookkeeping: foreach items are redacted when they
+// are evaluated) is left as it is.
+func (r *redactor) transition(t *store.Transition) {
+	if r == nil || len(r.forms) == 0 {
+		return
+	}
+	if u := t.Run; u != nil {
+		u.Outputs, u.Error = r.raw(u.Outputs), r.raw(u.Error)
+		if u.WaitReason != nil {
+			u.WaitReason = ptr(r.text(*u.WaitReason))
+		}
+	}
+	for i := range t.Steps {
+		w := &t.Steps[i]
+		w.Output, w.Error, w.Detail = r.raw(w.Output), r.raw(w.Error), r.text(w.Detail)
+	}
+	for i := range t.Attempts {
+		a := &t.Attempts[i]
+		a.Output, a.Error, a.IdempotencyKey = r.raw(a.Output), r.raw(a.Error), r.text(a.IdempotencyKey)
+	}
+	for i := range t.Events {
+		t.Events[i].Data = r.raw(t.Events[i].Data)
+	}
+	for i := range t.Children {
+		t.Children[i].Inputs = r.raw(t.Children[i].Inputs)
+	}
+	for i := range t.DeadLetters {
+		d := &t.DeadLetters[i]
+		d.Item, d.Error = r.raw(d.Item), r.raw(d.Error)
+	}
+	for i := range t.Alerts {
+		t.Alerts[i].Message = r.text(t.Alerts[i].Message)
+	}
 }

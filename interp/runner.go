@@ -195,6 +195,7 @@ func (r *runner) flush(ctx context.Context) error {
 		return nil
 	}
 	t := r.tx.take(r.now)
+	r.red.transition(&t)
 	gates := r.hold()
 	err := r.e.com.commit(ctx, t)
 	for _, g := range gates {

@@ -704,9 +704,11 @@ func (r *runner) advanceForeach(ctx context.Context, s *lang.Step) bool {
 		v, err := r.l.prog.Eval(ctx, s.Foreach.Items, r.act(nil))
 		var items []any
 		if err == nil {
+			// Items are stored (and seen by the item's action) redacted.
+			c := r.red.clean(v)
 			var ok bool
-			if items, ok = normalizeJSON(v).([]any); !ok {
-				err = fmt.Errorf("items gave %s, not a list", describe(normalizeJSON(v)))
+			if items, ok = c.([]any); !ok {
+				err = fmt.Errorf("items gave %s, not a list", describe(c))
 			}
 		}
 		if err != nil {

@@ -150,7 +150,7 @@ func (r *runner) unitDone(u unit, out any, attempts int) {
 	if row.StartedAt.IsZero() {
 		row.StartedAt = r.now
 	}
-	row.Status, row.Output, row.Error, row.FinishedAt = store.StepCompleted, mustJSON(r.red.value(normalizeJSON(out))), nil, r.now
+	row.Status, row.Output, row.Error, row.FinishedAt = store.StepCompleted, r.red.json(out), nil, r.now
 	row.WakeAt, row.Detail = zeroTime, ""
 	if row.Attempts < attempts {
 		row.Attempts = attempts
@@ -164,7 +164,7 @@ func (r *runner) unitDone(u unit, out any, attempts int) {
 func (r *runner) unitFailed(u unit, se *stepError, retryable bool) {
 	se.Message = r.red.text(se.Message)
 	if se.Output != nil {
-		se.Output = r.red.value(normalizeJSON(se.Output))
+		se.Output = r.red.clean(se.Output)
 	}
 	if se.Kind == "timeout" {
 		r.alert("timed_out", u.key, se.Message)
@@ -300,7 +300,7 @@ func (r *runner) absorb(res flightResult) {
 	r.breakerOutcome(f, res.err)
 	aw := store.AttemptWrite{StepKey: f.u.key, Attempt: f.attempt, Owner: r.owner, StartedAt: f.started, FinishedAt: r.now, IdempotencyKey: f.idem}
 	if res.err == nil {
-		out := r.red.value(normalizeJSON(res.out))
+		out := r.red.clean(res.out)
 		aw.Status, aw.Output = store.AttemptCompleted, mustJSON(out)
 		r.tx.attempt(aw)
 		r.unitDone(f.u, out, f.attempt)
@@ -309,7 +309,7 @@ func (r *runner) absorb(res flightResult) {
 	se := res.err
 	se.Message = r.red.text(se.Message)
 	if se.Output != nil {
-		se.Output = r.red.value(normalizeJSON(se.Output))
+		se.Output = r.red.clean(se.Output)
 		aw.Output = mustJSON(se.Output)
 	}
 	aw.Status, aw.Error = store.AttemptFailed, mustJSON(se)
@@ -427,7 +427,7 @@ func (r *runner) startChild(ctx context.Context, u unit) bool {
 		if err != nil {
 			return fail(fmt.Sprintf("evaluate the child's input (secrets cannot be passed to a child; declare them in the child workflow): %v", err))
 		}
-		m, ok := normalizeJSON(x).(map[string]any)
+		m, ok := r.red.clean(x).(map[string]any) // stored with the child: redacted
 		if !ok && x != nil {
 			return fail("the child's input must be an object")
 		}

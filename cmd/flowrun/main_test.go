@@ -70,10 +70,11 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"mask":     cmdMask,
-			"runid":    cmdRunID,
-			"waitfile": cmdWaitFile,
-			"status":   cmdStatus,
+			"echoserver": cmdEchoServer,
+			"mask":       cmdMask,
+			"runid":      cmdRunID,
+			"waitfile":   cmdWaitFile,
+			"status":     cmdStatus,
 		},
 	})
 }

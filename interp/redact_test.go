@@ -1,0 +1,167 @@
+package interp
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/flowrun/flowrun/store"
+)
+
+// TestRedactorScalars: a number or boolean whose text holds a secret is
+// replaced by its text with the secret as *** (a string); others stay
+// numbers and booleans.
+func TestRedactorScalars(t *testing.T) {
+	r := newRedactor(map[string]string{"pin": "48213", "word": "truest", "exp": "1e+22"})
+	for _, tc := range []struct {
+		in   any
+		want string // JSON of the redacted value
+	}{
+		{48213.0, `"***"`},
+		{4821300.0, `"***00"`},
+		{-48213.5, `"-***.5"`},
+		{4.8213e25, `"***000000000000000000000"`}, // JSON writes 4.8213e+25
+		{1e22, `"***"`},                           // JSON writes 1e+22
+		{48214.0, `48214`},
+		{true, `true`},
+		{[]any{48213.0, "a48213", map[string]any{"48213": 1.0}}, `["***","a***",{"***":1}]`},
+	} {
+		if got := string(r.json(tc.in)); got != tc.want {
+			t.Errorf("json(%v) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+	b := newRedactor(map[string]string{"flag": "true"})
+	if got := string(b.json(map[string]any{"on": true, "off": false})); got != `{"off":false,"on":"***"}` {
+		t.Errorf("a secret true: %s", got)
+	}
+}
+
+// TestRedactorSeal: a secret that no single string, key or number holds
+// but the JSON encoding does (it spans several values, or JSON's escaping
+// makes it) is redacted in the encoding: the smallest part that holds it
+// becomes a string.
+func TestRedactorSeal(t *testing.T) {
+	for _, tc := range []struct {
+		secret string
+		in     any
+		want   string
+	}{
+		{"1,2,3,4", map[string]any{"a": []any{1.0, 2.0, 3.0, 4.0, 5.0}, "b": "ok"}, `{"a":"[***,5]","b":"ok"}`},
+		{`"b":"c`, map[string]any{"x": map[string]any{"a": "c", "b": "c"}}, `{"x":"{\"a\":\"c\",***\"}"}`},
+		{"n1234567", map[string]any{"s": "\n1234567", "t": "ok"}, `{"s":"***","t":"ok"}`},
+		{"n1234567", map[string]any{"\n1234567": 1.0}, `{"***":1}`},
+	} {
+		r := newRedactor(map[string]string{"s": tc.secret})
+		got := r.json(tc.in)
+		if string(got) != tc.want {
+			t.Errorf("secret %q: json = %s, want %s", tc.secret, got, tc.want)
+		}
+		if strings.Contains(string(got), tc.secret) {
+			t.Errorf("secret %q is in %s", tc.secret, got)
+		}
+		if c := mustJSON(r.clean(tc.in)); string(c) != tc.want {
+			t.Errorf("secret %q: clean = %s, want %s", tc.secret, c, tc.want)
+		}
+	}
+}
+
+// TestRedactorTransition: whatever a transition would store that holds a
+// secret is redacted at the boundary, also when the place that built it
+// did not redact it; a step's State is flowrun's and is left alone.
+func TestRedactorTransition(t *testing.T) {
+	r := newRedactor(map[string]string{"pin": "48213907"})
+	raw := json.RawMessage(`{"n":48213907,"s":"x48213907"}`)
+	tr := store.Transition{
+		Run:         &store.RunUpdate{Outputs: raw, Error: raw, WaitReason: ptr("on 48213907")},
+		Steps:       []store.StepWrite{{Key: "a", Output: raw, Error: raw, Detail: "48213907", State: json.RawMessage(`{"delay_ms":48213907}`)}},
+		Attempts:    []store.AttemptWrite{{StepKey: "a", Output: raw, Error: raw, IdempotencyKey: "k48213907"}},
+		Events:      []store.EventWrite{{Kind: "k", Data: raw}},
+		Children:    []store.RunInsertParams{{Inputs: raw}},
+		DeadLetters: []store.DeadLetterWrite{{Item: json.RawMessage(`48213907`), Error: raw}},
+		Alerts:      []store.AlertWrite{{Message: "m 48213907"}},
+	}
+	r.transition(&tr)
+	state := string(tr.Steps[0].State)
+	tr.Steps[0].State = nil
+	b, _ := json.Marshal(tr)
+	if strings.Contains(string(b), "48213907") {
+		t.Errorf("the transition still holds the secret: %s", b)
+	}
+	if got := string(tr.Steps[0].Output); got != `{"n":"***","s":"x***"}` {
+		t.Errorf("step output = %s", got)
+	}
+	if got := string(tr.DeadLetters[0].Item); got != `"***"` {
+		t.Errorf("dead letter item = %s", got)
+	}
+	if state != `{"delay_ms":48213907}` {
+		t.Errorf("state changed: %s", state)
+	}
+	clean := json.RawMessage(`{"n":1}`)
+	if got := r.raw(clean); &got[0] != &clean[0] {
+		t.Error("raw copied JSON that holds no secret")
+	}
+}
+
+// TestSecretComputedValues: a value that equals a secret is stored as ***
+// also when flowrun computed it without seeing the secret (set, foreach
+// items, a child's inputs and so its outputs, the run's outputs), and what
+// later steps read is what was stored.
+func TestSecretComputedValues(t *testing.T) {
+	b := setup(t)
+	b.env["PIN"] = "48213907"
+	b.compile(`
+workflow "child" {
+  version = "1.0.0"
+  input "n" { type = any }
+  step "echo" {
+    set { got = "{{ input.n }}" }
+  }
+  output "got" { value = "{{ steps.echo.output.got }}" }
+}`)
+	gs := b.compile(`
+workflow "s" {
+  version = "1.0.0"
+  secret "pin" { env = "PIN" }
+  step "calc" {
+    set {
+      n = "{{ 48213000 + 907 }}"
+      s = "{{ 'pin ' + string(48213000 + 907) }}"
+    }
+  }
+  step "each" {
+    foreach { items = "[48213000.0 + 907.0, 1.0]" }
+    set { item = "{{ item }}" }
+  }
+  step "kid" {
+    workflow {
+      name    = "child"
+      version = "1"
+      input    = { n = "{{ 48213000 + 907 }}" }
+    }
+  }
+  step "use" {
+    depends_on = [step.calc, step.each, step.kid]
+    set { copied = "{{ steps.calc.output.n }}" }
+  }
+  output "n" { value = "{{ 48213000 + 907 }}" }
+}`)
+	run := b.drive(b.start(gs[0].Workflow, nil).ID)
+	wantStatus(t, run, store.RunCompleted)
+	v := b.show(run.ID)
+	wantJSON(t, "calc", v.Steps["calc"].Output, `{"n": "***", "s": "pin ***"}`)
+	wantJSON(t, "each", v.Steps["each"].Output, `[{"item": "***"}, {"item": 1}]`)
+	wantJSON(t, "use", v.Steps["use"].Output, `{"copied": "***"}`)
+	wantJSON(t, "outputs", v.Outputs, `{"n": "***"}`)
+	wantNoLeak(t, b, run.ID, "48213907")
+	kid := v.Steps["kid"]
+	wantJSON(t, "kid", kid.Output, `{"got": "***"}`)
+	runs, err := b.st.RunList(b.ctx, store.RunListParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		if r.ID != run.ID {
+			wantNoLeak(t, b, r.ID, "48213907")
+		}
+	}
+}
