@@ -39,7 +39,10 @@
 //     is executed again with the next attempt number, in the same transition.
 //     Side effects are therefore at-least-once; the idempotency key, the same
 //     for every attempt of a step key, makes them safe. An interrupted
-//     attempt does not count against the step's retry budget.
+//     attempt counts against neither the step's retry budget nor
+//     Limits.Attempts (it is given back); the step's State counts the
+//     interruptions in a row, and at maxInterrupts the step fails with kind
+//     "interrupted" instead of running again.
 //  6. Nothing random or time-dependent is recomputed on replay: the jitter of
 //     a retry delay, the wake time of a sleep or a backoff, the items of a
 //     foreach and the branch of a switch are recorded (step State, WakeAt,
@@ -57,14 +60,17 @@
 //  9. Stopping a runner (Drive's context canceled, a worker's grace period
 //     over) kills its actions, records their attempts as interrupted, puts
 //     their steps back to pending and releases the run with available_at now,
-//     so any worker resumes it at once.
+//     so any worker resumes it at once. A draining runner begins no step
+//     key of any kind (set included): it parks the run, due now, once its
+//     actions in flight have ended.
 //
 // # Retry, attempts and errors
 //
-// Only exec and http actions have attempts: they are the actions with side
-// effects and the only ones retried (per Step.Retry, counting failed
-// attempts), timed out (Step.TimeoutMS) and counted against Limits.Attempts.
-// set, switch and fail are deterministic and run once: an evaluation error
+// Only exec and http actions have attempt rows: they are the actions with
+// side effects and the only ones retried (per Step.Retry, counting failed
+// attempts) and timed out (Step.TimeoutMS). Limits.Attempts counts every
+// start of a step key whatever its action (useAttempt), each retry and each
+// child run. set, switch and fail are deterministic and run once: an evaluation error
 // fails the step with kind "expression" and is never retried. sleep, wait
 // and workflow record one logical attempt and are not retried (a failed
 // child is not restarted; a workflow step's timeout cancels its child and

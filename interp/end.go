@@ -205,6 +205,7 @@ func (r *runner) abandon(key string, f *flight, as store.AttemptStatus, ss store
 	}
 	if as == store.AttemptInterrupted {
 		r.tx.event("interrupted", key, map[string]any{"attempt": f.attempt})
+		r.giveBackAttempt() // a stop never uses up limits.attempts
 	}
 }
 

@@ -488,9 +488,15 @@ func (r *runner) rebuild(ctx context.Context) error {
 				r.tx.attempt(attemptWrite(&a))
 				r.tx.event("interrupted", a.StepKey, map[string]any{"attempt": a.Attempt, "owner": a.Owner})
 				r.alert("interrupted", a.StepKey, fmt.Sprintf("the worker running step %s (%s) stopped before it finished; the step runs again", a.StepKey, a.Owner))
+				// Neither limits.attempts nor the retry budget pays for
+				// a kill; the run of interruptions is counted instead.
+				r.giveBackAttempt()
 				if row := r.rows[a.StepKey]; row != nil && row.Status == store.StepRunning {
-					row.Status = store.StepPending
-					r.tx.step(stepWrite(row))
+					c := *row
+					c.Status = store.StepPending
+					st := *r.state(a.StepKey)
+					st.Interrupts++
+					r.put(&c, &st)
 				}
 			}
 		}

@@ -36,6 +36,11 @@ type rowState struct {
 	// Base is the last attempt number before a redrive (Engine.Retry):
 	// only failed attempts after it count against the retry budget.
 	Base int `json:"base,omitempty"`
+	// Interrupts counts the attempts in a row, the latest ones, that were
+	// interrupted by the death of their worker (found running when the
+	// run was claimed again); at maxInterrupts the step fails with kind
+	// "interrupted". An attempt that ends resets it.
+	Interrupts int `json:"interrupts,omitempty"`
 }
 
 // state returns the decoded State of a step key (empty when none).
@@ -461,6 +466,10 @@ func (r *runner) advance(ctx context.Context, s *lang.Step) bool {
 		return false
 	}
 	if row == nil || row.Status == store.StepPending {
+		if r.drain.Load() {
+			r.blocked = true // draining: no step begins
+			return false
+		}
 		ready, skip, err := r.gate(ctx, s)
 		if !ready {
 			return false

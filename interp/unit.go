@@ -55,7 +55,20 @@ func (r *runner) advanceUnit(ctx context.Context, u unit) bool {
 // (or start waiting) in this same transition; exec and http launch an
 // attempt.
 func (r *runner) startUnit(ctx context.Context, u unit) bool {
+	if r.drain.Load() {
+		r.blocked = true // draining: no new step key of any kind starts
+		return false
+	}
 	a := &u.s.Action
+	switch a.Kind {
+	case lang.KindExec, lang.KindHTTP:
+		return r.launch(ctx, u)
+	case lang.KindWorkflow:
+		return r.startChild(ctx, u)
+	}
+	if !r.useAttempt(u) {
+		return true
+	}
 	switch a.Kind {
 	case lang.KindNone:
 		r.unitDone(u, nil, 1)
@@ -83,10 +96,6 @@ func (r *runner) startUnit(ctx context.Context, u unit) bool {
 		return r.startSleep(ctx, u)
 	case lang.KindWait:
 		return r.startWait(u)
-	case lang.KindWorkflow:
-		return r.startChild(ctx, u)
-	case lang.KindExec, lang.KindHTTP:
-		return r.launch(ctx, u)
 	default:
 		r.unitFailed(u, &stepError{Kind: "internal", Message: fmt.Sprintf("unknown action kind %q; this graph needs a newer flowrun", a.Kind)}, false)
 	}
@@ -254,12 +263,16 @@ func (r *runner) launch(ctx context.Context, u unit) bool {
 		r.blocked = true
 		return false
 	}
+	st := r.state(u.key)
+	if st.Interrupts >= maxInterrupts {
+		r.unitFailed(u, &stepError{Kind: "interrupted", Message: fmt.Sprintf("step %s was interrupted %d times in a row: the worker running it stopped (killed, out of memory, or its lease lost) before each attempt finished; fix what stops it and retry the run", u.key, st.Interrupts)}, false)
+		return true
+	}
 	pass, refused := r.breakerGate(ctx, u)
 	if !pass && refused == nil {
 		return true // parked on its breaker, no attempt used
 	}
-	if lim := r.l.g.Limits.Attempts; lim > 0 && r.usedAtts >= lim {
-		r.failRun(&stepError{Kind: "attempt_cap", Message: fmt.Sprintf("the run used all %d step attempts it may use; raise limits.attempts if it needs more", lim)}, u.s.Name)
+	if !r.capLeft(u) {
 		return true
 	}
 	if refused != nil {
@@ -273,20 +286,59 @@ func (r *runner) launch(ctx context.Context, u unit) bool {
 	}
 	n := r.lastAtt[u.key] + 1
 	r.lastAtt[u.key] = n
-	r.usedAtts++
-	r.attsDirty = true
+	r.useAttempt(u)
 	f.attempt = n
 	row := r.row(u)
 	if row.StartedAt.IsZero() {
 		row.StartedAt = r.now
 	}
 	row.Status, row.Attempts, row.WakeAt, row.Detail = store.StepRunning, n, zeroTime, ""
-	r.put(row, &rowState{Base: r.state(u.key).Base})
+	r.put(row, &rowState{Base: st.Base, Interrupts: st.Interrupts})
 	r.tx.attempt(store.AttemptWrite{StepKey: u.key, Attempt: n, Status: store.AttemptRunning, Owner: r.owner, StartedAt: r.now, IdempotencyKey: f.idem})
 	r.tx.event("step_started", u.key, map[string]any{"attempt": n})
 	r.flights[u.key] = f
 	r.launches = append(r.launches, f)
 	return true
+}
+
+// maxInterrupts is how many attempts of one step key in a row may be
+// interrupted by the death of their worker (found running when the run is
+// claimed again) before the step fails with kind "interrupted" instead of
+// running again (semantics.md §12): a step that kills its worker (out of
+// memory, a crash it causes) would otherwise be run again for ever.
+const maxInterrupts = 3
+
+// capLeft reports whether the run may start one more attempt under
+// limits.attempts; when it may not, it fails the run with kind
+// attempt_cap, naming u's step.
+func (r *runner) capLeft(u unit) bool {
+	if lim := r.l.g.Limits.Attempts; lim > 0 && r.usedAtts >= lim {
+		r.failRun(&stepError{Kind: "attempt_cap", Message: fmt.Sprintf("the run used all %d step attempts it may use; raise limits.attempts if it needs more", lim)}, u.s.Name)
+		return false
+	}
+	return true
+}
+
+// useAttempt takes one attempt of the run's budget (limits.attempts) for
+// u, whatever its action: every start of a step key, foreach item, until
+// iteration, retry and child run counts (semantics.md §14). When none is
+// left it fails the run (capLeft) and reports false.
+func (r *runner) useAttempt(u unit) bool {
+	if !r.capLeft(u) {
+		return false
+	}
+	r.usedAtts++
+	r.attsDirty = true
+	return true
+}
+
+// giveBackAttempt returns to the run's budget the attempt of an
+// interrupted action: a kill or a stop never uses up limits.attempts.
+func (r *runner) giveBackAttempt() {
+	if r.usedAtts > 0 {
+		r.usedAtts--
+		r.attsDirty = true
+	}
 }
 
 // absorb folds an ended action into the state: the attempt is written
@@ -408,6 +460,9 @@ func (r *runner) startWait(u unit) bool {
 // startChild inserts the child run in the same transition that sets the
 // step waiting on it.
 func (r *runner) startChild(ctx context.Context, u unit) bool {
+	if !r.useAttempt(u) {
+		return true
+	}
 	wa := u.s.Action.Workflow
 	fail := func(msg string) bool {
 		r.unitFailed(u, &stepError{Kind: "child", Message: msg}, false)
