@@ -7,18 +7,8 @@ import (
 	"time"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/internal/sqlrow"
 )
-
-const alertCols = `id, run_id, alert, event, step_key, message, status, attempts, last_error, created_at, next_at, sent_at`
-
-func scanAlert(sc scanner) (store.AlertDelivery, error) {
-	var a store.AlertDelivery
-	var status string
-	err := sc.Scan(&a.ID, &a.RunID, &a.Alert, &a.Event, textCol{&a.StepKey}, textCol{&a.Message}, &status,
-		&a.Attempts, textCol{&a.LastError}, timeCol{&a.CreatedAt}, timeCol{&a.NextAt}, timeCol{&a.SentAt})
-	a.Status = store.AlertStatus(status)
-	return a, err
-}
 
 const insertAlertSQL = `INSERT INTO alert_outbox (run_id, root_run_id, alert, event, step_key, message, status, created_at, next_at)
 	VALUES ($1, (SELECT root_run_id FROM runs WHERE id = $1), $2, $3, $4, $5, 'pending', $6, $6)`
@@ -27,7 +17,7 @@ const insertAlertSQL = `INSERT INTO alert_outbox (run_id, root_run_id, alert, ev
 func (w *wtx) alertWrites(b *batch, t *store.Transition) {
 	for _, a := range t.Alerts {
 		b.execWrap(func(err error) error { return fmt.Errorf("queueing alert %s: %w", a.Alert, err) },
-			insertAlertSQL, t.RunID, a.Alert, a.Event, sv(a.StepKey), sv(a.Message), t.Now.UnixMicro())
+			insertAlertSQL, t.RunID, a.Alert, a.Event, sqlrow.TextArg(a.StepKey), sqlrow.TextArg(a.Message), t.Now.UnixMicro())
 	}
 }
 
@@ -38,7 +28,7 @@ const claimAlertSQL = `UPDATE alert_outbox SET owner = $1, lease_until = $2::big
 	WHERE id IN (SELECT id FROM alert_outbox
 		WHERE status = 'pending' AND next_at <= $3::bigint AND (lease_until IS NULL OR lease_until <= $3::bigint) %s
 		ORDER BY next_at, id LIMIT $4 FOR UPDATE SKIP LOCKED)
-	RETURNING ` + alertCols
+	RETURNING ` + sqlrow.AlertCols
 
 // AlertClaim leases due pending deliveries to the owner, oldest first.
 func (s *Store) AlertClaim(ctx context.Context, p store.AlertClaimParams) ([]store.AlertDelivery, error) {
@@ -47,9 +37,9 @@ func (s *Store) AlertClaim(ctx context.Context, p store.AlertClaimParams) ([]sto
 		var err error
 		now, exp, limit := p.Now.UnixMicro(), p.Now.Add(p.LeaseFor).UnixMicro(), max(p.Limit, 1)
 		if p.RootRunID == "" {
-			as, err = all(ctx, w.tx, scanAlert, fmt.Sprintf(claimAlertSQL, ""), p.Owner, exp, now, limit)
+			as, err = all(ctx, w.tx, sqlrow.ScanAlert, fmt.Sprintf(claimAlertSQL, ""), p.Owner, exp, now, limit)
 		} else {
-			as, err = all(ctx, w.tx, scanAlert, fmt.Sprintf(claimAlertSQL, "AND root_run_id = $5"), p.Owner, exp, now, limit, p.RootRunID)
+			as, err = all(ctx, w.tx, sqlrow.ScanAlert, fmt.Sprintf(claimAlertSQL, "AND root_run_id = $5"), p.Owner, exp, now, limit, p.RootRunID)
 		}
 		return err
 	})
@@ -64,7 +54,7 @@ func (s *Store) AlertFinish(ctx context.Context, p store.AlertFinishParams) erro
 		err := w.tx.QueryRow(ctx, `UPDATE alert_outbox SET status = $3, last_error = $4, next_at = COALESCE($5::bigint, next_at),
 				sent_at = CASE WHEN $3 = 'sent' THEN $6::bigint ELSE sent_at END, owner = NULL, lease_until = NULL
 			WHERE id = $1 AND owner = $2 AND status = 'pending' RETURNING run_id`,
-			p.ID, p.Owner, string(p.Status), sv(p.LastError), tv(p.NextAt), p.Now.UnixMicro()).Scan(&runID)
+			p.ID, p.Owner, string(p.Status), sqlrow.TextArg(p.LastError), sqlrow.TimeArg(p.NextAt), p.Now.UnixMicro()).Scan(&runID)
 		if noRows(err) {
 			return fmt.Errorf("alert %d is no longer held by %s: %w", p.ID, p.Owner, store.ErrLeaseLost)
 		}
@@ -82,10 +72,10 @@ func (s *Store) AlertList(ctx context.Context, runID string) ([]store.AlertDeliv
 	// answers by reading the whole table: a run's deliveries come from
 	// alert_outbox_run. (As in SQLite.)
 	if runID == "" {
-		as, err := all(ctx, s.pool, scanAlert, `SELECT `+alertCols+` FROM alert_outbox ORDER BY id`)
+		as, err := all(ctx, s.pool, sqlrow.ScanAlert, `SELECT `+sqlrow.AlertCols+` FROM alert_outbox ORDER BY id`)
 		return as, s.fail("listing alerts", err)
 	}
-	as, err := all(ctx, s.pool, scanAlert, `SELECT `+alertCols+` FROM alert_outbox WHERE run_id = $1 ORDER BY id`, runID)
+	as, err := all(ctx, s.pool, sqlrow.ScanAlert, `SELECT `+sqlrow.AlertCols+` FROM alert_outbox WHERE run_id = $1 ORDER BY id`, runID)
 	return as, s.fail("listing alerts", err)
 }
 
@@ -93,7 +83,7 @@ func (s *Store) AlertList(ctx context.Context, runID string) ([]store.AlertDeliv
 func (s *Store) AlertNextDue(ctx context.Context, rootRunID string) (time.Time, bool, error) {
 	var at time.Time
 	err := s.pool.QueryRow(ctx, `SELECT MIN(CASE WHEN lease_until > next_at THEN lease_until ELSE next_at END)
-		FROM alert_outbox WHERE status = 'pending' AND ($1 = '' OR root_run_id = $1)`, rootRunID).Scan(timeCol{&at})
+		FROM alert_outbox WHERE status = 'pending' AND ($1 = '' OR root_run_id = $1)`, rootRunID).Scan(sqlrow.Time(&at))
 	if err != nil {
 		return time.Time{}, false, s.fail("finding the next due alert", err)
 	}

@@ -5,20 +5,10 @@ import (
 	"fmt"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/internal/sqlrow"
 )
 
-const breakerCols = `name, state, failures, opened_at, open_until, trial_run_id, trial_step_key, trial_until, updated_at`
-
-func scanBreaker(sc scanner) (store.Breaker, error) {
-	var b store.Breaker
-	var state string
-	err := sc.Scan(&b.Name, &state, &b.Failures, timeCol{&b.OpenedAt}, timeCol{&b.OpenUntil},
-		textCol{&b.TrialRunID}, textCol{&b.TrialStepKey}, timeCol{&b.TrialUntil}, timeCol{&b.UpdatedAt})
-	b.State = store.BreakerState(state)
-	return b, err
-}
-
-const upsertBreakerSQL = `INSERT INTO breakers (` + breakerCols + `)
+const upsertBreakerSQL = `INSERT INTO breakers (` + sqlrow.BreakerCols + `)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 	ON CONFLICT (name) DO UPDATE SET
 		state = excluded.state, failures = excluded.failures, opened_at = excluded.opened_at,
@@ -38,7 +28,7 @@ func (w *wtx) lockBreaker(name string, now int64) (store.Breaker, error) {
 		ON CONFLICT (name) DO NOTHING`, name, now); err != nil {
 		return store.Breaker{}, fmt.Errorf("creating breaker %s: %w", name, err)
 	}
-	b, err := scanBreaker(w.tx.QueryRow(w.ctx, `SELECT `+breakerCols+` FROM breakers WHERE name = $1 FOR UPDATE`, name))
+	b, err := sqlrow.ScanBreaker(w.tx.QueryRow(w.ctx, `SELECT `+sqlrow.BreakerCols+` FROM breakers WHERE name = $1 FOR UPDATE`, name))
 	if err != nil {
 		return b, fmt.Errorf("reading breaker %s: %w", name, err)
 	}
@@ -46,8 +36,8 @@ func (w *wtx) lockBreaker(name string, now int64) (store.Breaker, error) {
 }
 
 func (w *wtx) putBreaker(b store.Breaker) error {
-	if _, err := w.tx.Exec(w.ctx, upsertBreakerSQL, b.Name, string(b.State), b.Failures, tv(b.OpenedAt), tv(b.OpenUntil),
-		sv(b.TrialRunID), sv(b.TrialStepKey), tv(b.TrialUntil), b.UpdatedAt.UnixMicro()); err != nil {
+	if _, err := w.tx.Exec(w.ctx, upsertBreakerSQL, b.Name, string(b.State), b.Failures, sqlrow.TimeArg(b.OpenedAt), sqlrow.TimeArg(b.OpenUntil),
+		sqlrow.TextArg(b.TrialRunID), sqlrow.TextArg(b.TrialStepKey), sqlrow.TimeArg(b.TrialUntil), b.UpdatedAt.UnixMicro()); err != nil {
 		return fmt.Errorf("writing breaker %s: %w", b.Name, err)
 	}
 	return nil
@@ -92,7 +82,7 @@ func breakerEventData(b store.Breaker) []byte {
 // breaker. A closed breaker is answered with one read; a state change
 // (taking the trial) is written, under the row lock, with its event.
 func (s *Store) BreakerAcquire(ctx context.Context, p store.BreakerAcquireParams) (store.Breaker, bool, error) {
-	b, err := one(ctx, s.pool, scanBreaker, `SELECT `+breakerCols+` FROM breakers WHERE name = $1`, p.Name)
+	b, err := one(ctx, s.pool, sqlrow.ScanBreaker, `SELECT `+sqlrow.BreakerCols+` FROM breakers WHERE name = $1`, p.Name)
 	switch {
 	case noRows(err):
 		return store.Breaker{Name: p.Name, State: store.BreakerClosed}, true, nil
@@ -122,6 +112,6 @@ func (s *Store) BreakerAcquire(ctx context.Context, p store.BreakerAcquireParams
 
 // BreakerList returns every stored breaker by name.
 func (s *Store) BreakerList(ctx context.Context) ([]store.Breaker, error) {
-	bs, err := all(ctx, s.pool, scanBreaker, `SELECT `+breakerCols+` FROM breakers ORDER BY name`)
+	bs, err := all(ctx, s.pool, sqlrow.ScanBreaker, `SELECT `+sqlrow.BreakerCols+` FROM breakers ORDER BY name`)
 	return bs, s.fail("listing breakers", err)
 }

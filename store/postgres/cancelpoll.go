@@ -1,6 +1,10 @@
 package postgres
 
-import "context"
+import (
+	"context"
+
+	"github.com/flowrun/flowrun/store/internal/sqlrow"
+)
 
 // RunCancelRequested returns, sorted, those of the runs that have a cancel
 // request pending: a read of the runs' primary keys that a worker makes
@@ -11,7 +15,7 @@ func (s *Store) RunCancelRequested(ctx context.Context, ids []string) ([]string,
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	out, err := all(ctx, s.pool, func(sc scanner) (string, error) {
+	out, err := all(ctx, s.pool, func(sc sqlrow.Scanner) (string, error) {
 		var id string
 		return id, sc.Scan(&id)
 	}, `SELECT id FROM runs WHERE id = ANY($1::text[]) AND cancel_requested ORDER BY id`, ids)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/internal/sqlrow"
 )
 
 // claimSQL leases due runs in one statement. The inner SELECT walks the
@@ -105,11 +106,11 @@ func claim(ctx context.Context, q querier, p store.RunClaimParams) ([]store.Run,
 	var err error
 	switch {
 	case p.RunID != "":
-		rs, err = all(ctx, q, scanRun, claimRunSQL, p.Owner, exp, now, limit, p.RunID)
+		rs, err = all(ctx, q, sqlrow.ScanRun, claimRunSQL, p.Owner, exp, now, limit, p.RunID)
 	case p.RootRunID != "":
-		rs, err = all(ctx, q, scanRun, claimRootSQL, p.Owner, exp, now, limit, p.RootRunID)
+		rs, err = all(ctx, q, sqlrow.ScanRun, claimRootSQL, p.Owner, exp, now, limit, p.RootRunID)
 	default:
-		rs, err = all(ctx, q, scanRun, claimAnySQL, p.Owner, exp, now, limit)
+		rs, err = all(ctx, q, sqlrow.ScanRun, claimAnySQL, p.Owner, exp, now, limit)
 	}
 	if err != nil {
 		return nil, err
@@ -158,7 +159,7 @@ func (s *Store) RunHeartbeat(ctx context.Context, p store.RunHeartbeatParams) ([
 	// a deadlock with one of them is retried.
 	err := s.retry(ctx, "extending leases", func() error {
 		var err error
-		got, err = all(ctx, s.pool, func(sc scanner) (held, error) {
+		got, err = all(ctx, s.pool, func(sc sqlrow.Scanner) (held, error) {
 			var h held
 			return h, sc.Scan(&h.id, &h.cancel)
 		}, heartbeatSQL, p.Now.Add(p.LeaseFor).UnixMicro(), p.Owner, ids, epochs)
@@ -181,7 +182,7 @@ func (s *Store) RunHeartbeat(ctx context.Context, p store.RunHeartbeatParams) ([
 
 // RunLeaseOwners lists the distinct owners of unexpired leases, sorted.
 func (s *Store) RunLeaseOwners(ctx context.Context, now time.Time) ([]string, error) {
-	owners, err := all(ctx, s.pool, func(sc scanner) (string, error) {
+	owners, err := all(ctx, s.pool, func(sc sqlrow.Scanner) (string, error) {
 		var o string
 		return o, sc.Scan(&o)
 	}, `SELECT DISTINCT lease_owner FROM runs
@@ -222,9 +223,9 @@ func (s *Store) RunNextAvailable(ctx context.Context, rootRunID string) (time.Ti
 	var at time.Time
 	var err error
 	if rootRunID == "" {
-		err = s.pool.QueryRow(ctx, next).Scan(timeCol{&at})
+		err = s.pool.QueryRow(ctx, next).Scan(sqlrow.Time(&at))
 	} else {
-		err = s.pool.QueryRow(ctx, next+` AND root_run_id = $1`, rootRunID).Scan(timeCol{&at})
+		err = s.pool.QueryRow(ctx, next+` AND root_run_id = $1`, rootRunID).Scan(sqlrow.Time(&at))
 	}
 	if err != nil {
 		return time.Time{}, false, s.fail("finding the next due run", err)

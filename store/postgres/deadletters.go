@@ -5,18 +5,8 @@ import (
 	"fmt"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/internal/sqlrow"
 )
-
-const deadLetterCols = `id, run_id, step, step_key, idx, item, error, status, output, created_at, closed_at`
-
-func scanDeadLetter(sc scanner) (store.DeadLetter, error) {
-	var d store.DeadLetter
-	var status string
-	err := sc.Scan(&d.ID, &d.RunID, &d.Step, &d.StepKey, &d.Index, jsonCol{&d.Item}, jsonCol{&d.Error},
-		&status, jsonCol{&d.Output}, timeCol{&d.CreatedAt}, timeCol{&d.ClosedAt})
-	d.Status = store.DeadLetterStatus(status)
-	return d, err
-}
 
 const insertDeadLetterSQL = `INSERT INTO dead_letters (run_id, step, step_key, idx, item, error, status, created_at)
 	VALUES ($1, $2, $3, $4, $5, $6, 'open', $7)`
@@ -25,7 +15,7 @@ const insertDeadLetterSQL = `INSERT INTO dead_letters (run_id, step, step_key, i
 func (w *wtx) deadLetterWrites(b *batch, t *store.Transition) {
 	for _, d := range t.DeadLetters {
 		b.execWrap(func(err error) error { return fmt.Errorf("storing the dead letter of %s: %w", d.StepKey, err) },
-			insertDeadLetterSQL, t.RunID, d.Step, d.StepKey, d.Index, jv(d.Item), jv(d.Error), t.Now.UnixMicro())
+			insertDeadLetterSQL, t.RunID, d.Step, d.StepKey, d.Index, sqlrow.JSONArg(d.Item), sqlrow.JSONArg(d.Error), t.Now.UnixMicro())
 	}
 }
 
@@ -33,7 +23,7 @@ func (w *wtx) deadLetterWrites(b *batch, t *store.Transition) {
 func (s *Store) DeadLetterList(ctx context.Context, p store.DeadLetterListParams) ([]store.DeadLetter, error) {
 	// One query per filter, not ($1 = '' OR run_id = $1), which a generic
 	// plan answers by reading the whole table (as in SQLite).
-	q := `SELECT ` + deadLetterCols + ` FROM dead_letters WHERE `
+	q := `SELECT ` + sqlrow.DeadLetterCols + ` FROM dead_letters WHERE `
 	var args []any
 	switch {
 	case p.RunID != "" && p.All:
@@ -45,13 +35,13 @@ func (s *Store) DeadLetterList(ctx context.Context, p store.DeadLetterListParams
 	default:
 		q += `status = 'open'`
 	}
-	ds, err := all(ctx, s.pool, scanDeadLetter, q+` ORDER BY id`, args...)
+	ds, err := all(ctx, s.pool, sqlrow.ScanDeadLetter, q+` ORDER BY id`, args...)
 	return ds, s.fail("listing dead letters", err)
 }
 
 // DeadLetterGet returns one dead letter, or store.ErrNotFound.
 func (s *Store) DeadLetterGet(ctx context.Context, id int64) (store.DeadLetter, error) {
-	d, err := one(ctx, s.pool, scanDeadLetter, `SELECT `+deadLetterCols+` FROM dead_letters WHERE id = $1`, id)
+	d, err := one(ctx, s.pool, sqlrow.ScanDeadLetter, `SELECT `+sqlrow.DeadLetterCols+` FROM dead_letters WHERE id = $1`, id)
 	if noRows(err) {
 		return d, fmt.Errorf("dead letter %d: %w", id, store.ErrNotFound)
 	}
@@ -65,7 +55,7 @@ func (s *Store) DeadLetterUpdate(ctx context.Context, p store.DeadLetterUpdatePa
 	var d store.DeadLetter
 	err := s.write(ctx, fmt.Sprintf("updating dead letter %d", p.ID), func(w *wtx) error {
 		var err error
-		d, err = one(ctx, w.tx, scanDeadLetter, `SELECT `+deadLetterCols+` FROM dead_letters WHERE id = $1 FOR UPDATE`, p.ID)
+		d, err = one(ctx, w.tx, sqlrow.ScanDeadLetter, `SELECT `+sqlrow.DeadLetterCols+` FROM dead_letters WHERE id = $1 FOR UPDATE`, p.ID)
 		if noRows(err) {
 			return fmt.Errorf("dead letter %d: %w", p.ID, store.ErrNotFound)
 		}
@@ -80,9 +70,9 @@ func (s *Store) DeadLetterUpdate(ctx context.Context, p store.DeadLetterUpdatePa
 		if p.Status != store.DeadLetterOpen {
 			closed = now
 		}
-		d, err = one(ctx, w.tx, scanDeadLetter, `UPDATE dead_letters SET status = $2, output = COALESCE($3, output),
-				error = COALESCE($4, error), closed_at = $5 WHERE id = $1 RETURNING `+deadLetterCols,
-			p.ID, string(p.Status), jv(p.Output), jv(p.Error), closed)
+		d, err = one(ctx, w.tx, sqlrow.ScanDeadLetter, `UPDATE dead_letters SET status = $2, output = COALESCE($3, output),
+				error = COALESCE($4, error), closed_at = $5 WHERE id = $1 RETURNING `+sqlrow.DeadLetterCols,
+			p.ID, string(p.Status), sqlrow.JSONArg(p.Output), sqlrow.JSONArg(p.Error), closed)
 		if err != nil {
 			return err
 		}

@@ -6,13 +6,14 @@ import (
 	"fmt"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/internal/sqlrow"
 )
 
 // StepList returns every step key of a run, in the order the keys were
 // first written. (SQLite: rowid order; Postgres: the identity column seq,
 // which an upsert of an existing key keeps.)
 func (s *Store) StepList(ctx context.Context, runID string) ([]store.Step, error) {
-	steps, err := all(ctx, s.pool, scanStep, `SELECT `+stepCols+` FROM steps WHERE run_id = $1 ORDER BY seq`, runID)
+	steps, err := all(ctx, s.pool, sqlrow.ScanStep, `SELECT `+sqlrow.StepCols+` FROM steps WHERE run_id = $1 ORDER BY seq`, runID)
 	return steps, s.fail("listing the steps of run "+runID, err)
 }
 
@@ -25,7 +26,7 @@ func (s *Store) StepHeads(ctx context.Context, runID string) ([]store.StepHead, 
 
 // scanStepHead reads a key and a status; the step, index and iteration
 // come from the key (two columns read in about half the time of five).
-func scanStepHead(sc scanner) (store.StepHead, error) {
+func scanStepHead(sc sqlrow.Scanner) (store.StepHead, error) {
 	var h store.StepHead
 	var status string
 	if err := sc.Scan(&h.Key, &status); err != nil {
@@ -41,7 +42,7 @@ func scanStepHead(sc scanner) (store.StepHead, error) {
 
 // StepGet returns one step key of a run, or store.ErrNotFound.
 func (s *Store) StepGet(ctx context.Context, runID, key string) (store.Step, error) {
-	st, err := one(ctx, s.pool, scanStep, `SELECT `+stepCols+` FROM steps WHERE run_id = $1 AND key = $2`, runID, key)
+	st, err := one(ctx, s.pool, sqlrow.ScanStep, `SELECT `+sqlrow.StepCols+` FROM steps WHERE run_id = $1 AND key = $2`, runID, key)
 	if noRows(err) {
 		return st, fmt.Errorf("step %s of run %s: %w", key, runID, store.ErrNotFound)
 	}
@@ -54,9 +55,9 @@ func (s *Store) AttemptList(ctx context.Context, runID, stepKey string) ([]store
 	var as []store.Attempt
 	var err error
 	if stepKey == "" {
-		as, err = all(ctx, s.pool, scanAttempt, `SELECT `+attemptCols+` FROM step_attempts WHERE run_id = $1 ORDER BY id`, runID)
+		as, err = all(ctx, s.pool, sqlrow.ScanAttempt, `SELECT `+sqlrow.AttemptCols+` FROM step_attempts WHERE run_id = $1 ORDER BY id`, runID)
 	} else {
-		as, err = all(ctx, s.pool, scanAttempt, `SELECT `+attemptCols+` FROM step_attempts
+		as, err = all(ctx, s.pool, sqlrow.ScanAttempt, `SELECT `+sqlrow.AttemptCols+` FROM step_attempts
 			WHERE run_id = $1 AND step_key = $2 ORDER BY attempt`, runID, stepKey)
 	}
 	return as, s.fail("listing the attempts of run "+runID, err)
@@ -71,10 +72,10 @@ func (s *Store) EventList(ctx context.Context, p store.EventListParams) ([]store
 	var evs []store.Event
 	var err error
 	if p.RunID == "" {
-		evs, err = all(ctx, s.pool, scanEvent, `SELECT `+eventCols+` FROM events WHERE id > $1 ORDER BY id LIMIT $2::bigint`,
+		evs, err = all(ctx, s.pool, sqlrow.ScanEvent, `SELECT `+sqlrow.EventCols+` FROM events WHERE id > $1 ORDER BY id LIMIT $2::bigint`,
 			p.AfterID, limit)
 	} else {
-		evs, err = all(ctx, s.pool, scanEvent, `SELECT `+eventCols+` FROM events WHERE run_id = $1 AND id > $2 ORDER BY id LIMIT $3::bigint`,
+		evs, err = all(ctx, s.pool, sqlrow.ScanEvent, `SELECT `+sqlrow.EventCols+` FROM events WHERE run_id = $1 AND id > $2 ORDER BY id LIMIT $3::bigint`,
 			p.RunID, p.AfterID, limit)
 	}
 	return evs, s.fail("listing events", err)
@@ -104,8 +105,8 @@ func (s *Store) SignalSend(ctx context.Context, p store.SignalSendParams) (store
 		if store.RunStatus(status).Terminal() {
 			return fmt.Errorf("run %s already %s and takes no more signals: %w", p.RunID, status, store.ErrConflict)
 		}
-		g, err = one(w.ctx, w.tx, scanSignal, `INSERT INTO signals (run_id, name, payload, created_at) VALUES ($1, $2, $3, $4)
-			RETURNING `+signalCols, p.RunID, p.Name, jv(p.Payload), now)
+		g, err = one(w.ctx, w.tx, sqlrow.ScanSignal, `INSERT INTO signals (run_id, name, payload, created_at) VALUES ($1, $2, $3, $4)
+			RETURNING `+sqlrow.SignalCols, p.RunID, p.Name, sqlrow.JSONArg(p.Payload), now)
 		if err != nil {
 			return err
 		}
@@ -129,10 +130,10 @@ func (s *Store) SignalSend(ctx context.Context, p store.SignalSendParams) (store
 // SignalList returns a run's signals in the order they arrived; only the
 // unconsumed ones when pendingOnly.
 func (s *Store) SignalList(ctx context.Context, runID string, pendingOnly bool) ([]store.Signal, error) {
-	q := `SELECT ` + signalCols + ` FROM signals WHERE run_id = $1 ORDER BY id`
+	q := `SELECT ` + sqlrow.SignalCols + ` FROM signals WHERE run_id = $1 ORDER BY id`
 	if pendingOnly {
-		q = `SELECT ` + signalCols + ` FROM signals WHERE run_id = $1 AND consumed_by IS NULL ORDER BY id`
+		q = `SELECT ` + sqlrow.SignalCols + ` FROM signals WHERE run_id = $1 AND consumed_by IS NULL ORDER BY id`
 	}
-	gs, err := all(ctx, s.pool, scanSignal, q, runID)
+	gs, err := all(ctx, s.pool, sqlrow.ScanSignal, q, runID)
 	return gs, s.fail("listing the signals of run "+runID, err)
 }

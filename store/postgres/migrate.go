@@ -5,15 +5,12 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
-	"path"
-	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/internal/sqlrow"
 )
 
 // migrationFiles are the schema changes, NNNN_name.sql, applied in order and
@@ -23,39 +20,9 @@ import (
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
 // migrations returns the embedded migrations in version order.
-func migrations() ([]migration, error) {
-	entries, err := fs.ReadDir(migrationFiles, "migrations")
-	if err != nil {
-		return nil, fmt.Errorf("reading embedded migrations: %w", err)
-	}
-	var out []migration
-	for _, e := range entries {
-		name := e.Name()
-		num, _, ok := strings.Cut(name, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v <= 0 {
-			return nil, fmt.Errorf("embedded migration %s is not named NNNN_name.sql", name)
-		}
-		b, err := migrationFiles.ReadFile(path.Join("migrations", name))
-		if err != nil {
-			return nil, fmt.Errorf("reading embedded migration %s: %w", name, err)
-		}
-		out = append(out, migration{version: v, name: strings.TrimSuffix(name, ".sql"), sql: string(b)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	for i, m := range out {
-		if m.version != i+1 {
-			return nil, fmt.Errorf("embedded migrations are not numbered 1, 2, 3, ...: %s", m.name)
-		}
-	}
-	return out, nil
+func migrations() ([]sqlrow.Migration, error) {
+	return sqlrow.Migrations(migrationFiles, "migrations")
 }
 
 // SchemaVersion is the newest schema this binary knows.
@@ -64,7 +31,7 @@ func SchemaVersion() int {
 	if err != nil || len(ms) == 0 {
 		return 0
 	}
-	return ms[len(ms)-1].version
+	return ms[len(ms)-1].Version
 }
 
 // migrateLockSQL serializes migrations of one schema across processes and
@@ -171,11 +138,11 @@ func (s *Store) migrate(ctx context.Context) error {
 		}
 		for _, m := range ms[st.version:] {
 			// The simple protocol: a migration file holds many statements.
-			if _, err := w.tx.Exec(ctx, m.sql, pgx.QueryExecModeSimpleProtocol); err != nil {
-				return fmt.Errorf("applying migration %s: %w", m.name, err)
+			if _, err := w.tx.Exec(ctx, m.SQL, pgx.QueryExecModeSimpleProtocol); err != nil {
+				return fmt.Errorf("applying migration %s: %w", m.Name, err)
 			}
-			if _, err := w.tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
-				return fmt.Errorf("recording migration %s: %w", m.name, err)
+			if _, err := w.tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name); err != nil {
+				return fmt.Errorf("recording migration %s: %w", m.Name, err)
 			}
 		}
 		return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/internal/sqlrow"
 )
 
 // pruneRootsSQL selects the top-level runs whose whole tree may be
@@ -67,14 +68,14 @@ func (s *Store) RunPrune(ctx context.Context, p store.RunPruneParams) (store.Pru
 	var res store.PruneResult
 	err := s.write(ctx, "pruning finished runs", func(w *wtx) error {
 		res = store.PruneResult{}
-		roots, err := all(w.ctx, w.tx, scanString, pruneRootsSQL, p.Before.UnixMicro(), limit)
+		roots, err := all(w.ctx, w.tx, sqlrow.ScanString, pruneRootsSQL, p.Before.UnixMicro(), limit)
 		if err != nil {
 			return fmt.Errorf("selecting run trees: %w", err)
 		}
 		if len(roots) == 0 {
 			return nil
 		}
-		ids, err := all(w.ctx, w.tx, scanString, pruneTreeSQL, roots)
+		ids, err := all(w.ctx, w.tx, sqlrow.ScanString, pruneTreeSQL, roots)
 		if err != nil {
 			return fmt.Errorf("listing the runs of the trees: %w", err)
 		}
@@ -104,10 +105,4 @@ func (s *Store) RunPrune(ctx context.Context, p store.RunPruneParams) (store.Pru
 		return store.PruneResult{}, err
 	}
 	return res, nil
-}
-
-func scanString(sc scanner) (string, error) {
-	var s string
-	err := sc.Scan(&s)
-	return s, err
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/internal/sqlrow"
 )
 
 // insertRunSQL creates a pending run. The root is the given one, else the
@@ -36,8 +37,8 @@ func (w *wtx) insertRun(b *batch, p store.RunInsertParams) error {
 			return fmt.Errorf("parent run %s of run %s: %w", p.ParentRunID, p.ID, store.ErrNotFound)
 		}
 		return fmt.Errorf("creating run %s: %w", p.ID, err)
-	}, insertRunSQL, p.ID, p.Workflow, p.Version, p.GraphHash, sv(p.Key), jv(p.Inputs),
-		p.Now.UnixMicro(), avail.UnixMicro(), tv(p.DeadlineAt), sv(p.ParentRunID), sv(p.ParentStepKey), sv(p.RootRunID), sv(p.WorkDir))
+	}, insertRunSQL, p.ID, p.Workflow, p.Version, p.GraphHash, sqlrow.TextArg(p.Key), sqlrow.JSONArg(p.Inputs),
+		p.Now.UnixMicro(), avail.UnixMicro(), sqlrow.TimeArg(p.DeadlineAt), sqlrow.TextArg(p.ParentRunID), sqlrow.TextArg(p.ParentStepKey), sqlrow.TextArg(p.RootRunID), sqlrow.TextArg(p.WorkDir))
 	w.appendEvents(p.ID, p.Now.UnixMicro(), p.Events, nil)
 	w.notify = true
 	return nil
@@ -63,7 +64,7 @@ func (s *Store) RunInsert(ctx context.Context, p store.RunInsertParams) (store.R
 
 // RunGet returns a run by full id, or store.ErrNotFound.
 func (s *Store) RunGet(ctx context.Context, id string) (store.Run, error) {
-	r, err := one(ctx, s.pool, scanRun, `SELECT `+runCols+` FROM runs WHERE id = $1`, id)
+	r, err := one(ctx, s.pool, sqlrow.ScanRun, `SELECT `+runCols+` FROM runs WHERE id = $1`, id)
 	if noRows(err) {
 		return r, fmt.Errorf("run %s: %w", id, store.ErrNotFound)
 	}
@@ -83,7 +84,7 @@ func (s *Store) RunFind(ctx context.Context, idOrPrefix string) (store.Run, erro
 	// < prefix+1; here the upper bound could be invalid UTF-8, which text
 	// refuses, so LIKE with the prefix escaped. The id column is COLLATE
 	// "C", so Postgres may use the primary key's index for it.)
-	rs, err := all(ctx, s.pool, scanRun, `SELECT `+runCols+` FROM runs WHERE id LIKE $1 ORDER BY id LIMIT 2`,
+	rs, err := all(ctx, s.pool, sqlrow.ScanRun, `SELECT `+runCols+` FROM runs WHERE id LIKE $1 ORDER BY id LIMIT 2`,
 		likePrefix(idOrPrefix))
 	if err != nil {
 		return store.Run{}, s.fail("finding run "+idOrPrefix, err)
@@ -111,7 +112,7 @@ func (s *Store) RunGetByKey(ctx context.Context, workflow, key string) (store.Ru
 	if key == "" {
 		return store.Run{}, fmt.Errorf("workflow %s run with an empty key: %w", workflow, store.ErrNotFound)
 	}
-	r, err := one(ctx, s.pool, scanRun, `SELECT `+runCols+` FROM runs WHERE workflow = $1 AND key = $2
+	r, err := one(ctx, s.pool, sqlrow.ScanRun, `SELECT `+runCols+` FROM runs WHERE workflow = $1 AND key = $2
 		ORDER BY created_at DESC, id DESC LIMIT 1`, workflow, key)
 	if noRows(err) {
 		return r, fmt.Errorf("workflow %s run with key %q: %w", workflow, key, store.ErrNotFound)
@@ -121,7 +122,7 @@ func (s *Store) RunGetByKey(ctx context.Context, workflow, key string) (store.Ru
 
 // RunChildren lists the runs whose parent is the run, oldest first.
 func (s *Store) RunChildren(ctx context.Context, runID string) ([]store.Run, error) {
-	rs, err := all(ctx, s.pool, scanRun, `SELECT `+runCols+` FROM runs WHERE parent_run_id = $1 ORDER BY created_at, id`, runID)
+	rs, err := all(ctx, s.pool, sqlrow.ScanRun, `SELECT `+runCols+` FROM runs WHERE parent_run_id = $1 ORDER BY created_at, id`, runID)
 	return rs, s.fail("listing the children of run "+runID, err)
 }
 
@@ -178,11 +179,11 @@ func (s *Store) RunList(ctx context.Context, p store.RunListParams) ([]store.Run
 		COALESCE(counts.done, 0)
 	FROM page LEFT JOIN counts ON counts.run_id = page.id
 	ORDER BY page.created_at DESC, page.id DESC`
-	out, err := all(ctx, s.pool, func(sc scanner) (store.RunSummary, error) {
+	out, err := all(ctx, s.pool, func(sc sqlrow.Scanner) (store.RunSummary, error) {
 		var r store.RunSummary
 		var status string
-		err := sc.Scan(&r.ID, &r.Workflow, &r.Version, textCol{&r.Key}, &status,
-			timeCol{&r.CreatedAt}, timeCol{&r.FinishedAt}, &r.StepsTotal, &r.StepsDone)
+		err := sc.Scan(&r.ID, &r.Workflow, &r.Version, sqlrow.Text(&r.Key), &status,
+			sqlrow.Time(&r.CreatedAt), sqlrow.Time(&r.FinishedAt), &r.StepsTotal, &r.StepsDone)
 		r.Status = store.RunStatus(status)
 		return r, err
 	}, q, args...)
@@ -191,5 +192,5 @@ func (s *Store) RunList(ctx context.Context, p store.RunListParams) ([]store.Run
 
 // runGet reads a run inside a transaction.
 func (w *wtx) runGet(id string) (store.Run, error) {
-	return one(w.ctx, w.tx, scanRun, `SELECT `+runCols+` FROM runs WHERE id = $1`, id)
+	return one(w.ctx, w.tx, sqlrow.ScanRun, `SELECT `+runCols+` FROM runs WHERE id = $1`, id)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/internal/sqlrow"
 )
 
 // fenceSQL is the first statement of every transition: it applies the run
@@ -136,7 +137,7 @@ func (w *wtx) transition(t *store.Transition, res *store.TransitionResult) error
 	*res = store.TransitionResult{RunID: t.RunID}
 	now := t.Now.UnixMicro()
 	var due bool
-	err := w.tx.QueryRow(w.ctx, fenceSQL, fenceArgs(t, now)...).Scan(&due)
+	err := w.tx.QueryRow(w.ctx, fenceSQL, sqlrow.FenceArgs(t, now)...).Scan(&due)
 	if noRows(err) {
 		var status, version, hash string
 		if err := w.tx.QueryRow(w.ctx, `SELECT status, version, graph_hash FROM runs WHERE id = $1`, t.RunID).Scan(&status, &version, &hash); noRows(err) {
@@ -144,7 +145,7 @@ func (w *wtx) transition(t *store.Transition, res *store.TransitionResult) error
 		} else if err != nil {
 			return err
 		}
-		res.Err = fenceError(t, status, version, hash)
+		res.Err = sqlrow.FenceError(t, status, version, hash)
 		return nil
 	}
 	if err != nil {
@@ -157,14 +158,14 @@ func (w *wtx) transition(t *store.Transition, res *store.TransitionResult) error
 	for _, st := range t.Steps {
 		b.execWrap(func(err error) error { return fmt.Errorf("writing step %s: %w", st.Key, err) },
 			upsertStepSQL, t.RunID, st.Key, st.Step, st.Index, st.Iteration, string(st.Status), st.Attempts,
-			jv(st.Output), jv(st.Error), tv(st.StartedAt), tv(st.FinishedAt), tv(st.WakeAt), sv(st.Detail), jv(st.State))
+			sqlrow.JSONArg(st.Output), sqlrow.JSONArg(st.Error), sqlrow.TimeArg(st.StartedAt), sqlrow.TimeArg(st.FinishedAt), sqlrow.TimeArg(st.WakeAt), sqlrow.TextArg(st.Detail), sqlrow.JSONArg(st.State))
 	}
 	for _, a := range t.Attempts {
 		b.execWrap(func(err error) error {
 			return fmt.Errorf("writing attempt %d of step %s: %w", a.Attempt, a.StepKey, err)
 		},
-			upsertAttemptSQL, t.RunID, a.StepKey, a.Attempt, string(a.Status), sv(a.Owner),
-			tv(a.StartedAt), tv(a.FinishedAt), jv(a.Output), jv(a.Error), sv(a.IdempotencyKey))
+			upsertAttemptSQL, t.RunID, a.StepKey, a.Attempt, string(a.Status), sqlrow.TextArg(a.Owner),
+			sqlrow.TimeArg(a.StartedAt), sqlrow.TimeArg(a.FinishedAt), sqlrow.JSONArg(a.Output), sqlrow.JSONArg(a.Error), sqlrow.TextArg(a.IdempotencyKey))
 	}
 	// The transition's own events come before its children's, as on SQLite.
 	w.appendEvents(t.RunID, now, t.Events, &res.EventIDs)
@@ -208,64 +209,4 @@ func (w *wtx) transition(t *store.Transition, res *store.TransitionResult) error
 		}
 	}
 	return w.resilience(t)
-}
-
-// fenceError says why the fence of a transition matched no row of an
-// existing run: its Expect does not hold (ErrConflict), or its lease is
-// lost (ErrLeaseLost).
-func fenceError(t *store.Transition, status, version, hash string) error {
-	if x := t.Expect; x != nil && (string(x.Status) != status || x.Version != version || x.GraphHash != hash) {
-		return fmt.Errorf("run %s is %s on version %s, not %s on version %s as expected: %w",
-			t.RunID, status, version, x.Status, x.Version, store.ErrConflict)
-	}
-	return fmt.Errorf("run %s is held by another lease than %s@%d: %w", t.RunID, t.Lease.Owner, t.Lease.Epoch, store.ErrLeaseLost)
-}
-
-// fenceArgs are the parameters of fenceSQL.
-func fenceArgs(t *store.Transition, now int64) []any {
-	args := []any{t.RunID, t.Lease.Owner, t.Lease.Epoch, now,
-		nil, nil, nil, nil, nil, nil, false, nil, false, nil, nil, false, false, nil, false, nil, nil, nil, nil}
-	if x := t.Expect; x != nil {
-		args[20], args[21], args[22] = string(x.Status), x.Version, x.GraphHash
-	}
-	u := t.Run
-	if u == nil {
-		return args
-	}
-	if u.Status != nil {
-		args[4] = string(*u.Status)
-	}
-	if u.Version != nil {
-		args[5] = *u.Version
-	}
-	if u.GraphHash != nil {
-		args[6] = *u.GraphHash
-	}
-	args[7] = jv(u.Outputs)
-	args[8] = jv(u.Error)
-	if u.AvailableAt != nil {
-		at := *u.AvailableAt
-		if at.IsZero() {
-			at = t.Now
-		}
-		args[9] = at.UnixMicro()
-	}
-	if u.FinishedAt != nil {
-		args[10], args[11] = true, tv(*u.FinishedAt)
-	}
-	if u.DeadlineAt != nil {
-		args[12], args[13] = true, tv(*u.DeadlineAt)
-	}
-	if u.AttemptsUsed != nil {
-		args[14] = *u.AttemptsUsed
-	}
-	if u.Attempt != nil {
-		args[19] = *u.Attempt
-	}
-	if u.WaitReason != nil {
-		args[15], args[17] = true, sv(*u.WaitReason)
-	}
-	args[16] = u.ClearCancel
-	args[18] = u.Release
-	return args
 }

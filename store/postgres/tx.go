@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/internal/sqlrow"
 )
 
 // maxTries is how often a write transaction is tried when Postgres aborts
@@ -119,7 +120,7 @@ func (w *wtx) finish() error {
 		b.Queue(eventsLockSQL)
 		for _, q := range w.events {
 			for _, e := range q.evs {
-				b.Queue(insertEventSQL, q.runID, q.at, e.Kind, sv(e.StepKey), jv(e.Data))
+				b.Queue(insertEventSQL, q.runID, q.at, e.Kind, sqlrow.TextArg(e.StepKey), sqlrow.JSONArg(e.Data))
 			}
 		}
 	}
@@ -213,12 +214,12 @@ func (b *batch) send(w *wtx) error {
 }
 
 // one reads the single row of a query; pgx.ErrNoRows when there is none.
-func one[T any](ctx context.Context, q querier, scan func(scanner) (T, error), sql string, args ...any) (T, error) {
+func one[T any](ctx context.Context, q querier, scan func(sqlrow.Scanner) (T, error), sql string, args ...any) (T, error) {
 	return scan(q.QueryRow(ctx, sql, args...))
 }
 
 // all reads every row of a query.
-func all[T any](ctx context.Context, q querier, scan func(scanner) (T, error), sql string, args ...any) ([]T, error) {
+func all[T any](ctx context.Context, q querier, scan func(sqlrow.Scanner) (T, error), sql string, args ...any) ([]T, error) {
 	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err

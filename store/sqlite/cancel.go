@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/internal/sqlrow"
 )
 
 // treeCTE is the run ?1 and all its descendants, down the parent chain.
@@ -48,7 +49,7 @@ func (s *Store) RunCancel(ctx context.Context, p store.RunCancelParams) (store.R
 		if err := w.cancelTree(p.RunID, now); err != nil {
 			return err
 		}
-		r, err = scanRun(w.queryRow(selectRunSQL, p.RunID))
+		r, err = sqlrow.ScanRun(w.queryRow(selectRunSQL, p.RunID))
 		return err
 	})
 	return r, err
@@ -65,7 +66,7 @@ func (w *wtx) cancelTree(runID string, now int64) error {
 		runID, now); err != nil {
 		return err
 	}
-	ended, err := writeAll(w, func(sc scanner) (string, error) {
+	ended, err := writeAll(w, func(sc sqlrow.Scanner) (string, error) {
 		var id string
 		return id, sc.Scan(&id)
 	}, treeCTE+` UPDATE runs SET

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/flowrun/flowrun/store/internal/sqlrow"
 )
 
 // RunCancelRequested returns, sorted, those of the runs that have a cancel
@@ -19,7 +21,7 @@ func (s *Store) RunCancelRequested(ctx context.Context, ids []string) ([]string,
 	if err != nil {
 		return nil, fmt.Errorf("reading cancel requests: encoding run ids: %w", err)
 	}
-	out, err := readAll(ctx, s, func(sc scanner) (string, error) {
+	out, err := readAll(ctx, s, func(sc sqlrow.Scanner) (string, error) {
 		var id string
 		return id, sc.Scan(&id)
 	}, `SELECT id FROM runs WHERE id IN (SELECT value FROM json_each(?1)) AND cancel_requested = 1 ORDER BY id`, string(list))

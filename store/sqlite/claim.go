@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/internal/sqlrow"
 )
 
 // claimSQL leases due runs in one statement. It runs in a BEGIN IMMEDIATE
@@ -106,11 +107,11 @@ func (w *wtx) claim(p store.RunClaimParams) ([]store.Run, error) {
 	var err error
 	switch {
 	case p.RunID != "":
-		rs, err = writeAll(w, scanRun, claimRunSQL, p.Owner, exp, now, limit, p.RunID)
+		rs, err = writeAll(w, sqlrow.ScanRun, claimRunSQL, p.Owner, exp, now, limit, p.RunID)
 	case p.RootRunID != "":
-		rs, err = writeAll(w, scanRun, claimRootSQL, p.Owner, exp, now, limit, p.RootRunID)
+		rs, err = writeAll(w, sqlrow.ScanRun, claimRootSQL, p.Owner, exp, now, limit, p.RootRunID)
 	default:
-		rs, err = writeAll(w, scanRun, claimAnySQL, p.Owner, exp, now, limit)
+		rs, err = writeAll(w, sqlrow.ScanRun, claimAnySQL, p.Owner, exp, now, limit)
 	}
 	if err != nil {
 		return nil, err
@@ -174,7 +175,7 @@ func (s *Store) RunHeartbeat(ctx context.Context, p store.RunHeartbeatParams) ([
 
 // RunLeaseOwners lists the distinct owners of unexpired leases, sorted.
 func (s *Store) RunLeaseOwners(ctx context.Context, now time.Time) ([]string, error) {
-	owners, err := readAll(ctx, s, func(sc scanner) (string, error) {
+	owners, err := readAll(ctx, s, func(sc sqlrow.Scanner) (string, error) {
 		var o string
 		return o, sc.Scan(&o)
 	}, `SELECT DISTINCT lease_owner FROM runs
@@ -213,9 +214,9 @@ func (s *Store) RunNextAvailable(ctx context.Context, rootRunID string) (time.Ti
 	var at time.Time
 	var err error
 	if rootRunID == "" {
-		err = s.queryRow(ctx, next).Scan(timeCol{&at})
+		err = s.queryRow(ctx, next).Scan(sqlrow.Time(&at))
 	} else {
-		err = s.queryRow(ctx, next+` AND root_run_id = ?1`, rootRunID).Scan(timeCol{&at})
+		err = s.queryRow(ctx, next+` AND root_run_id = ?1`, rootRunID).Scan(sqlrow.Time(&at))
 	}
 	if err != nil {
 		return time.Time{}, false, s.fail("finding the next due run", err)

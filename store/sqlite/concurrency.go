@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/internal/sqlrow"
 )
 
 // liveSlots is the holders and waiters of a key whose run is unfinished:
@@ -59,7 +60,7 @@ const releaseSlotsSQL = `DELETE FROM concurrency_slots WHERE run_id = ?1 RETURNI
 // releaseSlots gives back the slots of a run that just ended and makes the
 // first live run queued on each of its keys due now.
 func (w *wtx) releaseSlots(runID string, now int64) error {
-	rows, err := writeAll(w, func(sc scanner) ([2]string, error) {
+	rows, err := writeAll(w, func(sc sqlrow.Scanner) ([2]string, error) {
 		var k [2]string
 		return k, sc.Scan(&k[0], &k[1])
 	}, releaseSlotsSQL, runID)

@@ -7,18 +7,8 @@ import (
 	"fmt"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/internal/sqlrow"
 )
-
-const deadLetterCols = `id, run_id, step, step_key, idx, item, error, status, output, created_at, closed_at`
-
-func scanDeadLetter(sc scanner) (store.DeadLetter, error) {
-	var d store.DeadLetter
-	var status string
-	err := sc.Scan(&d.ID, &d.RunID, &d.Step, &d.StepKey, &d.Index, jsonCol{&d.Item}, jsonCol{&d.Error},
-		&status, jsonCol{&d.Output}, timeCol{&d.CreatedAt}, timeCol{&d.ClosedAt})
-	d.Status = store.DeadLetterStatus(status)
-	return d, err
-}
 
 const insertDeadLetterSQL = `INSERT INTO dead_letters (run_id, step, step_key, idx, item, error, status, created_at)
 	VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'open', ?7)`
@@ -26,7 +16,7 @@ const insertDeadLetterSQL = `INSERT INTO dead_letters (run_id, step, step_key, i
 // deadLetterWrites stores a transition's dead letters.
 func (w *wtx) deadLetterWrites(t *store.Transition) error {
 	for _, d := range t.DeadLetters {
-		if _, err := w.exec(insertDeadLetterSQL, t.RunID, d.Step, d.StepKey, d.Index, jv(d.Item), jv(d.Error), t.Now.UnixMicro()); err != nil {
+		if _, err := w.exec(insertDeadLetterSQL, t.RunID, d.Step, d.StepKey, d.Index, sqlrow.JSONArg(d.Item), sqlrow.JSONArg(d.Error), t.Now.UnixMicro()); err != nil {
 			return fmt.Errorf("storing the dead letter of %s: %w", d.StepKey, err)
 		}
 	}
@@ -38,7 +28,7 @@ func (s *Store) DeadLetterList(ctx context.Context, p store.DeadLetterListParams
 	// One query per filter, not (?1 = '' OR run_id = ?1): SQLite cannot
 	// use an index for such an OR and would read the whole table. With a
 	// run, dead_letters_run; open ones of every run, dead_letters_open.
-	q := `SELECT ` + deadLetterCols + ` FROM dead_letters WHERE `
+	q := `SELECT ` + sqlrow.DeadLetterCols + ` FROM dead_letters WHERE `
 	var args []any
 	switch {
 	case p.RunID != "" && p.All:
@@ -50,13 +40,13 @@ func (s *Store) DeadLetterList(ctx context.Context, p store.DeadLetterListParams
 	default:
 		q += `status = 'open'`
 	}
-	ds, err := readAll(ctx, s, scanDeadLetter, q+` ORDER BY id`, args...)
+	ds, err := readAll(ctx, s, sqlrow.ScanDeadLetter, q+` ORDER BY id`, args...)
 	return ds, s.fail("listing dead letters", err)
 }
 
 // DeadLetterGet returns one dead letter, or store.ErrNotFound.
 func (s *Store) DeadLetterGet(ctx context.Context, id int64) (store.DeadLetter, error) {
-	d, err := scanDeadLetter(s.queryRow(ctx, `SELECT `+deadLetterCols+` FROM dead_letters WHERE id = ?1`, id))
+	d, err := sqlrow.ScanDeadLetter(s.queryRow(ctx, `SELECT `+sqlrow.DeadLetterCols+` FROM dead_letters WHERE id = ?1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return d, fmt.Errorf("dead letter %d: %w", id, store.ErrNotFound)
 	}
@@ -70,7 +60,7 @@ func (s *Store) DeadLetterUpdate(ctx context.Context, p store.DeadLetterUpdatePa
 	var d store.DeadLetter
 	err := s.write(ctx, fmt.Sprintf("updating dead letter %d", p.ID), func(w *wtx) error {
 		var err error
-		d, err = scanDeadLetter(w.queryRow(`SELECT `+deadLetterCols+` FROM dead_letters WHERE id = ?1`, p.ID))
+		d, err = sqlrow.ScanDeadLetter(w.queryRow(`SELECT `+sqlrow.DeadLetterCols+` FROM dead_letters WHERE id = ?1`, p.ID))
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("dead letter %d: %w", p.ID, store.ErrNotFound)
 		}
@@ -87,13 +77,13 @@ func (s *Store) DeadLetterUpdate(ctx context.Context, p store.DeadLetterUpdatePa
 		}
 		if _, err := w.exec(`UPDATE dead_letters SET status = ?2, output = COALESCE(?3, output),
 				error = COALESCE(?4, error), closed_at = ?5 WHERE id = ?1`,
-			p.ID, string(p.Status), jv(p.Output), jv(p.Error), closed); err != nil {
+			p.ID, string(p.Status), sqlrow.JSONArg(p.Output), sqlrow.JSONArg(p.Error), closed); err != nil {
 			return err
 		}
 		if _, err := w.insertEvents(d.RunID, now, p.Events); err != nil {
 			return err
 		}
-		d, err = scanDeadLetter(w.queryRow(`SELECT `+deadLetterCols+` FROM dead_letters WHERE id = ?1`, p.ID))
+		d, err = sqlrow.ScanDeadLetter(w.queryRow(`SELECT `+sqlrow.DeadLetterCols+` FROM dead_letters WHERE id = ?1`, p.ID))
 		return err
 	})
 	return d, err

@@ -9,12 +9,13 @@ import (
 	"strings"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/internal/sqlrow"
 )
 
 // StepList returns every step key of a run, in the order the keys were
 // first written. (SQLite: rowid order; Postgres: a serial column.)
 func (s *Store) StepList(ctx context.Context, runID string) ([]store.Step, error) {
-	steps, err := readAll(ctx, s, scanStep, `SELECT `+stepCols+` FROM steps WHERE rowid IN (SELECT rowid FROM steps WHERE run_id = ?1) ORDER BY rowid`, runID)
+	steps, err := readAll(ctx, s, sqlrow.ScanStep, `SELECT `+sqlrow.StepCols+` FROM steps WHERE rowid IN (SELECT rowid FROM steps WHERE run_id = ?1) ORDER BY rowid`, runID)
 	return steps, s.fail("listing the steps of run "+runID, err)
 }
 
@@ -49,7 +50,7 @@ func (s *Store) StepHeads(ctx context.Context, runID string) ([]store.StepHead, 
 
 // StepGet returns one step key of a run, or store.ErrNotFound.
 func (s *Store) StepGet(ctx context.Context, runID, key string) (store.Step, error) {
-	st, err := scanStep(s.queryRow(ctx, `SELECT `+stepCols+` FROM steps WHERE run_id = ?1 AND key = ?2`, runID, key))
+	st, err := sqlrow.ScanStep(s.queryRow(ctx, `SELECT `+sqlrow.StepCols+` FROM steps WHERE run_id = ?1 AND key = ?2`, runID, key))
 	if errors.Is(err, sql.ErrNoRows) {
 		return st, fmt.Errorf("step %s of run %s: %w", key, runID, store.ErrNotFound)
 	}
@@ -65,10 +66,10 @@ func (s *Store) AttemptList(ctx context.Context, runID, stepKey string) ([]store
 		// The ids come from the (run_id, ...) index and are sorted in a
 		// small ephemeral index: SQLite never sorts whole rows, whose
 		// outputs would make its sorter hold the run's whole history.
-		as, err = readAll(ctx, s, scanAttempt, `SELECT `+attemptCols+` FROM step_attempts
+		as, err = readAll(ctx, s, sqlrow.ScanAttempt, `SELECT `+sqlrow.AttemptCols+` FROM step_attempts
 			WHERE id IN (SELECT id FROM step_attempts WHERE run_id = ?1) ORDER BY id`, runID)
 	} else {
-		as, err = readAll(ctx, s, scanAttempt, `SELECT `+attemptCols+` FROM step_attempts
+		as, err = readAll(ctx, s, sqlrow.ScanAttempt, `SELECT `+sqlrow.AttemptCols+` FROM step_attempts
 			WHERE run_id = ?1 AND step_key = ?2 ORDER BY attempt`, runID, stepKey)
 	}
 	return as, s.fail("listing the attempts of run "+runID, err)
@@ -83,10 +84,10 @@ func (s *Store) EventList(ctx context.Context, p store.EventListParams) ([]store
 	var evs []store.Event
 	var err error
 	if p.RunID == "" {
-		evs, err = readAll(ctx, s, scanEvent, `SELECT `+eventCols+` FROM events WHERE id > ?1 ORDER BY id LIMIT ?2`,
+		evs, err = readAll(ctx, s, sqlrow.ScanEvent, `SELECT `+sqlrow.EventCols+` FROM events WHERE id > ?1 ORDER BY id LIMIT ?2`,
 			p.AfterID, limit)
 	} else {
-		evs, err = readAll(ctx, s, scanEvent, `SELECT `+eventCols+` FROM events WHERE run_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3`,
+		evs, err = readAll(ctx, s, sqlrow.ScanEvent, `SELECT `+sqlrow.EventCols+` FROM events WHERE run_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3`,
 			p.RunID, p.AfterID, limit)
 	}
 	return evs, s.fail("listing events", err)
@@ -114,8 +115,8 @@ func (s *Store) SignalSend(ctx context.Context, p store.SignalSendParams) (store
 		if store.RunStatus(status).Terminal() {
 			return fmt.Errorf("run %s already %s and takes no more signals: %w", p.RunID, status, store.ErrConflict)
 		}
-		g, err = scanSignal(w.queryRow(`INSERT INTO signals (run_id, name, payload, created_at) VALUES (?1, ?2, ?3, ?4)
-			RETURNING `+signalCols, p.RunID, p.Name, jv(p.Payload), now))
+		g, err = sqlrow.ScanSignal(w.queryRow(`INSERT INTO signals (run_id, name, payload, created_at) VALUES (?1, ?2, ?3, ?4)
+			RETURNING `+sqlrow.SignalCols, p.RunID, p.Name, sqlrow.JSONArg(p.Payload), now))
 		if err != nil {
 			return err
 		}
@@ -138,10 +139,10 @@ func (s *Store) SignalSend(ctx context.Context, p store.SignalSendParams) (store
 // SignalList returns a run's signals in the order they arrived; only the
 // unconsumed ones when pendingOnly.
 func (s *Store) SignalList(ctx context.Context, runID string, pendingOnly bool) ([]store.Signal, error) {
-	q := `SELECT ` + signalCols + ` FROM signals WHERE run_id = ?1 ORDER BY id`
+	q := `SELECT ` + sqlrow.SignalCols + ` FROM signals WHERE run_id = ?1 ORDER BY id`
 	if pendingOnly {
-		q = `SELECT ` + signalCols + ` FROM signals WHERE run_id = ?1 AND consumed_by IS NULL ORDER BY id`
+		q = `SELECT ` + sqlrow.SignalCols + ` FROM signals WHERE run_id = ?1 AND consumed_by IS NULL ORDER BY id`
 	}
-	gs, err := readAll(ctx, s, scanSignal, q, runID)
+	gs, err := readAll(ctx, s, sqlrow.ScanSignal, q, runID)
 	return gs, s.fail("listing the signals of run "+runID, err)
 }

@@ -6,14 +6,12 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/internal/sqlrow"
 )
 
 // migrationFiles are the schema changes, NNNN_name.sql, applied in order,
@@ -23,39 +21,9 @@ import (
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
 // migrations returns the embedded migrations in version order.
-func migrations() ([]migration, error) {
-	entries, err := fs.ReadDir(migrationFiles, "migrations")
-	if err != nil {
-		return nil, fmt.Errorf("reading embedded migrations: %w", err)
-	}
-	var out []migration
-	for _, e := range entries {
-		name := e.Name()
-		num, _, ok := strings.Cut(name, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v <= 0 {
-			return nil, fmt.Errorf("embedded migration %s is not named NNNN_name.sql", name)
-		}
-		b, err := migrationFiles.ReadFile(path.Join("migrations", name))
-		if err != nil {
-			return nil, fmt.Errorf("reading embedded migration %s: %w", name, err)
-		}
-		out = append(out, migration{version: v, name: strings.TrimSuffix(name, ".sql"), sql: string(b)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	for i, m := range out {
-		if m.version != i+1 {
-			return nil, fmt.Errorf("embedded migrations are not numbered 1, 2, 3, ...: %s", m.name)
-		}
-	}
-	return out, nil
+func migrations() ([]sqlrow.Migration, error) {
+	return sqlrow.Migrations(migrationFiles, "migrations")
 }
 
 // SchemaVersion is the newest schema this binary knows.
@@ -64,7 +32,7 @@ func SchemaVersion() int {
 	if err != nil || len(ms) == 0 {
 		return 0
 	}
-	return ms[len(ms)-1].version
+	return ms[len(ms)-1].Version
 }
 
 // probe reads the database without writing to it and refuses a file
@@ -189,7 +157,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	return nil
 }
 
-func (s *Store) apply(ctx context.Context, m migration) (err error) {
+func (s *Store) apply(ctx context.Context, m sqlrow.Migration) (err error) {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return s.fail("migrating the database", err)
@@ -212,17 +180,17 @@ func (s *Store) apply(ctx context.Context, m migration) (err error) {
 	if err := checkVersion(s.path, have); err != nil {
 		return err
 	}
-	if have >= m.version {
+	if have >= m.Version {
 		return tx.Rollback()
 	}
-	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-		return s.fail("applying migration "+m.name, err)
+	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+		return s.fail("applying migration "+m.Name, err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name) VALUES (?1, ?2)`, m.version, m.name); err != nil {
-		return s.fail("recording migration "+m.name, err)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name) VALUES (?1, ?2)`, m.Version, m.Name); err != nil {
+		return s.fail("recording migration "+m.Name, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return s.fail("committing migration "+m.name, err)
+		return s.fail("committing migration "+m.Name, err)
 	}
 	return nil
 }

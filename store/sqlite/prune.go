@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/internal/sqlrow"
 )
 
 // pruneRootsSQL selects the top-level runs whose whole tree may be
@@ -66,7 +67,7 @@ func (s *Store) RunPrune(ctx context.Context, p store.RunPruneParams) (store.Pru
 		limit = int64(p.Limit)
 	}
 	err := s.write(ctx, "pruning finished runs", func(w *wtx) error {
-		roots, err := writeAll(w, scanString, pruneRootsSQL, p.Before.UnixMicro(), limit)
+		roots, err := writeAll(w, sqlrow.ScanString, pruneRootsSQL, p.Before.UnixMicro(), limit)
 		if err != nil {
 			return fmt.Errorf("selecting run trees: %w", err)
 		}
@@ -77,7 +78,7 @@ func (s *Store) RunPrune(ctx context.Context, p store.RunPruneParams) (store.Pru
 		if err != nil {
 			return err
 		}
-		ids, err := writeAll(w, scanString, pruneTreeSQL, string(rootsJSON))
+		ids, err := writeAll(w, sqlrow.ScanString, pruneTreeSQL, string(rootsJSON))
 		if err != nil {
 			return fmt.Errorf("listing the runs of the trees: %w", err)
 		}
@@ -111,10 +112,4 @@ func (s *Store) RunPrune(ctx context.Context, p store.RunPruneParams) (store.Pru
 		return store.PruneResult{}, err
 	}
 	return res, nil
-}
-
-func scanString(sc scanner) (string, error) {
-	var s string
-	err := sc.Scan(&s)
-	return s, err
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/internal/sqlrow"
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
@@ -58,8 +59,8 @@ func (w *wtx) insertRun(p store.RunInsertParams) error {
 	if avail.IsZero() {
 		avail = p.Now
 	}
-	_, err := w.exec(insertRunSQL, p.ID, p.Workflow, p.Version, p.GraphHash, sv(p.Key),
-		p.Now.UnixMicro(), avail.UnixMicro(), tv(p.DeadlineAt), sv(p.ParentRunID), sv(p.ParentStepKey), sv(p.RootRunID), sv(p.WorkDir))
+	_, err := w.exec(insertRunSQL, p.ID, p.Workflow, p.Version, p.GraphHash, sqlrow.TextArg(p.Key),
+		p.Now.UnixMicro(), avail.UnixMicro(), sqlrow.TimeArg(p.DeadlineAt), sqlrow.TextArg(p.ParentRunID), sqlrow.TextArg(p.ParentStepKey), sqlrow.TextArg(p.RootRunID), sqlrow.TextArg(p.WorkDir))
 	switch sqliteExtCode(err) {
 	case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
 		return fmt.Errorf("run %s already exists: %w", p.ID, store.ErrConflict)
@@ -89,7 +90,7 @@ func (w *wtx) insertEvents(runID string, at int64, evs []store.EventWrite) ([]in
 		args := make([]any, 2, 2+3*n)
 		args[0], args[1] = runID, at
 		for _, e := range evs[:n] {
-			args = append(args, e.Kind, sv(e.StepKey), jv(e.Data))
+			args = append(args, e.Kind, sqlrow.TextArg(e.StepKey), sqlrow.JSONArg(e.Data))
 		}
 		res, err := w.exec(insertEventsSQL[n], args...)
 		if err != nil {
@@ -114,7 +115,7 @@ func (w *wtx) insertEvents(runID string, at int64, evs []store.EventWrite) ([]in
 	base := len(ids) - len(evs)
 	for j, e := range evs {
 		i := base + j
-		res, err := w.exec(insertEventSQL, runID, at, e.Kind, sv(e.StepKey), jv(e.Data))
+		res, err := w.exec(insertEventSQL, runID, at, e.Kind, sqlrow.TextArg(e.StepKey), sqlrow.JSONArg(e.Data))
 		if err != nil {
 			return nil, fmt.Errorf("appending event %s of run %s: %w", e.Kind, runID, err)
 		}
@@ -133,7 +134,7 @@ func (s *Store) RunInsert(ctx context.Context, p store.RunInsertParams) (store.R
 			return err
 		}
 		var err error
-		r, err = scanRun(w.queryRow(selectRunSQL, p.ID))
+		r, err = sqlrow.ScanRun(w.queryRow(selectRunSQL, p.ID))
 		return err
 	})
 	return r, err
@@ -141,7 +142,7 @@ func (s *Store) RunInsert(ctx context.Context, p store.RunInsertParams) (store.R
 
 // RunGet returns a run by full id, or store.ErrNotFound.
 func (s *Store) RunGet(ctx context.Context, id string) (store.Run, error) {
-	r, err := scanRun(s.queryRow(ctx, selectRunSQL, id))
+	r, err := sqlrow.ScanRun(s.queryRow(ctx, selectRunSQL, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, fmt.Errorf("run %s: %w", id, store.ErrNotFound)
 	}
@@ -161,9 +162,9 @@ func (s *Store) RunFind(ctx context.Context, idOrPrefix string) (store.Run, erro
 	lo, hi := idOrPrefix, prefixEnd(idOrPrefix)
 	var rs []store.Run
 	if hi == "" {
-		rs, err = readAll(ctx, s, scanRun, `SELECT `+runCols+` FROM runs WHERE id >= ?1 ORDER BY id LIMIT 2`, lo)
+		rs, err = readAll(ctx, s, sqlrow.ScanRun, `SELECT `+runCols+` FROM runs WHERE id >= ?1 ORDER BY id LIMIT 2`, lo)
 	} else {
-		rs, err = readAll(ctx, s, scanRun, `SELECT `+runCols+` FROM runs WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 2`, lo, hi)
+		rs, err = readAll(ctx, s, sqlrow.ScanRun, `SELECT `+runCols+` FROM runs WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 2`, lo, hi)
 	}
 	if err != nil {
 		return store.Run{}, s.fail("finding run "+idOrPrefix, err)
@@ -197,7 +198,7 @@ func (s *Store) RunGetByKey(ctx context.Context, workflow, key string) (store.Ru
 	if key == "" {
 		return store.Run{}, fmt.Errorf("workflow %s run with an empty key: %w", workflow, store.ErrNotFound)
 	}
-	r, err := scanRun(s.queryRow(ctx, `SELECT `+runCols+` FROM runs WHERE workflow = ?1 AND key = ?2
+	r, err := sqlrow.ScanRun(s.queryRow(ctx, `SELECT `+runCols+` FROM runs WHERE workflow = ?1 AND key = ?2
 		ORDER BY created_at DESC, id DESC LIMIT 1`, workflow, key))
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, fmt.Errorf("workflow %s run with key %q: %w", workflow, key, store.ErrNotFound)
@@ -207,7 +208,7 @@ func (s *Store) RunGetByKey(ctx context.Context, workflow, key string) (store.Ru
 
 // RunChildren lists the runs whose parent is the run, oldest first.
 func (s *Store) RunChildren(ctx context.Context, runID string) ([]store.Run, error) {
-	rs, err := readAll(ctx, s, scanRun, `SELECT `+runCols+` FROM runs WHERE parent_run_id = ?1 ORDER BY created_at, id`, runID)
+	rs, err := readAll(ctx, s, sqlrow.ScanRun, `SELECT `+runCols+` FROM runs WHERE parent_run_id = ?1 ORDER BY created_at, id`, runID)
 	return rs, s.fail("listing the children of run "+runID, err)
 }
 
@@ -263,11 +264,11 @@ func (s *Store) RunList(ctx context.Context, p store.RunListParams) ([]store.Run
 		COALESCE(counts.done, 0)
 	FROM page LEFT JOIN counts ON counts.run_id = page.id
 	ORDER BY page.created_at DESC, page.id DESC`
-	out, err := readAll(ctx, s, func(sc scanner) (store.RunSummary, error) {
+	out, err := readAll(ctx, s, func(sc sqlrow.Scanner) (store.RunSummary, error) {
 		var r store.RunSummary
 		var status string
-		err := sc.Scan(&r.ID, &r.Workflow, &r.Version, textCol{&r.Key}, &status,
-			timeCol{&r.CreatedAt}, timeCol{&r.FinishedAt}, &r.StepsTotal, &r.StepsDone)
+		err := sc.Scan(&r.ID, &r.Workflow, &r.Version, sqlrow.Text(&r.Key), &status,
+			sqlrow.Time(&r.CreatedAt), sqlrow.Time(&r.FinishedAt), &r.StepsTotal, &r.StepsDone)
 		r.Status = store.RunStatus(status)
 		return r, err
 	}, q, args...)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/internal/sqlrow"
 )
 
 // fenceSQL is the first statement of every transition: it applies the run
@@ -203,7 +204,7 @@ func (s *Store) TransitionCommit(ctx context.Context, ts []store.Transition) ([]
 func (w *wtx) transition(t *store.Transition) (store.TransitionResult, error) {
 	res := store.TransitionResult{RunID: t.RunID}
 	now := t.Now.UnixMicro()
-	n, err := w.execN(fenceFor(t), fenceArgs(t, now)...)
+	n, err := w.execN(fenceFor(t), sqlrow.FenceArgs(t, now)...)
 	if err != nil {
 		return res, err
 	}
@@ -212,7 +213,7 @@ func (w *wtx) transition(t *store.Transition) (store.TransitionResult, error) {
 		if err := w.queryRow(`SELECT status, version, graph_hash FROM runs WHERE id = ?1`, t.RunID).Scan(&status, &version, &hash); err != nil {
 			return res, fmt.Errorf("transition of an unknown run: %w", store.ErrNotFound)
 		}
-		res.Err = fenceError(t, status, version, hash)
+		res.Err = sqlrow.FenceError(t, status, version, hash)
 		return res, nil
 	}
 	steps := t.Steps
@@ -222,7 +223,7 @@ func (w *wtx) transition(t *store.Transition) (store.TransitionResult, error) {
 		args[0] = t.RunID
 		for _, st := range steps[:n] {
 			args = append(args, st.Key, st.Step, st.Index, st.Iteration, string(st.Status), st.Attempts,
-				jv(st.Output), jv(st.Error), tv(st.StartedAt), tv(st.FinishedAt), tv(st.WakeAt), sv(st.Detail), jv(st.State))
+				sqlrow.JSONArg(st.Output), sqlrow.JSONArg(st.Error), sqlrow.TimeArg(st.StartedAt), sqlrow.TimeArg(st.FinishedAt), sqlrow.TimeArg(st.WakeAt), sqlrow.TextArg(st.Detail), sqlrow.JSONArg(st.State))
 		}
 		if _, err := w.exec(upsertStepsSQL[n], args...); err != nil {
 			return res, fmt.Errorf("writing %d steps: %w", n, err)
@@ -231,7 +232,7 @@ func (w *wtx) transition(t *store.Transition) (store.TransitionResult, error) {
 	}
 	for _, st := range steps {
 		if _, err := w.exec(upsertStepSQL, t.RunID, st.Key, st.Step, st.Index, st.Iteration, string(st.Status), st.Attempts,
-			jv(st.Output), jv(st.Error), tv(st.StartedAt), tv(st.FinishedAt), tv(st.WakeAt), sv(st.Detail), jv(st.State)); err != nil {
+			sqlrow.JSONArg(st.Output), sqlrow.JSONArg(st.Error), sqlrow.TimeArg(st.StartedAt), sqlrow.TimeArg(st.FinishedAt), sqlrow.TimeArg(st.WakeAt), sqlrow.TextArg(st.Detail), sqlrow.JSONArg(st.State)); err != nil {
 			return res, fmt.Errorf("writing step %s: %w", st.Key, err)
 		}
 	}
@@ -241,8 +242,8 @@ func (w *wtx) transition(t *store.Transition) (store.TransitionResult, error) {
 		args := make([]any, 1, 1+9*n)
 		args[0] = t.RunID
 		for _, a := range atts[:n] {
-			args = append(args, a.StepKey, a.Attempt, string(a.Status), sv(a.Owner),
-				tv(a.StartedAt), tv(a.FinishedAt), jv(a.Output), jv(a.Error), sv(a.IdempotencyKey))
+			args = append(args, a.StepKey, a.Attempt, string(a.Status), sqlrow.TextArg(a.Owner),
+				sqlrow.TimeArg(a.StartedAt), sqlrow.TimeArg(a.FinishedAt), sqlrow.JSONArg(a.Output), sqlrow.JSONArg(a.Error), sqlrow.TextArg(a.IdempotencyKey))
 		}
 		if _, err := w.exec(upsertAttemptsSQL[n], args...); err != nil {
 			return res, fmt.Errorf("writing %d attempts: %w", n, err)
@@ -250,8 +251,8 @@ func (w *wtx) transition(t *store.Transition) (store.TransitionResult, error) {
 		atts = atts[n:]
 	}
 	for _, a := range atts {
-		if _, err := w.exec(upsertAttemptSQL, t.RunID, a.StepKey, a.Attempt, string(a.Status), sv(a.Owner),
-			tv(a.StartedAt), tv(a.FinishedAt), jv(a.Output), jv(a.Error), sv(a.IdempotencyKey)); err != nil {
+		if _, err := w.exec(upsertAttemptSQL, t.RunID, a.StepKey, a.Attempt, string(a.Status), sqlrow.TextArg(a.Owner),
+			sqlrow.TimeArg(a.StartedAt), sqlrow.TimeArg(a.FinishedAt), sqlrow.JSONArg(a.Output), sqlrow.JSONArg(a.Error), sqlrow.TextArg(a.IdempotencyKey)); err != nil {
 			return res, fmt.Errorf("writing attempt %d of step %s: %w", a.Attempt, a.StepKey, err)
 		}
 	}
@@ -300,64 +301,4 @@ func (w *wtx) transition(t *store.Transition) (store.TransitionResult, error) {
 		return res, err
 	}
 	return res, nil
-}
-
-// fenceError says why the fence of a transition matched no row of an
-// existing run: its Expect does not hold (ErrConflict), or its lease is
-// lost (ErrLeaseLost).
-func fenceError(t *store.Transition, status, version, hash string) error {
-	if x := t.Expect; x != nil && (string(x.Status) != status || x.Version != version || x.GraphHash != hash) {
-		return fmt.Errorf("run %s is %s on version %s, not %s on version %s as expected: %w",
-			t.RunID, status, version, x.Status, x.Version, store.ErrConflict)
-	}
-	return fmt.Errorf("run %s is held by another lease than %s@%d: %w", t.RunID, t.Lease.Owner, t.Lease.Epoch, store.ErrLeaseLost)
-}
-
-// fenceArgs are the parameters of fenceSQL.
-func fenceArgs(t *store.Transition, now int64) []any {
-	args := []any{t.RunID, t.Lease.Owner, t.Lease.Epoch, now,
-		nil, nil, nil, nil, nil, nil, false, nil, false, nil, nil, false, false, nil, false, nil, nil, nil, nil}
-	if x := t.Expect; x != nil {
-		args[20], args[21], args[22] = string(x.Status), x.Version, x.GraphHash
-	}
-	u := t.Run
-	if u == nil {
-		return args
-	}
-	if u.Status != nil {
-		args[4] = string(*u.Status)
-	}
-	if u.Version != nil {
-		args[5] = *u.Version
-	}
-	if u.GraphHash != nil {
-		args[6] = *u.GraphHash
-	}
-	args[7] = jv(u.Outputs)
-	args[8] = jv(u.Error)
-	if u.AvailableAt != nil {
-		at := *u.AvailableAt
-		if at.IsZero() {
-			at = t.Now
-		}
-		args[9] = at.UnixMicro()
-	}
-	if u.FinishedAt != nil {
-		args[10], args[11] = true, tv(*u.FinishedAt)
-	}
-	if u.DeadlineAt != nil {
-		args[12], args[13] = true, tv(*u.DeadlineAt)
-	}
-	if u.AttemptsUsed != nil {
-		args[14] = *u.AttemptsUsed
-	}
-	if u.Attempt != nil {
-		args[19] = *u.Attempt
-	}
-	if u.WaitReason != nil {
-		args[15], args[17] = true, sv(*u.WaitReason)
-	}
-	args[16] = u.ClearCancel
-	args[18] = u.Release
-	return args
 }

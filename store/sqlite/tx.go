@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/flowrun/flowrun/store/internal/sqlrow"
 )
 
 // write runs fn in one write transaction (BEGIN IMMEDIATE on the single
@@ -99,7 +101,7 @@ func (w *wtx) query(query string, args ...any) (*sql.Rows, error) {
 	return st.QueryContext(w.ctx, args...)
 }
 
-func (w *wtx) queryRow(query string, args ...any) scanner {
+func (w *wtx) queryRow(query string, args ...any) sqlrow.Scanner {
 	st, err := w.stmt(query)
 	if err != nil {
 		return errRow{err}
@@ -122,7 +124,7 @@ func (s *Store) query(ctx context.Context, query string, args ...any) (*sql.Rows
 }
 
 // queryRow runs a one-row query on the read pool.
-func (s *Store) queryRow(ctx context.Context, query string, args ...any) scanner {
+func (s *Store) queryRow(ctx context.Context, query string, args ...any) sqlrow.Scanner {
 	st, err := s.stmt(ctx, false, query)
 	if err != nil {
 		return errRow{err}
@@ -131,7 +133,7 @@ func (s *Store) queryRow(ctx context.Context, query string, args ...any) scanner
 }
 
 // readAll runs a query on the read pool and scans every row.
-func readAll[T any](ctx context.Context, s *Store, scan func(scanner) (T, error), query string, args ...any) ([]T, error) {
+func readAll[T any](ctx context.Context, s *Store, scan func(sqlrow.Scanner) (T, error), query string, args ...any) ([]T, error) {
 	rows, err := s.query(ctx, query, args...)
 	if err != nil {
 		return nil, err
@@ -140,7 +142,7 @@ func readAll[T any](ctx context.Context, s *Store, scan func(scanner) (T, error)
 }
 
 // writeAll runs a query in a write transaction and scans every row.
-func writeAll[T any](w *wtx, scan func(scanner) (T, error), query string, args ...any) ([]T, error) {
+func writeAll[T any](w *wtx, scan func(sqlrow.Scanner) (T, error), query string, args ...any) ([]T, error) {
 	rows, err := w.query(query, args...)
 	if err != nil {
 		return nil, err
@@ -149,7 +151,7 @@ func writeAll[T any](w *wtx, scan func(scanner) (T, error), query string, args .
 }
 
 // collect reads every row of rows with scan and closes rows.
-func collect[T any](rows *sql.Rows, scan func(scanner) (T, error)) ([]T, error) {
+func collect[T any](rows *sql.Rows, scan func(sqlrow.Scanner) (T, error)) ([]T, error) {
 	defer rows.Close()
 	var out []T
 	for rows.Next() {

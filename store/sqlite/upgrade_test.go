@@ -29,10 +29,10 @@ func TestUpgradeMovesRunInputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range ms[:4] {
-		if _, err := db.Exec(m.sql); err != nil {
-			t.Fatalf("%s: %v", m.name, err)
+		if _, err := db.Exec(m.SQL); err != nil {
+			t.Fatalf("%s: %v", m.Name, err)
 		}
-		if _, err := db.Exec(`INSERT INTO schema_migrations (version, name) VALUES (?1, ?2)`, m.version, m.name); err != nil {
+		if _, err := db.Exec(`INSERT INTO schema_migrations (version, name) VALUES (?1, ?2)`, m.Version, m.Name); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/internal/sqlrow"
 )
 
 // VersionPut stores a workflow version; the same hash again is a no-op, a
@@ -15,7 +16,7 @@ func (s *Store) VersionPut(ctx context.Context, p store.VersionPutParams) (store
 	var v store.Version
 	op := fmt.Sprintf("storing workflow %s version %s", p.Workflow, p.Version)
 	err := s.write(ctx, op, func(w *wtx) error {
-		res, err := w.exec(`INSERT INTO workflow_versions (`+versionCols+`, steps)
+		res, err := w.exec(`INSERT INTO workflow_versions (`+sqlrow.VersionCols+`, steps)
 			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
 			ON CONFLICT (workflow, version) DO NOTHING`,
 			p.Workflow, p.Version, p.Major, p.Minor, p.Patch, p.Hash, p.Graph, p.Now.UnixMicro(), stepCount(p.Steps))
@@ -33,7 +34,7 @@ func (s *Store) VersionPut(ctx context.Context, p store.VersionPutParams) (store
 				return err
 			}
 		}
-		v, err = scanVersion(w.queryRow(`SELECT `+versionCols+` FROM workflow_versions WHERE workflow = ?1 AND version = ?2`,
+		v, err = scanVersion(w.queryRow(`SELECT `+sqlrow.VersionCols+` FROM workflow_versions WHERE workflow = ?1 AND version = ?2`,
 			p.Workflow, p.Version))
 		if err != nil {
 			return err
@@ -51,7 +52,7 @@ func (s *Store) VersionPut(ctx context.Context, p store.VersionPutParams) (store
 
 // VersionGet returns one stored version, or store.ErrNotFound.
 func (s *Store) VersionGet(ctx context.Context, workflow, version string) (store.Version, error) {
-	v, err := scanVersion(s.queryRow(ctx, `SELECT `+versionCols+` FROM workflow_versions WHERE workflow = ?1 AND version = ?2`,
+	v, err := scanVersion(s.queryRow(ctx, `SELECT `+sqlrow.VersionCols+` FROM workflow_versions WHERE workflow = ?1 AND version = ?2`,
 		workflow, version))
 	if errors.Is(err, sql.ErrNoRows) {
 		return v, fmt.Errorf("workflow %s version %s: %w", workflow, version, store.ErrNotFound)
@@ -62,7 +63,7 @@ func (s *Store) VersionGet(ctx context.Context, workflow, version string) (store
 // VersionGetByHash returns the version of a workflow with that graph hash;
 // when several versions share the graph, the oldest by semantic version.
 func (s *Store) VersionGetByHash(ctx context.Context, workflow, hash string) (store.Version, error) {
-	v, err := scanVersion(s.queryRow(ctx, `SELECT `+versionCols+` FROM workflow_versions
+	v, err := scanVersion(s.queryRow(ctx, `SELECT `+sqlrow.VersionCols+` FROM workflow_versions
 		WHERE workflow = ?1 AND hash = ?2 ORDER BY major, minor, patch LIMIT 1`, workflow, hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return v, fmt.Errorf("workflow %s with graph hash %.12s: %w", workflow, hash, store.ErrNotFound)
@@ -76,9 +77,9 @@ func (s *Store) VersionList(ctx context.Context, workflow string) ([]store.Versi
 	var vs []store.Version
 	var err error
 	if workflow == "" {
-		vs, err = readAll(ctx, s, scanVersion, `SELECT `+versionCols+` FROM workflow_versions ORDER BY workflow, major, minor, patch`)
+		vs, err = readAll(ctx, s, scanVersion, `SELECT `+sqlrow.VersionCols+` FROM workflow_versions ORDER BY workflow, major, minor, patch`)
 	} else {
-		vs, err = readAll(ctx, s, scanVersion, `SELECT `+versionCols+` FROM workflow_versions
+		vs, err = readAll(ctx, s, scanVersion, `SELECT `+sqlrow.VersionCols+` FROM workflow_versions
 			WHERE workflow = ?1 ORDER BY major, minor, patch`, workflow)
 	}
 	return vs, s.fail("listing workflow versions", err)
@@ -89,9 +90,9 @@ func (s *Store) VersionHeads(ctx context.Context, workflow string) ([]store.Vers
 	var vs []store.Version
 	var err error
 	if workflow == "" {
-		vs, err = readAll(ctx, s, scanVersion, `SELECT `+versionHeadCols+` FROM workflow_versions ORDER BY workflow, major, minor, patch`)
+		vs, err = readAll(ctx, s, scanVersion, `SELECT `+sqlrow.VersionHeadCols+` FROM workflow_versions ORDER BY workflow, major, minor, patch`)
 	} else {
-		vs, err = readAll(ctx, s, scanVersion, `SELECT `+versionHeadCols+` FROM workflow_versions
+		vs, err = readAll(ctx, s, scanVersion, `SELECT `+sqlrow.VersionHeadCols+` FROM workflow_versions
 			WHERE workflow = ?1 ORDER BY major, minor, patch`, workflow)
 	}
 	return vs, s.fail("listing workflow versions", err)

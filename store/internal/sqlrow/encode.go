@@ -1,0 +1,94 @@
+package sqlrow
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// TimeArg encodes a time for a parameter: unix microseconds, NULL for the
+// zero time.
+func TimeArg(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixMicro()
+}
+
+// JSONArg encodes JSON for a parameter: text, NULL when empty.
+func JSONArg(j json.RawMessage) any {
+	if len(j) == 0 {
+		return nil
+	}
+	return string(j)
+}
+
+// TextArg encodes optional text for a parameter: NULL when empty.
+func TextArg(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// Time scans a time column into *t.
+func Time(t *time.Time) TimeCol { return TimeCol{t} }
+
+// TimeCol scans a time column.
+type TimeCol struct{ t *time.Time }
+
+// Scan implements sql.Scanner.
+func (c TimeCol) Scan(v any) error {
+	switch x := v.(type) {
+	case nil:
+		*c.t = time.Time{}
+	case int64:
+		*c.t = time.UnixMicro(x).UTC()
+	default:
+		return fmt.Errorf("time column holds %T, want an integer of unix microseconds", v)
+	}
+	return nil
+}
+
+// Text scans an optional text column into *s ("" for NULL).
+func Text(s *string) TextCol { return TextCol{s} }
+
+// TextCol scans an optional text column.
+type TextCol struct{ s *string }
+
+// Scan implements sql.Scanner.
+func (c TextCol) Scan(v any) error {
+	switch x := v.(type) {
+	case nil:
+		*c.s = ""
+	case string:
+		*c.s = x
+	case []byte:
+		*c.s = string(x)
+	default:
+		return fmt.Errorf("text column holds %T", v)
+	}
+	return nil
+}
+
+// JSON scans a JSON text column into *j (nil for NULL). The bytes are
+// copied: a driver may reuse its buffer.
+func JSON(j *json.RawMessage) JSONCol { return JSONCol{j} }
+
+// JSONCol scans a JSON text column.
+type JSONCol struct{ j *json.RawMessage }
+
+// Scan implements sql.Scanner.
+func (c JSONCol) Scan(v any) error {
+	switch x := v.(type) {
+	case nil:
+		*c.j = nil
+	case string:
+		*c.j = json.RawMessage(x)
+	case []byte:
+		*c.j = append(json.RawMessage(nil), x...)
+	default:
+		return fmt.Errorf("JSON column holds %T", v)
+	}
+	return nil
+}
