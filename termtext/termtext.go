@@ -36,18 +36,18 @@ import (
 func Line(s string) string { return escape(s, false) }
 
 // Lines returns s for a multi-line place (a program's output shown as a
-// block): as Line, but \n and \t are kept, so the text keeps its lines and
-// indentation. Everything else that moves the cursor (\r, ESC, …) is still
-// escaped.
+// block of lines): as Line, but \n is kept, so the text keeps its lines.
+// A tab is escaped as in Line: a view lays text out in cells, and how wide
+// a tab is depends on the column the terminal is at.
 func Lines(s string) string { return escape(s, true) }
 
-// escape is Line and Lines: keepLayout keeps \n and \t.
-func escape(s string, keepLayout bool) string {
+// escape is Line and Lines: keepNewline keeps \n.
+func escape(s string, keepNewline bool) string {
 	// Most text is plain ASCII and needs nothing.
 	i := 0
 	for i < len(s) {
 		c := s[i]
-		if c >= 0x80 || c == 0x7f || c < 0x20 && !(keepLayout && (c == '\n' || c == '\t')) {
+		if c >= 0x80 || c == 0x7f || c < 0x20 && !(keepNewline && c == '\n') {
 			break
 		}
 		i++
@@ -62,7 +62,7 @@ func escape(s string, keepLayout bool) string {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			switch {
-			case keepLayout && (c == '\n' || c == '\t'):
+			case keepNewline && c == '\n':
 				b.WriteByte(c)
 			case c < 0x20 || c == 0x7f:
 				writeByteEscape(&b, c)

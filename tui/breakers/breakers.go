@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/flowrun/flowrun/termtext"
 	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/theme"
 )
@@ -43,7 +44,7 @@ func (m Model) View() string {
 	case !m.available:
 		return title + "\n" + theme.Cut("Breakers are not available: this build of flowrun does not store breaker state yet.", m.width)
 	case m.err != nil:
-		return title + "\n" + st.Error.Render(theme.Cut("Cannot read the breakers: "+m.err.Error(), m.width))
+		return title + "\n" + st.Error.Render(theme.Cut("Cannot read the breakers: "+termtext.Line(m.err.Error()), m.width))
 	case !m.loaded:
 		return title + "\n" + st.Faint.Render("Loading…")
 	case len(m.items) == 0:
@@ -59,7 +60,7 @@ func (m Model) View() string {
 		if b.State == "open" {
 			trial = theme.Countdown(b.CooldownUntil, now)
 		}
-		lines = append(lines, theme.Cut(fmt.Sprintf("%-24s %-10s %8d  %s", theme.Cut(b.Name, 24), b.State, b.Failures, trial), m.width))
+		lines = append(lines, theme.Cut(fmt.Sprintf("%-24s %-10s %8d  %s", theme.Cut(termtext.Line(b.Name), 24), termtext.Line(b.State), b.Failures, trial), m.width))
 	}
 	return strings.Join(lines, "\n")
 }

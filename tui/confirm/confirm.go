@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/flowrun/flowrun/termtext"
 	"github.com/flowrun/flowrun/tui/keys"
 	"github.com/flowrun/flowrun/tui/theme"
 )
@@ -58,9 +59,11 @@ func (m Model) View() string {
 	st := m.ctx.Styles
 	w := max(20, min(70, m.ctx.Width-4))
 	var lines []string
-	lines = append(lines, st.Header.Render(theme.Cut(m.title, w)), "")
+	// The title and body may quote stored text (a run's key, an error):
+	// escaped for the terminal, line by line.
+	lines = append(lines, st.Header.Render(theme.Cut(termtext.Line(m.title), w)), "")
 	for _, l := range strings.Split(m.body, "\n") {
-		lines = append(lines, wrap(l, w)...)
+		lines = append(lines, wrap(termtext.Line(l), w)...)
 	}
 	lines = append(lines, "", st.Key.Render("y")+" yes   "+st.Key.Render("n/esc")+" no")
 	return st.Dialog.Width(w + 2).Render(strings.Join(lines, "\n"))

@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/flowrun/flowrun/termtext"
 	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/keys"
 	"github.com/flowrun/flowrun/tui/theme"
@@ -84,7 +85,7 @@ func (m Model) View() string {
 	case !m.available:
 		return title + "\n" + theme.Cut("Dead letters are not available: this build of flowrun does not store them yet.", m.width)
 	case m.err != nil:
-		return title + "\n" + st.Error.Render(theme.Cut("Cannot read the dead letters: "+m.err.Error(), m.width))
+		return title + "\n" + st.Error.Render(theme.Cut("Cannot read the dead letters: "+termtext.Line(m.err.Error()), m.width))
 	case !m.loaded:
 		return title + "\n" + st.Faint.Render("Loading…")
 	case len(m.items) == 0:
@@ -98,7 +99,8 @@ func (m Model) View() string {
 		if len(run) > 12 {
 			run = "…" + run[len(run)-11:]
 		}
-		line := fmt.Sprintf("%-6d %-12s %-16s %-5d %s", d.ID, run, theme.Cut(d.Step, 16), d.Index, strings.TrimSpace(string(d.Error)))
+		line := fmt.Sprintf("%-6d %-12s %-16s %-5d %s", d.ID, termtext.Line(run), theme.Cut(termtext.Line(d.Step), 16), d.Index,
+			termtext.Line(strings.TrimSpace(string(d.Error))))
 		if i == m.cursor {
 			line = st.Selected.Render(theme.Fit(line, m.width))
 		} else {

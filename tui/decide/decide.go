@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/flowrun/flowrun/termtext"
 	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/keys"
 	"github.com/flowrun/flowrun/tui/theme"
@@ -83,17 +84,17 @@ func (m Model) lines() []string {
 		ls = append(ls, "  none")
 	}
 	for _, c := range p.Changes {
-		ls = append(ls, fmt.Sprintf("  %-5s %s %s", c.Bump, c.Path, c.What))
+		ls = append(ls, termtext.Line(fmt.Sprintf("  %-5s %s %s", c.Bump, c.Path, c.What)))
 	}
 	ls = append(ls, "")
 	if p.PlanErr != nil {
-		ls = append(ls, st.Error.Render("Migration cannot be planned: ")+p.PlanErr.Error())
+		ls = append(ls, st.Error.Render("Migration cannot be planned: ")+termtext.Line(p.PlanErr.Error()))
 		return ls
 	}
 	ls = append(ls, st.Header.Render(fmt.Sprintf("A migration keeps %d completed step(s):", len(p.Keep))))
-	ls = append(ls, "  "+listOr(p.Keep, "none"))
+	ls = append(ls, "  "+termtext.Line(listOr(p.Keep, "none")))
 	ls = append(ls, st.Header.Render(fmt.Sprintf("and re-runs %d completed step(s):", len(p.Rerun))))
-	ls = append(ls, "  "+listOr(p.Rerun, "none"))
+	ls = append(ls, "  "+termtext.Line(listOr(p.Rerun, "none")))
 	return ls
 }
 
@@ -112,7 +113,7 @@ func (m Model) View() string {
 	w := max(20, min(76, m.ctx.Width-4))
 	p := m.plan
 	head := []string{
-		st.Title.Render(theme.Cut(fmt.Sprintf("Run %s of %s is blocked", p.RunID, p.Workflow), w)),
+		st.Title.Render(theme.Cut(termtext.Line(fmt.Sprintf("Run %s of %s is blocked", p.RunID, p.Workflow)), w)),
 		theme.Cut(fmt.Sprintf("It is bound to %s; %s is stored and differs in a %s way.", p.From, p.To, p.Bump), w),
 		"",
 	}

@@ -105,3 +105,24 @@ func TestScreenGoldenAndChoices(t *testing.T) {
 		t.Error("esc did not close")
 	}
 }
+
+// TestScreenEscapesControls: the changes quote the workflow's text (here a
+// command with an escape sequence): it is drawn escaped.
+func TestScreenEscapesControls(t *testing.T) {
+	ctx := theme.NewContext(&bytes.Buffer{}, true, clock.NewFake(clock.Real{}.Now()))
+	ctx.Width, ctx.Height = 120, 24
+	p := plan(t)
+	p.Changes = append(p.Changes, lang.Change{Path: "step \"x\x1b[2K\"", What: "changed\r", Bump: lang.BumpPatch})
+	p.Keep = append(p.Keep, "k\x1b[1A")
+	m := New(ctx, keys.Default, p)
+	m.SetHeight(24)
+	v := m.View()
+	for _, want := range []string{`step "x\x1b[2K" changed\r`, `price, k\x1b[1A`} {
+		if !strings.Contains(v, want) {
+			t.Errorf("screen lacks %q:\n%s", want, v)
+		}
+	}
+	if strings.ContainsAny(v, "\x1b\r") {
+		t.Errorf("screen holds raw control characters:\n%q", v)
+	}
+}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/termtext"
 	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/theme"
 )
@@ -224,7 +225,7 @@ func (m Model) View() string {
 	w := max(20, m.ctx.Width)
 	if m.d == nil {
 		if m.err != nil {
-			return st.Error.Render(theme.Cut("Cannot read the run: "+m.err.Error(), w)) + "\n"
+			return st.Error.Render(theme.Cut("Cannot read the run: "+termtext.Line(m.err.Error()), w)) + "\n"
 		}
 		return frames[0] + " starting…\n"
 	}
@@ -241,7 +242,9 @@ func (m Model) View() string {
 	if r.WaitReason != "" && !r.Status.Terminal() {
 		head += " · waiting on " + r.WaitReason
 	}
-	lines := []string{st.StatusStyle(string(r.Status)).Render(theme.Cut(head, w))}
+	// Stored text (a key, a wait reason, a step's detail, an error) is
+	// escaped for the terminal before it is styled and cut.
+	lines := []string{st.StatusStyle(string(r.Status)).Render(theme.Cut(termtext.Line(head), w))}
 	done, total := 0, 0
 	for _, s := range m.d.Steps {
 		if s.Index >= 0 || s.Iteration >= 0 {
@@ -269,18 +272,18 @@ func (m Model) View() string {
 		if s.Detail != "" {
 			line += " · " + s.Detail
 		}
-		lines = append(lines, theme.Cut(line, w))
+		lines = append(lines, theme.Cut(termtext.Line(line), w))
 	}
 	if m.d.Graph != nil {
 		total = max(total, len(m.d.Graph.Steps))
 	}
 	if m.err != nil {
-		lines = append(lines, st.Warning.Render(theme.Cut("  cannot read the store: "+m.err.Error()+" (retrying)", w)))
+		lines = append(lines, st.Warning.Render(theme.Cut("  cannot read the store: "+termtext.Line(m.err.Error())+" (retrying)", w)))
 	}
 	barW := max(10, min(40, w-20))
 	lines = append(lines, "  "+st.Bar(done, total, barW)+fmt.Sprintf(" %d/%d steps", done, total))
 	if m.notice != "" {
-		lines = append(lines, st.Warning.Render(theme.Cut("  "+m.notice, w)))
+		lines = append(lines, st.Warning.Render(theme.Cut("  "+termtext.Line(m.notice), w)))
 	}
 	return strings.Join(lines, "\n") + "\n"
 }

@@ -9,6 +9,8 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/flowrun/flowrun/clock"
+	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/internal/fixture"
 	"github.com/flowrun/flowrun/tui/theme"
@@ -93,5 +95,30 @@ func TestRunReturnsWhenCanceled(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "approve 1.0.0") {
 		t.Fatalf("output lacks the run:\n%q", out.String())
+	}
+}
+
+// TestViewEscapesStoredText: apply's live view draws stored text (a
+// workflow's name, a wait reason, a step's detail, a store error) with its
+// control characters escaped; an erase-line and carriage return would
+// rewrite the line it is drawn on.
+func TestViewEscapesStoredText(t *testing.T) {
+	tctx := theme.NewContext(&bytes.Buffer{}, true, clock.NewFake(fixture.T0.Add(5*time.Second)))
+	tctx.Width = 200
+	m := Model{ctx: tctx, runID: "RUN1", d: &feed.RunDetail{
+		Run: store.Run{ID: "RUN1", Workflow: "w", Status: store.RunWaiting, WaitReason: "signal:go\x1b[2K\rdone",
+			StartedAt: fixture.T0},
+		Steps: []store.Step{{Key: "a", Step: "a", Index: -1, Iteration: -1, Status: store.StepWaiting,
+			StartedAt: fixture.T0, Detail: "fake\x1b[2K\rall good \u202eevil"}},
+		Bound: "1.0.0"}}
+	m.notice = "stop\x1b[1A"
+	v := m.View()
+	for _, want := range []string{`waiting on signal:go\x1b[2K\rdone`, `fake\x1b[2K\rall good \u202eevil`, `stop\x1b[1A`} {
+		if !strings.Contains(v, want) {
+			t.Errorf("live view lacks %q:\n%s", want, v)
+		}
+	}
+	if strings.ContainsAny(v, "\x1b\r\u202e") {
+		t.Errorf("live view holds raw control characters:\n%q", v)
 	}
 }

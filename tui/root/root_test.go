@@ -426,3 +426,51 @@ func TestSignalFromList(t *testing.T) {
 		t.Fatalf("s on a completed run:\n%s", m.View())
 	}
 }
+
+// hostileHCL fails a step whose stderr erases its line and returns the
+// cursor, so that on a terminal "fake" would read "all good"; its run key
+// holds a right-to-left override.
+const hostileHCL = `
+workflow "hostile" {
+  version = "1.0.0"
+  input "id" { type = string }
+  key = "input.id"
+  step "boom" {
+    exec {
+      command = ["sh", "-c", "printf 'fake\\033[2K\\rall good' >&2; exit 4"]
+    }
+  }
+}
+`
+
+// TestStoredTextEscaped: the runs list, the run view and the step view of
+// a real run draw what the program wrote with its control characters
+// escaped (the views are plain here, so any ESC would be the program's).
+func TestStoredTextEscaped(t *testing.T) {
+	b := fixture.New(t)
+	b.StoreHCL(t, hostileHCL)
+	run := b.Drive(t, b.Start(t, "hostile", map[string]any{"id": "K\u202e1"}).ID)
+	if run.Status != store.RunFailed {
+		t.Fatalf("setup: the run is %s", run.Status)
+	}
+	m := newRoot(t, &feed.Source{Store: b.Store}, b)
+	views := map[string]string{"list": m.View()}
+	m = press(t, m, "enter")
+	views["run"] = m.View()
+	m = press(t, m, "enter") // the step boom
+	views["step"] = m.View()
+	for name, want := range map[string]string{
+		"list": `K\u202e1`,
+		"run":  `error: exec: command "sh" exited with status 4: fake\x1b[2K\rall good`,
+		"step": `fake\x1b[2K\rall good`,
+	} {
+		v := views[name]
+		checkSize(t, v)
+		if !strings.Contains(v, want) {
+			t.Errorf("the %s view lacks %q:\n%s", name, want, v)
+		}
+		if strings.ContainsAny(v, "\x1b\r\u202e") {
+			t.Errorf("the %s view holds raw control characters:\n%q", name, v)
+		}
+	}
+}

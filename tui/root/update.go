@@ -10,6 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/termtext"
 	"github.com/flowrun/flowrun/tui/confirm"
 	"github.com/flowrun/flowrun/tui/decide"
 	"github.com/flowrun/flowrun/tui/feed"
@@ -419,9 +420,9 @@ func (m Model) carryOut(action any) tea.Cmd {
 
 func (m *Model) setErr(err error) { m.setErrText(err.Error()) }
 
-func (m *Model) setErrText(s string) { m.status, m.statusErr = s, true }
+func (m *Model) setErrText(s string) { m.status, m.statusErr = termtext.Line(s), true }
 
-func (m *Model) setInfo(s string) { m.status, m.statusErr = s, false }
+func (m *Model) setInfo(s string) { m.status, m.statusErr = termtext.Line(s), false }
 
 func clip(s string, n int) string {
 	if len(s) <= n {

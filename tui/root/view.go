@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/flowrun/flowrun/termtext"
 	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/keys"
 	"github.com/flowrun/flowrun/tui/theme"
@@ -59,12 +60,12 @@ func (m Model) View() string {
 
 	title := st.Title.Render("flowtui")
 	if m.title != "" {
-		title += " " + st.Faint.Render(m.title)
+		title += " " + st.Faint.Render(termtext.Line(m.title))
 	}
 	var body string
 	switch {
 	case m.storeErr != nil && !m.loaded:
-		body = st.Error.Render("Cannot read the database.") + "\n" + m.storeErr.Error() +
+		body = st.Error.Render("Cannot read the database.") + "\n" + termtext.Line(m.storeErr.Error()) +
 			"\n\nCheck that --db (or FLOWRUN_DB) names a flowrun database you may read.\nflowtui retries every few hundred milliseconds; press q to quit."
 	case m.confirm != nil:
 		body = lipgloss.Place(w, bodyH, lipgloss.Center, lipgloss.Center, m.confirm.View())
@@ -103,7 +104,7 @@ func (m Model) statusLines() string {
 	st := m.ctx.Styles
 	switch {
 	case m.storeErr != nil:
-		return wrap(st.Error.Render("Cannot read the database: ")+m.storeErr.Error()+" (retrying)", m.ctx.Width, 2)
+		return wrap(st.Error.Render("Cannot read the database: ")+termtext.Line(m.storeErr.Error())+" (retrying)", m.ctx.Width, 2)
 	case m.statusErr:
 		return st.Error.Render(wrap(m.status, m.ctx.Width, 2))
 	case m.status == "" && m.loaded:

@@ -18,6 +18,7 @@ import (
 
 	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/termtext"
 	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/keys"
 	"github.com/flowrun/flowrun/tui/theme"
@@ -229,8 +230,12 @@ func buildNodes(d *feed.RunDetail) []node {
 	return nodes
 }
 
-// errorMessage is the message of a {"kind","message"} error, on one line.
-func errorMessage(raw json.RawMessage) string {
+// errorMessage is the message of a {"kind","message"} error, on one line,
+// escaped for the terminal: it quotes what a program wrote.
+func errorMessage(raw json.RawMessage) string { return termtext.Line(errorWords(raw)) }
+
+// errorWords is errorMessage before escaping.
+func errorWords(raw json.RawMessage) string {
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""
 	}

@@ -125,3 +125,38 @@ func BenchmarkUpdateView5000Steps(b *testing.B) {
 		_ = m.View()
 	}
 }
+
+// TestRunViewEscapesStoredText: a run whose key and error hold what a
+// program or caller wrote (an erase-line and carriage return that make
+// "fake" read "all good", a right-to-left override) is drawn with those
+// characters escaped, never raw.
+func TestRunViewEscapesStoredText(t *testing.T) {
+	d := detail(store.RunFailed)
+	d.Run.Key = "A-1\x1b[2K\r\u202eevil"
+	d.Run.FinishedAt = t0.Add(10 * time.Second)
+	d.Run.Error = json.RawMessage(`{"kind":"exec","message":"command \"sh\" exited with status 4: fake\u001b[2K\rall good","step":"charge"}`)
+	d.Steps[1].Status = store.StepFailed
+	d.Steps[1].Error = d.Run.Error
+	d.Steps[1].FinishedAt = t0.Add(4 * time.Second)
+	d.Steps[2].Detail = "\x1b[31mretry\x1b[0m"
+	m := newView(t0.Add(30 * time.Second))
+	m.SetSize(140, 20)
+	m.SetDetail(d)
+	v := m.View()
+	for _, want := range []string{
+		`key A-1\x1b[2K\r\u202eevil`,
+		`error: exec: command "sh" exited with status 4: fake\x1b[2K\rall good`,
+		`failed · attempt 2 · 2s · exec: command "sh" exited with status 4: fake\x1b[2K\rall good`,
+		`\x1b[31mretry\x1b[0m`,
+	} {
+		if !strings.Contains(v, want) {
+			t.Errorf("run view lacks %q:\n%s", want, v)
+		}
+	}
+	for _, r := range v {
+		if r != '\n' && (r < 0x20 || r == 0x7f || r == '\u202e') {
+			t.Fatalf("the run view holds a raw %U:\n%q", r, v)
+		}
+	}
+	golden.RequireEqual(t, []byte(v))
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/termtext"
 	"github.com/flowrun/flowrun/tui/theme"
 )
 
@@ -17,7 +18,7 @@ func (m Model) header() []string {
 	status := st.StatusStyle(string(r.Status)).Render(theme.Icon(string(r.Status)) + " " + string(r.Status))
 	lines := []string{
 		st.Title.Render("run "+r.ID) + "  " + status,
-		fmt.Sprintf("workflow %s · version %s (bound) · key %s", r.Workflow, m.d.Bound, orDash(r.Key)),
+		termtext.Line(fmt.Sprintf("workflow %s · version %s (bound) · key %s", r.Workflow, m.d.Bound, orDash(r.Key))),
 	}
 	timing := "created " + r.CreatedAt.Local().Format("2006-01-02 15:04:05")
 	if d := theme.Span(r.StartedAt, r.FinishedAt, now); d != "" {
@@ -29,24 +30,24 @@ func (m Model) header() []string {
 	if r.WaitReason != "" && !r.Status.Terminal() {
 		timing += " · waiting on " + r.WaitReason
 	}
-	lines = append(lines, timing)
+	lines = append(lines, termtext.Line(timing))
 	if r.Status == store.RunBlocked {
 		lines = append(lines,
 			st.Banner.Render(theme.Cut("BLOCKED on a version decision: press d to choose old, new or migrate.", max(10, m.width-2))),
-			st.Warning.Render(theme.Cut("A newer MAJOR version of "+r.Workflow+" is stored; nothing of this run executes until it is decided.", m.width)))
+			st.Warning.Render(theme.Cut("A newer MAJOR version of "+termtext.Line(r.Workflow)+" is stored; nothing of this run executes until it is decided.", m.width)))
 	}
 	if msg := errorMessage(r.Error); msg != "" && r.Status.Terminal() {
 		lines = append(lines, st.Error.Render("error: ")+msg)
 	}
 	if m.d.GraphErr != nil {
-		lines = append(lines, st.Warning.Render("The graph of this run's version cannot be read ("+m.d.GraphErr.Error()+"); steps are listed as recorded."))
+		lines = append(lines, st.Warning.Render("The graph of this run's version cannot be read ("+termtext.Line(m.d.GraphErr.Error())+"); steps are listed as recorded."))
 	}
 	if len(m.d.Signals) > 0 {
 		var names []string
 		for _, s := range m.d.Signals {
 			names = append(names, s.Name)
 		}
-		lines = append(lines, "signals received, not yet consumed: "+strings.Join(names, ", "))
+		lines = append(lines, "signals received, not yet consumed: "+termtext.Line(strings.Join(names, ", ")))
 	}
 	lines = append(lines, st.Header.Render(theme.Fit(fmt.Sprintf("STEPS (%d)", len(m.nodes)), m.width)))
 	return lines
@@ -96,7 +97,7 @@ func (m Model) row(n node, now time.Time, selected bool) string {
 		icon = st.StatusStyle(string(n.status)).Render(icon)
 	}
 	nameW := max(12, min(28, m.width/3))
-	left := indent + icon + " " + theme.Fit(n.name, max(4, nameW-len(indent)))
+	left := indent + icon + " " + theme.Fit(termtext.Line(n.name), max(4, nameW-len(indent)))
 	var info []string
 	info = append(info, string(n.status))
 	if n.attempts > 1 || (n.attempts == 1 && (n.kind == "exec" || n.kind == "http")) {
@@ -128,7 +129,7 @@ func (m Model) row(n node, now time.Time, selected bool) string {
 	if n.errMsg != "" && n.status == store.StepFailed {
 		info = append(info, n.errMsg)
 	}
-	line := left + "  " + strings.Join(info, " · ")
+	line := left + "  " + termtext.Line(strings.Join(info, " · "))
 	if selected {
 		return st.Selected.Render(theme.Fit(line, m.width))
 	}

@@ -211,3 +211,25 @@ func BenchmarkUpdateView10k(b *testing.B) {
 		_ = m.View()
 	}
 }
+
+// TestListEscapesStoredText: a run key is whatever the caller passed; its
+// control characters are drawn escaped.
+func TestListEscapesStoredText(t *testing.T) {
+	ctx := theme.NewContext(&bytes.Buffer{}, true, clock.NewFake(t0.Add(time.Hour)))
+	m := New(ctx, keys.Default)
+	m.SetSize(140, 10)
+	m.SetRuns([]feed.RunRow{
+		{ID: runID(1), Workflow: "deploy", Version: "1.0.0", Key: "\x1b[2K\u202e", Status: store.RunFailed, CreatedAt: t0},
+		{ID: runID(2), Workflow: "deploy", Version: "1.0.0", Key: "\x1b[1Ax", Status: store.RunFailed, CreatedAt: t0},
+	})
+	m, _ = m.Update(tea.KeyMsg{Type: tea.KeyDown}) // the selected row is drawn in one block
+	v := m.View()
+	for _, want := range []string{`\x1b[2K\u202e`, `\x1b[1Ax`} {
+		if !strings.Contains(v, want) {
+			t.Errorf("runs list lacks %q:\n%s", want, v)
+		}
+	}
+	if strings.ContainsAny(v, "\x1b\r\u202e") {
+		t.Errorf("runs list holds raw control characters:\n%q", v)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flowrun/flowrun/termtext"
 	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/theme"
 )
@@ -112,9 +113,9 @@ func (m Model) row(r feed.RunRow, c columns, now time.Time, selected bool) strin
 	}
 	line := icon + " " +
 		theme.Fit(shortID(r.ID, c.id), c.id) + " " +
-		theme.Fit(r.Workflow, c.workflow) + " " +
-		theme.Fit(r.Version, c.version) + " " +
-		theme.Fit(r.Key, c.key) + " " + bar + " " +
+		theme.Fit(termtext.Line(r.Workflow), c.workflow) + " " +
+		theme.Fit(termtext.Line(r.Version), c.version) + " " +
+		theme.Fit(termtext.Line(r.Key), c.key) + " " + bar + " " +
 		fmt.Sprintf("%*s %*s", c.steps, theme.Cut(fmt.Sprintf("%d/%d", r.StepsDone, r.StepsTotal), c.steps),
 			c.time, theme.Duration(elapsed(r, now)))
 	if selected {

@@ -5,6 +5,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/flowrun/flowrun/termtext"
 	"github.com/flowrun/flowrun/tui/theme"
 )
 
@@ -76,15 +77,17 @@ func (f field) view(st *theme.Styles, width int) string {
 	if len(f.value) == 0 && f.hint != "" && !f.focus {
 		return f.prompt + st.Faint.Render(f.hint)
 	}
+	// A pasted value may hold control characters: they are shown escaped
+	// (termtext), and sent as typed.
 	if !f.focus {
-		return f.prompt + string(f.value[start:end])
+		return f.prompt + termtext.Line(string(f.value[start:end]))
 	}
 	// The cursor is drawn reversed on the character under it.
-	before := string(f.value[start:f.pos])
+	before := termtext.Line(string(f.value[start:f.pos]))
 	under, after := " ", ""
 	if f.pos < end {
-		under = string(f.value[f.pos])
-		after = string(f.value[f.pos+1 : end])
+		under = termtext.Line(string(f.value[f.pos]))
+		after = termtext.Line(string(f.value[f.pos+1 : end]))
 	}
 	return st.Key.Render(f.prompt) + before + st.Selected.Render(under) + after
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/flowrun/flowrun/termtext"
 	"github.com/flowrun/flowrun/tui/keys"
 	"github.com/flowrun/flowrun/tui/theme"
 )
@@ -150,13 +151,13 @@ func (m Model) View() string {
 	w := max(20, min(70, m.ctx.Width-4))
 	lines := []string{st.Header.Render("Send a signal to run " + m.runID)}
 	if len(m.waiting) > 0 {
-		lines = append(lines, theme.Cut("The run waits for: "+strings.Join(m.waiting, ", "), w))
+		lines = append(lines, theme.Cut("The run waits for: "+termtext.Line(strings.Join(m.waiting, ", ")), w))
 	} else {
 		lines = append(lines, theme.Cut("No step of this run is waiting for a signal now.", w))
 	}
 	lines = append(lines, "", m.name.view(st, w), m.payload.view(st, w), "")
 	if m.err != "" {
-		for _, l := range wrapWords(m.err, w) {
+		for _, l := range wrapWords(termtext.Line(m.err), w) {
 			lines = append(lines, st.Error.Render(l))
 		}
 		lines = append(lines, "")

@@ -72,3 +72,30 @@ func TestPromptNeedsName(t *testing.T) {
 		t.Fatal("esc did not close the prompt")
 	}
 }
+
+// TestPromptEscapesControls: the signal names a run waits for come from
+// its workflow, and a pasted payload may hold control characters: both are
+// drawn escaped, and sent as typed.
+func TestPromptEscapesControls(t *testing.T) {
+	ctx := theme.NewContext(&bytes.Buffer{}, true, clock.NewFake(clock.Real{}.Now()))
+	m := New(ctx, keys.Default, "RUN1", []string{"go\x1b[2K"})
+	m = typed(m, "\x1b[2K\u202e\x07")
+	v := m.View()
+	for _, want := range []string{`The run waits for: go\x1b[2K`, `signal  go\x1b[2K`, `payload \x1b[2K\u202e\a`} {
+		if !strings.Contains(v, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, v)
+		}
+	}
+	if strings.ContainsAny(v, "\x1b\a\u202e") {
+		t.Errorf("prompt holds raw control characters:\n%q", v)
+	}
+	m, _ = m.Update(tea.KeyMsg{Type: tea.KeyCtrlU})
+	m = typed(m, "\"ok\u202e\"")
+	m, cmd := m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	if cmd == nil {
+		t.Fatalf("not sent: %s", m.Err())
+	}
+	if sub := cmd().(SubmitMsg); sub.Name != "go\x1b[2K" || string(sub.Payload) != "\"ok\u202e\"" {
+		t.Fatalf("submitted %q %q", sub.Name, sub.Payload)
+	}
+}

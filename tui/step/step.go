@@ -15,6 +15,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/termtext"
 	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/keys"
 	"github.com/flowrun/flowrun/tui/theme"
@@ -99,7 +100,9 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 // View renders the pane.
 func (m Model) View() string { return m.vp.View() }
 
-// render rebuilds the pane's text; it keeps the scroll position.
+// render rebuilds the pane's text; it keeps the scroll position. Every
+// stored text is escaped for the terminal (termtext) before it is styled:
+// output, errors and events hold what programs wrote.
 func (m *Model) render() {
 	st := m.ctx.Styles
 	now := m.ctx.Clock.Now()
@@ -110,8 +113,8 @@ func (m *Model) render() {
 	if m.row != nil {
 		status = m.row.Status
 	}
-	b.WriteString(st.Title.Render("step "+m.key) + "  " + st.StatusStyle(string(status)).Render(theme.Icon(string(status))+" "+string(status)))
-	b.WriteString("  " + st.Faint.Render("run "+m.runID) + "\n")
+	b.WriteString(st.Title.Render("step "+termtext.Line(m.key)) + "  " + st.StatusStyle(string(status)).Render(theme.Icon(string(status))+" "+string(status)))
+	b.WriteString("  " + st.Faint.Render("run "+termtext.Line(m.runID)) + "\n")
 	if m.row == nil {
 		b.WriteString("The step has not started.\n")
 	} else {
@@ -128,7 +131,7 @@ func (m *Model) render() {
 		if !m.row.WakeAt.IsZero() && !m.row.Status.Terminal() {
 			facts = append(facts, "wakes "+theme.Countdown(m.row.WakeAt, now))
 		}
-		b.WriteString(strings.Join(facts, " · ") + "\n")
+		b.WriteString(termtext.Line(strings.Join(facts, " · ")) + "\n")
 	}
 
 	if len(m.attempts) > 0 {
@@ -160,11 +163,11 @@ func (m *Model) render() {
 	}
 	if s := pretty(out); s != "" {
 		section("OUTPUT")
-		b.WriteString(s + "\n")
+		b.WriteString(termtext.Lines(s) + "\n")
 	}
 	if s := pretty(errRaw); s != "" {
 		section("ERROR")
-		b.WriteString(st.Error.Render(errMessage(errRaw)) + "\n" + s + "\n")
+		b.WriteString(st.Error.Render(errMessage(errRaw)) + "\n" + termtext.Lines(s) + "\n")
 	}
 	stdout, stderr := streams(out), streams(errRaw)
 	if stdout.Stdout == "" {
@@ -175,11 +178,11 @@ func (m *Model) render() {
 	}
 	if t := tail(stdout.Stdout, tailLines); t != "" {
 		section(fmt.Sprintf("STDOUT (last %d lines)", tailLines))
-		b.WriteString(t + "\n")
+		b.WriteString(termtext.Lines(t) + "\n")
 	}
 	if t := tail(stdout.Stderr, tailLines); t != "" {
 		section(fmt.Sprintf("STDERR (last %d lines)", tailLines))
-		b.WriteString(t + "\n")
+		b.WriteString(termtext.Lines(t) + "\n")
 	}
 
 	section(fmt.Sprintf("EVENTS (%d)", len(m.events)))
@@ -194,7 +197,7 @@ func (m *Model) render() {
 		if len(e.Data) > 0 && string(e.Data) != "null" && string(e.Data) != "{}" {
 			line += " " + string(e.Data)
 		}
-		b.WriteString(line + "\n")
+		b.WriteString(termtext.Line(line) + "\n")
 	}
 	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
 	for i, l := range lines {
@@ -261,7 +264,12 @@ func pretty(raw json.RawMessage) string {
 	return strings.Join(ls, "\n")
 }
 
-func errMessage(raw json.RawMessage) string {
+// errMessage is the message of a {"kind","message"} error on one line,
+// escaped for the terminal.
+func errMessage(raw json.RawMessage) string { return termtext.Line(errWords(raw)) }
+
+// errWords is errMessage before escaping.
+func errWords(raw json.RawMessage) string {
 	var e struct {
 		Kind    string `json:"kind"`
 		Message string `json:"message"`

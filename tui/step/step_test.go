@@ -51,3 +51,56 @@ func TestStepView(t *testing.T) {
 		t.Errorf("step view shows more than the tail, or another step's events:\n%s", v)
 	}
 }
+
+// hostile is what a program may write to mislead a person: it erases the
+// line and returns the cursor, so that on a terminal "fake" reads "all
+// good".
+const hostile = "fake\x1b[2K\rall good"
+
+// noRawControls fails when view holds a control character other than a
+// newline, or a bidi override: the views are drawn without colour here, so
+// any ESC came from stored text.
+func noRawControls(t *testing.T, view string) {
+	t.Helper()
+	for _, r := range view {
+		if r != '\n' && (r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f || r == '\u202e') {
+			t.Fatalf("the view holds a raw %U:\n%q", r, view)
+		}
+	}
+}
+
+func TestStepViewEscapesProgramText(t *testing.T) {
+	ctx := theme.NewContext(&bytes.Buffer{}, true, clock.NewFake(t0.Add(time.Minute)))
+	m := New(ctx, keys.Default)
+	m.SetSize(120, 60)
+	errJSON, _ := json.Marshal(map[string]any{"kind": "exec", "message": `command "sh" exited with status 4: ` + hostile,
+		"exit_code": 4, "output": map[string]any{
+			"stdout": "\x1b]0;pwned\a\x1b[31mred\x1b[0m\ncol1\tcol2\n\u202eevil\n",
+			"stderr": hostile,
+		}})
+	m.Open("RUN1", "boom")
+	m.SetDetail(&feed.RunDetail{Run: store.Run{ID: "RUN1"},
+		Steps: []store.Step{{Key: "boom", Step: "boom", Index: -1, Iteration: -1, Status: store.StepFailed, Attempts: 1,
+			StartedAt: t0, FinishedAt: t0.Add(time.Second), Error: errJSON}},
+		Events: []store.Event{{ID: 1, RunID: "RUN1", At: t0, Kind: "step_failed", StepKey: "boom",
+			Data: json.RawMessage(`{"error":{"message":"\u001b[2Kforged"}}`)}}})
+	m.SetAttempts([]store.Attempt{{StepKey: "boom", Attempt: 1, Status: store.AttemptFailed, StartedAt: t0,
+		FinishedAt: t0.Add(time.Second), Error: errJSON}})
+	v := m.View()
+	var trimmed []string // the pane pads its lines to its width
+	for _, l := range strings.Split(v, "\n") {
+		trimmed = append(trimmed, strings.TrimRight(l, " "))
+	}
+	text := strings.Join(trimmed, "\n")
+	for _, want := range []string{
+		`#1 ✗ failed · 1s · exec: command "sh" exited with status 4: fake\x1b[2K\rall good`, // the attempt
+		"STDERR (last 10 lines)\n" + `fake\x1b[2K\rall good`,                                // the tail of stderr
+		`\x1b]0;pwned\a\x1b[31mred\x1b[0m` + "\n" + `col1\tcol2` + "\n" + `\u202eevil`,      // stdout, line by line
+		`"stderr": "fake\u001b[2K\rall good"`,                                               // the error as JSON
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("step view lacks %q:\n%s", want, text)
+		}
+	}
+	noRawControls(t, v)
+}
