@@ -211,7 +211,7 @@ func (c *compiler) buildAction(a *actionDecl, scope *scoper) (Action, *Type) {
 	act := Action{Kind: a.Kind}
 	switch a.Kind {
 	case KindExec:
-		x := &ExecAction{Shell: a.Shell}
+		x := &ExecAction{Shell: a.Shell, PassEnv: mergePassEnv(c.w.PassEnv, a.PassEnv)}
 		x.Command = c.checkData(a.Command, scope)
 		c.wantCommand(x.Command, a.Command, a.Shell)
 		x.Dir = c.checkData(a.Dir, scope)

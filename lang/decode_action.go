@@ -22,6 +22,7 @@ type actionDecl struct {
 	Dir     *dataNode
 	Env     *dataNode
 	Stdin   *dataNode
+	PassEnv []string // sorted, without duplicates
 	// http
 	Method  string
 	URL     *dataNode
@@ -64,7 +65,7 @@ var httpMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPT
 
 var (
 	execSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-		{Name: "command", Required: true}, {Name: "shell"}, {Name: "dir"}, {Name: "env"}, {Name: "stdin"},
+		{Name: "command", Required: true}, {Name: "shell"}, {Name: "dir"}, {Name: "env"}, {Name: "stdin"}, {Name: "pass_env"},
 	}}
 	httpSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 		{Name: "method"}, {Name: "url", Required: true}, {Name: "headers"}, {Name: "body"}, {Name: "expect"},
@@ -115,6 +116,11 @@ func decodeActionBlock(block *hcl.Block, parent string, sm *SourceMap) (*actionD
 		act.Dir = data(c.Attributes, "dir")
 		act.Env = data(c.Attributes, "env")
 		act.Stdin = data(c.Attributes, "stdin")
+		if a := c.Attributes["pass_env"]; a != nil {
+			v, d := decodePassEnv(a)
+			diags = append(diags, d...)
+			act.PassEnv = v
+		}
 		if a := c.Attributes["shell"]; a != nil {
 			v, d := literalBool(a)
 			diags = append(diags, d...)

@@ -1019,6 +1019,9 @@ func (d *fastDecoder) step() *Step {
 	// normal already) and interned (typeInterner.step).
 	d.norm.names(&s.Needs, false)
 	d.norm.names(&s.DependsOn, false)
+	if x := s.Action.Exec; x != nil {
+		d.norm.names(&x.PassEnv, false)
+	}
 	if len(s.DependsOn) > 0 && slices.Equal(s.DependsOn, s.Needs) {
 		s.DependsOn = s.Needs[:len(s.Needs):len(s.Needs)]
 	}
@@ -1179,6 +1182,9 @@ func (d *fastDecoder) exec() *ExecAction {
 		case "stdin":
 			d.seen(&set, 1<<4)
 			e.Stdin = d.value()
+		case "pass_env":
+			d.seen(&set, 1<<5)
+			e.PassEnv = d.strings()
 		default:
 			d.fail()
 		}

@@ -19,6 +19,7 @@ type workflowDecl struct {
 	Description string
 	Key         *exprDecl
 	DeadlineMS  int64
+	PassEnv     []string // sorted, without duplicates
 	Inputs      []*inputDecl
 	Secrets     []Secret
 	Concurrency *concurrencyDecl
@@ -70,6 +71,7 @@ var workflowSchema = &hcl.BodySchema{
 		{Name: "description"},
 		{Name: "key"},
 		{Name: "deadline"},
+		{Name: "pass_env"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "input", LabelNames: []string{"name"}},
@@ -142,6 +144,11 @@ func decodeWorkflowBlock(block *hcl.Block) (*workflowDecl, hcl.Diagnostics) {
 		ms, d := literalDuration(a)
 		diags = append(diags, d...)
 		w.DeadlineMS = ms
+	}
+	if a := c.Attributes["pass_env"]; a != nil {
+		v, d := decodePassEnv(a)
+		diags = append(diags, d...)
+		w.PassEnv = v
 	}
 
 	first := map[string]*hcl.Block{} // singleton blocks

@@ -75,6 +75,8 @@ func TestDiffBumpTable(t *testing.T) {
 		}, `step "price" set parameters changed (values): MINOR`, BumpMinor},
 		{"exec command changed", func(t *testing.T, g *Graph) { irFind(t, g, "poll").Action = irExec("./bin/status2") },
 			`step "poll" exec parameters changed (command): MINOR`, BumpMinor},
+		{"exec pass_env changed", func(t *testing.T, g *Graph) { irFind(t, g, "poll").Action.Exec.PassEnv = []string{"AWS_PROFILE"} },
+			`step "poll" exec parameters changed (pass_env): MINOR`, BumpMinor},
 		{"optional input added", func(t *testing.T, g *Graph) {
 			g.Inputs = append(g.Inputs, Input{Name: "zone", Type: TypeString, Default: json.RawMessage(`"eu"`)})
 		}, `input "zone" added with a default: MINOR`, BumpMinor},

@@ -399,6 +399,7 @@ func (n *encNormalizer) action(a *Action) {
 		n.value(a.Exec.Dir)
 		n.value(a.Exec.Env)
 		n.value(a.Exec.Stdin)
+		n.names(&a.Exec.PassEnv, false)
 	}
 	if a.HTTP != nil {
 		n.value(a.HTTP.URL)

@@ -337,6 +337,11 @@ func (v *encValidator) action(where encWhere, a *Action, steps map[string]encSte
 		v.value(where.in(" exec.dir"), a.Exec.Dir)
 		v.value(where.in(" exec.env"), a.Exec.Env)
 		v.value(where.in(" exec.stdin"), a.Exec.Stdin)
+		for _, name := range a.Exec.PassEnv {
+			if !ValidEnvName(name) || strings.HasPrefix(name, ReservedEnvPrefix) {
+				v.add("%s: exec pass_env %q is not a variable a program can take from the worker's environment", where, name)
+			}
+		}
 	case KindHTTP:
 		if a.HTTP.Method == "" || a.HTTP.Method != strings.ToUpper(a.HTTP.Method) {
 			v.add("%s: http method %q is not valid; use an upper-case method such as \"GET\"", where, a.HTTP.Method)

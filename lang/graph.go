@@ -178,6 +178,12 @@ type ExecAction struct {
 	Dir     *Value `json:"dir,omitempty"`
 	Env     *Value `json:"env,omitempty"` // object of strings
 	Stdin   *Value `json:"stdin,omitempty"`
+	// PassEnv names the variables of the worker's environment the program
+	// gets beyond the base list (semantics.md §11): the workflow's pass_env
+	// and the action's own, sorted, without duplicates, none starting with
+	// ReservedEnvPrefix. Nil (left out of the encoding, so graphs stored
+	// before pass_env existed keep their hash) when there are none.
+	PassEnv []string `json:"pass_env,omitempty"`
 }
 
 // HTTPAction makes one HTTP request.
