@@ -30,7 +30,8 @@ type execCall struct {
 	script string   // the script for /bin/sh -c when shell
 	shell  bool
 	dir    string
-	env    []string // added to the inherited environment
+	worker []string // the worker's variables the program takes (workerEnv)
+	env    []string // the step's env, then flowrun's variables (programEnv)
 	stdin  *string
 	red    *redactor // the run's secrets, for cutting the streams (capWriter)
 }
@@ -49,7 +50,7 @@ func (r *runner) prepareExec(ctx context.Context, x *lang.ExecAction, a *lang.Ac
 	bad := func(what string, err error) *stepError {
 		return &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate exec %s: %v", what, err)}
 	}
-	c := &execCall{shell: x.Shell, red: r.red}
+	c := &execCall{shell: x.Shell, red: r.red, worker: workerEnv(r.e.opts.Environ(), x.PassEnv)}
 	cmd, err := r.evalValue(ctx, x.Command, a)
 	if err != nil {
 		return nil, bad("command", err)
@@ -151,7 +152,7 @@ func (c *execCall) command(clk clock.Clock, attr *syscall.SysProcAttr) *exec.Cmd
 		cmd = exec.Command(c.argv[0], c.argv[1:]...) // it says why the program cannot be run
 	}
 	cmd.Dir = c.dir
-	cmd.Env = append(os.Environ(), c.env...)
+	cmd.Env = programEnv(c.worker, c.env)
 	if c.stdin != nil {
 		cmd.Stdin = strings.NewReader(*c.stdin)
 	} else if f := devNull(); f != nil {

@@ -31,6 +31,10 @@ type Options struct {
 	Heartbeat time.Duration
 	// Getenv reads secrets (default os.Getenv).
 	Getenv func(string) string
+	// Environ is the worker's environment, from which an exec program
+	// takes the base variables and those its workflow names in pass_env,
+	// and nothing else (env.go; default os.Environ).
+	Environ func() []string
 	// Rand is the only source of randomness: retry jitter and run ids
 	// (default: a PCG seeded from crypto/rand). It is used under a lock.
 	Rand *rand.Rand
@@ -132,6 +136,9 @@ func New(st store.Store, opts Options) *Engine {
 	}
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
+	}
+	if opts.Environ == nil {
+		opts.Environ = os.Environ
 	}
 	if opts.Rand == nil {
 		var seed [16]byte
