@@ -76,6 +76,9 @@ workflow "deploy" {
 
   alert "oncall" {
     on = ["failed", "timed_out"]
-    exec { command = ["./bin/notify", "{{ run.workflow }} {{ run.key }}: {{ event.kind }}: {{ event.message }}"] }
+    exec {
+      command  = ["./bin/notify", "{{ run.workflow }} {{ run.key }}: {{ event.kind }}: {{ event.message }}"]
+      pass_env = ["ALERT_LOG"] # where bin/notify writes, from the worker's environment
+    }
   }
 }

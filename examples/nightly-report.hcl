@@ -5,11 +5,15 @@
 #   flowrun apply examples/nightly-report.hcl --input date=2025-01-02
 #   flowrun apply examples/nightly-report.hcl --input date=2025-01-03 --input fail_source=errors
 #     # the "errors" collector fails: the run fails and bin/notify logs an
-#     # alert line in /tmp/flowrun-alerts.log
+#     # alert line in /tmp/flowrun-alerts.log (ALERT_LOG=FILE for another)
 
 workflow "nightly-report" {
   version     = "1.0.0"
   description = "Collect, summarise and publish the nightly numbers."
+  # A program gets only a few variables of the worker's environment (PATH,
+  # HOME, the locale, ...). bin/notify, in "flag" and in the alert, reads
+  # where to write from ALERT_LOG: every program of the workflow takes it.
+  pass_env = ["ALERT_LOG"]
 
   input "date" {
     type    = string
@@ -64,8 +68,9 @@ workflow "nightly-report" {
   step "publish" {
     depends_on = [step.summarise]
     exec {
-      command = ["./bin/render-report", "{{ input.date }}"]
-      stdin   = "{{ steps.collect.output.map(o, o.json) }}\n"
+      command  = ["./bin/render-report", "{{ input.date }}"]
+      pass_env = ["REPORT_DIR"] # this program only: where the report goes
+      stdin    = "{{ steps.collect.output.map(o, o.json) }}\n"
     }
   }
 

@@ -40,7 +40,10 @@ workflow "pipeline" {
       # exit 3 means bad data: retrying cannot help, dead-letter it at once.
       when = "!(has(error.exit_code) && error.exit_code == 3)"
     }
-    exec { command = ["./bin/process-batch", "{{ item }}"] }
+    exec {
+      command  = ["./bin/process-batch", "{{ item }}"]
+      pass_env = ["BAD_BATCH"] # the batch the script rejects, when the worker sets it
+    }
   }
 
   # A foreach step's output is the list of item outputs in index order; a

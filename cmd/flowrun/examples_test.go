@@ -22,7 +22,7 @@ func TestExamples(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("EXAMPLES", examples)
 			env.Setenv("FLOWRUN_DB", filepath.Join(env.WorkDir, ".flowrun", "flowrun.db"))
-			env.Setenv("FLOWRUN_ALERT_LOG", filepath.Join(env.WorkDir, "alerts.log"))
+			env.Setenv("ALERT_LOG", filepath.Join(env.WorkDir, "alerts.log"))
 			env.Setenv("REPORT_DIR", filepath.Join(env.WorkDir, "reports"))
 			env.Setenv("NO_COLOR", "1")
 			env.Setenv("TZ", "UTC")
