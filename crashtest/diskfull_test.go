@@ -38,7 +38,7 @@ func TestDiskFull(t *testing.T) {
 	})
 	wf := filepath.Join(t.TempDir(), "big.hcl")
 	var src strings.Builder
-	src.WriteString("workflow \"big\" {\n  version = \"1.0.0\"\n")
+	src.WriteString("workflow \"big\" {\n  version  = \"1.0.0\"\n  pass_env = [\"MARKS\"]\n")
 	prev := ""
 	for _, name := range []string{"a", "b", "c", "d"} {
 		src.WriteString("  step \"" + name + "\" {\n")

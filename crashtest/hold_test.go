@@ -17,7 +17,7 @@ import (
 // program is held during the commit of its start (spec/semantics.md §12).
 func quickChain(n int) string {
 	var b strings.Builder
-	b.WriteString("workflow \"quick\" {\n  version = \"1.0.0\"\n")
+	b.WriteString("workflow \"quick\" {\n  version  = \"1.0.0\"\n  pass_env = [\"CRASH_LOG\"]\n")
 	for i := 1; i <= n; i++ {
 		fmt.Fprintf(&b, "  step \"q%03d\" {\n", i)
 		if i > 1 {

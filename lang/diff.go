@@ -18,7 +18,9 @@ package lang
 //
 // MINOR: a step added, with the edges from it to existing steps (an
 // existing step that now also needs a new step); an action's parameters
-// changed; depends_on changed with the same Needs; an optional input added;
+// changed (an exec's pass_env, its own or the workflow's, included: the
+// workflow's list is part of each exec action, and of each alert's,
+// whose change stays PATCH with the rest of the alert); depends_on changed with the same Needs; an optional input added;
 // an input's default added or changed; an output added or its value
 // changed; the run key changed (it changes which runs apply resumes, not
 // what a run does); the idempotency key changed; foreach concurrency or

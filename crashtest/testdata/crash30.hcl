@@ -10,7 +10,8 @@
 # are the same for every run.
 
 workflow "crash30" {
-  version = "1.0.0"
+  version  = "1.0.0"
+  pass_env = ["CRASH_LOG"]
 
   input "seed" {
     type    = number

@@ -8,7 +8,8 @@
 # $FLEET_LOG around its sleep, so the test can tell what ran.
 
 workflow "fleet" {
-  version = "1.0.0"
+  version  = "1.0.0"
+  pass_env = ["FLEET_LOG"]
 
   input "n" { type = number }
 
