@@ -127,10 +127,10 @@ func (e *Engine) DeadLetterRetry(ctx context.Context, id int64) (store.DeadLette
 	}
 	se.Message = r.red.text(se.Message)
 	se.Output = nil
-	errJSON := r.red.json(se)
+	errJSON := mustJSON(se) // its message is redacted and it has no output
 	d, err = e.st.DeadLetterUpdate(ctx, store.DeadLetterUpdateParams{ID: id, Status: store.DeadLetterOpen, Error: errJSON,
 		Now: e.clk.Now(), Events: []store.EventWrite{{Kind: "dead_letter_retry_failed", StepKey: d.StepKey,
-			Data: r.red.json(map[string]any{"dead_letter": id, "error": se, "attempts": tries})}}})
+			Data: mustJSON(map[string]any{"dead_letter": id, "error": se, "attempts": tries})}}})
 	if err != nil {
 		return d, fmt.Errorf("retry dead letter %d: %w", id, err)
 	}

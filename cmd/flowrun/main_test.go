@@ -24,8 +24,9 @@ import (
 // the scripts.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"flowrun":  func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
-		"holdlock": holdLock,
+		"flowrun":   func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"holdlock":  holdLock,
+		"emitshape": emitShape,
 	})
 }
 
