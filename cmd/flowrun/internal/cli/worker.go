@@ -35,7 +35,11 @@ $FLOWRUN_HOST, else the machine's host name) names it, so workers in
 containers that share a host name can be told apart. A run whose owner is on
 this host and whose process is gone is taken over at once; any other run is
 taken over when its lease expires: --lease after the last heartbeat (default
-30s; heartbeats come every third of it).`,
+30s; heartbeats come every third of it).
+
+A step's program gets little of the worker's environment: PATH, HOME, USER,
+LANG, LC_*, TZ, TMPDIR and the variables its workflow names in pass_env;
+never FLOWRUN_DB or another FLOWRUN_* variable of the worker.`,
 		store: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			concurrency := fs.Int("concurrency", 16, "how many runs to work on at once")
