@@ -130,3 +130,33 @@ func TestExecEnvironmentDeclared(t *testing.T) {
 		}
 	}
 }
+
+// TestChildPassEnvIsItsOwn: a child workflow's programs take what the
+// child's pass_env names, not its parent's.
+func TestChildPassEnvIsItsOwn(t *testing.T) {
+	environ := []string{"PATH=" + os.Getenv("PATH"), "AWS_PROFILE=prod", "KUBECONFIG=/k"}
+	b := setup(t, func(o *Options) { o.Environ = func() []string { return environ } })
+	b.compile(`
+workflow "child" {
+  version  = "1.0.0"
+  pass_env = ["KUBECONFIG"]
+  step "show" {
+    exec { command = ["sh", "-c", "echo profile=$AWS_PROFILE kube=$KUBECONFIG"] }
+  }
+  output "said" { value = "{{ steps.show.output.stdout }}" }
+}`)
+	b.compile(`
+workflow "parent" {
+  version  = "1.0.0"
+  pass_env = ["AWS_PROFILE"]
+  step "kid" {
+    workflow {
+      name    = "child"
+      version = "1"
+    }
+  }
+  output "said" { value = "{{ steps.kid.output.said }}" }
+}`)
+	run := b.drive(b.start("parent", nil).ID)
+	wantJSON(t, "outputs", run.Outputs, `{"said": "profile= kube=/k\n"}`)
+}
