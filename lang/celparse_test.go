@@ -1,6 +1,9 @@
 package lang
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"cel.dev/cel-go/cel"
@@ -120,3 +123,105 @@ func compareParsers(src string) string {
 }
 
 func quote(s string) string { return "`" + s + "`" }
+
+// exampleExprs returns the CEL of every control expression and template
+// part in the workflows of examples/*.hcl, in canonical form: the
+// expressions a real workflow hands the parser.
+func exampleExprs(tb testing.TB) []string {
+	files, err := filepath.Glob("../examples/*.hcl")
+	if err != nil || len(files) == 0 {
+		tb.Fatalf("no examples: %v", err)
+	}
+	var out []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if s, ok := v["cel"].(string); ok {
+				out = append(out, s)
+			}
+			for _, x := range v {
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	for _, name := range files {
+		src, err := os.ReadFile(name)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		m, diags := LoadFile(name, src)
+		if diags.HasErrors() {
+			tb.Fatalf("%s: %v", name, diags)
+		}
+		for _, w := range m.Workflows {
+			j, err := json.Marshal(w.Graph)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			var g any
+			if err := json.Unmarshal(j, &g); err != nil {
+				tb.Fatal(err)
+			}
+			walk(g)
+		}
+	}
+	if len(out) < 20 {
+		tb.Fatalf("only %d expressions in the examples", len(out))
+	}
+	return out
+}
+
+// TestExampleExprsTakeFastPath checks that the examples' expressions, the
+// ones BenchmarkCELParse measures, take the fast path and agree with the
+// reference parser.
+func TestExampleExprsTakeFastPath(t *testing.T) {
+	env, err := base()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range exampleExprs(t) {
+		if _, ok := fastParse(env, src); !ok {
+			t.Errorf("%s did not take the fast path", quote(src))
+		}
+		if err := compareParsers(src); err != "" {
+			t.Error(err)
+		}
+	}
+}
+
+// BenchmarkCELParse parses every expression of examples/*.hcl once per op,
+// with the fast path (the Pratt parser and the conversion to a cel.Ast) and
+// with cel-go's reference parser (cel.Env.Parse). The ratio of the two is
+// what the fast path saves; spec/language.md states it as measured.
+func BenchmarkCELParse(b *testing.B) {
+	env, err := base()
+	if err != nil {
+		b.Fatal(err)
+	}
+	exprs := exampleExprs(b)
+	b.Run("fast", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, src := range exprs {
+				if _, ok := fastParse(env, src); !ok {
+					b.Fatalf("%s left the fast path", quote(src))
+				}
+			}
+		}
+	})
+	b.Run("reference", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, src := range exprs {
+				if _, iss := env.Parse(src); iss.Err() != nil {
+					b.Fatal(iss.Err())
+				}
+			}
+		}
+	})
+}
