@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -33,8 +35,9 @@ const maxSnippetLines = 6
 // detail text at that many columns.
 func WriteDiagnostics(w io.Writer, files map[string]*hcl.File, diags hcl.Diagnostics, color bool, width uint) error {
 	var buf bytes.Buffer
+	lines := map[string][]srcLine{}
 	for _, d := range diags {
-		writeDiagnostic(&buf, files, d, color, width)
+		writeDiagnostic(&buf, files, lines, d, color, width)
 	}
 	if _, err := w.Write(buf.Bytes()); err != nil {
 		return fmt.Errorf("write diagnostics: %w", err)
@@ -42,7 +45,25 @@ func WriteDiagnostics(w io.Writer, files map[string]*hcl.File, diags hcl.Diagnos
 	return nil
 }
 
-func writeDiagnostic(buf *bytes.Buffer, files map[string]*hcl.File, d *hcl.Diagnostic, color bool, width uint) {
+// srcLine is one line of a source file as hcl.RangeScanner splits it:
+// its range and its text without the line break.
+type srcLine struct {
+	rng  hcl.Range
+	text []byte
+}
+
+// splitLines splits src into lines once, so that each diagnostic finds its
+// lines by search instead of scanning the file again.
+func splitLines(src []byte, filename string) []srcLine {
+	var out []srcLine
+	sc := hcl.NewRangeScanner(src, filename, bufio.ScanLines)
+	for sc.Scan() {
+		out = append(out, srcLine{rng: sc.Range(), text: sc.Bytes()})
+	}
+	return out
+}
+
+func writeDiagnostic(buf *bytes.Buffer, files map[string]*hcl.File, lines map[string][]srcLine, d *hcl.Diagnostic, color bool, width uint) {
 	sev, sevColor := "Error", "\x1b[1;31m"
 	if d.Severity == hcl.DiagWarning {
 		sev, sevColor = "Warning", "\x1b[1;33m"
@@ -67,7 +88,12 @@ func writeDiagnostic(buf *bytes.Buffer, files map[string]*hcl.File, d *hcl.Diagn
 				in = ", in " + c
 			}
 			fmt.Fprintf(buf, "  on %s:%d:%d%s:\n", subj.Filename, subj.Start.Line, subj.Start.Column, in)
-			writeSnippet(buf, file.Bytes, subj, d.Context, sevColor, under, reset)
+			ls, ok := lines[subj.Filename]
+			if !ok {
+				ls = splitLines(file.Bytes, subj.Filename)
+				lines[subj.Filename] = ls
+			}
+			writeSnippet(buf, file.Bytes, ls, subj, d.Context, sevColor, under, reset)
 			buf.WriteString("\n")
 		}
 	}
@@ -83,7 +109,8 @@ func writeDiagnostic(buf *bytes.Buffer, files map[string]*hcl.File, d *hcl.Diagn
 
 // writeSnippet writes the source lines of subject (and of context, when it
 // stays short), each followed by a caret line under the subject's part.
-func writeSnippet(buf *bytes.Buffer, src []byte, subj hcl.Range, context *hcl.Range, caretColor, under, reset string) {
+// lines is src split by splitLines.
+func writeSnippet(buf *bytes.Buffer, src []byte, lines []srcLine, subj hcl.Range, context *hcl.Range, caretColor, under, reset string) {
 	hl := subj
 	if hl.Empty() {
 		hl.End.Byte++
@@ -96,30 +123,99 @@ func writeSnippet(buf *bytes.Buffer, src []byte, subj hcl.Range, context *hcl.Ra
 		}
 	}
 	shown := 0
-	sc := hcl.NewRangeScanner(src, subj.Filename, bufio.ScanLines)
-	for sc.Scan() {
-		line := sc.Range()
-		if line.End.Line < snip.Start.Line || line.Start.Line > snip.End.Line {
-			continue
+	// Line numbers only grow from one line to the next: skip to the first
+	// line that ends at or after the snippet's start.
+	first := sort.Search(len(lines), func(i int) bool { return lines[i].rng.End.Line >= snip.Start.Line })
+	for _, l := range lines[first:] {
+		line, text := l.rng, l.text
+		if line.Start.Line > snip.End.Line {
+			break
 		}
 		if shown == maxSnippetLines {
 			buf.WriteString("        ...\n")
 			break
 		}
 		shown++
-		text := sc.Bytes()
 		prefix := fmt.Sprintf("  %4d: ", line.Start.Line)
 		ls, le := line.Start.Byte, line.End.Byte
 		if hl.End.Byte <= ls && !(hl.Start.Byte == ls && hl.Empty()) || hl.Start.Byte > le {
+			if utf8.RuneCount(text) > maxLineChars {
+				fmt.Fprintf(buf, "%s%s%s\n", prefix, text[:runeOffset(text, maxLineChars)], cutMark)
+				continue
+			}
 			fmt.Fprintf(buf, "%s%s\n", prefix, text)
 			continue
 		}
 		hs, he := clampInt(hl.Start.Byte, ls, le), clampInt(hl.End.Byte, ls, le)
-		pre, mid, post := src[ls:hs], src[hs:he], src[he:le]
-		fmt.Fprintf(buf, "%s%s%s%s%s%s\n", prefix, pre, under, mid, reset, post)
-		n := max(len([]rune(string(mid))), 1)
-		fmt.Fprintf(buf, "%s%s%s%s%s\n", strings.Repeat(" ", len(prefix)), indentLike(pre), caretColor, strings.Repeat("^", n), reset)
+		pre, mid, post, cutStart, cutEnd := clipLine(src[ls:hs], src[hs:he], src[he:le])
+		lead, trail := "", ""
+		if cutStart {
+			lead = cutMark
+		}
+		if cutEnd {
+			trail = cutMark
+		}
+		fmt.Fprintf(buf, "%s%s%s%s%s%s%s%s\n", prefix, lead, pre, under, mid, reset, post, trail)
+		n := max(utf8.RuneCount(mid), 1)
+		fmt.Fprintf(buf, "%s%s%s%s%s\n", strings.Repeat(" ", len(prefix)+len(lead)), indentLike(pre), caretColor, strings.Repeat("^", n), reset)
 	}
+}
+
+// maxLineChars is how many characters of one source line a snippet shows.
+// A longer line (minified or binary text) is cut to a window around the
+// range, marked with cutMark, so that many mistakes on one long line do not
+// each repeat all of it: the output stays proportional to the number of
+// diagnostics.
+const (
+	maxLineChars = 160
+	leadChars    = 40 // characters kept before the range when the line is cut
+	cutMark      = "..."
+)
+
+// clipLine cuts a source line, given as the parts before, in and after the
+// range, to a window of at most maxLineChars characters that starts
+// leadChars before the range (or at the line's start, or so that it ends
+// at the line's end). cutStart and cutEnd say which ends were cut. Its
+// work is bounded by the window, not by the line's length.
+func clipLine(pre, mid, post []byte) (p, m, q []byte, cutStart, cutEnd bool) {
+	if len(pre)+len(mid)+len(post) <= maxLineChars ||
+		utf8.RuneCount(post[:runeOffset(post, maxLineChars+1)])+
+			utf8.RuneCount(mid[:runeOffset(mid, maxLineChars+1)])+
+			utf8.RuneCount(pre[runeOffsetBack(pre, len(pre), maxLineChars+1):]) <= maxLineChars {
+		return pre, mid, post, false, false
+	}
+	ps := runeOffsetBack(pre, len(pre), leadChars)
+	budget := maxLineChars - utf8.RuneCount(pre[ps:])
+	me := runeOffset(mid, budget)
+	budget -= utf8.RuneCount(mid[:me])
+	qe := runeOffset(post, budget)
+	budget -= utf8.RuneCount(post[:qe])
+	if budget > 0 {
+		// The line's end is in the window: widen it to the left.
+		ps = runeOffsetBack(pre, ps, budget)
+	}
+	return pre[ps:], mid[:me], post[:qe], ps > 0, me < len(mid) || qe < len(post)
+}
+
+// runeOffsetBack returns the byte offset k characters before byte end of
+// b (or 0), counting an invalid byte as one character.
+func runeOffsetBack(b []byte, end, k int) int {
+	for ; k > 0 && end > 0; k-- {
+		_, size := utf8.DecodeLastRune(b[:end])
+		end -= size
+	}
+	return end
+}
+
+// runeOffset returns the byte offset of character k of b (or len(b)),
+// counting an invalid byte as one character as utf8.RuneCount does.
+func runeOffset(b []byte, k int) int {
+	off := 0
+	for ; k > 0 && off < len(b); k-- {
+		_, size := utf8.DecodeRune(b[off:])
+		off += size
+	}
+	return off
 }
 
 func clampInt(v, lo, hi int) int { return max(lo, min(v, hi)) }

@@ -178,6 +178,74 @@ func TestWriteDiagnostics(t *testing.T) {
 	}
 }
 
+// TestWriteDiagnosticsLongLine: a source line longer than maxLineChars is
+// shown as a window of that many characters around the range, each cut end
+// marked "...", with the caret still under the range (language.md §16).
+func TestWriteDiagnosticsLongLine(t *testing.T) {
+	t.Parallel()
+	a, z := strings.Repeat("a", 200), strings.Repeat("z", 200)
+	src := "workflow \"w\" {\n  version = \"1.0.0\"\n  input \"order_id\" { type = string }\n  step \"s\" {\n" +
+		"\twhen = \"'" + a + "' == input.ordr_id && '" + z + "' == ''\"\n  }\n}\n"
+	m, diags := LoadFile("long.hcl", []byte(src))
+	var b bytes.Buffer
+	if err := WriteDiagnostics(&b, m.Files, diags, false, 0); err != nil {
+		t.Fatal(err)
+	}
+	// 40 characters before the range, the range, and the rest of the 160.
+	shown := a[:29] + "' == input.ordr_id && '" + z[:160-29-23]
+	want := "  on long.hcl:5:222, in step \"s\":\n" +
+		"     5: ..." + shown + "...\n" +
+		strings.Repeat(" ", 8+3+40) + "^^^^^^^\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("got:\n%s\nwant the snippet:\n%s", b.String(), want)
+	}
+
+	// A line of the context that does not hold the range keeps its start.
+	src = "workflow \"w\" {\n  version = \"1.0.0\" # " + a + "\n  bogus = 1\n}\n"
+	m, _ = LoadFile("ctx.hcl", []byte(src))
+	d := &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Test",
+		Subject:  &hcl.Range{Filename: "ctx.hcl", Start: hcl.Pos{Line: 3, Column: 3, Byte: 240}, End: hcl.Pos{Line: 3, Column: 8, Byte: 245}},
+		Context:  &hcl.Range{Filename: "ctx.hcl", Start: hcl.Pos{Line: 2, Column: 1, Byte: 15}, End: hcl.Pos{Line: 3, Column: 12, Byte: 249}},
+	}
+	b.Reset()
+	if err := WriteDiagnostics(&b, m.Files, hcl.Diagnostics{d}, false, 0); err != nil {
+		t.Fatal(err)
+	}
+	line2 := "  version = \"1.0.0\" # " + a
+	want = "     2: " + line2[:160] + "...\n" +
+		"     3:   bogus = 1\n" +
+		"          ^^^^^\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("got:\n%s\nwant the snippet:\n%s", b.String(), want)
+	}
+}
+
+// TestWriteDiagnosticsManyOnOneLine: text that is not HCL at all (here a
+// long run of control characters, one mistake each, all on one line)
+// renders in output proportional to the number of mistakes. Each
+// diagnostic used to repeat the whole line, and rescan the whole file to
+// find it, so the output and the time grew with the square of the file's
+// size (found by FuzzLoadFile).
+func TestWriteDiagnosticsManyOnOneLine(t *testing.T) {
+	t.Parallel()
+	const n = 3000
+	m, diags := LoadFile("junk.hcl", bytes.Repeat([]byte{0x1b}, n))
+	if len(diags) < n {
+		t.Fatalf("want a diagnostic per character, got %d", len(diags))
+	}
+	var b bytes.Buffer
+	if err := WriteDiagnostics(&b, m.Files, diags, false, 0); err != nil {
+		t.Fatal(err)
+	}
+	// A diagnostic is its summary, place, two snippet lines of at most
+	// maxLineChars characters and its detail: well under 1,000 bytes.
+	if max := len(diags) * 1000; b.Len() > max {
+		t.Errorf("%d diagnostics rendered in %d bytes, want at most %d", len(diags), b.Len(), max)
+	}
+}
+
 func TestParseDuration(t *testing.T) {
 	t.Parallel()
 	good := map[string]int64{
