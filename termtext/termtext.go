@@ -21,8 +21,14 @@
 // is for reading, not for decoding back. The exact text is what --json
 // prints.
 //
-// termtext must not be used on anything that is stored or printed as JSON:
-// it changes the text. It reads no terminal state and applies no styles.
+// JSON output (--json) needs no escaping of that kind to be exact, but it
+// reaches terminals too: encoding/json writes the C0 controls as \u00XX, yet
+// leaves DEL and the C1 and bidirectional controls raw. JSON rewrites them as \uXXXX
+// escapes, which keeps every decoded value exactly as it was.
+//
+// Line and Lines must not be used on anything that is stored or printed as
+// JSON: they change the text. termtext reads no terminal state and applies
+// no styles.
 package termtext
 
 import (
@@ -40,6 +46,46 @@ func Line(s string) string { return escape(s, false) }
 // A tab is escaped as in Line: a view lays text out in cells, and how wide
 // a tab is depends on the column the terminal is at.
 func Lines(s string) string { return escape(s, true) }
+
+// JSON returns the JSON text b with every DEL, C1 control, bidirectional
+// control and line or paragraph separator written as a \uXXXX escape (the
+// C0 controls are escaped already, as JSON requires). Such a rune is never
+// part of JSON's syntax, so it can only stand inside a
+// string, where the escape decodes to the same rune: the JSON's value does
+// not change. Everything else, invalid UTF-8 included (encoding/json never
+// writes it), is kept. b is returned as it is when there is nothing to
+// escape.
+func JSON(b []byte) []byte {
+	i := 0
+	for i < len(b) && b[i] < utf8.RuneSelf && b[i] != 0x7f {
+		i++
+	}
+	if i == len(b) {
+		return b
+	}
+	var out []byte
+	start := 0 // b[start:i] is not copied yet
+	for i < len(b) {
+		if b[i] < utf8.RuneSelf && b[i] != 0x7f {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if r == 0x7f || size > 1 && unsafeRune(r) {
+			if out == nil {
+				out = make([]byte, 0, len(b)+16)
+			}
+			out = append(out, b[start:i]...)
+			out = appendHex(out, `\u`, uint32(r), 4)
+			start = i + size
+		}
+		i += size
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[start:]...)
+}
 
 // escape is Line and Lines: keepNewline keeps \n.
 func escape(s string, keepNewline bool) string {
@@ -116,9 +162,16 @@ func writeByteEscape(b *strings.Builder, c byte) {
 
 // writeHex writes prefix and v in lower-case hex, zero-padded to digits.
 func writeHex(b *strings.Builder, prefix string, v uint32, digits int) {
+	var buf [8]byte
+	b.Write(appendHex(buf[:0], prefix, v, digits))
+}
+
+// appendHex appends prefix and v in lower-case hex, zero-padded to digits.
+func appendHex(dst []byte, prefix string, v uint32, digits int) []byte {
 	const hex = "0123456789abcdef"
-	b.WriteString(prefix)
+	dst = append(dst, prefix...)
 	for shift := 4 * (digits - 1); shift >= 0; shift -= 4 {
-		b.WriteByte(hex[v>>uint(shift)&0xf])
+		dst = append(dst, hex[v>>uint(shift)&0xf])
 	}
+	return dst
 }

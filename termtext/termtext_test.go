@@ -1,6 +1,8 @@
 package termtext
 
 import (
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode"
@@ -113,5 +115,45 @@ func FuzzEscape(f *testing.F) {
 		if safe && line != s {
 			t.Fatalf("Line(%q) = %q, want it unchanged", s, line)
 		}
+	})
+}
+
+func TestJSON(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"a":"plain","n":1}`, `{"a":"plain","n":1}`},
+		{`"fake\u001b[2K\rall good"`, `"fake\u001b[2K\rall good"`}, // encoding/json's escapes stay
+		{"\"a\u0085b\u009bc\x7f\"", `"a\u0085b\u009bc\u007f"`},
+		{"{\"k\u202e\":\"\u2066x\u2069\u200f\"}", `{"k\u202e":"\u2066x\u2069\u200f"}`},
+		{"[\"\u2028\u2029\"]", `["\u2028\u2029"]`},
+		{`"日本語 ✓ \u00e9"`, `"日本語 ✓ \u00e9"`},
+		{"\"é\u00a0\"", "\"é\u00a0\""},
+	} {
+		if got := string(JSON([]byte(c.in))); got != c.want {
+			t.Errorf("JSON(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func FuzzJSON(f *testing.F) {
+	for _, s := range []string{"", "plain", "fake\x1b[2K\rall good", "\u202e\u0085\u2028", "\xff", "a\tb\nc"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b, err := json.Marshal(map[string]any{s: []string{s, "x" + s}})
+		if err != nil {
+			t.Skip()
+		}
+		out := JSON(b)
+		var before, after any
+		if err := json.Unmarshal(b, &before); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(out, &after); err != nil {
+			t.Fatalf("JSON(%s) = %s: not JSON: %v", b, out, err)
+		}
+		if !reflect.DeepEqual(before, after) {
+			t.Fatalf("JSON(%s) = %s: the value changed", b, out)
+		}
+		checkSafe(t, string(b), string(out), false)
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/termtext"
 )
 
 // runStatuses are the values --status accepts.
@@ -107,8 +108,12 @@ func runSummariesJSON(runs []store.RunSummary) []runSummaryJSON {
 	return out
 }
 
-// writeJSON prints v as indented JSON on stdout.
+// writeJSON prints v as indented JSON on stdout. The JSON is exact: its
+// strings decode to the stored text. Its C1 and bidirectional controls (and
+// DEL), which encoding/json leaves raw, are written as \u escapes
+// (termtext.JSON), so printing it on a terminal is safe too.
 func (e *env) writeJSON(v any) error {
+	var out bytes.Buffer
 	if m, ok := v.(json.Marshaler); ok {
 		// Indent the value's own JSON: encoding/json would first compact
 		// it once more, a pass over all of it (a 10,000-step show is
@@ -117,21 +122,20 @@ func (e *env) writeJSON(v any) error {
 		if err != nil {
 			return fmt.Errorf("writing JSON: %w", err)
 		}
-		var out bytes.Buffer
 		out.Grow(len(b) + len(b)/2)
 		if err := json.Indent(&out, b, "", "  "); err != nil {
 			return fmt.Errorf("writing JSON: %w", err)
 		}
 		out.WriteByte('\n')
-		if _, err := e.stdout.Write(out.Bytes()); err != nil {
+	} else {
+		enc := json.NewEncoder(&out)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
 			return fmt.Errorf("writing JSON: %w", err)
 		}
-		return nil
 	}
-	enc := json.NewEncoder(e.stdout)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if _, err := e.stdout.Write(termtext.JSON(out.Bytes())); err != nil {
 		return fmt.Errorf("writing JSON: %w", err)
 	}
 	return nil
