@@ -30,19 +30,30 @@ type httpCall struct {
 	expect  []int
 	idem    string
 	red     *redactor // the run's secrets, for messages and the body's cut
+
+	// secretHeaders are the headers (canonical names) that carry a
+	// secret: a secret's value is in them, or their template reads
+	// secrets. A redirect to another origin drops them (checkRedirect).
+	secretHeaders map[string]bool
+	noRedirects   bool // follow_redirects = false: a 3xx is the response
 }
 
 func (r *runner) prepareHTTP(ctx context.Context, h *lang.HTTPAction, a *lang.Activation) (*httpCall, *stepError) {
 	bad := func(what string, err error) *stepError {
 		return &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate http %s: %v", what, err)}
 	}
-	c := &httpCall{method: h.Method, expect: h.Expect, headers: map[string]string{}, red: r.red}
+	c := &httpCall{method: h.Method, expect: h.Expect, headers: map[string]string{}, red: r.red,
+		secretHeaders: map[string]bool{}, noRedirects: h.NoRedirects}
 	if c.method == "" {
 		c.method = http.MethodGet
 	}
 	var err error
-	if c.url, err = r.evalString(ctx, h.URL, a); err != nil {
-		return nil, bad("url", err)
+	if c.url, err = r.l.prog.EvalURL(ctx, h, a); err != nil {
+		var ue *lang.URLError
+		if !errors.As(err, &ue) {
+			return nil, bad("url", err)
+		}
+		return nil, &stepError{Kind: "http", Message: "the request could not be built: " + c.urlError(ue)}
 	}
 	if h.Headers != nil {
 		v, err := r.evalValue(ctx, h.Headers, a)
@@ -52,6 +63,15 @@ func (r *runner) prepareHTTP(ctx context.Context, h *lang.HTTPAction, a *lang.Ac
 		m, _ := v.(map[string]any)
 		for k, x := range m {
 			c.headers[k] = plainString(x)
+			var tmpl *lang.Value
+			if h.Headers.Object != nil {
+				tmpl = h.Headers.Object[k]
+			} else {
+				tmpl = h.Headers // one {{ }} makes the whole object
+			}
+			if c.holdsSecret(c.headers[k]) || r.readsSecret(tmpl) {
+				c.secretHeaders[http.CanonicalHeaderKey(k)] = true
+			}
 		}
 	}
 	if h.Body != nil {
@@ -94,7 +114,9 @@ func runHTTP(ctx context.Context, client *http.Client, c *httpCall, limit int64)
 	if req.Header.Get("Idempotency-Key") == "" && c.idem != "" {
 		req.Header.Set("Idempotency-Key", c.idem)
 	}
-	resp, err := client.Do(req)
+	cl := *client // the engine's client, with this request's redirect policy
+	cl.CheckRedirect = c.checkRedirect
+	resp, err := cl.Do(req)
 	if err != nil {
 		return nil, &stepError{Kind: "http", Message: fmt.Sprintf("%s %s failed: %s", c.method, c.shownURL(), c.transportError(req.URL.Host, err))}
 	}
@@ -130,6 +152,69 @@ func runHTTP(ctx context.Context, client *http.Client, c *httpCall, limit int64)
 		return nil, &stepError{Kind: "http", Status: &st, Message: fmt.Sprintf("%s %s returned status %d, expected %s", c.method, c.shownURL(), st, want), Output: out}
 	}
 	return out, nil
+}
+
+// readsSecret reports whether an expression of v reads a declared secret.
+func (r *runner) readsSecret(v *lang.Value) bool {
+	for _, s := range r.l.g.Secrets {
+		if usesSecret(v, s.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+// redirectHeaders are the headers a redirect to another origin never
+// carries, besides those that carry a secret.
+var redirectHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie"}
+
+// checkRedirect is the request's redirect policy (language.md §8.4): with
+// follow_redirects = false the 3xx is the response; past lang.MaxRedirects
+// redirects the attempt fails; a redirect whose scheme, host or port
+// differs from the first request's drops Authorization,
+// Proxy-Authorization, Cookie and every header that carries a secret.
+// net/http copies the first request's headers onto each redirect, so each
+// hop is compared with that first request.
+func (c *httpCall) checkRedirect(req *http.Request, via []*http.Request) error {
+	if c.noRedirects {
+		return http.ErrUseLastResponse
+	}
+	if len(via) > lang.MaxRedirects {
+		return fmt.Errorf("stopped after %d redirects (the most an http action follows; set follow_redirects = false to take the 3xx response)", lang.MaxRedirects)
+	}
+	if origin(req.URL) != origin(via[0].URL) {
+		for _, h := range redirectHeaders {
+			req.Header.Del(h)
+		}
+		for h := range c.secretHeaders {
+			req.Header.Del(h)
+		}
+	}
+	return nil
+}
+
+// origin is a URL's scheme, host and port (the scheme's default port when
+// none is written), lower-cased.
+func origin(u *url.URL) string {
+	scheme := strings.ToLower(u.Scheme)
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[scheme]
+	}
+	return scheme + "://" + strings.ToLower(u.Hostname()) + ":" + port
+}
+
+// urlError describes a url that could not be built: the problem with the
+// built URL (redacted), or where a value could not be placed (which names
+// the expression, never its value).
+func (c *httpCall) urlError(ue *lang.URLError) string {
+	if c.url == "" {
+		return c.red.text(ue.Msg)
+	}
+	if ue.Parse != nil {
+		return c.buildError(ue.Parse)
+	}
+	return fmt.Sprintf("the url %q is not one flowrun requests: %s", c.shownURL(), c.red.text(ue.Msg))
 }
 
 // Messages about a request never carry Go's rendering of its URL: the

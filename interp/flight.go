@@ -144,7 +144,7 @@ func (r *runner) missingSecret(s *lang.Step) *stepError {
 	case a.Kind == lang.KindExec && a.Exec != nil:
 		vals = []*lang.Value{a.Exec.Command, a.Exec.Dir, a.Exec.Env, a.Exec.Stdin}
 	case a.Kind == lang.KindHTTP && a.HTTP != nil:
-		vals = []*lang.Value{a.HTTP.URL, a.HTTP.Headers, a.HTTP.Body}
+		vals = []*lang.Value{a.HTTP.URL, a.HTTP.Headers, a.HTTP.Body, a.HTTP.Query}
 	}
 	for _, sec := range r.l.g.Secrets {
 		if r.secrets[sec.Name] != "" {

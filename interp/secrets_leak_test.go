@@ -137,19 +137,20 @@ workflow "s" {
 
 // TestHTTPUnparsableURLWithSecret: a URL that does not parse because of
 // the secret in it is refused without url.Parse's text, which quotes the
-// URL and the part of it that is wrong (here the port); a URL without a
-// secret keeps url.Parse's full explanation.
+// URL and the part of it that is wrong (here the port); a value that
+// cannot be in the host is refused naming its expression, never its
+// value; a URL without a secret keeps url.Parse's full explanation.
 func TestHTTPUnparsableURLWithSecret(t *testing.T) {
 	for _, tc := range []struct {
 		name, secret, url, want string
 		frags                   []string // parts of the secret url.Parse would quote
 	}{
-		{"port", `q"uo\te`, `http://127.0.0.1:{{ secrets.tok }}/x`,
+		{"port", `q"uo'te`, `http://127.0.0.1:{{ secrets.tok }}/x`,
 			`the request could not be built: parse "http://127.0.0.1:***/x": invalid port after host`, []string{`q\"uo`, `q"uo`}},
-		{"escape", `Zk9%zz"`, `http://127.0.0.1:1/a/{{ secrets.tok }}`,
-			`the request could not be built: parse "http://127.0.0.1:1/a/***": invalid URL escape`, []string{"%zz", "Zk9"}},
-		{"host", `Zk9 h"st`, `http://{{ secrets.tok }}.example/x`,
+		{"host", `Zk9{h"st`, `http://{{ secrets.tok }}.example/x`,
 			`the request could not be built: parse "http://***.example/x": invalid character in host name`, []string{"Zk9", `h\"st`}},
+		{"host structure", `Zk9 h"st/x`, `http://{{ secrets.tok }}.example/x`,
+			`the request could not be built: the value of {{ secrets.tok }} cannot be in the url's host: it holds a space, a control character or one of / ? # @ \ (a value in the host or port is placed as it is, so it must not change where the host ends)`, []string{"Zk9", `h\"st`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := setup(t)
@@ -176,7 +177,7 @@ workflow "s" {
 workflow "s" {
   version = "1.0.0"
   step "h" {
-    http { url = "http://127.0.0.1:nope/x" }
+    http { url = "http://127.0.0.1:{{ 'nope' }}/x" }
   }
 }`, nil)
 	want := `the request could not be built: parse "http://127.0.0.1:nope/x": invalid port ":nope" after host`

@@ -138,6 +138,7 @@ func newBaseEnv() (*cel.Env, error) {
 		ext.Encoders(),
 		cel.ASTValidators(equalityValidator{}),
 	}
+	opts = append(opts, urlFunctions()...)
 	for _, a := range arithmetic {
 		apply := a.apply
 		bind := func(l, r ref.Val) ref.Val {

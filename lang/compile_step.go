@@ -223,9 +223,12 @@ func (c *compiler) buildAction(a *actionDecl, scope *scoper) (Action, *Type) {
 		act.Exec = x
 		return act, execOutputType
 	case KindHTTP:
-		h := &HTTPAction{Method: a.Method, Expect: a.Expect}
+		h := &HTTPAction{Method: a.Method, Expect: a.Expect, NoRedirects: a.NoRedirects}
 		h.URL = c.checkData(a.URL, scope)
 		c.wantText(h.URL, a.URL, "url")
+		c.checkURL(h.URL, a.URL)
+		h.Query = c.checkData(a.Query, scope)
+		c.wantTextMap(h.Query, a.Query, "query")
 		h.Headers = c.checkData(a.Headers, scope)
 		c.wantTextMap(h.Headers, a.Headers, "headers")
 		h.Body = c.checkData(a.Body, scope)

@@ -29,6 +29,9 @@ type actionDecl struct {
 	Headers *dataNode
 	Body    *dataNode
 	Expect  []int
+	Query   *dataNode
+	// NoRedirects is follow_redirects = false.
+	NoRedirects bool
 	// set
 	Values map[string]*dataNode
 	// sleep (DurationMS or SleepUntil)
@@ -69,6 +72,7 @@ var (
 	}}
 	httpSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 		{Name: "method"}, {Name: "url", Required: true}, {Name: "headers"}, {Name: "body"}, {Name: "expect"},
+		{Name: "query"}, {Name: "follow_redirects"},
 	}}
 	sleepSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 		{Name: "duration"}, {Name: "until"},
@@ -145,6 +149,12 @@ func decodeActionBlock(block *hcl.Block, parent string, sm *SourceMap) (*actionD
 		act.URL = data(c.Attributes, "url")
 		act.Headers = data(c.Attributes, "headers")
 		act.Body = data(c.Attributes, "body")
+		act.Query = data(c.Attributes, "query")
+		if a := c.Attributes["follow_redirects"]; a != nil {
+			v, d := literalBool(a)
+			diags = append(diags, d...)
+			act.NoRedirects = !d.HasErrors() && !v
+		}
 		if a := c.Attributes["expect"]; a != nil {
 			codes, d := decodeExpect(a)
 			diags = append(diags, d...)

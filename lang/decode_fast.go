@@ -1217,6 +1217,12 @@ func (d *fastDecoder) http() *HTTPAction {
 		case "expect":
 			d.seen(&set, 1<<4)
 			h.Expect = d.ints()
+		case "query":
+			d.seen(&set, 1<<5)
+			h.Query = d.value()
+		case "no_redirects":
+			d.seen(&set, 1<<6)
+			h.NoRedirects = d.bool()
 		default:
 			d.fail()
 		}

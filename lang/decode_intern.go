@@ -255,6 +255,7 @@ func (in *typeInterner) action(a *Action) {
 		in.value(a.HTTP.URL)
 		in.value(a.HTTP.Headers)
 		in.value(a.HTTP.Body)
+		in.value(a.HTTP.Query)
 	}
 	if a.Set != nil {
 		for _, nv := range a.Set.Values {

@@ -405,6 +405,7 @@ func (n *encNormalizer) action(a *Action) {
 		n.value(a.HTTP.URL)
 		n.value(a.HTTP.Headers)
 		n.value(a.HTTP.Body)
+		n.value(a.HTTP.Query)
 		if len(a.HTTP.Expect) == 0 && a.HTTP.Expect != nil && n.change() {
 			a.HTTP.Expect = nil
 		}

@@ -352,6 +352,7 @@ func (v *encValidator) action(where encWhere, a *Action, steps map[string]encSte
 		v.value(where.in(" http.url"), a.HTTP.URL)
 		v.value(where.in(" http.headers"), a.HTTP.Headers)
 		v.value(where.in(" http.body"), a.HTTP.Body)
+		v.value(where.in(" http.query"), a.HTTP.Query)
 	case KindSet:
 		for i, e := range a.Set.Values {
 			k, val := e.Name, e.Value

@@ -138,6 +138,7 @@ func (l *loader) action(a *Action, s *Step, slot string) {
 		l.value(a.HTTP.URL, s, slot)
 		l.value(a.HTTP.Headers, s, slot)
 		l.value(a.HTTP.Body, s, slot)
+		l.value(a.HTTP.Query, s, slot)
 	case a.Set != nil:
 		for _, nv := range a.Set.Values {
 			v := nv.Value

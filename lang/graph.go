@@ -193,6 +193,13 @@ type HTTPAction struct {
 	Headers *Value `json:"headers,omitempty"` // object of strings
 	Body    *Value `json:"body,omitempty"`    // an object or list is sent as JSON
 	Expect  []int  `json:"expect,omitempty"`  // nil: any 2xx
+	// Query holds parameters added to the URL's query (object of strings;
+	// a null value adds nothing). Absent from the JSON when nil, so graphs
+	// without it keep their hash.
+	Query *Value `json:"query,omitempty"`
+	// NoRedirects: a 3xx response is the response (follow_redirects =
+	// false). Absent from the JSON when false.
+	NoRedirects bool `json:"no_redirects,omitempty"`
 }
 
 // SetAction computes named values.

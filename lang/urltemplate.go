@@ -1,0 +1,151 @@
+package lang
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// An http url's template as URL pieces (urlbuild.go): at compile time, to
+// check what its literal text decides, and when a step runs, to build the
+// URL the request goes to.
+
+// urlPieces turns a url template into pieces, text(i) giving the value of
+// its i-th part (an expression). The first part, when it is an expression,
+// is the base and is raw, and so is a url.raw(...) part; every other
+// expression is escaped where it lands.
+func urlPieces(t *Template, text func(i int) (string, error)) ([]URLPiece, error) {
+	pieces := make([]URLPiece, 0, len(t.Parts))
+	for i, pt := range t.Parts {
+		if pt.Expr == nil {
+			pieces = append(pieces, URLPiece{Text: pt.Text})
+			continue
+		}
+		s, err := text(i)
+		if err != nil {
+			return nil, err
+		}
+		pieces = append(pieces, URLPiece{Text: s, Escape: i > 0 && !RawURLExpr(pt.Expr.CEL), Expr: pt.Expr.CEL})
+	}
+	return pieces, nil
+}
+
+// checkURL reports at compile time what the url's literal text shows is
+// wrong: a literal that is not an absolute http or https URL with a host,
+// a {{ }} before the scheme's "://", a template whose text leaves no host.
+// A url that starts with a {{ }} (a base value) is checked when it is
+// built; so is the rest of one with a url.raw(...) value.
+func (c *compiler) checkURL(v *Value, n *dataNode) {
+	if v == nil || n == nil {
+		return
+	}
+	bad := func(format string, args ...any) {
+		c.errorf(n.Range, "Invalid url", "%s", fmt.Sprintf(format, args...))
+	}
+	switch {
+	case v.Lit != nil:
+		var s string
+		if json.Unmarshal(v.Lit, &s) != nil {
+			return // not text: wantText says so
+		}
+		if err := CheckHTTPURL(s); err != nil {
+			bad("The url %q cannot be requested: %v. Write an absolute URL, like \"https://api.example.com/orders\".", s, err)
+		}
+	case v.Template != nil:
+		parts := v.Template.Parts
+		if len(parts) == 0 || parts[0].Expr != nil {
+			return // a base value: checked when the url is built
+		}
+		raw := false
+		for i, pt := range parts {
+			if pt.Expr == nil {
+				continue
+			}
+			if l := layoutOf(urlPrefix(parts[:i])); l.auth < 0 {
+				bad("The {{ %s }} stands before the url's scheme and \"://\" are complete. Write the scheme as text, like \"https://{{ input.host }}/path\", or make the whole start of the url one value, like \"{{ input.base }}/path\".", pt.Expr.CEL)
+				return
+			}
+			raw = raw || RawURLExpr(pt.Expr.CEL)
+		}
+		if raw {
+			return // a url.raw value may change the rest
+		}
+		pieces, _ := urlPieces(v.Template, func(int) (string, error) { return "1", nil })
+		if _, err := BuildURL(pieces); err != nil {
+			bad("The url cannot be requested whatever its values are: %v.", err)
+		}
+	}
+}
+
+// urlPrefix is the literal text of parts (which hold no raw value).
+func urlPrefix(parts []TemplatePart) string {
+	var b strings.Builder
+	for _, pt := range parts {
+		b.WriteString(pt.Text)
+	}
+	return b.String()
+}
+
+// EvalURL builds the URL of an http action: its url template with each
+// value escaped where it lands, and its query parameters added. An error
+// that is a *URLError is a URL that cannot be built (with the built URL
+// when only its final check failed); any other is an evaluation error.
+func (p *Program) EvalURL(ctx context.Context, h *HTTPAction, a *Activation) (string, error) {
+	var s string
+	var err error
+	switch v := h.URL; {
+	case v == nil:
+		return "", &URLError{Msg: "the url is missing"}
+	case v.Template != nil && !(len(v.Template.Parts) == 1 && v.Template.Parts[0].Expr != nil):
+		var pieces []URLPiece
+		pieces, err = urlPieces(v.Template, func(i int) (string, error) {
+			e := v.Template.Parts[i].Expr
+			x, err := p.Eval(ctx, e, a)
+			if err != nil {
+				return "", err
+			}
+			t, err := TemplateText(x)
+			if err != nil {
+				return "", fmt.Errorf("rendering %q as text: %w", e.CEL, err)
+			}
+			return t, nil
+		})
+		if err != nil {
+			return "", err
+		}
+		s, err = BuildURL(pieces)
+	default: // a literal, or one {{ }}: the whole url, placed as it is
+		x, err := p.EvalValue(ctx, v, a)
+		if err != nil {
+			return "", err
+		}
+		if s, err = TemplateText(x); err != nil {
+			return "", err
+		}
+		err = CheckHTTPURL(s)
+	}
+	if err != nil {
+		return s, err
+	}
+	if h.Query == nil {
+		return s, nil
+	}
+	q, err := p.EvalValue(ctx, h.Query, a)
+	if err != nil {
+		return "", fmt.Errorf("query: %w", err)
+	}
+	m, _ := q.(map[string]any)
+	params := make(map[string]string, len(m))
+	for k, x := range m {
+		if x == nil {
+			continue
+		}
+		t, err := TemplateText(x)
+		if err != nil {
+			return "", fmt.Errorf("query: %s: %w", k, err)
+		}
+		params[k] = t
+	}
+	return AppendQuery(s, params), nil
+}
