@@ -29,6 +29,10 @@ import (
 //   - before the scheme's "://": refused (the scheme is the template's
 //     literal text, or comes from a leading base value).
 //
+// Raw text in the path, the query or the fragment has the bytes that
+// cannot stand there percent-encoded (writeRaw), as net/url would send
+// them.
+//
 // An escaped value never holds the delimiter that ends its part, so where
 // each value lands is decided by the raw text alone: the pieces are laid
 // out first with every escaped value empty (the skeleton), and each value
@@ -72,7 +76,8 @@ var partNames = [...]string{"scheme", "user information", "host", "path", "query
 // urlLayout is where the parts of a URL (or a skeleton) start: auth is the
 // first byte after "://" (-1: the text is not scheme://...), at the last
 // "@" of the authority (-1: none), path, query and frag the index of the
-// "/", "?" and "#" that start those parts (len(s) when absent).
+// "/", "?" and "#" that start those parts (when a part is absent, the
+// start of the next one, or len(s)).
 type urlLayout struct {
 	auth, at, path, query, frag int
 }
@@ -93,6 +98,7 @@ func layoutOf(s string) urlLayout {
 	if j := strings.IndexByte(s[l.path:], '#'); j >= 0 {
 		l.frag = l.path + j
 	}
+	l.query = l.frag
 	if j := strings.IndexByte(s[l.path:l.frag], '?'); j >= 0 {
 		l.query = l.path + j
 	}
@@ -151,7 +157,7 @@ func BuildURL(pieces []URLPiece) (string, error) {
 	var b strings.Builder
 	for i, p := range pieces {
 		if !p.Escape {
-			b.WriteString(p.Text)
+			l.writeRaw(&b, p.Text, offsets[i])
 			continue
 		}
 		s, err := escapeURLValue(p.Text, l.partAt(offsets[i]))
@@ -162,6 +168,43 @@ func BuildURL(pieces []URLPiece) (string, error) {
 	}
 	out := b.String()
 	return out, CheckHTTPURL(out)
+}
+
+// partOf returns the part of the URL the skeleton's byte at k is in.
+func (l urlLayout) partOf(k int) int {
+	switch {
+	case l.auth < 0 || k < l.auth:
+		return partScheme
+	case k < l.path:
+		return partHost
+	case k < l.query:
+		return partPath
+	case k < l.frag:
+		return partQuery
+	}
+	return partFragment
+}
+
+// writeRaw writes raw text that stands at offset off of the skeleton,
+// percent-encoding in the path, the query and the fragment the bytes that
+// cannot stand in a URL there: controls, space, non-ASCII bytes and
+// " < > \ ^ ` { | }. net/url would re-encode a whole path holding one
+// of them from its decoded form, turning a value's %2F back into a "/"
+// (found by FuzzBuildURL); a query holding one would go into the request
+// line as it is.
+func (l urlLayout) writeRaw(b *strings.Builder, s string, off int) {
+	for k := 0; k < len(s); k++ {
+		c := s[k]
+		if unsafeURLByte(c) && l.partOf(off+k) >= partPath {
+			fmt.Fprintf(b, "%%%02X", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+}
+
+func unsafeURLByte(c byte) bool {
+	return c <= ' ' || c >= 0x7f || strings.IndexByte(`"<>\^`+"`{|}", c) >= 0
 }
 
 // escapeURLValue escapes v for the URL part it lands in.

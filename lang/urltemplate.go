@@ -63,7 +63,7 @@ func (c *compiler) checkURL(v *Value, n *dataNode) {
 				continue
 			}
 			if l := layoutOf(urlPrefix(parts[:i])); l.auth < 0 {
-				bad("The {{ %s }} stands before the url's scheme and \"://\" are complete. Write the scheme as text, like \"https://{{ input.host }}/path\", or make the whole start of the url one value, like \"{{ input.base }}/path\".", pt.Expr.CEL)
+				bad("The value of {{ %s }} would be part of the url's scheme. Write the scheme and its \"://\" as text, like \"https://{{ input.host }}/path\", or make the whole start of the url one value, like \"{{ input.base }}/path\".", pt.Expr.CEL)
 				return
 			}
 			raw = raw || RawURLExpr(pt.Expr.CEL)
@@ -116,14 +116,15 @@ func (p *Program) EvalURL(ctx context.Context, h *HTTPAction, a *Activation) (st
 		}
 		s, err = BuildURL(pieces)
 	default: // a literal, or one {{ }}: the whole url, placed as it is
-		x, err := p.EvalValue(ctx, v, a)
-		if err != nil {
-			return "", err
+		x, xerr := p.EvalValue(ctx, v, a)
+		if xerr != nil {
+			return "", xerr
 		}
-		if s, err = TemplateText(x); err != nil {
-			return "", err
+		t, xerr := TemplateText(x)
+		if xerr != nil {
+			return "", xerr
 		}
-		err = CheckHTTPURL(s)
+		s, err = BuildURL([]URLPiece{{Text: t}})
 	}
 	if err != nil {
 		return s, err
