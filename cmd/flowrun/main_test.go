@@ -76,6 +76,7 @@ func TestScripts(t *testing.T) {
 			"runid":      cmdRunID,
 			"waitfile":   cmdWaitFile,
 			"status":     cmdStatus,
+			"httpserve":  cmdHTTPServe,
 		},
 	})
 }

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// cmdHTTPServe starts an HTTP server on 127.0.0.1 for the rest of the
+// script (it is closed when the script ends):
+//
+//	httpserve NAME
+//
+// sets $NAME to its base URL (http://127.0.0.1:PORT) and $NAME_PORT to its
+// port, and appends one line per request to $WORK/NAME.log: the method,
+// the request URI exactly as it arrived, then any of the headers
+// Authorization, Cookie, Proxy-Authorization, X-Api-Key and X-Plain as
+// name=value. It answers:
+//
+//	/redirect/PORT/REST  302 to http://127.0.0.1:PORT/REST (with the query)
+//	/loop/N              302 to /loop/N-1, and 200 at /loop/0
+//	anything else        200 {"ok": true}
+func cmdHTTPServe(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: httpserve NAME")
+	}
+	name := args[0]
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	logPath := ts.MkAbs(name + ".log")
+	var mu sync.Mutex
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		line := r.Method + " " + r.RequestURI
+		var names []string
+		for _, k := range []string{"Authorization", "Cookie", "Proxy-Authorization", "X-Api-Key", "X-Plain"} {
+			if v := r.Header.Get(k); v != "" {
+				names = append(names, strings.ToLower(k)+"="+v)
+			}
+		}
+		sort.Strings(names)
+		if len(names) > 0 {
+			line += " " + strings.Join(names, " ")
+		}
+		mu.Lock()
+		f, err := os.OpenFile(logPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err == nil {
+			_, err = fmt.Fprintln(f, line)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		mu.Unlock()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		switch p := r.URL.Path; {
+		case strings.HasPrefix(p, "/redirect/"):
+			port, rest, _ := strings.Cut(strings.TrimPrefix(p, "/redirect/"), "/")
+			to := "http://127.0.0.1:" + port + "/" + rest
+			if r.URL.RawQuery != "" {
+				to += "?" + r.URL.RawQuery
+			}
+			http.Redirect(w, r, to, http.StatusFound)
+		case strings.HasPrefix(p, "/loop/"):
+			n, err := strconv.Atoi(strings.TrimPrefix(p, "/loop/"))
+			if err != nil || n < 0 {
+				http.Error(w, "bad loop count", http.StatusBadRequest)
+				return
+			}
+			if n > 0 {
+				http.Redirect(w, r, "/loop/"+strconv.Itoa(n-1), http.StatusFound)
+				return
+			}
+			fmt.Fprintln(w, `{"ok": true}`)
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintln(w, `{"ok": true}`)
+		}
+	})
+	srv := &http.Server{Handler: h}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(l)
+	}()
+	ts.Defer(func() {
+		_ = srv.Close()
+		<-done
+	})
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	ts.Setenv(name, "http://127.0.0.1:"+port)
+	ts.Setenv(name+"_PORT", port)
+}
