@@ -139,6 +139,9 @@ func Scenarios() []*Scenario {
 		{Name: "history-1k", Description: "a run of 1,000 attempts (an until loop of http steps): peak RSS", run: historyScenario(1000)},
 		{Name: "history-100k", Description: "a run of 100,000 attempts (an until loop of http steps): peak RSS against history-1k",
 			run: historyScenario(100000), rss: &Target{Of: "ratio", Op: "<=", Limit: 1.5}, rssOf: "history-1k"},
+		{Name: "foreach-set-100k", Description: "a foreach of 100,000 set items at concurrency 32, the items an input: peak RSS", run: foreachMemScenario(100000)},
+		{Name: "foreach-set-1m", Description: "a foreach of 1,000,000 set items at concurrency 32, the items an input: peak RSS against foreach-set-100k",
+			run: foreachMemScenario(1000000), rss: &Target{Of: "ratio", Op: "<=", Limit: 1.5}, rssOf: "foreach-set-100k"},
 		{Name: "list", Description: "runs and show on a store of 100,000 runs and 1,000,000 attempts", run: listScenario},
 		{Name: "apply", Description: "flowrun apply of a 3-step workflow, wall time of the process", run: applyScenario},
 	}

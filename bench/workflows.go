@@ -15,7 +15,7 @@ import (
 // these chains measure, the engine.
 func setChain(name string, n int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "workflow %q {\n  version = \"1.0.0\"\n  limits { parallel = 1 }\n", name)
+	fmt.Fprintf(&b, "workflow %q {\n  version = \"1.0.0\"\n  limits {\n    parallel = 1\n    attempts = 1000000\n  }\n", name)
 	b.WriteString("  step \"s0\" {\n    set { v = 0 }\n  }\n")
 	for i := 1; i < n; i++ {
 		fmt.Fprintf(&b, "  step \"s%d\" {\n    depends_on = [step.s%d]\n    set { v = %d }\n  }\n", i, i-1, i)
@@ -54,7 +54,10 @@ func fanOut(name string, concurrency int) string {
 	return fmt.Sprintf(`workflow %[1]q {
   version = "1.0.0"
   input "items" { type = list(number) }
-  limits { parallel = %[2]d }
+  limits {
+    parallel = %[2]d
+    attempts = 1000000
+  }
   step "each" {
     foreach {
       items       = "input.items"
@@ -67,12 +70,32 @@ func fanOut(name string, concurrency int) string {
 `, name, concurrency)
 }
 
+// fanOutQuiet is fanOut with nothing reading the step's output.
+func fanOutQuiet(name string, concurrency int) string {
+	return fmt.Sprintf(`workflow %[1]q {
+  version = "1.0.0"
+  input "items" { type = list(number) }
+  limits {
+    parallel = %[2]d
+    attempts = 1000000
+  }
+  step "each" {
+    foreach {
+      items       = "input.items"
+      concurrency = %[2]d
+    }
+    set { v = "{{ item * 2 }}" }
+  }
+}
+`, name, concurrency)
+}
+
 // resumable is a chain of n set steps, then a wait for the signal "go",
 // then an exec step: the run parks after n completed steps, and its next
 // step to start is "next".
 func resumable(name string, n int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "workflow %q {\n  version = \"1.0.0\"\n", name)
+	fmt.Fprintf(&b, "workflow %q {\n  version = \"1.0.0\"\n  limits { attempts = 1000000 }\n", name)
 	b.WriteString("  step \"s0\" {\n    set { v = 0 }\n  }\n")
 	for i := 1; i < n; i++ {
 		fmt.Fprintf(&b, "  step \"s%d\" {\n    depends_on = [step.s%d]\n    set { v = %d }\n  }\n", i, i-1, i)

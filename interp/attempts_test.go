@@ -306,3 +306,89 @@ workflow "reset" {
 	run = b.crashRound(run.ID, "s", 5, "testhost/999999994/w")
 	wantStatus(t, b.drive(run.ID), store.RunCompleted)
 }
+
+// TestForeachDrainMidway: a drain that comes while a foreach of set items
+// runs starts no item after the commit that told of it, parks the run, and the
+// runner held only the items in flight, not the items done. Before, set
+// items ignored the drain and the foreach ran to its end; and every item's
+// row stayed in the runner's maps while the step ran.
+func TestForeachDrainMidway(t *testing.T) {
+	var r *runner
+	maxAtDrain := -1
+	seen := -1
+	b := setup(t, func(o *Options) {
+		o.OnEvent = func(ev store.Event) {
+			var i int
+			if ev.Kind != "step_completed" {
+				return
+			}
+			if _, err := fmt.Sscanf(ev.StepKey, "each[%d]", &i); err != nil {
+				return
+			}
+			seen = max(seen, i)
+			if i >= 600 && maxAtDrain < 0 {
+				maxAtDrain = seen
+				r.drain.Store(true)
+			}
+		}
+	})
+	gs := b.compile(`
+workflow "fe" {
+  version = "1.0.0"
+  input "items" { type = list(number) }
+  limits { attempts = 1000000 }
+  step "each" {
+    foreach {
+      items       = "input.items"
+      concurrency = 4
+    }
+    set { v = "{{ item * 2 }}" }
+  }
+}`)
+	items := make([]any, 2000)
+	for i := range items {
+		items[i] = i
+	}
+	run := b.start(gs[0].Workflow, map[string]any{"items": items})
+	owner := "testhost/1/t"
+	claimed, err := b.st.RunClaim(b.ctx, store.RunClaimParams{Owner: owner, Now: b.clk.Now(), LeaseFor: time.Hour, Limit: 1, RunID: run.ID})
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("claim: %v %v", claimed, err)
+	}
+	r = b.e.newRunner(claimed[0], owner)
+	parked, err := r.main(b.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if parked.Status != store.RunPending {
+		t.Fatalf("run = %s, want parked pending by the drain", parked.Status)
+	}
+	steps, err := b.st.StepList(b.ctx, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := -1
+	for _, s := range steps {
+		last = max(last, s.Index)
+	}
+	// The commit that told of each[600] held at most maxTxSteps step
+	// writes: no item after those may have begun.
+	if last < maxAtDrain || last >= maxAtDrain+maxTxSteps {
+		t.Fatalf("the last item begun is each[%d], want one of the commit that told of each[%d]: items began after the drain", last, maxAtDrain)
+	}
+	held := 0
+	for key := range r.rows {
+		if strings.HasPrefix(key, "each[") {
+			held++
+		}
+	}
+	if held > 8 {
+		t.Fatalf("the runner held %d item rows of the foreach, want at most the items in flight", held)
+	}
+	done := b.drive(run.ID)
+	wantStatus(t, done, store.RunCompleted)
+	out, _ := jsonOf(t, b.show(run.ID).Steps["each"].Output).([]any)
+	if len(out) != 2000 || fmt.Sprint(out[1999]) != "map[v:3998]" || fmt.Sprint(out[0]) != "map[v:0]" {
+		t.Fatalf("foreach output has %d items (first %v, last %v)", len(out), out[0], out[len(out)-1])
+	}
+}

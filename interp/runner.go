@@ -40,8 +40,9 @@ type runner struct {
 	lastAtt  map[string]int // highest attempt number per step key
 	failures map[string]int // failed attempts per step key (the retry budget)
 	results  map[string]lang.StepResult
-	noted    map[string]bool // foreach items whose end was handled
-	signals  []store.Signal  // pending signals, oldest first
+	noted    map[string]bool      // foreach items whose end was handled
+	fe       map[string]*feCursor // foreach steps in progress (schedule.go)
+	signals  []store.Signal       // pending signals, oldest first
 	children map[string]store.Run
 
 	flights map[string]*flight

@@ -1,6 +1,7 @@
 package interp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -227,7 +228,13 @@ func (r *runner) dataAct(u *unit) *lang.Activation {
 
 // settle makes a finished step visible to CEL as steps.NAME.
 func (r *runner) settle(s *lang.Step, row *store.Step) {
-	res := lang.StepResult{Status: string(row.Status), Attempts: row.Attempts, Output: decodeJSON(row.Output)}
+	res := lang.StepResult{Status: string(row.Status), Attempts: row.Attempts}
+	if !r.unread(s.Name) {
+		// Decoded only when something will read it: the output of a
+		// foreach of a million items would take far more memory as
+		// values than as its JSON.
+		res.Output = decodeJSON(row.Output)
+	}
 	if row.Status == store.StepFailed {
 		res.Error = decodeMap(row.Error)
 	}
@@ -263,6 +270,17 @@ type keep struct {
 	gone    []bool  // per step: dropped from the maps (it ended)
 	queue   []int32 // steps settled since the last compact
 	off     bool    // an output could not be scanned: drop nothing
+}
+
+// unread reports whether nothing reads step name's result any more: no
+// step that has not settled needs it and no workflow output reads it
+// (the keep's count; false while there is no keep or it is off).
+func (r *runner) unread(name string) bool {
+	if r.keep == nil || r.keep.off {
+		return false
+	}
+	i, ok := r.l.index[name]
+	return ok && r.keep.readers[i] <= 0
 }
 
 // over reports whether step name ended and was dropped from the maps.
@@ -737,15 +755,17 @@ func (r *runner) advanceForeach(ctx context.Context, s *lang.Step) bool {
 	}
 	items := r.state(s.Name).Items
 	conc := max(s.Foreach.Concurrency, 1)
+	c := r.cursor(s, len(items))
 	active := 0
-	for i := range items {
+	for i := c.done; i < c.next; i++ {
 		if ir := r.rows[store.StepKey(s.Name, i, -1)]; ir != nil && ir.Status != store.StepPending && !ir.Status.Terminal() {
 			active++
 		}
 	}
 	changed, allDone := false, true
-	for i, it := range items {
+	for i := c.done; i < len(items); i++ {
 		if changed && len(r.tx.t.Steps) >= maxTxSteps {
+			r.fold(s, c)
 			return true // the next decide goes on with the items left
 		}
 		key := store.StepKey(s.Name, i, -1)
@@ -754,19 +774,31 @@ func (r *runner) advanceForeach(ctx context.Context, s *lang.Step) bool {
 			was := ir != nil && ir.Status != store.StepPending
 			if !was && active >= conc {
 				allDone = false
+				if i >= c.next {
+					break // no item after it has begun either
+				}
 				continue
 			}
-			if r.advanceNode(ctx, unit{s: s, key: key, idx: i, iter: -1, item: it}) {
+			if r.advanceNode(ctx, unit{s: s, key: key, idx: i, iter: -1, item: items[i]}) {
 				changed = true
 			}
 			ir = r.rows[key]
-			is := ir != nil && ir.Status != store.StepPending && !ir.Status.Terminal()
+			if ir == nil {
+				// It could not begin (a drain, the run's parallel limit, the
+				// attempt cap): no item after it begins now either.
+				allDone = false
+				break
+			}
+			if i >= c.next {
+				c.next = i + 1
+			}
+			is := ir.Status != store.StepPending && !ir.Status.Terminal()
 			if was && !is {
 				active--
 			} else if !was && is {
 				active++
 			}
-			if ir == nil || !ir.Status.Terminal() {
+			if !ir.Status.Terminal() {
 				allDone = false
 				continue
 			}
@@ -781,33 +813,93 @@ func (r *runner) advanceForeach(ctx context.Context, s *lang.Step) bool {
 		switch s.Foreach.OnFailure {
 		case "continue":
 		case "dead_letter":
-			r.deadLetter(s.Name, key, i, it, ir.Error)
+			r.deadLetter(s.Name, key, i, items[i], ir.Error)
 		default:
 			ie := &stepError{}
 			_ = json.Unmarshal(ir.Error, ie)
 			ie.Message = fmt.Sprintf("item %d failed: %s", i, ie.Message)
 			r.cancelStepKeys(s.Name)
 			r.unitFailed(base, ie, false)
+			delete(r.fe, s.Name)
 			return true
 		}
 	}
-	if !allDone {
+	r.fold(s, c)
+	if !allDone || r.ended || c.done < len(items) {
 		return changed
 	}
-	out := make([]any, len(items))
 	row = r.row(base)
-	row.Attempts = 0
-	for i := range items {
-		ir := r.rows[store.StepKey(s.Name, i, -1)]
-		row.Attempts += ir.Attempts
-		if ir.Status == store.StepCompleted {
-			out[i] = decodeJSON(ir.Output)
-		}
-	}
-	row.Status, row.Output, row.FinishedAt = store.StepCompleted, mustJSON(out), r.now
+	row.Attempts = c.attempts
+	c.out.WriteByte(']')
+	row.Status, row.Output, row.FinishedAt = store.StepCompleted, json.RawMessage(c.out.Bytes()), r.now
+	delete(r.fe, s.Name)
 	r.put(row, nil)
 	r.tx.event("step_completed", s.Name, map[string]any{"items": len(items)})
 	return true
+}
+
+// feCursor is the runner's place in a foreach step's items, so that a
+// decision costs the items in flight, not the items done (memory and time
+// of a long foreach do not grow with the items that ended). It is not
+// stored: a runner makes it again from the rows it loaded.
+//
+// Items begin in index order, so the items that never began are a suffix
+// [next, n) without rows. The items [0, done) ended, were handled (a
+// failure noted, a dead letter queued) and are folded: their outputs are
+// in out and their attempts in attempts, and their rows were dropped from
+// the runner's maps (they stay in the store).
+type feCursor struct {
+	done, next int
+	attempts   int
+	out        bytes.Buffer // "[" and the folded items' outputs, comma-separated
+}
+
+// cursor returns the cursor of foreach step s of n items, making it from
+// the rows the runner holds the first time.
+func (r *runner) cursor(s *lang.Step, n int) *feCursor {
+	if c := r.fe[s.Name]; c != nil {
+		return c
+	}
+	c := &feCursor{next: n}
+	for c.next > 0 && r.rows[store.StepKey(s.Name, c.next-1, -1)] == nil {
+		c.next--
+	}
+	c.out.WriteByte('[')
+	if r.fe == nil {
+		r.fe = map[string]*feCursor{}
+	}
+	r.fe[s.Name] = c
+	return c
+}
+
+// fold moves the cursor's done past the leading items that ended and
+// were handled, appending their outputs (null for an item that did not
+// complete) and dropping their rows from the runner's maps.
+func (r *runner) fold(s *lang.Step, c *feCursor) {
+	for c.done < c.next {
+		key := store.StepKey(s.Name, c.done, -1)
+		ir := r.rows[key]
+		if ir == nil || !ir.Status.Terminal() || !r.noted[key] {
+			return
+		}
+		if c.done > 0 {
+			c.out.WriteByte(',')
+		}
+		if ir.Status == store.StepCompleted && len(ir.Output) > 0 {
+			c.out.Write(ir.Output)
+		} else {
+			c.out.WriteString("null")
+		}
+		c.attempts += ir.Attempts
+		if s.Until != nil {
+			// The loop's last iterations are all it still held.
+			it := r.state(key).Iteration
+			r.drop(store.StepKey(s.Name, c.done, it))
+			r.drop(store.StepKey(s.Name, c.done, it-1))
+		}
+		r.drop(key)
+		c.done++
+	}
 }
 
 // cancelStepKeys stops every unfinished key of a step (foreach items,

@@ -21,7 +21,8 @@ temporary directory (never the --db database) and prints each figure with a
 raw-SQLite baseline measured in the same process, their ratio, and the
 target it should meet: sequential set steps (FULL and NORMAL), sequential
 exec steps, 1,000 runs on one worker, a foreach over 10,000 items, resuming
-a 10,000-step run, the memory of a 100,000-attempt run, runs and show on a
+a 10,000-step run, the memory of a 100,000-attempt run, the memory of a
+foreach of 1,000,000 set items against one of 100,000, runs and show on a
 store of 100,000 runs, and apply's wall time. Each scenario runs in a child
 process of its own, so its peak RSS is its own.
 
