@@ -35,7 +35,8 @@ version decisions. --step keeps the events of one step (and its foreach items
 and until iterations), or of one item or iteration (each[2], poll#3); a step
 the run does not have is refused (exit 2). -f keeps printing new events until
 the run ends; Ctrl-C stops following. RUN is a run id or a unique prefix of
-one.`,
+one. Control characters in what programs wrote are printed escaped, as \x1b
+and \r (show --json prints the exact text).`,
 		store: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			step := fs.String("step", "", "only the events of this step")
