@@ -29,6 +29,9 @@ import (
 //
 // Comments are kept. Format is idempotent: Format(Format(x)) == Format(x).
 func Format(filename string, src []byte) ([]byte, hcl.Diagnostics) {
+	if d := checkNesting(filename, src); d != nil {
+		return nil, hcl.Diagnostics{d}
+	}
 	_, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
 	if diags.HasErrors() {
 		return nil, diags

@@ -77,6 +77,7 @@ func TestScripts(t *testing.T) {
 			"waitfile":   cmdWaitFile,
 			"status":     cmdStatus,
 			"httpserve":  cmdHTTPServe,
+			"nest":       cmdNest,
 		},
 	})
 }
@@ -189,4 +190,22 @@ func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited with %d, want %d", strings.Join(args[1:], " "), got, want)
 	}
+}
+
+// cmdNest writes a file from a template, replacing each @NEST@ by N copies
+// of OPEN, then INNER, then N copies of CLOSE, so a script can hold a
+// value nested tens of thousands of levels deep without spelling it out:
+//
+//	nest deep.tmpl deep.hcl 60000 [ 1 ]
+func cmdNest(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 6 {
+		ts.Fatalf("usage: nest TEMPLATE OUT N OPEN INNER CLOSE")
+	}
+	n, err := strconv.Atoi(args[2])
+	if err != nil || n < 0 {
+		ts.Fatalf("nest: %q is not a count", args[2])
+	}
+	value := strings.Repeat(args[3], n) + args[4] + strings.Repeat(args[5], n)
+	text := strings.ReplaceAll(ts.ReadFile(args[0]), "@NEST@", value)
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(text), 0o644))
 }
