@@ -3,7 +3,6 @@ package interp
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -238,8 +237,7 @@ func runExec(ctx context.Context, clk clock.Clock, c *execCall, limit int64, gat
 	}
 	out := map[string]any{"exit_code": float64(code), "stdout": stdout.String(), "stderr": stderr.String(), "json": nil}
 	if !stdout.truncated() {
-		var j any
-		if b := bytes.TrimSpace(stdout.buf.Bytes()); len(b) > 0 && json.Unmarshal(b, &j) == nil {
+		if j, ok := parseOutputJSON(stdout.buf.Bytes()); ok {
 			out["json"] = j
 		}
 	}

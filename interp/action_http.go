@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -133,8 +132,7 @@ func runHTTP(ctx context.Context, client *http.Client, c *httpCall, limit int64)
 	}
 	var parsed any = w.String()
 	if !w.truncated() {
-		var j any
-		if b := bytes.TrimSpace(w.buf.Bytes()); len(b) > 0 && json.Unmarshal(b, &j) == nil {
+		if j, ok := parseOutputJSON(w.buf.Bytes()); ok {
 			parsed = j
 		}
 	}

@@ -30,6 +30,9 @@ func (e *Engine) Signal(ctx context.Context, runID, name string, payload json.Ra
 	if len(payload) == 0 {
 		payload = json.RawMessage("{}")
 	}
+	if lang.JSONDepthOver(payload, lang.MaxValueDepth) >= 0 {
+		return store.Signal{}, fmt.Errorf("signal run %s: the signal data nests deeper than %d levels of lists and objects; flatten it", run.ID, lang.MaxValueDepth)
+	}
 	if !json.Valid(payload) {
 		return store.Signal{}, fmt.Errorf("signal run %s: the signal data is not valid JSON; pass a JSON value such as '{\"approved\": true}'", run.ID)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/store"
 )
 
@@ -26,6 +27,11 @@ func (r *runner) completeRun(ctx context.Context) {
 		v, err := r.evalValue(ctx, o.Value, r.dataAct(nil))
 		if err != nil {
 			r.failRun(&stepError{Kind: "expression", Message: fmt.Sprintf("evaluate output %q: %v", o.Name, err)}, "")
+			return
+		}
+		if lang.ValueTooDeep(v, lang.MaxValueDepth) {
+			r.failRun(&stepError{Kind: "output_limit", Message: fmt.Sprintf(
+				"output %q nests deeper than %d levels of lists and objects, the most a stored value may; flatten it", o.Name, lang.MaxValueDepth)}, "")
 			return
 		}
 		out[o.Name] = v

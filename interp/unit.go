@@ -83,6 +83,10 @@ func (r *runner) startUnit(ctx context.Context, u unit) bool {
 			}
 			out[name] = x
 		}
+		if se := r.setOutputError(out); se != nil {
+			r.unitFailed(u, se, false)
+			return true
+		}
 		r.unitDone(u, out, 1)
 	case lang.KindSwitch:
 		return r.startSwitch(ctx, u)

@@ -60,6 +60,9 @@ func checkInputs(g *lang.Graph, given map[string]any) (map[string]any, error) {
 				v = parsed
 			}
 		}
+		if lang.ValueTooDeep(v, lang.MaxValueDepth) {
+			return nil, &InputError{g.Workflow, n, fmt.Sprintf("nests deeper than %d levels of lists and objects, the most a stored value may; flatten it", lang.MaxValueDepth)}
+		}
 		if err := lang.CheckValue(in.Type, v, n); err != nil {
 			return nil, &InputError{g.Workflow, n, fmt.Sprintf("%s; give a value of type %s", err, in.Type)}
 		}

@@ -78,6 +78,7 @@ func TestScripts(t *testing.T) {
 			"status":     cmdStatus,
 			"httpserve":  cmdHTTPServe,
 			"nest":       cmdNest,
+			"fileserver": cmdFileServer,
 		},
 	})
 }
@@ -194,9 +195,12 @@ func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
 
 // cmdNest writes a file from a template, replacing each @NEST@ by N copies
 // of OPEN, then INNER, then N copies of CLOSE, so a script can hold a
-// value nested tens of thousands of levels deep without spelling it out:
+// value nested tens of thousands of levels deep without spelling it out.
+// With env:NAME in place of OUT it sets the environment variable NAME to
+// the value alone (no template is read; pass -):
 //
 //	nest deep.tmpl deep.hcl 60000 [ 1 ]
+//	nest - env:DEEP 1001 [ '' ]
 func cmdNest(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 6 {
 		ts.Fatalf("usage: nest TEMPLATE OUT N OPEN INNER CLOSE")
@@ -206,6 +210,10 @@ func cmdNest(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("nest: %q is not a count", args[2])
 	}
 	value := strings.Repeat(args[3], n) + args[4] + strings.Repeat(args[5], n)
+	if name, ok := strings.CutPrefix(args[1], "env:"); ok {
+		ts.Setenv(name, value)
+		return
+	}
 	text := strings.ReplaceAll(ts.ReadFile(args[0]), "@NEST@", value)
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(text), 0o644))
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/termtext"
 )
@@ -190,6 +191,10 @@ refused (exit 2). RUN is a run id or a unique prefix.`,
 				}
 				var payload json.RawMessage
 				if *data != "" {
+					if off := lang.JSONDepthOver([]byte(*data), lang.MaxValueDepth); off >= 0 {
+						return usageErrorf("--data nests deeper than %d levels of lists and objects (column %d)", lang.MaxValueDepth, off+1).
+							hint(fmt.Sprintf("Flatten the payload: a value flowrun stores nests at most %d levels.", lang.MaxValueDepth))
+					}
 					var v any
 					if err := decodeJSON([]byte(*data), &v); err != nil {
 						col := 0

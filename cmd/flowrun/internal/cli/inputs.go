@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/flowrun/flowrun/lang"
 )
@@ -59,11 +60,11 @@ func readInputs(g *lang.Graph, pairs []string, file string) (map[string]any, err
 		}
 		v, err := convertInput(t, raw)
 		if err != nil {
-			return nil, usageErrorf("--input %s: %v", p, err).
+			return nil, usageErrorf("--input %s: %v", clipArg(p), err).
 				hint(inputHint(k, t))
 		}
 		if err := lang.CheckValue(t, v, k); err != nil {
-			return nil, usageErrorf("--input %s: %v", p, err).hint(inputHint(k, t))
+			return nil, usageErrorf("--input %s: %v", clipArg(p), err).hint(inputHint(k, t))
 		}
 		inputs[k] = v
 	}
@@ -139,8 +140,29 @@ func jsonExample(t *lang.Type) string {
 	return `"text"`
 }
 
+// clipArg shortens a command-line argument quoted in a message.
+func clipArg(s string) string {
+	const most = 60
+	if len(s) <= most {
+		return s
+	}
+	cut := most
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("... (%d bytes)", len(s))
+}
+
 // convertInput turns the text of --input NAME=VALUE into a value of type t.
+// Text that opens more than lang.MaxValueDepth lists or objects is refused
+// for every type but string, valid JSON or not: for type any it would
+// otherwise be kept as a string when encoding/json gives up on it.
 func convertInput(t *lang.Type, raw string) (any, error) {
+	if t.Kind != lang.KindString {
+		if off := lang.JSONDepthOver([]byte(raw), lang.MaxValueDepth); off >= 0 {
+			return nil, fmt.Errorf("the value nests deeper than %d levels of lists and objects (at byte %d); flatten it", lang.MaxValueDepth, off+1)
+		}
+	}
 	switch t.Kind {
 	case lang.KindString:
 		return raw, nil
@@ -179,6 +201,12 @@ func readInputsFile(file string) (map[string]any, error) {
 	if err != nil {
 		return nil, usageErrorf("cannot read the inputs file %s: %v", file, unwrapPathError(err)).
 			hint("Pass --inputs with the path of a JSON file holding an object of inputs.")
+	}
+	// The file is an object of inputs: one level more than a value.
+	if off := lang.JSONDepthOver(data, lang.MaxValueDepth+1); off >= 0 {
+		line, col := lineCol(data, int64(off))
+		return nil, usageErrorf("%s:%d:%d: an input in the inputs file nests deeper than %d levels of lists and objects", file, line, col, lang.MaxValueDepth).
+			hint("Flatten the value: a value flowrun stores nests at most " + strconv.Itoa(lang.MaxValueDepth) + " levels.")
 	}
 	var v any
 	if err := decodeJSON(data, &v); err != nil {
