@@ -34,6 +34,7 @@ type httpCall struct {
 	// secret: a secret's value is in them, or their template reads
 	// secrets. A redirect to another origin drops them (checkRedirect).
 	secretHeaders map[string]bool
+	secretBody    bool // the body carries a secret (as secretHeaders)
 	noRedirects   bool // follow_redirects = false: a 3xx is the response
 }
 
@@ -84,6 +85,7 @@ func (r *runner) prepareHTTP(ctx context.Context, h *lang.HTTPAction, a *lang.Ac
 		} else {
 			c.body, c.isJSON = mustJSON(v), true
 		}
+		c.secretBody = c.holdsSecret(string(c.body)) || r.readsSecret(h.Body)
 	}
 	return c, nil
 }
@@ -163,14 +165,16 @@ func (r *runner) readsSecret(v *lang.Value) bool {
 }
 
 // redirectHeaders are the headers a redirect to another origin never
-// carries, besides those that carry a secret.
-var redirectHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie"}
+// carries, besides those that carry a secret. net/http sets Referer to the
+// previous URL, which may hold a secret in its path or query.
+var redirectHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "Referer"}
 
 // checkRedirect is the request's redirect policy (language.md §8.4): with
 // follow_redirects = false the 3xx is the response; past lang.MaxRedirects
 // redirects the attempt fails; a redirect whose scheme, host or port
 // differs from the first request's drops Authorization,
-// Proxy-Authorization, Cookie and every header that carries a secret.
+// Proxy-Authorization, Cookie, Referer and every header that carries a secret, and
+// is refused when it would send again a body that carries a secret.
 // net/http copies the first request's headers onto each redirect, so each
 // hop is compared with that first request.
 func (c *httpCall) checkRedirect(req *http.Request, via []*http.Request) error {
@@ -181,6 +185,11 @@ func (c *httpCall) checkRedirect(req *http.Request, via []*http.Request) error {
 		return fmt.Errorf("stopped after %d redirects (the most an http action follows; set follow_redirects = false to take the 3xx response)", lang.MaxRedirects)
 	}
 	if origin(req.URL) != origin(via[0].URL) {
+		if c.secretBody && req.GetBody != nil {
+			// A 307 or 308 sends the body again (net/http sets GetBody
+			// for those only): not one that carries a secret.
+			return fmt.Errorf("the response redirected to another origin (%s) with a 307 or 308, which would send the body again, and the body carries a secret: the redirect was not followed", c.red.text(origin(req.URL)))
+		}
 		for _, h := range redirectHeaders {
 			req.Header.Del(h)
 		}

@@ -71,8 +71,6 @@ const (
 	partFragment
 )
 
-var partNames = [...]string{"scheme", "user information", "host", "path", "query", "fragment"}
-
 // urlLayout is where the parts of a URL (or a skeleton) start: auth is the
 // first byte after "://" (-1: the text is not scheme://...), at the last
 // "@" of the authority (-1: none), path, query and frag the index of the

@@ -21,12 +21,13 @@ import (
 // sets $NAME to its base URL (http://127.0.0.1:PORT) and $NAME_PORT to its
 // port, and appends one line per request to $WORK/NAME.log: the method,
 // the request URI exactly as it arrived, then any of the headers
-// Authorization, Cookie, Proxy-Authorization, X-Api-Key and X-Plain as
-// name=value. It answers:
+// Authorization, Cookie, Proxy-Authorization, Referer, X-Api-Key and
+// X-Plain as name=value. It answers:
 //
-//	/redirect/PORT/REST  302 to http://127.0.0.1:PORT/REST (with the query)
-//	/loop/N              302 to /loop/N-1, and 200 at /loop/0
-//	anything else        200 {"ok": true}
+//	/redirect/PORT/REST     302 to http://127.0.0.1:PORT/REST
+//	/redirect307/PORT/REST  307 to the same
+//	/loop/N                 302 to /loop/N-1, and 200 at /loop/0
+//	anything else           200 {"ok": true}
 func cmdHTTPServe(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: httpserve NAME")
@@ -39,7 +40,7 @@ func cmdHTTPServe(ts *testscript.TestScript, neg bool, args []string) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		line := r.Method + " " + r.RequestURI
 		var names []string
-		for _, k := range []string{"Authorization", "Cookie", "Proxy-Authorization", "X-Api-Key", "X-Plain"} {
+		for _, k := range []string{"Authorization", "Cookie", "Proxy-Authorization", "Referer", "X-Api-Key", "X-Plain"} {
 			if v := r.Header.Get(k); v != "" {
 				names = append(names, strings.ToLower(k)+"="+v)
 			}
@@ -62,13 +63,14 @@ func cmdHTTPServe(ts *testscript.TestScript, neg bool, args []string) {
 			return
 		}
 		switch p := r.URL.Path; {
-		case strings.HasPrefix(p, "/redirect/"):
-			port, rest, _ := strings.Cut(strings.TrimPrefix(p, "/redirect/"), "/")
-			to := "http://127.0.0.1:" + port + "/" + rest
-			if r.URL.RawQuery != "" {
-				to += "?" + r.URL.RawQuery
+		case strings.HasPrefix(p, "/redirect/"), strings.HasPrefix(p, "/redirect307/"):
+			kind, hop, _ := strings.Cut(strings.TrimPrefix(p, "/"), "/")
+			port, rest, _ := strings.Cut(hop, "/")
+			code := http.StatusFound
+			if kind == "redirect307" {
+				code = http.StatusTemporaryRedirect
 			}
-			http.Redirect(w, r, to, http.StatusFound)
+			http.Redirect(w, r, "http://127.0.0.1:"+port+"/"+rest, code)
 		case strings.HasPrefix(p, "/loop/"):
 			n, err := strconv.Atoi(strings.TrimPrefix(p, "/loop/"))
 			if err != nil || n < 0 {
