@@ -7,7 +7,7 @@
 #   flowrun resume RUN
 
 workflow "deploy" {
-  version     = "1.0.0"
+  version     = "1.0.1"
   description = "Build, test, approve, roll out, health-check."
 
   input "service" { type = string }

@@ -8,7 +8,7 @@
 #     # alert line in /tmp/flowrun-alerts.log (ALERT_LOG=FILE for another)
 
 workflow "nightly-report" {
-  version     = "1.0.0"
+  version     = "1.1.0"
   description = "Collect, summarise and publish the nightly numbers."
   # A program gets only a few variables of the worker's environment (PATH,
   # HOME, the locale, ...). bin/notify, in "flag" and in the alert, reads

@@ -10,7 +10,7 @@
 #   flowrun dlq retry ID              # after fixing the data: run it again
 
 workflow "pipeline" {
-  version     = "1.0.0"
+  version     = "1.1.0"
   description = "Process batches in parallel; dead-letter the bad ones."
 
   input "batches" {
