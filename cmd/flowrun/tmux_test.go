@@ -198,10 +198,12 @@ func TestTmuxLiveViewCtrlC(t *testing.T) {
 	p.waitFor(`^  stopping: no new step starts; the actions in flight may finish`)
 	writeFile(t, filepath.Join(dir, "go"), "")
 	// The run is parked, exit 3, and the messages follow the view's last
-	// frame on lines of their own.
+	// frame on lines of their own. The sleep step after work is not started
+	// (a drain starts no step of any kind, semantics §17): the run is
+	// pending, due at once for resume.
 	s := p.waitFor(`^flowrun exited with 3$`)
 	for _, want := range []string{
-		`^. gate 1\.0\.0 · run ` + runID + ` · waiting`,
+		`^. gate 1\.0\.0 · run ` + runID + ` · pending`,
 		`^  █+░+ 1/3 steps\n  stopping: .*\nflowrun apply: interrupted; run ` + runID + ` is parked safely and loses nothing\.$`,
 		`^hint: Continue it with: flowrun resume ` + runID + `$`,
 	} {
