@@ -199,7 +199,7 @@ func TestTmuxLiveViewCtrlC(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "go"), "")
 	// The run is parked, exit 3, and the messages follow the view's last
 	// frame on lines of their own. The sleep step after work is not started
-	// (a drain starts no step of any kind, semantics §17): the run is
+	// (a drain starts no step of any kind, semantics §14): the run is
 	// pending, due at once for resume.
 	s := p.waitFor(`^flowrun exited with 3$`)
 	for _, want := range []string{
