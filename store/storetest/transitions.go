@@ -76,6 +76,40 @@ func testTransitions(t *testing.T, newStore func(t *testing.T) store.Store) {
 		eq(t, "steps", len(f.steps("r")), 1)
 	})
 
+	parallel(t, "an attempt left running by a dead owner is closed interrupted and given back in one transition", newStore, func(t *testing.T, f *fixture) {
+		// What the engine writes when it reclaims a run whose worker died
+		// during an attempt (semantics.md §12): the attempt row goes from
+		// running to interrupted, the step back to pending with its state,
+		// and the run's attempts used down by one, all in one commit.
+		f.insert(store.RunInsertParams{ID: "r"})
+		old := f.claimOne("w1", "r", at(0))
+		res := f.commit(store.Transition{RunID: "r", Lease: old.Lease, Now: at(time.Second), Run: &store.RunUpdate{AttemptsUsed: ptr(1)},
+			Steps:    []store.StepWrite{{Key: "s", Step: "s", Index: -1, Iteration: -1, Status: store.StepRunning, Attempts: 1, StartedAt: at(time.Second)}},
+			Attempts: []store.AttemptWrite{{StepKey: "s", Attempt: 1, Status: store.AttemptRunning, Owner: "w1", StartedAt: at(time.Second), IdempotencyKey: "r/s"}}})
+		noErr(t, "running write", res.Err)
+		cur := f.claimOne("w2", "r", at(2*time.Minute)) // w1's lease expired
+		eq(t, "attempts used before", cur.AttemptsUsed, 1)
+		errJSON := []byte(`{"kind":"interrupted","message":"the worker stopped"}`)
+		res = f.commit(store.Transition{RunID: "r", Lease: cur.Lease, Now: at(2 * time.Minute), Run: &store.RunUpdate{AttemptsUsed: ptr(0)},
+			Steps: []store.StepWrite{{Key: "s", Step: "s", Index: -1, Iteration: -1, Status: store.StepPending, Attempts: 1,
+				StartedAt: at(time.Second), State: []byte(`{"interrupts":1}`)}},
+			Attempts: []store.AttemptWrite{{StepKey: "s", Attempt: 1, Status: store.AttemptInterrupted, Owner: "w1",
+				StartedAt: at(time.Second), FinishedAt: at(2 * time.Minute), Error: errJSON, IdempotencyKey: "r/s"}},
+			Events: []store.EventWrite{{Kind: "interrupted", StepKey: "s"}}})
+		noErr(t, "interrupted write", res.Err)
+		eq(t, "attempts used after", f.get("r").AttemptsUsed, 0)
+		as := f.attempts("r", "s")
+		eq(t, "attempt rows", len(as), 1)
+		eq(t, "attempt status", as[0].Status, store.AttemptInterrupted)
+		eq(t, "attempt owner", as[0].Owner, "w1")
+		timeEq(t, "attempt finished", as[0].FinishedAt, at(2*time.Minute))
+		jsonEq(t, "attempt error", as[0].Error, errJSON)
+		steps := f.steps("r")
+		eq(t, "step rows", len(steps), 1)
+		eq(t, "step status", steps[0].Status, store.StepPending)
+		jsonEq(t, "step state", steps[0].State, []byte(`{"interrupts":1}`))
+	})
+
 	parallel(t, "step get reads one key as the list has it", newStore, func(t *testing.T, f *fixture) {
 		f.insert(store.RunInsertParams{ID: "r"})
 		cur := f.claimOne("w", "r", at(0))
