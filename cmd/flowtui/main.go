@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -95,8 +94,7 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 	if u := getenv("USER"); u != "" {
 		by += " (user " + u + ")"
 	}
-	src := &feed.Source{Store: st, Actions: feed.EngineActions{Engine: eng}, Decider: decider{eng: eng, by: by},
-		DeadLetters: deadLetters{eng: eng}, Breakers: breakers{eng: eng}}
+	src := &feed.Source{Engine: eng, By: by}
 	tctx := theme.NewContext(stdout, getenv("NO_COLOR") != "", clock.Real{})
 	m := root.New(ctx, src, tctx, root.Options{Title: title})
 	opts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx), tea.WithInput(stdin), tea.WithOutput(stdout)}
@@ -149,27 +147,4 @@ func openHint(err error) string {
 		return "Another flowrun process holds the database; try again in a moment."
 	}
 	return "Pass --db (or set FLOWRUN_DB) with the path of a flowrun database."
-}
-
-// decider carries out the decision screen's choices through the engine:
-// old resumes a blocked run on its version, new replaces it with a run of
-// the newest version, migrate moves it there (interp.Engine.Decide).
-type decider struct {
-	eng *interp.Engine
-	by  string
-}
-
-// Decide implements feed.Decider. A refused decision (someone decided the
-// run first, it is no longer blocked, or migrate cannot work) comes back as
-// the engine's sentence.
-func (d decider) Decide(ctx context.Context, runID, from string, c feed.Choice) error {
-	ch, err := interp.ParseChoice(string(c))
-	if err != nil {
-		return err
-	}
-	_, err = d.eng.Decide(ctx, interp.DecideParams{RunID: runID, Choice: ch, By: d.by, From: from})
-	if errors.Is(err, store.ErrConflict) {
-		return errors.New(strings.TrimSuffix(err.Error(), ": "+store.ErrConflict.Error()))
-	}
-	return err
 }

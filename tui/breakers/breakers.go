@@ -1,48 +1,43 @@
 // Package breakers is flowtui's breaker view: each circuit breaker's state,
 // failures and, for an open one, when it lets a trial through.
 //
-// breakers must not read the store: the root loads the states through
-// feed.Breakers. When no breaker store is connected it says so rather than
-// showing an empty list.
+// breakers must not read the store: the root loads the states through the
+// engine (interp.Engine.BreakerList, the store's own rows).
 package breakers
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/termtext"
-	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/theme"
 )
 
 // Model is the view.
 type Model struct {
-	ctx       *theme.Context
-	width     int
-	height    int
-	available bool
-	loaded    bool
-	err       error
-	items     []feed.Breaker
+	ctx    *theme.Context
+	width  int
+	height int
+	loaded bool
+	err    error
+	items  []store.Breaker
 }
 
-// New returns the view; available is false when no breaker store is
-// connected.
-func New(ctx *theme.Context, available bool) Model { return Model{ctx: ctx, available: available} }
+// New returns the view.
+func New(ctx *theme.Context) Model { return Model{ctx: ctx} }
 
 // SetSize sets the area the view draws in.
 func (m *Model) SetSize(width, height int) { m.width, m.height = width, height }
 
 // Set shows freshly loaded states, or the error that loading them gave.
-func (m *Model) Set(items []feed.Breaker, err error) { m.items, m.err, m.loaded = items, err, true }
+func (m *Model) Set(items []store.Breaker, err error) { m.items, m.err, m.loaded = items, err, true }
 
 // View renders the states.
 func (m Model) View() string {
 	st := m.ctx.Styles
 	title := st.Title.Render("Breakers")
 	switch {
-	case !m.available:
-		return title + "\n" + theme.Cut("Breakers are not available: this build of flowrun does not store breaker state yet.", m.width)
 	case m.err != nil:
 		return title + "\n" + st.Error.Render(theme.Cut("Cannot read the breakers: "+termtext.Line(m.err.Error()), m.width))
 	case !m.loaded:
@@ -57,10 +52,10 @@ func (m Model) View() string {
 			break
 		}
 		trial := ""
-		if b.State == "open" {
-			trial = theme.Countdown(b.CooldownUntil, now)
+		if b.State == store.BreakerOpen {
+			trial = theme.Countdown(b.OpenUntil, now)
 		}
-		lines = append(lines, theme.Cut(fmt.Sprintf("%-24s %-10s %8d  %s", theme.Cut(termtext.Line(b.Name), 24), termtext.Line(b.State), b.Failures, trial), m.width))
+		lines = append(lines, theme.Cut(fmt.Sprintf("%-24s %-10s %8d  %s", theme.Cut(termtext.Line(b.Name), 24), termtext.Line(string(b.State)), b.Failures, trial), m.width))
 	}
 	return strings.Join(lines, "\n")
 }

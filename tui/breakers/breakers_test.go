@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/flowrun/flowrun/clock"
-	"github.com/flowrun/flowrun/tui/feed"
+	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/tui/theme"
 )
 
@@ -15,9 +15,9 @@ import (
 // with their control characters escaped.
 func TestViewEscapesStoredText(t *testing.T) {
 	ctx := theme.NewContext(&bytes.Buffer{}, true, clock.NewFake(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)))
-	m := New(ctx, true)
+	m := New(ctx)
 	m.SetSize(100, 10)
-	m.Set([]feed.Breaker{{Name: "api\x1b[2K\r", State: "closed"}}, nil)
+	m.Set([]store.Breaker{{Name: "api\x1b[2K\r", State: "closed"}}, nil)
 	v := m.View()
 	if want := `api\x1b[2K\r`; !strings.Contains(v, want) {
 		t.Errorf("breakers lack %q:\n%s", want, v)

@@ -2,9 +2,9 @@
 // failed after their retries, with their run, step, item and error; the
 // root retries or drops the selected one after a confirm.
 //
-// deadletters must not read the store or act: the root loads the list
-// through feed.DeadLetters and carries actions out. When no dead-letter
-// store is connected it says so rather than showing an empty list.
+// deadletters must not read the store or act: the root loads the open dead
+// letters through the engine (interp.Engine.DeadLetterList, the store's own
+// rows) and carries the retry or drop out.
 package deadletters
 
 import (
@@ -14,45 +14,43 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/termtext"
-	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/keys"
 	"github.com/flowrun/flowrun/tui/theme"
 )
 
 // Model is the view.
 type Model struct {
-	ctx       *theme.Context
-	keys      keys.KeyMap
-	width     int
-	height    int
-	available bool
-	loaded    bool
-	err       error
-	items     []feed.DeadLetter
-	cursor    int
-	offset    int
+	ctx    *theme.Context
+	keys   keys.KeyMap
+	width  int
+	height int
+	loaded bool
+	err    error
+	items  []store.DeadLetter
+	cursor int
+	offset int
 }
 
-// New returns the view; available is false when no dead-letter store is
-// connected.
-func New(ctx *theme.Context, km keys.KeyMap, available bool) Model {
-	return Model{ctx: ctx, keys: km, available: available}
+// New returns the view.
+func New(ctx *theme.Context, km keys.KeyMap) Model {
+	return Model{ctx: ctx, keys: km}
 }
 
 // SetSize sets the area the view draws in.
 func (m *Model) SetSize(width, height int) { m.width, m.height = width, height }
 
 // Set shows a freshly loaded list, or the error that loading it gave.
-func (m *Model) Set(items []feed.DeadLetter, err error) {
+func (m *Model) Set(items []store.DeadLetter, err error) {
 	m.items, m.err, m.loaded = items, err, true
 	m.cursor = max(0, min(m.cursor, len(items)-1))
 }
 
 // Selected returns the dead letter under the cursor.
-func (m Model) Selected() (feed.DeadLetter, bool) {
+func (m Model) Selected() (store.DeadLetter, bool) {
 	if m.cursor >= len(m.items) {
-		return feed.DeadLetter{}, false
+		return store.DeadLetter{}, false
 	}
 	return m.items[m.cursor], true
 }
@@ -82,8 +80,6 @@ func (m Model) View() string {
 	st := m.ctx.Styles
 	title := st.Title.Render("Dead letters")
 	switch {
-	case !m.available:
-		return title + "\n" + theme.Cut("Dead letters are not available: this build of flowrun does not store them yet.", m.width)
 	case m.err != nil:
 		return title + "\n" + st.Error.Render(theme.Cut("Cannot read the dead letters: "+termtext.Line(m.err.Error()), m.width))
 	case !m.loaded:

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/flowrun/flowrun/clock"
-	"github.com/flowrun/flowrun/tui/feed"
+	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/tui/keys"
 	"github.com/flowrun/flowrun/tui/theme"
 )
@@ -17,9 +17,9 @@ import (
 // stderr; its control characters are drawn escaped.
 func TestViewEscapesStoredText(t *testing.T) {
 	ctx := theme.NewContext(&bytes.Buffer{}, true, clock.NewFake(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)))
-	m := New(ctx, keys.Default, true)
+	m := New(ctx, keys.Default)
 	m.SetSize(160, 10)
-	m.Set([]feed.DeadLetter{{ID: 1, RunID: "01RUN", Step: "each", Index: 2,
+	m.Set([]store.DeadLetter{{ID: 1, RunID: "01RUN", Step: "each", Index: 2,
 		Error: json.RawMessage("{\"message\":\"fake\x1b[2K\rall good \u202eevil\"}")}}, nil)
 	v := m.View()
 	if want := `fake\x1b[2K\rall good \u202eevil`; !strings.Contains(v, want) {

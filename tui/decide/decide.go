@@ -1,3 +1,14 @@
+// Package decide is the version-decision screen for a blocked run: the
+// engine's plan for it (interp.Engine.PlanDecision): the classified changes
+// between the graph the run is bound to and the newest stored version, the
+// bump they require, and which completed steps a migration keeps and which
+// it re-runs, or why a choice cannot work, shown before the choice of old,
+// new or migrate. The same model serves flowtui (as an overlay) and
+// `flowrun apply` on a terminal (Prompt, inline).
+//
+// decide must not plan or carry the decision out: the engine plans it,
+// flowtui's root hands the choice to the engine after a confirm, and Prompt
+// returns it to its caller.
 package decide
 
 import (
@@ -6,9 +17,10 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
+	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/termtext"
-	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/keys"
 	"github.com/flowrun/flowrun/tui/theme"
 )
@@ -19,7 +31,7 @@ import (
 type ChooseMsg struct {
 	RunID  string
 	From   string
-	Choice feed.Choice
+	Choice interp.Choice
 }
 
 // CloseMsg is sent when the screen is closed without a choice.
@@ -29,18 +41,18 @@ type CloseMsg struct{}
 type Model struct {
 	ctx    *theme.Context
 	keys   keys.KeyMap
-	plan   Plan
+	plan   *interp.DecisionPlan
 	offset int
 	height int
 }
 
-// New shows a plan.
-func New(ctx *theme.Context, km keys.KeyMap, p Plan) Model {
+// New shows the engine's plan for a blocked run.
+func New(ctx *theme.Context, km keys.KeyMap, p *interp.DecisionPlan) Model {
 	return Model{ctx: ctx, keys: km, plan: p, height: ctx.Height}
 }
 
 // Plan returns the plan shown.
-func (m Model) Plan() Plan { return m.plan }
+func (m Model) Plan() *interp.DecisionPlan { return m.plan }
 
 // SetHeight sets how many lines the screen may use.
 func (m *Model) SetHeight(h int) { m.height = h }
@@ -51,18 +63,20 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	if !ok {
 		return m, nil
 	}
-	choose := func(c feed.Choice) tea.Cmd {
-		id, from := m.plan.RunID, m.plan.From
+	choose := func(c interp.Choice) tea.Cmd {
+		id, from := m.plan.Run.ID, m.plan.From
 		return func() tea.Msg { return ChooseMsg{RunID: id, From: from, Choice: c} }
 	}
 	switch {
 	case key.Matches(k, m.keys.Old):
-		return m, choose(feed.ChoiceOld)
+		return m, choose(interp.ChoiceOld)
 	case key.Matches(k, m.keys.New):
-		return m, choose(feed.ChoiceNew)
+		if m.plan.NewErr == nil {
+			return m, choose(interp.ChoiceNew)
+		}
 	case key.Matches(k, m.keys.Migrate):
-		if m.plan.PlanErr == nil {
-			return m, choose(feed.ChoiceMigrate)
+		if m.plan.MigrateErr == nil {
+			return m, choose(interp.ChoiceMigrate)
 		}
 	case k.Type == tea.KeyEsc || k.String() == "q":
 		return m, func() tea.Msg { return CloseMsg{} }
@@ -74,7 +88,8 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	return m, nil
 }
 
-// lines is the scrolling body: changes, then kept and re-run steps.
+// lines is the scrolling body: changes, then why a choice cannot work, or
+// the kept and re-run steps.
 func (m Model) lines() []string {
 	st := m.ctx.Styles
 	p := m.plan
@@ -87,8 +102,19 @@ func (m Model) lines() []string {
 		ls = append(ls, termtext.Line(fmt.Sprintf("  %-5s %s %s", c.Bump, c.Path, c.What)))
 	}
 	ls = append(ls, "")
-	if p.PlanErr != nil {
-		ls = append(ls, st.Error.Render("Migration cannot be planned: ")+termtext.Line(p.PlanErr.Error()))
+	why := func(what string, err error) { // wrapped: the reason is the point
+		ls = append(ls, strings.Split(ansi.Wrap(st.Error.Render(what)+" "+termtext.Line(err.Error()), m.width(), " "), "\n")...)
+	}
+	switch {
+	case p.NewErr != nil && p.MigrateErr == p.NewErr: // the run's inputs do not fit the new version
+		why("Neither new nor migrate can work:", p.NewErr)
+	case p.NewErr != nil:
+		why("New cannot work:", p.NewErr)
+	}
+	if p.MigrateErr != nil {
+		if p.MigrateErr != p.NewErr {
+			why("Migrate cannot work:", p.MigrateErr)
+		}
 		return ls
 	}
 	ls = append(ls, st.Header.Render(fmt.Sprintf("A migration keeps %d completed step(s):", len(p.Keep))))
@@ -107,13 +133,16 @@ func listOr(l []string, none string) string {
 
 func (m Model) bodyHeight() int { return max(3, m.height-9) }
 
+// width is the width of the screen's text.
+func (m Model) width() int { return max(20, min(76, m.ctx.Width-4)) }
+
 // View renders the screen.
 func (m Model) View() string {
 	st := m.ctx.Styles
-	w := max(20, min(76, m.ctx.Width-4))
+	w := m.width()
 	p := m.plan
 	head := []string{
-		st.Title.Render(theme.Cut(termtext.Line(fmt.Sprintf("Run %s of %s is blocked", p.RunID, p.Workflow)), w)),
+		st.Title.Render(theme.Cut(termtext.Line(fmt.Sprintf("Run %s of %s is blocked", p.Run.ID, p.Run.Workflow)), w)),
 		theme.Cut(fmt.Sprintf("It is bound to %s; %s is stored and differs in a %s way.", p.From, p.To, p.Bump), w),
 		"",
 	}
@@ -125,8 +154,11 @@ func (m Model) View() string {
 	if end < len(body) {
 		head = append(head, st.Faint.Render(fmt.Sprintf("… %d more lines (↓)", len(body)-end)))
 	}
-	foot := st.Key.Render("o") + " old: resume on " + p.From + "   " + st.Key.Render("n") + " new: cancel, start " + p.To
-	if p.PlanErr == nil {
+	foot := st.Key.Render("o") + " old: resume on " + p.From
+	if p.NewErr == nil {
+		foot += "   " + st.Key.Render("n") + " new: cancel, start " + p.To
+	}
+	if p.MigrateErr == nil {
 		foot += "   " + st.Key.Render("m") + " migrate"
 	}
 	head = append(head, "", theme.Cut(foot, w), st.Key.Render("esc")+" close without deciding")

@@ -2,6 +2,7 @@ package decide
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
@@ -9,9 +10,9 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/flowrun/flowrun/clock"
+	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/store"
-	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/keys"
 	"github.com/flowrun/flowrun/tui/theme"
 )
@@ -63,23 +64,59 @@ func graph(t *testing.T, src string) *lang.Graph {
 	return m.Workflows[0].Graph
 }
 
-func plan(t *testing.T) Plan {
-	steps := []store.Step{
-		{Key: "price", Step: "price", Index: -1, Iteration: -1, Status: store.StepCompleted},
-		{Key: "charge", Step: "charge", Index: -1, Iteration: -1, Status: store.StepCompleted},
-		{Key: "label", Step: "label", Index: -1, Iteration: -1, Status: store.StepRunning},
-	}
-	return MakePlan("RUN1", graph(t, v1), graph(t, v2), steps)
+// plan is the engine's plan for a run of v1 that completed price and
+// charge and was running label when v2 was stored (interp.PlanDecision
+// computes such plans; the screen only shows them).
+func plan(t *testing.T) *interp.DecisionPlan {
+	old, new := graph(t, v1), graph(t, v2)
+	changes := lang.Diff(old, new)
+	return &interp.DecisionPlan{Run: store.Run{ID: "RUN1", Workflow: "ship"}, From: old.Version, To: new.Version,
+		Changes: changes, Bump: lang.RequiredBump(changes), Keep: []string{"price"}, Rerun: []string{"charge"}}
 }
 
-func TestPlan(t *testing.T) {
-	p := plan(t)
-	if p.Bump != lang.BumpMajor || p.From != "1.0.0" || p.To != "2.0.0" {
-		t.Fatalf("plan %+v", p)
+// TestScreenSaysWhyAChoiceCannotWork: a plan whose new version cannot
+// take the run's inputs offers neither n nor m, and says why once; one
+// whose migration alone cannot work offers n but not m.
+func TestScreenSaysWhyAChoiceCannotWork(t *testing.T) {
+	ctx := theme.NewContext(&bytes.Buffer{}, true, clock.NewFake(clock.Real{}.Now()))
+	ctx.Width, ctx.Height = 100, 24
+	inputs := errors.New(`version 2.0.0 requires input "region" (type string), which the run was not started with`)
+	kept := errors.New(`version 2.0.0 cannot take the recorded output of step "price"`)
+	for _, c := range []struct {
+		newErr, migrateErr error
+		say                string
+		offers             string
+	}{
+		{inputs, inputs, "Neither new nor migrate can work: " + inputs.Error(), "o"},
+		{nil, kept, "Migrate cannot work: " + kept.Error(), "on"},
+	} {
+		p := plan(t)
+		p.NewErr, p.MigrateErr = c.newErr, c.migrateErr
+		m := New(ctx, keys.Default, p)
+		m.SetHeight(24)
+		v := flat(m.View())
+		if !strings.Contains(v, c.say) || strings.Count(v, inputs.Error()) > 1 || strings.Contains(v, "A migration keeps") {
+			t.Errorf("screen does not say %q once, or offers a migration:\n%s", c.say, m.View())
+		}
+		for _, k := range "onm" {
+			_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{k}})
+			if offered := strings.ContainsRune(c.offers, k); (cmd != nil) != offered {
+				t.Errorf("%s: key %c chose %v, want offered=%v", c.say, k, cmd != nil, offered)
+			}
+		}
+		if strings.Contains(v, "n new:") != strings.Contains(c.offers, "n") || strings.Contains(v, "m migrate") {
+			t.Errorf("footer offers a choice that cannot work:\n%s", m.View())
+		}
 	}
-	if p.PlanErr != nil || strings.Join(p.Keep, ",") != "price" || strings.Join(p.Rerun, ",") != "charge" {
-		t.Fatalf("keep %v rerun %v err %v", p.Keep, p.Rerun, p.PlanErr)
+}
+
+// flat joins the words of a screen, inside its border, with single spaces.
+func flat(s string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(s, "\n") {
+		b.WriteString(strings.Trim(l, "│ ") + " ")
 	}
+	return strings.Join(strings.Fields(b.String()), " ")
 }
 
 func TestScreenGoldenAndChoices(t *testing.T) {
@@ -94,7 +131,7 @@ func TestScreenGoldenAndChoices(t *testing.T) {
 		}
 	}
 	golden.RequireEqual(t, []byte(v))
-	for k, want := range map[string]feed.Choice{"o": feed.ChoiceOld, "n": feed.ChoiceNew, "m": feed.ChoiceMigrate} {
+	for k, want := range map[string]interp.Choice{"o": interp.ChoiceOld, "n": interp.ChoiceNew, "m": interp.ChoiceMigrate} {
 		_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)})
 		if msg, ok := cmd().(ChooseMsg); !ok || msg.Choice != want || msg.RunID != "RUN1" || msg.From != m.Plan().From || msg.From == "" {
 			t.Errorf("%s chose %#v, want %s", k, msg, want)

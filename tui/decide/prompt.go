@@ -9,8 +9,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/flowrun/flowrun/clock"
+	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/tui/confirm"
-	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/keys"
 	"github.com/flowrun/flowrun/tui/theme"
 )
@@ -23,7 +23,7 @@ var ErrNoDecision = errors.New("no version decision was made")
 // from in, and returns the confirmed choice; ErrNoDecision when the user
 // closed it. It is what `flowrun apply` asks with when it finds a blocked
 // run on a terminal.
-func Prompt(ctx context.Context, p Plan, in io.Reader, out io.Writer, noColor bool) (feed.Choice, error) {
+func Prompt(ctx context.Context, p *interp.DecisionPlan, in io.Reader, out io.Writer, noColor bool) (interp.Choice, error) {
 	tctx := theme.NewContext(out, noColor, clock.Real{})
 	pm := &promptModel{ctx: tctx, m: New(tctx, keys.Default, p)}
 	prog := tea.NewProgram(pm, tea.WithInput(in), tea.WithOutput(out), tea.WithContext(ctx))
@@ -45,7 +45,7 @@ type promptModel struct {
 	ctx    *theme.Context
 	m      Model
 	ask    *confirm.Model
-	choice feed.Choice
+	choice interp.Choice
 	done   bool
 }
 
@@ -73,7 +73,7 @@ func (p *promptModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case confirm.DoneMsg:
 		p.ask = nil
 		if msg.Confirmed {
-			p.choice = msg.Action.(feed.Choice)
+			p.choice = msg.Action.(interp.Choice)
 			p.done = true
 			return p, tea.Quit
 		}
@@ -101,13 +101,13 @@ func (p *promptModel) View() string {
 }
 
 // Describe says what a choice will do to the run, for the confirm dialog.
-func Describe(c feed.Choice, p Plan) string {
+func Describe(c interp.Choice, p *interp.DecisionPlan) string {
 	switch c {
-	case feed.ChoiceOld:
+	case interp.ChoiceOld:
 		return fmt.Sprintf("The run resumes on version %s, the graph it is bound to; version %s is used by new runs only.", p.From, p.To)
-	case feed.ChoiceNew:
+	case interp.ChoiceNew:
 		return fmt.Sprintf("The run is canceled and a fresh run of version %s starts with the same inputs.", p.To)
-	case feed.ChoiceMigrate:
+	case interp.ChoiceMigrate:
 		return fmt.Sprintf("The run moves to version %s. Kept: %s. Re-run: %s. Steps that had not finished run as usual.",
 			p.To, listOr(p.Keep, "none"), listOr(p.Rerun, "none"))
 	}

@@ -15,7 +15,7 @@ func TestLoadThenPollIncrementally(t *testing.T) {
 	ctx := context.Background()
 	b := fixture.New(t)
 	b.StoreHCL(t, fixture.Approve)
-	src := &feed.Source{Store: b.Store, Actions: feed.EngineActions{Engine: b.Engine}}
+	src := &feed.Source{Engine: b.Engine}
 
 	empty, err := src.Load(ctx)
 	if err != nil || empty.Cursor != 0 || len(empty.Runs) != 0 {
@@ -48,7 +48,7 @@ func TestLoadThenPollIncrementally(t *testing.T) {
 
 	// A signal touches run A only; only A is re-read, and the open run
 	// comes back in full.
-	if err := src.Actions.Signal(ctx, a.ID, "approval", json.RawMessage(`{"ok":true}`)); err != nil {
+	if _, err := b.Engine.Signal(ctx, a.ID, "approval", json.RawMessage(`{"ok":true}`)); err != nil {
 		t.Fatal(err)
 	}
 	ch, err = src.Poll(ctx, snap.Cursor, feed.Watch{RunID: a.ID, StepKey: "prepare"})
@@ -57,6 +57,12 @@ func TestLoadThenPollIncrementally(t *testing.T) {
 	}
 	if len(ch.Runs) != 1 || ch.Runs[0].ID != a.ID || ch.Open == nil || ch.Open.Run.ID != a.ID || len(ch.Open.Signals) != 1 {
 		t.Fatalf("poll after signal: runs %+v open %+v", ch.Runs, ch.Open)
+	}
+	// The open run's graph is the engine's own, from its one cache: the
+	// graph the engine's runs use, not a copy decoded by the feed.
+	g, err := b.Engine.Graph(ctx, "approve", ch.Open.Run.GraphHash)
+	if err != nil || ch.Open.Graph != g || ch.Open.GraphErr != nil {
+		t.Fatalf("the open run's graph %p (%v) is not the engine's cached graph %p (%v)", ch.Open.Graph, ch.Open.GraphErr, g, err)
 	}
 	if len(ch.Attempts) != 1 || ch.Attempts[0].StepKey != "prepare" {
 		t.Fatalf("attempts of the watched step: %+v", ch.Attempts)
@@ -77,7 +83,7 @@ func TestLastEventIDBeyondFirstProbe(t *testing.T) {
 	ctx := context.Background()
 	b := fixture.New(t)
 	b.StoreHCL(t, fixture.Approve)
-	src := &feed.Source{Store: b.Store}
+	src := &feed.Source{Engine: b.Engine}
 	// Enough runs for more than 1024 events, past the first probe.
 	for i := 0; i < 260; i++ {
 		b.Drive(t, b.Start(t, "approve", map[string]any{"id": string(rune('a'+i%26)) + string(rune('a'+i/26))}).ID)

@@ -56,18 +56,52 @@ func (s *Source) Load(ctx context.Context) (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, err
 	}
-	sums, err := s.Store.RunList(ctx, store.RunListParams{})
+	sums, err := s.store().RunList(ctx, store.RunListParams{})
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("listing runs: %w", err)
 	}
 	snap := Snapshot{Cursor: cur, Runs: make([]RunRow, 0, len(sums))}
+	hashes := map[string]map[string]string{} // workflow → version → graph hash, read once per workflow
 	for _, r := range sums {
 		row := RunRow{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Key: r.Key, Status: r.Status,
 			CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt, StepsTotal: r.StepsTotal, StepsDone: r.StepsDone}
-		row.StepsTotal = max(row.StepsTotal, s.stepCount(ctx, r.Workflow, r.Version))
+		if _, ok := hashes[r.Workflow]; !ok {
+			hashes[r.Workflow] = s.versionHashes(ctx, r.Workflow)
+		}
+		row.StepsTotal = max(row.StepsTotal, s.stepCount(ctx, r.Workflow, hashes[r.Workflow][r.Version]))
 		snap.Runs = append(snap.Runs, row)
 	}
 	return snap, nil
+}
+
+// versionHashes maps the stored versions of a workflow to their graph
+// hashes (the version heads: no graph is read); empty when they cannot be
+// read (the step counts then fall back to the step rows).
+func (s *Source) versionHashes(ctx context.Context, workflow string) map[string]string {
+	vs, err := s.store().VersionHeads(ctx, workflow)
+	if err != nil {
+		return nil
+	}
+	m := make(map[string]string, len(vs))
+	for _, v := range vs {
+		m[v.Version] = v.Hash
+	}
+	return m
+}
+
+// stepCount is the number of steps of a stored graph, read through the
+// engine's graph cache, or 0 when it cannot be read: a run's count then
+// falls back to its step rows (and, in a run summary, to the version's
+// recorded count).
+func (s *Source) stepCount(ctx context.Context, workflow, hash string) int {
+	if hash == "" {
+		return 0
+	}
+	g, err := s.Engine.Graph(ctx, workflow, hash)
+	if err != nil {
+		return 0
+	}
+	return len(g.Steps)
 }
 
 // LastEventID finds the newest event id without reading the history: an
@@ -75,7 +109,7 @@ func (s *Source) Load(ctx context.Context) (Snapshot, error) {
 // probe one indexed row.
 func (s *Source) LastEventID(ctx context.Context) (int64, error) {
 	after := func(id int64) (bool, error) {
-		evs, err := s.Store.EventList(ctx, store.EventListParams{AfterID: id, Limit: 1})
+		evs, err := s.store().EventList(ctx, store.EventListParams{AfterID: id, Limit: 1})
 		if err != nil {
 			return false, fmt.Errorf("reading events: %w", err)
 		}
@@ -136,7 +170,7 @@ type Changes struct {
 
 // Poll reads the events after cursor and re-reads only the runs they touch.
 func (s *Source) Poll(ctx context.Context, cursor int64, w Watch) (Changes, error) {
-	evs, err := s.Store.EventList(ctx, store.EventListParams{AfterID: cursor, Limit: maxEvents})
+	evs, err := s.store().EventList(ctx, store.EventListParams{AfterID: cursor, Limit: maxEvents})
 	if err != nil {
 		return Changes{Cursor: cursor}, fmt.Errorf("reading new events: %w", err)
 	}
@@ -162,7 +196,7 @@ func (s *Source) Poll(ctx context.Context, cursor int64, w Watch) (Changes, erro
 			ch.Open = d
 			ch.Runs = append(ch.Runs, d.Row())
 			if w.StepKey != "" {
-				if ch.Attempts, err = s.Store.AttemptList(ctx, id, w.StepKey); err != nil {
+				if ch.Attempts, err = s.store().AttemptList(ctx, id, w.StepKey); err != nil {
 					return Changes{Cursor: cursor}, fmt.Errorf("reading the attempts of step %s: %w", w.StepKey, err)
 				}
 			}
@@ -179,15 +213,15 @@ func (s *Source) Poll(ctx context.Context, cursor int64, w Watch) (Changes, erro
 
 // row re-reads one run for the list.
 func (s *Source) row(ctx context.Context, id string) (RunRow, error) {
-	r, err := s.Store.RunGet(ctx, id)
+	r, err := s.store().RunGet(ctx, id)
 	if err != nil {
 		return RunRow{}, fmt.Errorf("reading run %s: %w", id, err)
 	}
-	steps, err := s.Store.StepList(ctx, id)
+	steps, err := s.store().StepList(ctx, id)
 	if err != nil {
 		return RunRow{}, fmt.Errorf("reading the steps of run %s: %w", id, err)
 	}
-	return makeRow(r, steps, s.stepCount(ctx, r.Workflow, r.Version)), nil
+	return makeRow(r, steps, s.stepCount(ctx, r.Workflow, r.GraphHash)), nil
 }
 
 func makeRow(r store.Run, steps []store.Step, graphSteps int) RunRow {
@@ -209,8 +243,10 @@ func makeRow(r store.Run, steps []store.Step, graphSteps int) RunRow {
 // RunDetail is one run with its graph, steps, pending signals and (when
 // loaded in full) its history.
 type RunDetail struct {
-	Run   store.Run
-	Graph *lang.Graph // nil when the bound version cannot be read
+	Run store.Run
+	// Graph is the bound version's graph from the engine's cache, shared
+	// and not to be modified; nil when it cannot be read.
+	Graph *lang.Graph
 	// GraphErr says why Graph is nil.
 	GraphErr error
 	Steps    []store.Step
@@ -267,23 +303,23 @@ func (s *Source) Detail(ctx context.Context, id string) (*RunDetail, error) {
 }
 
 func (s *Source) detail(ctx context.Context, id string, history bool) (*RunDetail, error) {
-	r, err := s.Store.RunFind(ctx, id)
+	r, err := s.store().RunFind(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("reading run %s: %w", id, err)
 	}
 	d := &RunDetail{Run: r, Bound: r.Version}
-	d.Graph, d.GraphErr = s.GraphByHash(ctx, r.Workflow, r.GraphHash)
+	d.Graph, d.GraphErr = s.Engine.Graph(ctx, r.Workflow, r.GraphHash)
 	if d.Graph != nil {
 		d.Bound = d.Graph.Version
 	}
-	if d.Steps, err = s.Store.StepList(ctx, r.ID); err != nil {
+	if d.Steps, err = s.store().StepList(ctx, r.ID); err != nil {
 		return nil, fmt.Errorf("reading the steps of run %s: %w", r.ID, err)
 	}
-	if d.Signals, err = s.Store.SignalList(ctx, r.ID, true); err != nil {
+	if d.Signals, err = s.store().SignalList(ctx, r.ID, true); err != nil {
 		return nil, fmt.Errorf("reading the signals of run %s: %w", r.ID, err)
 	}
 	if history {
-		if d.Events, err = s.Store.EventList(ctx, store.EventListParams{RunID: r.ID}); err != nil {
+		if d.Events, err = s.store().EventList(ctx, store.EventListParams{RunID: r.ID}); err != nil {
 			return nil, fmt.Errorf("reading the history of run %s: %w", r.ID, err)
 		}
 	}

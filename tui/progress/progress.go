@@ -21,6 +21,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/flowrun/flowrun/clock"
+	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/termtext"
 	"github.com/flowrun/flowrun/tui/feed"
@@ -32,8 +33,10 @@ const Interval = 100 * time.Millisecond
 
 // Options configure Run.
 type Options struct {
-	// Store is read, never written.
-	Store store.Store
+	// Engine is the engine driving the run: the view reads the store
+	// through it, and the run's graph from its cache (the graph the drive
+	// loaded), never writing.
+	Engine *interp.Engine
 	// RunID is the run to follow (a full id).
 	RunID string
 	// Out is the terminal written to.
@@ -67,7 +70,7 @@ func Run(ctx context.Context, o Options) error {
 	// and the final frame must still be read and drawn.
 	pctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	m := New(pctx, &feed.Source{Store: o.Store}, tctx, o.RunID)
+	m := New(pctx, &feed.Source{Engine: o.Engine}, tctx, o.RunID)
 	p := tea.NewProgram(m, tea.WithInput(nil), tea.WithOutput(o.Out), tea.WithoutSignalHandler(), tea.WithContext(pctx))
 	var wg sync.WaitGroup
 	wg.Add(1)

@@ -51,7 +51,7 @@ func TestFollowsRun(t *testing.T) {
 	tctx := theme.NewContext(&bytes.Buffer{}, true, b.Clock)
 	bg, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	m := New(bg, &feed.Source{Store: b.Store}, tctx, run.ID)
+	m := New(bg, &feed.Source{Engine: b.Engine}, tctx, run.ID)
 	m.noTicks = true
 	m = settle(t, m, m.first())
 	v := m.View()
@@ -62,7 +62,7 @@ func TestFollowsRun(t *testing.T) {
 	}
 
 	// The run goes on; a tick's poll picks it up incrementally.
-	if err := (feed.EngineActions{Engine: b.Engine}).Signal(context.Background(), run.ID, "approval", nil); err != nil {
+	if _, err := b.Engine.Signal(context.Background(), run.ID, "approval", nil); err != nil {
 		t.Fatal(err)
 	}
 	b.Drive(t, run.ID)
@@ -82,7 +82,7 @@ func TestRunReturnsWhenCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, Options{Store: b.Store, RunID: run.ID, Out: &out, NoColor: true, Clock: b.Clock})
+		done <- Run(ctx, Options{Engine: b.Engine, RunID: run.ID, Out: &out, NoColor: true, Clock: b.Clock})
 	}()
 	cancel()
 	select {

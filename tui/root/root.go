@@ -5,8 +5,8 @@
 // feed.MinPollGap) for the events appended since the last one it saw.
 //
 // root must not render a component's content or hold its state; it must not
-// write to the store except through the feed's Actions, DeadLetters and
-// Decider, each after a confirm.
+// write to the store except through the engine's actions (cancel, retry,
+// signal, decide, dead-letter retry and drop), each after a confirm.
 package root
 
 import (
@@ -99,8 +99,8 @@ func New(bg context.Context, src *feed.Source, tctx *theme.Context, opts Options
 		runs: runs.New(tctx, km),
 		run:  run.New(tctx, km),
 		step: step.New(tctx, km),
-		dl:   deadletters.New(tctx, km, src.DeadLetters != nil),
-		br:   breakers.New(tctx, src.Breakers != nil),
+		dl:   deadletters.New(tctx, km),
+		br:   breakers.New(tctx),
 	}
 	m.layout()
 	return m
@@ -133,15 +133,15 @@ type (
 		err  error
 	}
 	deadLettersMsg struct {
-		items []feed.DeadLetter
+		items []store.DeadLetter
 		err   error
 	}
 	breakersMsg struct {
-		items []feed.Breaker
+		items []store.Breaker
 		err   error
 	}
 	planMsg struct {
-		p   decide.Plan
+		p   *interp.DecisionPlan
 		err error
 	}
 	// signalTargetMsg carries the run a signal from the list goes to,
@@ -174,7 +174,7 @@ func (m Model) tick() tea.Cmd {
 	if !m.ticks {
 		return nil
 	}
-	return waitPoll(m.bg, m.ctx.Clock, m.src.Store)
+	return waitPoll(m.bg, m.ctx.Clock, m.src.Engine.Store())
 }
 
 // waitPoll returns the command of tick.
@@ -216,31 +216,27 @@ func (m Model) openRun(id string) tea.Cmd {
 }
 
 func (m Model) loadAttempts(runID, key string) tea.Cmd {
-	bg, st := m.bg, m.src.Store
+	bg, st := m.bg, m.src.Engine.Store()
 	return func() tea.Msg {
 		as, err := st.AttemptList(bg, runID, key)
 		return attemptsMsg{runID, key, as, err}
 	}
 }
 
+// loadDeadLetters reads the open dead letters, oldest first.
 func (m Model) loadDeadLetters() tea.Cmd {
-	if m.src.DeadLetters == nil {
-		return nil
-	}
-	bg, dl := m.bg, m.src.DeadLetters
+	bg, eng := m.bg, m.src.Engine
 	return func() tea.Msg {
-		items, err := dl.DeadLetterList(bg)
+		items, err := eng.DeadLetterList(bg, false)
 		return deadLettersMsg{items, err}
 	}
 }
 
+// loadBreakers reads every breaker's shared state.
 func (m Model) loadBreakers() tea.Cmd {
-	if m.src.Breakers == nil {
-		return nil
-	}
-	bg, br := m.bg, m.src.Breakers
+	bg, eng := m.bg, m.src.Engine
 	return func() tea.Msg {
-		items, err := br.BreakerList(bg)
+		items, err := eng.BreakerList(bg)
 		return breakersMsg{items, err}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/golden"
 
+	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/store/sqlite"
 	"github.com/flowrun/flowrun/tui/feed"
@@ -94,12 +96,30 @@ func settle(t *testing.T, m Model, cmd tea.Cmd) Model {
 		case tea.BatchMsg:
 			queue = append(queue, msg...)
 		default:
+			if seq := sequence(msg); seq != nil {
+				queue = append(queue, seq...) // in order: each runs to its message before the next
+				continue
+			}
 			next, more := m.Update(msg)
 			m = next.(Model)
 			queue = append(queue, more)
 		}
 	}
 	return m
+}
+
+// sequence returns the commands of a tea.Sequence's message (its type is
+// bubbletea's own), or nil.
+func sequence(msg tea.Msg) []tea.Cmd {
+	v := reflect.ValueOf(msg)
+	if v.Kind() != reflect.Slice || v.Type().Elem() != reflect.TypeOf(tea.Cmd(nil)) {
+		return nil
+	}
+	cmds := make([]tea.Cmd, v.Len())
+	for i := range cmds {
+		cmds[i] = v.Index(i).Interface().(tea.Cmd)
+	}
+	return cmds
 }
 
 func press(t *testing.T, m Model, ks ...string) Model {
@@ -147,7 +167,7 @@ func checkSize(t *testing.T, view string) {
 
 func TestRunsListGolden(t *testing.T) {
 	w := newWorld(t)
-	m := newRoot(t, &feed.Source{Store: w.b.Store}, w.b)
+	m := newRoot(t, &feed.Source{Engine: w.b.Engine}, w.b)
 	v := m.View()
 	checkSize(t, v)
 	golden.RequireEqual(t, []byte(v))
@@ -173,7 +193,7 @@ func TestRunsListGolden(t *testing.T) {
 
 func TestOpenRunGolden(t *testing.T) {
 	w := newWorld(t)
-	m := newRoot(t, &feed.Source{Store: w.b.Store}, w.b)
+	m := newRoot(t, &feed.Source{Engine: w.b.Engine}, w.b)
 	m = press(t, m, "j", "enter") // the second newest run: the waiting one
 	if m.run.RunID() != w.waiting.ID {
 		t.Fatalf("opened %q, want the waiting run %s", m.run.RunID(), w.waiting.ID)
@@ -199,7 +219,7 @@ func TestOpenRunGolden(t *testing.T) {
 
 func TestSignalWithPayload(t *testing.T) {
 	w := newWorld(t)
-	src := &feed.Source{Store: w.b.Store, Actions: feed.EngineActions{Engine: w.b.Engine}}
+	src := &feed.Source{Engine: w.b.Engine}
 	m := newRoot(t, src, w.b)
 	m = press(t, m, "j", "enter", "s")
 	if m.signal == nil {
@@ -235,7 +255,7 @@ func TestSignalWithPayload(t *testing.T) {
 
 func TestCancelConfirmed(t *testing.T) {
 	w := newWorld(t)
-	src := &feed.Source{Store: w.b.Store, Actions: feed.EngineActions{Engine: w.b.Engine}}
+	src := &feed.Source{Engine: w.b.Engine}
 	m := newRoot(t, src, w.b)
 	if r, _ := m.runs.Selected(); r.ID != w.todo.ID {
 		t.Fatalf("selected %s, want the newest run %s", r.ID, w.todo.ID)
@@ -262,29 +282,16 @@ func TestCancelConfirmed(t *testing.T) {
 
 func TestDecideNeedsBlockedRun(t *testing.T) {
 	w := newWorld(t)
-	m := newRoot(t, &feed.Source{Store: w.b.Store}, w.b)
+	m := newRoot(t, &feed.Source{Engine: w.b.Engine}, w.b)
 	m = press(t, m, "d")
 	if m.decide != nil || !strings.Contains(flat(m.View()), "only a blocked run needs a version decision") {
 		t.Fatalf("decide on a pending run:\n%s", m.View())
 	}
 }
 
-func TestViewsWithoutStores(t *testing.T) {
-	w := newWorld(t)
-	m := newRoot(t, &feed.Source{Store: w.b.Store}, w.b)
-	m = press(t, m, "2")
-	if v := m.View(); !strings.Contains(v, "Dead letters are not available") {
-		t.Errorf("dead letters without a store:\n%s", v)
-	}
-	m = press(t, m, "3")
-	if v := m.View(); !strings.Contains(v, "Breakers are not available") {
-		t.Errorf("breakers without a store:\n%s", v)
-	}
-}
-
 func TestTooSmall(t *testing.T) {
 	w := newWorld(t)
-	m := newRoot(t, &feed.Source{Store: w.b.Store}, w.b)
+	m := newRoot(t, &feed.Source{Engine: w.b.Engine}, w.b)
 	m = send(t, m, tea.WindowSizeMsg{Width: 40, Height: 10})
 	v := m.View()
 	if !strings.Contains(flat(v), "needs at least 60x16") {
@@ -308,7 +315,7 @@ func (failing) EventList(context.Context, store.EventListParams) ([]store.Event,
 
 func TestStoreErrorShown(t *testing.T) {
 	w := newWorld(t)
-	m := newRoot(t, &feed.Source{Store: failing{w.b.Store}}, w.b)
+	m := newRoot(t, &feed.Source{Engine: interp.New(failing{w.b.Store}, interp.Options{Clock: w.b.Clock})}, w.b)
 	v := m.View()
 	checkSize(t, v)
 	if !strings.Contains(v, "Cannot read the database") || !strings.Contains(v, "disk I/O error") {
@@ -372,7 +379,7 @@ func TestPollOnCommit(t *testing.T) {
 // used to say that no step waits and leave the name empty.
 func TestSignalFromList(t *testing.T) {
 	w := newWorld(t)
-	src := &feed.Source{Store: w.b.Store, Actions: feed.EngineActions{Engine: w.b.Engine}}
+	src := &feed.Source{Engine: w.b.Engine}
 	m := newRoot(t, src, w.b)
 	m = press(t, m, "j") // the waiting run, as loaded: no poll has refreshed it
 	if r, _ := m.runs.Selected(); r.ID != w.waiting.ID {
@@ -453,7 +460,7 @@ func TestStoredTextEscaped(t *testing.T) {
 	if run.Status != store.RunFailed {
 		t.Fatalf("setup: the run is %s", run.Status)
 	}
-	m := newRoot(t, &feed.Source{Store: b.Store}, b)
+	m := newRoot(t, &feed.Source{Engine: b.Engine}, b)
 	views := map[string]string{"list": m.View()}
 	m = press(t, m, "enter")
 	views["run"] = m.View()

@@ -3,12 +3,14 @@ package root
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/termtext"
 	"github.com/flowrun/flowrun/tui/confirm"
@@ -141,11 +143,7 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.decide = nil
 		return m, nil
 	case decide.ChooseMsg:
-		if m.src.Decider == nil {
-			m.setErrText("Deciding a blocked run is not available in this build of flowrun yet; the run stays blocked. The diff above is what a decision would be about.")
-			return m, nil
-		}
-		plan := decide.Plan{RunID: msg.RunID}
+		plan := &interp.DecisionPlan{Run: store.Run{ID: msg.RunID}, From: msg.From}
 		if m.decide != nil {
 			plan = m.decide.Plan()
 		}
@@ -333,10 +331,6 @@ func (m Model) runAction(k tea.KeyMsg) (Model, tea.Cmd, bool) {
 		m.setErrText("No run is selected.")
 		return m, nil, true
 	}
-	if m.src.Actions == nil && !key.Matches(k, m.keys.Decide) {
-		m.setErrText("This flowtui is read-only; it cannot act on runs.")
-		return m, nil, true
-	}
 	switch {
 	case key.Matches(k, m.keys.Cancel):
 		if status.Terminal() {
@@ -372,9 +366,9 @@ func (m Model) runAction(k tea.KeyMsg) (Model, tea.Cmd, bool) {
 			m.setErrText(fmt.Sprintf("Run %s is %s; only a blocked run needs a version decision.", id, status))
 			return m, nil, true
 		}
-		bg, src := m.bg, m.src
+		bg, eng := m.bg, m.src.Engine
 		return m, func() tea.Msg {
-			p, err := decide.LoadPlan(bg, src, id)
+			p, err := eng.PlanDecision(bg, id)
 			return planMsg{p, err}
 		}, true
 	}
@@ -388,34 +382,54 @@ func (m Model) ask(title, body string, action any) Model {
 	return m
 }
 
-// carryOut runs a confirmed action.
+// carryOut runs a confirmed action through the engine.
 func (m Model) carryOut(action any) tea.Cmd {
-	src := m.src
+	eng, by := m.src.Engine, m.src.By
 	switch a := action.(type) {
 	case cancelAction:
-		return m.act("Cancel of run "+a.runID+" requested.", func(ctx context.Context) error { return src.Actions.Cancel(ctx, a.runID) })
+		return m.act("Cancel of run "+a.runID+" requested.", func(ctx context.Context) error {
+			_, err := eng.Cancel(ctx, a.runID)
+			return err
+		})
 	case retryAction:
-		return m.act("Run "+a.runID+" will be retried.", func(ctx context.Context) error { return src.Actions.Retry(ctx, a.runID) })
+		return m.act("Run "+a.runID+" will be retried.", func(ctx context.Context) error {
+			_, err := eng.Retry(ctx, a.runID, "")
+			return err
+		})
 	case signalAction:
 		s := a.sub
 		return m.act(fmt.Sprintf("Signal %s sent to run %s.", s.Name, s.RunID), func(ctx context.Context) error {
-			return src.Actions.Signal(ctx, s.RunID, s.Name, json.RawMessage(s.Payload))
+			_, err := eng.Signal(ctx, s.RunID, s.Name, json.RawMessage(s.Payload))
+			return err
 		})
 	case decideAction:
 		c := a.choice
 		return m.act(fmt.Sprintf("Run %s: decided %s.", c.RunID, c.Choice), func(ctx context.Context) error {
-			return src.Decider.Decide(ctx, c.RunID, c.From, c.Choice)
+			_, err := eng.Decide(ctx, interp.DecideParams{RunID: c.RunID, Choice: c.Choice, By: by, From: c.From})
+			return refusal(err)
 		})
 	case dlRetryAction:
 		return tea.Sequence(m.act(fmt.Sprintf("Dead letter %d will be retried.", a.id), func(ctx context.Context) error {
-			return src.DeadLetters.DeadLetterRetry(ctx, a.id)
+			_, err := eng.DeadLetterRetry(ctx, a.id)
+			return err
 		}), m.loadDeadLetters())
 	case dlDropAction:
 		return tea.Sequence(m.act(fmt.Sprintf("Dead letter %d dropped.", a.id), func(ctx context.Context) error {
-			return src.DeadLetters.DeadLetterDrop(ctx, a.id)
+			_, err := eng.DeadLetterDrop(ctx, a.id)
+			return err
 		}), m.loadDeadLetters())
 	}
 	return nil
+}
+
+// refusal is a decision the engine refused (someone decided the run first,
+// it is no longer blocked, or the choice cannot work) as the engine's
+// sentence, without the store's sentinel that ends it.
+func refusal(err error) error {
+	if errors.Is(err, store.ErrConflict) {
+		return errors.New(strings.TrimSuffix(err.Error(), ": "+store.ErrConflict.Error()))
+	}
+	return err
 }
 
 func (m *Model) setErr(err error) { m.setErrText(err.Error()) }

@@ -173,7 +173,7 @@ func (e *env) applyDecide(ctx context.Context, eng *interp.Engine, run store.Run
 				fmt.Fprintf(e.stderr, "flowrun apply: %s of workflow %q are blocked by version %s; each is asked in turn.\n",
 					plural(len(blocked), "run", "runs"), run.Workflow, plan.To)
 			}
-			c, err := decide.Prompt(ctx, screenPlan(plan), e.stdin, e.stderr, e.getenv("NO_COLOR") != "")
+			c, err := decide.Prompt(ctx, plan, e.stdin, e.stderr, e.getenv("NO_COLOR") != "")
 			if errors.Is(err, decide.ErrNoDecision) {
 				if i == 0 {
 					return run, (&exitError{code: ExitDecision, msg: fmt.Sprintf("run %s stays blocked: no decision was made", run.ID)}).
@@ -185,7 +185,7 @@ func (e *env) applyDecide(ctx context.Context, eng *interp.Engine, run store.Run
 			if err != nil {
 				return run, &exitError{code: ExitDecision, msg: "the decision prompt stopped", err: err}
 			}
-			choice, from = interp.Choice(c), plan.From
+			choice, from = c, plan.From
 		}
 		r, err := e.decideOne(ctx, eng, b, choice, how, from)
 		if err != nil {
@@ -231,12 +231,6 @@ func (e *env) blockedError(ctx context.Context, eng *interp.Engine, blocked []st
 	return (&exitError{code: ExitDecision,
 		msg: fmt.Sprintf("run %s is blocked: a new MAJOR version of %q is stored and a decision is needed", run.ID, run.Workflow)}).
 		hint(fmt.Sprintf("Decide with: flowrun resume %s --choose old|new|migrate, or apply again with --on-major=old|new|migrate.", run.ID))
-}
-
-// screenPlan turns the engine's plan into the decision screen's.
-func screenPlan(p *interp.DecisionPlan) decide.Plan {
-	return decide.Plan{RunID: p.Run.ID, Workflow: p.Run.Workflow, From: p.From, To: p.To, Changes: p.Changes,
-		Bump: p.Bump, Keep: p.Keep, Rerun: p.Rerun, PlanErr: p.MigrateErr}
 }
 
 // isTerminalReader reports whether r is a terminal.

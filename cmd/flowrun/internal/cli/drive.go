@@ -150,7 +150,7 @@ func (e *env) driveShown(ctx, sctx context.Context, eng *interp.Engine, runID st
 	e.display.live.Store(true)
 	go func() {
 		viewDone <- liveview.Run(vctx, liveview.Options{
-			Store:   eng.Store(),
+			Engine:  eng,
 			RunID:   runID,
 			Out:     e.stderr,
 			NoColor: e.getenv("NO_COLOR") != "",
