@@ -237,7 +237,7 @@ func runExec(ctx context.Context, clk clock.Clock, c *execCall, limit int64, gat
 	}
 	out := map[string]any{"exit_code": float64(code), "stdout": stdout.String(), "stderr": stderr.String(), "json": nil}
 	if !stdout.truncated() {
-		if j, ok := parseOutputJSON(stdout.buf.Bytes()); ok {
+		if j, ok := c.red.outputJSON(stdout.buf.Bytes()); ok {
 			out["json"] = j
 		}
 	}

@@ -134,7 +134,7 @@ func runHTTP(ctx context.Context, client *http.Client, c *httpCall, limit int64)
 	}
 	var parsed any = w.String()
 	if !w.truncated() {
-		if j, ok := parseOutputJSON(w.buf.Bytes()); ok {
+		if j, ok := c.red.outputJSON(w.buf.Bytes()); ok {
 			parsed = j
 		}
 	}

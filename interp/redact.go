@@ -338,3 +338,47 @@ func (r *redactor) transition(t *store.Transition) {
 		t.Alerts[i].Message = r.text(t.Alerts[i].Message)
 	}
 }
+
+// outputJSON is parseOutputJSON of a program's stdout or an http body,
+// with each number whose text, as written, holds a secret replaced by that
+// text redacted, a string (language.md §4). Decoded to a float64 first, a
+// secret of more digits than a float64 keeps (past 2^53, a card or account
+// number) would be rounded to digits that no longer hold it, yet give most
+// of it away. The output is decoded a second time only when its text holds
+// a secret.
+func (r *redactor) outputJSON(b []byte) (any, bool) {
+	v, ok := parseOutputJSON(b)
+	if !ok || !r.holdsBytes(b) {
+		return v, ok
+	}
+	d := json.NewDecoder(bytes.NewReader(bytes.TrimSpace(b)))
+	d.UseNumber()
+	var lit any
+	if d.Decode(&lit) != nil {
+		return v, ok
+	}
+	return r.literals(lit), true
+}
+
+// literals turns the json.Numbers of a value decoded with UseNumber into
+// float64s, or into their redacted text when it holds a secret. Every
+// number parseOutputJSON accepted is in the range of a float64.
+func (r *redactor) literals(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if t := r.text(string(x)); t != string(x) {
+			return t
+		}
+		f, _ := strconv.ParseFloat(string(x), 64)
+		return f
+	case []any:
+		for i, e := range x {
+			x[i] = r.literals(e)
+		}
+	case map[string]any:
+		for k, e := range x {
+			x[k] = r.literals(e)
+		}
+	}
+	return v
+}

@@ -2,6 +2,9 @@ package interp
 
 import (
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -164,4 +167,43 @@ workflow "s" {
 			wantNoLeak(t, b, r.ID, "48213907")
 		}
 	}
+}
+
+// TestSecretLongNumber: a secret of more digits than a float64 keeps
+// (a 16- to 20-digit card or account number), printed as a JSON number by
+// a program or a server, is redacted by the number's text as written: as a
+// float64 it would be rounded to digits that no longer hold the secret but
+// still give most of it away.
+func TestSecretLongNumber(t *testing.T) {
+	const secret = "12345678901234567891" // odd and past 2^53: not a float64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `{"n": %s, "more": %s3, "list": [%s.5]}`, secret, secret, secret)
+	}))
+	defer srv.Close()
+	b := setup(t)
+	b.env["ACCT"] = secret
+	run := b.run(`
+workflow "s" {
+  version = "1.0.0"
+  input "base" { type = string }
+  secret "acct" { env = "ACCT" }
+  step "prog" {
+    exec {
+      command = ["sh", "-c", "printf '{\"n\": %s, \"more\": %s3, \"list\": [%s.5]}' \"$A\" \"$A\" \"$A\""]
+      env     = { A = "{{ secrets.acct }}" }
+    }
+  }
+  step "web" {
+    http {
+      url     = "{{ input.base }}/x"
+      headers = { X-Acct = "{{ secrets.acct }}" }
+    }
+  }
+}`, map[string]any{"base": srv.URL})
+	wantStatus(t, run, store.RunCompleted)
+	v := b.show(run.ID)
+	want := `{"list": ["***.5"], "more": "***3", "n": "***"}`
+	wantJSON(t, "prog json", mustJSON(jsonOf(t, v.Steps["prog"].Output).(map[string]any)["json"]), want)
+	wantJSON(t, "web body", mustJSON(jsonOf(t, v.Steps["web"].Output).(map[string]any)["body"]), want)
+	wantNoLeak(t, b, run.ID, secret, secret[:15])
 }

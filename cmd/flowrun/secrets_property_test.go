@@ -43,13 +43,13 @@ var secretClasses = []struct {
 	{"mixed", `aZ09"'\` + "`äöü日😀%&?#/ =+;:@<>"},
 }
 
-// drawSecret draws a secret of the class: 8 to 15 characters (a secret
-// of digits stays within the 15 digits a JSON number keeps exactly), not
-// starting with 0 (so that it is a JSON number) nor with a space (a
+// drawSecret draws a secret of the class: 8 to 20 characters (a secret of
+// more than 15 digits is a JSON number a float64 does not keep exactly),
+// not starting with 0 (so that it is a JSON number) nor with a space (a
 // header value loses it).
 func drawSecret(rng *rand.Rand, chars string) string {
 	runes := []rune(chars)
-	n := 8 + rng.IntN(8)
+	n := 8 + rng.IntN(13)
 	var sb strings.Builder
 	for sb.Len() == 0 || utf8.RuneCountInString(sb.String()) < n {
 		c := runes[rng.IntN(len(runes))]
@@ -92,7 +92,7 @@ func emitShape() {
 			_ = json.NewEncoder(os.Stdout).Encode(map[string]any{"tok": sec, sec: "key",
 				"nested": map[string]any{"list": []any{sec, map[string]any{"deep": "<" + sec + ">"}}}})
 		case "number":
-			if _, err := strconv.ParseUint(sec, 10, 64); err == nil {
+			if strings.Trim(sec, "0123456789") == "" {
 				fmt.Printf(`{"n": %s, "list": [%s, 1.5], "exp": %se0, "more": %s7}`+"\n", sec, sec, sec, sec)
 			} else {
 				enc := json.NewEncoder(os.Stdout)
@@ -188,13 +188,13 @@ func propWorkflow(emit string, shapes []string, limitOutput bool) string {
   step "copy" {
     set {
       json   = "{{ steps.emit.output.json }}"
-      stdout = "{{ steps.emit.output.stdout }}"
+      stderr = "{{ steps.emit.output.stderr }}"
       body   = "{{ steps.web.status == 'completed' ? steps.web.output.body : null }}"
     }
   }
   step "end" {
     depends_on = [step.copy, step.fails, step.items, step.web_list]
-    fail { message = "failed after {{ steps.copy.output.stdout }}" }
+    fail { message = "failed after {{ steps.copy.output.stderr }}" }
   }
   output "json" { value = "{{ steps.emit.output.json }}" }
 }
@@ -368,7 +368,8 @@ func checkNoLeak(t *testing.T, emit, srvURL, secret string, picked []string) {
 		ID int64 `json:"id"`
 	}
 	if err := json.Unmarshal([]byte(list), &letters); err != nil || len(letters) == 0 {
-		t.Fatalf("dlq list --json: %v, %d letters:\n%s", err, len(letters), list)
+		_, sh := propCLI("show", id)
+		t.Fatalf("dlq list --json: %v, %d letters:\n%s\n%s", err, len(letters), list, sh)
 	}
 	code, out = propCLI("dlq", "retry", strconv.FormatInt(letters[0].ID, 10))
 	check("dlq retry", out)
