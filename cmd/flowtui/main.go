@@ -20,9 +20,9 @@ import (
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/store/backend"
+	"github.com/flowrun/flowrun/tui/display"
 	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/root"
-	"github.com/flowrun/flowrun/tui/theme"
 )
 
 // Exit codes, as flowrun's.
@@ -95,8 +95,8 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 		by += " (user " + u + ")"
 	}
 	src := &feed.Source{Engine: eng, By: by}
-	tctx := theme.NewContext(stdout, getenv("NO_COLOR") != "", clock.Real{})
-	m := root.New(ctx, src, tctx, root.Options{Title: title})
+	disp := display.New(stdout, getenv("NO_COLOR") != "", clock.Real{})
+	m := root.New(ctx, src, disp, root.Options{Title: title})
 	opts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx), tea.WithInput(stdin), tea.WithOutput(stdout)}
 	if *mouse {
 		opts = append(opts, tea.WithMouseCellMotion())

@@ -11,12 +11,13 @@ import (
 
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/termtext"
+	"github.com/flowrun/flowrun/tui/display"
 	"github.com/flowrun/flowrun/tui/theme"
 )
 
 // Model is the view.
 type Model struct {
-	ctx    *theme.Context
+	disp   *display.Display
 	width  int
 	height int
 	loaded bool
@@ -25,7 +26,7 @@ type Model struct {
 }
 
 // New returns the view.
-func New(ctx *theme.Context) Model { return Model{ctx: ctx} }
+func New(disp *display.Display) Model { return Model{disp: disp} }
 
 // SetSize sets the area the view draws in.
 func (m *Model) SetSize(width, height int) { m.width, m.height = width, height }
@@ -35,7 +36,7 @@ func (m *Model) Set(items []store.Breaker, err error) { m.items, m.err, m.loaded
 
 // View renders the states.
 func (m Model) View() string {
-	st := m.ctx.Styles
+	st := m.disp.Styles
 	title := st.Title.Render("Breakers")
 	switch {
 	case m.err != nil:
@@ -45,7 +46,7 @@ func (m Model) View() string {
 	case len(m.items) == 0:
 		return title + "\n" + "No breakers."
 	}
-	now := m.ctx.Clock.Now()
+	now := m.disp.Clock.Now()
 	lines := []string{title, st.Header.Render(theme.Fit(fmt.Sprintf("%-24s %-10s %8s  %s", "NAME", "STATE", "FAILURES", "TRIAL"), m.width))}
 	for i, b := range m.items {
 		if i >= m.height-2 {

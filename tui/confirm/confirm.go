@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/flowrun/flowrun/termtext"
+	"github.com/flowrun/flowrun/tui/display"
 	"github.com/flowrun/flowrun/tui/keys"
 	"github.com/flowrun/flowrun/tui/theme"
 )
@@ -25,7 +26,7 @@ type DoneMsg struct {
 
 // Model is the dialog.
 type Model struct {
-	ctx    *theme.Context
+	disp   *display.Display
 	keys   keys.KeyMap
 	title  string
 	body   string
@@ -33,8 +34,8 @@ type Model struct {
 }
 
 // New asks title (a question) with body (what will happen) about action.
-func New(ctx *theme.Context, km keys.KeyMap, title, body string, action any) Model {
-	return Model{ctx: ctx, keys: km, title: title, body: body, action: action}
+func New(disp *display.Display, km keys.KeyMap, title, body string, action any) Model {
+	return Model{disp: disp, keys: km, title: title, body: body, action: action}
 }
 
 // Update answers on y, n or esc.
@@ -56,8 +57,8 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 
 // View renders the dialog in a box at most the screen's width.
 func (m Model) View() string {
-	st := m.ctx.Styles
-	w := max(20, min(70, m.ctx.Width-4))
+	st := m.disp.Styles
+	w := max(20, min(70, m.disp.Width-4))
 	var lines []string
 	// The title and body may quote stored text (a run's key, an error):
 	// escaped for the terminal, line by line.

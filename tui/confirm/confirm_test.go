@@ -7,16 +7,16 @@ import (
 	"time"
 
 	"github.com/flowrun/flowrun/clock"
+	"github.com/flowrun/flowrun/tui/display"
 	"github.com/flowrun/flowrun/tui/keys"
-	"github.com/flowrun/flowrun/tui/theme"
 )
 
 // TestViewEscapesControls: a dialog's title and body may quote stored text
 // (a run key, an error); they are drawn escaped, line by line.
 func TestViewEscapesControls(t *testing.T) {
-	ctx := theme.NewContext(&bytes.Buffer{}, true, clock.NewFake(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)))
-	ctx.Width = 100
-	m := New(ctx, keys.Default, "Retry run \x1b[2K?", "first line\nfake\x1b[2K\rall good\u202e", nil)
+	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)))
+	disp.Width = 100
+	m := New(disp, keys.Default, "Retry run \x1b[2K?", "first line\nfake\x1b[2K\rall good\u202e", nil)
 	v := m.View()
 	for _, want := range []string{`Retry run \x1b[2K?`, "first line", `fake\x1b[2K\rall good\u202e`} {
 		if !strings.Contains(v, want) {

@@ -16,13 +16,14 @@ import (
 
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/termtext"
+	"github.com/flowrun/flowrun/tui/display"
 	"github.com/flowrun/flowrun/tui/keys"
 	"github.com/flowrun/flowrun/tui/theme"
 )
 
 // Model is the view.
 type Model struct {
-	ctx    *theme.Context
+	disp   *display.Display
 	keys   keys.KeyMap
 	width  int
 	height int
@@ -34,8 +35,8 @@ type Model struct {
 }
 
 // New returns the view.
-func New(ctx *theme.Context, km keys.KeyMap) Model {
-	return Model{ctx: ctx, keys: km}
+func New(disp *display.Display, km keys.KeyMap) Model {
+	return Model{disp: disp, keys: km}
 }
 
 // SetSize sets the area the view draws in.
@@ -77,7 +78,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 
 // View renders the list.
 func (m Model) View() string {
-	st := m.ctx.Styles
+	st := m.disp.Styles
 	title := st.Title.Render("Dead letters")
 	switch {
 	case m.err != nil:

@@ -21,6 +21,7 @@ import (
 
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/termtext"
+	"github.com/flowrun/flowrun/tui/display"
 	"github.com/flowrun/flowrun/tui/keys"
 	"github.com/flowrun/flowrun/tui/theme"
 )
@@ -39,7 +40,7 @@ type CloseMsg struct{}
 
 // Model is the decision screen.
 type Model struct {
-	ctx    *theme.Context
+	disp   *display.Display
 	keys   keys.KeyMap
 	plan   *interp.DecisionPlan
 	offset int
@@ -47,8 +48,8 @@ type Model struct {
 }
 
 // New shows the engine's plan for a blocked run.
-func New(ctx *theme.Context, km keys.KeyMap, p *interp.DecisionPlan) Model {
-	return Model{ctx: ctx, keys: km, plan: p, height: ctx.Height}
+func New(disp *display.Display, km keys.KeyMap, p *interp.DecisionPlan) Model {
+	return Model{disp: disp, keys: km, plan: p, height: disp.Height}
 }
 
 // Plan returns the plan shown.
@@ -91,7 +92,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 // lines is the scrolling body: changes, then why a choice cannot work, or
 // the kept and re-run steps.
 func (m Model) lines() []string {
-	st := m.ctx.Styles
+	st := m.disp.Styles
 	p := m.plan
 	var ls []string
 	ls = append(ls, st.Header.Render(fmt.Sprintf("Changes from %s to %s (%s)", p.From, p.To, p.Bump)))
@@ -134,11 +135,11 @@ func listOr(l []string, none string) string {
 func (m Model) bodyHeight() int { return max(3, m.height-9) }
 
 // width is the width of the screen's text.
-func (m Model) width() int { return max(20, min(76, m.ctx.Width-4)) }
+func (m Model) width() int { return max(20, min(76, m.disp.Width-4)) }
 
 // View renders the screen.
 func (m Model) View() string {
-	st := m.ctx.Styles
+	st := m.disp.Styles
 	w := m.width()
 	p := m.plan
 	head := []string{

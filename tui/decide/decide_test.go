@@ -13,8 +13,8 @@ import (
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/tui/display"
 	"github.com/flowrun/flowrun/tui/keys"
-	"github.com/flowrun/flowrun/tui/theme"
 )
 
 const v1 = `
@@ -78,8 +78,8 @@ func plan(t *testing.T) *interp.DecisionPlan {
 // take the run's inputs offers neither n nor m, and says why once; one
 // whose migration alone cannot work offers n but not m.
 func TestScreenSaysWhyAChoiceCannotWork(t *testing.T) {
-	ctx := theme.NewContext(&bytes.Buffer{}, true, clock.NewFake(clock.Real{}.Now()))
-	ctx.Width, ctx.Height = 100, 24
+	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(clock.Real{}.Now()))
+	disp.Width, disp.Height = 100, 24
 	inputs := errors.New(`version 2.0.0 requires input "region" (type string), which the run was not started with`)
 	kept := errors.New(`version 2.0.0 cannot take the recorded output of step "price"`)
 	for _, c := range []struct {
@@ -92,7 +92,7 @@ func TestScreenSaysWhyAChoiceCannotWork(t *testing.T) {
 	} {
 		p := plan(t)
 		p.NewErr, p.MigrateErr = c.newErr, c.migrateErr
-		m := New(ctx, keys.Default, p)
+		m := New(disp, keys.Default, p)
 		m.SetHeight(24)
 		v := flat(m.View())
 		if !strings.Contains(v, c.say) || strings.Count(v, inputs.Error()) > 1 || strings.Contains(v, "A migration keeps") {
@@ -120,9 +120,9 @@ func flat(s string) string {
 }
 
 func TestScreenGoldenAndChoices(t *testing.T) {
-	ctx := theme.NewContext(&bytes.Buffer{}, true, clock.NewFake(clock.Real{}.Now()))
-	ctx.Width, ctx.Height = 80, 24
-	m := New(ctx, keys.Default, plan(t))
+	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(clock.Real{}.Now()))
+	disp.Width, disp.Height = 80, 24
+	m := New(disp, keys.Default, plan(t))
 	m.SetHeight(21)
 	v := m.View()
 	for _, want := range []string{"MAJOR", `step "label" removed`, "keeps 1 completed step(s):", "price", "re-runs 1 completed step(s):", "charge"} {
@@ -146,12 +146,12 @@ func TestScreenGoldenAndChoices(t *testing.T) {
 // TestScreenEscapesControls: the changes quote the workflow's text (here a
 // command with an escape sequence): it is drawn escaped.
 func TestScreenEscapesControls(t *testing.T) {
-	ctx := theme.NewContext(&bytes.Buffer{}, true, clock.NewFake(clock.Real{}.Now()))
-	ctx.Width, ctx.Height = 120, 24
+	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(clock.Real{}.Now()))
+	disp.Width, disp.Height = 120, 24
 	p := plan(t)
 	p.Changes = append(p.Changes, lang.Change{Path: "step \"x\x1b[2K\"", What: "changed\r", Bump: lang.BumpPatch})
 	p.Keep = append(p.Keep, "k\x1b[1A")
-	m := New(ctx, keys.Default, p)
+	m := New(disp, keys.Default, p)
 	m.SetHeight(24)
 	v := m.View()
 	for _, want := range []string{`step "x\x1b[2K" changed\r`, `price, k\x1b[1A`} {

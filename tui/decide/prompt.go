@@ -11,8 +11,8 @@ import (
 	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/tui/confirm"
+	"github.com/flowrun/flowrun/tui/display"
 	"github.com/flowrun/flowrun/tui/keys"
-	"github.com/flowrun/flowrun/tui/theme"
 )
 
 // ErrNoDecision is returned by Prompt when the screen was closed without a
@@ -24,8 +24,8 @@ var ErrNoDecision = errors.New("no version decision was made")
 // closed it. It is what `flowrun apply` asks with when it finds a blocked
 // run on a terminal.
 func Prompt(ctx context.Context, p *interp.DecisionPlan, in io.Reader, out io.Writer, noColor bool) (interp.Choice, error) {
-	tctx := theme.NewContext(out, noColor, clock.Real{})
-	pm := &promptModel{ctx: tctx, m: New(tctx, keys.Default, p)}
+	disp := display.New(out, noColor, clock.Real{})
+	pm := &promptModel{disp: disp, m: New(disp, keys.Default, p)}
 	prog := tea.NewProgram(pm, tea.WithInput(in), tea.WithOutput(out), tea.WithContext(ctx))
 	if _, err := prog.Run(); err != nil {
 		if ctx.Err() != nil {
@@ -42,7 +42,7 @@ func Prompt(ctx context.Context, p *interp.DecisionPlan, in io.Reader, out io.Wr
 // promptModel is the decision screen with its confirm step, as a program
 // of its own.
 type promptModel struct {
-	ctx    *theme.Context
+	disp   *display.Display
 	m      Model
 	ask    *confirm.Model
 	choice interp.Choice
@@ -54,7 +54,7 @@ func (p *promptModel) Init() tea.Cmd { return nil }
 func (p *promptModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
-		p.ctx.Width, p.ctx.Height = msg.Width, msg.Height
+		p.disp.Width, p.disp.Height = msg.Width, msg.Height
 		p.m.SetHeight(min(msg.Height, 30))
 		return p, nil
 	case tea.KeyMsg:
@@ -63,7 +63,7 @@ func (p *promptModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return p, tea.Quit
 		}
 	case ChooseMsg:
-		c := confirm.New(p.ctx, keys.Default, fmt.Sprintf("Decide %q for run %s?", msg.Choice, msg.RunID),
+		c := confirm.New(p.disp, keys.Default, fmt.Sprintf("Decide %q for run %s?", msg.Choice, msg.RunID),
 			Describe(msg.Choice, p.m.plan), msg.Choice)
 		p.ask = &c
 		return p, nil

@@ -24,6 +24,7 @@ import (
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/termtext"
+	"github.com/flowrun/flowrun/tui/display"
 	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/theme"
 )
@@ -62,15 +63,15 @@ func Run(ctx context.Context, o Options) error {
 	if o.Clock == nil {
 		o.Clock = clock.Real{}
 	}
-	tctx := theme.NewContext(o.Out, o.NoColor, o.Clock)
+	disp := display.New(o.Out, o.NoColor, o.Clock)
 	if o.Width > 0 {
-		tctx.Width = o.Width
+		disp.Width = o.Width
 	}
 	// The program's own context outlives ctx: ctx ending means "finish",
 	// and the final frame must still be read and drawn.
 	pctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	m := New(pctx, &feed.Source{Engine: o.Engine}, tctx, o.RunID)
+	m := New(pctx, &feed.Source{Engine: o.Engine}, disp, o.RunID)
 	p := tea.NewProgram(m, tea.WithInput(nil), tea.WithOutput(o.Out), tea.WithoutSignalHandler(), tea.WithContext(pctx))
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -115,7 +116,7 @@ type tickMsg struct{}
 type Model struct {
 	bg        context.Context
 	src       *feed.Source
-	ctx       *theme.Context
+	disp      *display.Display
 	runID     string
 	cursor    int64
 	d         *feed.RunDetail
@@ -129,8 +130,8 @@ type Model struct {
 }
 
 // New returns the model following runID.
-func New(bg context.Context, src *feed.Source, tctx *theme.Context, runID string) Model {
-	return Model{bg: bg, src: src, ctx: tctx, runID: runID}
+func New(bg context.Context, src *feed.Source, disp *display.Display, runID string) Model {
+	return Model{bg: bg, src: src, disp: disp, runID: runID}
 }
 
 // Init reads the run in full.
@@ -164,7 +165,7 @@ func (m Model) tick() tea.Cmd {
 	if m.noTicks {
 		return nil
 	}
-	bg, clk := m.bg, m.ctx.Clock
+	bg, clk := m.bg, m.disp.Clock
 	return func() tea.Msg {
 		t := clk.NewTimer(Interval)
 		defer t.Stop()
@@ -181,7 +182,7 @@ func (m Model) tick() tea.Cmd {
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
-		m.ctx.Width = msg.Width
+		m.disp.Width = msg.Width
 	case tickMsg:
 		m.frame++
 		if m.polling || m.d == nil {
@@ -224,15 +225,15 @@ var frames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "�
 
 // View draws the run, its active steps and the bar.
 func (m Model) View() string {
-	st := m.ctx.Styles
-	w := max(20, m.ctx.Width)
+	st := m.disp.Styles
+	w := max(20, m.disp.Width)
 	if m.d == nil {
 		if m.err != nil {
 			return st.Error.Render(theme.Cut("Cannot read the run: "+termtext.Line(m.err.Error()), w)) + "\n"
 		}
 		return frames[0] + " starting…\n"
 	}
-	now := m.ctx.Clock.Now()
+	now := m.disp.Clock.Now()
 	r := m.d.Run
 	icon := frames[m.frame%len(frames)]
 	if r.Status.Terminal() || m.done {

@@ -11,9 +11,9 @@ import (
 
 	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/tui/display"
 	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/internal/fixture"
-	"github.com/flowrun/flowrun/tui/theme"
 )
 
 // settle runs cmd and the commands that follow, as the program would;
@@ -48,10 +48,10 @@ func TestFollowsRun(t *testing.T) {
 	run := b.Drive(t, b.Start(t, "approve", map[string]any{"id": "A"}).ID)
 	b.Clock.Advance(3 * time.Second)
 
-	tctx := theme.NewContext(&bytes.Buffer{}, true, b.Clock)
+	disp := display.New(&bytes.Buffer{}, true, b.Clock)
 	bg, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	m := New(bg, &feed.Source{Engine: b.Engine}, tctx, run.ID)
+	m := New(bg, &feed.Source{Engine: b.Engine}, disp, run.ID)
 	m.noTicks = true
 	m = settle(t, m, m.first())
 	v := m.View()
@@ -103,9 +103,9 @@ func TestRunReturnsWhenCanceled(t *testing.T) {
 // control characters escaped; an erase-line and carriage return would
 // rewrite the line it is drawn on.
 func TestViewEscapesStoredText(t *testing.T) {
-	tctx := theme.NewContext(&bytes.Buffer{}, true, clock.NewFake(fixture.T0.Add(5*time.Second)))
-	tctx.Width = 200
-	m := Model{ctx: tctx, runID: "RUN1", d: &feed.RunDetail{
+	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(fixture.T0.Add(5*time.Second)))
+	disp.Width = 200
+	m := Model{disp: disp, runID: "RUN1", d: &feed.RunDetail{
 		Run: store.Run{ID: "RUN1", Workflow: "w", Status: store.RunWaiting, WaitReason: "signal:go\x1b[2K\rdone",
 			StartedAt: fixture.T0},
 		Steps: []store.Step{{Key: "a", Step: "a", Index: -1, Iteration: -1, Status: store.StepWaiting,

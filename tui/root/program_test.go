@@ -11,8 +11,8 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/tui/display"
 	"github.com/flowrun/flowrun/tui/feed"
-	"github.com/flowrun/flowrun/tui/theme"
 )
 
 // TestProgramShowsChangesLive runs the root model in a real bubbletea
@@ -21,8 +21,8 @@ import (
 // shows the run's steps done, before q ends the program.
 func TestProgramShowsChangesLive(t *testing.T) {
 	w := newWorld(t)
-	tctx := theme.NewContext(&bytes.Buffer{}, true, w.b.Clock)
-	m := New(context.Background(), &feed.Source{Engine: w.b.Engine}, tctx, Options{Title: "test.db", NoTicks: true})
+	disp := display.New(&bytes.Buffer{}, true, w.b.Clock)
+	m := New(context.Background(), &feed.Source{Engine: w.b.Engine}, disp, Options{Title: "test.db", NoTicks: true})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(80, 24))
 	out := tm.Output()
 	// Each wait reads the output written since the last one.
@@ -63,9 +63,9 @@ func TestProgramShowsChangesLive(t *testing.T) {
 // load, opens the prompt with the signal the run waits for filled in.
 func TestProgramSignalFromList(t *testing.T) {
 	w := newWorld(t)
-	tctx := theme.NewContext(&bytes.Buffer{}, true, w.b.Clock)
+	disp := display.New(&bytes.Buffer{}, true, w.b.Clock)
 	src := &feed.Source{Engine: w.b.Engine}
-	m := New(context.Background(), src, tctx, Options{Title: "test.db", NoTicks: true})
+	m := New(context.Background(), src, disp, Options{Title: "test.db", NoTicks: true})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(80, 24))
 	out := tm.Output()
 	waitFor := func(ok func(s string) bool) {

@@ -23,13 +23,13 @@ import (
 	"github.com/flowrun/flowrun/tui/confirm"
 	"github.com/flowrun/flowrun/tui/deadletters"
 	"github.com/flowrun/flowrun/tui/decide"
+	"github.com/flowrun/flowrun/tui/display"
 	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/keys"
 	"github.com/flowrun/flowrun/tui/run"
 	"github.com/flowrun/flowrun/tui/runs"
 	"github.com/flowrun/flowrun/tui/signal"
 	"github.com/flowrun/flowrun/tui/step"
-	"github.com/flowrun/flowrun/tui/theme"
 )
 
 type screen int
@@ -46,7 +46,7 @@ const (
 type Model struct {
 	bg    context.Context // store calls run under it; canceled when the program ends
 	src   *feed.Source
-	ctx   *theme.Context
+	disp  *display.Display
 	keys  keys.KeyMap
 	title string
 	help  help.Model
@@ -84,23 +84,23 @@ type Options struct {
 
 // New returns the root model over src. bg bounds every store call; cancel
 // it to stop the poll timer when the program ends.
-func New(bg context.Context, src *feed.Source, tctx *theme.Context, opts Options) Model {
+func New(bg context.Context, src *feed.Source, disp *display.Display, opts Options) Model {
 	km := keys.Default
 	h := help.New()
-	h.Styles.ShortKey = tctx.Styles.Key
-	h.Styles.FullKey = tctx.Styles.Key
-	h.Styles.ShortDesc = tctx.Styles.Faint
-	h.Styles.FullDesc = tctx.Styles.Faint
-	h.Styles.ShortSeparator = tctx.Styles.Faint
-	h.Styles.FullSeparator = tctx.Styles.Faint
-	h.Styles.Ellipsis = tctx.Styles.Faint
+	h.Styles.ShortKey = disp.Styles.Key
+	h.Styles.FullKey = disp.Styles.Key
+	h.Styles.ShortDesc = disp.Styles.Faint
+	h.Styles.FullDesc = disp.Styles.Faint
+	h.Styles.ShortSeparator = disp.Styles.Faint
+	h.Styles.FullSeparator = disp.Styles.Faint
+	h.Styles.Ellipsis = disp.Styles.Faint
 	m := Model{
-		bg: bg, src: src, ctx: tctx, keys: km, title: opts.Title, help: h, ticks: !opts.NoTicks,
-		runs: runs.New(tctx, km),
-		run:  run.New(tctx, km),
-		step: step.New(tctx, km),
-		dl:   deadletters.New(tctx, km),
-		br:   breakers.New(tctx),
+		bg: bg, src: src, disp: disp, keys: km, title: opts.Title, help: h, ticks: !opts.NoTicks,
+		runs: runs.New(disp, km),
+		run:  run.New(disp, km),
+		step: step.New(disp, km),
+		dl:   deadletters.New(disp, km),
+		br:   breakers.New(disp),
 	}
 	m.layout()
 	return m
@@ -166,7 +166,7 @@ func (m Model) load() tea.Cmd {
 	}
 }
 
-// tick waits one poll interval on the theme's clock, or until bg ends. On
+// tick waits one poll interval on the display's clock, or until bg ends. On
 // a store that tells of commits it polls sooner, when one comes, but never
 // within feed.MinPollGap of the last poll: the screen follows a busy store
 // at most 20 times a second (interp.WaitForChange).
@@ -174,7 +174,7 @@ func (m Model) tick() tea.Cmd {
 	if !m.ticks {
 		return nil
 	}
-	return waitPoll(m.bg, m.ctx.Clock, m.src.Engine.Store())
+	return waitPoll(m.bg, m.disp.Clock, m.src.Engine.Store())
 }
 
 // waitPoll returns the command of tick.
@@ -257,7 +257,7 @@ func (m Model) act(done string, f func(ctx context.Context) error) tea.Cmd {
 
 // layout hands the body area to every component.
 func (m *Model) layout() {
-	w, h := m.ctx.Width, m.bodyHeight()
+	w, h := m.disp.Width, m.bodyHeight()
 	m.runs.SetSize(w, h)
 	m.run.SetSize(w, h)
 	m.step.SetSize(w, h)
@@ -270,5 +270,5 @@ func (m *Model) layout() {
 
 // bodyHeight is the screen less the title, status and help bars.
 func (m Model) bodyHeight() int {
-	return max(1, m.ctx.Height-1-m.statusHeight()-m.helpHeight())
+	return max(1, m.disp.Height-1-m.statusHeight()-m.helpHeight())
 }

@@ -17,9 +17,9 @@ import (
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/store/sqlite"
+	"github.com/flowrun/flowrun/tui/display"
 	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/internal/fixture"
-	"github.com/flowrun/flowrun/tui/theme"
 )
 
 const hello = `
@@ -65,8 +65,8 @@ func newWorld(t *testing.T) *world {
 // newRoot returns a loaded root at 80x24, plain, on the world's clock.
 func newRoot(t *testing.T, src *feed.Source, clk *fixture.Bundle) Model {
 	t.Helper()
-	tctx := theme.NewContext(&bytes.Buffer{}, true, clk.Clock)
-	m := New(context.Background(), src, tctx, Options{Title: "test.db", NoTicks: true})
+	disp := display.New(&bytes.Buffer{}, true, clk.Clock)
+	m := New(context.Background(), src, disp, Options{Title: "test.db", NoTicks: true})
 	m = send(t, m, tea.WindowSizeMsg{Width: 80, Height: 24})
 	return settle(t, m, m.Init())
 }

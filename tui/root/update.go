@@ -46,7 +46,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
-		m.ctx.Width, m.ctx.Height = msg.Width, msg.Height
+		m.disp.Width, m.disp.Height = msg.Width, msg.Height
 		m.help.Width = msg.Width
 		m.layout()
 		return m, nil
@@ -109,7 +109,7 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.setErrText(fmt.Sprintf("Cannot show the version decision: %v", msg.err))
 			return m, nil
 		}
-		d := decide.New(m.ctx, m.keys, msg.p)
+		d := decide.New(m.disp, m.keys, msg.p)
 		d.SetHeight(m.bodyHeight())
 		m.decide = &d
 		return m, nil
@@ -298,7 +298,7 @@ func (m Model) target() (id string, status store.RunStatus, ok bool) {
 // openSignal opens the signal prompt for a run; waiting lists the signals
 // its wait steps take.
 func (m *Model) openSignal(runID string, waiting []string) {
-	s := signal.New(m.ctx, m.keys, runID, waiting)
+	s := signal.New(m.disp, m.keys, runID, waiting)
 	m.signal = &s
 }
 
@@ -377,7 +377,7 @@ func (m Model) runAction(k tea.KeyMsg) (Model, tea.Cmd, bool) {
 
 // ask opens a confirm dialog.
 func (m Model) ask(title, body string, action any) Model {
-	c := confirm.New(m.ctx, m.keys, title, body, action)
+	c := confirm.New(m.disp, m.keys, title, body, action)
 	m.confirm = &c
 	return m
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/flowrun/flowrun/termtext"
+	"github.com/flowrun/flowrun/tui/display"
 	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/keys"
 	"github.com/flowrun/flowrun/tui/theme"
@@ -48,14 +49,14 @@ func (m Model) helpHeight() int {
 // View draws the title bar, the screen (or an overlay on it), the status
 // bar and the help bar, always exactly the terminal's size.
 func (m Model) View() string {
-	w, h := m.ctx.Width, m.ctx.Height
+	w, h := m.disp.Width, m.disp.Height
 	if w <= 0 || h <= 0 {
 		return ""
 	}
-	if m.ctx.TooSmall() {
-		return theme.Lines(wrap(theme.TooSmallMessage(w, h), w, h), w, h)
+	if m.disp.TooSmall() {
+		return theme.Lines(wrap(display.TooSmallMessage(w, h), w, h), w, h)
 	}
-	st := m.ctx.Styles
+	st := m.disp.Styles
 	bodyH := m.bodyHeight()
 
 	title := st.Title.Render("flowtui")
@@ -101,16 +102,16 @@ func (m Model) View() string {
 // statusLines is the status bar's text: a message, or the store's error,
 // wrapped to at most two lines.
 func (m Model) statusLines() string {
-	st := m.ctx.Styles
+	st := m.disp.Styles
 	switch {
 	case m.storeErr != nil:
-		return wrap(st.Error.Render("Cannot read the database: ")+termtext.Line(m.storeErr.Error())+" (retrying)", m.ctx.Width, 2)
+		return wrap(st.Error.Render("Cannot read the database: ")+termtext.Line(m.storeErr.Error())+" (retrying)", m.disp.Width, 2)
 	case m.statusErr:
-		return st.Error.Render(wrap(m.status, m.ctx.Width, 2))
+		return st.Error.Render(wrap(m.status, m.disp.Width, 2))
 	case m.status == "" && m.loaded:
 		return st.Faint.Render(fmt.Sprintf("live · %d runs · polled every %s", m.runs.Len(), feed.PollInterval))
 	}
-	return wrap(m.status, m.ctx.Width, 2)
+	return wrap(m.status, m.disp.Width, 2)
 }
 
 func (m Model) statusHeight() int { return max(1, lipgloss.Height(m.statusLines())) }

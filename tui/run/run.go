@@ -19,9 +19,9 @@ import (
 	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/termtext"
+	"github.com/flowrun/flowrun/tui/display"
 	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/keys"
-	"github.com/flowrun/flowrun/tui/theme"
 )
 
 // OpenStepMsg asks the root to open a step's view.
@@ -51,7 +51,7 @@ type node struct {
 
 // Model is the run view.
 type Model struct {
-	ctx    *theme.Context
+	disp   *display.Display
 	keys   keys.KeyMap
 	width  int
 	height int
@@ -63,7 +63,7 @@ type Model struct {
 }
 
 // New returns an empty run view.
-func New(ctx *theme.Context, km keys.KeyMap) Model { return Model{ctx: ctx, keys: km} }
+func New(disp *display.Display, km keys.KeyMap) Model { return Model{disp: disp, keys: km} }
 
 // SetSize sets the area the view draws in.
 func (m *Model) SetSize(width, height int) {

@@ -14,16 +14,16 @@ import (
 	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/tui/display"
 	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/keys"
-	"github.com/flowrun/flowrun/tui/theme"
 )
 
 var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 
 func newView(now time.Time) Model {
-	ctx := theme.NewContext(&bytes.Buffer{}, true, clock.NewFake(now))
-	m := New(ctx, keys.Default)
+	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(now))
+	m := New(disp, keys.Default)
 	m.SetSize(80, 20)
 	return m
 }

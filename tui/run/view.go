@@ -12,9 +12,9 @@ import (
 
 // header renders the lines above the tree.
 func (m Model) header() []string {
-	st := m.ctx.Styles
+	st := m.disp.Styles
 	r := m.d.Run
-	now := m.ctx.Clock.Now()
+	now := m.disp.Clock.Now()
 	status := st.StatusStyle(string(r.Status)).Render(theme.Icon(string(r.Status)) + " " + string(r.Status))
 	lines := []string{
 		st.Title.Render("run "+r.ID) + "  " + status,
@@ -71,16 +71,16 @@ func (m Model) treeHeight() int {
 // View renders the header and the visible part of the tree.
 func (m Model) View() string {
 	if m.d == nil {
-		return m.ctx.Styles.Faint.Render("Loading the run…")
+		return m.disp.Styles.Faint.Render("Loading the run…")
 	}
 	lines := m.header()
 	for i := range lines {
 		lines[i] = theme.Cut(lines[i], m.width)
 	}
 	h := m.height - len(lines)
-	now := m.ctx.Clock.Now()
+	now := m.disp.Clock.Now()
 	if len(m.nodes) == 0 {
-		lines = append(lines, m.ctx.Styles.Faint.Render("This run has no steps."))
+		lines = append(lines, m.disp.Styles.Faint.Render("This run has no steps."))
 	}
 	for i := m.offset; i < len(m.nodes) && i < m.offset+h; i++ {
 		lines = append(lines, m.row(m.nodes[i], now, i == m.cursor))
@@ -90,7 +90,7 @@ func (m Model) View() string {
 
 // row renders a step: indent by depth, icon, name, then what it is doing.
 func (m Model) row(n node, now time.Time, selected bool) string {
-	st := m.ctx.Styles
+	st := m.disp.Styles
 	indent := strings.Repeat("  ", min(n.depth, max(0, m.width/8)))
 	icon := theme.Icon(string(n.status))
 	if !selected {

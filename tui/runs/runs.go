@@ -13,9 +13,9 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/tui/display"
 	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/keys"
-	"github.com/flowrun/flowrun/tui/theme"
 )
 
 // OpenMsg asks the root to open a run's view.
@@ -45,7 +45,7 @@ var statusCycle = []store.RunStatus{"", store.RunRunning, store.RunWaiting, stor
 
 // Model is the runs list.
 type Model struct {
-	ctx    *theme.Context
+	disp   *display.Display
 	keys   keys.KeyMap
 	width  int
 	height int
@@ -65,8 +65,8 @@ type Model struct {
 }
 
 // New returns an empty list.
-func New(ctx *theme.Context, km keys.KeyMap) Model {
-	return Model{ctx: ctx, keys: km, index: map[string]int{}}
+func New(disp *display.Display, km keys.KeyMap) Model {
+	return Model{disp: disp, keys: km, index: map[string]int{}}
 }
 
 // SetSize sets the area the list draws in.
@@ -244,7 +244,7 @@ func (m *Model) rebuild(keep string) {
 			m.view = append(m.view, i)
 		}
 	}
-	now := m.ctx.Clock.Now()
+	now := m.disp.Clock.Now()
 	rows := m.rows
 	less := func(a, b int) bool { // newest first: created, then id, descending
 		ra, rb := &rows[a], &rows[b]

@@ -12,9 +12,9 @@ import (
 
 	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/tui/display"
 	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/keys"
-	"github.com/flowrun/flowrun/tui/theme"
 )
 
 var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -42,8 +42,8 @@ func rows(n int) []feed.RunRow {
 }
 
 func newList(n int) Model {
-	ctx := theme.NewContext(&bytes.Buffer{}, true, clock.NewFake(t0.Add(time.Hour)))
-	m := New(ctx, keys.Default)
+	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(t0.Add(time.Hour)))
+	m := New(disp, keys.Default)
 	m.SetSize(80, 20)
 	m.SetRuns(rows(n))
 	return m
@@ -188,8 +188,8 @@ func TestIDPrefix(t *testing.T) {
 }
 
 func TestEmpty(t *testing.T) {
-	ctx := theme.NewContext(&bytes.Buffer{}, true, clock.NewFake(t0))
-	m := New(ctx, keys.Default)
+	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(t0))
+	m := New(disp, keys.Default)
 	m.SetSize(80, 20)
 	m.SetRuns(nil)
 	if !strings.Contains(m.View(), "No runs yet") {
@@ -215,8 +215,8 @@ func BenchmarkUpdateView10k(b *testing.B) {
 // TestListEscapesStoredText: a run key is whatever the caller passed; its
 // control characters are drawn escaped.
 func TestListEscapesStoredText(t *testing.T) {
-	ctx := theme.NewContext(&bytes.Buffer{}, true, clock.NewFake(t0.Add(time.Hour)))
-	m := New(ctx, keys.Default)
+	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(t0.Add(time.Hour)))
+	m := New(disp, keys.Default)
 	m.SetSize(140, 10)
 	m.SetRuns([]feed.RunRow{
 		{ID: runID(1), Workflow: "deploy", Version: "1.0.0", Key: "\x1b[2K\u202e", Status: store.RunFailed, CreatedAt: t0},

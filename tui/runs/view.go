@@ -68,7 +68,7 @@ func uniquePrefix(ids []string) int {
 
 // View renders the filter line, the header and the visible rows.
 func (m Model) View() string {
-	st := m.ctx.Styles
+	st := m.disp.Styles
 	var b strings.Builder
 	status, workflow := string(m.status), m.workflow
 	if status == "" {
@@ -94,7 +94,7 @@ func (m Model) View() string {
 		b.WriteString("\n" + st.Faint.Render(theme.Cut(msg, m.width)))
 		return b.String()
 	}
-	now := m.ctx.Clock.Now()
+	now := m.disp.Clock.Now()
 	for i := m.offset; i < len(m.view) && i < m.offset+h; i++ {
 		b.WriteString("\n" + m.row(m.rows[m.view[i]], c, now, i == m.cursor))
 	}
@@ -104,7 +104,7 @@ func (m Model) View() string {
 // row renders one run; the selected row is drawn reversed as one block,
 // without the per-cell colours that would break the reverse.
 func (m Model) row(r feed.RunRow, c columns, now time.Time, selected bool) string {
-	st := m.ctx.Styles
+	st := m.disp.Styles
 	icon, bar := theme.Icon(string(r.Status)), st.Bar(r.StepsDone, r.StepsTotal, c.bar)
 	if selected {
 		bar = theme.PlainBar(r.StepsDone, r.StepsTotal, c.bar)

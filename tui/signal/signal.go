@@ -17,6 +17,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/flowrun/flowrun/termtext"
+	"github.com/flowrun/flowrun/tui/display"
 	"github.com/flowrun/flowrun/tui/keys"
 	"github.com/flowrun/flowrun/tui/theme"
 )
@@ -33,7 +34,7 @@ type CancelMsg struct{}
 
 // Model is the prompt.
 type Model struct {
-	ctx     *theme.Context
+	disp    *display.Display
 	keys    keys.KeyMap
 	runID   string
 	waiting []string
@@ -45,13 +46,13 @@ type Model struct {
 
 // New opens the prompt for a run; waiting lists the signals its wait steps
 // take (the first fills the name).
-func New(ctx *theme.Context, km keys.KeyMap, runID string, waiting []string) Model {
+func New(disp *display.Display, km keys.KeyMap, runID string, waiting []string) Model {
 	name := field{prompt: "signal  ", hint: "approval", limit: 200}
 	if len(waiting) > 0 {
 		name.set(waiting[0])
 	}
 	payload := field{prompt: "payload ", hint: `{"approved": true}`, limit: 64 << 10}
-	m := Model{ctx: ctx, keys: km, runID: runID, waiting: waiting, name: name, payload: payload}
+	m := Model{disp: disp, keys: km, runID: runID, waiting: waiting, name: name, payload: payload}
 	if len(waiting) > 0 {
 		m.focus = 1
 	}
@@ -147,8 +148,8 @@ func CheckPayload(text string) (json.RawMessage, error) {
 
 // View renders the prompt.
 func (m Model) View() string {
-	st := m.ctx.Styles
-	w := max(20, min(70, m.ctx.Width-4))
+	st := m.disp.Styles
+	w := max(20, min(70, m.disp.Width-4))
 	lines := []string{st.Header.Render("Send a signal to run " + m.runID)}
 	if len(m.waiting) > 0 {
 		lines = append(lines, theme.Cut("The run waits for: "+termtext.Line(strings.Join(m.waiting, ", ")), w))

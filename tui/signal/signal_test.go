@@ -8,8 +8,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/flowrun/flowrun/clock"
+	"github.com/flowrun/flowrun/tui/display"
 	"github.com/flowrun/flowrun/tui/keys"
-	"github.com/flowrun/flowrun/tui/theme"
 )
 
 func TestCheckPayload(t *testing.T) {
@@ -38,8 +38,8 @@ func typed(m Model, s string) Model {
 }
 
 func TestPromptRejectsThenSends(t *testing.T) {
-	ctx := theme.NewContext(&bytes.Buffer{}, true, clock.NewFake(clock.Real{}.Now()))
-	m := New(ctx, keys.Default, "RUN1", []string{"approval"})
+	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(clock.Real{}.Now()))
+	m := New(disp, keys.Default, "RUN1", []string{"approval"})
 	m = typed(m, `[1,`)
 	m, cmd := m.Update(tea.KeyMsg{Type: tea.KeyEnter})
 	if cmd != nil || !strings.Contains(m.View(), "not valid JSON") {
@@ -61,8 +61,8 @@ func TestPromptRejectsThenSends(t *testing.T) {
 }
 
 func TestPromptNeedsName(t *testing.T) {
-	ctx := theme.NewContext(&bytes.Buffer{}, true, clock.NewFake(clock.Real{}.Now()))
-	m := New(ctx, keys.Default, "RUN1", nil)
+	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(clock.Real{}.Now()))
+	m := New(disp, keys.Default, "RUN1", nil)
 	m, cmd := m.Update(tea.KeyMsg{Type: tea.KeyEnter})
 	if cmd != nil || !strings.Contains(m.Err(), "name of the signal") {
 		t.Fatalf("an unnamed signal: %q", m.Err())
@@ -77,8 +77,8 @@ func TestPromptNeedsName(t *testing.T) {
 // its workflow, and a pasted payload may hold control characters: both are
 // drawn escaped, and sent as typed.
 func TestPromptEscapesControls(t *testing.T) {
-	ctx := theme.NewContext(&bytes.Buffer{}, true, clock.NewFake(clock.Real{}.Now()))
-	m := New(ctx, keys.Default, "RUN1", []string{"go\x1b[2K"})
+	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(clock.Real{}.Now()))
+	m := New(disp, keys.Default, "RUN1", []string{"go\x1b[2K"})
 	m = typed(m, "\x1b[2K\u202e\x07")
 	v := m.View()
 	for _, want := range []string{`The run waits for: go\x1b[2K`, `signal  go\x1b[2K`, `payload \x1b[2K\u202e\a`} {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/termtext"
+	"github.com/flowrun/flowrun/tui/display"
 	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/keys"
 	"github.com/flowrun/flowrun/tui/theme"
@@ -26,7 +27,7 @@ const tailLines = 10
 
 // Model is the step view.
 type Model struct {
-	ctx  *theme.Context
+	disp *display.Display
 	keys keys.KeyMap
 	vp   viewport.Model
 
@@ -38,7 +39,7 @@ type Model struct {
 }
 
 // New returns an empty step view.
-func New(ctx *theme.Context, km keys.KeyMap) Model {
+func New(disp *display.Display, km keys.KeyMap) Model {
 	vp := viewport.New(80, 20)
 	vp.KeyMap.Up.SetKeys(km.Up.Keys()...)
 	vp.KeyMap.Down.SetKeys(km.Down.Keys()...)
@@ -48,7 +49,7 @@ func New(ctx *theme.Context, km keys.KeyMap) Model {
 	vp.KeyMap.HalfPageDown.SetEnabled(false)
 	vp.KeyMap.Left.SetEnabled(false)
 	vp.KeyMap.Right.SetEnabled(false)
-	return Model{ctx: ctx, keys: km, vp: vp}
+	return Model{disp: disp, keys: km, vp: vp}
 }
 
 // SetSize sets the area the view draws in.
@@ -104,8 +105,8 @@ func (m Model) View() string { return m.vp.View() }
 // stored text is escaped for the terminal (termtext) before it is styled:
 // output, errors and events hold what programs wrote.
 func (m *Model) render() {
-	st := m.ctx.Styles
-	now := m.ctx.Clock.Now()
+	st := m.disp.Styles
+	now := m.disp.Clock.Now()
 	var b strings.Builder
 	section := func(title string) { b.WriteString("\n" + st.Header.Render(title) + "\n") }
 

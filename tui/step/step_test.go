@@ -10,16 +10,16 @@ import (
 
 	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/tui/display"
 	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/keys"
-	"github.com/flowrun/flowrun/tui/theme"
 )
 
 var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 
 func TestStepView(t *testing.T) {
-	ctx := theme.NewContext(&bytes.Buffer{}, true, clock.NewFake(t0.Add(time.Minute)))
-	m := New(ctx, keys.Default)
+	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(t0.Add(time.Minute)))
+	m := New(disp, keys.Default)
 	m.SetSize(80, 60)
 	var out strings.Builder
 	for i := 1; i <= 15; i++ {
@@ -70,8 +70,8 @@ func noRawControls(t *testing.T, view string) {
 }
 
 func TestStepViewEscapesProgramText(t *testing.T) {
-	ctx := theme.NewContext(&bytes.Buffer{}, true, clock.NewFake(t0.Add(time.Minute)))
-	m := New(ctx, keys.Default)
+	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(t0.Add(time.Minute)))
+	m := New(disp, keys.Default)
 	m.SetSize(120, 60)
 	errJSON, _ := json.Marshal(map[string]any{"kind": "exec", "message": `command "sh" exited with status 4: ` + hostile,
 		"exit_code": 4, "output": map[string]any{

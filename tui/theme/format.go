@@ -141,9 +141,3 @@ func Lines(text string, width, height int) string {
 	}
 	return strings.Join(ls, "\n")
 }
-
-// TooSmallMessage is what a screen below MinWidth x MinHeight shows.
-func TooSmallMessage(width, height int) string {
-	return fmt.Sprintf("The terminal is %dx%d; flowtui needs at least %dx%d.\nMake the window larger, or press q to quit.",
-		width, height, MinWidth, MinHeight)
-}

@@ -1,10 +1,11 @@
-// Package theme owns how flowtui looks and the shared context every
-// component renders with: the terminal size, the styles (colour or plain,
-// honouring NO_COLOR), the clock that durations and countdowns are measured
-// on, and the small formatting helpers (status icons, durations, progress
-// bars) that must look the same on every screen.
+// Package theme owns how flowtui looks: the styles (colour or plain,
+// honouring NO_COLOR) and the small formatting helpers (status icons,
+// durations, countdowns, progress bars, cutting text to a width) that must
+// look the same on every screen. What the components share at run time
+// (the size, these styles, the clock) is tui/display.
 //
-// theme must not read the store, hold component state or start goroutines.
+// theme must not read the store, hold state, read a clock or start
+// goroutines.
 package theme
 
 import (
@@ -12,30 +13,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
-
-	"github.com/flowrun/flowrun/clock"
 )
-
-// MinWidth and MinHeight are the smallest terminal flowtui draws in; below
-// them it shows a message asking for a larger window instead of a garbled
-// screen.
-const (
-	MinWidth  = 60
-	MinHeight = 16
-)
-
-// Context is shared by every component: the size of the area it may draw
-// in, the styles and the clock. Components keep a pointer to it, so a
-// resize reaches all of them at once.
-type Context struct {
-	Width  int
-	Height int
-	Styles *Styles
-	Clock  clock.Clock
-}
-
-// TooSmall reports whether the terminal is below the smallest usable size.
-func (c *Context) TooSmall() bool { return c.Width < MinWidth || c.Height < MinHeight }
 
 // Styles are the lipgloss styles of the interface. With NoColor they carry
 // bold and reverse only, so the screen reads well without colour.
@@ -58,17 +36,15 @@ type Styles struct {
 	Status map[string]lipgloss.Style // by run or step status
 }
 
-// NewContext returns a Context whose styles render for out. noColor forces
-// the plain profile; callers pass true when NO_COLOR is set.
-func NewContext(out io.Writer, noColor bool, clk clock.Clock) *Context {
+// For returns the styles that render for out: a renderer of its own on
+// out, in the plain profile when noColor (callers pass true when NO_COLOR
+// is set).
+func For(out io.Writer, noColor bool) *Styles {
 	r := lipgloss.NewRenderer(out)
 	if noColor {
 		r.SetColorProfile(termenv.Ascii)
 	}
-	if clk == nil {
-		clk = clock.Real{}
-	}
-	return &Context{Width: 80, Height: 24, Styles: NewStyles(r, noColor), Clock: clk}
+	return NewStyles(r, noColor)
 }
 
 // NewStyles builds the styles on renderer r.
