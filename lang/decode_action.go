@@ -130,6 +130,9 @@ func decodeActionBlock(block *hcl.Block, parent string, sm *SourceMap) (*actionD
 			diags = append(diags, d...)
 			act.Shell = v
 		}
+		if !d.HasErrors() {
+			diags = append(diags, checkExecLiterals(c.Attributes, act.Shell)...)
+		}
 	case KindHTTP:
 		c, d := content(block.Body, httpSchema)
 		diags = append(diags, d...)
@@ -148,6 +151,7 @@ func decodeActionBlock(block *hcl.Block, parent string, sm *SourceMap) (*actionD
 		}
 		act.URL = data(c.Attributes, "url")
 		act.Headers = data(c.Attributes, "headers")
+		diags = append(diags, checkHTTPLiterals(c.Attributes)...)
 		act.Body = data(c.Attributes, "body")
 		act.Query = data(c.Attributes, "query")
 		if a := c.Attributes["follow_redirects"]; a != nil {
@@ -195,6 +199,7 @@ func decodeActionBlock(block *hcl.Block, parent string, sm *SourceMap) (*actionD
 		}
 		if until != nil && dur == nil {
 			act.SleepUntil = data(c.Attributes, "until")
+			diags = append(diags, checkSleepUntilLiteral(until)...)
 		}
 	case KindWait:
 		c, d := content(block.Body, waitSchema)
