@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -63,6 +64,10 @@ type LoadOptions struct {
 	// Stored nil, a child that is in none of the files is not checked and
 	// its output is typed any; with Stored set it is an error.
 	Stored func(name string) ([]*Graph, error)
+	// MaxFileSize is the most bytes a workflow file may hold; 0 means
+	// DefaultMaxWorkflowFile. A larger file is a "File too large" error,
+	// found without reading it whole.
+	MaxFileSize int64
 }
 
 // LoadPathsWith is LoadPaths with options.
@@ -82,7 +87,21 @@ func LoadPathsWith(paths []string, opts LoadOptions) (*Module, hcl.Diagnostics) 
 				continue
 			}
 			seen[key] = true
-			src, err := os.ReadFile(f)
+			limit := opts.MaxFileSize
+			if limit <= 0 {
+				limit = DefaultMaxWorkflowFile
+			}
+			src, err := ReadFileMax(f, limit)
+			var big *FileTooLargeError
+			if errors.As(err, &big) {
+				l.diags = append(l.diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "File too large",
+					Detail: fmt.Sprintf("%s is larger than %s, the most flowrun reads of a workflow file. Split the workflows into several files, or raise the limit with --max-file-size.",
+						f, SizeText(limit)),
+				})
+				continue
+			}
 			if err != nil {
 				l.diags = append(l.diags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,

@@ -48,6 +48,7 @@ interrupted with Ctrl-C, 4 a version decision is needed, 5 store error,
 			fs.BoolVar(&o.detach, "detach", false, "store and enqueue the run, print its id and exit; a worker runs it")
 			fs.BoolVar(&o.json, "json", false, "print the run as one JSON object (as show --json)")
 			e.noTUIFlag(fs)
+			e.maxFileSizeFlag(fs)
 			fs.StringVar(&o.onMajor, "on-major", "", "decide runs blocked by a new MAJOR version: old, new, migrate, or fail (exit 4)")
 			return func(ctx context.Context, args []string) error {
 				return e.apply(ctx, args, &o)
@@ -79,7 +80,7 @@ func (e *env) apply(ctx context.Context, paths []string, o *applyOptions) error 
 	if err != nil {
 		return err
 	}
-	inputs, err := readInputs(w.Graph, o.pairs, o.inputsFile)
+	inputs, err := readInputs(w.Graph, o.pairs, o.inputsFile, e.inputsFileLimit())
 	if err != nil {
 		return err
 	}

@@ -99,6 +99,9 @@ type env struct {
 	// display is how apply, resume and retry show progress (drive.go).
 	display display
 
+	// maxFileSize is --max-file-size (0: the defaults, filesize.go).
+	maxFileSize int64
+
 	dsn     string // from --db, FLOWRUN_DB or the default
 	opened  store.Store
 	closers []func() error

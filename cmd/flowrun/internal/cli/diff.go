@@ -25,6 +25,7 @@ WORKFLOW@VERSION (hello@1.0.0). When a file defines several workflows,
 --workflow picks one. Diff exits 0 whatever it finds.`,
 		store: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			e.maxFileSizeFlag(fs)
 			name := fs.String("workflow", "", "the workflow to compare when a file defines several")
 			return func(ctx context.Context, args []string) error {
 				if len(args) != 2 {

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -25,6 +26,7 @@ the files whose formatting differs and exits 1 when there is any, like
 gofmt -l. A file that does not parse is reported with its diagnostics and
 exit 2.`,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			e.maxFileSizeFlag(fs)
 			check := fs.Bool("check", false, "list the files that need formatting and exit 1 if any; change nothing")
 			return func(ctx context.Context, args []string) error {
 				return e.runFmt(args, *check)
@@ -44,7 +46,12 @@ func (e *env) runFmt(paths []string, check bool) error {
 	}
 	bad, changed := 0, 0
 	for _, name := range files {
-		src, err := os.ReadFile(name)
+		src, err := lang.ReadFileMax(name, e.workflowFileLimit())
+		var big *lang.FileTooLargeError
+		if errors.As(err, &big) {
+			return usageErrorf("%s is larger than %s, the most flowrun reads of a workflow file", name, lang.SizeText(big.Limit)).
+				hint("Split the workflows into several files, or raise the limit with --max-file-size.")
+		}
 		if err != nil {
 			return usageErrorf("cannot read %s: %v", name, err).hint("Check that the file exists and is readable.")
 		}
@@ -65,7 +72,14 @@ func (e *env) runFmt(paths []string, check bool) error {
 			fmt.Fprintln(e.stdout, name)
 			continue
 		}
-		if err := writeFileKeepMode(name, out); err != nil {
+		// A symbolic link stays a link: its target is rewritten, in the
+		// target's directory.
+		target, err := filepath.EvalSymlinks(name)
+		if err != nil {
+			return &exitError{code: ExitFailed, msg: fmt.Sprintf("cannot rewrite %s", name), err: err,
+				hintText: "Check that the file and, for a symbolic link, its target exist."}
+		}
+		if err := writeFileKeepMode(target, out); err != nil {
 			return &exitError{code: ExitFailed, msg: fmt.Sprintf("cannot rewrite %s", name), err: err,
 				hintText: "Check that the file is writable."}
 		}

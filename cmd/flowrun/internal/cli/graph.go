@@ -18,6 +18,7 @@ func graphCommand() *command {
 (the default) or Graphviz DOT. When PATH defines several workflows, --workflow
 picks one. It does not touch the database.`,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			e.maxFileSizeFlag(fs)
 			format := &choiceFlag{value: "mermaid", choices: []string{"mermaid", "dot"}}
 			fs.Var(format, "format", "the output format: mermaid or dot")
 			name := fs.String("workflow", "", "the workflow to draw when PATH defines several")

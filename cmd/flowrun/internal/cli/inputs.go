@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,8 +21,9 @@ import (
 // a string as written, and JSON for lists, maps and objects. Every value is
 // then checked against its declared type, unknown names are refused, and
 // required inputs (without a default) must be given, so that bad input is
-// found before the store is opened. Defaults are left to the engine.
-func readInputs(g *lang.Graph, pairs []string, file string) (map[string]any, error) {
+// found before the store is opened. Defaults are left to the engine. The
+// file may hold at most limit bytes.
+func readInputs(g *lang.Graph, pairs []string, file string, limit int64) (map[string]any, error) {
 	declared := map[string]*lang.Type{}
 	var names []string
 	for _, in := range g.Inputs {
@@ -33,7 +33,7 @@ func readInputs(g *lang.Graph, pairs []string, file string) (map[string]any, err
 	sort.Strings(names)
 	inputs := map[string]any{}
 	if file != "" {
-		fromFile, err := readInputsFile(file)
+		fromFile, err := readInputsFile(file, limit)
 		if err != nil {
 			return nil, err
 		}
@@ -194,10 +194,15 @@ func convertInput(t *lang.Type, raw string) (any, error) {
 	return v, nil
 }
 
-// readInputsFile reads a JSON object of inputs. A syntax error names the
-// file, line and column.
-func readInputsFile(file string) (map[string]any, error) {
-	data, err := os.ReadFile(file)
+// readInputsFile reads a JSON object of inputs, of at most limit bytes. A
+// syntax error names the file, line and column.
+func readInputsFile(file string, limit int64) (map[string]any, error) {
+	data, err := lang.ReadFileMax(file, limit)
+	var big *lang.FileTooLargeError
+	if errors.As(err, &big) {
+		return nil, usageErrorf("the inputs file %s is larger than %s, the most flowrun reads of it", file, lang.SizeText(limit)).
+			hint("Pass a smaller file, or raise the limit with --max-file-size.")
+	}
 	if err != nil {
 		return nil, usageErrorf("cannot read the inputs file %s: %v", file, unwrapPathError(err)).
 			hint("Pass --inputs with the path of a JSON file holding an object of inputs.")

@@ -36,7 +36,7 @@ func (e *env) loadWith(ctx context.Context, paths []string, stored bool) (*lang.
 		return nil, usageErrorf("no workflow files given").
 			hint(fmt.Sprintf("Name one or more .hcl files or directories: flowrun %s PATH...", e.verb))
 	}
-	var opts lang.LoadOptions
+	opts := lang.LoadOptions{MaxFileSize: e.workflowFileLimit()}
 	var storeErr error
 	if stored {
 		opts.Stored = func(name string) ([]*lang.Graph, error) {

@@ -26,6 +26,7 @@ the database only when it exists and never writes. It exits 2 when the
 version would be refused (the same rules as apply), 0 otherwise.`,
 		store: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			e.maxFileSizeFlag(fs)
 			name := fs.String("workflow", "", "the workflow to plan when the files define several")
 			return func(ctx context.Context, args []string) error {
 				mod, err := e.load(ctx, args)

@@ -21,6 +21,7 @@ exists it also checks each version against the stored versions, as apply does
 (reading only; it never creates the database).`,
 		store: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			e.maxFileSizeFlag(fs)
 			return func(ctx context.Context, args []string) error {
 				mod, err := e.load(ctx, args)
 				if err != nil {
