@@ -3,7 +3,8 @@
 // the actions cancel, retry, signal and version decisions.
 //
 // main is thin: it reads the flags, opens the store (never creating one)
-// and runs the tui/root program in the alternate screen.
+// and runs the tui/root program over an engine on it (interp.Engine: what
+// flowtui reads, and acts through) in the alternate screen.
 package main
 
 import (

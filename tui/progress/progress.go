@@ -3,7 +3,9 @@
 // active step (attempt, duration, what it waits for, retry and timer
 // countdowns) and a progress bar of steps done over steps total. It follows
 // the store like flowtui does, through the events appended since the last it
-// saw, so it shows what any process does to the run.
+// saw, so it shows what any process does to the run. It reads through the
+// engine that drives the run, so the run's graph is the one the drive
+// loaded (the engine's graph cache), not a second copy.
 //
 // progress must not drive or change the run, read the keyboard or handle
 // signals: the CLI drives the run and owns Ctrl-C; it tells the view to
