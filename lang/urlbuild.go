@@ -240,21 +240,14 @@ func CheckHTTPURL(s string) error {
 	case "":
 		return &URLError{Msg: "it is not an absolute URL: it must start with http:// or https://"}
 	default:
-		return &URLError{Msg: fmt.Sprintf("its scheme is %s: it must start with http:// or https://", quoteShort(u.Scheme))}
+		// Not quoted: a base value's scheme is the start of the value,
+		// which may be a secret.
+		return &URLError{Msg: "its scheme is not http or https: it must start with http:// or https://"}
 	}
 	if u.Opaque != "" || u.Hostname() == "" {
 		return &URLError{Msg: "it has no host: write it as http://HOST/PATH"}
 	}
 	return nil
-}
-
-// quoteShort quotes a scheme for a message (a scheme holds no secret: it
-// is the template's text or ends before "://" of a base value).
-func quoteShort(s string) string {
-	if len(s) > 20 {
-		s = s[:20] + "…"
-	}
-	return fmt.Sprintf("%q", s)
 }
 
 // urlParseProblem says what url.Parse found wrong without quoting any of

@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"context"
 	"errors"
 	"net/url"
 	"strings"
@@ -87,8 +88,80 @@ func FuzzBuildURL(f *testing.F) {
 			}
 		case !errors.As(err, &ue):
 			t.Fatalf("host value %q: error %v is not a URLError", hostValue, err)
-		case hostValue != "" && len(hostValue) > 3 && strings.Contains(ue.Msg, hostValue):
+		case len(hostValue) > 3 && strings.ContainsAny(hostValue, "0123456789") && strings.Contains(ue.Msg, hostValue):
 			t.Fatalf("host value %q: the error quotes it: %s", hostValue, ue.Msg)
+		}
+	})
+}
+
+// FuzzURLTemplate compiles an http action whose url is the fuzzed
+// template text and evaluates it with the fuzzed value for every input.
+// The invariants: no panic; the compile-time check and the run agree (a
+// url that compiles and starts with text builds when every value is "1",
+// the placeholder the check uses); a url that builds is an absolute http
+// or https URL with a host, whose scheme is the template's literal one
+// when the template starts with text.
+func FuzzURLTemplate(f *testing.F) {
+	f.Add("http://127.0.0.1:18080/items/{{ input.a }}?q={{ input.b }}", "../../admin/delete")
+	f.Add("{{ input.a }}/x/{{ input.b }}", "http://h/p?q=1")
+	f.Add("https://{{ input.a }}:{{ input.b }}/x#{{ input.a }}", "h")
+	f.Add("http://u:{{ input.a }}@h/{{ url.raw(input.b) }}", "a b/c?d#e")
+	f.Add("HTTP://h/{{ input.a }}{{ input.b }}?{{ input.a }}={{ input.b }}", "%zz")
+	f.Fuzz(func(t *testing.T, tmpl, value string) {
+		if strings.ContainsAny(tmpl, "\"\\\n\r") || strings.Contains(tmpl, "${") || strings.Contains(tmpl, "%{") {
+			return // keep to what an HCL quoted string holds as written
+		}
+		src := `workflow "u" {
+  version = "1.0.0"
+  input "a" { type = string }
+  input "b" { type = string }
+  step "h" {
+    http { url = "` + tmpl + `" }
+  }
+}`
+		m, diags := LoadFile("u.hcl", []byte(src))
+		if diags.HasErrors() || len(m.Workflows) == 0 || m.Workflows[0].Graph == nil {
+			return
+		}
+		g := m.Workflows[0].Graph
+		p, err := Load(g)
+		if err != nil {
+			t.Fatalf("load: %v", err)
+		}
+		h := g.Steps[0].Action.HTTP
+		eval := func(v string) (string, error) {
+			return p.EvalURL(context.Background(), h, &Activation{Input: map[string]any{"a": v, "b": v}, Steps: map[string]StepResult{}})
+		}
+		startsWithText := h.URL.Lit != nil || (h.URL.Template != nil && h.URL.Template.Parts[0].Expr == nil)
+		raw := false
+		if h.URL.Template != nil {
+			for _, pt := range h.URL.Template.Parts {
+				raw = raw || (pt.Expr != nil && RawURLExpr(pt.Expr.CEL))
+			}
+		}
+		if startsWithText && !raw {
+			if _, err := eval("1"); err != nil {
+				t.Fatalf("%q compiles but does not build with every value 1: %v", tmpl, err)
+			}
+		}
+		got, err := eval(value)
+		if err != nil {
+			var ue *URLError
+			// (a value with a digit: the messages' own words have none)
+			if errors.As(err, &ue) && len(value) > 3 && strings.ContainsAny(value, "0123456789") && strings.Contains(ue.Msg, value) {
+				t.Fatalf("the error quotes the value %q: %s", value, ue.Msg)
+			}
+			return
+		}
+		if err := CheckHTTPURL(got); err != nil {
+			t.Fatalf("%q built %q, which is not an http URL with a host: %v", tmpl, got, err)
+		}
+		if startsWithText {
+			u, _ := url.Parse(got)
+			lit := tmpl
+			if i := strings.Index(lit, "://"); i >= 0 && !strings.EqualFold(u.Scheme, lit[:i]) {
+				t.Fatalf("%q built %q: scheme %q, not the template's", tmpl, got, u.Scheme)
+			}
 		}
 	})
 }
