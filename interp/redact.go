@@ -3,11 +3,14 @@ package interp
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/flowrun/flowrun/store"
 )
@@ -51,7 +54,9 @@ func newRedactor(secrets map[string]string) *redactor {
 // path segment, a whole path, a fragment, a host, a user name, as net/url
 // escapes each), each of those as the body of a Go quoted string
 // (strconv.Quote, QuoteToASCII) and of a JSON string (with and without
-// HTML escaping). Duplicates are left to the caller.
+// HTML escaping), and v as the body of a JSON string other encoders write:
+// in ASCII, \uXXXX in lower or upper case, with / escaped or not.
+// Duplicates are left to the caller.
 func secretForms(v string) []string {
 	trim := func(s, prefix, suffix string) string {
 		return strings.TrimSuffix(strings.TrimPrefix(s, prefix), suffix)
@@ -65,7 +70,7 @@ func secretForms(v string) []string {
 		trim((&url.URL{Host: v}).String(), "//", ""),
 		trim((&url.URL{User: url.User(v)}).String(), "//", "@"),
 	}
-	forms := make([]string, 0, 5*len(base))
+	forms := make([]string, 0, 5*len(base)+12)
 	for _, b := range base {
 		forms = append(forms, b,
 			trim(strconv.Quote(b), `"`, `"`),
@@ -73,7 +78,35 @@ func secretForms(v string) []string {
 			jsonStringBody(b, true),
 			jsonStringBody(b, false))
 	}
+	// The value in a JSON string as other encoders write it: ASCII only
+	// (Python's json.dumps, PHP's json_encode), with / escaped (PHP), with
+	// <, > and & escaped or not.
+	for _, html := range []bool{false, true} {
+		body := jsonStringBody(v, html)
+		for _, b := range []string{body, jsonASCII(body, "\\u%04x"), jsonASCII(body, "\\u%04X")} {
+			forms = append(forms, b, strings.ReplaceAll(b, "/", `\/`))
+		}
+	}
 	return forms
+}
+
+// jsonASCII is the body of a JSON string written in ASCII: each character
+// past U+007F as \uXXXX in the format given (lower or upper case hex),
+// past U+FFFF as a UTF-16 surrogate pair.
+func jsonASCII(body, format string) string {
+	var b strings.Builder
+	for _, r := range body {
+		switch {
+		case r < utf8.RuneSelf:
+			b.WriteRune(r)
+		case r > 0xFFFF:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, format+format, r1, r2)
+		default:
+			fmt.Fprintf(&b, format, r)
+		}
+	}
+	return b.String()
 }
 
 // jsonStringBody is s as encoding/json writes it in a string, without the

@@ -207,3 +207,25 @@ workflow "s" {
 	wantJSON(t, "web body", mustJSON(jsonOf(t, v.Steps["web"].Output).(map[string]any)["body"]), want)
 	wantNoLeak(t, b, run.ID, secret, secret[:15])
 }
+
+// TestRedactorOtherJSONEncoders: a secret in a JSON string as Python's
+// json.dumps (ASCII, surrogate pairs) or PHP's json_encode (also \/)
+// writes it is redacted in text such as a program's stdout.
+func TestRedactorOtherJSONEncoders(t *testing.T) {
+	r := newRedactor(map[string]string{"s": "pä/ss😀wörd"})
+	for _, text := range []string{
+		`{"tok": "p\u00e4/ss\ud83d\ude00w\u00f6rd"}`, // Python
+		`{"tok":"p\u00e4\/ss\ud83d\ude00w\u00f6rd"}`, // PHP
+		`{"tok":"p\u00E4/ss\uD83D\uDE00w\u00F6rd"}`,  // upper-case hex
+		`{"tok":"pä\/ss😀wörd"}`,                      // / escaped only
+	} {
+		got := r.text(text)
+		if !strings.Contains(got, `"***"`) {
+			t.Errorf("text(%s) = %s, want the secret as ***", text, got)
+		}
+		var v map[string]string
+		if err := json.Unmarshal([]byte(text), &v); err != nil || v["tok"] != "pä/ss😀wörd" {
+			t.Fatalf("the case %s is not the secret in JSON: %v %q", text, err, v["tok"])
+		}
+	}
+}

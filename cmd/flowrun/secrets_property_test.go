@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/flowrun/flowrun/cmd/flowrun/internal/cli"
@@ -64,7 +65,29 @@ func drawSecret(rng *rand.Rand, chars string) string {
 // shapes are the ways emitshape prints the secret on stdout (see
 // emitShape); "json" and "number" make stdout one JSON document when they
 // are the only shape.
-var shapes = []string{"plain", "json", "number", "query", "path", "quoted", "split", "stderr", "big"}
+var shapes = []string{"plain", "json", "number", "query", "path", "quoted", "split", "stderr", "big", "asciijson"}
+
+// asciiJSON writes s as a JSON string the way Python's json.dumps does:
+// ASCII only, each UTF-16 code unit past U+007F as \uXXXX; with slash,
+// also / as \/ (PHP's json_encode).
+func asciiJSON(s string, slash bool) string {
+	var plain bytes.Buffer
+	enc := json.NewEncoder(&plain)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	var sb strings.Builder
+	for _, u := range utf16.Encode([]rune(strings.TrimSpace(plain.String()))) {
+		switch {
+		case u > 0x7f:
+			fmt.Fprintf(&sb, "\\u%04x", u)
+		case u == '/' && slash:
+			sb.WriteString(`\/`)
+		default:
+			sb.WriteRune(rune(u))
+		}
+	}
+	return sb.String()
+}
 
 // emitShape is the program the property's workflows run (the test binary
 // under the name emitshape): it prints the secret in $T in each shape
@@ -110,6 +133,8 @@ func emitShape() {
 			os.Stdout.WriteString("split=" + string(r[:len(r)/2]))
 			os.Stdout.Sync()
 			os.Stdout.WriteString(string(r[len(r)/2:]) + "\n")
+		case "asciijson":
+			fmt.Printf("{\"py\": %s, \"php\": %s}\n", asciiJSON(sec, false), asciiJSON(sec, true))
 		case "stderr":
 			fmt.Fprintf(os.Stderr, "warning: %s\nlast line %q\n", sec, sec)
 		case "big": // the secret straddles limits.output_bytes (1024)
@@ -219,14 +244,22 @@ func leakedForms(secret string) []string {
 		body(strconv.QuoteToASCII(secret)),
 		body(string(j)),
 		body(strings.TrimSpace(nohtml.String())),
+		body(asciiJSON(secret, false)),
+		body(asciiJSON(secret, true)),
 	}
-	// A form that is the same as another is checked once; none is empty.
+	// Each form also as it is stored inside a JSON string (a program's
+	// stdout holding Python's form of the secret is stored with its
+	// backslashes doubled). A form that is the same as another is checked
+	// once.
 	seen := map[string]bool{}
-	out := forms[:0]
+	var out []string
 	for _, f := range forms {
-		if !seen[f] {
-			seen[f] = true
-			out = append(out, f)
+		j, _ := json.Marshal(f)
+		for _, g := range []string{f, body(string(j))} {
+			if !seen[g] {
+				seen[g] = true
+				out = append(out, g)
+			}
 		}
 	}
 	return out
