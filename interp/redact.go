@@ -52,11 +52,11 @@ func newRedactor(secrets map[string]string) *redactor {
 
 // secretForms returns v and the forms it takes in URLs (a query value, a
 // path segment, a whole path, a fragment, a host, a user name, as net/url
-// escapes each), each of those as the body of a Go quoted string
-// (strconv.Quote, QuoteToASCII) and of a JSON string (with and without
-// HTML escaping), and v as the body of a JSON string other encoders write:
-// in ASCII, \uXXXX in lower or upper case, with / escaped or not.
-// Duplicates are left to the caller.
+// escapes each, and as other languages percent-encode it), each of those
+// as the body of a Go quoted string (strconv.Quote, QuoteToASCII) and of a
+// JSON string (with and without HTML escaping), and v as the body of a
+// JSON string other encoders write: in ASCII, \uXXXX in lower or upper
+// case, with / escaped or not. Duplicates are left to the caller.
 func secretForms(v string) []string {
 	trim := func(s, prefix, suffix string) string {
 		return strings.TrimSuffix(strings.TrimPrefix(s, prefix), suffix)
@@ -69,6 +69,15 @@ func secretForms(v string) []string {
 		(&url.URL{Fragment: v}).EscapedFragment(),
 		trim((&url.URL{Host: v}).String(), "//", ""),
 		trim((&url.URL{User: url.User(v)}).String(), "//", "@"),
+		// As other languages percent-encode it: RFC 3986's unreserved
+		// characters kept (Python's quote with safe=''), / kept too
+		// (quote), a space as + (quote_plus), JavaScript's
+		// encodeURIComponent and encodeURI.
+		percentEscape(v, "-._~", false),
+		percentEscape(v, "-._~/", false),
+		percentEscape(v, "-._~", true),
+		percentEscape(v, "-_.!~*'()", false),
+		percentEscape(v, "-_.!~*'();/?:@&=+$,#", false),
 	}
 	forms := make([]string, 0, 5*len(base)+12)
 	for _, b := range base {
@@ -88,6 +97,24 @@ func secretForms(v string) []string {
 		}
 	}
 	return forms
+}
+
+// percentEscape writes each byte of s as %XX (upper-case hex) but ASCII
+// letters, digits and the characters of keep; with plus, a space as +.
+func percentEscape(s, keep string, plus bool) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c < utf8.RuneSelf && strings.IndexByte(keep, c) >= 0:
+			b.WriteByte(c)
+		case c == ' ' && plus:
+			b.WriteByte('+')
+		default:
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
 }
 
 // jsonASCII is the body of a JSON string written in ASCII: each character

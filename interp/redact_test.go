@@ -229,3 +229,20 @@ func TestRedactorOtherJSONEncoders(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactorOtherURLEncoders: a secret as Python's quote, quote_plus and
+// JavaScript's encodeURIComponent percent-encode it (net/url keeps = : @ &
+// unescaped in a path) is redacted in text.
+func TestRedactorOtherURLEncoders(t *testing.T) {
+	r := newRedactor(map[string]string{"s": "a=b:c@d/e f&g'ü"})
+	for _, text := range []string{
+		"/cb?x=a%3Db%3Ac%40d/e%20f%26g%27%C3%BC",   // quote(s)
+		"x=a%3Db%3Ac%40d%2Fe+f%26g%27%C3%BC",       // quote_plus(s)
+		"x=a%3Db%3Ac%40d%2Fe%20f%26g'%C3%BC",       // encodeURIComponent(s)
+		"x=a%3Db%3Ac%40d%2Fe%20f%26g%27%C3%BC&y=1", // quote(s, safe='')
+	} {
+		if got := r.text(text); !strings.Contains(got, "***") || strings.Contains(got, "%3Db") {
+			t.Errorf("text(%s) = %s, want the secret as ***", text, got)
+		}
+	}
+}

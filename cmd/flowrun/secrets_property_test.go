@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -65,7 +66,24 @@ func drawSecret(rng *rand.Rand, chars string) string {
 // shapes are the ways emitshape prints the secret on stdout (see
 // emitShape); "json" and "number" make stdout one JSON document when they
 // are the only shape.
-var shapes = []string{"plain", "json", "number", "query", "path", "quoted", "split", "stderr", "big", "asciijson"}
+var shapes = []string{"plain", "json", "number", "query", "path", "quoted", "split", "stderr", "big", "asciijson", "pyquote"}
+
+// strictEscape percent-encodes every byte of s but ASCII letters, digits
+// and those in keep (upper-case hex); with plus, a space is +.
+func strictEscape(s, keep string, plus bool) string {
+	var sb strings.Builder
+	for _, c := range []byte(s) {
+		switch {
+		case c < 0x80 && (unicode.IsLetter(rune(c)) || unicode.IsDigit(rune(c)) || strings.ContainsRune(keep, rune(c))):
+			sb.WriteByte(c)
+		case c == ' ' && plus:
+			sb.WriteByte('+')
+		default:
+			fmt.Fprintf(&sb, "%%%02X", c)
+		}
+	}
+	return sb.String()
+}
 
 // asciiJSON writes s as a JSON string the way Python's json.dumps does:
 // ASCII only, each UTF-16 code unit past U+007F as \uXXXX; with slash,
@@ -135,6 +153,8 @@ func emitShape() {
 			os.Stdout.WriteString(string(r[len(r)/2:]) + "\n")
 		case "asciijson":
 			fmt.Printf("{\"py\": %s, \"php\": %s}\n", asciiJSON(sec, false), asciiJSON(sec, true))
+		case "pyquote": // Python's quote, quote_plus; JavaScript's encodeURIComponent
+			fmt.Printf("q=%s p=%s u=%s\n", strictEscape(sec, "-._~/", false), strictEscape(sec, "-._~", true), strictEscape(sec, "-_.!~*'()", false))
 		case "stderr":
 			fmt.Fprintf(os.Stderr, "warning: %s\nlast line %q\n", sec, sec)
 		case "big": // the secret straddles limits.output_bytes (1024)
@@ -146,16 +166,22 @@ func emitShape() {
 }
 
 // propWorkflow is the workflow of a case: the secret printed by a program
-// in the shapes, by a failing program, by foreach items (one dead-lettered,
+// in the shapes drawn, by another in every shape, by a failing program, by foreach items (one dead-lettered,
 // which fires an alert that fails printing it too), by a server (in the
 // body, as text or a JSON number, and in response headers); a set step
 // and the run's outputs copy what was stored.
-func propWorkflow(emit string, shapes []string, limitOutput bool) string {
+func propWorkflow(emit string, drawn []string, limitOutput bool) string {
 	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
-	args := make([]string, 0, len(shapes)+1)
+	args := make([]string, 0, len(drawn)+1)
 	args = append(args, q(emit))
-	for _, s := range shapes {
+	for _, s := range drawn {
 		args = append(args, q(s))
+	}
+	every := []string{q(emit)} // every shape, whatever was drawn, but big (cut)
+	for _, s := range shapes {
+		if s != "big" {
+			every = append(every, q(s))
+		}
 	}
 	limits := ""
 	if limitOutput {
@@ -176,6 +202,12 @@ func propWorkflow(emit string, shapes []string, limitOutput bool) string {
   step "emit" {
     exec {
       command = [%[3]s]
+      env     = { T = "{{ secrets.tok }}" }
+    }
+  }
+  step "every" {
+    exec {
+      command = [%[4]s]
       env     = { T = "{{ secrets.tok }}" }
     }
   }
@@ -218,12 +250,12 @@ func propWorkflow(emit string, shapes []string, limitOutput bool) string {
     }
   }
   step "end" {
-    depends_on = [step.copy, step.fails, step.items, step.web_list]
+    depends_on = [step.copy, step.every, step.fails, step.items, step.web_list]
     fail { message = "failed after {{ steps.copy.output.stderr }}" }
   }
   output "json" { value = "{{ steps.emit.output.json }}" }
 }
-`, limits, q(emit), strings.Join(args, ", "))
+`, limits, q(emit), strings.Join(args, ", "), strings.Join(every, ", "))
 }
 
 // leakedForms are the texts a secret must never appear as: itself and the
@@ -246,6 +278,9 @@ func leakedForms(secret string) []string {
 		body(strings.TrimSpace(nohtml.String())),
 		body(asciiJSON(secret, false)),
 		body(asciiJSON(secret, true)),
+		strictEscape(secret, "-._~/", false),
+		strictEscape(secret, "-._~", true),
+		strictEscape(secret, "-_.!~*'()", false),
 	}
 	// Each form also as it is stored inside a JSON string (a program's
 	// stdout holding Python's form of the secret is stored with its
