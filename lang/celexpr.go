@@ -34,6 +34,21 @@ func ParseExpr(src string, rng hcl.Range) (*ParsedExpr, hcl.Diagnostics) {
 	return parseExprAt(src, exprLoc{content: src, rng: rng})
 }
 
+// parseSourceExprAt is parseExprAt for an expression of a workflow file
+// being compiled: it also holds the expression to MaxCELNesting. (The
+// expressions of a stored graph are parsed again without that check, so a
+// graph stored before the limit existed still runs.)
+func parseSourceExprAt(src string, loc exprLoc) (*ParsedExpr, hcl.Diagnostics) {
+	p, diags := parseExprAt(src, loc)
+	if p == nil || diags.HasErrors() {
+		return p, diags
+	}
+	if d := checkCELNesting(p.ast.NativeRep().Expr(), src, loc, p.ast.NativeRep().SourceInfo()); d.HasErrors() {
+		return nil, d
+	}
+	return p, diags
+}
+
 // parseExprAt parses src, which stands at loc.
 func parseExprAt(src string, loc exprLoc) (*ParsedExpr, hcl.Diagnostics) {
 	if strings.TrimSpace(src) == "" {

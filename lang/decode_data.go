@@ -100,7 +100,7 @@ func decodeControl(attr *hcl.Attribute) (*exprDecl, hcl.Diagnostics) {
 		return nil, hcl.Diagnostics{errAt(attr.Expr.Range(), "Template in a control attribute",
 			"%s is a CEL expression, not a template: write %s = %q without {{ }}.", attr.Name, attr.Name, inner)}
 	}
-	p, pdiags := ParseExpr(src, attr.Expr.Range())
+	p, pdiags := parseSourceExprAt(src, exprLoc{content: src, rng: attr.Expr.Range()})
 	if pdiags.HasErrors() || p == nil {
 		return nil, pdiags
 	}

@@ -72,7 +72,7 @@ func ParseTemplate(src string, rng hcl.Range) (*ParsedTemplate, hcl.Diagnostics)
 				Detail:   `There is no expression between {{ and }}. Write one, such as {{ input.name }}, or write a literal {{ as {{ "{{" }}.`,
 				Subject:  exprLoc{content: src, rng: rng}.rangeOf(open, end+2).Ptr(),
 			})
-		} else if pe, d := parseExprAt(body, loc); d.HasErrors() {
+		} else if pe, d := parseSourceExprAt(body, loc); d.HasErrors() {
 			diags = append(diags, d...)
 		} else {
 			p.parts = append(p.parts, parsedPart{expr: pe})
