@@ -74,55 +74,59 @@ type ItemView struct {
 	Error    json.RawMessage // nil when none
 }
 
-// jsonTime is a time in the JSON form: RFC 3339 in UTC with milliseconds,
-// or null.
-type jsonTime struct{ t *time.Time }
-
-// timeLayout is RFC 3339 with exactly three fraction digits.
+// timeLayout is RFC 3339 with exactly three fraction digits: times in
+// the JSON form are that, in UTC, or null.
 const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 
-func (j jsonTime) MarshalJSON() ([]byte, error) {
-	if j.t == nil || j.t.IsZero() {
-		return []byte("null"), nil
-	}
-	return json.Marshal(j.t.UTC().Format(timeLayout))
-}
-
-// MarshalJSON writes the run in the form of semantics.md §16.
+// MarshalJSON writes the run in the form of semantics.md §16. It is
+// written by hand, not through encoding/json, which would validate the
+// stored values it embeds and refuse one nested deeper than its limit of
+// 10,000 levels (a value stored before flowrun bounded them at
+// lang.MaxValueDepth): show --json prints what is stored, whatever it is.
 func (v *RunView) MarshalJSON() ([]byte, error) {
-	var wait *string
+	buf := make([]byte, 0, 512+len(v.Inputs)+len(v.Outputs)+len(v.Error)+len(v.Steps)*160)
+	buf = append(buf, `{"run_id":`...)
+	buf = appendJSONString(buf, v.RunID)
+	buf = append(buf, `,"workflow":`...)
+	buf = appendJSONString(buf, v.Workflow)
+	buf = append(buf, `,"version":`...)
+	buf = appendJSONString(buf, v.Version)
+	buf = append(buf, `,"key":`...)
+	buf = appendJSONString(buf, v.Key)
+	buf = append(buf, `,"status":`...)
+	buf = appendJSONString(buf, string(v.Status))
+	buf = append(buf, `,"wait_reason":`...)
 	if v.WaitReason != "" && (v.Status == store.RunWaiting || v.Status == store.RunBlocked) {
-		wait = &v.WaitReason
+		buf = appendJSONString(buf, v.WaitReason)
+	} else {
+		buf = append(buf, "null"...)
 	}
-	type parent struct {
-		RunID string `json:"run_id"`
-		Step  string `json:"step"`
-	}
-	var par *parent
+	buf = append(buf, `,"inputs":`...)
+	buf = appendJSONRaw(buf, orNull(v.Inputs))
+	buf = append(buf, `,"outputs":`...)
+	buf = appendJSONRaw(buf, orNull(v.Outputs))
+	buf = append(buf, `,"error":`...)
+	buf = appendJSONRaw(buf, orNull(v.Error))
+	buf = append(buf, `,"parent":`...)
 	if v.ParentRunID != "" {
-		par = &parent{RunID: v.ParentRunID, Step: v.ParentStep}
+		buf = append(buf, `{"run_id":`...)
+		buf = appendJSONString(buf, v.ParentRunID)
+		buf = append(buf, `,"step":`...)
+		buf = appendJSONString(buf, v.ParentStep)
+		buf = append(buf, '}')
+	} else {
+		buf = append(buf, "null"...)
 	}
-	head, err := marshalNoHTML(struct {
-		RunID      string          `json:"run_id"`
-		Workflow   string          `json:"workflow"`
-		Version    string          `json:"version"`
-		Key        string          `json:"key"`
-		Status     store.RunStatus `json:"status"`
-		WaitReason *string         `json:"wait_reason"`
-		Inputs     json.RawMessage `json:"inputs"`
-		Outputs    json.RawMessage `json:"outputs"`
-		Error      json.RawMessage `json:"error"`
-		Parent     *parent         `json:"parent"`
-		Attempt    int             `json:"attempt"`
-		CreatedAt  jsonTime        `json:"created_at"`
-		StartedAt  jsonTime        `json:"started_at"`
-		FinishedAt jsonTime        `json:"finished_at"`
-		DeadlineAt jsonTime        `json:"deadline_at"`
-	}{v.RunID, v.Workflow, v.Version, v.Key, v.Status, wait, orNull(v.Inputs), orNull(v.Outputs), orNull(v.Error),
-		par, max(v.Attempt, 1), jsonTime{v.CreatedAt}, jsonTime{v.StartedAt}, jsonTime{v.FinishedAt}, jsonTime{v.DeadlineAt}})
-	if err != nil {
-		return nil, err
-	}
+	buf = append(buf, `,"attempt":`...)
+	buf = strconv.AppendInt(buf, int64(max(v.Attempt, 1)), 10)
+	buf = append(buf, `,"created_at":`...)
+	buf = appendJSONTime(buf, v.CreatedAt)
+	buf = append(buf, `,"started_at":`...)
+	buf = appendJSONTime(buf, v.StartedAt)
+	buf = append(buf, `,"finished_at":`...)
+	buf = appendJSONTime(buf, v.FinishedAt)
+	buf = append(buf, `,"deadline_at":`...)
+	buf = appendJSONTime(buf, v.DeadlineAt)
 	// The steps are written here rather than through encoding/json's map
 	// and Marshaler handling, which validates and compacts each step's
 	// JSON once more at every level: for a run of 10,000 steps that was a
@@ -132,8 +136,6 @@ func (v *RunView) MarshalJSON() ([]byte, error) {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	buf := make([]byte, 0, len(head)+len(names)*160)
-	buf = append(buf, head[:len(head)-1]...)
 	buf = append(buf, `,"steps":{`...)
 	for i, name := range names {
 		if i > 0 {
@@ -141,9 +143,7 @@ func (v *RunView) MarshalJSON() ([]byte, error) {
 		}
 		buf = appendJSONString(buf, name)
 		buf = append(buf, ':')
-		if buf, err = v.Steps[name].appendJSON(buf); err != nil {
-			return nil, err
-		}
+		buf = v.Steps[name].appendJSON(buf)
 	}
 	return append(buf, "}}"...), nil
 }
@@ -173,7 +173,7 @@ func appendJSONString(buf []byte, s string) []byte {
 	return append(buf, '"')
 }
 
-// appendJSONTime appends a jsonTime.
+// appendJSONTime appends a time in the JSON form (timeLayout, UTC) or null.
 func appendJSONTime(buf []byte, t *time.Time) []byte {
 	if t == nil || t.IsZero() {
 		return append(buf, "null"...)
@@ -184,7 +184,7 @@ func appendJSONTime(buf []byte, t *time.Time) []byte {
 }
 
 // appendJSONRaw appends a stored JSON value (written by the engine, so
-// valid), or null; json.Marshal of the whole view compacts it.
+// valid) as it is, or null; the printer lays the whole view out.
 func appendJSONRaw(buf []byte, raw json.RawMessage) []byte {
 	if len(raw) == 0 {
 		return append(buf, "null"...)
@@ -196,11 +196,11 @@ func appendJSONRaw(buf []byte, raw json.RawMessage) []byte {
 // only for until steps, child_run_id only for a started workflow step,
 // items only for foreach steps.
 func (s *StepView) MarshalJSON() ([]byte, error) {
-	return s.appendJSON(nil)
+	return s.appendJSON(nil), nil
 }
 
 // appendJSON appends the step's JSON form (see MarshalJSON) to buf.
-func (s *StepView) appendJSON(buf []byte) ([]byte, error) {
+func (s *StepView) appendJSON(buf []byte) []byte {
 	buf = append(buf, `{"status":`...)
 	buf = appendJSONString(buf, string(s.Status))
 	buf = append(buf, `,"attempts":`...)
@@ -229,27 +229,39 @@ func (s *StepView) appendJSON(buf []byte) ([]byte, error) {
 		if items == nil {
 			items = []ItemView{}
 		}
-		b, err := marshalNoHTML(items)
-		if err != nil {
-			return nil, err
+		buf = append(buf, `,"items":[`...)
+		for i, it := range items {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = it.appendJSON(buf)
 		}
-		buf = append(buf, `,"items":`...)
-		buf = append(buf, b...)
+		buf = append(buf, ']')
 	}
-	return append(buf, '}'), nil
+	return append(buf, '}')
 }
 
 // MarshalJSON writes the item as {index, item, status, attempts, output,
 // error}.
 func (it ItemView) MarshalJSON() ([]byte, error) {
-	return marshalNoHTML(struct {
-		Index    int              `json:"index"`
-		Item     json.RawMessage  `json:"item"`
-		Status   store.StepStatus `json:"status"`
-		Attempts int              `json:"attempts"`
-		Output   json.RawMessage  `json:"output"`
-		Error    json.RawMessage  `json:"error"`
-	}{it.Index, orNull(it.Item), it.Status, it.Attempts, orNull(it.Output), orNull(it.Error)})
+	return it.appendJSON(nil), nil
+}
+
+// appendJSON appends the item's JSON form (see MarshalJSON) to buf.
+func (it ItemView) appendJSON(buf []byte) []byte {
+	buf = append(buf, `{"index":`...)
+	buf = strconv.AppendInt(buf, int64(it.Index), 10)
+	buf = append(buf, `,"item":`...)
+	buf = appendJSONRaw(buf, orNull(it.Item))
+	buf = append(buf, `,"status":`...)
+	buf = appendJSONString(buf, string(it.Status))
+	buf = append(buf, `,"attempts":`...)
+	buf = strconv.AppendInt(buf, int64(it.Attempts), 10)
+	buf = append(buf, `,"output":`...)
+	buf = appendJSONRaw(buf, orNull(it.Output))
+	buf = append(buf, `,"error":`...)
+	buf = appendJSONRaw(buf, orNull(it.Error))
+	return append(buf, '}')
 }
 
 // Show assembles the view of a run: every step of its graph (pending when

@@ -79,6 +79,7 @@ func TestScripts(t *testing.T) {
 			"httpserve":  cmdHTTPServe,
 			"nest":       cmdNest,
 			"fileserver": cmdFileServer,
+			"sqlexec":    cmdSQLExec,
 		},
 	})
 }
@@ -216,4 +217,19 @@ func cmdNest(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	text := strings.ReplaceAll(ts.ReadFile(args[0]), "@NEST@", value)
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(text), 0o644))
+}
+
+// cmdSQLExec runs one SQL statement on a SQLite database file, as an older
+// flowrun or a hand edit could have left it:
+//
+//	sqlexec .flowrun/flowrun.db 'UPDATE steps SET output = ...'
+func cmdSQLExec(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: sqlexec DB SQL")
+	}
+	db, err := sql.Open("sqlite", ts.MkAbs(args[0]))
+	ts.Check(err)
+	defer db.Close()
+	_, err = db.Exec(args[1])
+	ts.Check(err)
 }

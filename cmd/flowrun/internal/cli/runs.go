@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/termtext"
 )
@@ -124,7 +125,14 @@ func (e *env) writeJSON(v any) error {
 		}
 		out.Grow(len(b) + len(b)/2)
 		if err := json.Indent(&out, b, "", "  "); err != nil {
-			return fmt.Errorf("writing JSON: %w", err)
+			// json.Indent stops at 10,000 levels of nesting, which a
+			// value stored before flowrun bounded them at 1,000 may pass:
+			// print it as it is, unindented, still exact JSON.
+			if lang.JSONDepthOver(b, maxEncodingJSONDepth) < 0 {
+				return fmt.Errorf("writing JSON: %w", err)
+			}
+			out.Reset()
+			out.Write(b)
 		}
 		out.WriteByte('\n')
 	} else {
@@ -159,3 +167,6 @@ func formatDuration(d time.Duration) string {
 	}
 	return d.Round(time.Second).String()
 }
+
+// maxEncodingJSONDepth is the nesting encoding/json reads and indents.
+const maxEncodingJSONDepth = 10000
