@@ -265,7 +265,7 @@ workflow "poison" {
 		t.Fatalf("attempts of boom = %d, want %d (no attempt after the last interruption)", len(as), maxInterrupts)
 	}
 	step := b.show(run.ID).Steps["boom"]
-	if k := errKind(t, step.Error); k != "interrupted" || !strings.Contains(string(step.Error), "3 times in a row") {
+	if k := errKind(t, step.Error); k != "interrupted" || !strings.Contains(string(step.Error), fmt.Sprintf("%d times in a row", maxInterrupts)) {
 		t.Fatalf("step error = %s", step.Error)
 	}
 

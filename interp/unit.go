@@ -309,8 +309,11 @@ func (r *runner) launch(ctx context.Context, u unit) bool {
 // interrupted by the death of their worker (found running when the run is
 // claimed again) before the step fails with kind "interrupted" instead of
 // running again (semantics.md §12): a step that kills its worker (out of
-// memory, a crash it causes) would otherwise be run again for ever.
-const maxInterrupts = 3
+// memory, a crash it causes) would otherwise be run again for ever. It is
+// far above what kills at random instants do to one step (the crash
+// proofs kill an apply up to 20 times, several times in a row at the same
+// point of a run): a kill must not change a run's outcome.
+const maxInterrupts = 10
 
 // capLeft reports whether the run may start one more attempt under
 // limits.attempts; when it may not, it fails the run with kind
