@@ -1,8 +1,13 @@
 package lang
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
 func TestNestingOverflow(t *testing.T) {
@@ -68,4 +73,61 @@ func TestLoadNestingTooDeep(t *testing.T) {
 	if _, fd := Format("deep.hcl", []byte(src)); len(fd) != 1 || fd[0].Summary != "Nesting too deep" {
 		t.Errorf("Format: %v", fd)
 	}
+}
+
+// lexDepth is the deepest nesting of hclsyntax's tokens in src: brackets,
+// braces, parentheses, ${ and %{ sequences, quoted strings and heredocs.
+func lexDepth(src []byte) int {
+	toks, _ := hclsyntax.LexConfig(src, "fuzz.hcl", hcl.InitialPos)
+	depth, most := 0, 0
+	for _, tok := range toks {
+		switch tok.Type {
+		case hclsyntax.TokenOBrace, hclsyntax.TokenOBrack, hclsyntax.TokenOParen,
+			hclsyntax.TokenTemplateInterp, hclsyntax.TokenTemplateControl,
+			hclsyntax.TokenOQuote, hclsyntax.TokenOHeredoc:
+			depth++
+			most = max(most, depth)
+		case hclsyntax.TokenCBrace, hclsyntax.TokenCBrack, hclsyntax.TokenCParen,
+			hclsyntax.TokenTemplateSeqEnd, hclsyntax.TokenCQuote, hclsyntax.TokenCHeredoc:
+			depth = max(depth-1, 0)
+		}
+	}
+	return most
+}
+
+// FuzzNesting checks the pre-scan against hclsyntax's own lexer: on any
+// file that parses, the scan never counts less nesting than the lexer's
+// tokens show (so a file within MaxNesting never hides deeper recursion
+// from it), and on any input at all it neither panics nor reads past the
+// end.
+func FuzzNesting(f *testing.F) {
+	for _, pattern := range []string{"testdata/valid/*.hcl", "../examples/*.hcl"} {
+		files, _ := filepath.Glob(pattern)
+		for _, name := range files {
+			src, err := os.ReadFile(name)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(src)
+		}
+	}
+	for _, s := range []string{
+		"x = [[[1]]]\n", "x = \"${\"${\"a\"}\"}\"\n", "x = <<EOT\n${[1]}\nEOT\ny = {a = [(1)]}\n",
+		"x = <<-EOT\n  %{ if true }[%{ endif }\n  EOT\n", "x = \"a\\\"[[\"\n", "/* [[ */ x = 1 # {{\n",
+		"x = \"$${[[\" \n", "x = {\n  \"k\" = [1, {b = 2}]\n}\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		off := nestingOverflow(src, 1<<30)
+		if off != -1 {
+			t.Fatalf("overflow at %d under an unreachable limit", off)
+		}
+		if _, diags := hclsyntax.ParseConfig(src, "fuzz.hcl", hcl.InitialPos); diags.HasErrors() {
+			return
+		}
+		if d := lexDepth(src); d > 0 && nestingOverflow(src, d-1) < 0 {
+			t.Fatalf("the lexer nests %d levels, the scan finds at most %d", d, d-1)
+		}
+	})
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // The most flowrun reads of a file it reads whole (language.md §1, README
-// "Limits"), unless --max-file-size says otherwise: a workflow file, and an
+// "Using it"), unless --max-file-size says otherwise: a workflow file, and an
 // inputs file (--inputs). A file is refused before it is read whole, so
 // /dev/zero or a runaway generator costs at most the limit.
 const (
