@@ -436,11 +436,12 @@ func (p *outPipes) read(out, errw *capWriter) {
 // lastLine returns the last non-empty line of s, redacted and then cut to
 // 300 bytes (redacted first, so that the cut cannot keep part of a secret).
 func lastLine(s string, red *redactor) string {
-	s = strings.TrimRight(s, "\n\r\t ")
+	// The whole text is redacted before the line is taken: the last line
+	// of a secret of several lines (a key in PEM) is not a form of it.
+	s = strings.TrimRight(red.text(s), "\n\r\t ")
 	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
 		s = s[i+1:]
 	}
-	s = red.text(s)
 	if len(s) > 300 {
 		s = s[:300]
 	}

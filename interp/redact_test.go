@@ -246,3 +246,29 @@ func TestRedactorOtherURLEncoders(t *testing.T) {
 		}
 	}
 }
+
+// TestExecMultilineSecretLastLine: the error of a failed program quotes
+// the last line of its stderr; when that is the end of a secret of several
+// lines (a key in PEM), the line alone is no form of the secret, so the
+// text is redacted before the line is taken.
+func TestExecMultilineSecretLastLine(t *testing.T) {
+	const secret = "-----BEGIN KEY-----\nZk9firstLINE\nZk9secondLINE"
+	b := setup(t)
+	b.env["KEY"] = secret
+	run := b.run(`
+workflow "s" {
+  version = "1.0.0"
+  secret "key" { env = "KEY" }
+  step "p" {
+    exec {
+      command = ["sh", "-c", "printf 'using\n%s\n' \"$K\" >&2; exit 3"]
+      env     = { K = "{{ secrets.key }}" }
+    }
+  }
+}`, nil)
+	wantStatus(t, run, store.RunFailed)
+	if msg, want := stepMessage(t, b, run.ID, "p"), `command "sh" exited with status 3: ***`; msg != want {
+		t.Errorf("message = %q, want %q", msg, want)
+	}
+	wantNoLeak(t, b, run.ID, secret, "Zk9", "LINE")
+}

@@ -43,19 +43,20 @@ var secretClasses = []struct {
 	{"unicode", "abcäöüßéñ日本語€😀"},
 	{"url", "abcXYZ%&?#/ =+;:@"},
 	{"mixed", `aZ09"'\` + "`äöü日😀%&?#/ =+;:@<>"},
+	{"lines", "abcXYZ09+/=\n"}, // a key in PEM: lines of base64
 }
 
 // drawSecret draws a secret of the class: 8 to 20 characters (a secret of
 // more than 15 digits is a JSON number a float64 does not keep exactly),
 // not starting with 0 (so that it is a JSON number) nor with a space (a
-// header value loses it).
+// header value loses it) or a line break.
 func drawSecret(rng *rand.Rand, chars string) string {
 	runes := []rune(chars)
 	n := 8 + rng.IntN(13)
 	var sb strings.Builder
 	for sb.Len() == 0 || utf8.RuneCountInString(sb.String()) < n {
 		c := runes[rng.IntN(len(runes))]
-		if sb.Len() == 0 && (c == '0' || c == ' ') {
+		if sb.Len() == 0 && (c == '0' || c == ' ' || c == '\n') {
 			continue
 		}
 		sb.WriteRune(c)
