@@ -31,13 +31,18 @@ func newRedactor(secrets map[string]string) *redactor {
 	r := &redactor{}
 	seen := map[string]bool{}
 	for _, v := range secrets {
-		if v == "" {
-			continue
-		}
-		for _, f := range secretForms(v) {
-			if f != "" && !seen[f] {
-				seen[f] = true
-				r.forms = append(r.forms, f)
+		// A value read from a file often ends in a line break that the
+		// programs given it drop: the value without the white space around
+		// it is a secret too.
+		for _, v := range []string{v, strings.TrimSpace(v)} {
+			if v == "" {
+				continue
+			}
+			for _, f := range secretForms(v) {
+				if f != "" && !seen[f] {
+					seen[f] = true
+					r.forms = append(r.forms, f)
+				}
 			}
 		}
 	}

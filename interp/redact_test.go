@@ -272,3 +272,16 @@ workflow "s" {
 	}
 	wantNoLeak(t, b, run.ID, secret, "Zk9", "LINE")
 }
+
+// TestRedactorTrimmedSecret: a secret whose value has white space around
+// it (a line break at the end of a file it was read from) is redacted also
+// as a program that trims it prints it.
+func TestRedactorTrimmedSecret(t *testing.T) {
+	r := newRedactor(map[string]string{"s": "  tok-48213907\n"})
+	if got := r.text(`token="tok-48213907" n=48213907`); got != `token="***" n=48213907` {
+		t.Errorf("text = %q", got)
+	}
+	if got := string(r.json(map[string]any{"t": "tok-48213907"})); got != `{"t":"***"}` {
+		t.Errorf("json = %s", got)
+	}
+}
