@@ -15,12 +15,15 @@ import (
 	"github.com/flowrun/flowrun/store"
 )
 
-// redactor replaces secret values in text before it is stored. Besides
-// each value as it is, it replaces the forms the value takes when it is
-// encoded on its way into a message or a stream (secretForms): Go's
-// *url.Error, for one, quotes the URL and percent-encodes its path, and a
-// JSON document or a %q in a program's output escapes quotes and
-// backslashes.
+// redactor replaces secret values in text and in JSON values before they
+// are stored (language.md §4). Besides each value as it is, it replaces the
+// forms the value takes when it is encoded on its way into a message or a
+// stream (secretForms): Go's *url.Error, for one, quotes the URL and
+// percent-encodes its path, and a JSON document or a %q in a program's
+// output escapes quotes and backslashes. In a JSON value it also replaces
+// numbers and booleans whose text holds a secret (value), and a secret
+// only the encoding shows (seal); transition applies it to everything a
+// run's commit stores.
 type redactor struct {
 	forms []string // longest first, so that a form containing another is replaced whole
 }
