@@ -2,6 +2,8 @@ package interp
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -390,5 +392,47 @@ workflow "fe" {
 	out, _ := jsonOf(t, b.show(run.ID).Steps["each"].Output).([]any)
 	if len(out) != 2000 || fmt.Sprint(out[1999]) != "map[v:3998]" || fmt.Sprint(out[0]) != "map[v:0]" {
 		t.Fatalf("foreach output has %d items (first %v, last %v)", len(out), out[0], out[len(out)-1])
+	}
+}
+
+// TestForeachRedriveHoles: a redrive resets a failed foreach's failed and
+// canceled items to pending between completed ones; the foreach's cursor
+// runs those holes and its output lists every item in index order.
+func TestForeachRedriveHoles(t *testing.T) {
+	b := setup(t)
+	dir := t.TempDir()
+	gs := b.compile(fmt.Sprintf(`
+workflow "holes" {
+  version = "1.0.0"
+  input "items" { type = list(number) }
+  step "each" {
+    foreach {
+      items       = "input.items"
+      concurrency = 3
+    }
+    exec { command = ["sh", "-c", "if [ {{ item }} = 4 ] && [ ! -e %[1]s/fixed ]; then exit 3; fi; echo {{ item * 10 }}"] }
+  }
+}`, dir))
+	items := []any{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+	run := b.start(gs[0].Workflow, map[string]any{"items": items})
+	failed := b.drive(run.ID)
+	wantStatus(t, failed, store.RunFailed)
+	if err := os.WriteFile(filepath.Join(dir, "fixed"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.e.Retry(b.ctx, run.ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	done := b.drive(run.ID)
+	wantStatus(t, done, store.RunCompleted)
+	out, _ := jsonOf(t, b.show(run.ID).Steps["each"].Output).([]any)
+	if len(out) != len(items) {
+		t.Fatalf("output has %d items, want %d", len(out), len(items))
+	}
+	for i, o := range out {
+		m, _ := o.(map[string]any)
+		if want := fmt.Sprintf("%d\n", i*10); m == nil || m["stdout"] != want {
+			t.Fatalf("output[%d] = %v, want stdout %q", i, o, want)
+		}
 	}
 }
