@@ -344,8 +344,12 @@ func (r *redactor) seal(v any) any {
 			x[i] = r.seal(e)
 		}
 	case map[string]any:
-		for k, e := range x {
-			e = r.seal(e)
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		for _, k := range keys { // not a range over x: it changes keys
+			e := r.seal(x[k])
 			if r.holdsBytes(mustJSON(k)) {
 				delete(x, k)
 				k = "***"
