@@ -260,11 +260,3 @@ func typeKey(t *Type) string {
 	}
 	return t.String()
 }
-
-// quoteList renders names for a message: `a`, `b` and `c`.
-func quoteList(names []string) string {
-	if len(names) == 0 {
-		return "none"
-	}
-	return QuotedNames(names)
-}

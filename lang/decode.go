@@ -216,49 +216,6 @@ func orNames(names []string) string {
 	return q
 }
 
-// didYouMean returns ` Did you mean "x"?` for the nearest of names, or "".
-func didYouMean(given string, names []string) string {
-	if s := NearestName(given, names); s != "" {
-		return fmt.Sprintf(" Did you mean %q?", s)
-	}
-	return ""
-}
-
-// NearestName is the name within edit distance 2 of given, ignoring case,
-// or "": the "did you mean" of every diagnostic, and of the CLI's.
-func NearestName(given string, names []string) string {
-	best, bestDist := "", 3
-	for _, n := range names {
-		d := editDistance(strings.ToLower(given), strings.ToLower(n))
-		if d < bestDist {
-			best, bestDist = n, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in runes.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
-}
-
 // refDecl is a static reference such as step.charge, with its range.
 type refDecl struct {
 	Name  string

@@ -255,15 +255,6 @@ func decodeActionBlock(block *hcl.Block, parent string, sm *SourceMap) (*actionD
 	return act, diags
 }
 
-func containsName(names []string, s string) bool {
-	for _, n := range names {
-		if n == s {
-			return true
-		}
-	}
-	return false
-}
-
 func validSignal(s string) bool {
 	if s == "" {
 		return false

@@ -286,10 +286,6 @@ func decodeForeachBlock(block *hcl.Block, parent string, sm *SourceMap) (*foreac
 // String names a step for messages.
 func (s *stepDecl) String() string { return fmt.Sprintf("step %q", s.Name) }
 
-// parallelStepDecode is the number of steps from which decodeStepBlocks
-// spreads the work over the available processors.
-var parallelStepDecode = 64
-
 // stepDecodeBatch is the number of step blocks a goroutine of
 // decodeStepBlocks takes at a time.
 const stepDecodeBatch = 16

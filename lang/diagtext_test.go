@@ -163,7 +163,7 @@ func TestBumpDiagnostic(t *testing.T) {
 		t.Fatalf("CheckBump: %v", err)
 	}
 	var b bytes.Buffer
-	if err := WriteDiagnostics(&b, m2.Files, hcl.Diagnostics{be.Diagnostic(w)}, false, 0); err != nil {
+	if err := WriteDiagnostics(&b, m2.Files, hcl.Diagnostics{w.BumpDiagnostic(be)}, false, 0); err != nil {
 		t.Fatal(err)
 	}
 	want := "Error: Version bump too small\n\n" +
@@ -179,7 +179,7 @@ func TestBumpDiagnostic(t *testing.T) {
 	for reason, summary := range map[BumpReason]string{BumpLower: "Version lower than stored", BumpSameVersion: "Version already stored"} {
 		e := *be
 		e.Reason = reason
-		if d := e.Diagnostic(w); d.Summary != summary || d.Subject.Start.Line != 3 {
+		if d := w.BumpDiagnostic(&e); d.Summary != summary || d.Subject.Start.Line != 3 {
 			t.Errorf("reason %d: %s at %s", reason, d.Summary, d.Subject)
 		}
 	}

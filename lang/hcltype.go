@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/big"
 	"sort"
-	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
@@ -303,32 +302,6 @@ func literalPath(path, key string) string {
 	return fmt.Sprintf("%s[%q]", path, key)
 }
 
-func namesSorted[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// validIdent reports whether s is a CEL identifier: a letter or
-// underscore, then letters, digits and underscores.
-func validIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		switch {
-		case r == '_', r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
-		case i > 0 && r >= '0' && r <= '9':
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 // reservedNames are words CEL reserves; a name used as input.NAME or
 // steps.NAME cannot be one of them.
 var reservedNames = map[string]bool{
@@ -336,19 +309,4 @@ var reservedNames = map[string]bool{
 	"const": true, "continue": true, "else": true, "for": true, "function": true,
 	"if": true, "import": true, "let": true, "loop": true, "package": true,
 	"namespace": true, "return": true, "var": true, "void": true, "while": true,
-}
-
-// QuotedNames renders names for a message as "a", "b" and "c".
-func QuotedNames(names []string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = fmt.Sprintf("%q", n)
-	}
-	switch len(q) {
-	case 0:
-		return ""
-	case 1:
-		return q[0]
-	}
-	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
 }

@@ -2,7 +2,6 @@ package lang
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -29,53 +28,6 @@ func urlPieces(t *Template, text func(i int) (string, error)) ([]URLPiece, error
 		pieces = append(pieces, URLPiece{Text: s, Escape: i > 0 && !RawURLExpr(pt.Expr.CEL), Expr: pt.Expr.CEL})
 	}
 	return pieces, nil
-}
-
-// checkURL reports at compile time what the url's literal text shows is
-// wrong: a literal that is not an absolute http or https URL with a host,
-// a {{ }} before the scheme's "://", a template whose text leaves no host.
-// A url that starts with a {{ }} (a base value) is checked when it is
-// built; so is the rest of one with a url.raw(...) value.
-func (c *compiler) checkURL(v *Value, n *dataNode) {
-	if v == nil || n == nil {
-		return
-	}
-	bad := func(format string, args ...any) {
-		c.errorf(n.Range, "Invalid url", "%s", fmt.Sprintf(format, args...))
-	}
-	switch {
-	case v.Lit != nil:
-		var s string
-		if json.Unmarshal(v.Lit, &s) != nil {
-			return // not text: wantText says so
-		}
-		if err := CheckHTTPURL(s); err != nil {
-			bad("The url %q cannot be requested: %v. Write an absolute URL, like \"https://api.example.com/orders\".", s, err)
-		}
-	case v.Template != nil:
-		parts := v.Template.Parts
-		if len(parts) == 0 || parts[0].Expr != nil {
-			return // a base value: checked when the url is built
-		}
-		raw := false
-		for i, pt := range parts {
-			if pt.Expr == nil {
-				continue
-			}
-			if l := layoutOf(urlPrefix(parts[:i])); l.auth < 0 {
-				bad("The value of {{ %s }} would be part of the url's scheme. Write the scheme and its \"://\" as text, like \"https://{{ input.host }}/path\", or make the whole start of the url one value, like \"{{ input.base }}/path\".", pt.Expr.CEL)
-				return
-			}
-			raw = raw || RawURLExpr(pt.Expr.CEL)
-		}
-		if raw {
-			return // a url.raw value may change the rest
-		}
-		pieces, _ := urlPieces(v.Template, func(int) (string, error) { return "1", nil })
-		if _, err := BuildURL(pieces); err != nil {
-			bad("The url cannot be requested whatever its values are: %v.", err)
-		}
-	}
 }
 
 // urlPrefix is the literal text of parts (which hold no raw value).

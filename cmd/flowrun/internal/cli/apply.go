@@ -187,7 +187,7 @@ func (e *env) checkVersion(ctx context.Context, st store.Store, mod *lang.Module
 	_, _, err = lang.CheckBump(og, w.Graph)
 	var be *lang.BumpError
 	if errors.As(err, &be) {
-		d := be.Diagnostic(w)
+		d := w.BumpDiagnostic(be)
 		if werr := lang.WriteDiagnostics(e.stderr, mod.Files, hcl.Diagnostics{d}, e.useColor(e.stderr), width(e.stderr)); werr != nil {
 			return fmt.Errorf("writing diagnostics: %w", werr)
 		}
