@@ -3,33 +3,18 @@ package lang
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"reflect"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/flowrun/flowrun/lang/internal/testsrc"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
-// compileSource generates a workflow of n steps in a chain, each with a
-// when and a template reading the previous step.
-func compileSource(n int) []byte {
-	var b strings.Builder
-	b.WriteString("workflow \"big\" {\n  version = \"1.0.0\"\n  input \"limit\" { type = number }\n")
-	b.WriteString("  step \"s0\" {\n    set { n = 0 }\n  }\n")
-	for i := 1; i < n; i++ {
-		fmt.Fprintf(&b, "  step \"s%d\" {\n", i)
-		fmt.Fprintf(&b, "    when = \"steps.s%d.output.n < input.limit\"\n", i-1)
-		fmt.Fprintf(&b, "    set {\n      n = \"{{ steps.s%d.output.n + 1 }}\"\n      label = \"step %d of %d\"\n    }\n  }\n", i-1, i, n)
-	}
-	b.WriteString("  output \"last\" { value = \"{{ steps.s" + fmt.Sprint(n-1) + ".output.n }}\" }\n}\n")
-	return []byte(b.String())
-}
-
 func TestCompileChain(t *testing.T) {
-	m, diags := LoadFile("big.hcl", compileSource(50))
+	m, diags := LoadFile("big.hcl", testsrc.Chain(50))
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -49,31 +34,24 @@ func TestCompileChain(t *testing.T) {
 // goroutines, the collector's included): unlike ns/op, it does not depend
 // on whether the other processor was free.
 func BenchmarkCompile1000Steps(b *testing.B) {
-	src := compileSource(1000)
+	src := testsrc.Chain(1000)
 	b.SetBytes(int64(len(src)))
 	b.ResetTimer()
-	cpu := processCPU()
+	cpu := testsrc.ProcessCPU()
 	for i := 0; i < b.N; i++ {
 		_, diags := LoadFile("big.hcl", src)
 		if diags.HasErrors() {
 			b.Fatal(diags)
 		}
 	}
-	reportCPU(b, cpu)
+	testsrc.ReportCPU(b, cpu)
 }
 
-// reportCPU reports the process's processor time since cpu per iteration.
-func reportCPU(b *testing.B, cpu time.Duration) {
-	if now := processCPU(); now > 0 {
-		b.ReportMetric(float64(now-cpu)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
-	}
-}
-
-// storedGraph compiles compileSource(n) and returns its graph as stored:
+// storedGraph compiles testsrc.Chain(n) and returns its graph as stored:
 // through JSON, so that Load sees fresh pointers and types.
 func storedGraph(tb testing.TB, n int) *Graph {
 	tb.Helper()
-	m, diags := LoadFile("big.hcl", compileSource(n))
+	m, diags := LoadFile("big.hcl", testsrc.Chain(n))
 	if diags.HasErrors() {
 		tb.Fatal(diags)
 	}
@@ -135,7 +113,7 @@ func BenchmarkResume10000Steps(b *testing.B) {
 // process-wide cache of scope environments emptied before each compile, as
 // in a process that compiles one workflow.
 func BenchmarkCompile1000StepsCold(b *testing.B) {
-	src := compileSource(1000)
+	src := testsrc.Chain(1000)
 	b.SetBytes(int64(len(src)))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -180,7 +158,7 @@ func BenchmarkLoadEvalAll1000Steps(b *testing.B) {
 // in parallel gives the graph, hash and diagnostics of decoding them one by
 // one.
 func TestParallelDecodeSameGraph(t *testing.T) {
-	src := compileSource(400)
+	src := testsrc.Chain(400)
 	bad := []byte(strings.Replace(strings.Replace(string(src), "steps.s17.output.n < input.limit", "steps.s17.output.n <", 1),
 		"n = \"{{ steps.s300.output.n + 1 }}\"", "n = \"{{ steps.nope.output }}\"", 1))
 	// Type errors and unknown names in whens, which are checked while the
@@ -246,14 +224,14 @@ func TestParallelDecodeSameGraph(t *testing.T) {
 // with hclsyntax only: a fixed reference against which the compile figures
 // are given as ratios on a shared, noisy machine.
 func BenchmarkHCLParse1000Steps(b *testing.B) {
-	src := compileSource(1000)
+	src := testsrc.Chain(1000)
 	b.SetBytes(int64(len(src)))
 	b.ResetTimer()
-	cpu := processCPU()
+	cpu := testsrc.ProcessCPU()
 	for i := 0; i < b.N; i++ {
 		if _, diags := hclsyntax.ParseConfig(src, "big.hcl", hcl.InitialPos); diags.HasErrors() {
 			b.Fatal(diags)
 		}
 	}
-	reportCPU(b, cpu)
+	testsrc.ReportCPU(b, cpu)
 }

@@ -337,3 +337,22 @@ func TestVariableNotVisiblePosition(t *testing.T) {
 		t.Errorf("subject = %q, want secrets", src[s.Start.Byte:s.End.Byte])
 	}
 }
+
+// TestUnknownStepNotVisible: a scope that knows the workflow's steps says
+// that a declared step cannot be read here rather than that it does not
+// exist.
+func TestUnknownStepNotVisible(t *testing.T) {
+	t.Parallel()
+	g := ctGraph()
+	sc := StepScope(g, ctStep(KindExec, "price"), SlotWhen)
+	sc.declared = []string{"build", "fan", "other", "price", "self"}
+	_, diags := ctCheck("steps.other.output.n > 1", sc, TypeBool)
+	if len(diags) != 1 || diags[0].Summary != "Unknown step" ||
+		!strings.HasPrefix(diags[0].Detail, `Step "other" cannot be read in when. The steps visible here are "build" and "price".`) {
+		t.Errorf("diags:\n%s", describeDiags(diags))
+	}
+	_, diags = ctCheck("steps.othr.output.n > 1", sc, TypeBool)
+	if len(diags) != 1 || diags[0].Detail != `There is no step "othr". Did you mean "other"?` {
+		t.Errorf("diags:\n%s", describeDiags(diags))
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/flowrun/flowrun/lang/internal/testsrc"
+
 	"cel.dev/cel-go/cel"
 )
 
@@ -208,7 +210,7 @@ func BenchmarkCELParse(b *testing.B) {
 	exprs := exampleExprs(b)
 	b.Run("fast", func(b *testing.B) {
 		b.ReportAllocs()
-		cpu := processCPU()
+		cpu := testsrc.ProcessCPU()
 		for b.Loop() {
 			for _, src := range exprs {
 				if _, ok := fastParse(env, src); !ok {
@@ -216,11 +218,11 @@ func BenchmarkCELParse(b *testing.B) {
 				}
 			}
 		}
-		reportCPU(b, cpu)
+		testsrc.ReportCPU(b, cpu)
 	})
 	b.Run("reference", func(b *testing.B) {
 		b.ReportAllocs()
-		cpu := processCPU()
+		cpu := testsrc.ProcessCPU()
 		for b.Loop() {
 			for _, src := range exprs {
 				if _, iss := env.Parse(src); iss.Err() != nil {
@@ -228,6 +230,6 @@ func BenchmarkCELParse(b *testing.B) {
 				}
 			}
 		}
-		reportCPU(b, cpu)
+		testsrc.ReportCPU(b, cpu)
 	})
 }

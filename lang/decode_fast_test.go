@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flowrun/flowrun/lang/internal/testsrc"
+
 	"github.com/rogpeppe/go-internal/txtar"
 )
 
@@ -260,7 +262,7 @@ func storedCorpus(t testing.TB) map[string]*Graph {
 			}
 		}
 	}
-	add("chain", compileSource(30))
+	add("chain", testsrc.Chain(30))
 	return out
 }
 

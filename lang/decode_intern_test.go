@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/flowrun/flowrun/lang/internal/testsrc"
 )
 
 // decodeWhole is Decode without the stream decoder or interning: the
@@ -24,7 +26,7 @@ func decodeWhole(b []byte) (*Graph, error) {
 // same bytes as the one decoded whole, and the steps' equal types are one
 // shared tree.
 func TestDecodeSharesTypes(t *testing.T) {
-	m, diags := LoadFile("big.hcl", compileSource(40))
+	m, diags := LoadFile("big.hcl", testsrc.Chain(40))
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}

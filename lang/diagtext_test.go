@@ -85,25 +85,6 @@ func TestUnknownStepSuggests(t *testing.T) {
 	}
 }
 
-// TestUnknownStepNotVisible: a scope that knows the workflow's steps says
-// that a declared step cannot be read here rather than that it does not
-// exist.
-func TestUnknownStepNotVisible(t *testing.T) {
-	t.Parallel()
-	g := ctGraph()
-	sc := StepScope(g, ctStep(KindExec, "price"), SlotWhen)
-	sc.declared = []string{"build", "fan", "other", "price", "self"}
-	_, diags := ctCheck("steps.other.output.n > 1", sc, TypeBool)
-	if len(diags) != 1 || diags[0].Summary != "Unknown step" ||
-		!strings.HasPrefix(diags[0].Detail, `Step "other" cannot be read in when. The steps visible here are "build" and "price".`) {
-		t.Errorf("diags:\n%s", describeDiags(diags))
-	}
-	_, diags = ctCheck("steps.othr.output.n > 1", sc, TypeBool)
-	if len(diags) != 1 || diags[0].Detail != `There is no step "othr". Did you mean "other"?` {
-		t.Errorf("diags:\n%s", describeDiags(diags))
-	}
-}
-
 // TestCycleWithOtherErrors: a cycle is reported with the other mistakes,
 // each once (the invalid corpus file cycle_hides_nothing.hcl checks the
 // positions); here, that nothing is reported twice.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowrun/flowrun/lang/internal/testsrc"
+
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
@@ -19,7 +21,7 @@ func TestParseConfigSplit(t *testing.T) {
 	defer func() { parallelParseMin, parallelParseBlocks = savedMin, savedBlocks }()
 	parallelParseMin, parallelParseBlocks = 0, 2
 
-	big := string(compileSource(300))
+	big := string(testsrc.Chain(300))
 	sources := map[string]string{
 		"chain": big,
 		"comments and blank lines": strings.Replace(strings.Replace(big, "  step \"s7\" {", "\n  # a comment\n  // another\n\n  step \"s7\" {", 1),
@@ -80,7 +82,7 @@ func TestParseConfigSplit(t *testing.T) {
 // FuzzParseConfigSplit checks that a file parsed in pieces, whenever it can
 // be, gives the body and diagnostics of a whole parse.
 func FuzzParseConfigSplit(f *testing.F) {
-	f.Add(string(compileSource(5)))
+	f.Add(string(testsrc.Chain(5)))
 	f.Add("workflow \"w\" {\n  a { b = \"}\" }\n  c \"d\" {\n  }\n  e = [\n  f {\n  }\n]\n}\n")
 	f.Fuzz(func(t *testing.T, src string) {
 		savedMin, savedBlocks := parallelParseMin, parallelParseBlocks

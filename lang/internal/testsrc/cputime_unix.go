@@ -1,15 +1,15 @@
 //go:build unix
 
-package lang
+package testsrc
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU returns the processor time (user and system) the process has
+// ProcessCPU returns the processor time (user and system) the process has
 // used so far.
-func processCPU() time.Duration {
+func ProcessCPU() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
