@@ -2,7 +2,6 @@ package lang
 
 import (
 	"context"
-	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -55,15 +54,7 @@ func storedGraph(tb testing.TB, n int) *Graph {
 	if diags.HasErrors() {
 		tb.Fatal(diags)
 	}
-	b, err := json.Marshal(m.Workflows[0].Graph)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var g Graph
-	if err := json.Unmarshal(b, &g); err != nil {
-		tb.Fatal(err)
-	}
-	return &g
+	return testsrc.Stored(tb, m.Workflows[0].Graph)
 }
 
 func benchmarkLoad(b *testing.B, n int) {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowrun/flowrun/lang/internal/testsrc"
+
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
@@ -349,10 +351,10 @@ func TestUnknownStepNotVisible(t *testing.T) {
 	_, diags := ctCheck("steps.other.output.n > 1", sc, TypeBool)
 	if len(diags) != 1 || diags[0].Summary != "Unknown step" ||
 		!strings.HasPrefix(diags[0].Detail, `Step "other" cannot be read in when. The steps visible here are "build" and "price".`) {
-		t.Errorf("diags:\n%s", describeDiags(diags))
+		t.Errorf("diags:\n%s", testsrc.Describe(diags))
 	}
 	_, diags = ctCheck("steps.othr.output.n > 1", sc, TypeBool)
 	if len(diags) != 1 || diags[0].Detail != `There is no step "othr". Did you mean "other"?` {
-		t.Errorf("diags:\n%s", describeDiags(diags))
+		t.Errorf("diags:\n%s", testsrc.Describe(diags))
 	}
 }

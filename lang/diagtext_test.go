@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowrun/flowrun/lang/internal/testsrc"
+
 	"github.com/hashicorp/hcl/v2"
 )
 
@@ -31,7 +33,7 @@ func dtFind(t *testing.T, diags hcl.Diagnostics, summary string) *hcl.Diagnostic
 			return d
 		}
 	}
-	t.Fatalf("no %q diagnostic in:\n%s", summary, describeDiags(diags))
+	t.Fatalf("no %q diagnostic in:\n%s", summary, testsrc.Describe(diags))
 	return nil
 }
 
@@ -72,7 +74,7 @@ func TestUnknownStepSuggests(t *testing.T) {
 		}
 	}
 	if len(got) != len(want) || len(diags) != len(want) {
-		t.Fatalf("want %d Unknown step errors, got:\n%s", len(want), describeDiags(diags))
+		t.Fatalf("want %d Unknown step errors, got:\n%s", len(want), testsrc.Describe(diags))
 	}
 	for i, w := range want {
 		d := got[i]
@@ -117,10 +119,10 @@ func TestCycleWithOtherErrors(t *testing.T) {
 		summaries = append(summaries, d.Summary)
 	}
 	if got := strings.Join(summaries, ", "); got != "Dependency cycle, Unknown step" {
-		t.Errorf("got %s:\n%s", got, describeDiags(diags))
+		t.Errorf("got %s:\n%s", got, testsrc.Describe(diags))
 	}
 	if !strings.Contains(dtFind(t, diags, "Dependency cycle").Detail, `step "a" → step "b" → step "a"`) {
-		t.Errorf("cycle:\n%s", describeDiags(diags))
+		t.Errorf("cycle:\n%s", testsrc.Describe(diags))
 	}
 	if m.Workflow("cyc").Graph != nil {
 		t.Error("a workflow with a cycle has a graph")

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowrun/flowrun/lang/internal/testsrc"
+
 	"github.com/hashicorp/hcl/v2"
 )
 
@@ -102,7 +104,7 @@ func TestInvalidCorpus(t *testing.T) {
 			}
 			for _, m := range want {
 				if got[m] == 0 {
-					t.Errorf("line %d: expected error %q; got:\n%s", m.line, m.summary, describeDiags(diags))
+					t.Errorf("line %d: expected error %q; got:\n%s", m.line, m.summary, testsrc.Describe(diags))
 					continue
 				}
 				got[m]--
@@ -115,25 +117,13 @@ func TestInvalidCorpus(t *testing.T) {
 			}
 			sort.Strings(extra)
 			for _, e := range extra {
-				t.Errorf("unexpected error at %s; all diagnostics:\n%s", e, describeDiags(diags))
+				t.Errorf("unexpected error at %s; all diagnostics:\n%s", e, testsrc.Describe(diags))
 			}
 		})
 	}
 	if total < 60 {
 		t.Errorf("the invalid corpus has %d markers, want at least 60", total)
 	}
-}
-
-func describeDiags(diags hcl.Diagnostics) string {
-	var b strings.Builder
-	for _, d := range diags {
-		line := 0
-		if d.Subject != nil {
-			line = d.Subject.Start.Line
-		}
-		fmt.Fprintf(&b, "  line %d: %s: %s\n", line, d.Summary, d.Detail)
-	}
-	return b.String()
 }
 
 // noStore is a store without workflows.
