@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/expr"
 )
 
 // compileScenario times compiling a chain of N and of N/10 set steps with
@@ -43,7 +44,7 @@ func compileScenario(ctx context.Context, c Config, dir string, r *Result) error
 		loads := make([]time.Duration, loadRepeats)
 		for i := range loads {
 			start = now()
-			if _, err := lang.Load(m.Workflows[0].Graph); err != nil {
+			if _, err := expr.Load(m.Workflows[0].Graph); err != nil {
 				return t, fmt.Errorf("loading a chain of %d steps: %w", steps, err)
 			}
 			loads[i] = now().Sub(start)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/store/sqlite"
 )
@@ -35,7 +36,7 @@ func (h *harness) close() error { return h.st.Close() }
 
 // compile compiles HCL source and stores its workflow (compiling is not
 // part of what the scenarios time).
-func (h *harness) compile(ctx context.Context, src string) (*lang.Graph, error) {
+func (h *harness) compile(ctx context.Context, src string) (*graph.Graph, error) {
 	m, diags := lang.LoadFile("bench.hcl", []byte(src))
 	if diags.HasErrors() {
 		return nil, fmt.Errorf("compiling the benchmark workflow: %s", diags.Error())

@@ -16,10 +16,10 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/flowrun/flowrun/clock"
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/expr"
+	"github.com/flowrun/flowrun/lang/graph"
+	"golang.org/x/sys/unix"
 )
 
 // execCall is an evaluated exec action.
@@ -45,7 +45,7 @@ const truncMarker = "\n[flowrun: truncated %d bytes]"
 // them open).
 const execWaitDelay = 2 * time.Second
 
-func (r *runner) prepareExec(ctx context.Context, x *lang.ExecAction, a *lang.Activation) (*execCall, *stepError) {
+func (r *runner) prepareExec(ctx context.Context, x *graph.ExecAction, a *expr.Activation) (*execCall, *stepError) {
 	bad := func(what string, err error) *stepError {
 		return &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate exec %s: %v", what, err)}
 	}

@@ -15,7 +15,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/expr"
+	"github.com/flowrun/flowrun/lang/graph"
 )
 
 // httpCall is an evaluated http action.
@@ -38,7 +39,7 @@ type httpCall struct {
 	noRedirects   bool // follow_redirects = false: a 3xx is the response
 }
 
-func (r *runner) prepareHTTP(ctx context.Context, h *lang.HTTPAction, a *lang.Activation) (*httpCall, *stepError) {
+func (r *runner) prepareHTTP(ctx context.Context, h *graph.HTTPAction, a *expr.Activation) (*httpCall, *stepError) {
 	bad := func(what string, err error) *stepError {
 		return &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate http %s: %v", what, err)}
 	}
@@ -49,7 +50,7 @@ func (r *runner) prepareHTTP(ctx context.Context, h *lang.HTTPAction, a *lang.Ac
 	}
 	var err error
 	if c.url, err = r.l.prog.EvalURL(ctx, h, a); err != nil {
-		var ue *lang.URLError
+		var ue *expr.URLError
 		if !errors.As(err, &ue) {
 			return nil, bad("url", err)
 		}
@@ -63,7 +64,7 @@ func (r *runner) prepareHTTP(ctx context.Context, h *lang.HTTPAction, a *lang.Ac
 		m, _ := v.(map[string]any)
 		for k, x := range m {
 			c.headers[k] = plainString(x)
-			var tmpl *lang.Value
+			var tmpl *graph.Value
 			if h.Headers.Object != nil {
 				tmpl = h.Headers.Object[k]
 			} else {
@@ -155,7 +156,7 @@ func runHTTP(ctx context.Context, client *http.Client, c *httpCall, limit int64)
 }
 
 // readsSecret reports whether an expression of v reads a declared secret.
-func (r *runner) readsSecret(v *lang.Value) bool {
+func (r *runner) readsSecret(v *graph.Value) bool {
 	for _, s := range r.l.g.Secrets {
 		if usesSecret(v, s.Name) {
 			return true
@@ -181,8 +182,8 @@ func (c *httpCall) checkRedirect(req *http.Request, via []*http.Request) error {
 	if c.noRedirects {
 		return http.ErrUseLastResponse
 	}
-	if len(via) > lang.MaxRedirects {
-		return fmt.Errorf("stopped after %d redirects (the most an http action follows; set follow_redirects = false to take the 3xx response)", lang.MaxRedirects)
+	if len(via) > expr.MaxRedirects {
+		return fmt.Errorf("stopped after %d redirects (the most an http action follows; set follow_redirects = false to take the 3xx response)", expr.MaxRedirects)
 	}
 	if origin(req.URL) != origin(via[0].URL) {
 		if c.secretBody && req.GetBody != nil {
@@ -214,7 +215,7 @@ func origin(u *url.URL) string {
 // urlError describes a url that could not be built: the problem with the
 // built URL (redacted), or where a value could not be placed (which names
 // the expression, never its value).
-func (c *httpCall) urlError(ue *lang.URLError) string {
+func (c *httpCall) urlError(ue *expr.URLError) string {
 	if c.url == "" {
 		return c.red.text(ue.Msg)
 	}

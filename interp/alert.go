@@ -8,7 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/expr"
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 )
 
@@ -192,7 +193,7 @@ func (e *Engine) sendAlert(ctx context.Context, d store.AlertDelivery) error {
 	if err != nil {
 		return err
 	}
-	var al *lang.Alert
+	var al *graph.Alert
 	for i := range r.l.g.Alerts {
 		if r.l.g.Alerts[i].Name == d.Alert {
 			al = &r.l.g.Alerts[i]
@@ -206,17 +207,17 @@ func (e *Engine) sendAlert(ctx context.Context, d store.AlertDelivery) error {
 	f := &flight{started: e.clk.Now(), timeout: alertTimeout, limit: r.l.g.Limits.OutputBytes,
 		idem: run.ID + "/alert/" + d.Alert + "/" + strconv.FormatInt(d.ID, 10)}
 	if f.limit <= 0 {
-		f.limit = lang.DefaultOutputBytes
+		f.limit = graph.DefaultOutputBytes
 	}
 	var se *stepError
 	switch al.Action.Kind {
-	case lang.KindExec:
+	case graph.KindExec:
 		f.exec, se = r.prepareExec(ctx, al.Action.Exec, a)
 		if f.exec != nil {
 			f.exec.env = append(f.exec.env, "FLOWRUN_IDEMPOTENCY_KEY="+f.idem, "FLOWRUN_RUN_ID="+run.ID,
 				"FLOWRUN_ALERT="+d.Alert, "FLOWRUN_ALERT_EVENT="+d.Event)
 		}
-	case lang.KindHTTP:
+	case graph.KindHTTP:
 		f.http, se = r.prepareHTTP(ctx, al.Action.HTTP, a)
 		if f.http != nil {
 			f.http.idem = f.idem
@@ -260,7 +261,7 @@ func (e *Engine) viewRunner(ctx context.Context, run store.Run) (*runner, error)
 	if started.IsZero() {
 		started = run.CreatedAt
 	}
-	r.info = lang.RunInfo{ID: run.ID, Workflow: run.Workflow, Version: run.Version, Key: run.Key,
+	r.info = expr.RunInfo{ID: run.ID, Workflow: run.Workflow, Version: run.Version, Key: run.Key,
 		Attempt: run.AttemptsUsed, StartedAt: started.UTC().Format(time.RFC3339)}
 	steps, err := e.st.StepList(ctx, run.ID)
 	if err != nil {

@@ -12,8 +12,10 @@ import (
 
 	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/store/sqlite"
+	_ "modernc.org/sqlite" // the raw baseline's driver
 )
 
 // The benchmarks report their time per operation as a ratio to one raw
@@ -86,7 +88,7 @@ func chainHCL(name string, n int) string {
 
 // storeHCL compiles and stores the workflow, and loads its program into
 // the engine's cache so that compiling CEL is not part of what is timed.
-func storeHCL(b *testing.B, e *Engine, src string) *lang.Graph {
+func storeHCL(b *testing.B, e *Engine, src string) *graph.Graph {
 	m, diags := lang.LoadFile("bench.hcl", []byte(src))
 	if diags.HasErrors() {
 		b.Fatal(diags.Error())

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 )
 
@@ -17,7 +17,7 @@ const waitBreaker = "breaker"
 var breakerKinds = map[string]bool{"exec": true, "http": true, "timeout": true}
 
 // breakerOf returns the breaker a step names, or nil.
-func (r *runner) breakerOf(s *lang.Step) *lang.Breaker {
+func (r *runner) breakerOf(s *graph.Step) *graph.Breaker {
 	if s.Breaker == "" {
 		return nil
 	}
@@ -96,10 +96,10 @@ func (r *runner) refuseAttempt(u unit, se *stepError) {
 
 // trialFor bounds how long a trial attempt may hold a half-open breaker
 // without reporting: its timeout plus a lease period (its worker died).
-func (r *runner) trialFor(s *lang.Step) time.Duration {
+func (r *runner) trialFor(s *graph.Step) time.Duration {
 	ms := s.TimeoutMS
 	if ms <= 0 {
-		ms = lang.DefaultTimeoutMS
+		ms = graph.DefaultTimeoutMS
 	}
 	return msDuration(ms) + r.e.opts.LeaseFor
 }

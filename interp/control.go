@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 )
 
@@ -30,8 +30,8 @@ func (e *Engine) Signal(ctx context.Context, runID, name string, payload json.Ra
 	if len(payload) == 0 {
 		payload = json.RawMessage("{}")
 	}
-	if lang.JSONDepthOver(payload, lang.MaxValueDepth) >= 0 {
-		return store.Signal{}, fmt.Errorf("signal run %s: the signal data nests deeper than %d levels of lists and objects; flatten it", run.ID, lang.MaxValueDepth)
+	if graph.JSONDepthOver(payload, graph.MaxValueDepth) >= 0 {
+		return store.Signal{}, fmt.Errorf("signal run %s: the signal data nests deeper than %d levels of lists and objects; flatten it", run.ID, graph.MaxValueDepth)
 	}
 	if !json.Valid(payload) {
 		return store.Signal{}, fmt.Errorf("signal run %s: the signal data is not valid JSON; pass a JSON value such as '{\"approved\": true}'", run.ID)
@@ -59,7 +59,7 @@ func (e *Engine) checkSignal(ctx context.Context, run store.Run, name string) er
 	waiting := false
 	var names []string
 	for _, s := range l.g.Steps {
-		if s.Action.Kind != lang.KindWait {
+		if s.Action.Kind != graph.KindWait {
 			continue
 		}
 		names = append(names, s.Action.Wait.Signal)

@@ -7,7 +7,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 )
 
@@ -82,7 +82,7 @@ func (e *Engine) DeadLetterRetry(ctx context.Context, id int64) (store.DeadLette
 	if s == nil {
 		return d, fmt.Errorf("retry dead letter %d: the run's workflow has no step %q", id, d.Step)
 	}
-	if s.Action.Kind != lang.KindExec && s.Action.Kind != lang.KindHTTP {
+	if s.Action.Kind != graph.KindExec && s.Action.Kind != graph.KindHTTP {
 		return d, fmt.Errorf("retry dead letter %d: step %q has a %s action; only exec and http items can be retried: %w", id, d.Step, s.Action.Kind, store.ErrConflict)
 	}
 	atts, err := e.st.AttemptList(ctx, run.ID, d.StepKey)

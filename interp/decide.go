@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 )
 
@@ -49,8 +49,8 @@ func ParseChoice(s string) (Choice, error) {
 type DecisionPlan struct {
 	Run      store.Run
 	From, To string // the bound version and the newest stored one
-	Changes  []lang.Change
-	Bump     lang.Bump
+	Changes  []graph.Change
+	Bump     graph.Bump
 	// Keep and Rerun are the completed (or skipped, or continued-failed)
 	// steps a migration keeps and runs again, in the new graph's order.
 	Keep, Rerun []string
@@ -88,13 +88,13 @@ func (e *Engine) PlanDecision(ctx context.Context, runID string) (*DecisionPlan,
 	if p.newL, err = e.load(ctx, run.Workflow, p.newV.Hash); err != nil {
 		return nil, fmt.Errorf("run %s: %w", run.ID, err)
 	}
-	p.Changes = lang.Diff(p.oldL.g, p.newL.g)
-	p.Bump = lang.RequiredBump(p.Changes)
+	p.Changes = graph.Diff(p.oldL.g, p.newL.g)
+	p.Bump = graph.RequiredBump(p.Changes)
 	if p.steps, err = e.st.StepList(ctx, run.ID); err != nil {
 		return nil, fmt.Errorf("run %s: load steps: %w", run.ID, err)
 	}
 	p.inputs, p.NewErr = carryInputs(p.newL.g, run)
-	p.Keep, p.Rerun, p.MigrateErr = lang.MigrationPlan(p.oldL.g, p.newL.g, settledSteps(p.oldL, p.steps))
+	p.Keep, p.Rerun, p.MigrateErr = graph.MigrationPlan(p.oldL.g, p.newL.g, settledSteps(p.oldL, p.steps))
 	if p.MigrateErr == nil {
 		p.MigrateErr = p.NewErr
 	}
@@ -125,7 +125,7 @@ func settledSteps(l *loaded, steps []store.Step) []string {
 // carryInputs fits a run's inputs to another version of its workflow:
 // inputs the version no longer declares are dropped, new ones take their
 // defaults, and every value must have its declared type.
-func carryInputs(g *lang.Graph, run store.Run) (map[string]any, error) {
+func carryInputs(g *graph.Graph, run store.Run) (map[string]any, error) {
 	given := decodeMap(run.Inputs)
 	declared := map[string]bool{}
 	for _, in := range g.Inputs {
@@ -172,11 +172,11 @@ func (p *DecisionPlan) checkKept() error {
 			}
 			for i, it := range items {
 				if err == nil {
-					err = lang.CheckValue(s.OutputType, it, fmt.Sprintf("output[%d]", i))
+					err = graph.CheckValue(s.OutputType, it, fmt.Sprintf("output[%d]", i))
 				}
 			}
 		} else {
-			err = lang.CheckValue(s.OutputType, out, "output")
+			err = graph.CheckValue(s.OutputType, out, "output")
 		}
 		if err != nil {
 			return fmt.Errorf("version %s cannot take the recorded output of step %q: %v", p.To, name, err)

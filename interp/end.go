@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 )
 
@@ -29,9 +29,9 @@ func (r *runner) completeRun(ctx context.Context) {
 			r.failRun(&stepError{Kind: "expression", Message: fmt.Sprintf("evaluate output %q: %v", o.Name, err)}, "")
 			return
 		}
-		if lang.ValueTooDeep(v, lang.MaxValueDepth) {
+		if graph.ValueTooDeep(v, graph.MaxValueDepth) {
 			r.failRun(&stepError{Kind: "output_limit", Message: fmt.Sprintf(
-				"output %q nests deeper than %d levels of lists and objects, the most a stored value may; flatten it", o.Name, lang.MaxValueDepth)}, "")
+				"output %q nests deeper than %d levels of lists and objects, the most a stored value may; flatten it", o.Name, graph.MaxValueDepth)}, "")
 			return
 		}
 		out[o.Name] = v

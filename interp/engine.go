@@ -2,6 +2,7 @@ package interp
 
 import (
 	"context"
+
 	cryptorand "crypto/rand"
 	"encoding/binary"
 	"fmt"
@@ -14,7 +15,8 @@ import (
 	"time"
 
 	"github.com/flowrun/flowrun/clock"
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/expr"
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 )
 
@@ -89,8 +91,8 @@ type Engine struct {
 // loaded is a decoded graph and its compiled program, shared by every run
 // of that graph.
 type loaded struct {
-	g     *lang.Graph
-	prog  *lang.Program
+	g     *graph.Graph
+	prog  *expr.Program
 	index map[string]int // step → its position in g.Steps
 	// targets: for a switch step, every step it can choose.
 	switchOf map[string][]string // step → the switch steps that target it
@@ -103,7 +105,7 @@ type loaded struct {
 }
 
 // step returns the step of the graph named name, or nil.
-func (l *loaded) step(name string) *lang.Step {
+func (l *loaded) step(name string) *graph.Step {
 	if i, ok := l.index[name]; ok {
 		return l.g.Steps[i]
 	}
@@ -175,16 +177,16 @@ func (e *Engine) Store() store.Store { return e.st }
 
 // StoreGraph stores g as a workflow version (its canonical encoding and
 // hash). Storing the same version with the same graph again is a no-op.
-func (e *Engine) StoreGraph(ctx context.Context, g *lang.Graph) (store.Version, error) {
-	b, err := lang.Encode(g)
+func (e *Engine) StoreGraph(ctx context.Context, g *graph.Graph) (store.Version, error) {
+	b, err := graph.Encode(g)
 	if err != nil {
 		return store.Version{}, fmt.Errorf("store workflow %q: %w", g.Workflow, err)
 	}
-	h, err := lang.Hash(g)
+	h, err := graph.Hash(g)
 	if err != nil {
 		return store.Version{}, fmt.Errorf("store workflow %q: %w", g.Workflow, err)
 	}
-	sv, err := lang.ParseVersion(g.Version)
+	sv, err := graph.ParseVersion(g.Version)
 	if err != nil {
 		return store.Version{}, fmt.Errorf("store workflow %q: %w", g.Workflow, err)
 	}
@@ -228,13 +230,13 @@ func (e *Engine) loadVersion(v store.Version) (*loaded, error) {
 	if l := e.graphs.get(k); l != nil {
 		return l, nil
 	}
-	g, err := lang.Decode(v.Graph)
+	g, err := graph.Decode(v.Graph)
 	if err != nil {
 		return nil, fmt.Errorf("load workflow %q version %s: %w", v.Workflow, v.Version, err)
 	}
 	size := len(v.Graph)
 	v.Graph = nil // garbage from here on (see collectAfterLoad)
-	prog, err := lang.Load(g)
+	prog, err := expr.Load(g)
 	if err != nil {
 		return nil, fmt.Errorf("load workflow %q version %s: %w", v.Workflow, v.Version, err)
 	}
@@ -250,7 +252,7 @@ func (e *Engine) loadVersion(v store.Version) (*loaded, error) {
 			}
 		}
 		l.expands = l.expands || s.Foreach != nil || s.Until != nil
-		if s.Action.Kind == lang.KindSwitch && s.Action.Switch != nil {
+		if s.Action.Kind == graph.KindSwitch && s.Action.Switch != nil {
 			seen := map[string]bool{}
 			add := func(t string) {
 				if !seen[t] {

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
 )
 
 // The environment of an exec program (semantics.md §11) is declared, never
@@ -32,7 +32,7 @@ func workerEnv(environ []string, pass []string) []string {
 	var out []string
 	for _, kv := range environ {
 		name, _, ok := strings.Cut(kv, "=")
-		if !ok || name == "" || strings.HasPrefix(name, lang.ReservedEnvPrefix) {
+		if !ok || name == "" || strings.HasPrefix(name, graph.ReservedEnvPrefix) {
 			continue
 		}
 		if strings.HasPrefix(name, baseEnvPrefix) || slices.Contains(baseEnv, name) || slices.Contains(pass, name) {

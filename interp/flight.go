@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/flowrun/flowrun/clock"
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
 )
 
 // flight is one attempt of an exec or http action in progress. Its
@@ -48,11 +48,11 @@ func (r *runner) prepare(ctx context.Context, u unit) (*flight, *stepError) {
 	n := r.lastAtt[u.key] + 1
 	f := &flight{u: u, started: r.now, limit: r.l.g.Limits.OutputBytes}
 	if f.limit <= 0 {
-		f.limit = lang.DefaultOutputBytes
+		f.limit = graph.DefaultOutputBytes
 	}
 	ms := u.s.TimeoutMS
 	if ms <= 0 {
-		ms = lang.DefaultTimeoutMS
+		ms = graph.DefaultTimeoutMS
 	}
 	f.timeout = msDuration(ms)
 	f.idem = r.run.ID + "/" + u.key
@@ -69,7 +69,7 @@ func (r *runner) prepare(ctx context.Context, u unit) (*flight, *stepError) {
 	}
 	var se *stepError
 	switch u.s.Action.Kind {
-	case lang.KindExec:
+	case graph.KindExec:
 		f.exec, se = r.prepareExec(ctx, u.s.Action.Exec, a)
 		if f.exec != nil {
 			f.exec.env = append(f.exec.env,
@@ -82,7 +82,7 @@ func (r *runner) prepare(ctx context.Context, u unit) (*flight, *stepError) {
 				// hitting another database's run of the same id.
 				"FLOWRUN_OWNER="+r.owner)
 		}
-	case lang.KindHTTP:
+	case graph.KindHTTP:
 		f.http, se = r.prepareHTTP(ctx, u.s.Action.HTTP, a)
 		if f.http != nil {
 			f.http.idem = f.idem
@@ -138,13 +138,13 @@ func (f *flight) do(e *Engine) flightResult {
 // uses a secret whose environment variable is unset (or empty) in this
 // worker: the attempt fails without running and is not retried
 // (language.md §4, semantics.md §6).
-func (r *runner) missingSecret(s *lang.Step) *stepError {
-	var vals []*lang.Value
+func (r *runner) missingSecret(s *graph.Step) *stepError {
+	var vals []*graph.Value
 	switch a := s.Action; {
-	case a.Kind == lang.KindExec && a.Exec != nil:
-		vals = []*lang.Value{a.Exec.Command, a.Exec.Dir, a.Exec.Env, a.Exec.Stdin}
-	case a.Kind == lang.KindHTTP && a.HTTP != nil:
-		vals = []*lang.Value{a.HTTP.URL, a.HTTP.Headers, a.HTTP.Body, a.HTTP.Query}
+	case a.Kind == graph.KindExec && a.Exec != nil:
+		vals = []*graph.Value{a.Exec.Command, a.Exec.Dir, a.Exec.Env, a.Exec.Stdin}
+	case a.Kind == graph.KindHTTP && a.HTTP != nil:
+		vals = []*graph.Value{a.HTTP.URL, a.HTTP.Headers, a.HTTP.Body, a.HTTP.Query}
 	}
 	for _, sec := range r.l.g.Secrets {
 		if r.secrets[sec.Name] != "" {
@@ -161,7 +161,7 @@ func (r *runner) missingSecret(s *lang.Step) *stepError {
 
 // usesSecret reports whether an expression of the value refers to
 // secrets.NAME (or secrets['NAME']).
-func usesSecret(v *lang.Value, name string) bool {
+func usesSecret(v *graph.Value, name string) bool {
 	if v == nil {
 		return false
 	}

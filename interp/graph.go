@@ -3,7 +3,7 @@ package interp
 import (
 	"context"
 
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
 )
 
 // Graph returns the decoded graph of a workflow's stored version, named by
@@ -13,7 +13,7 @@ import (
 // whoever asks: the CLI, flowtui and the runner share it. The graph is
 // shared and must not be modified. A hash that is not stored is an error
 // wrapping store.ErrNotFound.
-func (e *Engine) Graph(ctx context.Context, workflow, hash string) (*lang.Graph, error) {
+func (e *Engine) Graph(ctx context.Context, workflow, hash string) (*graph.Graph, error) {
 	l, err := e.load(ctx, workflow, hash)
 	if err != nil {
 		return nil, err

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
 )
 
 func cacheGraph(n int) *loaded {
-	return &loaded{g: &lang.Graph{Steps: make([]*lang.Step, n)}}
+	return &loaded{g: &graph.Graph{Steps: make([]*graph.Step, n)}}
 }
 
 // TestGraphCacheBound: the cache keeps the most recently used graphs

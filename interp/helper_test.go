@@ -11,6 +11,7 @@ import (
 
 	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/store/sqlite"
 )
@@ -51,13 +52,13 @@ func setup(t *testing.T, opts ...func(*Options)) *bundle {
 }
 
 // compile compiles HCL source and stores every workflow in it.
-func (b *bundle) compile(src string) []*lang.Graph {
+func (b *bundle) compile(src string) []*graph.Graph {
 	b.t.Helper()
 	m, diags := lang.LoadFile("test.hcl", []byte(src))
 	if diags.HasErrors() {
 		b.t.Fatalf("compile: %s", diags.Error())
 	}
-	var gs []*lang.Graph
+	var gs []*graph.Graph
 	for _, w := range m.Workflows {
 		if _, err := b.e.StoreGraph(b.ctx, w.Graph); err != nil {
 			b.t.Fatalf("store graph: %v", err)

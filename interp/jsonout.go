@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
 )
 
 // parseOutputJSON parses what a program printed on stdout, or an http
@@ -16,7 +16,7 @@ import (
 // more than reading it once.
 func parseOutputJSON(b []byte) (v any, ok bool) {
 	b = bytes.TrimSpace(b)
-	if len(b) == 0 || lang.JSONDepthOver(b, lang.MaxValueDepth) >= 0 {
+	if len(b) == 0 || graph.JSONDepthOver(b, graph.MaxValueDepth) >= 0 {
 		return nil, false
 	}
 	if err := json.Unmarshal(b, &v); err != nil {

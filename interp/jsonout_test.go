@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
 )
 
 // depthOf is the nesting of a decoded JSON value: a list or object counts
@@ -33,7 +33,7 @@ func nested(open, inner, close string, n int) string {
 }
 
 func TestParseOutputJSON(t *testing.T) {
-	limit := lang.MaxValueDepth
+	limit := graph.MaxValueDepth
 	cases := []struct {
 		name string
 		in   string
@@ -69,7 +69,7 @@ func TestParseOutputJSON(t *testing.T) {
 // step's output, inside show --json's layout (the values at most
 // lang.MaxValueDepth levels, far below encoding/json's 10,000).
 func FuzzParseOutputJSON(f *testing.F) {
-	limit := lang.MaxValueDepth
+	limit := graph.MaxValueDepth
 	for _, s := range []string{
 		"", "null", " 42 \n", `"text"`, `{"a": [1, 2, {"b": "c"}]}`, "[1,", "{} {}", "not json",
 		`["\\", "\"[[[", {"k]": "{"}]`,
@@ -83,7 +83,7 @@ func FuzzParseOutputJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		v, ok := parseOutputJSON(data)
 		trimmed := bytes.TrimSpace(data)
-		over := lang.JSONDepthOver(trimmed, limit) >= 0
+		over := graph.JSONDepthOver(trimmed, limit) >= 0
 		var ref any
 		refOK := len(trimmed) > 0 && json.Unmarshal(trimmed, &ref) == nil
 		switch {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 )
 
@@ -164,7 +164,7 @@ func (r *runner) droppable(k *keep, heads []store.StepHead) []bool {
 	}
 	gone := make([]bool, len(steps))
 	for i, s := range steps {
-		gone[i] = ended[i] && readers[i] == 0 && !(failed[i] && s.Action.Kind == lang.KindWorkflow)
+		gone[i] = ended[i] && readers[i] == 0 && !(failed[i] && s.Action.Kind == graph.KindWorkflow)
 	}
 	return gone
 }

@@ -9,7 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/expr"
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 )
 
@@ -30,16 +31,16 @@ type runner struct {
 	owner string
 
 	inputs  map[string]any
-	conv    *lang.ConvCache // inputs converted for CEL, once per type
+	conv    *expr.ConvCache // inputs converted for CEL, once per type
 	secrets map[string]string
 	red     *redactor
-	info    lang.RunInfo
+	info    expr.RunInfo
 
 	rows     map[string]*store.Step
 	states   map[string]*rowState
 	lastAtt  map[string]int // highest attempt number per step key
 	failures map[string]int // failed attempts per step key (the retry budget)
-	results  map[string]lang.StepResult
+	results  map[string]expr.StepResult
 	noted    map[string]bool      // foreach items whose end was handled
 	fe       map[string]*feCursor // foreach steps in progress (schedule.go)
 	signals  []store.Signal       // pending signals, oldest first
@@ -86,7 +87,7 @@ func (e *Engine) newRunner(run store.Run, owner string) *runner {
 		e: e, run: run, lease: run.Lease, owner: owner,
 		rows: map[string]*store.Step{}, states: map[string]*rowState{},
 		lastAtt: map[string]int{}, failures: map[string]int{},
-		results: map[string]lang.StepResult{}, noted: map[string]bool{},
+		results: map[string]expr.StepResult{}, noted: map[string]bool{},
 		children: map[string]store.Run{}, flights: map[string]*flight{},
 		doneCh: make(chan flightResult, 16), nudgeCh: make(chan struct{}, 1),
 		tx: newTxb(run.ID, run.Lease), usedAtts: run.AttemptsUsed,
@@ -416,7 +417,7 @@ func (r *runner) rebuild(ctx context.Context) error {
 		r.inputs = map[string]any{}
 	}
 	fillDefaults(l.g, r.inputs)
-	r.conv = lang.NewConvCache() // r.inputs does not change from here on
+	r.conv = expr.NewConvCache() // r.inputs does not change from here on
 	r.secrets = map[string]string{}
 	for _, s := range l.g.Secrets {
 		r.secrets[s.Name] = r.e.opts.Getenv(s.Env)
@@ -426,7 +427,7 @@ func (r *runner) rebuild(ctx context.Context) error {
 	if started.IsZero() {
 		started = r.e.clk.Now()
 	}
-	r.info = lang.RunInfo{ID: r.run.ID, Workflow: r.run.Workflow, Version: r.run.Version, Key: r.run.Key,
+	r.info = expr.RunInfo{ID: r.run.ID, Workflow: r.run.Workflow, Version: r.run.Version, Key: r.run.Key,
 		Attempt: runAttempt(r.run), StartedAt: started.UTC().Format(time.RFC3339)}
 	steps, k, err := r.loadRows(ctx, heads)
 	if err != nil {
@@ -563,7 +564,7 @@ func (r *runner) refreshExternal(ctx context.Context) error {
 		}
 	}
 	for _, s := range r.l.g.Steps {
-		if s.Action.Kind == lang.KindWait {
+		if s.Action.Kind == graph.KindWait {
 			if row := r.rows[s.Name]; row == nil || !row.Status.Terminal() {
 				needSignals = true
 			}

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"maps"
 
-	"github.com/hashicorp/hcl/v2"
-
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/expr"
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
+	"github.com/hashicorp/hcl/v2"
 )
 
 // Wait kinds of a waiting step key, kept in its State.
@@ -189,7 +189,7 @@ func (r *runner) stale(row *store.Step) bool {
 // unit is one executable step key: a step, a foreach item, or an until
 // iteration of either.
 type unit struct {
-	s    *lang.Step
+	s    *graph.Step
 	key  string
 	idx  int // foreach index, -1 when none
 	iter int // until iteration, -1 when none
@@ -197,8 +197,8 @@ type unit struct {
 }
 
 // act is the activation of control expressions of a unit (nil: step level).
-func (r *runner) act(u *unit) *lang.Activation {
-	a := &lang.Activation{Input: r.inputs, Steps: r.results, Run: r.info, Cache: r.conv}
+func (r *runner) act(u *unit) *expr.Activation {
+	a := &expr.Activation{Input: r.inputs, Steps: r.results, Run: r.info, Cache: r.conv}
 	if u == nil {
 		return a
 	}
@@ -210,14 +210,14 @@ func (r *runner) act(u *unit) *lang.Activation {
 		a.Iteration = u.iter
 		if prev := r.rows[store.StepKey(u.s.Name, u.idx, u.iter-1)]; prev != nil && prev.Status == store.StepCompleted {
 			a.Steps = maps.Clone(r.results)
-			a.Steps[u.s.Name] = lang.StepResult{Status: string(prev.Status), Attempts: prev.Attempts, Output: decodeJSON(prev.Output)}
+			a.Steps[u.s.Name] = expr.StepResult{Status: string(prev.Status), Attempts: prev.Attempts, Output: decodeJSON(prev.Output)}
 		}
 	}
 	return a
 }
 
 // dataAct is act plus the secrets, for data templates.
-func (r *runner) dataAct(u *unit) *lang.Activation {
+func (r *runner) dataAct(u *unit) *expr.Activation {
 	a := r.act(u)
 	a.Secrets = r.secrets
 	if u != nil {
@@ -227,8 +227,8 @@ func (r *runner) dataAct(u *unit) *lang.Activation {
 }
 
 // settle makes a finished step visible to CEL as steps.NAME.
-func (r *runner) settle(s *lang.Step, row *store.Step) {
-	res := lang.StepResult{Status: string(row.Status), Attempts: row.Attempts}
+func (r *runner) settle(s *graph.Step, row *store.Step) {
+	res := expr.StepResult{Status: string(row.Status), Attempts: row.Attempts}
 	if !r.unread(s.Name) {
 		// Decoded only when something will read it: the output of a
 		// foreach of a million items would take far more memory as
@@ -306,8 +306,8 @@ func (r *runner) newKeep() *keep {
 			read(need)
 		}
 	}
-	var pin func(v *lang.Value)
-	pin = func(v *lang.Value) {
+	var pin func(v *graph.Value)
+	pin = func(v *graph.Value) {
 		if v == nil {
 			return
 		}
@@ -316,7 +316,7 @@ func (r *runner) newKeep() *keep {
 				if p.Expr == nil {
 					continue
 				}
-				pe, diags := lang.ParseExpr(p.Expr.CEL, hcl.Range{})
+				pe, diags := expr.ParseExpr(p.Expr.CEL, hcl.Range{})
 				if diags.HasErrors() {
 					k.off = true // its evaluation reports the error; keep everything
 					continue
@@ -471,7 +471,7 @@ func (r *runner) decide(ctx context.Context) {
 
 // advance moves one step forward: gates it when it has not begun, then
 // drives its foreach, until or single unit, and settles it when it ends.
-func (r *runner) advance(ctx context.Context, s *lang.Step) bool {
+func (r *runner) advance(ctx context.Context, s *graph.Step) bool {
 	if r.over(s.Name) {
 		return false // ended, and nothing reads it any more
 	}
@@ -525,7 +525,7 @@ func (r *runner) advance(ctx context.Context, s *lang.Step) bool {
 // gate decides whether a step that has not begun can begin: all its needs
 // settled (ready), and if so whether it is skipped (the reason) or its
 // when expression failed (err).
-func (r *runner) gate(ctx context.Context, s *lang.Step) (ready bool, skip string, err *stepError) {
+func (r *runner) gate(ctx context.Context, s *graph.Step) (ready bool, skip string, err *stepError) {
 	r.e.gates.Add(1)
 	for _, n := range s.Needs {
 		if row := r.rows[n]; row == nil || !row.Status.Terminal() {
@@ -536,7 +536,7 @@ func (r *runner) gate(ctx context.Context, s *lang.Step) (ready bool, skip strin
 	// branch taken and as skipped otherwise; the join rule then decides.
 	edge := func(n string) store.StepStatus {
 		st := r.rows[n].Status
-		if st != store.StepCompleted || r.l.step(n).Action.Kind != lang.KindSwitch {
+		if st != store.StepCompleted || r.l.step(n).Action.Kind != graph.KindSwitch {
 			return st
 		}
 		for _, t := range r.state(n).Chosen {
@@ -586,7 +586,7 @@ func (r *runner) gate(ctx context.Context, s *lang.Step) (ready bool, skip strin
 
 // stepEnded settles a step that just reached a terminal status and fails
 // the run when the step failed and does not continue on error.
-func (r *runner) stepEnded(s *lang.Step) {
+func (r *runner) stepEnded(s *graph.Step) {
 	row := r.rows[s.Name]
 	r.settle(s, row)
 	if row.Status != store.StepFailed {
@@ -597,7 +597,7 @@ func (r *runner) stepEnded(s *lang.Step) {
 	if se.Kind == "" {
 		se.Kind = "internal"
 	}
-	if s.OnError == "continue" && s.Action.Kind != lang.KindFail {
+	if s.OnError == "continue" && s.Action.Kind != graph.KindFail {
 		return
 	}
 	r.failRun(se, s.Name)
@@ -704,7 +704,7 @@ func (r *runner) advanceUntil(ctx context.Context, c unit) bool {
 func (r *runner) untilCond(ctx context.Context, c unit, urow *store.Step) (bool, *stepError) {
 	name := c.s.Name
 	prev, had := r.results[name]
-	r.results[name] = lang.StepResult{Status: string(store.StepCompleted), Attempts: urow.Attempts, Output: decodeJSON(urow.Output)}
+	r.results[name] = expr.StepResult{Status: string(store.StepCompleted), Attempts: urow.Attempts, Output: decodeJSON(urow.Output)}
 	a := r.act(&c)
 	a.Iteration = urow.Iteration
 	v, err := r.l.prog.Eval(ctx, c.s.Until.Cond, a)
@@ -724,7 +724,7 @@ func (r *runner) untilCond(ctx context.Context, c unit, urow *store.Step) (bool,
 // recorded; items run as units (or until loops) name[i], at most
 // Foreach.Concurrency at once; the step completes with the list of item
 // outputs once every item ended.
-func (r *runner) advanceForeach(ctx context.Context, s *lang.Step) bool {
+func (r *runner) advanceForeach(ctx context.Context, s *graph.Step) bool {
 	base := unit{s: s, key: s.Name, idx: -1, iter: -1}
 	row := r.rows[s.Name]
 	if row == nil || row.Status == store.StepPending {
@@ -856,7 +856,7 @@ type feCursor struct {
 
 // cursor returns the cursor of foreach step s of n items, making it from
 // the rows the runner holds the first time.
-func (r *runner) cursor(s *lang.Step, n int) *feCursor {
+func (r *runner) cursor(s *graph.Step, n int) *feCursor {
 	if c := r.fe[s.Name]; c != nil {
 		return c
 	}
@@ -875,7 +875,7 @@ func (r *runner) cursor(s *lang.Step, n int) *feCursor {
 // fold moves the cursor's done past the leading items that ended and
 // were handled, appending their outputs (null for an item that did not
 // complete) and dropping their rows from the runner's maps.
-func (r *runner) fold(s *lang.Step, c *feCursor) {
+func (r *runner) fold(s *graph.Step, c *feCursor) {
 	for c.done < c.next {
 		key := store.StepKey(s.Name, c.done, -1)
 		ir := r.rows[key]

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
 )
 
 // setOutputError checks a set step's output against the bounds every
@@ -21,15 +21,15 @@ func (r *runner) setOutputError(out map[string]any) *stepError {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		if lang.ValueTooDeep(out[name], lang.MaxValueDepth) {
+		if graph.ValueTooDeep(out[name], graph.MaxValueDepth) {
 			return &stepError{Kind: "output_limit", Message: fmt.Sprintf(
 				"set value %q nests deeper than %d levels of lists and objects, the most a stored value may; flatten it",
-				name, lang.MaxValueDepth)}
+				name, graph.MaxValueDepth)}
 		}
 	}
 	limit := r.l.g.Limits.OutputBytes
 	if limit <= 0 {
-		limit = lang.DefaultOutputBytes
+		limit = graph.DefaultOutputBytes
 	}
 	if n := int64(len(mustJSON(normalizeJSON(out)))); n > limit {
 		return &stepError{Kind: "output_limit", Message: fmt.Sprintf(

@@ -8,7 +8,9 @@ import (
 	"sort"
 	"time"
 
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/expr"
+	"github.com/flowrun/flowrun/lang/graph"
+	"github.com/flowrun/flowrun/lang/naming"
 	"github.com/flowrun/flowrun/store"
 )
 
@@ -108,7 +110,7 @@ func (e *KeyInUseError) Error() string {
 		what = "inputs "
 	}
 	return fmt.Sprintf("workflow %q: run %s with key %q is still %s and was started with other values of %s%s",
-		e.Workflow, e.Run, e.Key, e.Status, what, lang.QuotedNames(e.Inputs))
+		e.Workflow, e.Run, e.Key, e.Status, what, naming.QuotedNames(e.Inputs))
 }
 
 // differingInputs returns the names of the given inputs whose checked
@@ -136,12 +138,12 @@ func differingInputs(given, checked map[string]any, run store.Run) []string {
 // given inputs of graph g: the inputs themselves and the run key
 // expression over them. apply calls it before it opens the store, so
 // that a mistake writes nothing.
-func CheckStart(ctx context.Context, g *lang.Graph, given map[string]any) error {
+func CheckStart(ctx context.Context, g *graph.Graph, given map[string]any) error {
 	inputs, err := checkInputs(g, given)
 	if err != nil || g.Key == nil {
 		return err
 	}
-	prog, err := lang.Load(g)
+	prog, err := expr.Load(g)
 	if err != nil {
 		return fmt.Errorf("workflow %q: %w", g.Workflow, err)
 	}
@@ -151,11 +153,11 @@ func CheckStart(ctx context.Context, g *lang.Graph, given map[string]any) error 
 
 // runKey evaluates the graph's key expression over the inputs, or hashes
 // the inputs when the graph has none.
-func runKey(ctx context.Context, g *lang.Graph, prog *lang.Program, inputs map[string]any) (string, error) {
+func runKey(ctx context.Context, g *graph.Graph, prog *expr.Program, inputs map[string]any) (string, error) {
 	if g.Key == nil {
 		return inputsKey(inputs), nil
 	}
-	kv, err := prog.Eval(ctx, g.Key, &lang.Activation{Input: inputs})
+	kv, err := prog.Eval(ctx, g.Key, &expr.Activation{Input: inputs})
 	if err != nil {
 		return "", &KeyError{Workflow: g.Workflow, Err: err}
 	}
@@ -194,7 +196,7 @@ func (e *Engine) insertParams(l *loaded, v store.Version, inputs map[string]any,
 // resolvePin returns the head (no graph) of the newest stored version of
 // workflow that the pin accepts.
 func (e *Engine) resolvePin(ctx context.Context, workflow, pin string) (store.Version, error) {
-	p, err := lang.ParsePin(pin)
+	p, err := graph.ParsePin(pin)
 	if err != nil {
 		return store.Version{}, err
 	}
@@ -203,7 +205,7 @@ func (e *Engine) resolvePin(ctx context.Context, workflow, pin string) (store.Ve
 		return store.Version{}, fmt.Errorf("list versions of workflow %q: %w", workflow, err)
 	}
 	for i := len(vs) - 1; i >= 0; i-- {
-		if p.Matches(lang.SemVer{Major: vs[i].Major, Minor: vs[i].Minor, Patch: vs[i].Patch}) {
+		if p.Matches(graph.SemVer{Major: vs[i].Major, Minor: vs[i].Minor, Patch: vs[i].Patch}) {
 			return vs[i], nil
 		}
 	}

@@ -8,7 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/expr"
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 )
 
@@ -61,18 +62,18 @@ func (r *runner) startUnit(ctx context.Context, u unit) bool {
 	}
 	a := &u.s.Action
 	switch a.Kind {
-	case lang.KindExec, lang.KindHTTP:
+	case graph.KindExec, graph.KindHTTP:
 		return r.launch(ctx, u)
-	case lang.KindWorkflow:
+	case graph.KindWorkflow:
 		return r.startChild(ctx, u)
 	}
 	if !r.useAttempt(u) {
 		return true
 	}
 	switch a.Kind {
-	case lang.KindNone:
+	case graph.KindNone:
 		r.unitDone(u, nil, 1)
-	case lang.KindSet:
+	case graph.KindSet:
 		out := make(map[string]any, len(a.Set.Values))
 		for _, nv := range a.Set.Values {
 			name, v := nv.Name, nv.Value
@@ -88,17 +89,17 @@ func (r *runner) startUnit(ctx context.Context, u unit) bool {
 			return true
 		}
 		r.unitDone(u, out, 1)
-	case lang.KindSwitch:
+	case graph.KindSwitch:
 		return r.startSwitch(ctx, u)
-	case lang.KindFail:
+	case graph.KindFail:
 		msg, err := r.evalString(ctx, a.Fail.Message, r.dataAct(&u))
 		if err != nil {
 			msg = fmt.Sprintf("the fail message could not be evaluated: %v", err)
 		}
 		r.unitFailed(u, &stepError{Kind: "fail", Message: r.red.text(msg)}, false)
-	case lang.KindSleep:
+	case graph.KindSleep:
 		return r.startSleep(ctx, u)
-	case lang.KindWait:
+	case graph.KindWait:
 		return r.startWait(u)
 	default:
 		r.unitFailed(u, &stepError{Kind: "internal", Message: fmt.Sprintf("unknown action kind %q; this graph needs a newer flowrun", a.Kind)}, false)
@@ -114,7 +115,7 @@ func (r *runner) pollUnit(ctx context.Context, u unit, row *store.Step) bool {
 		if r.now.Before(row.WakeAt) {
 			return false
 		}
-		if u.s.Action.Kind == lang.KindWorkflow {
+		if u.s.Action.Kind == graph.KindWorkflow {
 			return r.startChild(ctx, u) // a retry is a new child run
 		}
 		return r.launch(ctx, u)
@@ -218,7 +219,7 @@ func (r *runner) unitFailed(u unit, se *stepError, retryable bool) {
 func (r *runner) scheduleRetry(u unit, se *stepError) (bool, *stepError) {
 	rp := u.s.Retry
 	n, next := r.failures[u.key], r.lastAtt[u.key]+1
-	if u.s.Action.Kind == lang.KindWorkflow {
+	if u.s.Action.Kind == graph.KindWorkflow {
 		// A workflow step keeps no attempt rows: its row counts the child
 		// runs it started, each of which failed.
 		n = r.row(u).Attempts
@@ -531,7 +532,7 @@ func (r *runner) startChild(ctx context.Context, u unit) bool {
 }
 
 // evalValue evaluates a data value; literals are decoded without CEL.
-func (r *runner) evalValue(ctx context.Context, v *lang.Value, a *lang.Activation) (any, error) {
+func (r *runner) evalValue(ctx context.Context, v *graph.Value, a *expr.Activation) (any, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -550,7 +551,7 @@ func (r *runner) evalValue(ctx context.Context, v *lang.Value, a *lang.Activatio
 }
 
 // evalString evaluates a data value that must be a string.
-func (r *runner) evalString(ctx context.Context, v *lang.Value, a *lang.Activation) (string, error) {
+func (r *runner) evalString(ctx context.Context, v *graph.Value, a *expr.Activation) (string, error) {
 	x, err := r.evalValue(ctx, v, a)
 	if err != nil {
 		return "", err

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
 )
 
 // InputError is a bad run input: unknown, missing, or of the wrong type.
@@ -29,9 +29,9 @@ func (e *InputError) Error() string {
 // returns the complete inputs with defaults applied. A string given for an
 // input that is not a string is parsed as JSON, so `--input amount=10`
 // works for a number input.
-func checkInputs(g *lang.Graph, given map[string]any) (map[string]any, error) {
+func checkInputs(g *graph.Graph, given map[string]any) (map[string]any, error) {
 	out := make(map[string]any, len(g.Inputs))
-	declared := make(map[string]*lang.Input, len(g.Inputs))
+	declared := make(map[string]*graph.Input, len(g.Inputs))
 	for i := range g.Inputs {
 		declared[g.Inputs[i].Name] = &g.Inputs[i]
 	}
@@ -54,16 +54,16 @@ func checkInputs(g *lang.Graph, given map[string]any) (map[string]any, error) {
 			return nil, &InputError{g.Workflow, n, "is not declared: " + hint}
 		}
 		v := normalizeJSON(given[n])
-		if s, ok := v.(string); ok && in.Type != nil && in.Type.Kind != lang.KindString && in.Type.Kind != lang.KindAny {
+		if s, ok := v.(string); ok && in.Type != nil && in.Type.Kind != graph.KindString && in.Type.Kind != graph.KindAny {
 			var parsed any
 			if err := json.Unmarshal([]byte(s), &parsed); err == nil {
 				v = parsed
 			}
 		}
-		if lang.ValueTooDeep(v, lang.MaxValueDepth) {
-			return nil, &InputError{g.Workflow, n, fmt.Sprintf("nests deeper than %d levels of lists and objects, the most a stored value may; flatten it", lang.MaxValueDepth)}
+		if graph.ValueTooDeep(v, graph.MaxValueDepth) {
+			return nil, &InputError{g.Workflow, n, fmt.Sprintf("nests deeper than %d levels of lists and objects, the most a stored value may; flatten it", graph.MaxValueDepth)}
 		}
-		if err := lang.CheckValue(in.Type, v, n); err != nil {
+		if err := graph.CheckValue(in.Type, v, n); err != nil {
 			return nil, &InputError{g.Workflow, n, fmt.Sprintf("%s; give a value of type %s", err, in.Type)}
 		}
 		out[n] = v

@@ -14,7 +14,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 )
 
@@ -73,21 +73,21 @@ func (b Binding) String() string {
 // not move.
 func Bind(bound string, stored []string, pin string, decidedOld bool) (Binding, error) {
 	b := Binding{Bound: bound, DecidedOld: decidedOld}
-	cur, err := lang.ParseVersion(bound)
+	cur, err := graph.ParseVersion(bound)
 	if err != nil {
 		return b, fmt.Errorf("the run's bound %w", err)
 	}
-	var p *lang.Pin
+	var p *graph.Pin
 	if pin != "" {
-		pp, err := lang.ParsePin(pin)
+		pp, err := graph.ParsePin(pin)
 		if err != nil {
 			return b, err
 		}
 		p = &pp
 	}
-	var newest, move *lang.SemVer
+	var newest, move *graph.SemVer
 	for _, s := range stored {
-		v, err := lang.ParseVersion(s)
+		v, err := graph.ParseVersion(s)
 		if err != nil {
 			return b, fmt.Errorf("a stored %w", err)
 		}
@@ -293,7 +293,7 @@ func (e *Engine) PlanBinding(ctx context.Context, run store.Run, extra string) (
 // fillDefaults adds the declared inputs a run's inputs lack that have a
 // default: a run moved or migrated to a version with a new optional input
 // reads its default.
-func fillDefaults(g *lang.Graph, inputs map[string]any) {
+func fillDefaults(g *graph.Graph, inputs map[string]any) {
 	for _, in := range g.Inputs {
 		if _, ok := inputs[in.Name]; ok || in.Default == nil {
 			continue
@@ -310,8 +310,8 @@ func fillDefaults(g *lang.Graph, inputs map[string]any) {
 // new MINOR or MAJOR changes what a run does, so it starts a new run; a
 // PATCH does not).
 func sameRelease(done, want string) bool {
-	d, err1 := lang.ParseVersion(done)
-	w, err2 := lang.ParseVersion(want)
+	d, err1 := graph.ParseVersion(done)
+	w, err2 := graph.ParseVersion(want)
 	if err1 != nil || err2 != nil {
 		return true
 	}

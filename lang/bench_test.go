@@ -6,8 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowrun/flowrun/lang/expr"
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/lang/internal/testsrc"
-
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
@@ -48,7 +49,7 @@ func BenchmarkCompile1000Steps(b *testing.B) {
 
 // storedGraph compiles testsrc.Chain(n) and returns its graph as stored:
 // through JSON, so that Load sees fresh pointers and types.
-func storedGraph(tb testing.TB, n int) *Graph {
+func storedGraph(tb testing.TB, n int) *graph.Graph {
 	tb.Helper()
 	m, diags := LoadFile("big.hcl", testsrc.Chain(n))
 	if diags.HasErrors() {
@@ -61,7 +62,7 @@ func benchmarkLoad(b *testing.B, n int) {
 	g := storedGraph(b, n)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := Load(g); err != nil {
+		if _, err := expr.Load(g); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -81,13 +82,13 @@ func BenchmarkLoad10000Steps(b *testing.B) { benchmarkLoad(b, 10000) }
 func BenchmarkResume10000Steps(b *testing.B) {
 	g := storedGraph(b, 10000)
 	last := g.Steps[len(g.Steps)-1]
-	a := &Activation{Input: map[string]any{"limit": 1e9}, Steps: map[string]StepResult{
+	a := &expr.Activation{Input: map[string]any{"limit": 1e9}, Steps: map[string]expr.StepResult{
 		g.Steps[len(g.Steps)-2].Name: {Status: "completed", Attempts: 1, Output: map[string]any{"n": 1.0, "label": "x"}},
 	}}
 	ctx := context.Background()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		p, err := Load(g)
+		p, err := expr.Load(g)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -108,9 +109,9 @@ func BenchmarkCompile1000StepsCold(b *testing.B) {
 	b.SetBytes(int64(len(src)))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		envMu.Lock()
-		envCache = map[string]*scopeEnv{}
-		envMu.Unlock()
+		expr.EnvMu.Lock()
+		expr.EnvCache = map[string]*expr.ScopeEnv{}
+		expr.EnvMu.Unlock()
 		_, diags := LoadFile("big.hcl", src)
 		if diags.HasErrors() {
 			b.Fatal(diags)
@@ -123,14 +124,14 @@ func BenchmarkCompile1000StepsCold(b *testing.B) {
 // costs lang in compiling, spread over its steps.
 func BenchmarkLoadEvalAll1000Steps(b *testing.B) {
 	g := storedGraph(b, 1000)
-	a := &Activation{Input: map[string]any{"limit": 1e9}, Steps: map[string]StepResult{}}
+	a := &expr.Activation{Input: map[string]any{"limit": 1e9}, Steps: map[string]expr.StepResult{}}
 	for _, s := range g.Steps {
-		a.Steps[s.Name] = StepResult{Status: "completed", Attempts: 1, Output: map[string]any{"n": 1.0, "label": "x"}}
+		a.Steps[s.Name] = expr.StepResult{Status: "completed", Attempts: 1, Output: map[string]any{"n": 1.0, "label": "x"}}
 	}
 	ctx := context.Background()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		p, err := Load(g)
+		p, err := expr.Load(g)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -163,7 +164,7 @@ func TestParallelDecodeSameGraph(t *testing.T) {
 		m, diags := LoadFile("big.hcl", src)
 		var hash string
 		if len(m.Workflows) == 1 && m.Workflows[0].Graph != nil {
-			h, err := Hash(m.Workflows[0].Graph)
+			h, err := graph.Hash(m.Workflows[0].Graph)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -178,8 +179,8 @@ func TestParallelDecodeSameGraph(t *testing.T) {
 		}
 		return hash, strings.Join(all, "\n")
 	}
-	saved, savedMin := parallelStepDecode, parallelParseMin
-	defer func() { parallelStepDecode, parallelParseMin = saved, savedMin }()
+	saved, savedMin := graph.ParallelStepDecode, parallelParseMin
+	defer func() { graph.ParallelStepDecode, parallelParseMin = saved, savedMin }()
 	// A step declared twice (the second is not decoded), and a step block
 	// with two labels.
 	dup := []byte(strings.Replace(strings.Replace(string(src), "step \"s251\" {", "step \"s250\" {", 1),
@@ -190,7 +191,7 @@ func TestParallelDecodeSameGraph(t *testing.T) {
 		var hashes, diags []string
 		sources = nil
 		for _, config := range []struct{ decode, parse int }{{1 << 30, 1 << 30}, {2, 1 << 30}, {2, 0}} {
-			parallelStepDecode, parallelParseMin = config.decode, config.parse
+			graph.ParallelStepDecode, parallelParseMin = config.decode, config.parse
 			h, d := compile(in)
 			hashes, diags = append(hashes, h), append(diags, d)
 		}

@@ -2,6 +2,9 @@ package lang
 
 import (
 	"sort"
+
+	"github.com/flowrun/flowrun/lang/graph"
+	"github.com/flowrun/flowrun/lang/naming"
 )
 
 // This file types workflow steps by their child workflows: the child's
@@ -12,19 +15,19 @@ import (
 // pin matches among the workflows being compiled and the stored versions.
 type childResolver struct {
 	// module holds the graphs compiled so far in this load, by name.
-	module map[string]*Graph
+	module map[string]*graph.Graph
 	// declared holds the names of every workflow block being loaded, with
 	// errors or not yet compiled (a recursion) included.
 	declared map[string]bool
 	// stored lists a workflow's stored versions; nil: the store is not
 	// consulted and a child found nowhere is left unchecked.
-	stored func(name string) ([]*Graph, error)
-	cache  map[string][]*Graph
+	stored func(name string) ([]*graph.Graph, error)
+	cache  map[string][]*graph.Graph
 }
 
 // resolve returns the newest graph of workflow name matching pin, or nil.
-func (r *childResolver) resolve(name string, pin Pin) (*Graph, error) {
-	var cands []*Graph
+func (r *childResolver) resolve(name string, pin graph.Pin) (*graph.Graph, error) {
+	var cands []*graph.Graph
 	if g := r.module[name]; g != nil {
 		cands = append(cands, g)
 	}
@@ -36,16 +39,16 @@ func (r *childResolver) resolve(name string, pin Pin) (*Graph, error) {
 				return nil, err
 			}
 			if r.cache == nil {
-				r.cache = map[string][]*Graph{}
+				r.cache = map[string][]*graph.Graph{}
 			}
 			r.cache[name] = gs
 		}
 		cands = append(cands, gs...)
 	}
-	var best *Graph
-	var bestV SemVer
+	var best *graph.Graph
+	var bestV graph.SemVer
 	for _, g := range cands {
-		v, err := ParseVersion(g.Version)
+		v, err := graph.ParseVersion(g.Version)
 		if err != nil || !pin.Matches(v) {
 			continue
 		}
@@ -61,50 +64,50 @@ func (r *childResolver) resolve(name string, pin Pin) (*Graph, error) {
 // child is not checked here (no store was given and the child is not in the
 // files, the child has errors of its own, or it is being compiled: a
 // recursion).
-func (c *compiler) checkChild(a *actionDecl, input *Value) *Type {
+func (c *compiler) checkChild(a *actionDecl, input *graph.Value) *graph.Type {
 	r := c.children
 	if r == nil || a.Workflow == "" {
-		return TypeAny
+		return graph.TypeAny
 	}
-	pin, err := ParsePin(a.Pin)
+	pin, err := graph.ParsePin(a.Pin)
 	if err != nil {
-		return TypeAny // reported when decoded
+		return graph.TypeAny // reported when decoded
 	}
 	child, err := r.resolve(a.Workflow, pin)
 	if err != nil {
 		c.errorf(a.WorkflowRange, "Cannot read the child workflow",
 			"Reading the stored versions of workflow %q failed: %v. Check the database (--db), or apply the child together with this file.", a.Workflow, err)
-		return TypeAny
+		return graph.TypeAny
 	}
 	if child == nil {
 		if r.stored == nil || (r.declared[a.Workflow] && r.module[a.Workflow] == nil) {
 			// Not looked up in a store; or the child is in the files but
 			// has errors of its own, or is being compiled (a recursion).
-			return TypeAny
+			return graph.TypeAny
 		}
 		c.errorf(a.WorkflowRange, "Unknown child workflow",
 			"No workflow %q with a version matching %q is in the files given or in the database. Apply it together with this file (flowrun apply parent.hcl child.hcl), or apply it first.",
 			a.Workflow, a.Pin)
-		return TypeAny
+		return graph.TypeAny
 	}
 	c.checkChildInput(a, input, child)
-	fields := make(map[string]*Type, len(child.Outputs))
+	fields := make(map[string]*graph.Type, len(child.Outputs))
 	for _, o := range child.Outputs {
 		t := o.Type
 		if t == nil {
-			t = TypeAny
+			t = graph.TypeAny
 		}
 		fields[o.Name] = t
 	}
-	return ObjectOf(fields)
+	return graph.ObjectOf(fields)
 }
 
 // checkChildInput checks the step's input object against the child's
 // declared inputs: every key names an input, every value has its type, and
 // every input without a default is given. An input that is a map or any is
 // checked when the step runs.
-func (c *compiler) checkChildInput(a *actionDecl, input *Value, child *Graph) {
-	declared := map[string]Input{}
+func (c *compiler) checkChildInput(a *actionDecl, input *graph.Value, child *graph.Graph) {
+	declared := map[string]graph.Input{}
 	var names []string
 	for _, in := range child.Inputs {
 		declared[in.Name] = in
@@ -115,7 +118,7 @@ func (c *compiler) checkChildInput(a *actionDecl, input *Value, child *Graph) {
 	at := a.WorkflowRange
 	if a.Input != nil {
 		at = a.Input.Range
-		if input == nil || input.Type == nil || input.Type.Kind != KindObject {
+		if input == nil || input.Type == nil || input.Type.Kind != graph.KindObject {
 			return
 		}
 		keys := make([]string, 0, len(input.Type.Fields))
@@ -133,11 +136,11 @@ func (c *compiler) checkChildInput(a *actionDecl, input *Value, child *Graph) {
 			if !ok {
 				its := "it declares no inputs"
 				if len(names) > 0 {
-					its = "its inputs are " + quoteList(names)
+					its = "its inputs are " + naming.QuoteList(names)
 				}
 				c.errorf(rng, "Unknown child input",
 					"Workflow %q version %s declares no input %q; %s.%s Remove it or fix its name.",
-					child.Workflow, child.Version, k, its, didYouMean(k, names))
+					child.Workflow, child.Version, k, its, naming.DidYouMean(k, names))
 				continue
 			}
 			if t := input.Type.Fields[k]; !t.AssignableTo(in.Type) {
@@ -156,7 +159,7 @@ func (c *compiler) checkChildInput(a *actionDecl, input *Value, child *Graph) {
 	if len(missing) > 0 {
 		c.errorf(at, "Missing child input",
 			"Workflow %q version %s requires %s, which this step does not give: add it to input = { ... }.",
-			child.Workflow, child.Version, inputsWord(len(missing))+" "+quoteList(missing))
+			child.Workflow, child.Version, inputsWord(len(missing))+" "+naming.QuoteList(missing))
 	}
 }
 

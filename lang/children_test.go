@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/flowrun/flowrun/lang/graph"
 )
 
 const childParent = `
@@ -22,7 +24,7 @@ workflow "parent" {
 }
 `
 
-func kidGraph(t *testing.T, version, outputs string) *Graph {
+func kidGraph(t *testing.T, version, outputs string) *graph.Graph {
 	t.Helper()
 	src := `workflow "kid" {
   version = "` + version + `"
@@ -42,13 +44,13 @@ func kidGraph(t *testing.T, version, outputs string) *Graph {
 // TestChildFromStore types a workflow step by the newest stored version
 // its pin matches: 1.3.0 (which has output extra), not 1.0.0, nor 2.0.0.
 func TestChildFromStore(t *testing.T) {
-	stored := []*Graph{
+	stored := []*graph.Graph{
 		kidGraph(t, "1.0.0", `output "v" { value = "{{ steps.s.output.v }}" }`),
 		kidGraph(t, "1.3.0", `output "extra" { value = 7 }`),
 		kidGraph(t, "2.0.0", `output "other" { value = "x" }`),
 	}
 	var asked []string
-	m, diags := LoadFileWith("parent.hcl", []byte(childParent), LoadOptions{Stored: func(name string) ([]*Graph, error) {
+	m, diags := LoadFileWith("parent.hcl", []byte(childParent), LoadOptions{Stored: func(name string) ([]*graph.Graph, error) {
 		asked = append(asked, name)
 		return stored, nil
 	}})
@@ -64,7 +66,7 @@ func TestChildFromStore(t *testing.T) {
 	}
 
 	// Only 1.0.0 stored: output extra does not exist.
-	_, diags = LoadFileWith("parent.hcl", []byte(childParent), LoadOptions{Stored: func(string) ([]*Graph, error) {
+	_, diags = LoadFileWith("parent.hcl", []byte(childParent), LoadOptions{Stored: func(string) ([]*graph.Graph, error) {
 		return stored[:1], nil
 	}})
 	if !diags.HasErrors() || !strings.Contains(diags.Error(), "Unknown field") {
@@ -72,7 +74,7 @@ func TestChildFromStore(t *testing.T) {
 	}
 
 	// A store that cannot be read is reported at the child's name.
-	_, diags = LoadFileWith("parent.hcl", []byte(childParent), LoadOptions{Stored: func(string) ([]*Graph, error) {
+	_, diags = LoadFileWith("parent.hcl", []byte(childParent), LoadOptions{Stored: func(string) ([]*graph.Graph, error) {
 		return nil, errors.New("database is locked")
 	}})
 	if !diags.HasErrors() || diags[0].Summary != "Cannot read the child workflow" || !strings.Contains(diags[0].Detail, "database is locked") {
@@ -84,7 +86,7 @@ func TestChildFromStore(t *testing.T) {
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	if got := m.Workflows[0].Graph.Steps[0].OutputType.Kind; got != KindAny {
+	if got := m.Workflows[0].Graph.Steps[0].OutputType.Kind; got != graph.KindAny {
 		t.Errorf("unchecked child output kind = %s, want any", got)
 	}
 }
@@ -124,7 +126,7 @@ workflow "loop" {
 	if got := m.Workflow("parent").Graph.Steps[0].OutputType.String(); got != "object({extra = number})" {
 		t.Errorf("parent's workflow step output = %s", got)
 	}
-	if got := m.Workflow("loop").Graph.Steps[0].OutputType.Kind; got != KindAny {
+	if got := m.Workflow("loop").Graph.Steps[0].OutputType.Kind; got != graph.KindAny {
 		t.Errorf("recursive step output kind = %s, want any", got)
 	}
 }

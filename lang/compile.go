@@ -9,6 +9,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/flowrun/flowrun/lang/expr"
+	"github.com/flowrun/flowrun/lang/graph"
+	"github.com/flowrun/flowrun/lang/naming"
 	"github.com/hashicorp/hcl/v2"
 )
 
@@ -20,7 +23,7 @@ import (
 // compiler holds the state of compiling one workflow.
 type compiler struct {
 	w     *workflowDecl
-	g     *Graph
+	g     *graph.Graph
 	diags hcl.Diagnostics
 	steps map[string]*stepDecl
 	// edges[a][b] is the range of the first reference that makes step a
@@ -29,12 +32,12 @@ type compiler struct {
 	// switchOf[t] is the switch step that can choose step t.
 	switchOf map[string]string
 	// built holds the steps already compiled, by name.
-	built map[string]*Step
+	built map[string]*graph.Step
 	// skip holds expressions and templates already reported (a step reading
 	// itself), which are not type-checked again.
 	skip map[any]bool
 	// cel holds the CEL environments shared by the narrow scopes.
-	cel *celGraph
+	cel *expr.CelGraph
 	// children finds the graphs of child workflows; nil: none are checked.
 	children *childResolver
 	// deferred holds checks whose results no later step's types depend
@@ -48,16 +51,16 @@ type compiler struct {
 type deferredCheck struct {
 	e     *exprDecl
 	sc    *scoper
-	want  *Type
-	set   func(*Expr)
-	out   *Expr
+	want  *graph.Type
+	set   func(*graph.Expr)
+	out   *graph.Expr
 	diags hcl.Diagnostics
 }
 
 // compileWorkflowWith compiles a decoded workflow. The Graph is nil when the
 // workflow has errors (decoding errors included: decodeDiags).
 // children types its workflow steps (nil: they are not checked).
-func compileWorkflowWith(w *workflowDecl, decodeDiags hcl.Diagnostics, children *childResolver) (*Graph, hcl.Diagnostics) {
+func compileWorkflowWith(w *workflowDecl, decodeDiags hcl.Diagnostics, children *childResolver) (*graph.Graph, hcl.Diagnostics) {
 	c := &compiler{
 		children: children,
 		w:        w,
@@ -65,19 +68,19 @@ func compileWorkflowWith(w *workflowDecl, decodeDiags hcl.Diagnostics, children 
 		edges:    map[string]map[string]hcl.Range{},
 		switchOf: map[string]string{},
 		skip:     map[any]bool{},
-		built:    map[string]*Step{},
+		built:    map[string]*graph.Step{},
 	}
-	c.cel = newCelGraph(func(name string) *Type {
+	c.cel = expr.NewCelGraph(func(name string) *graph.Type {
 		if s := c.built[name]; s != nil {
-			return visibleOutput(s)
+			return expr.VisibleOutput(s)
 		}
 		return nil
-	}, func() []string { return namesSorted(c.built) })
+	}, func() []string { return naming.NamesSorted(c.built) })
 	for _, s := range w.Steps {
 		c.steps[s.Name] = s
 		c.edges[s.Name] = map[string]hcl.Range{}
 	}
-	c.names = namesSorted(c.steps)
+	c.names = naming.NamesSorted(c.steps)
 	c.collectEdges()
 	// With a cycle the steps are still built and checked, so that every
 	// other mistake is reported with it (language.md §16); the graph is
@@ -95,8 +98,8 @@ func compileWorkflowWith(w *workflowDecl, decodeDiags hcl.Diagnostics, children 
 	if c.diags.HasErrors() || decodeDiags.HasErrors() {
 		return nil, c.diags
 	}
-	Seal(c.g)
-	if err := ValidateGraph(c.g); err != nil {
+	graph.Seal(c.g)
+	if err := graph.ValidateGraph(c.g); err != nil {
 		c.diags = append(c.diags, errAt(w.NameRange, "Internal compiler error",
 			"The compiled graph of this workflow is not valid (%v). This is a bug in flowrun; please report it with this file.", err))
 		return nil, c.diags
@@ -114,7 +117,7 @@ func (c *compiler) stepNames() []string { return c.names }
 // unknownStep reports a static reference to an undeclared step.
 func (c *compiler) unknownStep(r refDecl) {
 	c.errorf(r.Range, "Unknown step", "No step named %q is declared in workflow %q.%s",
-		r.Name, c.w.Name, didYouMean(r.Name, c.stepNames()))
+		r.Name, c.w.Name, naming.DidYouMean(r.Name, c.stepNames()))
 }
 
 // collectEdges resolves every step reference into edges: the steps each
@@ -347,7 +350,7 @@ func (c *compiler) reportCycles() {
 		for len(queue) > 0 && last == "" {
 			n := queue[0]
 			queue = queue[1:]
-			for _, m := range namesSorted(c.edges[n]) {
+			for _, m := range naming.NamesSorted(c.edges[n]) {
 				if m == start {
 					last = n
 					break
@@ -388,7 +391,7 @@ func (c *compiler) components() [][]string {
 		next++
 		stack = append(stack, n)
 		onStack[n] = true
-		for _, m := range namesSorted(c.edges[n]) {
+		for _, m := range naming.NamesSorted(c.edges[n]) {
 			if _, seen := index[m]; !seen {
 				visit(m)
 				low[n] = min(low[n], low[m])
@@ -438,7 +441,7 @@ func (h *stepNameHeap) Pop() any {
 // secrets, key, deadline, concurrency, breakers and limits.
 func (c *compiler) buildHeader() {
 	w := c.w
-	g := &Graph{
+	g := &graph.Graph{
 		Workflow:    w.Name,
 		Version:     w.Version,
 		Description: w.Description,
@@ -446,7 +449,7 @@ func (c *compiler) buildHeader() {
 		Breakers:    w.Breakers,
 		Limits:      w.Limits,
 		Secrets:     w.Secrets,
-		Steps:       []*Step{},
+		Steps:       []*graph.Step{},
 	}
 	for _, in := range w.Inputs {
 		g.Inputs = append(g.Inputs, in.Input)
@@ -456,18 +459,18 @@ func (c *compiler) buildHeader() {
 	sort.Slice(g.Breakers, func(i, j int) bool { return g.Breakers[i].Name < g.Breakers[j].Name })
 	c.g = g
 	if w.Key != nil {
-		g.Key = c.checkExpr(w.Key, c.graphScope(SlotKey), TypeString)
+		g.Key = c.checkExpr(w.Key, c.graphScope(expr.SlotKey), graph.TypeString)
 	}
 	if cc := w.Concurrency; cc != nil {
-		g.Concurrency = &Concurrency{Limit: cc.Limit, OnConflict: cc.OnConflict}
+		g.Concurrency = &graph.Concurrency{Limit: cc.Limit, OnConflict: cc.OnConflict}
 		if cc.Key != nil {
-			g.Concurrency.Key = c.checkExpr(cc.Key, c.graphScope(SlotConcurrencyKey), TypeString)
+			g.Concurrency.Key = c.checkExpr(cc.Key, c.graphScope(expr.SlotConcurrencyKey), graph.TypeString)
 		}
 	}
 }
 
 // checkExpr type-checks a control expression; nil when it fails.
-func (c *compiler) checkExpr(e *exprDecl, sc *scoper, want *Type) *Expr {
+func (c *compiler) checkExpr(e *exprDecl, sc *scoper, want *graph.Type) *graph.Expr {
 	if e == nil || c.skip[e] {
 		return nil
 	}
@@ -483,10 +486,10 @@ func (c *compiler) checkExpr(e *exprDecl, sc *scoper, want *Type) *Expr {
 // that holds its references, and again with everything visible when that
 // fails, for messages that list what is there. It writes nothing to the
 // compiler.
-func checkExprDiags(e *exprDecl, sc *scoper, want *Type) (*Expr, hcl.Diagnostics) {
-	out, diags := CheckExpr(e.Parsed, sc.narrow(e.Parsed.StepRefs()), want)
+func checkExprDiags(e *exprDecl, sc *scoper, want *graph.Type) (*graph.Expr, hcl.Diagnostics) {
+	out, diags := expr.CheckExpr(e.Parsed, sc.narrow(e.Parsed.StepRefs()), want)
 	if diags.HasErrors() {
-		if o, d := CheckExpr(e.Parsed, sc.full(), want); d.HasErrors() {
+		if o, d := expr.CheckExpr(e.Parsed, sc.full(), want); d.HasErrors() {
 			diags = d
 		} else {
 			out, diags = o, d
@@ -498,7 +501,7 @@ func checkExprDiags(e *exprDecl, sc *scoper, want *Type) (*Expr, hcl.Diagnostics
 // deferExpr checks e like checkExpr, later: set receives the result once
 // every step is built. Only a check whose result no other step's type
 // depends on may be deferred.
-func (c *compiler) deferExpr(e *exprDecl, sc *scoper, want *Type, set func(*Expr)) {
+func (c *compiler) deferExpr(e *exprDecl, sc *scoper, want *graph.Type, set func(*graph.Expr)) {
 	if e == nil || c.skip[e] {
 		return
 	}
@@ -514,7 +517,7 @@ func (c *compiler) runDeferred() {
 	checks := c.deferred
 	c.deferred = nil
 	run := func(d *deferredCheck) { d.out, d.diags = checkExprDiags(d.e, d.sc, d.want) }
-	workers := min(runtime.GOMAXPROCS(0), len(checks)/parallelStepDecode)
+	workers := min(runtime.GOMAXPROCS(0), len(checks)/graph.ParallelStepDecode)
 	if workers < 2 {
 		for _, d := range checks {
 			run(d)
@@ -543,13 +546,13 @@ func (c *compiler) runDeferred() {
 
 // buildOutputs checks the workflow outputs against every step.
 func (c *compiler) buildOutputs() {
-	scope := c.graphScope(SlotOutput)
+	scope := c.graphScope(expr.SlotOutput)
 	for _, o := range c.w.Outputs {
 		v := c.checkData(o.Value, scope)
 		if v == nil {
-			v = &Value{Lit: []byte("null"), Type: TypeNull}
+			v = &graph.Value{Lit: []byte("null"), Type: graph.TypeNull}
 		}
-		c.g.Outputs = append(c.g.Outputs, Output{Name: o.Name, Value: v, Type: v.Type})
+		c.g.Outputs = append(c.g.Outputs, graph.Output{Name: o.Name, Value: v, Type: v.Type})
 	}
 	sort.Slice(c.g.Outputs, func(i, j int) bool { return c.g.Outputs[i].Name < c.g.Outputs[j].Name })
 }
@@ -558,9 +561,9 @@ func (c *compiler) buildOutputs() {
 // secrets.
 func (c *compiler) buildAlerts() {
 	for _, al := range c.w.Alerts {
-		a := Alert{Name: al.Name, On: al.On}
+		a := graph.Alert{Name: al.Name, On: al.On}
 		if al.Action != nil {
-			a.Action, _ = c.buildAction(al.Action, c.graphScope(SlotAlert))
+			a.Action, _ = c.buildAction(al.Action, c.graphScope(expr.SlotAlert))
 		}
 		c.g.Alerts = append(c.g.Alerts, a)
 	}
@@ -574,14 +577,14 @@ func (c *compiler) buildAlerts() {
 // everything the slot may see, and is used to word messages after a
 // failed check.
 type scoper struct {
-	full   func() *Scope
-	narrow func(refs []string) *Scope
+	full   func() *expr.Scope
+	narrow func(refs []string) *expr.Scope
 }
 
 // view is a graph holding only the compiled steps named by refs, for
 // narrowed scopes.
-func (c *compiler) view(refs []string) *Graph {
-	v := &Graph{Inputs: c.g.Inputs, Secrets: c.g.Secrets}
+func (c *compiler) view(refs []string) *graph.Graph {
+	v := &graph.Graph{Inputs: c.g.Inputs, Secrets: c.g.Secrets}
 	for _, r := range refs {
 		if s := c.built[r]; s != nil {
 			v.Steps = append(v.Steps, s)
@@ -591,18 +594,18 @@ func (c *compiler) view(refs []string) *Graph {
 }
 
 // stepScope is the scoper of one of a step's slots (see StepScope).
-func (c *compiler) stepScope(st *Step, slot string) *scoper {
-	var cached *Scope
+func (c *compiler) stepScope(st *graph.Step, slot string) *scoper {
+	var cached *expr.Scope
 	return &scoper{
-		full: func() *Scope {
+		full: func() *expr.Scope {
 			if cached == nil {
-				cached = c.scoped(StepScope(c.g, st, slot), st.Needs)
+				cached = c.scoped(expr.StepScope(c.g, st, slot), st.Needs)
 			}
 			return cached
 		},
-		narrow: func(refs []string) *Scope {
-			sc := c.scoped(StepScope(c.view(refs), st, slot), refs)
-			sc.graph = c.cel
+		narrow: func(refs []string) *expr.Scope {
+			sc := c.scoped(expr.StepScope(c.view(refs), st, slot), refs)
+			sc.Graph = c.cel
 			return sc
 		},
 	}
@@ -614,14 +617,14 @@ func (c *compiler) stepScope(st *Step, slot string) *scoper {
 // needs, the steps it may see, those not built yet are seen as any rather
 // than not at all, so that reading them is not reported again as reading
 // an unknown step.
-func (c *compiler) scoped(sc *Scope, needs []string) *Scope {
-	sc.declared = c.stepNames()
+func (c *compiler) scoped(sc *expr.Scope, needs []string) *expr.Scope {
+	sc.Declared = c.stepNames()
 	if sc.Steps == nil {
 		return sc
 	}
 	for _, n := range needs {
 		if _, seen := sc.Steps[n]; !seen && c.built[n] == nil && c.steps[n] != nil {
-			sc.Steps[n] = TypeAny
+			sc.Steps[n] = graph.TypeAny
 		}
 	}
 	return sc
@@ -629,17 +632,17 @@ func (c *compiler) scoped(sc *Scope, needs []string) *Scope {
 
 // graphScope is the scoper of a workflow-level slot (see GraphScope).
 func (c *compiler) graphScope(slot string) *scoper {
-	var cached *Scope
+	var cached *expr.Scope
 	return &scoper{
-		full: func() *Scope {
+		full: func() *expr.Scope {
 			if cached == nil {
-				cached = c.scoped(GraphScope(c.g, slot), nil)
+				cached = c.scoped(expr.GraphScope(c.g, slot), nil)
 			}
 			return cached
 		},
-		narrow: func(refs []string) *Scope {
-			sc := c.scoped(GraphScope(c.view(refs), slot), nil)
-			sc.graph = c.cel
+		narrow: func(refs []string) *expr.Scope {
+			sc := c.scoped(expr.GraphScope(c.view(refs), slot), nil)
+			sc.Graph = c.cel
 			return sc
 		},
 	}

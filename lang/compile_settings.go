@@ -3,6 +3,8 @@ package lang
 import (
 	"fmt"
 
+	"github.com/flowrun/flowrun/lang/graph"
+	"github.com/flowrun/flowrun/lang/naming"
 	"github.com/hashicorp/hcl/v2"
 )
 
@@ -13,29 +15,29 @@ import (
 // to. A setting on another kind of step is an error: it would silently do
 // nothing.
 var settingKinds = map[string][]string{
-	"timeout":         {KindExec, KindHTTP, KindWorkflow},
-	"retry":           {KindExec, KindHTTP, KindWorkflow},
-	"breaker":         {KindExec, KindHTTP},
-	"foreach":         {KindExec, KindHTTP, KindSet, KindWorkflow},
-	"until":           {KindExec, KindHTTP, KindSet, KindWorkflow},
-	"on_error":        {KindExec, KindHTTP, KindSet, KindSleep, KindWait, KindWorkflow},
-	"idempotency_key": {KindExec, KindHTTP},
+	"timeout":         {graph.KindExec, graph.KindHTTP, graph.KindWorkflow},
+	"retry":           {graph.KindExec, graph.KindHTTP, graph.KindWorkflow},
+	"breaker":         {graph.KindExec, graph.KindHTTP},
+	"foreach":         {graph.KindExec, graph.KindHTTP, graph.KindSet, graph.KindWorkflow},
+	"until":           {graph.KindExec, graph.KindHTTP, graph.KindSet, graph.KindWorkflow},
+	"on_error":        {graph.KindExec, graph.KindHTTP, graph.KindSet, graph.KindSleep, graph.KindWait, graph.KindWorkflow},
+	"idempotency_key": {graph.KindExec, graph.KindHTTP},
 }
 
 // checkSettings reports settings that have no effect on the step's kind of
 // action.
 func (c *compiler) checkSettings(sd *stepDecl) {
-	kind := KindNone
+	kind := graph.KindNone
 	if sd.Action != nil {
 		kind = sd.Action.Kind
 	}
-	for _, name := range namesSorted(sd.Settings) {
+	for _, name := range naming.NamesSorted(sd.Settings) {
 		kinds, ok := settingKinds[name]
-		if !ok || containsName(kinds, kind) {
+		if !ok || naming.ContainsName(kinds, kind) {
 			continue
 		}
 		what := fmt.Sprintf("a %q step", kind)
-		if kind == KindNone {
+		if kind == graph.KindNone {
 			what = "a step without an action"
 		}
 		c.errorf(sd.Settings[name], "Setting has no effect",
@@ -44,7 +46,7 @@ func (c *compiler) checkSettings(sd *stepDecl) {
 }
 
 // checkLimits reports settings above the workflow's limits.
-func (c *compiler) checkLimits(sd *stepDecl, st *Step) {
+func (c *compiler) checkLimits(sd *stepDecl, st *graph.Step) {
 	l := c.g.Limits
 	if f := sd.Foreach; f != nil && f.ConcurrencyRange != nil && f.Concurrency > l.Parallel {
 		c.errorf(*f.ConcurrencyRange, "Value out of range",

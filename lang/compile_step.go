@@ -1,19 +1,25 @@
 package lang
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/flowrun/flowrun/lang/expr"
+	"github.com/flowrun/flowrun/lang/graph"
+	"github.com/flowrun/flowrun/lang/naming"
+)
 
 // This file builds one step of the graph from its declaration: defaults,
 // edges, type-checked expressions and templates, and the output type.
 
 // Output types of the actions (see the language brief).
 var (
-	execOutputType = ObjectOf(map[string]*Type{
-		"exit_code": TypeInt, "stdout": TypeString, "stderr": TypeString, "json": TypeAny,
+	execOutputType = graph.ObjectOf(map[string]*graph.Type{
+		"exit_code": graph.TypeInt, "stdout": graph.TypeString, "stderr": graph.TypeString, "json": graph.TypeAny,
 	})
-	httpOutputType = ObjectOf(map[string]*Type{
-		"status": TypeInt, "headers": MapOf(TypeString), "body": TypeAny,
+	httpOutputType = graph.ObjectOf(map[string]*graph.Type{
+		"status": graph.TypeInt, "headers": graph.MapOf(graph.TypeString), "body": graph.TypeAny,
 	})
-	sleepOutputType = ObjectOf(map[string]*Type{"woke_at": TypeString})
+	sleepOutputType = graph.ObjectOf(map[string]*graph.Type{"woke_at": graph.TypeString})
 )
 
 // Built-in retry settings, used when neither the step's retry block nor
@@ -26,15 +32,15 @@ const (
 
 // buildStep builds and checks one step. g.Steps holds every step it may
 // read, with output types.
-func (c *compiler) buildStep(sd *stepDecl) *Step {
-	st := &Step{Name: sd.Name, Join: "all", OnError: "fail"}
+func (c *compiler) buildStep(sd *stepDecl) *graph.Step {
+	st := &graph.Step{Name: sd.Name, Join: "all", OnError: "fail"}
 	if sd.Join != "" {
 		st.Join = sd.Join
 	}
 	if sd.OnError != "" {
 		st.OnError = sd.OnError
 	}
-	st.Needs = namesSorted(c.edges[sd.Name])
+	st.Needs = naming.NamesSorted(c.edges[sd.Name])
 	deps := map[string]bool{}
 	for _, d := range sd.DependsOn {
 		if c.steps[d.Name] != nil && d.Name != sd.Name && !deps[d.Name] {
@@ -49,38 +55,38 @@ func (c *compiler) buildStep(sd *stepDecl) *Step {
 
 	// A when decides whether the step runs, not its output's type: it is
 	// checked after every step is built, in parallel in a large workflow.
-	c.deferExpr(sd.When, c.stepScope(st, SlotWhen), TypeBool, func(e *Expr) { st.When = e })
+	c.deferExpr(sd.When, c.stepScope(st, expr.SlotWhen), graph.TypeBool, func(e *graph.Expr) { st.When = e })
 	if f := sd.Foreach; f != nil {
-		st.Foreach = &Foreach{Concurrency: f.Concurrency, OnFailure: f.OnFailure}
-		st.Foreach.Items = c.checkExpr(f.Items, c.stepScope(st, SlotItems), ListOf(TypeAny))
+		st.Foreach = &graph.Foreach{Concurrency: f.Concurrency, OnFailure: f.OnFailure}
+		st.Foreach.Items = c.checkExpr(f.Items, c.stepScope(st, expr.SlotItems), graph.ListOf(graph.TypeAny))
 	}
 
 	if sd.Until != nil {
 		// Set before the action is checked: its data sees iteration and
 		// the previous iteration's result.
-		st.Until = &Until{IntervalMS: sd.IntervalMS, MaxIterations: DefaultMaxIterations}
+		st.Until = &graph.Until{IntervalMS: sd.IntervalMS, MaxIterations: graph.DefaultMaxIterations}
 		if sd.MaxIterations > 0 {
 			st.Until.MaxIterations = sd.MaxIterations
 		}
 	}
-	st.OutputType = TypeNull
+	st.OutputType = graph.TypeNull
 	if sd.Action != nil {
 		// The output type of every kind but set is fixed; an until step's
 		// data sees its own previous iteration with it.
 		st.OutputType = fixedOutputType(sd.Action.Kind)
-		st.Action, st.OutputType = c.buildAction(sd.Action, c.stepScope(st, SlotData))
-		if sd.Action.Kind == KindSwitch {
-			st.Action.Switch = c.buildSwitch(sd.Action, c.stepScope(st, SlotCaseWhen))
+		st.Action, st.OutputType = c.buildAction(sd.Action, c.stepScope(st, expr.SlotData))
+		if sd.Action.Kind == graph.KindSwitch {
+			st.Action.Switch = c.buildSwitch(sd.Action, c.stepScope(st, expr.SlotCaseWhen))
 		}
 	}
 
 	switch {
 	case sd.TimeoutMS > 0:
 		st.TimeoutMS = sd.TimeoutMS
-	case st.Action.Kind == KindExec || st.Action.Kind == KindHTTP:
+	case st.Action.Kind == graph.KindExec || st.Action.Kind == graph.KindHTTP:
 		st.TimeoutMS = c.w.Defaults.TimeoutMS
 		if st.TimeoutMS == 0 {
-			st.TimeoutMS = DefaultTimeoutMS
+			st.TimeoutMS = graph.DefaultTimeoutMS
 		}
 	}
 	st.Retry = c.buildRetry(sd.Retry, st)
@@ -89,20 +95,20 @@ func (c *compiler) buildStep(sd *stepDecl) *Step {
 		for _, br := range c.g.Breakers {
 			known = append(known, br.Name)
 		}
-		if containsName(known, b.Name) {
+		if naming.ContainsName(known, b.Name) {
 			st.Breaker = b.Name
 		} else {
 			c.errorf(b.Range, "Unknown breaker", "No breaker named %q is declared in workflow %q: add a breaker %q { failures = 3, cooldown = \"30s\" } block.%s",
-				b.Name, c.w.Name, b.Name, didYouMean(b.Name, known))
+				b.Name, c.w.Name, b.Name, naming.DidYouMean(b.Name, known))
 		}
 	}
 	if sd.Until != nil {
-		st.Until.Cond = c.checkExpr(sd.Until, c.stepScope(st, SlotUntil), TypeBool)
+		st.Until.Cond = c.checkExpr(sd.Until, c.stepScope(st, expr.SlotUntil), graph.TypeBool)
 	}
 	c.checkSettings(sd)
 	c.checkLimits(sd, st)
 	if sd.IdempotencyKey != nil {
-		v := c.checkData(sd.IdempotencyKey, c.stepScope(st, SlotIdempotencyKey))
+		v := c.checkData(sd.IdempotencyKey, c.stepScope(st, expr.SlotIdempotencyKey))
 		c.wantText(v, sd.IdempotencyKey, "idempotency_key")
 		st.IdempotencyKey = v
 	}
@@ -111,32 +117,32 @@ func (c *compiler) buildStep(sd *stepDecl) *Step {
 
 // fixedOutputType is the output type of an action kind whose output does
 // not depend on its attributes; nil for set.
-func fixedOutputType(kind string) *Type {
+func fixedOutputType(kind string) *graph.Type {
 	switch kind {
-	case KindExec:
+	case graph.KindExec:
 		return execOutputType
-	case KindHTTP:
+	case graph.KindHTTP:
 		return httpOutputType
-	case KindSleep:
+	case graph.KindSleep:
 		return sleepOutputType
-	case KindWait, KindWorkflow:
-		return TypeAny
-	case KindSwitch:
-		return TypeString
-	case KindSet:
+	case graph.KindWait, graph.KindWorkflow:
+		return graph.TypeAny
+	case graph.KindSwitch:
+		return graph.TypeString
+	case graph.KindSet:
 		return nil
 	}
-	return TypeNull
+	return graph.TypeNull
 }
 
 // buildRetry merges the step's retry block over the defaults' field by
 // field; nil when neither has one. The defaults' retry applies only to
 // exec, http and workflow steps (the actions that can fail transiently); a
 // step of another kind retries only when it has its own retry block.
-func (c *compiler) buildRetry(own *retryDecl, st *Step) *Retry {
+func (c *compiler) buildRetry(own *retryDecl, st *graph.Step) *graph.Retry {
 	def := c.w.Defaults.Retry
 	switch st.Action.Kind {
-	case KindExec, KindHTTP, KindWorkflow:
+	case graph.KindExec, graph.KindHTTP, graph.KindWorkflow:
 	default:
 		def = nil // the defaults' retry is for actions that can fail transiently
 	}
@@ -149,7 +155,7 @@ func (c *compiler) buildRetry(own *retryDecl, st *Step) *Retry {
 	if def == nil {
 		def = &retryDecl{}
 	}
-	r := &Retry{Attempts: defaultRetryAttempts, BackoffMS: defaultRetryBackoffMS, Multiplier: defaultRetryMultiplier}
+	r := &graph.Retry{Attempts: defaultRetryAttempts, BackoffMS: defaultRetryBackoffMS, Multiplier: defaultRetryMultiplier}
 	pickInt := func(a, b *int, dst *int) {
 		if a != nil {
 			*dst = *a
@@ -177,18 +183,18 @@ func (c *compiler) buildRetry(own *retryDecl, st *Step) *Retry {
 	if when == nil {
 		when = def.When
 	}
-	r.When = c.checkExpr(when, c.stepScope(st, SlotRetryWhen), TypeBool)
+	r.When = c.checkExpr(when, c.stepScope(st, expr.SlotRetryWhen), graph.TypeBool)
 	return r
 }
 
 // buildSwitch checks a switch's cases.
-func (c *compiler) buildSwitch(a *actionDecl, scope *scoper) *SwitchAction {
-	sw := &SwitchAction{Cases: []SwitchCase{}}
+func (c *compiler) buildSwitch(a *actionDecl, scope *scoper) *graph.SwitchAction {
+	sw := &graph.SwitchAction{Cases: []graph.SwitchCase{}}
 	for _, cs := range a.Cases {
-		sc := SwitchCase{Next: []string{}}
-		sc.When = c.checkExpr(cs.When, scope, TypeBool)
+		sc := graph.SwitchCase{Next: []string{}}
+		sc.When = c.checkExpr(cs.When, scope, graph.TypeBool)
 		for _, r := range cs.Next {
-			if c.steps[r.Name] != nil && !containsName(sc.Next, r.Name) {
+			if c.steps[r.Name] != nil && !naming.ContainsName(sc.Next, r.Name) {
 				sc.Next = append(sc.Next, r.Name)
 			}
 		}
@@ -196,7 +202,7 @@ func (c *compiler) buildSwitch(a *actionDecl, scope *scoper) *SwitchAction {
 		sw.Cases = append(sw.Cases, sc)
 	}
 	for _, r := range a.Default {
-		if c.steps[r.Name] != nil && !containsName(sw.Default, r.Name) {
+		if c.steps[r.Name] != nil && !naming.ContainsName(sw.Default, r.Name) {
 			sw.Default = append(sw.Default, r.Name)
 		}
 	}
@@ -207,11 +213,11 @@ func (c *compiler) buildSwitch(a *actionDecl, scope *scoper) *SwitchAction {
 // buildAction builds a step's or an alert's action with its data checked
 // in scope, and returns its output type. A switch's cases are built by
 // buildSwitch.
-func (c *compiler) buildAction(a *actionDecl, scope *scoper) (Action, *Type) {
-	act := Action{Kind: a.Kind}
+func (c *compiler) buildAction(a *actionDecl, scope *scoper) (graph.Action, *graph.Type) {
+	act := graph.Action{Kind: a.Kind}
 	switch a.Kind {
-	case KindExec:
-		x := &ExecAction{Shell: a.Shell, PassEnv: mergePassEnv(c.w.PassEnv, a.PassEnv)}
+	case graph.KindExec:
+		x := &graph.ExecAction{Shell: a.Shell, PassEnv: mergePassEnv(c.w.PassEnv, a.PassEnv)}
 		x.Command = c.checkData(a.Command, scope)
 		c.wantCommand(x.Command, a.Command, a.Shell)
 		x.Dir = c.checkData(a.Dir, scope)
@@ -222,8 +228,8 @@ func (c *compiler) buildAction(a *actionDecl, scope *scoper) (Action, *Type) {
 		c.wantText(x.Stdin, a.Stdin, "stdin")
 		act.Exec = x
 		return act, execOutputType
-	case KindHTTP:
-		h := &HTTPAction{Method: a.Method, Expect: a.Expect, NoRedirects: a.NoRedirects}
+	case graph.KindHTTP:
+		h := &graph.HTTPAction{Method: a.Method, Expect: a.Expect, NoRedirects: a.NoRedirects}
 		h.URL = c.checkData(a.URL, scope)
 		c.wantText(h.URL, a.URL, "url")
 		c.checkURL(h.URL, a.URL)
@@ -234,66 +240,66 @@ func (c *compiler) buildAction(a *actionDecl, scope *scoper) (Action, *Type) {
 		h.Body = c.checkData(a.Body, scope)
 		act.HTTP = h
 		return act, httpOutputType
-	case KindSet:
-		s := &SetAction{Values: make(NamedValues, 0, len(a.Values))}
-		fields := map[string]*Type{}
-		for _, name := range namesSorted(a.Values) {
+	case graph.KindSet:
+		s := &graph.SetAction{Values: make(graph.NamedValues, 0, len(a.Values))}
+		fields := map[string]*graph.Type{}
+		for _, name := range naming.NamesSorted(a.Values) {
 			v := c.checkData(a.Values[name], scope)
 			if v == nil {
 				continue
 			}
-			s.Values = append(s.Values, NamedValue{Name: name, Value: v})
+			s.Values = append(s.Values, graph.NamedValue{Name: name, Value: v})
 			fields[name] = v.Type
 		}
 		act.Set = s
-		return act, ObjectOf(fields)
-	case KindSleep:
-		s := &SleepAction{DurationMS: a.DurationMS}
+		return act, graph.ObjectOf(fields)
+	case graph.KindSleep:
+		s := &graph.SleepAction{DurationMS: a.DurationMS}
 		s.Until = c.checkData(a.SleepUntil, scope)
 		c.wantText(s.Until, a.SleepUntil, "until")
 		act.Sleep = s
 		return act, sleepOutputType
-	case KindWait:
-		act.Wait = &WaitAction{Signal: a.Signal, TimeoutMS: a.TimeoutMS}
-		return act, TypeAny
-	case KindWorkflow:
-		wf := &WorkflowAction{Name: a.Workflow, Version: a.Pin}
+	case graph.KindWait:
+		act.Wait = &graph.WaitAction{Signal: a.Signal, TimeoutMS: a.TimeoutMS}
+		return act, graph.TypeAny
+	case graph.KindWorkflow:
+		wf := &graph.WorkflowAction{Name: a.Workflow, Version: a.Pin}
 		wf.Input = c.checkData(a.Input, scope)
-		if wf.Input != nil && !kindIn(wf.Input.Type, KindObject, KindMap, KindAny) {
+		if wf.Input != nil && !kindIn(wf.Input.Type, graph.KindObject, graph.KindMap, graph.KindAny) {
 			c.errorf(a.Input.Range, "Incorrect value type",
 				"The child workflow's input must be an object of input values, like input = { sku = \"{{ input.sku }}\" }, but this value is a %s.", wf.Input.Type)
 		}
 		act.Workflow = wf
 		return act, c.checkChild(a, wf.Input)
-	case KindFail:
-		f := &FailAction{Message: c.checkData(a.Message, scope)}
+	case graph.KindFail:
+		f := &graph.FailAction{Message: c.checkData(a.Message, scope)}
 		c.wantText(f.Message, a.Message, "message")
 		act.Fail = f
-		return act, TypeNull
-	case KindSwitch:
-		return act, TypeString
+		return act, graph.TypeNull
+	case graph.KindSwitch:
+		return act, graph.TypeString
 	}
-	return act, TypeNull
+	return act, graph.TypeNull
 }
 
 // checkData type-checks a data value; nil when n is nil. A value whose
 // templates fail to check is returned with type any (the graph is not
 // sealed then).
-func (c *compiler) checkData(n *dataNode, scope *scoper) *Value {
+func (c *compiler) checkData(n *dataNode, scope *scoper) *graph.Value {
 	if n == nil {
 		return nil
 	}
 	switch {
 	case n.IsLit:
-		return &Value{Lit: literalJSON(n.Lit), Type: typeOfLiteral(n.Lit)}
+		return &graph.Value{Lit: literalJSON(n.Lit), Type: typeOfLiteral(n.Lit)}
 	case n.Tmpl != nil:
 		if c.skip[n.Tmpl] {
-			return &Value{Type: TypeAny}
+			return &graph.Value{Type: graph.TypeAny}
 		}
-		t, typ, diags := CheckTemplate(n.Tmpl, scope.narrow(n.Tmpl.StepRefs()))
+		t, typ, diags := expr.CheckTemplate(n.Tmpl, scope.narrow(n.Tmpl.StepRefs()))
 		if diags.HasErrors() {
 			// Check again with everything visible, for messages that list it.
-			if t2, typ2, d := CheckTemplate(n.Tmpl, scope.full()); d.HasErrors() {
+			if t2, typ2, d := expr.CheckTemplate(n.Tmpl, scope.full()); d.HasErrors() {
 				diags = d
 			} else {
 				t, typ, diags = t2, typ2, d
@@ -301,33 +307,33 @@ func (c *compiler) checkData(n *dataNode, scope *scoper) *Value {
 		}
 		c.diags = append(c.diags, diags...)
 		if diags.HasErrors() || t == nil {
-			return &Value{Type: TypeAny}
+			return &graph.Value{Type: graph.TypeAny}
 		}
-		return &Value{Template: t, Type: typ}
+		return &graph.Value{Template: t, Type: typ}
 	case n.IsList:
-		v := &Value{List: make([]*Value, 0, len(n.List))}
-		elems := make([]*Type, 0, len(n.List))
+		v := &graph.Value{List: make([]*graph.Value, 0, len(n.List))}
+		elems := make([]*graph.Type, 0, len(n.List))
 		for _, e := range n.List {
 			ev := c.checkData(e, scope)
 			v.List = append(v.List, ev)
 			elems = append(elems, ev.Type)
 		}
-		v.Type = ListOf(literalCommonType(elems))
+		v.Type = graph.ListOf(literalCommonType(elems))
 		return v
 	default:
-		v := &Value{Object: make(map[string]*Value, len(n.Object))}
-		fields := make(map[string]*Type, len(n.Object))
-		for _, k := range namesSorted(n.Object) {
+		v := &graph.Value{Object: make(map[string]*graph.Value, len(n.Object))}
+		fields := make(map[string]*graph.Type, len(n.Object))
+		for _, k := range naming.NamesSorted(n.Object) {
 			ev := c.checkData(n.Object[k], scope)
 			v.Object[k] = ev
 			fields[k] = ev.Type
 		}
-		v.Type = ObjectOf(fields)
+		v.Type = graph.ObjectOf(fields)
 		return v
 	}
 }
 
-func kindIn(t *Type, kinds ...TypeKind) bool {
+func kindIn(t *graph.Type, kinds ...graph.TypeKind) bool {
 	if t == nil {
 		return true
 	}
@@ -341,9 +347,11 @@ func kindIn(t *Type, kinds ...TypeKind) bool {
 
 // isText reports whether values of t can be sent as text: strings, and
 // numbers and bools (written as JSON), or any (checked at run time).
-func isText(t *Type) bool { return kindIn(t, KindString, KindNumber, KindInt, KindBool, KindAny) }
+func isText(t *graph.Type) bool {
+	return kindIn(t, graph.KindString, graph.KindNumber, graph.KindInt, graph.KindBool, graph.KindAny)
+}
 
-func (c *compiler) wantText(v *Value, n *dataNode, attr string) {
+func (c *compiler) wantText(v *graph.Value, n *dataNode, attr string) {
 	if v == nil || isText(v.Type) {
 		return
 	}
@@ -352,15 +360,15 @@ func (c *compiler) wantText(v *Value, n *dataNode, attr string) {
 }
 
 // wantTextMap checks an object or map of text values (env, headers).
-func (c *compiler) wantTextMap(v *Value, n *dataNode, attr string) {
-	if v == nil || v.Type.Kind == KindAny {
+func (c *compiler) wantTextMap(v *graph.Value, n *dataNode, attr string) {
+	if v == nil || v.Type.Kind == graph.KindAny {
 		return
 	}
 	ok := false
 	switch v.Type.Kind {
-	case KindMap:
+	case graph.KindMap:
 		ok = isText(v.Type.Elem)
-	case KindObject:
+	case graph.KindObject:
 		ok = true
 		for _, ft := range v.Type.Fields {
 			ok = ok && isText(ft)
@@ -374,13 +382,13 @@ func (c *compiler) wantTextMap(v *Value, n *dataNode, attr string) {
 
 // wantCommand checks exec's command: an argument list of text values, or
 // with shell = true one text value (the script).
-func (c *compiler) wantCommand(v *Value, n *dataNode, shell bool) {
+func (c *compiler) wantCommand(v *graph.Value, n *dataNode, shell bool) {
 	if v == nil {
 		return
 	}
 	t := v.Type
 	if shell {
-		if t.Kind == KindList {
+		if t.Kind == graph.KindList {
 			c.errorf(n.Range, "Shell command is a list",
 				"With shell = true, command is one string run by /bin/sh -c, like command = \"ls -l | wc -l\". Join the list into one string, or remove shell = true to run an argument list without a shell.")
 		} else if !isText(t) {
@@ -389,9 +397,9 @@ func (c *compiler) wantCommand(v *Value, n *dataNode, shell bool) {
 		return
 	}
 	switch t.Kind {
-	case KindAny:
+	case graph.KindAny:
 		return
-	case KindList:
+	case graph.KindList:
 		if isText(t.Elem) {
 			return
 		}
@@ -406,7 +414,7 @@ func (c *compiler) wantCommand(v *Value, n *dataNode, shell bool) {
 			c.errorf(n.Range, "Incorrect value type",
 				"Each argument of command must be text, but this list holds %s values.", t.Elem)
 		}
-	case KindString, KindNumber, KindInt, KindBool:
+	case graph.KindString, graph.KindNumber, graph.KindInt, graph.KindBool:
 		c.errorf(n.Range, "Command is a string",
 			"command is an argument list, run without a shell: write command = [\"prog\", \"arg\"], or set shell = true to run this string with /bin/sh -c.")
 	default:
@@ -418,7 +426,7 @@ func (c *compiler) wantCommand(v *Value, n *dataNode, shell bool) {
 // dataNodes lists the action's data attributes, for reference collection.
 func (a *actionDecl) dataNodes() []*dataNode {
 	out := []*dataNode{a.Command, a.Dir, a.Env, a.Stdin, a.URL, a.Headers, a.Body, a.SleepUntil, a.Input, a.Message}
-	for _, k := range namesSorted(a.Values) {
+	for _, k := range naming.NamesSorted(a.Values) {
 		out = append(out, a.Values[k])
 	}
 	return out

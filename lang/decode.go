@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/flowrun/flowrun/lang/naming"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
@@ -49,7 +50,7 @@ func validNames(what string, names []string) string {
 		return fmt.Sprintf(" No %s are allowed here.", what)
 	}
 	sort.Strings(names)
-	return fmt.Sprintf(" The %s allowed here are %s.", what, QuotedNames(names))
+	return fmt.Sprintf(" The %s allowed here are %s.", what, naming.QuotedNames(names))
 }
 
 // rangeOfBlock is a block's whole range, from its type keyword to its
@@ -204,12 +205,12 @@ func literalEnum(attr *hcl.Attribute, allowed ...string) (string, hcl.Diagnostic
 		}
 	}
 	return "", hcl.Diagnostics{errAt(attr.Expr.Range(), "Invalid "+attr.Name,
-		"%q is not a valid %s: use %s.%s", s, attr.Name, orNames(allowed), didYouMean(s, allowed))}
+		"%q is not a valid %s: use %s.%s", s, attr.Name, orNames(allowed), naming.DidYouMean(s, allowed))}
 }
 
 // orNames renders names as "a", "b" or "c".
 func orNames(names []string) string {
-	q := QuotedNames(names)
+	q := naming.QuotedNames(names)
 	if i := strings.LastIndex(q, " and "); i >= 0 {
 		q = q[:i] + " or " + q[i+len(" and "):]
 	}
@@ -262,7 +263,7 @@ func staticRefList(attr *hcl.Attribute, root, what string) ([]refDecl, hcl.Diagn
 // steps.NAME or input.NAME must be identifiers.
 func checkName(b *hcl.Block, what string) hcl.Diagnostics {
 	name := b.Labels[0]
-	if !validIdent(name) || len(name) > maxNameLen {
+	if !naming.ValidIdent(name) || len(name) > maxNameLen {
 		return hcl.Diagnostics{errAt(b.LabelRanges[0], "Invalid "+what+" name",
 			"%q cannot be a %s name: use up to 64 letters, digits and underscores, starting with a letter or underscore.", name, what)}
 	}

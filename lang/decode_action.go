@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/flowrun/flowrun/lang/graph"
+	"github.com/flowrun/flowrun/lang/naming"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
@@ -59,8 +61,8 @@ type caseDecl struct {
 }
 
 var actionBlockSchemas = []hcl.BlockHeaderSchema{
-	{Type: KindExec}, {Type: KindHTTP}, {Type: KindSet}, {Type: KindSleep},
-	{Type: KindWait}, {Type: KindWorkflow}, {Type: KindFail}, {Type: KindSwitch},
+	{Type: graph.KindExec}, {Type: graph.KindHTTP}, {Type: graph.KindSet}, {Type: graph.KindSleep},
+	{Type: graph.KindWait}, {Type: graph.KindWorkflow}, {Type: graph.KindFail}, {Type: graph.KindSwitch},
 }
 
 // httpMethods are the methods an http action may use.
@@ -112,7 +114,7 @@ func decodeActionBlock(block *hcl.Block, parent string, sm *SourceMap) (*actionD
 		return v
 	}
 	switch block.Type {
-	case KindExec:
+	case graph.KindExec:
 		c, d := content(block.Body, execSchema)
 		diags = append(diags, d...)
 		sm.addAttrs(path, c.Attributes)
@@ -133,7 +135,7 @@ func decodeActionBlock(block *hcl.Block, parent string, sm *SourceMap) (*actionD
 		if !d.HasErrors() {
 			diags = append(diags, checkExecLiterals(c.Attributes, act.Shell)...)
 		}
-	case KindHTTP:
+	case graph.KindHTTP:
 		c, d := content(block.Body, httpSchema)
 		diags = append(diags, d...)
 		sm.addAttrs(path, c.Attributes)
@@ -143,9 +145,9 @@ func decodeActionBlock(block *hcl.Block, parent string, sm *SourceMap) (*actionD
 			diags = append(diags, d...)
 			if !d.HasErrors() {
 				act.Method = strings.ToUpper(m)
-				if !containsName(httpMethods, act.Method) {
+				if !naming.ContainsName(httpMethods, act.Method) {
 					diags = append(diags, errAt(a.Expr.Range(), "Invalid method",
-						"%q is not an HTTP method flowrun sends: use %s.%s", m, orNames(httpMethods), didYouMean(m, httpMethods)))
+						"%q is not an HTTP method flowrun sends: use %s.%s", m, orNames(httpMethods), naming.DidYouMean(m, httpMethods)))
 				}
 			}
 		}
@@ -164,13 +166,13 @@ func decodeActionBlock(block *hcl.Block, parent string, sm *SourceMap) (*actionD
 			diags = append(diags, d...)
 			act.Expect = codes
 		}
-	case KindSet:
+	case graph.KindSet:
 		attrs, d := block.Body.JustAttributes()
 		diags = append(diags, d...)
 		sm.addAttrs(path, attrs)
 		act.Values = map[string]*dataNode{}
 		for name, a := range attrs {
-			if !validIdent(name) || len(name) > maxNameLen || reservedNames[name] {
+			if !naming.ValidIdent(name) || len(name) > maxNameLen || reservedNames[name] {
 				diags = append(diags, errAt(a.NameRange, "Invalid set attribute name",
 					"%q cannot be the name of an output field: use up to 64 letters, digits and underscores, starting with a letter or underscore, and not a CEL reserved word.", name))
 				continue
@@ -179,7 +181,7 @@ func decodeActionBlock(block *hcl.Block, parent string, sm *SourceMap) (*actionD
 				act.Values[name] = v
 			}
 		}
-	case KindSleep:
+	case graph.KindSleep:
 		c, d := content(block.Body, sleepSchema)
 		diags = append(diags, d...)
 		sm.addAttrs(path, c.Attributes)
@@ -201,7 +203,7 @@ func decodeActionBlock(block *hcl.Block, parent string, sm *SourceMap) (*actionD
 			act.SleepUntil = data(c.Attributes, "until")
 			diags = append(diags, checkSleepUntilLiteral(until)...)
 		}
-	case KindWait:
+	case graph.KindWait:
 		c, d := content(block.Body, waitSchema)
 		diags = append(diags, d...)
 		sm.addAttrs(path, c.Attributes)
@@ -219,7 +221,7 @@ func decodeActionBlock(block *hcl.Block, parent string, sm *SourceMap) (*actionD
 			diags = append(diags, d...)
 			act.TimeoutMS = ms
 		}
-	case KindWorkflow:
+	case graph.KindWorkflow:
 		c, d := content(block.Body, childSchema)
 		diags = append(diags, d...)
 		sm.addAttrs(path, c.Attributes)
@@ -235,7 +237,7 @@ func decodeActionBlock(block *hcl.Block, parent string, sm *SourceMap) (*actionD
 			s, d := literalString(a)
 			diags = append(diags, d...)
 			if !d.HasErrors() {
-				if _, err := ParsePin(s); err != nil {
+				if _, err := graph.ParsePin(s); err != nil {
 					diags = append(diags, errAt(a.Expr.Range(), "Invalid version pin",
 						"%q is not a version pin: write \"1\" to pin the MAJOR version, \"1.2\" to pin MAJOR.MINOR, or \"1.2.3\" for one exact version.", s))
 				}
@@ -243,12 +245,12 @@ func decodeActionBlock(block *hcl.Block, parent string, sm *SourceMap) (*actionD
 			act.Pin = s
 		}
 		act.Input = data(c.Attributes, "input")
-	case KindFail:
+	case graph.KindFail:
 		c, d := content(block.Body, failSchema)
 		diags = append(diags, d...)
 		sm.addAttrs(path, c.Attributes)
 		act.Message = data(c.Attributes, "message")
-	case KindSwitch:
+	case graph.KindSwitch:
 		d := decodeSwitchBody(block, act, path, sm)
 		diags = append(diags, d...)
 	}

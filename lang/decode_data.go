@@ -3,6 +3,8 @@ package lang
 import (
 	"strings"
 
+	"github.com/flowrun/flowrun/lang/expr"
+	"github.com/flowrun/flowrun/lang/naming"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
@@ -14,7 +16,7 @@ import (
 // exprDecl is a parsed control expression and the range of the string
 // literal holding it.
 type exprDecl struct {
-	Parsed *ParsedExpr
+	Parsed *expr.ParsedExpr
 	Range  hcl.Range
 }
 
@@ -25,7 +27,7 @@ type dataNode struct {
 	Range  hcl.Range
 	IsLit  bool
 	Lit    any // the JSON-like Go value (see ctyToGo), when IsLit
-	Tmpl   *ParsedTemplate
+	Tmpl   *expr.ParsedTemplate
 	List   []*dataNode
 	Object map[string]*dataNode
 	// Keys holds an object's key ranges, also once folded to a literal.
@@ -100,7 +102,7 @@ func decodeControl(attr *hcl.Attribute) (*exprDecl, hcl.Diagnostics) {
 		return nil, hcl.Diagnostics{errAt(attr.Expr.Range(), "Template in a control attribute",
 			"%s is a CEL expression, not a template: write %s = %q without {{ }}.", attr.Name, attr.Name, inner)}
 	}
-	p, pdiags := parseSourceExprAt(src, exprLoc{content: src, rng: attr.Expr.Range()})
+	p, pdiags := expr.ParseSourceExprAt(src, expr.ExprLoc{Content: src, Rng: attr.Expr.Range()})
 	if pdiags.HasErrors() || p == nil {
 		return nil, pdiags
 	}
@@ -108,8 +110,8 @@ func decodeControl(attr *hcl.Attribute) (*exprDecl, hcl.Diagnostics) {
 }
 
 // decodeData decodes a data attribute's expression.
-func decodeData(expr hcl.Expression) (*dataNode, hcl.Diagnostics) {
-	switch e := expr.(type) {
+func decodeData(x hcl.Expression) (*dataNode, hcl.Diagnostics) {
+	switch e := x.(type) {
 	case *hclsyntax.TemplateExpr:
 		src, ok, diags := stringLiteral(e)
 		if diags.HasErrors() {
@@ -118,7 +120,7 @@ func decodeData(expr hcl.Expression) (*dataNode, hcl.Diagnostics) {
 		if !ok {
 			return nil, hcl.Diagnostics{interpolationError(e.Range())}
 		}
-		p, pdiags := ParseTemplate(src, e.Range())
+		p, pdiags := expr.ParseTemplate(src, e.Range())
 		if pdiags.HasErrors() || p == nil {
 			return nil, pdiags
 		}
@@ -164,12 +166,12 @@ func decodeData(expr hcl.Expression) (*dataNode, hcl.Diagnostics) {
 		}
 		return n.fold(), diags
 	case *hclsyntax.LiteralValueExpr, *hclsyntax.UnaryOpExpr:
-		if len(expr.Variables()) == 0 {
-			v, diags := expr.Value(nil)
+		if len(x.Variables()) == 0 {
+			v, diags := x.Value(nil)
 			if !diags.HasErrors() {
 				g, err := ctyToGo(v)
 				if err == nil {
-					return &dataNode{Range: expr.Range(), IsLit: true, Lit: g}, nil
+					return &dataNode{Range: x.Range(), IsLit: true, Lit: g}, nil
 				}
 			}
 		}
@@ -183,7 +185,7 @@ func decodeData(expr hcl.Expression) (*dataNode, hcl.Diagnostics) {
 		return nil, hcl.Diagnostics{errAt(e.Range(), "Reference not allowed",
 			"A data attribute holds literal values and {{ }} templates, not bare references.%s", hint)}
 	}
-	return nil, hcl.Diagnostics{errAt(expr.Range(), "Unsupported expression",
+	return nil, hcl.Diagnostics{errAt(x.Range(), "Unsupported expression",
 		"A data attribute holds literal values (strings, numbers, bools, null, lists and objects) whose strings may be {{ }} templates. Compute values with CEL inside {{ }}, like \"{{ input.count * 2 }}\".")}
 }
 
@@ -259,7 +261,7 @@ func (n *dataNode) templates(f func(*dataNode)) {
 			c.templates(f)
 		}
 	default:
-		for _, k := range namesSorted(n.Object) {
+		for _, k := range naming.NamesSorted(n.Object) {
 			n.Object[k].templates(f)
 		}
 	}

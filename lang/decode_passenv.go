@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -35,12 +36,12 @@ func decodePassEnv(a *hcl.Attribute) ([]string, hcl.Diagnostics) {
 			continue
 		}
 		switch s := v.AsString(); {
-		case !ValidEnvName(s):
+		case !graph.ValidEnvName(s):
 			diags = append(diags, errAt(e.Range(), "Invalid environment variable name",
 				"%q cannot be an environment variable name: use letters, digits and underscores, starting with a letter or underscore, like pass_env = [\"AWS_PROFILE\"].", s))
-		case strings.HasPrefix(s, ReservedEnvPrefix):
+		case strings.HasPrefix(s, graph.ReservedEnvPrefix):
 			diags = append(diags, errAt(e.Range(), "Reserved environment variable",
-				"%q is one of flowrun's own variables: no %s* variable of the worker's environment reaches a program (flowrun sets FLOWRUN_STEP and the others itself). Pass the value under a name of its own, or set it in the step's env.", s, ReservedEnvPrefix))
+				"%q is one of flowrun's own variables: no %s* variable of the worker's environment reaches a program (flowrun sets FLOWRUN_STEP and the others itself). Pass the value under a name of its own, or set it in the step's env.", s, graph.ReservedEnvPrefix))
 		default:
 			names = append(names, s)
 		}

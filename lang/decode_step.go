@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/hashicorp/hcl/v2"
 )
 
@@ -259,7 +260,7 @@ var foreachSchema = &hcl.BodySchema{
 
 // decodeForeachBlock decodes foreach { items, concurrency, on_failure }.
 func decodeForeachBlock(block *hcl.Block, parent string, sm *SourceMap) (*foreachDecl, hcl.Diagnostics) {
-	f := &foreachDecl{Concurrency: DefaultForeachWorkers, OnFailure: "fail"}
+	f := &foreachDecl{Concurrency: graph.DefaultForeachWorkers, OnFailure: "fail"}
 	path := parent + ".foreach"
 	sm.addBlock(path, block)
 	c, diags := content(block.Body, foreachSchema)
@@ -299,7 +300,7 @@ const stepDecodeBatch = 16
 // the batches' diagnostics and source maps are then added in file order,
 // as one goroutine would have.
 func decodeStepBlocks(blocks []*hcl.Block, sm *SourceMap) ([]*stepDecl, hcl.Diagnostics) {
-	workers := min(runtime.GOMAXPROCS(0), len(blocks)/parallelStepDecode)
+	workers := min(runtime.GOMAXPROCS(0), len(blocks)/graph.ParallelStepDecode)
 	if workers < 2 {
 		steps := make([]*stepDecl, 0, len(blocks))
 		var diags hcl.Diagnostics

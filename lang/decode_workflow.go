@@ -3,6 +3,8 @@ package lang
 import (
 	"encoding/json"
 
+	"github.com/flowrun/flowrun/lang/graph"
+	"github.com/flowrun/flowrun/lang/naming"
 	"github.com/hashicorp/hcl/v2"
 )
 
@@ -21,11 +23,11 @@ type workflowDecl struct {
 	DeadlineMS  int64
 	PassEnv     []string // sorted, without duplicates
 	Inputs      []*inputDecl
-	Secrets     []Secret
+	Secrets     []graph.Secret
 	Concurrency *concurrencyDecl
 	Defaults    defaultsDecl
-	Breakers    []Breaker
-	Limits      Limits
+	Breakers    []graph.Breaker
+	Limits      graph.Limits
 	Steps       []*stepDecl
 	Outputs     []*outputDecl
 	Alerts      []*alertDecl
@@ -33,7 +35,7 @@ type workflowDecl struct {
 }
 
 type inputDecl struct {
-	Input
+	graph.Input
 	Range hcl.Range
 }
 
@@ -106,7 +108,7 @@ func decodeWorkflowBlock(block *hcl.Block) (*workflowDecl, hcl.Diagnostics) {
 		NameRange: block.LabelRanges[0],
 		DeclRange: block.DefRange,
 		Sources:   newSourceMap(block.DefRange.Filename),
-		Limits:    Limits{Attempts: DefaultAttempts, OutputBytes: DefaultOutputBytes, Parallel: DefaultParallel},
+		Limits:    graph.Limits{Attempts: graph.DefaultAttempts, OutputBytes: graph.DefaultOutputBytes, Parallel: graph.DefaultParallel},
 	}
 	w.Sources.addBlock("workflow", block)
 	diags := checkWorkflowName(w.Name, w.NameRange)
@@ -122,7 +124,7 @@ func decodeWorkflowBlock(block *hcl.Block) (*workflowDecl, hcl.Diagnostics) {
 		v, d := literalString(a)
 		diags = append(diags, d...)
 		if !d.HasErrors() {
-			if _, err := ParseVersion(v); err != nil {
+			if _, err := graph.ParseVersion(v); err != nil {
 				diags = append(diags, errAt(a.Expr.Range(), "Invalid version",
 					"%s.", upperFirstLetter(err.Error())))
 			} else {
@@ -268,7 +270,7 @@ var inputSchema = &hcl.BodySchema{
 // type is required; a default must be a literal of the type and is kept as
 // canonical JSON.
 func decodeInputBlock(block *hcl.Block) (*inputDecl, hcl.Diagnostics) {
-	in := &inputDecl{Input: Input{Name: block.Labels[0], Type: TypeAny}, Range: block.LabelRanges[0]}
+	in := &inputDecl{Input: graph.Input{Name: block.Labels[0], Type: graph.TypeAny}, Range: block.LabelRanges[0]}
 	c, diags := content(block.Body, inputSchema)
 	if c.Attributes["type"] == nil {
 		diags = append(diags, errAt(block.DefRange, "Missing input type",
@@ -291,7 +293,7 @@ func decodeInputBlock(block *hcl.Block) (*inputDecl, hcl.Diagnostics) {
 			switch {
 			case err != nil:
 				diags = append(diags, errAt(a.Expr.Range(), "Invalid default", "The default cannot be used: %v.", err))
-			case g == nil && in.Type.Kind != KindAny:
+			case g == nil && in.Type.Kind != graph.KindAny:
 				diags = append(diags, errAt(a.Expr.Range(), "Invalid default",
 					"A default of null is only allowed for an input of type any. Give a value of type %s, or remove the default to make the input required.", in.Type))
 			default:
@@ -312,13 +314,13 @@ var secretSchema = &hcl.BodySchema{
 }
 
 // decodeSecretBlock decodes secret "NAME" { env }.
-func decodeSecretBlock(block *hcl.Block) (Secret, hcl.Diagnostics) {
-	s := Secret{Name: block.Labels[0]}
+func decodeSecretBlock(block *hcl.Block) (graph.Secret, hcl.Diagnostics) {
+	s := graph.Secret{Name: block.Labels[0]}
 	c, diags := content(block.Body, secretSchema)
 	if a := c.Attributes["env"]; a != nil {
 		v, d := literalString(a)
 		diags = append(diags, d...)
-		if !d.HasErrors() && (!validIdent(v) || len(v) > 255) {
+		if !d.HasErrors() && (!naming.ValidIdent(v) || len(v) > 255) {
 			diags = append(diags, errAt(a.Expr.Range(), "Invalid environment variable name",
 				"%q cannot be an environment variable name: use letters, digits and underscores, starting with a letter or underscore, like env = \"API_TOKEN\".", v))
 		}
@@ -389,8 +391,8 @@ var breakerSchema = &hcl.BodySchema{
 }
 
 // decodeBreakerBlock decodes breaker "NAME" { failures, cooldown, on_open }.
-func decodeBreakerBlock(block *hcl.Block) (Breaker, hcl.Diagnostics) {
-	br := Breaker{Name: block.Labels[0]}
+func decodeBreakerBlock(block *hcl.Block) (graph.Breaker, hcl.Diagnostics) {
+	br := graph.Breaker{Name: block.Labels[0]}
 	c, diags := content(block.Body, breakerSchema)
 	if a := c.Attributes["failures"]; a != nil {
 		n, d := literalInt(a, 1, 1<<20)
@@ -418,7 +420,7 @@ var limitsSchema = &hcl.BodySchema{
 
 // decodeLimitsBlock decodes limits { attempts, output_bytes, parallel }
 // over the defaults already in l.
-func decodeLimitsBlock(block *hcl.Block, l *Limits, sm *SourceMap) hcl.Diagnostics {
+func decodeLimitsBlock(block *hcl.Block, l *graph.Limits, sm *SourceMap) hcl.Diagnostics {
 	sm.addBlock("limits", block)
 	c, diags := content(block.Body, limitsSchema)
 	sm.addAttrs("limits", c.Attributes)
@@ -536,7 +538,7 @@ func decodeAlertEvents(a *hcl.Attribute) ([]string, hcl.Diagnostics) {
 		}
 		if !ok {
 			diags = append(diags, errAt(e.Range(), "Unknown alert event",
-				"%q is not a run ending: use %s.%s", s, orNames(alertEvents), didYouMean(s, alertEvents)))
+				"%q is not a run ending: use %s.%s", s, orNames(alertEvents), naming.DidYouMean(s, alertEvents)))
 			continue
 		}
 		if !seen[s] {

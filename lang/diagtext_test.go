@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/lang/internal/testsrc"
-
 	"github.com/hashicorp/hcl/v2"
 )
 
@@ -140,8 +140,8 @@ func TestBumpDiagnostic(t *testing.T) {
 	if r := w.VersionRange(); r.Filename != "v2.hcl" || r.Start.Line != 3 || r.Start.Column != 13 || r.End.Column != 20 {
 		t.Errorf("VersionRange = %s", r)
 	}
-	_, _, err := CheckBump(m1.Workflow("ver").Graph, w.Graph)
-	var be *BumpError
+	_, _, err := graph.CheckBump(m1.Workflow("ver").Graph, w.Graph)
+	var be *graph.BumpError
 	if !errors.As(err, &be) {
 		t.Fatalf("CheckBump: %v", err)
 	}
@@ -159,7 +159,7 @@ func TestBumpDiagnostic(t *testing.T) {
 	if b.String() != want {
 		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
 	}
-	for reason, summary := range map[BumpReason]string{BumpLower: "Version lower than stored", BumpSameVersion: "Version already stored"} {
+	for reason, summary := range map[graph.BumpReason]string{graph.BumpLower: "Version lower than stored", graph.BumpSameVersion: "Version already stored"} {
 		e := *be
 		e.Reason = reason
 		if d := w.BumpDiagnostic(&e); d.Summary != summary || d.Subject.Start.Line != 3 {

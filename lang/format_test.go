@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flowrun/flowrun/lang/graph"
 )
 
 const irMessy = "\n\n# leading comment   \nworkflow \"x\" {   \r\n  version = \"1.0.0\"   # trailing comment  \n\n\n\n  description=\"d\"\n  key   =  \"input.id\"\n\n\n  step \"a\" {\nexec { command = [\"a\",\"b\"] }\n    timeout=\"1s\"\n}\n  step \"h\" {\n    set {\n      text = <<EOT\n  keep   \n\n\n\tx \nEOT\n    }\n  }\n  /* block\n     comment */   \n}\n\n\n"
@@ -133,7 +135,7 @@ func TestFormatKeepsGraphHash(t *testing.T) {
 					t.Fatalf("version %d does not compile: %v", i, diags)
 				}
 				for _, w := range m.Workflows {
-					h, err := Hash(w.Graph)
+					h, err := graph.Hash(w.Graph)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/hashicorp/hcl/v2"
 )
 
@@ -50,7 +51,7 @@ func FuzzLoadFile(f *testing.F) {
 			if diags.HasErrors() && workflowHasError(w, diags) {
 				t.Fatalf("workflow %q has a graph despite errors", w.Name)
 			}
-			if _, err := Hash(w.Graph); err != nil {
+			if _, err := graph.Hash(w.Graph); err != nil {
 				t.Fatalf("compiled graph does not hash: %v", err)
 			}
 		}

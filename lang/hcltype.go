@@ -6,6 +6,8 @@ import (
 	"math/big"
 	"sort"
 
+	"github.com/flowrun/flowrun/lang/graph"
+	"github.com/flowrun/flowrun/lang/naming"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
 	"github.com/zclconf/go-cty/cty"
@@ -16,7 +18,7 @@ import (
 
 // decodeTypeExpr reads an input's `type` attribute: string, number, bool,
 // any, list(T), map(T), set(T) (kept as a list) and object({...}).
-func decodeTypeExpr(expr hcl.Expression) (*Type, hcl.Diagnostics) {
+func decodeTypeExpr(expr hcl.Expression) (*graph.Type, hcl.Diagnostics) {
 	ty, diags := typeexpr.TypeConstraint(expr)
 	if diags.HasErrors() {
 		for _, d := range diags {
@@ -24,11 +26,11 @@ func decodeTypeExpr(expr hcl.Expression) (*Type, hcl.Diagnostics) {
 				d.Detail += " Valid types are string, number, bool, any, list(T), map(T), set(T) and object({name = T, ...})."
 			}
 		}
-		return TypeAny, diags
+		return graph.TypeAny, diags
 	}
 	t, err := typeFromCty(ty)
 	if err != nil {
-		return TypeAny, hcl.Diagnostics{{
+		return graph.TypeAny, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
 			Summary:  "Unsupported type",
 			Detail:   err.Error(),
@@ -38,30 +40,30 @@ func decodeTypeExpr(expr hcl.Expression) (*Type, hcl.Diagnostics) {
 	return t, nil
 }
 
-func typeFromCty(ty cty.Type) (*Type, error) {
+func typeFromCty(ty cty.Type) (*graph.Type, error) {
 	switch {
 	case ty == cty.DynamicPseudoType:
-		return TypeAny, nil
+		return graph.TypeAny, nil
 	case ty == cty.String:
-		return TypeString, nil
+		return graph.TypeString, nil
 	case ty == cty.Number:
-		return TypeNumber, nil
+		return graph.TypeNumber, nil
 	case ty == cty.Bool:
-		return TypeBool, nil
+		return graph.TypeBool, nil
 	case ty.IsListType() || ty.IsSetType():
 		elem, err := typeFromCty(ty.ElementType())
 		if err != nil {
 			return nil, err
 		}
-		return ListOf(elem), nil
+		return graph.ListOf(elem), nil
 	case ty.IsMapType():
 		elem, err := typeFromCty(ty.ElementType())
 		if err != nil {
 			return nil, err
 		}
-		return MapOf(elem), nil
+		return graph.MapOf(elem), nil
 	case ty.IsObjectType():
-		fields := map[string]*Type{}
+		fields := map[string]*graph.Type{}
 		for name, at := range ty.AttributeTypes() {
 			if ty.AttributeOptional(name) {
 				//lint:ignore ST1005 the message is a diagnostic detail shown to users as a sentence
@@ -73,7 +75,7 @@ func typeFromCty(ty cty.Type) (*Type, error) {
 			}
 			fields[name] = ft
 		}
-		return ObjectOf(fields), nil
+		return graph.ObjectOf(fields), nil
 	case ty.IsTupleType():
 		//lint:ignore ST1005 the message is a diagnostic detail shown to users as a sentence
 		return nil, fmt.Errorf("Tuple types are not supported. Use list(T) for a list whose elements share a type, or list(any).")
@@ -161,40 +163,40 @@ func literalJSON(v any) json.RawMessage {
 // typeOfLiteral is the static type of a literal: objects are objects of
 // their fields, lists are lists of their elements' common type (any when
 // they differ or the list is empty).
-func typeOfLiteral(v any) *Type {
+func typeOfLiteral(v any) *graph.Type {
 	switch x := v.(type) {
 	case nil:
-		return TypeNull
+		return graph.TypeNull
 	case bool:
-		return TypeBool
+		return graph.TypeBool
 	case string:
-		return TypeString
+		return graph.TypeString
 	case json.Number:
-		return TypeNumber
+		return graph.TypeNumber
 	case []any:
-		elems := make([]*Type, len(x))
+		elems := make([]*graph.Type, len(x))
 		for i, e := range x {
 			elems[i] = typeOfLiteral(e)
 		}
-		return ListOf(literalCommonType(elems))
+		return graph.ListOf(literalCommonType(elems))
 	case map[string]any:
-		fields := make(map[string]*Type, len(x))
+		fields := make(map[string]*graph.Type, len(x))
 		for k, e := range x {
 			fields[k] = typeOfLiteral(e)
 		}
-		return ObjectOf(fields)
+		return graph.ObjectOf(fields)
 	}
-	return TypeAny
+	return graph.TypeAny
 }
 
 // literalCommonType is the type shared by all of ts, or any.
-func literalCommonType(ts []*Type) *Type {
+func literalCommonType(ts []*graph.Type) *graph.Type {
 	if len(ts) == 0 {
-		return TypeAny
+		return graph.TypeAny
 	}
 	for _, t := range ts[1:] {
 		if !t.Equal(ts[0]) {
-			return TypeAny
+			return graph.TypeAny
 		}
 	}
 	return ts[0]
@@ -203,28 +205,28 @@ func literalCommonType(ts []*Type) *Type {
 // conformLiteral checks that a literal Go value (from ctyToGo) is a value of
 // type t, and returns a sentence saying where it is not. Types are matched
 // strictly: a string "5" is not a number.
-func conformLiteral(v any, t *Type, path string) error {
+func conformLiteral(v any, t *graph.Type, path string) error {
 	at := ""
 	if path != "" {
 		at = " at " + path
 	}
-	if t == nil || t.Kind == KindAny {
+	if t == nil || t.Kind == graph.KindAny {
 		return nil
 	}
 	switch t.Kind {
-	case KindString:
+	case graph.KindString:
 		if _, ok := v.(string); ok {
 			return nil
 		}
-	case KindNumber, KindInt:
+	case graph.KindNumber, graph.KindInt:
 		if _, ok := v.(json.Number); ok {
 			return nil
 		}
-	case KindBool:
+	case graph.KindBool:
 		if _, ok := v.(bool); ok {
 			return nil
 		}
-	case KindList:
+	case graph.KindList:
 		if l, ok := v.([]any); ok {
 			for i, e := range l {
 				if err := conformLiteral(e, t.Elem, fmt.Sprintf("%s[%d]", path, i)); err != nil {
@@ -233,16 +235,16 @@ func conformLiteral(v any, t *Type, path string) error {
 			}
 			return nil
 		}
-	case KindMap:
+	case graph.KindMap:
 		if m, ok := v.(map[string]any); ok {
-			for _, k := range namesSorted(m) {
+			for _, k := range naming.NamesSorted(m) {
 				if err := conformLiteral(m[k], t.Elem, literalPath(path, k)); err != nil {
 					return err
 				}
 			}
 			return nil
 		}
-	case KindObject:
+	case graph.KindObject:
 		if m, ok := v.(map[string]any); ok {
 			var missing, extra []string
 			for k := range t.Fields {
@@ -263,7 +265,7 @@ func conformLiteral(v any, t *Type, path string) error {
 			if len(extra) > 0 {
 				return fmt.Errorf("the attribute %q is not part of %s%s", extra[0], t, at)
 			}
-			for _, k := range namesSorted(m) {
+			for _, k := range naming.NamesSorted(m) {
 				if err := conformLiteral(m[k], t.Fields[k], literalPath(path, k)); err != nil {
 					return err
 				}
@@ -293,7 +295,7 @@ func describeLiteral(v any) string {
 }
 
 func literalPath(path, key string) string {
-	if validIdent(key) {
+	if naming.ValidIdent(key) {
 		if path == "" {
 			return key
 		}

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/lang/internal/testsrc"
-
 	"github.com/hashicorp/hcl/v2"
 )
 
@@ -127,4 +127,4 @@ func TestInvalidCorpus(t *testing.T) {
 }
 
 // noStore is a store without workflows.
-func noStore(string) ([]*Graph, error) { return nil, nil }
+func noStore(string) ([]*graph.Graph, error) { return nil, nil }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/hashicorp/hcl/v2"
 )
 
@@ -28,7 +29,7 @@ type Workflow struct {
 	File  string
 	Range hcl.Range // the workflow block's header (workflow "NAME")
 	// Graph is nil when the workflow has errors.
-	Graph   *Graph
+	Graph   *graph.Graph
 	Sources *SourceMap
 }
 
@@ -63,7 +64,7 @@ type LoadOptions struct {
 	// gives the types of its inputs and outputs (language.md §8.6). With
 	// Stored nil, a child that is in none of the files is not checked and
 	// its output is typed any; with Stored set it is an error.
-	Stored func(name string) ([]*Graph, error)
+	Stored func(name string) ([]*graph.Graph, error)
 	// MaxFileSize is the most bytes a workflow file may hold; 0 means
 	// DefaultMaxWorkflowFile. A larger file is a "File too large" error,
 	// found without reading it whole.
@@ -247,7 +248,7 @@ func (l *fileLoader) finish() {
 	type entry struct {
 		f *loadedFile
 		w *workflowDecl
-		g *Graph
+		g *graph.Graph
 	}
 	var all []*entry
 	byName := map[string][]*entry{}
@@ -262,7 +263,7 @@ func (l *fileLoader) finish() {
 	// before its parents. A workflow that is its own descendant (a
 	// recursion) sees itself, and its cycle, as not yet compiled.
 	state := map[*entry]int{} // 0 new, 1 compiling, 2 done
-	compiled := map[string]*Graph{}
+	compiled := map[string]*graph.Graph{}
 	children := &childResolver{module: compiled, declared: map[string]bool{}, stored: l.opts.Stored}
 	for name := range byName {
 		children.declared[name] = true
@@ -320,7 +321,7 @@ func (l *fileLoader) finish() {
 func childNames(w *workflowDecl) []string {
 	var out []string
 	for _, s := range w.Steps {
-		if s != nil && s.Action != nil && s.Action.Kind == KindWorkflow && s.Action.Workflow != "" {
+		if s != nil && s.Action != nil && s.Action.Kind == graph.KindWorkflow && s.Action.Workflow != "" {
 			out = append(out, s.Action.Workflow)
 		}
 	}

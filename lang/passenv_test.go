@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/flowrun/flowrun/lang/graph"
 )
 
 // passEnvBase is a workflow without pass_env. Its hash was taken on the
@@ -28,7 +30,7 @@ const passEnvBase = `workflow "envs" {
 
 const passEnvBaseHash = "0769fa9343c61e7f21f3d4f4fe0c733ff5f06db2369ca61b0e75e9561fbe9eca"
 
-func passEnvGraph(t *testing.T, src string) *Graph {
+func passEnvGraph(t *testing.T, src string) *graph.Graph {
 	t.Helper()
 	m, diags := LoadFile("envs.hcl", []byte(src))
 	if diags.HasErrors() {
@@ -39,14 +41,14 @@ func passEnvGraph(t *testing.T, src string) *Graph {
 
 func TestPassEnvUnsetKeepsHash(t *testing.T) {
 	g := passEnvGraph(t, passEnvBase)
-	h, err := Hash(g)
+	h, err := graph.Hash(g)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if h != passEnvBaseHash {
 		t.Fatalf("a workflow without pass_env hashes to %s, want %s (the hash stored graphs were sealed with)", h, passEnvBaseHash)
 	}
-	b, err := Encode(g)
+	b, err := graph.Encode(g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +70,7 @@ func TestPassEnvMerged(t *testing.T) {
   }
   step "a" {`, 1)
 	g := passEnvGraph(t, src)
-	byName := map[string]*Step{}
+	byName := map[string]*graph.Step{}
 	for _, s := range g.Steps {
 		byName[s.Name] = s
 	}
@@ -89,19 +91,19 @@ func TestPassEnvMerged(t *testing.T) {
 	}
 
 	// It survives the store's codec, through both decoders.
-	b, err := Encode(g)
+	b, err := graph.Encode(g)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, dec := range map[string]func([]byte) (*Graph, error){
+	for name, dec := range map[string]func([]byte) (*graph.Graph, error){
 		"fast":      passEnvFastDecode,
-		"reference": decodeReference,
+		"reference": graph.DecodeReference,
 	} {
 		d, err := dec(b)
 		if err != nil {
 			t.Fatalf("%s decode: %v", name, err)
 		}
-		b2, err := Encode(d)
+		b2, err := graph.Encode(d)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,13 +117,13 @@ func TestPassEnvDecodeNormalizes(t *testing.T) {
 	g := passEnvGraph(t, passEnvBase)
 	g.Steps[0].Action.Exec.PassEnv = []string{"B", "A", "B"}
 	g.Alerts[0].Action.Exec.PassEnv = []string{}
-	b, err := encMarshal(g) // as written, not normalised
+	b, err := graph.EncMarshal(g) // as written, not normalised
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, dec := range map[string]func([]byte) (*Graph, error){
+	for name, dec := range map[string]func([]byte) (*graph.Graph, error){
 		"fast":      passEnvFastDecode,
-		"reference": decodeReference,
+		"reference": graph.DecodeReference,
 	} {
 		d, err := dec(b)
 		if err != nil {
@@ -140,7 +142,7 @@ func TestPassEnvValidateGraph(t *testing.T) {
 	for _, name := range []string{"FLOWRUN_DB", "BAD-NAME", ""} {
 		g := passEnvGraph(t, passEnvBase)
 		g.Steps[0].Action.Exec.PassEnv = []string{name}
-		err := ValidateGraph(g)
+		err := graph.ValidateGraph(g)
 		if err == nil || !strings.Contains(err.Error(), "pass_env") {
 			t.Errorf("pass_env %q: ValidateGraph = %v, want an error naming pass_env", name, err)
 		}
@@ -155,7 +157,7 @@ func TestPassEnvAlertChangeIsPatch(t *testing.T) {
       pass_env = ["SYSLOG_HOST"]
     }`, 1)
 	new := passEnvGraph(t, src)
-	changes := Diff(old, new)
+	changes := graph.Diff(old, new)
 	if len(changes) != 1 || changes[0].String() != `alert "log" changed: PATCH` {
 		t.Fatalf("changes = %v, want only the alert's, PATCH", changes)
 	}
@@ -164,13 +166,13 @@ func TestPassEnvAlertChangeIsPatch(t *testing.T) {
 // passEnvFastDecode decodes with the fast decoder only, on one goroutine
 // and split (Decode would fall back to the reference decoder on a field
 // the fast one does not know).
-func passEnvFastDecode(b []byte) (*Graph, error) {
-	var g *Graph
-	for _, sp := range []fastSplit{{}, forcedSplit} {
+func passEnvFastDecode(b []byte) (*graph.Graph, error) {
+	var g *graph.Graph
+	for _, sp := range []graph.FastSplit{{}, {Workers: 4, ChunkBytes: 1}} {
 		var ok bool
-		if g, ok = decodeFastSplit(b, newTypeInterner(), sp); !ok {
+		if g, ok = graph.DecodeFastSplit(b, graph.NewTypeInterner(), sp); !ok {
 			return nil, fmt.Errorf("the fast decoder (split %+v) refused the graph", sp)
 		}
 	}
-	return g, ValidateGraph(g)
+	return g, graph.ValidateGraph(g)
 }

@@ -3,6 +3,9 @@ package lang
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/flowrun/flowrun/lang/expr"
+	"github.com/flowrun/flowrun/lang/graph"
 )
 
 // checkURL reports at compile time what the url's literal text shows is
@@ -10,7 +13,7 @@ import (
 // a {{ }} before the scheme's "://", a template whose text leaves no host.
 // A url that starts with a {{ }} (a base value) is checked when it is
 // built; so is the rest of one with a url.raw(...) value.
-func (c *compiler) checkURL(v *Value, n *dataNode) {
+func (c *compiler) checkURL(v *graph.Value, n *dataNode) {
 	if v == nil || n == nil {
 		return
 	}
@@ -23,7 +26,7 @@ func (c *compiler) checkURL(v *Value, n *dataNode) {
 		if json.Unmarshal(v.Lit, &s) != nil {
 			return // not text: wantText says so
 		}
-		if err := CheckHTTPURL(s); err != nil {
+		if err := expr.CheckHTTPURL(s); err != nil {
 			bad("The url %q cannot be requested: %v. Write an absolute URL, like \"https://api.example.com/orders\".", s, err)
 		}
 	case v.Template != nil:
@@ -36,17 +39,17 @@ func (c *compiler) checkURL(v *Value, n *dataNode) {
 			if pt.Expr == nil {
 				continue
 			}
-			if l := layoutOf(urlPrefix(parts[:i])); l.auth < 0 {
+			if l := expr.LayoutOf(expr.UrlPrefix(parts[:i])); l.Auth < 0 {
 				bad("The value of {{ %s }} would be part of the url's scheme. Write the scheme and its \"://\" as text, like \"https://{{ input.host }}/path\", or make the whole start of the url one value, like \"{{ input.base }}/path\".", pt.Expr.CEL)
 				return
 			}
-			raw = raw || RawURLExpr(pt.Expr.CEL)
+			raw = raw || expr.RawURLExpr(pt.Expr.CEL)
 		}
 		if raw {
 			return // a url.raw value may change the rest
 		}
-		pieces, _ := urlPieces(v.Template, func(int) (string, error) { return "1", nil })
-		if _, err := BuildURL(pieces); err != nil {
+		pieces, _ := expr.UrlPieces(v.Template, func(int) (string, error) { return "1", nil })
+		if _, err := expr.BuildURL(pieces); err != nil {
 			bad("The url cannot be requested whatever its values are: %v.", err)
 		}
 	}

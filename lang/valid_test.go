@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/hashicorp/hcl/v2"
 )
 
@@ -23,7 +24,7 @@ func loadValid(t *testing.T, name string) *Module {
 	return m
 }
 
-func graphOf(t *testing.T, m *Module, workflow string) *Graph {
+func graphOf(t *testing.T, m *Module, workflow string) *graph.Graph {
 	t.Helper()
 	w := m.Workflow(workflow)
 	if w == nil || w.Graph == nil {
@@ -32,7 +33,7 @@ func graphOf(t *testing.T, m *Module, workflow string) *Graph {
 	return w.Graph
 }
 
-func stepOf(t *testing.T, g *Graph, name string) *Step {
+func stepOf(t *testing.T, g *graph.Graph, name string) *graph.Step {
 	t.Helper()
 	for _, s := range g.Steps {
 		if s.Name == name {
@@ -58,14 +59,14 @@ func TestValidCorpus(t *testing.T) {
 				if w.Graph == nil {
 					t.Fatalf("workflow %q has no graph", w.Name)
 				}
-				if _, err := Hash(w.Graph); err != nil {
+				if _, err := graph.Hash(w.Graph); err != nil {
 					t.Fatalf("hash: %v", err)
 				}
-				b, err := Encode(w.Graph)
+				b, err := graph.Encode(w.Graph)
 				if err != nil {
 					t.Fatal(err)
 				}
-				g2, err := Decode(b)
+				g2, err := graph.Decode(b)
 				if err != nil {
 					t.Fatalf("decode: %v", err)
 				}
@@ -105,14 +106,14 @@ func TestShipOrderGraph(t *testing.T) {
 			t.Errorf("step %q needs %v, want %v", name, got, n)
 		}
 	}
-	if g.Limits != (Limits{Attempts: 1000, OutputBytes: 1 << 20, Parallel: 16}) {
+	if g.Limits != (graph.Limits{Attempts: 1000, OutputBytes: 1 << 20, Parallel: 16}) {
 		t.Errorf("limits %+v", g.Limits)
 	}
 	charge := stepOf(t, g, "charge")
 	if charge.TimeoutMS != 30000 || charge.Breaker != "payments" {
 		t.Errorf("charge timeout %d breaker %q", charge.TimeoutMS, charge.Breaker)
 	}
-	wantRetry := Retry{Attempts: 6, BackoffMS: 1000, Multiplier: 2, MaxDelayMS: 60000, JitterMS: 500}
+	wantRetry := graph.Retry{Attempts: 6, BackoffMS: 1000, Multiplier: 2, MaxDelayMS: 60000, JitterMS: 500}
 	if r := charge.Retry; r == nil || r.When == nil || r.Attempts != wantRetry.Attempts || r.BackoffMS != wantRetry.BackoffMS ||
 		r.Multiplier != wantRetry.Multiplier || r.MaxDelayMS != wantRetry.MaxDelayMS || r.JitterMS != wantRetry.JitterMS {
 		t.Errorf("charge retry %+v, want %+v with a when", charge.Retry, wantRetry)
@@ -121,19 +122,19 @@ func TestShipOrderGraph(t *testing.T) {
 		t.Errorf("charge http %+v", charge.Action.HTTP)
 	}
 	approve := stepOf(t, g, "approve")
-	if approve.TimeoutMS != 0 || approve.Retry != nil || !approve.OutputType.Equal(TypeAny) {
+	if approve.TimeoutMS != 0 || approve.Retry != nil || !approve.OutputType.Equal(graph.TypeAny) {
 		t.Errorf("approve: timeout %d retry %+v output %s; a wait takes neither the default timeout nor the default retry", approve.TimeoutMS, approve.Retry, approve.OutputType)
 	}
-	if got := stepOf(t, g, "price").OutputType; !got.Equal(ObjectOf(map[string]*Type{"total": TypeNumber})) {
+	if got := stepOf(t, g, "price").OutputType; !got.Equal(graph.ObjectOf(map[string]*graph.Type{"total": graph.TypeNumber})) {
 		t.Errorf("price output %s", got)
 	}
-	if got := stepOf(t, g, "route").OutputType; !got.Equal(TypeString) {
+	if got := stepOf(t, g, "route").OutputType; !got.Equal(graph.TypeString) {
 		t.Errorf("route output %s", got)
 	}
 	if got := stepOf(t, g, "cool_down").OutputType; !got.Equal(sleepOutputType) {
 		t.Errorf("cool_down output %s", got)
 	}
-	if got := stepOf(t, g, "reject").OutputType; !got.Equal(TypeNull) {
+	if got := stepOf(t, g, "reject").OutputType; !got.Equal(graph.TypeNull) {
 		t.Errorf("reject output %s", got)
 	}
 	label := stepOf(t, g, "label")
@@ -144,7 +145,7 @@ func TestShipOrderGraph(t *testing.T) {
 	if poll.Until == nil || poll.Until.IntervalMS != 30000 || poll.Until.MaxIterations != 100 {
 		t.Errorf("poll until %+v", poll.Until)
 	}
-	if len(g.Outputs) != 1 || !g.Outputs[0].Type.Equal(TypeString) {
+	if len(g.Outputs) != 1 || !g.Outputs[0].Type.Equal(graph.TypeString) {
 		t.Errorf("outputs %+v", g.Outputs)
 	}
 	if g.Key == nil || g.Key.CEL != "input.order_id" || g.DeadlineMS != 2*3600*1000 {
@@ -157,7 +158,7 @@ func TestShipOrderGraph(t *testing.T) {
 
 func TestDefaultsAndOutputTypes(t *testing.T) {
 	g := graphOf(t, loadValid(t, "limits_defaults.hcl"), "tuned")
-	if g.Limits != (Limits{Attempts: 5000, OutputBytes: 65536, Parallel: 2}) {
+	if g.Limits != (graph.Limits{Attempts: 5000, OutputBytes: 65536, Parallel: 2}) {
 		t.Errorf("limits %+v", g.Limits)
 	}
 	load := stepOf(t, g, "load")
@@ -176,7 +177,7 @@ func TestDefaultsAndOutputTypes(t *testing.T) {
 	}
 
 	g = graphOf(t, loadValid(t, "exec_shell.hcl"), "exec-forms")
-	if s := stepOf(t, g, "argv"); s.TimeoutMS != DefaultTimeoutMS || !s.OutputType.Equal(execOutputType) {
+	if s := stepOf(t, g, "argv"); s.TimeoutMS != graph.DefaultTimeoutMS || !s.OutputType.Equal(execOutputType) {
 		t.Errorf("argv timeout %d output %s", s.TimeoutMS, s.OutputType)
 	}
 	script := stepOf(t, g, "script")
@@ -207,7 +208,7 @@ func TestDefaultsAndOutputTypes(t *testing.T) {
 			t.Errorf("%s needs %v, want [route]", n, s.Needs)
 		}
 	}
-	if s := stepOf(t, g, "done"); s.Action.Kind != KindNone || !s.OutputType.Equal(TypeNull) || s.Join != "any" {
+	if s := stepOf(t, g, "done"); s.Action.Kind != graph.KindNone || !s.OutputType.Equal(graph.TypeNull) || s.Join != "any" {
 		t.Errorf("done %+v", s)
 	}
 

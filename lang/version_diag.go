@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/hashicorp/hcl/v2"
 )
 
@@ -25,14 +26,14 @@ func (w *Workflow) VersionRange() hcl.Range {
 // line like every other diagnostic (WriteDiagnostics with the Module's
 // Files). Its detail is the message of Error, the changes one per line,
 // and the version to set.
-func (w *Workflow) BumpDiagnostic(e *BumpError) *hcl.Diagnostic {
+func (w *Workflow) BumpDiagnostic(e *graph.BumpError) *hcl.Diagnostic {
 	var summary string
 	var b strings.Builder
 	switch e.Reason {
-	case BumpLower:
+	case graph.BumpLower:
 		summary = "Version lower than stored"
 		fmt.Fprintf(&b, "Workflow %q version %s is lower than the stored version %s; versions only go up.", e.Workflow, e.New, e.Old)
-	case BumpSameVersion:
+	case graph.BumpSameVersion:
 		summary = "Version already stored"
 		fmt.Fprintf(&b, "Workflow %q version %s is already stored with a different graph; the changes need a %s bump.", e.Workflow, e.New, e.Required)
 	default:

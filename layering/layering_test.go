@@ -79,11 +79,17 @@ func TestImportRules(t *testing.T) {
 		}
 	}
 	drivers := []string{"store/sqlite", "store/postgres"}
+	// A forbidden path ending in "." is that package alone, not the ones
+	// below it: lang/graph must not import the front end, package lang,
+	// and may import lang/naming.
 	rules := []struct {
 		from   string
 		forbid []string
 		why    string
 	}{
+		{"lang/graph", []string{"lang.", "lang/expr"}, "the graph IR is what the front end compiles to and what the engine runs; it knows expressions as text and types, not the HCL front end or the CEL layer"},
+		{"lang/expr", []string{"lang."}, "the CEL layer checks and evaluates a graph's expressions; the front end uses it, never the other way"},
+		{"lang/naming", []string{"lang.", "lang/graph", "lang/expr", "interp", "store"}, "naming words names for messages; every package of lang uses it, so it uses none of them"},
 		{"store", []string{"lang", "interp"}, "the store keeps rows; it must not know the language or the engine"},
 		{"lang", []string{"interp", "store"}, "the language compiles files; it must not run or store them"},
 		{"interp", append([]string{"cmd", "tui"}, drivers...), "the engine sees the store through package store's interfaces and knows no front end"},
@@ -101,7 +107,7 @@ func TestImportRules(t *testing.T) {
 					continue
 				}
 				for _, f := range r.forbid {
-					if under(to, f) {
+					if exact, ok := strings.CutSuffix(f, "."); ok && to == exact || !ok && under(to, f) {
 						t.Errorf("%s imports %s: %s", from, to, r.why)
 					}
 				}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/interp"
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/store/sqlite"
 )
@@ -56,7 +56,7 @@ type driver struct {
 
 	root     string // the run the case follows
 	workflow string
-	graphs   []*lang.Graph // stored at the first start
+	graphs   []*graph.Graph // stored at the first start
 	applied  bool
 }
 

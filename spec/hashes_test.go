@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rogpeppe/go-internal/txtar"
-
 	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
+	"github.com/rogpeppe/go-internal/txtar"
 )
 
 var updateHashes = flag.Bool("update-hashes", false, "rewrite spec/golden/graph_hashes.txt (only when a hash change is intended: it breaks every stored version of that workflow)")
@@ -39,7 +39,7 @@ func TestGraphHashesPinned(t *testing.T) {
 			return // the error cases have no graph to pin
 		}
 		for _, w := range mod.Workflows {
-			h, err := lang.Hash(w.Graph)
+			h, err := graph.Hash(w.Graph)
 			if err != nil {
 				t.Fatalf("%s: workflow %q: hash: %v", name, w.Name, err)
 			}

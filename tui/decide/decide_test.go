@@ -8,10 +8,10 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/golden"
-
 	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/tui/display"
 	"github.com/flowrun/flowrun/tui/keys"
@@ -55,7 +55,7 @@ workflow "ship" {
 }
 `
 
-func graph(t *testing.T, src string) *lang.Graph {
+func compileGraph(t *testing.T, src string) *graph.Graph {
 	t.Helper()
 	m, diags := lang.LoadFile("ship.hcl", []byte(src))
 	if diags.HasErrors() {
@@ -68,10 +68,10 @@ func graph(t *testing.T, src string) *lang.Graph {
 // charge and was running label when v2 was stored (interp.PlanDecision
 // computes such plans; the screen only shows them).
 func plan(t *testing.T) *interp.DecisionPlan {
-	old, new := graph(t, v1), graph(t, v2)
-	changes := lang.Diff(old, new)
+	old, new := compileGraph(t, v1), compileGraph(t, v2)
+	changes := graph.Diff(old, new)
 	return &interp.DecisionPlan{Run: store.Run{ID: "RUN1", Workflow: "ship"}, From: old.Version, To: new.Version,
-		Changes: changes, Bump: lang.RequiredBump(changes), Keep: []string{"price"}, Rerun: []string{"charge"}}
+		Changes: changes, Bump: graph.RequiredBump(changes), Keep: []string{"price"}, Rerun: []string{"charge"}}
 }
 
 // TestScreenSaysWhyAChoiceCannotWork: a plan whose new version cannot
@@ -149,7 +149,7 @@ func TestScreenEscapesControls(t *testing.T) {
 	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(clock.Real{}.Now()))
 	disp.Width, disp.Height = 120, 24
 	p := plan(t)
-	p.Changes = append(p.Changes, lang.Change{Path: "step \"x\x1b[2K\"", What: "changed\r", Bump: lang.BumpPatch})
+	p.Changes = append(p.Changes, graph.Change{Path: "step \"x\x1b[2K\"", What: "changed\r", Bump: graph.BumpPatch})
 	p.Keep = append(p.Keep, "k\x1b[1A")
 	m := New(disp, keys.Default, p)
 	m.SetHeight(24)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 )
 
@@ -246,7 +246,7 @@ type RunDetail struct {
 	Run store.Run
 	// Graph is the bound version's graph from the engine's cache, shared
 	// and not to be modified; nil when it cannot be read.
-	Graph *lang.Graph
+	Graph *graph.Graph
 	// GraphErr says why Graph is nil.
 	GraphErr error
 	Steps    []store.Step
@@ -282,7 +282,7 @@ func (d *RunDetail) WaitingSignals() []string {
 	}
 	var out []string
 	for _, s := range d.Graph.Steps {
-		if s.Action.Kind == lang.KindWait && s.Action.Wait != nil && s.Action.Wait.Signal != "" && !done[s.Name] {
+		if s.Action.Kind == graph.KindWait && s.Action.Wait != nil && s.Action.Wait.Signal != "" && !done[s.Name] {
 			out = append(out, s.Action.Wait.Signal)
 		}
 	}

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/flowrun/flowrun/lang"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/termtext"
 	"github.com/flowrun/flowrun/tui/display"
@@ -196,7 +196,7 @@ func buildNodes(d *feed.RunDetail) []node {
 					n.depth = max(n.depth, nodes[i].depth+1)
 				}
 			}
-			if s.Action.Kind == lang.KindWait && s.Action.Wait != nil {
+			if s.Action.Kind == graph.KindWait && s.Action.Wait != nil {
 				n.signal = s.Action.Wait.Signal
 			}
 			pos[s.Name] = len(nodes)

@@ -10,9 +10,8 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/golden"
-
 	"github.com/flowrun/flowrun/clock"
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/tui/display"
 	"github.com/flowrun/flowrun/tui/feed"
@@ -31,12 +30,12 @@ func newView(now time.Time) Model {
 // detail is a run of a diamond: fetch → (charge, label) → approval → ship,
 // with a retry countdown, a foreach and a signal wait.
 func detail(status store.RunStatus) *feed.RunDetail {
-	g := &lang.Graph{Workflow: "order", Version: "2.1.0", Steps: []*lang.Step{
-		{Name: "fetch", Action: lang.Action{Kind: lang.KindHTTP}},
-		{Name: "charge", Needs: []string{"fetch"}, Action: lang.Action{Kind: lang.KindExec}},
-		{Name: "label", Needs: []string{"fetch"}, Action: lang.Action{Kind: lang.KindExec}},
-		{Name: "approval", Needs: []string{"charge", "label"}, Action: lang.Action{Kind: lang.KindWait, Wait: &lang.WaitAction{Signal: "approval"}}},
-		{Name: "ship", Needs: []string{"approval"}, Action: lang.Action{Kind: lang.KindExec}},
+	g := &graph.Graph{Workflow: "order", Version: "2.1.0", Steps: []*graph.Step{
+		{Name: "fetch", Action: graph.Action{Kind: graph.KindHTTP}},
+		{Name: "charge", Needs: []string{"fetch"}, Action: graph.Action{Kind: graph.KindExec}},
+		{Name: "label", Needs: []string{"fetch"}, Action: graph.Action{Kind: graph.KindExec}},
+		{Name: "approval", Needs: []string{"charge", "label"}, Action: graph.Action{Kind: graph.KindWait, Wait: &graph.WaitAction{Signal: "approval"}}},
+		{Name: "ship", Needs: []string{"approval"}, Action: graph.Action{Kind: graph.KindExec}},
 	}}
 	steps := []store.Step{
 		{Key: "fetch", Step: "fetch", Index: -1, Iteration: -1, Status: store.StepCompleted, Attempts: 1, StartedAt: t0, FinishedAt: t0.Add(1200 * time.Millisecond)},
@@ -93,10 +92,10 @@ func TestCursorAndOpen(t *testing.T) {
 
 // bigDetail is a run of a 5,000-step chain-of-fans graph, half done.
 func bigDetail(n int) *feed.RunDetail {
-	g := &lang.Graph{Workflow: "big", Version: "1.0.0"}
+	g := &graph.Graph{Workflow: "big", Version: "1.0.0"}
 	var steps []store.Step
 	for i := 0; i < n; i++ {
-		s := &lang.Step{Name: fmt.Sprintf("s%04d", i), Action: lang.Action{Kind: lang.KindExec}}
+		s := &graph.Step{Name: fmt.Sprintf("s%04d", i), Action: graph.Action{Kind: graph.KindExec}}
 		if i > 0 {
 			s.Needs = []string{fmt.Sprintf("s%04d", (i-1)/2)}
 		}

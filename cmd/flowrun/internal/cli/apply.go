@@ -8,11 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/hashicorp/hcl/v2"
-
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
+	"github.com/hashicorp/hcl/v2"
 )
 
 func applyCommand() *command {
@@ -180,12 +180,12 @@ func (e *env) checkVersion(ctx context.Context, st store.Store, mod *lang.Module
 	if err != nil {
 		return storeError(fmt.Sprintf("reading the stored versions of workflow %q", w.Name), err)
 	}
-	og, err := lang.Decode(old.Graph)
+	og, err := graph.Decode(old.Graph)
 	if err != nil {
 		return &exitError{code: ExitStore, msg: fmt.Sprintf("the stored graph of workflow %q version %s is damaged", old.Workflow, old.Version), err: err}
 	}
-	_, _, err = lang.CheckBump(og, w.Graph)
-	var be *lang.BumpError
+	_, _, err = graph.CheckBump(og, w.Graph)
+	var be *graph.BumpError
 	if errors.As(err, &be) {
 		d := w.BumpDiagnostic(be)
 		if werr := lang.WriteDiagnostics(e.stderr, mod.Files, hcl.Diagnostics{d}, e.useColor(e.stderr), width(e.stderr)); werr != nil {
@@ -207,11 +207,11 @@ func (e *env) checkVersion(ctx context.Context, st store.Store, mod *lang.Module
 
 // bumpReason says in a few words which version rule be broke, for the
 // line that ends a refusal (its diagnostic says the rest).
-func bumpReason(be *lang.BumpError) string {
+func bumpReason(be *graph.BumpError) string {
 	switch be.Reason {
-	case lang.BumpLower:
+	case graph.BumpLower:
 		return fmt.Sprintf("lower than the stored version %s", be.Old)
-	case lang.BumpSameVersion:
+	case graph.BumpSameVersion:
 		return "already stored with a different graph"
 	}
 	return fmt.Sprintf("it declares a %s change from %s, but the changes need %s", be.Declared, be.Old, be.Required)

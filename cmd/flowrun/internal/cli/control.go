@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/termtext"
 )
@@ -191,9 +191,9 @@ refused (exit 2). RUN is a run id or a unique prefix.`,
 				}
 				var payload json.RawMessage
 				if *data != "" {
-					if off := lang.JSONDepthOver([]byte(*data), lang.MaxValueDepth); off >= 0 {
-						return usageErrorf("--data nests deeper than %d levels of lists and objects (column %d)", lang.MaxValueDepth, off+1).
-							hint(fmt.Sprintf("Flatten the payload: a value flowrun stores nests at most %d levels.", lang.MaxValueDepth))
+					if off := graph.JSONDepthOver([]byte(*data), graph.MaxValueDepth); off >= 0 {
+						return usageErrorf("--data nests deeper than %d levels of lists and objects (column %d)", graph.MaxValueDepth, off+1).
+							hint(fmt.Sprintf("Flatten the payload: a value flowrun stores nests at most %d levels.", graph.MaxValueDepth))
 					}
 					var v any
 					if err := decodeJSON([]byte(*data), &v); err != nil {

@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/termtext"
 )
@@ -34,7 +34,7 @@ WORKFLOW@VERSION (hello@1.0.0). When a file defines several workflows,
 				}
 				// Resolve both sides before touching the store, so a bad
 				// file never opens the database.
-				var graphs [2]*lang.Graph
+				var graphs [2]*graph.Graph
 				var refs [2]string
 				for i, a := range args {
 					if isStoredRef(a) {
@@ -65,7 +65,7 @@ WORKFLOW@VERSION (hello@1.0.0). When a file defines several workflows,
 					fmt.Fprintf(e.stderr, "flowrun diff: note: comparing two different workflows, %q and %q.\n",
 						graphs[0].Workflow, graphs[1].Workflow)
 				}
-				changes := lang.Diff(graphs[0], graphs[1])
+				changes := graph.Diff(graphs[0], graphs[1])
 				if len(changes) == 0 {
 					fmt.Fprintf(e.stdout, "no changes: %s and %s compile to the same graph\n", args[0], args[1])
 					return nil
@@ -73,7 +73,7 @@ WORKFLOW@VERSION (hello@1.0.0). When a file defines several workflows,
 				for _, c := range changes {
 					fmt.Fprintln(e.stdout, termtext.Line(c.String()))
 				}
-				fmt.Fprintf(e.stdout, "required bump: %s\n", lang.RequiredBump(changes))
+				fmt.Fprintf(e.stdout, "required bump: %s\n", graph.RequiredBump(changes))
 				return nil
 			}
 		},
@@ -91,13 +91,13 @@ func isStoredRef(a string) bool {
 }
 
 // storedGraph loads a stored version named WORKFLOW@VERSION.
-func (e *env) storedGraph(ctx context.Context, ref string) (*lang.Graph, error) {
+func (e *env) storedGraph(ctx context.Context, ref string) (*graph.Graph, error) {
 	wf, ver, _ := strings.Cut(ref, "@")
 	if wf == "" || ver == "" {
 		return nil, usageErrorf("%q is neither a file nor a stored version", ref).
 			hint("Name a workflow file, or a stored version as WORKFLOW@VERSION, such as hello@1.0.0.")
 	}
-	if _, err := lang.ParseVersion(ver); err != nil {
+	if _, err := graph.ParseVersion(ver); err != nil {
 		return nil, usageErrorf("%s", err).hint("Write a stored version as WORKFLOW@MAJOR.MINOR.PATCH, such as hello@1.0.0.")
 	}
 	st, err := e.openStore(ctx, false)
@@ -116,7 +116,7 @@ func (e *env) storedGraph(ctx context.Context, ref string) (*lang.Graph, error) 
 	if err != nil {
 		return nil, storeError(fmt.Sprintf("reading version %s of workflow %q", ver, wf), err)
 	}
-	g, err := lang.Decode(v.Graph)
+	g, err := graph.Decode(v.Graph)
 	if err != nil {
 		return nil, &exitError{code: ExitStore, msg: fmt.Sprintf("the stored graph of %s is damaged", ref), err: err}
 	}

@@ -10,9 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/hashicorp/hcl/v2"
-
 	"github.com/flowrun/flowrun/lang"
+	"github.com/hashicorp/hcl/v2"
 )
 
 func fmtCommand() *command {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
 )
 
 func graphCommand() *command {
@@ -37,9 +37,9 @@ picks one. It does not touch the database.`,
 				}
 				var out string
 				if format.value == "dot" {
-					out = lang.DOT(w.Graph)
+					out = graph.DOT(w.Graph)
 				} else {
-					out = lang.Mermaid(w.Graph)
+					out = graph.Mermaid(w.Graph)
 				}
 				fmt.Fprint(e.stdout, out)
 				if !strings.HasSuffix(out, "\n") {

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
 )
 
 // readInputs builds a run's inputs from --inputs FILE.json (a JSON object)
@@ -23,8 +24,8 @@ import (
 // required inputs (without a default) must be given, so that bad input is
 // found before the store is opened. Defaults are left to the engine. The
 // file may hold at most limit bytes.
-func readInputs(g *lang.Graph, pairs []string, file string, limit int64) (map[string]any, error) {
-	declared := map[string]*lang.Type{}
+func readInputs(g *graph.Graph, pairs []string, file string, limit int64) (map[string]any, error) {
+	declared := map[string]*graph.Type{}
 	var names []string
 	for _, in := range g.Inputs {
 		declared[in.Name] = in.Type
@@ -41,7 +42,7 @@ func readInputs(g *lang.Graph, pairs []string, file string, limit int64) (map[st
 			if _, ok := declared[k]; !ok {
 				return nil, unknownInput(g, k, names).hint(fmt.Sprintf("Remove %q from %s, or declare it with an input block.", k, file))
 			}
-			if err := lang.CheckValue(declared[k], v, k); err != nil {
+			if err := graph.CheckValue(declared[k], v, k); err != nil {
 				return nil, usageErrorf("%s: %v", file, err).
 					hint(fmt.Sprintf("Give %q a value of type %s.", k, declared[k]))
 			}
@@ -63,7 +64,7 @@ func readInputs(g *lang.Graph, pairs []string, file string, limit int64) (map[st
 			return nil, usageErrorf("--input %s: %v", clipArg(p), err).
 				hint(inputHint(k, t))
 		}
-		if err := lang.CheckValue(t, v, k); err != nil {
+		if err := graph.CheckValue(t, v, k); err != nil {
 			return nil, usageErrorf("--input %s: %v", clipArg(p), err).hint(inputHint(k, t))
 		}
 		inputs[k] = v
@@ -87,7 +88,7 @@ func readInputs(g *lang.Graph, pairs []string, file string, limit int64) (map[st
 	return inputs, nil
 }
 
-func unknownInput(g *lang.Graph, k string, names []string) *exitError {
+func unknownInput(g *graph.Graph, k string, names []string) *exitError {
 	if len(names) == 0 {
 		return usageErrorf("workflow %q has no input %q; it declares no inputs", g.Workflow, k)
 	}
@@ -101,27 +102,27 @@ func pluralWord(n int, one, many string) string {
 	return many
 }
 
-func inputHint(name string, t *lang.Type) string {
+func inputHint(name string, t *graph.Type) string {
 	switch t.Kind {
-	case lang.KindNumber:
+	case graph.KindNumber:
 		return fmt.Sprintf("Input %q is a number: pass it as --input %s=10 or --input %s=2.5.", name, name, name)
-	case lang.KindInt:
+	case graph.KindInt:
 		return fmt.Sprintf("Input %q is a whole number: pass it as --input %s=10.", name, name)
-	case lang.KindBool:
+	case graph.KindBool:
 		return fmt.Sprintf("Input %q is a bool: pass --input %s=true or --input %s=false.", name, name, name)
-	case lang.KindString:
+	case graph.KindString:
 		return fmt.Sprintf("Input %q is a string: pass --input %s=TEXT.", name, name)
 	}
 	return fmt.Sprintf("Input %q is %s: pass it as JSON, such as --input '%s=%s'.", name, t, name, jsonExample(t))
 }
 
-func jsonExample(t *lang.Type) string {
+func jsonExample(t *graph.Type) string {
 	switch t.Kind {
-	case lang.KindList:
+	case graph.KindList:
 		return "[" + jsonExample(t.Elem) + "]"
-	case lang.KindMap:
+	case graph.KindMap:
 		return `{"key": ` + jsonExample(t.Elem) + "}"
-	case lang.KindObject:
+	case graph.KindObject:
 		names := make([]string, 0, len(t.Fields))
 		for n := range t.Fields {
 			names = append(names, n)
@@ -132,9 +133,9 @@ func jsonExample(t *lang.Type) string {
 			parts[i] = fmt.Sprintf("%q: %s", n, jsonExample(t.Fields[n]))
 		}
 		return "{" + strings.Join(parts, ", ") + "}"
-	case lang.KindNumber, lang.KindInt:
+	case graph.KindNumber, graph.KindInt:
 		return "1"
-	case lang.KindBool:
+	case graph.KindBool:
 		return "true"
 	}
 	return `"text"`
@@ -157,22 +158,22 @@ func clipArg(s string) string {
 // Text that opens more than lang.MaxValueDepth lists or objects is refused
 // for every type but string, valid JSON or not: for type any it would
 // otherwise be kept as a string when encoding/json gives up on it.
-func convertInput(t *lang.Type, raw string) (any, error) {
-	if t.Kind != lang.KindString {
-		if off := lang.JSONDepthOver([]byte(raw), lang.MaxValueDepth); off >= 0 {
-			return nil, fmt.Errorf("the value nests deeper than %d levels of lists and objects (at byte %d); flatten it", lang.MaxValueDepth, off+1)
+func convertInput(t *graph.Type, raw string) (any, error) {
+	if t.Kind != graph.KindString {
+		if off := graph.JSONDepthOver([]byte(raw), graph.MaxValueDepth); off >= 0 {
+			return nil, fmt.Errorf("the value nests deeper than %d levels of lists and objects (at byte %d); flatten it", graph.MaxValueDepth, off+1)
 		}
 	}
 	switch t.Kind {
-	case lang.KindString:
+	case graph.KindString:
 		return raw, nil
-	case lang.KindNumber, lang.KindInt:
+	case graph.KindNumber, graph.KindInt:
 		f, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
 		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 			return nil, fmt.Errorf("%q is not a number", raw)
 		}
 		return f, nil
-	case lang.KindBool:
+	case graph.KindBool:
 		switch raw {
 		case "true":
 			return true, nil
@@ -180,7 +181,7 @@ func convertInput(t *lang.Type, raw string) (any, error) {
 			return false, nil
 		}
 		return nil, fmt.Errorf("%q is not a bool (true or false)", raw)
-	case lang.KindAny:
+	case graph.KindAny:
 		var v any
 		if err := json.Unmarshal([]byte(raw), &v); err == nil {
 			return v, nil
@@ -208,10 +209,10 @@ func readInputsFile(file string, limit int64) (map[string]any, error) {
 			hint("Pass --inputs with the path of a JSON file holding an object of inputs.")
 	}
 	// The file is an object of inputs: one level more than a value.
-	if off := lang.JSONDepthOver(data, lang.MaxValueDepth+1); off >= 0 {
+	if off := graph.JSONDepthOver(data, graph.MaxValueDepth+1); off >= 0 {
 		line, col := lineCol(data, int64(off))
-		return nil, usageErrorf("%s:%d:%d: an input in the inputs file nests deeper than %d levels of lists and objects", file, line, col, lang.MaxValueDepth).
-			hint("Flatten the value: a value flowrun stores nests at most " + strconv.Itoa(lang.MaxValueDepth) + " levels.")
+		return nil, usageErrorf("%s:%d:%d: an input in the inputs file nests deeper than %d levels of lists and objects", file, line, col, graph.MaxValueDepth).
+			hint("Flatten the value: a value flowrun stores nests at most " + strconv.Itoa(graph.MaxValueDepth) + " levels.")
 	}
 	var v any
 	if err := decodeJSON(data, &v); err != nil {

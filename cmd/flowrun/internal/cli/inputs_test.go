@@ -10,17 +10,18 @@ import (
 	"testing"
 
 	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
 )
 
-func inputsGraph() *lang.Graph {
-	return &lang.Graph{
+func inputsGraph() *graph.Graph {
+	return &graph.Graph{
 		Workflow: "ship",
-		Inputs: []lang.Input{
-			{Name: "order_id", Type: lang.TypeString},
-			{Name: "amount", Type: lang.TypeNumber},
-			{Name: "express", Type: lang.TypeBool, Default: json.RawMessage("false")},
-			{Name: "tags", Type: lang.ListOf(lang.TypeString), Default: json.RawMessage("[]")},
-			{Name: "address", Type: lang.ObjectOf(map[string]*lang.Type{"city": lang.TypeString}), Default: json.RawMessage(`{"city":"x"}`)},
+		Inputs: []graph.Input{
+			{Name: "order_id", Type: graph.TypeString},
+			{Name: "amount", Type: graph.TypeNumber},
+			{Name: "express", Type: graph.TypeBool, Default: json.RawMessage("false")},
+			{Name: "tags", Type: graph.ListOf(graph.TypeString), Default: json.RawMessage("[]")},
+			{Name: "address", Type: graph.ObjectOf(map[string]*graph.Type{"city": graph.TypeString}), Default: json.RawMessage(`{"city":"x"}`)},
 		},
 	}
 }

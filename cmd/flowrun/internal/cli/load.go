@@ -7,9 +7,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/hashicorp/hcl/v2"
-
 	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
+	"github.com/hashicorp/hcl/v2"
 )
 
 // load compiles the workflow files and directories at paths. Diagnostics
@@ -39,7 +39,7 @@ func (e *env) loadWith(ctx context.Context, paths []string, stored bool) (*lang.
 	opts := lang.LoadOptions{MaxFileSize: e.workflowFileLimit()}
 	var storeErr error
 	if stored {
-		opts.Stored = func(name string) ([]*lang.Graph, error) {
+		opts.Stored = func(name string) ([]*graph.Graph, error) {
 			gs, err := e.storedGraphs(ctx, name)
 			if err != nil && storeErr == nil {
 				storeErr = err
@@ -138,7 +138,7 @@ func shortHash(h string) string {
 
 // storedGraphs returns the stored versions of workflow name, opening the
 // database read-only on first use; a missing database holds none.
-func (e *env) storedGraphs(ctx context.Context, name string) ([]*lang.Graph, error) {
+func (e *env) storedGraphs(ctx context.Context, name string) ([]*graph.Graph, error) {
 	st, err := e.openStore(ctx, false)
 	if errors.Is(err, errNoDatabase) {
 		return nil, nil
@@ -150,9 +150,9 @@ func (e *env) storedGraphs(ctx context.Context, name string) ([]*lang.Graph, err
 	if err != nil {
 		return nil, &exitError{code: ExitStore, err: fmt.Errorf("reading the stored versions of workflow %q: %w", name, err)}
 	}
-	out := make([]*lang.Graph, 0, len(vs))
+	out := make([]*graph.Graph, 0, len(vs))
 	for _, v := range vs {
-		g, err := lang.Decode(v.Graph)
+		g, err := graph.Decode(v.Graph)
 		if err != nil {
 			return nil, &exitError{code: ExitStore, err: fmt.Errorf("workflow %q version %s in the database: %w", name, v.Version, err)}
 		}

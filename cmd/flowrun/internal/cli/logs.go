@@ -13,7 +13,8 @@ import (
 	"time"
 
 	"github.com/flowrun/flowrun/interp"
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
+	"github.com/flowrun/flowrun/lang/naming"
 	"github.com/flowrun/flowrun/store"
 )
 
@@ -113,12 +114,12 @@ func checkStepFilter(ctx context.Context, st store.Store, run store.Run, filter 
 	if errors.Is(err, store.ErrNotFound) {
 		v, err = st.VersionGet(ctx, run.Workflow, run.Version)
 	}
-	var graph map[string]*lang.Step // nil when the graph cannot be read
+	var stepOf map[string]*graph.Step // nil when the graph cannot be read
 	if err == nil {
-		if g, derr := lang.Decode(v.Graph); derr == nil {
-			graph = map[string]*lang.Step{}
+		if g, derr := graph.Decode(v.Graph); derr == nil {
+			stepOf = map[string]*graph.Step{}
 			for _, s := range g.Steps {
-				graph[s.Name] = s
+				stepOf[s.Name] = s
 				addName(s.Name)
 			}
 		}
@@ -151,7 +152,7 @@ func checkStepFilter(ctx context.Context, st store.Store, run store.Run, filter 
 				open = false
 			}
 		}
-		if s := graph[base]; s != nil && (index >= 0 && s.Foreach == nil || iteration >= 0 && s.Until == nil) {
+		if s := stepOf[base]; s != nil && (index >= 0 && s.Foreach == nil || iteration >= 0 && s.Until == nil) {
 			open = false
 		}
 		if open {
@@ -184,7 +185,7 @@ func checkStepFilter(ctx context.Context, st store.Store, run store.Run, filter 
 	if len(names) == 0 {
 		hint = "The run has no steps yet; see it with: flowrun show " + run.ID
 	} else {
-		if near := lang.NearestName(filter, names); near != "" && !(isKey && near == base) {
+		if near := naming.NearestName(filter, names); near != "" && !(isKey && near == base) {
 			hint = fmt.Sprintf("Did you mean %q? ", near) + hint
 		}
 		const most = 20

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/termtext"
 )
@@ -72,7 +73,7 @@ version would be refused (the same rules as apply), 0 otherwise.`,
 // refuse is printed and returned as the exit-2 error.
 func (e *env) planWorkflow(ctx context.Context, st store.Store, mod *lang.Module, w *lang.Workflow) error {
 	g := w.Graph
-	h, err := lang.Hash(g)
+	h, err := graph.Hash(g)
 	if err != nil {
 		return fmt.Errorf("hashing workflow %q: %w", w.Name, err)
 	}
@@ -104,14 +105,14 @@ func (e *env) planWorkflow(ctx context.Context, st store.Store, mod *lang.Module
 	if sv, err := st.VersionGet(ctx, w.Name, g.Version); err == nil && sv.Hash == h {
 		fmt.Fprintf(e.stdout, "version: %s is already stored with this graph; applying stores nothing\n", g.Version)
 	} else {
-		og, err := lang.Decode(newest.Graph)
+		og, err := graph.Decode(newest.Graph)
 		if err != nil {
 			return &exitError{code: ExitStore, msg: fmt.Sprintf("the stored graph of workflow %q version %s is damaged", newest.Workflow, newest.Version), err: err}
 		}
-		changes := lang.Diff(og, g)
-		ov, _ := lang.ParseVersion(newest.Version)
-		nv, _ := lang.ParseVersion(g.Version)
-		fmt.Fprintf(e.stdout, "version: %s → %s declares %s; the changes need %s\n", newest.Version, g.Version, ov.BumpTo(nv), lang.RequiredBump(changes))
+		changes := graph.Diff(og, g)
+		ov, _ := graph.ParseVersion(newest.Version)
+		nv, _ := graph.ParseVersion(g.Version)
+		fmt.Fprintf(e.stdout, "version: %s → %s declares %s; the changes need %s\n", newest.Version, g.Version, ov.BumpTo(nv), graph.RequiredBump(changes))
 		for _, c := range changes {
 			fmt.Fprintf(e.stdout, "  %s\n", termtext.Line(c.String()))
 		}

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/termtext"
 )
@@ -128,7 +128,7 @@ func (e *env) writeJSON(v any) error {
 			// json.Indent stops at 10,000 levels of nesting, which a
 			// value stored before flowrun bounded them at 1,000 may pass:
 			// print it as it is, unindented, still exact JSON.
-			if lang.JSONDepthOver(b, maxEncodingJSONDepth) < 0 {
+			if graph.JSONDepthOver(b, maxEncodingJSONDepth) < 0 {
 				return fmt.Errorf("writing JSON: %w", err)
 			}
 			out.Reset()

@@ -5,7 +5,7 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/graph"
 )
 
 func validateCommand() *command {
@@ -31,7 +31,7 @@ exists it also checks each version against the stored versions, as apply does
 					return err
 				}
 				for _, w := range mod.Workflows {
-					h, err := lang.Hash(w.Graph)
+					h, err := graph.Hash(w.Graph)
 					if err != nil {
 						return fmt.Errorf("hashing workflow %q: %w", w.Name, err)
 					}

@@ -1,0 +1,240 @@
+package expr
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"cel.dev/cel-go/cel"
+	"github.com/flowrun/flowrun/lang/graph"
+)
+
+// The CEL environments of one graph.
+//
+// Building a CEL environment (cel.Env.Extend) costs about 100 µs and 50 KB,
+// mostly cel-go's cost model, and the steps an expression sees differ from
+// step to step: with one environment per scope, compiling a 1,000-step
+// chain built a thousand of them. A celGraph shares environments between
+// all the expressions of one graph being compiled or loaded.
+//
+// A step has the same type from every step that can see it (visibleOutput),
+// so in a graph's environments `steps` has one CEL object type whose fields
+// are all the graph's steps known so far. The exceptions are a step seen by
+// its own until (one item's output) and by its own action data under until
+// (any): a scope holding such a type gets a variant of the steps type with
+// that field overridden. The environments of a graph then differ only by
+// the other variables (input, item, iteration, error, ...) and the
+// overrides: a handful per graph.
+//
+// The steps type holds steps an expression cannot see, but checkRefs has
+// already rejected every reference to those, so the checker never selects
+// them: the check, its result type and its cost are those of the scope's
+// own environment. When a check in the graph's environment fails for any
+// reason, checkExpr checks again in the scope's own environment (envFor),
+// whose messages are the ones users see.
+
+// graphSeq numbers the graphs' steps types, whose names must not meet.
+var graphSeq atomic.Uint64
+
+// maxOverrides bounds the overridden steps of a scope checked in a graph's
+// environment; a scope with more uses its own environment.
+const maxOverrides = 4
+
+// celGraph holds the CEL environments of one graph.
+type CelGraph struct {
+	ot   *objectTypes
+	name string // the CEL name of the steps type (variants add a suffix)
+	// step returns the type of steps.NAME.output seen from another step
+	// (visibleOutput), or nil for a step not (yet) known. It must not
+	// change once it returned a type.
+	step func(name string) *graph.Type
+	// names lists the steps known, for the provider.
+	names func() []string
+
+	mu       sync.RWMutex
+	Envs     map[string]*ScopeEnv              // by variables key
+	variants map[string]map[string]*graph.Type // steps type name → overridden visible types
+	byKey    map[string]string                 // overrides key → steps type name
+	fields   map[string]map[string]fieldT      // steps type name → field → CEL type
+}
+
+type fieldT struct{ t *cel.Type }
+
+// newCelGraph returns the environments of a graph whose steps' visible
+// output types step gives.
+func NewCelGraph(step func(string) *graph.Type, names func() []string) *CelGraph {
+	g := &CelGraph{
+		name:     fmt.Sprintf("flowrun.steps_%d", graphSeq.Add(1)),
+		step:     step,
+		names:    names,
+		Envs:     map[string]*ScopeEnv{},
+		variants: map[string]map[string]*graph.Type{},
+		byKey:    map[string]string{},
+		fields:   map[string]map[string]fieldT{},
+	}
+	g.variants[g.name] = nil
+	g.byKey[""] = g.name
+	return g
+}
+
+// provider returns the graph's object types, creating them on first use.
+func (g *CelGraph) provider() (*objectTypes, error) {
+	b, err := base()
+	if err != nil {
+		return nil, err
+	}
+	g.mu.RLock()
+	ot := g.ot
+	g.mu.RUnlock()
+	if ot != nil {
+		return ot, nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.ot == nil {
+		g.ot = newObjectTypes(b.CELTypeProvider())
+		g.ot.graph = g
+	}
+	return g.ot, nil
+}
+
+// isStepsType reports whether name is one of the graph's steps types.
+func (g *CelGraph) isStepsType(name string) bool {
+	if !strings.HasPrefix(name, g.name) {
+		return false
+	}
+	g.mu.RLock()
+	_, ok := g.variants[name]
+	g.mu.RUnlock()
+	return ok
+}
+
+// stepNames lists the fields of a steps type, sorted.
+func (g *CelGraph) stepNames(typeName string) []string {
+	g.mu.RLock()
+	over := g.variants[typeName]
+	g.mu.RUnlock()
+	seen := map[string]bool{}
+	var names []string
+	for _, n := range g.names() {
+		seen[n] = true
+		names = append(names, n)
+	}
+	for n := range over {
+		if !seen[n] {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// stepField returns the CEL type of steps.NAME in a steps type, or nil.
+func (g *CelGraph) stepField(typeName, name string) *cel.Type {
+	g.mu.RLock()
+	f, ok := g.fields[typeName][name]
+	over, isOver := g.variants[typeName][name]
+	g.mu.RUnlock()
+	if ok {
+		return f.t
+	}
+	t := over
+	if !isOver {
+		t = g.step(name)
+	}
+	if t == nil {
+		return nil
+	}
+	ct := g.ot.celType(StepResultType(t))
+	g.mu.Lock()
+	if g.fields[typeName] == nil {
+		g.fields[typeName] = map[string]fieldT{}
+	}
+	g.fields[typeName][name] = fieldT{ct}
+	g.mu.Unlock()
+	return ct
+}
+
+// envFor returns the graph's environment for a scope, or nil when the scope
+// overrides too many steps to share one.
+func (g *CelGraph) envFor(s *Scope) (*ScopeEnv, error) {
+	var over map[string]*graph.Type
+	for n, t := range s.Steps {
+		if known := g.step(n); known == nil || (known != t && !known.Equal(t)) {
+			if len(over) == maxOverrides {
+				return nil, nil
+			}
+			if over == nil {
+				over = map[string]*graph.Type{}
+			}
+			over[n] = t
+		}
+	}
+	ot, err := g.provider()
+	if err != nil {
+		return nil, err
+	}
+	overKey := overridesKey(over)
+	key := s.varsKey() + "|" + overKey
+	g.mu.Lock()
+	se, ok := g.Envs[key]
+	stepsName, known := g.byKey[overKey]
+	if !known {
+		stepsName = g.name + "_" + strconv.Itoa(len(g.variants))
+		g.byKey[overKey] = stepsName
+		g.variants[stepsName] = over
+	}
+	g.mu.Unlock()
+	if ok {
+		return se, nil
+	}
+	b, err := base()
+	if err != nil {
+		return nil, err
+	}
+	opts := []cel.EnvOption{cel.CustomTypeProvider(ot)}
+	for name, t := range scopeVars(s) {
+		ct := cel.ObjectType(stepsName)
+		if name != "steps" {
+			ct = ot.celType(t)
+		}
+		opts = append(opts, cel.Variable(name, ct))
+	}
+	env, err := b.Extend(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("declaring the variables of %s: %w", s.where(), err)
+	}
+	warmChecker(env)
+	se = &ScopeEnv{Env: env, types: ot}
+	g.mu.Lock()
+	if old, ok := g.Envs[key]; ok {
+		se = old
+	} else {
+		g.Envs[key] = se
+	}
+	g.mu.Unlock()
+	return se, nil
+}
+
+// overridesKey is a text equal for equal overrides.
+func overridesKey(over map[string]*graph.Type) string {
+	if len(over) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(over))
+	for n := range over {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		b.WriteString(strconv.Quote(n))
+		b.WriteString(":")
+		b.WriteString(typeKey(over[n]))
+		b.WriteString(";")
+	}
+	return b.String()
+}

@@ -1,0 +1,334 @@
+package expr
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/flowrun/flowrun/lang/graph"
+	"github.com/flowrun/flowrun/lang/naming"
+	"github.com/hashicorp/hcl/v2"
+)
+
+// Loading a stored graph.
+//
+// Load must be fast even for a graph of 10,000 steps: resuming a run loads
+// its graph and must start the next step within milliseconds. Parsing and
+// checking CEL costs tens of microseconds per expression, so Load does not
+// compile every expression up front. It indexes them, checks cheaply that
+// every step an expression reads (steps.NAME) is visible from where the
+// expression stands, and compiles each expression on its first evaluation
+// (once, safely from several goroutines).
+//
+// An expression whose step references Load cannot establish by a scan of
+// its text (an unknown or invisible step, or a use of steps it cannot read
+// without parsing) is compiled by Load itself, so that such a graph is
+// rejected by Load with the compiler's message. Other compile errors (a
+// stored text that no longer parses or type-checks) are reported by the
+// expression's first Eval, with the same message Load would have given.
+//
+// An expression is compiled in a narrow scope: only the steps it reads
+// (with the types they have in its full scope), so that one expression's
+// environment does not hold every ancestor of its step (which would make
+// loading a long chain quadratic). If that fails, it is compiled again in
+// the full scope, whose result and messages are those of the compiler.
+
+// lazyExpr is an expression compiled on first use.
+type lazyExpr struct {
+	Text string
+	step *graph.Step // the step whose slot holds it; nil for workflow slots
+	slot string      // the slot (SlotWhen, SlotKey, ...)
+
+	once sync.Once
+	C    *compiled
+	err  error
+}
+
+// Load indexes every expression of a stored graph: the run key, the
+// concurrency key, each step's when, foreach items, until, retry.when,
+// switch cases, action values and idempotency key, the outputs and the
+// alerts. Expressions are found by pointer when evaluated, and compiled on
+// first use. Load fails when an expression reads a step it cannot see.
+func Load(g *graph.Graph) (*Program, error) {
+	p := &Program{G: g, Progs: map[*graph.Expr]*compiled{}, steps: make(map[string]*graph.Step, len(g.Steps))}
+	for _, s := range g.Steps {
+		p.steps[s.Name] = s
+	}
+	p.Cel = NewCelGraph(func(name string) *graph.Type {
+		if s := p.steps[name]; s != nil {
+			return VisibleOutput(s)
+		}
+		return nil
+	}, func() []string { return naming.NamesSorted(p.steps) })
+	// Count the expressions first (a walk without the map), so that the
+	// index is allocated at its size: a graph of literals gets none, one of
+	// an expression per step is not grown twenty times.
+	n := loader{p: p, count: true}
+	n.walk(g)
+	p.Lazy = make(map[*graph.Expr]*lazyExpr, n.n)
+	l := loader{p: p}
+	l.walk(g)
+	if len(l.errs) > 0 {
+		return nil, p.loadError(errors.Join(l.errs...))
+	}
+	return p, nil
+}
+
+func (p *Program) loadError(err error) error {
+	return fmt.Errorf("loading workflow %s version %s: %w", p.G.Workflow, p.G.Version, err)
+}
+
+// loader indexes the expressions of one graph, collecting errors.
+type loader struct {
+	p     *Program
+	errs  []error
+	slab  []lazyExpr // lazyExprs are allocated in chunks
+	refs  []string   // scratch for scanStepRefs
+	count bool       // only count the expressions, in n
+	n     int
+}
+
+// walk indexes every expression of g (or, when counting, counts them).
+func (l *loader) walk(g *graph.Graph) {
+	if g.Key != nil {
+		l.expr(g.Key, nil, SlotKey)
+	}
+	if g.Concurrency != nil && g.Concurrency.Key != nil {
+		l.expr(g.Concurrency.Key, nil, SlotConcurrencyKey)
+	}
+	for _, s := range g.Steps {
+		if s.When != nil {
+			l.expr(s.When, s, SlotWhen)
+		}
+		if s.Foreach != nil && s.Foreach.Items != nil {
+			l.expr(s.Foreach.Items, s, SlotItems)
+		}
+		if s.Until != nil && s.Until.Cond != nil {
+			l.expr(s.Until.Cond, s, SlotUntil)
+		}
+		if s.Retry != nil && s.Retry.When != nil {
+			l.expr(s.Retry.When, s, SlotRetryWhen)
+		}
+		if s.IdempotencyKey != nil {
+			l.value(s.IdempotencyKey, s, SlotIdempotencyKey)
+		}
+		if sw := s.Action.Switch; sw != nil {
+			for i := range sw.Cases {
+				if sw.Cases[i].When != nil {
+					l.expr(sw.Cases[i].When, s, SlotCaseWhen)
+				}
+			}
+		}
+		l.action(&s.Action, s, SlotData)
+	}
+	for _, o := range g.Outputs {
+		l.value(o.Value, nil, SlotOutput)
+	}
+	for i := range g.Alerts {
+		l.action(&g.Alerts[i].Action, nil, SlotAlert)
+	}
+}
+
+func (l *loader) action(a *graph.Action, s *graph.Step, slot string) {
+	switch {
+	case a.Exec != nil:
+		l.value(a.Exec.Command, s, slot)
+		l.value(a.Exec.Dir, s, slot)
+		l.value(a.Exec.Env, s, slot)
+		l.value(a.Exec.Stdin, s, slot)
+	case a.HTTP != nil:
+		l.value(a.HTTP.URL, s, slot)
+		l.value(a.HTTP.Headers, s, slot)
+		l.value(a.HTTP.Body, s, slot)
+		l.value(a.HTTP.Query, s, slot)
+	case a.Set != nil:
+		for _, nv := range a.Set.Values {
+			v := nv.Value
+			l.value(v, s, slot)
+		}
+	case a.Sleep != nil:
+		l.value(a.Sleep.Until, s, slot)
+	case a.Workflow != nil:
+		l.value(a.Workflow.Input, s, slot)
+	case a.Fail != nil:
+		l.value(a.Fail.Message, s, slot)
+	}
+}
+
+func (l *loader) value(v *graph.Value, s *graph.Step, slot string) {
+	if v == nil {
+		return
+	}
+	if v.Template != nil {
+		for i := range v.Template.Parts {
+			if e := v.Template.Parts[i].Expr; e != nil {
+				l.expr(e, s, slot)
+			}
+		}
+	}
+	for _, el := range v.List {
+		l.value(el, s, slot)
+	}
+	for _, el := range v.Object {
+		l.value(el, s, slot)
+	}
+}
+
+// expr indexes one expression (the first slot holding a pointer wins) and
+// compiles it now when a scan of its text cannot show that every step it
+// reads is visible.
+func (l *loader) expr(e *graph.Expr, s *graph.Step, slot string) {
+	if l.count {
+		l.n++ // an expression held in two slots counts twice: a hint
+		return
+	}
+	if _, ok := l.p.Lazy[e]; ok {
+		return
+	}
+	if len(l.slab) == cap(l.slab) {
+		l.slab = make([]lazyExpr, 0, 256)
+	}
+	l.slab = append(l.slab, lazyExpr{Text: e.CEL, step: s, slot: slot})
+	le := &l.slab[len(l.slab)-1]
+	l.p.Lazy[e] = le
+	var ok bool
+	l.refs, ok = scanStepRefs(e.CEL, l.refs[:0])
+	for _, r := range l.refs {
+		ok = ok && l.p.visible(s, slot, r)
+	}
+	if ok {
+		return
+	}
+	if _, err := l.p.Compile(le); err != nil {
+		l.errs = append(l.errs, err)
+	}
+}
+
+// compiled returns the program of an expression of the graph, compiling it
+// on first use.
+func (p *Program) Compiled(e *graph.Expr) (*compiled, error) {
+	if c, ok := p.Progs[e]; ok {
+		return c, nil
+	}
+	le, ok := p.Lazy[e]
+	if !ok {
+		return nil, fmt.Errorf("expression %q is not part of workflow %s version %s", exprText(e), p.G.Workflow, p.G.Version)
+	}
+	c, err := p.Compile(le)
+	if err != nil {
+		return nil, p.loadError(err)
+	}
+	return c, nil
+}
+
+// compile compiles a lazy expression once.
+func (p *Program) Compile(le *lazyExpr) (*compiled, error) {
+	le.once.Do(func() {
+		le.C, le.err = p.compileNow(le)
+	})
+	return le.C, le.err
+}
+
+func (p *Program) compileNow(le *lazyExpr) (*compiled, error) {
+	pe, diags := ParseExpr(le.Text, hcl.Range{})
+	if diags.HasErrors() {
+		return nil, fmt.Errorf("expression %q in %s: %s", le.Text, (&Scope{Where: le.slot}).where(), diags.Error())
+	}
+	if sc := p.narrowScope(le, pe.StepRefs()); sc != nil {
+		if c, err := compileParsed(pe, le.Text, sc, RuntimeCostLimit); err == nil {
+			return c, nil
+		}
+	}
+	return compileParsed(pe, le.Text, p.FullScope(le), RuntimeCostLimit)
+}
+
+// fullScope is the scope of the expression's slot, as the compiler saw it.
+func (p *Program) FullScope(le *lazyExpr) *Scope {
+	var sc *Scope
+	if le.step == nil {
+		sc = GraphScope(p.G, le.slot)
+	} else {
+		sc = StepScope(p.G, le.step, le.slot)
+	}
+	sc.Declared = naming.NamesSorted(p.steps)
+	return sc
+}
+
+// narrowScope is fullScope with only the steps in refs, or nil when one of
+// them is not visible.
+func (p *Program) narrowScope(le *lazyExpr, refs []string) *Scope {
+	view := &graph.Graph{Inputs: p.G.Inputs, Secrets: p.G.Secrets}
+	if le.step == nil {
+		for _, r := range refs {
+			s, ok := p.steps[r]
+			if !ok {
+				return nil
+			}
+			view.Steps = append(view.Steps, s)
+		}
+		sc := GraphScope(view, le.slot)
+		if len(refs) > 0 && sc.Steps == nil {
+			return nil
+		}
+		sc.Graph = p.Cel
+		return sc
+	}
+	sc := StepScope(view, le.step, le.slot)
+	for _, r := range refs {
+		if _, ok := sc.Steps[r]; ok {
+			continue // the step itself, under until
+		}
+		if !p.visible(le.step, le.slot, r) {
+			return nil
+		}
+		sc.Steps[r] = VisibleOutput(p.steps[r])
+	}
+	sc.Graph = p.Cel
+	return sc
+}
+
+// visible reports whether an expression in a slot of step s (nil: of the
+// workflow) can read steps.name: what StepScope and GraphScope make
+// visible, without building the scope.
+func (p *Program) visible(s *graph.Step, slot, name string) bool {
+	if _, ok := p.steps[name]; !ok {
+		return false
+	}
+	if s == nil {
+		return slot == SlotOutput || slot == SlotAlert
+	}
+	if name == s.Name && s.Until != nil {
+		switch slot {
+		case SlotUntil, SlotData, SlotIdempotencyKey:
+			return true
+		}
+	}
+	return p.ancestor(s, name)
+}
+
+// ancestor reports whether s transitively needs the step named name.
+// Compiled graphs list every step an expression reads among the reader's
+// Needs, so the walk normally ends at the first level.
+func (p *Program) ancestor(s *graph.Step, name string) bool {
+	for _, n := range s.Needs {
+		if n == name {
+			return true
+		}
+	}
+	seen := map[string]bool{}
+	stack := append([]string(nil), s.Needs...)
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		st, ok := p.steps[n]
+		if !ok || seen[n] {
+			continue
+		}
+		if n == name {
+			return true
+		}
+		seen[n] = true
+		stack = append(stack, st.Needs...)
+	}
+	return false
+}

@@ -1,0 +1,583 @@
+package graph
+
+// The version diff: what changed between two graphs of one workflow, and
+// the bump each change requires.
+//
+// Classification (the table of the versioning brief, with the cases it
+// leaves open decided here):
+//
+// MAJOR: the workflow renamed; a step removed or renamed (a rename is
+// reported as the old name removed and the new name added); a step's action
+// kind changed; a switch changed; an edge between two steps that exist in
+// both versions added or removed (Needs compared); join, when, on_error
+// changed (on_error changes which steps run after a failure: control flow);
+// foreach added, removed or its items changed; until added, removed or its
+// condition changed; an input removed, retyped, added without a default, or
+// its default removed; an output removed or retyped; a step's output type
+// changed in a way that is not a pure widening (see below) while it is used.
+//
+// MINOR: a step added, with the edges from it to existing steps (an
+// existing step that now also needs a new step); an action's parameters
+// changed (an exec's pass_env, its own or the workflow's, included: the
+// workflow's list is part of each exec action, and of each alert's,
+// whose change stays PATCH with the rest of the alert); depends_on changed with the same Needs; an optional input added;
+// an input's default added or changed; an output added or its value
+// changed; the run key changed (it changes which runs apply resumes, not
+// what a run does); the idempotency key changed; foreach concurrency or
+// on_failure changed; until interval or max_iterations changed; a step's
+// output type widened (an object gaining fields, recursively) or changed
+// while nothing uses it.
+//
+// PATCH: description, step timeout, retry, breaker reference, breaker
+// blocks, concurrency block, alerts, limits, deadline, secrets.
+//
+// Rule of thumb, and an invariant the tests check: a change that alters a
+// step's Hash is never PATCH, because PATCH upgrades move runs in flight to
+// the new graph keeping every completed step.
+//
+// "Used" for output types is conservative: a step is used when some step of
+// the new graph needs it, or when the new graph has any output at all
+// (outputs are not traced to the steps they read).
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Bump is the size of a version change.
+type Bump int
+
+// The bumps, ordered: a larger bump satisfies a smaller requirement.
+const (
+	BumpNone Bump = iota
+	BumpPatch
+	BumpMinor
+	BumpMajor
+)
+
+// String returns "none", "PATCH", "MINOR" or "MAJOR".
+func (b Bump) String() string {
+	switch b {
+	case BumpNone:
+		return "none"
+	case BumpPatch:
+		return "PATCH"
+	case BumpMinor:
+		return "MINOR"
+	case BumpMajor:
+		return "MAJOR"
+	}
+	return fmt.Sprintf("Bump(%d)", int(b))
+}
+
+// Change is one classified difference between two graphs.
+type Change struct {
+	// Path names what changed: `step "notify"`, `input "amount"`,
+	// `output "tracking"`, `alert "ops"`, `breaker "payments"`,
+	// `secret "token"`, `concurrency`, `limits` or `workflow`.
+	Path string
+	// What is a short phrase: "added", "removed", "timeout changed (30s →
+	// 1m)", "http parameters changed (url, body)", ...
+	What string
+	// Bump is what the change alone requires.
+	Bump Bump
+}
+
+// String renders the change as `step "notify" added: MINOR`.
+func (c Change) String() string {
+	return c.Path + " " + c.What + ": " + c.Bump.String()
+}
+
+// RequiredBump returns the largest bump among the changes (BumpNone for
+// none).
+func RequiredBump(changes []Change) Bump {
+	b := BumpNone
+	for _, c := range changes {
+		b = max(b, c.Bump)
+	}
+	return b
+}
+
+// Diff classifies every difference between old and new, two graphs of the
+// same workflow, sorted by Path then What. The versions themselves and the
+// step hashes are not compared; a nil graph counts as an empty one. Two graphs that differ only in formatting
+// and comments have no changes. Both graphs should be in normal form
+// (sealed or decoded).
+func Diff(old, new *Graph) []Change {
+	if old == nil {
+		old = &Graph{}
+	}
+	if new == nil {
+		new = &Graph{}
+	}
+	d := &differ{old: old, new: new}
+	d.workflow()
+	d.inputs()
+	d.outputs()
+	d.steps()
+	sort.SliceStable(d.changes, func(i, j int) bool {
+		a, b := d.changes[i], d.changes[j]
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		return a.What < b.What
+	})
+	return d.changes
+}
+
+type differ struct {
+	old, new *Graph
+	changes  []Change
+}
+
+func (d *differ) add(path string, b Bump, format string, args ...any) {
+	d.changes = append(d.changes, Change{Path: path, What: fmt.Sprintf(format, args...), Bump: b})
+}
+
+func (d *differ) workflow() {
+	o, n := d.old, d.new
+	if o.Workflow != n.Workflow {
+		d.add("workflow", BumpMajor, "renamed (%s → %s)", o.Workflow, n.Workflow)
+	}
+	if o.Description != n.Description {
+		d.add("workflow", BumpPatch, "description changed")
+	}
+	if !diffSame(o.Key, n.Key) {
+		d.add("workflow", BumpMinor, "key changed%s", diffArrow(diffCEL(o.Key), diffCEL(n.Key)))
+	}
+	if o.DeadlineMS != n.DeadlineMS {
+		d.add("workflow", BumpPatch, "deadline changed%s", diffArrow(diffMS(o.DeadlineMS), diffMS(n.DeadlineMS)))
+	}
+	switch oc, nc := o.Concurrency, n.Concurrency; {
+	case oc == nil && nc != nil:
+		d.add("concurrency", BumpPatch, "added")
+	case oc != nil && nc == nil:
+		d.add("concurrency", BumpPatch, "removed")
+	case oc != nil && !diffSame(oc, nc):
+		var parts []string
+		if !diffSame(oc.Key, nc.Key) {
+			parts = append(parts, "key"+diffArrow(diffCEL(oc.Key), diffCEL(nc.Key)))
+		}
+		if oc.Limit != nc.Limit {
+			parts = append(parts, fmt.Sprintf("limit %d → %d", oc.Limit, nc.Limit))
+		}
+		if oc.OnConflict != nc.OnConflict {
+			parts = append(parts, fmt.Sprintf("on_conflict %s → %s", oc.OnConflict, nc.OnConflict))
+		}
+		d.add("concurrency", BumpPatch, "changed (%s)", strings.Join(parts, ", "))
+	}
+	if o.Limits != n.Limits {
+		var parts []string
+		if o.Limits.Attempts != n.Limits.Attempts {
+			parts = append(parts, fmt.Sprintf("attempts %d → %d", o.Limits.Attempts, n.Limits.Attempts))
+		}
+		if o.Limits.OutputBytes != n.Limits.OutputBytes {
+			parts = append(parts, fmt.Sprintf("output_bytes %d → %d", o.Limits.OutputBytes, n.Limits.OutputBytes))
+		}
+		if o.Limits.Parallel != n.Limits.Parallel {
+			parts = append(parts, fmt.Sprintf("parallel %d → %d", o.Limits.Parallel, n.Limits.Parallel))
+		}
+		d.add("limits", BumpPatch, "changed (%s)", strings.Join(parts, ", "))
+	}
+	diffNamed(d, o.Secrets, n.Secrets, func(s Secret) string { return s.Name }, "secret", func(path string, a, b Secret) {
+		d.add(path, BumpPatch, "environment variable changed (%s → %s)", a.Env, b.Env)
+	}, BumpPatch, diffAdded[Secret](BumpPatch))
+	diffNamed(d, o.Breakers, n.Breakers, func(b Breaker) string { return b.Name }, "breaker", func(path string, a, b Breaker) {
+		var parts []string
+		if a.Failures != b.Failures {
+			parts = append(parts, fmt.Sprintf("failures %d → %d", a.Failures, b.Failures))
+		}
+		if a.CooldownMS != b.CooldownMS {
+			parts = append(parts, "cooldown "+diffMS(a.CooldownMS)+" → "+diffMS(b.CooldownMS))
+		}
+		if a.OnOpen != b.OnOpen {
+			parts = append(parts, fmt.Sprintf("on_open %s → %s", diffOr(a.OnOpen, "wait"), diffOr(b.OnOpen, "wait")))
+		}
+		d.add(path, BumpPatch, "changed (%s)", strings.Join(parts, ", "))
+	}, BumpPatch, diffAdded[Breaker](BumpPatch))
+	diffNamed(d, o.Alerts, n.Alerts, func(a Alert) string { return a.Name }, "alert", func(path string, a, b Alert) {
+		d.add(path, BumpPatch, "changed")
+	}, BumpPatch, diffAdded[Alert](BumpPatch))
+}
+
+func (d *differ) inputs() {
+	diffNamed(d, d.old.Inputs, d.new.Inputs, func(i Input) string { return i.Name }, "input", func(path string, a, b Input) {
+		if !a.Type.Equal(b.Type) {
+			d.add(path, BumpMajor, "type changed%s", diffArrow(a.Type.String(), b.Type.String()))
+		}
+		switch {
+		case a.Default != nil && b.Default == nil:
+			d.add(path, BumpMajor, "default removed (the input is now required)")
+		case a.Default == nil && b.Default != nil:
+			d.add(path, BumpMinor, "default added (the input is now optional)")
+		case !bytes.Equal(a.Default, b.Default):
+			d.add(path, BumpMinor, "default changed%s", diffArrow(string(a.Default), string(b.Default)))
+		}
+	}, BumpMajor, func(in Input) (string, Bump) {
+		if in.Default == nil {
+			// Every caller must now pass it.
+			return "added without a default", BumpMajor
+		}
+		return "added with a default", BumpMinor
+	})
+}
+
+func (d *differ) outputs() {
+	diffNamed(d, d.old.Outputs, d.new.Outputs, func(o Output) string { return o.Name }, "output", func(path string, a, b Output) {
+		if !a.Type.Equal(b.Type) {
+			d.add(path, BumpMajor, "type changed%s", diffArrow(a.Type.String(), b.Type.String()))
+		} else if !diffSame(a.Value, b.Value) {
+			d.add(path, BumpMinor, "value changed")
+		}
+	}, BumpMajor, diffAdded[Output](BumpMinor))
+}
+
+func (d *differ) steps() {
+	oldSteps, newSteps := diffStepMap(d.old), diffStepMap(d.new)
+	var used map[string]bool
+	for name, o := range oldSteps {
+		n := newSteps[name]
+		if n == nil {
+			d.add(diffPath("step", name), BumpMajor, "removed")
+			continue
+		}
+		if used == nil {
+			used = diffUsedSteps(d.new)
+		}
+		d.step(diffPath("step", name), o, n, oldSteps, newSteps, used[name])
+	}
+	for name := range newSteps {
+		if oldSteps[name] == nil {
+			d.add(diffPath("step", name), BumpMinor, "added")
+		}
+	}
+}
+
+// step compares one step present in both graphs.
+func (d *differ) step(path string, o, n *Step, oldSteps, newSteps map[string]*Step, used bool) {
+	d.action(path, &o.Action, &n.Action)
+	oldNeeds, newNeeds := diffSet(o.Needs), diffSet(n.Needs)
+	for _, x := range n.Needs {
+		switch {
+		case oldNeeds[x]:
+		case oldSteps[x] != nil:
+			d.add(path, BumpMajor, "now needs step %q", x)
+		default:
+			d.add(path, BumpMinor, "now needs new step %q", x)
+		}
+	}
+	for _, x := range o.Needs {
+		if !newNeeds[x] && newSteps[x] != nil {
+			d.add(path, BumpMajor, "no longer needs step %q", x)
+		}
+	}
+	if diffSame(o.Needs, n.Needs) && !diffSame(o.DependsOn, n.DependsOn) {
+		d.add(path, BumpMinor, "depends_on changed%s", diffArrow(diffList(o.DependsOn), diffList(n.DependsOn)))
+	}
+	if o.Join != n.Join {
+		d.add(path, BumpMajor, "join changed (%s → %s)", o.Join, n.Join)
+	}
+	if !diffSame(o.When, n.When) {
+		d.add(path, BumpMajor, "when changed%s", diffArrow(diffCEL(o.When), diffCEL(n.When)))
+	}
+	if o.OnError != n.OnError {
+		d.add(path, BumpMajor, "on_error changed (%s → %s)", o.OnError, n.OnError)
+	}
+	d.foreach(path, o.Foreach, n.Foreach)
+	d.until(path, o.Until, n.Until)
+	if !diffSame(o.IdempotencyKey, n.IdempotencyKey) {
+		d.add(path, BumpMinor, "idempotency key changed")
+	}
+	if !o.OutputType.Equal(n.OutputType) {
+		arrow := diffArrow(o.OutputType.String(), n.OutputType.String())
+		switch {
+		case diffWidens(o.OutputType, n.OutputType):
+			d.add(path, BumpMinor, "output type widened%s", arrow)
+		case used:
+			d.add(path, BumpMajor, "output type changed%s, and later steps or outputs use it", arrow)
+		default:
+			d.add(path, BumpMinor, "output type changed%s", arrow)
+		}
+	}
+	if o.TimeoutMS != n.TimeoutMS {
+		d.add(path, BumpPatch, "timeout changed (%s → %s)", diffMS(o.TimeoutMS), diffMS(n.TimeoutMS))
+	}
+	d.retry(path, o.Retry, n.Retry)
+	if o.Breaker != n.Breaker {
+		d.add(path, BumpPatch, "breaker changed (%s → %s)", diffOr(o.Breaker, "none"), diffOr(n.Breaker, "none"))
+	}
+}
+
+func (d *differ) action(path string, o, n *Action) {
+	if o.Kind != n.Kind {
+		d.add(path, BumpMajor, "action changed (%s → %s)", diffOr(o.Kind, "none"), diffOr(n.Kind, "none"))
+		return
+	}
+	if o.Kind == KindSwitch {
+		if !diffSame(o.Switch, n.Switch) {
+			d.add(path, BumpMajor, "switch changed")
+		}
+		return
+	}
+	if fields := diffFields(o, n); len(fields) > 0 {
+		d.add(path, BumpMinor, "%s parameters changed (%s)", o.Kind, strings.Join(fields, ", "))
+	}
+}
+
+func (d *differ) foreach(path string, o, n *Foreach) {
+	switch {
+	case o == nil && n == nil:
+	case o == nil:
+		d.add(path, BumpMajor, "foreach added%s", diffArrow("", diffCEL(n.Items)))
+	case n == nil:
+		d.add(path, BumpMajor, "foreach removed")
+	default:
+		if !diffSame(o.Items, n.Items) {
+			d.add(path, BumpMajor, "foreach items changed%s", diffArrow(diffCEL(o.Items), diffCEL(n.Items)))
+		}
+		if o.Concurrency != n.Concurrency {
+			d.add(path, BumpMinor, "foreach concurrency changed (%d → %d)", o.Concurrency, n.Concurrency)
+		}
+		if o.OnFailure != n.OnFailure {
+			d.add(path, BumpMinor, "foreach on_failure changed (%s → %s)", o.OnFailure, n.OnFailure)
+		}
+	}
+}
+
+func (d *differ) until(path string, o, n *Until) {
+	switch {
+	case o == nil && n == nil:
+	case o == nil:
+		d.add(path, BumpMajor, "until added%s", diffArrow("", diffCEL(n.Cond)))
+	case n == nil:
+		d.add(path, BumpMajor, "until removed")
+	default:
+		if !diffSame(o.Cond, n.Cond) {
+			d.add(path, BumpMajor, "until changed%s", diffArrow(diffCEL(o.Cond), diffCEL(n.Cond)))
+		}
+		if o.IntervalMS != n.IntervalMS {
+			d.add(path, BumpMinor, "until interval changed (%s → %s)", diffMS(o.IntervalMS), diffMS(n.IntervalMS))
+		}
+		if o.MaxIterations != n.MaxIterations {
+			d.add(path, BumpMinor, "until max_iterations changed (%d → %d)", o.MaxIterations, n.MaxIterations)
+		}
+	}
+}
+
+func (d *differ) retry(path string, o, n *Retry) {
+	switch {
+	case o == nil && n == nil:
+	case o == nil:
+		d.add(path, BumpPatch, "retry added (%d attempts)", n.Attempts)
+	case n == nil:
+		d.add(path, BumpPatch, "retry removed")
+	case !diffSame(o, n):
+		var parts []string
+		if o.Attempts != n.Attempts {
+			parts = append(parts, fmt.Sprintf("attempts %d → %d", o.Attempts, n.Attempts))
+		}
+		if o.BackoffMS != n.BackoffMS {
+			parts = append(parts, "backoff "+diffMS(o.BackoffMS)+" → "+diffMS(n.BackoffMS))
+		}
+		if o.Multiplier != n.Multiplier {
+			parts = append(parts, fmt.Sprintf("multiplier %g → %g", o.Multiplier, n.Multiplier))
+		}
+		if o.MaxDelayMS != n.MaxDelayMS {
+			parts = append(parts, "max_delay "+diffMS(o.MaxDelayMS)+" → "+diffMS(n.MaxDelayMS))
+		}
+		if o.JitterMS != n.JitterMS {
+			parts = append(parts, "jitter "+diffMS(o.JitterMS)+" → "+diffMS(n.JitterMS))
+		}
+		if !diffSame(o.When, n.When) {
+			parts = append(parts, "when"+diffArrow(diffCEL(o.When), diffCEL(n.When)))
+		}
+		d.add(path, BumpPatch, "retry changed (%s)", strings.Join(parts, ", "))
+	}
+}
+
+// diffNamed compares two name-keyed lists: an entry only in old is
+// "removed" (bump removed), one only in new is classified by added, one in
+// both and different is passed to changed.
+func diffNamed[T any](d *differ, old, new []T, name func(T) string, kind string, changed func(path string, a, b T), removed Bump, added func(T) (string, Bump)) {
+	om, nm := map[string]T{}, map[string]T{}
+	for _, x := range old {
+		om[name(x)] = x
+	}
+	for _, x := range new {
+		nm[name(x)] = x
+	}
+	for k, a := range om {
+		b, ok := nm[k]
+		switch {
+		case !ok:
+			d.add(diffPath(kind, k), removed, "removed")
+		case !diffSame(a, b):
+			changed(diffPath(kind, k), a, b)
+		}
+	}
+	for k, x := range nm {
+		if _, ok := om[k]; !ok {
+			what, b := added(x)
+			d.add(diffPath(kind, k), b, "%s", what)
+		}
+	}
+}
+
+// diffAdded classifies every addition as "added" with bump b.
+func diffAdded[T any](b Bump) func(T) (string, Bump) {
+	return func(T) (string, Bump) { return "added", b }
+}
+
+func diffPath(kind, name string) string { return fmt.Sprintf("%s %q", kind, name) }
+
+func diffStepMap(g *Graph) map[string]*Step {
+	m := make(map[string]*Step, len(g.Steps))
+	for _, s := range g.Steps {
+		if s != nil {
+			m[s.Name] = s
+		}
+	}
+	return m
+}
+
+// diffUsedSteps returns the steps whose output the graph may read: those
+// some step needs, and every step when the graph has outputs.
+func diffUsedSteps(g *Graph) map[string]bool {
+	used := map[string]bool{}
+	for _, s := range g.Steps {
+		if s == nil {
+			continue
+		}
+		if len(g.Outputs) > 0 {
+			used[s.Name] = true
+		}
+		for _, x := range s.Needs {
+			used[x] = true
+		}
+	}
+	return used
+}
+
+// diffWidens reports whether n is o with extra object fields (recursively
+// through lists, maps and objects): every expression that type-checked
+// against o still does against n.
+func diffWidens(o, n *Type) bool {
+	if o == nil || n == nil || o.Kind != n.Kind {
+		return o.Equal(n)
+	}
+	switch o.Kind {
+	case KindList, KindMap:
+		return diffWidens(o.Elem, n.Elem)
+	case KindObject:
+		for f, ft := range o.Fields {
+			nt, ok := n.Fields[f]
+			if !ok || !diffWidens(ft, nt) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// diffFields returns the names of the fields, sorted, whose encoding
+// differs between the kind-specific blocks of two actions of the same kind.
+// Names are the HCL attribute names ("duration", not "duration_ms").
+func diffFields(o, n *Action) []string {
+	ob, _ := EncMarshal(o)
+	nb, _ := EncMarshal(n)
+	if bytes.Equal(ob, nb) {
+		return nil
+	}
+	var om, nm map[string]map[string]any
+	_ = json.Unmarshal(ob, &om)
+	_ = json.Unmarshal(nb, &nm)
+	a, b := om[o.Kind], nm[o.Kind]
+	var fields []string
+	for k := range a {
+		if !diffSame(a[k], b[k]) {
+			fields = append(fields, strings.TrimSuffix(k, "_ms"))
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			fields = append(fields, strings.TrimSuffix(k, "_ms"))
+		}
+	}
+	sort.Strings(fields)
+	if len(fields) == 0 {
+		fields = []string{"parameters"}
+	}
+	return fields
+}
+
+func diffSet(list []string) map[string]bool {
+	m := make(map[string]bool, len(list))
+	for _, s := range list {
+		m[s] = true
+	}
+	return m
+}
+
+// diffSame compares two values by their canonical JSON.
+func diffSame(a, b any) bool {
+	ab, aerr := EncMarshal(a)
+	bb, berr := EncMarshal(b)
+	return aerr == nil && berr == nil && bytes.Equal(ab, bb)
+}
+
+// diffArrow renders " (a → b)" when both sides are short enough to read in
+// one line, " (b)" when only b is given, and "" otherwise.
+func diffArrow(a, b string) string {
+	const short = 48
+	switch {
+	case len(a) > short || len(b) > short:
+		return ""
+	case a == "" && b == "":
+		return ""
+	case a == "":
+		return " (" + b + ")"
+	}
+	return " (" + a + " → " + b + ")"
+}
+
+func diffCEL(e *Expr) string {
+	if e == nil {
+		return "none"
+	}
+	return e.CEL
+}
+
+func diffList(l []string) string { return "[" + strings.Join(l, ", ") + "]" }
+
+func diffOr(s, empty string) string {
+	if s == "" {
+		return empty
+	}
+	return s
+}
+
+// diffMS renders a millisecond count the way a workflow author writes a
+// duration: 1h30m, 1m, 30s, 500ms, 1s250ms; 0 is "none".
+func diffMS(ms int64) string {
+	if ms == 0 {
+		return "none"
+	}
+	var b strings.Builder
+	if ms < 0 {
+		b.WriteByte('-')
+		ms = -ms
+	}
+	for _, u := range []struct {
+		name string
+		ms   int64
+	}{{"h", 3600000}, {"m", 60000}, {"s", 1000}, {"ms", 1}} {
+		if ms >= u.ms {
+			fmt.Fprintf(&b, "%d%s", ms/u.ms, u.name)
+			ms %= u.ms
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,111 @@
+// Package naming words names in messages: lists of quoted names, and the
+// nearest of a set of names for a "did you mean". It must not import any
+// other package of flowrun.
+package naming
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// didYouMean returns ` Did you mean "x"?` for the nearest of names, or "".
+func DidYouMean(given string, names []string) string {
+	if s := NearestName(given, names); s != "" {
+		return fmt.Sprintf(" Did you mean %q?", s)
+	}
+	return ""
+}
+
+// NearestName is the name within edit distance 2 of given, ignoring case,
+// or "": the "did you mean" of every diagnostic, and of the CLI's.
+func NearestName(given string, names []string) string {
+	best, bestDist := "", 3
+	for _, n := range names {
+		d := EditDistance(strings.ToLower(given), strings.ToLower(n))
+		if d < bestDist {
+			best, bestDist = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in runes.
+func EditDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+func ContainsName(names []string, s string) bool {
+	for _, n := range names {
+		if n == s {
+			return true
+		}
+	}
+	return false
+}
+
+func NamesSorted[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// validIdent reports whether s is a CEL identifier: a letter or
+// underscore, then letters, digits and underscores.
+func ValidIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r == '_', r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		case i > 0 && r >= '0' && r <= '9':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// QuotedNames renders names for a message as "a", "b" and "c".
+func QuotedNames(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	switch len(q) {
+	case 0:
+		return ""
+	case 1:
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
+}
+
+// quoteList renders names for a message: `a`, `b` and `c`.
+func QuoteList(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return QuotedNames(names)
+}

@@ -1,5 +1,0 @@
-package lang
-
-// parallelStepDecode is the number of steps from which decodeStepBlocks
-// spreads the work over the available processors.
-var parallelStepDecode = 64
