@@ -3,7 +3,7 @@ package graph_test
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -559,12 +559,13 @@ func BenchmarkJSONValid10000Steps(b *testing.B) {
 	}
 }
 
-// TestValidateGraphMatchesReference breaks a graph using every field in
-// each way ValidateGraph checks, one at a time and all at once, and
-// compares its errors with those of the validator as it was before it
-// formatted places lazily and shared its checks of types
-// (refValidateGraph, below).
-func TestValidateGraphMatchesReference(t *testing.T) {
+// TestValidateGraphBreaks breaks a graph using every field in each way
+// ValidateGraph checks, one at a time and all at once (in the order of the
+// breaks' names), and compares every problem reported with the golden file
+// testdata/validate_breaks.txt (go test ./lang/graph -run
+// TestValidateGraphBreaks -update-validate rewrites it; review the diff).
+// The unbroken graph is valid, and each break is reported.
+func TestValidateGraphBreaks(t *testing.T) {
 	find := func(g *graph.Graph, name string) *graph.Step {
 		for _, s := range g.Steps {
 			if s != nil && s.Name == name {
@@ -685,413 +686,61 @@ func TestValidateGraphMatchesReference(t *testing.T) {
 		"template":        func(g *graph.Graph) { g.Outputs[1].Value.Template.Parts[0].Expr.CEL = "" },
 		"list element":    func(g *graph.Graph) { find(g, "run_script").Action.Exec.Stdin.List[0].Template = &graph.Template{} },
 	}
-	check := func(t *testing.T, g *graph.Graph) {
-		t.Helper()
-		got, want := graph.ValidateGraph(g), refValidateGraph(g)
-		if (got == nil) != (want == nil) {
-			t.Fatalf("ValidateGraph: %v\nreference: %v", got, want)
-		}
-		if got == nil {
+	problems := func(g *graph.Graph) string {
+		err := graph.ValidateGraph(g)
+		if err == nil {
 			t.Fatal("the graph is valid")
 		}
 		// Problems inside maps come in no fixed order: compare them sorted.
 		prefix := fmt.Sprintf("graph %q is not valid: ", g.Workflow)
-		gl := strings.Split(strings.TrimPrefix(got.Error(), prefix), "\n")
-		wl := strings.Split(strings.TrimPrefix(want.Error(), prefix), "\n")
-		slices.Sort(gl)
-		slices.Sort(wl)
-		if !slices.Equal(gl, wl) {
-			t.Fatalf("ValidateGraph:\n%v\nreference:\n%v", got, want)
-		}
+		lines := strings.Split(strings.TrimPrefix(err.Error(), prefix), "\n")
+		slices.Sort(lines)
+		return strings.Join(lines, "\n") + "\n"
 	}
+	if err := graph.ValidateGraph(irEvery(t)); err != nil {
+		t.Fatalf("the unbroken graph: %v", err)
+	}
+	names := slices.Sorted(maps.Keys(breaks))
+	var got strings.Builder
 	all := irEvery(t)
-	for name, brk := range breaks {
-		t.Run(name, func(t *testing.T) {
-			g := irEvery(t)
-			brk(g)
-			check(t, g)
-		})
+	for _, name := range names {
+		g := irEvery(t)
+		breaks[name](g)
+		fmt.Fprintf(&got, "== %s\n%s", name, problems(g))
 		// All at once, as far as the earlier breaks leave each possible.
 		func() {
 			defer func() { _ = recover() }()
-			brk(all)
+			breaks[name](all)
 		}()
 	}
-	t.Run("all at once", func(t *testing.T) { check(t, all) })
-	if err := graph.ValidateGraph(nil); err == nil || err.Error() != refValidateGraph(nil).Error() {
-		t.Fatal(err)
+	fmt.Fprintf(&got, "== all at once\n%s", problems(all))
+	if err := graph.ValidateGraph(nil); err == nil {
+		t.Fatal("a nil graph is valid")
+	} else {
+		fmt.Fprintf(&got, "== nil\n%s\n", err)
 	}
-}
-
-// refValidateGraph is ValidateGraph as it was before it formatted the
-// places of problems lazily (encode_validate.go before this change).
-func refValidateGraph(g *graph.Graph) error {
-	if g == nil {
-		return errors.New("the graph is nil")
-	}
-	v := &refValidator{}
-	v.graph(g)
-	if len(v.errs) == 0 {
-		return nil
-	}
-	return fmt.Errorf("graph %q is not valid: %w", g.Workflow, errors.Join(v.errs...))
-}
-
-type refValidator struct{ errs []error }
-
-func (v *refValidator) add(format string, args ...any) {
-	v.errs = append(v.errs, fmt.Errorf(format, args...))
-}
-
-// oneOf checks a mode string against its allowed values.
-func (v *refValidator) oneOf(where, what, got string, allowed ...string) {
-	for _, a := range allowed {
-		if got == a {
-			return
+	path := filepath.Join("testdata", "validate_breaks.txt")
+	if *updateValidate {
+		if err := os.WriteFile(path, []byte(got.String()), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
-	v.add("%s: %s %q is not valid; use %s", where, what, got, refQuoteList(allowed))
-}
-
-func refQuoteList(list []string) string {
-	q := make([]string, len(list))
-	for i, s := range list {
-		q[i] = fmt.Sprintf("%q", s)
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./lang/graph -run TestValidateGraphBreaks -update-validate writes it)", err)
 	}
-	if len(q) == 1 {
-		return q[0]
-	}
-	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
-}
-
-func (v *refValidator) graph(g *graph.Graph) {
-	if g.Workflow == "" {
-		v.add("the workflow name is empty")
-	}
-	if _, err := graph.ParseVersion(g.Version); err != nil {
-		v.add("workflow version: %w", err)
-	}
-	names := map[string]bool{}
-	for _, in := range g.Inputs {
-		where := fmt.Sprintf("input %q", in.Name)
-		v.unique(names, "input", in.Name)
-		v.typ(where, in.Type)
-		if in.Default != nil && !json.Valid(in.Default) {
-			v.add("%s: the default is not valid JSON", where)
-		}
-	}
-	names = map[string]bool{}
-	for _, s := range g.Secrets {
-		v.unique(names, "secret", s.Name)
-		if s.Env == "" {
-			v.add("secret %q: the environment variable name is empty", s.Name)
-		}
-	}
-	v.expr("workflow key", g.Key)
-	if c := g.Concurrency; c != nil {
-		v.expr("concurrency key", c.Key)
-		if c.Key == nil {
-			v.add("concurrency: the key is missing")
-		}
-		if c.Limit < 1 {
-			v.add("concurrency: limit %d is not valid; use 1 or more", c.Limit)
-		}
-		v.oneOf("concurrency", "on_conflict", c.OnConflict, "queue", "skip", "fail")
-	}
-	breakers := map[string]bool{}
-	for _, b := range g.Breakers {
-		v.unique(breakers, "breaker", b.Name)
-		if b.Failures < 1 {
-			v.add("breaker %q: failures %d is not valid; use 1 or more", b.Name, b.Failures)
-		}
-		if b.OnOpen != "" && b.OnOpen != "fail" {
-			v.add("breaker %q: on_open %q is not valid; leave it out (wait) or use \"fail\"", b.Name, b.OnOpen)
-		}
-	}
-	v.steps(g, breakers)
-	names = map[string]bool{}
-	for _, o := range g.Outputs {
-		where := fmt.Sprintf("output %q", o.Name)
-		v.unique(names, "output", o.Name)
-		if o.Value == nil {
-			v.add("%s: the value is missing", where)
-		}
-		v.value(where, o.Value)
-		v.typ(where, o.Type)
-	}
-	names = map[string]bool{}
-	for _, a := range g.Alerts {
-		where := fmt.Sprintf("alert %q", a.Name)
-		v.unique(names, "alert", a.Name)
-		for _, on := range a.On {
-			v.oneOf(where, "on", on, "failed", "interrupted", "dead_lettered", "timed_out")
-		}
-		v.action(where, &a.Action, nil, "")
-	}
-}
-
-func (v *refValidator) unique(seen map[string]bool, what, name string) {
-	if name == "" {
-		v.add("a %s has an empty name", what)
-		return
-	}
-	if seen[name] {
-		v.add("%s %q is declared more than once", what, name)
-	}
-	seen[name] = true
-}
-
-func (v *refValidator) steps(g *graph.Graph, breakers map[string]bool) {
-	all := map[string]*graph.Step{}
-	for i, s := range g.Steps {
-		if s == nil {
-			v.add("step %d is null", i)
-			continue
-		}
-		if all[s.Name] != nil {
-			v.add("step %q is declared more than once", s.Name)
-		}
-		if s.Name == "" {
-			v.add("step %d has an empty name", i)
-		}
-		all[s.Name] = s
-	}
-	done := map[string]bool{}
-	for _, s := range g.Steps {
-		if s == nil {
-			continue
-		}
-		where := fmt.Sprintf("step %q", s.Name)
-		needs := map[string]bool{}
-		for _, d := range s.Needs {
-			needs[d] = true
-			switch {
-			case all[d] == nil:
-				v.add("%s needs %q, which is not a step of the workflow", where, d)
-			case d == s.Name:
-				v.add("%s needs itself", where)
-			case !done[d]:
-				v.add("%s needs %q, which comes later in the step order: the needs form a cycle, or the steps are not in topological order", where, d)
+	if got.String() != string(want) {
+		gl, wl := strings.Split(got.String(), "\n"), strings.Split(string(want), "\n")
+		for i := range min(len(gl), len(wl)) {
+			if gl[i] != wl[i] {
+				t.Fatalf("line %d of %s:\ngot  %s\nwant %s", i+1, path, gl[i], wl[i])
 			}
 		}
-		for _, d := range s.DependsOn {
-			if !needs[d] {
-				v.add("%s depends on %q but does not list it in needs", where, d)
-			}
-		}
-		v.oneOf(where, "join", s.Join, "all", "any")
-		v.oneOf(where, "on_error", s.OnError, "fail", "continue")
-		v.expr(where+" when", s.When)
-		v.action(where, &s.Action, all, s.Name)
-		if s.TimeoutMS < 0 {
-			v.add("%s: timeout %dms is negative", where, s.TimeoutMS)
-		}
-		if r := s.Retry; r != nil {
-			if r.Attempts < 1 {
-				v.add("%s: retry attempts %d is not valid; use 1 or more", where, r.Attempts)
-			}
-			v.expr(where+" retry.when", r.When)
-		}
-		if s.Breaker != "" && !breakers[s.Breaker] {
-			v.add("%s uses breaker %q, which is not declared", where, s.Breaker)
-		}
-		if f := s.Foreach; f != nil {
-			if f.Items == nil {
-				v.add("%s: foreach items are missing", where)
-			}
-			v.expr(where+" foreach.items", f.Items)
-			if f.Concurrency < 1 {
-				v.add("%s: foreach concurrency %d is not valid; use 1 or more", where, f.Concurrency)
-			}
-			v.oneOf(where+" foreach", "on_failure", f.OnFailure, "fail", "continue", "dead_letter")
-		}
-		if u := s.Until; u != nil {
-			if u.Cond == nil {
-				v.add("%s: the until condition is missing", where)
-			}
-			v.expr(where+" until", u.Cond)
-			if u.MaxIterations < 1 {
-				v.add("%s: max_iterations %d is not valid; use 1 or more", where, u.MaxIterations)
-			}
-		}
-		v.value(where+" idempotency_key", s.IdempotencyKey)
-		v.typ(where+" output", s.OutputType)
-		done[s.Name] = true
+		t.Fatalf("%s: got %d lines, want %d", path, len(gl), len(wl))
 	}
 }
 
-// action checks an action of step self; steps is nil for alert actions
-// (which may not switch).
-func (v *refValidator) action(where string, a *graph.Action, steps map[string]*graph.Step, self string) {
-	kinds := []string{graph.KindExec, graph.KindHTTP, graph.KindSet, graph.KindSleep, graph.KindWait, graph.KindWorkflow, graph.KindFail, graph.KindSwitch}
-	set := map[string]bool{
-		graph.KindExec: a.Exec != nil, graph.KindHTTP: a.HTTP != nil, graph.KindSet: a.Set != nil,
-		graph.KindSleep: a.Sleep != nil, graph.KindWait: a.Wait != nil, graph.KindWorkflow: a.Workflow != nil,
-		graph.KindFail: a.Fail != nil, graph.KindSwitch: a.Switch != nil,
-	}
-	if _, known := set[a.Kind]; !known && a.Kind != graph.KindNone {
-		v.add("%s: action kind %q is not known; use exec, http, set, sleep, wait, workflow, fail or switch", where, a.Kind)
-		return
-	}
-	for _, k := range kinds {
-		if set[k] && k != a.Kind {
-			v.add("%s: the action is of kind %q but also holds a %s block", where, a.Kind, k)
-		}
-	}
-	if a.Kind != graph.KindNone && !set[a.Kind] {
-		v.add("%s: the action is of kind %q but its %s block is missing", where, a.Kind, a.Kind)
-		return
-	}
-	switch a.Kind {
-	case graph.KindExec:
-		if a.Exec.Command == nil {
-			v.add("%s: exec command is missing", where)
-		}
-		v.value(where+" exec.command", a.Exec.Command)
-		v.value(where+" exec.dir", a.Exec.Dir)
-		v.value(where+" exec.env", a.Exec.Env)
-		v.value(where+" exec.stdin", a.Exec.Stdin)
-	case graph.KindHTTP:
-		if a.HTTP.Method == "" || a.HTTP.Method != strings.ToUpper(a.HTTP.Method) {
-			v.add("%s: http method %q is not valid; use an upper-case method such as \"GET\"", where, a.HTTP.Method)
-		}
-		if a.HTTP.URL == nil {
-			v.add("%s: http url is missing", where)
-		}
-		v.value(where+" http.url", a.HTTP.URL)
-		v.value(where+" http.headers", a.HTTP.Headers)
-		v.value(where+" http.body", a.HTTP.Body)
-	case graph.KindSet:
-		for _, e := range a.Set.Values {
-			k, val := e.Name, e.Value
-			if val == nil {
-				v.add("%s: set value %q is null", where, k)
-			}
-			v.value(where+" set."+k, val)
-		}
-	case graph.KindSleep:
-		if a.Sleep.DurationMS < 0 || (a.Sleep.DurationMS > 0 && a.Sleep.Until != nil) {
-			v.add("%s: sleep needs either a duration that is not negative or until, not both", where)
-		}
-		v.value(where+" sleep.until", a.Sleep.Until)
-	case graph.KindWait:
-		if a.Wait.Signal == "" {
-			v.add("%s: the wait signal name is empty", where)
-		}
-	case graph.KindWorkflow:
-		if a.Workflow.Name == "" {
-			v.add("%s: the child workflow name is empty", where)
-		}
-		if _, err := graph.ParsePin(a.Workflow.Version); err != nil {
-			v.add("%s: child workflow version: %w", where, err)
-		}
-		v.value(where+" workflow.input", a.Workflow.Input)
-	case graph.KindFail:
-		if a.Fail.Message == nil {
-			v.add("%s: fail message is missing", where)
-		}
-		v.value(where+" fail.message", a.Fail.Message)
-	case graph.KindSwitch:
-		v.switchTargets(where, a.Switch, steps, self)
-	}
-}
-
-func (v *refValidator) switchTargets(where string, sw *graph.SwitchAction, steps map[string]*graph.Step, self string) {
-	if steps == nil {
-		v.add("%s: switch is only allowed as a step action", where)
-		return
-	}
-	check := func(target string) {
-		t := steps[target]
-		if t == nil {
-			v.add("%s: switch target %q is not a step of the workflow", where, target)
-			return
-		}
-		for _, d := range t.Needs {
-			if d == self {
-				return
-			}
-		}
-		v.add("%s: switch target %q does not list the switch step in its needs", where, target)
-	}
-	for i, c := range sw.Cases {
-		if c.When == nil {
-			v.add("%s: switch case %d has no condition", where, i+1)
-		}
-		v.expr(fmt.Sprintf("%s case %d", where, i+1), c.When)
-		for _, t := range c.Next {
-			check(t)
-		}
-	}
-	for _, t := range sw.Default {
-		check(t)
-	}
-}
-
-func (v *refValidator) expr(where string, e *graph.Expr) {
-	if e == nil {
-		return
-	}
-	if strings.TrimSpace(e.CEL) == "" {
-		v.add("%s: the expression is empty", where)
-	}
-	v.typ(where, e.Type)
-}
-
-func (v *refValidator) value(where string, val *graph.Value) {
-	if val == nil {
-		return
-	}
-	n := 0
-	if val.Lit != nil {
-		n++
-		if !json.Valid(val.Lit) {
-			v.add("%s: the literal is not valid JSON", where)
-		}
-	}
-	if val.Template != nil {
-		n++
-		for _, p := range val.Template.Parts {
-			v.expr(where, p.Expr)
-		}
-	}
-	if val.List != nil {
-		n++
-		for _, e := range val.List {
-			v.value(where, e)
-		}
-	}
-	if val.Object != nil {
-		n++
-		for _, e := range val.Object {
-			v.value(where, e)
-		}
-	}
-	if n != 1 {
-		v.add("%s: a value must hold exactly one of lit, template, list or object, it holds %d", where, n)
-	}
-	v.typ(where, val.Type)
-}
-
-func (v *refValidator) typ(where string, t *graph.Type) {
-	if t == nil {
-		return
-	}
-	switch t.Kind {
-	case graph.KindString, graph.KindNumber, graph.KindInt, graph.KindBool, graph.KindAny, graph.KindNull:
-	case graph.KindList, graph.KindMap:
-		if t.Elem == nil {
-			v.add("%s: type %s has no element type", where, t.Kind)
-		}
-		v.typ(where, t.Elem)
-	case graph.KindObject:
-		for _, f := range t.Fields {
-			v.typ(where, f)
-		}
-	default:
-		v.add("%s: type kind %q is not known", where, t.Kind)
-	}
-}
+var updateValidate = flag.Bool("update-validate", false, "rewrite lang/graph/testdata/validate_breaks.txt")
 
 // TestDecodeParallel decodes a long chain with its steps split in chunks
 // of every size, on up to more goroutines than chunks: the graph is the
