@@ -91,22 +91,14 @@ type Engine struct {
 // loaded is a decoded graph and its compiled program, shared by every run
 // of that graph.
 type loaded struct {
-	g     *graph.Graph
-	prog  *expr.Program
-	index map[string]int // step → its position in g.Steps
-	// targets: for a switch step, every step it can choose.
-	switchOf map[string][]string // step → the switch steps that target it
-	hash     string
-	// expands: some step has foreach items or until iterations, so a run
-	// may hold more step keys than the graph has steps.
-	expands bool
-	// needs: for each step (in graph order), the positions of its needs.
-	needs [][]int32
+	g    *graph.Graph // its indices by step are its methods (StepIndex, ...)
+	prog *expr.Program
+	hash string
 }
 
 // step returns the step of the graph named name, or nil.
 func (l *loaded) step(name string) *graph.Step {
-	if i, ok := l.index[name]; ok {
+	if i, ok := l.g.StepIndex(name); ok {
 		return l.g.Steps[i]
 	}
 	return nil
@@ -240,36 +232,7 @@ func (e *Engine) loadVersion(v store.Version) (*loaded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load workflow %q version %s: %w", v.Workflow, v.Version, err)
 	}
-	l := &loaded{g: g, prog: prog, index: make(map[string]int, len(g.Steps)), switchOf: map[string][]string{}, hash: v.Hash}
-	for i, s := range g.Steps {
-		l.index[s.Name] = i
-	}
-	l.needs = make([][]int32, len(g.Steps))
-	for i, s := range g.Steps {
-		for _, n := range s.Needs {
-			if j, ok := l.index[n]; ok {
-				l.needs[i] = append(l.needs[i], int32(j))
-			}
-		}
-		l.expands = l.expands || s.Foreach != nil || s.Until != nil
-		if s.Action.Kind == graph.KindSwitch && s.Action.Switch != nil {
-			seen := map[string]bool{}
-			add := func(t string) {
-				if !seen[t] {
-					seen[t] = true
-					l.switchOf[t] = append(l.switchOf[t], s.Name)
-				}
-			}
-			for _, c := range s.Action.Switch.Cases {
-				for _, t := range c.Next {
-					add(t)
-				}
-			}
-			for _, t := range s.Action.Switch.Default {
-				add(t)
-			}
-		}
-	}
+	l := &loaded{g: g, prog: prog, hash: v.Hash}
 	l = e.graphs.put(k, l)
 	if size >= collectAfterLoadBytes {
 		collectAfterLoad()

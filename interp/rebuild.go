@@ -79,7 +79,7 @@ func (r *runner) loadRows(ctx context.Context, pre *headsRead) ([]store.Step, *k
 		}
 		return steps, nil, nil
 	}
-	if len(r.l.g.Steps) < r.e.lean.keys && !r.l.expands {
+	if len(r.l.g.Steps) < r.e.lean.keys && !r.l.g.Expands() {
 		return full() // a short graph's run has few keys: no heads first
 	}
 	var heads []store.StepHead
@@ -96,13 +96,10 @@ func (r *runner) loadRows(ctx context.Context, pre *headsRead) ([]store.Step, *k
 		return full()
 	}
 	k := r.newKeep()
-	if k.off {
-		return full() // an output could not be scanned: keep everything
-	}
 	gone := r.droppable(k, heads)
 	var need []string
 	for _, h := range heads {
-		if i, ok := r.l.index[h.Step]; ok && gone[i] {
+		if i, ok := r.l.g.StepIndex(h.Step); ok && gone[i] {
 			continue
 		}
 		need = append(need, h.Key)
@@ -124,7 +121,7 @@ func (r *runner) loadRows(ctx context.Context, pre *headsRead) ([]store.Step, *k
 		}
 		k.gone[i] = true
 		for _, need := range r.l.g.Steps[i].Needs {
-			if j, ok := r.l.index[need]; ok {
+			if j, ok := r.l.g.StepIndex(need); ok {
 				k.readers[j]--
 			}
 		}
@@ -145,7 +142,7 @@ func (r *runner) droppable(k *keep, heads []store.StepHead) []bool {
 		if h.Index >= 0 || h.Iteration >= 0 {
 			continue
 		}
-		if i, ok := r.l.index[h.Step]; ok && h.Status.Terminal() {
+		if i, ok := r.l.g.StepIndex(h.Step); ok && h.Status.Terminal() {
 			ended[i] = true
 			failed[i] = h.Status == store.StepFailed
 		}
@@ -157,7 +154,7 @@ func (r *runner) droppable(k *keep, heads []store.StepHead) []bool {
 			continue
 		}
 		for _, need := range s.Needs {
-			if j, ok := r.l.index[need]; ok {
+			if j, ok := r.l.g.StepIndex(need); ok {
 				readers[j]--
 			}
 		}

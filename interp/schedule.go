@@ -10,7 +10,6 @@ import (
 	"github.com/flowrun/flowrun/lang/expr"
 	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
-	"github.com/hashicorp/hcl/v2"
 )
 
 // Wait kinds of a waiting step key, kept in its State.
@@ -75,7 +74,7 @@ func (r *runner) put(row *store.Step, st *rowState) {
 	}
 	if !row.Status.Terminal() && row.Key == row.Step {
 		// A step open again is no longer in the settled prefix.
-		if i, ok := r.l.index[row.Step]; ok && i < r.settled {
+		if i, ok := r.l.g.StepIndex(row.Step); ok && i < r.settled {
 			r.settled = i
 		}
 	}
@@ -91,7 +90,7 @@ func (r *runner) unsetRow(key string) {
 	if row == nil || row.Key != row.Step || r.top == nil {
 		return
 	}
-	if i, ok := r.l.index[row.Step]; ok && r.top[i] == row {
+	if i, ok := r.l.g.StepIndex(row.Step); ok && r.top[i] == row {
 		r.top[i] = nil
 	}
 }
@@ -103,7 +102,7 @@ func (r *runner) setRow(row *store.Step) {
 	if row.Key != row.Step {
 		return
 	}
-	if i, ok := r.l.index[row.Step]; ok {
+	if i, ok := r.l.g.StepIndex(row.Step); ok {
 		if r.top == nil {
 			r.top = make([]*store.Step, len(r.l.g.Steps))
 		}
@@ -141,7 +140,7 @@ func (r *runner) noteWait(i int) {
 	if q := r.top[i]; q != nil && q.Status != store.StepPending {
 		return
 	}
-	for _, j := range r.l.needs[i] {
+	for _, j := range r.l.g.NeedPositions(i) {
 		if r.keep != nil && r.keep.gone[j] {
 			continue // released: it ended long ago
 		}
@@ -239,7 +238,7 @@ func (r *runner) settle(s *graph.Step, row *store.Step) {
 		res.Error = decodeMap(row.Error)
 	}
 	if _, had := r.results[s.Name]; !had && r.keep != nil {
-		if i, ok := r.l.index[s.Name]; ok {
+		if i, ok := r.l.g.StepIndex(s.Name); ok {
 			r.keep.queue = append(r.keep.queue, int32(i))
 		}
 	}
@@ -269,17 +268,16 @@ type keep struct {
 	readers []int32 // per step (graph order): unsettled readers; +1 when an output reads it
 	gone    []bool  // per step: dropped from the maps (it ended)
 	queue   []int32 // steps settled since the last compact
-	off     bool    // an output could not be scanned: drop nothing
 }
 
 // unread reports whether nothing reads step name's result any more: no
 // step that has not settled needs it and no workflow output reads it
-// (the keep's count; false while there is no keep or it is off).
+// (the keep's count; false while there is no keep).
 func (r *runner) unread(name string) bool {
-	if r.keep == nil || r.keep.off {
+	if r.keep == nil {
 		return false
 	}
-	i, ok := r.l.index[name]
+	i, ok := r.l.g.StepIndex(name)
 	return ok && r.keep.readers[i] <= 0
 }
 
@@ -288,7 +286,7 @@ func (r *runner) over(name string) bool {
 	if r.keep == nil {
 		return false
 	}
-	i, ok := r.l.index[name]
+	i, ok := r.l.g.StepIndex(name)
 	return ok && r.keep.gone[i]
 }
 
@@ -297,7 +295,7 @@ func (r *runner) newKeep() *keep {
 	n := len(r.l.g.Steps)
 	k := &keep{readers: make([]int32, n), gone: make([]bool, n)}
 	read := func(name string) {
-		if i, ok := r.l.index[name]; ok {
+		if i, ok := r.l.g.StepIndex(name); ok {
 			k.readers[i]++
 		}
 	}
@@ -306,40 +304,13 @@ func (r *runner) newKeep() *keep {
 			read(need)
 		}
 	}
-	var pin func(v *graph.Value)
-	pin = func(v *graph.Value) {
-		if v == nil {
-			return
-		}
-		if v.Template != nil {
-			for _, p := range v.Template.Parts {
-				if p.Expr == nil {
-					continue
-				}
-				pe, diags := expr.ParseExpr(p.Expr.CEL, hcl.Range{})
-				if diags.HasErrors() {
-					k.off = true // its evaluation reports the error; keep everything
-					continue
-				}
-				for _, name := range pe.StepRefs() {
-					read(name)
-				}
-			}
-		}
-		for _, el := range v.List {
-			pin(el)
-		}
-		for _, el := range v.Object {
-			pin(el)
-		}
-	}
-	for _, o := range r.l.g.Outputs {
-		pin(o.Value)
+	for _, name := range r.l.prog.OutputReads() {
+		read(name)
 	}
 	// Every step already settled (a rebuild settles what the store holds)
 	// releases its needs at the first compact.
 	for name := range r.results {
-		if i, ok := r.l.index[name]; ok {
+		if i, ok := r.l.g.StepIndex(name); ok {
 			k.queue = append(k.queue, int32(i))
 		}
 	}
@@ -352,16 +323,12 @@ func (r *runner) compact() {
 		r.keep = r.newKeep()
 	}
 	k := r.keep
-	if k.off {
-		k.queue = nil
-		return
-	}
 	q := k.queue
 	k.queue = nil
 	steps := r.l.g.Steps
 	for _, i := range q {
 		for _, need := range steps[i].Needs {
-			if j, ok := r.l.index[need]; ok {
+			if j, ok := r.l.g.StepIndex(need); ok {
 				k.readers[j]--
 				r.release(j)
 			}
@@ -544,7 +511,7 @@ func (r *runner) gate(ctx context.Context, s *graph.Step) (ready bool, skip stri
 				return st
 			}
 		}
-		for _, sw := range r.l.switchOf[s.Name] {
+		for _, sw := range r.l.g.SwitchesTargeting(s.Name) {
 			if sw == n {
 				return store.StepSkipped
 			}

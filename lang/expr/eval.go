@@ -22,6 +22,8 @@ type Program struct {
 	Lazy  map[*graph.Expr]*lazyExpr // compiled on first use (see evalload.go)
 	steps map[string]*graph.Step    // g's steps by name
 	Cel   *CelGraph                 // the environments of the narrow scopes
+	// outputReads: the steps the outputs read (OutputReads).
+	outputReads []string
 }
 
 // compiled is one expression ready to run.

@@ -71,7 +71,54 @@ func Load(g *graph.Graph) (*Program, error) {
 	if len(l.errs) > 0 {
 		return nil, p.loadError(errors.Join(l.errs...))
 	}
+	for _, o := range g.Outputs {
+		if err := p.valueReads(o.Value); err != nil {
+			return nil, p.loadError(err)
+		}
+	}
 	return p, nil
+}
+
+// OutputReads returns the steps the workflow's outputs read, found once by
+// Load, with repeats: a name the scan cannot rule out may be one they do
+// not read, but no step they read is missing. The slice is shared: the
+// caller must not change it.
+func (p *Program) OutputReads() []string { return p.outputReads }
+
+// valueReads adds the steps the expressions of v read to p.outputReads:
+// those a scan of the text finds, or, where the scan cannot follow the
+// text, those of the compiled expression.
+func (p *Program) valueReads(v *graph.Value) error {
+	if v == nil {
+		return nil
+	}
+	if v.Template != nil {
+		for _, part := range v.Template.Parts {
+			if part.Expr == nil {
+				continue
+			}
+			refs, ok := scanStepRefs(part.Expr.CEL, nil)
+			if !ok {
+				c, err := p.Compiled(part.Expr)
+				if err != nil {
+					return err
+				}
+				refs = c.Steps
+			}
+			p.outputReads = append(p.outputReads, refs...)
+		}
+	}
+	for _, el := range v.List {
+		if err := p.valueReads(el); err != nil {
+			return err
+		}
+	}
+	for _, el := range v.Object {
+		if err := p.valueReads(el); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (p *Program) loadError(err error) error {

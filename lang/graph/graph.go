@@ -2,6 +2,7 @@ package graph
 
 import (
 	"encoding/json"
+	"sync/atomic"
 )
 
 // Graph is the compiled, immutable form of one workflow: the step graph with
@@ -31,6 +32,8 @@ type Graph struct {
 	Steps   []*Step  `json:"steps"`
 	Outputs []Output `json:"outputs,omitempty"` // sorted by name
 	Alerts  []Alert  `json:"alerts,omitempty"`  // sorted by name
+
+	idx atomic.Pointer[index] // built on first use; see index.go
 }
 
 // Input is a declared workflow input.

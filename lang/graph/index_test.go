@@ -1,0 +1,52 @@
+package graph
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestIndex: the indices by step that the engine reads are those of the
+// graph's steps, built once and shared by every caller.
+func TestIndex(t *testing.T) {
+	a := irStep("a", irExec("true"))
+	route := irStep("route", Action{Kind: KindSwitch, Switch: &SwitchAction{
+		Cases:   []SwitchCase{{When: irExpr("true", TypeBool), Next: []string{"b", "c"}}, {When: irExpr("false", TypeBool), Next: []string{"b"}}},
+		Default: []string{"c"},
+	}}, "a")
+	pick := irStep("pick", Action{Kind: KindSwitch, Switch: &SwitchAction{Default: []string{"c"}}}, "a")
+	b := irStep("b", irExec("true"), "route")
+	c := irStep("c", irExec("true"), "route", "pick", "gone")
+	c.Foreach = &Foreach{Items: irExpr("[1]", ListOf(TypeInt)), Concurrency: 1}
+	g := &Graph{Workflow: "w", Version: "1.0.0", Steps: []*Step{a, route, pick, b, c}}
+
+	if i, ok := g.StepIndex("pick"); !ok || i != 2 {
+		t.Errorf("StepIndex(pick) = %d, %v", i, ok)
+	}
+	if _, ok := g.StepIndex("gone"); ok {
+		t.Error("StepIndex finds a step the graph does not have")
+	}
+	if got := g.NeedPositions(4); !slices.Equal(got, []int32{1, 2}) {
+		t.Errorf("NeedPositions(c) = %v; want [1 2] (a need that is no step is left out)", got)
+	}
+	if got := g.NeedPositions(0); len(got) != 0 {
+		t.Errorf("NeedPositions(a) = %v", got)
+	}
+	if got := g.SwitchesTargeting("c"); !slices.Equal(got, []string{"route", "pick"}) {
+		t.Errorf("SwitchesTargeting(c) = %v; want each switch once, in graph order", got)
+	}
+	if got := g.SwitchesTargeting("b"); !slices.Equal(got, []string{"route"}) {
+		t.Errorf("SwitchesTargeting(b) = %v", got)
+	}
+	if got := g.SwitchesTargeting("a"); got != nil {
+		t.Errorf("SwitchesTargeting(a) = %v", got)
+	}
+	if !g.Expands() {
+		t.Error("a graph with a foreach does not expand")
+	}
+	if g.index() != g.index() {
+		t.Error("the index is built again")
+	}
+	if (&Graph{Steps: []*Step{a}}).Expands() {
+		t.Error("a graph without foreach or until expands")
+	}
+}
