@@ -610,6 +610,9 @@ type Store interface {
 	// Resilience: breakers, dead letters, concurrency slots, alerts.
 	Resilience
 
+	// Schedules: the schedules of the workflows and their fires.
+	Schedules
+
 	// Close releases the database.
 	Close() error
 }

@@ -119,3 +119,12 @@ func TestConformance(t *testing.T) {
 	serverDSN(t)
 	storetest.Run(t, func(t *testing.T) store.Store { return openTemp(t) })
 }
+
+// TestConformanceShared runs the cases of two handles on one schema.
+func TestConformanceShared(t *testing.T) {
+	serverDSN(t)
+	storetest.RunShared(t, func(t *testing.T) (store.Store, store.Store) {
+		dsn, _ := newSchema(t)
+		return openDSN(t, dsn), openDSN(t, dsn)
+	})
+}

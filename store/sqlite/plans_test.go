@@ -120,6 +120,19 @@ func TestReadQueriesUseIndexes(t *testing.T) {
 	}
 	_, err = s.AlertList(ctx, "run-a") // AlertList("") lists the whole table, as asked
 	must("AlertList", err)
+	_, err = s.SchedulesActivate(ctx, store.SchedulesActivateParams{Workflow: "wf", Version: "1.0.0", Now: now,
+		Schedules: []store.ScheduleDef{{Name: "n", Kind: "every", Spec: "1m", Timezone: "UTC", Overlap: "skip", CatchUp: "latest", NextAt: now}}})
+	must("SchedulesActivate", err)
+	_, err = s.ScheduleGet(ctx, "wf", "n")
+	must("ScheduleGet", err)
+	_, err = s.ScheduleList(ctx, store.ScheduleListParams{Workflow: "wf"}) // all workflows: the whole table, as asked
+	must("ScheduleList", err)
+	_, err = s.ScheduleDue(ctx, store.ScheduleDueParams{Now: now, Limit: 10})
+	must("ScheduleDue", err)
+	for _, p := range []store.ScheduleFireListParams{{Workflow: "wf", Name: "n", Limit: 5}, {RunID: "run-a"}} {
+		_, err = s.ScheduleFireList(ctx, p)
+		must("ScheduleFireList", err)
+	}
 
 	// page and counts are RunList's CTEs, at most one page of rows.
 	allowed := map[string]bool{"breakers": true, "workflow_versions": true, "json_each": true, "page": true, "counts": true}

@@ -28,3 +28,19 @@ func openTemp(t testing.TB, opts sqlite.Options) *sqlite.Store {
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return openTemp(t, sqlite.Options{}) })
 }
+
+// TestConformanceShared runs the cases of two handles on one file.
+func TestConformanceShared(t *testing.T) {
+	storetest.RunShared(t, func(t *testing.T) (store.Store, store.Store) {
+		path := filepath.Join(t.TempDir(), "flowrun.db")
+		open := func() store.Store {
+			s, err := sqlite.Open(context.Background(), path, sqlite.Options{})
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}
+		return open(), open()
+	})
+}

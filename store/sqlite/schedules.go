@@ -1,0 +1,233 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/internal/sqlrow"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// activateScheduleSQL stores one schedule of an activation. A schedule
+// whose timing (kind, spec, zone) is unchanged and that was active keeps
+// its cursor (since, next_at); any other starts at the activation. Every
+// SET expression reads the old row.
+const activateScheduleSQL = `INSERT INTO schedules (workflow, name, version, kind, spec, timezone, overlap, catch_up,
+		max_catch_up, jitter, inputs, work_dir, paused, active, since, next_at, created_at, updated_at)
+	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0, 1, ?13, ?14, ?13, ?13)
+	ON CONFLICT (workflow, name) DO UPDATE SET
+		version = excluded.version, overlap = excluded.overlap, catch_up = excluded.catch_up,
+		max_catch_up = excluded.max_catch_up, jitter = excluded.jitter, inputs = excluded.inputs,
+		work_dir = excluded.work_dir,
+		since = CASE WHEN schedules.active = 1 AND schedules.kind = excluded.kind AND schedules.spec = excluded.spec
+			AND schedules.timezone = excluded.timezone THEN schedules.since ELSE excluded.since END,
+		next_at = CASE WHEN schedules.active = 1 AND schedules.kind = excluded.kind AND schedules.spec = excluded.spec
+			AND schedules.timezone = excluded.timezone THEN schedules.next_at ELSE excluded.next_at END,
+		kind = excluded.kind, spec = excluded.spec, timezone = excluded.timezone,
+		active = 1, updated_at = excluded.updated_at`
+
+// deactivateSchedulesSQL stops the workflow's schedules not named in ?3 (a
+// JSON array).
+const deactivateSchedulesSQL = `UPDATE schedules SET active = 0, updated_at = ?2
+	WHERE workflow = ?1 AND active = 1 AND name NOT IN (SELECT value FROM json_each(?3))`
+
+// scheduleDueSQL reads schedules_due: active, unpaused, in next_at order.
+const scheduleDueSQL = `SELECT ` + sqlrow.ScheduleCols + ` FROM schedules
+	WHERE active = 1 AND paused = 0 AND next_at <= ?1 ORDER BY next_at, workflow, name LIMIT ?2`
+
+// insertFireSQL records a fired slot; its primary key refuses a second.
+const insertFireSQL = `INSERT INTO schedule_fires (workflow, schedule, slot, status, reason, run_id, fired_at, jitter)
+	VALUES (?1, ?2, ?3, 'fired', ?4, ?5, ?6, ?7)`
+
+// advanceFireSQL moves a schedule's cursor past a fired slot, only while
+// the fire may apply: active, at the version, not paused and the slot
+// after since (a manual trigger, ?5 = 1, needs neither and moves no
+// cursor). Cursors only move forward.
+const advanceFireSQL = `UPDATE schedules SET
+		last_slot = CASE WHEN ?5 = 1 OR last_slot >= ?3 THEN last_slot ELSE ?3 END,
+		next_at = CASE WHEN ?5 = 1 OR ?4 IS NULL OR next_at >= ?4 THEN next_at ELSE ?4 END,
+		last_run_id = ?6, last_fired_at = ?7, updated_at = ?7
+	WHERE workflow = ?1 AND name = ?2 AND active = 1 AND version = ?8 AND (?5 = 1 OR (paused = 0 AND since < ?3))`
+
+const insertSkipSQL = `INSERT INTO schedule_fires (workflow, schedule, slot, status, reason, fired_at)
+	VALUES (?1, ?2, ?3, 'skipped', ?4, ?5) ON CONFLICT DO NOTHING`
+
+const advanceSkipSQL = `UPDATE schedules SET
+		last_slot = CASE WHEN ?3 IS NULL OR last_slot >= ?3 THEN last_slot ELSE ?3 END,
+		next_at = CASE WHEN ?4 IS NULL OR next_at >= ?4 THEN next_at ELSE ?4 END,
+		updated_at = ?5
+	WHERE workflow = ?1 AND name = ?2`
+
+const selectScheduleSQL = `SELECT ` + sqlrow.ScheduleCols + ` FROM schedules WHERE workflow = ?1 AND name = ?2`
+
+// SchedulesActivate makes a version's schedules the workflow's active ones.
+func (s *Store) SchedulesActivate(ctx context.Context, p store.SchedulesActivateParams) ([]store.Schedule, error) {
+	var out []store.Schedule
+	err := s.write(ctx, "activating the schedules of "+p.Workflow+" "+p.Version, func(w *wtx) error {
+		for _, d := range p.Schedules {
+			_, err := w.exec(activateScheduleSQL, sqlrow.ScheduleDefArgs(&p, d)...)
+			if sqliteExtCode(err) == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY {
+				return fmt.Errorf("workflow %s version %s: %w", p.Workflow, p.Version, store.ErrNotFound)
+			}
+			if err != nil {
+				return fmt.Errorf("storing schedule %s: %w", d.Name, err)
+			}
+		}
+		names, err := json.Marshal(sqlrow.ScheduleNames(&p))
+		if err != nil {
+			return err
+		}
+		if _, err := w.exec(deactivateSchedulesSQL, p.Workflow, p.Now.UnixMicro(), string(names)); err != nil {
+			return fmt.Errorf("stopping the schedules %s %s dropped: %w", p.Workflow, p.Version, err)
+		}
+		out, err = writeAll(w, sqlrow.ScanSchedule, `SELECT `+sqlrow.ScheduleCols+` FROM schedules
+			WHERE workflow = ?1 AND active = 1 ORDER BY name`, p.Workflow)
+		return err
+	})
+	return out, err
+}
+
+// ScheduleGet returns one schedule.
+func (s *Store) ScheduleGet(ctx context.Context, workflow, name string) (store.Schedule, error) {
+	sc, err := sqlrow.ScanSchedule(s.queryRow(ctx, selectScheduleSQL, workflow, name))
+	if errors.Is(err, sql.ErrNoRows) {
+		return sc, fmt.Errorf("schedule %s/%s: %w", workflow, name, store.ErrNotFound)
+	}
+	return sc, s.fail("reading schedule "+workflow+"/"+name, err)
+}
+
+// ScheduleList lists schedules by workflow and name.
+func (s *Store) ScheduleList(ctx context.Context, p store.ScheduleListParams) ([]store.Schedule, error) {
+	var out []store.Schedule
+	var err error
+	if p.Workflow == "" {
+		out, err = readAll(ctx, s, sqlrow.ScanSchedule, `SELECT `+sqlrow.ScheduleCols+` FROM schedules
+			WHERE active = 1 OR ?1 ORDER BY workflow, name`, p.Inactive)
+	} else {
+		out, err = readAll(ctx, s, sqlrow.ScanSchedule, `SELECT `+sqlrow.ScheduleCols+` FROM schedules
+			WHERE workflow = ?1 AND (active = 1 OR ?2) ORDER BY name`, p.Workflow, p.Inactive)
+	}
+	return out, s.fail("listing schedules", err)
+}
+
+// SchedulePause pauses or resumes a schedule.
+func (s *Store) SchedulePause(ctx context.Context, p store.SchedulePauseParams) (store.Schedule, error) {
+	var sc store.Schedule
+	err := s.write(ctx, "pausing schedule "+p.Workflow+"/"+p.Name, func(w *wtx) error {
+		var err error
+		sc, err = sqlrow.ScanSchedule(w.queryRow(`UPDATE schedules SET
+				since = CASE WHEN paused = 1 AND ?3 = 0 THEN ?4 ELSE since END,
+				next_at = CASE WHEN paused = 1 AND ?3 = 0 THEN ?5 ELSE next_at END,
+				paused = ?3, updated_at = ?4
+			WHERE workflow = ?1 AND name = ?2 RETURNING `+sqlrow.ScheduleCols,
+			p.Workflow, p.Name, p.Paused, p.Now.UnixMicro(), sqlrow.TimeArg(p.NextAt)))
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("schedule %s/%s: %w", p.Workflow, p.Name, store.ErrNotFound)
+		}
+		return err
+	})
+	return sc, err
+}
+
+// ScheduleDue returns the due schedules, earliest first.
+func (s *Store) ScheduleDue(ctx context.Context, p store.ScheduleDueParams) ([]store.Schedule, error) {
+	out, err := readAll(ctx, s, sqlrow.ScanSchedule, scheduleDueSQL, p.Now.UnixMicro(), max(p.Limit, 1))
+	return out, s.fail("reading the due schedules", err)
+}
+
+// ScheduleFire records a fired slot, inserts its run and advances the
+// schedule, in one transaction; a slot already recorded fails on the
+// primary key of schedule_fires.
+func (s *Store) ScheduleFire(ctx context.Context, p store.ScheduleFireParams) (store.ScheduleFire, store.Run, error) {
+	if err := p.Check(); err != nil {
+		return store.ScheduleFire{}, store.Run{}, fmt.Errorf("firing schedule %s/%s: %w", p.Workflow, p.Name, err)
+	}
+	var f store.ScheduleFire
+	var r store.Run
+	op := fmt.Sprintf("firing schedule %s/%s at %s", p.Workflow, p.Name, p.Slot.UTC().Format("2006-01-02T15:04:05.999999Z"))
+	err := s.write(ctx, op, func(w *wtx) error {
+		reason := ""
+		if p.Manual {
+			reason = "manual"
+		}
+		now := p.Now.UnixMicro()
+		_, err := w.exec(insertFireSQL, p.Workflow, p.Name, p.Slot.UnixMicro(), sqlrow.TextArg(reason), p.Run.ID, now, p.Jitter.Microseconds())
+		switch sqliteExtCode(err) {
+		case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return store.ErrAlreadyFired
+		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+			return fmt.Errorf("schedule %s/%s: %w", p.Workflow, p.Name, store.ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("recording the fire: %w", err)
+		}
+		n, err := w.execN(advanceFireSQL, p.Workflow, p.Name, p.Slot.UnixMicro(), sqlrow.TimeArg(p.NextAt), p.Manual, p.Run.ID, now, p.Version)
+		if err != nil {
+			return fmt.Errorf("advancing the schedule: %w", err)
+		}
+		if n == 0 {
+			sc, err := sqlrow.ScanSchedule(w.queryRow(selectScheduleSQL, p.Workflow, p.Name))
+			if err != nil {
+				return fmt.Errorf("reading the schedule: %w", err)
+			}
+			return store.FireRefused(sc, p)
+		}
+		if err := w.insertRun(p.Run); err != nil {
+			return err
+		}
+		if r, err = sqlrow.ScanRun(w.queryRow(selectRunSQL, p.Run.ID)); err != nil {
+			return err
+		}
+		f = store.ScheduleFire{Workflow: p.Workflow, Schedule: p.Name, Slot: p.Slot, Status: store.FireFired,
+			Reason: reason, RunID: p.Run.ID, FiredAt: p.Now, Jitter: p.Jitter}
+		return nil
+	})
+	return f, r, err
+}
+
+// ScheduleSkip records skipped slots.
+func (s *Store) ScheduleSkip(ctx context.Context, p store.ScheduleSkipParams) (int, error) {
+	recorded := 0
+	err := s.write(ctx, "recording skipped slots of "+p.Workflow+"/"+p.Name, func(w *wtx) error {
+		recorded = 0
+		last := store.LastSlot(p.Slots)
+		n, err := w.execN(advanceSkipSQL, p.Workflow, p.Name, sqlrow.TimeArg(last), sqlrow.TimeArg(p.NextAt), p.Now.UnixMicro())
+		if err != nil {
+			return fmt.Errorf("advancing the schedule: %w", err)
+		}
+		if n == 0 {
+			return fmt.Errorf("schedule %s/%s: %w", p.Workflow, p.Name, store.ErrNotFound)
+		}
+		for _, slot := range p.Slots {
+			n, err := w.execN(insertSkipSQL, p.Workflow, p.Name, slot.UnixMicro(), sqlrow.TextArg(p.Reason), p.Now.UnixMicro())
+			if err != nil {
+				return fmt.Errorf("recording a skipped slot: %w", err)
+			}
+			recorded += int(n)
+		}
+		return nil
+	})
+	return recorded, err
+}
+
+// ScheduleFireList lists fires, newest slot first.
+func (s *Store) ScheduleFireList(ctx context.Context, p store.ScheduleFireListParams) ([]store.ScheduleFire, error) {
+	var out []store.ScheduleFire
+	var err error
+	if p.RunID != "" {
+		out, err = readAll(ctx, s, sqlrow.ScanScheduleFire, `SELECT `+sqlrow.ScheduleFireCols+` FROM schedule_fires
+			WHERE run_id = ?1 ORDER BY slot DESC`, p.RunID)
+	} else {
+		limit := p.Limit
+		if limit < 1 {
+			limit = -1
+		}
+		out, err = readAll(ctx, s, sqlrow.ScanScheduleFire, `SELECT `+sqlrow.ScheduleFireCols+` FROM schedule_fires
+			WHERE workflow = ?1 AND schedule = ?2 ORDER BY slot DESC LIMIT ?3`, p.Workflow, p.Name, limit)
+	}
+	return out, s.fail("listing schedule fires", err)
+}
