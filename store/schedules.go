@@ -135,7 +135,8 @@ type ScheduleFire struct {
 	Schedule string
 	Slot     time.Time
 	Status   FireStatus
-	// Reason says why a slot was skipped (catch_up, overlap, ...), or
+	// Reason says why a slot was skipped ("overlap", or the caller's:
+	// "catch_up", ...), or
 	// "manual" for a fired trigger; "" for a slot fired on time.
 	Reason  string
 	RunID   string // the run a fired slot started
@@ -143,17 +144,35 @@ type ScheduleFire struct {
 	Jitter  time.Duration
 }
 
-// ScheduleFireParams fire a slot: in one transaction the fire is recorded
-// (ErrAlreadyFired when the slot is), the run is inserted and the
-// schedule's cursor advances. The fire applies only while the schedule is
-// active, at Version and (unless Manual) not paused; otherwise nothing is
-// written and the error wraps ErrConflict (ErrNotFound for an unknown
-// schedule).
+// Overlap policies the store carries out in a fire (ScheduleFireParams).
+const (
+	// OverlapSkip: while a run of the schedule is unfinished, the slot is
+	// recorded skipped (reason "overlap") and no run starts.
+	OverlapSkip = "skip"
+	// OverlapCancelPrevious: the schedule's unfinished runs are canceled
+	// (with their descendants, as RunCancel does) in the fire's
+	// transaction, and the slot's run starts.
+	OverlapCancelPrevious = "cancel_previous"
+)
+
+// ScheduleFireParams fire a slot. In one transaction the schedule's
+// cursor advances, its unfinished runs are found (under the schedule's
+// row lock, so concurrent fires of one schedule see each other's runs),
+// the overlap policy is applied, the fire is recorded (ErrAlreadyFired
+// when the slot is) and the run is inserted. The fire applies only while
+// the schedule is active, at Version, and (unless Manual) not paused with
+// the slot after Since; otherwise nothing is written and the error wraps
+// ErrConflict (ErrNotFound for an unknown schedule).
 type ScheduleFireParams struct {
 	Workflow string
 	Name     string
 	Slot     time.Time
 	Version  string
+	// Overlap is the schedule's policy: OverlapSkip and
+	// OverlapCancelPrevious are carried out here; any other value
+	// ("allow", "queue") starts the run whatever else is unfinished, and
+	// the caller reads the unfinished runs from the result.
+	Overlap string
 	// Jitter is the delay drawn for the slot, recorded with the fire; the
 	// run's AvailableAt is the caller's (slot plus jitter).
 	Jitter time.Duration
@@ -167,6 +186,18 @@ type ScheduleFireParams struct {
 	// reason "manual", and moves neither NextAt nor LastSlot.
 	Manual bool
 	Now    time.Time
+}
+
+// ScheduleFireResult is what a fire did.
+type ScheduleFireResult struct {
+	// Fire is the slot's record: fired, or skipped with reason "overlap".
+	Fire ScheduleFire
+	// Run is the run started (zero when the slot was skipped).
+	Run Run
+	// Unfinished are the schedule's runs that were unfinished when the
+	// fire looked (before a cancel_previous canceled them), oldest slot
+	// first.
+	Unfinished []string
 }
 
 // ScheduleSkipParams record slots as skipped, each unless it is already
@@ -208,8 +239,9 @@ type Schedules interface {
 	// ScheduleDue returns the due schedules, earliest NextAt first, in
 	// one indexed query.
 	ScheduleDue(ctx context.Context, p ScheduleDueParams) ([]Schedule, error)
-	// ScheduleFire fires a slot and starts its run, exactly once.
-	ScheduleFire(ctx context.Context, p ScheduleFireParams) (ScheduleFire, Run, error)
+	// ScheduleFire fires a slot and starts its run, exactly once, or
+	// records it skipped under its overlap policy.
+	ScheduleFire(ctx context.Context, p ScheduleFireParams) (ScheduleFireResult, error)
 	// ScheduleSkip records skipped slots and returns how many it recorded
 	// (a slot already recorded is left as it is).
 	ScheduleSkip(ctx context.Context, p ScheduleSkipParams) (int, error)
@@ -255,4 +287,19 @@ func LastSlot(slots []time.Time) time.Time {
 		}
 	}
 	return last
+}
+
+// NewFire is the record of a fire, for the backends: skipped with reason
+// "overlap" when the policy is OverlapSkip and runs are unfinished, fired
+// otherwise.
+func NewFire(p ScheduleFireParams, unfinished bool) ScheduleFire {
+	f := ScheduleFire{Workflow: p.Workflow, Schedule: p.Name, Slot: p.Slot, Status: FireFired, RunID: p.Run.ID,
+		FiredAt: p.Now, Jitter: p.Jitter}
+	switch {
+	case p.Overlap == OverlapSkip && unfinished:
+		f.Status, f.Reason, f.RunID, f.Jitter = FireSkipped, "overlap", "", 0
+	case p.Manual:
+		f.Reason = "manual"
+	}
+	return f
 }

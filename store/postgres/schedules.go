@@ -33,15 +33,25 @@ const deactivateSchedulesSQL = `UPDATE schedules SET active = false, updated_at 
 const scheduleDueSQL = `SELECT ` + sqlrow.ScheduleCols + ` FROM schedules
 	WHERE active AND NOT paused AND next_at <= $1 ORDER BY next_at, workflow, name LIMIT $2`
 
-const insertFireSQL = `INSERT INTO schedule_fires (workflow, schedule, slot, status, reason, run_id, fired_at, jitter)
-	VALUES ($1, $2, $3, 'fired', $4, $5, $6, $7)`
+const insertFireSQL = `INSERT INTO schedule_fires (workflow, schedule, slot, status, reason, run_id, fired_at, jitter, open)
+	VALUES ($1, $2, $3, $4, $5, $6::text, $7, $8, $6::text IS NOT NULL)`
 
+// advanceFireSQL also takes the schedule's row lock, held to the commit:
+// a concurrent fire of the schedule waits here, then reads the fires this
+// one committed.
 const advanceFireSQL = `UPDATE schedules SET
 		last_slot = CASE WHEN $5::boolean OR last_slot >= $3::bigint THEN last_slot ELSE $3::bigint END,
 		next_at = CASE WHEN $5::boolean OR $4::bigint IS NULL OR next_at >= $4::bigint THEN next_at ELSE $4::bigint END,
-		last_run_id = $6, last_fired_at = $7, updated_at = $7
-	WHERE workflow = $1 AND name = $2 AND active AND version = $8
+		updated_at = $6
+	WHERE workflow = $1 AND name = $2 AND active AND version = $7
 		AND ($5::boolean OR (NOT paused AND since < $3::bigint))`
+
+const lastRunSQL = `UPDATE schedules SET last_run_id = $3, last_fired_at = $4 WHERE workflow = $1 AND name = $2`
+
+const closeFiresSQL = `UPDATE schedule_fires f SET open = false WHERE f.workflow = $1 AND f.schedule = $2 AND f.open
+	AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = f.run_id AND r.status NOT IN ('completed', 'failed', 'canceled'))`
+
+const openFiresSQL = `SELECT run_id FROM schedule_fires WHERE workflow = $1 AND schedule = $2 AND open ORDER BY slot`
 
 const insertSkipSQL = `INSERT INTO schedule_fires (workflow, schedule, slot, status, reason, fired_at)
 	VALUES ($1, $2, $3, 'skipped', $4, $5) ON CONFLICT DO NOTHING`
@@ -126,41 +136,58 @@ func (s *Store) ScheduleDue(ctx context.Context, p store.ScheduleDueParams) ([]s
 	return out, s.fail("reading the due schedules", err)
 }
 
-// ScheduleFire records a fired slot, inserts its run and advances the
-// schedule, in one transaction.
-func (s *Store) ScheduleFire(ctx context.Context, p store.ScheduleFireParams) (store.ScheduleFire, store.Run, error) {
+// ScheduleFire advances the schedule, applies its overlap policy, records
+// the slot and inserts its run, in one transaction.
+func (s *Store) ScheduleFire(ctx context.Context, p store.ScheduleFireParams) (store.ScheduleFireResult, error) {
 	if err := p.Check(); err != nil {
-		return store.ScheduleFire{}, store.Run{}, fmt.Errorf("firing schedule %s/%s: %w", p.Workflow, p.Name, err)
+		return store.ScheduleFireResult{}, fmt.Errorf("firing schedule %s/%s: %w", p.Workflow, p.Name, err)
 	}
-	var f store.ScheduleFire
-	var r store.Run
+	var res store.ScheduleFireResult
 	op := fmt.Sprintf("firing schedule %s/%s at %s", p.Workflow, p.Name, p.Slot.UTC().Format("2006-01-02T15:04:05.999999Z"))
 	err := s.write(ctx, op, func(w *wtx) error {
-		reason := ""
-		if p.Manual {
-			reason = "manual"
-		}
-		now := p.Now.UnixMicro()
-		_, err := w.tx.Exec(w.ctx, insertFireSQL, p.Workflow, p.Name, p.Slot.UnixMicro(), sqlrow.TextArg(reason), p.Run.ID, now, p.Jitter.Microseconds())
-		switch pgCode(err) {
-		case codeUniqueViolation:
-			return store.ErrAlreadyFired
-		case codeForeignKeyViolation:
-			return fmt.Errorf("schedule %s/%s: %w", p.Workflow, p.Name, store.ErrNotFound)
-		}
-		if err != nil {
-			return fmt.Errorf("recording the fire: %w", err)
-		}
-		tag, err := w.tx.Exec(w.ctx, advanceFireSQL, p.Workflow, p.Name, p.Slot.UnixMicro(), sqlrow.TimeArg(p.NextAt), p.Manual, p.Run.ID, now, p.Version)
+		res = store.ScheduleFireResult{}
+		now, slot := p.Now.UnixMicro(), p.Slot.UnixMicro()
+		tag, err := w.tx.Exec(w.ctx, advanceFireSQL, p.Workflow, p.Name, slot, sqlrow.TimeArg(p.NextAt), p.Manual, now, p.Version)
 		if err != nil {
 			return fmt.Errorf("advancing the schedule: %w", err)
 		}
 		if tag.RowsAffected() == 0 {
 			sc, err := one(w.ctx, w.tx, sqlrow.ScanSchedule, selectScheduleSQL, p.Workflow, p.Name)
+			if noRows(err) {
+				return fmt.Errorf("schedule %s/%s: %w", p.Workflow, p.Name, store.ErrNotFound)
+			}
 			if err != nil {
 				return fmt.Errorf("reading the schedule: %w", err)
 			}
 			return store.FireRefused(sc, p)
+		}
+		if _, err := w.tx.Exec(w.ctx, closeFiresSQL, p.Workflow, p.Name); err != nil {
+			return fmt.Errorf("closing finished fires: %w", err)
+		}
+		if res.Unfinished, err = all(w.ctx, w.tx, sqlrow.ScanString, openFiresSQL, p.Workflow, p.Name); err != nil {
+			return fmt.Errorf("reading the unfinished runs: %w", err)
+		}
+		res.Fire = store.NewFire(p, len(res.Unfinished) > 0)
+		f := &res.Fire
+		_, err = w.tx.Exec(w.ctx, insertFireSQL, p.Workflow, p.Name, slot, string(f.Status), sqlrow.TextArg(f.Reason), sqlrow.TextArg(f.RunID), now, f.Jitter.Microseconds())
+		if pgCode(err) == codeUniqueViolation {
+			return store.ErrAlreadyFired
+		}
+		if err != nil {
+			return fmt.Errorf("recording the fire: %w", err)
+		}
+		if f.Status == store.FireSkipped {
+			return nil
+		}
+		if p.Overlap == store.OverlapCancelPrevious {
+			for _, id := range res.Unfinished {
+				if err := w.cancelTree(id, now); err != nil {
+					return fmt.Errorf("canceling run %s: %w", id, err)
+				}
+			}
+		}
+		if _, err := w.tx.Exec(w.ctx, lastRunSQL, p.Workflow, p.Name, p.Run.ID, now); err != nil {
+			return fmt.Errorf("recording the run on the schedule: %w", err)
 		}
 		var b batch
 		if err := w.insertRun(&b, p.Run); err != nil {
@@ -169,14 +196,10 @@ func (s *Store) ScheduleFire(ctx context.Context, p store.ScheduleFireParams) (s
 		if err := b.send(w); err != nil {
 			return err
 		}
-		if r, err = w.runGet(p.Run.ID); err != nil {
-			return err
-		}
-		f = store.ScheduleFire{Workflow: p.Workflow, Schedule: p.Name, Slot: p.Slot, Status: store.FireFired,
-			Reason: reason, RunID: p.Run.ID, FiredAt: p.Now, Jitter: p.Jitter}
-		return nil
+		res.Run, err = w.runGet(p.Run.ID)
+		return err
 	})
-	return f, r, err
+	return res, err
 }
 
 // ScheduleSkip records skipped slots.

@@ -39,19 +39,30 @@ const deactivateSchedulesSQL = `UPDATE schedules SET active = 0, updated_at = ?2
 const scheduleDueSQL = `SELECT ` + sqlrow.ScheduleCols + ` FROM schedules
 	WHERE active = 1 AND paused = 0 AND next_at <= ?1 ORDER BY next_at, workflow, name LIMIT ?2`
 
-// insertFireSQL records a fired slot; its primary key refuses a second.
-const insertFireSQL = `INSERT INTO schedule_fires (workflow, schedule, slot, status, reason, run_id, fired_at, jitter)
-	VALUES (?1, ?2, ?3, 'fired', ?4, ?5, ?6, ?7)`
+// insertFireSQL records a slot, fired (open: its run may be unfinished)
+// or skipped; its primary key refuses a second record of the slot.
+const insertFireSQL = `INSERT INTO schedule_fires (workflow, schedule, slot, status, reason, run_id, fired_at, jitter, open)
+	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?6 IS NOT NULL)`
 
-// advanceFireSQL moves a schedule's cursor past a fired slot, only while
-// the fire may apply: active, at the version, not paused and the slot
-// after since (a manual trigger, ?5 = 1, needs neither and moves no
-// cursor). Cursors only move forward.
+// advanceFireSQL moves a schedule's cursor past a slot, only while the
+// fire may apply: active, at the version, not paused and the slot after
+// since (a manual trigger, ?5 = 1, needs neither and moves no cursor).
+// Cursors only move forward.
 const advanceFireSQL = `UPDATE schedules SET
 		last_slot = CASE WHEN ?5 = 1 OR last_slot >= ?3 THEN last_slot ELSE ?3 END,
 		next_at = CASE WHEN ?5 = 1 OR ?4 IS NULL OR next_at >= ?4 THEN next_at ELSE ?4 END,
-		last_run_id = ?6, last_fired_at = ?7, updated_at = ?7
-	WHERE workflow = ?1 AND name = ?2 AND active = 1 AND version = ?8 AND (?5 = 1 OR (paused = 0 AND since < ?3))`
+		updated_at = ?6
+	WHERE workflow = ?1 AND name = ?2 AND active = 1 AND version = ?7 AND (?5 = 1 OR (paused = 0 AND since < ?3))`
+
+// lastRunSQL records the run of a fire on its schedule.
+const lastRunSQL = `UPDATE schedules SET last_run_id = ?3, last_fired_at = ?4 WHERE workflow = ?1 AND name = ?2`
+
+// closeFiresSQL closes the open fires of a schedule whose run finished or
+// is gone; openFiresSQL lists the runs of those still open.
+const closeFiresSQL = `UPDATE schedule_fires SET open = 0 WHERE workflow = ?1 AND schedule = ?2 AND open = 1
+	AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = schedule_fires.run_id AND r.status NOT IN ('completed', 'failed', 'canceled'))`
+
+const openFiresSQL = `SELECT run_id FROM schedule_fires WHERE workflow = ?1 AND schedule = ?2 AND open = 1 ORDER BY slot`
 
 const insertSkipSQL = `INSERT INTO schedule_fires (workflow, schedule, slot, status, reason, fired_at)
 	VALUES (?1, ?2, ?3, 'skipped', ?4, ?5) ON CONFLICT DO NOTHING`
@@ -139,54 +150,68 @@ func (s *Store) ScheduleDue(ctx context.Context, p store.ScheduleDueParams) ([]s
 	return out, s.fail("reading the due schedules", err)
 }
 
-// ScheduleFire records a fired slot, inserts its run and advances the
-// schedule, in one transaction; a slot already recorded fails on the
-// primary key of schedule_fires.
-func (s *Store) ScheduleFire(ctx context.Context, p store.ScheduleFireParams) (store.ScheduleFire, store.Run, error) {
+// ScheduleFire advances the schedule, applies its overlap policy, records
+// the slot and inserts its run, in one transaction; a slot already
+// recorded fails on the primary key of schedule_fires.
+func (s *Store) ScheduleFire(ctx context.Context, p store.ScheduleFireParams) (store.ScheduleFireResult, error) {
 	if err := p.Check(); err != nil {
-		return store.ScheduleFire{}, store.Run{}, fmt.Errorf("firing schedule %s/%s: %w", p.Workflow, p.Name, err)
+		return store.ScheduleFireResult{}, fmt.Errorf("firing schedule %s/%s: %w", p.Workflow, p.Name, err)
 	}
-	var f store.ScheduleFire
-	var r store.Run
+	var res store.ScheduleFireResult
 	op := fmt.Sprintf("firing schedule %s/%s at %s", p.Workflow, p.Name, p.Slot.UTC().Format("2006-01-02T15:04:05.999999Z"))
 	err := s.write(ctx, op, func(w *wtx) error {
-		reason := ""
-		if p.Manual {
-			reason = "manual"
-		}
-		now := p.Now.UnixMicro()
-		_, err := w.exec(insertFireSQL, p.Workflow, p.Name, p.Slot.UnixMicro(), sqlrow.TextArg(reason), p.Run.ID, now, p.Jitter.Microseconds())
-		switch sqliteExtCode(err) {
-		case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
-			return store.ErrAlreadyFired
-		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
-			return fmt.Errorf("schedule %s/%s: %w", p.Workflow, p.Name, store.ErrNotFound)
-		}
-		if err != nil {
-			return fmt.Errorf("recording the fire: %w", err)
-		}
-		n, err := w.execN(advanceFireSQL, p.Workflow, p.Name, p.Slot.UnixMicro(), sqlrow.TimeArg(p.NextAt), p.Manual, p.Run.ID, now, p.Version)
+		res = store.ScheduleFireResult{}
+		now, slot := p.Now.UnixMicro(), p.Slot.UnixMicro()
+		n, err := w.execN(advanceFireSQL, p.Workflow, p.Name, slot, sqlrow.TimeArg(p.NextAt), p.Manual, now, p.Version)
 		if err != nil {
 			return fmt.Errorf("advancing the schedule: %w", err)
 		}
 		if n == 0 {
 			sc, err := sqlrow.ScanSchedule(w.queryRow(selectScheduleSQL, p.Workflow, p.Name))
+			if errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("schedule %s/%s: %w", p.Workflow, p.Name, store.ErrNotFound)
+			}
 			if err != nil {
 				return fmt.Errorf("reading the schedule: %w", err)
 			}
 			return store.FireRefused(sc, p)
 		}
+		if _, err := w.exec(closeFiresSQL, p.Workflow, p.Name); err != nil {
+			return fmt.Errorf("closing finished fires: %w", err)
+		}
+		res.Unfinished, err = writeAll(w, sqlrow.ScanString, openFiresSQL, p.Workflow, p.Name)
+		if err != nil {
+			return fmt.Errorf("reading the unfinished runs: %w", err)
+		}
+		res.Fire = store.NewFire(p, len(res.Unfinished) > 0)
+		f := &res.Fire
+		_, err = w.exec(insertFireSQL, p.Workflow, p.Name, slot, string(f.Status), sqlrow.TextArg(f.Reason), sqlrow.TextArg(f.RunID), now, f.Jitter.Microseconds())
+		if sqliteExtCode(err) == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY {
+			return store.ErrAlreadyFired
+		}
+		if err != nil {
+			return fmt.Errorf("recording the fire: %w", err)
+		}
+		if f.Status == store.FireSkipped {
+			return nil
+		}
+		if p.Overlap == store.OverlapCancelPrevious {
+			for _, id := range res.Unfinished {
+				if err := w.cancelTree(id, now); err != nil {
+					return fmt.Errorf("canceling run %s: %w", id, err)
+				}
+			}
+		}
+		if _, err := w.exec(lastRunSQL, p.Workflow, p.Name, p.Run.ID, now); err != nil {
+			return fmt.Errorf("recording the run on the schedule: %w", err)
+		}
 		if err := w.insertRun(p.Run); err != nil {
 			return err
 		}
-		if r, err = sqlrow.ScanRun(w.queryRow(selectRunSQL, p.Run.ID)); err != nil {
-			return err
-		}
-		f = store.ScheduleFire{Workflow: p.Workflow, Schedule: p.Name, Slot: p.Slot, Status: store.FireFired,
-			Reason: reason, RunID: p.Run.ID, FiredAt: p.Now, Jitter: p.Jitter}
-		return nil
+		res.Run, err = sqlrow.ScanRun(w.queryRow(selectRunSQL, p.Run.ID))
+		return err
 	})
-	return f, r, err
+	return res, err
 }
 
 // ScheduleSkip records skipped slots.

@@ -43,9 +43,10 @@ func (f *fixture) schedule(name string) store.Schedule {
 	return sc
 }
 
-// fire fires a slot of schedule name at version, starting run id.
+// fireParams fire a slot of schedule name at version, starting run id,
+// whatever else is unfinished.
 func fireParams(name, version, id string, slot, next time.Time) store.ScheduleFireParams {
-	return store.ScheduleFireParams{Workflow: "wf", Name: name, Slot: slot, Version: version, Jitter: 1500 * time.Millisecond,
+	return store.ScheduleFireParams{Workflow: "wf", Name: name, Slot: slot, Version: version, Overlap: "allow", Jitter: 1500 * time.Millisecond,
 		Run: store.RunInsertParams{ID: id, Workflow: "wf", Version: version, GraphHash: "h" + version, Key: "nightly@" + id,
 			Inputs: mustJSON(map[string]string{"date": "2025-03-01"}), Now: slot.Add(time.Second), AvailableAt: slot.Add(1500 * time.Millisecond),
 			WorkDir: "/srv/wf", Events: []store.EventWrite{{Kind: "run_created"}}},
@@ -129,7 +130,7 @@ func testSchedules(t *testing.T, newStore func(t *testing.T) store.Store) {
 		due, err := f.s.ScheduleDue(f.ctx, store.ScheduleDueParams{Now: at(10 * time.Hour), Limit: 10})
 		noErr(t, "ScheduleDue", err)
 		eq(t, "due while paused", names(due), []string{})
-		_, _, err = f.s.ScheduleFire(f.ctx, fireParams("a", "1.0.0", "r1", at(time.Hour), at(2*time.Hour)))
+		_, err = f.s.ScheduleFire(f.ctx, fireParams("a", "1.0.0", "r1", at(time.Hour), at(2*time.Hour)))
 		isErr(t, "a fire while paused", err, store.ErrConflict)
 		_, err = f.s.RunGet(f.ctx, "r1")
 		isErr(t, "the run of a refused fire", err, store.ErrNotFound)
@@ -142,7 +143,7 @@ func testSchedules(t *testing.T, newStore func(t *testing.T) store.Store) {
 		eq(t, "resumed", sc.Paused, false)
 		timeEq(t, "since after resume", sc.Since, at(10*time.Hour))
 		timeEq(t, "next after resume", sc.NextAt, at(11*time.Hour))
-		_, _, err = f.s.ScheduleFire(f.ctx, fireParams("a", "1.0.0", "r2", at(9*time.Hour), at(11*time.Hour)))
+		_, err = f.s.ScheduleFire(f.ctx, fireParams("a", "1.0.0", "r2", at(9*time.Hour), at(11*time.Hour)))
 		isErr(t, "a fire of a slot from before the resume", err, store.ErrConflict)
 		_, err = f.s.SchedulePause(f.ctx, store.SchedulePauseParams{Workflow: "wf", Name: "nope", Paused: true, Now: at(time.Hour)})
 		isErr(t, "pausing an unknown schedule", err, store.ErrNotFound)
@@ -162,7 +163,7 @@ func testSchedules(t *testing.T, newStore func(t *testing.T) store.Store) {
 		noErr(t, "ScheduleDue", err)
 		eq(t, "due, limit 2", names(due), []string{"a", "b"})
 		// A fire moves a schedule's next_at past the slot.
-		_, _, err = f.s.ScheduleFire(f.ctx, fireParams("a", "1.0.0", "r1", at(2*time.Minute), at(62*time.Minute)))
+		_, err = f.s.ScheduleFire(f.ctx, fireParams("a", "1.0.0", "r1", at(2*time.Minute), at(62*time.Minute)))
 		noErr(t, "fire", err)
 		due, err = f.s.ScheduleDue(f.ctx, store.ScheduleDueParams{Now: at(3 * time.Minute), Limit: 10})
 		noErr(t, "ScheduleDue", err)
@@ -178,8 +179,9 @@ func testSchedules(t *testing.T, newStore func(t *testing.T) store.Store) {
 		f.version("1.0.0")
 		f.version("1.1.0")
 		f.activate("1.0.0", t0, hourly("a", at(time.Hour)))
-		fr, r, err := f.s.ScheduleFire(f.ctx, fireParams("a", "1.0.0", "r1", at(time.Hour), at(2*time.Hour)))
+		res, err := f.s.ScheduleFire(f.ctx, fireParams("a", "1.0.0", "r1", at(time.Hour), at(2*time.Hour)))
 		noErr(t, "fire", err)
+		fr, r := res.Fire, res.Run
 		eq(t, "fire", []any{fr.Status, fr.RunID, fr.Reason, fr.Jitter}, []any{store.FireFired, "r1", "", 1500 * time.Millisecond})
 		eq(t, "run", []any{r.ID, r.Workflow, r.Version, r.Key, r.Status, r.WorkDir}, []any{"r1", "wf", "1.0.0", "nightly@r1", store.RunPending, "/srv/wf"})
 		timeEq(t, "run available", r.AvailableAt, at(time.Hour+1500*time.Millisecond))
@@ -192,13 +194,13 @@ func testSchedules(t *testing.T, newStore func(t *testing.T) store.Store) {
 		timeEq(t, "last fired", a.LastFiredAt, at(time.Hour+time.Second))
 
 		// The same slot again: refused by the fire's key, no run.
-		_, _, err = f.s.ScheduleFire(f.ctx, fireParams("a", "1.0.0", "r2", at(time.Hour), at(2*time.Hour)))
+		_, err = f.s.ScheduleFire(f.ctx, fireParams("a", "1.0.0", "r2", at(time.Hour), at(2*time.Hour)))
 		isErr(t, "a second fire of the slot", err, store.ErrAlreadyFired)
 		_, err = f.s.RunGet(f.ctx, "r2")
 		isErr(t, "the second fire's run", err, store.ErrNotFound)
 
 		// An older slot fired late does not move the cursor back.
-		_, _, err = f.s.ScheduleFire(f.ctx, fireParams("a", "1.0.0", "r0", at(30*time.Minute), at(time.Hour)))
+		_, err = f.s.ScheduleFire(f.ctx, fireParams("a", "1.0.0", "r0", at(30*time.Minute), at(time.Hour)))
 		noErr(t, "a late fire of an older slot", err)
 		a = f.schedule("a")
 		timeEq(t, "last slot stays", a.LastSlot, at(time.Hour))
@@ -206,7 +208,7 @@ func testSchedules(t *testing.T, newStore func(t *testing.T) store.Store) {
 
 		// A fire for a version the schedule no longer has writes nothing.
 		f.activate("1.1.0", at(90*time.Minute), hourly("a", at(2*time.Hour)))
-		_, _, err = f.s.ScheduleFire(f.ctx, fireParams("a", "1.0.0", "r3", at(2*time.Hour), at(3*time.Hour)))
+		_, err = f.s.ScheduleFire(f.ctx, fireParams("a", "1.0.0", "r3", at(2*time.Hour), at(3*time.Hour)))
 		isErr(t, "a fire at the old version", err, store.ErrConflict)
 		_, err = f.s.RunGet(f.ctx, "r3")
 		isErr(t, "the stale fire's run", err, store.ErrNotFound)
@@ -220,8 +222,9 @@ func testSchedules(t *testing.T, newStore func(t *testing.T) store.Store) {
 		noErr(t, "pause", err)
 		p := fireParams("a", "1.1.0", "m1", at(101*time.Minute), time.Time{})
 		p.Manual = true
-		fr, _, err = f.s.ScheduleFire(f.ctx, p)
+		res, err = f.s.ScheduleFire(f.ctx, p)
 		noErr(t, "manual trigger", err)
+		fr = res.Fire
 		eq(t, "manual reason", fr.Reason, "manual")
 		a = f.schedule("a")
 		timeEq(t, "next after a trigger", a.NextAt, at(2*time.Hour))
@@ -234,11 +237,11 @@ func testSchedules(t *testing.T, newStore func(t *testing.T) store.Store) {
 		}
 
 		// Unknown schedule; a run of another version.
-		_, _, err = f.s.ScheduleFire(f.ctx, fireParams("nope", "1.1.0", "r9", at(time.Hour), at(2*time.Hour)))
+		_, err = f.s.ScheduleFire(f.ctx, fireParams("nope", "1.1.0", "r9", at(time.Hour), at(2*time.Hour)))
 		isErr(t, "firing an unknown schedule", err, store.ErrNotFound)
 		bad := fireParams("a", "1.1.0", "r9", at(3*time.Hour), at(4*time.Hour))
 		bad.Run.Version = "1.0.0"
-		if _, _, err := f.s.ScheduleFire(f.ctx, bad); err == nil {
+		if _, err := f.s.ScheduleFire(f.ctx, bad); err == nil {
 			t.Fatal("a fire whose run is of another version was accepted")
 		}
 	})
@@ -246,7 +249,7 @@ func testSchedules(t *testing.T, newStore func(t *testing.T) store.Store) {
 	parallel(t, "skipped slots are recorded once", newStore, func(t *testing.T, f *fixture) {
 		f.version("1.0.0")
 		f.activate("1.0.0", t0, hourly("a", at(time.Hour)))
-		_, _, err := f.s.ScheduleFire(f.ctx, fireParams("a", "1.0.0", "r2", at(2*time.Hour), at(3*time.Hour)))
+		_, err := f.s.ScheduleFire(f.ctx, fireParams("a", "1.0.0", "r2", at(2*time.Hour), at(3*time.Hour)))
 		noErr(t, "fire 2h", err)
 		n, err := f.s.ScheduleSkip(f.ctx, store.ScheduleSkipParams{Workflow: "wf", Name: "a", Reason: "catch_up",
 			Slots: []time.Time{at(time.Hour), at(2 * time.Hour), at(3 * time.Hour)}, NextAt: at(4 * time.Hour), Now: at(3*time.Hour + time.Minute)})
@@ -263,10 +266,73 @@ func testSchedules(t *testing.T, newStore func(t *testing.T) store.Store) {
 		timeEq(t, "last slot", a.LastSlot, at(3*time.Hour))
 		timeEq(t, "next", a.NextAt, at(4*time.Hour))
 		eq(t, "last run", a.LastRunID, "r2")
-		_, _, err = f.s.ScheduleFire(f.ctx, fireParams("a", "1.0.0", "r3", at(3*time.Hour), at(4*time.Hour)))
+		_, err = f.s.ScheduleFire(f.ctx, fireParams("a", "1.0.0", "r3", at(3*time.Hour), at(4*time.Hour)))
 		isErr(t, "firing a skipped slot", err, store.ErrAlreadyFired)
 		_, err = f.s.ScheduleSkip(f.ctx, store.ScheduleSkipParams{Workflow: "wf", Name: "nope", Slots: []time.Time{at(time.Hour)}, Now: at(time.Hour)})
 		isErr(t, "skipping a slot of an unknown schedule", err, store.ErrNotFound)
+	})
+}
+
+func testScheduleOverlap(t *testing.T, newStore func(t *testing.T) store.Store) {
+	parallel(t, "overlap among the schedule's own runs", newStore, func(t *testing.T, f *fixture) {
+		f.version("1.0.0")
+		f.activate("1.0.0", t0, hourly("a", at(time.Hour)))
+		fire := func(id string, slot time.Duration, overlap string) store.ScheduleFireResult {
+			t.Helper()
+			p := fireParams("a", "1.0.0", id, at(slot), at(slot+time.Hour))
+			p.Overlap = overlap
+			res, err := f.s.ScheduleFire(f.ctx, p)
+			noErr(t, "fire "+id, err)
+			return res
+		}
+		res := fire("r1", time.Hour, "skip")
+		eq(t, "first fire", []any{res.Fire.Status, res.Run.ID, len(res.Unfinished)}, []any{store.FireFired, "r1", 0})
+
+		// r1 is unfinished: skip records the slot skipped, starts nothing.
+		res = fire("r2", 2*time.Hour, "skip")
+		eq(t, "skipped fire", []any{res.Fire.Status, res.Fire.Reason, res.Fire.RunID, res.Run.ID, res.Unfinished},
+			[]any{store.FireSkipped, "overlap", "", "", []string{"r1"}})
+		_, err := f.s.RunGet(f.ctx, "r2")
+		isErr(t, "the run of a slot skipped for overlap", err, store.ErrNotFound)
+		a := f.schedule("a")
+		timeEq(t, "cursor after an overlap skip", a.LastSlot, at(2*time.Hour))
+		eq(t, "last run after an overlap skip", a.LastRunID, "r1")
+
+		// allow (and queue) start the run and say what is unfinished.
+		res = fire("r3", 3*time.Hour, "allow")
+		eq(t, "allowed fire", []any{res.Fire.Status, res.Run.ID, res.Unfinished}, []any{store.FireFired, "r3", []string{"r1"}})
+
+		// r1 ends; r3 is still running (leased): cancel_previous flags it
+		// and starts r4.
+		r1 := f.claimOne("w", "r1", at(3*time.Hour))
+		done := store.RunCompleted
+		f.commit(store.Transition{RunID: "r1", Lease: r1.Lease, Now: at(3 * time.Hour), Run: &store.RunUpdate{Status: &done, Release: true}})
+		held, err := f.s.RunClaim(f.ctx, store.RunClaimParams{Owner: "w", Now: at(3*time.Hour + time.Minute), LeaseFor: 10 * time.Hour, Limit: 1, RunID: "r3"})
+		noErr(t, "claiming r3", err)
+		eq(t, "claimed", ids(held), []string{"r3"})
+		res = fire("r4", 4*time.Hour, "cancel_previous")
+		eq(t, "cancel_previous fire", []any{res.Fire.Status, res.Run.ID, res.Unfinished}, []any{store.FireFired, "r4", []string{"r3"}})
+		eq(t, "r3 asked to cancel", f.get("r3").CancelRequested, true)
+		eq(t, "r1 untouched", f.get("r1").Status, store.RunCompleted)
+
+		// r3 (leased) and r4 (not) are unfinished; cancel_previous ends r4
+		// at once.
+		res = fire("r5", 5*time.Hour, "cancel_previous")
+		eq(t, "unfinished", res.Unfinished, []string{"r3", "r4"})
+		eq(t, "r4 canceled", f.get("r4").Status, store.RunCanceled)
+
+		// Once every earlier run has ended, skip fires again.
+		for _, id := range []string{"r3", "r5"} {
+			_, err := f.s.RunCancel(f.ctx, store.RunCancelParams{RunID: id, Now: at(6 * time.Hour)})
+			if err != nil && !errors.Is(err, store.ErrConflict) {
+				t.Fatalf("RunCancel %s: %v", id, err)
+			}
+		}
+		r3 := f.get("r3")
+		canceled := store.RunCanceled
+		f.commit(store.Transition{RunID: "r3", Lease: r3.Lease, Now: at(6 * time.Hour), Run: &store.RunUpdate{Status: &canceled, Release: true}})
+		res = fire("r6", 6*time.Hour, "skip")
+		eq(t, "skip with nothing unfinished", []any{res.Fire.Status, res.Run.ID, len(res.Unfinished)}, []any{store.FireFired, "r6", 0})
 	})
 }
 
@@ -275,6 +341,7 @@ func testSchedules(t *testing.T, newStore func(t *testing.T) store.Store) {
 // have). newPair returns two stores open on the same new, empty database.
 func RunShared(t *testing.T, newPair func(t *testing.T) (store.Store, store.Store)) {
 	t.Run("schedule fires race", func(t *testing.T) { t.Parallel(); testFireRace(t, newPair) })
+	t.Run("schedule overlap race", func(t *testing.T) { t.Parallel(); testOverlapRace(t, newPair) })
 }
 
 // testFireRace fires each slot from eight goroutines at once, four on
@@ -300,7 +367,7 @@ func testFireRace(t *testing.T, newPair func(t *testing.T) (store.Store, store.S
 			go func() {
 				defer wg.Done()
 				<-start
-				_, _, errs[i] = s.ScheduleFire(f.ctx, fireParams("a", "1.0.0", fmt.Sprintf("r%d-%d", k, i), slot, slot.Add(time.Hour)))
+				_, errs[i] = s.ScheduleFire(f.ctx, fireParams("a", "1.0.0", fmt.Sprintf("r%d-%d", k, i), slot, slot.Add(time.Hour)))
 			}()
 		}
 		close(start)
@@ -332,3 +399,50 @@ func testFireRace(t *testing.T, newPair func(t *testing.T) (store.Store, store.S
 }
 
 func isAlreadyFired(err error) bool { return errors.Is(err, store.ErrAlreadyFired) }
+
+// testOverlapRace fires eight different slots of one schedule at once,
+// four on each handle, with overlap = "skip" and no run finishing: exactly
+// one slot starts a run, the seven others are recorded skipped. Each fire
+// must see the runs of the fires that committed before it.
+func testOverlapRace(t *testing.T, newPair func(t *testing.T) (store.Store, store.Store)) {
+	s1, s2 := newPair(t)
+	f := &fixture{t: t, ctx: t.Context(), s: s1}
+	f.version("1.0.0")
+	f.activate("1.0.0", t0, hourly("a", at(time.Hour)))
+	const racers = 8
+	results := make([]store.ScheduleFireResult, racers)
+	errs := make([]error, racers)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range racers {
+		s := s1
+		if i%2 == 1 {
+			s = s2
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			slot := at(time.Duration(i+1) * time.Hour)
+			p := fireParams("a", "1.0.0", fmt.Sprintf("r%d", i), slot, slot.Add(time.Hour))
+			p.Overlap = store.OverlapSkip
+			results[i], errs[i] = s.ScheduleFire(f.ctx, p)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	fired := 0
+	for i := range racers {
+		noErr(t, fmt.Sprintf("racer %d", i), errs[i])
+		if results[i].Fire.Status == store.FireFired {
+			fired++
+		}
+	}
+	eq(t, "slots that started a run", fired, 1)
+	runs, err := s2.RunList(f.ctx, store.RunListParams{Workflow: "wf"})
+	noErr(t, "RunList", err)
+	eq(t, "runs", len(runs), 1)
+	fires, err := s1.ScheduleFireList(f.ctx, store.ScheduleFireListParams{Workflow: "wf", Name: "a"})
+	noErr(t, "ScheduleFireList", err)
+	eq(t, "slots recorded", len(fires), racers)
+}
