@@ -109,3 +109,22 @@ func TestPolicyParsing(t *testing.T) {
 		t.Error("negative jitter accepted")
 	}
 }
+
+func TestVarsAndRunKey(t *testing.T) {
+	s, err := Parse(Params{Cron: "30 2 * * *", Timezone: "Europe/Berlin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slot := s.Next(time.Date(2026, 3, 28, 12, 0, 0, 0, time.UTC)) // the gap: 03:00 CEST
+	if v := s.Vars("nightly", slot); v != (Vars{Time: "2026-03-29T03:00:00+02:00", Date: "2026-03-29", Name: "nightly"}) {
+		t.Errorf("Vars = %+v", v)
+	}
+	// 00:30 UTC on 2026-10-25 is 02:30 CEST: the date is Berlin's.
+	late := time.Date(2026, 10, 24, 23, 30, 0, 0, time.UTC)
+	if v := s.Vars("nightly", late); v.Date != "2026-10-25" {
+		t.Errorf("date of %v in Berlin = %s", late, v.Date)
+	}
+	if k := RunKey("nightly", slot); k != "schedule:nightly@2026-03-29T01:00:00Z" {
+		t.Errorf("RunKey = %s", k)
+	}
+}
