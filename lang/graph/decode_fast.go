@@ -955,77 +955,14 @@ func (d *fastDecoder) steps() []*Step {
 	return list
 }
 
-func (d *fastDecoder) step() *Step {
-	if d.null() {
-		return nil
-	}
-	s := d.stepSlab.new()
-	d.open('{')
-	var set uint32
-	first := true
-	for d.more(&first, '}') {
-		switch string(d.key()) {
-		case "name":
-			d.seen(&set, 1<<0)
-			d.strTo(&s.Name)
-		case "hash":
-			d.seen(&set, 1<<1)
-			d.strTo(&s.Hash)
-		case "needs":
-			d.seen(&set, 1<<2)
-			s.Needs = d.strings()
-		case "depends_on":
-			d.seen(&set, 1<<3)
-			s.DependsOn = d.strings()
-		case "join":
-			d.seen(&set, 1<<4)
-			s.Join = d.mode()
-		case "when":
-			d.seen(&set, 1<<5)
-			s.When = d.expr()
-		case "action":
-			d.seen(&set, 1<<6)
-			d.action(&s.Action)
-		case "timeout_ms":
-			d.seen(&set, 1<<7)
-			s.TimeoutMS = d.int64()
-		case "retry":
-			d.seen(&set, 1<<8)
-			s.Retry = d.retry()
-		case "breaker":
-			d.seen(&set, 1<<9)
-			d.strTo(&s.Breaker)
-		case "foreach":
-			d.seen(&set, 1<<10)
-			s.Foreach = d.foreach()
-		case "until":
-			d.seen(&set, 1<<11)
-			s.Until = d.until()
-		case "on_error":
-			d.seen(&set, 1<<12)
-			s.OnError = d.mode()
-		case "idempotency_key":
-			d.seen(&set, 1<<13)
-			s.IdempotencyKey = d.value()
-		case "output_type":
-			d.seen(&set, 1<<14)
-			s.OutputType = d.typ()
-		default:
-			d.fail()
-		}
-	}
-	d.flushStrings()
-	// Normal form (encNormalizer.step; the values, actions and types are
-	// normal already) and interned (typeInterner.step).
-	d.norm.names(&s.Needs, false)
-	d.norm.names(&s.DependsOn, false)
+// stepDecoded finishes the normal form of a decoded step whose sets are
+// sorted (encNormalizer.step; the values, actions and types are normal
+// already) and shares DependsOn with Needs (typeInterner.stepShare).
+func (d *fastDecoder) stepDecoded(s *Step) {
 	if x := s.Action.Exec; x != nil {
 		d.norm.names(&x.PassEnv, false)
 	}
-	if len(s.DependsOn) > 0 && slices.Equal(s.DependsOn, s.Needs) {
-		s.DependsOn = s.Needs[:len(s.Needs):len(s.Needs)]
-	}
-	return s
+	shareDependsOn(s)
 }
 
 func (d *fastDecoder) retry() *Retry {

@@ -138,33 +138,6 @@ func (in *typeInterner) graph(g *Graph) {
 	}
 }
 
-func (in *typeInterner) step(s *Step) {
-	if s == nil {
-		return
-	}
-	s.Join = modeString(s.Join)
-	s.OnError = modeString(s.OnError)
-	if len(s.DependsOn) > 0 && slices.Equal(s.DependsOn, s.Needs) {
-		// Mostly the same list (no expression reads another step): one
-		// copy, capped so that an append to either cannot write the other.
-		s.DependsOn = s.Needs[:len(s.Needs):len(s.Needs)]
-	}
-	in.expr(s.When)
-	in.action(&s.Action)
-	if s.Retry != nil {
-		in.expr(s.Retry.When)
-	}
-	if s.Foreach != nil {
-		s.Foreach.OnFailure = modeString(s.Foreach.OnFailure)
-		in.expr(s.Foreach.Items)
-	}
-	if s.Until != nil {
-		in.expr(s.Until.Cond)
-	}
-	in.value(s.IdempotencyKey)
-	s.OutputType = in.intern(s.OutputType)
-}
-
 // decodeStream decodes a stored graph whose top level is an object, its
 // steps one at a time: each step is put in normal form and interned as it
 // is read, and the decoder's buffer holds one step, not the whole record.
@@ -241,6 +214,37 @@ func decodeStream(b []byte, in *typeInterner) (*Graph, bool) {
 		}
 	}
 	return g, true
+}
+
+// stepShare makes DependsOn share Needs' array when the lists are equal.
+func (in *typeInterner) stepShare(s *Step) { shareDependsOn(s) }
+
+// shareDependsOn: DependsOn is mostly the same list as Needs (no
+// expression reads another step): one copy, capped so that an append to
+// either cannot write the other.
+func shareDependsOn(s *Step) {
+	if len(s.DependsOn) > 0 && slices.Equal(s.DependsOn, s.Needs) {
+		s.DependsOn = s.Needs[:len(s.Needs):len(s.Needs)]
+	}
+}
+
+func (in *typeInterner) retry(r *Retry) {
+	if r != nil {
+		in.expr(r.When)
+	}
+}
+
+func (in *typeInterner) foreach(f *Foreach) {
+	if f != nil {
+		f.OnFailure = modeString(f.OnFailure)
+		in.expr(f.Items)
+	}
+}
+
+func (in *typeInterner) until(u *Until) {
+	if u != nil {
+		in.expr(u.Cond)
+	}
 }
 
 func (in *typeInterner) action(a *Action) {

@@ -247,7 +247,7 @@ func (d *differ) steps() {
 		if used == nil {
 			used = diffUsedSteps(d.new)
 		}
-		d.step(diffPath("step", name), o, n, oldSteps, newSteps, used[name])
+		d.step(diffPath("step", name), o, n, &stepDiff{oldSteps, newSteps, used[name]})
 	}
 	for name := range newSteps {
 		if oldSteps[name] == nil {
@@ -256,58 +256,51 @@ func (d *differ) steps() {
 	}
 }
 
-// step compares one step present in both graphs.
-func (d *differ) step(path string, o, n *Step, oldSteps, newSteps map[string]*Step, used bool) {
-	d.action(path, &o.Action, &n.Action)
+// stepDiff is what the comparisons of a step's fields need beyond the two
+// steps (step_gen.go's differ.step calls them in the order of Step's
+// fields).
+type stepDiff struct {
+	oldSteps, newSteps map[string]*Step
+	used               bool // later steps or outputs read the step's output
+}
+
+func (d *differ) stepNeeds(path string, o, n *Step, c *stepDiff) {
 	oldNeeds, newNeeds := diffSet(o.Needs), diffSet(n.Needs)
 	for _, x := range n.Needs {
 		switch {
 		case oldNeeds[x]:
-		case oldSteps[x] != nil:
+		case c.oldSteps[x] != nil:
 			d.add(path, BumpMajor, "now needs step %q", x)
 		default:
 			d.add(path, BumpMinor, "now needs new step %q", x)
 		}
 	}
 	for _, x := range o.Needs {
-		if !newNeeds[x] && newSteps[x] != nil {
+		if !newNeeds[x] && c.newSteps[x] != nil {
 			d.add(path, BumpMajor, "no longer needs step %q", x)
 		}
 	}
+}
+
+// stepDependsOn reports a changed depends_on only when the needs are the
+// same (a changed need says more).
+func (d *differ) stepDependsOn(path string, o, n *Step, _ *stepDiff) {
 	if diffSame(o.Needs, n.Needs) && !diffSame(o.DependsOn, n.DependsOn) {
 		d.add(path, BumpMinor, "depends_on changed%s", diffArrow(diffList(o.DependsOn), diffList(n.DependsOn)))
 	}
-	if o.Join != n.Join {
-		d.add(path, BumpMajor, "join changed (%s → %s)", o.Join, n.Join)
-	}
-	if !diffSame(o.When, n.When) {
-		d.add(path, BumpMajor, "when changed%s", diffArrow(diffCEL(o.When), diffCEL(n.When)))
-	}
-	if o.OnError != n.OnError {
-		d.add(path, BumpMajor, "on_error changed (%s → %s)", o.OnError, n.OnError)
-	}
-	d.foreach(path, o.Foreach, n.Foreach)
-	d.until(path, o.Until, n.Until)
-	if !diffSame(o.IdempotencyKey, n.IdempotencyKey) {
-		d.add(path, BumpMinor, "idempotency key changed")
-	}
+}
+
+func (d *differ) stepOutputType(path string, o, n *Step, c *stepDiff) {
 	if !o.OutputType.Equal(n.OutputType) {
 		arrow := diffArrow(o.OutputType.String(), n.OutputType.String())
 		switch {
 		case diffWidens(o.OutputType, n.OutputType):
 			d.add(path, BumpMinor, "output type widened%s", arrow)
-		case used:
+		case c.used:
 			d.add(path, BumpMajor, "output type changed%s, and later steps or outputs use it", arrow)
 		default:
 			d.add(path, BumpMinor, "output type changed%s", arrow)
 		}
-	}
-	if o.TimeoutMS != n.TimeoutMS {
-		d.add(path, BumpPatch, "timeout changed (%s → %s)", diffMS(o.TimeoutMS), diffMS(n.TimeoutMS))
-	}
-	d.retry(path, o.Retry, n.Retry)
-	if o.Breaker != n.Breaker {
-		d.add(path, BumpPatch, "breaker changed (%s → %s)", diffOr(o.Breaker, "none"), diffOr(n.Breaker, "none"))
 	}
 }
 

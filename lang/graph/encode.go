@@ -207,19 +207,7 @@ func Seal(g *Graph) {
 // JSON of the step's definition fields (not TimeoutMS, Retry, Breaker, nor
 // Hash itself). s should be part of a graph in normal form.
 func StepHash(s *Step) (string, error) {
-	def := struct {
-		Name           string   `json:"name"`
-		Needs          []string `json:"needs,omitempty"`
-		DependsOn      []string `json:"depends_on,omitempty"`
-		Join           string   `json:"join"`
-		When           *Expr    `json:"when,omitempty"`
-		Action         Action   `json:"action"`
-		Foreach        *Foreach `json:"foreach,omitempty"`
-		Until          *Until   `json:"until,omitempty"`
-		OnError        string   `json:"on_error"`
-		IdempotencyKey *Value   `json:"idempotency_key,omitempty"`
-		OutputType     *Type    `json:"output_type"`
-	}{s.Name, s.Needs, s.DependsOn, s.Join, s.When, s.Action, s.Foreach, s.Until, s.OnError, s.IdempotencyKey, s.OutputType}
+	def := stepDefOf(s) // the fields of Step tagged def (step_gen.go)
 	b, err := EncMarshal(def)
 	if err != nil {
 		return "", fmt.Errorf("hash step %q: %w", s.Name, err)
@@ -372,25 +360,22 @@ func (n *encNormalizer) graph(g *Graph) {
 	}
 }
 
-func (n *encNormalizer) step(s *Step) {
-	if s == nil {
-		return
+func (n *encNormalizer) retry(r *Retry) {
+	if r != nil {
+		n.expr(r.When)
 	}
-	n.names(&s.Needs, false)
-	n.names(&s.DependsOn, false)
-	n.expr(s.When)
-	n.action(&s.Action)
-	if s.Retry != nil {
-		n.expr(s.Retry.When)
+}
+
+func (n *encNormalizer) foreach(f *Foreach) {
+	if f != nil {
+		n.expr(f.Items)
 	}
-	if s.Foreach != nil {
-		n.expr(s.Foreach.Items)
+}
+
+func (n *encNormalizer) until(u *Until) {
+	if u != nil {
+		n.expr(u.Cond)
 	}
-	if s.Until != nil {
-		n.expr(s.Until.Cond)
-	}
-	n.value(s.IdempotencyKey)
-	n.typ(s.OutputType)
 }
 
 func (n *encNormalizer) action(a *Action) {

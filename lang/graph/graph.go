@@ -90,7 +90,7 @@ const (
 
 // Step is one node of the graph.
 type Step struct {
-	Name string `json:"name"`
+	Name string `json:"name" graph:"def,diff=-"`
 	// Hash is the SHA-256 (hex) of the step's definition: everything that
 	// decides what the step does and what it produces (Needs, Join, When,
 	// Action, Foreach, Until, OnError, IdempotencyKey, OutputType), and not
@@ -98,30 +98,30 @@ type Step struct {
 	// whose step has the same Hash, and whose upstream steps all have the
 	// same Hash, would produce the same output for it; migration keeps
 	// completed steps on that rule.
-	Hash string `json:"hash"`
+	Hash string `json:"hash" graph:"self,diff=-"`
 	// Needs lists every step this one waits for, sorted: steps its
 	// expressions reference, its depends_on, and the switch step that can
 	// choose it.
-	Needs []string `json:"needs,omitempty"`
+	Needs []string `json:"needs,omitempty" graph:"def,set,diff=step:stepNeeds"`
 	// DependsOn is the explicit depends_on list (sorted), kept apart from
 	// Needs so that diff and graph can tell ordering edges from data edges.
-	DependsOn []string `json:"depends_on,omitempty"`
-	Join      string   `json:"join"` // all | any
-	When      *Expr    `json:"when,omitempty"`
-	Action    Action   `json:"action"`
+	DependsOn []string `json:"depends_on,omitempty" graph:"def,set,diff=step:stepDependsOn"`
+	Join      string   `json:"join" graph:"def,mode,diff=major:join"` // all | any
+	When      *Expr    `json:"when,omitempty" graph:"def,diff=cel:major:when"`
+	Action    Action   `json:"action" graph:"def,diff=fn:action"`
 	// TimeoutMS is the per-attempt timeout with defaults applied; 0 means
 	// none (actions that do not run code: set, switch, fail, sleep, wait and
 	// workflow have their own waits).
-	TimeoutMS      int64    `json:"timeout_ms,omitempty"`
-	Retry          *Retry   `json:"retry,omitempty"` // nil: one attempt
-	Breaker        string   `json:"breaker,omitempty"`
-	Foreach        *Foreach `json:"foreach,omitempty"`
-	Until          *Until   `json:"until,omitempty"`
-	OnError        string   `json:"on_error"` // fail | continue
-	IdempotencyKey *Value   `json:"idempotency_key,omitempty"`
+	TimeoutMS      int64    `json:"timeout_ms,omitempty" graph:"run,diff=ms:patch:timeout"`
+	Retry          *Retry   `json:"retry,omitempty" graph:"run,diff=fn:retry"` // nil: one attempt
+	Breaker        string   `json:"breaker,omitempty" graph:"run,diff=or:patch:breaker:none"`
+	Foreach        *Foreach `json:"foreach,omitempty" graph:"def,diff=fn:foreach"`
+	Until          *Until   `json:"until,omitempty" graph:"def,diff=fn:until"`
+	OnError        string   `json:"on_error" graph:"def,mode,diff=major:on_error"` // fail | continue
+	IdempotencyKey *Value   `json:"idempotency_key,omitempty" graph:"def,diff=same:minor:idempotency key"`
 	// OutputType is the type of steps.NAME.output (per item for foreach
 	// steps, whose output is a list of it).
-	OutputType *Type `json:"output_type"`
+	OutputType *Type `json:"output_type" graph:"def,diff=step:stepOutputType"`
 }
 
 // Retry is a step's retry policy with defaults applied.
