@@ -28,7 +28,7 @@ func (r *runner) acquireSlot(ctx context.Context) (stop bool, err error) {
 		return false, nil
 	}
 	r.now = r.e.clk.Now()
-	v, eerr := r.l.prog.Eval(ctx, c.Key, &expr.Activation{Input: r.inputs, Run: r.info, Cache: r.conv})
+	v, eerr := r.l.prog.Eval(ctx, c.Key, &expr.Activation{Input: r.inputs, InputFunc: r.input, Run: r.info, Cache: r.conv})
 	if eerr != nil {
 		r.failRun(&stepError{Kind: "concurrency", Message: fmt.Sprintf("the concurrency key could not be evaluated: %v", eerr)}, "")
 		return true, r.flush(ctx)

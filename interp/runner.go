@@ -30,7 +30,7 @@ type runner struct {
 	lease store.Lease
 	owner string
 
-	inputs  map[string]any
+	inputs  map[string]any  // decoded, when held (viewRunner); else see input
 	conv    *expr.ConvCache // inputs converted for CEL, once per type
 	secrets map[string]string
 	red     *redactor
@@ -412,12 +412,13 @@ func (r *runner) rebuild(ctx context.Context) error {
 		return err
 	}
 	r.l = l
-	r.inputs = decodeMap(r.run.Inputs)
-	if r.inputs == nil {
-		r.inputs = map[string]any{}
-	}
-	fillDefaults(l.g, r.inputs)
-	r.conv = expr.NewConvCache() // r.inputs does not change from here on
+	// The inputs are not held decoded: an expression that reads them
+	// decodes them once per type it reads them as (r.input, the cache
+	// keeps the conversion), and a run whose expressions do not read a
+	// large input (a foreach over it takes its items from the stored JSON,
+	// schedule.go) never decodes it.
+	r.inputs = nil
+	r.conv = expr.NewConvCache() // the run's inputs do not change from here on
 	r.secrets = map[string]string{}
 	for _, s := range l.g.Secrets {
 		r.secrets[s.Name] = r.e.opts.Getenv(s.Env)

@@ -24,15 +24,18 @@ const (
 // rowState is the engine's private state of a step key (store.Step.State):
 // whatever was decided once and must not be decided again on replay.
 type rowState struct {
-	Wait      string   `json:"wait,omitempty"`
-	Signal    string   `json:"signal,omitempty"`
-	Child     string   `json:"child_run_id,omitempty"`
-	Iteration int      `json:"iteration,omitempty"` // until: the current iteration
-	Items     []any    `json:"items,omitempty"`     // foreach: the items, evaluated once
-	Chosen    []string `json:"chosen,omitempty"`    // switch: the targets of the branch taken
-	Attempt   int      `json:"next_attempt,omitempty"`
-	DelayMS   int64    `json:"delay_ms,omitempty"`  // retry: the backoff drawn
-	JitterMS  int64    `json:"jitter_ms,omitempty"` // retry: the jitter drawn
+	Wait      string `json:"wait,omitempty"`
+	Signal    string `json:"signal,omitempty"`
+	Child     string `json:"child_run_id,omitempty"`
+	Iteration int    `json:"iteration,omitempty"` // until: the current iteration
+	// Items are a foreach's items, evaluated once (read with itemsOf),
+	// unless ItemsInput names the run input they are.
+	Items      recordedItems `json:"items,omitempty"`
+	ItemsInput string        `json:"items_input,omitempty"`
+	Chosen     []string      `json:"chosen,omitempty"` // switch: the targets of the branch taken
+	Attempt    int           `json:"next_attempt,omitempty"`
+	DelayMS    int64         `json:"delay_ms,omitempty"`  // retry: the backoff drawn
+	JitterMS   int64         `json:"jitter_ms,omitempty"` // retry: the jitter drawn
 	// Base is the last attempt number before a redrive (Engine.Retry):
 	// only failed attempts after it count against the retry budget.
 	Base int `json:"base,omitempty"`
@@ -197,7 +200,7 @@ type unit struct {
 
 // act is the activation of control expressions of a unit (nil: step level).
 func (r *runner) act(u *unit) *expr.Activation {
-	a := &expr.Activation{Input: r.inputs, Steps: r.results, Run: r.info, Cache: r.conv}
+	a := &expr.Activation{Input: r.inputs, InputFunc: r.input, Steps: r.results, Run: r.info, Cache: r.conv}
 	if u == nil {
 		return a
 	}
@@ -213,6 +216,21 @@ func (r *runner) act(u *unit) *expr.Activation {
 		}
 	}
 	return a
+}
+
+// input returns the run's inputs, decoded from the run and with their
+// defaults: r.inputs when the runner holds them, else decoded anew (an
+// evaluation asks only when r.conv does not hold the conversion it needs).
+func (r *runner) input() map[string]any {
+	if r.inputs != nil {
+		return r.inputs
+	}
+	in := decodeMap(r.run.Inputs)
+	if in == nil {
+		in = map[string]any{}
+	}
+	fillDefaults(r.l.g, in)
+	return in
 }
 
 // dataAct is act plus the secrets, for data templates.
@@ -695,34 +713,30 @@ func (r *runner) advanceForeach(ctx context.Context, s *graph.Step) bool {
 	base := unit{s: s, key: s.Name, idx: -1, iter: -1}
 	row := r.rows[s.Name]
 	if row == nil || row.Status == store.StepPending {
-		v, err := r.l.prog.Eval(ctx, s.Foreach.Items, r.act(nil))
-		var items []any
-		if err == nil {
-			// Items are stored (and seen by the item's action) redacted.
-			c := r.red.clean(v)
-			var ok bool
-			if items, ok = c.([]any); !ok {
-				err = fmt.Errorf("items gave %s, not a list", describe(c))
-			}
-		}
+		st, n, err := r.evalItems(ctx, s)
 		if err != nil {
 			r.unitFailed(base, &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate foreach items: %v", err)}, false)
 			return true
 		}
 		row = r.row(base)
 		row.Status, row.StartedAt = store.StepRunning, r.now
-		if len(items) == 0 {
+		if n == 0 {
 			row.Status, row.Output, row.FinishedAt = store.StepCompleted, json.RawMessage("[]"), r.now
 			r.put(row, nil)
 			r.tx.event("step_completed", s.Name, map[string]any{"items": 0})
 			return true
 		}
-		r.put(row, &rowState{Items: items})
-		r.tx.event("step_started", s.Name, map[string]any{"items": len(items)})
+		r.put(row, st)
+		st.Items = nil // the row's State holds them: itemsOf reads them there
+		r.tx.event("step_started", s.Name, map[string]any{"items": n})
 	}
-	items := r.state(s.Name).Items
+	c, err := r.cursor(s)
+	if err != nil {
+		r.unitFailed(base, &stepError{Kind: "internal", Message: fmt.Sprintf("reading the recorded foreach items: %v", err)}, false)
+		return true
+	}
+	items := c.items
 	conc := max(s.Foreach.Concurrency, 1)
-	c := r.cursor(s, len(items))
 	active := 0
 	for i := c.done; i < c.next; i++ {
 		if ir := r.rows[store.StepKey(s.Name, i, -1)]; ir != nil && ir.Status != store.StepPending && !ir.Status.Terminal() {
@@ -730,7 +744,7 @@ func (r *runner) advanceForeach(ctx context.Context, s *graph.Step) bool {
 		}
 	}
 	changed, allDone := false, true
-	for i := c.done; i < len(items); i++ {
+	for i := c.done; i < items.len(); i++ {
 		if changed && len(r.tx.t.Steps) >= maxTxSteps {
 			r.fold(s, c)
 			return true // the next decide goes on with the items left
@@ -746,7 +760,7 @@ func (r *runner) advanceForeach(ctx context.Context, s *graph.Step) bool {
 				}
 				continue
 			}
-			if r.advanceNode(ctx, unit{s: s, key: key, idx: i, iter: -1, item: items[i]}) {
+			if r.advanceNode(ctx, unit{s: s, key: key, idx: i, iter: -1, item: items.at(i)}) {
 				changed = true
 			}
 			ir = r.rows[key]
@@ -780,7 +794,7 @@ func (r *runner) advanceForeach(ctx context.Context, s *graph.Step) bool {
 		switch s.Foreach.OnFailure {
 		case "continue":
 		case "dead_letter":
-			r.deadLetter(s.Name, key, i, items[i], ir.Error)
+			r.deadLetter(s.Name, key, i, items.at(i), ir.Error)
 		default:
 			ie := &stepError{}
 			_ = json.Unmarshal(ir.Error, ie)
@@ -792,7 +806,7 @@ func (r *runner) advanceForeach(ctx context.Context, s *graph.Step) bool {
 		}
 	}
 	r.fold(s, c)
-	if !allDone || r.ended || c.done < len(items) {
+	if !allDone || r.ended || c.done < items.len() {
 		return changed
 	}
 	row = r.row(base)
@@ -801,7 +815,7 @@ func (r *runner) advanceForeach(ctx context.Context, s *graph.Step) bool {
 	row.Status, row.Output, row.FinishedAt = store.StepCompleted, json.RawMessage(c.out.Bytes()), r.now
 	delete(r.fe, s.Name)
 	r.put(row, nil)
-	r.tx.event("step_completed", s.Name, map[string]any{"items": len(items)})
+	r.tx.event("step_completed", s.Name, map[string]any{"items": items.len()})
 	return true
 }
 
@@ -816,18 +830,23 @@ func (r *runner) advanceForeach(ctx context.Context, s *graph.Step) bool {
 // in out and their attempts in attempts, and their rows were dropped from
 // the runner's maps (they stay in the store).
 type feCursor struct {
+	items      *feItems
 	done, next int
 	attempts   int
 	out        bytes.Buffer // "[" and the folded items' outputs, comma-separated
 }
 
-// cursor returns the cursor of foreach step s of n items, making it from
-// the rows the runner holds the first time.
-func (r *runner) cursor(s *graph.Step, n int) *feCursor {
+// cursor returns the cursor of foreach step s, making it from the items
+// its row recorded and the rows the runner holds the first time.
+func (r *runner) cursor(s *graph.Step) (*feCursor, error) {
 	if c := r.fe[s.Name]; c != nil {
-		return c
+		return c, nil
 	}
-	c := &feCursor{next: n}
+	items, err := itemsOf(r.rows[s.Name].State, r.run.Inputs)
+	if err != nil {
+		return nil, err
+	}
+	c := &feCursor{items: items, next: items.len()}
 	for c.next > 0 && r.rows[store.StepKey(s.Name, c.next-1, -1)] == nil {
 		c.next--
 	}
@@ -836,7 +855,35 @@ func (r *runner) cursor(s *graph.Step, n int) *feCursor {
 		r.fe = map[string]*feCursor{}
 	}
 	r.fe[s.Name] = c
-	return c
+	return c, nil
+}
+
+// evalItems evaluates the items of foreach step s once, redacted, and
+// returns the State that records them and their number. Items that are
+// exactly a run input's list holding no secret are recorded as the
+// input's name: the run's stored inputs hold them already, and the list is
+// never decoded whole (a decoded million-item list takes tens of bytes an
+// item, and the inputs do not change). Any other items are recorded as
+// their JSON.
+func (r *runner) evalItems(ctx context.Context, s *graph.Step) (*rowState, int, error) {
+	if name, ok := inputRef(s.Foreach.Items.CEL); ok {
+		if raw, ok := jsonField(r.run.Inputs, name); ok && !r.red.holdsBytes(raw) {
+			if it, err := indexItems(raw); err == nil {
+				return &rowState{ItemsInput: name}, it.len(), nil
+			}
+		}
+	}
+	v, err := r.l.prog.Eval(ctx, s.Foreach.Items, r.act(nil))
+	if err != nil {
+		return nil, 0, err
+	}
+	// Items are stored (and seen by the item's action) redacted.
+	c := r.red.clean(v)
+	items, ok := c.([]any)
+	if !ok {
+		return nil, 0, fmt.Errorf("items gave %s, not a list", describe(c))
+	}
+	return &rowState{Items: recordedItems(mustJSON(items))}, len(items), nil
 }
 
 // fold moves the cursor's done past the leading items that ended and

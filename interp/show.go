@@ -292,7 +292,7 @@ func (e *Engine) Show(ctx context.Context, runID string) (*RunView, error) {
 		v.Order = append(v.Order, s.Name)
 		v.Steps[s.Name] = &StepView{Status: store.StepPending, Output: json.RawMessage("null"), foreach: s.Foreach != nil, until: s.Until != nil}
 	}
-	var recorded map[string][]any // foreach step → its recorded items
+	var recorded map[string]*feItems // foreach step → its recorded items
 	items := map[string]map[int]*ItemView{}
 	for _, s := range steps {
 		sv := v.Steps[s.Step]
@@ -307,11 +307,11 @@ func (e *Engine) Show(ctx context.Context, runID string) (*RunView, error) {
 			if st.Child != "" {
 				sv.ChildRunID = st.Child
 			}
-			if len(st.Items) > 0 {
+			if it, err := itemsOf(s.State, run.Inputs); err == nil && it.len() > 0 {
 				if recorded == nil {
-					recorded = map[string][]any{}
+					recorded = map[string]*feItems{}
 				}
-				recorded[s.Step] = st.Items
+				recorded[s.Step] = it
 			}
 		case s.Index >= 0 && s.Iteration < 0:
 			if items[s.Step] == nil {
@@ -331,8 +331,8 @@ func (e *Engine) Show(ctx context.Context, runID string) (*RunView, error) {
 		sv := v.Steps[name]
 		sum := 0
 		for _, it := range m {
-			if it.Index < len(recorded[name]) {
-				it.Item = mustJSON(recorded[name][it.Index])
+			if rec := recorded[name]; rec != nil && it.Index < rec.len() {
+				it.Item = mustJSON(rec.at(it.Index))
 			}
 			sv.Items = append(sv.Items, *it)
 			sum += it.Attempts

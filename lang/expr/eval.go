@@ -89,7 +89,11 @@ func compileParsed(pe *ParsedExpr, text string, sc *Scope, costLimit uint64) (*c
 // from JSON (float64 numbers, []any, map[string]any); Eval converts them
 // using the declared types.
 type Activation struct {
-	Input     map[string]any
+	Input map[string]any
+	// InputFunc, when Input is nil, gives the inputs when an evaluation
+	// first reads them (and Cache does not hold their conversion): a run
+	// whose expressions do not read a large input never decodes it.
+	InputFunc func() map[string]any
 	Steps     map[string]StepResult
 	Run       RunInfo
 	Item      any
@@ -201,13 +205,13 @@ func sameValue(a, b any) bool {
 
 // inputAs returns in converted to t (whose text is key), converting it once
 // per type.
-func (c *ConvCache) inputAs(in map[string]any, t *graph.Type, key string) any {
+func (c *ConvCache) inputAs(in func() map[string]any, t *graph.Type, key string) any {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if v, ok := c.Input[key]; ok {
 		return v
 	}
-	v := toJSONTyped(in, t)
+	v := toJSONTyped(in(), t)
 	c.Input[key] = v
 	return v
 }

@@ -52,14 +52,10 @@ func (l *lazyVars) Parent() interpreter.Activation { return nil }
 func (c *compiled) bindOne(name string, t *graph.Type, a *Activation) any {
 	switch name {
 	case "input":
-		in := a.Input
-		if in == nil {
-			in = map[string]any{}
-		}
 		if a.Cache != nil {
-			return a.Cache.inputAs(in, t, c.inputKey)
+			return a.Cache.inputAs(a.inputs, t, c.inputKey)
 		}
-		return toJSONTyped(in, t)
+		return toJSONTyped(a.inputs(), t)
 	case "run":
 		return map[string]any{
 			"id": a.Run.ID, "workflow": a.Run.Workflow, "version": a.Run.Version, "key": a.Run.Key,
@@ -109,6 +105,18 @@ func (c *compiled) bindOne(name string, t *graph.Type, a *Activation) any {
 		return m
 	}
 	return nil
+}
+
+// inputs returns a's inputs: Input, else InputFunc's, else none.
+func (a *Activation) inputs() map[string]any {
+	in := a.Input
+	if in == nil && a.InputFunc != nil {
+		in = a.InputFunc()
+	}
+	if in == nil {
+		in = map[string]any{}
+	}
+	return in
 }
 
 func orEmpty(m map[string]any) map[string]any {
