@@ -1,7 +1,6 @@
 package interp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -811,8 +810,8 @@ func (r *runner) advanceForeach(ctx context.Context, s *graph.Step) bool {
 	}
 	row = r.row(base)
 	row.Attempts = c.attempts
-	c.out.WriteByte(']')
-	row.Status, row.Output, row.FinishedAt = store.StepCompleted, json.RawMessage(c.out.Bytes()), r.now
+	addOut(c, "]")
+	row.Status, row.Output, row.FinishedAt = store.StepCompleted, json.RawMessage(c.out), r.now
 	delete(r.fe, s.Name)
 	r.put(row, nil)
 	r.tx.event("step_completed", s.Name, map[string]any{"items": items.len()})
@@ -833,7 +832,7 @@ type feCursor struct {
 	items      *feItems
 	done, next int
 	attempts   int
-	out        bytes.Buffer // "[" and the folded items' outputs, comma-separated
+	out        []byte // "[" and the folded items' outputs, comma-separated (see grow)
 }
 
 // cursor returns the cursor of foreach step s, making it from the items
@@ -850,7 +849,7 @@ func (r *runner) cursor(s *graph.Step) (*feCursor, error) {
 	for c.next > 0 && r.rows[store.StepKey(s.Name, c.next-1, -1)] == nil {
 		c.next--
 	}
-	c.out.WriteByte('[')
+	addOut(c, "[")
 	if r.fe == nil {
 		r.fe = map[string]*feCursor{}
 	}
@@ -886,6 +885,36 @@ func (r *runner) evalItems(ctx context.Context, s *graph.Step) (*rowState, int, 
 	return &rowState{Items: recordedItems(mustJSON(items))}, len(items), nil
 }
 
+// grow makes room in the step's output for k more bytes. The output is
+// the one part of a foreach's memory that grows with its items. Grown by
+// doubling alone, it would end holding up to twice its length; here it
+// grows to the length that the items folded so far project for all of
+// them and a sixteenth more, yet by no more than doubling (a projection
+// from a few large first outputs may be far too high) and by at least a
+// quarter: it ends about as long as the output.
+func (c *feCursor) grow(k int) {
+	need := len(c.out) + k
+	if need <= cap(c.out) {
+		return
+	}
+	want := need
+	if c.done > 0 {
+		want += len(c.out) / c.done * (c.items.len() - c.done)
+	}
+	want += want / 16
+	want = min(want, 2*cap(c.out))
+	want = max(want, need, cap(c.out)+cap(c.out)/4, 64)
+	out := make([]byte, len(c.out), want)
+	copy(out, c.out)
+	c.out = out
+}
+
+// addOut appends b to the cursor's output.
+func addOut[T ~string | ~[]byte](c *feCursor, b T) {
+	c.grow(len(b))
+	c.out = append(c.out, b...)
+}
+
 // fold moves the cursor's done past the leading items that ended and
 // were handled, appending their outputs (null for an item that did not
 // complete) and dropping their rows from the runner's maps.
@@ -897,12 +926,12 @@ func (r *runner) fold(s *graph.Step, c *feCursor) {
 			return
 		}
 		if c.done > 0 {
-			c.out.WriteByte(',')
+			addOut(c, ",")
 		}
 		if ir.Status == store.StepCompleted && len(ir.Output) > 0 {
-			c.out.Write(ir.Output)
+			addOut(c, ir.Output)
 		} else {
-			c.out.WriteString("null")
+			addOut(c, "null")
 		}
 		c.attempts += ir.Attempts
 		if s.Until != nil {
