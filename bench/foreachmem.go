@@ -1,12 +1,15 @@
 package bench
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/flowrun/flowrun/interp"
@@ -21,11 +24,15 @@ import (
 // The items are the run's input. The run is stored and enqueued by
 // `flowrun apply --detach` in a process of its own (in this process under
 // go test, without the binary), so this process's peak RSS is a worker's
-// that runs the stored run. The item list itself is held while the run
-// runs (its input, the input as CEL sees it, the recorded items), so the
-// peak does grow with the items the run has; the figure "RSS growth while
-// the items ran" is what grew from the foreach's start to the run's end,
-// the part that would follow the items done.
+// that runs the stored run; this process holds neither the items it wrote
+// nor the run it drives. Two parts of a foreach's memory grow with its
+// items whatever the engine does, and the figures tell them apart: the
+// item list (the run's input, held once as its JSON) and the step's output,
+// the list of the items' outputs, written in one commit at the end. "RSS
+// growth while the items ran" is what the peak grew by from the foreach's
+// start to the end of 99% of its items, the part that would follow the items
+// done; "RSS growth writing the foreach output" is what the last items and
+// the commit of the output added after that.
 func foreachMemScenario(full int) func(context.Context, Config, string, *Result) error {
 	return func(ctx context.Context, c Config, dir string, r *Result) error {
 		n := c.n(full, 100)
@@ -41,10 +48,18 @@ func foreachMemScenario(full int) func(context.Context, Config, string, *Result)
 				return err
 			}
 		}
-		var atStart atomic.Int64
+		var atStart, atLast atomic.Int64
+		var ended atomic.Int64
 		h, err := open(ctx, dir, "flowrun.db", "NORMAL", interp.Options{OnEvent: func(ev store.Event) {
-			if ev.Kind == "step_started" && ev.StepKey == "each" {
+			switch {
+			case ev.Kind == "step_started" && ev.StepKey == "each":
 				atStart.Store(currentRSSKB())
+			case ev.Kind == "step_completed" && strings.HasPrefix(ev.StepKey, "each["):
+				// Not the last item's end: its commit is the one that also
+				// writes the step's output.
+				if ended.Add(1) == int64(n-n/100) {
+					atLast.Store(peakRSSKB())
+				}
 			}
 		}})
 		if err != nil {
@@ -53,7 +68,7 @@ func foreachMemScenario(full int) func(context.Context, Config, string, *Result)
 		defer h.close()
 		var run store.Run
 		if len(c.Flowrun) > 0 {
-			if run, err = onlyRun(ctx, h); err != nil {
+			if run.ID, err = onlyRun(ctx, h); err != nil {
 				return err
 			}
 		} else {
@@ -67,6 +82,7 @@ func foreachMemScenario(full int) func(context.Context, Config, string, *Result)
 			if run, err = h.start(ctx, "fan", map[string]any{"items": items}); err != nil {
 				return err
 			}
+			run = store.Run{ID: run.ID} // not its inputs: this process is the worker
 		}
 		r.StartRSSKB = peakRSSKB()
 		start := now()
@@ -84,9 +100,16 @@ func foreachMemScenario(full int) func(context.Context, Config, string, *Result)
 			return fmt.Errorf("the foreach run has %d step rows, want %d (its items and the step)", rows, n+1)
 		}
 		r.figure(Figure{Name: "foreach set items", Value: perSec(n, took), Unit: "items/s", Baseline: &raw})
-		if s := atStart.Load(); s > 0 {
-			r.figure(Figure{Name: "RSS growth while the items ran", Value: float64(peakRSSKB()-s) / 1024, Unit: "MiB",
+		s, last := atStart.Load(), atLast.Load()
+		if s > 0 && last > 0 {
+			r.figure(Figure{Name: "RSS growth while the items ran", Value: float64(last-s) / 1024, Unit: "MiB",
 				Baseline: &Baseline{Name: "RSS when the foreach began", Value: float64(s) / 1024, Unit: "MiB"}})
+			size, err := stepOutputBytes(ctx, h.st.Path(), run.ID, "each")
+			if err != nil {
+				return err
+			}
+			r.figure(Figure{Name: "RSS growth writing the foreach output", Value: float64(peakRSSKB()-last) / 1024, Unit: "MiB",
+				Baseline: &Baseline{Name: "the output's JSON", Value: float64(size) / (1 << 20), Unit: "MiB"}})
 		}
 		return nil
 	}
@@ -99,36 +122,57 @@ func enqueueFanOut(ctx context.Context, c Config, dir, db, src string, n int) er
 	if err := os.WriteFile(wf, []byte(src), 0o600); err != nil {
 		return fmt.Errorf("writing the foreach workflow: %w", err)
 	}
-	var b bytes.Buffer
-	b.WriteString(`{"items": [`)
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(i))
-	}
-	b.WriteString("]}\n")
+	// Written as it goes: a buffer of the whole list would be this
+	// process's memory, counted in the worker's peak RSS.
 	in := filepath.Join(dir, "items.json")
-	if err := os.WriteFile(in, b.Bytes(), 0o600); err != nil {
+	f, err := os.OpenFile(in, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
 		return fmt.Errorf("writing the foreach items: %w", err)
 	}
-	_, _, err := runFlowrun(ctx, c, dir, "apply", "--detach", "--db", db, "--inputs", in, wf)
+	w := bufio.NewWriter(f)
+	w.WriteString(`{"items": [`)
+	for i := range n {
+		if i > 0 {
+			w.WriteByte(',')
+		}
+		w.WriteString(strconv.Itoa(i))
+	}
+	w.WriteString("]}\n")
+	if err := errors.Join(w.Flush(), f.Close()); err != nil {
+		return fmt.Errorf("writing the foreach items: %w", err)
+	}
+	_, _, err = runFlowrun(ctx, c, dir, "apply", "--detach", "--db", db, "--inputs", in, wf)
 	return err
 }
 
-// onlyRun returns the one run of the scratch store.
-func onlyRun(ctx context.Context, h *harness) (store.Run, error) {
+// onlyRun returns the id of the one run of the scratch store (only its
+// id: the run's inputs are the items, which this process must not hold).
+func onlyRun(ctx context.Context, h *harness) (string, error) {
 	db, err := openRaw(h.st.Path(), "NORMAL")
 	if err != nil {
-		return store.Run{}, err
+		return "", err
 	}
+	defer db.Close()
 	var id string
-	err = db.QueryRowContext(ctx, `SELECT id FROM runs`).Scan(&id)
-	db.Close()
-	if err != nil {
-		return store.Run{}, fmt.Errorf("finding the run apply --detach enqueued: %w", err)
+	if err := db.QueryRowContext(ctx, `SELECT id FROM runs`).Scan(&id); err != nil {
+		return "", fmt.Errorf("finding the run apply --detach enqueued: %w", err)
 	}
-	return h.st.RunGet(ctx, id)
+	return id, nil
+}
+
+// stepOutputBytes is the length of the stored output of a run's step, in
+// SQL (reading it would put it into the scenario's peak RSS).
+func stepOutputBytes(ctx context.Context, path, runID, key string) (int64, error) {
+	db, err := openRaw(path, "NORMAL")
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	var n int64
+	if err := db.QueryRowContext(ctx, `SELECT coalesce(length(CAST(output AS BLOB)), 0) FROM steps WHERE run_id = ?1 AND key = ?2`, runID, key).Scan(&n); err != nil {
+		return 0, fmt.Errorf("measuring the output of step %s of run %s: %w", key, runID, err)
+	}
+	return n, nil
 }
 
 // countStepRows counts the step rows of a run (its steps, items and
