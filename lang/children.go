@@ -3,6 +3,8 @@ package lang
 import (
 	"sort"
 
+	"github.com/hashicorp/hcl/v2"
+
 	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/lang/naming"
 )
@@ -107,17 +109,37 @@ func (c *compiler) checkChild(a *actionDecl, input *graph.Value) *graph.Type {
 // every input without a default is given. An input that is a map or any is
 // checked when the step runs.
 func (c *compiler) checkChildInput(a *actionDecl, input *graph.Value, child *graph.Graph) {
+	at := a.WorkflowRange
+	if a.Input != nil {
+		at = a.Input.Range
+	}
+	c.checkInputObject(at, a.Input, input, child, inputWords{
+		unknown: "Unknown child input", wrongType: "Incorrect child input type", missing: "Missing child input",
+		giver: "this step", where: "input = { ... }",
+	})
+}
+
+// inputWords word checkInputObject's messages for one kind of caller.
+type inputWords struct {
+	unknown, wrongType, missing string // summaries
+	giver                       string // "this step"
+	where                       string // where to add a missing input
+}
+
+// checkInputObject checks an object of inputs (node as decoded, input as
+// compiled; node nil: none given) against the declared inputs of target:
+// every key names an input, every value has its type, and every input
+// without a default is given. at is where a missing input is reported.
+func (c *compiler) checkInputObject(at hcl.Range, node *dataNode, input *graph.Value, target *graph.Graph, w inputWords) {
 	declared := map[string]graph.Input{}
 	var names []string
-	for _, in := range child.Inputs {
+	for _, in := range target.Inputs {
 		declared[in.Name] = in
 		names = append(names, in.Name)
 	}
 	sort.Strings(names)
 	given := map[string]bool{}
-	at := a.WorkflowRange
-	if a.Input != nil {
-		at = a.Input.Range
+	if node != nil {
 		if input == nil || input.Type == nil || input.Type.Kind != graph.KindObject {
 			return
 		}
@@ -129,7 +151,7 @@ func (c *compiler) checkChildInput(a *actionDecl, input *graph.Value, child *gra
 		for _, k := range keys {
 			given[k] = true
 			rng := at
-			if r, ok := a.Input.Keys[k]; ok {
+			if r, ok := node.Keys[k]; ok {
 				rng = r
 			}
 			in, ok := declared[k]
@@ -138,15 +160,15 @@ func (c *compiler) checkChildInput(a *actionDecl, input *graph.Value, child *gra
 				if len(names) > 0 {
 					its = "its inputs are " + naming.QuoteList(names)
 				}
-				c.errorf(rng, "Unknown child input",
+				c.errorf(rng, w.unknown,
 					"Workflow %q version %s declares no input %q; %s.%s Remove it or fix its name.",
-					child.Workflow, child.Version, k, its, naming.DidYouMean(k, names))
+					target.Workflow, target.Version, k, its, naming.DidYouMean(k, names))
 				continue
 			}
 			if t := input.Type.Fields[k]; !t.AssignableTo(in.Type) {
-				c.errorf(rng, "Incorrect child input type",
+				c.errorf(rng, w.wrongType,
 					"Input %q of workflow %q version %s has type %s, but this value is a %s. Give it a %s.",
-					k, child.Workflow, child.Version, in.Type, t, in.Type)
+					k, target.Workflow, target.Version, in.Type, t, in.Type)
 			}
 		}
 	}
@@ -157,9 +179,9 @@ func (c *compiler) checkChildInput(a *actionDecl, input *graph.Value, child *gra
 		}
 	}
 	if len(missing) > 0 {
-		c.errorf(at, "Missing child input",
-			"Workflow %q version %s requires %s, which this step does not give: add it to input = { ... }.",
-			child.Workflow, child.Version, inputsWord(len(missing))+" "+naming.QuoteList(missing))
+		c.errorf(at, w.missing,
+			"Workflow %q version %s requires %s, which %s does not give: add it to %s.",
+			target.Workflow, target.Version, inputsWord(len(missing))+" "+naming.QuoteList(missing), w.giver, w.where)
 	}
 }
 

@@ -95,6 +95,7 @@ func compileWorkflowWith(w *workflowDecl, decodeDiags hcl.Diagnostics, children 
 	c.runDeferred()
 	c.buildOutputs()
 	c.buildAlerts()
+	c.buildSchedules()
 	if c.diags.HasErrors() || decodeDiags.HasErrors() {
 		return nil, c.diags
 	}

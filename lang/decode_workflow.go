@@ -9,8 +9,8 @@ import (
 )
 
 // This file decodes a file's workflow blocks and their workflow-level
-// blocks: input, secret, concurrency, defaults, breaker, limits, output and
-// alert. Steps are in decode_step.go, actions in decode_action.go.
+// blocks: input, secret, concurrency, defaults, breaker, limits, output,
+// alert and schedule (decode_schedule.go). Steps are in decode_step.go, actions in decode_action.go.
 
 // workflowDecl is a decoded workflow block, before compilation.
 type workflowDecl struct {
@@ -31,6 +31,7 @@ type workflowDecl struct {
 	Steps       []*stepDecl
 	Outputs     []*outputDecl
 	Alerts      []*alertDecl
+	Schedules   []*scheduleDecl
 	Sources     *SourceMap
 }
 
@@ -85,6 +86,7 @@ var workflowSchema = &hcl.BodySchema{
 		{Type: "step", LabelNames: []string{"name"}},
 		{Type: "output", LabelNames: []string{"name"}},
 		{Type: "alert", LabelNames: []string{"name"}},
+		{Type: "schedule", LabelNames: []string{"name"}},
 	},
 }
 
@@ -242,6 +244,13 @@ func decodeWorkflowBlock(block *hcl.Block) (*workflowDecl, hcl.Diagnostics) {
 			al, d := decodeAlertBlock(b, w.Sources)
 			diags = append(diags, d...)
 			w.Alerts = append(w.Alerts, al)
+		case "schedule":
+			if !unique(b) {
+				continue
+			}
+			sc, d := decodeScheduleBlock(b, w.Sources)
+			diags = append(diags, d...)
+			w.Schedules = append(w.Schedules, sc)
 		}
 	}
 	steps, d := decodeStepBlocks(stepBlocks, w.Sources)

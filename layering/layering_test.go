@@ -94,6 +94,7 @@ func TestImportRules(t *testing.T) {
 		{"store", []string{"lang", "interp"}, "the store keeps rows; it must not know the language or the engine"},
 		{"lang", []string{"interp", "store"}, "the language compiles files; it must not run or store them"},
 		{"interp", append([]string{"cmd", "tui"}, drivers...), "the engine sees the store through package store's interfaces and knows no front end"},
+		{"schedule", []string{"lang", "interp", "store", "cmd"}, "schedule is pure time: it parses specs and computes slots, and knows neither the language, the engine nor the store"},
 		{"termtext", []string{"lang", "interp", "store", "tui", "cmd"}, "termtext escapes text for terminals; the CLI and flowtui share it, so it depends on neither, nor on what the text came from"},
 	}
 	for _, p := range list {

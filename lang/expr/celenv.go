@@ -352,6 +352,9 @@ func scopeVars(s *Scope) map[string]*graph.Type {
 	if s.Event {
 		vars["event"] = EventType
 	}
+	if s.Schedule {
+		vars["schedule"] = ScheduleType
+	}
 	if s.Secrets != nil {
 		fields := make(map[string]*graph.Type, len(s.Secrets))
 		for _, n := range s.Secrets {

@@ -102,6 +102,7 @@ type Activation struct {
 	Iteration int            // until: the current iteration, from 0
 	Error     map[string]any // retry.when: {message, kind, exit_code?, status?}
 	Event     map[string]any // alert: {kind, message, step}
+	Schedule  map[string]any // a schedule's inputs: {time, date, name}
 	Secrets   map[string]string
 	// Cache, when set, keeps Input, and the large outputs of Steps,
 	// converted for the evaluations that share it: a run's evaluations all

@@ -97,6 +97,8 @@ func (c *compiled) bindOne(name string, t *graph.Type, a *Activation) any {
 		return toJSONTyped(orEmpty(a.Error), ErrorType)
 	case "event":
 		return toJSONTyped(orEmpty(a.Event), EventType)
+	case "schedule":
+		return toJSONTyped(orEmpty(a.Schedule), ScheduleType)
 	case "secrets":
 		m := make(map[string]any, len(a.Secrets))
 		for k, v := range a.Secrets {

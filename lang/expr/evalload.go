@@ -174,6 +174,9 @@ func (l *loader) walk(g *graph.Graph) {
 	for i := range g.Alerts {
 		l.action(&g.Alerts[i].Action, nil, SlotAlert)
 	}
+	for i := range g.Schedules {
+		l.value(g.Schedules[i].Inputs, nil, SlotSchedule)
+	}
 }
 
 func (l *loader) action(a *graph.Action, s *graph.Step, slot string) {

@@ -26,6 +26,8 @@ type Scope struct {
 	Error bool
 	// Event makes `event` visible (alert).
 	Event bool
+	// Schedule makes `schedule` visible (a schedule's inputs).
+	Schedule bool
 	// Secrets are the names visible as secrets.NAME (data templates only).
 	// nil: `secrets` not visible; empty: visible, but none declared.
 	Secrets []string
@@ -61,6 +63,8 @@ const (
 	SlotConcurrencyKey = "concurrency_key"
 	SlotOutput         = "output"
 	SlotAlert          = "alert"
+	// SlotSchedule is a schedule block's inputs: only schedule is visible.
+	SlotSchedule = "schedule"
 )
 
 // The types of the variables the interpreter fills in.
@@ -76,6 +80,12 @@ var (
 	// with a response: test with has(error.status).
 	ErrorType = graph.ObjectOf(map[string]*graph.Type{
 		"message": graph.TypeString, "kind": graph.TypeString, "exit_code": graph.TypeInt, "status": graph.TypeInt,
+	})
+	// ScheduleType is the type of `schedule` in a schedule's inputs: the
+	// slot as RFC 3339 in the schedule's zone, its date there
+	// (YYYY-MM-DD), and the schedule's name.
+	ScheduleType = graph.ObjectOf(map[string]*graph.Type{
+		"time": graph.TypeString, "date": graph.TypeString, "name": graph.TypeString,
 	})
 	// EventType is the type of `event` in an alert.
 	EventType = graph.ObjectOf(map[string]*graph.Type{
@@ -221,8 +231,13 @@ func StepScope(g *graph.Graph, s *graph.Step, slot string) *Scope {
 
 // GraphScope returns what a workflow-level expression sees: key and
 // concurrency_key only input (they are computed before the run starts);
-// output input, run and every step; alert the same plus event and secrets.
+// output input, run and every step; alert the same plus event and secrets;
+// a schedule's inputs only schedule (they are the inputs of a run not yet
+// started).
 func GraphScope(g *graph.Graph, slot string) *Scope {
+	if slot == SlotSchedule {
+		return &Scope{Schedule: true, Where: slot}
+	}
 	sc := &Scope{Inputs: InputsType(g), Where: slot}
 	switch slot {
 	case SlotOutput, SlotAlert:
@@ -244,6 +259,9 @@ func GraphScope(g *graph.Graph, slot string) *Scope {
 func (s *Scope) key() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "input=%s;run=%t;item=%s;iteration=%t;error=%t;event=%t;", typeKey(s.Inputs), s.Run, typeKey(s.Item), s.Iteration, s.Error, s.Event)
+	if s.Schedule {
+		b.WriteString("schedule;")
+	}
 	if s.Steps != nil {
 		names := make([]string, 0, len(s.Steps))
 		for n := range s.Steps {
@@ -267,6 +285,9 @@ func (s *Scope) key() string {
 func (s *Scope) varsKey() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "input=%s;run=%t;item=%s;iteration=%t;error=%t;event=%t;steps=%t;", typeKey(s.Inputs), s.Run, typeKey(s.Item), s.Iteration, s.Error, s.Event, s.Steps != nil)
+	if s.Schedule {
+		b.WriteString("schedule;")
+	}
 	if s.Secrets != nil {
 		fmt.Fprintf(&b, "secrets%q", s.Secrets)
 	}
@@ -342,6 +363,9 @@ func (s *Scope) visibleNames() []string {
 	if s.Event {
 		names = append(names, "event")
 	}
+	if s.Schedule {
+		names = append(names, "schedule")
+	}
 	if s.Secrets != nil {
 		names = append(names, "secrets")
 	}
@@ -361,6 +385,8 @@ func (s *Scope) where() string {
 		return "case.when"
 	case SlotConcurrencyKey:
 		return "concurrency.key"
+	case SlotSchedule:
+		return "a schedule's inputs"
 	default:
 		return s.Where
 	}
@@ -411,6 +437,10 @@ func (s *Scope) notVisible(name string) string {
 		if !s.Event {
 			return fmt.Sprintf("event is only visible in an alert, not in %s.", w)
 		}
+	case "schedule":
+		if !s.Schedule {
+			return fmt.Sprintf("schedule is only visible in a schedule block's inputs, not in %s.", w)
+		}
 	case "secrets":
 		if s.Secrets == nil {
 			return fmt.Sprintf("secrets are only visible in the data of exec and http actions and in alerts, not in %s, so that a secret never becomes part of a key, a condition or a stored value. Pass the secret to the exec or http step that needs it.", w)
@@ -422,5 +452,5 @@ func (s *Scope) notVisible(name string) string {
 // flowVars are the names of the variables flowrun may declare.
 var flowVars = map[string]bool{
 	"input": true, "run": true, "steps": true, "item": true, "index": true,
-	"iteration": true, "error": true, "event": true, "secrets": true,
+	"iteration": true, "error": true, "event": true, "secrets": true, "schedule": true,
 }

@@ -781,6 +781,9 @@ func (d *fastDecoder) graph(g *Graph) {
 		case "alerts":
 			d.seen(&set, 1<<12)
 			g.Alerts = d.alerts()
+		case "schedules":
+			d.seen(&set, 1<<13)
+			g.Schedules = d.schedules()
 		default:
 			d.fail()
 		}
@@ -1413,6 +1416,58 @@ func (d *fastDecoder) outputs() []Output {
 			}
 		}
 		list = append(list, o)
+	}
+	return list
+}
+
+func (d *fastDecoder) schedules() []Schedule {
+	if d.null() {
+		return nil
+	}
+	d.open('[')
+	list := []Schedule{}
+	first := true
+	for d.more(&first, ']') {
+		var s Schedule
+		if !d.null() {
+			d.open('{')
+			var set uint32
+			first := true
+			for d.more(&first, '}') {
+				switch string(d.key()) {
+				case "name":
+					d.seen(&set, 1<<0)
+					s.Name = d.str()
+				case "cron":
+					d.seen(&set, 1<<1)
+					s.Cron = d.str()
+				case "every":
+					d.seen(&set, 1<<2)
+					s.Every = d.str()
+				case "timezone":
+					d.seen(&set, 1<<3)
+					s.Timezone = d.str()
+				case "inputs":
+					d.seen(&set, 1<<4)
+					s.Inputs = d.value()
+				case "overlap":
+					d.seen(&set, 1<<5)
+					s.Overlap = d.str()
+				case "catch_up":
+					d.seen(&set, 1<<6)
+					s.CatchUp = d.str()
+				case "max_catch_up":
+					d.seen(&set, 1<<7)
+					s.MaxCatchUp = d.int()
+				case "jitter_ms":
+					d.seen(&set, 1<<8)
+					s.JitterMS = d.int64()
+				default:
+					d.fail()
+				}
+			}
+		}
+		list = append(list, s)
 	}
 	return list
 }

@@ -136,6 +136,9 @@ func (in *typeInterner) graph(g *Graph) {
 	for i := range g.Alerts {
 		in.action(&g.Alerts[i].Action)
 	}
+	for i := range g.Schedules {
+		in.value(g.Schedules[i].Inputs)
+	}
 }
 
 // decodeStream decodes a stored graph whose top level is an object, its

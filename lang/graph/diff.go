@@ -29,7 +29,9 @@ package graph
 // while nothing uses it.
 //
 // PATCH: description, step timeout, retry, breaker reference, breaker
-// blocks, concurrency block, alerts, limits, deadline, secrets.
+// blocks, concurrency block, alerts, limits, deadline, secrets, schedules
+// (added, removed or changed: a schedule starts runs, it does not change
+// what a run does).
 //
 // Rule of thumb, and an invariant the tests check: a change that alters a
 // step's Hash is never PATCH, because PATCH upgrades move runs in flight to
@@ -118,6 +120,7 @@ func Diff(old, new *Graph) []Change {
 	d.inputs()
 	d.outputs()
 	d.steps()
+	d.schedules()
 	sort.SliceStable(d.changes, func(i, j int) bool {
 		a, b := d.changes[i], d.changes[j]
 		if a.Path != b.Path {

@@ -17,7 +17,8 @@ package graph
 //     Breakers, Outputs, Alerts, Needs, DependsOn, SwitchAction.Default,
 //     HTTPAction.Expect, Value.List, Value.Object, Type.Fields) are nil when
 //     empty, and so are the literal JSON fields Input.Default and Value.Lit.
-//  3. Inputs, Secrets, Breakers, Outputs and Alerts are sorted by name;
+//  3. Inputs, Secrets, Breakers, Outputs, Alerts and Schedules are sorted
+//     by name (Schedules, like the other optional lists, is nil when empty);
 //     Needs, DependsOn, SwitchCase.Next, SwitchAction.Default and Alert.On
 //     are sorted and without duplicates.
 //  4. Literal JSON (Input.Default, Value.Lit) is compact, with object keys
@@ -357,6 +358,13 @@ func (n *encNormalizer) graph(g *Graph) {
 	for i := range g.Alerts {
 		n.names(&g.Alerts[i].On, true)
 		n.action(&g.Alerts[i].Action)
+	}
+	encSortByName(n, g.Schedules, func(s Schedule) string { return s.Name })
+	if len(g.Schedules) == 0 && g.Schedules != nil && n.change() {
+		g.Schedules = nil
+	}
+	for i := range g.Schedules {
+		n.value(g.Schedules[i].Inputs)
 	}
 }
 

@@ -163,6 +163,10 @@ func (v *encValidator) graph(g *Graph) {
 		}
 		v.action(where, &a.Action, nil, "")
 	}
+	names = map[string]bool{}
+	for _, s := range g.Schedules {
+		v.schedule(names, s)
+	}
 }
 
 func (v *encValidator) unique(seen map[string]bool, what, name string) {

@@ -32,6 +32,10 @@ type Graph struct {
 	Steps   []*Step  `json:"steps"`
 	Outputs []Output `json:"outputs,omitempty"` // sorted by name
 	Alerts  []Alert  `json:"alerts,omitempty"`  // sorted by name
+	// Schedules start runs at their slots (schedule.go); sorted by name,
+	// and left out of the encoding when there are none, so the graphs
+	// stored before schedules existed keep their hashes.
+	Schedules []Schedule `json:"schedules,omitempty"`
 
 	idx atomic.Pointer[index] // built on first use; see index.go
 }
