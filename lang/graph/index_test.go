@@ -43,7 +43,7 @@ func TestIndex(t *testing.T) {
 	if !g.Expands() {
 		t.Error("a graph with a foreach does not expand")
 	}
-	if g.index() != g.index() {
+	if first := g.index(); g.index() != first {
 		t.Error("the index is built again")
 	}
 	if (&Graph{Steps: []*Step{a}}).Expands() {
