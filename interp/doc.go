@@ -5,8 +5,9 @@
 // until, child runs, signals, cancel, deadlines, leases and heartbeats, and
 // the worker pool.
 //
-// interp must not parse HCL (it runs graphs decoded with lang.Decode from the
-// bytes the store keeps), must not read the wall clock (it uses the injected
+// interp must not parse HCL (it runs graphs decoded with graph.Decode from
+// the bytes the store keeps, or the compiled graph it stored itself, which
+// seeds its graph cache), must not read the wall clock (it uses the injected
 // clock.Clock) and must not draw random numbers except from the injected
 // source (Options.Rand), so that a run replays the same way on a fake clock.
 //

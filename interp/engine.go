@@ -2,6 +2,7 @@ package interp
 
 import (
 	"context"
+	"errors"
 
 	cryptorand "crypto/rand"
 	"encoding/binary"
@@ -167,14 +168,19 @@ func New(st store.Store, opts Options) *Engine {
 // Store returns the engine's store.
 func (e *Engine) Store() store.Store { return e.st }
 
-// StoreGraph stores g as a workflow version (its canonical encoding and
-// hash). Storing the same version with the same graph again is a no-op.
+// StoreGraph stores g, a sealed graph, as a workflow version (its
+// canonical encoding and hash, computed from one encoding). Storing the
+// same version with the same graph again is a no-op. It puts g in normal
+// form (a sealed graph is) and seeds the engine's graph cache with it, so
+// that a run of the version just stored, and Graph, use g without reading
+// back and decoding what was just encoded: g belongs to the engine from
+// then on and must not be modified.
 func (e *Engine) StoreGraph(ctx context.Context, g *graph.Graph) (store.Version, error) {
-	b, err := graph.Encode(g)
-	if err != nil {
-		return store.Version{}, fmt.Errorf("store workflow %q: %w", g.Workflow, err)
+	if g == nil {
+		return store.Version{}, errors.New("store a workflow version: the graph is nil")
 	}
-	h, err := graph.Hash(g)
+	graph.NormalizeGraph(g)
+	b, h, err := graph.EncodeHashed(g)
 	if err != nil {
 		return store.Version{}, fmt.Errorf("store workflow %q: %w", g.Workflow, err)
 	}
@@ -190,7 +196,23 @@ func (e *Engine) StoreGraph(ctx context.Context, g *graph.Graph) (store.Version,
 	if err != nil {
 		return store.Version{}, err // the store's error names the workflow and version
 	}
+	e.seed(g, h)
 	return v, nil
+}
+
+// seed caches g, just stored under hash, as its decoded graph. A graph
+// that expr.Load refuses is not cached: loading it from the store reports
+// the error where it is used.
+func (e *Engine) seed(g *graph.Graph, hash string) {
+	k := g.Workflow + "\x00" + hash
+	if e.graphs.get(k) != nil {
+		return
+	}
+	prog, err := expr.Load(g)
+	if err != nil {
+		return
+	}
+	e.graphs.put(k, &loaded{g: g, prog: prog, hash: hash})
 }
 
 // load returns the decoded graph and program of a stored version, cached
@@ -222,15 +244,15 @@ func (e *Engine) loadVersion(v store.Version) (*loaded, error) {
 	if l := e.graphs.get(k); l != nil {
 		return l, nil
 	}
-	g, err := graph.Decode(v.Graph)
+	g, err := decodeGraph(v.Graph)
 	if err != nil {
-		return nil, fmt.Errorf("load workflow %q version %s: %w", v.Workflow, v.Version, err)
+		return nil, &GraphError{Workflow: v.Workflow, Version: v.Version, Err: err}
 	}
 	size := len(v.Graph)
 	v.Graph = nil // garbage from here on (see collectAfterLoad)
 	prog, err := expr.Load(g)
 	if err != nil {
-		return nil, fmt.Errorf("load workflow %q version %s: %w", v.Workflow, v.Version, err)
+		return nil, &GraphError{Workflow: v.Workflow, Version: v.Version, Err: err}
 	}
 	l := &loaded{g: g, prog: prog, hash: v.Hash}
 	l = e.graphs.put(k, l)
@@ -239,6 +261,9 @@ func (e *Engine) loadVersion(v store.Version) (*loaded, error) {
 	}
 	return l, nil
 }
+
+// decodeGraph decodes a stored graph; tests count its calls.
+var decodeGraph = graph.Decode
 
 // collectAfterLoadBytes is the size of a stored graph from which loading it
 // ends with a collection (collectAfterLoad): a 10,000-step chain is 3 MB.

@@ -54,7 +54,7 @@ func (e *Engine) StartRun(ctx context.Context, p StartParams) (store.Run, bool, 
 			return store.Run{}, false, fmt.Errorf("start workflow %q: no version of it is stored; apply its file first: %w", p.Workflow, store.ErrNotFound)
 		}
 		v = vs[len(vs)-1]
-	} else if v, err = e.st.VersionGet(ctx, p.Workflow, p.Version); err != nil {
+	} else if v, err = e.versionHead(ctx, p.Workflow, p.Version); err != nil {
 		return store.Run{}, false, fmt.Errorf("start workflow %q version %s: %w", p.Workflow, p.Version, err)
 	}
 	l, err := e.load(ctx, v.Workflow, v.Hash)

@@ -207,7 +207,7 @@ func (e *Engine) bindingWrite(ctx context.Context, run store.Run, b Binding, u *
 			"message": fmt.Sprintf("version %s of %q is stored, a new MAJOR version; decide with: flowrun resume %s --choose old|new|migrate", b.Newest, run.Workflow, run.ID)})
 		return store.Version{}, true, nil
 	case b.MoveTo != "":
-		v, err := e.st.VersionGet(ctx, run.Workflow, b.MoveTo)
+		v, err := e.versionHead(ctx, run.Workflow, b.MoveTo)
 		if err != nil {
 			return v, false, fmt.Errorf("run %s: load version %s: %w", run.ID, b.MoveTo, err)
 		}

@@ -223,27 +223,8 @@ func StepHash(s *Step) (string, error) {
 // missing or stale, because a graph changed after Seal would carry hashes
 // that lie to migration.
 func Hash(g *Graph) (string, error) {
-	if g == nil {
-		return "", errors.New("hash graph: the graph is nil")
-	}
-	for i, s := range g.Steps {
-		if s == nil {
-			return "", fmt.Errorf("hash graph %q: step %d is nil", g.Workflow, i)
-		}
-		h, err := StepHash(s)
-		if err != nil {
-			return "", fmt.Errorf("hash graph %q: %w", g.Workflow, err)
-		}
-		if s.Hash != h {
-			return "", fmt.Errorf("hash graph %q: step %q is not sealed (its hash is %q, its definition hashes to %q); call lang.Seal after the last change to the graph", g.Workflow, s.Name, s.Hash, h)
-		}
-	}
-	b, err := Encode(g)
-	if err != nil {
-		return "", fmt.Errorf("hash graph: %w", err)
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
+	_, h, err := EncodeHashed(g)
+	return h, err
 }
 
 // encMarshal is json.Marshal without HTML escaping (CEL's && and < stay

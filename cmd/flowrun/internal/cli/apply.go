@@ -80,7 +80,7 @@ func (e *env) apply(ctx context.Context, paths []string, o *applyOptions) error 
 	if err != nil {
 		return err
 	}
-	inputs, err := readInputs(w.Graph, o.pairs, o.inputsFile, e.inputsFileLimit())
+	inputs, err := readInputs(ctx, w.Graph, o.pairs, o.inputsFile, e.inputsFileLimit())
 	if err != nil {
 		return err
 	}
@@ -125,25 +125,38 @@ func (e *env) apply(ctx context.Context, paths []string, o *applyOptions) error 
 	return e.runApplied(ctx, eng, run, created, o)
 }
 
-// engine builds the interpreter over st; onEvent receives progress.
+// engine returns the interpreter over st: one per command, so that every
+// stored graph the command reads or stores goes through the engine's one
+// cache. onEvent, when not nil, receives the progress from then on.
 func (e *env) engine(st store.Store, onEvent func(store.Event)) *interp.Engine {
-	return interp.New(st, interp.Options{
-		Clock:   e.clock,
-		Getenv:  e.getenv,
-		OnEvent: e.display.gate(onEvent),
-	})
+	if onEvent != nil {
+		e.onEvent.Store(&onEvent)
+	}
+	if e.eng == nil || e.engStore != st {
+		e.eng = interp.New(st, interp.Options{
+			Clock:   e.clock,
+			Getenv:  e.getenv,
+			OnEvent: e.display.gate(e.progress),
+		})
+		e.engStore = st
+	}
+	return e.eng
+}
+
+// progress hands an event of the engine to the command's progress hook.
+func (e *env) progress(ev store.Event) {
+	if f := e.onEvent.Load(); f != nil {
+		(*f)(ev)
+	}
 }
 
 // storeVersions stores every workflow of the module, so children resolve,
 // after checking each one's version promise against the stored versions
-// (lang.CheckBump): the same version must have the same graph, a version
-// may not go down, and the declared bump must cover the changes. Every
-// workflow is checked before any is stored, so a refused apply writes
-// nothing.
+// (interp.Engine.CheckVersion). Every workflow is checked before any is
+// stored, so a refused apply writes nothing.
 func (e *env) storeVersions(ctx context.Context, eng *interp.Engine, mod *lang.Module) error {
-	st := eng.Store()
 	for _, w := range mod.Workflows {
-		if err := e.checkVersion(ctx, st, mod, w); err != nil {
+		if _, err := e.checkVersion(ctx, eng, mod, w); err != nil {
 			return err
 		}
 	}
@@ -159,50 +172,43 @@ func (e *env) storeVersions(ctx context.Context, eng *interp.Engine, mod *lang.M
 	return nil
 }
 
-// checkVersion checks one workflow of mod against what is stored: against
-// the same version when it is stored (an unchanged file applies again),
-// else against the highest stored version. A refused version is printed as
-// a diagnostic on the workflow's version attribute (file:line:col, the
-// source line, the changes and the version to set), like a compile error,
-// and returned as the exit-2 error.
-func (e *env) checkVersion(ctx context.Context, st store.Store, mod *lang.Module, w *lang.Workflow) error {
-	old, err := st.VersionGet(ctx, w.Name, w.Graph.Version)
-	if errors.Is(err, store.ErrNotFound) {
-		vs, lerr := st.VersionList(ctx, w.Name)
-		if lerr != nil {
-			return storeError(fmt.Sprintf("reading the stored versions of workflow %q", w.Name), lerr)
-		}
-		if len(vs) == 0 {
-			return nil
-		}
-		old, err = vs[len(vs)-1], nil
-	}
+// checkVersion checks one workflow of mod against what is stored. A
+// refused version is printed as a diagnostic on the workflow's version
+// attribute (file:line:col, the source line, the changes and the version
+// to set), like a compile error, and returned as the exit-2 error.
+func (e *env) checkVersion(ctx context.Context, eng *interp.Engine, mod *lang.Module, w *lang.Workflow) (interp.VersionCheck, error) {
+	c, err := eng.CheckVersion(ctx, interp.CheckVersionParams{Graph: w.Graph})
 	if err != nil {
-		return storeError(fmt.Sprintf("reading the stored versions of workflow %q", w.Name), err)
+		return c, storedGraphError(err)
 	}
-	og, err := graph.Decode(old.Graph)
-	if err != nil {
-		return &exitError{code: ExitStore, msg: fmt.Sprintf("the stored graph of workflow %q version %s is damaged", old.Workflow, old.Version), err: err}
-	}
-	_, _, err = graph.CheckBump(og, w.Graph)
 	var be *graph.BumpError
-	if errors.As(err, &be) {
+	if errors.As(c.Refused, &be) {
 		d := w.BumpDiagnostic(be)
 		if werr := lang.WriteDiagnostics(e.stderr, mod.Files, hcl.Diagnostics{d}, e.useColor(e.stderr), width(e.stderr)); werr != nil {
-			return fmt.Errorf("writing diagnostics: %w", werr)
+			return c, fmt.Errorf("writing diagnostics: %w", werr)
 		}
 		at := w.File
 		if d.Subject != nil {
 			at = fmt.Sprintf("%s:%d:%d", d.Subject.Filename, d.Subject.Start.Line, d.Subject.Start.Column)
 		}
-		return usageErrorf("%s: workflow %q version %s refused: %s", at, w.Name, w.Graph.Version, bumpReason(be)).
+		return c, usageErrorf("%s: workflow %q version %s refused: %s", at, w.Name, w.Graph.Version, bumpReason(be)).
 			hint(fmt.Sprintf("Set version = %q in %s (or check the changes with: flowrun diff %s@%s %s), then apply again.",
-				be.Suggested().String(), w.File, old.Workflow, old.Version, w.File))
+				be.Suggested().String(), w.File, c.Against.Workflow, c.Against.Version, w.File))
 	}
-	if err != nil {
-		return usageErrorf("%s: %v", w.File, err).hint("Fix the workflow's version and apply again.")
+	if c.Refused != nil {
+		return c, usageErrorf("%s: %v", w.File, c.Refused).hint("Fix the workflow's version and apply again.")
 	}
-	return nil
+	return c, nil
+}
+
+// storedGraphError is the exit error of a failure to read a stored
+// version: a graph that cannot be read is exit 5 naming the version.
+func storedGraphError(err error) error {
+	var ge *interp.GraphError
+	if errors.As(err, &ge) {
+		return &exitError{code: ExitStore, msg: fmt.Sprintf("the stored graph of workflow %q version %s is damaged", ge.Workflow, ge.Version), err: ge.Err}
+	}
+	return storeError("", err)
 }
 
 // bumpReason says in a few words which version rule be broke, for the

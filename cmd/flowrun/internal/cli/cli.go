@@ -1,11 +1,18 @@
 // Package cli is the flowrun command line: verb dispatch, flags, wiring of
 // lang, interp and store, output formats and exit codes.
 //
-// It is deliberately thin. It must not hold engine logic (scheduling,
-// retries, version decisions, run state changes are interp's), must not
-// parse HCL beyond calling lang, and must not touch the database except
-// through the store interface and interp. Every user mistake is found
-// before the store is opened, so bad input never writes to the database.
+// It parses flags and prints. It must not hold engine logic: scheduling,
+// retries, run state changes, the version promise of an apply
+// (interp.Engine.CheckVersion), version bindings and decisions, and the
+// conversion of --input values by the declared types (interp.ConvertInputs)
+// are interp's; the CLI words their outcomes for its flags and picks the
+// exit code. It must not parse HCL beyond calling lang, must not decode a
+// stored graph (every stored graph comes through the command's one engine
+// and its cache: Engine.Graph, VersionGraph, StoredGraphs), and must not
+// touch the database except through interp and, for the listings it
+// prints (runs, events, versions, steps, prune), the store interface.
+// Every user mistake is found before the store is opened, so bad input
+// never writes to the database.
 package cli
 
 import (
@@ -17,8 +24,10 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/flowrun/flowrun/clock"
+	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/termtext"
 )
@@ -102,9 +111,14 @@ type env struct {
 	// maxFileSize is --max-file-size (0: the defaults, filesize.go).
 	maxFileSize int64
 
-	dsn     string // from --db, FLOWRUN_DB or the default
-	opened  store.Store
-	closers []func() error
+	dsn    string // from --db, FLOWRUN_DB or the default
+	opened store.Store
+	// eng is the command's engine over engStore (engine); onEvent its
+	// progress hook.
+	eng      *interp.Engine
+	engStore store.Store
+	onEvent  atomic.Pointer[func(store.Event)]
+	closers  []func() error
 }
 
 // Main runs the flowrun command line with args (without the program name)

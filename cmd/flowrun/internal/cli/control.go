@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/termtext"
@@ -196,11 +197,11 @@ refused (exit 2). RUN is a run id or a unique prefix.`,
 							hint(fmt.Sprintf("Flatten the payload: a value flowrun stores nests at most %d levels.", graph.MaxValueDepth))
 					}
 					var v any
-					if err := decodeJSON([]byte(*data), &v); err != nil {
+					if err := interp.DecodeJSONValue([]byte(*data), &v); err != nil {
 						col := 0
-						var je *jsonError
+						var je *interp.JSONError
 						if errors.As(err, &je) {
-							col = int(je.offset) + 1
+							col = int(je.Offset) + 1
 						}
 						return usageErrorf("--data is not valid JSON (column %d): %v", col, err).
 							hint(`Pass a JSON value, quoted for the shell, such as --data '{"approved": true}'.`)

@@ -140,20 +140,9 @@ func orNone(l []string) string {
 // each is asked with the decision screen; otherwise apply exits 4 saying
 // which command decides. It returns the run to continue with.
 func (e *env) applyDecide(ctx context.Context, eng *interp.Engine, run store.Run, onMajor string) (store.Run, error) {
-	others, err := eng.Store().RunList(ctx, store.RunListParams{Status: store.RunBlocked, Workflow: run.Workflow})
+	blocked, err := eng.BlockedRuns(ctx, run)
 	if err != nil {
-		return run, storeError(fmt.Sprintf("listing the blocked runs of workflow %q", run.Workflow), err)
-	}
-	blocked := []store.Run{run}
-	for _, o := range others {
-		if o.ID == run.ID {
-			continue
-		}
-		r, err := eng.Store().RunGet(ctx, o.ID)
-		if err != nil {
-			return run, storeError("reading run "+o.ID, err)
-		}
-		blocked = append(blocked, r)
+		return run, storeError("", err)
 	}
 	prompt := onMajor == "" && isTerminalReader(e.stdin) && isTerminal(e.stderr)
 	if onMajor == "fail" || (onMajor == "" && !prompt) {

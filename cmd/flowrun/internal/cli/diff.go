@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/termtext"
@@ -108,17 +109,17 @@ func (e *env) storedGraph(ctx context.Context, ref string) (*graph.Graph, error)
 	if err != nil {
 		return nil, err
 	}
-	v, err := st.VersionGet(ctx, wf, ver)
+	_, g, err := e.engine(st, nil).VersionGraph(ctx, wf, ver)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, usageErrorf("version %s of workflow %q is not stored", ver, wf).
 			hint(fmt.Sprintf("Run `flowrun versions %s` to list the stored versions.", wf))
 	}
+	var ge *interp.GraphError
+	if errors.As(err, &ge) {
+		return nil, &exitError{code: ExitStore, msg: fmt.Sprintf("the stored graph of %s is damaged", ref), err: ge.Err}
+	}
 	if err != nil {
 		return nil, storeError(fmt.Sprintf("reading version %s of workflow %q", ver, wf), err)
-	}
-	g, err := graph.Decode(v.Graph)
-	if err != nil {
-		return nil, &exitError{code: ExitStore, msg: fmt.Sprintf("the stored graph of %s is damaged", ref), err: err}
 	}
 	return g, nil
 }

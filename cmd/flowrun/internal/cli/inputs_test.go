@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -28,7 +29,7 @@ func inputsGraph() *graph.Graph {
 
 func TestReadInputsConverts(t *testing.T) {
 	t.Parallel()
-	got, err := readInputs(inputsGraph(), []string{
+	got, err := readInputs(context.Background(), inputsGraph(), []string{
 		"order_id=A-1=2", "amount=10.5", "express=true", `tags=["a","b"]`, `address={"city":"Oslo"}`,
 	}, "", lang.DefaultMaxInputsFile)
 	if err != nil {
@@ -63,7 +64,7 @@ func TestReadInputsRejects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := readInputs(inputsGraph(), tt.pairs, "", lang.DefaultMaxInputsFile)
+			_, err := readInputs(context.Background(), inputsGraph(), tt.pairs, "", lang.DefaultMaxInputsFile)
 			var xe *exitError
 			if !errors.As(err, &xe) || xe.code != ExitInvalid {
 				t.Fatalf("readInputs(%q) = %v, want an exit-2 error", tt.pairs, err)
@@ -89,7 +90,7 @@ func TestReadInputsFile(t *testing.T) {
 		return p
 	}
 	good := write("good.json", `{"order_id": "A-1", "amount": 3}`)
-	got, err := readInputs(inputsGraph(), []string{"amount=4"}, good, lang.DefaultMaxInputsFile)
+	got, err := readInputs(context.Background(), inputsGraph(), []string{"amount=4"}, good, lang.DefaultMaxInputsFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func TestReadInputsFile(t *testing.T) {
 		{"list.json", `[1]`, "list.json holds a list, not a JSON object of inputs"},
 		{"typed.json", `{"order_id": 5, "amount": 1}`, "typed.json: order_id must be a string, got a number"},
 	} {
-		_, err := readInputs(inputsGraph(), nil, write(tt.name, tt.content), lang.DefaultMaxInputsFile)
+		_, err := readInputs(context.Background(), inputsGraph(), nil, write(tt.name, tt.content), lang.DefaultMaxInputsFile)
 		if err == nil || !strings.Contains(err.Error(), tt.msg) {
 			t.Errorf("%s: error %v, want it to contain %q", tt.name, err, tt.msg)
 		}

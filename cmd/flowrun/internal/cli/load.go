@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/hashicorp/hcl/v2"
@@ -146,17 +147,13 @@ func (e *env) storedGraphs(ctx context.Context, name string) ([]*graph.Graph, er
 	if err != nil {
 		return nil, err
 	}
-	vs, err := st.VersionList(ctx, name)
+	gs, err := e.engine(st, nil).StoredGraphs(ctx, name)
+	var ge *interp.GraphError
+	if errors.As(err, &ge) {
+		return nil, &exitError{code: ExitStore, err: fmt.Errorf("workflow %q version %s in the database: %w", name, ge.Version, ge.Err)}
+	}
 	if err != nil {
-		return nil, &exitError{code: ExitStore, err: fmt.Errorf("reading the stored versions of workflow %q: %w", name, err)}
+		return nil, &exitError{code: ExitStore, err: err}
 	}
-	out := make([]*graph.Graph, 0, len(vs))
-	for _, v := range vs {
-		g, err := graph.Decode(v.Graph)
-		if err != nil {
-			return nil, &exitError{code: ExitStore, err: fmt.Errorf("workflow %q version %s in the database: %w", name, v.Version, err)}
-		}
-		out = append(out, g)
-	}
-	return out, nil
+	return gs, nil
 }

@@ -51,7 +51,7 @@ and \r (show --json prints the exact text).`,
 					return err
 				}
 				if *step != "" {
-					if err := checkStepFilter(ctx, st, run, *step); err != nil {
+					if err := checkStepFilter(ctx, e.engine(st, nil), run, *step); err != nil {
 						return err
 					}
 				}
@@ -101,7 +101,8 @@ func ofStep(key, step string) bool {
 // migration too), a step key (each[3], poll#2) the run has, a key of a
 // step of the run that is still unfinished (its items and iterations may
 // come), and anything an event of the run was recorded for.
-func checkStepFilter(ctx context.Context, st store.Store, run store.Run, filter string) error {
+func checkStepFilter(ctx context.Context, eng *interp.Engine, run store.Run, filter string) error {
+	st := eng.Store()
 	var names []string // in graph order, then steps of other versions
 	known := map[string]bool{}
 	addName := func(n string) {
@@ -110,20 +111,17 @@ func checkStepFilter(ctx context.Context, st store.Store, run store.Run, filter 
 			names = append(names, n)
 		}
 	}
-	v, err := st.VersionGetByHash(ctx, run.Workflow, run.GraphHash)
-	if errors.Is(err, store.ErrNotFound) {
-		v, err = st.VersionGet(ctx, run.Workflow, run.Version)
-	}
+	g, err := eng.RunGraph(ctx, run)
+	var ge *interp.GraphError
 	var stepOf map[string]*graph.Step // nil when the graph cannot be read
-	if err == nil {
-		if g, derr := graph.Decode(v.Graph); derr == nil {
-			stepOf = map[string]*graph.Step{}
-			for _, s := range g.Steps {
-				stepOf[s.Name] = s
-				addName(s.Name)
-			}
+	switch {
+	case err == nil:
+		stepOf = map[string]*graph.Step{}
+		for _, s := range g.Steps {
+			stepOf[s.Name] = s
+			addName(s.Name)
 		}
-	} else if !errors.Is(err, store.ErrNotFound) {
+	case !errors.Is(err, store.ErrNotFound) && !errors.As(err, &ge):
 		return storeError(fmt.Sprintf("reading the graph of run %s", run.ID), err)
 	}
 	heads, err := st.StepHeads(ctx, run.ID)

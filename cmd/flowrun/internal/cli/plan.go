@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
@@ -42,10 +43,11 @@ version would be refused (the same rules as apply), 0 otherwise.`,
 					}
 					ws = []*lang.Workflow{w}
 				}
+				var eng *interp.Engine // nil: there is no database
 				st, err := e.openStore(ctx, false)
-				if errors.Is(err, errNoDatabase) {
-					st = nil
-				} else if err != nil {
+				if err == nil {
+					eng = e.engine(st, nil)
+				} else if !errors.Is(err, errNoDatabase) {
 					return err
 				}
 				var refused error
@@ -53,7 +55,7 @@ version would be refused (the same rules as apply), 0 otherwise.`,
 					if i > 0 {
 						fmt.Fprintln(e.stdout)
 					}
-					if err := e.planWorkflow(ctx, st, mod, w); err != nil {
+					if err := e.planWorkflow(ctx, eng, mod, w); err != nil {
 						var xe *exitError
 						if !errors.As(err, &xe) || xe.code != ExitInvalid {
 							return err
@@ -69,9 +71,10 @@ version would be refused (the same rules as apply), 0 otherwise.`,
 	}
 }
 
-// planWorkflow prints the plan of one workflow. A version apply would
-// refuse is printed and returned as the exit-2 error.
-func (e *env) planWorkflow(ctx context.Context, st store.Store, mod *lang.Module, w *lang.Workflow) error {
+// planWorkflow prints the plan of one workflow; eng is nil when there is
+// no database. A version apply would refuse is printed and returned as the
+// exit-2 error.
+func (e *env) planWorkflow(ctx context.Context, eng *interp.Engine, mod *lang.Module, w *lang.Workflow) error {
 	g := w.Graph
 	h, err := graph.Hash(g)
 	if err != nil {
@@ -85,29 +88,28 @@ func (e *env) planWorkflow(ctx context.Context, st store.Store, mod *lang.Module
 		}
 		fmt.Fprintln(e.stdout, line)
 	}
-	if st == nil {
+	if eng == nil {
 		fmt.Fprintf(e.stdout, "version: %s would be the first stored version (there is no database at %s yet)\n", g.Version, e.dsn)
 		return nil
 	}
-	vs, err := st.VersionList(ctx, w.Name)
-	if err != nil {
-		return storeError(fmt.Sprintf("reading the stored versions of workflow %q", w.Name), err)
-	}
-	if len(vs) == 0 {
+	c, cerr := e.checkVersion(ctx, eng, mod, w)
+	if c.Newest.Version == "" && cerr == nil {
 		fmt.Fprintf(e.stdout, "version: %s would be the first stored version of %q\n", g.Version, w.Name)
 		return nil
 	}
-	newest := vs[len(vs)-1]
-	if cerr := e.checkVersion(ctx, st, mod, w); cerr != nil {
-		fmt.Fprintf(e.stdout, "version: %s would be refused\n", g.Version)
+	if cerr != nil {
+		if c.Newest.Version != "" {
+			fmt.Fprintf(e.stdout, "version: %s would be refused\n", g.Version)
+		}
 		return cerr
 	}
-	if sv, err := st.VersionGet(ctx, w.Name, g.Version); err == nil && sv.Hash == h {
+	if c.Against.Version == g.Version && c.Against.Hash == h {
 		fmt.Fprintf(e.stdout, "version: %s is already stored with this graph; applying stores nothing\n", g.Version)
 	} else {
-		og, err := graph.Decode(newest.Graph)
+		newest := c.Newest
+		og, err := eng.Graph(ctx, newest.Workflow, newest.Hash)
 		if err != nil {
-			return &exitError{code: ExitStore, msg: fmt.Sprintf("the stored graph of workflow %q version %s is damaged", newest.Workflow, newest.Version), err: err}
+			return storedGraphError(err)
 		}
 		changes := graph.Diff(og, g)
 		ov, _ := graph.ParseVersion(newest.Version)
@@ -117,48 +119,31 @@ func (e *env) planWorkflow(ctx context.Context, st store.Store, mod *lang.Module
 			fmt.Fprintf(e.stdout, "  %s\n", termtext.Line(c.String()))
 		}
 	}
-	return e.planRuns(ctx, st, w.Name, g.Version)
+	return e.planRuns(ctx, eng, w.Name, g.Version)
 }
 
 // planRuns prints what applying version would do to each unfinished run
-// of the workflow.
-func (e *env) planRuns(ctx context.Context, st store.Store, workflow, version string) error {
-	runs, err := st.RunList(ctx, store.RunListParams{Workflow: workflow})
+// of the workflow (interp.Engine.PlanRuns).
+func (e *env) planRuns(ctx context.Context, eng *interp.Engine, workflow, version string) error {
+	plans, err := eng.PlanRuns(ctx, interp.PlanRunsParams{Workflow: workflow, Version: version})
 	if err != nil {
-		return storeError(fmt.Sprintf("listing the runs of workflow %q", workflow), err)
+		return storeError("", err)
 	}
-	eng := e.engine(st, nil)
-	n := 0
-	tw := newTable(e.stdout)
-	for _, rs := range runs {
-		if rs.Status.Terminal() {
-			continue
-		}
-		if n == 0 {
-			fmt.Fprintln(tw, "  RUN\tVERSION\tSTATUS\tWHEN APPLIED")
-		}
-		n++
-		run, err := st.RunGet(ctx, rs.ID)
-		if err != nil {
-			return storeError("reading run "+rs.ID, err)
-		}
-		what := ""
-		if run.Status == store.RunBlocked {
-			what = fmt.Sprintf("stays blocked until decided: flowrun resume %s --choose old|new|migrate", run.ID)
-		} else {
-			b, err := eng.PlanBinding(ctx, run, version)
-			if err != nil {
-				return storeError("planning the version of run "+run.ID, err)
-			}
-			what = b.String()
-		}
-		row(tw, "  "+run.ID, run.Version, string(run.Status), what)
-	}
-	if n == 0 {
+	if len(plans) == 0 {
 		fmt.Fprintf(e.stdout, "runs in flight: none\n")
 		return nil
 	}
-	fmt.Fprintf(e.stdout, "runs in flight: %d\n", n)
+	tw := newTable(e.stdout)
+	fmt.Fprintln(tw, "  RUN\tVERSION\tSTATUS\tWHEN APPLIED")
+	for _, p := range plans {
+		run := p.Run
+		what := p.Binding.String()
+		if run.Status == store.RunBlocked {
+			what = fmt.Sprintf("stays blocked until decided: flowrun resume %s --choose old|new|migrate", run.ID)
+		}
+		row(tw, "  "+run.ID, run.Version, string(run.Status), what)
+	}
+	fmt.Fprintf(e.stdout, "runs in flight: %d\n", len(plans))
 	return tw.Flush()
 }
 
@@ -172,8 +157,9 @@ func (e *env) checkStoredVersions(ctx context.Context, mod *lang.Module) error {
 	if err != nil {
 		return err
 	}
+	eng := e.engine(st, nil)
 	for _, w := range mod.Workflows {
-		if err := e.checkVersion(ctx, st, mod, w); err != nil {
+		if _, err := e.checkVersion(ctx, eng, mod, w); err != nil {
 			return err
 		}
 	}

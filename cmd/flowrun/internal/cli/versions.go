@@ -35,7 +35,7 @@ when it was stored.`,
 				if err != nil {
 					return err
 				}
-				vs, err := st.VersionList(ctx, name)
+				vs, err := st.VersionHeads(ctx, name)
 				if err != nil {
 					return storeError(fmt.Sprintf("listing the versions of workflow %q", name), err)
 				}

@@ -1,0 +1,78 @@
+package interp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/flowrun/flowrun/lang/graph"
+)
+
+func convertGraph() *graph.Graph {
+	return &graph.Graph{
+		Workflow: "ship",
+		Inputs: []graph.Input{
+			{Name: "order_id", Type: graph.TypeString},
+			{Name: "amount", Type: graph.TypeNumber},
+			{Name: "express", Type: graph.TypeBool, Default: json.RawMessage("false")},
+			{Name: "tags", Type: graph.ListOf(graph.TypeString), Default: json.RawMessage("[]")},
+			{Name: "extra", Type: graph.TypeAny, Default: json.RawMessage("null")},
+		},
+	}
+}
+
+// TestConvertInputs: NAME=VALUE texts are converted by the declared type
+// and win over the object's values; every problem is a *ConvertError that
+// says which rule it broke and about which input.
+func TestConvertInputs(t *testing.T) {
+	ctx := context.Background()
+	got, err := ConvertInputs(ctx, ConvertInputsParams{
+		Graph:  convertGraph(),
+		Object: map[string]any{"order_id": "A-1", "amount": 3.0},
+		Pairs:  []string{"amount=4", "express=true", `tags=["a"]`, "extra=not json", "order_id=B=2"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"order_id": "B=2", "amount": 4.0, "express": true, "tags": []any{"a"}, "extra": "not json"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("ConvertInputs = %#v, want %#v", got, want)
+	}
+	for _, tt := range []struct {
+		name   string
+		object map[string]any
+		pairs  []string
+		want   ConvertError
+	}{
+		{"no equals", nil, []string{"order_id"}, ConvertError{Problem: InputNotPair, Pair: "order_id"}},
+		{"empty name", nil, []string{"=x"}, ConvertError{Problem: InputNotPair, Pair: "=x"}},
+		{"unknown pair", nil, []string{"colour=red"}, ConvertError{Problem: InputUnknown, Name: "colour", Pair: "colour=red"}},
+		{"unknown in object", map[string]any{"colour": "red"}, nil, ConvertError{Problem: InputUnknown, Name: "colour"}},
+		{"not a number", nil, []string{"amount=ten"}, ConvertError{Problem: InputBadValue, Name: "amount", Pair: "amount=ten"}},
+		{"not a bool", nil, []string{"express=yes"}, ConvertError{Problem: InputBadValue, Name: "express", Pair: "express=yes"}},
+		{"wrong element", nil, []string{"tags=[1]"}, ConvertError{Problem: InputBadValue, Name: "tags", Pair: "tags=[1]"}},
+		{"trailing JSON", nil, []string{"tags=[] []"}, ConvertError{Problem: InputBadValue, Name: "tags", Pair: "tags=[] []"}},
+		{"object type", map[string]any{"order_id": 5.0, "amount": 1.0}, nil, ConvertError{Problem: InputBadValue, Name: "order_id"}},
+		{"missing", nil, nil, ConvertError{Problem: InputMissing, Missing: []string{"amount", "order_id"}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ConvertInputs(ctx, ConvertInputsParams{Graph: convertGraph(), Object: tt.object, Pairs: tt.pairs})
+			var ce *ConvertError
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %v, want a *ConvertError", err)
+			}
+			if ce.Problem != tt.want.Problem || ce.Name != tt.want.Name || ce.Pair != tt.want.Pair ||
+				!reflect.DeepEqual(ce.Missing, tt.want.Missing) || ce.Workflow != "ship" {
+				t.Fatalf("got %+v, want %+v", *ce, tt.want)
+			}
+			if ce.Problem == InputBadValue && (ce.Err == nil || ce.Type == nil) {
+				t.Fatalf("a bad value without its reason or type: %+v", *ce)
+			}
+			if ce.Problem == InputUnknown && !reflect.DeepEqual(ce.Declared, []string{"amount", "express", "extra", "order_id", "tags"}) {
+				t.Fatalf("declared %q", ce.Declared)
+			}
+		})
+	}
+}
