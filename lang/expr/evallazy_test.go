@@ -198,3 +198,52 @@ func loadGraph(t *testing.T, name, src string) (*graph.Graph, *expr.Program) {
 	}
 	return g, p
 }
+
+// TestEvalInputFunc: inputs given by Activation.InputFunc are asked for
+// only by an evaluation that reads them, once per conversion the cache
+// keeps, and read as Input would be.
+func TestEvalInputFunc(t *testing.T) {
+	g, p := loadGraph(t, "c.hcl", `workflow "c" {
+  version = "1.0.0"
+  input "items" { type = list(number) }
+  step "each" {
+    foreach {
+      items = "input.items"
+    }
+    set {
+      twice = "{{ item * 2 }}"
+      first = "{{ input.items[0] + item }}"
+    }
+  }
+}`)
+	calls := 0
+	load := func() map[string]any {
+		calls++
+		return map[string]any{"items": []any{10.0, 20.0}}
+	}
+	cache := expr.NewConvCache()
+	ctx := context.Background()
+	twice, first := g.Steps[0].Action.Set.Values.Get("twice"), g.Steps[0].Action.Set.Values.Get("first")
+	for i, item := range []any{1.0, 2.0} {
+		a := &expr.Activation{InputFunc: load, Item: item, Index: i, InForeach: true, Cache: cache}
+		if got, err := p.EvalValue(ctx, twice, a); err != nil || got != 2*item.(float64) {
+			t.Fatalf("twice = %v, %v", got, err)
+		}
+		if calls != 0 {
+			t.Fatalf("an expression that does not read the inputs asked for them")
+		}
+	}
+	for i, item := range []any{1.0, 2.0} {
+		a := &expr.Activation{InputFunc: load, Item: item, Index: i, InForeach: true, Cache: cache}
+		if got, err := p.EvalValue(ctx, first, a); err != nil || got != 10+item.(float64) {
+			t.Fatalf("first = %v, %v", got, err)
+		}
+	}
+	if calls != 1 {
+		t.Fatalf("the inputs were asked for %d times, want once (the cache keeps their conversion)", calls)
+	}
+	a := &expr.Activation{InputFunc: load, Item: 1.0, InForeach: true}
+	if got, err := p.EvalValue(ctx, first, a); err != nil || got != 11.0 || calls != 2 {
+		t.Fatalf("without a cache: first = %v, %v (%d calls)", got, err, calls)
+	}
+}
