@@ -40,6 +40,9 @@ type RunView struct {
 	// Order lists the step names in the graph's (topological) order, for
 	// printing; JSON objects have no order.
 	Order []string
+	// Schedule is the fire that started the run, when a schedule did (or
+	// a manual trigger of one); nil otherwise, and left out of the JSON.
+	Schedule *store.ScheduleFire
 }
 
 // StepView is one step of a RunView.
@@ -116,6 +119,15 @@ func (v *RunView) MarshalJSON() ([]byte, error) {
 		buf = append(buf, '}')
 	} else {
 		buf = append(buf, "null"...)
+	}
+	if f := v.Schedule; f != nil {
+		buf = append(buf, `,"schedule":{"name":`...)
+		buf = appendJSONString(buf, f.Schedule)
+		buf = append(buf, `,"slot":`...)
+		buf = appendJSONTime(buf, &f.Slot)
+		buf = append(buf, `,"manual":`...)
+		buf = strconv.AppendBool(buf, f.Reason == "manual")
+		buf = append(buf, '}')
 	}
 	buf = append(buf, `,"attempt":`...)
 	buf = strconv.AppendInt(buf, int64(max(v.Attempt, 1)), 10)
@@ -287,6 +299,15 @@ func (e *Engine) Show(ctx context.Context, runID string) (*RunView, error) {
 		DeadlineAt: timePtr(run.DeadlineAt)}
 	if run.Status == store.RunWaiting {
 		v.AvailableAt = timePtr(run.AvailableAt)
+	}
+	if run.ParentRunID == "" {
+		fires, err := e.st.ScheduleFireList(ctx, store.ScheduleFireListParams{RunID: run.ID})
+		if err != nil {
+			return nil, fmt.Errorf("show run %s: %w", run.ID, err)
+		}
+		if len(fires) > 0 {
+			v.Schedule = &fires[0]
+		}
 	}
 	for _, s := range l.g.Steps {
 		v.Order = append(v.Order, s.Name)

@@ -127,6 +127,7 @@ func (w *Worker) loop(ctx context.Context) {
 	draining := false
 	var failingSince time.Time // the first of the store errors since the last good claim
 	var lastClaim time.Time
+	var nextFire time.Time // when the scheduler next reads the due schedules (scheduler.go)
 	for {
 		select {
 		case <-ctx.Done():
@@ -166,6 +167,12 @@ func (w *Worker) loop(ctx context.Context) {
 				return
 			}
 		}
+		if now := w.e.clk.Now(); !now.Before(nextFire) {
+			nextFire = now.Add(w.e.opts.Poll)
+			if _, err := w.e.FireDue(sctx); err != nil && w.err == nil {
+				w.err = err // a store failure also fails the claim, which counts it
+			}
+		}
 		wait := w.e.opts.Poll
 		idle := false
 		switch free := w.p.slots - w.p.count(); {
@@ -180,6 +187,9 @@ func (w *Worker) loop(ctx context.Context) {
 					wait = d
 				}
 			}
+		}
+		if d := nextFire.Sub(w.e.clk.Now()); wait < 0 || d < wait {
+			wait = max(d, 0)
 		}
 		var pd *poolDone
 		if idle {

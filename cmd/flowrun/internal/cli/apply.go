@@ -47,6 +47,7 @@ interrupted with Ctrl-C, 4 a version decision is needed, 5 store error,
 			fs.BoolVar(&o.newRun, "new", false, "start a new run even if one with the same key exists")
 			fs.BoolVar(&o.detach, "detach", false, "store and enqueue the run, print its id and exit; a worker runs it")
 			fs.BoolVar(&o.json, "json", false, "print the run as one JSON object (as show --json)")
+			fs.BoolVar(&o.run, "run", false, "a workflow with schedules: also start a run now (apply alone only activates its schedules)")
 			e.noTUIFlag(fs)
 			e.maxFileSizeFlag(fs)
 			fs.StringVar(&o.onMajor, "on-major", "", "decide runs blocked by a new MAJOR version: old, new, migrate, or fail (exit 4)")
@@ -65,6 +66,7 @@ type applyOptions struct {
 	detach     bool
 	json       bool
 	onMajor    string
+	run        bool // start a run of a scheduled workflow too (schedules.go)
 }
 
 func (e *env) apply(ctx context.Context, paths []string, o *applyOptions) error {
@@ -79,6 +81,9 @@ func (e *env) apply(ctx context.Context, paths []string, o *applyOptions) error 
 	w, err := pickWorkflow(mod, o.workflow)
 	if err != nil {
 		return err
+	}
+	if len(w.Graph.Schedules) > 0 && !o.run {
+		return e.applySchedules(ctx, mod, o)
 	}
 	inputs, err := readInputs(ctx, w.Graph, o.pairs, o.inputsFile, e.inputsFileLimit())
 	if err != nil {
@@ -97,6 +102,9 @@ func (e *env) apply(ctx context.Context, paths []string, o *applyOptions) error 
 	prog := &progress{w: e.stderr}
 	eng := e.engine(st, prog.event)
 	if err := e.storeVersions(ctx, eng, mod); err != nil {
+		return err
+	}
+	if err := e.activateSchedules(ctx, eng, mod); err != nil {
 		return err
 	}
 	// Relative exec paths resolve against the workflow file's directory

@@ -89,6 +89,7 @@ func commands() []*command {
 		signalCommand(),
 		dlqCommand(),
 		breakersCommand(),
+		schedulesCommand(),
 		versionsCommand(),
 		workerCommand(),
 		pruneCommand(),

@@ -61,7 +61,13 @@ ends), steps_total and steps_done.`,
 					}
 				}
 				if *asJSON {
-					return e.writeJSON(runSummariesJSON(runs))
+					out := runSummariesJSON(runs)
+					if st != nil {
+						if err := addRunSchedules(ctx, st, out); err != nil {
+							return storeError("listing runs", err)
+						}
+					}
+					return e.writeJSON(out)
 				}
 				if len(runs) == 0 {
 					fmt.Fprintln(e.stderr, "flowrun runs: no runs match; start one with: flowrun apply FILE.hcl")
@@ -91,6 +97,31 @@ type runSummaryJSON struct {
 	FinishedAt *string `json:"finished_at"` // null while the run is unfinished
 	StepsTotal int     `json:"steps_total"`
 	StepsDone  int     `json:"steps_done"`
+	// Schedule is the fire that started the run, when a schedule did.
+	Schedule *runScheduleJSON `json:"schedule,omitempty"`
+}
+
+// runScheduleJSON says which schedule and slot started a run (runs --json,
+// show --json).
+type runScheduleJSON struct {
+	Name   string `json:"name"`
+	Slot   string `json:"slot"`
+	Manual bool   `json:"manual"`
+}
+
+// addRunSchedules fills the schedule of the runs a schedule started.
+func addRunSchedules(ctx context.Context, st store.Store, runs []runSummaryJSON) error {
+	for i := range runs {
+		fires, err := st.ScheduleFireList(ctx, store.ScheduleFireListParams{RunID: runs[i].RunID})
+		if err != nil {
+			return err
+		}
+		if len(fires) > 0 {
+			f := fires[0]
+			runs[i].Schedule = &runScheduleJSON{Name: f.Schedule, Slot: jsonTime(f.Slot), Manual: f.Reason == "manual"}
+		}
+	}
+	return nil
 }
 
 func runSummariesJSON(runs []store.RunSummary) []runSummaryJSON {

@@ -77,6 +77,13 @@ func writeHumanView(w io.Writer, v *interp.RunView) error {
 	if v.ParentRunID != "" {
 		field("parent", fmt.Sprintf("%s (step %s)", v.ParentRunID, v.ParentStep))
 	}
+	if f := v.Schedule; f != nil {
+		how := "slot " + jsonTime(f.Slot)
+		if f.Reason == "manual" {
+			how = "triggered by hand at " + jsonTime(f.Slot)
+		}
+		field("schedule", f.Schedule+", "+how)
+	}
 	if v.CreatedAt != nil {
 		when := "created " + formatTime(*v.CreatedAt)
 		if v.FinishedAt != nil {

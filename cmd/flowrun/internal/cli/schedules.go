@@ -1,0 +1,286 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/naming"
+	"github.com/flowrun/flowrun/store"
+)
+
+func schedulesCommand() *command {
+	return &command{
+		name:  "schedules",
+		args:  "[--json] | pause WORKFLOW/NAME | unpause WORKFLOW/NAME | trigger WORKFLOW/NAME",
+		short: "list, pause, unpause or trigger the schedules",
+		long: `Schedules lists the active schedules of every workflow (those the workflow's
+applied version declares), with the version that activated them, their spec and
+time zone, whether they are paused, their next fire and their last fire and the
+run it started. --json prints an array of objects (spec/semantics.md §16).
+A flowrun worker fires the schedules; apply activates them.
+
+pause WORKFLOW/NAME stops a schedule firing; its slots while paused are never
+fired later. unpause resumes it from now. trigger starts a run now through the
+same path as a slot, honouring the schedule's overlap policy (it works while
+paused): it prints the run's id, or says why the trigger was skipped. An
+unknown schedule is refused (exit 2) with the nearest name, and nothing is
+written.`,
+		store: true,
+		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			asJSON := fs.Bool("json", false, "list: print a JSON array of schedules")
+			return func(ctx context.Context, args []string) error {
+				if len(args) == 0 {
+					return e.schedulesList(ctx, *asJSON)
+				}
+				switch sub := args[0]; sub {
+				case "pause", "unpause", "trigger":
+					if len(args) != 2 {
+						return usageErrorf("schedules %s takes one WORKFLOW/NAME, got %s", sub, plural(len(args)-1, "argument", "arguments")).
+							hint("List the schedules with: flowrun schedules")
+					}
+					return e.scheduleWork(ctx, sub, args[1], *asJSON)
+				default:
+					return usageErrorf("unknown schedules subcommand %q; use pause, unpause or trigger, or no argument to list", sub).
+						hint("Run `flowrun help schedules` for the usage.")
+				}
+			}
+		},
+	}
+}
+
+// scheduleJSON is one element of `schedules --json`; the field names are
+// part of the interface (spec/semantics.md §16).
+type scheduleJSON struct {
+	Workflow string    `json:"workflow"`
+	Name     string    `json:"name"`
+	Version  string    `json:"version"`
+	Kind     string    `json:"kind"`
+	Spec     string    `json:"spec"`
+	Timezone string    `json:"timezone"`
+	Overlap  string    `json:"overlap"`
+	CatchUp  string    `json:"catch_up"`
+	Paused   bool      `json:"paused"`
+	NextFire *string   `json:"next_fire"`
+	LastFire *fireJSON `json:"last_fire"`
+}
+
+// fireJSON is a schedule's fire, in `schedules --json` and in a run's
+// `schedule` field (show --json, runs --json).
+type fireJSON struct {
+	Schedule string  `json:"schedule,omitempty"`
+	Slot     string  `json:"slot"`
+	Status   string  `json:"status,omitempty"`
+	Reason   string  `json:"reason,omitempty"`
+	RunID    *string `json:"run_id,omitempty"`
+	FiredAt  string  `json:"fired_at,omitempty"`
+}
+
+func (e *env) schedulesList(ctx context.Context, asJSON bool) error {
+	var scs []store.Schedule
+	st, err := e.openStore(ctx, false)
+	switch {
+	case errors.Is(err, errNoDatabase):
+	case err != nil:
+		return err
+	default:
+		if scs, err = st.ScheduleList(ctx, store.ScheduleListParams{}); err != nil {
+			return storeError("", err)
+		}
+	}
+	out := make([]scheduleJSON, 0, len(scs))
+	for _, sc := range scs {
+		j := scheduleJSON{Workflow: sc.Workflow, Name: sc.Name, Version: sc.Version, Kind: sc.Kind, Spec: sc.Spec,
+			Timezone: sc.Timezone, Overlap: sc.Overlap, CatchUp: sc.CatchUp, Paused: sc.Paused}
+		if !sc.Paused && !sc.NextAt.IsZero() {
+			s := jsonTime(sc.NextAt)
+			j.NextFire = &s
+		}
+		if fs, err := st.ScheduleFireList(ctx, store.ScheduleFireListParams{Workflow: sc.Workflow, Name: sc.Name, Limit: 1}); err != nil {
+			return storeError("", err)
+		} else if len(fs) > 0 {
+			j.LastFire = fireOf(fs[0], false)
+		}
+		out = append(out, j)
+	}
+	if asJSON {
+		return e.writeJSON(out)
+	}
+	if len(out) == 0 {
+		fmt.Fprintln(e.stderr, "flowrun schedules: no schedule is active; apply a workflow with a schedule block")
+		return nil
+	}
+	tw := newTable(e.stdout)
+	fmt.Fprintln(tw, "SCHEDULE\tVERSION\tSPEC\tTIMEZONE\tPAUSED\tNEXT FIRE\tLAST FIRE\tRUN")
+	for _, j := range out {
+		next, last, run := "-", "-", "-"
+		if j.NextFire != nil {
+			next = *j.NextFire
+		}
+		if j.LastFire != nil {
+			last = j.LastFire.Slot
+			if j.LastFire.RunID != nil {
+				run = *j.LastFire.RunID
+			} else {
+				run = j.LastFire.Status + " (" + j.LastFire.Reason + ")"
+			}
+		}
+		paused := "no"
+		if j.Paused {
+			paused = "yes"
+		}
+		row(tw, j.Workflow+"/"+j.Name, j.Version, j.Kind+" "+j.Spec, j.Timezone, paused, next, last, run)
+	}
+	return tw.Flush()
+}
+
+func fireOf(f store.ScheduleFire, withName bool) *fireJSON {
+	j := &fireJSON{Slot: jsonTime(f.Slot), Status: string(f.Status), Reason: f.Reason, FiredAt: jsonTime(f.FiredAt)}
+	if withName {
+		j.Schedule = f.Schedule
+	}
+	if f.RunID != "" {
+		id := f.RunID
+		j.RunID = &id
+	}
+	return j
+}
+
+// scheduleWork pauses, unpauses or triggers one schedule.
+func (e *env) scheduleWork(ctx context.Context, sub, ref string, asJSON bool) error {
+	wf, name, ok := strings.Cut(ref, "/")
+	if !ok || wf == "" || name == "" {
+		return usageErrorf("%q is not WORKFLOW/NAME", ref).hint("Name a schedule as its workflow and its name, like nightly-report/nightly; list them with: flowrun schedules")
+	}
+	st, err := e.openStore(ctx, false)
+	if errors.Is(err, errNoDatabase) {
+		return usageErrorf("there is no schedule %q: the database has none", ref).hint("Apply a workflow with a schedule block first.")
+	}
+	if err != nil {
+		return err
+	}
+	sc, err := st.ScheduleGet(ctx, wf, name)
+	if err == nil && !sc.Active {
+		err = fmt.Errorf("%w", store.ErrNotFound)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return e.unknownSchedule(ctx, st, ref)
+	}
+	if err != nil {
+		return storeError("", err)
+	}
+	eng := e.engine(st, nil)
+	switch sub {
+	case "pause", "unpause":
+		sc, err := eng.PauseSchedule(ctx, wf, name, sub == "pause")
+		if err != nil {
+			return storeError("", err)
+		}
+		if sc.Paused {
+			fmt.Fprintf(e.stdout, "schedule %s paused\n", ref)
+		} else {
+			fmt.Fprintf(e.stdout, "schedule %s resumed; next fire %s\n", ref, jsonTime(sc.NextAt))
+		}
+		return nil
+	}
+	res, err := eng.TriggerSchedule(ctx, wf, name)
+	if errors.Is(err, store.ErrAlreadyFired) {
+		return usageErrorf("schedule %s was triggered or fired at this very instant already", ref).hint("Trigger it again.")
+	}
+	if err != nil {
+		return storeError("trigger schedule "+ref, err)
+	}
+	if asJSON {
+		return e.writeJSON(fireOf(res.Fire, true))
+	}
+	if res.Run.ID == "" {
+		fmt.Fprintf(e.stdout, "schedule %s: trigger skipped (%s): run %s of the schedule is unfinished and its overlap is %q\n",
+			ref, res.Fire.Reason, strings.Join(res.Unfinished, ", "), sc.Overlap)
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "%s\n", res.Run.ID)
+	fmt.Fprintf(e.stderr, "flowrun schedules: schedule %s started run %s; a worker runs it (flowrun worker)\n", ref, res.Run.ID)
+	return nil
+}
+
+// unknownSchedule refuses a schedule the store does not have active, with
+// the nearest active name.
+func (e *env) unknownSchedule(ctx context.Context, st store.Store, ref string) error {
+	scs, err := st.ScheduleList(ctx, store.ScheduleListParams{})
+	if err != nil {
+		return storeError("", err)
+	}
+	names := make([]string, 0, len(scs))
+	for _, sc := range scs {
+		names = append(names, sc.Workflow+"/"+sc.Name)
+	}
+	x := usageErrorf("there is no active schedule %q", ref)
+	if near := naming.NearestName(ref, names); near != "" {
+		return x.hint(fmt.Sprintf("Did you mean %q? List the schedules with: flowrun schedules", near))
+	}
+	return x.hint("List the schedules with: flowrun schedules")
+}
+
+// printNextFires prints the next fire times of a workflow's activated
+// schedules (apply).
+func (e *env) printNextFires(scs []store.Schedule, now time.Time) {
+	for _, sc := range scs {
+		fires, err := interp.NextFires(sc, now, 3)
+		if err != nil {
+			continue
+		}
+		ts := make([]string, len(fires))
+		for i, f := range fires {
+			ts[i] = f.In(time.UTC).Format(time.RFC3339)
+		}
+		paused := ""
+		if sc.Paused {
+			paused = " (paused)"
+		}
+		fmt.Fprintf(e.stderr, "flowrun apply: schedule %s/%s (%s %q in %s)%s next fires at %s\n",
+			sc.Workflow, sc.Name, sc.Kind, sc.Spec, sc.Timezone, paused, strings.Join(ts, ", "))
+	}
+}
+
+// applySchedules is apply of a workflow with schedules, without --run: it
+// stores the versions, activates their schedules and prints each one's
+// next fires, and starts no run.
+func (e *env) applySchedules(ctx context.Context, mod *lang.Module, o *applyOptions) error {
+	if len(o.pairs) > 0 || o.inputsFile != "" || o.newRun || o.detach {
+		return usageErrorf("this workflow has schedules: apply activates them and starts no run, so --input, --inputs, --new and --detach do not apply").
+			hint("Pass --run to also start a run now with these inputs.")
+	}
+	st, err := e.openStore(ctx, true)
+	if err != nil {
+		return err
+	}
+	eng := e.engine(st, nil)
+	if err := e.storeVersions(ctx, eng, mod); err != nil {
+		return err
+	}
+	return e.activateSchedules(ctx, eng, mod)
+}
+
+// activateSchedules activates the schedules of every workflow of mod (a
+// version that drops its schedules stops them) and prints the next fires
+// of each; their runs execute in the workflow file's directory.
+func (e *env) activateSchedules(ctx context.Context, eng *interp.Engine, mod *lang.Module) error {
+	for _, w := range mod.Workflows {
+		dir, err := filepath.Abs(filepath.Dir(w.File))
+		if err != nil {
+			return fmt.Errorf("find the directory of %s: %w", w.File, err)
+		}
+		scs, err := eng.ActivateSchedules(ctx, w.Graph, dir)
+		if err != nil {
+			return storeError("", err)
+		}
+		e.printNextFires(scs, e.clock.Now())
+	}
+	return nil
+}

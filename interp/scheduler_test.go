@@ -1,0 +1,148 @@
+package interp
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flowrun/flowrun/schedule"
+	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/sqlite"
+)
+
+const scheduledSrc = `workflow "tick" {
+  version = "VERSION"
+  input "date" { type = string }
+  input "at" { type = string }
+  schedule "minutely" {
+    every    = "1m"
+    timezone = "America/New_York"
+    overlap  = "OVERLAP"
+    catch_up = "CATCHUP"
+    inputs   = { date = "{{ schedule.date }}", at = "{{ schedule.time }}" }
+  }
+  step "s" {
+    exec { command = ["true"] }
+  }
+}`
+
+func (b *bundle) activate(version, overlap, catchUp string) {
+	b.t.Helper()
+	src := strings.NewReplacer("VERSION", version, "OVERLAP", overlap, "CATCHUP", catchUp).Replace(scheduledSrc)
+	g := b.compile(src)[0]
+	if _, err := b.e.ActivateSchedules(b.ctx, g, "/work/dir"); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+func (b *bundle) fires() []store.ScheduleFire {
+	b.t.Helper()
+	fs, err := b.st.ScheduleFireList(b.ctx, store.ScheduleFireListParams{Workflow: "tick", Name: "minutely"})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return fs
+}
+
+// TestSchedulerFiresEachSlotOnce: two engines on one SQLite file call
+// FireDue at every step of a fake clock over 10 minutes; each minute's slot
+// starts exactly one run, with the schedule's inputs, the key
+// schedule.RunKey, the recorded work dir and the version current at the
+// fire (a PATCH applied halfway binds the later runs).
+func TestSchedulerFiresEachSlotOnce(t *testing.T) {
+	b := setup(t)
+	st2, err := sqlite.Open(b.ctx, b.st.Path(), sqlite.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.Close()
+	e2 := New(st2, Options{Clock: b.clk, Owner: store.Owner{Host: "h", PID: 2, Worker: "t2"}, ParkWait: -1})
+	b.clk.Set(time.Date(2030, 1, 2, 3, 4, 30, 0, time.UTC))
+	b.activate("1.0.0", "allow", "latest")
+	for i := 0; i < 40; i++ {
+		if i == 20 {
+			b.activate("1.0.1", "allow", "latest")
+		}
+		b.clk.Advance(15 * time.Second)
+		for _, e := range []*Engine{b.e, e2} {
+			if _, err := e.FireDue(b.ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	fires := b.fires()
+	if len(fires) != 10 {
+		t.Fatalf("%d fires, want 10 (one per minute): %+v", len(fires), fires)
+	}
+	loc, _ := time.LoadLocation("America/New_York")
+	for _, f := range fires {
+		if f.Status != store.FireFired || f.RunID == "" || f.Slot.Second() != 0 {
+			t.Fatalf("fire %+v: want fired with a run, on the minute", f)
+		}
+		run, err := b.st.RunGet(b.ctx, f.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var in map[string]string
+		_ = json.Unmarshal(run.Inputs, &in)
+		if run.Key != schedule.RunKey("minutely", f.Slot) || run.WorkDir != "/work/dir" ||
+			in["date"] != f.Slot.In(loc).Format(time.DateOnly) || in["at"] != f.Slot.In(loc).Format(time.RFC3339) {
+			t.Errorf("run %+v of slot %s: key, work dir or inputs wrong (%v)", run, f.Slot, in)
+		}
+		want := "1.0.0"
+		if f.FiredAt.After(time.Date(2030, 1, 2, 3, 9, 30, 0, time.UTC)) {
+			want = "1.0.1"
+		}
+		if run.Version != want {
+			t.Errorf("slot %s ran version %s, want %s (current at the fire)", f.Slot, run.Version, want)
+		}
+	}
+}
+
+// TestSchedulerCatchUpAndOverlap: a scheduler that was away 30 minutes
+// fires the latest slot and records the others skipped (catch_up); with
+// overlap = "skip" the next slot is skipped while that run is unfinished,
+// and a manual trigger honours the same policy.
+func TestSchedulerCatchUpAndOverlap(t *testing.T) {
+	b := setup(t)
+	b.clk.Set(time.Date(2030, 1, 2, 3, 10, 30, 0, time.UTC))
+	b.activate("1.0.0", "skip", "latest")
+	b.clk.Advance(30 * time.Minute)
+	if n, err := b.e.FireDue(b.ctx); err != nil || n != 1 {
+		t.Fatalf("FireDue = %d, %v; want 1 run", n, err)
+	}
+	fires := b.fires()
+	fired, skipped := 0, 0
+	for _, f := range fires {
+		switch {
+		case f.Status == store.FireFired:
+			fired++
+			if !f.Slot.Equal(time.Date(2030, 1, 2, 3, 40, 0, 0, time.UTC)) {
+				t.Errorf("fired slot %s, want the latest, 03:40", f.Slot)
+			}
+		case f.Reason == "catch_up":
+			skipped++
+		}
+	}
+	if fired != 1 || skipped != 29 {
+		t.Fatalf("fired %d, skipped %d; want 1 and 29", fired, skipped)
+	}
+	b.clk.Advance(time.Minute)
+	if n, err := b.e.FireDue(b.ctx); err != nil || n != 0 {
+		t.Fatalf("FireDue with a run unfinished = %d, %v; want 0 (overlap skip)", n, err)
+	}
+	if f := b.fires()[0]; f.Status != store.FireSkipped || f.Reason != "overlap" {
+		t.Fatalf("newest fire %+v; want skipped for overlap", f)
+	}
+	res, err := b.e.TriggerSchedule(b.ctx, "tick", "minutely")
+	if err != nil || res.Run.ID != "" || res.Fire.Reason != "overlap" {
+		t.Fatalf("trigger = %+v, %v; want skipped for overlap", res, err)
+	}
+	b.activate("1.0.1", "allow", "latest")
+	b.clk.Advance(time.Second)
+	res, err = b.e.TriggerSchedule(b.ctx, "tick", "minutely")
+	if err != nil || res.Run.ID == "" || res.Fire.Reason != "manual" {
+		t.Fatalf("trigger with overlap allow = %+v, %v; want a run", res, err)
+	}
+}
