@@ -1,14 +1,17 @@
 # nightly-report: collect one number per source, summarise them, write a
 # report file; flag values over a threshold; alert when the run fails or
-# passes its deadline. Meant for cron; the key makes it once per date.
+# passes its deadline. Its schedule runs it at 02:00 Berlin time every night
+# (a flowrun worker fires it); the key makes it once per date.
 #
-#   flowrun apply examples/nightly-report.hcl --input date=2025-01-02
-#   flowrun apply examples/nightly-report.hcl --input date=2025-01-03 --input fail_source=errors
+#   flowrun apply examples/nightly-report.hcl        # activates the schedule
+#   flowrun worker                                   # fires it every night
+#   flowrun apply examples/nightly-report.hcl --run --input date=2025-01-02
+#   flowrun apply examples/nightly-report.hcl --run --input date=2025-01-03 --input fail_source=errors
 #     # the "errors" collector fails: the run fails and bin/notify logs an
 #     # alert line in /tmp/flowrun-alerts.log (ALERT_LOG=FILE for another)
 
 workflow "nightly-report" {
-  version     = "1.1.0"
+  version     = "1.1.1"
   description = "Collect, summarise and publish the nightly numbers."
   # A program gets only a few variables of the worker's environment (PATH,
   # HOME, the locale, ...). bin/notify, in "flag" and in the alert, reads
@@ -34,6 +37,17 @@ workflow "nightly-report" {
 
   key      = "'report-' + input.date" # re-applying a date resumes, never duplicates
   deadline = "1h"
+
+  # Every night at 02:00 in Berlin, for that day's date. A night the
+  # workers were all down fires once when one comes back (catch_up =
+  # "latest"); the jitter spreads the start over a minute.
+  schedule "nightly" {
+    cron     = "0 2 * * *"
+    timezone = "Europe/Berlin"
+    inputs   = { date = "{{ schedule.date }}" }
+    catch_up = "latest"
+    jitter   = "1m"
+  }
 
   concurrency { # cron overlap: if last night's run is still going, skip
     key         = "'nightly-report'"
