@@ -107,21 +107,29 @@ func (e *Engine) scheduleGrace() time.Duration { return 5 * e.opts.Poll }
 // not an error.
 func (e *Engine) FireDue(ctx context.Context) (int, error) {
 	now := e.clk.Now()
-	due, err := e.st.ScheduleDue(ctx, store.ScheduleDueParams{Now: now, Limit: scheduleDueLimit})
-	if err != nil {
-		return 0, fmt.Errorf("read the due schedules: %w", err)
-	}
 	started := 0
 	var errs []error
-	for _, sc := range due {
-		n, err := e.fireSchedule(ctx, sc, now)
-		started += n
+	// A full page is read again: the schedules dealt with have moved
+	// their next_at past now, so the next page holds the others.
+	for page := 0; page < 64; page++ {
+		due, err := e.st.ScheduleDue(ctx, store.ScheduleDueParams{Now: now, Limit: scheduleDueLimit})
 		if err != nil {
-			errs = append(errs, err)
+			return started, fmt.Errorf("read the due schedules: %w", err)
 		}
-	}
-	if started > 0 {
-		e.wakePools()
+		failed := len(errs)
+		for _, sc := range due {
+			n, err := e.fireSchedule(ctx, sc, now)
+			started += n
+			if err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if started > 0 { // the runs start while the next page fires
+			e.wakePools()
+		}
+		if len(due) < scheduleDueLimit || len(errs) > failed {
+			break // the last page; or a schedule that fails would come again
+		}
 	}
 	return started, errors.Join(errs...)
 }
