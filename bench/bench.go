@@ -130,6 +130,8 @@ func Scenarios() []*Scenario {
 			run: setScenario("NORMAL"), rss: &Target{Of: "value", Op: "<=", Limit: 60}},
 		{Name: "compile", Description: "compiling chains of N/10 and N set steps with a CEL template each (lang.LoadFile, lang.Load)",
 			run: compileScenario},
+		{Name: "store-chain", Description: "compiling and storing chains of N/10 and N set steps with a {{ }} template each (flowrun apply --detach, a process each) against hclsyntax parsing the same file alone (a process each)",
+			run: storeChainScenario},
 		{Name: "exec", Description: "sequential exec steps running true", run: execScenario},
 		{Name: "worker", Description: "1,000 runs of 10 set steps on one worker at concurrency 16, FULL", run: workerScenario},
 		{Name: "foreach", Description: "a foreach over 10,000 items with set bodies at concurrency 32, FULL", run: foreachScenario},

@@ -34,7 +34,11 @@ minutes; --scale 0.1 is a quick look. Scenarios: ` + strings.Join(bench.Names(),
 			asJSON := fs.Bool("json", false, "print the report as one JSON object")
 			dir := fs.String("dir", "", "the scratch directory (default: a new temporary directory, removed at the end)")
 			childMode := fs.Bool("child", false, "internal: run one scenario in this process and print its result as JSON")
+			parseFloor := fs.String("parse-floor", "", "internal: parse this file with hclsyntax alone (the floor of the store-chain scenario)")
 			return func(ctx context.Context, args []string) error {
+				if *parseFloor != "" {
+					return bench.ParseFloor(*parseFloor)
+				}
 				if len(args) > 0 {
 					return usageErrorf("bench takes no arguments, got %q", args[0]).hint("Choose scenarios with --scenario NAME,NAME.")
 				}
