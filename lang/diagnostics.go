@@ -240,6 +240,9 @@ func indentLike(s []byte) string {
 // about the block itself, which may be misspelled (`stepp "a"`) or
 // misnamed, so the context is the block that holds it, as in Terraform.
 func blockContext(file *hcl.File, offset int) string {
+	if o, ok := file.Body.(*outlineBody); ok {
+		return o.context(offset)
+	}
 	body, ok := file.Body.(*hclsyntax.Body)
 	if !ok {
 		return ""
@@ -251,13 +254,8 @@ func blockContext(file *hcl.File, offset int) string {
 			if !b.Range().ContainsOffset(offset) || offset < b.OpenBraceRange.End.Byte {
 				continue
 			}
-			if len(b.Labels) > 0 {
-				var s strings.Builder
-				s.WriteString(b.Type)
-				for _, l := range b.Labels {
-					fmt.Fprintf(&s, " %q", l)
-				}
-				ctx = s.String()
+			if c := labelContext(b); c != "" {
+				ctx = c
 			}
 			inner = b.Body
 			break

@@ -237,6 +237,8 @@ func (l *fileLoader) load(filename string, src []byte) {
 	lf := &loadedFile{name: filename}
 	lf.diags = append(lf.diags, diags...)
 	decls, diags := decodeFile(file)
+	// Decoded: the syntax tree is garbage from here on (outline.go).
+	l.module.Files[filename] = outlined(file)
 	lf.diags = append(lf.diags, diags...)
 	lf.decls, lf.decodeDiags = decls, diags
 	l.files = append(l.files, lf)
