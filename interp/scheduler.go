@@ -109,6 +109,7 @@ func (e *Engine) FireDue(ctx context.Context) (int, error) {
 	now := e.clk.Now()
 	started := 0
 	var errs []error
+	versions := map[string]store.Version{} // the pass's reads of versions, by workflow and version
 	// A full page is read again: the schedules dealt with have moved
 	// their next_at past now, so the next page holds the others.
 	for page := 0; page < 64; page++ {
@@ -118,7 +119,7 @@ func (e *Engine) FireDue(ctx context.Context) (int, error) {
 		}
 		failed := len(errs)
 		for _, sc := range due {
-			n, err := e.fireSchedule(ctx, sc, now)
+			n, err := e.fireSchedule(ctx, sc, now, versions)
 			started += n
 			if err != nil {
 				errs = append(errs, err)
@@ -135,7 +136,7 @@ func (e *Engine) FireDue(ctx context.Context) (int, error) {
 }
 
 // fireSchedule deals with the due slots of one schedule at now.
-func (e *Engine) fireSchedule(ctx context.Context, sc store.Schedule, now time.Time) (int, error) {
+func (e *Engine) fireSchedule(ctx context.Context, sc store.Schedule, now time.Time, versions map[string]store.Version) (int, error) {
 	spec, err := parseStored(sc)
 	if err != nil {
 		return 0, err
@@ -159,7 +160,7 @@ func (e *Engine) fireSchedule(ctx context.Context, sc store.Schedule, now time.T
 	}
 	started := 0
 	for _, slot := range plan.Fire {
-		res, err := e.fireSlot(ctx, sc, spec, slot, spec.Next(slot), false)
+		res, err := e.fireSlot(ctx, sc, spec, slot, spec.Next(slot), false, versions)
 		switch {
 		case errors.Is(err, store.ErrAlreadyFired):
 			continue // another worker fired it
@@ -186,10 +187,19 @@ func (e *Engine) fireSchedule(ctx context.Context, sc store.Schedule, now time.T
 
 // fireSlot builds the slot's run (its inputs evaluated with schedule.*,
 // the workflow's key or schedule.RunKey) and fires it through the store.
-func (e *Engine) fireSlot(ctx context.Context, sc store.Schedule, spec *schedule.Spec, slot, next time.Time, manual bool) (store.ScheduleFireResult, error) {
-	v, err := e.st.VersionGet(ctx, sc.Workflow, sc.Version)
-	if err != nil {
-		return store.ScheduleFireResult{}, fmt.Errorf("schedule %s/%s: %w", sc.Workflow, sc.Name, err)
+// versions caches the versions read (nil: none).
+func (e *Engine) fireSlot(ctx context.Context, sc store.Schedule, spec *schedule.Spec, slot, next time.Time, manual bool, versions map[string]store.Version) (store.ScheduleFireResult, error) {
+	vk := sc.Workflow + "\x00" + sc.Version
+	v, ok := versions[vk]
+	if !ok {
+		var err error
+		if v, err = e.st.VersionGet(ctx, sc.Workflow, sc.Version); err != nil {
+			return store.ScheduleFireResult{}, fmt.Errorf("schedule %s/%s: %w", sc.Workflow, sc.Name, err)
+		}
+		v.Graph = nil // load reads it by hash, from its cache
+		if versions != nil {
+			versions[vk] = v
+		}
 	}
 	l, err := e.load(ctx, v.Workflow, v.Hash)
 	if err != nil {
@@ -278,7 +288,7 @@ func (e *Engine) TriggerSchedule(ctx context.Context, workflow, name string) (st
 		return store.ScheduleFireResult{}, err
 	}
 	now := e.clk.Now().Truncate(time.Microsecond)
-	res, err := e.fireSlot(ctx, sc, spec, now, time.Time{}, true)
+	res, err := e.fireSlot(ctx, sc, spec, now, time.Time{}, true, nil)
 	if err == nil && res.Run.ID != "" {
 		e.wakePools()
 	}

@@ -146,3 +146,43 @@ func TestSchedulerCatchUpAndOverlap(t *testing.T) {
 		t.Fatalf("trigger with overlap allow = %+v, %v; want a run", res, err)
 	}
 }
+
+// TestSchedulerSlotInputsFail: a slot whose run key cannot be computed
+// (the key expression fails on the slot's inputs) is recorded skipped with
+// the reason, starts nothing, and the schedule moves on: the next pass
+// does not try it again.
+func TestSchedulerSlotInputsFail(t *testing.T) {
+	b := setup(t)
+	g := b.compile(`workflow "badkey" {
+  version = "1.0.0"
+  key     = "string(int(input.at))"
+  input "at" { type = string }
+  schedule "m" {
+    every  = "1m"
+    inputs = { at = "{{ schedule.time }}" }
+  }
+  step "s" {
+    set { x = 1 }
+  }
+}`)[0]
+	if _, err := b.e.ActivateSchedules(b.ctx, g, ""); err != nil {
+		t.Fatal(err)
+	}
+	b.clk.Advance(time.Minute)
+	for range 2 {
+		if n, err := b.e.FireDue(b.ctx); err != nil || n != 0 {
+			t.Fatalf("FireDue = %d, %v; want 0 runs and no error", n, err)
+		}
+	}
+	fs, err := b.st.ScheduleFireList(b.ctx, store.ScheduleFireListParams{Workflow: "badkey", Name: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != 1 || fs[0].Status != store.FireSkipped || !strings.HasPrefix(fs[0].Reason, "inputs: ") || !strings.Contains(fs[0].Reason, "key") {
+		t.Fatalf("fires = %+v; want one skipped with reason inputs: ... key", fs)
+	}
+	sc, err := b.st.ScheduleGet(b.ctx, "badkey", "m")
+	if err != nil || !sc.NextAt.After(b.clk.Now()) {
+		t.Fatalf("schedule %+v, %v: want its next_at after now", sc, err)
+	}
+}
