@@ -186,3 +186,79 @@ func TestSchedulerSlotInputsFail(t *testing.T) {
 		t.Fatalf("schedule %+v, %v: want its next_at after now", sc, err)
 	}
 }
+
+// TestSchedulerYearDST: over a year from 2030-01-02, a fake clock stepped
+// every 5 hours and
+// FireDue at each step fire exactly the slots package schedule computes
+// (itself checked against hand-written offset rules), DST days included:
+// Berlin's 02:30 fires at 03:00 CEST on the spring-forward day
+// (2030-03-31), New York's 01:30 once, at 01:30 EDT, on the fall-back day
+// (2030-11-03).
+func TestSchedulerYearDST(t *testing.T) {
+	for _, tc := range []struct{ zone, cron, day, wall string }{
+		{"Europe/Berlin", "30 2 * * *", "2030-03-31", "2030-03-31T03:00:00+02:00"},
+		{"America/New_York", "30 1 * * *", "2030-11-03", "2030-11-03T01:30:00-04:00"},
+	} {
+		t.Run(tc.zone, func(t *testing.T) {
+			b := setup(t)
+			b.clk.Set(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)) // t0; Set only moves forward
+			src := `workflow "daily" {
+  version = "1.0.0"
+  schedule "d" {
+    cron     = "` + tc.cron + `"
+    timezone = "` + tc.zone + `"
+    overlap  = "allow"
+  }
+  step "s" {
+    set { x = 1 }
+  }
+}`
+			g := b.compile(src)[0]
+			if _, err := b.e.ActivateSchedules(b.ctx, g, ""); err != nil {
+				t.Fatal(err)
+			}
+			spec, err := ParseSchedule(g.Schedules[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := b.clk.Now()
+			end := start.AddDate(1, 0, 0)
+			for b.clk.Now().Before(end) {
+				b.clk.Advance(5 * time.Hour)
+				if _, err := b.e.FireDue(b.ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var want []time.Time
+			for s := spec.Next(start); !s.After(b.clk.Now()); s = spec.Next(s) {
+				want = append(want, s)
+			}
+			fs, err := b.st.ScheduleFireList(b.ctx, store.ScheduleFireListParams{Workflow: "daily", Name: "d"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(fs) != len(want) {
+				t.Fatalf("%d fires, want %d", len(fs), len(want))
+			}
+			loc := spec.Location()
+			var onDay []string
+			for _, f := range fs {
+				if l := f.Slot.In(loc); l.Format(time.DateOnly) == tc.day {
+					onDay = append(onDay, l.Format(time.RFC3339))
+				}
+			}
+			if len(onDay) != 1 || onDay[0] != tc.wall {
+				t.Errorf("fires on %s: %v, want exactly [%s]", tc.day, onDay, tc.wall)
+			}
+			for i, f := range fs {
+				w := want[len(want)-1-i] // fires are newest first
+				if !f.Slot.Equal(w) || f.Status != store.FireFired {
+					t.Fatalf("fire %d: %s %s, want fired at %s", i, f.Slot.In(loc), f.Status, w.In(loc))
+				}
+			}
+			if len(want) < 364 {
+				t.Fatalf("only %d slots in a year", len(want))
+			}
+		})
+	}
+}
