@@ -109,9 +109,7 @@ func BenchmarkCompile1000StepsCold(b *testing.B) {
 	b.SetBytes(int64(len(src)))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		expr.EnvMu.Lock()
-		expr.EnvCache = map[string]*expr.ScopeEnv{}
-		expr.EnvMu.Unlock()
+		expr.ResetEnvCache()
 		_, diags := LoadFile("big.hcl", src)
 		if diags.HasErrors() {
 			b.Fatal(diags)

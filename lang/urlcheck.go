@@ -39,7 +39,7 @@ func (c *compiler) checkURL(v *graph.Value, n *dataNode) {
 			if pt.Expr == nil {
 				continue
 			}
-			if l := expr.LayoutOf(expr.UrlPrefix(parts[:i])); l.Auth < 0 {
+			if l := expr.LayoutOf(expr.URLPrefix(parts[:i])); l.Auth < 0 {
 				bad("The value of {{ %s }} would be part of the url's scheme. Write the scheme and its \"://\" as text, like \"https://{{ input.host }}/path\", or make the whole start of the url one value, like \"{{ input.base }}/path\".", pt.Expr.CEL)
 				return
 			}
@@ -48,7 +48,7 @@ func (c *compiler) checkURL(v *graph.Value, n *dataNode) {
 		if raw {
 			return // a url.raw value may change the rest
 		}
-		pieces, _ := expr.UrlPieces(v.Template, func(int) (string, error) { return "1", nil })
+		pieces, _ := expr.URLPieces(v.Template, func(int) (string, error) { return "1", nil })
 		if _, err := expr.BuildURL(pieces); err != nil {
 			bad("The url cannot be requested whatever its values are: %v.", err)
 		}

@@ -88,11 +88,11 @@ func (sizeEstimator) EstimateCallCost(string, string, *cost.AstNode, []cost.AstN
 }
 
 // checkCost rejects an expression whose worst-case cost is too high.
-func checkCost(se *ScopeEnv, checked *cel.Ast, p *ParsedExpr, scope *Scope) hcl.Diagnostics {
+func checkCost(se *scopeEnv, checked *cel.Ast, p *ParsedExpr, scope *Scope) hcl.Diagnostics {
 	if boundedBySize(checked.NativeRep()) {
 		return nil
 	}
-	est, err := se.Env.EstimateCost(checked, sizeEstimator{})
+	est, err := se.env.EstimateCost(checked, sizeEstimator{})
 	if err != nil {
 		return internalDiag(fmt.Errorf("estimating the cost of %q: %w", p.src, err), p.loc)
 	}

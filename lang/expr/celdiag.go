@@ -16,7 +16,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 )
 
-// exprLoc places an expression inside the HCL file: content is the value of
+// ExprLoc places an expression inside the HCL file: content is the value of
 // the HCL string that holds it, rng the range of that string literal (its
 // quotes included), off the byte offset of the expression in content (not 0
 // inside templates).
@@ -179,7 +179,7 @@ func internalDiag(err error, loc ExprLoc) hcl.Diagnostics {
 // checkContext is what issueDiags needs to explain type-checking errors.
 type checkContext struct {
 	scope *Scope
-	env   *ScopeEnv
+	env   *scopeEnv
 }
 
 var (

@@ -287,8 +287,8 @@ func comparable(a, b *types.Type) bool {
 
 // scopeEnv is the environment of one scope: the base extended with the
 // scope's variables, and the object types they use.
-type ScopeEnv struct {
-	Env   *cel.Env
+type scopeEnv struct {
+	env   *cel.Env
 	types *objectTypes
 	vars  map[string]*graph.Type // declared variables and their flowrun types
 }
@@ -297,16 +297,24 @@ type ScopeEnv struct {
 const maxCachedEnvs = 4096
 
 var (
-	EnvMu    sync.Mutex
-	EnvCache = map[string]*ScopeEnv{}
+	envMu    sync.Mutex
+	envCache = map[string]*scopeEnv{}
 )
 
+// ResetEnvCache empties the process-wide cache of scope environments, as
+// in a process that has compiled nothing yet (for measuring a cold start).
+func ResetEnvCache() {
+	envMu.Lock()
+	envCache = map[string]*scopeEnv{}
+	envMu.Unlock()
+}
+
 // envFor returns the (cached) environment of a scope.
-func envFor(s *Scope) (*ScopeEnv, error) {
+func envFor(s *Scope) (*scopeEnv, error) {
 	key := s.key()
-	EnvMu.Lock()
-	se, ok := EnvCache[key]
-	EnvMu.Unlock()
+	envMu.Lock()
+	se, ok := envCache[key]
+	envMu.Unlock()
 	if ok {
 		return se, nil
 	}
@@ -314,12 +322,12 @@ func envFor(s *Scope) (*ScopeEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	EnvMu.Lock()
-	if len(EnvCache) >= maxCachedEnvs {
-		EnvCache = map[string]*ScopeEnv{}
+	envMu.Lock()
+	if len(envCache) >= maxCachedEnvs {
+		envCache = map[string]*scopeEnv{}
 	}
-	EnvCache[key] = se
-	EnvMu.Unlock()
+	envCache[key] = se
+	envMu.Unlock()
 	return se, nil
 }
 
@@ -365,7 +373,7 @@ func scopeVars(s *Scope) map[string]*graph.Type {
 	return vars
 }
 
-func newScopeEnv(s *Scope) (*ScopeEnv, error) {
+func newScopeEnv(s *Scope) (*scopeEnv, error) {
 	b, err := base()
 	if err != nil {
 		return nil, err
@@ -381,7 +389,7 @@ func newScopeEnv(s *Scope) (*ScopeEnv, error) {
 		return nil, fmt.Errorf("declaring the variables of %s: %w", s.where(), err)
 	}
 	warmChecker(env)
-	return &ScopeEnv{Env: env, types: ot, vars: vars}, nil
+	return &scopeEnv{env: env, types: ot, vars: vars}, nil
 }
 
 // warmChecker makes env's type checker build, before env is shared, the

@@ -36,7 +36,7 @@ func ParseExpr(src string, rng hcl.Range) (*ParsedExpr, hcl.Diagnostics) {
 	return parseExprAt(src, ExprLoc{Content: src, Rng: rng})
 }
 
-// parseSourceExprAt is parseExprAt for an expression of a workflow file
+// ParseSourceExprAt is parseExprAt for an expression of a workflow file
 // being compiled: it also holds the expression to MaxCELNesting. (The
 // expressions of a stored graph are parsed again without that check, so a
 // graph stored before the limit existed still runs.)
@@ -205,7 +205,7 @@ func checkExpr(p *ParsedExpr, scope *Scope, want *graph.Type) (*graph.Expr, *cel
 // the expression. A scope of a graph is checked in the graph's shared
 // environment; if that fails, the scope's own environment checks it again
 // and gives the diagnostics (see celgraph.go).
-func checkExprEnv(p *ParsedExpr, scope *Scope, want *graph.Type) (*graph.Expr, *cel.Ast, *ScopeEnv, hcl.Diagnostics) {
+func checkExprEnv(p *ParsedExpr, scope *Scope, want *graph.Type) (*graph.Expr, *cel.Ast, *scopeEnv, hcl.Diagnostics) {
 	if diags := checkRefs(p, scope); diags.HasErrors() {
 		return nil, nil, nil, diags
 	}
@@ -229,8 +229,8 @@ func checkExprEnv(p *ParsedExpr, scope *Scope, want *graph.Type) (*graph.Expr, *
 }
 
 // checkIn checks an expression in an environment.
-func checkIn(se *ScopeEnv, p *ParsedExpr, scope *Scope, want *graph.Type) (*graph.Expr, *cel.Ast, hcl.Diagnostics) {
-	checked, iss := se.Env.Check(p.ast)
+func checkIn(se *scopeEnv, p *ParsedExpr, scope *Scope, want *graph.Type) (*graph.Expr, *cel.Ast, hcl.Diagnostics) {
+	checked, iss := se.env.Check(p.ast)
 	if iss.Err() != nil {
 		return nil, nil, issueDiags(iss, p.src, p.loc, p, &checkContext{scope: scope, env: se})
 	}

@@ -43,7 +43,7 @@ var graphSeq atomic.Uint64
 // environment; a scope with more uses its own environment.
 const maxOverrides = 4
 
-// celGraph holds the CEL environments of one graph.
+// CelGraph holds the CEL environments of one graph.
 type CelGraph struct {
 	ot   *objectTypes
 	name string // the CEL name of the steps type (variants add a suffix)
@@ -55,7 +55,7 @@ type CelGraph struct {
 	names func() []string
 
 	mu       sync.RWMutex
-	Envs     map[string]*ScopeEnv              // by variables key
+	envs     map[string]*scopeEnv              // by variables key
 	variants map[string]map[string]*graph.Type // steps type name → overridden visible types
 	byKey    map[string]string                 // overrides key → steps type name
 	fields   map[string]map[string]fieldT      // steps type name → field → CEL type
@@ -63,14 +63,14 @@ type CelGraph struct {
 
 type fieldT struct{ t *cel.Type }
 
-// newCelGraph returns the environments of a graph whose steps' visible
+// NewCelGraph returns the environments of a graph whose steps' visible
 // output types step gives.
 func NewCelGraph(step func(string) *graph.Type, names func() []string) *CelGraph {
 	g := &CelGraph{
 		name:     fmt.Sprintf("flowrun.steps_%d", graphSeq.Add(1)),
 		step:     step,
 		names:    names,
-		Envs:     map[string]*ScopeEnv{},
+		envs:     map[string]*scopeEnv{},
 		variants: map[string]map[string]*graph.Type{},
 		byKey:    map[string]string{},
 		fields:   map[string]map[string]fieldT{},
@@ -160,7 +160,7 @@ func (g *CelGraph) stepField(typeName, name string) *cel.Type {
 
 // envFor returns the graph's environment for a scope, or nil when the scope
 // overrides too many steps to share one.
-func (g *CelGraph) envFor(s *Scope) (*ScopeEnv, error) {
+func (g *CelGraph) envFor(s *Scope) (*scopeEnv, error) {
 	var over map[string]*graph.Type
 	for n, t := range s.Steps {
 		if known := g.step(n); known == nil || (known != t && !known.Equal(t)) {
@@ -180,7 +180,7 @@ func (g *CelGraph) envFor(s *Scope) (*ScopeEnv, error) {
 	overKey := overridesKey(over)
 	key := s.varsKey() + "|" + overKey
 	g.mu.Lock()
-	se, ok := g.Envs[key]
+	se, ok := g.envs[key]
 	stepsName, known := g.byKey[overKey]
 	if !known {
 		stepsName = g.name + "_" + strconv.Itoa(len(g.variants))
@@ -208,12 +208,12 @@ func (g *CelGraph) envFor(s *Scope) (*ScopeEnv, error) {
 		return nil, fmt.Errorf("declaring the variables of %s: %w", s.where(), err)
 	}
 	warmChecker(env)
-	se = &ScopeEnv{Env: env, types: ot}
+	se = &scopeEnv{env: env, types: ot}
 	g.mu.Lock()
-	if old, ok := g.Envs[key]; ok {
+	if old, ok := g.envs[key]; ok {
 		se = old
 	} else {
-		g.Envs[key] = se
+		g.envs[key] = se
 	}
 	g.mu.Unlock()
 	return se, nil

@@ -87,12 +87,12 @@ func TestGraphEnvShared(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range g.Steps[1:] {
-		le := p.Lazy[s.When]
+		le := p.Lazy()[s.When]
 		if _, err := p.Compile(le); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := len(p.Cel.Envs); n != 1 {
+	if n := len(p.Cel().Envs()); n != 1 {
 		t.Errorf("%d environments for 19 when expressions, want 1", n)
 	}
 }
@@ -126,7 +126,7 @@ func TestBoundedBySize(t *testing.T) {
 		if got := expr.BoundedBySize(checked.NativeRep()); got != want {
 			t.Errorf("boundedBySize(%q) = %t, want %t", src, got, want)
 		}
-		est, err := se.Env.EstimateCost(checked, expr.SizeEstimator{})
+		est, err := se.Env().EstimateCost(checked, expr.SizeEstimator{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,11 +17,11 @@ import (
 // each expression is compiled once, and cel-go programs may be evaluated
 // from several goroutines at once.
 type Program struct {
-	G     *graph.Graph
-	Progs map[*graph.Expr]*compiled // compiled by Load (or by tests)
-	Lazy  map[*graph.Expr]*lazyExpr // compiled on first use (see evalload.go)
+	g     *graph.Graph
+	progs map[*graph.Expr]*compiled // compiled by Load (or by tests)
+	lazy  map[*graph.Expr]*lazyExpr // compiled on first use (see evalload.go)
 	steps map[string]*graph.Step    // g's steps by name
-	Cel   *CelGraph                 // the environments of the narrow scopes
+	cel   *CelGraph                 // the environments of the narrow scopes
 	// outputReads: the steps the outputs read (OutputReads).
 	outputReads []string
 }
@@ -29,9 +29,9 @@ type Program struct {
 // compiled is one expression ready to run.
 type compiled struct {
 	text  string
-	Prg   cel.Program
-	Vars  map[string]*graph.Type // the variables the scope declares
-	Steps []string               // the steps the expression reads
+	prg   cel.Program
+	vars  map[string]*graph.Type // the variables the scope declares
+	steps []string               // the steps the expression reads
 	// inputKey is the text of the type the scope declares input as: the
 	// key of its conversion in a ConvCache (each scope has a type of its
 	// own, and equal types share one conversion).
@@ -61,22 +61,22 @@ func compileParsed(pe *ParsedExpr, text string, sc *Scope, costLimit uint64) (*c
 	if diags.HasErrors() {
 		return nil, fmt.Errorf("expression %q in %s: %s", text, sc.where(), diags.Error())
 	}
-	prg, err := se.Env.Program(checked,
+	prg, err := se.env.Program(checked,
 		cel.CostLimit(costLimit),
 		cel.InterruptCheckFrequency(InterruptCheckFrequency),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("planning expression %q: %w", text, err)
 	}
-	c := &compiled{text: text, Prg: prg, Vars: scopeVars(sc), Steps: pe.StepRefs()}
-	if t := c.Vars["input"]; t != nil {
+	c := &compiled{text: text, prg: prg, vars: scopeVars(sc), steps: pe.StepRefs()}
+	if t := c.vars["input"]; t != nil {
 		c.inputKey = t.String()
 	}
-	if t := c.Vars["steps"]; t != nil {
-		for _, n := range c.Steps {
+	if t := c.vars["steps"]; t != nil {
+		for _, n := range c.steps {
 			if st := t.Fields[n]; st != nil {
 				if c.outKeys == nil {
-					c.outKeys = make(map[string]string, len(c.Steps))
+					c.outKeys = make(map[string]string, len(c.steps))
 				}
 				c.outKeys[n] = st.Fields["output"].String()
 			}
@@ -119,8 +119,8 @@ type Activation struct {
 // holding more than minCachedLen elements in all. It is safe for concurrent use.
 type ConvCache struct {
 	mu    sync.Mutex
-	Input map[string]any        // by the type's text
-	Steps map[string]*convEntry // by step name
+	input map[string]any        // by the type's text
+	steps map[string]*convEntry // by step name
 }
 
 // convEntry is a step output and its conversion to the type of key.
@@ -136,7 +136,7 @@ const minCachedLen = 32
 
 // NewConvCache returns an empty cache.
 func NewConvCache() *ConvCache {
-	return &ConvCache{Input: map[string]any{}, Steps: map[string]*convEntry{}}
+	return &ConvCache{input: map[string]any{}, steps: map[string]*convEntry{}}
 }
 
 // stepOutputAs returns the output of step name converted to t (whose text
@@ -148,11 +148,11 @@ func (c *ConvCache) stepOutputAs(name string, out any, t *graph.Type, key string
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e := c.Steps[name]; e != nil && e.key == key && sameValue(e.src, out) {
+	if e := c.steps[name]; e != nil && e.key == key && sameValue(e.src, out) {
 		return e.conv
 	}
 	v := toJSONTyped(out, t)
-	c.Steps[name] = &convEntry{src: out, key: key, conv: v}
+	c.steps[name] = &convEntry{src: out, key: key, conv: v}
 	return v
 }
 
@@ -186,7 +186,7 @@ func exceeds(v any, budget *int) bool {
 // no longer reads that step).
 func (c *ConvCache) ForgetStep(name string) {
 	c.mu.Lock()
-	delete(c.Steps, name)
+	delete(c.steps, name)
 	c.mu.Unlock()
 }
 
@@ -209,11 +209,11 @@ func sameValue(a, b any) bool {
 func (c *ConvCache) inputAs(in func() map[string]any, t *graph.Type, key string) any {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if v, ok := c.Input[key]; ok {
+	if v, ok := c.input[key]; ok {
 		return v
 	}
 	v := toJSONTyped(in(), t)
-	c.Input[key] = v
+	c.input[key] = v
 	return v
 }
 
@@ -240,14 +240,14 @@ type RunInfo struct {
 // a JSON-like Go value: nil, bool, int64, float64, string, []any or
 // map[string]any.
 func (p *Program) Eval(ctx context.Context, e *graph.Expr, a *Activation) (any, error) {
-	c, err := p.Compiled(e)
+	c, err := p.compiled(e)
 	if err != nil {
 		return nil, err
 	}
 	if a == nil {
 		a = &Activation{}
 	}
-	out, _, err := c.Prg.ContextEval(ctx, &lazyVars{C: c, A: a})
+	out, _, err := c.prg.ContextEval(ctx, &lazyVars{c: c, a: a})
 	if err != nil {
 		return nil, fmt.Errorf("evaluating %q: %w", c.text, c.explain(err, a))
 	}

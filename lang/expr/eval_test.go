@@ -42,7 +42,7 @@ func ctActivation() *Activation {
 // ctProgram compiles expressions in one scope into a Program.
 func ctProgram(t testing.TB, sc *Scope, srcs ...string) (*Program, []*graph.Expr) {
 	t.Helper()
-	p := &Program{G: ctGraph(), Progs: map[*graph.Expr]*compiled{}}
+	p := &Program{g: ctGraph(), progs: map[*graph.Expr]*compiled{}}
 	var exprs []*graph.Expr
 	for _, src := range srcs {
 		e, diags := ctCheck(src, sc, nil)
@@ -53,7 +53,7 @@ func ctProgram(t testing.TB, sc *Scope, srcs ...string) (*Program, []*graph.Expr
 		if err != nil {
 			t.Fatalf("%q: %v", src, err)
 		}
-		p.Progs[e] = c
+		p.progs[e] = c
 		exprs = append(exprs, e)
 	}
 	return p, exprs
@@ -169,7 +169,7 @@ func TestEvalCostAndCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Program{G: &graph.Graph{}, Progs: map[*graph.Expr]*compiled{e: c}}
+	p := &Program{g: &graph.Graph{}, progs: map[*graph.Expr]*compiled{e: c}}
 	big := make([]any, 5000)
 	for i := range big {
 		big[i] = float64(i)
@@ -184,7 +184,7 @@ func TestEvalCostAndCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Progs[e] = c
+	p.progs[e] = c
 	if _, err = p.Eval(ctx, e, &Activation{Input: map[string]any{"n": big}}); err == nil {
 		t.Error("cancelled context: no error")
 	}
@@ -311,7 +311,7 @@ func TestEvalConcurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := p.G
+	g := p.g
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for range 8 {

@@ -23,25 +23,25 @@ import (
 // foreach over a 10,000-item input list converted the whole list for each
 // item: quadratic in the list).
 type lazyVars struct {
-	C    *compiled
-	A    *Activation
-	Done map[string]any
+	c    *compiled
+	a    *Activation
+	done map[string]any
 }
 
 // ResolveName implements interpreter.Activation.
 func (l *lazyVars) ResolveName(name string) (any, bool) {
-	t, ok := l.C.Vars[name]
+	t, ok := l.c.vars[name]
 	if !ok {
 		return nil, false
 	}
-	if v, ok := l.Done[name]; ok {
+	if v, ok := l.done[name]; ok {
 		return v, true
 	}
-	v := l.C.bindOne(name, t, l.A)
-	if l.Done == nil {
-		l.Done = make(map[string]any, 2)
+	v := l.c.bindOne(name, t, l.a)
+	if l.done == nil {
+		l.done = make(map[string]any, 2)
 	}
-	l.Done[name] = v
+	l.done[name] = v
 	return v, true
 }
 
@@ -62,8 +62,8 @@ func (c *compiled) bindOne(name string, t *graph.Type, a *Activation) any {
 			"attempt": int64(a.Run.Attempt), "started_at": a.Run.StartedAt,
 		}
 	case "steps":
-		steps := make(map[string]any, len(c.Steps))
-		for _, n := range c.Steps {
+		steps := make(map[string]any, len(c.steps))
+		for _, n := range c.steps {
 			sr, ok := a.Steps[n]
 			st, declared := t.Fields[n]
 			if !ok || !declared {
@@ -130,7 +130,7 @@ func orEmpty(m map[string]any) map[string]any {
 
 // explain adds to an evaluation error what a missing step result means.
 func (c *compiled) explain(err error, a *Activation) error {
-	for _, n := range c.Steps {
+	for _, n := range c.steps {
 		if _, ok := a.Steps[n]; !ok && strings.Contains(err.Error(), "no such key: "+n) {
 			return fmt.Errorf("%w (steps.%s has no result yet: the step has not run, or this is iteration 0 of its own until loop, where it must be guarded: iteration == 0 ? ... : steps.%s.output)", err, n, n)
 		}

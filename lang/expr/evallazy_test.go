@@ -42,19 +42,19 @@ func TestEvalConvertsOnlyWhatItReads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lv := &expr.LazyVars{C: comp, A: a}
-		out, _, err := comp.Prg.ContextEval(context.Background(), lv)
+		lv := expr.NewLazyVars(comp, a)
+		out, _, err := comp.Prg().ContextEval(context.Background(), lv)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got, _ := expr.FromCEL(out); fmt.Sprint(got) != fmt.Sprint(c.want) {
 			t.Errorf("%s = %v, want %v", c.value, got, c.want)
 		}
-		if len(lv.Done) != len(c.read) {
-			t.Errorf("%s converted %d variables %v, want only %v", c.value, len(lv.Done), lv.Done, c.read)
+		if len(lv.Done()) != len(c.read) {
+			t.Errorf("%s converted %d variables %v, want only %v", c.value, len(lv.Done()), lv.Done(), c.read)
 		}
 		for _, name := range c.read {
-			if _, ok := lv.Done[name]; !ok {
+			if _, ok := lv.Done()[name]; !ok {
 				t.Errorf("%s did not convert %s, which it reads", c.value, name)
 			}
 		}
@@ -106,7 +106,7 @@ func TestEvalInputCache(t *testing.T) {
 	}
 	// One conversion for the two expressions, whose scopes declare equal
 	// input types, not one per evaluation (six here).
-	if n := len(cache.Input); n != 1 {
+	if n := len(cache.Input()); n != 1 {
 		t.Fatalf("the cache holds %d conversions of the inputs, want 1", n)
 	}
 }
@@ -153,13 +153,13 @@ func TestEvalStepOutputCache(t *testing.T) {
 			t.Fatalf("item %d: %v with the cache, %v without, want %d", i, got, want, i*10)
 		}
 	}
-	e := cache.Steps["src"]
+	e := cache.Steps()["src"]
 	if e == nil {
 		t.Fatal("a 100-item output was not kept converted")
 	}
 	for i := range 100 {
 		eval(cache, first, i)
-		if cache.Steps["src"] != e {
+		if cache.Steps()["src"] != e {
 			t.Fatal("the same output was converted again")
 		}
 	}
@@ -167,11 +167,11 @@ func TestEvalStepOutputCache(t *testing.T) {
 	if got := eval(cache, big(1000), 3); got != float64(10030) {
 		t.Fatalf("a new output gave %v, want 10030 (the old conversion was used)", got)
 	}
-	if cache.Steps["src"] == e {
+	if cache.Steps()["src"] == e {
 		t.Fatal("a new output did not replace the kept conversion")
 	}
 	cache.ForgetStep("src")
-	if len(cache.Steps) != 0 {
+	if len(cache.Steps()) != 0 {
 		t.Fatal("ForgetStep kept the conversion")
 	}
 	// A small output is converted each time and not kept.
@@ -179,7 +179,7 @@ func TestEvalStepOutputCache(t *testing.T) {
 	if got := eval(cache, small, 1); got != float64(80) {
 		t.Fatalf("small output gave %v, want 80", got)
 	}
-	if len(cache.Steps) != 0 {
+	if len(cache.Steps()) != 0 {
 		t.Fatal("a small output was kept")
 	}
 }

@@ -35,12 +35,12 @@ import (
 
 // lazyExpr is an expression compiled on first use.
 type lazyExpr struct {
-	Text string
+	text string
 	step *graph.Step // the step whose slot holds it; nil for workflow slots
 	slot string      // the slot (SlotWhen, SlotKey, ...)
 
 	once sync.Once
-	C    *compiled
+	c    *compiled
 	err  error
 }
 
@@ -50,11 +50,11 @@ type lazyExpr struct {
 // alerts. Expressions are found by pointer when evaluated, and compiled on
 // first use. Load fails when an expression reads a step it cannot see.
 func Load(g *graph.Graph) (*Program, error) {
-	p := &Program{G: g, Progs: map[*graph.Expr]*compiled{}, steps: make(map[string]*graph.Step, len(g.Steps))}
+	p := &Program{g: g, progs: map[*graph.Expr]*compiled{}, steps: make(map[string]*graph.Step, len(g.Steps))}
 	for _, s := range g.Steps {
 		p.steps[s.Name] = s
 	}
-	p.Cel = NewCelGraph(func(name string) *graph.Type {
+	p.cel = NewCelGraph(func(name string) *graph.Type {
 		if s := p.steps[name]; s != nil {
 			return VisibleOutput(s)
 		}
@@ -65,7 +65,7 @@ func Load(g *graph.Graph) (*Program, error) {
 	// an expression per step is not grown twenty times.
 	n := loader{p: p, count: true}
 	n.walk(g)
-	p.Lazy = make(map[*graph.Expr]*lazyExpr, n.n)
+	p.lazy = make(map[*graph.Expr]*lazyExpr, n.n)
 	l := loader{p: p}
 	l.walk(g)
 	if len(l.errs) > 0 {
@@ -99,11 +99,11 @@ func (p *Program) valueReads(v *graph.Value) error {
 			}
 			refs, ok := scanStepRefs(part.Expr.CEL, nil)
 			if !ok {
-				c, err := p.Compiled(part.Expr)
+				c, err := p.compiled(part.Expr)
 				if err != nil {
 					return err
 				}
-				refs = c.Steps
+				refs = c.steps
 			}
 			p.outputReads = append(p.outputReads, refs...)
 		}
@@ -122,7 +122,7 @@ func (p *Program) valueReads(v *graph.Value) error {
 }
 
 func (p *Program) loadError(err error) error {
-	return fmt.Errorf("loading workflow %s version %s: %w", p.G.Workflow, p.G.Version, err)
+	return fmt.Errorf("loading workflow %s version %s: %w", p.g.Workflow, p.g.Version, err)
 }
 
 // loader indexes the expressions of one graph, collecting errors.
@@ -232,15 +232,15 @@ func (l *loader) expr(e *graph.Expr, s *graph.Step, slot string) {
 		l.n++ // an expression held in two slots counts twice: a hint
 		return
 	}
-	if _, ok := l.p.Lazy[e]; ok {
+	if _, ok := l.p.lazy[e]; ok {
 		return
 	}
 	if len(l.slab) == cap(l.slab) {
 		l.slab = make([]lazyExpr, 0, 256)
 	}
-	l.slab = append(l.slab, lazyExpr{Text: e.CEL, step: s, slot: slot})
+	l.slab = append(l.slab, lazyExpr{text: e.CEL, step: s, slot: slot})
 	le := &l.slab[len(l.slab)-1]
-	l.p.Lazy[e] = le
+	l.p.lazy[e] = le
 	var ok bool
 	l.refs, ok = scanStepRefs(e.CEL, l.refs[:0])
 	for _, r := range l.refs {
@@ -249,22 +249,22 @@ func (l *loader) expr(e *graph.Expr, s *graph.Step, slot string) {
 	if ok {
 		return
 	}
-	if _, err := l.p.Compile(le); err != nil {
+	if _, err := l.p.compile(le); err != nil {
 		l.errs = append(l.errs, err)
 	}
 }
 
 // compiled returns the program of an expression of the graph, compiling it
 // on first use.
-func (p *Program) Compiled(e *graph.Expr) (*compiled, error) {
-	if c, ok := p.Progs[e]; ok {
+func (p *Program) compiled(e *graph.Expr) (*compiled, error) {
+	if c, ok := p.progs[e]; ok {
 		return c, nil
 	}
-	le, ok := p.Lazy[e]
+	le, ok := p.lazy[e]
 	if !ok {
-		return nil, fmt.Errorf("expression %q is not part of workflow %s version %s", exprText(e), p.G.Workflow, p.G.Version)
+		return nil, fmt.Errorf("expression %q is not part of workflow %s version %s", exprText(e), p.g.Workflow, p.g.Version)
 	}
-	c, err := p.Compile(le)
+	c, err := p.compile(le)
 	if err != nil {
 		return nil, p.loadError(err)
 	}
@@ -272,33 +272,33 @@ func (p *Program) Compiled(e *graph.Expr) (*compiled, error) {
 }
 
 // compile compiles a lazy expression once.
-func (p *Program) Compile(le *lazyExpr) (*compiled, error) {
+func (p *Program) compile(le *lazyExpr) (*compiled, error) {
 	le.once.Do(func() {
-		le.C, le.err = p.compileNow(le)
+		le.c, le.err = p.compileNow(le)
 	})
-	return le.C, le.err
+	return le.c, le.err
 }
 
 func (p *Program) compileNow(le *lazyExpr) (*compiled, error) {
-	pe, diags := ParseExpr(le.Text, hcl.Range{})
+	pe, diags := ParseExpr(le.text, hcl.Range{})
 	if diags.HasErrors() {
-		return nil, fmt.Errorf("expression %q in %s: %s", le.Text, (&Scope{Where: le.slot}).where(), diags.Error())
+		return nil, fmt.Errorf("expression %q in %s: %s", le.text, (&Scope{Where: le.slot}).where(), diags.Error())
 	}
 	if sc := p.narrowScope(le, pe.StepRefs()); sc != nil {
-		if c, err := compileParsed(pe, le.Text, sc, RuntimeCostLimit); err == nil {
+		if c, err := compileParsed(pe, le.text, sc, RuntimeCostLimit); err == nil {
 			return c, nil
 		}
 	}
-	return compileParsed(pe, le.Text, p.FullScope(le), RuntimeCostLimit)
+	return compileParsed(pe, le.text, p.fullScope(le), RuntimeCostLimit)
 }
 
 // fullScope is the scope of the expression's slot, as the compiler saw it.
-func (p *Program) FullScope(le *lazyExpr) *Scope {
+func (p *Program) fullScope(le *lazyExpr) *Scope {
 	var sc *Scope
 	if le.step == nil {
-		sc = GraphScope(p.G, le.slot)
+		sc = GraphScope(p.g, le.slot)
 	} else {
-		sc = StepScope(p.G, le.step, le.slot)
+		sc = StepScope(p.g, le.step, le.slot)
 	}
 	sc.Declared = naming.NamesSorted(p.steps)
 	return sc
@@ -307,7 +307,7 @@ func (p *Program) FullScope(le *lazyExpr) *Scope {
 // narrowScope is fullScope with only the steps in refs, or nil when one of
 // them is not visible.
 func (p *Program) narrowScope(le *lazyExpr, refs []string) *Scope {
-	view := &graph.Graph{Inputs: p.G.Inputs, Secrets: p.G.Secrets}
+	view := &graph.Graph{Inputs: p.g.Inputs, Secrets: p.g.Secrets}
 	if le.step == nil {
 		for _, r := range refs {
 			s, ok := p.steps[r]
@@ -320,7 +320,7 @@ func (p *Program) narrowScope(le *lazyExpr, refs []string) *Scope {
 		if len(refs) > 0 && sc.Steps == nil {
 			return nil
 		}
-		sc.Graph = p.Cel
+		sc.Graph = p.cel
 		return sc
 	}
 	sc := StepScope(view, le.step, le.slot)
@@ -333,7 +333,7 @@ func (p *Program) narrowScope(le *lazyExpr, refs []string) *Scope {
 		}
 		sc.Steps[r] = VisibleOutput(p.steps[r])
 	}
-	sc.Graph = p.Cel
+	sc.Graph = p.cel
 	return sc
 }
 

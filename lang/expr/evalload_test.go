@@ -68,14 +68,14 @@ func TestScanStepRefsCoversParse(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, prog := range []*expr.Program{p, full} {
-		for _, le := range prog.Lazy {
-			pe, diags := expr.ParseExpr(le.Text, hcl.Range{})
+		for _, le := range prog.Lazy() {
+			pe, diags := expr.ParseExpr(le.Text(), hcl.Range{})
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
-			refs, ok := expr.ScanStepRefs(le.Text, nil)
+			refs, ok := expr.ScanStepRefs(le.Text(), nil)
 			if !ok {
-				t.Errorf("%q: scan gave up", le.Text)
+				t.Errorf("%q: scan gave up", le.Text())
 				continue
 			}
 			found := map[string]bool{}
@@ -84,7 +84,7 @@ func TestScanStepRefsCoversParse(t *testing.T) {
 			}
 			for _, r := range pe.StepRefs() {
 				if !found[r] {
-					t.Errorf("%q: scan missed steps.%s", le.Text, r)
+					t.Errorf("%q: scan missed steps.%s", le.Text(), r)
 				}
 			}
 		}
@@ -109,24 +109,24 @@ func TestLoadMatchesFullScope(t *testing.T) {
 			a.Steps[fmt.Sprintf("s%d", i)] = expr.StepResult{Status: "completed", Attempts: 1, Output: map[string]any{"n": float64(i), "label": "x"}}
 		}
 		var texts []string
-		for e, le := range p.Lazy {
+		for e, le := range p.Lazy() {
 			lazyVal, lazyErr := p.Eval(ctx, e, a)
-			c, err := expr.CompileExpr(le.Text, p.FullScope(le))
+			c, err := expr.CompileExpr(le.Text(), p.FullScope(le))
 			if err != nil {
-				t.Fatalf("%q: %v", le.Text, err)
+				t.Fatalf("%q: %v", le.Text(), err)
 			}
-			if st := p.Lazy[e].C.Vars["steps"]; st != nil && len(st.Fields) > len(p.Lazy[e].C.Steps)+1 {
-				t.Errorf("%q: compiled with %d steps visible, not in a narrow scope", le.Text, len(st.Fields))
+			if st := p.Lazy()[e].C().Vars()["steps"]; st != nil && len(st.Fields) > len(p.Lazy()[e].C().Steps())+1 {
+				t.Errorf("%q: compiled with %d steps visible, not in a narrow scope", le.Text(), len(st.Fields))
 			}
-			if got, want := varNames(p.Lazy[e].C.Vars), varNames(c.Vars); got != want {
-				t.Errorf("%q: variables %s, want %s", le.Text, got, want)
+			if got, want := varNames(p.Lazy()[e].C().Vars()), varNames(c.Vars()); got != want {
+				t.Errorf("%q: variables %s, want %s", le.Text(), got, want)
 			}
-			q := &expr.Program{G: g, Progs: map[*graph.Expr]*expr.Compiled{e: c}}
+			q := expr.NewProgram(g, map[*graph.Expr]*expr.Compiled{e: c})
 			fullVal, fullErr := q.Eval(ctx, e, a)
 			if !reflect.DeepEqual(lazyVal, fullVal) || (lazyErr == nil) != (fullErr == nil) {
-				t.Errorf("%q: Load gives %#v, %v; the full scope %#v, %v", le.Text, lazyVal, lazyErr, fullVal, fullErr)
+				t.Errorf("%q: Load gives %#v, %v; the full scope %#v, %v", le.Text(), lazyVal, lazyErr, fullVal, fullErr)
 			}
-			texts = append(texts, le.Text)
+			texts = append(texts, le.Text())
 		}
 		if len(texts) == 0 {
 			t.Fatal("no expressions")
@@ -154,7 +154,7 @@ func TestLoadCompilesOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	when := g.Steps[3].When
-	if p.Lazy[when].C != nil {
+	if p.Lazy()[when].C() != nil {
 		t.Fatal("compiled before use")
 	}
 	a := &expr.Activation{Input: map[string]any{"limit": 10.0}, Steps: map[string]expr.StepResult{"s2": {Status: "completed", Output: map[string]any{"n": 2.0, "label": "x"}}}}
@@ -163,11 +163,11 @@ func TestLoadCompilesOnce(t *testing.T) {
 			t.Fatalf("when = %v, %v", v, err)
 		}
 	}
-	first := p.Lazy[when].C
+	first := p.Lazy()[when].C()
 	if first == nil {
 		t.Fatal("not compiled after use")
 	}
-	if _, err := p.Eval(context.Background(), when, a); err != nil || p.Lazy[when].C != first {
+	if _, err := p.Eval(context.Background(), when, a); err != nil || p.Lazy()[when].C() != first {
 		t.Errorf("compiled again: %v", err)
 	}
 }

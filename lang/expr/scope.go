@@ -114,7 +114,7 @@ func InputsType(g *graph.Graph) *graph.Type {
 	return graph.ObjectOf(fields)
 }
 
-// visibleOutput is the type of steps.NAME.output seen from another step:
+// VisibleOutput is the type of steps.NAME.output seen from another step:
 // the list of the per-item outputs for a foreach step.
 func VisibleOutput(s *graph.Step) *graph.Type {
 	out := s.OutputType

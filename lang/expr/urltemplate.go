@@ -12,11 +12,11 @@ import (
 // check what its literal text decides, and when a step runs, to build the
 // URL the request goes to.
 
-// urlPieces turns a url template into pieces, text(i) giving the value of
+// URLPieces turns a url template into pieces, text(i) giving the value of
 // its i-th part (an expression). The first part, when it is an expression,
 // is the base and is raw, and so is a url.raw(...) part; every other
 // expression is escaped where it lands.
-func UrlPieces(t *graph.Template, text func(i int) (string, error)) ([]URLPiece, error) {
+func URLPieces(t *graph.Template, text func(i int) (string, error)) ([]URLPiece, error) {
 	pieces := make([]URLPiece, 0, len(t.Parts))
 	for i, pt := range t.Parts {
 		if pt.Expr == nil {
@@ -32,8 +32,8 @@ func UrlPieces(t *graph.Template, text func(i int) (string, error)) ([]URLPiece,
 	return pieces, nil
 }
 
-// urlPrefix is the literal text of parts (which hold no raw value).
-func UrlPrefix(parts []graph.TemplatePart) string {
+// URLPrefix is the literal text of parts (which hold no raw value).
+func URLPrefix(parts []graph.TemplatePart) string {
 	var b strings.Builder
 	for _, pt := range parts {
 		b.WriteString(pt.Text)
@@ -53,7 +53,7 @@ func (p *Program) EvalURL(ctx context.Context, h *graph.HTTPAction, a *Activatio
 		return "", &URLError{Msg: "the url is missing"}
 	case v.Template != nil && !(len(v.Template.Parts) == 1 && v.Template.Parts[0].Expr != nil):
 		var pieces []URLPiece
-		pieces, err = UrlPieces(v.Template, func(i int) (string, error) {
+		pieces, err = URLPieces(v.Template, func(i int) (string, error) {
 			e := v.Template.Parts[i].Expr
 			x, err := p.Eval(ctx, e, a)
 			if err != nil {

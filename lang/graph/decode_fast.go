@@ -161,7 +161,7 @@ func decodeFast(b []byte, in *typeInterner) (g *Graph, ok bool) {
 	return DecodeFastSplit(b, in, defaultFastSplit())
 }
 
-// decodeFastSplit is decodeFast with the parallel decode of the steps
+// DecodeFastSplit is decodeFast with the parallel decode of the steps
 // configured by sp (tests force it on small graphs).
 func DecodeFastSplit(b []byte, in *typeInterner, sp FastSplit) (*Graph, bool) {
 	g, ok := decodeFastUnordered(b, in, sp)
@@ -1897,7 +1897,7 @@ func (d *fastDecoder) parseType() *Type {
 // the wrong place costs time, never a different result, and a malformed
 // step fails there too and goes to the reference decode.
 
-// fastSplit configures the parallel decode of the steps.
+// FastSplit configures the parallel decode of the steps.
 type FastSplit struct {
 	// workers is the number of goroutines decoding steps, the caller's
 	// included; below 2 the steps are decoded in one pass.

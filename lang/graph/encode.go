@@ -123,7 +123,7 @@ func decodeCheck(g *Graph, sp FastSplit) error {
 	return ValidateGraph(g)
 }
 
-// decodeReference is Decode through encoding/json (decodeStream, or the
+// DecodeReference is Decode through encoding/json (decodeStream, or the
 // whole record when the stream decoder does not take it): what decodeFast
 // must agree with, and what reports every error.
 func DecodeReference(b []byte) (*Graph, error) {
@@ -227,7 +227,7 @@ func Hash(g *Graph) (string, error) {
 	return h, err
 }
 
-// encMarshal is json.Marshal without HTML escaping (CEL's && and < stay
+// EncMarshal is json.Marshal without HTML escaping (CEL's && and < stay
 // readable) and without the trailing newline of json.Encoder.
 func EncMarshal(v any) ([]byte, error) {
 	var buf bytes.Buffer

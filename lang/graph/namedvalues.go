@@ -65,7 +65,7 @@ func (nv NamedValues) asMap() map[string]*Value {
 	return m
 }
 
-// namedValuesOf returns the values of m in name order (nil for nil).
+// NamedValuesOf returns the values of m in name order (nil for nil).
 func NamedValuesOf(m map[string]*Value) NamedValues {
 	if m == nil {
 		return nil

@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// didYouMean returns ` Did you mean "x"?` for the nearest of names, or "".
+// DidYouMean returns ` Did you mean "x"?` for the nearest of names, or "".
 func DidYouMean(given string, names []string) string {
 	if s := NearestName(given, names); s != "" {
 		return fmt.Sprintf(" Did you mean %q?", s)
@@ -30,7 +30,7 @@ func NearestName(given string, names []string) string {
 	return best
 }
 
-// editDistance is the Levenshtein distance between a and b, in runes.
+// EditDistance is the Levenshtein distance between a and b, in runes.
 func EditDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
 	prev := make([]int, len(rb)+1)
@@ -70,7 +70,7 @@ func NamesSorted[V any](m map[string]V) []string {
 	return keys
 }
 
-// validIdent reports whether s is a CEL identifier: a letter or
+// ValidIdent reports whether s is a CEL identifier: a letter or
 // underscore, then letters, digits and underscores.
 func ValidIdent(s string) bool {
 	if s == "" {
@@ -102,7 +102,7 @@ func QuotedNames(names []string) string {
 	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
 }
 
-// quoteList renders names for a message: `a`, `b` and `c`.
+// QuoteList renders names for a message: `a`, `b` and `c`.
 func QuoteList(names []string) string {
 	if len(names) == 0 {
 		return "none"
