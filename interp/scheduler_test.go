@@ -262,3 +262,56 @@ func TestSchedulerYearDST(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkerFiresOnItsClock: a Worker fires a schedule's slots as its
+// injected clock reaches them, and only then: with the fake clock held
+// before the slot nothing fires however long the test waits; stepped past
+// five slots, five runs are started (catch_up all) and run to the end.
+func TestWorkerFiresOnItsClock(t *testing.T) {
+	b := setup(t, func(o *Options) { o.Poll = time.Second })
+	g := b.compile(`workflow "w" {
+  version = "1.0.0"
+  schedule "m" {
+    every    = "1m"
+    overlap  = "allow"
+    catch_up = "all"
+  }
+  step "s" {
+    set { x = 1 }
+  }
+}`)[0]
+	b.clk.Set(time.Date(2030, 1, 2, 3, 10, 30, 0, time.UTC))
+	if _, err := b.e.ActivateSchedules(b.ctx, g, ""); err != nil {
+		t.Fatal(err)
+	}
+	w := NewWorker(b.e, WorkerOptions{})
+	if err := w.Start(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop(b.ctx)
+	completed := func() int {
+		rs, err := b.st.RunList(b.ctx, store.RunListParams{Workflow: "w", Status: store.RunCompleted})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(rs)
+	}
+	time.Sleep(300 * time.Millisecond) // real time passes; the fake clock does not
+	if fs, err := b.st.ScheduleFireList(b.ctx, store.ScheduleFireListParams{Workflow: "w", Name: "m"}); err != nil || len(fs) != 0 {
+		t.Fatalf("fires %v, %v before the clock reached a slot", fs, err)
+	}
+	b.clk.Set(time.Date(2030, 1, 2, 3, 15, 30, 0, time.UTC))
+	deadline := time.Now().Add(10 * time.Second) // safety net only
+	for completed() < 5 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d runs completed, want 5 (one per slot 03:11 to 03:15)", completed())
+		}
+		if b.clk.Pending() > 0 {
+			b.clk.Advance(100 * time.Millisecond)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if n := completed(); n != 5 {
+		t.Fatalf("%d runs, want 5", n)
+	}
+}
