@@ -145,6 +145,14 @@ func (e *Engine) fireSchedule(ctx context.Context, sc store.Schedule, now time.T
 	if sc.LastSlot.After(after) {
 		after = sc.LastSlot
 	}
+	if sc.Overlap == string(schedule.OverlapQueue) {
+		busy, err := e.scheduleBusy(ctx, sc)
+		if err != nil || busy {
+			// The due slots wait, still due, until the schedule's runs
+			// have finished; the next pass looks again.
+			return 0, err
+		}
+	}
 	plan := spec.Plan(after, now, schedule.Policy{
 		CatchUp: schedule.CatchUp(sc.CatchUp), Max: sc.MaxCatchUp, Grace: e.scheduleGrace(),
 	})
@@ -224,6 +232,36 @@ func (e *Engine) fireSlot(ctx context.Context, sc store.Schedule, spec *schedule
 	p := store.ScheduleFireParams{Workflow: sc.Workflow, Name: sc.Name, Slot: slot, Version: sc.Version,
 		Overlap: sc.Overlap, Jitter: jitter, Run: ins, NextAt: next, Manual: manual, Now: now}
 	return e.st.ScheduleFire(ctx, p)
+}
+
+// queueLookback is how many of a schedule's latest fires overlap =
+// "queue" looks at for an unfinished run: queued runs finish in turn, so
+// only the latest ones can be unfinished.
+const queueLookback = 8
+
+// scheduleBusy reports whether a run one of the schedule's latest fires
+// started is unfinished.
+func (e *Engine) scheduleBusy(ctx context.Context, sc store.Schedule) (bool, error) {
+	fs, err := e.st.ScheduleFireList(ctx, store.ScheduleFireListParams{Workflow: sc.Workflow, Name: sc.Name, Limit: queueLookback})
+	if err != nil {
+		return false, fmt.Errorf("schedule %s/%s: %w", sc.Workflow, sc.Name, err)
+	}
+	for _, f := range fs {
+		if f.RunID == "" {
+			continue
+		}
+		run, err := e.st.RunGet(ctx, f.RunID)
+		if errors.Is(err, store.ErrNotFound) {
+			continue // pruned
+		}
+		if err != nil {
+			return false, fmt.Errorf("schedule %s/%s: %w", sc.Workflow, sc.Name, err)
+		}
+		if !run.Status.Terminal() {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // slotInputError: a slot's run could not be built from its schedule's

@@ -315,3 +315,36 @@ func TestWorkerFiresOnItsClock(t *testing.T) {
 		t.Fatalf("%d runs, want 5", n)
 	}
 }
+
+// TestSchedulerQueue: with overlap = "queue" a slot that comes due while
+// the schedule's run is unfinished waits, still due, and fires once that
+// run has finished; with catch_up latest the waiting slots are one, the
+// latest.
+func TestSchedulerQueue(t *testing.T) {
+	b := setup(t)
+	b.clk.Set(time.Date(2030, 1, 2, 3, 10, 30, 0, time.UTC))
+	b.activate("1.0.0", "queue", "latest")
+	b.clk.Advance(time.Minute)
+	if n, err := b.e.FireDue(b.ctx); err != nil || n != 1 {
+		t.Fatalf("first slot: FireDue = %d, %v; want 1 run", n, err)
+	}
+	first := b.fires()[0].RunID
+	b.clk.Advance(2 * time.Minute)
+	if n, err := b.e.FireDue(b.ctx); err != nil || n != 0 {
+		t.Fatalf("while run %s is unfinished: FireDue = %d, %v; want 0", first, n, err)
+	}
+	if fs := b.fires(); len(fs) != 1 {
+		t.Fatalf("fires %+v: the waiting slots must not be recorded yet", fs)
+	}
+	if _, err := b.e.Cancel(b.ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := b.e.FireDue(b.ctx); err != nil || n != 1 {
+		t.Fatalf("after the run finished: FireDue = %d, %v; want 1 run", n, err)
+	}
+	fs := b.fires()
+	if len(fs) != 3 || !fs[0].Slot.Equal(time.Date(2030, 1, 2, 3, 13, 0, 0, time.UTC)) || fs[0].Status != store.FireFired ||
+		fs[1].Status != store.FireSkipped || fs[1].Reason != "catch_up" {
+		t.Fatalf("fires %+v: want 03:13 fired, 03:12 skipped (catch_up), 03:11 fired", fs)
+	}
+}
