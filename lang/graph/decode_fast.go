@@ -66,7 +66,7 @@ type fastDecoder struct {
 	// (nil until then).
 	inMu *sync.Mutex
 	// split says whether and how to decode the steps in parallel.
-	split FastSplit
+	split fastSplit
 	// types maps the text of a type to its shared tree, so that a type
 	// repeated thousands of times is parsed once.
 	types map[string]*Type
@@ -158,12 +158,12 @@ func (s *fastSlab[T]) new() *T {
 // caller then decodes it with encoding/json. A long graph's steps are
 // decoded on all the processors (fastDecoder.stepsParallel).
 func decodeFast(b []byte, in *typeInterner) (g *Graph, ok bool) {
-	return DecodeFastSplit(b, in, defaultFastSplit())
+	return decodeFastSplit(b, in, defaultFastSplit())
 }
 
-// DecodeFastSplit is decodeFast with the parallel decode of the steps
+// decodeFastSplit is decodeFast with the parallel decode of the steps
 // configured by sp (tests force it on small graphs).
-func DecodeFastSplit(b []byte, in *typeInterner, sp FastSplit) (*Graph, bool) {
+func decodeFastSplit(b []byte, in *typeInterner, sp fastSplit) (*Graph, bool) {
 	g, ok := decodeFastUnordered(b, in, sp)
 	if ok {
 		fastStepOrder(g)
@@ -173,12 +173,12 @@ func DecodeFastSplit(b []byte, in *typeInterner, sp FastSplit) (*Graph, bool) {
 
 // decodeFastUnordered is decodeFastSplit but for the order of the steps,
 // which fastStepOrder puts in normal form.
-func decodeFastUnordered(b []byte, in *typeInterner, sp FastSplit) (*Graph, bool) {
+func decodeFastUnordered(b []byte, in *typeInterner, sp fastSplit) (*Graph, bool) {
 	g, ok, retry := decodeFastOnce(b, in, sp)
 	if retry {
 		// A chunk of the steps failed: the record is malformed, or a cut
 		// was not between two steps. Decoding it in one pass tells which.
-		g, ok, _ = decodeFastOnce(b, in, FastSplit{})
+		g, ok, _ = decodeFastOnce(b, in, fastSplit{})
 	}
 	return g, ok
 }
@@ -194,7 +194,7 @@ func fastStepOrder(g *Graph) {
 // decodeFastOnce decodes b in one attempt. retry reports that the parallel
 // decode of the steps failed, so that the record is to be decoded again in
 // one pass before the caller is told it was not taken.
-func decodeFastOnce(b []byte, in *typeInterner, sp FastSplit) (g *Graph, ok, retry bool) {
+func decodeFastOnce(b []byte, in *typeInterner, sp fastSplit) (g *Graph, ok, retry bool) {
 	d := newFastDecoder(b, in)
 	d.split = sp
 	defer func() {
@@ -1897,8 +1897,8 @@ func (d *fastDecoder) parseType() *Type {
 // the wrong place costs time, never a different result, and a malformed
 // step fails there too and goes to the reference decode.
 
-// FastSplit configures the parallel decode of the steps.
-type FastSplit struct {
+// fastSplit configures the parallel decode of the steps.
+type fastSplit struct {
 	// workers is the number of goroutines decoding steps, the caller's
 	// included; below 2 the steps are decoded in one pass.
 	Workers int
@@ -1920,8 +1920,8 @@ const (
 	fastChunkBytes = 32 << 10
 )
 
-func defaultFastSplit() FastSplit {
-	return FastSplit{Workers: runtime.GOMAXPROCS(0), MinBytes: fastSplitBytes, ChunkBytes: fastChunkBytes, orderSteps: 256}
+func defaultFastSplit() fastSplit {
+	return fastSplit{Workers: runtime.GOMAXPROCS(0), MinBytes: fastSplitBytes, ChunkBytes: fastChunkBytes, orderSteps: 256}
 }
 
 // fastChunk is a run of steps decoded by one goroutine.

@@ -33,7 +33,7 @@ type typeInterner struct {
 	b     strings.Builder
 }
 
-func NewTypeInterner() *typeInterner {
+func newTypeInterner() *typeInterner {
 	in := &typeInterner{byKey: map[string]*Type{}, keyOf: map[*Type]string{}}
 	for _, t := range []*Type{TypeString, TypeNumber, TypeInt, TypeBool, TypeAny, TypeNull} {
 		in.byKey[string(t.Kind)] = t

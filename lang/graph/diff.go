@@ -482,8 +482,8 @@ func diffWidens(o, n *Type) bool {
 // differs between the kind-specific blocks of two actions of the same kind.
 // Names are the HCL attribute names ("duration", not "duration_ms").
 func diffFields(o, n *Action) []string {
-	ob, _ := EncMarshal(o)
-	nb, _ := EncMarshal(n)
+	ob, _ := encMarshal(o)
+	nb, _ := encMarshal(n)
 	if bytes.Equal(ob, nb) {
 		return nil
 	}
@@ -519,8 +519,8 @@ func diffSet(list []string) map[string]bool {
 
 // diffSame compares two values by their canonical JSON.
 func diffSame(a, b any) bool {
-	ab, aerr := EncMarshal(a)
-	bb, berr := EncMarshal(b)
+	ab, aerr := encMarshal(a)
+	bb, berr := encMarshal(b)
 	return aerr == nil && berr == nil && bytes.Equal(ab, bb)
 }
 

@@ -62,7 +62,7 @@ func Encode(g *Graph) ([]byte, error) {
 		}
 		g = c
 	}
-	b, err := EncMarshal(g)
+	b, err := encMarshal(g)
 	if err != nil {
 		return nil, fmt.Errorf("encode graph %q: %w", g.Workflow, err)
 	}
@@ -87,8 +87,8 @@ func Decode(b []byte) (*Graph, error) {
 
 // decodeSplit is Decode with the parallel decode of the steps configured
 // by sp (tests force it on small graphs).
-func decodeSplit(b []byte, sp FastSplit) (*Graph, error) {
-	in := NewTypeInterner()
+func decodeSplit(b []byte, sp fastSplit) (*Graph, error) {
+	in := newTypeInterner()
 	if g, ok := decodeFastUnordered(b, in, sp); ok && decodeCheck(g, sp) == nil {
 		// No runtime.GC here (see decodeReference): the fast decoder
 		// allocates little besides the graph it returns (10,000 steps:
@@ -98,7 +98,7 @@ func decodeSplit(b []byte, sp FastSplit) (*Graph, error) {
 	}
 	// Anything the fast decoder does not take, and a graph that does not
 	// validate: the reference decode gives the same graph or its error.
-	return DecodeReference(b)
+	return decodeReference(b)
 }
 
 // decodeCheck puts the steps of a graph from decodeFastUnordered in the
@@ -106,7 +106,7 @@ func decodeSplit(b []byte, sp FastSplit) (*Graph, error) {
 // another goroutine checks that its steps are in the canonical order (as
 // stored graphs are; else they are ordered, and the graph validated again).
 // ValidateGraph and fastCanonicalOrder only read the graph.
-func decodeCheck(g *Graph, sp FastSplit) error {
+func decodeCheck(g *Graph, sp fastSplit) error {
 	if sp.Workers < 2 || len(g.Steps) < sp.orderSteps {
 		fastStepOrder(g)
 		return ValidateGraph(g)
@@ -123,11 +123,11 @@ func decodeCheck(g *Graph, sp FastSplit) error {
 	return ValidateGraph(g)
 }
 
-// DecodeReference is Decode through encoding/json (decodeStream, or the
+// decodeReference is Decode through encoding/json (decodeStream, or the
 // whole record when the stream decoder does not take it): what decodeFast
 // must agree with, and what reports every error.
-func DecodeReference(b []byte) (*Graph, error) {
-	in := NewTypeInterner()
+func decodeReference(b []byte) (*Graph, error) {
+	in := newTypeInterner()
 	g, ok := decodeStream(b, in)
 	if !ok {
 		// Whatever the stream decoder did not take, decoded whole: the same
@@ -209,7 +209,7 @@ func Seal(g *Graph) {
 // Hash itself). s should be part of a graph in normal form.
 func StepHash(s *Step) (string, error) {
 	def := stepDefOf(s) // the fields of Step tagged def (step_gen.go)
-	b, err := EncMarshal(def)
+	b, err := encMarshal(def)
 	if err != nil {
 		return "", fmt.Errorf("hash step %q: %w", s.Name, err)
 	}
@@ -227,9 +227,9 @@ func Hash(g *Graph) (string, error) {
 	return h, err
 }
 
-// EncMarshal is json.Marshal without HTML escaping (CEL's && and < stay
+// encMarshal is json.Marshal without HTML escaping (CEL's && and < stay
 // readable) and without the trailing newline of json.Encoder.
-func EncMarshal(v any) ([]byte, error) {
+func encMarshal(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -241,7 +241,7 @@ func EncMarshal(v any) ([]byte, error) {
 
 // encNormalCopy returns a normalised deep copy of g, made through JSON.
 func encNormalCopy(g *Graph) (*Graph, error) {
-	b, err := EncMarshal(g)
+	b, err := encMarshal(g)
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +268,7 @@ func encCanonicalJSON(b []byte) ([]byte, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("data after the JSON value")
 	}
-	return EncMarshal(v)
+	return encMarshal(v)
 }
 
 // encNormalizer walks a graph and either reports (fix false) or repairs

@@ -273,7 +273,7 @@ func TestCanonicalScalarFastPath(t *testing.T) {
 			}
 			continue
 		}
-		long, err := EncMarshal(v)
+		long, err := encMarshal(v)
 		if err != nil {
 			t.Fatal(err)
 		}

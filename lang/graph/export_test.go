@@ -2,6 +2,13 @@ package graph
 
 // The external tests reach these through the names below.
 
+type FastSplit = fastSplit
+
+var DecodeFastSplit = decodeFastSplit
+var DecodeReference = decodeReference
+var EncMarshal = encMarshal
+var NewTypeInterner = newTypeInterner
+
 var DecodeFast = decodeFast
 var DecodeFastOnce = decodeFastOnce
 var DecodeSplit = decodeSplit

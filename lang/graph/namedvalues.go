@@ -81,7 +81,7 @@ func NamedValuesOf(m map[string]*Value) NamedValues {
 // MarshalJSON writes the object a map of the values gives (null for nil),
 // without HTML escaping, as the canonical encoding does.
 func (nv NamedValues) MarshalJSON() ([]byte, error) {
-	return EncMarshal(nv.asMap())
+	return encMarshal(nv.asMap())
 }
 
 // UnmarshalJSON reads an object as encoding/json reads it into a map (a

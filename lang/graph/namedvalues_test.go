@@ -16,12 +16,12 @@ func TestNamedValuesJSON(t *testing.T) {
 		"a":     {Lit: json.RawMessage(`1`), Type: TypeNumber},
 		"zé<&>": {Template: &Template{Parts: []TemplatePart{{Text: "x<y"}}}, Type: TypeString},
 	}
-	want, err := EncMarshal(m)
+	want, err := encMarshal(m)
 	if err != nil {
 		t.Fatal(err)
 	}
 	nv := NamedValuesOf(m)
-	got, err := EncMarshal(nv)
+	got, err := encMarshal(nv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestNamedValuesJSON(t *testing.T) {
 	if !reflect.DeepEqual(back, nv) {
 		t.Fatalf("decoded %v, want %v", back, nv)
 	}
-	if b, _ := EncMarshal(NamedValues(nil)); string(b) != "null" {
+	if b, _ := encMarshal(NamedValues(nil)); string(b) != "null" {
 		t.Fatalf("nil encodes as %s, want null (as a nil map)", b)
 	}
 	var n NamedValues = NamedValues{}

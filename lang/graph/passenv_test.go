@@ -1,4 +1,4 @@
-package lang
+package graph_test
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/lang/graph"
 )
 
@@ -32,11 +33,15 @@ const passEnvBaseHash = "0769fa9343c61e7f21f3d4f4fe0c733ff5f06db2369ca61b0e75e95
 
 func passEnvGraph(t *testing.T, src string) *graph.Graph {
 	t.Helper()
-	m, diags := LoadFile("envs.hcl", []byte(src))
+	m, diags := lang.LoadFile("envs.hcl", []byte(src))
 	if diags.HasErrors() {
 		t.Fatalf("unexpected diagnostics: %v", diags)
 	}
-	return graphOf(t, m, "envs")
+	w := m.Workflow("envs")
+	if w == nil || w.Graph == nil {
+		t.Fatal("workflow envs missing or without graph")
+	}
+	return w.Graph
 }
 
 func TestPassEnvUnsetKeepsHash(t *testing.T) {
