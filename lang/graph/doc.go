@@ -29,6 +29,10 @@
 //  2. have the front end (package lang) set it;
 //  3. if some values of it are not valid, say so in encode_validate.go.
 //
+// A field that holds an expression (an *Expr or a *Value) has a fourth
+// place: the walk of expr.Load (lang/expr/evalload.go), which indexes the
+// expressions of a stored graph under the scope they were checked in.
+//
 // A def field changes the graph hash of every workflow whose steps set it
 // (spec/golden/graph_hashes.txt pins them): leave it out of the encoding
 // when it holds its zero value (omitempty), so that the graphs stored
