@@ -160,8 +160,10 @@ func onlyRun(ctx context.Context, h *harness) (string, error) {
 	return id, nil
 }
 
-// stepOutputBytes is the length of the stored output of a run's step, in
-// SQL (reading it would put it into the scenario's peak RSS).
+// stepOutputBytes is the length of the output a read of a run's step
+// returns, in SQL (reading it would put it into the scenario's peak RSS).
+// A foreach written with store.ItemOutputs is the list of its items'
+// outputs: their lengths, the commas and the brackets.
 func stepOutputBytes(ctx context.Context, path, runID, key string) (int64, error) {
 	db, err := openRaw(path, "NORMAL")
 	if err != nil {
@@ -169,7 +171,13 @@ func stepOutputBytes(ctx context.Context, path, runID, key string) (int64, error
 	}
 	defer db.Close()
 	var n int64
-	if err := db.QueryRowContext(ctx, `SELECT coalesce(length(CAST(output AS BLOB)), 0) FROM steps WHERE run_id = ?1 AND key = ?2`, runID, key).Scan(&n); err != nil {
+	q := `SELECT CASE WHEN s.output = ?3 THEN
+			(SELECT 1 + count(*) + coalesce(sum(length(CAST(CASE WHEN it.status = 'completed' AND it.output IS NOT NULL AND it.output <> ''
+				THEN it.output ELSE 'null' END AS BLOB))), 0)
+			FROM steps it WHERE it.run_id = s.run_id AND it.step = s.step AND it.idx >= 0 AND it.iter = -1)
+		ELSE coalesce(length(CAST(s.output AS BLOB)), 0) END
+		FROM steps s WHERE s.run_id = ?1 AND s.key = ?2`
+	if err := db.QueryRowContext(ctx, q, runID, key, store.ItemOutputsText).Scan(&n); err != nil {
 		return 0, fmt.Errorf("measuring the output of step %s of run %s: %w", key, runID, err)
 	}
 	return n, nil

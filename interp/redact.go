@@ -390,7 +390,13 @@ func (r *redactor) transition(t *store.Transition) {
 	}
 	for i := range t.Steps {
 		w := &t.Steps[i]
-		w.Output, w.Error, w.Detail = r.raw(w.Output), r.raw(w.Error), r.text(w.Detail)
+		if !bytes.Equal(w.Output, store.ItemOutputs) {
+			// store.ItemOutputs stands for item outputs redacted when they
+			// were written; a secret that happened to be part of its text
+			// would turn it into a string.
+			w.Output = r.raw(w.Output)
+		}
+		w.Error, w.Detail = r.raw(w.Error), r.text(w.Detail)
 	}
 	for i := range t.Attempts {
 		a := &t.Attempts[i]

@@ -1,10 +1,12 @@
 package interp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/flowrun/flowrun/lang/expr"
 	"github.com/flowrun/flowrun/lang/graph"
@@ -245,7 +247,7 @@ func (r *runner) dataAct(u *unit) *expr.Activation {
 // settle makes a finished step visible to CEL as steps.NAME.
 func (r *runner) settle(s *graph.Step, row *store.Step) {
 	res := expr.StepResult{Status: string(row.Status), Attempts: row.Attempts}
-	if !r.unread(s.Name) {
+	if !r.unread(s.Name) && !bytes.Equal(row.Output, store.ItemOutputs) {
 		// Decoded only when something will read it: the output of a
 		// foreach of a million items would take far more memory as
 		// values than as its JSON.
@@ -296,6 +298,19 @@ func (r *runner) unread(name string) bool {
 	}
 	i, ok := r.l.g.StepIndex(name)
 	return ok && r.keep.readers[i] <= 0
+}
+
+// readAtAll reports whether any step or workflow output of the graph
+// reads step name's result, settled or not (unread is the count of those
+// still to come). It does not change while the runner lives: a runner
+// loads one graph.
+func (r *runner) readAtAll(name string) bool {
+	for _, s := range r.l.g.Steps {
+		if slices.Contains(s.Needs, name) {
+			return true
+		}
+	}
+	return slices.Contains(r.l.prog.OutputReads(), name)
 }
 
 // over reports whether step name ended and was dropped from the maps.
@@ -810,8 +825,12 @@ func (r *runner) advanceForeach(ctx context.Context, s *graph.Step) bool {
 	}
 	row = r.row(base)
 	row.Attempts = c.attempts
-	addOut(c, "]")
-	row.Status, row.Output, row.FinishedAt = store.StepCompleted, json.RawMessage(c.out), r.now
+	out := store.ItemOutputs
+	if c.read {
+		addOut(c, "]")
+		out = json.RawMessage(c.out)
+	}
+	row.Status, row.Output, row.FinishedAt = store.StepCompleted, out, r.now
 	delete(r.fe, s.Name)
 	r.put(row, nil)
 	r.tx.event("step_completed", s.Name, map[string]any{"items": items.len()})
@@ -828,11 +847,19 @@ func (r *runner) advanceForeach(ctx context.Context, s *graph.Step) bool {
 // failure noted, a dead letter queued) and are folded: their outputs are
 // in out and their attempts in attempts, and their rows were dropped from
 // the runner's maps (they stay in the store).
+//
+// Only a foreach whose output an expression of the run reads (read) builds
+// its output as it folds: the step needs it as a value once it ends.
+// Otherwise the item rows are the output: the step's row is written with
+// store.ItemOutputs and the store assembles the list when the row is read
+// (show, a later rebuild), so the foreach holds nothing that grows with
+// the items done.
 type feCursor struct {
 	items      *feItems
 	done, next int
 	attempts   int
-	out        []byte // "[" and the folded items' outputs, comma-separated (see grow)
+	read       bool
+	out        []byte // read: "[" and the folded items' outputs, comma-separated (see grow)
 }
 
 // cursor returns the cursor of foreach step s, making it from the items
@@ -845,11 +872,13 @@ func (r *runner) cursor(s *graph.Step) (*feCursor, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &feCursor{items: items, next: items.len()}
+	c := &feCursor{items: items, next: items.len(), read: r.readAtAll(s.Name)}
 	for c.next > 0 && r.rows[store.StepKey(s.Name, c.next-1, -1)] == nil {
 		c.next--
 	}
-	addOut(c, "[")
+	if c.read {
+		addOut(c, "[")
+	}
 	if r.fe == nil {
 		r.fe = map[string]*feCursor{}
 	}
@@ -925,13 +954,16 @@ func (r *runner) fold(s *graph.Step, c *feCursor) {
 		if ir == nil || !ir.Status.Terminal() || !r.noted[key] {
 			return
 		}
-		if c.done > 0 {
-			addOut(c, ",")
-		}
-		if ir.Status == store.StepCompleted && len(ir.Output) > 0 {
-			addOut(c, ir.Output)
-		} else {
-			addOut(c, "null")
+		if c.read {
+			if c.done > 0 {
+				addOut(c, ",")
+			}
+			// store.ItemOutputs assembles the same list (sqlrow.StepCols).
+			if ir.Status == store.StepCompleted && len(ir.Output) > 0 {
+				addOut(c, ir.Output)
+			} else {
+				addOut(c, "null")
+			}
 		}
 		c.attempts += ir.Attempts
 		if s.Until != nil {

@@ -473,6 +473,20 @@ type RunUpdate struct {
 	ClearCancel bool
 }
 
+// ItemOutputs is the Output a foreach step's row is written with in place
+// of the list of its items' outputs, so that a foreach whose output no
+// expression of its run reads never holds that list: StepList and StepGet
+// return, for a row written with it, the JSON list of the outputs of the
+// step's item keys (NAME[i]) in index order, null for an item that did not
+// complete, assembled by the database when the row is read. It is not JSON,
+// so no output a step produces is ever taken for it; StepWrite.Output is
+// the only place it may appear, and only on a foreach step's own key whose
+// items all have rows.
+var ItemOutputs = json.RawMessage(ItemOutputsText)
+
+// ItemOutputsText is ItemOutputs as the text stored in the output column.
+const ItemOutputsText = "<flowrun: the outputs of the foreach items>"
+
 // StepWrite upserts the state of one step key.
 type StepWrite struct {
 	Key        string

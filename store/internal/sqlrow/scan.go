@@ -27,9 +27,22 @@ func ScanRun(sc Scanner) (store.Run, error) {
 	return r, err
 }
 
-// StepCols are the columns ScanStep reads, in order.
-const StepCols = `run_id, key, step, idx, iter, status, attempts, output, error,
+// StepCols are the columns ScanStep reads, in order, from a table named
+// steps. The output of a row written with store.ItemOutputs is the list of
+// its item keys' outputs, assembled here (string_agg with ORDER BY: SQLite
+// 3.44 and Postgres alike), so every read of a step returns what the step's
+// expressions would have seen.
+const StepCols = `run_id, key, step, idx, iter, status, attempts, ` + stepOutputCol + `, error,
 	started_at, finished_at, wake_at, detail, state`
+
+// stepOutputCol is the output column of StepCols: an item's output as
+// stored, null for an item that did not complete (the runner's fold, which
+// builds the list when an expression reads it).
+const stepOutputCol = `CASE WHEN steps.output = '` + store.ItemOutputsText + `' THEN
+	(SELECT '[' || COALESCE(string_agg(CASE WHEN it.status = 'completed' AND it.output IS NOT NULL AND it.output <> ''
+			THEN it.output ELSE 'null' END, ',' ORDER BY it.idx), '') || ']'
+		FROM steps it WHERE it.run_id = steps.run_id AND it.step = steps.step AND it.idx >= 0 AND it.iter = -1)
+	ELSE steps.output END`
 
 // ScanStep reads a step row of StepCols.
 func ScanStep(sc Scanner) (store.Step, error) {
