@@ -2,7 +2,9 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -37,7 +39,18 @@ const claimSQL = `UPDATE runs SET
 			%s
 		ORDER BY available_at, id
 		LIMIT ?4)
-	RETURNING ` + runCols
+	RETURNING ` + claimCols
+
+// claimCols are runCols without the inputs (NULL in their place): claim
+// reads them with selectInputsSQL, a plain read of the column. SQLite
+// materializes RETURNING rows before it returns the first, so a large
+// input returned there was copied by the subquery, into the row, into
+// the materialized table and out of it: several transient copies of the
+// run's largest value at every claim of it.
+const claimCols = runColsHead + "NULL" + runColsTail
+
+// selectInputsSQL reads the inputs of one run.
+const selectInputsSQL = `SELECT inputs FROM run_inputs WHERE run_id = ?1`
 
 var (
 	claimAnySQL  = fmt.Sprintf(claimSQL, "INDEXED BY runs_claim", "")
@@ -115,6 +128,12 @@ func (w *wtx) claim(p store.RunClaimParams) ([]store.Run, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	for i := range rs {
+		err := w.queryRow(selectInputsSQL, rs[i].ID).Scan(sqlrow.JSON(&rs[i].Inputs))
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("reading the inputs of run %s: %w", rs[i].ID, err)
+		}
 	}
 	// RETURNING gives rows in no promised order.
 	sort.Slice(rs, func(i, j int) bool {

@@ -20,7 +20,12 @@ const insertRunSQL = `INSERT INTO runs (id, workflow, version, graph_hash, key, 
 // insertInputsSQL stores a run's inputs apart from its row (0005).
 const insertInputsSQL = `INSERT INTO run_inputs (run_id, inputs) VALUES (?1, ?2)`
 
-const selectRunSQL = `SELECT ` + runCols + ` FROM runs WHERE id = ?1`
+// selectRunSQL reads one run. The inputs come from a join, not runCols'
+// subquery: SQLite copies a scalar subquery's value into a register of its
+// own, so a large input (a foreach's items) was held twice over while the
+// row was read, at every read of the run.
+const selectRunSQL = `SELECT ` + runColsHead + `ri.inputs` + runColsTail + `
+	FROM runs LEFT JOIN run_inputs ri ON ri.run_id = runs.id WHERE runs.id = ?1`
 
 const insertEventSQL = `INSERT INTO events (run_id, at, kind, step_key, data) VALUES (?1, ?2, ?3, ?4, ?5)`
 

@@ -35,11 +35,19 @@ func (c blobCol) Scan(v any) error {
 
 // runCols are the columns sqlrow.ScanRun reads, in order. The inputs are in
 // run_inputs (migration 0005), out of the row every transition rewrites.
-const runCols = `id, workflow, version, graph_hash, key, status,
-	(SELECT ri.inputs FROM run_inputs ri WHERE ri.run_id = runs.id), outputs, error,
+const runCols = runColsHead + inputsCol + runColsTail
+
+// runColsHead and runColsTail are runCols before and after the inputs.
+const runColsHead = `id, workflow, version, graph_hash, key, status,
+	`
+
+const runColsTail = `, outputs, error,
 	created_at, started_at, finished_at, available_at, deadline_at,
 	lease_owner, lease_epoch, lease_expires_at, parent_run_id, parent_step_key, root_run_id,
 	attempts_used, cancel_requested, wait_reason, updated_at, attempt, work_dir`
+
+// inputsCol is the inputs column of runCols.
+const inputsCol = `(SELECT ri.inputs FROM run_inputs ri WHERE ri.run_id = runs.id)`
 
 // scanVersion reads a version row of sqlrow.VersionCols (or VersionHeadCols).
 func scanVersion(sc sqlrow.Scanner) (store.Version, error) {
