@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +20,22 @@ func testClaims(t *testing.T, newStore func(t *testing.T) store.Store) {
 		noErr(f.t, "RunClaim", err)
 		return rs
 	}
+
+	parallel(t, "a claimed run carries its inputs, as RunGet does", newStore, func(t *testing.T, f *fixture) {
+		big := `{"items":[` + strings.Repeat(`1,`, 50000) + `2]}`
+		f.insert(store.RunInsertParams{ID: "big", Inputs: []byte(big)})
+		f.insert(store.RunInsertParams{ID: "small", Inputs: []byte(`{"a":"b"}`)})
+		f.insert(store.RunInsertParams{ID: "none"})
+		rs := claim(f, store.RunClaimParams{Owner: "w1", Now: at(time.Second), Limit: 10})
+		eq(t, "claimed", ids(rs), []string{"big", "none", "small"})
+		jsonEq(t, "big run's inputs", rs[0].Inputs, []byte(big))
+		eq(t, "none's inputs", len(rs[1].Inputs), 0)
+		jsonEq(t, "small run's inputs", rs[2].Inputs, []byte(`{"a":"b"}`))
+		for _, id := range []string{"big", "small"} {
+			jsonEq(t, id+": RunGet's inputs", f.get(id).Inputs, rs[map[string]int{"big": 0, "small": 2}[id]].Inputs)
+		}
+		eq(t, "RunGet of a run without inputs", len(f.get("none").Inputs), 0)
+	})
 
 	parallel(t, "due only, in order", newStore, func(t *testing.T, f *fixture) {
 		f.insert(store.RunInsertParams{ID: "later", AvailableAt: at(time.Hour)})
