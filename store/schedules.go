@@ -1,10 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -23,6 +25,12 @@ import (
 // ErrAlreadyFired: the slot of a schedule is already recorded, fired or
 // skipped. Nothing of the fire was written.
 var ErrAlreadyFired = errors.New("schedule slot already fired or skipped")
+
+// ErrNotTried: a fire of a batch was not tried because an earlier slot of
+// the same schedule in the batch failed (other than ErrAlreadyFired), so
+// that no slot is fired past one that is still due. Nothing of it was
+// written; the slot stays due.
+var ErrNotTried = errors.New("schedule slot not tried: an earlier slot of the schedule in the batch failed")
 
 // ScheduleDef is a schedule as a version declares it.
 type ScheduleDef struct {
@@ -200,6 +208,15 @@ type ScheduleFireResult struct {
 	Unfinished []string
 }
 
+// ScheduleFireOutcome is what became of one fire of a batch
+// (ScheduleFireBatch): Err nil and Result as ScheduleFire returns it, or
+// the error ScheduleFire would have returned (ErrAlreadyFired when the
+// slot was recorded by another fire), or ErrNotTried.
+type ScheduleFireOutcome struct {
+	Result ScheduleFireResult
+	Err    error
+}
+
 // ScheduleSkipParams record slots as skipped, each unless it is already
 // recorded, and advance the schedule's cursor as ScheduleFire does.
 type ScheduleSkipParams struct {
@@ -242,6 +259,18 @@ type Schedules interface {
 	// ScheduleFire fires a slot and starts its run, exactly once, or
 	// records it skipped under its overlap policy.
 	ScheduleFire(ctx context.Context, p ScheduleFireParams) (ScheduleFireResult, error)
+	// ScheduleFireBatch fires many slots in one transaction, one commit:
+	// each fire as ScheduleFire does it (the same rows, the same
+	// exactly-once on the slot's primary key), in a savepoint of its own,
+	// so that a fire that fails (a slot another worker recorded, a
+	// schedule that changed, a run that cannot be inserted) writes nothing
+	// and loses none of the others. The fires are done in (workflow,
+	// schedule, slot) order, which is also the order the schedules' row
+	// locks are taken in; once a fire of a schedule fails (not
+	// ErrAlreadyFired) its later slots in the batch are ErrNotTried. It
+	// returns an outcome per fire, in the order of ps; its error is the
+	// transaction's own (nothing of the batch was written).
+	ScheduleFireBatch(ctx context.Context, ps []ScheduleFireParams) ([]ScheduleFireOutcome, error)
 	// ScheduleSkip records skipped slots and returns how many it recorded
 	// (a slot already recorded is left as it is).
 	ScheduleSkip(ctx context.Context, p ScheduleSkipParams) (int, error)
@@ -259,6 +288,27 @@ func (p ScheduleFireParams) Check() error {
 		return errors.New("a fire's run must be of the schedule's workflow and version")
 	}
 	return nil
+}
+
+// FireOrder returns the indexes of ps in the order a batch fires them:
+// by workflow, schedule and slot (stable, so a slot given twice keeps its
+// order), for the backends.
+func FireOrder(ps []ScheduleFireParams) []int {
+	idx := make([]int, len(ps))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		pa, pb := &ps[a], &ps[b]
+		if c := cmp.Compare(pa.Workflow, pb.Workflow); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(pa.Name, pb.Name); c != 0 {
+			return c
+		}
+		return pa.Slot.Compare(pb.Slot)
+	})
+	return idx
 }
 
 // FireRefused says, for the backends, why a fire did not apply to the

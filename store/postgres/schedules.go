@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/flowrun/flowrun/store"
@@ -34,7 +35,8 @@ const scheduleDueSQL = `SELECT ` + sqlrow.ScheduleCols + ` FROM schedules
 	WHERE active AND NOT paused AND next_at <= $1 ORDER BY next_at, workflow, name LIMIT $2`
 
 const insertFireSQL = `INSERT INTO schedule_fires (workflow, schedule, slot, status, reason, run_id, fired_at, jitter, open)
-	VALUES ($1, $2, $3, $4, $5, $6::text, $7, $8, $6::text IS NOT NULL)`
+	VALUES ($1, $2, $3, $4, $5, $6::text, $7, $8, $6::text IS NOT NULL)
+	ON CONFLICT (workflow, schedule, slot) DO NOTHING`
 
 // advanceFireSQL also takes the schedule's row lock, held to the commit:
 // a concurrent fire of the schedule waits here, then reads the fires this
@@ -143,62 +145,128 @@ func (s *Store) ScheduleFire(ctx context.Context, p store.ScheduleFireParams) (s
 		return store.ScheduleFireResult{}, fmt.Errorf("firing schedule %s/%s: %w", p.Workflow, p.Name, err)
 	}
 	var res store.ScheduleFireResult
-	op := fmt.Sprintf("firing schedule %s/%s at %s", p.Workflow, p.Name, p.Slot.UTC().Format("2006-01-02T15:04:05.999999Z"))
-	err := s.write(ctx, op, func(w *wtx) error {
-		res = store.ScheduleFireResult{}
-		now, slot := p.Now.UnixMicro(), p.Slot.UnixMicro()
-		tag, err := w.tx.Exec(w.ctx, advanceFireSQL, p.Workflow, p.Name, slot, sqlrow.TimeArg(p.NextAt), p.Manual, now, p.Version)
-		if err != nil {
-			return fmt.Errorf("advancing the schedule: %w", err)
-		}
-		if tag.RowsAffected() == 0 {
-			sc, err := one(w.ctx, w.tx, sqlrow.ScanSchedule, selectScheduleSQL, p.Workflow, p.Name)
-			if noRows(err) {
-				return fmt.Errorf("schedule %s/%s: %w", p.Workflow, p.Name, store.ErrNotFound)
-			}
-			if err != nil {
-				return fmt.Errorf("reading the schedule: %w", err)
-			}
-			return store.FireRefused(sc, p)
-		}
-		if _, err := w.tx.Exec(w.ctx, closeFiresSQL, p.Workflow, p.Name); err != nil {
-			return fmt.Errorf("closing finished fires: %w", err)
-		}
-		if res.Unfinished, err = all(w.ctx, w.tx, sqlrow.ScanString, openFiresSQL, p.Workflow, p.Name); err != nil {
-			return fmt.Errorf("reading the unfinished runs: %w", err)
-		}
-		res.Fire = store.NewFire(p, len(res.Unfinished) > 0)
-		f := &res.Fire
-		_, err = w.tx.Exec(w.ctx, insertFireSQL, p.Workflow, p.Name, slot, string(f.Status), sqlrow.TextArg(f.Reason), sqlrow.TextArg(f.RunID), now, f.Jitter.Microseconds())
-		if pgCode(err) == codeUniqueViolation {
-			return store.ErrAlreadyFired
-		}
-		if err != nil {
-			return fmt.Errorf("recording the fire: %w", err)
-		}
-		if f.Status == store.FireSkipped {
-			return nil
-		}
-		if p.Overlap == store.OverlapCancelPrevious {
-			for _, id := range res.Unfinished {
-				if err := w.cancelTree(id, now); err != nil {
-					return fmt.Errorf("canceling run %s: %w", id, err)
-				}
-			}
-		}
-		if _, err := w.tx.Exec(w.ctx, lastRunSQL, p.Workflow, p.Name, p.Run.ID, now); err != nil {
-			return fmt.Errorf("recording the run on the schedule: %w", err)
-		}
-		var b batch
-		if err := w.insertRun(&b, p.Run); err != nil {
-			return err
-		}
-		if err := b.send(w); err != nil {
-			return err
-		}
-		res.Run, err = w.runGet(p.Run.ID)
+	err := s.write(ctx, fireOp(p), func(w *wtx) error {
+		var err error
+		res, err = w.fire(p)
 		return err
 	})
+	return res, err
+}
+
+// ScheduleFireBatch fires many slots in one transaction, each in a
+// savepoint of its own. A deadlock or serialization failure is the
+// transaction's (write runs it again from the start), not a fire's.
+func (s *Store) ScheduleFireBatch(ctx context.Context, ps []store.ScheduleFireParams) ([]store.ScheduleFireOutcome, error) {
+	out := make([]store.ScheduleFireOutcome, len(ps))
+	order := store.FireOrder(ps)
+	err := s.write(ctx, fmt.Sprintf("firing %d schedule slots", len(ps)), func(w *wtx) error {
+		failed := map[[2]string]bool{} // schedules with a failed fire
+		for _, i := range order {
+			p := ps[i]
+			out[i] = store.ScheduleFireOutcome{}
+			sk := [2]string{p.Workflow, p.Name}
+			if failed[sk] {
+				out[i].Err = fmt.Errorf("firing schedule %s/%s: %w", p.Workflow, p.Name, store.ErrNotTried)
+				continue
+			}
+			if err := p.Check(); err != nil {
+				out[i].Err = fmt.Errorf("firing schedule %s/%s: %w", p.Workflow, p.Name, err)
+				failed[sk] = true
+				continue
+			}
+			if _, err := w.tx.Exec(w.ctx, "SAVEPOINT fire"); err != nil {
+				return fmt.Errorf("savepoint: %w", err)
+			}
+			events, notify := len(w.events), w.notify
+			res, err := w.fire(p)
+			if err != nil {
+				if code := pgCode(err); code == codeDeadlock || code == codeSerialization {
+					return err
+				}
+				if _, rerr := w.tx.Exec(w.ctx, "ROLLBACK TO SAVEPOINT fire"); rerr != nil {
+					return fmt.Errorf("rolling back a failed fire (%v): %w", err, rerr)
+				}
+				// The events the fire queued go with it.
+				w.events, w.notify = w.events[:events], notify
+				out[i].Err = s.fail(fireOp(p), err)
+				if !errors.Is(err, store.ErrAlreadyFired) {
+					failed[sk] = true
+				}
+			} else {
+				out[i].Result = res
+			}
+			if _, err := w.tx.Exec(w.ctx, "RELEASE SAVEPOINT fire"); err != nil {
+				return fmt.Errorf("releasing a savepoint: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// fireOp names a fire in errors.
+func fireOp(p store.ScheduleFireParams) string {
+	return fmt.Sprintf("firing schedule %s/%s at %s", p.Workflow, p.Name, p.Slot.UTC().Format("2006-01-02T15:04:05.999999Z"))
+}
+
+// fire does a fire's writes in w: ErrAlreadyFired, with the caller to
+// roll back what it wrote, when the slot is recorded already.
+func (w *wtx) fire(p store.ScheduleFireParams) (store.ScheduleFireResult, error) {
+	var res store.ScheduleFireResult
+	now, slot := p.Now.UnixMicro(), p.Slot.UnixMicro()
+	tag, err := w.tx.Exec(w.ctx, advanceFireSQL, p.Workflow, p.Name, slot, sqlrow.TimeArg(p.NextAt), p.Manual, now, p.Version)
+	if err != nil {
+		return res, fmt.Errorf("advancing the schedule: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		sc, err := one(w.ctx, w.tx, sqlrow.ScanSchedule, selectScheduleSQL, p.Workflow, p.Name)
+		if noRows(err) {
+			return res, fmt.Errorf("schedule %s/%s: %w", p.Workflow, p.Name, store.ErrNotFound)
+		}
+		if err != nil {
+			return res, fmt.Errorf("reading the schedule: %w", err)
+		}
+		return res, store.FireRefused(sc, p)
+	}
+	if _, err := w.tx.Exec(w.ctx, closeFiresSQL, p.Workflow, p.Name); err != nil {
+		return res, fmt.Errorf("closing finished fires: %w", err)
+	}
+	if res.Unfinished, err = all(w.ctx, w.tx, sqlrow.ScanString, openFiresSQL, p.Workflow, p.Name); err != nil {
+		return res, fmt.Errorf("reading the unfinished runs: %w", err)
+	}
+	res.Fire = store.NewFire(p, len(res.Unfinished) > 0)
+	f := &res.Fire
+	tag, err = w.tx.Exec(w.ctx, insertFireSQL, p.Workflow, p.Name, slot, string(f.Status), sqlrow.TextArg(f.Reason), sqlrow.TextArg(f.RunID), now, f.Jitter.Microseconds())
+	if err != nil {
+		return res, fmt.Errorf("recording the fire: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return res, store.ErrAlreadyFired
+	}
+	if f.Status == store.FireSkipped {
+		return res, nil
+	}
+	if p.Overlap == store.OverlapCancelPrevious {
+		for _, id := range res.Unfinished {
+			if err := w.cancelTree(id, now); err != nil {
+				return res, fmt.Errorf("canceling run %s: %w", id, err)
+			}
+		}
+	}
+	if _, err := w.tx.Exec(w.ctx, lastRunSQL, p.Workflow, p.Name, p.Run.ID, now); err != nil {
+		return res, fmt.Errorf("recording the run on the schedule: %w", err)
+	}
+	var b batch
+	if err := w.insertRun(&b, p.Run); err != nil {
+		return res, err
+	}
+	if err := b.send(w); err != nil {
+		return res, err
+	}
+	res.Run, err = w.runGet(p.Run.ID)
 	return res, err
 }
 

@@ -40,9 +40,10 @@ const scheduleDueSQL = `SELECT ` + sqlrow.ScheduleCols + ` FROM schedules
 	WHERE active = 1 AND paused = 0 AND next_at <= ?1 ORDER BY next_at, workflow, name LIMIT ?2`
 
 // insertFireSQL records a slot, fired (open: its run may be unfinished)
-// or skipped; its primary key refuses a second record of the slot.
+// or skipped; its primary key refuses a second record of the slot (no row
+// inserted).
 const insertFireSQL = `INSERT INTO schedule_fires (workflow, schedule, slot, status, reason, run_id, fired_at, jitter, open)
-	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?6 IS NOT NULL)`
+	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?6 IS NOT NULL) ON CONFLICT (workflow, schedule, slot) DO NOTHING`
 
 // advanceFireSQL moves a schedule's cursor past a slot, only while the
 // fire may apply: active, at the version, not paused and the slot after
@@ -152,65 +153,124 @@ func (s *Store) ScheduleDue(ctx context.Context, p store.ScheduleDueParams) ([]s
 
 // ScheduleFire advances the schedule, applies its overlap policy, records
 // the slot and inserts its run, in one transaction; a slot already
-// recorded fails on the primary key of schedule_fires.
+// recorded is refused by the primary key of schedule_fires.
 func (s *Store) ScheduleFire(ctx context.Context, p store.ScheduleFireParams) (store.ScheduleFireResult, error) {
 	if err := p.Check(); err != nil {
 		return store.ScheduleFireResult{}, fmt.Errorf("firing schedule %s/%s: %w", p.Workflow, p.Name, err)
 	}
 	var res store.ScheduleFireResult
-	op := fmt.Sprintf("firing schedule %s/%s at %s", p.Workflow, p.Name, p.Slot.UTC().Format("2006-01-02T15:04:05.999999Z"))
-	err := s.write(ctx, op, func(w *wtx) error {
-		res = store.ScheduleFireResult{}
-		now, slot := p.Now.UnixMicro(), p.Slot.UnixMicro()
-		n, err := w.execN(advanceFireSQL, p.Workflow, p.Name, slot, sqlrow.TimeArg(p.NextAt), p.Manual, now, p.Version)
-		if err != nil {
-			return fmt.Errorf("advancing the schedule: %w", err)
-		}
-		if n == 0 {
-			sc, err := sqlrow.ScanSchedule(w.queryRow(selectScheduleSQL, p.Workflow, p.Name))
-			if errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("schedule %s/%s: %w", p.Workflow, p.Name, store.ErrNotFound)
-			}
-			if err != nil {
-				return fmt.Errorf("reading the schedule: %w", err)
-			}
-			return store.FireRefused(sc, p)
-		}
-		if _, err := w.exec(closeFiresSQL, p.Workflow, p.Name); err != nil {
-			return fmt.Errorf("closing finished fires: %w", err)
-		}
-		res.Unfinished, err = writeAll(w, sqlrow.ScanString, openFiresSQL, p.Workflow, p.Name)
-		if err != nil {
-			return fmt.Errorf("reading the unfinished runs: %w", err)
-		}
-		res.Fire = store.NewFire(p, len(res.Unfinished) > 0)
-		f := &res.Fire
-		_, err = w.exec(insertFireSQL, p.Workflow, p.Name, slot, string(f.Status), sqlrow.TextArg(f.Reason), sqlrow.TextArg(f.RunID), now, f.Jitter.Microseconds())
-		if sqliteExtCode(err) == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY {
-			return store.ErrAlreadyFired
-		}
-		if err != nil {
-			return fmt.Errorf("recording the fire: %w", err)
-		}
-		if f.Status == store.FireSkipped {
-			return nil
-		}
-		if p.Overlap == store.OverlapCancelPrevious {
-			for _, id := range res.Unfinished {
-				if err := w.cancelTree(id, now); err != nil {
-					return fmt.Errorf("canceling run %s: %w", id, err)
-				}
-			}
-		}
-		if _, err := w.exec(lastRunSQL, p.Workflow, p.Name, p.Run.ID, now); err != nil {
-			return fmt.Errorf("recording the run on the schedule: %w", err)
-		}
-		if err := w.insertRun(p.Run); err != nil {
-			return err
-		}
-		res.Run, err = sqlrow.ScanRun(w.queryRow(selectRunSQL, p.Run.ID))
+	err := s.write(ctx, fireOp(p), func(w *wtx) error {
+		var err error
+		res, err = w.fire(p)
 		return err
 	})
+	return res, err
+}
+
+// ScheduleFireBatch fires many slots in one transaction, each in a
+// savepoint of its own.
+func (s *Store) ScheduleFireBatch(ctx context.Context, ps []store.ScheduleFireParams) ([]store.ScheduleFireOutcome, error) {
+	out := make([]store.ScheduleFireOutcome, len(ps))
+	order := store.FireOrder(ps)
+	err := s.write(ctx, fmt.Sprintf("firing %d schedule slots", len(ps)), func(w *wtx) error {
+		failed := map[[2]string]bool{} // schedules with a failed fire
+		for _, i := range order {
+			p := ps[i]
+			out[i] = store.ScheduleFireOutcome{}
+			sk := [2]string{p.Workflow, p.Name}
+			if failed[sk] {
+				out[i].Err = fmt.Errorf("firing schedule %s/%s: %w", p.Workflow, p.Name, store.ErrNotTried)
+				continue
+			}
+			if err := p.Check(); err != nil {
+				out[i].Err = fmt.Errorf("firing schedule %s/%s: %w", p.Workflow, p.Name, err)
+				failed[sk] = true
+				continue
+			}
+			if _, err := w.tx.ExecContext(w.ctx, "SAVEPOINT fire"); err != nil {
+				return fmt.Errorf("savepoint: %w", err)
+			}
+			res, err := w.fire(p)
+			if err != nil {
+				if _, rerr := w.tx.ExecContext(w.ctx, "ROLLBACK TO fire"); rerr != nil {
+					return fmt.Errorf("rolling back a failed fire (%v): %w", err, rerr)
+				}
+				out[i].Err = s.fail(fireOp(p), err)
+				if !errors.Is(err, store.ErrAlreadyFired) {
+					failed[sk] = true
+				}
+			} else {
+				out[i].Result = res
+			}
+			if _, err := w.tx.ExecContext(w.ctx, "RELEASE fire"); err != nil {
+				return fmt.Errorf("releasing a savepoint: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// fireOp names a fire in errors.
+func fireOp(p store.ScheduleFireParams) string {
+	return fmt.Sprintf("firing schedule %s/%s at %s", p.Workflow, p.Name, p.Slot.UTC().Format("2006-01-02T15:04:05.999999Z"))
+}
+
+// fire does a fire's writes in w: ErrAlreadyFired, with the caller to
+// roll back what it wrote, when the slot is recorded already.
+func (w *wtx) fire(p store.ScheduleFireParams) (store.ScheduleFireResult, error) {
+	var res store.ScheduleFireResult
+	now, slot := p.Now.UnixMicro(), p.Slot.UnixMicro()
+	n, err := w.execN(advanceFireSQL, p.Workflow, p.Name, slot, sqlrow.TimeArg(p.NextAt), p.Manual, now, p.Version)
+	if err != nil {
+		return res, fmt.Errorf("advancing the schedule: %w", err)
+	}
+	if n == 0 {
+		sc, err := sqlrow.ScanSchedule(w.queryRow(selectScheduleSQL, p.Workflow, p.Name))
+		if errors.Is(err, sql.ErrNoRows) {
+			return res, fmt.Errorf("schedule %s/%s: %w", p.Workflow, p.Name, store.ErrNotFound)
+		}
+		if err != nil {
+			return res, fmt.Errorf("reading the schedule: %w", err)
+		}
+		return res, store.FireRefused(sc, p)
+	}
+	if _, err := w.exec(closeFiresSQL, p.Workflow, p.Name); err != nil {
+		return res, fmt.Errorf("closing finished fires: %w", err)
+	}
+	res.Unfinished, err = writeAll(w, sqlrow.ScanString, openFiresSQL, p.Workflow, p.Name)
+	if err != nil {
+		return res, fmt.Errorf("reading the unfinished runs: %w", err)
+	}
+	res.Fire = store.NewFire(p, len(res.Unfinished) > 0)
+	f := &res.Fire
+	n, err = w.execN(insertFireSQL, p.Workflow, p.Name, slot, string(f.Status), sqlrow.TextArg(f.Reason), sqlrow.TextArg(f.RunID), now, f.Jitter.Microseconds())
+	if err != nil {
+		return res, fmt.Errorf("recording the fire: %w", err)
+	}
+	if n == 0 {
+		return res, store.ErrAlreadyFired
+	}
+	if f.Status == store.FireSkipped {
+		return res, nil
+	}
+	if p.Overlap == store.OverlapCancelPrevious {
+		for _, id := range res.Unfinished {
+			if err := w.cancelTree(id, now); err != nil {
+				return res, fmt.Errorf("canceling run %s: %w", id, err)
+			}
+		}
+	}
+	if _, err := w.exec(lastRunSQL, p.Workflow, p.Name, p.Run.ID, now); err != nil {
+		return res, fmt.Errorf("recording the run on the schedule: %w", err)
+	}
+	if err := w.insertRun(p.Run); err != nil {
+		return res, err
+	}
+	res.Run, err = sqlrow.ScanRun(w.queryRow(selectRunSQL, p.Run.ID))
 	return res, err
 }
 

@@ -342,6 +342,7 @@ func testScheduleOverlap(t *testing.T, newStore func(t *testing.T) store.Store) 
 func RunShared(t *testing.T, newPair func(t *testing.T) (store.Store, store.Store)) {
 	t.Run("schedule fires race", func(t *testing.T) { t.Parallel(); testFireRace(t, newPair) })
 	t.Run("schedule overlap race", func(t *testing.T) { t.Parallel(); testOverlapRace(t, newPair) })
+	t.Run("schedule fire batch race", func(t *testing.T) { t.Parallel(); testFireBatchRace(t, newPair) })
 }
 
 // testFireRace fires each slot from eight goroutines at once, four on
