@@ -42,8 +42,10 @@ func scheduleWorkflow(n int) string {
 }
 
 // schedulesScenario: 1,000 schedules with every = "1m" on one worker. The
-// fire lag of a slot is from the slot to its run's creation (the fire's
-// commit): p99 under 1 s. The scheduler's cost per due slot (one FireDue
+// fire lag of a slot is from the slot to its run being visible to a
+// reader (polled, so an upper bound by the poll interval): p99 under
+// 1 s. The lag to the run's creation time (the fire's Now, taken before
+// the batch that holds it commits) is shown too. The scheduler's cost per due slot (one FireDue
 // pass over a minute's slots, divided by them) is read against a raw
 // single-row commit.
 func schedulesScenario(ctx context.Context, c Config, dir string, r *Result) error {
@@ -73,18 +75,18 @@ func schedulesScenario(ctx context.Context, c Config, dir string, r *Result) err
 	if err := w.Start(ctx); err != nil {
 		return err
 	}
-	lags, err := fireLags(ctx, h.st, n, slot, clk)
+	created, seen, err := fireLags(ctx, h.st, n, slot, clk)
 	if serr := w.Stop(ctx); err == nil {
 		err = serr
 	}
 	if err != nil {
 		return err
 	}
-	slices.Sort(lags)
-	p99 := lags[min(len(lags)-1, len(lags)*99/100)]
-	r.figure(Figure{Name: "fire lag p99 (slot to run created)", Value: float64(p99) / float64(time.Millisecond), Unit: "ms",
+	r.figure(Figure{Name: "fire lag p99 (slot to run visible)", Value: ms(quantile(seen, 99)), Unit: "ms",
 		Baseline: ptr(commitMS(raw)), Target: &Target{Of: "value", Op: "<=", Limit: 1000}})
-	r.figure(Figure{Name: "fire lag p50", Value: float64(lags[len(lags)/2]) / float64(time.Millisecond), Unit: "ms", Baseline: ptr(commitMS(raw))})
+	r.figure(Figure{Name: "fire lag p50 (slot to run visible)", Value: ms(quantile(seen, 50)), Unit: "ms", Baseline: ptr(commitMS(raw))})
+	r.figure(Figure{Name: "fire lag p99 (slot to run created)", Value: ms(quantile(created, 99)), Unit: "ms", Baseline: ptr(commitMS(raw))})
+	r.figure(Figure{Name: "fire lag p50 (slot to run created)", Value: ms(quantile(created, 50)), Unit: "ms", Baseline: ptr(commitMS(raw))})
 
 	// The cost of one pass of the scheduler over the next minute's slots.
 	clk.toBefore(0)
@@ -103,31 +105,48 @@ func schedulesScenario(ctx context.Context, c Config, dir string, r *Result) err
 	return nil
 }
 
+// quantile returns the q-th percentile of ds (sorted in place).
+func quantile(ds []time.Duration, q int) time.Duration {
+	slices.Sort(ds)
+	return ds[min(len(ds)-1, len(ds)*q/100)]
+}
+
+// fireLagPoll is how often fireLags reads the runs.
+const fireLagPoll = 50 * time.Millisecond
+
 // fireLags waits until every schedule has fired slot and returns, per
-// run, its creation time minus the slot.
-func fireLags(ctx context.Context, st store.Store, n int, slot time.Time, clk *shiftedClock) ([]time.Duration, error) {
+// run, its creation time minus the slot, and the time a read first saw it
+// minus the slot.
+func fireLags(ctx context.Context, st store.Store, n int, slot time.Time, clk *shiftedClock) (created, seen []time.Duration, err error) {
 	deadline := now().Add(time.Minute)
+	first := map[string]time.Duration{}
 	for {
 		runs, err := st.RunList(ctx, store.RunListParams{Workflow: "cron"})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		at := clk.Now().Sub(slot)
+		for _, run := range runs {
+			if _, ok := first[run.ID]; !ok {
+				first[run.ID] = at
+			}
 		}
 		if len(runs) >= n {
-			lags := make([]time.Duration, 0, len(runs))
 			for _, run := range runs {
-				lags = append(lags, run.CreatedAt.Sub(slot))
+				created = append(created, run.CreatedAt.Sub(slot))
+				seen = append(seen, first[run.ID])
 			}
-			return lags, nil
+			return created, seen, nil
 		}
 		if now().After(deadline) {
-			return nil, fmt.Errorf("%d of %d schedules fired within a minute of the slot", len(runs), n)
+			return nil, nil, fmt.Errorf("%d of %d schedules fired within a minute of the slot", len(runs), n)
 		}
-		t := clk.NewTimer(50 * time.Millisecond)
+		t := clk.NewTimer(fireLagPoll)
 		select {
 		case <-t.C():
 		case <-ctx.Done():
 			t.Stop()
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
 	}
 }

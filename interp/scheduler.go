@@ -102,9 +102,11 @@ func NextFires(sc store.Schedule, after time.Time, n int) ([]time.Time, error) {
 func (e *Engine) scheduleGrace() time.Duration { return 5 * e.opts.Poll }
 
 // FireDue fires or skips the due slots of every due schedule, once: one
-// indexed query for the due schedules, then per schedule its plan. It
-// returns how many runs it started. A slot another worker fired first is
-// not an error.
+// indexed query for a page of due schedules, their plans, then the page's
+// slots fired in batches (ScheduleFireBatch: many fires, one commit),
+// earliest schedule first and each schedule's slots in order. It returns
+// how many runs it started. A slot another worker fired first is not an
+// error.
 func (e *Engine) FireDue(ctx context.Context) (int, error) {
 	now := e.clk.Now()
 	started := 0
@@ -118,16 +120,17 @@ func (e *Engine) FireDue(ctx context.Context) (int, error) {
 			return started, fmt.Errorf("read the due schedules: %w", err)
 		}
 		failed := len(errs)
+		var slots []dueSlot
 		for _, sc := range due {
-			n, err := e.fireSchedule(ctx, sc, now, versions)
-			started += n
+			ss, err := e.planSchedule(ctx, sc, now)
 			if err != nil {
 				errs = append(errs, err)
 			}
+			slots = append(slots, ss...)
 		}
-		if started > 0 { // the runs start while the next page fires
-			e.wakePools()
-		}
+		n, ferrs := e.fireSlots(ctx, slots, now, versions)
+		started += n
+		errs = append(errs, ferrs...)
 		if len(due) < scheduleDueLimit || len(errs) > failed {
 			break // the last page; or a schedule that fails would come again
 		}
@@ -135,11 +138,24 @@ func (e *Engine) FireDue(ctx context.Context) (int, error) {
 	return started, errors.Join(errs...)
 }
 
-// fireSchedule deals with the due slots of one schedule at now.
-func (e *Engine) fireSchedule(ctx context.Context, sc store.Schedule, now time.Time, versions map[string]store.Version) (int, error) {
+// scheduleFireBatch is how many slots one transaction fires: the runs of
+// a batch become visible (and start) at its commit, while the next batch
+// is built.
+const scheduleFireBatch = 128
+
+// dueSlot is a slot a pass fires.
+type dueSlot struct {
+	sc   store.Schedule
+	spec *schedule.Spec
+	slot time.Time
+}
+
+// planSchedule plans the due slots of one schedule at now: it records the
+// slots skipped under catch_up, and returns those to fire, in order.
+func (e *Engine) planSchedule(ctx context.Context, sc store.Schedule, now time.Time) ([]dueSlot, error) {
 	spec, err := parseStored(sc)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	after := sc.Since
 	if sc.LastSlot.After(after) {
@@ -150,7 +166,7 @@ func (e *Engine) fireSchedule(ctx context.Context, sc store.Schedule, now time.T
 		if err != nil || busy {
 			// The due slots wait, still due, until the schedule's runs
 			// have finished; the next pass looks again.
-			return 0, err
+			return nil, err
 		}
 	}
 	plan := spec.Plan(after, now, schedule.Policy{
@@ -163,46 +179,113 @@ func (e *Engine) fireSchedule(ctx context.Context, sc store.Schedule, now time.T
 		}
 		if _, err := e.st.ScheduleSkip(ctx, store.ScheduleSkipParams{Workflow: sc.Workflow, Name: sc.Name,
 			Slots: plan.Skip, Reason: "catch_up", NextAt: next, Now: now}); err != nil {
-			return 0, fmt.Errorf("schedule %s/%s: record skipped slots: %w", sc.Workflow, sc.Name, err)
+			return nil, fmt.Errorf("schedule %s/%s: record skipped slots: %w", sc.Workflow, sc.Name, err)
 		}
 	}
-	started := 0
+	out := make([]dueSlot, 0, len(plan.Fire))
 	for _, slot := range plan.Fire {
-		res, err := e.fireSlot(ctx, sc, spec, slot, spec.Next(slot), false, versions)
-		switch {
-		case errors.Is(err, store.ErrAlreadyFired):
-			continue // another worker fired it
-		case errors.Is(err, store.ErrConflict):
-			return started, nil // the schedule changed under us: the next pass reads it again
-		case errors.As(err, new(*slotInputError)):
-			// The run cannot start (its inputs or key fail for this slot):
-			// the slot is recorded skipped with the reason, so that it is
-			// shown and not tried again every poll.
-			if _, serr := e.st.ScheduleSkip(ctx, store.ScheduleSkipParams{Workflow: sc.Workflow, Name: sc.Name,
-				Slots: []time.Time{slot}, Reason: "inputs: " + err.Error(), NextAt: spec.Next(slot), Now: now}); serr != nil {
-				return started, errors.Join(err, serr)
-			}
-			continue
-		case err != nil:
-			return started, err
-		}
-		if res.Run.ID != "" {
-			started++
-		}
+		out = append(out, dueSlot{sc: sc, spec: spec, slot: slot})
 	}
-	return started, nil
+	return out, nil
 }
 
-// fireSlot builds the slot's run (its inputs evaluated with schedule.*,
-// the workflow's key or schedule.RunKey) and fires it through the store.
-// versions caches the versions read (nil: none).
+// fireSlots fires slots, grouped by schedule and in slot order within
+// one, in batches. Once a slot of a schedule fails, or the schedule
+// changed under the pass (ErrConflict), its later slots are left due for
+// the next pass: no slot is fired past one still due. A slot whose run
+// cannot be built from its inputs is recorded skipped with the reason, so
+// that it is shown and not tried again every poll.
+func (e *Engine) fireSlots(ctx context.Context, slots []dueSlot, now time.Time, versions map[string]store.Version) (int, []error) {
+	started := 0
+	var errs []error
+	stopped := map[[2]string]bool{} // schedules whose remaining slots wait
+	for len(slots) > 0 {
+		chunk := slots[:min(len(slots), scheduleFireBatch)]
+		slots = slots[len(chunk):]
+		built := make([]int, len(chunk)) // index into ps, -1: not fired
+		inputErrs := make([]error, len(chunk))
+		var ps []store.ScheduleFireParams
+		for i, ds := range chunk {
+			built[i] = -1
+			if stopped[[2]string{ds.sc.Workflow, ds.sc.Name}] {
+				continue
+			}
+			p, err := e.slotFire(ctx, ds.sc, ds.spec, ds.slot, ds.spec.Next(ds.slot), false, versions)
+			switch {
+			case errors.As(err, new(*slotInputError)):
+				inputErrs[i] = err
+			case err != nil:
+				errs = append(errs, err)
+				stopped[[2]string{ds.sc.Workflow, ds.sc.Name}] = true
+			default:
+				built[i] = len(ps)
+				ps = append(ps, p)
+			}
+		}
+		var out []store.ScheduleFireOutcome
+		if len(ps) > 0 {
+			var err error
+			if out, err = e.st.ScheduleFireBatch(ctx, ps); err != nil {
+				return started, append(errs, fmt.Errorf("fire %d schedule slots: %w", len(ps), err))
+			}
+		}
+		n := 0
+		for i, ds := range chunk {
+			k := [2]string{ds.sc.Workflow, ds.sc.Name}
+			switch {
+			case inputErrs[i] != nil:
+				if stopped[k] {
+					continue
+				}
+				if _, err := e.st.ScheduleSkip(ctx, store.ScheduleSkipParams{Workflow: ds.sc.Workflow, Name: ds.sc.Name,
+					Slots: []time.Time{ds.slot}, Reason: "inputs: " + inputErrs[i].Error(), NextAt: ds.spec.Next(ds.slot), Now: now}); err != nil {
+					errs = append(errs, errors.Join(inputErrs[i], err))
+					stopped[k] = true
+				}
+			case built[i] >= 0:
+				o := out[built[i]]
+				switch {
+				case o.Err == nil:
+					if o.Result.Run.ID != "" {
+						n++
+					}
+				case errors.Is(o.Err, store.ErrAlreadyFired):
+					// another worker fired it
+				case errors.Is(o.Err, store.ErrConflict), errors.Is(o.Err, store.ErrNotTried):
+					stopped[k] = true // the schedule changed under us: the next pass reads it again
+				default:
+					errs = append(errs, o.Err)
+					stopped[k] = true
+				}
+			}
+		}
+		if n > 0 { // the runs start while the next batch fires
+			started += n
+			e.wakePools()
+		}
+	}
+	return started, errs
+}
+
+// fireSlot builds the slot's run and fires it through the store.
 func (e *Engine) fireSlot(ctx context.Context, sc store.Schedule, spec *schedule.Spec, slot, next time.Time, manual bool, versions map[string]store.Version) (store.ScheduleFireResult, error) {
+	p, err := e.slotFire(ctx, sc, spec, slot, next, manual, versions)
+	if err != nil {
+		return store.ScheduleFireResult{}, err
+	}
+	return e.st.ScheduleFire(ctx, p)
+}
+
+// slotFire builds the fire of a slot: its run (its inputs evaluated with
+// schedule.*, the workflow's key or schedule.RunKey). versions caches the
+// versions read (nil: none).
+func (e *Engine) slotFire(ctx context.Context, sc store.Schedule, spec *schedule.Spec, slot, next time.Time, manual bool, versions map[string]store.Version) (store.ScheduleFireParams, error) {
 	vk := sc.Workflow + "\x00" + sc.Version
 	v, ok := versions[vk]
 	if !ok {
 		var err error
 		if v, err = e.st.VersionGet(ctx, sc.Workflow, sc.Version); err != nil {
-			return store.ScheduleFireResult{}, fmt.Errorf("schedule %s/%s: %w", sc.Workflow, sc.Name, err)
+			return store.ScheduleFireParams{}, fmt.Errorf("schedule %s/%s: %w", sc.Workflow, sc.Name, err)
 		}
 		v.Graph = nil // load reads it by hash, from its cache
 		if versions != nil {
@@ -211,11 +294,11 @@ func (e *Engine) fireSlot(ctx context.Context, sc store.Schedule, spec *schedule
 	}
 	l, err := e.load(ctx, v.Workflow, v.Hash)
 	if err != nil {
-		return store.ScheduleFireResult{}, fmt.Errorf("schedule %s/%s: %w", sc.Workflow, sc.Name, err)
+		return store.ScheduleFireParams{}, fmt.Errorf("schedule %s/%s: %w", sc.Workflow, sc.Name, err)
 	}
 	inputs, key, err := e.scheduleRunInputs(ctx, l, sc.Name, spec, slot)
 	if err != nil {
-		return store.ScheduleFireResult{}, &slotInputError{fmt.Errorf("schedule %s/%s slot %s: %w", sc.Workflow, sc.Name, slot.UTC().Format(time.RFC3339), err)}
+		return store.ScheduleFireParams{}, &slotInputError{fmt.Errorf("schedule %s/%s slot %s: %w", sc.Workflow, sc.Name, slot.UTC().Format(time.RFC3339), err)}
 	}
 	now := e.clk.Now()
 	ins := e.insertParams(l, v, inputs, key)
@@ -229,9 +312,8 @@ func (e *Engine) fireSlot(ctx context.Context, sc store.Schedule, spec *schedule
 	}
 	ins.Events[0].Data = mustJSON(map[string]any{"version": v.Version, "key": key,
 		"schedule": sc.Name, "slot": slot.UTC().Format(time.RFC3339Nano)})
-	p := store.ScheduleFireParams{Workflow: sc.Workflow, Name: sc.Name, Slot: slot, Version: sc.Version,
-		Overlap: sc.Overlap, Jitter: jitter, Run: ins, NextAt: next, Manual: manual, Now: now}
-	return e.st.ScheduleFire(ctx, p)
+	return store.ScheduleFireParams{Workflow: sc.Workflow, Name: sc.Name, Slot: slot, Version: sc.Version,
+		Overlap: sc.Overlap, Jitter: jitter, Run: ins, NextAt: next, Manual: manual, Now: now}, nil
 }
 
 // queueLookback is how many of a schedule's latest fires overlap =
