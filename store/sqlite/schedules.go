@@ -74,6 +74,13 @@ const advanceSkipSQL = `UPDATE schedules SET
 		updated_at = ?5
 	WHERE workflow = ?1 AND name = ?2`
 
+// The savepoint of each fire of a batch.
+const (
+	savepointSQL  = `SAVEPOINT fire`
+	rollbackToSQL = `ROLLBACK TO fire`
+	releaseSQL    = `RELEASE fire`
+)
+
 const selectScheduleSQL = `SELECT ` + sqlrow.ScheduleCols + ` FROM schedules WHERE workflow = ?1 AND name = ?2`
 
 // SchedulesActivate makes a version's schedules the workflow's active ones.
@@ -187,12 +194,12 @@ func (s *Store) ScheduleFireBatch(ctx context.Context, ps []store.ScheduleFirePa
 				failed[sk] = true
 				continue
 			}
-			if _, err := w.tx.ExecContext(w.ctx, "SAVEPOINT fire"); err != nil {
+			if _, err := w.exec(savepointSQL); err != nil {
 				return fmt.Errorf("savepoint: %w", err)
 			}
 			res, err := w.fire(p)
 			if err != nil {
-				if _, rerr := w.tx.ExecContext(w.ctx, "ROLLBACK TO fire"); rerr != nil {
+				if _, rerr := w.exec(rollbackToSQL); rerr != nil {
 					return fmt.Errorf("rolling back a failed fire (%v): %w", err, rerr)
 				}
 				out[i].Err = s.fail(fireOp(p), err)
@@ -202,7 +209,7 @@ func (s *Store) ScheduleFireBatch(ctx context.Context, ps []store.ScheduleFirePa
 			} else {
 				out[i].Result = res
 			}
-			if _, err := w.tx.ExecContext(w.ctx, "RELEASE fire"); err != nil {
+			if _, err := w.exec(releaseSQL); err != nil {
 				return fmt.Errorf("releasing a savepoint: %w", err)
 			}
 		}

@@ -53,11 +53,13 @@ func (w *wtx) stmt(query string) (*sql.Stmt, error) {
 }
 
 // hotStatements are the write statements prepared once, when the store
-// opens: the ones of claims, transitions, run inserts and heartbeats.
+// opens: the ones of claims, transitions, run inserts, heartbeats and
+// schedule fires (a batch of fires runs each of its statements per fire).
 var hotStatements = []string{
 	claimAnySQL, claimRunSQL, claimRootSQL, heartbeatSQL,
 	fenceSQL, lightFenceSQL, upsertStepSQL, upsertAttemptSQL, consumeSignalSQL, wakeSQL,
 	insertRunSQL, insertInputsSQL, insertEventSQL, selectRunSQL, releaseSlotsSQL,
+	advanceFireSQL, closeFiresSQL, openFiresSQL, insertFireSQL, lastRunSQL, savepointSQL, releaseSQL,
 }
 
 func init() {
