@@ -46,6 +46,9 @@ func (r *runner) acquireSlot(ctx context.Context) (stop bool, err error) {
 	switch c.OnConflict {
 	case "skip":
 		r.endSkipped(&stepError{Kind: "concurrency", Message: msg + "; on_conflict = \"skip\" skipped this run"})
+		// A slot of a schedule that started this run is recorded skipped
+		// too (the reason names no key: a key may hold a secret's value).
+		r.tx.t.FireSkipped = fmt.Sprintf("concurrency: the key was held by %d of %d runs", sl.Holders, c.Limit)
 	case "fail":
 		r.failRun(&stepError{Kind: "concurrency", Message: msg + "; on_conflict = \"fail\" failed this run"}, "")
 	default:

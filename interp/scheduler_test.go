@@ -348,3 +348,55 @@ func TestSchedulerQueue(t *testing.T) {
 		t.Fatalf("fires %+v: want 03:13 fired, 03:12 skipped (catch_up), 03:11 fired", fs)
 	}
 }
+
+// TestSchedulerConcurrencySkipRecorded: a slot whose run a concurrency
+// block skips (on_conflict = "skip": the key is held by the run of the
+// slot before, which waits for a signal) is recorded skipped on its fire,
+// with the run it started and a reason that names no key.
+func TestSchedulerConcurrencySkipRecorded(t *testing.T) {
+	b := setup(t)
+	b.clk.Set(time.Date(2030, 1, 2, 3, 4, 30, 0, time.UTC))
+	g := b.compile(`workflow "tick" {
+  version = "1.0.0"
+  schedule "minutely" {
+    every   = "1m"
+    overlap = "allow"
+  }
+  concurrency {
+    key         = "'sekret-key'"
+    limit       = 1
+    on_conflict = "skip"
+  }
+  step "gate" {
+    wait { signal = "go" }
+  }
+}`)[0]
+	if _, err := b.e.ActivateSchedules(b.ctx, g, "/work/dir"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		b.clk.Advance(time.Minute)
+		if _, err := b.e.FireDue(b.ctx); err != nil {
+			t.Fatal(err)
+		}
+		fs := b.fires()
+		b.drive(fs[0].RunID) // newest first
+	}
+	fs := b.fires()
+	if len(fs) != 2 {
+		t.Fatalf("%d fires, want 2: %+v", len(fs), fs)
+	}
+	first, second := fs[1], fs[0]
+	if first.Status != store.FireFired {
+		t.Errorf("the first slot's fire is %s (%s), want fired: its run holds the key", first.Status, first.Reason)
+	}
+	if second.Status != store.FireSkipped || second.RunID == "" || !strings.HasPrefix(second.Reason, "concurrency: ") {
+		t.Errorf("the second slot's fire is %+v, want skipped for concurrency, with its run", second)
+	}
+	if strings.Contains(second.Reason, "sekret") {
+		t.Errorf("the fire's reason names the key: %q", second.Reason)
+	}
+	if r, err := b.st.RunGet(b.ctx, second.RunID); err != nil || r.Status != store.RunCanceled {
+		t.Errorf("the skipped slot's run: %+v, %v; want canceled", r, err)
+	}
+}

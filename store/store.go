@@ -434,6 +434,11 @@ type Transition struct {
 	// Wake sets available_at = Now on these runs (a parent whose child just
 	// finished), if they are waiting.
 	Wake []string
+	// FireSkipped, when not empty, records the schedule fire that started
+	// this run (if a schedule started it) as skipped with this reason: the
+	// run ended without running because a concurrency block skipped it.
+	// The fire keeps its run id.
+	FireSkipped string
 	// Breakers are the outcomes of attempts of steps that use a breaker,
 	// applied to the shared breaker state in this same commit (resilience.go).
 	Breakers []BreakerWrite

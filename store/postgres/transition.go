@@ -208,5 +208,15 @@ func (w *wtx) transition(t *store.Transition, res *store.TransitionResult) error
 			return fmt.Errorf("canceling run %s: %w", id, err)
 		}
 	}
+	if t.FireSkipped != "" {
+		if _, err := w.tx.Exec(w.ctx, fireSkippedSQL, t.RunID, t.FireSkipped); err != nil {
+			return fmt.Errorf("recording the skip of run %s's schedule fire: %w", t.RunID, err)
+		}
+	}
 	return w.resilience(t)
 }
+
+// fireSkippedSQL records the schedule fire that started a run as skipped
+// (Transition.FireSkipped), through the partial index schedule_fires_run.
+// A run no schedule started matches no row. (SQLite: the same with ?n.)
+const fireSkippedSQL = `UPDATE schedule_fires SET status = 'skipped', reason = $2 WHERE run_id = $1`

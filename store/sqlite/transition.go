@@ -297,8 +297,18 @@ func (w *wtx) transition(t *store.Transition) (store.TransitionResult, error) {
 			return res, fmt.Errorf("canceling run %s: %w", id, err)
 		}
 	}
+	if t.FireSkipped != "" {
+		if _, err := w.exec(fireSkippedSQL, t.RunID, t.FireSkipped); err != nil {
+			return res, fmt.Errorf("recording the skip of run %s's schedule fire: %w", t.RunID, err)
+		}
+	}
 	if err := w.resilience(t); err != nil {
 		return res, err
 	}
 	return res, nil
 }
+
+// fireSkippedSQL records the schedule fire that started a run as skipped
+// (Transition.FireSkipped), through the partial index schedule_fires_run.
+// A run no schedule started matches no row. (Postgres: the same with $n.)
+const fireSkippedSQL = `UPDATE schedule_fires SET status = 'skipped', reason = ?2 WHERE run_id = ?1`

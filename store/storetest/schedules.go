@@ -246,6 +246,26 @@ func testSchedules(t *testing.T, newStore func(t *testing.T) store.Store) {
 		}
 	})
 
+	parallel(t, "a transition records its run's fire skipped", newStore, func(t *testing.T, f *fixture) {
+		f.version("1.0.0")
+		f.activate("1.0.0", t0, hourly("a", at(time.Hour)))
+		_, err := f.s.ScheduleFire(f.ctx, fireParams("a", "1.0.0", "r1", at(time.Hour), at(2*time.Hour)))
+		noErr(t, "fire", err)
+		f.insert(store.RunInsertParams{ID: "plain", Workflow: "wf", Version: "1.0.0", GraphHash: "h1.0.0"})
+		canceled := store.RunCanceled
+		for _, id := range []string{"r1", "plain"} {
+			held := f.claimOne("w1", id, at(2*time.Hour))
+			res := f.commit(store.Transition{RunID: id, Lease: held.Lease, Now: at(2 * time.Hour),
+				Run: &store.RunUpdate{Status: &canceled, Release: true}, FireSkipped: "concurrency: the key was held by 1 of 1 runs"})
+			noErr(t, "transition of "+id, res.Err)
+		}
+		fires, err := f.s.ScheduleFireList(f.ctx, store.ScheduleFireListParams{Workflow: "wf", Name: "a"})
+		noErr(t, "ScheduleFireList", err)
+		eq(t, "fires", len(fires), 1)
+		eq(t, "the fire", []any{fires[0].Status, fires[0].Reason, fires[0].RunID},
+			[]any{store.FireSkipped, "concurrency: the key was held by 1 of 1 runs", "r1"})
+	})
+
 	parallel(t, "skipped slots are recorded once", newStore, func(t *testing.T, f *fixture) {
 		f.version("1.0.0")
 		f.activate("1.0.0", t0, hourly("a", at(time.Hour)))
