@@ -125,7 +125,7 @@ func (e *env) schedulesList(ctx context.Context, asJSON bool) error {
 		}
 		if j.LastFire != nil {
 			last = j.LastFire.Slot
-			if j.LastFire.RunID != nil {
+			if j.LastFire.RunID != nil && j.LastFire.Status != "skipped" {
 				run = *j.LastFire.RunID
 			} else {
 				run = j.LastFire.Status + " (" + j.LastFire.Reason + ")"
