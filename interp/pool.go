@@ -417,7 +417,9 @@ func (p *pool) sleep(ctx context.Context, d time.Duration, stop <-chan struct{})
 // Drive works on a run and its descendant child runs in this process until
 // the run ends, is blocked, or is parked waiting for the outside (a
 // signal, a queue slot: no run of its tree waits on a timer), and returns
-// the run as stored then. Timers are waited out (up to Options.ParkWait
+// the run as stored then, without its inputs (store.RunGetHead: the caller
+// has them, and a large input read again would be the peak of the process
+// that ran a long foreach over it). Timers are waited out (up to Options.ParkWait
 // when that is set). The CLI exits 0/1 on a terminal run and 3 on a parked
 // one (see StatusOf).
 //
@@ -432,7 +434,8 @@ func (e *Engine) Drive(ctx context.Context, rootRunID string) (store.Run, error)
 // DriveDrain is Drive that also stops gracefully (durability.md,
 // Shutdown): once drain is closed it claims no more runs and starts no new
 // action, lets the actions in flight finish and records their results,
-// parks the runs due now, and returns the run as stored then. Canceling
+// parks the runs due now, and returns the run as stored then (without
+// its inputs, as Drive). Canceling
 // ctx while it drains (the grace period is over, or a second Ctrl-C) stops
 // the actions still in flight, as for Drive.
 func (e *Engine) DriveDrain(ctx context.Context, rootRunID string, drain <-chan struct{}) (store.Run, error) {
@@ -457,7 +460,9 @@ func (e *Engine) DriveDrain(ctx context.Context, rootRunID string, drain <-chan 
 	defer p.startAlerts(ctx)()
 	sctx := context.WithoutCancel(ctx)
 	get := func() (store.Run, error) {
-		run, err := e.st.RunGet(sctx, rootRunID)
+		// Without its inputs: the caller has them, and a large input
+		// read again at the end would be the peak of a long foreach.
+		run, err := e.st.RunGetHead(sctx, rootRunID)
 		if err != nil {
 			return run, fmt.Errorf("drive run %s: %w", rootRunID, err)
 		}

@@ -569,6 +569,11 @@ type Store interface {
 	RunInsert(ctx context.Context, p RunInsertParams) (Run, error)
 	// RunGet returns a run by full id, or ErrNotFound.
 	RunGet(ctx context.Context, id string) (Run, error)
+	// RunGetHead is RunGet without the run's inputs (Inputs nil), for a
+	// caller that does not read them: a run's inputs may be large (a
+	// foreach's item list), and a read of them costs their size several
+	// times over while it lasts.
+	RunGetHead(ctx context.Context, id string) (Run, error)
 	// RunFind resolves a full id or a unique prefix: ErrNotFound,
 	// ErrAmbiguous.
 	RunFind(ctx context.Context, idOrPrefix string) (Run, error)

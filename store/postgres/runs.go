@@ -71,6 +71,18 @@ func (s *Store) RunGet(ctx context.Context, id string) (store.Run, error) {
 	return r, s.fail("reading run "+id, err)
 }
 
+// RunGetHead is RunGet without the inputs.
+func (s *Store) RunGetHead(ctx context.Context, id string) (store.Run, error) {
+	r, err := one(ctx, s.pool, sqlrow.ScanRun, `SELECT `+runHeadCols+` FROM runs WHERE id = $1`, id)
+	if noRows(err) {
+		return r, fmt.Errorf("run %s: %w", id, store.ErrNotFound)
+	}
+	return r, s.fail("reading run "+id, err)
+}
+
+// runHeadCols are runCols with NULL for the inputs.
+var runHeadCols = strings.Replace(runCols, " inputs,", " NULL,", 1)
+
 // RunFind resolves a full id or a unique prefix of one.
 func (s *Store) RunFind(ctx context.Context, idOrPrefix string) (store.Run, error) {
 	if idOrPrefix == "" {

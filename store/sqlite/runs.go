@@ -154,6 +154,18 @@ func (s *Store) RunGet(ctx context.Context, id string) (store.Run, error) {
 	return r, s.fail("reading run "+id, err)
 }
 
+// RunGetHead is RunGet without the inputs.
+func (s *Store) RunGetHead(ctx context.Context, id string) (store.Run, error) {
+	r, err := sqlrow.ScanRun(s.queryRow(ctx, selectRunHeadSQL, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, fmt.Errorf("run %s: %w", id, store.ErrNotFound)
+	}
+	return r, s.fail("reading run "+id, err)
+}
+
+// selectRunHeadSQL reads one run without its inputs.
+const selectRunHeadSQL = `SELECT ` + claimCols + ` FROM runs WHERE id = ?1`
+
 // RunFind resolves a full id or a unique prefix of one.
 func (s *Store) RunFind(ctx context.Context, idOrPrefix string) (store.Run, error) {
 	if idOrPrefix == "" {

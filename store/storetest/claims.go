@@ -21,7 +21,7 @@ func testClaims(t *testing.T, newStore func(t *testing.T) store.Store) {
 		return rs
 	}
 
-	parallel(t, "a claimed run carries its inputs, as RunGet does", newStore, func(t *testing.T, f *fixture) {
+	parallel(t, "a claimed run carries its inputs, as RunGet does; RunGetHead leaves them out", newStore, func(t *testing.T, f *fixture) {
 		big := `{"items":[` + strings.Repeat(`1,`, 50000) + `2]}`
 		f.insert(store.RunInsertParams{ID: "big", Inputs: []byte(big)})
 		f.insert(store.RunInsertParams{ID: "small", Inputs: []byte(`{"a":"b"}`)})
@@ -35,6 +35,16 @@ func testClaims(t *testing.T, newStore func(t *testing.T) store.Store) {
 			jsonEq(t, id+": RunGet's inputs", f.get(id).Inputs, rs[map[string]int{"big": 0, "small": 2}[id]].Inputs)
 		}
 		eq(t, "RunGet of a run without inputs", len(f.get("none").Inputs), 0)
+		for _, id := range []string{"big", "small", "none"} {
+			head, err := f.s.RunGetHead(f.ctx, id)
+			noErr(t, "RunGetHead", err)
+			full := f.get(id)
+			eq(t, id+": RunGetHead's inputs", len(head.Inputs), 0)
+			full.Inputs = nil
+			eq(t, id+": RunGetHead is RunGet but the inputs", head, full)
+		}
+		_, err := f.s.RunGetHead(f.ctx, "nope")
+		isErr(t, "RunGetHead of an unknown run", err, store.ErrNotFound)
 	})
 
 	parallel(t, "due only, in order", newStore, func(t *testing.T, f *fixture) {
