@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/flowrun/flowrun/lang/expr"
@@ -21,84 +19,44 @@ const farFuture = 100 * 365 * 24 * time.Hour
 // runner works on one claimed run in one goroutine: it rebuilds the run's
 // state from the store, decides what to do, commits, launches actions and
 // waits for them, until the run ends, parks, is stopped or loses its lease.
-// Only the runner goroutine touches its fields, except the atomic flags and
-// the channels, which the pool, the heartbeat and the engine use to reach it.
+// Only the runner goroutine touches its fields, except the supervisor's
+// atomic flags and channels, which the pool, the heartbeat and the engine
+// use to reach it.
+//
+// Its fields are grouped by concern, each group a type of its own (the
+// groups are embedded, so the runner's methods read r.rows, r.tx, r.flights
+// as before):
+//
+//   - runEnv (runenv.go): what the run works with and does not change once
+//     the run is rebuilt: the engine, the graph, the run's row and lease,
+//     its inputs, secrets and redactor.
+//   - runState (runstate.go): the run's state rebuilt from the store as
+//     plain data: step rows and their decoded State, attempt numbers, retry
+//     budgets, signals, child runs, foreach cursors, what memory keeps.
+//   - decisions (decisions.go): what the current decision pass has decided
+//     and not yet committed: the transition being built, the instant it is
+//     decided at, the launches, whether the run ended. Its pure helpers
+//     (nextWake, retryWake) decide from state and a time passed in.
+//   - supervisor (supervisor.go): the goroutines, channels, wait group and
+//     flags of the actions in flight.
 type runner struct {
-	e     *Engine
-	l     *loaded
-	run   store.Run
-	lease store.Lease
-	owner string
-
-	inputs  map[string]any  // decoded, when held (viewRunner); else see input
-	conv    *expr.ConvCache // inputs converted for CEL, once per type
-	secrets map[string]string
-	red     *redactor
-	info    expr.RunInfo
-
-	rows     map[string]*store.Step
-	states   map[string]*rowState
-	lastAtt  map[string]int // highest attempt number per step key
-	failures map[string]int // failed attempts per step key (the retry budget)
-	results  map[string]expr.StepResult
-	noted    map[string]bool      // foreach items whose end was handled
-	fe       map[string]*feCursor // foreach steps in progress (schedule.go)
-	signals  []store.Signal       // pending signals, oldest first
-	children map[string]store.Run
-
-	flights map[string]*flight
-	wg      sync.WaitGroup
-	doneCh  chan flightResult
-	nudgeCh chan struct{}
-
-	recheck   atomic.Bool // a signal or a child end may be waiting in the store
-	lost      atomic.Bool // the lease was taken over
-	cancelReq atomic.Bool // cancel requested
-	drain     atomic.Bool // start no new action; park when the flights end
-	halt      atomic.Bool // stop now: interrupt the flights and park
-
-	tx       *txb
-	now      time.Time
-	ended    bool // the run reached a terminal status in tx
-	blocked  bool // something was ready but could not start (slots, drain)
-	launches []*flight
-	afterEnd []string // child runs to cancel once the transition is committed
-	usedAtts int      // run.AttemptsUsed as decided
-	// settled counts the leading steps of the graph (in its order) that
-	// have ended and been settled: decide starts after them.
-	settled   int
-	attsDirty bool
-	// more: decide stopped with work left because the transition reached
-	// its size bound (schedule.go): commit it and decide again at once.
-	more bool
-	keep *keep // which finished steps later decisions read (schedule.go)
-	// top holds, by graph position, the row of each step's top-level key
-	// (the same pointer as rows[name]; nil when it has none), and waitOn,
-	// by graph position, one plus the position of a need that was not
-	// finished when the step could not begin (0: not known). With them
-	// decide passes over a step that still waits on an unfinished need
-	// without a map lookup (schedule.go, waiting).
-	top    []*store.Step
-	waitOn []int32
+	runEnv
+	runState
+	decisions
+	supervisor
 }
 
 func (e *Engine) newRunner(run store.Run, owner string) *runner {
 	return &runner{
-		e: e, run: run, lease: run.Lease, owner: owner,
-		rows: map[string]*store.Step{}, states: map[string]*rowState{},
-		lastAtt: map[string]int{}, failures: map[string]int{},
-		results: map[string]expr.StepResult{}, noted: map[string]bool{},
-		children: map[string]store.Run{}, flights: map[string]*flight{},
-		doneCh: make(chan flightResult, 16), nudgeCh: make(chan struct{}, 1),
-		tx: newTxb(run.ID, run.Lease), usedAtts: run.AttemptsUsed,
-	}
-}
-
-// nudge wakes the runner's wait.
-func (r *runner) nudge() {
-	select {
-	case r.nudgeCh <- struct{}{}:
-	default:
+		runEnv: runEnv{e: e, run: run, lease: run.Lease, owner: owner},
+		runState: runState{
+			rows: map[string]*store.Step{}, states: map[string]*rowState{},
+			lastAtt: map[string]int{}, failures: map[string]int{},
+			results: map[string]expr.StepResult{}, noted: map[string]bool{},
+			children: map[string]store.Run{},
+		},
+		decisions:  decisions{tx: newTxb(run.ID, run.Lease), usedAtts: run.AttemptsUsed},
+		supervisor: supervisor{flights: map[string]*flight{}, doneCh: make(chan flightResult, 16), nudgeCh: make(chan struct{}, 1)},
 	}
 }
 
@@ -284,7 +242,7 @@ func (r *runner) cancelChildren(ctx context.Context) {
 // start launches the actions whose running attempts were just committed.
 func (r *runner) start(ctx context.Context) {
 	for _, f := range r.launches {
-		r.goFlight(f)
+		r.goFlight(f, r.e)
 	}
 	r.launches = nil
 }
@@ -305,26 +263,16 @@ func (r *runner) hold() []chan bool {
 		}
 		f.gate = make(chan bool, 1)
 		gates = append(gates, f.gate)
-		r.goFlight(f)
+		r.goFlight(f, r.e)
 	}
 	r.launches = rest
 	return gates
 }
 
-// goFlight runs the action in a goroutine that the runner's wait group
-// counts; its result goes to doneCh.
-func (r *runner) goFlight(f *flight) {
-	r.wg.Add(1)
-	go func() {
-		defer r.wg.Done()
-		r.doneCh <- f.do(r.e)
-	}()
-}
-
 // wait blocks until an action ends, the runner is nudged, or the next wake
 // time comes, then folds every action result that is ready into state.
 func (r *runner) wait(ctx context.Context) error {
-	next, external := r.nextWake()
+	next, external := r.nextWake(r.run.DeadlineAt)
 	var tc <-chan time.Time
 	isRecheck := false
 	if external && len(r.flights) > 0 {
@@ -357,47 +305,6 @@ func (r *runner) wait(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// nextWake returns the earliest WakeAt of a waiting step key (zero when
-// none) and whether something waits on a signal or a child.
-func (r *runner) nextWake() (time.Time, bool) {
-	var next time.Time
-	external := false
-	for _, row := range r.rows {
-		if row.Status != store.StepWaiting {
-			continue
-		}
-		st := r.state(row.Key)
-		if st.Wait == waitSignal || st.Wait == waitChild {
-			external = true
-		}
-		if !row.WakeAt.IsZero() && (next.IsZero() || row.WakeAt.Before(next)) {
-			next = row.WakeAt
-		}
-	}
-	if !r.run.DeadlineAt.IsZero() && (next.IsZero() || r.run.DeadlineAt.Before(next)) {
-		next = r.run.DeadlineAt
-	}
-	return next, external
-}
-
-// waitFlights waits for every action goroutine to return, discarding
-// results that were not absorbed (their attempts were already written as
-// canceled or interrupted, or the lease is lost).
-func (r *runner) waitFlights() {
-	done := make(chan struct{})
-	go func() {
-		r.wg.Wait()
-		close(done)
-	}()
-	for {
-		select {
-		case <-r.doneCh:
-		case <-done:
-			return
-		}
-	}
 }
 
 // rebuild loads the graph and the run's state from the store (invariant

@@ -47,19 +47,6 @@ type rowState struct {
 	Interrupts int `json:"interrupts,omitempty"`
 }
 
-// state returns the decoded State of a step key (empty when none).
-func (r *runner) state(key string) *rowState {
-	if st := r.states[key]; st != nil {
-		return st
-	}
-	st := &rowState{}
-	if row := r.rows[key]; row != nil && len(row.State) > 0 {
-		_ = json.Unmarshal(row.State, st)
-	}
-	r.states[key] = st
-	return st
-}
-
 // row returns a copy of the step key's row to modify, or a new pending row.
 func (r *runner) row(u unit) *store.Step {
 	if old := r.rows[u.key]; old != nil {
@@ -173,20 +160,6 @@ func (r *runner) forget(key string) {
 	delete(r.lastAtt, key)
 	delete(r.failures, key)
 	delete(r.noted, key)
-}
-
-// stale reports whether a loaded row is an until iteration that no later
-// decision reads: finished, and older than the iteration before its loop's
-// current one. The controller's row must already be in r.rows.
-func (r *runner) stale(row *store.Step) bool {
-	if row.Iteration < 0 || !row.Status.Terminal() {
-		return false
-	}
-	c := r.rows[store.StepKey(row.Step, row.Index, -1)]
-	if c == nil {
-		return false
-	}
-	return row.Iteration < r.state(c.Key).Iteration-1
 }
 
 // unit is one executable step key: a step, a foreach item, or an until
@@ -550,26 +523,8 @@ func (r *runner) gate(ctx context.Context, s *graph.Step) (ready bool, skip stri
 		}
 		return st
 	}
-	if s.Join == "any" {
-		any := len(s.Needs) == 0
-		for _, n := range s.Needs {
-			if edge(n) == store.StepCompleted {
-				any = true
-			}
-		}
-		if !any {
-			return true, "none of its dependencies completed (join = \"any\")", nil
-		}
-	} else {
-		for _, n := range s.Needs {
-			switch st := edge(n); st {
-			case store.StepSkipped, store.StepCanceled:
-				if r.rows[n].Status == store.StepCompleted {
-					return true, fmt.Sprintf("switch %q took another branch", n), nil
-				}
-				return true, fmt.Sprintf("its dependency %q was %s", n, st), nil
-			}
-		}
+	if skip := joinSkip(s.Join, s.Needs, edge, func(n string) store.StepStatus { return r.rows[n].Status }); skip != "" {
+		return true, skip, nil
 	}
 	if s.When != nil {
 		v, eerr := r.l.prog.Eval(ctx, s.When, r.act(nil))

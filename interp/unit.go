@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"strconv"
 	"time"
 
@@ -240,22 +239,17 @@ func (r *runner) scheduleRetry(u unit, se *stepError) (bool, *stepError) {
 			return false, nil
 		}
 	}
-	delay := float64(rp.BackoffMS) * math.Pow(max(rp.Multiplier, 1), float64(n-1))
-	if rp.MaxDelayMS > 0 && delay > float64(rp.MaxDelayMS) {
-		delay = float64(rp.MaxDelayMS)
-	}
 	jitter := r.e.int63n(rp.JitterMS + 1)
-	wait := time.Duration(delay)*time.Millisecond + msDuration(jitter)
-	wake := r.now.Add(wait)
-	if !r.run.DeadlineAt.IsZero() && !wake.Before(r.run.DeadlineAt) {
+	delay, wake, ok := retryWake(rp, n, jitter, r.now, r.run.DeadlineAt)
+	if !ok {
 		return false, &stepError{Kind: "deadline", Message: fmt.Sprintf("step %s failed (%s) and its next attempt would begin after the run's deadline (%s)", u.key, se.Message, r.run.DeadlineAt.UTC().Format(time.RFC3339))}
 	}
 	row := r.row(u)
 	row.Status, row.Error, row.WakeAt = store.StepWaiting, mustJSON(se), wake
 	row.Detail = fmt.Sprintf("retry %d/%d", n+1, rp.Attempts)
-	r.put(row, &rowState{Wait: waitRetry, Attempt: next, DelayMS: int64(delay), JitterMS: jitter, Base: r.state(u.key).Base})
+	r.put(row, &rowState{Wait: waitRetry, Attempt: next, DelayMS: delay, JitterMS: jitter, Base: r.state(u.key).Base})
 	r.tx.event("retry_scheduled", u.key, map[string]any{
-		"attempt": next, "delay_ms": int64(delay), "jitter_ms": jitter,
+		"attempt": next, "delay_ms": delay, "jitter_ms": jitter,
 		"wake_at": wake.UTC().Format(time.RFC3339Nano), "kind": se.Kind, "message": se.Message,
 	})
 	return true, nil

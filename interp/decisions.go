@@ -1,0 +1,83 @@
+package interp
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/flowrun/flowrun/lang/graph"
+	"github.com/flowrun/flowrun/store"
+)
+
+// decisions is what the runner's current decision pass has decided and not
+// yet committed: the transition being built, the instant the pass decides
+// at (read from the clock once per pass by the runner, never here), the
+// actions to launch once the transition commits, the child runs to cancel
+// after it, and whether the run ended or the pass stopped with work left.
+type decisions struct {
+	tx       *txb
+	now      time.Time
+	ended    bool // the run reached a terminal status in tx
+	blocked  bool // something was ready but could not start (slots, drain)
+	launches []*flight
+	afterEnd []string // child runs to cancel once the transition is committed
+	usedAtts int      // run.AttemptsUsed as decided
+	// attsDirty: usedAtts changed since the last flush.
+	attsDirty bool
+	// more: decide stopped with work left because the transition reached
+	// its size bound (schedule.go): commit it and decide again at once.
+	more bool
+}
+
+// retryWake decides when the next attempt of a step that failed for the
+// failed-th time under retry policy rp begins: the backoff, BackoffMS
+// times Multiplier (at least 1) to the power failed-1, capped at
+// MaxDelayMS when that is set, plus the jitter drawn (jitterMS), after
+// now. It returns the backoff in milliseconds (as recorded in the step's
+// State and the retry_scheduled event), the wake time, and false when the
+// wake time is at or after the run's deadline (zero: none), so the retry
+// must not be scheduled. It is pure: the jitter is drawn and the clock
+// read by the caller.
+func retryWake(rp *graph.Retry, failed int, jitterMS int64, now, deadline time.Time) (delayMS int64, wake time.Time, ok bool) {
+	delay := float64(rp.BackoffMS) * math.Pow(max(rp.Multiplier, 1), float64(failed-1))
+	if rp.MaxDelayMS > 0 && delay > float64(rp.MaxDelayMS) {
+		delay = float64(rp.MaxDelayMS)
+	}
+	wake = now.Add(time.Duration(delay)*time.Millisecond + msDuration(jitterMS))
+	if !deadline.IsZero() && !wake.Before(deadline) {
+		return int64(delay), wake, false
+	}
+	return int64(delay), wake, true
+}
+
+// joinSkip applies a step's join rule to its needs, all of which have
+// ended: it returns why the step is skipped, or "" when the join lets it
+// run. edge gives the status of the edge from a need (a switch's edge
+// counts as skipped when the step is not in the branch it took), own the
+// need's own status. With join "any" the step is skipped when no edge
+// completed (a step with no needs runs); otherwise when an edge was
+// skipped or canceled. It is pure: it reads only what it is passed.
+func joinSkip(join string, needs []string, edge, own func(string) store.StepStatus) string {
+	if join == "any" {
+		any := len(needs) == 0
+		for _, n := range needs {
+			if edge(n) == store.StepCompleted {
+				any = true
+			}
+		}
+		if !any {
+			return "none of its dependencies completed (join = \"any\")"
+		}
+		return ""
+	}
+	for _, n := range needs {
+		switch st := edge(n); st {
+		case store.StepSkipped, store.StepCanceled:
+			if own(n) == store.StepCompleted {
+				return fmt.Sprintf("switch %q took another branch", n)
+			}
+			return fmt.Sprintf("its dependency %q was %s", n, st)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,61 @@
+package interp
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// supervisor is the part of a runner that owns goroutines: the actions in
+// flight, the wait group that counts their goroutines, the channel their
+// results come back on, the channel that wakes the runner's wait, and the
+// flags through which the pool, the heartbeat and the engine reach a runner
+// from other goroutines. Everything else in a runner is touched by the
+// runner goroutine alone.
+type supervisor struct {
+	flights map[string]*flight
+	wg      sync.WaitGroup
+	doneCh  chan flightResult
+	nudgeCh chan struct{}
+
+	recheck   atomic.Bool // a signal or a child end may be waiting in the store
+	lost      atomic.Bool // the lease was taken over
+	cancelReq atomic.Bool // cancel requested
+	drain     atomic.Bool // start no new action; park when the flights end
+	halt      atomic.Bool // stop now: interrupt the flights and park
+}
+
+// nudge wakes the runner's wait.
+func (s *supervisor) nudge() {
+	select {
+	case s.nudgeCh <- struct{}{}:
+	default:
+	}
+}
+
+// goFlight runs the action in a goroutine that the wait group counts; its
+// result goes to doneCh.
+func (s *supervisor) goFlight(f *flight, e *Engine) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.doneCh <- f.do(e)
+	}()
+}
+
+// waitFlights waits for every action goroutine to return, discarding
+// results that were not absorbed (their attempts were already written as
+// canceled or interrupted, or the lease is lost).
+func (s *supervisor) waitFlights() {
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	for {
+		select {
+		case <-s.doneCh:
+		case <-done:
+			return
+		}
+	}
+}
