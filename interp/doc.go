@@ -11,6 +11,32 @@
 // clock.Clock) and must not draw random numbers except from the injected
 // source (Options.Rand), so that a run replays the same way on a fake clock.
 //
+// # The runner
+//
+// A runner works on one claimed run. Its fields are four types, one per
+// concern, each in a file of its name:
+//
+//   - runEnv: what the run works with and does not change once it is
+//     rebuilt (the engine, the loaded graph, the run and its lease, inputs,
+//     secrets, the redactor).
+//   - runState: the run's state rebuilt from the store (rebuild.go,
+//     runner.rebuild) as plain data: step rows and their State, attempt
+//     numbers, retry budgets, results, signals, child runs, foreach
+//     cursors. It starts no goroutine and reads no clock.
+//   - decisions: what the current decision pass decided and has not yet
+//     committed (the transition, the launches, the instant of the pass).
+//     The decision rules that are already pure live beside it as functions
+//     of state and an instant passed in: retryWake (when a retry is due),
+//     joinSkip (what a join rule decides), runState.nextWake (when the run
+//     must look again).
+//   - supervisor: the goroutines of the actions in flight, their wait
+//     group and result channel, the nudge channel, and the flags other
+//     goroutines set. The runner's wait turns nextWake into a timer.
+//
+// The rest of the decision logic (schedule.go, unit.go, end.go) is still
+// methods of the runner that read the clock's instant from decisions.now
+// and evaluate expressions; it is not yet a pure scheduler.
+//
 // # Invariants
 //
 // These are the rules the engine keeps; spec/semantics.md states them for
