@@ -124,3 +124,52 @@ func TestNextWake(t *testing.T) {
 		})
 	}
 }
+
+func TestParkWake(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	at := func(s int) time.Time { return now.Add(time.Duration(s) * time.Second) }
+	steps := []*graph.Step{{Name: "a"}, {Name: "b"}, {Name: "c"}}
+	type row struct {
+		key, step string
+		status    store.StepStatus
+		wake      time.Time
+		st        rowState
+	}
+	for _, tc := range []struct {
+		name     string
+		rows     []row
+		deadline time.Time
+		avail    time.Time
+		reason   string
+		waiting  bool
+	}{
+		{"nothing waits: no progress", []row{{"a", "a", store.StepCompleted, time.Time{}, rowState{}}}, time.Time{}, time.Time{}, "", false},
+		{"a retry backoff", []row{{"a", "a", store.StepWaiting, at(5), rowState{Wait: waitRetry}}}, time.Time{}, at(5), "retry", true},
+		{"the earliest timer sets the reason", []row{{"a", "a", store.StepWaiting, at(5), rowState{Wait: waitRetry}}, {"b", "b", store.StepWaiting, at(3), rowState{Wait: waitSleep}}}, time.Time{}, at(3), "timer", true},
+		{"an until interval is a timer", []row{{"c", "c", store.StepWaiting, at(2), rowState{Wait: waitInterval}}}, time.Time{}, at(2), "timer", true},
+		{"a signal with no timeout parks far away", []row{{"a", "a", store.StepWaiting, time.Time{}, rowState{Wait: waitSignal, Signal: "go"}}}, time.Time{}, now.Add(farFuture), "signal:go", true},
+		{"a child with no timeout parks far away", []row{{"b", "b", store.StepWaiting, time.Time{}, rowState{Wait: waitChild}}}, time.Time{}, now.Add(farFuture), "child", true},
+		{"a timed wait wins over an untimed one", []row{{"a", "a", store.StepWaiting, time.Time{}, rowState{Wait: waitSignal, Signal: "go"}}, {"b", "b", store.StepWaiting, at(7), rowState{Wait: waitSleep}}}, time.Time{}, at(7), "timer", true},
+		{"among untimed waits the last in step order names it", []row{{"a", "a", store.StepWaiting, time.Time{}, rowState{Wait: waitSignal, Signal: "go"}}, {"b", "b", store.StepWaiting, time.Time{}, rowState{Wait: waitChild}}}, time.Time{}, now.Add(farFuture), "child", true},
+		{"the deadline brings it forward", []row{{"a", "a", store.StepWaiting, at(9), rowState{Wait: waitRetry}}}, at(4), at(4), "retry", true},
+		{"the deadline brings far future forward", []row{{"a", "a", store.StepWaiting, time.Time{}, rowState{Wait: waitChild}}}, at(60), at(60), "child", true},
+		{"a breaker names the step's breaker", []row{{"c", "c", store.StepWaiting, at(8), rowState{Wait: waitBreaker}}}, time.Time{}, at(8), "breaker:br-c", true},
+		{"a foreach item's row counts", []row{{"b[1]", "b", store.StepWaiting, at(6), rowState{Wait: waitRetry}}, {"b", "b", store.StepRunning, time.Time{}, rowState{}}}, time.Time{}, at(6), "retry", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := runState{rows: map[string]*store.Step{}, states: map[string]*rowState{}}
+			for _, r := range tc.rows {
+				st, err := json.Marshal(r.st)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.rows[r.key] = &store.Step{Key: r.key, Step: r.step, Status: r.status, WakeAt: r.wake, State: st}
+			}
+			breaker := func(step string) string { return "br-" + step }
+			avail, reason, waiting := s.parkWake(steps, breaker, now, tc.deadline)
+			if !avail.Equal(tc.avail) || reason != tc.reason || waiting != tc.waiting {
+				t.Fatalf("parkWake = (%s, %q, %v), want (%s, %q, %v)", avail, reason, waiting, tc.avail, tc.reason, tc.waiting)
+			}
+		})
+	}
+}

@@ -28,7 +28,8 @@
 //     The decision rules that are already pure live beside it as functions
 //     of state and an instant passed in: retryWake (when a retry is due),
 //     joinSkip (what a join rule decides), runState.nextWake (when the run
-//     must look again).
+//     must look again), runState.parkWake (until when, and why, a run with
+//     nothing to execute parks).
 //   - supervisor: the goroutines of the actions in flight, their wait
 //     group and result channel, the nudge channel, and the flags other
 //     goroutines set. The runner's wait turns nextWake into a timer.

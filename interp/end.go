@@ -109,33 +109,11 @@ func (r *runner) park() {
 		// Ready work that was not started (the worker is draining).
 		u.Status, avail = ptr(store.RunPending), r.now
 	} else {
-		waiting := false
-		for _, s := range r.l.g.Steps {
-			for _, row := range r.rowsOf(s.Name) {
-				if row.Status != store.StepWaiting {
-					continue
-				}
-				waiting = true
-				st := r.state(row.Key)
-				why := map[string]string{waitRetry: "retry", waitSleep: "timer", waitInterval: "timer", waitChild: "child", waitSignal: "signal:" + st.Signal,
-					waitBreaker: "breaker:" + r.l.step(row.Step).Breaker}[st.Wait]
-				if !row.WakeAt.IsZero() && (avail.IsZero() || row.WakeAt.Before(avail)) {
-					avail, reason = row.WakeAt, why
-				}
-				if reason == "" || (row.WakeAt.IsZero() && avail.IsZero()) {
-					reason = why
-				}
-			}
-		}
+		var waiting bool
+		avail, reason, waiting = r.parkWake(r.l.g.Steps, func(step string) string { return r.l.step(step).Breaker }, r.now, r.run.DeadlineAt)
 		if !waiting {
 			r.failRun(&stepError{Kind: "internal", Message: "no step of the run can make progress; this is a bug in flowrun"}, "")
 			return
-		}
-		if avail.IsZero() {
-			avail = r.now.Add(farFuture)
-		}
-		if d := r.run.DeadlineAt; !d.IsZero() && d.Before(avail) {
-			avail = d
 		}
 		u.Status = ptr(store.RunWaiting)
 	}
@@ -144,18 +122,6 @@ func (r *runner) park() {
 	u.Release = true
 	r.tx.event("run_parked", "", map[string]any{"reason": reason, "available_at": avail.UTC().Format(time.RFC3339Nano)})
 	r.ended = true
-}
-
-// rowsOf returns the rows of a step: its own and its items' and
-// iterations'.
-func (r *runner) rowsOf(name string) []*store.Step {
-	var out []*store.Step
-	for _, row := range r.rows {
-		if row.Step == name {
-			out = append(out, row)
-		}
-	}
-	return out
 }
 
 // stopAll ends every action in flight with attempt status as and step

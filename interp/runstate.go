@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/flowrun/flowrun/lang/expr"
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 )
 
@@ -88,4 +89,54 @@ func (s *runState) nextWake(deadline time.Time) (time.Time, bool) {
 		next = deadline
 	}
 	return next, external
+}
+
+// rowsOf returns the rows of a step: its own and its items' and
+// iterations'.
+func (s *runState) rowsOf(name string) []*store.Step {
+	var out []*store.Step
+	for _, row := range s.rows {
+		if row.Step == name {
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+// parkWake decides where a run with nothing to execute now parks
+// (invariant 7): at the earliest WakeAt of its waiting step keys, looked at
+// step by step in the order of steps, or now plus farFuture when none has
+// one, brought forward to the deadline (zero: none); with the wait reason
+// of the key that set it (retry, timer, child, signal:NAME,
+// breaker:NAME, from breaker(step)), or of a waiting key with no WakeAt
+// while nothing has one. It returns false when no key waits: nothing can
+// make progress. It is pure: now is passed in.
+func (s *runState) parkWake(steps []*graph.Step, breaker func(step string) string, now, deadline time.Time) (avail time.Time, reason string, waiting bool) {
+	for _, st := range steps {
+		for _, row := range s.rowsOf(st.Name) {
+			if row.Status != store.StepWaiting {
+				continue
+			}
+			waiting = true
+			rs := s.state(row.Key)
+			why := map[string]string{waitRetry: "retry", waitSleep: "timer", waitInterval: "timer", waitChild: "child", waitSignal: "signal:" + rs.Signal,
+				waitBreaker: "breaker:" + breaker(row.Step)}[rs.Wait]
+			if !row.WakeAt.IsZero() && (avail.IsZero() || row.WakeAt.Before(avail)) {
+				avail, reason = row.WakeAt, why
+			}
+			if reason == "" || (row.WakeAt.IsZero() && avail.IsZero()) {
+				reason = why
+			}
+		}
+	}
+	if !waiting {
+		return time.Time{}, "", false
+	}
+	if avail.IsZero() {
+		avail = now.Add(farFuture)
+	}
+	if !deadline.IsZero() && deadline.Before(avail) {
+		avail = deadline
+	}
+	return avail, reason, true
 }
