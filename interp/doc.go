@@ -32,7 +32,8 @@
 //     nothing to execute parks).
 //   - supervisor: the goroutines of the actions in flight, their wait
 //     group and result channel, the nudge channel, and the flags other
-//     goroutines set. The runner's wait turns nextWake into a timer.
+//     goroutines set. Its await holds the timer the runner's wait sets
+//     at nextWake.
 //
 // The rest of the decision logic (schedule.go, unit.go, end.go) is still
 // methods of the runner that read the clock's instant from decisions.now

@@ -273,33 +273,25 @@ func (r *runner) hold() []chan bool {
 // time comes, then folds every action result that is ready into state.
 func (r *runner) wait(ctx context.Context) error {
 	next, external := r.nextWake(r.run.DeadlineAt)
-	var tc <-chan time.Time
 	isRecheck := false
 	if external && len(r.flights) > 0 {
 		if rc := r.now.Add(r.e.opts.Heartbeat); next.IsZero() || rc.Before(next) {
 			next, isRecheck = rc, true
 		}
 	}
-	if !next.IsZero() {
-		t := r.e.clk.NewTimer(next.Sub(r.e.clk.Now()))
-		defer t.Stop()
-		tc = t.C()
-	}
-	select {
-	case res := <-r.doneCh:
+	res, got, fired := r.await(r.e.clk, next)
+	switch {
+	case got:
 		r.now = r.e.clk.Now()
 		r.absorb(res)
 		for {
-			select {
-			case res := <-r.doneCh:
-				r.absorb(res)
-				continue
-			default:
+			res, ok := r.ready()
+			if !ok {
+				break
 			}
-			break
+			r.absorb(res)
 		}
-	case <-r.nudgeCh:
-	case <-tc:
+	case fired:
 		if isRecheck {
 			r.recheck.Store(true)
 		}

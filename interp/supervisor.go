@@ -3,6 +3,9 @@ package interp
 import (
 	"sync"
 	"sync/atomic"
+	"time"
+
+	"github.com/flowrun/flowrun/clock"
 )
 
 // supervisor is the part of a runner that owns goroutines: the actions in
@@ -57,5 +60,36 @@ func (s *supervisor) waitFlights() {
 		case <-done:
 			return
 		}
+	}
+}
+
+// await blocks until an action's result arrives (got: res is it), the
+// runner is nudged, or the timer set for next on clk fires (fired); a zero
+// next sets no timer.
+func (s *supervisor) await(clk clock.Clock, next time.Time) (res flightResult, got, fired bool) {
+	var tc <-chan time.Time
+	if !next.IsZero() {
+		t := clk.NewTimer(next.Sub(clk.Now()))
+		defer t.Stop()
+		tc = t.C()
+	}
+	select {
+	case res := <-s.doneCh:
+		return res, true, false
+	case <-s.nudgeCh:
+		return flightResult{}, false, false
+	case <-tc:
+		return flightResult{}, false, true
+	}
+}
+
+// ready returns an action's result that has arrived, without blocking
+// (false: none).
+func (s *supervisor) ready() (flightResult, bool) {
+	select {
+	case res := <-s.doneCh:
+		return res, true
+	default:
+		return flightResult{}, false
 	}
 }
