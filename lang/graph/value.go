@@ -19,7 +19,7 @@ func CheckValue(t *Type, v any, path string) error {
 		return nil
 	}
 	bad := func() error {
-		return fmt.Errorf("%s must be %s, got %s", path, typeArticle(t), jsonKind(v))
+		return fmt.Errorf("%s must be %s, got %s", path, typeArticle(t), JSONKind(v))
 	}
 	switch t.Kind {
 	case KindString:
@@ -130,8 +130,8 @@ func typeArticle(t *Type) string {
 	return t.String()
 }
 
-// jsonKind names the kind of a JSON-decoded value, for messages.
-func jsonKind(v any) string {
+// JSONKind names the kind of a JSON-decoded value, for messages.
+func JSONKind(v any) string {
 	switch v.(type) {
 	case nil:
 		return "null"

@@ -154,7 +154,7 @@ func readInputsFile(file string, limit int64) (map[string]any, error) {
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, usageErrorf("%s holds %s, not a JSON object of inputs", file, jsonKind(v)).
+		return nil, usageErrorf("%s holds %s, not a JSON object of inputs", file, graph.JSONKind(v)).
 			hint(`Write the inputs as one object, such as {"order_id": "A-1", "amount": 10}.`)
 	}
 	return obj, nil
@@ -175,24 +175,6 @@ func lineCol(data []byte, off int64) (int, int) {
 		}
 	}
 	return line, col
-}
-
-func jsonKind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "a bool"
-	case float64:
-		return "a number"
-	case string:
-		return "a string"
-	case []any:
-		return "a list"
-	case map[string]any:
-		return "an object"
-	}
-	return fmt.Sprintf("%T", v)
 }
 
 func sortedKeys[V any](m map[string]V) []string {
