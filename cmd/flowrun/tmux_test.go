@@ -344,3 +344,53 @@ func TestTmuxDecisionPromptThenLiveView(t *testing.T) {
 		t.Errorf("the decision prompt's box is left on the screen:\n%s", s)
 	}
 }
+
+// TestTmuxResumePrompt: `flowrun resume RUN` on a terminal asks for the
+// version decision of a run parked on 1.0.0 after 2.0.0 was applied (by an
+// apply of another key, which names the run it blocks), as apply does,
+// and then runs it on; without a terminal it exits 4.
+func TestTmuxResumePrompt(t *testing.T) {
+	p, flowrun := newTmux(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "ship1.hcl"), shipV1)
+	writeFile(t, filepath.Join(dir, "ship2.hcl"), shipV2)
+	run := func(want int, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(flowrun, args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "NO_COLOR=1", "FLOWRUN_DB="+filepath.Join(dir, "flowrun.db"))
+		out, err := cmd.CombinedOutput()
+		if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != want {
+			t.Fatalf("flowrun %v: %v, want exit %d\n%s", args, err, want, out)
+		}
+		return string(out)
+	}
+	out := run(3, "apply", "ship1.hcl", "--input", "order=A")
+	id := regexp.MustCompile(`(?m)^run +(` + runID + `)$`).FindStringSubmatch(out)
+	if id == nil {
+		t.Fatalf("no run id in:\n%s", out)
+	}
+	out = run(0, "apply", "ship2.hcl", "--input", "order=B", "--detach")
+	if want := "  run " + id[1] + " (version 1.0.0, waiting): flowrun resume " + id[1] + " --choose old|new|migrate"; !strings.Contains(out, want) {
+		t.Fatalf("apply of 2.0.0 does not name the run it blocks (%q):\n%s", want, out)
+	}
+	run(4, "resume", id[1])
+
+	p.start(dir, flowrun, "resume", id[1])
+	p.waitFor(`Run `+id[1]+` of ship is blocked`, `m migrate`)
+	p.tmux("send-keys", "-t", "main", "m")
+	p.waitFor(`Decide "migrate" for run ` + id[1] + `\?`)
+	p.tmux("send-keys", "-t", "main", "y")
+	s := p.waitFor(`^flowrun exited with 3$`)
+	for _, want := range []string{
+		`^flowrun resume: run ` + id[1] + ` decided migrate: it moves to version 2\.0\.0; kept: price; re-run: none\.$`,
+		`^status    waiting \(signal:go\)$`,
+	} {
+		if !regexp.MustCompile("(?m)" + want).MatchString(s) {
+			t.Errorf("the screen after the decision lacks %q:\n%s", want, s)
+		}
+	}
+	if out := run(0, "logs", id[1]); !strings.Contains(out, "by resume prompt") {
+		t.Errorf("the decision is not recorded as the resume prompt's:\n%s", out)
+	}
+}

@@ -163,12 +163,22 @@ func (e *env) progress(ev store.Event) {
 // (interp.Engine.CheckVersion). Every workflow is checked before any is
 // stored, so a refused apply writes nothing.
 func (e *env) storeVersions(ctx context.Context, eng *interp.Engine, mod *lang.Module) error {
+	var blocks [][]interp.RunPlan
 	for _, w := range mod.Workflows {
-		if _, err := e.checkVersion(ctx, eng, mod, w); err != nil {
+		c, err := e.checkVersion(ctx, eng, mod, w)
+		if err != nil {
 			return err
 		}
+		var b []interp.RunPlan
+		if c.Against.Version != w.Graph.Version {
+			if b, err = e.willBlock(ctx, eng, w.Name, w.Graph.Version); err != nil {
+				return err
+			}
+		}
+		blocks = append(blocks, b)
 	}
-	for _, w := range mod.Workflows {
+	for i, w := range mod.Workflows {
+		e.sayWillBlock(w.Name, w.Graph.Version, blocks[i])
 		if _, err := eng.StoreGraph(ctx, w.Graph); err != nil {
 			if errors.Is(err, store.ErrVersionConflict) {
 				return usageErrorf("workflow %q version %s was stored with a different graph by another process", w.Name, w.Graph.Version).
@@ -178,6 +188,35 @@ func (e *env) storeVersions(ctx context.Context, eng *interp.Engine, mod *lang.M
 		}
 	}
 	return nil
+}
+
+// willBlock lists the unfinished runs of workflow that storing version
+// blocks for a version decision (a new MAJOR), as plan shows them.
+func (e *env) willBlock(ctx context.Context, eng *interp.Engine, workflow, version string) ([]interp.RunPlan, error) {
+	plans, err := eng.PlanRuns(ctx, interp.PlanRunsParams{Workflow: workflow, Version: version})
+	if err != nil {
+		return nil, storeError("", err)
+	}
+	var out []interp.RunPlan
+	for _, p := range plans {
+		if p.Binding.Block {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// sayWillBlock tells, on stderr, which unfinished runs storing version of
+// workflow blocks, and how each is decided.
+func (e *env) sayWillBlock(workflow, version string, runs []interp.RunPlan) {
+	if len(runs) == 0 {
+		return
+	}
+	fmt.Fprintf(e.stderr, "flowrun %s: version %s of %q is a new MAJOR version; %s bound to an older MAJOR %s blocked until decided:\n",
+		e.verb, version, workflow, plural(len(runs), "unfinished run", "unfinished runs"), pluralWord(len(runs), "is", "are"))
+	for _, p := range runs {
+		fmt.Fprintf(e.stderr, "  run %s (version %s, %s): flowrun resume %s --choose old|new|migrate\n", p.Run.ID, p.Run.Version, p.Run.Status, p.Run.ID)
+	}
 }
 
 // checkVersion checks one workflow of mod against what is stored. A

@@ -27,12 +27,15 @@ With --detach it only checks the run and leaves it to a worker: every
 unfinished run is already queued. Resuming a finished run is refused (exit 2);
 redrive a failed one with flowrun retry. RUN is a run id or a unique prefix.
 
-A run blocked by a new MAJOR version needs --choose: old resumes it on its
-own version, new cancels it and starts a run of the new version with the
-same inputs, migrate moves it to the new version keeping the completed steps
-that did not change (see flowrun plan). --choose on a run that is not
-blocked is refused (exit 2); on a run someone else decided first (even at
-the same moment) it writes nothing, names that decision and exits 6.`,
+A run blocked by a new MAJOR version (or parked on an older MAJOR than one
+stored since, which resume blocks first) needs a decision: on a terminal
+resume asks, as apply does; otherwise pass --choose (without it resume exits
+4). old resumes it on its own version, new cancels it and starts a run of the
+new version with the same inputs, migrate moves it to the new version keeping
+the completed steps that did not change (see flowrun plan). --choose on a
+run that takes no decision is refused with the reason (exit 2); on a run
+someone else decided first (even at the same moment) it writes nothing,
+names that decision and exits 6.`,
 		store: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			detach := fs.Bool("detach", false, "do not run it here; leave it to a worker")
@@ -72,7 +75,12 @@ the same moment) it writes nothing, names that decision and exits 6.`,
 					return storeError(fmt.Sprintf("checking the version of run %s", args[0]), err)
 				}
 				if run.Status == store.RunBlocked {
-					return exitForStatus(run)
+					if !e.canPrompt() {
+						return exitForStatus(run)
+					}
+					if run, err = e.resumePrompt(ctx, eng, run); err != nil {
+						return err
+					}
 				}
 				if *detach {
 					return e.detached(ctx, eng, run, *asJSON)

@@ -57,7 +57,15 @@ func (e *env) resumeChoose(ctx context.Context, eng *interp.Engine, run store.Ru
 		if err := alreadyDecided(ctx, eng, run); err != nil {
 			return err
 		}
-		return usageErrorf("run %s is %s, not blocked; --choose decides only a run blocked by a new MAJOR version", run.ID, run.Status).
+		o, err := eng.OfferDecision(ctx, run)
+		if err != nil {
+			return storeError(fmt.Sprintf("checking the version of run %s", run.ID), err)
+		}
+		why := o.Reason
+		if why == "" {
+			why = fmt.Sprintf("run %s is %s and cannot be blocked now", run.ID, run.Status)
+		}
+		return usageErrorf("run %s is %s and takes no version decision: %s", run.ID, run.Status, why).
 			hint(fmt.Sprintf("Continue it with: flowrun resume %s", run.ID))
 	}
 	next, err := e.decideOne(ctx, eng, run, interp.Choice(choice), "cli", run.Version)
@@ -144,7 +152,7 @@ func (e *env) applyDecide(ctx context.Context, eng *interp.Engine, run store.Run
 	if err != nil {
 		return run, storeError("", err)
 	}
-	prompt := onMajor == "" && isTerminalReader(e.stdin) && isTerminal(e.stderr)
+	prompt := onMajor == "" && e.canPrompt()
 	if onMajor == "fail" || (onMajor == "" && !prompt) {
 		return run, e.blockedError(ctx, eng, blocked)
 	}
@@ -220,6 +228,31 @@ func (e *env) blockedError(ctx context.Context, eng *interp.Engine, blocked []st
 	return (&exitError{code: ExitDecision,
 		msg: fmt.Sprintf("run %s is blocked: a new MAJOR version of %q is stored and a decision is needed", run.ID, run.Workflow)}).
 		hint(fmt.Sprintf("Decide with: flowrun resume %s --choose old|new|migrate, or apply again with --on-major=old|new|migrate.", run.ID))
+}
+
+// canPrompt reports whether a version decision can be asked: stdin and
+// stderr are a terminal.
+func (e *env) canPrompt() bool {
+	return isTerminalReader(e.stdin) && isTerminal(e.stderr)
+}
+
+// resumePrompt asks on the terminal for the decision of a blocked run that
+// `resume RUN` found, as apply's prompt does, and carries it out. Closing
+// the screen leaves the run blocked (exit 4).
+func (e *env) resumePrompt(ctx context.Context, eng *interp.Engine, run store.Run) (store.Run, error) {
+	plan, err := eng.PlanDecision(ctx, run.ID)
+	if err != nil {
+		return run, storeError("planning the decision for run "+run.ID, err)
+	}
+	c, err := decide.Prompt(ctx, plan, e.stdin, e.stderr, e.getenv("NO_COLOR") != "")
+	if errors.Is(err, decide.ErrNoDecision) {
+		return run, (&exitError{code: ExitDecision, msg: fmt.Sprintf("run %s stays blocked: no decision was made", run.ID)}).
+			hint(fmt.Sprintf("Decide later with: flowrun resume %s --choose old|new|migrate", run.ID))
+	}
+	if err != nil {
+		return run, &exitError{code: ExitDecision, msg: "the decision prompt stopped", err: err}
+	}
+	return e.decideOne(ctx, eng, run, c, "resume prompt", plan.From)
 }
 
 // isTerminalReader reports whether r is a terminal.

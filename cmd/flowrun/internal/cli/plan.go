@@ -143,8 +143,20 @@ func (e *env) planRuns(ctx context.Context, eng *interp.Engine, workflow, versio
 		}
 		row(tw, "  "+run.ID, run.Version, string(run.Status), what)
 	}
+	blocks := 0
+	for _, p := range plans {
+		if p.Binding.Block {
+			blocks++
+		}
+	}
 	fmt.Fprintf(e.stdout, "runs in flight: %d\n", len(plans))
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if blocks > 0 {
+		fmt.Fprintf(e.stdout, "applying %s blocks %s until decided (old, new or migrate)\n", version, plural(blocks, "run", "runs"))
+	}
+	return nil
 }
 
 // checkStoredVersions checks every workflow's version against the stored
