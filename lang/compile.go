@@ -96,6 +96,7 @@ func compileWorkflowWith(w *workflowDecl, decodeDiags hcl.Diagnostics, children 
 	c.buildOutputs()
 	c.buildAlerts()
 	c.buildSchedules()
+	c.buildWebhooks()
 	if c.diags.HasErrors() || decodeDiags.HasErrors() {
 		return nil, c.diags
 	}

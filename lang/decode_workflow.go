@@ -10,7 +10,7 @@ import (
 
 // This file decodes a file's workflow blocks and their workflow-level
 // blocks: input, secret, concurrency, defaults, breaker, limits, output,
-// alert and schedule (decode_schedule.go). Steps are in decode_step.go, actions in decode_action.go.
+// alert, schedule (decode_schedule.go) and webhook (decode_webhook.go). Steps are in decode_step.go, actions in decode_action.go.
 
 // workflowDecl is a decoded workflow block, before compilation.
 type workflowDecl struct {
@@ -32,6 +32,7 @@ type workflowDecl struct {
 	Outputs     []*outputDecl
 	Alerts      []*alertDecl
 	Schedules   []*scheduleDecl
+	Webhooks    []*webhookDecl
 	Sources     *SourceMap
 }
 
@@ -87,6 +88,7 @@ var workflowSchema = &hcl.BodySchema{
 		{Type: "output", LabelNames: []string{"name"}},
 		{Type: "alert", LabelNames: []string{"name"}},
 		{Type: "schedule", LabelNames: []string{"name"}},
+		{Type: "webhook", LabelNames: []string{"name"}},
 	},
 }
 
@@ -251,6 +253,13 @@ func decodeWorkflowBlock(block *hcl.Block) (*workflowDecl, hcl.Diagnostics) {
 			sc, d := decodeScheduleBlock(b, w.Sources)
 			diags = append(diags, d...)
 			w.Schedules = append(w.Schedules, sc)
+		case "webhook":
+			if !unique(b) {
+				continue
+			}
+			wh, d := decodeWebhookBlock(b, w.Sources)
+			diags = append(diags, d...)
+			w.Webhooks = append(w.Webhooks, wh)
 		}
 	}
 	steps, d := decodeStepBlocks(stepBlocks, w.Sources)

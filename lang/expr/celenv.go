@@ -363,6 +363,10 @@ func scopeVars(s *Scope) map[string]*graph.Type {
 	if s.Schedule {
 		vars["schedule"] = ScheduleType
 	}
+	if s.Webhook {
+		vars["body"] = graph.TypeAny
+		vars["headers"] = HeadersType
+	}
 	if s.Secrets != nil {
 		fields := make(map[string]*graph.Type, len(s.Secrets))
 		for _, n := range s.Secrets {

@@ -103,6 +103,8 @@ type Activation struct {
 	Error     map[string]any // retry.when: {message, kind, exit_code?, status?}
 	Event     map[string]any // alert: {kind, message, step}
 	Schedule  map[string]any // a schedule's inputs: {time, date, name}
+	Body      any            // a webhook's inputs and key: the parsed JSON body
+	Headers   map[string]string
 	Secrets   map[string]string
 	// Cache, when set, keeps Input, and the large outputs of Steps,
 	// converted for the evaluations that share it: a run's evaluations all

@@ -99,6 +99,14 @@ func (c *compiled) bindOne(name string, t *graph.Type, a *Activation) any {
 		return toJSONTyped(orEmpty(a.Event), EventType)
 	case "schedule":
 		return toJSONTyped(orEmpty(a.Schedule), ScheduleType)
+	case "body":
+		return toJSONTyped(a.Body, graph.TypeAny)
+	case "headers":
+		m := make(map[string]any, len(a.Headers))
+		for k, v := range a.Headers {
+			m[k] = v
+		}
+		return m
 	case "secrets":
 		m := make(map[string]any, len(a.Secrets))
 		for k, v := range a.Secrets {

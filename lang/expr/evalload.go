@@ -177,6 +177,12 @@ func (l *loader) walk(g *graph.Graph) {
 	for i := range g.Schedules {
 		l.value(g.Schedules[i].Inputs, nil, SlotSchedule)
 	}
+	for i := range g.Webhooks {
+		l.value(g.Webhooks[i].Inputs, nil, SlotWebhookInputs)
+		if g.Webhooks[i].Key != nil {
+			l.expr(g.Webhooks[i].Key, nil, SlotWebhookKey)
+		}
+	}
 }
 
 func (l *loader) action(a *graph.Action, s *graph.Step, slot string) {

@@ -28,6 +28,9 @@ type Scope struct {
 	Event bool
 	// Schedule makes `schedule` visible (a schedule's inputs).
 	Schedule bool
+	// Webhook makes `body` and `headers` visible (a webhook's inputs and
+	// key).
+	Webhook bool
 	// Secrets are the names visible as secrets.NAME (data templates only).
 	// nil: `secrets` not visible; empty: visible, but none declared.
 	Secrets []string
@@ -65,6 +68,10 @@ const (
 	SlotAlert          = "alert"
 	// SlotSchedule is a schedule block's inputs: only schedule is visible.
 	SlotSchedule = "schedule"
+	// SlotWebhookInputs and SlotWebhookKey are a webhook block's inputs
+	// and key: only body and headers are visible.
+	SlotWebhookInputs = "webhook_inputs"
+	SlotWebhookKey    = "webhook_key"
 )
 
 // The types of the variables the interpreter fills in.
@@ -87,6 +94,10 @@ var (
 	ScheduleType = graph.ObjectOf(map[string]*graph.Type{
 		"time": graph.TypeString, "date": graph.TypeString, "name": graph.TypeString,
 	})
+	// HeadersType is the type of `headers` in a webhook: the request's
+	// header names in lower case, a header sent several times with its
+	// values joined by ", ".
+	HeadersType = graph.MapOf(graph.TypeString)
 	// EventType is the type of `event` in an alert.
 	EventType = graph.ObjectOf(map[string]*graph.Type{
 		"kind": graph.TypeString, "message": graph.TypeString, "step": graph.TypeString,
@@ -233,10 +244,13 @@ func StepScope(g *graph.Graph, s *graph.Step, slot string) *Scope {
 // concurrency_key only input (they are computed before the run starts);
 // output input, run and every step; alert the same plus event and secrets;
 // a schedule's inputs only schedule (they are the inputs of a run not yet
-// started).
+// started); a webhook's inputs and key only body and headers.
 func GraphScope(g *graph.Graph, slot string) *Scope {
-	if slot == SlotSchedule {
+	switch slot {
+	case SlotSchedule:
 		return &Scope{Schedule: true, Where: slot}
+	case SlotWebhookInputs, SlotWebhookKey:
+		return &Scope{Webhook: true, Where: slot}
 	}
 	sc := &Scope{Inputs: InputsType(g), Where: slot}
 	switch slot {
@@ -261,6 +275,9 @@ func (s *Scope) key() string {
 	fmt.Fprintf(&b, "input=%s;run=%t;item=%s;iteration=%t;error=%t;event=%t;", typeKey(s.Inputs), s.Run, typeKey(s.Item), s.Iteration, s.Error, s.Event)
 	if s.Schedule {
 		b.WriteString("schedule;")
+	}
+	if s.Webhook {
+		b.WriteString("webhook;")
 	}
 	if s.Steps != nil {
 		names := make([]string, 0, len(s.Steps))
@@ -287,6 +304,9 @@ func (s *Scope) varsKey() string {
 	fmt.Fprintf(&b, "input=%s;run=%t;item=%s;iteration=%t;error=%t;event=%t;steps=%t;", typeKey(s.Inputs), s.Run, typeKey(s.Item), s.Iteration, s.Error, s.Event, s.Steps != nil)
 	if s.Schedule {
 		b.WriteString("schedule;")
+	}
+	if s.Webhook {
+		b.WriteString("webhook;")
 	}
 	if s.Secrets != nil {
 		fmt.Fprintf(&b, "secrets%q", s.Secrets)
@@ -366,6 +386,9 @@ func (s *Scope) visibleNames() []string {
 	if s.Schedule {
 		names = append(names, "schedule")
 	}
+	if s.Webhook {
+		names = append(names, "body", "headers")
+	}
 	if s.Secrets != nil {
 		names = append(names, "secrets")
 	}
@@ -387,6 +410,10 @@ func (s *Scope) where() string {
 		return "concurrency.key"
 	case SlotSchedule:
 		return "a schedule's inputs"
+	case SlotWebhookInputs:
+		return "a webhook's inputs"
+	case SlotWebhookKey:
+		return "webhook.key"
 	default:
 		return s.Where
 	}
@@ -400,6 +427,8 @@ func (s *Scope) what() string {
 		return "the expression"
 	case SlotData:
 		return "this data value's expression" // not "the a data value expression"
+	case SlotSchedule, SlotWebhookInputs:
+		return "this input's expression"
 	}
 	return "the " + s.where() + " expression"
 }
@@ -441,6 +470,10 @@ func (s *Scope) notVisible(name string) string {
 		if !s.Schedule {
 			return fmt.Sprintf("schedule is only visible in a schedule block's inputs, not in %s.", w)
 		}
+	case "body", "headers":
+		if !s.Webhook {
+			return fmt.Sprintf("%s is only visible in a webhook block's inputs and key, not in %s.", name, w)
+		}
 	case "secrets":
 		if s.Secrets == nil {
 			return fmt.Sprintf("secrets are only visible in the data of exec and http actions and in alerts, not in %s, so that a secret never becomes part of a key, a condition or a stored value. Pass the secret to the exec or http step that needs it.", w)
@@ -453,4 +486,5 @@ func (s *Scope) notVisible(name string) string {
 var flowVars = map[string]bool{
 	"input": true, "run": true, "steps": true, "item": true, "index": true,
 	"iteration": true, "error": true, "event": true, "secrets": true, "schedule": true,
+	"body": true, "headers": true,
 }

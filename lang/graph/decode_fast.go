@@ -784,6 +784,9 @@ func (d *fastDecoder) graph(g *Graph) {
 		case "schedules":
 			d.seen(&set, 1<<13)
 			g.Schedules = d.schedules()
+		case "webhooks":
+			d.seen(&set, 1<<14)
+			g.Webhooks = d.webhooks()
 		default:
 			d.fail()
 		}
@@ -1468,6 +1471,46 @@ func (d *fastDecoder) schedules() []Schedule {
 			}
 		}
 		list = append(list, s)
+	}
+	return list
+}
+
+func (d *fastDecoder) webhooks() []Webhook {
+	if d.null() {
+		return nil
+	}
+	d.open('[')
+	list := []Webhook{}
+	first := true
+	for d.more(&first, ']') {
+		var w Webhook
+		if !d.null() {
+			d.open('{')
+			var set uint32
+			first := true
+			for d.more(&first, '}') {
+				switch string(d.key()) {
+				case "name":
+					d.seen(&set, 1<<0)
+					w.Name = d.str()
+				case "secret":
+					d.seen(&set, 1<<1)
+					w.Secret = d.str()
+				case "signature":
+					d.seen(&set, 1<<2)
+					w.Signature = d.str()
+				case "inputs":
+					d.seen(&set, 1<<3)
+					w.Inputs = d.value()
+				case "key":
+					d.seen(&set, 1<<4)
+					w.Key = d.expr()
+				default:
+					d.fail()
+				}
+			}
+		}
+		list = append(list, w)
 	}
 	return list
 }

@@ -136,6 +136,10 @@ func (in *typeInterner) graph(g *Graph) {
 	for i := range g.Alerts {
 		in.action(&g.Alerts[i].Action)
 	}
+	for i := range g.Webhooks {
+		in.value(g.Webhooks[i].Inputs)
+		in.expr(g.Webhooks[i].Key)
+	}
 	for i := range g.Schedules {
 		in.value(g.Schedules[i].Inputs)
 	}

@@ -30,8 +30,8 @@ package graph
 //
 // PATCH: description, step timeout, retry, breaker reference, breaker
 // blocks, concurrency block, alerts, limits, deadline, secrets, schedules
-// (added, removed or changed: a schedule starts runs, it does not change
-// what a run does).
+// and webhooks (added, removed or changed: they start runs, they do not
+// change what a run does).
 //
 // Rule of thumb, and an invariant the tests check: a change that alters a
 // step's Hash is never PATCH, because PATCH upgrades move runs in flight to
@@ -121,6 +121,7 @@ func Diff(old, new *Graph) []Change {
 	d.outputs()
 	d.steps()
 	d.schedules()
+	d.webhooks()
 	sort.SliceStable(d.changes, func(i, j int) bool {
 		a, b := d.changes[i], d.changes[j]
 		if a.Path != b.Path {

@@ -17,8 +17,9 @@ package graph
 //     Breakers, Outputs, Alerts, Needs, DependsOn, SwitchAction.Default,
 //     HTTPAction.Expect, Value.List, Value.Object, Type.Fields) are nil when
 //     empty, and so are the literal JSON fields Input.Default and Value.Lit.
-//  3. Inputs, Secrets, Breakers, Outputs, Alerts and Schedules are sorted
-//     by name (Schedules, like the other optional lists, is nil when empty);
+//  3. Inputs, Secrets, Breakers, Outputs, Alerts, Schedules and Webhooks
+//     are sorted by name (Schedules and Webhooks, like the other optional
+//     lists, are nil when empty);
 //     Needs, DependsOn, SwitchCase.Next, SwitchAction.Default and Alert.On
 //     are sorted and without duplicates.
 //  4. Literal JSON (Input.Default, Value.Lit) is compact, with object keys
@@ -346,6 +347,14 @@ func (n *encNormalizer) graph(g *Graph) {
 	}
 	for i := range g.Schedules {
 		n.value(g.Schedules[i].Inputs)
+	}
+	encSortByName(n, g.Webhooks, func(w Webhook) string { return w.Name })
+	if len(g.Webhooks) == 0 && g.Webhooks != nil && n.change() {
+		g.Webhooks = nil
+	}
+	for i := range g.Webhooks {
+		n.value(g.Webhooks[i].Inputs)
+		n.expr(g.Webhooks[i].Key)
 	}
 }
 

@@ -167,6 +167,14 @@ func (v *encValidator) graph(g *Graph) {
 	for _, s := range g.Schedules {
 		v.schedule(names, s)
 	}
+	names = map[string]bool{}
+	secrets := map[string]bool{}
+	for _, s := range g.Secrets {
+		secrets[s.Name] = true
+	}
+	for _, w := range g.Webhooks {
+		v.webhook(names, secrets, w)
+	}
 }
 
 func (v *encValidator) unique(seen map[string]bool, what, name string) {

@@ -36,6 +36,9 @@ type Graph struct {
 	// and left out of the encoding when there are none, so the graphs
 	// stored before schedules existed keep their hashes.
 	Schedules []Schedule `json:"schedules,omitempty"`
+	// Webhooks start runs on signed HTTP requests (webhook.go); sorted by
+	// name and left out of the encoding when there are none, as Schedules.
+	Webhooks []Webhook `json:"webhooks,omitempty"`
 
 	idx atomic.Pointer[index] // built on first use; see index.go
 }
