@@ -32,6 +32,7 @@ updated_at.`,
 				st, err := e.openStore(ctx, false)
 				switch {
 				case errors.Is(err, errNoDatabase):
+					return e.noDatabase("")
 				case err != nil:
 					return err
 				default:

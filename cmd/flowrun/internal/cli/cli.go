@@ -113,6 +113,8 @@ type env struct {
 	maxFileSize int64
 
 	dsn    string // from --db, FLOWRUN_DB or the default
+	// dsnFrom says where dsn came from: "--db", "FLOWRUN_DB" or "".
+	dsnFrom string
 	opened store.Store
 	// eng is the command's engine over engStore (engine); onEvent its
 	// progress hook.
@@ -191,6 +193,12 @@ func (e *env) main(ctx context.Context, args []string) int {
 		from := "--db"
 		if dbFlag == "" && globalDB == "" {
 			from = "FLOWRUN_DB"
+		}
+		switch {
+		case dbFlag != "" || globalDB != "":
+			e.dsnFrom = "--db"
+		case e.getenv("FLOWRUN_DB") != "":
+			e.dsnFrom = "FLOWRUN_DB"
 		}
 		if err := checkDSN(e.dsn, from); err != nil {
 			return e.report(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/flowrun/flowrun/store"
@@ -39,6 +40,32 @@ func (e *env) busyTimeout() (time.Duration, error) {
 // does not exist: a read-only verb has nothing to read, and creating an
 // empty database just to read it would surprise.
 var errNoDatabase = backend.ErrNoDatabase
+
+// noDatabase is the refusal of a verb that reads runs where the database
+// does not exist: it says so, names the path it looked at (absolute too)
+// and where that came from, and how to point at another. Exit 2: the
+// command was pointed at nothing (spec/semantics.md §17). what, when not
+// empty, says what was looked for ("no run has an id starting with ...").
+func (e *env) noDatabase(what string) *exitError {
+	where := e.dsn
+	if abs, err := filepath.Abs(e.dsn); err == nil && abs != e.dsn {
+		where += " (" + abs + ")"
+	}
+	switch e.dsnFrom {
+	case "--db":
+		where += ", named by --db"
+	case "FLOWRUN_DB":
+		where += ", named by FLOWRUN_DB"
+	default:
+		where += ", the default"
+	}
+	msg := "there is no database at " + where
+	if what != "" {
+		msg = what + ": " + msg
+	}
+	return usageErrorf("%s", msg).
+		hint("Run it in the directory you applied from, or point at the database with --db PATH or FLOWRUN_DB=PATH (a postgres:// URL for PostgreSQL); flowrun apply FILE.hcl creates one. Nothing was created.")
+}
 
 // openStore opens the store named by e.dsn (a postgres:// URL, or a SQLite
 // file path) on first use and returns the same

@@ -90,6 +90,7 @@ func (e *env) dlqList(ctx context.Context, all, asJSON bool) error {
 	st, err := e.openStore(ctx, false)
 	switch {
 	case errors.Is(err, errNoDatabase):
+		return e.noDatabase("")
 	case err != nil:
 		return err
 	default:
@@ -131,8 +132,7 @@ func (e *env) dlqList(ctx context.Context, all, asJSON bool) error {
 func (e *env) dlqWork(ctx context.Context, sub string, id int64) error {
 	st, err := e.openStore(ctx, false)
 	if errors.Is(err, errNoDatabase) {
-		return usageErrorf("no dead letter has id %d: there is no database at %s", id, e.dsn).
-			hint("Pass --db (or set FLOWRUN_DB) with the database that holds it.")
+		return e.noDatabase(fmt.Sprintf("no dead letter has id %d", id))
 	}
 	if err != nil {
 		return err

@@ -18,8 +18,7 @@ func (e *env) findRun(ctx context.Context, idOrPrefix string) (store.Store, stor
 	}
 	st, err := e.openStore(ctx, false)
 	if errors.Is(err, errNoDatabase) {
-		return nil, store.Run{}, usageErrorf("no run has an id starting with %q: there is no database at %s", idOrPrefix, e.dsn).
-			hint("Pass --db (or set FLOWRUN_DB) with the database that holds the run.")
+		return nil, store.Run{}, e.noDatabase(fmt.Sprintf("no run has an id starting with %q", idOrPrefix))
 	}
 	if err != nil {
 		return nil, store.Run{}, err

@@ -49,7 +49,7 @@ ends), steps_total and steps_done.`,
 				st, err := e.openStore(ctx, false)
 				switch {
 				case errors.Is(err, errNoDatabase):
-					// No database yet: no runs.
+					return e.noDatabase("")
 				case err != nil:
 					return err
 				default:

@@ -30,7 +30,7 @@ when it was stored.`,
 					hint("Apply its file first (flowrun apply FILE.hcl), or check the name and --db.")
 				st, err := e.openStore(ctx, false)
 				if errors.Is(err, errNoDatabase) {
-					return notStored
+					return e.noDatabase(fmt.Sprintf("no version of workflow %q is stored", name))
 				}
 				if err != nil {
 					return err
