@@ -112,10 +112,10 @@ type env struct {
 	// maxFileSize is --max-file-size (0: the defaults, filesize.go).
 	maxFileSize int64
 
-	dsn    string // from --db, FLOWRUN_DB or the default
+	dsn string // from --db, FLOWRUN_DB or the default
 	// dsnFrom says where dsn came from: "--db", "FLOWRUN_DB" or "".
 	dsnFrom string
-	opened store.Store
+	opened  store.Store
 	// eng is the command's engine over engStore (engine); onEvent its
 	// progress hook.
 	eng      *interp.Engine
