@@ -180,7 +180,7 @@ func (c *execCall) command(clk clock.Clock, attr *syscall.SysProcAttr) *exec.Cmd
 // the program runs only if the gate receives true (startGated). running
 // is called when the program is about to run (the attempt's timeout
 // starts then).
-func runExec(ctx context.Context, clk clock.Clock, c *execCall, limit int64, gate <-chan bool, running func()) (any, *stepError) {
+func runExec(ctx context.Context, clk clock.Clock, c *execCall, limit int64, gate <-chan bool, running func(), live *liveOutput) (any, *stepError) {
 	attr := &syscall.SysProcAttr{Setpgid: true}
 	newCmd := func() *exec.Cmd { return c.command(clk, attr) }
 	cmd := newCmd()
@@ -201,7 +201,7 @@ func runExec(ctx context.Context, clk clock.Clock, c *execCall, limit int64, gat
 		read := make(chan struct{})
 		go func() {
 			defer close(read)
-			p.read(stdout, stderr)
+			p.read(stdout, stderr, live)
 		}()
 		g := &group{pgid: cmd.Process.Pid}
 		// When ctx ends first, a goroutine (of context.AfterFunc) stops the
@@ -392,11 +392,13 @@ func (p *outPipes) closeReaders() {
 // holds the pipes open.
 const outPollMS = 100
 
-// read copies the two pipes into out and errw until both reach end of
-// file, or until execWaitDelay (counted in polls) after the program was
-// waited for: a background process it started may hold the pipes open,
-// and the step ends with what was read by then. It closes the read ends.
-func (p *outPipes) read(out, errw *capWriter) {
+// read copies the two pipes into out and errw, and into live (the live
+// output, which may be nil), until both reach end of file, or until
+// execWaitDelay (counted in polls) after the program was waited for: a
+// background process it started may hold the pipes open, and the step
+// ends with what was read by then. After each poll it lets live commit
+// what it holds (liveOutput.tick). It closes the read ends.
+func (p *outPipes) read(out, errw *capWriter, live *liveOutput) {
 	defer p.closeReaders()
 	fds := []unix.PollFd{{Fd: int32(p.r[0]), Events: unix.POLLIN}, {Fd: int32(p.r[1]), Events: unix.POLLIN}}
 	dst := [2]*capWriter{out, errw}
@@ -412,6 +414,7 @@ func (p *outPipes) read(out, errw *capWriter) {
 		if err != nil && err != syscall.EINTR {
 			return
 		}
+		live.tick()
 		if n <= 0 {
 			continue
 		}
@@ -429,6 +432,7 @@ func (p *outPipes) read(out, errw *capWriter) {
 				continue
 			}
 			dst[i].Write(buf[:m])
+			live.write(i, buf[:m])
 		}
 	}
 }

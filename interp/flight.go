@@ -11,6 +11,7 @@ import (
 
 	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/lang/graph"
+	"github.com/flowrun/flowrun/store"
 )
 
 // flight is one attempt of an exec or http action in progress. Its
@@ -31,6 +32,8 @@ type flight struct {
 	// succeeded: the action was launched while that commit was being made
 	// and runs its program only once it is durable (runner.hold).
 	gate chan bool
+	// live stores an exec attempt's output while it runs (liveout.go).
+	live *liveOutput
 }
 
 // flightResult is what an action produced: an output, or an error (whose
@@ -39,6 +42,9 @@ type flightResult struct {
 	f   *flight
 	out any
 	err *stepError
+	// output is the attempt's live output not yet stored, for the commit
+	// of its end.
+	output []store.OutputChunkWrite
 }
 
 var errTimedOut = errors.New("attempt timed out")
@@ -119,7 +125,7 @@ func (f *flight) do(e *Engine) flightResult {
 	var out any
 	var se *stepError
 	if f.exec != nil {
-		out, se = runExec(ctx, e.clk, f.exec, f.limit, f.gate, arm)
+		out, se = runExec(ctx, e.clk, f.exec, f.limit, f.gate, arm, f.live)
 	} else {
 		arm()
 		out, se = runHTTP(ctx, e.opts.HTTPClient, f.http, f.limit)
@@ -131,7 +137,15 @@ func (f *flight) do(e *Engine) flightResult {
 	case f.ctx.Err() != nil:
 		se = &stepError{Kind: "canceled", Message: "the attempt was stopped", Output: se.Output}
 	}
-	return flightResult{f: f, out: out, err: se}
+	res := flightResult{f: f, out: out, err: se}
+	if f.ctx.Err() != nil {
+		// Abandoned: the runner writes no end of this attempt, so its
+		// output is stored here.
+		f.live.flush()
+	} else {
+		res.output = f.live.rest()
+	}
+	return res
 }
 
 // missingSecret returns the error of kind "secret" when the step's action

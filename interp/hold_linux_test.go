@@ -62,7 +62,7 @@ type execResult struct {
 func runGated(c *execCall, gate chan bool) <-chan execResult {
 	done := make(chan execResult, 1)
 	go func() {
-		out, se := runExec(context.Background(), clock.Real{}, c, 1<<20, gate, func() {})
+		out, se := runExec(context.Background(), clock.Real{}, c, 1<<20, gate, func() {}, nil)
 		done <- execResult{out, se}
 	}()
 	return done

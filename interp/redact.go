@@ -178,6 +178,26 @@ func (r *redactor) lookahead() int {
 	return len(r.forms[0]) - 1
 }
 
+// partialStart returns where the longest end of b that is the beginning
+// of a form (shorter than the form) starts, or len(b) when no end of b
+// is: a stream cut at len(b) may have a secret straddling the cut only
+// from there. It is at least len(b) - r.lookahead().
+func (r *redactor) partialStart(b []byte) int {
+	if r == nil {
+		return len(b)
+	}
+	start := len(b)
+	for _, f := range r.forms {
+		for k := min(len(f)-1, len(b)); k > len(b)-start; k-- {
+			if bytes.HasSuffix(b, []byte(f[:k])) {
+				start = len(b) - k
+				break
+			}
+		}
+	}
+	return start
+}
+
 // maxCutMoves bounds how many times safeCut moves a cut back over
 // overlapping occurrences before it gives up and keeps nothing.
 const maxCutMoves = 1024
@@ -373,7 +393,7 @@ func (r *redactor) seal(v any) any {
 // transition redacts everything of a run's transition that holds data of
 // the run: outputs, errors, details and idempotency keys of steps and
 // attempts, event data, the run's outputs and error, child runs' inputs,
-// dead letters and alert messages. Each place that builds these redacts
+// dead letters, alert messages and live output. Each place that builds these redacts
 // what it puts in, so that what later expressions read is what is stored;
 // this is the boundary that makes a place that forgot no leak. A step's
 // State (flowrun's own bookkeeping: foreach items are redacted when they
@@ -414,6 +434,13 @@ func (r *redactor) transition(t *store.Transition) {
 	}
 	for i := range t.Alerts {
 		t.Alerts[i].Message = r.text(t.Alerts[i].Message)
+	}
+	// Live output is redacted as it is cut (chunker), which holds back
+	// what a secret could straddle; this only guards the boundary.
+	for i := range t.Output {
+		if o := &t.Output[i]; r.holdsBytes(o.Data) {
+			o.Data = []byte(r.text(string(o.Data)))
+		}
 	}
 }
 

@@ -63,7 +63,7 @@ func (x *txb) runUpdate() *store.RunUpdate {
 func (x *txb) empty() bool {
 	t := &x.t
 	return t.Run == nil && len(t.Steps) == 0 && len(t.Attempts) == 0 && len(t.Events) == 0 &&
-		len(t.Children) == 0 && len(t.ConsumeSignals) == 0 && len(t.Wake) == 0
+		len(t.Children) == 0 && len(t.ConsumeSignals) == 0 && len(t.Wake) == 0 && len(t.Output) == 0
 }
 
 // take returns the transition stamped with now and resets the builder.

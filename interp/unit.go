@@ -287,6 +287,9 @@ func (r *runner) launch(ctx context.Context, u unit) bool {
 	r.lastAtt[u.key] = n
 	r.useAttempt(u)
 	f.attempt = n
+	if f.exec != nil {
+		f.live = newLiveOutput(ctx, r.e.st, r.e.clk, f.exec.red, f.limit, r.run.ID, u.key, n)
+	}
 	row := r.row(u)
 	if row.StartedAt.IsZero() {
 		row.StartedAt = r.now
@@ -347,6 +350,9 @@ func (r *runner) giveBackAttempt() {
 // completed or failed, with the unit's next state, in the next transition.
 func (r *runner) absorb(res flightResult) {
 	f := res.f
+	// The rest of the attempt's live output is stored with its end (or,
+	// for an attempt abandoned meanwhile, with the next commit).
+	r.tx.t.Output = append(r.tx.t.Output, res.output...)
 	if r.flights[f.u.key] != f {
 		return // abandoned: already written canceled or interrupted
 	}

@@ -27,9 +27,10 @@ type PruneResult struct {
 	Steps    int // step rows (steps, foreach items, until iterations)
 	Attempts int // step attempts
 	Events   int // events of the runs' histories
+	Output   int // chunks of the steps' live output
 }
 
 // Add returns the sum of two results.
 func (r PruneResult) Add(o PruneResult) PruneResult {
-	return PruneResult{Runs: r.Runs + o.Runs, Steps: r.Steps + o.Steps, Attempts: r.Attempts + o.Attempts, Events: r.Events + o.Events}
+	return PruneResult{Runs: r.Runs + o.Runs, Steps: r.Steps + o.Steps, Attempts: r.Attempts + o.Attempts, Events: r.Events + o.Events, Output: r.Output + o.Output}
 }

@@ -448,6 +448,9 @@ type Transition struct {
 	// Alerts are alert deliveries queued in the outbox in this same commit,
 	// so an occurrence is never lost or queued twice (resilience.go).
 	Alerts []AlertWrite
+	// Output are chunks of live output (output.go) stored in this same
+	// commit: the last of an attempt's output, with the attempt's end.
+	Output []OutputChunkWrite
 	Now    time.Time
 }
 
@@ -627,8 +630,8 @@ type Store interface {
 	SignalList(ctx context.Context, runID string, pendingOnly bool) ([]Signal, error)
 
 	// RunPrune deletes finished run trees that ended before p.Before, with
-	// their steps, attempts, events, signals, dead letters, slots and
-	// alerts (retention; see RunPruneParams for what is never touched).
+	// their steps, attempts, events, signals, dead letters, slots,
+	// alerts and output chunks (retention; see RunPruneParams for what is never touched).
 	RunPrune(ctx context.Context, p RunPruneParams) (PruneResult, error)
 
 	// Resilience: breakers, dead letters, concurrency slots, alerts.
@@ -636,6 +639,9 @@ type Store interface {
 
 	// Schedules: the schedules of the workflows and their fires.
 	Schedules
+
+	// OutputStore: the live output of exec steps (output.go).
+	OutputStore
 
 	// Close releases the database.
 	Close() error

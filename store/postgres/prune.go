@@ -48,6 +48,7 @@ var pruneDeletes = []struct {
 	{"dead_letters", nil},
 	{"concurrency_slots", nil},
 	{"alert_outbox", nil},
+	{"step_output", func(r *store.PruneResult) *int { return &r.Output }},
 }
 
 const pruneRunsSQL = `DELETE FROM runs WHERE id = ANY($1::text[])`

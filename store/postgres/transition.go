@@ -213,6 +213,7 @@ func (w *wtx) transition(t *store.Transition, res *store.TransitionResult) error
 			return fmt.Errorf("recording the skip of run %s's schedule fire: %w", t.RunID, err)
 		}
 	}
+	w.appendOutput(t.RunID, now, t.Output)
 	return w.resilience(t)
 }
 

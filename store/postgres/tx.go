@@ -68,6 +68,7 @@ type wtx struct {
 	ctx    context.Context
 	tx     pgx.Tx
 	events []queuedEvents
+	output []queuedOutput
 	notify bool
 }
 
@@ -109,20 +110,21 @@ const insertEventSQL = `INSERT INTO events (run_id, at, kind, step_key, data) VA
 // (SQLite has no notifications; its workers poll.)
 const notifySQL = `SELECT pg_notify('` + notifyChannel + `', current_schema())`
 
-// finish appends the queued events in one round trip, after taking the
-// events lock, and sends the notification.
+// finish appends the queued events and output chunks in one round trip,
+// after taking the events lock, and sends the notification.
 func (w *wtx) finish() error {
-	if len(w.events) == 0 && !w.notify {
+	if len(w.events) == 0 && len(w.output) == 0 && !w.notify {
 		return nil
 	}
 	b := &pgx.Batch{}
-	if len(w.events) > 0 {
+	if len(w.events) > 0 || len(w.output) > 0 {
 		b.Queue(eventsLockSQL)
 		for _, q := range w.events {
 			for _, e := range q.evs {
 				b.Queue(insertEventSQL, q.runID, q.at, e.Kind, sqlrow.TextArg(e.StepKey), sqlrow.JSONArg(e.Data))
 			}
 		}
+		w.queueOutput(b)
 	}
 	if w.notify {
 		b.Queue(notifySQL)
@@ -136,7 +138,7 @@ func (w *wtx) finish() error {
 }
 
 func (w *wtx) readFinish(br pgx.BatchResults) error {
-	if len(w.events) > 0 {
+	if len(w.events) > 0 || len(w.output) > 0 {
 		if _, err := br.Exec(); err != nil {
 			return fmt.Errorf("locking the event log: %w", err)
 		}
@@ -150,6 +152,9 @@ func (w *wtx) readFinish(br pgx.BatchResults) error {
 			if q.ids != nil {
 				*q.ids = ids
 			}
+		}
+		if err := w.readOutput(br); err != nil {
+			return err
 		}
 	}
 	if w.notify {

@@ -48,6 +48,7 @@ var pruneDeletes = []struct {
 	{"concurrency_slots", nil},
 	{"alert_outbox", nil},
 	{"run_inputs", nil},
+	{"step_output", func(r *store.PruneResult) *int { return &r.Output }},
 }
 
 const pruneRunsSQL = `DELETE FROM runs WHERE id IN (SELECT value FROM json_each(?1))`

@@ -305,6 +305,9 @@ func (w *wtx) transition(t *store.Transition) (store.TransitionResult, error) {
 	if err := w.resilience(t); err != nil {
 		return res, err
 	}
+	if err := w.outputWrites(t.RunID, now, t.Output); err != nil {
+		return res, err
+	}
 	return res, nil
 }
 

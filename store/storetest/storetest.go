@@ -40,6 +40,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("concurrency", func(t *testing.T) { t.Parallel(); testConcurrency(t, newStore) })
 	t.Run("alerts", func(t *testing.T) { t.Parallel(); testAlerts(t, newStore) })
 	t.Run("prune", func(t *testing.T) { t.Parallel(); testPrune(t, newStore) })
+	t.Run("output", func(t *testing.T) { t.Parallel(); testOutput(t, newStore) })
 	t.Run("capabilities", func(t *testing.T) { t.Parallel(); testCapabilities(t, newStore) })
 	t.Run("schedules", func(t *testing.T) { t.Parallel(); testSchedules(t, newStore) })
 	t.Run("schedule overlap", func(t *testing.T) { t.Parallel(); testScheduleOverlap(t, newStore) })
