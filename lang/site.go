@@ -212,7 +212,7 @@ func (s *Site) findRef(src []byte, offset int) {
 		}
 		s.InCEL, s.CELStart, s.CEL = true, start+open, string(text[open:close])
 	}
-	s.Ref = chainAt(src, s.CELStart, s.CELStart+len(s.CEL), offset)
+	s.Ref = RefAt(src, s.CELStart, s.CELStart+len(s.CEL), offset)
 }
 
 // templatePart returns the bounds of the CEL text of the {{ }} holding at,
@@ -243,11 +243,16 @@ func templatePart(text []byte, at int) (open, close int, ok bool) {
 	return open, close, true
 }
 
-// chainAt returns the chain of dotted names around offset within
+// RefAt returns the chain of dotted names around offset within
 // src[lo:hi]: back to its root, forward to the end of the name the offset
 // is in. A chain selected on something other than a name (f().x, a[0].b)
-// is no reference.
-func chainAt(src []byte, lo, hi, offset int) Ref {
+// is no reference. It reads bytes only, so it serves text that does not
+// parse too.
+func RefAt(src []byte, lo, hi, offset int) Ref {
+	lo, hi = max(lo, 0), min(hi, len(src))
+	if offset < lo || offset > hi {
+		return Ref{}
+	}
 	start := offset
 	for start > lo && (identByte(src[start-1]) || src[start-1] == '.') {
 		start--

@@ -94,6 +94,7 @@ func commands() []*command {
 		workerCommand(),
 		pruneCommand(),
 		benchCommand(),
+		lspCommand(),
 	}
 }
 

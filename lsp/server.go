@@ -1,0 +1,460 @@
+package lsp
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"runtime/debug"
+
+	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/expr"
+	"github.com/flowrun/flowrun/lang/graph"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+)
+
+// Options configure Serve.
+type Options struct {
+	// Engine returns the engine over the database, or nil when there is
+	// no database. It is called whenever a document is compiled, so a
+	// database created while the server runs is found; it must open the
+	// database read-only and never create it.
+	Engine func(ctx context.Context) (*interp.Engine, error)
+	// Database names the database in messages (the DSN).
+	Database string
+	// MaxMessage is the largest message body read; 0 means
+	// DefaultMaxMessage. A larger message is skipped.
+	MaxMessage int64
+	// MaxFileSize is the largest document compiled; 0 means
+	// lang.DefaultMaxWorkflowFile, as for the other verbs.
+	MaxFileSize int64
+	// Version is the server's version for the client.
+	Version string
+}
+
+// ErrNoShutdown is Serve's error when the input ended or exit came before
+// a shutdown request; the protocol asks for exit code 1 then.
+var ErrNoShutdown = errors.New("the client ended the session without a shutdown request")
+
+// server is one session's state. It is used by one goroutine only.
+type server struct {
+	opts        Options
+	out         io.Writer
+	docs        map[string]*document
+	initialized bool
+	shutdown    bool
+	funcs       []expr.Function
+}
+
+// document is an open file and what the server knows of it.
+type document struct {
+	uri     string
+	path    string // the file name in diagnostics
+	version int
+	text    *text
+	// body is the syntax tree, partial when the file does not parse.
+	body *hclsyntax.Body
+	mod  *lang.Module
+	// diags are the diagnostics of the last compile, store checks
+	// included.
+	diags hcl.Diagnostics
+	// good keeps, per workflow, the last graph that compiled, so that
+	// hover and completion know the types while an edit is half done.
+	good map[string]*graph.Graph
+}
+
+// Serve runs a language server session: it reads messages from in and
+// writes answers and notifications to out, one at a time, until the
+// client sends exit (nil after a shutdown request, ErrNoShutdown before
+// one), the input ends (ErrNoShutdown), or ctx is done (checked between
+// messages). An error writing out ends the session with that error.
+func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
+	if opts.MaxMessage <= 0 {
+		opts.MaxMessage = DefaultMaxMessage
+	}
+	if opts.MaxFileSize <= 0 {
+		opts.MaxFileSize = lang.DefaultMaxWorkflowFile
+	}
+	s := &server{opts: opts, out: out, docs: map[string]*document{}}
+	r := bufio.NewReaderSize(in, 64<<10)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		body, err := readMessage(r, opts.MaxMessage)
+		var big *errTooLarge
+		switch {
+		case errors.As(err, &big):
+			if werr := s.logMessage(1, "flowrun lsp: "+big.Error()+"."); werr != nil {
+				return werr
+			}
+			continue
+		case errors.Is(err, io.EOF):
+			return ErrNoShutdown
+		case err != nil:
+			return err
+		}
+		exit, err := s.handle(ctx, body)
+		if err != nil {
+			return err
+		}
+		if exit {
+			if s.shutdown {
+				return nil
+			}
+			return ErrNoShutdown
+		}
+	}
+}
+
+// handle answers one message body; exit reports an exit notification.
+func (s *server) handle(ctx context.Context, body []byte) (exit bool, err error) {
+	var m message
+	if jerr := json.Unmarshal(body, &m); jerr != nil {
+		return false, s.write(&message{ID: json.RawMessage("null"), Error: errorf(codeParseError, "the message is not JSON: %v", jerr)})
+	}
+	request := len(m.ID) > 0 && string(m.ID) != "null"
+	if request && !validID(m.ID) {
+		return false, s.write(&message{ID: json.RawMessage("null"), Error: errorf(codeInvalidRequest, "the request id must be a number or a string")})
+	}
+	if m.Method == "" {
+		if request && m.Result == nil && m.Error == nil {
+			return false, s.write(&message{ID: m.ID, Error: errorf(codeInvalidRequest, "the request has no method")})
+		}
+		return false, nil // a response to a request the server never sends
+	}
+	if m.Method == "exit" {
+		return true, nil
+	}
+	result, rerr := s.call(ctx, &m)
+	if !request {
+		return false, nil
+	}
+	reply := &message{ID: m.ID}
+	if rerr != nil {
+		var re *rpcError
+		if !errors.As(rerr, &re) {
+			re = errorf(codeRequestFailed, "%v", rerr)
+		}
+		reply.Error = re
+	} else {
+		raw, merr := json.Marshal(result)
+		if merr != nil {
+			reply.Error = errorf(codeInternalError, "encoding the result: %v", merr)
+		} else {
+			reply.Result = raw
+		}
+	}
+	return false, s.write(reply)
+}
+
+func validID(id json.RawMessage) bool {
+	var v any
+	if json.Unmarshal(id, &v) != nil {
+		return false
+	}
+	switch v.(type) {
+	case float64, string:
+		return true
+	}
+	return false
+}
+
+// call runs the handler of m. A panic is answered as an internal error:
+// the handlers are written for partial trees and should never panic, but
+// one bad file must not end the editor's session.
+func (s *server) call(ctx context.Context, m *message) (result any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			result, err = nil, errorf(codeInternalError, "flowrun lsp: internal error in %s: %v\n%s", m.Method, p, debug.Stack())
+		}
+	}()
+	switch {
+	case m.Method == "initialize":
+		return s.initialize()
+	case !s.initialized:
+		return nil, errorf(codeNotInitialized, "the server is not initialized: send initialize first")
+	case s.shutdown:
+		return nil, errorf(codeInvalidRequest, "the server is shut down: only exit is accepted")
+	}
+	switch m.Method {
+	case "initialized", "$/cancelRequest", "$/setTrace", "textDocument/didSave", "workspace/didChangeConfiguration", "workspace/didChangeWatchedFiles":
+		return nil, nil
+	case "shutdown":
+		s.shutdown = true
+		return nil, nil
+	case "textDocument/didOpen":
+		var p didOpenParams
+		if err := params(m, &p); err != nil {
+			return nil, err
+		}
+		return nil, s.open(ctx, p)
+	case "textDocument/didChange":
+		var p didChangeParams
+		if err := params(m, &p); err != nil {
+			return nil, err
+		}
+		return nil, s.change(ctx, p)
+	case "textDocument/didClose":
+		var p didCloseParams
+		if err := params(m, &p); err != nil {
+			return nil, err
+		}
+		delete(s.docs, p.TextDocument.URI)
+		return nil, s.notify("textDocument/publishDiagnostics", publishDiagnosticsParams{URI: p.TextDocument.URI, Diagnostics: []Diagnostic{}})
+	case "textDocument/hover":
+		d, off, err := s.at(m)
+		if err != nil {
+			return nil, err
+		}
+		return s.hover(ctx, d, off), nil
+	case "textDocument/completion":
+		d, off, err := s.at(m)
+		if err != nil {
+			return nil, err
+		}
+		return s.complete(d, off), nil
+	case "textDocument/definition":
+		d, off, err := s.at(m)
+		if err != nil {
+			return nil, err
+		}
+		return definition(d, off), nil
+	case "textDocument/formatting":
+		d, err := s.doc(m)
+		if err != nil {
+			return nil, err
+		}
+		return format(d)
+	case "textDocument/documentSymbol":
+		d, err := s.doc(m)
+		if err != nil {
+			return nil, err
+		}
+		return symbols(d), nil
+	}
+	return nil, errorf(codeMethodNotFound, "flowrun lsp does not implement %s", m.Method)
+}
+
+func params(m *message, v any) error {
+	if len(m.Params) == 0 {
+		return errorf(codeInvalidParams, "%s needs params", m.Method)
+	}
+	if err := json.Unmarshal(m.Params, v); err != nil {
+		return errorf(codeInvalidParams, "the params of %s do not fit: %v", m.Method, err)
+	}
+	return nil
+}
+
+// doc returns the open document a request names.
+func (s *server) doc(m *message) (*document, error) {
+	var p documentParams
+	if err := params(m, &p); err != nil {
+		return nil, err
+	}
+	d := s.docs[p.TextDocument.URI]
+	if d == nil {
+		return nil, errorf(codeInvalidParams, "the document %s is not open: send textDocument/didOpen first", p.TextDocument.URI)
+	}
+	return d, nil
+}
+
+// at returns the open document and byte offset a position request names.
+func (s *server) at(m *message) (*document, int, error) {
+	var p positionParams
+	if err := params(m, &p); err != nil {
+		return nil, 0, err
+	}
+	d := s.docs[p.TextDocument.URI]
+	if d == nil {
+		return nil, 0, errorf(codeInvalidParams, "the document %s is not open: send textDocument/didOpen first", p.TextDocument.URI)
+	}
+	return d, d.text.offset(p.Position), nil
+}
+
+func (s *server) initialize() (any, error) {
+	if s.initialized {
+		return nil, errorf(codeInvalidRequest, "initialize was already sent")
+	}
+	s.initialized = true
+	funcs, err := expr.Functions()
+	if err != nil {
+		return nil, errorf(codeInternalError, "loading the CEL functions: %v", err)
+	}
+	s.funcs = funcs
+	var r initializeResult
+	r.ServerInfo.Name = "flowrun"
+	r.ServerInfo.Version = s.opts.Version
+	r.Capabilities.PositionEncoding = "utf-16"
+	r.Capabilities.TextDocumentSync = json.RawMessage(`{"openClose":true,"change":1}`)
+	r.Capabilities.HoverProvider = true
+	r.Capabilities.DefinitionProvider = true
+	r.Capabilities.DocumentFormattingProvider = true
+	r.Capabilities.DocumentSymbolProvider = true
+	r.Capabilities.CompletionProvider.TriggerCharacters = []string{"."}
+	return r, nil
+}
+
+func (s *server) open(ctx context.Context, p didOpenParams) error {
+	d := &document{uri: p.TextDocument.URI, path: pathOf(p.TextDocument.URI), version: p.TextDocument.Version,
+		text: newText([]byte(p.TextDocument.Text)), good: map[string]*graph.Graph{}}
+	s.docs[d.uri] = d
+	return s.analyze(ctx, d)
+}
+
+func (s *server) change(ctx context.Context, p didChangeParams) error {
+	d := s.docs[p.TextDocument.URI]
+	if d == nil {
+		return errorf(codeInvalidParams, "the document %s is not open: send textDocument/didOpen first", p.TextDocument.URI)
+	}
+	src := d.text.src
+	for _, c := range p.ContentChanges {
+		if c.Range == nil {
+			src = []byte(c.Text)
+			continue
+		}
+		t := newText(src)
+		start, end := t.offset(c.Range.Start), t.offset(c.Range.End)
+		if end < start {
+			start, end = end, start
+		}
+		next := make([]byte, 0, len(src)-(end-start)+len(c.Text))
+		next = append(append(append(next, src[:start]...), c.Text...), src[end:]...)
+		src = next
+	}
+	d.text = newText(src)
+	d.version = p.TextDocument.Version
+	return s.analyze(ctx, d)
+}
+
+// pathOf is the file name of a document URI: the path of a file: URI,
+// else the URI itself.
+func pathOf(uri string) string {
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "file" || u.Path == "" {
+		return uri
+	}
+	return u.Path
+}
+
+// analyze compiles d as `flowrun validate` would compile the file alone
+// (children looked up in the database when it exists, each workflow's
+// version checked against its stored versions) and publishes the
+// diagnostics.
+func (s *server) analyze(ctx context.Context, d *document) error {
+	d.mod, d.diags = nil, nil
+	body, _ := lang.ParseSyntax(d.path, d.text.src)
+	d.body = body
+	if int64(len(d.text.src)) > s.opts.MaxFileSize {
+		d.diags = hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "File too large",
+			Detail: fmt.Sprintf("The file is larger than %s, the most flowrun reads of a workflow file; it is not compiled. Split the workflows into several files, or raise the limit with flowrun lsp --max-file-size.",
+				lang.SizeText(s.opts.MaxFileSize)),
+		}}
+		return s.publish(d)
+	}
+	eng, storeErr := s.engine(ctx)
+	opts := lang.LoadOptions{MaxFileSize: s.opts.MaxFileSize}
+	if eng != nil {
+		opts.Stored = func(name string) ([]*graph.Graph, error) {
+			gs, err := eng.StoredGraphs(ctx, name)
+			if err != nil && storeErr == nil {
+				storeErr = err
+			}
+			return gs, err
+		}
+	}
+	d.mod, d.diags = lang.LoadFileWith(d.path, d.text.src, opts)
+	for _, w := range d.mod.Workflows {
+		if w.Graph == nil {
+			continue
+		}
+		d.good[w.Name] = w.Graph
+		if eng == nil {
+			continue
+		}
+		c, err := eng.CheckVersion(ctx, interp.CheckVersionParams{Graph: w.Graph})
+		if err != nil {
+			if storeErr == nil {
+				storeErr = err
+			}
+			continue
+		}
+		var be *graph.BumpError
+		if errors.As(c.Refused, &be) {
+			d.diags = append(d.diags, w.BumpDiagnostic(be))
+		} else if c.Refused != nil {
+			rng := w.VersionRange()
+			d.diags = append(d.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Version refused",
+				Detail: c.Refused.Error() + " Fix the workflow's version.", Subject: &rng})
+		}
+	}
+	if storeErr != nil {
+		d.diags = append(d.diags, &hcl.Diagnostic{
+			Severity: hcl.DiagWarning,
+			Summary:  "Cannot read the database",
+			Detail: fmt.Sprintf("Reading %s failed: %v. The workflow is checked without its stored versions until the database can be read.",
+				s.opts.Database, storeErr),
+		})
+	}
+	return s.publish(d)
+}
+
+// engine returns the engine over the database, nil when there is none.
+func (s *server) engine(ctx context.Context) (*interp.Engine, error) {
+	if s.opts.Engine == nil {
+		return nil, nil
+	}
+	return s.opts.Engine(ctx)
+}
+
+func (s *server) publish(d *document) error {
+	out := make([]Diagnostic, 0, len(d.diags))
+	for _, h := range d.diags {
+		diag := Diagnostic{Severity: severityError, Source: "flowrun", Message: h.Summary}
+		if h.Severity == hcl.DiagWarning {
+			diag.Severity = severityWarning
+		}
+		if h.Detail != "" {
+			diag.Message += "\n" + h.Detail
+		}
+		if h.Subject != nil {
+			diag.Range = d.text.rangeOf(h.Subject.Start.Byte, h.Subject.End.Byte)
+		}
+		out = append(out, diag)
+	}
+	v := d.version
+	return s.notify("textDocument/publishDiagnostics", publishDiagnosticsParams{URI: d.uri, Version: &v, Diagnostics: out})
+}
+
+func (s *server) notify(method string, p any) error {
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", method, err)
+	}
+	return s.write(&message{Method: method, Params: raw})
+}
+
+// logMessage sends window/logMessage (1 error, 2 warning, 3 info).
+func (s *server) logMessage(kind int, msg string) error {
+	return s.notify("window/logMessage", logMessageParams{Type: kind, Message: msg})
+}
+
+func (s *server) write(m *message) error { return writeMessage(s.out, m) }
+
+// graphOf returns the graph of the workflow named name in d: the current
+// one when the workflow compiles, else the last that did (nil if none).
+func (d *document) graphOf(name string) *graph.Graph {
+	if d.mod != nil {
+		if w := d.mod.Workflow(name); w != nil && w.Graph != nil {
+			return w.Graph
+		}
+	}
+	return d.good[name]
+}
