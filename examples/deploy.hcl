@@ -3,8 +3,8 @@
 #
 #   flowrun apply examples/deploy.hcl --input service=web --input release=1.4.0
 #   # apply exits 3: the run waits for the "approval" signal. Then:
-#   flowrun signal RUN approval --data '{"approved": true, "by": "ana"}'
-#   flowrun resume RUN
+#   flowrun signal deploy/web@1.4.0 approval --data '{"approved": true, "by": "ana"}'
+#   flowrun resume deploy@last
 
 workflow "deploy" {
   version     = "1.0.1"

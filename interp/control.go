@@ -13,9 +13,9 @@ import (
 // Signal delivers a named signal to a run. It is an error wrapping
 // store.ErrConflict when the run has no step waiting for that signal (no
 // wait step with that signal that has not finished), and store.ErrNotFound
-// for an unknown run. runID may be a unique prefix.
+// for an unknown run. runID may be any run reference (ResolveRun).
 func (e *Engine) Signal(ctx context.Context, runID, name string, payload json.RawMessage) (store.Signal, error) {
-	run, err := e.st.RunFind(ctx, runID)
+	run, err := e.ResolveRun(ctx, runID)
 	if err != nil {
 		return store.Signal{}, fmt.Errorf("signal run %s: %w", runID, err)
 	}
@@ -92,10 +92,10 @@ func (e *Engine) checkSignal(ctx context.Context, run store.Run, name string) er
 // worker: at once in this process, within a poll interval in another one
 // (its pool reads the cancel requests of its runs every Options.Poll, and
 // on Postgres when RunCancel's notification arrives), and at the latest at
-// its next heartbeat on a store that cannot be polled. runID may be a
-// unique prefix.
+// its next heartbeat on a store that cannot be polled. runID may be any
+// run reference (ResolveRun).
 func (e *Engine) Cancel(ctx context.Context, runID string) (store.Run, error) {
-	run, err := e.st.RunFind(ctx, runID)
+	run, err := e.ResolveRun(ctx, runID)
 	if err != nil {
 		return store.Run{}, fmt.Errorf("cancel run %s: %w", runID, err)
 	}
@@ -112,9 +112,9 @@ func (e *Engine) Cancel(ctx context.Context, runID string) (store.Run, error) {
 // failed and canceled step keys, or with fromStep that step and every step
 // downstream of it, are reset to pending, and the run becomes pending. The
 // retry budget of a reset step starts afresh; attempt numbers continue.
-// runID may be a unique prefix.
+// runID may be any run reference (ResolveRun).
 func (e *Engine) Retry(ctx context.Context, runID, fromStep string) (store.Run, error) {
-	run, err := e.st.RunFind(ctx, runID)
+	run, err := e.ResolveRun(ctx, runID)
 	if err != nil {
 		return store.Run{}, fmt.Errorf("retry run %s: %w", runID, err)
 	}

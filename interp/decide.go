@@ -65,10 +65,10 @@ type DecisionPlan struct {
 }
 
 // PlanDecision reads a run, its bound graph and the newest stored version
-// of its workflow and says what each choice would do. runID may be a
-// unique prefix. The run need not be blocked (the plan is the same).
+// of its workflow and says what each choice would do. runID may be any
+// run reference (ResolveRun). The run need not be blocked (the plan is the same).
 func (e *Engine) PlanDecision(ctx context.Context, runID string) (*DecisionPlan, error) {
-	run, err := e.st.RunFind(ctx, runID)
+	run, err := e.ResolveRun(ctx, runID)
 	if err != nil {
 		return nil, fmt.Errorf("plan a version decision for run %s: %w", runID, err)
 	}
@@ -187,7 +187,7 @@ func (p *DecisionPlan) checkKept() error {
 
 // DecideParams name a decision.
 type DecideParams struct {
-	RunID  string // a run id or a unique prefix
+	RunID  string // a run reference (ResolveRun)
 	Choice Choice
 	// By says who decided, for the event: "cli", "tui", "apply --on-major",
 	// "apply prompt", plus whatever identifies the person (OS user).
@@ -227,7 +227,7 @@ func (d *DecidedError) Unwrap() error { return store.ErrConflict }
 // decision made on the run bound to that version. Decide uses it to say
 // who won when a decision comes too late.
 func (e *Engine) LastDecision(ctx context.Context, runID, from string) (*DecidedError, error) {
-	run, err := e.st.RunFind(ctx, runID)
+	run, err := e.ResolveRun(ctx, runID)
 	if err != nil {
 		return nil, fmt.Errorf("read run %s: %w", runID, err)
 	}

@@ -278,9 +278,9 @@ func (it ItemView) appendJSON(buf []byte) []byte {
 
 // Show assembles the view of a run: every step of its graph (pending when
 // it has not begun), with items and iterations folded into their step.
-// runID may be a unique prefix.
+// runID may be any run reference (ResolveRun).
 func (e *Engine) Show(ctx context.Context, runID string) (*RunView, error) {
-	run, err := e.st.RunFind(ctx, runID)
+	run, err := e.ResolveRun(ctx, runID)
 	if err != nil {
 		return nil, fmt.Errorf("show run %s: %w", runID, err)
 	}

@@ -280,15 +280,7 @@ const maxNameLen = 64
 // checkWorkflowName checks a workflow name: letters, digits, "-" and "_",
 // starting with a letter.
 func checkWorkflowName(name string, rng hcl.Range) hcl.Diagnostics {
-	ok := name != "" && len(name) <= maxNameLen
-	for i, r := range name {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
-		case i > 0 && (r >= '0' && r <= '9' || r == '-' || r == '_'):
-		default:
-			ok = false
-		}
-	}
+	ok := naming.ValidWorkflowName(name)
 	if !ok {
 		return hcl.Diagnostics{errAt(rng, "Invalid workflow name",
 			"%q cannot be a workflow name: use up to 64 letters, digits, \"-\" and \"_\", starting with a letter.", name)}

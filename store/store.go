@@ -342,6 +342,10 @@ type RunListParams struct {
 	Limit    int       // 0: no limit
 	// BeforeID pages: only runs older than this id.
 	BeforeID string
+	// IDPrefix keeps the runs whose id starts with it (byte for byte):
+	// the candidates of an ambiguous run reference, and the nearest of
+	// one that matches nothing. "" for all.
+	IDPrefix string
 }
 
 // RunClaimParams claims runs that are due and not leased (or whose lease

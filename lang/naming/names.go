@@ -87,6 +87,24 @@ func ValidIdent(s string) bool {
 	return true
 }
 
+// ValidWorkflowName reports whether s is a workflow name
+// (spec/language.md §1): up to 64 letters, digits, "-" and "_", starting
+// with a letter.
+func ValidWorkflowName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		case i > 0 && (r >= '0' && r <= '9' || r == '-' || r == '_'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // QuotedNames renders names for a message as "a", "b" and "c".
 func QuotedNames(names []string) string {
 	q := make([]string, len(names))

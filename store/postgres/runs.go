@@ -155,6 +155,9 @@ func (s *Store) RunList(ctx context.Context, p store.RunListParams) ([]store.Run
 	if p.Workflow != "" {
 		where = append(where, "workflow = "+arg(p.Workflow))
 	}
+	if p.IDPrefix != "" {
+		where = append(where, "id LIKE "+arg(likePrefix(p.IDPrefix)))
+	}
 	if p.BeforeID != "" {
 		var created int64
 		err := s.pool.QueryRow(ctx, `SELECT created_at FROM runs WHERE id = $1`, p.BeforeID).Scan(&created)

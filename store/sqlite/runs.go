@@ -246,6 +246,13 @@ func (s *Store) RunList(ctx context.Context, p store.RunListParams) ([]store.Run
 	if p.Workflow != "" {
 		where = append(where, "workflow = "+arg(p.Workflow))
 	}
+	if p.IDPrefix != "" {
+		// A range scan on the primary key, as RunFind's.
+		where = append(where, "id >= "+arg(p.IDPrefix))
+		if hi := prefixEnd(p.IDPrefix); hi != "" {
+			where = append(where, "id < "+arg(hi))
+		}
+	}
 	if p.BeforeID != "" {
 		var created int64
 		err := s.queryRow(ctx, `SELECT created_at FROM runs WHERE id = ?1`, p.BeforeID).Scan(&created)

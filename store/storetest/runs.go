@@ -173,6 +173,13 @@ func testRunList(t *testing.T, newStore func(t *testing.T) store.Store) {
 		eq(t, "status", list(store.RunListParams{Status: store.RunCompleted}), []string{"r4"})
 		eq(t, "status and workflow", list(store.RunListParams{Status: store.RunPending, Workflow: "deploy"}), []string{"r2", "r0"})
 		eq(t, "no match", list(store.RunListParams{Workflow: "nothing"}), []string{})
+		eq(t, "id prefix", list(store.RunListParams{IDPrefix: "r"}), []string{"r5", "r4", "r3", "r2", "r1", "r0"})
+		eq(t, "id prefix of one", list(store.RunListParams{IDPrefix: "r3"}), []string{"r3"})
+		eq(t, "id prefix and workflow", list(store.RunListParams{IDPrefix: "r", Workflow: "build", Limit: 2}), []string{"r5", "r3"})
+		eq(t, "id prefix of none", list(store.RunListParams{IDPrefix: "r6"}), []string{})
+		eq(t, "id prefix is not a pattern", list(store.RunListParams{IDPrefix: "_"}), []string{})
+		eq(t, "id prefix is not a pattern", list(store.RunListParams{IDPrefix: "%"}), []string{})
+		eq(t, "id prefix is case-sensitive", list(store.RunListParams{IDPrefix: "R"}), []string{})
 
 		rs, err := f.s.RunList(f.ctx, store.RunListParams{Limit: 3})
 		noErr(t, "RunList", err)

@@ -244,6 +244,9 @@ func (e *env) report(err error) int {
 	// error), and a hint may name a value: both are escaped for the
 	// terminal.
 	fmt.Fprintf(e.stderr, "%s: %s\n", prefix, termtext.Line(xe.message()))
+	for _, l := range xe.lines {
+		fmt.Fprintf(e.stderr, "  %s\n", l)
+	}
 	if xe.hintText != "" {
 		fmt.Fprintf(e.stderr, "hint: %s\n", termtext.Line(xe.hintText))
 	}

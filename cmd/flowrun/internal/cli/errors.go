@@ -14,8 +14,11 @@ type exitError struct {
 	code     int
 	msg      string
 	hintText string
-	err      error
-	quiet    bool
+	// lines are printed under the message, indented (the candidates of a
+	// run reference); each is escaped for the terminal already.
+	lines []string
+	err   error
+	quiet bool
 }
 
 func (x *exitError) Error() string { return x.message() }

@@ -6,61 +6,93 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
 )
 
-// findRun opens the store without creating it and resolves a run id or a
-// unique prefix of one. An unknown or ambiguous id is bad input (exit 2).
-func (e *env) findRun(ctx context.Context, idOrPrefix string) (store.Store, store.Run, error) {
-	if idOrPrefix == "" {
-		return nil, store.Run{}, usageErrorf("the run id is empty").
-			hint("Name a run by its id or a unique prefix of it; list runs with: flowrun runs")
+// refForms is the hint's list of the forms of a run reference.
+const refForms = "a unique id prefix, @last, WORKFLOW@last or WORKFLOW/KEY"
+
+// findRun opens the store without creating it and resolves a run
+// reference (interp.Engine.ResolveRun: an id or unique prefix, @last,
+// WORKFLOW@last, WORKFLOW/KEY). A reference that names no run, or several,
+// is bad input (exit 2) and the message lists the candidates.
+func (e *env) findRun(ctx context.Context, ref string) (store.Store, store.Run, error) {
+	parsed, err := interp.ParseRunRef(ref)
+	if err != nil {
+		return nil, store.Run{}, refError(err)
 	}
 	st, err := e.openStore(ctx, false)
 	if errors.Is(err, errNoDatabase) {
-		return nil, store.Run{}, e.noDatabase(fmt.Sprintf("no run has an id starting with %q", idOrPrefix))
+		what := fmt.Sprintf("no run matches %q", ref)
+		if parsed.Kind == interp.RefID {
+			what = fmt.Sprintf("no run has an id starting with %q", ref)
+		}
+		return nil, store.Run{}, e.noDatabase(what)
 	}
 	if err != nil {
 		return nil, store.Run{}, err
 	}
-	run, err := st.RunFind(ctx, idOrPrefix)
-	if canon := canonicalRunID(idOrPrefix); errors.Is(err, store.ErrNotFound) && canon != idOrPrefix {
-		// Run ids are ULIDs, whose Crockford base32 reads the same in
-		// either case and takes I and L for 1, O for 0.
-		run, err = st.RunFind(ctx, canon)
-	}
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil, store.Run{}, usageErrorf("no run has an id starting with %q", idOrPrefix).
-			hint("List the runs with: flowrun runs")
-	case errors.Is(err, store.ErrAmbiguous):
-		return nil, store.Run{}, usageErrorf("%q is the start of more than one run id", idOrPrefix).
-			hint("Give more characters of the id; list the runs with: flowrun runs")
-	case err != nil:
-		return nil, store.Run{}, storeError(fmt.Sprintf("finding run %q", idOrPrefix), err)
+	run, err := e.engine(st, nil).ResolveRun(ctx, ref)
+	if err != nil {
+		return nil, store.Run{}, refError(err)
 	}
 	return st, run, nil
 }
 
-// canonicalRunID is a run id (or a prefix) as a ULID writes it: Crockford
-// base32 in upper case, with the letters people mistake for digits (I and
-// L for 1, O for 0) read as those digits. A string that is not base32 is
-// returned as it is.
-func canonicalRunID(s string) string {
-	b := []byte(strings.ToUpper(s))
-	for i, c := range b {
-		switch c {
-		case 'I', 'L':
-			b[i] = '1'
-		case 'O':
-			b[i] = '0'
-		default:
-			if !(c >= '0' && c <= '9' || c >= 'A' && c <= 'Z') || c == 'U' {
-				return s
-			}
-		}
+// refError words an error of ResolveRun for people: the message, the
+// candidates one per line, and how to name the run instead.
+func refError(err error) error {
+	var re *interp.RunRefError
+	if !errors.As(err, &re) {
+		return storeError("finding the run", err)
 	}
-	return string(b)
+	x := usageErrorf("%s", re.Message)
+	switch {
+	case re.Problem == interp.RefInvalid:
+		return x.hint("Name a run as " + refForms + "; list the runs with: flowrun runs")
+	case re.Problem == interp.RefAmbiguous:
+		x.msg += "; it matches:"
+		x.lines = refCandidates(re.Candidates, re.More)
+		return x.hint("Give more characters of the id; list the runs with: flowrun runs")
+	case len(re.Workflows) == 1 && re.Workflows[0] == re.Ref:
+		return x.hint(fmt.Sprintf("%q is a workflow: name its newest run as %s@last, or one of its runs as %s/KEY.", re.Ref, re.Ref, re.Ref))
+	case len(re.Workflows) > 0:
+		x.msg += "; the nearest stored workflows are " + strings.Join(quoteAll(re.Workflows), ", ")
+		return x.hint("List the runs with: flowrun runs")
+	case len(re.Candidates) > 0:
+		x.msg += "; the nearest runs are:"
+		x.lines = refCandidates(re.Candidates, false)
+	}
+	return x.hint("Name a run as " + refForms + "; list the runs with: flowrun runs")
+}
+
+// refCandidates is one line per candidate run: its id, workflow, version,
+// key and status, the columns of `flowrun runs`.
+func refCandidates(rs []store.RunSummary, more bool) []string {
+	tw := &strings.Builder{}
+	t := newTable(tw)
+	for _, r := range rs {
+		key := r.Key
+		if key == "" {
+			key = "-"
+		}
+		row(t, r.ID, r.Workflow, r.Version, key, string(r.Status), formatTime(r.CreatedAt))
+	}
+	t.Flush()
+	lines := strings.Split(strings.TrimRight(tw.String(), "\n"), "\n")
+	if more {
+		lines = append(lines, fmt.Sprintf("... and more (%d listed)", len(rs)))
+	}
+	return lines
+}
+
+func quoteAll(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = fmt.Sprintf("%q", n)
+	}
+	return out
 }
 
 // oneRunArg checks that a verb got exactly the RUN argument (and extra
