@@ -176,6 +176,14 @@ func (e *Engine) Store() store.Store { return e.st }
 // back and decoding what was just encoded: g belongs to the engine from
 // then on and must not be modified.
 func (e *Engine) StoreGraph(ctx context.Context, g *graph.Graph) (store.Version, error) {
+	return e.StoreGraphAt(ctx, g, "")
+}
+
+// StoreGraphAt is StoreGraph that also records workDir, the absolute
+// directory of the workflow file, as where the runs of the version that
+// are started without a directory of their own execute (through the API
+// or a webhook). "" records nothing and keeps what was recorded.
+func (e *Engine) StoreGraphAt(ctx context.Context, g *graph.Graph, workDir string) (store.Version, error) {
 	if g == nil {
 		return store.Version{}, errors.New("store a workflow version: the graph is nil")
 	}
@@ -191,7 +199,7 @@ func (e *Engine) StoreGraph(ctx context.Context, g *graph.Graph) (store.Version,
 	v, err := e.st.VersionPut(ctx, store.VersionPutParams{
 		Workflow: g.Workflow, Version: g.Version,
 		Major: sv.Major, Minor: sv.Minor, Patch: sv.Patch,
-		Hash: h, Graph: b, Steps: len(g.Steps), Now: e.clk.Now(),
+		Hash: h, Graph: b, Steps: len(g.Steps), Now: e.clk.Now(), WorkDir: workDir,
 	})
 	if err != nil {
 		return store.Version{}, err // the store's error names the workflow and version

@@ -174,3 +174,32 @@ func errKind(t *testing.T, raw json.RawMessage) string {
 	k, _ := m["kind"].(string)
 	return k
 }
+
+// compileAt compiles src and stores its workflows recording dir as the
+// directory they were applied from.
+func (b *bundle) compileAt(src, dir string) []*graph.Graph {
+	b.t.Helper()
+	m, diags := lang.LoadFile("test.hcl", []byte(src))
+	if diags.HasErrors() {
+		b.t.Fatalf("compile: %s", diags.Error())
+	}
+	var gs []*graph.Graph
+	for _, w := range m.Workflows {
+		if _, err := b.e.StoreGraphAt(b.ctx, w.Graph, dir); err != nil {
+			b.t.Fatalf("store graph: %v", err)
+		}
+		gs = append(gs, w.Graph)
+	}
+	return gs
+}
+
+// startKey starts a run of the workflow as apply does (a run with the key
+// is continued), with no directory of its own.
+func (b *bundle) startKey(workflow string, inputs map[string]any) store.Run {
+	b.t.Helper()
+	run, _, err := b.e.StartRun(b.ctx, StartParams{Workflow: workflow, Inputs: inputs})
+	if err != nil {
+		b.t.Fatalf("start run: %v", err)
+	}
+	return run
+}

@@ -25,8 +25,9 @@ type StartParams struct {
 	New bool
 	// WorkDir is the absolute directory of the workflow file (the CLI's
 	// apply passes it): relative exec paths and the default exec dir of the
-	// run and its children resolve against it. "" leaves them relative to
-	// the worker's working directory.
+	// run and its children resolve against it. "" runs in the directory
+	// recorded when the version was applied (StoreGraphAt), and when none
+	// was, leaves them relative to the worker's working directory.
 	WorkDir string
 }
 
@@ -41,25 +42,9 @@ type StartParams struct {
 // them a *KeyError, and inputs given with the key of an unfinished run
 // whose inputs differ a *KeyInUseError.
 func (e *Engine) StartRun(ctx context.Context, p StartParams) (store.Run, bool, error) {
-	var v store.Version
-	var err error
-	if p.Version == "" {
-		// The newest version's head; its graph is read (or found in this
-		// process's cache) by load, not every stored version's graph.
-		vs, lerr := e.st.VersionHeads(ctx, p.Workflow)
-		if lerr != nil {
-			return store.Run{}, false, fmt.Errorf("start workflow %q: %w", p.Workflow, lerr)
-		}
-		if len(vs) == 0 {
-			return store.Run{}, false, fmt.Errorf("start workflow %q: no version of it is stored; apply its file first: %w", p.Workflow, store.ErrNotFound)
-		}
-		v = vs[len(vs)-1]
-	} else if v, err = e.versionHead(ctx, p.Workflow, p.Version); err != nil {
-		return store.Run{}, false, fmt.Errorf("start workflow %q version %s: %w", p.Workflow, p.Version, err)
-	}
-	l, err := e.load(ctx, v.Workflow, v.Hash)
+	v, l, err := e.startVersion(ctx, p.Workflow, p.Version)
 	if err != nil {
-		return store.Run{}, false, fmt.Errorf("start workflow %q version %s: %w", p.Workflow, v.Version, err)
+		return store.Run{}, false, err
 	}
 	inputs, err := checkInputs(l.g, p.Inputs)
 	if err != nil {
@@ -70,27 +55,88 @@ func (e *Engine) StartRun(ctx context.Context, p StartParams) (store.Run, bool, 
 		return store.Run{}, false, err
 	}
 	if !p.New {
-		old, err := e.st.RunGetByKey(ctx, p.Workflow, key)
-		switch {
-		case err == nil && !old.Status.Terminal():
-			if differ := differingInputs(p.Inputs, inputs, old); len(differ) > 0 {
-				return store.Run{}, false, &KeyInUseError{Workflow: p.Workflow, Key: key, Run: old.ID, Status: old.Status, Inputs: differ}
+		old, found, err := e.keyedRun(ctx, p.Workflow, key, v.Version)
+		if err != nil {
+			return store.Run{}, false, err
+		}
+		if found {
+			if !old.Status.Terminal() {
+				if differ := differingInputs(p.Inputs, inputs, old); len(differ) > 0 {
+					return store.Run{}, false, &KeyInUseError{Workflow: p.Workflow, Key: key, Run: old.ID, Status: old.Status, Inputs: differ}
+				}
 			}
 			return old, false, nil
-		case err == nil && old.Status == store.RunCompleted && sameRelease(old.Version, v.Version):
-			return old, false, nil
-		case err != nil && !errors.Is(err, store.ErrNotFound):
-			return store.Run{}, false, fmt.Errorf("start workflow %q: look up run key %q: %w", p.Workflow, key, err)
 		}
 	}
+	workDir, err := e.startDir(ctx, v, p.WorkDir)
+	if err != nil {
+		return store.Run{}, false, err
+	}
 	ins := e.insertParams(l, v, inputs, key)
-	ins.WorkDir = p.WorkDir
+	ins.WorkDir = workDir
 	run, err := e.st.RunInsert(ctx, ins)
 	if err != nil {
 		return store.Run{}, false, fmt.Errorf("start workflow %q: %w", p.Workflow, err)
 	}
 	e.wakePools()
 	return run, true, nil
+}
+
+// startVersion returns the head and loaded graph of the version a start
+// runs: the newest stored one, or the one named.
+func (e *Engine) startVersion(ctx context.Context, workflow, version string) (store.Version, *loaded, error) {
+	var v store.Version
+	var err error
+	if version == "" {
+		// The newest version's head; its graph is read (or found in this
+		// process's cache) by load, not every stored version's graph.
+		vs, lerr := e.st.VersionHeads(ctx, workflow)
+		if lerr != nil {
+			return v, nil, fmt.Errorf("start workflow %q: %w", workflow, lerr)
+		}
+		if len(vs) == 0 {
+			return v, nil, fmt.Errorf("start workflow %q: no version of it is stored; apply its file first: %w", workflow, store.ErrNotFound)
+		}
+		v = vs[len(vs)-1]
+	} else if v, err = e.versionHead(ctx, workflow, version); err != nil {
+		return v, nil, fmt.Errorf("start workflow %q version %s: %w", workflow, version, err)
+	}
+	l, err := e.load(ctx, v.Workflow, v.Hash)
+	if err != nil {
+		return v, nil, fmt.Errorf("start workflow %q version %s: %w", workflow, v.Version, err)
+	}
+	return v, l, nil
+}
+
+// keyedRun finds the run a start with key continues instead of creating
+// one (language.md §2): the newest run with the key when it is unfinished,
+// or completed on the same MAJOR.MINOR as version. found is false when a
+// new run starts.
+func (e *Engine) keyedRun(ctx context.Context, workflow, key, version string) (store.Run, bool, error) {
+	old, err := e.st.RunGetByKey(ctx, workflow, key)
+	switch {
+	case err == nil && !old.Status.Terminal():
+		return old, true, nil
+	case err == nil && old.Status == store.RunCompleted && sameRelease(old.Version, version):
+		return old, true, nil
+	case err != nil && !errors.Is(err, store.ErrNotFound):
+		return store.Run{}, false, fmt.Errorf("start workflow %q: look up run key %q: %w", workflow, key, err)
+	}
+	return store.Run{}, false, nil
+}
+
+// startDir is the directory a new run of version v executes in: dir when
+// given, else the one recorded when the version was applied (spec/api.md:
+// runs started through the API or a webhook), else "" (the worker's).
+func (e *Engine) startDir(ctx context.Context, v store.Version, dir string) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	d, err := e.st.VersionWorkDir(ctx, v.Workflow, v.Version)
+	if err != nil {
+		return "", fmt.Errorf("start workflow %q version %s: %w", v.Workflow, v.Version, err)
+	}
+	return d, nil
 }
 
 // KeyInUseError refuses inputs given with the key of an unfinished run

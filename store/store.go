@@ -43,6 +43,9 @@ var (
 	// ErrConflict: a state precondition failed (a signal for a run that is
 	// not waiting for it, a cancel of a finished run, ...).
 	ErrConflict = errors.New("conflict")
+	// ErrDuplicateDelivery: a run insert's webhook delivery id is already
+	// recorded for that webhook (DeliveryRun finds the run it started).
+	ErrDuplicateDelivery = errors.New("webhook delivery already recorded")
 )
 
 // RunStatus is the state of a run.
@@ -314,6 +317,11 @@ type VersionPutParams struct {
 	// summary's StepsTotal.
 	Steps int
 	Now   time.Time
+	// WorkDir, when not empty, is recorded as the directory the version
+	// was applied from (the workflow file's directory), replacing the one
+	// recorded before: runs started later without a directory of their
+	// own (through the API or a webhook) execute there. See VersionWorkDir.
+	WorkDir string
 }
 
 // RunInsertParams creates a run.
@@ -333,6 +341,17 @@ type RunInsertParams struct {
 	// WorkDir is recorded as Run.WorkDir.
 	WorkDir string
 	Events  []EventWrite
+	// Delivery, when set, records the webhook delivery that starts the
+	// run, in the run's transaction: a delivery id already recorded for
+	// the webhook fails the insert with ErrDuplicateDelivery and writes
+	// nothing. The record goes with the run when it is pruned.
+	Delivery *Delivery
+}
+
+// Delivery is a webhook request's delivery id (spec/language.md §9.2).
+type Delivery struct {
+	Webhook string
+	ID      string
 }
 
 // RunListParams filters a run listing, newest first.
@@ -567,6 +586,10 @@ type Store interface {
 	// VersionList returns every stored version of a workflow, oldest
 	// first by semantic version. An empty workflow lists all workflows.
 	VersionList(ctx context.Context, workflow string) ([]Version, error)
+	// VersionWorkDir returns the directory recorded when the version was
+	// last applied with one (VersionPutParams.WorkDir): "" when none was,
+	// ErrNotFound for a version not stored.
+	VersionWorkDir(ctx context.Context, workflow, version string) (string, error)
 	// VersionHeads is VersionList without the graphs (Graph is nil): what
 	// a claim reads to bind a run to its version, without reading every
 	// stored graph (megabytes for a long workflow).
@@ -574,6 +597,13 @@ type Store interface {
 
 	// RunInsert creates a pending run with its first events.
 	RunInsert(ctx context.Context, p RunInsertParams) (Run, error)
+	// RunInsertBatch creates pending runs, each as RunInsert does, in one
+	// database transaction: every run is created, or none (a failing one
+	// fails the batch, naming its index).
+	RunInsertBatch(ctx context.Context, ps []RunInsertParams) error
+	// DeliveryRun returns the id of the run a webhook delivery started
+	// (RunInsertParams.Delivery), or ErrNotFound.
+	DeliveryRun(ctx context.Context, workflow, webhook, deliveryID string) (string, error)
 	// RunGet returns a run by full id, or ErrNotFound.
 	RunGet(ctx context.Context, id string) (Run, error)
 	// RunGetHead is RunGet without the run's inputs (Inputs nil), for a

@@ -49,6 +49,7 @@ var pruneDeletes = []struct {
 	{"concurrency_slots", nil},
 	{"alert_outbox", nil},
 	{"step_output", func(r *store.PruneResult) *int { return &r.Output }},
+	{"webhook_deliveries", nil},
 }
 
 const pruneRunsSQL = `DELETE FROM runs WHERE id = ANY($1::text[])`

@@ -39,9 +39,48 @@ func (w *wtx) insertRun(b *batch, p store.RunInsertParams) error {
 		return fmt.Errorf("creating run %s: %w", p.ID, err)
 	}, insertRunSQL, p.ID, p.Workflow, p.Version, p.GraphHash, sqlrow.TextArg(p.Key), sqlrow.JSONArg(p.Inputs),
 		p.Now.UnixMicro(), avail.UnixMicro(), sqlrow.TimeArg(p.DeadlineAt), sqlrow.TextArg(p.ParentRunID), sqlrow.TextArg(p.ParentStepKey), sqlrow.TextArg(p.RootRunID), sqlrow.TextArg(p.WorkDir))
+	if d := p.Delivery; d != nil {
+		b.execWrap(func(err error) error {
+			if pgCode(err) == codeUniqueViolation {
+				return fmt.Errorf("webhook %q of workflow %s delivery %q: %w", d.Webhook, p.Workflow, d.ID, store.ErrDuplicateDelivery)
+			}
+			return fmt.Errorf("recording the webhook delivery of run %s: %w", p.ID, err)
+		}, insertDeliverySQL, p.Workflow, d.Webhook, d.ID, p.ID, p.Now.UnixMicro())
+	}
 	w.appendEvents(p.ID, p.Now.UnixMicro(), p.Events, nil)
 	w.notify = true
 	return nil
+}
+
+// insertDeliverySQL records the webhook delivery that started a run (0008).
+const insertDeliverySQL = `INSERT INTO webhook_deliveries (workflow, webhook, delivery_id, run_id, created_at) VALUES ($1, $2, $3, $4, $5)`
+
+// RunInsertBatch creates runs in one transaction, their statements sent
+// in one round trip: all or none.
+func (s *Store) RunInsertBatch(ctx context.Context, ps []store.RunInsertParams) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	return s.write(ctx, fmt.Sprintf("creating %d runs", len(ps)), func(w *wtx) error {
+		var b batch
+		for i, p := range ps {
+			if err := w.insertRun(&b, p); err != nil {
+				return fmt.Errorf("run %d of the batch: %w", i, err)
+			}
+		}
+		return b.send(w)
+	})
+}
+
+// DeliveryRun returns the run a webhook delivery started.
+func (s *Store) DeliveryRun(ctx context.Context, workflow, webhook, deliveryID string) (string, error) {
+	var id string
+	err := s.pool.QueryRow(ctx, `SELECT run_id FROM webhook_deliveries WHERE workflow = $1 AND webhook = $2 AND delivery_id = $3`,
+		workflow, webhook, deliveryID).Scan(&id)
+	if noRows(err) {
+		return "", fmt.Errorf("webhook %q of workflow %s delivery %q: %w", webhook, workflow, deliveryID, store.ErrNotFound)
+	}
+	return id, s.fail("reading a webhook delivery", err)
 }
 
 // RunInsert creates a pending run with its first events.

@@ -39,6 +39,12 @@ func (s *Store) VersionPut(ctx context.Context, p store.VersionPutParams) (store
 		if v.Hash != p.Hash {
 			return fmt.Errorf("stored with graph hash %.12s, this graph is %.12s; bump the version: %w", v.Hash, p.Hash, store.ErrVersionConflict)
 		}
+		if p.WorkDir != "" {
+			if _, err := w.tx.Exec(w.ctx, `UPDATE workflow_versions SET work_dir = $3
+				WHERE workflow = $1 AND version = $2 AND work_dir IS DISTINCT FROM $3`, p.Workflow, p.Version, p.WorkDir); err != nil {
+				return err
+			}
+		}
 		return nil
 	})
 	if err != nil {
@@ -55,6 +61,23 @@ func (s *Store) VersionGet(ctx context.Context, workflow, version string) (store
 		return v, fmt.Errorf("workflow %s version %s: %w", workflow, version, store.ErrNotFound)
 	}
 	return v, s.fail("reading a workflow version", err)
+}
+
+// VersionWorkDir returns the directory recorded when the version was
+// applied ("" when none was).
+func (s *Store) VersionWorkDir(ctx context.Context, workflow, version string) (string, error) {
+	var dir *string
+	err := s.pool.QueryRow(ctx, `SELECT work_dir FROM workflow_versions WHERE workflow = $1 AND version = $2`, workflow, version).Scan(&dir)
+	if noRows(err) {
+		return "", fmt.Errorf("workflow %s version %s: %w", workflow, version, store.ErrNotFound)
+	}
+	if err != nil {
+		return "", s.fail("reading a workflow version's directory", err)
+	}
+	if dir == nil {
+		return "", nil
+	}
+	return *dir, nil
 }
 
 // VersionGetByHash returns the version of a workflow with that graph hash;

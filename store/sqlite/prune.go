@@ -49,6 +49,7 @@ var pruneDeletes = []struct {
 	{"alert_outbox", nil},
 	{"run_inputs", nil},
 	{"step_output", func(r *store.PruneResult) *int { return &r.Output }},
+	{"webhook_deliveries", nil},
 }
 
 const pruneRunsSQL = `DELETE FROM runs WHERE id IN (SELECT value FROM json_each(?1))`

@@ -80,8 +80,46 @@ func (w *wtx) insertRun(p store.RunInsertParams) error {
 			return fmt.Errorf("storing the inputs of run %s: %w", p.ID, err)
 		}
 	}
+	if d := p.Delivery; d != nil {
+		_, err := w.exec(insertDeliverySQL, p.Workflow, d.Webhook, d.ID, p.ID, p.Now.UnixMicro())
+		if sqliteExtCode(err) == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY {
+			return fmt.Errorf("webhook %q of workflow %s delivery %q: %w", d.Webhook, p.Workflow, d.ID, store.ErrDuplicateDelivery)
+		}
+		if err != nil {
+			return fmt.Errorf("recording the webhook delivery of run %s: %w", p.ID, err)
+		}
+	}
 	_, err = w.insertEvents(p.ID, p.Now.UnixMicro(), p.Events)
 	return err
+}
+
+// insertDeliverySQL records the webhook delivery that started a run (0011).
+const insertDeliverySQL = `INSERT INTO webhook_deliveries (workflow, webhook, delivery_id, run_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5)`
+
+// RunInsertBatch creates runs in one write transaction: all or none.
+func (s *Store) RunInsertBatch(ctx context.Context, ps []store.RunInsertParams) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	return s.write(ctx, fmt.Sprintf("creating %d runs", len(ps)), func(w *wtx) error {
+		for i, p := range ps {
+			if err := w.insertRun(p); err != nil {
+				return fmt.Errorf("run %d of the batch: %w", i, err)
+			}
+		}
+		return nil
+	})
+}
+
+// DeliveryRun returns the run a webhook delivery started.
+func (s *Store) DeliveryRun(ctx context.Context, workflow, webhook, deliveryID string) (string, error) {
+	var id string
+	err := s.queryRow(ctx, `SELECT run_id FROM webhook_deliveries WHERE workflow = ?1 AND webhook = ?2 AND delivery_id = ?3`,
+		workflow, webhook, deliveryID).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("webhook %q of workflow %s delivery %q: %w", webhook, workflow, deliveryID, store.ErrNotFound)
+	}
+	return id, s.fail("reading a webhook delivery", err)
 }
 
 // insertEvents appends events to a run and returns their ids in order.

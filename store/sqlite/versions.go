@@ -42,6 +42,12 @@ func (s *Store) VersionPut(ctx context.Context, p store.VersionPutParams) (store
 		if v.Hash != p.Hash {
 			return fmt.Errorf("stored with graph hash %.12s, this graph is %.12s; bump the version: %w", v.Hash, p.Hash, store.ErrVersionConflict)
 		}
+		if p.WorkDir != "" {
+			if _, err := w.exec(`UPDATE workflow_versions SET work_dir = ?3
+				WHERE workflow = ?1 AND version = ?2 AND work_dir IS NOT ?3`, p.Workflow, p.Version, p.WorkDir); err != nil {
+				return err
+			}
+		}
 		return nil
 	})
 	if err != nil {
@@ -58,6 +64,17 @@ func (s *Store) VersionGet(ctx context.Context, workflow, version string) (store
 		return v, fmt.Errorf("workflow %s version %s: %w", workflow, version, store.ErrNotFound)
 	}
 	return v, s.fail("reading a workflow version", err)
+}
+
+// VersionWorkDir returns the directory recorded when the version was
+// applied ("" when none was).
+func (s *Store) VersionWorkDir(ctx context.Context, workflow, version string) (string, error) {
+	var dir sql.NullString
+	err := s.queryRow(ctx, `SELECT work_dir FROM workflow_versions WHERE workflow = ?1 AND version = ?2`, workflow, version).Scan(&dir)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("workflow %s version %s: %w", workflow, version, store.ErrNotFound)
+	}
+	return dir.String, s.fail("reading a workflow version's directory", err)
 }
 
 // VersionGetByHash returns the version of a workflow with that graph hash;

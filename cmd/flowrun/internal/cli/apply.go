@@ -160,8 +160,9 @@ func (e *env) progress(ev store.Event) {
 
 // storeVersions stores every workflow of the module, so children resolve,
 // after checking each one's version promise against the stored versions
-// (interp.Engine.CheckVersion). Every workflow is checked before any is
-// stored, so a refused apply writes nothing.
+// (interp.Engine.CheckVersion), with the directory of its file. Every
+// workflow is checked before any is stored, so a refused apply writes
+// nothing.
 func (e *env) storeVersions(ctx context.Context, eng *interp.Engine, mod *lang.Module) error {
 	var blocks [][]interp.RunPlan
 	for _, w := range mod.Workflows {
@@ -179,7 +180,13 @@ func (e *env) storeVersions(ctx context.Context, eng *interp.Engine, mod *lang.M
 	}
 	for i, w := range mod.Workflows {
 		e.sayWillBlock(w.Name, w.Graph.Version, blocks[i])
-		if _, err := eng.StoreGraph(ctx, w.Graph); err != nil {
+		// The file's directory is recorded with the version: runs started
+		// through the API or a webhook execute there (spec/api.md).
+		dir, err := filepath.Abs(filepath.Dir(w.File))
+		if err != nil {
+			return fmt.Errorf("find the directory of %s: %w", w.File, err)
+		}
+		if _, err := eng.StoreGraphAt(ctx, w.Graph, dir); err != nil {
 			if errors.Is(err, store.ErrVersionConflict) {
 				return usageErrorf("workflow %q version %s was stored with a different graph by another process", w.Name, w.Graph.Version).
 					hint("Raise the version in " + w.File + " and apply again.")

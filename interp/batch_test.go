@@ -1,0 +1,139 @@
+package interp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/flowrun/flowrun/store"
+)
+
+const batchWorkflow = `workflow "batch" {
+  version = "1.0.0"
+  input "id" { type = string }
+  input "n" {
+    type    = number
+    default = 1
+  }
+  key = "input.id"
+  step "s" {
+    exec { command = ["pwd"] }
+  }
+  output "dir" { value = "{{ steps.s.output.stdout.trim() }}" }
+}`
+
+// countingInserts counts the store's run inserts.
+type countingInserts struct {
+	store.Store
+	single, batches atomic.Int64
+}
+
+func (c *countingInserts) RunInsert(ctx context.Context, p store.RunInsertParams) (store.Run, error) {
+	c.single.Add(1)
+	return c.Store.RunInsert(ctx, p)
+}
+
+func (c *countingInserts) RunInsertBatch(ctx context.Context, ps []store.RunInsertParams) error {
+	c.batches.Add(1)
+	return c.Store.RunInsertBatch(ctx, ps)
+}
+
+// TestStartRunsBatch: a batch creates its runs with one store call, in
+// item order, each with its key; an item with the key of an unfinished run
+// reports that run; the runs execute in the directory recorded with the
+// version.
+func TestStartRunsBatch(t *testing.T) {
+	b := setup(t)
+	dir := t.TempDir()
+	m := b.compileAt(batchWorkflow, dir)
+	_ = m
+	first := b.startKey("batch", map[string]any{"id": "a0"})
+	ci := &countingInserts{Store: b.st}
+	b.e = New(ci, b.e.opts)
+	var items []map[string]any
+	for i := range 5 {
+		items = append(items, map[string]any{"id": fmt.Sprintf("a%d", i), "n": float64(i)})
+	}
+	items[0] = map[string]any{"id": "a0"} // the run started above: reported, not created again
+	res, err := b.e.StartRuns(b.ctx, BatchParams{Workflow: "batch", Items: items})
+	if err != nil {
+		t.Fatalf("StartRuns: %v", err)
+	}
+	if ci.batches.Load() != 1 || ci.single.Load() != 0 {
+		t.Fatalf("store calls: %d batches, %d single inserts; want 1 and 0", ci.batches.Load(), ci.single.Load())
+	}
+	if res[0].Created || res[0].Run.ID != first.ID {
+		t.Errorf("item 0 = %+v, want the unfinished run %s reported", res[0], first.ID)
+	}
+	for i := 1; i < 5; i++ {
+		r := res[i]
+		if !r.Created || r.Run.Key != fmt.Sprintf("a%d", i) || r.Run.Status != store.RunPending || r.Run.WorkDir != dir {
+			t.Errorf("item %d = %+v, want a new pending run with key a%d in %s", i, r, i, dir)
+		}
+		got, err := b.st.RunGet(b.ctx, r.Run.ID)
+		if err != nil {
+			t.Fatalf("RunGet: %v", err)
+		}
+		if got.Key != r.Run.Key || got.WorkDir != dir || got.Version != "1.0.0" || got.Attempt != r.Run.Attempt || !got.CreatedAt.Equal(r.Run.CreatedAt) {
+			t.Errorf("stored run %+v differs from the result %+v", got, r.Run)
+		}
+		wantJSON(t, "inputs", got.Inputs, fmt.Sprintf(`{"id":"a%d","n":%d}`, i, i))
+	}
+	done := b.drive(res[3].Run.ID)
+	wantStatus(t, done, store.RunCompleted)
+	wantJSON(t, "outputs", done.Outputs, fmt.Sprintf(`{"dir":%q}`, dir))
+}
+
+// TestStartRunsBadItem: one bad item rejects the batch, naming its index,
+// and nothing is written.
+func TestStartRunsBadItem(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		items []map[string]any
+		index int
+		want  string
+		as    any
+	}{
+		{"wrong type", []map[string]any{{"id": "x"}, {"id": "y", "n": "many"}}, 1, `input "n"`, new(*InputError)},
+		{"unknown input", []map[string]any{{"id": "x"}, {"id": "y"}, {"id": "z", "m": 1.0}}, 2, `"m"`, new(*InputError)},
+		{"missing input", []map[string]any{{}}, 0, `"id"`, new(*InputError)},
+		{"same key twice", []map[string]any{{"id": "x"}, {"id": "y"}, {"id": "x"}}, 2, "key of runs[0]", new(*DuplicateKeyError)},
+		{"key in use with other inputs", []map[string]any{{"id": "x"}, {"id": "busy", "n": 9.0}}, 1, "still pending", new(*KeyInUseError)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := setup(t)
+			b.compile(batchWorkflow)
+			b.startKey("batch", map[string]any{"id": "busy"})
+			_, err := b.e.StartRuns(b.ctx, BatchParams{Workflow: "batch", Items: tc.items})
+			i, ok := IsBatchItem(err)
+			if !ok || i != tc.index || !strings.Contains(err.Error(), fmt.Sprintf("runs[%d]", tc.index)) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want item %d rejected with %q", err, tc.index, tc.want)
+			}
+			if !errors.As(err, tc.as) {
+				t.Errorf("err = %T %v, want it to wrap %T", err, err, tc.as)
+			}
+			runs, err := b.st.RunList(b.ctx, store.RunListParams{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(runs) != 1 {
+				t.Errorf("%d runs stored, want only the one started before the batch", len(runs))
+			}
+		})
+	}
+	b := setup(t)
+	b.compile(batchWorkflow)
+	var se *BatchSizeError
+	if _, err := b.e.StartRuns(b.ctx, BatchParams{Workflow: "batch"}); !errors.As(err, &se) {
+		t.Errorf("empty batch: %v, want a BatchSizeError", err)
+	}
+	if _, err := b.e.StartRuns(b.ctx, BatchParams{Workflow: "batch", Items: make([]map[string]any, MaxBatchRuns+1)}); !errors.As(err, &se) {
+		t.Errorf("batch over the limit: %v, want a BatchSizeError", err)
+	}
+	if _, err := b.e.StartRuns(b.ctx, BatchParams{Workflow: "nope", Items: []map[string]any{{}}}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("unknown workflow: %v, want ErrNotFound", err)
+	}
+}
