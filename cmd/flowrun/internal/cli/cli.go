@@ -95,6 +95,7 @@ func commands() []*command {
 		pruneCommand(),
 		benchCommand(),
 		lspCommand(),
+		versionCommand(),
 	}
 }
 
@@ -152,6 +153,9 @@ func (e *env) main(ctx context.Context, args []string) int {
 		case name == "h" || name == "help":
 			e.usage(e.stdout)
 			return ExitOK
+		case name == "version" && !hasValue:
+			// flowrun --version is flowrun version (which ends the loop).
+			args = append([]string{"version"}, args[1:]...)
 		default:
 			e.verb = ""
 			return e.report(usageErrorf("flag %s must come after a verb", args[0]).
