@@ -108,12 +108,18 @@ func (e *Engine) StartRuns(ctx context.Context, p BatchParams) ([]BatchResult, e
 	}
 	out := make([]BatchResult, len(items))
 	if !p.New {
+		// one read for every key of the batch
+		keys := make([]string, len(items))
 		for i, it := range items {
-			old, found, err := e.keyedRun(ctx, p.Workflow, it.key, v.Version)
-			if err != nil {
-				return nil, err
-			}
-			if !found {
+			keys[i] = it.key
+		}
+		byKey, err := e.st.RunsByKeys(ctx, p.Workflow, keys)
+		if err != nil {
+			return nil, fmt.Errorf("start workflow %q: look up the runs of the batch's keys: %w", p.Workflow, err)
+		}
+		for i, it := range items {
+			old, found := byKey[it.key]
+			if !found || !continues(old, v.Version) {
 				continue
 			}
 			if !old.Status.Terminal() {

@@ -28,7 +28,17 @@ const batchWorkflow = `workflow "batch" {
 // countingInserts counts the store's run inserts.
 type countingInserts struct {
 	store.Store
-	single, batches atomic.Int64
+	single, batches, byKey, byKeys atomic.Int64
+}
+
+func (c *countingInserts) RunGetByKey(ctx context.Context, workflow, key string) (store.Run, error) {
+	c.byKey.Add(1)
+	return c.Store.RunGetByKey(ctx, workflow, key)
+}
+
+func (c *countingInserts) RunsByKeys(ctx context.Context, workflow string, keys []string) (map[string]store.Run, error) {
+	c.byKeys.Add(1)
+	return c.Store.RunsByKeys(ctx, workflow, keys)
 }
 
 func (c *countingInserts) RunInsert(ctx context.Context, p store.RunInsertParams) (store.Run, error) {
@@ -41,7 +51,8 @@ func (c *countingInserts) RunInsertBatch(ctx context.Context, ps []store.RunInse
 	return c.Store.RunInsertBatch(ctx, ps)
 }
 
-// TestStartRunsBatch: a batch creates its runs with one store call, in
+// TestStartRunsBatch: a batch reads its keys' runs with one store call and
+// creates its runs with one more, in
 // item order, each with its key; an item with the key of an unfinished run
 // reports that run; the runs execute in the directory recorded with the
 // version.
@@ -62,8 +73,9 @@ func TestStartRunsBatch(t *testing.T) {
 	if err != nil {
 		t.Fatalf("StartRuns: %v", err)
 	}
-	if ci.batches.Load() != 1 || ci.single.Load() != 0 {
-		t.Fatalf("store calls: %d batches, %d single inserts; want 1 and 0", ci.batches.Load(), ci.single.Load())
+	if ci.batches.Load() != 1 || ci.single.Load() != 0 || ci.byKeys.Load() != 1 || ci.byKey.Load() != 0 {
+		t.Fatalf("store calls: %d batch inserts, %d single inserts, %d key reads of the batch, %d of one key; want 1, 0, 1, 0",
+			ci.batches.Load(), ci.single.Load(), ci.byKeys.Load(), ci.byKey.Load())
 	}
 	if res[0].Created || res[0].Run.ID != first.ID {
 		t.Errorf("item 0 = %+v, want the unfinished run %s reported", res[0], first.ID)

@@ -114,15 +114,23 @@ func (e *Engine) startVersion(ctx context.Context, workflow, version string) (st
 // new run starts.
 func (e *Engine) keyedRun(ctx context.Context, workflow, key, version string) (store.Run, bool, error) {
 	old, err := e.st.RunGetByKey(ctx, workflow, key)
-	switch {
-	case err == nil && !old.Status.Terminal():
-		return old, true, nil
-	case err == nil && old.Status == store.RunCompleted && sameRelease(old.Version, version):
-		return old, true, nil
-	case err != nil && !errors.Is(err, store.ErrNotFound):
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Run{}, false, nil
+	}
+	if err != nil {
 		return store.Run{}, false, fmt.Errorf("start workflow %q: look up run key %q: %w", workflow, key, err)
 	}
+	if continues(old, version) {
+		return old, true, nil
+	}
 	return store.Run{}, false, nil
+}
+
+// continues reports whether a start of version continues old, the newest
+// run with its key, instead of creating a run: old is unfinished, or
+// completed on the same MAJOR.MINOR.
+func continues(old store.Run, version string) bool {
+	return !old.Status.Terminal() || old.Status == store.RunCompleted && sameRelease(old.Version, version)
 }
 
 // startDir is the directory a new run of version v executes in: dir when

@@ -616,6 +616,10 @@ type Store interface {
 	RunFind(ctx context.Context, idOrPrefix string) (Run, error)
 	// RunGetByKey returns the newest run of a workflow with the key.
 	RunGetByKey(ctx context.Context, workflow, key string) (Run, error)
+	// RunsByKeys returns, for each of keys that any run of the workflow
+	// has, the newest such run (as RunGetByKey would), in one read: a batch
+	// start looks up all its keys at once. Empty keys match nothing.
+	RunsByKeys(ctx context.Context, workflow string, keys []string) (map[string]Run, error)
 	// RunList lists runs newest first.
 	RunList(ctx context.Context, p RunListParams) ([]RunSummary, error)
 	// RunChildren lists the runs whose parent is the run.

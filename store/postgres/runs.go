@@ -171,6 +171,25 @@ func (s *Store) RunGetByKey(ctx context.Context, workflow, key string) (store.Ru
 	return r, s.fail("reading a run by key", err)
 }
 
+// RunsByKeys returns the newest run of the workflow for each key that has
+// one.
+func (s *Store) RunsByKeys(ctx context.Context, workflow string, keys []string) (map[string]store.Run, error) {
+	out := map[string]store.Run{}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	rs, err := all(ctx, s.pool, sqlrow.ScanRun, `SELECT DISTINCT ON (key) `+runCols+` FROM runs
+		WHERE workflow = $1 AND key = ANY($2::text[]) AND key <> ''
+		ORDER BY key, created_at DESC, id DESC`, workflow, keys)
+	if err != nil {
+		return nil, s.fail("reading runs by key", err)
+	}
+	for _, r := range rs {
+		out[r.Key] = r
+	}
+	return out, nil
+}
+
 // RunChildren lists the runs whose parent is the run, oldest first.
 func (s *Store) RunChildren(ctx context.Context, runID string) ([]store.Run, error) {
 	rs, err := all(ctx, s.pool, sqlrow.ScanRun, `SELECT `+runCols+` FROM runs WHERE parent_run_id = $1 ORDER BY created_at, id`, runID)

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -259,6 +260,31 @@ func (s *Store) RunGetByKey(ctx context.Context, workflow, key string) (store.Ru
 		return r, fmt.Errorf("workflow %s run with key %q: %w", workflow, key, store.ErrNotFound)
 	}
 	return r, s.fail("reading a run by key", err)
+}
+
+// RunsByKeys returns the newest run of the workflow for each key that has
+// one; the keys are bound as one JSON array.
+func (s *Store) RunsByKeys(ctx context.Context, workflow string, keys []string) (map[string]store.Run, error) {
+	out := map[string]store.Run{}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	list, err := json.Marshal(keys)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := readAll(ctx, s, sqlrow.ScanRun, `SELECT `+runCols+` FROM runs
+		WHERE workflow = ?1 AND key IN (SELECT value FROM json_each(?2)) AND key <> ''
+		ORDER BY key, created_at DESC, id DESC`, workflow, string(list))
+	if err != nil {
+		return nil, s.fail("reading runs by key", err)
+	}
+	for _, r := range rs {
+		if _, seen := out[r.Key]; !seen {
+			out[r.Key] = r
+		}
+	}
+	return out, nil
 }
 
 // RunChildren lists the runs whose parent is the run, oldest first.

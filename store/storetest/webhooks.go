@@ -37,6 +37,27 @@ func testWebhooks(t *testing.T, newStore func(t *testing.T) store.Store) {
 		noErr(t, "an empty batch", f.s.RunInsertBatch(f.ctx, nil))
 	})
 
+	parallel(t, "runs by keys", newStore, func(t *testing.T, f *fixture) {
+		f.insert(store.RunInsertParams{ID: "k1old", Key: "k1", Now: at(time.Second)})
+		f.insert(store.RunInsertParams{ID: "k1new", Key: "k1", Now: at(2 * time.Second)})
+		f.insert(store.RunInsertParams{ID: "k2", Key: "k2", Now: at(time.Second)})
+		f.insert(store.RunInsertParams{ID: "other", Workflow: "other", Key: "k3", Now: at(time.Second)})
+		f.insert(store.RunInsertParams{ID: "nokey", Now: at(time.Second)})
+		got, err := f.s.RunsByKeys(f.ctx, "wf", []string{"k1", "k2", "k3", "k4", ""})
+		noErr(t, "RunsByKeys", err)
+		ids := map[string]string{}
+		for k, r := range got {
+			ids[k] = r.ID
+			single, err := f.s.RunGetByKey(f.ctx, "wf", k)
+			noErr(t, "RunGetByKey", err)
+			eq(t, "run of key "+k, r, single)
+		}
+		eq(t, "runs by key", ids, map[string]string{"k1": "k1new", "k2": "k2"})
+		none, err := f.s.RunsByKeys(f.ctx, "wf", nil)
+		noErr(t, "RunsByKeys of no key", err)
+		eq(t, "runs of no key", len(none), 0)
+	})
+
 	parallel(t, "a failing batch writes nothing", newStore, func(t *testing.T, f *fixture) {
 		f.insert(store.RunInsertParams{ID: "taken"})
 		ps := []store.RunInsertParams{
