@@ -681,6 +681,9 @@ type Store interface {
 	// OutputStore: the live output of exec steps (output.go).
 	OutputStore
 
+	// Tokens: the API's bearer tokens, and the readiness probe.
+	Tokens
+
 	// Close releases the database.
 	Close() error
 }
