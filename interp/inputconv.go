@@ -72,14 +72,30 @@ func (e *ConvertError) Error() string {
 	case InputNotPair:
 		return fmt.Sprintf("%q is not NAME=VALUE", e.Pair)
 	case InputUnknown:
-		return fmt.Sprintf("workflow %q has no input %q", e.Workflow, e.Name)
+		if len(e.Declared) == 0 {
+			return fmt.Sprintf("workflow %q has no input %q; it declares no inputs", e.Workflow, e.Name)
+		}
+		return fmt.Sprintf("workflow %q has no input %q; it declares %s", e.Workflow, e.Name, commaQuoted(e.Declared))
 	case InputMissing:
-		return fmt.Sprintf("workflow %q needs inputs without a default: %q", e.Workflow, e.Missing)
+		if len(e.Missing) == 1 {
+			return fmt.Sprintf("workflow %q needs input %s, which has no default", e.Workflow, commaQuoted(e.Missing))
+		}
+		return fmt.Sprintf("workflow %q needs inputs %s, which have no default", e.Workflow, commaQuoted(e.Missing))
 	}
 	return fmt.Sprintf("input %q: %v", e.Name, e.Err)
 }
 
 func (e *ConvertError) Unwrap() error { return e.Err }
+
+// commaQuoted renders names as "a", "b", "c": the messages of a
+// ConvertError, which the CLI and the HTTP API both print.
+func commaQuoted(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
+}
 
 // ConvertInputs builds a run's inputs from p: the values of p.Object, then
 // p.Pairs converted by each input's declared type (a number, a bool, true

@@ -265,3 +265,49 @@ func (e *Engine) resolvePin(ctx context.Context, workflow, pin string) (store.Ve
 	}
 	return store.Version{}, fmt.Errorf("no stored version of workflow %q matches version %q; apply a file that defines it: %w", workflow, pin, store.ErrNotFound)
 }
+
+// ResolveVersion returns the head (no graph) of the stored version a start
+// of workflow runs: the newest, or with a pin ("1", "1.2", "1.2.3",
+// graph.ParsePin) the newest the pin accepts. A workflow with no stored
+// version is an error wrapping store.ErrNotFound that names the nearest
+// stored workflow; a pin that does not parse is an error as ParsePin words
+// it (not store.ErrNotFound).
+func (e *Engine) ResolveVersion(ctx context.Context, workflow, pin string) (store.Version, error) {
+	if pin != "" {
+		if _, err := graph.ParsePin(pin); err != nil {
+			return store.Version{}, &PinError{Pin: pin, Err: err}
+		}
+	}
+	vs, err := e.Versions(ctx, workflow)
+	if err != nil {
+		return store.Version{}, err
+	}
+	if len(vs) == 0 {
+		all, err := e.Versions(ctx, "")
+		if err != nil {
+			return store.Version{}, err
+		}
+		var names []string
+		for _, v := range all {
+			if len(names) == 0 || names[len(names)-1] != v.Workflow {
+				names = append(names, v.Workflow)
+			}
+		}
+		return store.Version{}, fmt.Errorf("no version of workflow %q is stored; apply its file first.%s: %w",
+			workflow, naming.DidYouMean(workflow, names), store.ErrNotFound)
+	}
+	if pin == "" {
+		return vs[len(vs)-1], nil
+	}
+	return e.resolvePin(ctx, workflow, pin)
+}
+
+// PinError is a version pin that does not parse.
+type PinError struct {
+	Pin string
+	Err error
+}
+
+func (e *PinError) Error() string { return e.Err.Error() }
+
+func (e *PinError) Unwrap() error { return e.Err }

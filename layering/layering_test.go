@@ -95,6 +95,7 @@ func TestImportRules(t *testing.T) {
 		{"lang", []string{"interp", "store"}, "the language compiles files; it must not run or store them"},
 		{"interp", append([]string{"cmd", "tui"}, drivers...), "the engine sees the store through package store's interfaces and knows no front end"},
 		{"schedule", []string{"lang", "interp", "store", "cmd"}, "schedule is pure time: it parses specs and computes slots, and knows neither the language, the engine nor the store"},
+		{"server", append([]string{"lang.", "cmd", "tui"}, drivers...), "the HTTP API calls the engine and reads through the store's interfaces; it parses no HCL, opens no driver and knows no front end"},
 		{"termtext", []string{"lang", "interp", "store", "tui", "cmd"}, "termtext escapes text for terminals; the CLI and flowtui share it, so it depends on neither, nor on what the text came from"},
 	}
 	for _, p := range list {

@@ -80,6 +80,7 @@ func TestScripts(t *testing.T) {
 			"nest":       cmdNest,
 			"fileserver": cmdFileServer,
 			"sqlexec":    cmdSQLExec,
+			"http":       cmdHTTP,
 		},
 	})
 }

@@ -92,6 +92,8 @@ func commands() []*command {
 		schedulesCommand(),
 		versionsCommand(),
 		workerCommand(),
+		serveCommand(),
+		tokensCommand(),
 		pruneCommand(),
 		benchCommand(),
 		lspCommand(),

@@ -51,23 +51,12 @@ func readInputs(ctx context.Context, g *graph.Graph, pairs []string, file string
 	for i, m := range missing {
 		flags[i] = fmt.Sprintf("--input %s=...", m)
 	}
-	return nil, usageErrorf("workflow %q needs %s %s, which %s no default",
-		g.Workflow, pluralWord(len(missing), "input", "inputs"), quoteList(missing), pluralWord(len(missing), "has", "have")).
+	return nil, usageErrorf("%s", ce.Error()).
 		hint("Pass " + strings.Join(flags, " ") + ", or put the values in a JSON file given with --inputs.")
 }
 
 func unknownInput(ce *interp.ConvertError) *exitError {
-	if len(ce.Declared) == 0 {
-		return usageErrorf("workflow %q has no input %q; it declares no inputs", ce.Workflow, ce.Name)
-	}
-	return usageErrorf("workflow %q has no input %q; it declares %s", ce.Workflow, ce.Name, quoteList(ce.Declared))
-}
-
-func pluralWord(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
+	return usageErrorf("%s", ce.Error())
 }
 
 func inputHint(name string, t *graph.Type) string {

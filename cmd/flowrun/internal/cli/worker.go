@@ -80,14 +80,7 @@ func (e *env) work(ctx context.Context, concurrency int, grace time.Duration, ho
 	if err != nil {
 		return err
 	}
-	prog := &progress{w: e.stderr, withRun: true}
-	eng := interp.New(st, interp.Options{
-		Clock:    e.clock,
-		Getenv:   e.getenv,
-		OnEvent:  e.display.gate(prog.event),
-		Owner:    store.Owner{Host: host},
-		LeaseFor: lease,
-	})
+	eng := e.workerEngine(st, host, lease)
 	w := interp.NewWorker(eng, interp.WorkerOptions{Concurrency: concurrency})
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
@@ -99,17 +92,48 @@ func (e *env) work(ctx context.Context, concurrency int, grace time.Duration, ho
 	select {
 	case <-sigs:
 	case <-w.Done():
-		// The loop died: the store kept failing (its runs were released).
-		err := w.Err()
-		if err == nil {
-			err = w.Stop(ctx)
-		}
-		if err == nil {
-			err = errors.New("the worker's claim loop ended unexpectedly")
-		}
-		return &exitError{code: ExitStore, msg: "the worker stopped because the store kept failing; its runs were released for another worker", err: err}
+		return workerDied(ctx, w)
 	}
-	fmt.Fprintf(e.stderr, "flowrun worker: draining: claiming no more runs and letting actions in flight finish for up to %s; signal again to stop at once.\n", grace)
+	if err := e.drainWorker(ctx, w, grace, sigs, cancelRun); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "flowrun worker: drained and stopped.\n")
+	return nil
+}
+
+// workerEngine returns the engine of a long-lived worker: its progress
+// lines name the run, and its leases carry host (or the machine's name)
+// and last lease.
+func (e *env) workerEngine(st store.Store, host string, lease time.Duration) *interp.Engine {
+	prog := &progress{w: e.stderr, withRun: true}
+	return interp.New(st, interp.Options{
+		Clock:    e.clock,
+		Getenv:   e.getenv,
+		OnEvent:  e.display.gate(prog.event),
+		Owner:    store.Owner{Host: host},
+		LeaseFor: lease,
+	})
+}
+
+// workerDied is the error of a worker whose claim loop ended on its own:
+// the store kept failing (its runs were released).
+func workerDied(ctx context.Context, w *interp.Worker) error {
+	err := w.Err()
+	if err == nil {
+		err = w.Stop(ctx)
+	}
+	if err == nil {
+		err = errors.New("the worker's claim loop ended unexpectedly")
+	}
+	return &exitError{code: ExitStore, msg: "the worker stopped because the store kept failing; its runs were released for another worker", err: err}
+}
+
+// drainWorker drains a started worker after a first signal: it claims
+// nothing more and the actions in flight finish for up to grace, then are
+// stopped (their runs resume later); a second signal on sigs stops it at
+// once (cancelRun ends its runs' context) and is exit 1.
+func (e *env) drainWorker(ctx context.Context, w *interp.Worker, grace time.Duration, sigs <-chan os.Signal, cancelRun context.CancelFunc) error {
+	fmt.Fprintf(e.stderr, "flowrun %s: draining: claiming no more runs and letting actions in flight finish for up to %s; signal again to stop at once.\n", e.verb, grace)
 	stopCtx, cancelStop := context.WithCancel(ctx)
 	defer cancelStop()
 	done := make(chan error, 1)
@@ -117,10 +141,11 @@ func (e *env) work(ctx context.Context, concurrency int, grace time.Duration, ho
 	timer := e.clock.NewTimer(grace)
 	defer timer.Stop()
 	forced := false
+	var err error
 	select {
 	case err = <-done:
 	case <-timer.C():
-		fmt.Fprintf(e.stderr, "flowrun worker: the grace period is over; stopping the actions still in flight (their runs resume later).\n")
+		fmt.Fprintf(e.stderr, "flowrun %s: the grace period is over; stopping the actions still in flight (their runs resume later).\n", e.verb)
 		cancelStop()
 		err = <-done
 	case <-sigs:
@@ -133,9 +158,8 @@ func (e *env) work(ctx context.Context, concurrency int, grace time.Duration, ho
 		return storeError("the worker stopped on a store error", err)
 	}
 	if forced {
-		fmt.Fprintf(e.stderr, "flowrun worker: stopped at once; interrupted runs resume under the next worker.\n")
+		fmt.Fprintf(e.stderr, "flowrun %s: stopped at once; interrupted runs resume under the next worker.\n", e.verb)
 		return exitCode(ExitFailed)
 	}
-	fmt.Fprintf(e.stderr, "flowrun worker: drained and stopped.\n")
 	return nil
 }

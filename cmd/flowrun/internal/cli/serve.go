@@ -1,0 +1,222 @@
+package cli
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/server"
+)
+
+func serveCommand() *command {
+	return &command{
+		name:  "serve",
+		args:  "[--listen 127.0.0.1:8080] [--worker N] [--no-auth] [--tls-cert FILE --tls-key FILE]",
+		short: "serve the HTTP API: start, signal, cancel, retry, decide and watch runs",
+		long: `Serve answers the HTTP API of spec/api.md on --listen: JSON under /v1 (the
+same objects as --json prints), Server-Sent Events of a run's events, and
+/healthz and /readyz without a token. Every /v1 route needs a bearer token
+of the right scope (flowrun tokens create); --no-auth serves without one and
+is allowed only on a loopback address. --tls-cert and --tls-key serve HTTPS.
+--worker N also runs a worker of concurrency N in the process (as flowrun
+worker --concurrency N); without it, other workers run the runs started.
+
+SIGTERM or Ctrl-C stops it gracefully: it accepts no more connections, ends
+the event streams (their clients resume with Last-Event-ID), lets the
+requests in flight finish, then drains the worker for up to --grace. A second
+signal stops it at once.`,
+		store: true,
+		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			listen := fs.String("listen", "127.0.0.1:8080", "the address to listen on, HOST:PORT (port 0 picks a free one)")
+			worker := fs.Int("worker", 0, "also run a worker of this concurrency in the process (0: none)")
+			noAuth := fs.Bool("no-auth", false, "serve without tokens; only with a loopback --listen")
+			tlsCert := fs.String("tls-cert", "", "serve HTTPS with this PEM certificate (with --tls-key)")
+			tlsKey := fs.String("tls-key", "", "the PEM private key of --tls-cert")
+			grace := fs.Duration("grace", 30*time.Second, "how long a stop lets requests and actions in flight finish")
+			headerTimeout := fs.Duration("read-header-timeout", 10*time.Second, "how long a client may take to send its request headers")
+			idle := fs.Duration("idle-timeout", 2*time.Minute, "how long an idle keep-alive connection stays open")
+			maxBody := fs.Int64("max-body", 1<<20, "the largest request body read, in bytes; larger is refused with 413")
+			rate := fs.Float64("rate", 100, "requests a second one token may make on average (twice that at once)")
+			addrFile := fs.String("addr-file", "", "write the address listened on to this file once listening (for scripts, with port 0)")
+			return func(ctx context.Context, args []string) error {
+				if len(args) > 0 {
+					return usageErrorf("serve takes no arguments, got %q", args[0]).hint("Run: flowrun serve [--listen 127.0.0.1:8080]")
+				}
+				host, _, err := net.SplitHostPort(*listen)
+				if err != nil {
+					return usageErrorf("--listen %q is not HOST:PORT: %v", *listen, err).hint("Pass --listen 127.0.0.1:8080, or :8080 for every interface.")
+				}
+				if *noAuth && !loopback(host) {
+					return usageErrorf("--no-auth is allowed only with a loopback --listen, got %q", *listen).
+						hint("Listen on 127.0.0.1 (or ::1, localhost) without auth, or create a token with: flowrun tokens create NAME")
+				}
+				if (*tlsCert == "") != (*tlsKey == "") {
+					return usageErrorf("--tls-cert and --tls-key go together").hint("Pass both, or neither for plain HTTP.")
+				}
+				var certs []tls.Certificate
+				if *tlsCert != "" {
+					c, err := tls.LoadX509KeyPair(*tlsCert, *tlsKey)
+					if err != nil {
+						return usageErrorf("--tls-cert %s / --tls-key %s: %v", *tlsCert, *tlsKey, err).hint("Pass a PEM certificate and its PEM private key.")
+					}
+					certs = []tls.Certificate{c}
+				}
+				switch {
+				case *worker < 0:
+					return usageErrorf("--worker must be 0 or more, got %d", *worker).hint("Pass --worker 16 to run runs in this process.")
+				case *grace < 0:
+					return usageErrorf("--grace must not be negative, got %s", *grace).hint("Pass a duration such as --grace 30s.")
+				case *headerTimeout <= 0:
+					return usageErrorf("--read-header-timeout must be more than 0, got %s", *headerTimeout).hint("Pass a duration such as --read-header-timeout 10s.")
+				case *idle <= 0:
+					return usageErrorf("--idle-timeout must be more than 0, got %s", *idle).hint("Pass a duration such as --idle-timeout 2m.")
+				case *maxBody < 1:
+					return usageErrorf("--max-body must be at least 1, got %d", *maxBody).hint("Pass --max-body 1048576 for 1 MiB.")
+				case *rate <= 0:
+					return usageErrorf("--rate must be more than 0, got %g", *rate).hint("Pass --rate 100.")
+				}
+				return e.serve(ctx, serveConfig{
+					listen: *listen, worker: *worker, noAuth: *noAuth, certs: certs, grace: *grace,
+					headerTimeout: *headerTimeout, idle: *idle, maxBody: *maxBody, rate: *rate, addrFile: *addrFile,
+				})
+			}
+		},
+	}
+}
+
+type serveConfig struct {
+	listen        string
+	worker        int
+	noAuth        bool
+	certs         []tls.Certificate
+	grace         time.Duration
+	headerTimeout time.Duration
+	idle          time.Duration
+	maxBody       int64
+	rate          float64
+	addrFile      string
+}
+
+// loopback reports whether a --listen host is a loopback address only.
+func loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// serve runs the API server (and the worker) until a signal stops it.
+func (e *env) serve(ctx context.Context, c serveConfig) error {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+
+	st, err := e.openStore(ctx, true)
+	if err != nil {
+		return err
+	}
+	eng := e.workerEngine(st, e.getenv("FLOWRUN_HOST"), 30*time.Second)
+	api := server.New(server.Options{Engine: eng, Clock: e.clock, NoAuth: c.noAuth, MaxBody: c.maxBody, Rate: c.rate})
+	ln, err := net.Listen("tcp", c.listen)
+	if err != nil {
+		return usageErrorf("cannot listen on %s: %v", c.listen, err).hint("Pass --listen with a free HOST:PORT (port 0 picks one).")
+	}
+	scheme := "http"
+	if len(c.certs) > 0 {
+		scheme = "https"
+		ln = tls.NewListener(ln, &tls.Config{Certificates: c.certs, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}})
+	}
+	hs := &http.Server{
+		Handler:           api,
+		ReadHeaderTimeout: c.headerTimeout,
+		IdleTimeout:       c.idle,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          log.New(e.stderr, "flowrun serve: ", 0),
+	}
+
+	var w *interp.Worker
+	runCtx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
+	if c.worker > 0 {
+		w = interp.NewWorker(eng, interp.WorkerOptions{Concurrency: c.worker})
+		if err := w.Start(runCtx); err != nil {
+			ln.Close()
+			return fmt.Errorf("starting the worker: %w", err)
+		}
+	}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }() // ends when Shutdown or Close returns
+	addr := ln.Addr().String()
+	if c.addrFile != "" {
+		if err := os.WriteFile(c.addrFile, []byte(addr+"\n"), 0o600); err != nil {
+			hs.Close()
+			return usageErrorf("--addr-file %s: %v", c.addrFile, unwrapPathError(err)).hint("Pass --addr-file with a path in a writable directory.")
+		}
+	}
+	auth := "tokens required"
+	if c.noAuth {
+		auth = "no auth"
+	}
+	work := "no worker"
+	if w != nil {
+		work = fmt.Sprintf("a worker of up to %d runs", c.worker)
+	}
+	fmt.Fprintf(e.stderr, "flowrun serve: listening on %s://%s (%s, %s) over %s; stop with Ctrl-C or SIGTERM.\n", scheme, addr, auth, work, e.dsn)
+
+	var done <-chan struct{}
+	if w != nil {
+		done = w.Done()
+	}
+	select {
+	case <-sigs:
+	case err := <-served:
+		return storeError("the server stopped", err)
+	case <-done:
+		hs.Close()
+		return workerDied(ctx, w)
+	}
+	fmt.Fprintf(e.stderr, "flowrun serve: stopping: accepting no more connections, ending event streams, letting requests in flight finish for up to %s.\n", c.grace)
+	api.CloseStreams()
+	shutCtx, cancelShut := context.WithCancel(ctx)
+	defer cancelShut()
+	shut := make(chan error, 1)
+	go func() { shut <- hs.Shutdown(shutCtx) }()
+	timer := e.clock.NewTimer(c.grace)
+	defer timer.Stop()
+	select {
+	case err = <-shut:
+	case <-timer.C():
+		cancelShut()
+		err = <-shut
+		hs.Close()
+	case <-sigs:
+		cancelShut()
+		hs.Close()
+		cancelRun()
+		<-shut
+		fmt.Fprintf(e.stderr, "flowrun serve: stopped at once.\n")
+		return exitCode(ExitFailed)
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintf(e.stderr, "flowrun serve: requests still in flight were cut off: %v\n", err)
+	}
+	if w != nil {
+		if err := e.drainWorker(ctx, w, c.grace, sigs, cancelRun); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(e.stderr, "flowrun serve: stopped.\n")
+	return nil
+}

@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"regexp"
+
+	"github.com/flowrun/flowrun/server"
+	"github.com/flowrun/flowrun/store"
+)
+
+// tokenName is what a token's name may be: it is shown in lists, logs and
+// messages.
+var tokenName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+func tokensCommand() *command {
+	return &command{
+		name:  "tokens",
+		args:  "create NAME [--scope read|write|admin] | list [--json] | revoke NAME",
+		short: "create, list and revoke the bearer tokens of flowrun serve",
+		long: `Tokens manages the bearer tokens the HTTP API (flowrun serve) accepts. create
+prints a new token on stdout, once: the database keeps only its SHA-256, so
+it cannot be shown again (revoke it and create another if it is lost).
+--scope says what it may do: read (the GET routes), write (also start,
+signal, cancel, retry and decide runs; the default) or admin (everything).
+list prints the names, scopes and creation times, never a token; --json
+prints an array of {name, scope, created_at}. revoke deletes a token: the
+server refuses it from its next request on. NAME is 1 to 64 letters, digits,
+'.', '_' or '-'.`,
+		store: true,
+		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			scope := &choiceFlag{value: string(store.ScopeWrite), choices: []string{"read", "write", "admin"}}
+			fs.Var(scope, "scope", "create: what the token may do: read, write or admin")
+			asJSON := fs.Bool("json", false, "list: print a JSON array of tokens")
+			return func(ctx context.Context, args []string) error {
+				if len(args) == 0 {
+					return usageErrorf("tokens needs a subcommand: create, list or revoke").hint("Run: flowrun tokens create NAME [--scope read|write|admin]")
+				}
+				sub := args[0]
+				want := map[string]int{"create": 2, "revoke": 2, "list": 1}
+				n, ok := want[sub]
+				if !ok {
+					return usageErrorf("unknown tokens subcommand %q; use create, list or revoke", sub).hint("Run `flowrun help tokens` for the usage.")
+				}
+				if len(args) != n {
+					return usageErrorf("tokens %s takes %s, got %d arguments", sub, map[bool]string{true: "no argument", false: "one NAME"}[n == 1], len(args)-1).
+						hint("Run `flowrun help tokens` for the usage.")
+				}
+				if n == 2 && !tokenName.MatchString(args[1]) {
+					return usageErrorf("token name %q is not 1 to 64 letters, digits, '.', '_' or '-' (starting with a letter or digit)", args[1]).
+						hint("Name the token after who uses it, such as ci or payment-hook.")
+				}
+				switch sub {
+				case "create":
+					return e.tokenCreate(ctx, args[1], store.TokenScope(scope.value))
+				case "revoke":
+					return e.tokenRevoke(ctx, args[1])
+				}
+				return e.tokenList(ctx, *asJSON)
+			}
+		},
+	}
+}
+
+func (e *env) tokenCreate(ctx context.Context, name string, scope store.TokenScope) error {
+	token, err := server.NewToken()
+	if err != nil {
+		return err
+	}
+	st, err := e.openStore(ctx, true)
+	if err != nil {
+		return err
+	}
+	_, err = st.TokenCreate(ctx, store.TokenCreateParams{Name: name, Scope: scope, Hash: server.HashToken(token), Now: e.clock.Now()})
+	if errors.Is(err, store.ErrConflict) {
+		return usageErrorf("a token named %q exists", name).hint(fmt.Sprintf("Pick another name, or revoke it first with: flowrun tokens revoke %s", name))
+	}
+	if err != nil {
+		return storeError("", err)
+	}
+	fmt.Fprintln(e.stdout, token)
+	fmt.Fprintf(e.stderr, "flowrun tokens: created token %q with scope %s; it is shown only this once: keep it somewhere safe.\n", name, scope)
+	return nil
+}
+
+func (e *env) tokenRevoke(ctx context.Context, name string) error {
+	st, err := e.openStore(ctx, false)
+	if errors.Is(err, errNoDatabase) {
+		return usageErrorf("no token is named %q: there is no database at %s", name, e.dsn).hint("Pass --db (or set FLOWRUN_DB) with the database of the server.")
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := st.TokenRevoke(ctx, name); errors.Is(err, store.ErrNotFound) {
+		return usageErrorf("no token is named %q", name).hint("List the tokens with: flowrun tokens list")
+	} else if err != nil {
+		return storeError("", err)
+	}
+	fmt.Fprintf(e.stderr, "flowrun tokens: revoked token %q.\n", name)
+	return nil
+}
+
+// tokenJSON is one element of `tokens list --json`.
+type tokenJSON struct {
+	Name      string `json:"name"`
+	Scope     string `json:"scope"`
+	CreatedAt string `json:"created_at"`
+}
+
+func (e *env) tokenList(ctx context.Context, asJSON bool) error {
+	var ts []store.Token
+	st, err := e.openStore(ctx, false)
+	switch {
+	case errors.Is(err, errNoDatabase):
+	case err != nil:
+		return err
+	default:
+		if ts, err = st.TokenList(ctx); err != nil {
+			return storeError("", err)
+		}
+	}
+	if asJSON {
+		out := make([]tokenJSON, 0, len(ts))
+		for _, t := range ts {
+			out = append(out, tokenJSON{Name: t.Name, Scope: string(t.Scope), CreatedAt: jsonTime(t.CreatedAt)})
+		}
+		return e.writeJSON(out)
+	}
+	if len(ts) == 0 {
+		fmt.Fprintln(e.stderr, "flowrun tokens: no tokens; create one with: flowrun tokens create NAME")
+		return nil
+	}
+	tw := newTable(e.stdout)
+	fmt.Fprintln(tw, "NAME\tSCOPE\tCREATED")
+	for _, t := range ts {
+		row(tw, t.Name, string(t.Scope), formatTime(t.CreatedAt))
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,132 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/flowrun/flowrun/clock"
+	"github.com/flowrun/flowrun/store"
+)
+
+// tokenPrefix starts every token, so a leaked one is recognizable (secret
+// scanners, logs).
+const tokenPrefix = "flowrun_"
+
+// NewToken returns a new bearer token: tokenPrefix and 32 random bytes
+// from crypto/rand, base64url. Only its hash (HashToken) is stored.
+func NewToken() (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("drawing a token: %w", err)
+	}
+	return tokenPrefix + base64.RawURLEncoding.EncodeToString(b[:]), nil
+}
+
+// HashToken is what the store keeps of a token: its SHA-256, hex. A token
+// is 256 random bits, so a fast hash is as safe as a slow one: there is
+// no dictionary to try.
+func HashToken(token string) string {
+	h := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(h[:])
+}
+
+// callerKey keys the caller's name in a request's context.
+type callerKey struct{}
+
+// caller names who made the request: "token NAME", or "without auth".
+func caller(ctx context.Context) string {
+	if n, ok := ctx.Value(callerKey{}).(string); ok {
+		return "token " + n
+	}
+	return "without auth"
+}
+
+// authorize checks the request's bearer token against need and the
+// token's rate limit, and returns the request with the caller in its
+// context.
+func (s *Server) authorize(r *http.Request, need store.TokenScope) (*http.Request, error) {
+	if s.opts.NoAuth {
+		return r, nil
+	}
+	h := r.Header.Get("Authorization")
+	scheme, token, ok := strings.Cut(h, " ")
+	if h == "" {
+		return nil, unauthorized("the request has no token; send Authorization: Bearer TOKEN (create one with: flowrun tokens create NAME)")
+	}
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+		return nil, unauthorized("the Authorization header is not \"Bearer TOKEN\"")
+	}
+	t, err := s.st.TokenLookup(r.Context(), HashToken(strings.TrimSpace(token)))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, unauthorized("the token is not known or was revoked; list the tokens with: flowrun tokens list")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !t.Scope.Allows(need) {
+		return nil, Problemf(http.StatusForbidden, "token %q has scope %s; %s %s needs scope %s or more", t.Name, t.Scope, r.Method, r.URL.Path, need)
+	}
+	if wait := s.limits.take(t.Name); wait > 0 {
+		secs := int(math.Ceil(wait.Seconds()))
+		return nil, &Problem{Status: http.StatusTooManyRequests, RetryAfter: secs,
+			Detail: fmt.Sprintf("token %q made more than %g requests a second; try again in %ds", t.Name, s.opts.Rate, secs)}
+	}
+	return r.WithContext(context.WithValue(r.Context(), callerKey{}, t.Name)), nil
+}
+
+// unauthorized is a 401; WriteError adds WWW-Authenticate.
+func unauthorized(msg string) *Problem {
+	return &Problem{Status: http.StatusUnauthorized, Detail: msg}
+}
+
+// limiter is a token bucket per API token, on the injected clock: rate
+// requests a second, up to burst at once.
+type limiter struct {
+	clk   clock.Clock
+	rate  float64
+	burst float64
+
+	mu      sync.Mutex
+	buckets map[string]*bucket
+}
+
+type bucket struct {
+	tokens float64
+	at     time.Time
+}
+
+func newLimiter(clk clock.Clock, rate float64, burst int) *limiter {
+	return &limiter{clk: clk, rate: rate, burst: float64(burst), buckets: map[string]*bucket{}}
+}
+
+// take spends one request of name's bucket and returns 0, or returns how
+// long until one is available (and spends nothing).
+func (l *limiter) take(name string) time.Duration {
+	now := l.clk.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.buckets[name]
+	if b == nil {
+		b = &bucket{tokens: l.burst, at: now}
+		l.buckets[name] = b
+	}
+	if d := now.Sub(b.at); d > 0 {
+		b.tokens = math.Min(l.burst, b.tokens+d.Seconds()*l.rate)
+		b.at = now
+	}
+	if b.tokens >= 1 {
+		b.tokens--
+		return 0
+	}
+	return time.Duration((1 - b.tokens) / l.rate * float64(time.Second))
+}

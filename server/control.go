@@ -1,0 +1,116 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/flowrun/flowrun/interp"
+)
+
+// signalRun delivers the signal of the path to the run, with the body
+// (any JSON value; none is {}) as its data: 202 with the run.
+func (s *Server) signalRun(w http.ResponseWriter, r *http.Request) error {
+	b, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	data, err := decodeValue(b)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	run, err := s.findRun(ctx, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	if _, err := s.eng.Signal(ctx, run.ID, r.PathValue("name"), data); err != nil {
+		return err
+	}
+	return s.writeRun(ctx, w, http.StatusAccepted, run.ID)
+}
+
+// cancelRun asks for the run and its descendants to be canceled: 202 with
+// the run (canceled at once when nobody works on it).
+func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) error {
+	b, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if err := decodeBody(b, &struct{}{}); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	run, err := s.findRun(ctx, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	if _, err := s.eng.Cancel(ctx, run.ID); err != nil {
+		return err
+	}
+	return s.writeRun(ctx, w, http.StatusAccepted, run.ID)
+}
+
+// retryRequest is the body of POST /v1/runs/{id}/retry.
+type retryRequest struct {
+	From string `json:"from"`
+}
+
+// retryRun redrives a failed or canceled run (from a step): 202 with the
+// run.
+func (s *Server) retryRun(w http.ResponseWriter, r *http.Request) error {
+	b, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	var req retryRequest
+	if err := decodeBody(b, &req); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	run, err := s.findRun(ctx, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	if _, err := s.eng.Retry(ctx, run.ID, req.From); err != nil {
+		p := problemOf(err)
+		if req.From != "" && p.Status == http.StatusNotFound {
+			p.Field = "from" // the step named does not exist
+		}
+		return p
+	}
+	return s.writeRun(ctx, w, http.StatusAccepted, run.ID)
+}
+
+// decideRequest is the body of POST /v1/runs/{id}/decision.
+type decideRequest struct {
+	Choose string `json:"choose"`
+	// From is the version the caller saw the run bound to; a run decided
+	// or rebound since is not decided again (409).
+	From string `json:"from"`
+}
+
+// decideRun makes the version decision of a blocked run: 200 with the run
+// that goes on (for "new", the run that replaces it).
+func (s *Server) decideRun(w http.ResponseWriter, r *http.Request) error {
+	b, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	var req decideRequest
+	if err := decodeBody(b, &req); err != nil {
+		return err
+	}
+	choice, err := interp.ParseChoice(req.Choose)
+	if err != nil {
+		return &Problem{Status: http.StatusBadRequest, Field: "choose", Detail: err.Error()}
+	}
+	ctx := r.Context()
+	run, err := s.findRun(ctx, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	d, err := s.eng.Decide(ctx, interp.DecideParams{RunID: run.ID, Choice: choice, From: req.From, By: "api " + caller(ctx)})
+	if err != nil {
+		return err
+	}
+	return s.writeRun(ctx, w, http.StatusOK, d.Run.ID)
+}

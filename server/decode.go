@@ -1,0 +1,140 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/lang/graph"
+)
+
+// readBody reads the whole request body, at most the server's MaxBody
+// (http.MaxBytesReader, set by wrap): a larger one is a 413.
+func readBody(r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(r.Body)
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return nil, Problemf(http.StatusRequestEntityTooLarge, "the request body is larger than %d bytes, the most this server reads", mbe.Limit)
+	}
+	if err != nil {
+		return nil, Problemf(http.StatusBadRequest, "reading the request body: %v", err)
+	}
+	return b, nil
+}
+
+// decodeBody decodes a JSON object request body into v, a pointer to a
+// struct: one object, no unknown field, nothing after it, nested at most
+// graph.MaxValueDepth levels below its fields. An empty body is the empty
+// object. Every problem is a 400 (or 413) that names the byte and, for an
+// unknown or mistyped field, the field.
+func decodeBody(b []byte, v any) error {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil
+	}
+	if off := graph.JSONDepthOver(b, graph.MaxValueDepth+2); off >= 0 {
+		return Problemf(http.StatusBadRequest, "the request body nests deeper than %d levels of lists and objects (at byte %d); flatten it", graph.MaxValueDepth, off+1)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+	case errors.As(err, &se):
+		return Problemf(http.StatusBadRequest, "the request body is not valid JSON: %v (at byte %d)", se, se.Offset)
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return Problemf(http.StatusBadRequest, "the request body is not valid JSON: it ends early")
+	case errors.As(err, &te) && te.Field == "":
+		return Problemf(http.StatusBadRequest, "the request body is %s, not a JSON object", kindOfJSON(te.Value))
+	case errors.As(err, &te):
+		return &Problem{Status: http.StatusBadRequest, Field: te.Field,
+			Detail: fmt.Sprintf("the request body's field %q is %s, not %s", te.Field, kindOfJSON(te.Value), goKind(te.Type.String()))}
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return &Problem{Status: http.StatusBadRequest, Field: name,
+			Detail: fmt.Sprintf("the request body has an unknown field %q; the fields are %s", name, fieldNames(v))}
+	default:
+		return Problemf(http.StatusBadRequest, "the request body is not valid: %v", err)
+	}
+	if dec.More() {
+		return Problemf(http.StatusBadRequest, "the request body has data after its JSON object (at byte %d)", dec.InputOffset()+1)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Problemf(http.StatusBadRequest, "the request body has data after its JSON object (at byte %d)", dec.InputOffset()+1)
+	}
+	return nil
+}
+
+// kindOfJSON names the JSON kind encoding/json reports in an
+// UnmarshalTypeError ("number", "string", "array", "object", "bool").
+func kindOfJSON(v string) string {
+	switch v {
+	case "array":
+		return "a list"
+	case "object":
+		return "an object"
+	case "number":
+		return "a number"
+	case "bool":
+		return "a bool"
+	case "string":
+		return "a string"
+	}
+	return v
+}
+
+// goKind names a Go type of a request field as a JSON kind.
+func goKind(t string) string {
+	switch {
+	case t == "string":
+		return "a string"
+	case strings.HasPrefix(t, "map["), strings.HasPrefix(t, "struct"):
+		return "an object"
+	case strings.HasPrefix(t, "[]"):
+		return "a list"
+	}
+	return t
+}
+
+// fieldNames lists the JSON field names of the struct v points to.
+func fieldNames(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "?"
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return "?"
+	}
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	return quoteSorted(names)
+}
+
+// decodeValue decodes a body that is any one JSON value (a signal's
+// data): the same checks as decodeBody but no shape.
+func decodeValue(b []byte) (json.RawMessage, error) {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, nil
+	}
+	if off := graph.JSONDepthOver(b, graph.MaxValueDepth); off >= 0 {
+		return nil, Problemf(http.StatusBadRequest, "the request body nests deeper than %d levels of lists and objects (at byte %d); flatten it", graph.MaxValueDepth, off+1)
+	}
+	var v any
+	if err := interp.DecodeJSONValue(b, &v); err != nil {
+		var je *interp.JSONError
+		if errors.As(err, &je) {
+			return nil, Problemf(http.StatusBadRequest, "the request body is not valid JSON: %s (at byte %d)", je.Msg, je.Offset+1)
+		}
+		return nil, Problemf(http.StatusBadRequest, "the request body is not valid JSON: %v", err)
+	}
+	return json.RawMessage(bytes.TrimSpace(b)), nil
+}

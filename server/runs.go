@@ -1,0 +1,163 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/store"
+)
+
+// startRequest is the body of POST /v1/workflows/{workflow}/runs.
+type startRequest struct {
+	Inputs  map[string]any `json:"inputs"`
+	Version string         `json:"version"`
+	Wait    string         `json:"wait"`
+}
+
+// startRun starts a run of a stored version, or finds the run its key
+// names (interp.StartRun decides which): 201 with the new run, 200 with
+// the run found, as show --json prints it.
+func (s *Server) startRun(w http.ResponseWriter, r *http.Request) error {
+	b, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	var req startRequest
+	if err := decodeBody(b, &req); err != nil {
+		return err
+	}
+	wait, err := s.parseWait(req.Wait)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	workflow := r.PathValue("workflow")
+	v, err := s.eng.ResolveVersion(ctx, workflow, req.Version)
+	var pe *interp.PinError
+	if errors.As(err, &pe) {
+		return &Problem{Status: http.StatusBadRequest, Field: "version", Detail: err.Error(), Err: err}
+	}
+	if err != nil {
+		return err
+	}
+	_, g, err := s.eng.VersionGraph(ctx, workflow, v.Version)
+	if err != nil {
+		return err
+	}
+	inputs, err := interp.ConvertInputs(ctx, interp.ConvertInputsParams{Graph: g, Object: req.Inputs})
+	if err != nil {
+		return err
+	}
+	run, created, err := s.eng.StartRun(ctx, interp.StartParams{Workflow: workflow, Version: v.Version, Inputs: inputs})
+	if err != nil {
+		return err
+	}
+	if wait > 0 {
+		if err := s.waitSettled(ctx, run.ID, wait); err != nil {
+			return err
+		}
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+		w.Header().Set("Location", "/v1/runs/"+run.ID)
+	}
+	return s.writeRun(ctx, w, status, run.ID)
+}
+
+// parseWait reads a start's "wait": a Go duration from 0 to MaxWait.
+func (s *Server) parseWait(text string) (time.Duration, error) {
+	if text == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(text)
+	if err != nil || d < 0 || d > s.opts.MaxWait {
+		return 0, &Problem{Status: http.StatusBadRequest, Field: "wait",
+			Detail: fmt.Sprintf("wait %q is not a duration from 0s to %s, such as \"30s\"", text, s.opts.MaxWait)}
+	}
+	return d, nil
+}
+
+// settleEvery is how often a start with "wait" looks at its run when the
+// store does not tell of commits; settleGap the least time between looks
+// when it does.
+const (
+	settleEvery = 200 * time.Millisecond
+	settleGap   = 10 * time.Millisecond
+)
+
+// waitSettled waits until the run has ended, parked (waiting, blocked) or
+// d has passed, or the request is gone.
+func (s *Server) waitSettled(ctx context.Context, runID string, d time.Duration) error {
+	ctx, cancel := clockTimeout(ctx, s, d)
+	defer cancel()
+	for {
+		run, err := s.st.RunGetHead(ctx, runID)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if run.Status.Terminal() || run.Status == store.RunWaiting || run.Status == store.RunBlocked {
+			return nil
+		}
+		if interp.WaitForChange(ctx, s.clk, s.st, settleGap, settleEvery) != nil {
+			return nil
+		}
+	}
+}
+
+// clockTimeout is context.WithTimeout on the server's clock.
+func clockTimeout(ctx context.Context, s *Server, d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	t := s.clk.NewTimer(d)
+	done := make(chan struct{})
+	go func() { // owned by the returned cancel, which ends it
+		defer t.Stop()
+		select {
+		case <-t.C():
+			cancel()
+		case <-done:
+		}
+	}()
+	return ctx, func() { close(done); cancel() }
+}
+
+// writeRun answers the run as show --json prints it.
+func (s *Server) writeRun(ctx context.Context, w http.ResponseWriter, status int, runID string) error {
+	v, err := s.eng.Show(ctx, runID)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, status, v)
+}
+
+// getRun answers GET /v1/runs/{id}: the run named by its id or a unique
+// prefix of it.
+func (s *Server) getRun(w http.ResponseWriter, r *http.Request) error {
+	run, err := s.findRun(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return s.writeRun(r.Context(), w, http.StatusOK, run.ID)
+}
+
+// findRun resolves a run reference as the CLI does: an id or a unique
+// prefix of one.
+func (s *Server) findRun(ctx context.Context, ref string) (store.Run, error) {
+	run, err := s.st.RunFind(ctx, ref)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return run, &Problem{Status: http.StatusNotFound, Err: err,
+			Detail: fmt.Sprintf("no run has an id starting with %q; list the runs with GET /v1/runs", ref)}
+	case errors.Is(err, store.ErrAmbiguous):
+		return run, &Problem{Status: http.StatusBadRequest, Err: err,
+			Detail: fmt.Sprintf("%q is the start of more than one run id; give more characters of the id", ref)}
+	}
+	return run, err
+}

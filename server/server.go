@@ -1,0 +1,199 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/flowrun/flowrun/clock"
+	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/store"
+)
+
+// Options configure a Server. The zero value of every field but Engine has
+// a default.
+type Options struct {
+	// Engine starts, signals, cancels, retries and decides runs, and its
+	// store is what the server reads.
+	Engine *interp.Engine
+	// Clock is the only source of time: rate limits, waits, SSE polling
+	// (default clock.Real).
+	Clock clock.Clock
+	// NoAuth serves every route without a token (the CLI allows it only
+	// on a loopback address).
+	NoAuth bool
+	// MaxBody is the largest request body read, in bytes (default 1 MiB);
+	// a larger one is answered 413.
+	MaxBody int64
+	// Rate is how many requests a token may make per second, on average
+	// (default 100), and Burst how many at once (default 2*Rate).
+	Rate  float64
+	Burst int
+	// MaxWait is the longest "wait" a start request may ask for (default
+	// 5m).
+	MaxWait time.Duration
+}
+
+// Handler serves one route. It returns an error instead of writing one:
+// the server answers it as problem+json.
+type Handler func(w http.ResponseWriter, r *http.Request) error
+
+// Route is one API route.
+type Route struct {
+	// Method and Path are as in spec/openapi.yaml: "GET", "/v1/runs/{id}".
+	Method string
+	Path   string
+	// Scope is the token scope the route needs; "" serves it without a
+	// token (the health probes, the OpenAPI document, webhooks, which
+	// check their own signature).
+	Scope   store.TokenScope
+	Handler Handler
+}
+
+// Server is the HTTP API. It is an http.Handler.
+type Server struct {
+	eng  *interp.Engine
+	st   store.Store
+	clk  clock.Clock
+	opts Options
+
+	mux    *http.ServeMux
+	mu     sync.Mutex
+	routes []Route
+	limits *limiter
+
+	// streams ends the SSE streams (Close).
+	streams     context.Context
+	stopStreams context.CancelFunc
+}
+
+// New returns a Server with the routes of the API registered.
+func New(opts Options) *Server {
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
+	}
+	if opts.MaxBody <= 0 {
+		opts.MaxBody = 1 << 20
+	}
+	if opts.Rate <= 0 {
+		opts.Rate = 100
+	}
+	if opts.Burst <= 0 {
+		opts.Burst = int(2 * opts.Rate)
+	}
+	if opts.MaxWait <= 0 {
+		opts.MaxWait = 5 * time.Minute
+	}
+	s := &Server{
+		eng: opts.Engine, st: opts.Engine.Store(), clk: opts.Clock, opts: opts,
+		mux:    http.NewServeMux(),
+		limits: newLimiter(opts.Clock, opts.Rate, opts.Burst),
+	}
+	s.streams, s.stopStreams = context.WithCancel(context.Background())
+	s.health()
+	s.api()
+	return s
+}
+
+// Handle registers a route. It panics, as http.ServeMux does, on a pattern
+// registered twice.
+func (s *Server) Handle(rt Route) {
+	s.mu.Lock()
+	s.routes = append(s.routes, rt)
+	s.mu.Unlock()
+	s.mux.HandleFunc(rt.Method+" "+rt.Path, s.wrap(rt))
+}
+
+// Mount serves h at pattern (an http.ServeMux pattern) without auth, for a
+// handler that is no route of the API (a metrics endpoint).
+func (s *Server) Mount(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+
+// Routes returns the registered routes, in the order they were registered.
+func (s *Server) Routes() []Route {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Route(nil), s.routes...)
+}
+
+// CloseStreams ends every SSE stream, as a graceful stop begins: the
+// streams' clients reconnect with Last-Event-ID to another server.
+func (s *Server) CloseStreams() { s.stopStreams() }
+
+// ServeHTTP refuses paths that would be cleaned into another route (a ".."
+// or "." segment, an encoded slash or backslash) before routing: the
+// mux would redirect them, and a client must not reach one route through
+// the name of another.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if msg := badPath(r.URL); msg != "" {
+		WriteError(w, Problemf(http.StatusBadRequest, "%s", msg))
+		return
+	}
+	if _, pattern := s.mux.Handler(r); pattern == "" {
+		// No route has the path, or not with this method: the mux's own
+		// answers are text; answer problem+json instead.
+		if allow := s.allowed(r); allow != "" {
+			w.Header().Set("Allow", allow)
+			WriteError(w, Problemf(http.StatusMethodNotAllowed, "%s %s: the method is not allowed; use %s", r.Method, r.URL.Path, allow))
+			return
+		}
+		WriteError(w, Problemf(http.StatusNotFound, "no route %s %s; see /v1/openapi.json for the routes", r.Method, r.URL.Path))
+		return
+	}
+	// The mux sets the path's wildcards (Request.PathValue) as it serves.
+	s.mux.ServeHTTP(w, r)
+}
+
+// allowed lists the methods the path has routes for, or "".
+func (s *Server) allowed(r *http.Request) string {
+	var ms []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
+		if m == r.Method {
+			continue
+		}
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, p := s.mux.Handler(probe); p != "" {
+			ms = append(ms, m)
+		}
+	}
+	return strings.Join(ms, ", ")
+}
+
+// badPath says what is wrong with a request path, or "".
+func badPath(u *url.URL) string {
+	raw := u.EscapedPath()
+	low := strings.ToLower(raw)
+	if strings.Contains(low, "%2f") || strings.Contains(low, "%5c") || strings.Contains(raw, `\`) {
+		return "the path has an encoded slash or a backslash; name runs, workflows and signals by their plain names"
+	}
+	for _, seg := range strings.Split(u.Path, "/") {
+		if seg == ".." || seg == "." {
+			return "the path has a \".\" or \"..\" segment; write the route's path as it is"
+		}
+	}
+	if strings.Contains(u.Path, "//") {
+		return "the path has an empty segment (//); write the route's path as it is"
+	}
+	return ""
+}
+
+// wrap adds to a route's handler the body limit, auth, the rate limit
+// and the problem+json answer of its error.
+func (s *Server) wrap(rt Route) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBody)
+		if rt.Scope != "" {
+			var err error
+			if r, err = s.authorize(r, rt.Scope); err != nil {
+				WriteError(w, err)
+				return
+			}
+		}
+		if err := rt.Handler(w, r); err != nil {
+			WriteError(w, err)
+		}
+	}
+}
