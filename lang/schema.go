@@ -83,6 +83,8 @@ func schemaAt(path []string) (s *hcl.BodySchema, free, ok bool) {
 			s = alertSchema
 		case t == "schedule":
 			s = scheduleSchema
+		case t == "webhook":
+			s = webhookSchema
 		case t == "retry":
 			s = retrySchema
 		case t == "foreach":

@@ -150,7 +150,7 @@ func controlAttr(path []string, attr string) bool {
 	}
 	switch attr {
 	case "key":
-		return last == "workflow" && len(path) == 1 || last == "concurrency"
+		return last == "workflow" && len(path) == 1 || last == "concurrency" || last == "webhook"
 	case "when":
 		return last == "step" || last == "retry" || last == "case"
 	case "items":
@@ -339,6 +339,13 @@ func ScopeAt(g *graph.Graph, site *Site) *expr.Scope {
 		return expr.GraphScope(g, expr.SlotAlert)
 	case "schedule":
 		return expr.GraphScope(g, expr.SlotSchedule)
+	case "webhook":
+		switch attr {
+		case "inputs":
+			return expr.GraphScope(g, expr.SlotWebhookInputs)
+		case "key":
+			return expr.GraphScope(g, expr.SlotWebhookKey)
+		}
 	case "step":
 		var st *graph.Step
 		name := site.Label("step")

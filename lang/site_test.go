@@ -178,6 +178,18 @@ func TestSchemaOf(t *testing.T) {
 	if s, ok = SchemaOf(nil); !ok || len(s.Blocks) != 1 || s.Blocks[0] != (BlockType{"workflow", 1}) {
 		t.Fatalf("top: %+v", s)
 	}
+	// Every block the decoder accepts anywhere resolves.
+	var walk func(path []string)
+	walk = func(path []string) {
+		s, ok := SchemaOf(path)
+		if !ok {
+			t.Fatalf("SchemaOf(%v) not ok", path)
+		}
+		for _, b := range s.Blocks {
+			walk(append(slices.Clone(path), b.Type))
+		}
+	}
+	walk(nil)
 	for _, bad := range [][]string{{"step"}, {"workflow", "retry"}, {"workflow", "step", "set", "x"}, {"workflow", "nope"}} {
 		if _, ok := SchemaOf(bad); ok {
 			t.Errorf("SchemaOf(%v) ok", bad)

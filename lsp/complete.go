@@ -223,14 +223,15 @@ func blockNames(w *hclsyntax.Block, g *graph.Graph, t string) []string {
 	return out
 }
 
-// staticItems are the proposals for a static reference: step.X, breaker.X.
+// staticItems are the proposals for a static reference: step.X,
+// breaker.X, secret.X.
 func staticItems(g *graph.Graph, w *hclsyntax.Block, ref lang.Ref) []CompletionItem {
 	if ref.Cursor != 1 || len(ref.Parts) < 2 {
 		return nil
 	}
 	var items []CompletionItem
 	kind := ref.Parts[0].Name
-	if kind != "step" && kind != "breaker" {
+	if kind != "step" && kind != "breaker" && kind != "secret" {
 		return nil
 	}
 	for _, n := range blockNames(w, g, kind) {

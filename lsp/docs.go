@@ -46,52 +46,52 @@ var docs = []docEntry{
 
 	// workflow
 	{Key: "version", Section: "## 2.", Type: "string", Default: "required", Doc: "The workflow's version, MAJOR.MINOR.PATCH; the bump must cover the changes against the stored version."},
-	{Key: "description", Section: "## 2.", Type: "string", Default: `""`, Doc: "What the workflow does."},
+	{Key: "description", Section: "## 2.", Type: "string", Default: "`\"\"`", Doc: "What the workflow does."},
 	{Key: "key", Section: "## 2.", Type: "CEL string", Default: "hash of the inputs", Doc: "The run's identity: applying with the key of an unfinished run resumes it."},
 	{Key: "deadline", Section: "## 2.", Type: "duration", Default: "none", Doc: "Bounds the whole run, counted from its creation."},
 	{Key: "pass_env", Section: "## 2.", Type: "list of strings", Default: "`[]`", Doc: "Worker environment variables every exec program of the workflow takes."},
 	// input
 	{Key: "input.type", Section: "## 3.", Type: "type expression", Default: "required †", Doc: "The input's type: string, number, bool, list(T), map(T), object({...}), any."},
 	{Key: "input.default", Section: "## 3.", Type: "literal", Default: "none: the input is required", Doc: "The value when the run is not given one."},
-	{Key: "input.description", Section: "## 3.", Type: "string", Default: `""`, Doc: "Shown by plan and the TUI."},
+	{Key: "input.description", Section: "## 3.", Type: "string", Default: "`\"\"`", Doc: "Shown by plan and the TUI."},
 	// secret
 	{Key: "secret.env", Section: "## 4.", Type: "string", Default: "required", Doc: "The environment variable that holds the secret."},
 	// concurrency
 	{Key: "concurrency.key", Section: "## 5.", Type: "CEL string", Default: "required", Doc: "Runs with the same key share the slots."},
 	{Key: "concurrency.limit", Section: "## 5.", Type: "number (whole)", Default: "`1` †", Doc: "How many runs hold a slot at once."},
-	{Key: "concurrency.on_conflict", Section: "## 5.", Type: "string", Default: `"queue"` + " †", Doc: "What a run that finds no slot does: queue, skip or fail."},
+	{Key: "concurrency.on_conflict", Section: "## 5.", Type: "string", Default: "`\"queue\"` †", Doc: "What a run that finds no slot does: queue, skip or fail."},
 	// defaults
 	{Key: "defaults.timeout", Section: "## 6.", Doc: "Per-attempt timeout of exec and http steps that set none."},
 	// retry
 	{Key: "retry.attempts", Section: "## 6.", Type: "number (whole)", Default: "`1` (no retry)", Doc: "Total attempts, the first included."},
-	{Key: "retry.backoff", Section: "## 6.", Type: "duration", Default: `"1s"` + " †", Doc: "The delay after the first failed attempt."},
+	{Key: "retry.backoff", Section: "## 6.", Type: "duration", Default: "`\"1s\"` †", Doc: "The delay after the first failed attempt."},
 	{Key: "retry.multiplier", Section: "## 6.", Type: "number", Default: "`2` †", Doc: "Each next delay is the previous one times this."},
 	{Key: "retry.max_delay", Section: "## 6.", Type: "duration", Default: "none (no cap)", Doc: "The longest delay."},
-	{Key: "retry.jitter", Section: "## 6.", Type: "duration", Default: `"0s"`, Doc: "A uniform random extra delay up to this."},
+	{Key: "retry.jitter", Section: "## 6.", Type: "duration", Default: "`\"0s\"`", Doc: "A uniform random extra delay up to this."},
 	{Key: "retry.when", Section: "## 6.", Type: "CEL bool", Default: "retry every retryable error", Doc: "Retry only when this is true; sees error."},
 	// breaker
 	{Key: "breaker.failures", Section: "## 7.", Type: "number (whole)", Default: "required", Doc: "Consecutive failed attempts that open the breaker."},
 	{Key: "breaker.cooldown", Section: "## 7.", Type: "duration", Default: "required", Doc: "How long the breaker stays open before one trial attempt."},
-	{Key: "breaker.on_open", Section: "## 7.", Type: "string", Default: `"wait"`, Doc: "wait: park the step until the trial; fail: fail the attempt at once."},
+	{Key: "breaker.on_open", Section: "## 7.", Type: "string", Default: "`\"wait\"`", Doc: "wait: park the step until the trial; fail: fail the attempt at once."},
 	// limits
 	{Key: "limits.attempts", Section: "## 15.", Default: "1000", Doc: "Step attempts per run."},
 	{Key: "limits.output_bytes", Section: "## 15.", Default: "1 MiB (1048576)", Doc: "Bytes kept per captured stream per attempt."},
 	{Key: "limits.parallel", Section: "## 15.", Default: "16", Doc: "Attempts of one run in flight at once."},
 	// step
 	{Key: "step.depends_on", Section: "### 8.1", Type: "list of `step.X`", Default: "`[]`", Doc: "Steps this one waits for without reading their data."},
-	{Key: "step.join", Section: "### 8.1", Type: "string", Default: `"all"`, Doc: "all: run when every dependency settled; any: when one completed."},
+	{Key: "step.join", Section: "### 8.1", Type: "string", Default: "`\"all\"`", Doc: "all: run when every dependency settled; any: when one completed."},
 	{Key: "step.when", Section: "### 8.1", Type: "CEL bool", Default: "run", Doc: "The step is skipped when this is false."},
 	{Key: "step.timeout", Section: "### 8.1", Type: "duration", Default: "`defaults.timeout`, else `5m`", Doc: "Per-attempt timeout."},
 	{Key: "step.breaker", Section: "### 8.1", Type: "`breaker.X`", Default: "none", Doc: "The circuit breaker the step's attempts go through."},
 	{Key: "step.until", Section: "### 8.1", Type: "CEL bool", Default: "none", Doc: "Repeat the action until this is true after an iteration."},
-	{Key: "step.interval", Section: "### 8.1", Type: "duration", Default: `"0s"`, Doc: "Delay between until iterations."},
+	{Key: "step.interval", Section: "### 8.1", Type: "duration", Default: "`\"0s\"`", Doc: "Delay between until iterations."},
 	{Key: "step.max_iterations", Section: "### 8.1", Type: "number (whole)", Default: "`100`", Doc: "Most until iterations."},
-	{Key: "step.on_error", Section: "### 8.1", Type: "string", Default: `"fail"`, Doc: "fail: the run fails with the step; continue: later steps run and see the error."},
+	{Key: "step.on_error", Section: "### 8.1", Type: "string", Default: "`\"fail\"`", Doc: "fail: the run fails with the step; continue: later steps run and see the error."},
 	{Key: "step.idempotency_key", Section: "### 8.1", Type: "template → string", Default: "`RUN_ID/STEP_KEY`", Doc: "The key the action carries so that a retried side effect happens once."},
 	// foreach
 	{Key: "foreach.items", Section: "### 8.1", Type: "CEL list", Default: "required", Doc: "The list to run the action over; item and index are visible in the action."},
 	{Key: "foreach.concurrency", Section: "### 8.1", Type: "number (whole)", Default: "`1`", Doc: "Items in flight at once."},
-	{Key: "foreach.on_failure", Section: "### 8.1", Type: "string", Default: `"fail"`, Doc: "fail, continue, or dead_letter a failed item."},
+	{Key: "foreach.on_failure", Section: "### 8.1", Type: "string", Default: "`\"fail\"`", Doc: "fail, continue, or dead_letter a failed item."},
 	// exec
 	{Key: "exec.command", Section: "#### 8.3", Type: "list of string templates; a string when `shell = true`", Default: "required", Doc: "The program and its arguments."},
 	{Key: "exec.shell", Section: "#### 8.3", Type: "bool", Default: "`false`", Doc: "Run command as a /bin/sh -c script."},
@@ -100,7 +100,7 @@ var docs = []docEntry{
 	{Key: "exec.pass_env", Section: "#### 8.3", Type: "list of strings", Default: "`[]`", Doc: "Worker variables this program takes, beyond the workflow's pass_env."},
 	{Key: "exec.stdin", Section: "#### 8.3", Type: "string template", Default: "empty", Doc: "Text written to the program's standard input."},
 	// http
-	{Key: "http.method", Section: "#### 8.4", Type: "string", Default: `"GET"` + " †", Doc: "The request method."},
+	{Key: "http.method", Section: "#### 8.4", Type: "string", Default: "`\"GET\"` †", Doc: "The request method."},
 	{Key: "http.url", Section: "#### 8.4", Type: "string template", Default: "required", Doc: "An absolute http or https URL; each {{ }} value is escaped for the part it lands in."},
 	{Key: "http.query", Section: "#### 8.4", Type: "object of string templates", Default: "`{}`", Doc: "Query parameters added to the url."},
 	{Key: "http.follow_redirects", Section: "#### 8.4", Type: "bool", Default: "`true`", Doc: "false: a 3xx response is the response."},
@@ -122,16 +122,21 @@ var docs = []docEntry{
 	{Key: "case.next", Section: "#### 8.7", Type: "list of `step.X`", Doc: "The steps this branch runs."},
 	// output, alert
 	{Key: "output.value", Section: "## 9.", Type: "literal or template", Default: "required", Doc: "The output's value."},
-	{Key: "output.description", Section: "## 9.", Type: "string", Default: `""`, Doc: "What the output is."},
+	{Key: "output.description", Section: "## 9.", Type: "string", Default: "`\"\"`", Doc: "What the output is."},
 	{Key: "alert.on", Section: "## 9.", Type: "list of strings", Default: "required", Doc: "The run endings that send the alert: failed, timed_out, interrupted, dead_lettered."},
 	// schedule
 	{Key: "schedule.cron", Section: "### 9.1", Type: "string", Default: "–", Doc: "Five cron fields, or @hourly, @daily, @weekly, @monthly, @yearly."},
 	{Key: "schedule.every", Section: "### 9.1", Type: "duration string", Default: "–", Doc: "A fixed interval, whole seconds."},
-	{Key: "schedule.timezone", Section: "### 9.1", Type: "IANA name", Default: `"UTC"`, Doc: "The zone the cron fields are read in."},
+	{Key: "schedule.timezone", Section: "### 9.1", Type: "IANA name", Default: "`\"UTC\"`", Doc: "The zone the cron fields are read in."},
 	{Key: "schedule.inputs", Section: "### 9.1", Type: "object of literals and templates", Default: "`{}`", Doc: "The inputs of each run; schedule.time, schedule.date, schedule.name are visible."},
-	{Key: "schedule.overlap", Section: "### 9.1", Type: "string", Default: `"skip"`, Doc: "What happens when the previous run is still going: skip, queue, cancel_previous, allow."},
-	{Key: "schedule.catch_up", Section: "### 9.1", Type: "string", Default: `"latest"`, Doc: "Slots missed while no worker ran: none, latest, all."},
+	{Key: "schedule.overlap", Section: "### 9.1", Type: "string", Default: "`\"skip\"`", Doc: "What happens when the previous run is still going: skip, queue, cancel_previous, allow."},
+	{Key: "schedule.catch_up", Section: "### 9.1", Type: "string", Default: "`\"latest\"`", Doc: "Slots missed while no worker ran: none, latest, all."},
 	{Key: "schedule.max_catch_up", Section: "### 9.1", Type: "int", Default: "10 with `all`", Doc: "Most missed slots started with catch_up = \"all\"."},
+	{Key: "webhook", Section: "### 9.2", Doc: "Lets another system start runs with a signed HTTP request to flowrun serve."},
+	{Key: "webhook.secret", Section: "### 9.2", Type: "`secret.NAME`", Default: "required", Doc: "The secret whose value is the signing key."},
+	{Key: "webhook.signature", Section: "### 9.2", Type: "string", Default: "`\"X-Hub-Signature-256\"`", Doc: "The header carrying sha256=<hex> of the body."},
+	{Key: "webhook.inputs", Section: "### 9.2", Type: "object of literals and templates", Default: "`{}`", Doc: "The run's inputs; body and headers are visible."},
+	{Key: "webhook.key", Section: "### 9.2", Type: "CEL string", Default: "the workflow's `key` over the inputs (§2)", Doc: "The run's key; sees body and headers."},
 	{Key: "schedule.jitter", Section: "### 9.1", Type: "duration string", Default: "none", Doc: "A random delay up to this for each run."},
 }
 

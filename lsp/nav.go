@@ -11,7 +11,8 @@ import (
 )
 
 // definition answers textDocument/definition: the block a reference
-// names (steps.X and step.X: the step; input.X, secrets.X, breaker.X),
+// names (steps.X and step.X: the step; input.X; secrets.X and a webhook's
+// secret.X: the secret; breaker.X),
 // found in the same workflow's syntax tree. nil when off is on no
 // reference or the block is not in the file.
 func definition(d *document, off int) []Location {
@@ -26,7 +27,7 @@ func definition(d *document, off int) []Location {
 		t = "step"
 	case !ref.Static && root == "input":
 		t = "input"
-	case !ref.Static && root == "secrets":
+	case !ref.Static && root == "secrets", ref.Static && root == "secret":
 		t = "secret"
 	case ref.Static && root == "breaker":
 		t = "breaker"

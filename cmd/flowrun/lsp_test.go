@@ -59,9 +59,9 @@ type lspDiag struct {
 	Message  string   `json:"message"`
 }
 
-// startLSP starts `flowrun lsp` with the database at db (which may not
-// exist) and initializes the session.
-func startLSP(t *testing.T, db string) *lspClient {
+// flowrunBinary is the test binary linked as flowrun (TestMain runs the
+// command line under that name).
+func flowrunBinary(t *testing.T) string {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -71,7 +71,14 @@ func startLSP(t *testing.T, db string) *lspClient {
 	if err := os.Symlink(self, flowrun); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(flowrun, "lsp")
+	return flowrun
+}
+
+// startLSP starts `flowrun lsp` with the database at db (which may not
+// exist) and initializes the session.
+func startLSP(t *testing.T, db string) *lspClient {
+	t.Helper()
+	cmd := exec.Command(flowrunBinary(t), "lsp")
 	cmd.Env = append(os.Environ(), "FLOWRUN_DB="+db, "NO_COLOR=1")
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
@@ -443,6 +450,95 @@ func TestLSPBrokenFile(t *testing.T) {
 	c.request("textDocument/completion", at(uri, posOf(t, text, `"steps.`, 7)), &list)
 	if labels := itemLabels(list.Items); labels != "a" {
 		t.Fatalf("completion after steps. in a string the parser gave up on: %q", labels)
+	}
+	c.shutdown()
+}
+
+const lspStored = `workflow "ship" {
+  version = "1.0.0"
+  input "order_id" {
+    type    = string
+    default = "A1"
+  }
+  step "build" {
+    set { order = "{{ input.order_id }}" }
+  }
+}
+`
+
+// At the version attribute: the bump the edit needs against the stored
+// version, by the rules and the diff of apply and plan; and the refusal
+// validate would print is a diagnostic there.
+func TestLSPVersionBump(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "flowrun.db")
+	path := filepath.Join(dir, "ship.hcl")
+	if err := os.WriteFile(path, []byte(lspStored), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	apply := exec.Command(flowrunBinary(t), "apply", path)
+	apply.Env = append(os.Environ(), "FLOWRUN_DB="+db, "NO_COLOR=1")
+	if out, err := apply.CombinedOutput(); err != nil {
+		t.Fatalf("flowrun apply: %v\n%s", err, out)
+	}
+	c := startLSP(t, db)
+	uri := "file://" + path
+	c.open(uri, lspStored)
+	if diags := c.diagnostics(uri, 1); len(diags) != 0 {
+		t.Fatalf("diagnostics of the stored version: %+v", diags)
+	}
+	var h struct {
+		Contents struct {
+			Value string `json:"value"`
+		} `json:"contents"`
+	}
+	c.request("textDocument/hover", at(uri, posOf(t, lspStored, `"1.0.0"`, 2)), &h)
+	if !strings.Contains(h.Contents.Value, "Version 1.0.0 is stored with this graph") {
+		t.Fatalf("hover at the stored version: %q", h.Contents.Value)
+	}
+
+	edited := strings.Replace(lspStored, "  }\n}\n", "  }\n  step \"ship\" {\n    set { done = true }\n  }\n}\n", 1)
+	c.change(uri, 2, edited)
+	diags := c.diagnostics(uri, 2)
+	if len(diags) != 1 || !strings.HasPrefix(diags[0].Message, "Version already stored") || diags[0].Range.Start != posOf(t, edited, `"1.0.0"`, 0) {
+		t.Fatalf("diagnostics of an edit without a bump: %+v", diags)
+	}
+	c.request("textDocument/hover", at(uri, posOf(t, edited, `"1.0.0"`, 2)), &h)
+	if !strings.Contains(h.Contents.Value, "Stored: **1.0.0**. This edit needs a **MINOR** bump: version 1.1.0 or later.") ||
+		!strings.Contains(h.Contents.Value, `step "ship"`) {
+		t.Fatalf("hover at the version of an edit: %q", h.Contents.Value)
+	}
+	bumped := strings.Replace(edited, `"1.0.0"`, `"1.1.0"`, 1)
+	c.change(uri, 3, bumped)
+	if diags := c.diagnostics(uri, 3); len(diags) != 0 {
+		t.Fatalf("diagnostics after the bump: %+v", diags)
+	}
+	c.request("textDocument/hover", at(uri, posOf(t, bumped, `"1.1.0"`, 2)), &h)
+	if !strings.Contains(h.Contents.Value, "1.1.0 declares MINOR") {
+		t.Fatalf("hover at the bumped version: %q", h.Contents.Value)
+	}
+	c.shutdown()
+}
+
+// Without a database the version is compared with nothing.
+func TestLSPVersionNoDatabase(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "none", "flowrun.db")
+	c := startLSP(t, db)
+	uri := "file://" + filepath.Join(dir, "ship.hcl")
+	c.open(uri, lspStored)
+	c.diagnostics(uri, 1)
+	var h struct {
+		Contents struct {
+			Value string `json:"value"`
+		} `json:"contents"`
+	}
+	c.request("textDocument/hover", at(uri, posOf(t, lspStored, "version", 1)), &h)
+	if !strings.Contains(h.Contents.Value, "No database at "+db+": version 1.0.0 would be the first stored version") {
+		t.Fatalf("hover at version without a database: %q", h.Contents.Value)
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Fatalf("the server created the database: %v", err)
 	}
 	c.shutdown()
 }

@@ -34,8 +34,10 @@ shutdown. spec/lsp.md lists the capabilities and limits.`,
 					Database:    e.dsn,
 					MaxFileSize: e.workflowFileLimit(),
 				})
-				if errors.Is(err, lsp.ErrNoShutdown) {
-					return &exitError{code: ExitFailed, msg: "lsp: " + err.Error()}
+				if err != nil && ctx.Err() == nil {
+					// The session ended abnormally: exit 1, as the
+					// protocol asks of an exit without shutdown.
+					return &exitError{code: ExitFailed, msg: err.Error()}
 				}
 				return err
 			}

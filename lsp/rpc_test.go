@@ -1,0 +1,99 @@
+package lsp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+// A message over the limit is skipped, not kept, and the next one is read.
+func TestReadMessageOverLimit(t *testing.T) {
+	stream := "Content-Length: 20\r\n\r\n" + strings.Repeat("x", 20) + "Content-Length: 2\r\n\r\n{}"
+	r := bufio.NewReader(strings.NewReader(stream))
+	_, err := readMessage(r, 10)
+	var big *errTooLarge
+	if !errors.As(err, &big) || big.size != 20 || big.limit != 10 {
+		t.Fatalf("first message: %v", err)
+	}
+	body, err := readMessage(r, 10)
+	if err != nil || string(body) != "{}" {
+		t.Fatalf("second message: %q, %v", body, err)
+	}
+	if _, err := readMessage(r, 10); !errors.Is(err, io.EOF) {
+		t.Fatalf("end of stream: %v", err)
+	}
+}
+
+func TestReadMessageBadHeaders(t *testing.T) {
+	for _, stream := range []string{
+		"Content-Length: x\r\n\r\n",
+		"Content-Length: -4\r\n\r\n",
+		"Content-Type: a\r\n\r\n{}",
+		"X: " + strings.Repeat("a", maxHeaderBytes) + "\r\n\r\n",
+		"no colon\r\n\r\n",
+	} {
+		if _, err := readMessage(bufio.NewReader(strings.NewReader(stream)), 100); !errors.Is(err, errHeader) {
+			t.Errorf("%.30q: %v, want a header error", stream, err)
+		}
+	}
+}
+
+// Serve answers a skipped message's sender with a log message and goes on.
+func TestServeSkipsLargeMessage(t *testing.T) {
+	msg := func(s string) string { return "Content-Length: " + itoa(len(s)) + "\r\n\r\n" + s }
+	in := msg(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`) +
+		msg(`{"jsonrpc":"2.0","id":2,"method":"shutdown","params":null,"padding":"`+strings.Repeat("p", 200)+`"}`) +
+		msg(`{"jsonrpc":"2.0","id":3,"method":"shutdown"}`) + msg(`{"jsonrpc":"2.0","method":"exit"}`)
+	var out bytes.Buffer
+	if err := Serve(context.Background(), strings.NewReader(in), &out, Options{MaxMessage: 100}); err != nil {
+		t.Fatalf("Serve: %v\n%s", err, out.String())
+	}
+	got := out.String()
+	if !strings.Contains(got, `"method":"window/logMessage"`) || !strings.Contains(got, "over the limit of 100 bytes") ||
+		strings.Contains(got, `"id":2`) || !strings.Contains(got, `"id":3,"result":null`) {
+		t.Fatalf("output:\n%s", got)
+	}
+}
+
+func itoa(n int) string {
+	var b []byte
+	for {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		n /= 10
+		if n == 0 {
+			return string(b)
+		}
+	}
+}
+
+// Positions count UTF-16 code units: é is one, 😀 two.
+func TestTextPositions(t *testing.T) {
+	tx := newText([]byte("aé😀b\nx"))
+	for _, tc := range []struct {
+		off int
+		pos Position
+	}{
+		{0, Position{0, 0}}, {1, Position{0, 1}}, {3, Position{0, 2}}, {7, Position{0, 4}}, {8, Position{0, 5}}, {9, Position{1, 0}}, {10, Position{1, 1}},
+	} {
+		if got := tx.position(tc.off); got != tc.pos {
+			t.Errorf("position(%d) = %+v, want %+v", tc.off, got, tc.pos)
+		}
+		if got := tx.offset(tc.pos); got != tc.off {
+			t.Errorf("offset(%+v) = %d, want %d", tc.pos, got, tc.off)
+		}
+	}
+	// Clamped: past the line's end, past the last line, inside a pair.
+	if got := tx.offset(Position{0, 99}); got != 8 {
+		t.Errorf("past the line's end: %d", got)
+	}
+	if got := tx.offset(Position{5, 0}); got != 10 {
+		t.Errorf("past the last line: %d", got)
+	}
+	if got := tx.offset(Position{0, 3}); got != 3 {
+		t.Errorf("inside a surrogate pair: %d", got)
+	}
+}
