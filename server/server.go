@@ -95,6 +95,8 @@ func New(opts Options) *Server {
 	s.streams, s.stopStreams = context.WithCancel(context.Background())
 	s.health()
 	s.api()
+	s.hookRoutes()
+	s.batchRoutes()
 	return s
 }
 
