@@ -159,7 +159,7 @@ workflow "idle" {
     set { x = 1 }
   }
 }`)
-	b, b2 = b2, b
+	b = b2
 	check("idle@last", RefNoMatch, store.ErrNotFound, `workflow "idle" has no runs`, "", "")
 	check("@last", RefNoMatch, store.ErrNotFound, "@last names the newest run, and there are no runs", "", "")
 	check("idle/k", RefNoMatch, store.ErrNotFound, `workflow "idle" has no run with key "k"`, "", "")
