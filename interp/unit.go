@@ -29,6 +29,10 @@ type stepError struct {
 	// step's output (language.md §11).
 	Output     any `json:"-"`
 	ChildError any `json:"child_error,omitempty"`
+	// RetryWhenError is why retry.when could not be evaluated on this
+	// error, so the step was not retried (semantics.md §6 rule 2): shown
+	// on the step by show, not only in the logs.
+	RetryWhenError string `json:"retry_when_error,omitempty"`
 }
 
 func (e *stepError) asMap() map[string]any {
@@ -233,6 +237,7 @@ func (r *runner) scheduleRetry(u unit, se *stepError) (bool, *stepError) {
 		v, err := r.l.prog.Eval(context.Background(), rp.When, a)
 		if err != nil {
 			r.tx.event("retry_when_failed", u.key, map[string]any{"message": err.Error()})
+			se.RetryWhenError = r.red.text(err.Error())
 			return false, nil
 		}
 		if b, ok := v.(bool); !ok || !b {

@@ -45,6 +45,25 @@ type compiler struct {
 	deferred []*deferredCheck
 	// names lists every declared step, sorted, for messages.
 	names []string
+	// warned holds the positions already warned about: a retry.when of
+	// defaults is checked once per step, and warned about once.
+	warned map[hcl.Pos]bool
+}
+
+// warnOnce adds warnings to the diagnostics, each position only once.
+func (c *compiler) warnOnce(ws hcl.Diagnostics) {
+	for _, w := range ws {
+		if w.Subject != nil {
+			if c.warned[w.Subject.Start] {
+				continue
+			}
+			if c.warned == nil {
+				c.warned = map[hcl.Pos]bool{}
+			}
+			c.warned[w.Subject.Start] = true
+		}
+		c.diags = append(c.diags, w)
+	}
 }
 
 // deferredCheck is an expression check postponed by deferExpr.

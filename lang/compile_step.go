@@ -184,6 +184,9 @@ func (c *compiler) buildRetry(own *retryDecl, st *graph.Step) *graph.Retry {
 		when = def.When
 	}
 	r.When = c.checkExpr(when, c.stepScope(st, expr.SlotRetryWhen), graph.TypeBool)
+	if r.When != nil {
+		c.warnOnce(when.Parsed.ErrorFieldWarnings())
+	}
 	return r
 }
 

@@ -2,6 +2,7 @@ package lang
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -12,10 +13,12 @@ import (
 )
 
 // loadValid compiles one file of testdata/valid and fails on any
-// diagnostic.
+// diagnostic but the warnings its lines announce with a comment
+// "# WARNING: SUMMARY"; an announced warning must be given.
 func loadValid(t *testing.T, name string) *Module {
 	t.Helper()
 	m, diags := LoadPaths([]string{filepath.Join("testdata/valid", name)})
+	diags = expectedWarnings(t, name, diags)
 	if len(diags) > 0 {
 		var b bytes.Buffer
 		_ = WriteDiagnostics(&b, m.Files, diags, false, 0)
@@ -248,4 +251,32 @@ func TestSourceMap(t *testing.T) {
 	check("http block", sm.Block("step.charge.http"), 46, `http`)
 	check("version", sm.Attr("workflow.version"), 2, `"1.4.0"`)
 	check("missing attr falls back to the block", sm.Attr("step.charge.timeout"), 44, `step "charge"`)
+}
+
+// expectedWarnings drops from diags the warnings announced on their line
+// of testdata/valid/name by "# WARNING: SUMMARY", and fails for an
+// announcement no warning answers.
+func expectedWarnings(t *testing.T, name string, diags hcl.Diagnostics) hcl.Diagnostics {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("testdata/valid", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(src), "\n")
+	answered := map[int]bool{}
+	var rest hcl.Diagnostics
+	for _, d := range diags {
+		if d.Severity == hcl.DiagWarning && d.Subject != nil && d.Subject.Start.Line <= len(lines) &&
+			strings.Contains(lines[d.Subject.Start.Line-1], "# WARNING: "+d.Summary) {
+			answered[d.Subject.Start.Line] = true
+			continue
+		}
+		rest = append(rest, d)
+	}
+	for i, l := range lines {
+		if strings.Contains(l, "# WARNING: ") && !answered[i+1] {
+			t.Errorf("%s:%d announces a warning that was not given: %s", name, i+1, l)
+		}
+	}
+	return rest
 }

@@ -33,7 +33,7 @@ workflow "http-full" {
       multiplier = 1.5
       max_delay  = "10s"
       jitter     = "100ms"
-      when       = "error.status == 429 || error.status >= 500"
+      when       = "error.status == 429 || error.status >= 500" # WARNING: error.status may be absent
     }
   }
 

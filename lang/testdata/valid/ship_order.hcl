@@ -51,7 +51,7 @@ workflow "ship-order" {
     }
     retry {
       attempts = 6
-      when     = "error.status >= 500 || error.kind == 'timeout'"
+      when     = "error.status >= 500 || error.kind == 'timeout'" # WARNING: error.status may be absent
     }
   }
 

@@ -199,6 +199,8 @@ func errorText(raw json.RawMessage) string {
 		Kind    string `json:"kind"`
 		Message string `json:"message"`
 		Step    string `json:"step"`
+		// RetryWhen is why retry.when failed to evaluate on the error.
+		RetryWhen string `json:"retry_when_error"`
 	}
 	if err := json.Unmarshal(raw, &e); err != nil {
 		return compactJSON(raw)
@@ -211,5 +213,9 @@ func errorText(raw json.RawMessage) string {
 		parts = append(parts, e.Kind)
 	}
 	parts = append(parts, oneLine(e.Message))
-	return strings.Join(parts, ": ")
+	text := strings.Join(parts, ": ")
+	if e.RetryWhen != "" {
+		text += " (not retried: retry.when failed: " + oneLine(e.RetryWhen) + ")"
+	}
+	return text
 }
