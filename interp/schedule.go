@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/flowrun/flowrun/lang/expr"
 	"github.com/flowrun/flowrun/lang/graph"
@@ -863,6 +864,11 @@ func (r *runner) evalItems(ctx context.Context, s *graph.Step) (*rowState, int, 
 	// Items are stored (and seen by the item's action) redacted.
 	c := r.red.clean(v)
 	items, ok := c.([]any)
+	if !ok && c == nil {
+		if n := r.skippedRead(s.Foreach.Items.CEL); n != "" {
+			return nil, 0, &expr.SkippedReadError{Step: n}
+		}
+	}
 	if !ok {
 		return nil, 0, fmt.Errorf("items gave %s, not a list", describe(c))
 	}
@@ -948,4 +954,16 @@ func (r *runner) cancelStepKeys(name string) {
 			r.put(&c, nil)
 		}
 	}
+}
+
+// skippedRead returns a step that was skipped and whose output the
+// expression text reads ("" when none): a null where a value was expected
+// is then the skip's doing, and the error says so.
+func (r *runner) skippedRead(cel string) string {
+	for name, row := range r.rows {
+		if row != nil && row.Status == store.StepSkipped && row.Key == name && strings.Contains(cel, "steps."+name+".output") {
+			return name
+		}
+	}
+	return ""
 }

@@ -2,11 +2,13 @@ package expr
 
 import (
 	"fmt"
+	"strings"
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/cost"
 	"cel.dev/cel-go/common/operators"
+	"cel.dev/cel-go/common/overloads"
 	"cel.dev/cel-go/common/types"
 	"github.com/hashicorp/hcl/v2"
 )
@@ -87,23 +89,76 @@ func (sizeEstimator) EstimateCallCost(string, string, *cost.AstNode, []cost.AstN
 	return nil
 }
 
+// costOptions are the estimates flowrun puts in place of cel-go's: lists.range
+// and the conversions to string of a scalar, whose result cel-go does not
+// size (so string(i) in a loop was taken for a string of 1 MiB).
+var costOptions = []cost.Option{
+	cost.OverloadCostEstimate(overloads.IntToString, scalarString(20)),
+	cost.OverloadCostEstimate(overloads.UintToString, scalarString(20)),
+	cost.OverloadCostEstimate(overloads.DoubleToString, scalarString(32)),
+	cost.OverloadCostEstimate(overloads.BoolToString, scalarString(5)),
+	cost.OverloadCostEstimate("lists_range", rangeEstimate),
+}
+
+// scalarString estimates the conversion of a scalar to a string of at most
+// n bytes: one unit, and a result of 0..n bytes.
+func scalarString(n uint64) cost.FunctionEstimator {
+	return func(cost.Estimator, *cost.AstNode, []cost.AstNode) *cost.CallEstimate {
+		return cost.NewCallEstimate(cost.FixedCostEstimate(1), &cost.SizeEstimate{Min: 1, Max: n})
+	}
+}
+
+// rangeEstimate replaces the estimate of lists.range(n). cel-go's model
+// sizes the list by n, which the compiler cannot bound unless n is a
+// literal, so the estimate of lists.range(int(input.shards)) was unbounded
+// and the expression refused. The list has at most MaxEstimatedElements
+// elements (a larger n is an evaluation error: the base environment sets
+// ext.ListsMaxRangeSize), like any other list the estimate assumes; making
+// it costs about one unit per element.
+func rangeEstimate(_ cost.Estimator, _ *cost.AstNode, args []cost.AstNode) *cost.CallEstimate {
+	lo, hi := uint64(0), uint64(MaxEstimatedElements)
+	if len(args) == 1 && args[0].Expr().Kind() == ast.LiteralKind {
+		if n, ok := args[0].Expr().AsLiteral().(types.Int); ok && n >= 0 {
+			lo, hi = uint64(n), min(uint64(n), MaxEstimatedElements)
+			lo = min(lo, hi)
+		}
+	}
+	return cost.NewCallEstimate(cost.RangedCostEstimate(1+lo, 1+hi),
+		&cost.SizeEstimate{Min: lo, Max: hi, Elem: &cost.SizeEstimate{Min: 1, Max: 1}})
+}
+
 // checkCost rejects an expression whose worst-case cost is too high.
 func checkCost(se *scopeEnv, checked *cel.Ast, p *ParsedExpr, scope *Scope) hcl.Diagnostics {
 	if boundedBySize(checked.NativeRep()) {
 		return nil
 	}
-	est, err := se.env.EstimateCost(checked, sizeEstimator{})
+	est, err := se.env.EstimateCost(checked, sizeEstimator{}, costOptions...)
 	if err != nil {
 		return internalDiag(fmt.Errorf("estimating the cost of %q: %w", p.src, err), p.loc)
 	}
 	if est.Max <= MaxEstimatedCost {
 		return nil
 	}
+	fix := "Avoid nesting comprehensions (all, exists, map, filter) over lists that come from inputs or step outputs."
+	switch {
+	case comprehensionDepth(checked.NativeRep().Expr()) < 2 && len(costlyCalls(checked.NativeRep().Expr())) > 0:
+		// No loop in a loop: the cost is a call's, which grows faster than
+		// the size of what it reads. Name it.
+		fix = fmt.Sprintf("It nests no comprehensions: the cost comes from %s, which costs more than one pass over a list or string of that size. Call it on a bounded value (a literal, or a list or string cut to a known size), or do the work in an exec step.",
+			quoteCalls(costlyCalls(checked.NativeRep().Expr())))
+	case comprehensionDepth(checked.NativeRep().Expr()) < 2:
+		fix = "It nests no comprehensions: the cost comes from an operation on strings or lists whose size the compiler assumes to be the largest allowed. Work on a bounded value, or do the work in an exec step."
+	}
+	if est.Max == ^uint64(0) {
+		// Unbounded: not the product of list sizes, which are bounded, but
+		// a call whose cost grows with a value the compiler cannot bound.
+		fix = "A call in it costs in proportion to a number or size the compiler cannot bound (such as a repeat count or a size computed from inputs or step outputs); bound that value, or compute the result in a step."
+	}
 	return hcl.Diagnostics{{
 		Severity: hcl.DiagError,
 		Summary:  "Expression too expensive",
-		Detail: fmt.Sprintf("In the worst case %s costs %s units, over the limit of %d (lists are assumed to hold up to %d elements and strings up to %d bytes). Avoid nesting comprehensions (all, exists, map, filter) over lists that come from inputs or step outputs.",
-			scope.what(), costText(est.Max), MaxEstimatedCost, MaxEstimatedElements, MaxEstimatedStringBytes),
+		Detail: fmt.Sprintf("In the worst case %s costs %s units, over the limit of %d (lists are assumed to hold up to %d elements and strings up to %d bytes). %s",
+			scope.what(), costText(est.Max), MaxEstimatedCost, MaxEstimatedElements, MaxEstimatedStringBytes, fix),
 		Subject: p.loc.rangeOf(0, len(p.src)).Ptr(),
 	}}
 }
@@ -185,4 +240,100 @@ func costText(n uint64) string {
 		return "an unbounded number of"
 	}
 	return fmt.Sprintf("%d", n)
+}
+
+// comprehensionDepth is the deepest nesting of comprehensions (all,
+// exists, map, filter …) in e.
+func comprehensionDepth(e ast.Expr) int {
+	deepest := 0
+	var walk func(e ast.Expr, d int)
+	walk = func(e ast.Expr, d int) {
+		deepest = max(deepest, d)
+		switch e.Kind() {
+		case ast.ComprehensionKind:
+			c := e.AsComprehension()
+			walk(c.IterRange(), d)
+			walk(c.AccuInit(), d)
+			walk(c.LoopCondition(), d+1)
+			walk(c.LoopStep(), d+1)
+			walk(c.Result(), d)
+		case ast.CallKind:
+			c := e.AsCall()
+			if c.IsMemberFunction() {
+				walk(c.Target(), d)
+			}
+			for _, a := range c.Args() {
+				walk(a, d)
+			}
+		case ast.SelectKind:
+			walk(e.AsSelect().Operand(), d)
+		case ast.ListKind:
+			for _, el := range e.AsList().Elements() {
+				walk(el, d)
+			}
+		case ast.MapKind:
+			for _, en := range e.AsMap().Entries() {
+				walk(en.AsMapEntry().Key(), d)
+				walk(en.AsMapEntry().Value(), d)
+			}
+		}
+	}
+	walk(e, 0)
+	return deepest
+}
+
+// superlinear are the functions whose cost grows faster than the size of
+// their operands (a sort, a pairwise comparison, a replacement that can
+// grow the string, a join of many long strings).
+var superlinear = map[string]bool{
+	"sort": true, "sortBy": true, "distinct": true, "replace": true, "join": true,
+	"sets.contains": true, "sets.equivalent": true, "sets.intersects": true,
+}
+
+// costlyCalls lists the superlinear functions e calls, in source order,
+// each once.
+func costlyCalls(e ast.Expr) []string {
+	var out []string
+	seen := map[string]bool{}
+	var walk func(e ast.Expr)
+	walk = func(e ast.Expr) {
+		switch e.Kind() {
+		case ast.CallKind:
+			c := e.AsCall()
+			if c.IsMemberFunction() {
+				walk(c.Target())
+			}
+			for _, a := range c.Args() {
+				walk(a)
+			}
+			if f := c.FunctionName(); superlinear[f] && !seen[f] {
+				seen[f] = true
+				out = append(out, f)
+			}
+		case ast.ComprehensionKind:
+			c := e.AsComprehension()
+			walk(c.IterRange())
+			walk(c.LoopStep())
+			walk(c.Result())
+		case ast.SelectKind:
+			walk(e.AsSelect().Operand())
+		case ast.ListKind:
+			for _, el := range e.AsList().Elements() {
+				walk(el)
+			}
+		}
+	}
+	walk(e)
+	return out
+}
+
+func quoteCalls(fs []string) string {
+	q := make([]string, len(fs))
+	for i, f := range fs {
+		q[i] = f + "()"
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
 }

@@ -134,7 +134,9 @@ func newBaseEnv() (*cel.Env, error) {
 		cel.CrossTypeNumericComparisons(true),
 		cel.EnableMacroCallTracking(),
 		ext.Strings(),
-		ext.Lists(),
+		// lists.range(n) makes at most MaxEstimatedElements elements, the
+		// size the cost estimate assumes of any list (celcost.go).
+		ext.Lists(ext.ListsMaxRangeSize(MaxEstimatedElements)),
 		ext.Math(),
 		ext.Sets(),
 		ext.Encoders(),

@@ -143,8 +143,31 @@ func (c *compiled) explain(err error, a *Activation) error {
 			return fmt.Errorf("%w (steps.%s has no result yet: the step has not run, or this is iteration 0 of its own until loop, where it must be guarded: iteration == 0 ? ... : steps.%s.output)", err, n, n)
 		}
 	}
+	for _, n := range c.steps {
+		if sr, ok := a.Steps[n]; ok && sr.Status == "skipped" && strings.Contains(c.text, "steps."+n+".output") {
+			return &SkippedReadError{Step: n, Err: err}
+		}
+	}
 	return err
 }
+
+// SkippedReadError is an evaluation that failed while reading the output
+// of a step that was skipped (its when was false, its join skipped it, or
+// a switch took another branch): the output of a skipped step is null,
+// and CEL's own words for reading into null ("got 'types.Null', expected
+// iterable type", "no such key") say nothing of that.
+type SkippedReadError struct {
+	Step string
+	Err  error // CEL's error
+}
+
+func (e *SkippedReadError) Error() string {
+	return fmt.Sprintf("step %q was skipped, so steps.%s.output is null and has nothing to read; guard the read, for example steps.%s.status == 'completed' ? steps.%s.output.FIELD : DEFAULT",
+		e.Step, e.Step, e.Step, e.Step)
+}
+
+// Unwrap returns CEL's error.
+func (e *SkippedReadError) Unwrap() error { return e.Err }
 
 // toJSONTyped converts a JSON-like Go value to the representation of type
 // t: numbers become int64 where t is int (when integral) and float64
