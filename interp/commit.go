@@ -67,7 +67,15 @@ func (c *committer) run(ctx context.Context, batch []*submission) {
 	for i, s := range batch {
 		ts[i] = s.t
 	}
-	results, claimed, err := c.store(ctx, ts)
+	var results []store.TransitionResult
+	var claimed batchClaim
+	var err error
+	if h := c.e.opts.BeforeCommit; h != nil {
+		err = h(ts)
+	}
+	if err == nil {
+		results, claimed, err = c.store(ctx, ts)
+	}
 	for i, s := range batch {
 		switch {
 		case err != nil:

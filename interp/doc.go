@@ -123,6 +123,19 @@
 // exec runs in the run's WorkDir (the workflow file's directory) unless
 // dir says otherwise, and a relative command[0] with a slash resolves there.
 //
+// # Test hooks
+//
+// flowrun test (spec/testing.md) runs workflows through this same engine
+// with two narrow hooks that production leaves nil. Options.Mock is asked,
+// where an exec, http, wait or workflow action is dispatched, whether a
+// test replaces it, and its result is taken as the action's (mock.go): the
+// double-ended writes, retries, timeouts on the engine clock and the
+// scheduling around a mocked action are the engine's own.
+// Options.BeforeCommit sees every batch of transitions before the
+// committer applies it and may refuse it (commit.go): refusing every batch
+// after the Nth stops the engine as a process killed right after commit N,
+// so a test can rebuild a new engine from the store at every commit point.
+//
 // # Events
 //
 // run_created, claimed, step_started (also when a sleep, wait or until

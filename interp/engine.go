@@ -60,6 +60,19 @@ type Options struct {
 	// Concurrency is how many runs of one tree Drive works on at once
 	// (default 16).
 	Concurrency int
+	// Mock, when set, is asked before an exec, http, wait or workflow
+	// action is dispatched whether a test replaces it; when it answers ok
+	// the engine takes its result instead of running the action (mock.go;
+	// flowrun test, spec/testing.md). It is called from the action's
+	// goroutine for exec and http, so it must be safe for concurrent use.
+	// Production leaves it nil.
+	Mock func(MockCall) (MockResult, bool)
+	// BeforeCommit, when set, is called with each batch of transitions
+	// just before the committer applies it; an error fails the batch with
+	// that error and nothing of it is written, as if the process had died
+	// before the commit. flowrun test --crash uses it to drop an engine
+	// right after a chosen commit (commit.go). Production leaves it nil.
+	BeforeCommit func([]store.Transition) error
 }
 
 // Engine runs workflow graphs against a store. It is safe for concurrent

@@ -34,6 +34,8 @@ type flight struct {
 	gate chan bool
 	// live stores an exec attempt's output while it runs (liveout.go).
 	live *liveOutput
+	// runID and workflow name the run, for Options.Mock (mock.go).
+	runID, workflow string
 }
 
 // flightResult is what an action produced: an output, or an error (whose
@@ -52,7 +54,7 @@ var errTimedOut = errors.New("attempt timed out")
 // prepare evaluates a unit's action parameters for its next attempt.
 func (r *runner) prepare(ctx context.Context, u unit) (*flight, *stepError) {
 	n := r.lastAtt[u.key] + 1
-	f := &flight{u: u, started: r.now, limit: r.l.g.Limits.OutputBytes}
+	f := &flight{u: u, started: r.now, limit: r.l.g.Limits.OutputBytes, runID: r.run.ID, workflow: r.run.Workflow}
 	if f.limit <= 0 {
 		f.limit = graph.DefaultOutputBytes
 	}
@@ -105,6 +107,15 @@ func (r *runner) prepare(ctx context.Context, u unit) (*flight, *stepError) {
 // from the moment its program runs or its request is sent: an exec held
 // while its start commits (gate) does not count that commit.
 func (f *flight) do(e *Engine) flightResult {
+	if e.opts.Mock != nil {
+		if f.gate != nil && !<-f.gate {
+			return flightResult{f: f, err: &stepError{Kind: "canceled", Message: "the attempt was stopped"}}
+		}
+		f.gate = nil
+		if res, ok := f.mockFlight(e); ok {
+			return res
+		}
+	}
 	ctx, cancel := context.WithCancelCause(f.ctx)
 	defer cancel(nil)
 	var timedOut atomic.Bool

@@ -455,6 +455,10 @@ func (r *runner) startSleep(ctx context.Context, u unit) bool {
 // startWait consumes a pending signal at once, or waits for one.
 func (r *runner) startWait(u unit) bool {
 	w := u.s.Action.Wait
+	if out, _, ok := r.mockUnit(u, 1); ok {
+		r.unitDone(u, out, 1)
+		return true
+	}
 	if payload, ok := r.consume(u.key, w.Signal); ok {
 		r.unitDone(u, payload, 1)
 		return true
@@ -477,6 +481,15 @@ func (r *runner) startChild(ctx context.Context, u unit) bool {
 		return true
 	}
 	wa := u.s.Action.Workflow
+	if out, se, ok := r.mockUnit(u, r.row(u).Attempts+1); ok {
+		if se != nil {
+			r.row(u).Attempts++
+			r.unitFailed(u, se, false)
+		} else {
+			r.unitDone(u, out, r.row(u).Attempts+1)
+		}
+		return true
+	}
 	fail := func(msg string) bool {
 		r.unitFailed(u, &stepError{Kind: "child", Message: msg}, false)
 		return true

@@ -312,3 +312,9 @@ var reservedNames = map[string]bool{
 	"if": true, "import": true, "let": true, "loop": true, "package": true,
 	"namespace": true, "return": true, "var": true, "void": true, "while": true,
 }
+
+// LiteralGo converts a known, wholly literal cty value (an HCL literal
+// evaluated without variables) to JSON-like Go values: nil, bool, string,
+// json.Number, []any and map[string]any. Test files (lang/testfile) read
+// their inputs, mock results and expectations with it.
+func LiteralGo(v cty.Value) (any, error) { return ctyToGo(v) }

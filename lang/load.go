@@ -162,7 +162,7 @@ func expandPath(p string) ([]string, hcl.Diagnostics) {
 	}
 	var files []string
 	for _, e := range entries {
-		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".hcl") && !strings.HasPrefix(e.Name(), ".") {
+		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".hcl") && !strings.HasPrefix(e.Name(), ".") && !IsTestFile(e.Name()) {
 			files = append(files, filepath.Join(p, e.Name()))
 		}
 	}
@@ -176,6 +176,13 @@ func expandPath(p string) ([]string, hcl.Diagnostics) {
 	}
 	return files, nil
 }
+
+// TestFileSuffix ends the name of a test file (spec/testing.md): loading a
+// directory of workflows skips such files; flowrun test reads them.
+const TestFileSuffix = ".test.hcl"
+
+// IsTestFile reports whether name (a path or a base name) is a test file.
+func IsTestFile(name string) bool { return strings.HasSuffix(name, TestFileSuffix) }
 
 // fileLoader accumulates the files and workflows of one Load call. Files
 // are parsed and decoded as they are read (load); the workflows are

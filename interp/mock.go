@@ -1,0 +1,94 @@
+package interp
+
+import (
+	"fmt"
+
+	"github.com/flowrun/flowrun/lang/graph"
+)
+
+// Mocks (flowrun test, spec/testing.md) replace the action of a step
+// where the engine dispatches it, and nowhere else: the engine records,
+// retries, times and schedules a mocked step exactly as a real one, so a
+// test runs the same engine code as production.
+//
+//   - exec and http: Options.Mock is consulted in the action's goroutine
+//     (flight.do), after the attempt's running write committed (for a
+//     held exec, once its gate opened) and instead of the program or the
+//     request. Its result is absorbed like the action's: an error is
+//     retried under the step's retry policy.
+//   - wait: consulted when the step starts, before a pending signal is
+//     consumed; its output completes the step in that transition.
+//   - workflow: consulted when the step would start its child run; no
+//     child is started, and the result completes or fails the step in
+//     that transition (a failed mock is not retried, as a failed child).
+
+// MockCall says which action the engine is about to dispatch.
+type MockCall struct {
+	RunID    string
+	Workflow string // the workflow of the run
+	Step     string // the step's name
+	StepKey  string // the step key (foreach index, until iteration)
+	Kind     string // graph.KindExec, KindHTTP, KindWait or KindWorkflow
+	Attempt  int    // the attempt number (1 for wait)
+}
+
+// MockResult is what a mocked action gives: an output, or an error with,
+// optionally, the output the failed attempt produced.
+type MockResult struct {
+	Output any
+	Error  *MockError
+}
+
+// MockError is a mocked step error (the fields of steps.NAME.error).
+type MockError struct {
+	Kind     string
+	Message  string
+	ExitCode *int
+	Status   *int
+}
+
+// mock asks Options.Mock about a call; ok is false when the action is not
+// mocked (or no Mock is set) and runs for real.
+func (e *Engine) mock(c MockCall) (out any, se *stepError, ok bool) {
+	if e.opts.Mock == nil {
+		return nil, nil, false
+	}
+	res, ok := e.opts.Mock(c)
+	if !ok {
+		return nil, nil, false
+	}
+	if res.Error == nil {
+		return res.Output, nil, true
+	}
+	kind := res.Error.Kind
+	if kind == "" {
+		kind = "mock"
+	}
+	msg := res.Error.Message
+	if msg == "" {
+		msg = fmt.Sprintf("mocked %s error", kind)
+	}
+	return nil, &stepError{Kind: kind, Message: msg, ExitCode: res.Error.ExitCode, Status: res.Error.Status, Output: res.Output}, true
+}
+
+// mockUnit consults Options.Mock for a wait or workflow unit starting now.
+func (r *runner) mockUnit(u unit, attempt int) (any, *stepError, bool) {
+	return r.e.mock(MockCall{RunID: r.run.ID, Workflow: r.run.Workflow, Step: u.s.Name, StepKey: u.key, Kind: u.s.Action.Kind, Attempt: attempt})
+}
+
+// mockFlight consults Options.Mock for an exec or http attempt whose
+// running write committed.
+func (f *flight) mockFlight(e *Engine) (flightResult, bool) {
+	kind := graph.KindHTTP
+	if f.exec != nil {
+		kind = graph.KindExec
+	}
+	if e.opts.Mock == nil {
+		return flightResult{}, false
+	}
+	out, se, ok := e.mock(MockCall{RunID: f.runID, Workflow: f.workflow, Step: f.u.s.Name, StepKey: f.u.key, Kind: kind, Attempt: f.attempt})
+	if !ok {
+		return flightResult{}, false
+	}
+	return flightResult{f: f, out: out, err: se}, true
+}

@@ -1,0 +1,5 @@
+test "unclosed" {
+  expect {
+    status = "completed" = 1 # ERROR: Missing newline after argument
+  }
+}

@@ -1,0 +1,163 @@
+package testfile
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/flowrun/flowrun/lang"
+	"github.com/hashicorp/hcl/v2"
+)
+
+// The invalid corpus: every file under testdata/invalid (test files and
+// the upgrade files they name) marks each expected error with a comment
+// "# ERROR: <Summary>", as lang's own corpus does: after code on a line,
+// it expects an error with that Summary starting on that line; on a line
+// of its own, on the next line that is not a marker line. Every marker
+// must be matched by a diagnostic, and every error by a marker. The tests
+// are checked against the workflows of testdata/wf.
+
+var markerRe = regexp.MustCompile(`#\s*ERROR:\s*(.+?)\s*$`)
+
+type marker struct {
+	file    string
+	line    int
+	summary string
+}
+
+func readMarkers(file string, src []byte) []marker {
+	var out []marker
+	var pending []string
+	sc := bufio.NewScanner(bytes.NewReader(src))
+	line := 0
+	for sc.Scan() {
+		line++
+		text := sc.Text()
+		m := markerRe.FindStringSubmatch(text)
+		if m == nil {
+			for _, s := range pending {
+				out = append(out, marker{file, line, s})
+			}
+			pending = nil
+			continue
+		}
+		if strings.TrimSpace(text[:strings.Index(text, "#")]) == "" {
+			pending = append(pending, m[1])
+			continue
+		}
+		for _, s := range pending {
+			out = append(out, marker{file, line, s})
+		}
+		pending = nil
+		out = append(out, marker{file, line, m[1]})
+	}
+	for _, s := range pending {
+		out = append(out, marker{file, line + 1, s})
+	}
+	return out
+}
+
+func loadWF(t *testing.T) *lang.Module {
+	t.Helper()
+	mod, diags := lang.LoadPaths([]string{"testdata/wf"})
+	if diags.HasErrors() {
+		t.Fatalf("testdata/wf: %s", diags.Error())
+	}
+	return mod
+}
+
+// checkFile parses and checks one test file as flowrun test does.
+func checkFile(t *testing.T, name string, mod *lang.Module) (*File, hcl.Diagnostics) {
+	t.Helper()
+	src, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, diags := Parse(name, src)
+	if f.Syntax {
+		return f, diags
+	}
+	files := map[string]*hcl.File{}
+	return f, append(diags, Check(f, mod, filepath.Dir(name), nil, files)...)
+}
+
+func TestInvalidCorpus(t *testing.T) {
+	mod := loadWF(t)
+	names, err := filepath.Glob("testdata/invalid/*.test.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) < 4 {
+		t.Fatalf("the invalid corpus has %d test files", len(names))
+	}
+	for _, name := range names {
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			_, diags := checkFile(t, name, mod)
+			var want []marker
+			for _, fn := range append([]string{name}, upgradeFiles(t)...) {
+				src, err := os.ReadFile(fn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, readMarkers(fn, src)...)
+			}
+			got := map[marker]int{}
+			for _, d := range diags {
+				if d.Severity != hcl.DiagError {
+					continue
+				}
+				if d.Subject == nil {
+					t.Errorf("error without a subject: %s: %s", d.Summary, d.Detail)
+					continue
+				}
+				got[marker{d.Subject.Filename, d.Subject.Start.Line, d.Summary}]++
+			}
+			for _, m := range want {
+				if m.file != name && got[m] == 0 {
+					continue // an upgrade file's markers count where a test names it
+				}
+				if got[m] == 0 {
+					t.Errorf("%s:%d: expected error %q; got:\n%s", m.file, m.line, m.summary, describe2(diags))
+					continue
+				}
+				got[m]--
+			}
+			var extra []string
+			for m, n := range got {
+				if n > 0 {
+					extra = append(extra, fmt.Sprintf("%s:%d: %q", m.file, m.line, m.summary))
+				}
+			}
+			sort.Strings(extra)
+			for _, e := range extra {
+				t.Errorf("unexpected error at %s; all diagnostics:\n%s", e, describe2(diags))
+			}
+		})
+	}
+}
+
+func upgradeFiles(t *testing.T) []string {
+	l, err := filepath.Glob("testdata/invalid/up/*.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func describe2(diags hcl.Diagnostics) string {
+	var b strings.Builder
+	for _, d := range diags {
+		if d.Subject != nil {
+			fmt.Fprintf(&b, "  %s:%d:%d: %s: %s\n", d.Subject.Filename, d.Subject.Start.Line, d.Subject.Start.Column, d.Summary, d.Detail)
+		} else {
+			fmt.Fprintf(&b, "  %s: %s\n", d.Summary, d.Detail)
+		}
+	}
+	return b.String()
+}
