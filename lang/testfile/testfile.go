@@ -177,7 +177,9 @@ func Parse(filename string, src []byte) (*File, hcl.Diagnostics) {
 	return f, diags
 }
 
-func pos(r hcl.Range) string { return fmt.Sprintf("%s:%d:%d", r.Filename, r.Start.Line, r.Start.Column) }
+func pos(r hcl.Range) string {
+	return fmt.Sprintf("%s:%d:%d", r.Filename, r.Start.Line, r.Start.Column)
+}
 
 func headerRange(b *hcl.Block) hcl.Range {
 	r := b.TypeRange
