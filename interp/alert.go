@@ -205,7 +205,7 @@ func (e *Engine) sendAlert(ctx context.Context, d store.AlertDelivery) error {
 	a := r.dataAct(nil)
 	a.Event = map[string]any{"kind": d.Event, "message": d.Message, "step": d.StepKey}
 	f := &flight{started: e.clk.Now(), timeout: alertTimeout, limit: r.l.g.Limits.OutputBytes,
-		idem: run.ID + "/alert/" + d.Alert + "/" + strconv.FormatInt(d.ID, 10)}
+		idem: run.ID + "/alert/" + d.Alert + "/" + strconv.FormatInt(d.ID, 10), runID: run.ID, workflow: run.Workflow, alert: d.Alert}
 	if f.limit <= 0 {
 		f.limit = graph.DefaultOutputBytes
 	}

@@ -36,6 +36,9 @@ type flight struct {
 	live *liveOutput
 	// runID and workflow name the run, for Options.Mock (mock.go).
 	runID, workflow string
+	// alert names the alert an alert's flight sends (alert.go); "" for a
+	// step's attempt.
+	alert string
 }
 
 // flightResult is what an action produced: an output, or an error (whose

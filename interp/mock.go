@@ -21,6 +21,8 @@ import (
 //   - workflow: consulted when the step would start its child run; no
 //     child is started, and the result completes or fails the step in
 //     that transition (a failed mock is not retried, as a failed child).
+//   - an alert's exec or http action: consulted as for a step's, with
+//     MockCall.Alert naming the alert.
 
 // MockCall says which action the engine is about to dispatch.
 type MockCall struct {
@@ -30,6 +32,10 @@ type MockCall struct {
 	StepKey  string // the step key (foreach index, until iteration)
 	Kind     string // graph.KindExec, KindHTTP, KindWait or KindWorkflow
 	Attempt  int    // the attempt number (1 for wait)
+	// Alert names the alert being sent when the call is an alert's exec
+	// or http action (Step and StepKey are empty then); its result
+	// decides whether the alert was sent, as the action's would.
+	Alert string
 }
 
 // MockResult is what a mocked action gives: an output, or an error with,
@@ -86,7 +92,11 @@ func (f *flight) mockFlight(e *Engine) (flightResult, bool) {
 	if e.opts.Mock == nil {
 		return flightResult{}, false
 	}
-	out, se, ok := e.mock(MockCall{RunID: f.runID, Workflow: f.workflow, Step: f.u.s.Name, StepKey: f.u.key, Kind: kind, Attempt: f.attempt})
+	c := MockCall{RunID: f.runID, Workflow: f.workflow, StepKey: f.u.key, Kind: kind, Attempt: f.attempt, Alert: f.alert}
+	if f.u.s != nil {
+		c.Step = f.u.s.Name
+	}
+	out, se, ok := e.mock(c)
 	if !ok {
 		return flightResult{}, false
 	}

@@ -52,8 +52,10 @@ func checkTest(t *Test, f *File, mod *lang.Module, dir string, load Upgrades, fi
 		}
 	case len(mod.Workflows) == 1:
 		w = mod.Workflows[0]
+	case mod.Workflow(fileWorkflow(f.Name)) != nil:
+		w = mod.Workflow(fileWorkflow(f.Name))
 	default:
-		return hcl.Diagnostics{errAt(t.Range, "Missing workflow", "The directory defines %d workflows (%s): name the one test %q tests with workflow = \"NAME\".", len(names), quoteAll(names), t.Name)}
+		return hcl.Diagnostics{errAt(t.Range, "Missing workflow", "The directory defines %d workflows (%s) and none is named after the file: name the one test %q tests with workflow = \"NAME\".", len(names), quoteAll(names), t.Name)}
 	}
 	if w.Graph == nil {
 		return hcl.Diagnostics{errAt(t.Range, "Invalid workflow", "Workflow %q has errors (reported above); fix them to run its tests.", w.Name)}
@@ -87,6 +89,12 @@ func checkTest(t *Test, f *File, mod *lang.Module, dir string, load Upgrades, fi
 		diags = append(diags, checkExpect(t, g)...)
 	}
 	return diags
+}
+
+// fileWorkflow is the workflow a test file is named after: deploy for
+// deploy.test.hcl.
+func fileWorkflow(name string) string {
+	return strings.TrimSuffix(filepath.Base(name), lang.TestFileSuffix)
 }
 
 func checkInputs(t *Test, g *graph.Graph) hcl.Diagnostics {

@@ -98,6 +98,7 @@ func commands() []*command {
 		benchCommand(),
 		lspCommand(),
 		versionCommand(),
+		testCommand(),
 	}
 }
 

@@ -1,0 +1,188 @@
+package testrun
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/flowrun/flowrun/clock"
+	"github.com/flowrun/flowrun/lang/graph"
+	"github.com/flowrun/flowrun/lang/testfile"
+	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/sqlite"
+	"github.com/hashicorp/hcl/v2"
+)
+
+// Options configure Run.
+type Options struct {
+	// MockAll makes an exec or http step without a mock a test failure
+	// instead of running it.
+	MockAll bool
+	// Crash runs the test again once per commit point (spec/testing.md).
+	Crash bool
+	// Wall measures each test's duration (the CLI passes clock.Real).
+	Wall clock.Clock
+	// TempDir holds the scratch stores (removed when Run returns).
+	TempDir string
+	// WorkDir is the absolute directory of the workflow files: exec
+	// paths resolve there.
+	WorkDir string
+	// Workflows are every workflow of the test's directory, stored
+	// before the run so that workflow steps find their children.
+	Workflows []*graph.Graph
+	// Getenv and Environ are the engine's (secrets, exec environment).
+	Getenv  func(string) string
+	Environ func() []string
+}
+
+// Epoch is where every test's virtual clock starts, so that run.started_at
+// and timestamps are the same on every run of a test.
+var Epoch = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Result is the outcome of one test.
+type Result struct {
+	Name     string
+	Pass     bool
+	Failures []Failure
+	Elapsed  time.Duration
+	// Status is the run's final status (of the uninterrupted execution).
+	Status string
+	// Replays is how many crash replays ran (Crash).
+	Replays int
+	// Steps says, per step of the tested workflow, what happened to it in
+	// the uninterrupted execution, for coverage.
+	Steps map[string]StepCover
+}
+
+// StepCover is what one step did in a test.
+type StepCover struct {
+	Status string // completed, failed, skipped, pending, ...
+	// Branch is the branch a switch step took (its output), "" otherwise.
+	Branch string
+}
+
+// Failure is one failed expectation.
+type Failure struct {
+	// Pos is where the expectation is written (file:line:col).
+	Pos string
+	// What names what was checked: "status", "outputs.url",
+	// "steps.rollout.attempts", "calls.charge", "assert", "crash", ...
+	What     string
+	Expected string
+	Actual   string
+	// Message explains a failure that is not a comparison.
+	Message string
+}
+
+func pos(r hcl.Range) string {
+	return fmt.Sprintf("%s:%d:%d", r.Filename, r.Start.Line, r.Start.Column)
+}
+
+// Run runs one test.
+func Run(ctx context.Context, t *testfile.Test, o Options) Result {
+	wall := o.Wall
+	if wall == nil {
+		wall = clock.Real{}
+	}
+	began := wall.Now()
+	res := Result{Name: t.Name}
+	dir, err := os.MkdirTemp(o.TempDir, "flowrun-test-*")
+	if err != nil {
+		res.Failures = append(res.Failures, Failure{Pos: pos(t.Range), What: "setup", Message: fmt.Sprintf("create a scratch directory: %v", err)})
+		res.Elapsed = wall.Now().Sub(began)
+		return res
+	}
+	defer os.RemoveAll(dir)
+	s := &session{t: t, o: o, dir: dir}
+	res.Failures = s.run(ctx, &res)
+	res.Pass = len(res.Failures) == 0
+	res.Elapsed = wall.Now().Sub(began)
+	return res
+}
+
+// session is one test's scratch directory and template store.
+type session struct {
+	t        *testfile.Test
+	o        Options
+	dir      string
+	template string // a migrated store holding the workflows
+	n        int    // executions so far, for file names
+}
+
+func (s *session) run(ctx context.Context, res *Result) []Failure {
+	if err := s.makeTemplate(ctx); err != nil {
+		return []Failure{{Pos: pos(s.t.Range), What: "setup", Message: err.Error()}}
+	}
+	base, err := s.execute(ctx, -1)
+	if err != nil {
+		return []Failure{{Pos: pos(s.t.Range), What: "run", Message: err.Error()}}
+	}
+	res.Status = string(base.run.Status)
+	res.Steps = base.cover(s.t.Graph)
+	fails := append([]Failure(nil), base.problems...)
+	fails = append(fails, s.expect(ctx, base)...)
+	if s.o.Crash && len(fails) == 0 {
+		n, cf := s.crash(ctx, base)
+		res.Replays = n
+		fails = append(fails, cf...)
+	}
+	return fails
+}
+
+// makeTemplate creates a store with the schema and every workflow of the
+// directory, copied for each execution.
+func (s *session) makeTemplate(ctx context.Context) error {
+	s.template = filepath.Join(s.dir, "template.db")
+	st, err := sqlite.Open(ctx, s.template, sqlite.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		return fmt.Errorf("open a scratch store: %w", err)
+	}
+	eng := s.engine(st, clock.NewFake(Epoch), 0, nil)
+	for _, g := range s.o.Workflows {
+		if _, err := eng.StoreGraph(ctx, g); err != nil {
+			st.Close()
+			return fmt.Errorf("store workflow %q: %w", g.Workflow, err)
+		}
+	}
+	return st.Close()
+}
+
+// scratch copies the template to a new store file and opens it.
+func (s *session) scratch(ctx context.Context) (store.Store, func(), error) {
+	s.n++
+	path := filepath.Join(s.dir, fmt.Sprintf("run-%d.db", s.n))
+	b, err := os.ReadFile(s.template)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the scratch template: %w", err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return nil, nil, fmt.Errorf("write a scratch store: %w", err)
+	}
+	st, err := sqlite.Open(ctx, path, sqlite.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		return nil, nil, fmt.Errorf("open a scratch store: %w", err)
+	}
+	return st, func() {
+		st.Close()
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			os.Remove(path + suffix)
+		}
+	}, nil
+}
+
+// jsonLike turns literal values (json.Number) into the values a run
+// decodes from JSON (float64), as inputs and outputs are.
+func jsonLike(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var out any
+	if json.Unmarshal(b, &out) != nil {
+		return v
+	}
+	return out
+}
