@@ -212,7 +212,7 @@ type signalDue struct {
 // execute runs the test once; crashAfter >= 0 drops the engine after that
 // many commits and resumes the run with a new one.
 func (s *session) execute(ctx context.Context, crashAfter int) (*execution, error) {
-	st, done, err := s.scratch(ctx)
+	st, done, err := s.sc.store(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -236,8 +236,12 @@ func (s *session) execute(ctx context.Context, crashAfter int) (*execution, erro
 		eng = s.engine(st, clk, inc, x)
 		return true
 	}
+	inputs, _ := jsonLike(s.t.Inputs).(map[string]any)
+	if inputs == nil {
+		inputs = map[string]any{}
+	}
 	run, _, err := eng.StartRun(ctx, interp.StartParams{Workflow: s.t.Graph.Workflow, Version: s.t.Graph.Version,
-		Inputs: jsonLike(s.t.Inputs).(map[string]any), New: true, WorkDir: s.o.WorkDir})
+		Inputs: inputs, New: true, WorkDir: s.o.WorkDir})
 	if err != nil {
 		return nil, fmt.Errorf("start the run: %w", err)
 	}

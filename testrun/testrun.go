@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/flowrun/flowrun/clock"
+	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/lang/testfile"
 	"github.com/flowrun/flowrun/store"
@@ -31,8 +32,13 @@ type Options struct {
 	// paths resolve there.
 	WorkDir string
 	// Workflows are every workflow of the test's directory, stored
-	// before the run so that workflow steps find their children.
+	// before the run so that workflow steps find their children. Unused
+	// when Scratch is set (it holds them).
 	Workflows []*graph.Graph
+	// Scratch, when set, is the template store the executions copy
+	// (NewScratch, shared by the tests of a directory); when nil, Run
+	// makes its own.
+	Scratch *Scratch
 	// Getenv and Environ are the engine's (secrets, exec environment).
 	Getenv  func(string) string
 	Environ func() []string
@@ -67,14 +73,14 @@ type StepCover struct {
 // Failure is one failed expectation.
 type Failure struct {
 	// Pos is where the expectation is written (file:line:col).
-	Pos string
+	Pos string `json:"pos,omitempty"`
 	// What names what was checked: "status", "outputs.url",
 	// "steps.rollout.attempts", "calls.charge", "assert", "crash", ...
-	What     string
-	Expected string
-	Actual   string
+	What     string `json:"what"`
+	Expected string `json:"expected,omitempty"`
+	Actual   string `json:"actual,omitempty"`
 	// Message explains a failure that is not a comparison.
-	Message string
+	Message string `json:"message,omitempty"`
 }
 
 func pos(r hcl.Range) string {
@@ -89,33 +95,59 @@ func Run(ctx context.Context, t *testfile.Test, o Options) Result {
 	}
 	began := wall.Now()
 	res := Result{Name: t.Name}
-	dir, err := os.MkdirTemp(o.TempDir, "flowrun-test-*")
-	if err != nil {
-		res.Failures = append(res.Failures, Failure{Pos: pos(t.Range), What: "setup", Message: fmt.Sprintf("create a scratch directory: %v", err)})
-		res.Elapsed = wall.Now().Sub(began)
-		return res
+	sc := o.Scratch
+	if sc == nil {
+		var err error
+		sc, err = NewScratch(ctx, o.TempDir, o.Workflows)
+		if err != nil {
+			res.Failures = append(res.Failures, Failure{Pos: pos(t.Range), What: "setup", Message: err.Error()})
+			res.Elapsed = wall.Now().Sub(began)
+			return res
+		}
+		defer sc.Close()
 	}
-	defer os.RemoveAll(dir)
-	s := &session{t: t, o: o, dir: dir}
+	s := &session{t: t, o: o, sc: sc}
 	res.Failures = s.run(ctx, &res)
 	res.Pass = len(res.Failures) == 0
 	res.Elapsed = wall.Now().Sub(began)
 	return res
 }
 
-// session is one test's scratch directory and template store.
+// session is one test being run.
 type session struct {
-	t        *testfile.Test
-	o        Options
-	dir      string
-	template string // a migrated store holding the workflows
-	n        int    // executions so far, for file names
+	t  *testfile.Test
+	o  Options
+	sc *Scratch
 }
 
-func (s *session) run(ctx context.Context, res *Result) []Failure {
-	if err := s.makeTemplate(ctx); err != nil {
-		return []Failure{{Pos: pos(s.t.Range), What: "setup", Message: err.Error()}}
+// Scratch is a directory of scratch stores and the template they copy: a
+// migrated store holding the workflows of a directory. It is safe for
+// use by one test at a time.
+type Scratch struct {
+	dir      string
+	template string
+	n        int // stores made so far, for their names
+}
+
+// NewScratch makes a scratch directory under tempDir ("" for the
+// system's) and its template store holding workflows.
+func NewScratch(ctx context.Context, tempDir string, workflows []*graph.Graph) (*Scratch, error) {
+	dir, err := os.MkdirTemp(tempDir, "flowrun-test-*")
+	if err != nil {
+		return nil, fmt.Errorf("create a scratch directory: %w", err)
 	}
+	sc := &Scratch{dir: dir, template: filepath.Join(dir, "template.db")}
+	if err := sc.makeTemplate(ctx, workflows); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return sc, nil
+}
+
+// Close removes the scratch directory.
+func (sc *Scratch) Close() error { return os.RemoveAll(sc.dir) }
+
+func (s *session) run(ctx context.Context, res *Result) []Failure {
 	base, err := s.execute(ctx, -1)
 	if err != nil {
 		return []Failure{{Pos: pos(s.t.Range), What: "run", Message: err.Error()}}
@@ -134,14 +166,13 @@ func (s *session) run(ctx context.Context, res *Result) []Failure {
 
 // makeTemplate creates a store with the schema and every workflow of the
 // directory, copied for each execution.
-func (s *session) makeTemplate(ctx context.Context) error {
-	s.template = filepath.Join(s.dir, "template.db")
-	st, err := sqlite.Open(ctx, s.template, sqlite.Options{Synchronous: "NORMAL"})
+func (sc *Scratch) makeTemplate(ctx context.Context, workflows []*graph.Graph) error {
+	st, err := sqlite.Open(ctx, sc.template, sqlite.Options{Synchronous: "NORMAL"})
 	if err != nil {
 		return fmt.Errorf("open a scratch store: %w", err)
 	}
-	eng := s.engine(st, clock.NewFake(Epoch), 0, nil)
-	for _, g := range s.o.Workflows {
+	eng := interp.New(st, interp.Options{Clock: clock.NewFake(Epoch)})
+	for _, g := range workflows {
 		if _, err := eng.StoreGraph(ctx, g); err != nil {
 			st.Close()
 			return fmt.Errorf("store workflow %q: %w", g.Workflow, err)
@@ -151,10 +182,10 @@ func (s *session) makeTemplate(ctx context.Context) error {
 }
 
 // scratch copies the template to a new store file and opens it.
-func (s *session) scratch(ctx context.Context) (store.Store, func(), error) {
-	s.n++
-	path := filepath.Join(s.dir, fmt.Sprintf("run-%d.db", s.n))
-	b, err := os.ReadFile(s.template)
+func (sc *Scratch) store(ctx context.Context) (store.Store, func(), error) {
+	sc.n++
+	path := filepath.Join(sc.dir, fmt.Sprintf("run-%d.db", sc.n))
+	b, err := os.ReadFile(sc.template)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read the scratch template: %w", err)
 	}

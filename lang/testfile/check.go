@@ -296,7 +296,7 @@ func Conform(v any, t *graph.Type, path string, partial bool) error {
 		return nil
 	}
 	bad := func() error {
-		return fmt.Errorf("%s is %s, but a %s is required", path, describe(v), t)
+		return fmt.Errorf("%s is %s, but its type is %s", path, describe(v), t)
 	}
 	switch t.Kind {
 	case graph.KindString:

@@ -111,6 +111,10 @@ func (e *env) test(ctx context.Context, args []string, f testFlags) error {
 			return fmt.Errorf("resolve %s: %w", d.dir, err)
 		}
 		began := e.clock.Now()
+		sc, err := testrun.NewScratch(ctx, "", all)
+		if err != nil {
+			return err
+		}
 		for _, tf := range d.tests {
 			base := filepath.Base(tf.Name)
 			for _, t := range tf.Tests {
@@ -121,10 +125,13 @@ func (e *env) test(ctx context.Context, args []string, f testFlags) error {
 				rep.start(d.dir, full)
 				res := testrun.Run(ctx, t, testrun.Options{
 					MockAll: f.mockAll, Crash: f.crash, Wall: e.clock, WorkDir: abs,
-					Workflows: all, Getenv: e.getenv, Environ: os.Environ,
+					Scratch: sc, Getenv: e.getenv, Environ: os.Environ,
 				})
 				rep.result(d.dir, full, t, res)
 			}
+		}
+		if err := sc.Close(); err != nil {
+			return fmt.Errorf("remove the scratch stores: %w", err)
 		}
 		rep.dirDone(d.dir, e.clock.Now().Sub(began))
 	}
@@ -254,4 +261,64 @@ func indentLines(s, prefix string) string {
 		lines[i] = prefix + l
 	}
 	return strings.Join(lines, "\n")
+}
+
+// splitTestArgs separates validate's arguments: test files named on their
+// own, and the test files of the directories named, from the workflow
+// paths (a directory stays a workflow path: loading it skips its test
+// files).
+func splitTestArgs(args []string) (workflows, tests []string, err error) {
+	for _, a := range args {
+		if lang.IsTestFile(a) {
+			tests = append(tests, a)
+			if !containsString(workflows, filepath.Dir(a)) {
+				workflows = append(workflows, filepath.Dir(a))
+			}
+			continue
+		}
+		workflows = append(workflows, a)
+		if info, err := os.Stat(a); err == nil && info.IsDir() {
+			m, err := filepath.Glob(filepath.Join(a, "*"+lang.TestFileSuffix))
+			if err != nil {
+				return nil, nil, fmt.Errorf("list %s: %w", a, err)
+			}
+			tests = append(tests, m...)
+		}
+	}
+	return workflows, tests, nil
+}
+
+func containsString(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// validateTests checks test files against the workflows of their
+// directories (validate: spec/testing.md), printing one line per valid
+// file and the diagnostics of the others.
+func (e *env) validateTests(files []string) error {
+	bad := 0
+	for _, name := range files {
+		mod, diags := lang.LoadPathsWith([]string{filepath.Dir(name)}, lang.LoadOptions{MaxFileSize: e.workflowFileLimit()})
+		if diags.HasErrors() {
+			// The workflows' own errors were reported by load.
+			bad++
+			continue
+		}
+		tf, d := e.checkTestFile(name, mod)
+		if d.HasErrors() {
+			bad++
+			continue
+		}
+		fmt.Fprintf(e.stdout, "%s: %s valid\n", name, plural(len(tf.Tests), "test is", "tests are"))
+	}
+	if bad > 0 {
+		return usageErrorf("%s invalid", plural(bad, "test file is", "test files are")).
+			hint("Fix the errors above and run the command again.")
+	}
+	return nil
 }
