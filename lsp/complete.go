@@ -14,6 +14,9 @@ import (
 // complete answers textDocument/completion at byte offset off of d.
 func (s *server) complete(d *document, off int) *CompletionList {
 	list := &CompletionList{Items: []CompletionItem{}}
+	if d.body == nil {
+		return list // over the size limit
+	}
 	site := lang.SiteAt(d.body, d.text.src, off)
 	wf := site.Label("workflow")
 	if wf == "" {

@@ -21,17 +21,23 @@
 // still unresolved; github.com/tliron/glsp's last release is v0.2.2 of
 // March 2024, its LSP 3.17 pull requests have been open since 2022, and it
 // brings sourcegraph/jsonrpc2, commonlog, kutil, gorilla/websocket and
-// go-deadlock. terraform-ls builds on creachadair/jrpc2, which is kept up,
-// but is a general JSON-RPC library with its own concurrency model, and
-// neither of these lets the server bound the size of a message before it
-// is read. The subset a server for one file type needs is small, and
-// owning it keeps the dependency list as it was and the limits in our
-// hands.
+// go-deadlock. terraform-ls, the HCL language server we took as a model,
+// takes only the transport from a library (creachadair/jrpc2) and
+// generates its own protocol types (internal/protocol); its handlers
+// (one file per method) work on a document store and on hcl-lang's
+// schema-driven decoder. A server for one file type needs a dozen protocol
+// types and a framing of some eighty lines; owning them keeps the
+// dependency list as it was and the message size limit in our hands,
+// checked before a body is read. The handlers follow terraform-ls's
+// shape: one file per concern, working on the open document, with the
+// schemas coming from the compiler itself (lang.SchemaOf) rather than a
+// copy.
 //
 // # What it must not do
 //
-// The server must not write to the database: it opens it read-only, and
-// only when it exists, to compare a workflow with its stored versions. It
+// The server must not write to the database: it opens it as validate
+// does, only when it exists and never creating it, and only reads it, to
+// compare a workflow with its stored versions. It
 // must not start goroutines: Serve reads, handles and answers one message
 // at a time on the caller's goroutine. It must not crash on any input: a
 // message larger than the limit is skipped unread, a body that is not

@@ -15,6 +15,9 @@ import (
 // hover answers textDocument/hover at byte offset off of d (nil: nothing
 // to say there).
 func (s *server) hover(ctx context.Context, d *document, off int) *Hover {
+	if d.body == nil {
+		return nil // over the size limit
+	}
 	site := lang.SiteAt(d.body, d.text.src, off)
 	path := site.Types()
 	wf := site.Label("workflow")
@@ -93,6 +96,9 @@ func (s *server) hoverRef(d *document, g *graph.Graph, site *lang.Site) *Hover {
 		if len(names) == 2 && names[0] == "step" {
 			return d.hoverPart(part, stepText(g, names[1]))
 		}
+		if len(names) == 2 && names[0] == "secret" {
+			return d.hoverPart(part, secretText(g, names[1]))
+		}
 		if len(names) == 2 && names[0] == "breaker" {
 			return d.hoverPart(part, fmt.Sprintf("breaker **%s** (shared by every run of the workflow)", names[1]))
 		}
@@ -115,7 +121,7 @@ func (s *server) hoverRef(d *document, g *graph.Graph, site *lang.Site) *Hover {
 	case len(names) == 2 && names[0] == "input":
 		return d.hoverPart(part, inputText(g, names[1]))
 	case len(names) == 2 && names[0] == "secrets":
-		return d.hoverPart(part, fmt.Sprintf("secret **%s**: string, read from the worker's environment when the action runs; never stored or printed", names[1]))
+		return d.hoverPart(part, secretText(g, names[1]))
 	}
 	if t := chainType(g, site, names); t != nil {
 		return d.hoverPart(part, fmt.Sprintf("`%s`: **%s**", strings.Join(names, "."), t))
@@ -174,6 +180,19 @@ func inputText(g *graph.Graph, name string) string {
 		}
 	}
 	return fmt.Sprintf("input **%s**", name)
+}
+
+// secretText describes secret name of g: where its value comes from.
+func secretText(g *graph.Graph, name string) string {
+	text := fmt.Sprintf("secret **%s**: string, read from the worker's environment when it is used; never stored or printed", name)
+	if g != nil {
+		for _, s := range g.Secrets {
+			if s.Name == name {
+				text += fmt.Sprintf("\n\nenvironment variable: `%s`", s.Env)
+			}
+		}
+	}
+	return text
 }
 
 func functionText(f expr.Function) string {

@@ -16,6 +16,9 @@ import (
 // found in the same workflow's syntax tree. nil when off is on no
 // reference or the block is not in the file.
 func definition(d *document, off int) []Location {
+	if d.body == nil {
+		return nil // over the size limit
+	}
 	site := lang.SiteAt(d.body, d.text.src, off)
 	ref := site.Ref
 	if len(ref.Parts) < 2 || ref.Cursor < 1 || (!site.InCEL && !ref.Static) {
@@ -89,6 +92,9 @@ func (d *document) symbol(b *hclsyntax.Block, kind int, detail string) DocumentS
 // formatted already. A file that does not parse is not formatted: the
 // request fails with the first syntax error.
 func format(d *document) ([]TextEdit, error) {
+	if d.body == nil {
+		return nil, errorf(codeRequestFailed, "the file is not formatted: it is over the size limit of a workflow file")
+	}
 	out, diags := lang.Format(d.path, d.text.src)
 	if diags.HasErrors() {
 		return nil, errorf(codeRequestFailed, "the file is not formatted: %s", firstError(diags))

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -95,5 +96,30 @@ func TestTextPositions(t *testing.T) {
 	}
 	if got := tx.offset(Position{0, 3}); got != 3 {
 		t.Errorf("inside a surrogate pair: %d", got)
+	}
+}
+
+// A document over the size limit gets one diagnostic, and requests on it
+// are answered without reading it.
+func TestDocumentTooLarge(t *testing.T) {
+	var out bytes.Buffer
+	s := newTestServer(t, &out)
+	s.opts.MaxFileSize = 64
+	doc := `workflow "w" {` + strings.Repeat("\n", 100) + "}\n"
+	open, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "textDocument/didOpen",
+		"params": map[string]any{"textDocument": map[string]any{"uri": fuzzURI, "languageId": "hcl", "version": 1, "text": doc}}})
+	mustHandle(t, s, open)
+	d := s.docs[fuzzURI]
+	if len(d.diags) != 1 || d.diags[0].Summary != "File too large" || d.body != nil {
+		t.Fatalf("diagnostics: %v", d.diags)
+	}
+	if h := s.hover(context.Background(), d, 3); h != nil {
+		t.Fatalf("hover on a file over the limit: %+v", h)
+	}
+	if l := s.complete(d, 3); len(l.Items) != 0 {
+		t.Fatalf("completion on a file over the limit: %+v", l)
+	}
+	if _, err := format(d); err == nil || !strings.Contains(err.Error(), "size limit") {
+		t.Fatalf("formatting a file over the limit: %v", err)
 	}
 }

@@ -23,7 +23,8 @@ type Options struct {
 	// Engine returns the engine over the database, or nil when there is
 	// no database. It is called whenever a document is compiled, so a
 	// database created while the server runs is found; it must open the
-	// database read-only and never create it.
+	// database only when it exists, never create it, and the server only
+	// reads through it.
 	Engine func(ctx context.Context) (*interp.Engine, error)
 	// Database names the database in messages (the DSN).
 	Database string
@@ -57,7 +58,8 @@ type document struct {
 	path    string // the file name in diagnostics
 	version int
 	text    *text
-	// body is the syntax tree, partial when the file does not parse.
+	// body is the syntax tree, partial when the file does not parse; nil
+	// when the file is over the size limit, which no request reads then.
 	body *hclsyntax.Body
 	mod  *lang.Module
 	// diags are the diagnostics of the last compile, store checks
@@ -347,9 +349,7 @@ func pathOf(uri string) string {
 // version checked against its stored versions) and publishes the
 // diagnostics.
 func (s *server) analyze(ctx context.Context, d *document) error {
-	d.mod, d.diags = nil, nil
-	body, _ := lang.ParseSyntax(d.path, d.text.src)
-	d.body = body
+	d.mod, d.diags, d.body = nil, nil, nil
 	if int64(len(d.text.src)) > s.opts.MaxFileSize {
 		d.diags = hcl.Diagnostics{{
 			Severity: hcl.DiagError,
@@ -359,6 +359,7 @@ func (s *server) analyze(ctx context.Context, d *document) error {
 		}}
 		return s.publish(d)
 	}
+	d.body, _ = lang.ParseSyntax(d.path, d.text.src)
 	eng, storeErr := s.engine(ctx)
 	opts := lang.LoadOptions{MaxFileSize: s.opts.MaxFileSize}
 	if eng != nil {
