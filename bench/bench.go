@@ -146,6 +146,8 @@ func Scenarios() []*Scenario {
 			run: foreachMemScenario(1000000), rss: &Target{Of: "ratio", Op: "<=", Limit: 1.5}, rssOf: "foreach-set-100k"},
 		{Name: "list", Description: "runs and show on a store of 100,000 runs and 1,000,000 attempts", run: listScenario},
 		{Name: "apply", Description: "flowrun apply of a 3-step workflow, wall time of the process", run: applyScenario},
+		{Name: "api-batch", Description: "one batch start request of 10,000 runs through flowrun serve's API (a loopback socket), FULL", run: apiBatchScenario},
+		{Name: "api-start", Description: "500 sequential start requests through flowrun serve's API (a loopback socket), FULL: latency against one commit", run: apiStartScenario},
 		{Name: "schedules", Description: "1,000 schedules with every = \"1m\" on one worker: fire lag and the scheduler's cost per due slot", run: schedulesScenario},
 	}
 }

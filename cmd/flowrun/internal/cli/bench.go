@@ -23,7 +23,8 @@ target it should meet: sequential set steps (FULL and NORMAL), sequential
 exec steps, 1,000 runs on one worker, a foreach over 10,000 items, resuming
 a 10,000-step run, the memory of a 100,000-attempt run, the memory of a
 foreach of 1,000,000 set items against one of 100,000, runs and show on a
-store of 100,000 runs, and apply's wall time. Each scenario runs in a child
+store of 100,000 runs, apply's wall time, and flowrun serve's API (a batch
+start of 10,000 runs, single start requests). Each scenario runs in a child
 process of its own, so its peak RSS is its own.
 
 --scale 1 (the default) uses the sizes the targets are set for and takes
