@@ -38,11 +38,13 @@ func (s *session) crash(ctx context.Context, base *execution) (int, []Failure) {
 				f = append(f, Failure{Pos: pos(s.t.Range), What: "crash outputs", Expected: string(base.run.Outputs), Actual: string(x.run.Outputs), Message: point})
 			}
 			for _, p := range x.problems {
-				if p.What == "crash" {
-					p.Pos = pos(s.t.Range)
-					p.Message = point + ": " + p.Message
-					f = append(f, p)
+				// The uninterrupted run had none of these (it passed):
+				// the crash caused them.
+				if p.What != "crash" {
+					p.What = "crash " + p.What
 				}
+				p.Message = point + ": " + p.Message
+				f = append(f, p)
 			}
 			fails = append(fails, f...)
 		}

@@ -65,7 +65,7 @@ func (s *session) engine(st store.Store, clk clock.Clock, inc int, x *execution)
 	o := interp.Options{
 		Clock:    clk,
 		Owner:    store.Owner{Host: "flowrun-test", PID: deadPID(inc), Worker: "t"},
-		Rand:     rand.New(rand.NewPCG(1, 2)),
+		Rand:     rand.New(rand.NewPCG(1, 2+uint64(inc))), // a restarted engine draws other ids
 		ParkWait: -1,
 		Getenv:   s.o.Getenv,
 		Environ:  s.o.Environ,
@@ -224,7 +224,10 @@ func (s *session) execute(ctx context.Context, crashAfter int) (*execution, erro
 	eng := s.engine(st, clk, inc, x)
 	// restart drops a crashed engine for a new one on the same store.
 	restart := func(err error) bool {
-		if !errors.Is(err, errCrash) {
+		x.mu.Lock()
+		dead := x.dead[inc]
+		x.mu.Unlock()
+		if err == nil || (!dead && !errors.Is(err, errCrash)) {
 			return false
 		}
 		x.mu.Lock()
