@@ -125,13 +125,9 @@ func describeCommit(ts []store.Transition) string {
 // mock answers the engine's Mock hook from the test's mock blocks.
 func (s *session) mock(x *execution, c interp.MockCall) (interp.MockResult, bool) {
 	if c.Alert != "" {
-		// Alerts are not steps: a test cannot mock them. They are sent
-		// for real, unless --mock-all, which suppresses them (an alert's
-		// failure never fails a run).
-		if s.o.MockAll {
-			return interp.MockResult{Error: &interp.MockError{Kind: "unmocked", Message: "alerts are not sent under --mock-all"}}, true
-		}
-		return interp.MockResult{}, false
+		// Alerts are not steps: a test neither mocks nor sends them (an
+		// alert's failure never fails a run; the run records it).
+		return interp.MockResult{Error: &interp.MockError{Kind: "test", Message: "alerts are not sent by flowrun test"}}, true
 	}
 	var m *testfile.Mock
 	if c.Workflow == s.t.Graph.Workflow {
