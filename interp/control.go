@@ -52,32 +52,11 @@ func (e *Engine) Signal(ctx context.Context, runID, name string, payload json.Ra
 // claimed), which is what a signal usually finds: a long run's graph is
 // then not loaded at all.
 func (e *Engine) checkSignal(ctx context.Context, run store.Run, name string) error {
-	l, err := e.load(ctx, run.Workflow, run.GraphHash)
+	waiting, names, err := e.signalsOf(ctx, run, name)
 	if err != nil {
 		return fmt.Errorf("signal run %s: %w", run.ID, err)
 	}
-	waiting := false
-	var names []string
-	for _, s := range l.g.Steps {
-		if s.Action.Kind != graph.KindWait {
-			continue
-		}
-		names = append(names, s.Action.Wait.Signal)
-		if s.Action.Wait.Signal != name || waiting {
-			continue
-		}
-		// Only the wait steps are read: a long run's history is not.
-		row, err := e.st.StepGet(ctx, run.ID, s.Name)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			waiting = true // not begun yet: it will wait
-		case err != nil:
-			return fmt.Errorf("signal run %s: %w", run.ID, err)
-		case !row.Status.Terminal():
-			waiting = true
-		}
-	}
-	if !waiting {
+	if len(waiting) == 0 {
 		hint := "it has no wait step"
 		if len(names) > 0 {
 			hint = fmt.Sprintf("its wait steps take %q and have finished or take another name", names)
@@ -85,6 +64,59 @@ func (e *Engine) checkSignal(ctx context.Context, run store.Run, name string) er
 		return fmt.Errorf("signal run %s: no step of the run waits for signal %q (%s): %w", run.ID, name, hint, store.ErrConflict)
 	}
 	return nil
+}
+
+// WaitingSignals returns the signal names a run would take now (Signal
+// accepts them): those of its wait steps that have not finished, in graph
+// order, each once; none for a finished run. runID may be any run
+// reference (ResolveRun).
+func (e *Engine) WaitingSignals(ctx context.Context, runID string) ([]string, error) {
+	run, err := e.ResolveRun(ctx, runID)
+	if err != nil {
+		return nil, fmt.Errorf("signals of run %s: %w", runID, err)
+	}
+	if run.Status.Terminal() {
+		return nil, nil
+	}
+	waiting, _, err := e.signalsOf(ctx, run, "")
+	if err != nil {
+		return nil, fmt.Errorf("signals of run %s: %w", run.ID, err)
+	}
+	return waiting, nil
+}
+
+// signalsOf reads the run's wait steps: waiting are the signal names of
+// those that have not finished (only name's, when name is not ""), each
+// once; all are the names of every wait step.
+func (e *Engine) signalsOf(ctx context.Context, run store.Run, name string) (waiting, all []string, err error) {
+	l, err := e.load(ctx, run.Workflow, run.GraphHash)
+	if err != nil {
+		return nil, nil, err
+	}
+	seen := map[string]bool{}
+	for _, s := range l.g.Steps {
+		if s.Action.Kind != graph.KindWait {
+			continue
+		}
+		sig := s.Action.Wait.Signal
+		all = append(all, sig)
+		if seen[sig] || name != "" && sig != name {
+			continue
+		}
+		// Only the wait steps are read: a long run's history is not.
+		row, err := e.st.StepGet(ctx, run.ID, s.Name)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			// not begun yet: it will wait
+		case err != nil:
+			return nil, nil, err
+		case row.Status.Terminal():
+			continue
+		}
+		seen[sig] = true
+		waiting = append(waiting, sig)
+	}
+	return waiting, all, nil
 }
 
 // Cancel asks for a run and its descendants to be canceled. A run nobody

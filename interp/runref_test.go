@@ -177,8 +177,17 @@ workflow "approve" {
 }`)
 	run := b.start("approve", nil)
 	b.drive(run.ID)
+	if got, err := b.e.WaitingSignals(b.ctx, "approve@last"); err != nil || strings.Join(got, " ") != "approval" {
+		t.Fatalf("WaitingSignals(approve@last) = %q, %v; want approval", got, err)
+	}
 	if _, err := b.e.Signal(b.ctx, "approve@last", "approval", nil); err != nil {
 		t.Fatalf("Signal(approve@last): %v", err)
+	}
+	if run = b.drive(run.ID); run.Status != store.RunCompleted {
+		t.Fatalf("the run is %s after its signal", run.Status)
+	}
+	if got, err := b.e.WaitingSignals(b.ctx, run.ID); err != nil || len(got) != 0 {
+		t.Fatalf("WaitingSignals of a completed run = %q, %v; want none", got, err)
 	}
 	if v, err := b.e.Show(b.ctx, "@last"); err != nil || v.RunID != run.ID {
 		t.Fatalf("Show(@last) = %v, %v", v, err)

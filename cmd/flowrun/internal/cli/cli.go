@@ -99,6 +99,7 @@ func commands() []*command {
 		lspCommand(),
 		versionCommand(),
 		testCommand(),
+		completionCommand(),
 	}
 }
 
@@ -170,6 +171,9 @@ func (e *env) main(ctx context.Context, args []string) int {
 		return ExitInvalid
 	}
 	verb := args[0]
+	if verb == completeVerb {
+		return e.complete(ctx, args[1:])
+	}
 	if verb == "help" {
 		return e.help(args[1:])
 	}

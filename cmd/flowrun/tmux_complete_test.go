@@ -1,0 +1,84 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestTmuxBashCompletion loads the script of `flowrun completion bash` into
+// a real interactive bash (no rc files) in a tmux pane and completes with
+// the Tab key as a user does: a run id from a prefix of it, WORKFLOW@last
+// (bash splits words at @), WORKFLOW/KEY and the signal the run waits
+// for; each completed command line is then run.
+func TestTmuxBashCompletion(t *testing.T) {
+	p, flowrun := newTmux(t)
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash is not installed")
+	}
+	dir := t.TempDir()
+	db := filepath.Join(dir, "flowrun.db")
+	writeFile(t, filepath.Join(dir, "deploy.hcl"), `
+workflow "deploy" {
+  version = "1.0.0"
+  input "service" { type = string }
+  key = "input.service"
+  step "ask" {
+    wait { signal = "approval" }
+  }
+}
+`)
+	var ids []string
+	for _, service := range []string{"web", "api"} {
+		cmd := exec.Command(flowrun, "apply", "deploy.hcl", "--input", "service="+service, "--detach")
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "FLOWRUN_DB="+db, "NO_COLOR=1")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("flowrun apply: %v\n%s", err, out)
+		}
+		id := regexp.MustCompile(runID).FindString(string(out))
+		if id == "" {
+			t.Fatalf("no run id in the output of apply:\n%s", out)
+		}
+		ids = append(ids, id)
+	}
+	web, api := ids[0], ids[1]
+	// The shortest prefix of web's id that api's does not share, plus one.
+	n := 0
+	for n < len(web) && web[n] == api[n] {
+		n++
+	}
+	prefix := strings.ToLower(web[:n+1])
+
+	p.tmux("new-session", "-d", "-s", "main", "-x", "160", "-y", "40", "-c", dir,
+		"env", "TERM=xterm-256color", "NO_COLOR=1", "FLOWRUN_DB="+db, "PS1=$ ",
+		"PATH="+filepath.Dir(flowrun)+":"+os.Getenv("PATH"),
+		"bash", "--norc", "--noprofile", "-i")
+	keys := func(k ...string) { p.tmux(append([]string{"send-keys", "-t", "main"}, k...)...) }
+	keys("source <(flowrun completion bash); echo loaded", "Enter")
+	p.waitFor(`^loaded$`)
+
+	// A run id from a lower-case prefix of it.
+	keys("flowrun show "+prefix, "Tab")
+	p.waitFor(`^\$ flowrun show ` + web + `$`)
+	keys(" --json | grep run_id", "Enter")
+	p.waitFor(`^  "run_id": "` + web + `",$`)
+
+	// WORKFLOW@last: bash replaces only the piece after the @.
+	keys("flowrun show deploy@la", "Tab")
+	p.waitFor(`^\$ flowrun show deploy@last$`)
+	keys(" --json | grep run_id", "Enter")
+	p.waitFor(`^  "run_id": "` + api + `",$`)
+
+	// WORKFLOW/KEY, then the signal the run waits for.
+	keys("flowrun signal deploy/w", "Tab")
+	p.waitFor(`^\$ flowrun signal deploy/web$`)
+	keys("appr", "Tab")
+	p.waitFor(`^\$ flowrun signal deploy/web approval$`)
+	keys("Enter")
+	p.waitFor(`^signal approval delivered to run ` + web + `$`)
+}
