@@ -75,6 +75,7 @@ func TestScripts(t *testing.T) {
 			"mask":       cmdMask,
 			"runid":      cmdRunID,
 			"waitfile":   cmdWaitFile,
+			"waitmatch":  cmdWaitMatch,
 			"status":     cmdStatus,
 			"httpserve":  cmdHTTPServe,
 			"nest":       cmdNest,
@@ -165,6 +166,34 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		if time.Now().After(deadline) {
 			ts.Fatalf("waitfile %s: the file did not appear within 30s", args[0])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// cmdWaitMatch waits until a file (written by a background command, such
+// as logs -f redirected by sh) has a line matching a regular expression.
+// The 30s limit is a safety net against a hung test, never a timing
+// assumption.
+//
+//	waitmatch logs.out '^TIME  count stdout \| 1$'
+func cmdWaitMatch(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitmatch FILE REGEXP")
+	}
+	re, err := regexp.Compile("(?m)" + args[1])
+	ts.Check(err)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		data, err := os.ReadFile(ts.MkAbs(args[0]))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			ts.Fatalf("waitmatch %s: %v", args[0], err)
+		}
+		if re.Match(data) {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("waitmatch %s: no line matched %q within 30s; the file holds:\n%s", args[0], args[1], data)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

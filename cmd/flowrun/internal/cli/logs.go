@@ -28,20 +28,27 @@ const (
 func logsCommand() *command {
 	return &command{
 		name:  "logs",
-		args:  "RUN [--step STEP] [-f]",
-		short: "print a run's events; follow them live with -f",
+		args:  "RUN [--step STEP] [-f] [--output] [--json]",
+		short: "print a run's events and its steps' output; follow them live with -f",
 		long: `Logs prints the history of a run, one event per line with its time: claims,
 steps started, completed and failed, retries scheduled, signals received,
-version decisions. --step keeps the events of one step (and its foreach items
-and until iterations), or of one item or iteration (each[2], poll#3); a step
-the run does not have is refused (exit 2). -f keeps printing new events until
-the run ends; Ctrl-C stops following. RUN is a run id or a unique prefix of
-one. Control characters in what programs wrote are printed escaped, as \x1b
-and \r (show --json prints the exact text).`,
+version decisions. Between them come the lines exec steps wrote to stdout and
+stderr, as the steps wrote them (stored while they run, with secrets as ***),
+each prefixed by its step and stream: "count stdout | 1". --output prints
+only those lines. --step keeps the events and output of one step (and its
+foreach items and until iterations), or of one item or iteration (each[2],
+poll#3); a step the run does not have is refused (exit 2). -f keeps printing
+new events and output until the run ends; Ctrl-C stops following. --json
+prints one JSON object per line instead (fields in spec/semantics.md §16).
+RUN is a run id or a unique prefix of one. Control characters in what
+programs wrote (in events and in output lines) are printed escaped, as \x1b
+and \r (--json and show --json print the exact text).`,
 		store: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
-			step := fs.String("step", "", "only the events of this step")
-			follow := fs.Bool("f", false, "follow: keep printing new events until the run ends")
+			step := fs.String("step", "", "only the events and output of this step")
+			follow := fs.Bool("f", false, "follow: keep printing new events and output until the run ends")
+			outputOnly := fs.Bool("output", false, "only the output of exec steps, no events")
+			asJSON := fs.Bool("json", false, "print JSON lines: one object per event or output line")
 			return func(ctx context.Context, args []string) error {
 				if err := oneRunArg("logs", args, 1, "one RUN"); err != nil {
 					return err
@@ -55,37 +62,18 @@ and \r (show --json prints the exact text).`,
 						return err
 					}
 				}
+				lw := newLogWriter(e.stdout, st, run.ID, *step, *outputOnly, *asJSON)
 				if !*follow {
-					_, err := e.printEvents(ctx, st, run.ID, *step, 0)
-					return err
+					if err := lw.round(ctx); err != nil {
+						return err
+					}
+					return lw.end()
 				}
 				sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 				defer stop()
-				return e.followEvents(sctx, st, run.ID, *step)
+				return e.followLogs(sctx, st, lw)
 			}
 		},
-	}
-}
-
-// printEvents prints the run's events after the event id after, and returns
-// the id of the last event read.
-func (e *env) printEvents(ctx context.Context, st store.Store, runID, step string, after int64) (int64, error) {
-	const page = 500
-	for {
-		evs, err := st.EventList(ctx, store.EventListParams{RunID: runID, AfterID: after, Limit: page})
-		if err != nil {
-			return after, storeError("reading the events of run "+runID, err)
-		}
-		for _, ev := range evs {
-			after = ev.ID
-			if step != "" && !ofStep(ev.StepKey, step) {
-				continue
-			}
-			fmt.Fprintf(e.stdout, "%s  %s\n", ev.At.Local().Format("2006-01-02T15:04:05.000Z07:00"), describeEvent(ev))
-		}
-		if len(evs) < page {
-			return after, nil
-		}
 	}
 }
 
@@ -197,32 +185,30 @@ func checkStepFilter(ctx context.Context, eng *interp.Engine, run store.Run, fil
 	return usageErrorf("%s", msg).hint(hint)
 }
 
-// followEvents prints events as they come until the run is finished (and
-// its last events printed) or ctx is canceled.
-func (e *env) followEvents(ctx context.Context, st store.Store, runID, step string) error {
-	var after int64
+// followLogs prints events and output as they come until the run is
+// finished (and its last events and output printed) or ctx is canceled.
+func (e *env) followLogs(ctx context.Context, st store.Store, lw *logWriter) error {
 	for {
-		// Read the status before the events, so the events of the final
-		// transition are printed before stopping.
-		run, err := st.RunGet(ctx, runID)
+		// Read the status before the events and output, so the events of
+		// the final transition are printed before stopping.
+		run, err := st.RunGet(ctx, lw.runID)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return storeError("reading run "+runID, err)
+			return storeError("reading run "+lw.runID, err)
 		}
-		after, err = e.printEvents(ctx, st, runID, step, after)
-		if err != nil {
+		if err := lw.round(ctx); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			return err
 		}
 		if run.Status.Terminal() {
-			return nil
+			return lw.end()
 		}
 		if interp.WaitForChange(ctx, e.clock, st, followGap, followEvery) != nil {
-			return nil
+			return lw.end()
 		}
 	}
 }
