@@ -47,7 +47,7 @@ interrupted with Ctrl-C, 4 a version decision is needed, 5 store error,
 			fs.BoolVar(&o.newRun, "new", false, "start a new run even if one with the same key exists")
 			fs.BoolVar(&o.detach, "detach", false, "store and enqueue the run, print its id and exit; a worker runs it")
 			fs.BoolVar(&o.json, "json", false, "print the run as one JSON object (as show --json)")
-			fs.BoolVar(&o.run, "run", false, "a workflow with schedules: also start a run now (apply alone only activates its schedules)")
+			fs.BoolVar(&o.run, "run", false, "a workflow with schedules or webhooks: also start a run now (apply alone only stores it and activates its schedules)")
 			e.noTUIFlag(fs)
 			e.maxFileSizeFlag(fs)
 			fs.StringVar(&o.onMajor, "on-major", "", "decide runs blocked by a new MAJOR version: old, new, migrate, or fail (exit 4)")
@@ -66,7 +66,7 @@ type applyOptions struct {
 	detach     bool
 	json       bool
 	onMajor    string
-	run        bool // start a run of a scheduled workflow too (schedules.go)
+	run        bool // start a run of a scheduled or webhook workflow too (schedules.go)
 }
 
 func (e *env) apply(ctx context.Context, paths []string, o *applyOptions) error {
@@ -82,8 +82,8 @@ func (e *env) apply(ctx context.Context, paths []string, o *applyOptions) error 
 	if err != nil {
 		return err
 	}
-	if len(w.Graph.Schedules) > 0 && !o.run {
-		return e.applySchedules(ctx, mod, o)
+	if (len(w.Graph.Schedules) > 0 || len(w.Graph.Webhooks) > 0) && !o.run {
+		return e.applySchedules(ctx, mod, o) // webhooks.go: and webhooks
 	}
 	inputs, err := readInputs(ctx, w.Graph, o.pairs, o.inputsFile, e.inputsFileLimit())
 	if err != nil {

@@ -253,7 +253,7 @@ func (e *env) printNextFires(scs []store.Schedule, now time.Time) {
 // next fires, and starts no run.
 func (e *env) applySchedules(ctx context.Context, mod *lang.Module, o *applyOptions) error {
 	if len(o.pairs) > 0 || o.inputsFile != "" || o.newRun || o.detach {
-		return usageErrorf("this workflow has schedules: apply activates them and starts no run, so --input, --inputs, --new and --detach do not apply").
+		return usageErrorf("this workflow has %s: apply %s and starts no run, so --input, --inputs, --new and --detach do not apply", startersOf(mod), startersDo(mod)).
 			hint("Pass --run to also start a run now with these inputs.")
 	}
 	st, err := e.openStore(ctx, true)
@@ -264,7 +264,11 @@ func (e *env) applySchedules(ctx context.Context, mod *lang.Module, o *applyOpti
 	if err := e.storeVersions(ctx, eng, mod); err != nil {
 		return err
 	}
-	return e.activateSchedules(ctx, eng, mod)
+	if err := e.activateSchedules(ctx, eng, mod); err != nil {
+		return err
+	}
+	e.printWebhooks(mod)
+	return nil
 }
 
 // activateSchedules activates the schedules of every workflow of mod (a
