@@ -166,6 +166,20 @@ type Run struct {
 	// "queue", "version".
 	WaitReason string
 	UpdatedAt  time.Time
+	// Trace is the run's place in its OpenTelemetry trace, fixed when
+	// the run is created (zero for runs stored before it was recorded).
+	Trace Trace
+}
+
+// Trace is a run's trace: the trace it belongs to, the id of its root
+// span, and the span its root span is a child of (a child run's parent
+// run's root span; empty for a top-level run). Ids are lower-case hex
+// (32 digits for the trace, 16 for spans) as W3C trace context writes
+// them. The store keeps them as given and never reads them.
+type Trace struct {
+	TraceID      string
+	SpanID       string
+	ParentSpanID string
 }
 
 // RunSummary is a row of a run listing.
@@ -340,7 +354,9 @@ type RunInsertParams struct {
 	RootRunID     string // "" for a top-level run: the run's own id
 	// WorkDir is recorded as Run.WorkDir.
 	WorkDir string
-	Events  []EventWrite
+	// Trace is recorded as Run.Trace.
+	Trace  Trace
+	Events []EventWrite
 	// Delivery, when set, records the webhook delivery that starts the
 	// run, in the run's transaction: a delivery id already recorded for
 	// the webhook fails the insert with ErrDuplicateDelivery and writes
@@ -352,6 +368,14 @@ type RunInsertParams struct {
 type Delivery struct {
 	Webhook string
 	ID      string
+}
+
+// QueueStats are the runs due and not leased at an instant (RunQueue).
+type QueueStats struct {
+	Due int
+	// Oldest is the earliest available_at of the due runs; zero when
+	// none is due.
+	Oldest time.Time
 }
 
 // RunListParams filters a run listing, newest first.
@@ -640,6 +664,11 @@ type Store interface {
 	// not terminal and not blocked, restricted like RunClaimParams, for a
 	// worker deciding how long to sleep. ok is false when there is none.
 	RunNextAvailable(ctx context.Context, rootRunID string) (at time.Time, ok bool, err error)
+	// RunQueue counts the runs a claim at now could take (not terminal,
+	// not blocked, available_at at or before now, no lease or an expired
+	// one) and returns the earliest available_at among them, for metrics
+	// read at every scrape: one aggregate over the claim index.
+	RunQueue(ctx context.Context, now time.Time) (QueueStats, error)
 
 	// TransitionCommit applies transitions in one database transaction
 	// (one commit for the batch). A transition whose lease is lost is

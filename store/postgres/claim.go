@@ -232,3 +232,20 @@ func (s *Store) RunNextAvailable(ctx context.Context, rootRunID string) (time.Ti
 	}
 	return at, !at.IsZero(), nil
 }
+
+// runQueueSQL counts the runs a claim at $1 could take, with the claim's
+// own conditions (the partial index runs_claim). (SQLite: INDEXED BY
+// pins that index.)
+const runQueueSQL = `SELECT COUNT(*), MIN(available_at) FROM runs
+	WHERE status IN ('pending', 'running', 'waiting')
+		AND available_at <= $1
+		AND (lease_owner IS NULL OR lease_expires_at <= $1)`
+
+// RunQueue counts the runs due and not leased at now.
+func (s *Store) RunQueue(ctx context.Context, now time.Time) (store.QueueStats, error) {
+	var q store.QueueStats
+	if err := s.pool.QueryRow(ctx, runQueueSQL, now.UnixMicro()).Scan(&q.Due, sqlrow.Time(&q.Oldest)); err != nil {
+		return store.QueueStats{}, s.fail("counting the due runs", err)
+	}
+	return q, nil
+}

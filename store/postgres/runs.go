@@ -13,9 +13,11 @@ import (
 // insertRunSQL creates a pending run. The root is the given one, else the
 // parent's, else the run itself. (SQLite: ?N parameters; the same query.)
 const insertRunSQL = `INSERT INTO runs (id, workflow, version, graph_hash, key, status, inputs,
-	created_at, available_at, deadline_at, parent_run_id, parent_step_key, root_run_id, updated_at, work_dir)
+	created_at, available_at, deadline_at, parent_run_id, parent_step_key, root_run_id, updated_at, work_dir,
+	trace_id, trace_span_id, trace_parent_span_id)
 	VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11,
-		COALESCE($12::text, (SELECT r.root_run_id FROM runs r WHERE r.id = $10::text), $1), $7, $13::text)`
+		COALESCE($12::text, (SELECT r.root_run_id FROM runs r WHERE r.id = $10::text), $1), $7, $13::text,
+		$14::text, $15::text, $16::text)`
 
 // insertRun queues the insert of a pending run into b and its first events
 // into w. A zero AvailableAt means now; an empty RootRunID is the parent's
@@ -38,7 +40,8 @@ func (w *wtx) insertRun(b *batch, p store.RunInsertParams) error {
 		}
 		return fmt.Errorf("creating run %s: %w", p.ID, err)
 	}, insertRunSQL, p.ID, p.Workflow, p.Version, p.GraphHash, sqlrow.TextArg(p.Key), sqlrow.JSONArg(p.Inputs),
-		p.Now.UnixMicro(), avail.UnixMicro(), sqlrow.TimeArg(p.DeadlineAt), sqlrow.TextArg(p.ParentRunID), sqlrow.TextArg(p.ParentStepKey), sqlrow.TextArg(p.RootRunID), sqlrow.TextArg(p.WorkDir))
+		p.Now.UnixMicro(), avail.UnixMicro(), sqlrow.TimeArg(p.DeadlineAt), sqlrow.TextArg(p.ParentRunID), sqlrow.TextArg(p.ParentStepKey), sqlrow.TextArg(p.RootRunID), sqlrow.TextArg(p.WorkDir),
+		sqlrow.TextArg(p.Trace.TraceID), sqlrow.TextArg(p.Trace.SpanID), sqlrow.TextArg(p.Trace.ParentSpanID))
 	if d := p.Delivery; d != nil {
 		b.execWrap(func(err error) error {
 			if pgCode(err) == codeUniqueViolation {

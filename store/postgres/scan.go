@@ -14,7 +14,8 @@ import (
 const runCols = `id, workflow, version, graph_hash, key, status, inputs, outputs, error,
 	created_at, started_at, finished_at, available_at, deadline_at,
 	lease_owner, lease_epoch, lease_expires_at, parent_run_id, parent_step_key, root_run_id,
-	attempts_used, cancel_requested, wait_reason, updated_at, attempt, work_dir`
+	attempts_used, cancel_requested, wait_reason, updated_at, attempt, work_dir,
+	trace_id, trace_span_id, trace_parent_span_id`
 
 // qualified prefixes every column of a column list with table + ".", for a
 // statement where a bare name would be ambiguous (UPDATE ... FROM).

@@ -242,3 +242,19 @@ func (s *Store) RunNextAvailable(ctx context.Context, rootRunID string) (time.Ti
 	}
 	return at, !at.IsZero(), nil
 }
+
+// runQueueSQL counts the runs a claim at ?1 could take, on the claim
+// index (the claim's own conditions). (Postgres: $1; the same query.)
+const runQueueSQL = `SELECT COUNT(*), MIN(available_at) FROM runs INDEXED BY runs_claim
+	WHERE status IN ('pending', 'running', 'waiting')
+		AND available_at <= ?1
+		AND (lease_expires_at IS NULL OR lease_expires_at <= ?1)`
+
+// RunQueue counts the runs due and not leased at now.
+func (s *Store) RunQueue(ctx context.Context, now time.Time) (store.QueueStats, error) {
+	var q store.QueueStats
+	if err := s.queryRow(ctx, runQueueSQL, now.UnixMicro()).Scan(&q.Due, sqlrow.Time(&q.Oldest)); err != nil {
+		return store.QueueStats{}, s.fail("counting the due runs", err)
+	}
+	return q, nil
+}

@@ -14,9 +14,10 @@ import (
 )
 
 const insertRunSQL = `INSERT INTO runs (id, workflow, version, graph_hash, key, status,
-	created_at, available_at, deadline_at, parent_run_id, parent_step_key, root_run_id, updated_at, work_dir)
+	created_at, available_at, deadline_at, parent_run_id, parent_step_key, root_run_id, updated_at, work_dir,
+	trace_id, trace_span_id, trace_parent_span_id)
 	VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9, ?10,
-		COALESCE(?11, (SELECT root_run_id FROM runs WHERE id = ?9), ?1), ?6, ?12)`
+		COALESCE(?11, (SELECT root_run_id FROM runs WHERE id = ?9), ?1), ?6, ?12, ?13, ?14, ?15)`
 
 // insertInputsSQL stores a run's inputs apart from its row (0005).
 const insertInputsSQL = `INSERT INTO run_inputs (run_id, inputs) VALUES (?1, ?2)`
@@ -66,7 +67,8 @@ func (w *wtx) insertRun(p store.RunInsertParams) error {
 		avail = p.Now
 	}
 	_, err := w.exec(insertRunSQL, p.ID, p.Workflow, p.Version, p.GraphHash, sqlrow.TextArg(p.Key),
-		p.Now.UnixMicro(), avail.UnixMicro(), sqlrow.TimeArg(p.DeadlineAt), sqlrow.TextArg(p.ParentRunID), sqlrow.TextArg(p.ParentStepKey), sqlrow.TextArg(p.RootRunID), sqlrow.TextArg(p.WorkDir))
+		p.Now.UnixMicro(), avail.UnixMicro(), sqlrow.TimeArg(p.DeadlineAt), sqlrow.TextArg(p.ParentRunID), sqlrow.TextArg(p.ParentStepKey), sqlrow.TextArg(p.RootRunID), sqlrow.TextArg(p.WorkDir),
+		sqlrow.TextArg(p.Trace.TraceID), sqlrow.TextArg(p.Trace.SpanID), sqlrow.TextArg(p.Trace.ParentSpanID))
 	switch sqliteExtCode(err) {
 	case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
 		return fmt.Errorf("run %s already exists: %w", p.ID, store.ErrConflict)

@@ -44,7 +44,8 @@ const runColsHead = `id, workflow, version, graph_hash, key, status,
 const runColsTail = `, outputs, error,
 	created_at, started_at, finished_at, available_at, deadline_at,
 	lease_owner, lease_epoch, lease_expires_at, parent_run_id, parent_step_key, root_run_id,
-	attempts_used, cancel_requested, wait_reason, updated_at, attempt, work_dir`
+	attempts_used, cancel_requested, wait_reason, updated_at, attempt, work_dir,
+	trace_id, trace_span_id, trace_parent_span_id`
 
 // inputsCol is the inputs column of runCols.
 const inputsCol = `(SELECT ri.inputs FROM run_inputs ri WHERE ri.run_id = runs.id)`

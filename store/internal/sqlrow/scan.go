@@ -13,7 +13,8 @@ type Scanner interface{ Scan(dest ...any) error }
 //	created_at, started_at, finished_at, available_at, deadline_at,
 //	lease_owner, lease_epoch, lease_expires_at, parent_run_id,
 //	parent_step_key, root_run_id, attempts_used, cancel_requested,
-//	wait_reason, updated_at, attempt, work_dir
+//	wait_reason, updated_at, attempt, work_dir, trace_id, trace_span_id,
+//	trace_parent_span_id
 func ScanRun(sc Scanner) (store.Run, error) {
 	var r store.Run
 	var status string
@@ -22,7 +23,8 @@ func ScanRun(sc Scanner) (store.Run, error) {
 		Time(&r.CreatedAt), Time(&r.StartedAt), Time(&r.FinishedAt), Time(&r.AvailableAt), Time(&r.DeadlineAt),
 		Text(&r.Lease.Owner), &r.Lease.Epoch, Time(&r.LeaseExpiresAt),
 		Text(&r.ParentRunID), Text(&r.ParentStepKey), &r.RootRunID,
-		&r.AttemptsUsed, &r.CancelRequested, Text(&r.WaitReason), Time(&r.UpdatedAt), &r.Attempt, Text(&r.WorkDir))
+		&r.AttemptsUsed, &r.CancelRequested, Text(&r.WaitReason), Time(&r.UpdatedAt), &r.Attempt, Text(&r.WorkDir),
+		Text(&r.Trace.TraceID), Text(&r.Trace.SpanID), Text(&r.Trace.ParentSpanID))
 	r.Status = store.RunStatus(status)
 	return r, err
 }
