@@ -29,7 +29,10 @@ type httpCall struct {
 	isJSON  bool
 	expect  []int
 	idem    string
-	red     *redactor // the run's secrets, for messages and the body's cut
+	// traceparent is the attempt's span as W3C trace context, sent as
+	// the traceparent header unless the step sets one ("" for none).
+	traceparent string
+	red         *redactor // the run's secrets, for messages and the body's cut
 
 	// secretHeaders are the headers (canonical names) that carry a
 	// secret: a secret's value is in them, or their template reads
@@ -115,6 +118,9 @@ func runHTTP(ctx context.Context, client *http.Client, c *httpCall, limit int64)
 	}
 	if req.Header.Get("Idempotency-Key") == "" && c.idem != "" {
 		req.Header.Set("Idempotency-Key", c.idem)
+	}
+	if req.Header.Get("Traceparent") == "" && c.traceparent != "" {
+		req.Header.Set("Traceparent", c.traceparent)
 	}
 	cl := *client // the engine's client, with this request's redirect policy
 	cl.CheckRedirect = c.checkRedirect

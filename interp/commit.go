@@ -74,7 +74,9 @@ func (c *committer) run(ctx context.Context, batch []*submission) {
 		err = h(ts)
 	}
 	if err == nil {
+		began := c.e.clk.Now()
 		results, claimed, err = c.store(ctx, ts)
+		c.e.opts.Observer.Committed(c.e.clk.Now().Sub(began), err != nil)
 	}
 	for i, s := range batch {
 		switch {

@@ -19,6 +19,7 @@ import (
 	"github.com/flowrun/flowrun/lang/expr"
 	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/telemetry"
 )
 
 // Options configure an Engine. The zero value of every field has a default.
@@ -73,6 +74,16 @@ type Options struct {
 	// before the commit. flowrun test --crash uses it to drop an engine
 	// right after a chosen commit (commit.go). Production leaves it nil.
 	BeforeCommit func([]store.Transition) error
+	// Observer is told of runs started and ended, attempts ended, claims,
+	// reclaims, commits and schedule fires, for metrics and traces
+	// (telemetry.go; default telemetry.Nop). The engine knows no metrics
+	// or tracing library: the CLI passes telemetry/metrics and
+	// telemetry/tracing behind this interface.
+	Observer telemetry.Observer
+	// Traceparent passes each exec and http attempt its span as W3C trace
+	// context: the TRACEPARENT variable of an exec program, the
+	// traceparent header of an http request (set when tracing is on).
+	Traceparent bool
 }
 
 // Engine runs workflow graphs against a store. It is safe for concurrent
@@ -161,6 +172,9 @@ func New(st store.Store, opts Options) *Engine {
 	}
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 16
+	}
+	if opts.Observer == nil {
+		opts.Observer = telemetry.Nop{}
 	}
 	e := &Engine{
 		st:      st,

@@ -92,11 +92,15 @@ func (r *runner) prepare(ctx context.Context, u unit) (*flight, *stepError) {
 				// attempt find what is left of it (killOrphans) without
 				// hitting another database's run of the same id.
 				"FLOWRUN_OWNER="+r.owner)
+			if tp := r.traceparent(u.key, n); tp != "" {
+				f.exec.env = append(f.exec.env, "TRACEPARENT="+tp)
+			}
 		}
 	case graph.KindHTTP:
 		f.http, se = r.prepareHTTP(ctx, u.s.Action.HTTP, a)
 		if f.http != nil {
 			f.http.idem = f.idem
+			f.http.traceparent = r.traceparent(u.key, n)
 		}
 	}
 	if se != nil {

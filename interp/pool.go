@@ -109,6 +109,15 @@ func (p *pool) start(ctx context.Context, runs []store.Run, n int) {
 	defer p.mu.Unlock()
 	p.reserved -= n
 	p.freed.Broadcast()
+	if len(runs) > 0 {
+		obs := p.e.opts.Observer
+		obs.Claimed(len(runs))
+		for _, run := range runs {
+			if run.Lease.Epoch == 1 {
+				obs.RunStarted(telRun(run))
+			}
+		}
+	}
 	for _, run := range runs {
 		r := p.e.newRunner(run, p.owner.String())
 		if p.draining {

@@ -171,6 +171,7 @@ func (r *runner) flush(ctx context.Context) error {
 		return err
 	}
 	r.applyRun(t)
+	r.observe(&t)
 	if len(t.Alerts) > 0 {
 		r.e.wakeAlerts()
 	}
@@ -366,6 +367,12 @@ func (r *runner) rebuild(ctx context.Context) error {
 	}
 	if len(atts) > 0 {
 		now := r.e.clk.Now()
+		reclaimed := false
+		defer func() {
+			if reclaimed {
+				r.e.opts.Observer.Reclaimed(r.run.Workflow)
+			}
+		}()
 		for _, a := range atts {
 			if r.rows[a.StepKey] == nil {
 				continue // a forgotten until iteration: it never runs again
@@ -384,6 +391,7 @@ func (r *runner) rebuild(ctx context.Context) error {
 					// its action before the step runs again.
 					killOrphans(r.run.ID, a.StepKey, a.Attempt, a.Owner)
 				}
+				reclaimed = true
 				a.Status = store.AttemptInterrupted
 				a.FinishedAt = now
 				a.Error = mustJSON(&stepError{Kind: "interrupted", Message: "the worker running this attempt (" + a.Owner + ") stopped before it finished; the step runs again"})

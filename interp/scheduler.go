@@ -230,6 +230,7 @@ func (e *Engine) fireSlots(ctx context.Context, slots []dueSlot, now time.Time, 
 			}
 		}
 		n := 0
+		fired := e.clk.Now()
 		for i, ds := range chunk {
 			k := [2]string{ds.sc.Workflow, ds.sc.Name}
 			switch {
@@ -248,6 +249,7 @@ func (e *Engine) fireSlots(ctx context.Context, slots []dueSlot, now time.Time, 
 				case o.Err == nil:
 					if o.Result.Run.ID != "" {
 						n++
+						e.opts.Observer.ScheduleFired(ds.sc.Workflow, max(fired.Sub(ds.slot), 0))
 					}
 				case errors.Is(o.Err, store.ErrAlreadyFired):
 					// another worker fired it

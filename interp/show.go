@@ -37,6 +37,9 @@ type RunView struct {
 	WaitReason  string
 	ParentRunID string
 	ParentStep  string
+	// TraceID is the run's OpenTelemetry trace id (a child run's is its
+	// parent's); "" for a run stored before traces were recorded.
+	TraceID string
 	// Order lists the step names in the graph's (topological) order, for
 	// printing; JSON objects have no order.
 	Order []string
@@ -117,6 +120,12 @@ func (v *RunView) MarshalJSON() ([]byte, error) {
 		buf = append(buf, `,"step":`...)
 		buf = appendJSONString(buf, v.ParentStep)
 		buf = append(buf, '}')
+	} else {
+		buf = append(buf, "null"...)
+	}
+	buf = append(buf, `,"trace_id":`...)
+	if v.TraceID != "" {
+		buf = appendJSONString(buf, v.TraceID)
 	} else {
 		buf = append(buf, "null"...)
 	}
@@ -295,6 +304,7 @@ func (e *Engine) Show(ctx context.Context, runID string) (*RunView, error) {
 	v := &RunView{RunID: run.ID, Workflow: run.Workflow, Version: run.Version, Key: run.Key, Status: run.Status,
 		Inputs: orNull(run.Inputs), Outputs: orNull(run.Outputs), Error: orNull(run.Error),
 		Steps: map[string]*StepView{}, WaitReason: run.WaitReason, ParentRunID: run.ParentRunID, ParentStep: run.ParentStepKey,
+		TraceID: run.Trace.TraceID,
 		Attempt: runAttempt(run), CreatedAt: timePtr(run.CreatedAt), StartedAt: timePtr(run.StartedAt), FinishedAt: timePtr(run.FinishedAt),
 		DeadlineAt: timePtr(run.DeadlineAt)}
 	if run.Status == store.RunWaiting {

@@ -81,7 +81,7 @@ workflow "child" {
 		t.Fatalf("decode %s: %v", raw, err)
 	}
 	wantKeys(t, "run", doc, "run_id", "workflow", "version", "key", "status", "wait_reason", "inputs", "outputs",
-		"error", "parent", "attempt", "created_at", "started_at", "finished_at", "deadline_at", "steps")
+		"error", "parent", "trace_id", "attempt", "created_at", "started_at", "finished_at", "deadline_at", "steps")
 	if doc["status"] != "waiting" || doc["wait_reason"] != "child" || doc["parent"] != nil || doc["attempt"] != 1.0 ||
 		doc["error"] != nil || doc["finished_at"] != nil {
 		t.Errorf("parent run = %s", raw)
@@ -137,7 +137,7 @@ func TestRunViewJSON(t *testing.T) {
 	at := time.Date(2025, 1, 2, 3, 4, 5, 6e6, time.FixedZone("x", 3600))
 	v := &RunView{RunID: "R", Workflow: "w", Version: "1.0.0", Key: "k", Status: store.RunFailed,
 		Inputs: json.RawMessage(`{"q": "<a&b>"}`), Error: json.RawMessage(`{"kind":"exec"}`), Attempt: 2,
-		CreatedAt: &at, FinishedAt: &at, WaitReason: "signal:go",
+		CreatedAt: &at, FinishedAt: &at, WaitReason: "signal:go", TraceID: "4bf92f3577b34da6a3ce929d0e0e4736",
 		Steps: map[string]*StepView{
 			"zeta":  {Status: store.StepCompleted, Attempts: 1, Output: json.RawMessage(`{"html":"<b>","u":"é\u2028"}`), StartedAt: &at},
 			"alpha": {Status: store.StepPending, Output: json.RawMessage("null")},
@@ -171,7 +171,8 @@ func TestRunViewJSON(t *testing.T) {
 	want := map[string]any{
 		"run_id": "R", "workflow": "w", "version": "1.0.0", "key": "k", "status": "failed", "wait_reason": nil,
 		"inputs": map[string]any{"q": "<a&b>"}, "outputs": nil, "error": map[string]any{"kind": "exec"}, "parent": nil,
-		"attempt": float64(2), "created_at": ts, "started_at": nil, "finished_at": ts, "deadline_at": nil,
+		"trace_id": "4bf92f3577b34da6a3ce929d0e0e4736",
+		"attempt":  float64(2), "created_at": ts, "started_at": nil, "finished_at": ts, "deadline_at": nil,
 		"steps": map[string]any{
 			"zeta":  step("completed", 1, map[string]any{"html": "<b>", "u": "é\u2028"}, nil, ts),
 			"alpha": step("pending", 0, nil, nil, nil),

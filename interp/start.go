@@ -12,6 +12,7 @@ import (
 	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/lang/naming"
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/telemetry"
 )
 
 // StartParams name the run to start.
@@ -242,7 +243,7 @@ func (e *Engine) insertParams(l *loaded, v store.Version, inputs map[string]any,
 	return store.RunInsertParams{
 		ID: id, Workflow: v.Workflow, Version: v.Version, GraphHash: v.Hash,
 		Key: key, Inputs: mustJSON(inputs), Now: now, AvailableAt: now,
-		DeadlineAt: deadline, RootRunID: id,
+		DeadlineAt: deadline, RootRunID: id, Trace: storeTrace(telemetry.NewTrace(id)),
 		Events: []store.EventWrite{{Kind: "run_created", Data: mustJSON(map[string]any{"version": v.Version, "key": key})}},
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/flowrun/flowrun/lang/expr"
 	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/telemetry"
 )
 
 var zeroTime time.Time
@@ -525,7 +526,8 @@ func (r *runner) startChild(ctx context.Context, u unit) bool {
 	}
 	p := r.e.insertParams(cl, v, inputs, key)
 	p.ParentRunID, p.ParentStepKey = r.run.ID, u.key
-	p.WorkDir = r.run.WorkDir // a child's graph was stored with its parent's files
+	p.Trace = storeTrace(telemetry.ChildTrace(runTrace(r.run), p.ID)) // the child joins its parent's trace
+	p.WorkDir = r.run.WorkDir                                         // a child's graph was stored with its parent's files
 	p.RootRunID = r.run.RootRunID
 	if p.RootRunID == "" {
 		p.RootRunID = r.run.ID

@@ -97,12 +97,21 @@ func TestImportRules(t *testing.T) {
 		{"schedule", []string{"lang", "interp", "store", "cmd"}, "schedule is pure time: it parses specs and computes slots, and knows neither the language, the engine nor the store"},
 		{"server", append([]string{"lang.", "cmd", "tui"}, drivers...), "the HTTP API calls the engine and reads through the store's interfaces; it parses no HCL, opens no driver and knows no front end"},
 		{"termtext", []string{"lang", "interp", "store", "tui", "cmd"}, "termtext escapes text for terminals; the CLI and flowtui share it, so it depends on neither, nor on what the text came from"},
+		{"telemetry", []string{"lang", "interp", "store", "tui", "cmd"}, "telemetry is what the engine reports, as plain values; it knows neither the engine, the store nor the language"},
+		{"interp", []string{"telemetry/metrics", "telemetry/tracing"}, "the engine reports through package telemetry's Observer; the Prometheus and OpenTelemetry implementations are wired in by the CLI"},
 	}
 	for _, p := range list {
 		from := rel(p.ImportPath)
 		for _, imp := range p.Imports {
 			to := rel(imp)
 			if !strings.HasPrefix(imp, module) {
+				// The engine and telemetry's interface know no metrics or
+				// tracing library: only telemetry/metrics and
+				// telemetry/tracing (and the CLI that wires them) do.
+				if (under(from, "interp") || from == "telemetry" || under(from, "store") || under(from, "lang")) &&
+					(strings.HasPrefix(imp, "github.com/prometheus/") || strings.HasPrefix(imp, "go.opentelemetry.io/")) {
+					t.Errorf("%s imports %s: metrics and tracing libraries stay behind telemetry.Observer, in telemetry/metrics and telemetry/tracing", from, imp)
+				}
 				continue
 			}
 			for _, r := range rules {

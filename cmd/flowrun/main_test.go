@@ -90,6 +90,7 @@ func TestScripts(t *testing.T) {
 // lines; durations are what a real clock makes them.
 var (
 	runIDPattern    = regexp.MustCompile(`\b[0-9A-HJKMNP-TV-Z]{26}\b`)
+	tracePattern    = regexp.MustCompile(`"trace_id": "[0-9a-f]{32}"`)
 	timePattern     = regexp.MustCompile(`\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?`)
 	stampPattern    = regexp.MustCompile(`\[\d\d:\d\d:\d\d\]`)
 	durationPattern = regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|us|ms|s|m|h)\b`)
@@ -121,6 +122,7 @@ func cmdMask(ts *testscript.TestScript, neg bool, args []string) {
 		return ids[id]
 	})
 	text = timePattern.ReplaceAllString(text, "TIME")
+	text = tracePattern.ReplaceAllString(text, `"trace_id": "TRACE"`)
 	text = stampPattern.ReplaceAllString(text, "[TIME]")
 	if durations {
 		text = durationPattern.ReplaceAllString(text, "DUR")

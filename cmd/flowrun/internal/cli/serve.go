@@ -6,7 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -22,7 +22,7 @@ import (
 func serveCommand() *command {
 	return &command{
 		name:  "serve",
-		args:  "[--listen 127.0.0.1:8080] [--worker N] [--no-auth] [--tls-cert FILE --tls-key FILE]",
+		args:  "[--listen 127.0.0.1:8080] [--worker N] [--no-auth] [--tls-cert FILE --tls-key FILE] [--log-format text|json] [--log-level LEVEL]",
 		short: "serve the HTTP API: start, signal, cancel, retry, decide and watch runs",
 		long: `Serve answers the HTTP API of spec/api.md on --listen: JSON under /v1 (the
 same objects as --json prints), Server-Sent Events of a run's events, and
@@ -35,7 +35,12 @@ worker --concurrency N); without it, other workers run the runs started.
 SIGTERM or Ctrl-C stops it gracefully: it accepts no more connections, ends
 the event streams (their clients resume with Last-Event-ID), lets the
 requests in flight finish, then drains the worker for up to --grace. A second
-signal stops it at once.`,
+signal stops it at once.
+
+/metrics serves Prometheus metrics without a token, as /healthz does (counts
+by workflow and step; no run's data): spec/observability.md lists them. It
+logs to stderr through log/slog: --log-format text (key=value, the default)
+or json, --log-level debug, info, warn or error.`,
 		store: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			listen := fs.String("listen", "127.0.0.1:8080", "the address to listen on, HOST:PORT (port 0 picks a free one)")
@@ -49,6 +54,7 @@ signal stops it at once.`,
 			maxBody := fs.Int64("max-body", 1<<20, "the largest request body read, in bytes; larger is refused with 413")
 			rate := fs.Float64("rate", 100, "requests a second one token may make on average (twice that at once)")
 			addrFile := fs.String("addr-file", "", "write the address listened on to this file once listening (for scripts, with port 0)")
+			logs := addLogFlags(fs)
 			return func(ctx context.Context, args []string) error {
 				if len(args) > 0 {
 					return usageErrorf("serve takes no arguments, got %q", args[0]).hint("Run: flowrun serve [--listen 127.0.0.1:8080]")
@@ -86,7 +92,11 @@ signal stops it at once.`,
 				case *rate <= 0:
 					return usageErrorf("--rate must be more than 0, got %g", *rate).hint("Pass --rate 100.")
 				}
-				return e.serve(ctx, serveConfig{
+				lg, err := logs.logger(e.stderr, e.clock)
+				if err != nil {
+					return err
+				}
+				return e.serve(ctx, serveConfig{log: lg,
 					listen: *listen, worker: *worker, noAuth: *noAuth, certs: certs, grace: *grace,
 					headerTimeout: *headerTimeout, idle: *idle, maxBody: *maxBody, rate: *rate, addrFile: *addrFile,
 				})
@@ -96,6 +106,7 @@ signal stops it at once.`,
 }
 
 type serveConfig struct {
+	log           *slog.Logger
 	listen        string
 	worker        int
 	noAuth        bool
@@ -127,8 +138,11 @@ func (e *env) serve(ctx context.Context, c serveConfig) error {
 	if err != nil {
 		return err
 	}
-	eng := e.workerEngine(st, e.getenv("FLOWRUN_HOST"), 30*time.Second)
+	lg := c.log
+	m := e.newMetrics(st)
+	eng := e.workerEngine(st, e.getenv("FLOWRUN_HOST"), 30*time.Second, lg, m)
 	api := server.New(server.Options{Engine: eng, Clock: e.clock, NoAuth: c.noAuth, MaxBody: c.maxBody, Rate: c.rate})
+	api.Mount("GET /metrics", m)
 	ln, err := net.Listen("tcp", c.listen)
 	if err != nil {
 		return usageErrorf("cannot listen on %s: %v", c.listen, err).hint("Pass --listen with a free HOST:PORT (port 0 picks one).")
@@ -143,7 +157,7 @@ func (e *env) serve(ctx context.Context, c serveConfig) error {
 		ReadHeaderTimeout: c.headerTimeout,
 		IdleTimeout:       c.idle,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          log.New(e.stderr, "flowrun serve: ", 0),
+		ErrorLog:          slog.NewLogLogger(lg.Handler(), slog.LevelWarn),
 	}
 
 	var w *interp.Worker
@@ -173,7 +187,8 @@ func (e *env) serve(ctx context.Context, c serveConfig) error {
 	if w != nil {
 		work = fmt.Sprintf("a worker of up to %d runs", c.worker)
 	}
-	fmt.Fprintf(e.stderr, "flowrun serve: listening on %s://%s (%s, %s) over %s; stop with Ctrl-C or SIGTERM.\n", scheme, addr, auth, work, e.dsn)
+	lg.Info(fmt.Sprintf("listening on %s://%s (%s, %s) over %s; stop with Ctrl-C or SIGTERM", scheme, addr, auth, work, safeDSN(e.dsn)),
+		"addr", addr, "db", safeDSN(e.dsn))
 
 	var done <-chan struct{}
 	if w != nil {
@@ -187,7 +202,7 @@ func (e *env) serve(ctx context.Context, c serveConfig) error {
 		hs.Close()
 		return workerDied(ctx, w)
 	}
-	fmt.Fprintf(e.stderr, "flowrun serve: stopping: accepting no more connections, ending event streams, letting requests in flight finish for up to %s.\n", c.grace)
+	lg.Info(fmt.Sprintf("stopping: accepting no more connections, ending event streams, letting requests in flight finish for up to %s", c.grace))
 	api.CloseStreams()
 	shutCtx, cancelShut := context.WithCancel(ctx)
 	defer cancelShut()
@@ -206,17 +221,17 @@ func (e *env) serve(ctx context.Context, c serveConfig) error {
 		hs.Close()
 		cancelRun()
 		<-shut
-		fmt.Fprintf(e.stderr, "flowrun serve: stopped at once.\n")
+		lg.Warn("stopped at once")
 		return exitCode(ExitFailed)
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
-		fmt.Fprintf(e.stderr, "flowrun serve: requests still in flight were cut off: %v\n", err)
+		lg.Warn("requests still in flight were cut off", "error", err.Error())
 	}
 	if w != nil {
-		if err := e.drainWorker(ctx, w, c.grace, sigs, cancelRun); err != nil {
+		if err := e.drainWorker(ctx, w, c.grace, sigs, cancelRun, lg); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintf(e.stderr, "flowrun serve: stopped.\n")
+	lg.Info("stopped")
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -13,12 +14,13 @@ import (
 
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/telemetry"
 )
 
 func workerCommand() *command {
 	return &command{
 		name:  "worker",
-		args:  "[--concurrency N] [--grace DURATION] [--host NAME] [--lease DURATION]",
+		args:  "[--concurrency N] [--grace DURATION] [--host NAME] [--lease DURATION] [--metrics ADDR] [--log-format text|json] [--log-level LEVEL]",
 		short: "run a long-lived worker that claims and runs due runs",
 		long: `Worker claims runs that are due (enqueued with apply --detach, woken by a
 timer or a signal, or left by a process that died) and runs them, up to
@@ -39,13 +41,21 @@ taken over when its lease expires: --lease after the last heartbeat (default
 
 A step's program gets little of the worker's environment: PATH, HOME, USER,
 LANG, LC_*, TZ, TMPDIR and the variables its workflow names in pass_env;
-never FLOWRUN_DB or another FLOWRUN_* variable of the worker.`,
+never FLOWRUN_DB or another FLOWRUN_* variable of the worker.
+
+The worker logs to stderr through log/slog: --log-format text (key=value,
+the default) or json (one object a line), --log-level debug, info, warn or
+error. A line about a run carries run_id, and step and attempt when it is
+about one. --metrics HOST:PORT serves Prometheus metrics at /metrics
+(spec/observability.md lists them).`,
 		store: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			concurrency := fs.Int("concurrency", 16, "how many runs to work on at once")
 			grace := fs.Duration("grace", 30*time.Second, "how long a drain lets actions in flight finish")
 			host := fs.String("host", "", "the host name in this worker's leases (default $FLOWRUN_HOST, else the machine's)")
 			lease := fs.Duration("lease", 30*time.Second, "how long a run stays leased to this worker after its last heartbeat")
+			metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at http://ADDR/metrics (HOST:PORT; default: none)")
+			logs := addLogFlags(fs)
 			return func(ctx context.Context, args []string) error {
 				if len(args) > 0 {
 					return usageErrorf("worker takes no arguments, got %q", args[0]).hint("Run: flowrun worker [--concurrency N]")
@@ -63,15 +73,43 @@ never FLOWRUN_DB or another FLOWRUN_* variable of the worker.`,
 				if strings.Contains(h, "/") {
 					return usageErrorf("the host name %q must not contain a slash", h).hint("Pass --host (or set FLOWRUN_HOST) to a name without slashes.")
 				}
-				return e.work(ctx, *concurrency, *grace, h, *lease)
+				log, err := logs.logger(e.stderr, e.clock)
+				if err != nil {
+					return err
+				}
+				o := workOptions{concurrency: *concurrency, grace: *grace, host: h, lease: *lease, log: log}
+				if *metricsAddr != "" {
+					if err := checkListenAddr("--metrics", *metricsAddr); err != nil {
+						return err
+					}
+					if o.metrics, err = listenMetrics("--metrics", *metricsAddr); err != nil {
+						return err
+					}
+				}
+				return e.work(ctx, o)
 			}
 		},
 	}
 }
 
-// work runs a worker until a signal drains it; host ("" for the machine's
-// host name) and lease set its owner identity and lease length.
-func (e *env) work(ctx context.Context, concurrency int, grace time.Duration, host string, lease time.Duration) error {
+// workOptions are a worker's settings: host ("" for the machine's host
+// name) and lease set its owner identity and lease length; metrics, when
+// set, is the listener of --metrics.
+type workOptions struct {
+	concurrency int
+	grace       time.Duration
+	host        string
+	lease       time.Duration
+	log         *slog.Logger
+	metrics     *metricsServer
+}
+
+// work runs a worker until a signal drains it.
+func (e *env) work(ctx context.Context, o workOptions) error {
+	concurrency, log := o.concurrency, o.log
+	if o.metrics != nil {
+		defer o.metrics.close()
+	}
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -80,38 +118,46 @@ func (e *env) work(ctx context.Context, concurrency int, grace time.Duration, ho
 	if err != nil {
 		return err
 	}
-	eng := e.workerEngine(st, host, lease)
+	var observers []telemetry.Observer
+	if o.metrics != nil {
+		m := e.newMetrics(st)
+		observers = append(observers, m)
+		o.metrics.serve(m)
+		log.Info("serving metrics", "addr", o.metrics.addr, "path", "/metrics")
+	}
+	eng := e.workerEngine(st, o.host, o.lease, log, telemetry.Multi(observers...))
 	w := interp.NewWorker(eng, interp.WorkerOptions{Concurrency: concurrency})
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
 	if err := w.Start(runCtx); err != nil {
 		return fmt.Errorf("starting the worker: %w", err)
 	}
-	fmt.Fprintf(e.stderr, "flowrun worker: working on %s with up to %d runs at once; stop with Ctrl-C or SIGTERM.\n", e.dsn, concurrency)
+	log.Info(fmt.Sprintf("working on %s with up to %d runs at once; stop with Ctrl-C or SIGTERM", safeDSN(e.dsn), concurrency),
+		"db", safeDSN(e.dsn), "concurrency", concurrency)
 
 	select {
 	case <-sigs:
 	case <-w.Done():
 		return workerDied(ctx, w)
 	}
-	if err := e.drainWorker(ctx, w, grace, sigs, cancelRun); err != nil {
+	if err := e.drainWorker(ctx, w, o.grace, sigs, cancelRun, log); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stderr, "flowrun worker: drained and stopped.\n")
+	log.Info("drained and stopped")
 	return nil
 }
 
-// workerEngine returns the engine of a long-lived worker: its progress
-// lines name the run, and its leases carry host (or the machine's name)
-// and last lease.
-func (e *env) workerEngine(st store.Store, host string, lease time.Duration) *interp.Engine {
-	prog := &progress{w: e.stderr, withRun: true}
+// workerEngine returns the engine of a long-lived worker: it logs each
+// event of its runs to log (logEvent), reports to obs (metrics, traces),
+// and its leases carry host (or the machine's name) and last lease.
+func (e *env) workerEngine(st store.Store, host string, lease time.Duration, log *slog.Logger, obs telemetry.Observer) *interp.Engine {
 	return interp.New(st, interp.Options{
 		Clock:    e.clock,
 		Getenv:   e.getenv,
-		OnEvent:  e.display.gate(prog.event),
+		OnEvent:  e.display.gate(func(ev store.Event) { logEvent(log, ev) }),
 		Owner:    store.Owner{Host: host},
 		LeaseFor: lease,
+		Observer: obs,
 	})
 }
 
@@ -132,8 +178,8 @@ func workerDied(ctx context.Context, w *interp.Worker) error {
 // nothing more and the actions in flight finish for up to grace, then are
 // stopped (their runs resume later); a second signal on sigs stops it at
 // once (cancelRun ends its runs' context) and is exit 1.
-func (e *env) drainWorker(ctx context.Context, w *interp.Worker, grace time.Duration, sigs <-chan os.Signal, cancelRun context.CancelFunc) error {
-	fmt.Fprintf(e.stderr, "flowrun %s: draining: claiming no more runs and letting actions in flight finish for up to %s; signal again to stop at once.\n", e.verb, grace)
+func (e *env) drainWorker(ctx context.Context, w *interp.Worker, grace time.Duration, sigs <-chan os.Signal, cancelRun context.CancelFunc, log *slog.Logger) error {
+	log.Info(fmt.Sprintf("draining: claiming no more runs and letting actions in flight finish for up to %s; signal again to stop at once", grace))
 	stopCtx, cancelStop := context.WithCancel(ctx)
 	defer cancelStop()
 	done := make(chan error, 1)
@@ -145,7 +191,7 @@ func (e *env) drainWorker(ctx context.Context, w *interp.Worker, grace time.Dura
 	select {
 	case err = <-done:
 	case <-timer.C():
-		fmt.Fprintf(e.stderr, "flowrun %s: the grace period is over; stopping the actions still in flight (their runs resume later).\n", e.verb)
+		log.Warn("the grace period is over; stopping the actions still in flight (their runs resume later)")
 		cancelStop()
 		err = <-done
 	case <-sigs:
@@ -158,7 +204,7 @@ func (e *env) drainWorker(ctx context.Context, w *interp.Worker, grace time.Dura
 		return storeError("the worker stopped on a store error", err)
 	}
 	if forced {
-		fmt.Fprintf(e.stderr, "flowrun %s: stopped at once; interrupted runs resume under the next worker.\n", e.verb)
+		log.Warn("stopped at once; interrupted runs resume under the next worker")
 		return exitCode(ExitFailed)
 	}
 	return nil

@@ -1,0 +1,68 @@
+package metrics
+
+import (
+	"context"
+	"sort"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// The figures read from the store at each scrape (Options.Read): what
+// every worker on the database shares, so each worker exposes the same
+// values (aggregate them with max, not sum).
+var (
+	dueDesc = prometheus.NewDesc("flowrun_due_runs",
+		"Runs due now and not leased: what a claim could take (the queue depth), read from the store at the scrape.", nil, nil)
+	oldestDesc = prometheus.NewDesc("flowrun_oldest_due_run_age_seconds",
+		"How long the oldest due run has been due (0 when none is), read from the store at the scrape.", nil, nil)
+	breakerDesc = prometheus.NewDesc("flowrun_breaker_state",
+		"1 for the state each circuit breaker is in (closed, open, half-open), 0 for the others, read from the store at the scrape.",
+		[]string{"breaker", "state"}, nil)
+	deadDesc = prometheus.NewDesc("flowrun_dead_letters_open",
+		"Dead letters not yet retried or dropped, read from the store at the scrape.", nil, nil)
+)
+
+// breakerStates are the states flowrun_breaker_state sets, in order.
+var breakerStates = []string{"closed", "open", "half-open"}
+
+// storeCollector reads the store's figures when scraped.
+type storeCollector struct{ m *Metrics }
+
+func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- dueDesc
+	ch <- oldestDesc
+	ch <- breakerDesc
+	ch <- deadDesc
+}
+
+func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
+	o := c.m.opts
+	ctx, cancel := context.WithTimeout(context.Background(), o.ReadTimeout)
+	defer cancel()
+	s, err := o.Read(ctx)
+	if err != nil {
+		c.m.readErrors.Inc()
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(dueDesc, prometheus.GaugeValue, float64(s.Due))
+	age := 0.0
+	if s.Due > 0 && !s.OldestDue.IsZero() {
+		age = max(o.Now().Sub(s.OldestDue).Seconds(), 0)
+	}
+	ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, age)
+	names := make([]string, 0, len(s.Breakers))
+	for n := range s.Breakers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		for _, st := range breakerStates {
+			v := 0.0
+			if s.Breakers[n] == st {
+				v = 1
+			}
+			ch <- prometheus.MustNewConstMetric(breakerDesc, prometheus.GaugeValue, v, n, st)
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(deadDesc, prometheus.GaugeValue, float64(s.OpenDeadLetters))
+}
