@@ -36,6 +36,9 @@ func (e *Engine) Signal(ctx context.Context, runID, name string, payload json.Ra
 	if !json.Valid(payload) {
 		return store.Signal{}, fmt.Errorf("signal run %s: the signal data is not valid JSON; pass a JSON value such as '{\"approved\": true}'", run.ID)
 	}
+	if err := e.checkSignalData(ctx, run, name, payload); err != nil {
+		return store.Signal{}, err
+	}
 	sig, err := e.st.SignalSend(ctx, store.SignalSendParams{RunID: run.ID, Name: name, Payload: payload, Now: e.clk.Now()})
 	if err != nil {
 		return store.Signal{}, fmt.Errorf("signal run %s: %w", run.ID, err)
@@ -218,4 +221,46 @@ func (e *Engine) Retry(ctx context.Context, runID, fromStep string) (store.Run, 
 		return run, fmt.Errorf("retry run %s: %w", run.ID, err)
 	}
 	return run, nil
+}
+
+// SignalDataError is a signal refused because its data does not have the
+// type its wait step declares (language.md §8.6): nothing was written.
+type SignalDataError struct {
+	RunID, Step, Signal string
+	Type                *graph.Type
+	Problem             string // what is wrong, from graph.CheckValue
+}
+
+func (e *SignalDataError) Error() string {
+	return fmt.Sprintf("signal %q of run %s: the data does not have the type step %q declares (%s): %s",
+		e.Signal, e.RunID, e.Step, e.Type, e.Problem)
+}
+
+// checkSignalData checks a signal's data against the type of every wait
+// step of the run's graph that takes the signal name and declares one.
+// The graph is read (through the engine's cache) only to find those
+// steps.
+func (e *Engine) checkSignalData(ctx context.Context, run store.Run, name string, payload json.RawMessage) error {
+	l, err := e.load(ctx, run.Workflow, run.GraphHash)
+	if err != nil {
+		return fmt.Errorf("signal run %s: %w", run.ID, err)
+	}
+	var v any
+	decoded := false
+	for _, s := range l.g.Steps {
+		w := s.Action.Wait
+		if s.Action.Kind != graph.KindWait || w == nil || w.Signal != name || w.Type == nil {
+			continue
+		}
+		if !decoded {
+			if err := json.Unmarshal(payload, &v); err != nil {
+				return fmt.Errorf("signal run %s: the signal data is not valid JSON: %w", run.ID, err)
+			}
+			decoded = true
+		}
+		if err := graph.CheckValue(w.Type, v, "data"); err != nil {
+			return &SignalDataError{RunID: run.ID, Step: s.Name, Signal: name, Type: w.Type, Problem: err.Error()}
+		}
+	}
+	return nil
 }

@@ -263,7 +263,10 @@ func (c *compiler) buildAction(a *actionDecl, scope *scoper) (graph.Action, *gra
 		act.Sleep = s
 		return act, sleepOutputType
 	case graph.KindWait:
-		act.Wait = &graph.WaitAction{Signal: a.Signal, TimeoutMS: a.TimeoutMS}
+		act.Wait = &graph.WaitAction{Signal: a.Signal, TimeoutMS: a.TimeoutMS, Type: a.WaitType}
+		if a.WaitType != nil {
+			return act, a.WaitType
+		}
 		return act, graph.TypeAny
 	case graph.KindWorkflow:
 		wf := &graph.WorkflowAction{Name: a.Workflow, Version: a.Pin}

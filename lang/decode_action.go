@@ -42,6 +42,7 @@ type actionDecl struct {
 	// wait
 	Signal    string
 	TimeoutMS int64
+	WaitType  *graph.Type // nil: any
 	// workflow
 	Workflow      string
 	WorkflowRange hcl.Range // the name attribute's value
@@ -80,7 +81,7 @@ var (
 		{Name: "duration"}, {Name: "until"},
 	}}
 	waitSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-		{Name: "signal", Required: true}, {Name: "timeout"},
+		{Name: "signal", Required: true}, {Name: "timeout"}, {Name: "type"},
 	}}
 	childSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 		{Name: "name", Required: true}, {Name: "version", Required: true}, {Name: "input"},
@@ -220,6 +221,13 @@ func decodeActionBlock(block *hcl.Block, parent string, sm *SourceMap) (*actionD
 			ms, d := literalDuration(a)
 			diags = append(diags, d...)
 			act.TimeoutMS = ms
+		}
+		if a := c.Attributes["type"]; a != nil {
+			t, d := decodeTypeExpr(a.Expr)
+			diags = append(diags, d...)
+			if !d.HasErrors() && t.Kind != graph.KindAny {
+				act.WaitType = t
+			}
 		}
 	case graph.KindWorkflow:
 		c, d := content(block.Body, childSchema)

@@ -71,7 +71,10 @@ func problemOf(err error) *Problem {
 	var ce *interp.ConvertError
 	var ke *interp.KeyError
 	var kue *interp.KeyInUseError
+	var sde *interp.SignalDataError
 	switch {
+	case errors.As(err, &sde):
+		return &Problem{Status: http.StatusUnprocessableEntity, Detail: err.Error(), Err: err}
 	case errors.As(err, &ie):
 		return &Problem{Status: http.StatusUnprocessableEntity, Detail: err.Error(), Field: ie.Input, Err: err}
 	case errors.As(err, &ce):

@@ -1274,6 +1274,9 @@ func (d *fastDecoder) wait() *WaitAction {
 		case "timeout_ms":
 			d.seen(&set, 1<<1)
 			w.TimeoutMS = d.int64()
+		case "type":
+			d.seen(&set, 1<<2)
+			w.Type = d.typ()
 		default:
 			d.fail()
 		}

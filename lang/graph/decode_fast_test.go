@@ -224,12 +224,35 @@ func irEvery(t testing.TB) *graph.Graph {
 	return g
 }
 
+// irWaitTyped is irFull with a type on its wait step's data (language.md
+// §8.6), the one field irEvery leaves out.
+func irWaitTyped(t testing.TB) *graph.Graph {
+	t.Helper()
+	g := graph.IrFull(t)
+	typed := false
+	for i := range g.Steps {
+		if w := g.Steps[i].Action.Wait; w != nil {
+			w.Type = graph.ObjectOf(map[string]*graph.Type{"approved": graph.TypeBool, "by": graph.TypeString})
+			g.Steps[i].OutputType = w.Type
+			typed = true
+		}
+	}
+	if !typed {
+		t.Fatal("irFull has no wait step")
+	}
+	graph.Seal(g)
+	if err := graph.ValidateGraph(g); err != nil {
+		t.Fatalf("irWaitTyped is not valid: %v", err)
+	}
+	return g
+}
+
 // storedCorpus returns the graphs of every example, every valid test
 // workflow, every workflow of the conformance cases, and the hand-built
 // graphs, by name.
 func storedCorpus(t testing.TB) map[string]*graph.Graph {
 	t.Helper()
-	out := map[string]*graph.Graph{"irShip": graph.IrShip(t), "irFull": graph.IrFull(t), "irEvery": irEvery(t)}
+	out := map[string]*graph.Graph{"irShip": graph.IrShip(t), "irFull": graph.IrFull(t), "irEvery": irEvery(t), "irWaitTyped": irWaitTyped(t)}
 	add := func(name string, src []byte) {
 		m, diags := lang.LoadFile(name, src)
 		if diags.HasErrors() {

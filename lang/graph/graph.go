@@ -227,6 +227,10 @@ type SleepAction struct {
 type WaitAction struct {
 	Signal    string `json:"signal"`
 	TimeoutMS int64  `json:"timeout_ms,omitempty"`
+	// Type is the type the signal's data must have (nil: any): the step's
+	// output type, checked where the data is read at compile time and
+	// against the data when the signal is sent.
+	Type *Type `json:"type,omitempty"`
 }
 
 // WorkflowAction starts a child run and waits for it.

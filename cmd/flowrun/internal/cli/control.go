@@ -223,6 +223,11 @@ refused (exit 2). RUN is a run id or a unique prefix.`,
 				name := args[1]
 				eng := e.engine(st, nil)
 				sig, err := eng.Signal(ctx, run.ID, name, payload)
+				var de *interp.SignalDataError
+				if errors.As(err, &de) {
+					return usageErrorf("%s", de.Error()).
+						hint(fmt.Sprintf("Pass --data with a JSON value of type %s; nothing was delivered.", de.Type))
+				}
 				if errors.Is(err, store.ErrConflict) {
 					return usageErrorf("%s", trimSentinel(err)).
 						hint(fmt.Sprintf("Check the signal name and the run's state with: flowrun show %s", run.ID))
