@@ -22,7 +22,10 @@ func TestCheckTakeovers(t *testing.T) {
 			{ID: 3, Kind: "claimed", Owner: by, At: at(ms)},
 		}}
 	}
-	heartbeat := map[string]time.Time{"r1": at(3400)} // renewed at 400 ms
+	heartbeat := map[string]time.Time{leaseKey("r1", "host-0/100/w1"): at(3400)} // renewed at 400 ms
+	// The taker was killed later too, with a lease of its own recorded:
+	// that lease says nothing of the first takeover.
+	laterHolder := map[string]time.Time{leaseKey("r1", "host-1/200/w1"): at(9000)}
 	cases := []struct {
 		name    string
 		evs     map[string][]event
@@ -34,6 +37,7 @@ func TestCheckTakeovers(t *testing.T) {
 		{"no recorded lease: at claim plus lease (a heartbeat that lagged)", history("host-1/200/w1", 3000), nil, ""},
 		{"no recorded lease: at once, by pid test", history("host-1/200/w1", 1100), nil, "before its lease expired"},
 		{"by the same host", history("host-0/300/w1", 3500), heartbeat, "same host"},
+		{"the taker's own later lease is not the dead holder's", history("host-1/200/w1", 3500), laterHolder, ""},
 	}
 	for _, c := range cases {
 		took, bad := checkTakeovers(c.evs, killed, c.expires, lease)

@@ -92,7 +92,7 @@ func TestPostgresWorkersProof(t *testing.T) {
 
 	killed := map[int]killing{}       // by pid
 	dead := map[int]bool{}            // by worker index
-	expires := map[string]time.Time{} // by run: the lease a killed worker left
+	expires := map[string]time.Time{} // by leaseKey(run, holder): the lease a killed worker left
 	deadline := wall.Now().Add(timeout)
 	for kill := 1; ; {
 		counts := runStatusCounts(t, rdb)
@@ -264,7 +264,7 @@ func checkTakeovers(evs map[string][]event, killed map[int]killing, expires map[
 				if hostOf(ev.Owner) == hostOf(holder) {
 					bad = append(bad, fmt.Sprintf("run %s: %s took over from killed %s on the same host; every worker of the proof has a host of its own", runID, ev.Owner, holder))
 				}
-				exp, known := expires[runID]
+				exp, known := expires[leaseKey(runID, holder)]
 				if !known {
 					exp = claimedAt.Add(lease)
 				}
@@ -279,22 +279,27 @@ func checkTakeovers(evs map[string][]event, killed map[int]killing, expires map[
 	return took, bad
 }
 
+// leaseKey keys a lease expiry by run and holder: a run can be held, in
+// turn, by two workers that are both killed, and each takeover must be
+// checked against the lease of the holder it took over from.
+func leaseKey(runID, owner string) string { return runID + "\x00" + owner }
+
 // pgLeaseExpiries reads the lease expiry of every run that the given
-// owner still holds.
+// owner still holds, keyed by leaseKey.
 func pgLeaseExpiries(t *testing.T, db *sql.DB, ownerPrefix string, into map[string]time.Time) {
 	t.Helper()
-	rows, err := db.Query(`SELECT id, lease_expires_at FROM runs WHERE lease_owner LIKE $1 AND lease_expires_at IS NOT NULL`, ownerPrefix+"%")
+	rows, err := db.Query(`SELECT id, lease_owner, lease_expires_at FROM runs WHERE lease_owner LIKE $1 AND lease_expires_at IS NOT NULL`, ownerPrefix+"%")
 	if err != nil {
 		t.Fatalf("reading leases: %v", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var id string
+		var id, owner string
 		var us int64
-		if err := rows.Scan(&id, &us); err != nil {
+		if err := rows.Scan(&id, &owner, &us); err != nil {
 			t.Fatalf("reading leases: %v", err)
 		}
-		into[id] = time.UnixMicro(us)
+		into[leaseKey(id, owner)] = time.UnixMicro(us)
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatalf("reading leases: %v", err)
