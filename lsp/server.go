@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"path/filepath"
+	"sort"
 	"runtime/debug"
 
 	"github.com/flowrun/flowrun/interp"
@@ -306,7 +308,32 @@ func (s *server) open(ctx context.Context, p didOpenParams) error {
 	d := &document{uri: p.TextDocument.URI, path: pathOf(p.TextDocument.URI), version: p.TextDocument.Version,
 		text: newText([]byte(p.TextDocument.Text)), good: map[string]*graph.Graph{}}
 	s.docs[d.uri] = d
-	return s.analyze(ctx, d)
+	return s.analyzeFolder(ctx, d)
+}
+
+// analyzeFolder analyzes d, then the other open documents of its folder,
+// which are compiled with it and may see it differently now.
+func (s *server) analyzeFolder(ctx context.Context, d *document) error {
+	if err := s.analyze(ctx, d); err != nil {
+		return err
+	}
+	if !filepath.IsAbs(d.path) {
+		return nil
+	}
+	dir := filepath.Dir(d.path)
+	var others []*document
+	for _, o := range s.docs {
+		if o != d && filepath.IsAbs(o.path) && filepath.Dir(o.path) == dir {
+			others = append(others, o)
+		}
+	}
+	sort.Slice(others, func(i, j int) bool { return others[i].path < others[j].path })
+	for _, o := range others {
+		if err := s.analyze(ctx, o); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *server) change(ctx context.Context, p didChangeParams) error {
@@ -331,7 +358,7 @@ func (s *server) change(ctx context.Context, p didChangeParams) error {
 	}
 	d.text = newText(src)
 	d.version = p.TextDocument.Version
-	return s.analyze(ctx, d)
+	return s.analyzeFolder(ctx, d)
 }
 
 // pathOf is the file name of a document URI: the path of a file: URI,
@@ -344,10 +371,12 @@ func pathOf(uri string) string {
 	return u.Path
 }
 
-// analyze compiles d as `flowrun validate` would compile the file alone
-// (children looked up in the database when it exists, each workflow's
-// version checked against its stored versions) and publishes the
-// diagnostics.
+// analyze compiles d as `flowrun validate DIR` compiles the folder that
+// holds it (sources: a child workflow is found in the folder's files,
+// then in the database when it exists; each of d's workflows has its
+// version checked against its stored versions), and publishes d's
+// diagnostics. A test file (*.test.hcl) is parsed and checked against the
+// folder's workflows, as `flowrun test` checks it.
 func (s *server) analyze(ctx context.Context, d *document) error {
 	d.mod, d.diags, d.body = nil, nil, nil
 	if int64(len(d.text.src)) > s.opts.MaxFileSize {
@@ -371,9 +400,15 @@ func (s *server) analyze(ctx context.Context, d *document) error {
 			return gs, err
 		}
 	}
-	d.mod, d.diags = lang.LoadFileWith(d.path, d.text.src, opts)
+	if lang.IsTestFile(d.path) {
+		d.diags = s.checkTestFile(d, opts)
+		return s.publish(d)
+	}
+	var all hcl.Diagnostics
+	d.mod, all = lang.LoadSources(s.sources(d, true), opts)
+	d.diags = own(d, all)
 	for _, w := range d.mod.Workflows {
-		if w.Graph == nil {
+		if w.Graph == nil || w.File != d.path {
 			continue
 		}
 		d.good[w.Name] = w.Graph

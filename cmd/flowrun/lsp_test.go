@@ -542,3 +542,82 @@ func TestLSPVersionNoDatabase(t *testing.T) {
 	}
 	c.shutdown()
 }
+
+const lspChild = `workflow "restock" {
+  version = "1.0.0"
+  input "sku" { type = string }
+  output "count" { value = 3 }
+  step "a" {}
+}
+`
+
+const lspParent = `workflow "order" {
+  version = "1.0.0"
+  step "restock" {
+    workflow {
+      name    = "restock"
+      version = "1"
+      input   = { sku = "x" }
+    }
+  }
+  step "after" {
+    when = "steps.restock.output.count > 2"
+  }
+}
+`
+
+// A document is compiled with the other workflow files of its folder, as
+// validate DIR compiles them: a child in a saved sibling file types the
+// parent's step, an edit of the open child shows at once in the open
+// parent, and a test file is checked against the folder's workflows.
+func TestLSPFolder(t *testing.T) {
+	dir := t.TempDir()
+	child, parent := filepath.Join(dir, "child.hcl"), filepath.Join(dir, "parent.hcl")
+	if err := os.WriteFile(child, []byte(lspChild), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := startLSP(t, filepath.Join(dir, "flowrun.db"))
+	puri, curi := "file://"+parent, "file://"+child
+	c.open(puri, lspParent)
+	if diags := c.diagnostics(puri, 1); len(diags) != 0 {
+		t.Fatalf("the parent with its child saved beside it: %+v", diags)
+	}
+	var h struct {
+		Contents struct {
+			Value string `json:"value"`
+		} `json:"contents"`
+	}
+	c.request("textDocument/hover", at(puri, posOf(t, lspParent, "count > 2", 1)), &h)
+	if !strings.Contains(h.Contents.Value, "**number**") {
+		t.Fatalf("hover on the child's output field: %q", h.Contents.Value)
+	}
+
+	// Renaming the child's output in the open child breaks the parent.
+	c.open(curi, lspChild)
+	c.diagnostics(curi, 1)
+	c.diagnostics(puri, 1)
+	c.change(curi, 2, strings.Replace(lspChild, `output "count"`, `output "total"`, 1))
+	if diags := c.diagnostics(curi, 2); len(diags) != 0 {
+		t.Fatalf("the edited child: %+v", diags)
+	}
+	diags := c.diagnostics(puri, 1)
+	if len(diags) != 1 || !strings.Contains(diags[0].Message, "count") || diags[0].Range.Start.Line != 10 {
+		t.Fatalf("the parent after its child lost the output: %+v", diags)
+	}
+
+	// Undone: the parent is clean again.
+	c.change(curi, 3, lspChild)
+	c.diagnostics(curi, 3)
+	if diags := c.diagnostics(puri, 1); len(diags) != 0 {
+		t.Fatalf("the parent after the child was restored: %+v", diags)
+	}
+
+	// A test file: checked against the folder's workflows.
+	turi := "file://" + filepath.Join(dir, "order.test.hcl")
+	c.open(turi, "test \"t\" {\n  workflow = \"order\"\n  mock \"nope\" { output = {} }\n  expect { status = \"completed\" }\n}\n")
+	tdiags := c.diagnostics(turi, 1)
+	if len(tdiags) != 1 || !strings.Contains(tdiags[0].Message, `"nope"`) || tdiags[0].Range.Start.Line != 2 {
+		t.Fatalf("a test file mocking an unknown step: %+v", tdiags)
+	}
+	c.shutdown()
+}
