@@ -9,8 +9,8 @@ import (
 	"io"
 	"net/url"
 	"path/filepath"
-	"sort"
 	"runtime/debug"
+	"sort"
 
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang"
