@@ -1,7 +1,8 @@
 // Package progress is the live view `flowrun apply` shows inline on a
 // terminal while it drives a run: a spinner with the run's status, a line per
 // active step (attempt, duration, what it waits for, retry and timer
-// countdowns) and a progress bar of steps done over steps total. It follows
+// countdowns) with the last lines of output of each running exec step, and
+// a progress bar of steps done over steps total. It follows
 // the store like flowtui does, through the events appended since the last it
 // saw, so it shows what any process does to the run. It reads through the
 // engine that drives the run, so the run's graph is the one the drive
@@ -107,10 +108,15 @@ type FinishMsg struct{}
 type NoticeMsg string
 
 type polledMsg struct {
-	ch  feed.Changes
-	d   *feed.RunDetail
-	err error
+	ch    feed.Changes
+	d     *feed.RunDetail
+	lines []interp.OutputLine
+	err   error
 }
+
+// TailLines is how many of its last output lines the view shows under a
+// running step.
+const TailLines = 3
 
 type tickMsg struct{}
 
@@ -129,18 +135,36 @@ type Model struct {
 	done      bool
 	noTicks   bool // tests drive ticks by hand
 	notice    string
+	// out reads the run's live output; one poll at a time uses it.
+	out *interp.OutputFollower
+	// tails are the last TailLines output lines of each step (by step
+	// name), changed only by Update.
+	tails map[string][]interp.OutputLine
 }
 
 // New returns the model following runID.
 func New(bg context.Context, src *feed.Source, disp *display.Display, runID string) Model {
-	return Model{bg: bg, src: src, disp: disp, runID: runID}
+	m := Model{bg: bg, src: src, disp: disp, runID: runID, tails: map[string][]interp.OutputLine{}}
+	if src != nil && src.Engine != nil {
+		m.out = interp.NewOutputFollower(src.Engine.Store(), runID, nil)
+	}
+	return m
+}
+
+// readOutput reads the output lines stored since the last read (none
+// without a follower).
+func readOutput(ctx context.Context, out *interp.OutputFollower) ([]interp.OutputLine, error) {
+	if out == nil {
+		return nil, nil
+	}
+	return out.Next(ctx)
 }
 
 // Init reads the run in full.
 func (m Model) Init() tea.Cmd { return tea.Batch(m.first(), m.tick()) }
 
 func (m Model) first() tea.Cmd {
-	bg, src, id := m.bg, m.src, m.runID
+	bg, src, id, out := m.bg, m.src, m.runID, m.out
 	return func() tea.Msg {
 		// The cursor is read first, so nothing after the full read is missed.
 		cur, err := src.LastEventID(bg)
@@ -151,15 +175,20 @@ func (m Model) first() tea.Cmd {
 		if err != nil {
 			return polledMsg{err: err}
 		}
-		return polledMsg{ch: feed.Changes{Cursor: cur}, d: d}
+		lines, err := readOutput(bg, out)
+		return polledMsg{ch: feed.Changes{Cursor: cur}, d: d, lines: lines, err: err}
 	}
 }
 
 func (m Model) poll() tea.Cmd {
-	bg, src, cur, id := m.bg, m.src, m.cursor, m.runID
+	bg, src, cur, id, out := m.bg, m.src, m.cursor, m.runID, m.out
 	return func() tea.Msg {
 		ch, err := src.Poll(bg, cur, feed.Watch{RunID: id})
-		return polledMsg{ch: ch, d: ch.Open, err: err}
+		if err != nil {
+			return polledMsg{ch: ch, d: ch.Open, err: err}
+		}
+		lines, err := readOutput(bg, out)
+		return polledMsg{ch: ch, d: ch.Open, lines: lines, err: err}
 	}
 }
 
@@ -203,6 +232,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case polledMsg:
 		m.polling = false
 		m.err = msg.err
+		m.addTails(msg.lines)
 		if msg.err == nil {
 			if m.cursor < msg.ch.Cursor {
 				m.cursor = msg.ch.Cursor
@@ -279,6 +309,11 @@ func (m Model) View() string {
 			line += " · " + s.Detail
 		}
 		lines = append(lines, theme.Cut(termtext.Line(line), w))
+		if s.Status == store.StepRunning {
+			for _, t := range m.tails[s.Step] {
+				lines = append(lines, st.Faint.Render(theme.Cut(tailLine(s.Step, t), w)))
+			}
+		}
 	}
 	if m.d.Graph != nil {
 		total = max(total, len(m.d.Graph.Steps))
@@ -292,4 +327,35 @@ func (m Model) View() string {
 		lines = append(lines, st.Warning.Render(theme.Cut("  "+termtext.Line(m.notice), w)))
 	}
 	return strings.Join(lines, "\n") + "\n"
+}
+
+// addTails keeps the last TailLines output lines of each step.
+func (m *Model) addTails(lines []interp.OutputLine) {
+	if m.tails == nil {
+		m.tails = map[string][]interp.OutputLine{}
+	}
+	for _, l := range lines {
+		step, _, _, ok := store.ParseStepKey(l.StepKey)
+		if !ok {
+			continue
+		}
+		t := append(m.tails[step], l)
+		if len(t) > TailLines {
+			t = append(t[:0:0], t[len(t)-TailLines:]...)
+		}
+		m.tails[step] = t
+	}
+}
+
+// tailLine draws an output line under its step: the item or iteration key
+// when it is not the step's own, stderr marked, the text escaped.
+func tailLine(step string, l interp.OutputLine) string {
+	head := "    │ "
+	if l.StepKey != step {
+		head += l.StepKey + " "
+	}
+	if l.Stream == store.StreamStderr {
+		head += "stderr "
+	}
+	return head + termtext.Line(l.Text)
 }

@@ -122,3 +122,45 @@ func TestViewEscapesStoredText(t *testing.T) {
 		t.Errorf("live view holds raw control characters:\n%q", v)
 	}
 }
+
+// TestViewShowsOutputTail: under a running step the view shows the last
+// TailLines lines its program wrote (read from the store as they are
+// stored, items named by their key, stderr marked), escaped; a step that
+// is not running shows none.
+func TestViewShowsOutputTail(t *testing.T) {
+	b := fixture.New(t)
+	b.StoreHCL(t, fixture.Approve)
+	run := b.Start(t, "approve", map[string]any{"id": "A"})
+	var cs []store.OutputChunkWrite
+	for i, text := range []string{"one\n", "two\n", "three\n", "four \x1b[2Kfake\n"} {
+		cs = append(cs, store.OutputChunkWrite{StepKey: "build", Attempt: 1, Stream: store.StreamStdout, Chunk: i, At: fixture.T0, Data: []byte(text)})
+	}
+	cs = append(cs, store.OutputChunkWrite{StepKey: "each[2]", Attempt: 1, Stream: store.StreamStderr, Chunk: 0, At: fixture.T0, Data: []byte("item says\n")},
+		store.OutputChunkWrite{StepKey: "done", Attempt: 1, Stream: store.StreamStdout, Chunk: 0, At: fixture.T0, Data: []byte("finished step\n")})
+	if err := b.Engine.Store().StepOutputAppend(context.Background(), run.ID, cs); err != nil {
+		t.Fatal(err)
+	}
+	disp := display.New(&bytes.Buffer{}, true, b.Clock)
+	disp.Width = 120
+	bg, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m := New(bg, &feed.Source{Engine: b.Engine}, disp, run.ID)
+	m.noTicks = true
+	m = settle(t, m, m.first())
+	m.d.Steps = []store.Step{
+		{Key: "build", Step: "build", Index: -1, Iteration: -1, Status: store.StepRunning, StartedAt: fixture.T0},
+		{Key: "each", Step: "each", Index: -1, Iteration: -1, Status: store.StepRunning, StartedAt: fixture.T0},
+		{Key: "done", Step: "done", Index: -1, Iteration: -1, Status: store.StepCompleted, StartedAt: fixture.T0},
+	}
+	v := m.View()
+	for _, want := range []string{"    │ two\n", "    │ three\n", `    │ four \x1b[2Kfake` + "\n", "    │ each[2] stderr item says\n"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("live view lacks %q:\n%s", want, v)
+		}
+	}
+	for _, not := range []string{"│ one", "finished step", "\x1b"} {
+		if strings.Contains(v, not) {
+			t.Errorf("live view holds %q:\n%s", not, v)
+		}
+	}
+}
