@@ -112,6 +112,7 @@ var docs = []docEntry{
 	{Key: "sleep.until", Section: "#### 8.6", Type: "string template", Default: "–", Doc: "An RFC 3339 time to sleep until."},
 	{Key: "wait.signal", Section: "#### 8.6", Type: "string (literal)", Default: "required", Doc: "The signal's name."},
 	{Key: "wait.timeout", Section: "#### 8.6", Type: "duration", Default: "none: wait until the run's deadline †", Doc: "How long to wait for the signal."},
+	{Key: "wait.type", Section: "#### 8.6", Type: "type (as an input's, §3)", Default: "`any`", Doc: "The type of the signal's data, which is the step's output."},
 	{Key: "step.workflow.name", Section: "#### 8.6", Type: "string (literal)", Default: "required", Doc: "The child workflow's name."},
 	{Key: "step.workflow.version", Section: "#### 8.6", Type: "string (literal)", Default: "required †", Doc: "The child's version pin: \"1\", \"1.2\" or \"1.2.3\"."},
 	{Key: "step.workflow.input", Section: "#### 8.6", Type: "object of templates", Default: "`{}`", Doc: "The child's inputs."},

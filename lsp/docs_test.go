@@ -32,7 +32,7 @@ func TestDocsMatchSchema(t *testing.T) {
 	walk(nil)
 	for k := range want {
 		if docIndex[k] == nil {
-			t.Errorf("no docs row for %q, which the decoder accepts", k)
+			t.Errorf("no docs row for %q, which the decoder accepts: add its row to lsp/docs.go (type and default as in its spec/language.md row)", k)
 		}
 	}
 	for _, d := range docs {
