@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/flowrun/flowrun/store"
 )
 
 // feItems is a foreach step's item list held as its JSON, once: an item
@@ -237,4 +239,18 @@ func inputRef(cel string) (string, bool) {
 		}
 	}
 	return name, true
+}
+
+// ItemTotal returns how many items the foreach step whose own row is row
+// recorded when it evaluated its items: all of them, started or not (the
+// item rows exist only for the items started). inputs are the run's
+// inputs (items recorded as an input's list are read from them). It is 0
+// before the items are evaluated. Views use it to show done/total of all
+// items.
+func ItemTotal(row store.Step, inputs json.RawMessage) (int, error) {
+	it, err := itemsOf(row.State, inputs)
+	if err != nil {
+		return 0, err
+	}
+	return it.len(), nil
 }

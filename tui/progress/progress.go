@@ -15,6 +15,7 @@ package progress
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -282,6 +283,7 @@ func (m Model) View() string {
 	// escaped for the terminal before it is styled and cut.
 	lines := []string{st.StatusStyle(string(r.Status)).Render(theme.Cut(termtext.Line(head), w))}
 	done, total := 0, 0
+	items := itemsOf(m.d.Steps)
 	for _, s := range m.d.Steps {
 		if s.Index >= 0 || s.Iteration >= 0 {
 			continue
@@ -296,6 +298,14 @@ func (m Model) View() string {
 		line := fmt.Sprintf("  %s %-20s %s", theme.Icon(string(s.Status)), theme.Cut(s.Step, 20), s.Status)
 		if s.Attempts > 1 {
 			line += fmt.Sprintf(" · attempt %d", s.Attempts)
+		}
+		it := items[s.Step]
+		if n, err := interp.ItemTotal(s, r.Inputs); err == nil && n > 0 {
+			// Done over all the items, not over those started.
+			line += fmt.Sprintf(" · items %d/%d", it.done, n)
+			if it.failed > 0 {
+				line += fmt.Sprintf(", %d failed", it.failed)
+			}
 		}
 		if d := theme.Span(s.StartedAt, time.Time{}, now); d != "" {
 			line += " · " + d
@@ -313,6 +323,19 @@ func (m Model) View() string {
 			for _, t := range m.tails[s.Step] {
 				lines = append(lines, st.Faint.Render(theme.Cut(tailLine(s.Step, t), w)))
 			}
+		}
+		// The error behind a retry: the step's, or its retrying items'.
+		if s.Status == store.StepWaiting && strings.HasPrefix(s.Detail, "retry ") {
+			if e := errorLine(s.Error); e != "" {
+				lines = append(lines, st.Warning.Render(theme.Cut(termtext.Line("      last error: "+e), w)))
+			}
+		}
+		for i, r := range it.retrying {
+			if i == maxRetryLines {
+				lines = append(lines, theme.Cut(fmt.Sprintf("      … %d more items retrying", len(it.retrying)-i), w))
+				break
+			}
+			lines = append(lines, st.Warning.Render(theme.Cut(termtext.Line(fmt.Sprintf("      item %d %s · last error: %s", r.Index, r.Detail, errorLine(r.Error))), w)))
 		}
 	}
 	if m.d.Graph != nil {
@@ -358,4 +381,56 @@ func tailLine(step string, l interp.OutputLine) string {
 		head += "stderr "
 	}
 	return head + termtext.Line(l.Text)
+}
+
+// maxRetryLines bounds the lines of retrying items a foreach step shows.
+const maxRetryLines = 3
+
+// itemCounts are a foreach step's items as their rows say: those ended
+// (completed, failed, skipped or canceled), those failed, and those
+// waiting to retry.
+type itemCounts struct {
+	done, failed int
+	retrying     []store.Step
+}
+
+// itemsOf counts the item rows of each foreach step (index set, not an
+// until iteration).
+func itemsOf(steps []store.Step) map[string]itemCounts {
+	out := map[string]itemCounts{}
+	for _, s := range steps {
+		if s.Index < 0 || s.Iteration >= 0 {
+			continue
+		}
+		c := out[s.Step]
+		switch {
+		case s.Status.Terminal():
+			c.done++
+			if s.Status == store.StepFailed {
+				c.failed++
+			}
+		case s.Status == store.StepWaiting && strings.HasPrefix(s.Detail, "retry ") && len(s.Error) > 0:
+			c.retrying = append(c.retrying, s)
+		}
+		out[s.Step] = c
+	}
+	return out
+}
+
+// errorLine is a stored step error as one line: "kind: message".
+func errorLine(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var e struct {
+		Kind    string `json:"kind"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(raw, &e) != nil {
+		return string(raw)
+	}
+	if e.Kind == "" {
+		return e.Message
+	}
+	return e.Kind + ": " + e.Message
 }

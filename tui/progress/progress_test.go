@@ -3,6 +3,7 @@ package progress
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -161,6 +162,47 @@ func TestViewShowsOutputTail(t *testing.T) {
 	for _, not := range []string{"│ one", "finished step", "\x1b"} {
 		if strings.Contains(v, not) {
 			t.Errorf("live view holds %q:\n%s", not, v)
+		}
+	}
+}
+
+// TestViewForeachAndRetries: a foreach step shows its items done over all
+// its items (12 recorded, 6 started), and a step or item waiting to retry
+// shows the error behind the retry.
+func TestViewForeachAndRetries(t *testing.T) {
+	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(fixture.T0.Add(5*time.Second)))
+	disp.Width = 200
+	items := `{"items":["b-00","b-01","b-02","b-03","b-04","b-05","b-06","b-07","b-08","b-09","b-10","b-11"]}`
+	steps := []store.Step{
+		{Key: "batch", Step: "batch", Index: -1, Iteration: -1, Status: store.StepRunning, StartedAt: fixture.T0, State: json.RawMessage(items)},
+		{Key: "call", Step: "call", Index: -1, Iteration: -1, Status: store.StepWaiting, Attempts: 1, StartedAt: fixture.T0,
+			Detail: "retry 2/3", WakeAt: fixture.T0.Add(9 * time.Second), Error: json.RawMessage(`{"kind":"http","message":"GET http://x/ answered 503"}`)},
+	}
+	for i := range 6 {
+		s := store.Step{Key: store.StepKey("batch", i, -1), Step: "batch", Index: i, Iteration: -1, Status: store.StepCompleted, Attempts: 1}
+		switch i {
+		case 3:
+			s.Status, s.Error = store.StepFailed, json.RawMessage(`{"kind":"exec","message":"exit 1"}`)
+		case 4:
+			s.Status, s.Detail = store.StepWaiting, "retry 2/3"
+			s.Error = json.RawMessage(`{"kind":"exec","message":"command \"./load\" exited with status 75: busy"}`)
+		case 5:
+			s.Status = store.StepRunning
+		}
+		steps = append(steps, s)
+	}
+	m := Model{disp: disp, runID: "RUN1", d: &feed.RunDetail{
+		Run:   store.Run{ID: "RUN1", Workflow: "w", Status: store.RunRunning, StartedAt: fixture.T0, Inputs: json.RawMessage(`{}`)},
+		Steps: steps, Bound: "1.0.0"}}
+	v := m.View()
+	for _, want := range []string{
+		"batch                running · items 4/12, 1 failed",
+		"      item 4 retry 2/3 · last error: exec: command \"./load\" exited with status 75: busy",
+		"call                 waiting · ",
+		"      last error: http: GET http://x/ answered 503",
+	} {
+		if !strings.Contains(v, want) {
+			t.Errorf("live view lacks %q:\n%s", want, v)
 		}
 	}
 }

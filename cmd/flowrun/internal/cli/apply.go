@@ -26,7 +26,8 @@ only one, or the one --workflow names. A run with the same key that has not
 finished is resumed instead of starting another; one that completed is not run
 again (--new always starts a new run). Progress goes to stderr: on a
 terminal a live view (a spinner, the active steps with their retry and timer
-countdowns, a progress bar), otherwise or with --no-tui one plain line per
+countdowns and the error behind each retry, a foreach's items done over all
+its items, a progress bar), otherwise or with --no-tui one plain line per
 event; NO_COLOR turns colour off. The result goes to stdout, as JSON with
 --json.
 
