@@ -9,6 +9,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/flowrun/flowrun/interp"
 )
 
 // A message over the limit is skipped, not kept, and the next one is read.
@@ -121,5 +123,37 @@ func TestDocumentTooLarge(t *testing.T) {
 	}
 	if _, err := format(d); err == nil || !strings.Contains(err.Error(), "size limit") {
 		t.Fatalf("formatting a file over the limit: %v", err)
+	}
+}
+
+// A database that fails to open is tried once, not on every change, until
+// a document is saved; its failure is a warning on each document.
+func TestStoreFailureNotRetriedUntilSave(t *testing.T) {
+	s := newTestServer(t, io.Discard)
+	opens := 0
+	s.opts.Engine = func(context.Context) (*interp.Engine, error) {
+		opens++
+		return nil, errors.New("connection refused")
+	}
+	s.opts.Database = "postgres://db/x"
+	send := func(method string, params any) {
+		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+		mustHandle(t, s, body)
+	}
+	send("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": fuzzURI, "languageId": "hcl", "version": 1, "text": fuzzDoc}})
+	for v := 2; v < 5; v++ {
+		send("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": fuzzURI, "version": v}, "contentChanges": []map[string]any{{"text": fuzzDoc}}})
+	}
+	if opens != 1 {
+		t.Fatalf("the database was opened %d times over four compiles, want once", opens)
+	}
+	d := s.docs[fuzzURI]
+	if len(d.diags) != 1 || d.diags[0].Summary != "Cannot read the database" || !strings.Contains(d.diags[0].Detail, "postgres://db/x") {
+		t.Fatalf("diagnostics: %v", d.diags)
+	}
+	send("textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": fuzzURI}})
+	send("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": fuzzURI, "version": 9}, "contentChanges": []map[string]any{{"text": fuzzDoc}}})
+	if opens != 2 {
+		t.Fatalf("after a save the database was opened %d times in all, want 2", opens)
 	}
 }

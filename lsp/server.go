@@ -52,6 +52,8 @@ type server struct {
 	initialized bool
 	shutdown    bool
 	funcs       []expr.Function
+	// storeErr is the last failure to open the database (engine).
+	storeErr error
 }
 
 // document is an open file and what the server knows of it.
@@ -187,7 +189,10 @@ func (s *server) call(ctx context.Context, m *message) (result any, err error) {
 		return nil, errorf(codeInvalidRequest, "the server is shut down: only exit is accepted")
 	}
 	switch m.Method {
-	case "initialized", "$/cancelRequest", "$/setTrace", "textDocument/didSave", "workspace/didChangeConfiguration", "workspace/didChangeWatchedFiles":
+	case "initialized", "$/cancelRequest", "$/setTrace", "workspace/didChangeConfiguration", "workspace/didChangeWatchedFiles":
+		return nil, nil
+	case "textDocument/didSave":
+		s.storeErr = nil // try the database again
 		return nil, nil
 	case "shutdown":
 		s.shutdown = true
@@ -435,7 +440,7 @@ func (s *server) analyze(ctx context.Context, d *document) error {
 		d.diags = append(d.diags, &hcl.Diagnostic{
 			Severity: hcl.DiagWarning,
 			Summary:  "Cannot read the database",
-			Detail: fmt.Sprintf("Reading %s failed: %v. The workflow is checked without its stored versions until the database can be read.",
+			Detail: fmt.Sprintf("Reading %s failed: %v. The workflow is checked without its stored versions until the database can be read; it is tried again when a file is saved.",
 				s.opts.Database, storeErr),
 		})
 	}
@@ -443,11 +448,19 @@ func (s *server) analyze(ctx context.Context, d *document) error {
 }
 
 // engine returns the engine over the database, nil when there is none.
+// A database that fails to open is not tried again on every keystroke (a
+// Postgres server that is down could hold each one for its connect
+// timeout): the error stands until a document is saved.
 func (s *server) engine(ctx context.Context) (*interp.Engine, error) {
 	if s.opts.Engine == nil {
 		return nil, nil
 	}
-	return s.opts.Engine(ctx)
+	if s.storeErr != nil {
+		return nil, s.storeErr
+	}
+	eng, err := s.opts.Engine(ctx)
+	s.storeErr = err
+	return eng, err
 }
 
 func (s *server) publish(d *document) error {
