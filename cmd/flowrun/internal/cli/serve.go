@@ -17,6 +17,8 @@ import (
 
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/server"
+	"github.com/flowrun/flowrun/telemetry"
+	"github.com/flowrun/flowrun/telemetry/tracing"
 )
 
 func serveCommand() *command {
@@ -96,7 +98,11 @@ or json, --log-level debug, info, warn or error.`,
 				if err != nil {
 					return err
 				}
-				return e.serve(ctx, serveConfig{log: lg,
+				tr, err := e.openTracing(ctx)
+				if err != nil {
+					return err
+				}
+				return e.serve(ctx, serveConfig{log: lg, tracer: tr,
 					listen: *listen, worker: *worker, noAuth: *noAuth, certs: certs, grace: *grace,
 					headerTimeout: *headerTimeout, idle: *idle, maxBody: *maxBody, rate: *rate, addrFile: *addrFile,
 				})
@@ -107,6 +113,7 @@ or json, --log-level debug, info, warn or error.`,
 
 type serveConfig struct {
 	log           *slog.Logger
+	tracer        *tracing.Tracer // nil: no traces
 	listen        string
 	worker        int
 	noAuth        bool
@@ -139,8 +146,13 @@ func (e *env) serve(ctx context.Context, c serveConfig) error {
 		return err
 	}
 	lg := c.log
+	defer closeTracing(c.tracer, lg)
 	m := e.newMetrics(st)
-	eng := e.workerEngine(st, e.getenv("FLOWRUN_HOST"), 30*time.Second, lg, m)
+	var obs telemetry.Observer = m
+	if c.tracer != nil {
+		obs = telemetry.Multi(m, c.tracer)
+	}
+	eng := e.workerEngine(st, e.getenv("FLOWRUN_HOST"), 30*time.Second, lg, obs, c.tracer != nil)
 	api := server.New(server.Options{Engine: eng, Clock: e.clock, NoAuth: c.noAuth, MaxBody: c.maxBody, Rate: c.rate})
 	api.Mount("GET /metrics", m)
 	ln, err := net.Listen("tcp", c.listen)

@@ -15,6 +15,7 @@ import (
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/telemetry"
+	"github.com/flowrun/flowrun/telemetry/tracing"
 )
 
 func workerCommand() *command {
@@ -47,7 +48,10 @@ The worker logs to stderr through log/slog: --log-format text (key=value,
 the default) or json (one object a line), --log-level debug, info, warn or
 error. A line about a run carries run_id, and step and attempt when it is
 about one. --metrics HOST:PORT serves Prometheus metrics at /metrics
-(spec/observability.md lists them).`,
+(spec/observability.md lists them). OTEL_EXPORTER_OTLP_ENDPOINT (or
+OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) turns on OpenTelemetry traces over
+OTLP/HTTP: one trace per run, a span per attempt; the other OTEL_* variables
+(OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER, headers, timeouts) apply.`,
 		store: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			concurrency := fs.Int("concurrency", 16, "how many runs to work on at once")
@@ -78,6 +82,9 @@ about one. --metrics HOST:PORT serves Prometheus metrics at /metrics
 					return err
 				}
 				o := workOptions{concurrency: *concurrency, grace: *grace, host: h, lease: *lease, log: log}
+				if o.tracer, err = e.openTracing(ctx); err != nil {
+					return err
+				}
 				if *metricsAddr != "" {
 					if err := checkListenAddr("--metrics", *metricsAddr); err != nil {
 						return err
@@ -102,6 +109,7 @@ type workOptions struct {
 	lease       time.Duration
 	log         *slog.Logger
 	metrics     *metricsServer
+	tracer      *tracing.Tracer // nil: no traces
 }
 
 // work runs a worker until a signal drains it.
@@ -110,6 +118,7 @@ func (e *env) work(ctx context.Context, o workOptions) error {
 	if o.metrics != nil {
 		defer o.metrics.close()
 	}
+	defer closeTracing(o.tracer, log)
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -125,7 +134,11 @@ func (e *env) work(ctx context.Context, o workOptions) error {
 		o.metrics.serve(m)
 		log.Info("serving metrics", "addr", o.metrics.addr, "path", "/metrics")
 	}
-	eng := e.workerEngine(st, o.host, o.lease, log, telemetry.Multi(observers...))
+	if o.tracer != nil {
+		observers = append(observers, o.tracer)
+		log.Info("exporting traces over OTLP/HTTP", "endpoint", firstNonEmpty(e.getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), e.getenv("OTEL_EXPORTER_OTLP_ENDPOINT")))
+	}
+	eng := e.workerEngine(st, o.host, o.lease, log, telemetry.Multi(observers...), o.tracer != nil)
 	w := interp.NewWorker(eng, interp.WorkerOptions{Concurrency: concurrency})
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
@@ -149,15 +162,17 @@ func (e *env) work(ctx context.Context, o workOptions) error {
 
 // workerEngine returns the engine of a long-lived worker: it logs each
 // event of its runs to log (logEvent), reports to obs (metrics, traces),
+// passes each attempt its span (TRACEPARENT, traceparent) when traced,
 // and its leases carry host (or the machine's name) and last lease.
-func (e *env) workerEngine(st store.Store, host string, lease time.Duration, log *slog.Logger, obs telemetry.Observer) *interp.Engine {
+func (e *env) workerEngine(st store.Store, host string, lease time.Duration, log *slog.Logger, obs telemetry.Observer, traced bool) *interp.Engine {
 	return interp.New(st, interp.Options{
-		Clock:    e.clock,
-		Getenv:   e.getenv,
-		OnEvent:  e.display.gate(func(ev store.Event) { logEvent(log, ev) }),
-		Owner:    store.Owner{Host: host},
-		LeaseFor: lease,
-		Observer: obs,
+		Clock:       e.clock,
+		Getenv:      e.getenv,
+		OnEvent:     e.display.gate(func(ev store.Event) { logEvent(log, ev) }),
+		Owner:       store.Owner{Host: host},
+		LeaseFor:    lease,
+		Observer:    obs,
+		Traceparent: traced,
 	})
 }
 
