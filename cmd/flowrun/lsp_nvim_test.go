@@ -14,9 +14,10 @@ import (
 )
 
 // nvimSession is the Lua that headless Neovim runs: it opens the file,
-// starts `flowrun lsp` with Neovim's built-in client (start_client and
-// buf_attach_client, in Neovim 0.7 and later), and goes through the
-// session an editor user would, writing what it saw as JSON.
+// starts `flowrun lsp` with Neovim's built-in client (vim.lsp.start where
+// it exists, else start_client and buf_attach_client as in Neovim 0.7),
+// and goes through the session an editor user would, writing what it saw
+// as JSON.
 const nvimSession = `
 local path, outp, flowrun = os.getenv('LSPTEST_FILE'), os.getenv('LSPTEST_OUT'), os.getenv('LSPTEST_FLOWRUN')
 local res = {}
@@ -27,8 +28,14 @@ end
 local ok, err = pcall(function()
   vim.cmd('edit ' .. vim.fn.fnameescape(path))
   local buf = vim.api.nvim_get_current_buf()
-  local id = vim.lsp.start_client({ name = 'flowrun', cmd = { flowrun, 'lsp' }, root_dir = vim.fn.fnamemodify(path, ':h') })
-  vim.lsp.buf_attach_client(buf, id)
+  local config = { name = 'flowrun', cmd = { flowrun, 'lsp' }, root_dir = vim.fn.fnamemodify(path, ':h') }
+  local id
+  if vim.lsp.start then
+    id = vim.lsp.start(config) -- Neovim 0.8 and later: the README's form
+  else
+    id = vim.lsp.start_client(config)
+    vim.lsp.buf_attach_client(buf, id)
+  end
   local function find(text)
     for i, l in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
       local s = string.find(l, text, 1, true)
