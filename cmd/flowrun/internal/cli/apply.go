@@ -239,7 +239,7 @@ func (e *env) checkVersion(ctx context.Context, eng *interp.Engine, mod *lang.Mo
 	var be *graph.BumpError
 	if errors.As(c.Refused, &be) {
 		d := w.BumpDiagnostic(be)
-		if werr := lang.WriteDiagnostics(e.stderr, mod.Files, hcl.Diagnostics{d}, e.useColor(e.stderr), width(e.stderr)); werr != nil {
+		if werr := e.writeDiags(mod.Files, hcl.Diagnostics{d}); werr != nil {
 			return c, fmt.Errorf("writing diagnostics: %w", werr)
 		}
 		at := w.File

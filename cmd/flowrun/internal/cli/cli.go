@@ -117,6 +117,9 @@ type env struct {
 
 	// maxFileSize is --max-file-size (0: the defaults, filesize.go).
 	maxFileSize int64
+	// diags, when not nil, collects diagnostics instead of printing them
+	// (validate --json, diagjson.go).
+	diags *[]diagJSON
 
 	dsn string // from --db, FLOWRUN_DB or the default
 	// dsnFrom says where dsn came from: "--db", "FLOWRUN_DB" or "".

@@ -17,17 +17,23 @@ import (
 func diffCommand() *command {
 	return &command{
 		name:  "diff",
-		args:  "A B [--workflow NAME]",
+		args:  "A B [--workflow NAME] [--exit-code] [--json]",
 		short: "classify the changes between two versions of a workflow and the bump they need",
 		long: `Diff compares two versions of a workflow and prints each change with the
 version bump it requires, then the bump the whole change requires. A and B
 are workflow files (or directories), or stored versions written
 WORKFLOW@VERSION (hello@1.0.0). When a file defines several workflows,
---workflow picks one. Diff exits 0 whatever it finds.`,
+--workflow picks one. Diff exits 0 whatever it finds; with --exit-code it
+exits 1 when there are changes and 0 when there are none, like git diff.
+--json prints one object: a, b, workflow, from_version, to_version,
+changes (each {path, what, bump}) and required_bump (none, patch, minor or
+major).`,
 		store: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			e.maxFileSizeFlag(fs)
 			name := fs.String("workflow", "", "the workflow to compare when a file defines several")
+			exitCodeFlag := fs.Bool("exit-code", false, "exit 1 when there are changes, 0 when there are none (like git diff)")
+			asJSON := fs.Bool("json", false, "print the changes as one JSON object")
 			return func(ctx context.Context, args []string) error {
 				if len(args) != 2 {
 					return usageErrorf("diff takes two arguments, A and B, got %d", len(args)).
@@ -67,19 +73,61 @@ WORKFLOW@VERSION (hello@1.0.0). When a file defines several workflows,
 						graphs[0].Workflow, graphs[1].Workflow)
 				}
 				changes := graph.Diff(graphs[0], graphs[1])
-				if len(changes) == 0 {
+				if *asJSON {
+					if err := e.writeJSON(diffJSONOf(args, graphs, changes)); err != nil {
+						return err
+					}
+				} else if len(changes) == 0 {
 					fmt.Fprintf(e.stdout, "no changes: %s and %s compile to the same graph\n", args[0], args[1])
-					return nil
+				} else {
+					for _, c := range changes {
+						fmt.Fprintln(e.stdout, termtext.Line(c.String()))
+					}
+					fmt.Fprintf(e.stdout, "required bump: %s\n", graph.RequiredBump(changes))
 				}
-				for _, c := range changes {
-					fmt.Fprintln(e.stdout, termtext.Line(c.String()))
+				if *exitCodeFlag && len(changes) > 0 {
+					return exitCode(ExitFailed)
 				}
-				fmt.Fprintf(e.stdout, "required bump: %s\n", graph.RequiredBump(changes))
 				return nil
 			}
 		},
 	}
 }
+
+// diffJSON is diff --json (spec/semantics.md §16).
+type diffJSON struct {
+	A            string       `json:"a"`
+	B            string       `json:"b"`
+	Workflow     string       `json:"workflow"`
+	FromVersion  string       `json:"from_version"`
+	ToVersion    string       `json:"to_version"`
+	Changes      []changeJSON `json:"changes"`
+	RequiredBump string       `json:"required_bump"`
+}
+
+type changeJSON struct {
+	Path string `json:"path"`
+	What string `json:"what"`
+	Bump string `json:"bump"`
+}
+
+func diffJSONOf(args []string, graphs [2]*graph.Graph, changes []graph.Change) diffJSON {
+	d := diffJSON{A: args[0], B: args[1], Workflow: graphs[1].Workflow, FromVersion: graphs[0].Version,
+		ToVersion: graphs[1].Version, Changes: changesJSON(changes), RequiredBump: bumpJSON(graph.RequiredBump(changes))}
+	return d
+}
+
+func changesJSON(changes []graph.Change) []changeJSON {
+	out := make([]changeJSON, 0, len(changes))
+	for _, c := range changes {
+		out = append(out, changeJSON{Path: c.Path, What: c.What, Bump: bumpJSON(c.Bump)})
+	}
+	return out
+}
+
+// bumpJSON is a bump as the JSON outputs write it: none, patch, minor,
+// major.
+func bumpJSON(b graph.Bump) string { return strings.ToLower(b.String()) }
 
 // isStoredRef reports whether a diff argument names a stored version
 // (WORKFLOW@VERSION) rather than a file.

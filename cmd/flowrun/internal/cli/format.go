@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,13 +18,16 @@ import (
 func fmtCommand() *command {
 	return &command{
 		name:  "fmt",
-		args:  "[--check] PATH...",
+		args:  "[--check] PATH... | -",
 		short: "rewrite workflow files in canonical HCL formatting",
 		long: `Fmt rewrites each workflow file (and every *.hcl file of each directory) in
 place in the canonical formatting. With --check it changes nothing: it lists
 the files whose formatting differs and exits 1 when there is any, like
 gofmt -l. A file that does not parse is reported with its diagnostics and
-exit 2.`,
+exit 2. DIR/... formats the *.hcl files of DIR and of every directory below
+it. "flowrun fmt -" reads a file from standard input and writes it formatted
+to standard output (with --check, it writes nothing and exits 1 when the
+input is not formatted), for editors.`,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			e.maxFileSizeFlag(fs)
 			check := fs.Bool("check", false, "list the files that need formatting and exit 1 if any; change nothing")
@@ -38,6 +42,15 @@ func (e *env) runFmt(paths []string, check bool) error {
 	if len(paths) == 0 {
 		return usageErrorf("no workflow files given").
 			hint("Name one or more .hcl files or directories: flowrun fmt PATH...")
+	}
+	for _, p := range paths {
+		if p == "-" {
+			if len(paths) > 1 {
+				return usageErrorf("fmt - reads standard input and takes no other path, got %s", plural(len(paths), "path", "paths")).
+					hint("Run flowrun fmt - < FILE.hcl on its own, or name the files without -.")
+			}
+			return e.fmtStdin(check)
+		}
 	}
 	files, err := expandHCL(paths)
 	if err != nil {
@@ -94,10 +107,26 @@ func (e *env) runFmt(paths []string, check bool) error {
 }
 
 // expandHCL returns the files named by paths, a directory standing for the
-// *.hcl files directly in it, sorted.
+// *.hcl files directly in it, sorted, and DIR/... for those of DIR and of
+// every directory below it.
 func expandHCL(paths []string) ([]string, error) {
 	var files []string
 	for _, p := range paths {
+		if root, ok := recursiveRoot(p); ok {
+			dirs, err := hclDirs(p, root, false)
+			if err != nil {
+				return nil, err
+			}
+			for _, d := range dirs {
+				matches, err := filepath.Glob(filepath.Join(d, "*.hcl"))
+				if err != nil {
+					return nil, fmt.Errorf("listing %s: %w", d, err)
+				}
+				sort.Strings(matches)
+				files = append(files, matches...)
+			}
+			continue
+		}
 		st, err := os.Stat(p)
 		if err != nil {
 			return nil, usageErrorf("cannot read %s: %v", p, unwrapPathError(err)).
@@ -149,4 +178,39 @@ func writeFileKeepMode(name string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), name)
+}
+
+// stdinName names standard input in diagnostics.
+const stdinName = "<stdin>"
+
+// fmtStdin formats standard input to standard output. Input that does not
+// parse is reported with its diagnostics (as <stdin>:LINE:COL) and exit 2,
+// and nothing is written to standard output.
+func (e *env) fmtStdin(check bool) error {
+	limit := e.workflowFileLimit()
+	src, err := io.ReadAll(io.LimitReader(e.stdin, limit+1))
+	if err != nil {
+		return usageErrorf("cannot read standard input: %v", err).hint("Pipe a workflow file into flowrun fmt -.")
+	}
+	if int64(len(src)) > limit {
+		return usageErrorf("standard input is larger than %s, the most flowrun reads of a workflow file", lang.SizeText(limit)).
+			hint("Split the workflows into several files, or raise the limit with --max-file-size.")
+	}
+	out, diags := lang.Format(stdinName, src)
+	if diags.HasErrors() {
+		hf := map[string]*hcl.File{stdinName: {Bytes: src}}
+		if werr := lang.WriteDiagnostics(e.stderr, hf, diags, e.useColor(e.stderr), width(e.stderr)); werr != nil {
+			return fmt.Errorf("writing diagnostics: %w", werr)
+		}
+		return usageErrorf("standard input could not be formatted because of syntax errors").
+			hint("Fix the errors above; nothing was written to standard output.")
+	}
+	if check {
+		if !bytes.Equal(src, out) {
+			return exitCode(ExitFailed)
+		}
+		return nil
+	}
+	_, err = e.stdout.Write(out)
+	return err
 }

@@ -54,7 +54,7 @@ func (e *env) loadWith(ctx context.Context, paths []string, stored bool) (*lang.
 		if mod != nil {
 			files = mod.Files
 		}
-		if err := lang.WriteDiagnostics(e.stderr, files, diags, e.useColor(e.stderr), width(e.stderr)); err != nil {
+		if err := e.writeDiags(files, diags); err != nil {
 			return nil, fmt.Errorf("writing diagnostics: %w", err)
 		}
 	}

@@ -227,7 +227,7 @@ func (e *env) checkTestFile(name string, mod *lang.Module) (*testfile.File, hcl.
 	src, err := lang.ReadFileMax(name, e.workflowFileLimit())
 	if err != nil {
 		d := hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read file", Detail: fmt.Sprintf("Reading %s failed: %v.", name, err)}}
-		_ = lang.WriteDiagnostics(e.stderr, nil, d, e.useColor(e.stderr), width(e.stderr))
+		_ = e.writeDiags(nil, d)
 		return nil, d
 	}
 	tf, diags := testfile.Parse(name, src)
@@ -242,7 +242,7 @@ func (e *env) checkTestFile(name string, mod *lang.Module) (*testfile.File, hcl.
 		diags = append(diags, testfile.Check(tf, mod, filepath.Dir(name), load, files)...)
 	}
 	if len(diags) > 0 {
-		if err := lang.WriteDiagnostics(e.stderr, files, diags, e.useColor(e.stderr), width(e.stderr)); err != nil {
+		if err := e.writeDiags(files, diags); err != nil {
 			fmt.Fprintf(e.stderr, "flowrun test: writing diagnostics: %v\n", err)
 		}
 	}
@@ -300,7 +300,7 @@ func containsString(l []string, s string) bool {
 // validateTests checks test files against the workflows of their
 // directories (validate: spec/testing.md), printing one line per valid
 // file and the diagnostics of the others.
-func (e *env) validateTests(files []string) error {
+func (e *env) validateTests(files []string, valid func(name string, tests int)) error {
 	bad := 0
 	for _, name := range files {
 		mod, diags := lang.LoadPathsWith([]string{filepath.Dir(name)}, lang.LoadOptions{MaxFileSize: e.workflowFileLimit()})
@@ -314,7 +314,7 @@ func (e *env) validateTests(files []string) error {
 			bad++
 			continue
 		}
-		fmt.Fprintf(e.stdout, "%s: %s valid\n", name, plural(len(tf.Tests), "test is", "tests are"))
+		valid(name, len(tf.Tests))
 	}
 	if bad > 0 {
 		return usageErrorf("%s invalid", plural(bad, "test file is", "test files are")).

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/flowrun/flowrun/lang/graph"
 )
@@ -11,7 +13,7 @@ import (
 func validateCommand() *command {
 	return &command{
 		name:  "validate",
-		args:  "PATH...",
+		args:  "PATH... [--json]",
 		short: "check workflow files and print their diagnostics",
 		long: `Validate compiles the workflow files (and every *.hcl file of each directory)
 and prints every problem with its file, line and column, the source line and
@@ -20,32 +22,141 @@ line per valid workflow with its version and graph hash. When the database
 exists it also checks each version against the stored versions, as apply does
 (reading only; it never creates the database). The test files (*.test.hcl)
 of each directory, and those named, are checked against the workflows of
-their directory (spec/testing.md).`,
+their directory (spec/testing.md). DIR/... validates DIR and every directory
+below it, each on its own as validate DIR does. --json prints one object
+with valid, workflows, tests and diagnostics (with their ranges) instead.`,
 		store: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			e.maxFileSizeFlag(fs)
+			asJSON := fs.Bool("json", false, "print the result and the diagnostics as one JSON object")
 			return func(ctx context.Context, args []string) error {
-				args, tests, err := splitTestArgs(args)
+				groups, err := validateGroups(args)
 				if err != nil {
 					return err
 				}
-				mod, err := e.load(ctx, args)
-				if err != nil {
-					return err
+				out := validateJSON{Workflows: []validWorkflowJSON{}, Tests: []validTestsJSON{}, Diagnostics: []diagJSON{}}
+				if *asJSON {
+					e.diags = &out.Diagnostics
+					defer func() { e.diags = nil }()
 				}
-				if err := e.checkStoredVersions(ctx, mod); err != nil {
-					return err
-				}
-				for _, w := range mod.Workflows {
-					h, err := graph.Hash(w.Graph)
-					if err != nil {
-						return fmt.Errorf("hashing workflow %q: %w", w.Name, err)
+				var failed []string
+				var first error
+				for _, g := range groups {
+					err := e.validateGroup(ctx, g, *asJSON, &out)
+					var xe *exitError
+					switch {
+					case err == nil:
+					case errors.As(err, &xe) && xe.code == ExitInvalid:
+						failed = append(failed, strings.Join(g, " "))
+						if first == nil {
+							first = err
+						}
+					default:
+						return err // the store failed: exit 5
 					}
-					fmt.Fprintf(e.stdout, "%s: workflow %q version %s is valid (graph %s)\n",
-						w.File, w.Name, w.Graph.Version, shortHash(h))
 				}
-				return e.validateTests(tests)
+				if *asJSON {
+					out.Valid = len(failed) == 0
+					if err := e.writeJSON(out); err != nil {
+						return err
+					}
+					if len(failed) > 0 {
+						return usageErrorf("%s invalid: %s", plural(len(failed), "workflow set is", "workflow sets are"), strings.Join(failed, ", ")).
+							hint("The diagnostics are in the JSON on standard output.")
+					}
+					return nil
+				}
+				switch {
+				case len(failed) == 0:
+					return nil
+				case len(groups) == 1:
+					return first
+				}
+				return usageErrorf("%d of %d directories %s errors: %s", len(failed), len(groups),
+					pluralWord(len(failed), "has", "have"), strings.Join(failed, ", ")).
+					hint("Fix the errors above and run the command again.")
 			}
 		},
 	}
+}
+
+// validateGroups splits validate's arguments into what is validated
+// together: the files and directories named (one set, as apply reads
+// them), then each directory found by a DIR/... argument on its own.
+func validateGroups(args []string) ([][]string, error) {
+	var plain []string
+	var groups [][]string
+	for _, a := range args {
+		root, ok := recursiveRoot(a)
+		if !ok {
+			plain = append(plain, a)
+			continue
+		}
+		dirs, err := hclDirs(a, root, true)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range dirs {
+			groups = append(groups, []string{d})
+		}
+	}
+	if len(plain) > 0 || len(groups) == 0 {
+		groups = append([][]string{plain}, groups...)
+	}
+	return groups, nil
+}
+
+// validateGroup validates one set of paths: compiles them, checks the
+// versions against the stored ones, and checks their test files.
+func (e *env) validateGroup(ctx context.Context, paths []string, asJSON bool, out *validateJSON) error {
+	args, tests, err := splitTestArgs(paths)
+	if err != nil {
+		return err
+	}
+	mod, err := e.load(ctx, args)
+	if err != nil {
+		return err
+	}
+	if err := e.checkStoredVersions(ctx, mod); err != nil {
+		return err
+	}
+	for _, w := range mod.Workflows {
+		h, err := graph.Hash(w.Graph)
+		if err != nil {
+			return fmt.Errorf("hashing workflow %q: %w", w.Name, err)
+		}
+		if asJSON {
+			out.Workflows = append(out.Workflows, validWorkflowJSON{File: w.File, Name: w.Name, Version: w.Graph.Version, GraphHash: h})
+			continue
+		}
+		fmt.Fprintf(e.stdout, "%s: workflow %q version %s is valid (graph %s)\n",
+			w.File, w.Name, w.Graph.Version, shortHash(h))
+	}
+	return e.validateTests(tests, func(name string, n int) {
+		if asJSON {
+			out.Tests = append(out.Tests, validTestsJSON{File: name, Tests: n})
+			return
+		}
+		fmt.Fprintf(e.stdout, "%s: %s valid\n", name, plural(n, "test is", "tests are"))
+	})
+}
+
+// validateJSON is validate --json (spec/semantics.md §16).
+type validateJSON struct {
+	Valid       bool                `json:"valid"`
+	Workflows   []validWorkflowJSON `json:"workflows"`
+	Tests       []validTestsJSON    `json:"tests"`
+	Diagnostics []diagJSON          `json:"diagnostics"`
+}
+
+type validWorkflowJSON struct {
+	File      string `json:"file"`
+	Name      string `json:"name"`
+	Version   string `json:"version"`
+	GraphHash string `json:"graph_hash"`
+}
+
+type validTestsJSON struct {
+	File  string `json:"file"`
+	Tests int    `json:"tests"`
 }
