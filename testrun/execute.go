@@ -346,6 +346,13 @@ func (s *session) execute(ctx context.Context, crashAfter int) (*execution, erro
 		}
 		clk.Set(next)
 	}
+	for _, sd := range sigs {
+		if !sd.sent {
+			x.problems = append(x.problems, Failure{Pos: pos(sd.sig.Range), What: "signal " + sd.sig.Name,
+				Message: fmt.Sprintf("the signal was never sent: it is due %s after the run started, and the run settled before, after %s",
+					time.Duration(sd.sig.AfterMS)*time.Millisecond, clk.Now().Sub(start))})
+		}
+	}
 	var err2 error
 	x.run, err2 = st.RunGet(ctx, id)
 	if err2 != nil {
