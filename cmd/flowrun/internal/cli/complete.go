@@ -350,7 +350,7 @@ func (c *completer) positional(verb string, positional []string, cur string) ([]
 		case n == 1:
 			return c.schedules(), false
 		}
-	case "apply", "validate", "plan", "fmt", "graph", "diff":
+	case "apply", "validate", "plan", "fmt", "graph", "diff", "test":
 		return nil, true
 	}
 	return nil, false

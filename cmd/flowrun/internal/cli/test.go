@@ -46,7 +46,7 @@ signals and upgrades happen at virtual times, and expect compares the
 finished run. It prints "--- PASS" or "--- FAIL" per test, with the
 expected and actual values and the file:line of each failed expectation.
 Exit codes: 0 every test passed, 1 a test failed, 2 a test file or workflow
-is invalid (nothing runs then). It never touches the database (--db).`,
+is invalid (nothing runs then). It never opens the database.`,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			var f testFlags
 			fs.StringVar(&f.run, "run", "", "run only the tests whose FILE/NAME matches this regular expression")
