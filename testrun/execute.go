@@ -51,7 +51,6 @@ type execution struct {
 	// (-1: never); dead marks the incarnations dropped.
 	crashAfter int
 	dead       map[int]bool
-	crashedAt  string
 	unmocked   map[string]bool
 	// index is the result each call took, by run/step key#attempt; next
 	// the next result of each mocked step.
@@ -223,14 +222,9 @@ func (s *session) execute(ctx context.Context, crashAfter int) (*execution, erro
 		x.mu.Lock()
 		dead := x.dead[inc]
 		x.mu.Unlock()
-		if err == nil || (!dead && !errors.Is(err, errCrash)) {
+		if !dead && !errors.Is(err, errCrash) {
 			return false
 		}
-		x.mu.Lock()
-		if x.crashedAt == "" {
-			x.crashedAt = fmt.Sprintf("commit %d", x.crashAfter+1)
-		}
-		x.mu.Unlock()
 		inc++
 		eng = s.engine(st, clk, inc, x)
 		return true
