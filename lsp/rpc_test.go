@@ -157,3 +157,17 @@ func TestStoreFailureNotRetriedUntilSave(t *testing.T) {
 		t.Fatalf("after a save the database was opened %d times in all, want 2", opens)
 	}
 }
+
+// A notification that fails (a change to a document that is not open) has
+// no answer; the failure goes to the client's log.
+func TestNotificationErrorLogged(t *testing.T) {
+	var out bytes.Buffer
+	s := newTestServer(t, &out)
+	body := []byte(`{"jsonrpc":"2.0","method":"textDocument/didChange","params":{"textDocument":{"uri":"file:///nope.hcl","version":2},"contentChanges":[{"text":"x"}]}}`)
+	if _, err := s.handle(context.Background(), body); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); !strings.Contains(got, `"method":"window/logMessage"`) || !strings.Contains(got, "file:///nope.hcl is not open") || strings.Contains(got, `"id"`) {
+		t.Fatalf("output: %s", got)
+	}
+}

@@ -139,6 +139,10 @@ func (s *server) handle(ctx context.Context, body []byte) (exit bool, err error)
 	}
 	result, rerr := s.call(ctx, &m)
 	if !request {
+		if rerr != nil && s.initialized {
+			// A notification has no answer: tell the user in the log.
+			return false, s.logMessage(2, "flowrun lsp: "+m.Method+": "+rerr.Error())
+		}
 		return false, nil
 	}
 	reply := &message{ID: m.ID}
