@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/flowrun/flowrun/interp"
 	"strconv"
 
 	"github.com/flowrun/flowrun/store"
@@ -41,7 +42,7 @@ updated_at.`,
 					}
 				}
 				if *asJSON {
-					return e.writeJSON(breakersJSON(bs))
+					return e.writeJSON(interp.Breakers(bs))
 				}
 				if len(bs) == 0 {
 					fmt.Fprintln(e.stderr, "flowrun breakers: no breaker has been used yet")
@@ -63,42 +64,4 @@ updated_at.`,
 			}
 		},
 	}
-}
-
-// breakerJSON is one element of `breakers --json`.
-type breakerJSON struct {
-	Name      string        `json:"name"`
-	State     string        `json:"state"`
-	Failures  int           `json:"failures"`
-	OpenedAt  *string       `json:"opened_at"`
-	OpenUntil *string       `json:"open_until"`
-	Trial     *breakerTrial `json:"trial"`
-	UpdatedAt string        `json:"updated_at"`
-}
-
-type breakerTrial struct {
-	RunID string `json:"run_id"`
-	Step  string `json:"step"`
-}
-
-func breakersJSON(bs []store.Breaker) []breakerJSON {
-	opt := func(t interface{ IsZero() bool }, s string) *string {
-		if t.IsZero() {
-			return nil
-		}
-		return &s
-	}
-	out := make([]breakerJSON, 0, len(bs))
-	for _, b := range bs {
-		j := breakerJSON{Name: b.Name, State: string(b.State), Failures: b.Failures, UpdatedAt: jsonTime(b.UpdatedAt),
-			OpenedAt: opt(b.OpenedAt, jsonTime(b.OpenedAt))}
-		if b.State == store.BreakerOpen {
-			j.OpenUntil = opt(b.OpenUntil, jsonTime(b.OpenUntil))
-		}
-		if b.TrialRunID != "" {
-			j.Trial = &breakerTrial{RunID: b.TrialRunID, Step: b.TrialStepKey}
-		}
-		out = append(out, j)
-	}
-	return out
 }

@@ -66,24 +66,9 @@ unknown or closed ID is refused (exit 2).`,
 	}
 }
 
-// deadLetterJSON is one element of `dlq list --json`; the field names are
-// part of the interface.
-type deadLetterJSON struct {
-	ID        int64           `json:"id"`
-	RunID     string          `json:"run_id"`
-	Step      string          `json:"step"`
-	Index     int             `json:"index"`
-	Item      json.RawMessage `json:"item"`
-	Error     json.RawMessage `json:"error"`
-	CreatedAt string          `json:"created_at"`
-	// Status and ClosedAt are listed with --all only.
-	Status   string  `json:"status,omitempty"`
-	ClosedAt *string `json:"closed_at,omitempty"`
-}
-
 // jsonTime renders a time as the JSON interface does: RFC 3339, UTC,
 // milliseconds.
-func jsonTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+func jsonTime(t time.Time) string { return interp.JSONTime(t) }
 
 func (e *env) dlqList(ctx context.Context, all, asJSON bool) error {
 	var ds []store.DeadLetter
@@ -99,19 +84,7 @@ func (e *env) dlqList(ctx context.Context, all, asJSON bool) error {
 		}
 	}
 	if asJSON {
-		out := make([]deadLetterJSON, 0, len(ds))
-		for _, d := range ds {
-			j := deadLetterJSON{ID: d.ID, RunID: d.RunID, Step: d.Step, Index: d.Index, Item: orNullJSON(d.Item),
-				Error: orNullJSON(d.Error), CreatedAt: jsonTime(d.CreatedAt)}
-			if all {
-				j.Status = string(d.Status)
-				if !d.ClosedAt.IsZero() {
-					c := jsonTime(d.ClosedAt)
-					j.ClosedAt = &c
-				}
-			}
-			out = append(out, j)
-		}
+		out := interp.DeadLetters(ds, all)
 		return e.writeJSON(out)
 	}
 	if len(ds) == 0 {
@@ -159,13 +132,6 @@ func (e *env) dlqWork(ctx context.Context, sub string, id int64) error {
 		fmt.Fprintf(e.stdout, "dead letter %d dropped\n", id)
 	}
 	return nil
-}
-
-func orNullJSON(b json.RawMessage) json.RawMessage {
-	if len(b) == 0 {
-		return json.RawMessage("null")
-	}
-	return b
 }
 
 // clip shortens s to n runes for a table cell.

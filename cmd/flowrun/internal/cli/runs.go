@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/flowrun/flowrun/interp"
 	"strconv"
 	"time"
 
@@ -61,9 +62,9 @@ ends), steps_total and steps_done.`,
 					}
 				}
 				if *asJSON {
-					out := runSummariesJSON(runs)
+					out := interp.RunSummaries(runs)
 					if st != nil {
-						if err := addRunSchedules(ctx, st, out); err != nil {
+						if err := interp.AddRunSchedules(ctx, st, out); err != nil {
 							return storeError("listing runs", err)
 						}
 					}
@@ -83,61 +84,6 @@ ends), steps_total and steps_done.`,
 			}
 		},
 	}
-}
-
-// runSummaryJSON is one element of `runs --json`; the field names are part
-// of the interface.
-type runSummaryJSON struct {
-	RunID      string  `json:"run_id"`
-	Workflow   string  `json:"workflow"`
-	Version    string  `json:"version"`
-	Key        string  `json:"key"`
-	Status     string  `json:"status"`
-	CreatedAt  string  `json:"created_at"`  // RFC 3339, UTC, milliseconds (jsonTime)
-	FinishedAt *string `json:"finished_at"` // null while the run is unfinished
-	StepsTotal int     `json:"steps_total"`
-	StepsDone  int     `json:"steps_done"`
-	// Schedule is the fire that started the run, when a schedule did.
-	Schedule *runScheduleJSON `json:"schedule,omitempty"`
-}
-
-// runScheduleJSON says which schedule and slot started a run (runs --json,
-// show --json).
-type runScheduleJSON struct {
-	Name   string `json:"name"`
-	Slot   string `json:"slot"`
-	Manual bool   `json:"manual"`
-}
-
-// addRunSchedules fills the schedule of the runs a schedule started.
-func addRunSchedules(ctx context.Context, st store.Store, runs []runSummaryJSON) error {
-	for i := range runs {
-		fires, err := st.ScheduleFireList(ctx, store.ScheduleFireListParams{RunID: runs[i].RunID})
-		if err != nil {
-			return err
-		}
-		if len(fires) > 0 {
-			f := fires[0]
-			runs[i].Schedule = &runScheduleJSON{Name: f.Schedule, Slot: jsonTime(f.Slot), Manual: f.Reason == "manual"}
-		}
-	}
-	return nil
-}
-
-func runSummariesJSON(runs []store.RunSummary) []runSummaryJSON {
-	out := make([]runSummaryJSON, 0, len(runs))
-	for _, r := range runs {
-		s := runSummaryJSON{
-			RunID: r.ID, Workflow: r.Workflow, Version: r.Version, Key: r.Key, Status: string(r.Status),
-			CreatedAt: jsonTime(r.CreatedAt), StepsTotal: r.StepsTotal, StepsDone: r.StepsDone,
-		}
-		if !r.FinishedAt.IsZero() {
-			t := jsonTime(r.FinishedAt)
-			s.FinishedAt = &t
-		}
-		out = append(out, s)
-	}
-	return out
 }
 
 // writeJSON prints v as indented JSON on stdout. The JSON is exact: its

@@ -55,33 +55,6 @@ written.`,
 	}
 }
 
-// scheduleJSON is one element of `schedules --json`; the field names are
-// part of the interface (spec/semantics.md §16).
-type scheduleJSON struct {
-	Workflow string    `json:"workflow"`
-	Name     string    `json:"name"`
-	Version  string    `json:"version"`
-	Kind     string    `json:"kind"`
-	Spec     string    `json:"spec"`
-	Timezone string    `json:"timezone"`
-	Overlap  string    `json:"overlap"`
-	CatchUp  string    `json:"catch_up"`
-	Paused   bool      `json:"paused"`
-	NextFire *string   `json:"next_fire"`
-	LastFire *fireJSON `json:"last_fire"`
-}
-
-// fireJSON is a schedule's fire, in `schedules --json` and in a run's
-// `schedule` field (show --json, runs --json).
-type fireJSON struct {
-	Schedule string  `json:"schedule,omitempty"`
-	Slot     string  `json:"slot"`
-	Status   string  `json:"status,omitempty"`
-	Reason   string  `json:"reason,omitempty"`
-	RunID    *string `json:"run_id,omitempty"`
-	FiredAt  string  `json:"fired_at,omitempty"`
-}
-
 func (e *env) schedulesList(ctx context.Context, asJSON bool) error {
 	var scs []store.Schedule
 	st, err := e.openStore(ctx, false)
@@ -94,20 +67,9 @@ func (e *env) schedulesList(ctx context.Context, asJSON bool) error {
 			return storeError("", err)
 		}
 	}
-	out := make([]scheduleJSON, 0, len(scs))
-	for _, sc := range scs {
-		j := scheduleJSON{Workflow: sc.Workflow, Name: sc.Name, Version: sc.Version, Kind: sc.Kind, Spec: sc.Spec,
-			Timezone: sc.Timezone, Overlap: sc.Overlap, CatchUp: sc.CatchUp, Paused: sc.Paused}
-		if !sc.Paused && !sc.NextAt.IsZero() {
-			s := jsonTime(sc.NextAt)
-			j.NextFire = &s
-		}
-		if fs, err := st.ScheduleFireList(ctx, store.ScheduleFireListParams{Workflow: sc.Workflow, Name: sc.Name, Limit: 1}); err != nil {
-			return storeError("", err)
-		} else if len(fs) > 0 {
-			j.LastFire = fireOf(fs[0], false)
-		}
-		out = append(out, j)
+	out, err := interp.Schedules(ctx, st, scs)
+	if err != nil {
+		return storeError("", err)
 	}
 	if asJSON {
 		return e.writeJSON(out)
@@ -138,18 +100,6 @@ func (e *env) schedulesList(ctx context.Context, asJSON bool) error {
 		row(tw, j.Workflow+"/"+j.Name, j.Version, j.Kind+" "+j.Spec, j.Timezone, paused, next, last, run)
 	}
 	return tw.Flush()
-}
-
-func fireOf(f store.ScheduleFire, withName bool) *fireJSON {
-	j := &fireJSON{Slot: jsonTime(f.Slot), Status: string(f.Status), Reason: f.Reason, FiredAt: jsonTime(f.FiredAt)}
-	if withName {
-		j.Schedule = f.Schedule
-	}
-	if f.RunID != "" {
-		id := f.RunID
-		j.RunID = &id
-	}
-	return j
 }
 
 // scheduleWork pauses, unpauses or triggers one schedule.
@@ -197,7 +147,7 @@ func (e *env) scheduleWork(ctx context.Context, sub, ref string, asJSON bool) er
 		return storeError("trigger schedule "+ref, err)
 	}
 	if asJSON {
-		return e.writeJSON(fireOf(res.Fire, true))
+		return e.writeJSON(interp.FireOf(res.Fire, true))
 	}
 	if res.Run.ID == "" {
 		fmt.Fprintf(e.stdout, "schedule %s: trigger skipped (%s): run %s of the schedule is unfinished and its overlap is %q\n",
