@@ -71,6 +71,13 @@ func newAPI(t *testing.T, opts ...func(*Options)) *api {
 	return a
 }
 
+// on returns the api for a subtest: its failures are t's.
+func (a *api) on(t *testing.T) *api {
+	c := *a
+	c.t = t
+	return &c
+}
+
 // apply compiles HCL source and stores its workflows, as apply does.
 func (a *api) apply(src string) {
 	a.t.Helper()

@@ -81,6 +81,8 @@ func problemOf(err error) *Problem {
 		return &Problem{Status: http.StatusUnprocessableEntity, Detail: err.Error(), Field: ce.Name, Err: err}
 	case errors.As(err, &ke):
 		return &Problem{Status: http.StatusUnprocessableEntity, Detail: err.Error(), Err: err}
+	case errors.Is(err, interp.ErrInvalidRunRef):
+		return &Problem{Status: http.StatusBadRequest, Detail: err.Error(), Err: err}
 	case errors.As(err, &kue):
 		return &Problem{Status: http.StatusConflict, Detail: err.Error(), Err: err}
 	case errors.Is(err, store.ErrNotFound):

@@ -147,17 +147,10 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) error {
 	return s.writeRun(r.Context(), w, http.StatusOK, run.ID)
 }
 
-// findRun resolves a run reference as the CLI does: an id or a unique
-// prefix of one.
+// findRun resolves a run reference as the CLI does (interp.ResolveRun):
+// an id or a unique prefix of one, @last, WORKFLOW@last. (WORKFLOW/KEY
+// holds a slash, which a path segment cannot: GET /v1/runs?workflow=W&key=K
+// finds that run.)
 func (s *Server) findRun(ctx context.Context, ref string) (store.Run, error) {
-	run, err := s.st.RunFind(ctx, ref)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return run, &Problem{Status: http.StatusNotFound, Err: err,
-			Detail: fmt.Sprintf("no run has an id starting with %q; list the runs with GET /v1/runs", ref)}
-	case errors.Is(err, store.ErrAmbiguous):
-		return run, &Problem{Status: http.StatusBadRequest, Err: err,
-			Detail: fmt.Sprintf("%q is the start of more than one run id; give more characters of the id", ref)}
-	}
-	return run, err
+	return s.eng.ResolveRun(ctx, ref)
 }

@@ -122,7 +122,7 @@ func TestBadStartInput(t *testing.T) {
 		{"deep", "/v1/workflows/hello/runs", `{"inputs": {"name": ` + strings.Repeat("[", 2000) + strings.Repeat("]", 2000) + `}}`, 400, []string{"nests deeper"}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p := a.do(store.ScopeWrite, http.MethodPost, c.path, c.body).problem(t, c.status, c.parts...)
+			p := a.on(t).do(store.ScopeWrite, http.MethodPost, c.path, c.body).problem(t, c.status, c.parts...)
 			if f, _ := p["field"].(string); f != c.field {
 				t.Fatalf("field %q, want %q", f, c.field)
 			}
