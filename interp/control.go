@@ -7,13 +7,14 @@ import (
 	"fmt"
 
 	"github.com/flowrun/flowrun/lang/graph"
+	"github.com/flowrun/flowrun/lang/naming"
 	"github.com/flowrun/flowrun/store"
 )
 
 // Signal delivers a named signal to a run. It is an error wrapping
-// store.ErrConflict when the run has no step waiting for that signal (no
-// wait step with that signal that has not finished), and store.ErrNotFound
-// for an unknown run. runID may be any run reference (ResolveRun).
+// store.ErrNotFound for an unknown run and for a signal no wait step of
+// the run takes (naming the nearest), and store.ErrConflict when the wait
+// steps that take it have all finished, or the run has. runID may be any run reference (ResolveRun).
 func (e *Engine) Signal(ctx context.Context, runID, name string, payload json.RawMessage) (store.Signal, error) {
 	run, err := e.ResolveRun(ctx, runID)
 	if err != nil {
@@ -48,8 +49,9 @@ func (e *Engine) Signal(ctx context.Context, runID, name string, payload json.Ra
 	return sig, nil
 }
 
-// checkSignal returns an error (store.ErrConflict) unless a wait step of
-// the run that has not finished takes the signal name. Signal skips it
+// checkSignal returns an error unless a wait step of the run that has not
+// finished takes the signal name: store.ErrNotFound when no wait step
+// takes it at all, store.ErrConflict when those that do have finished. Signal skips it
 // for a run parked on that very signal (wait_reason "signal:NAME", written
 // when the run parked with such a step waiting, cleared when it is
 // claimed), which is what a signal usually finds: a long run's graph is
@@ -59,12 +61,18 @@ func (e *Engine) checkSignal(ctx context.Context, run store.Run, name string) er
 	if err != nil {
 		return fmt.Errorf("signal run %s: %w", run.ID, err)
 	}
-	if len(waiting) == 0 {
+	if len(waiting) == 0 && !naming.ContainsName(names, name) {
+		// No wait step takes the name at all: an unknown signal, most
+		// likely misspelled.
 		hint := "it has no wait step"
 		if len(names) > 0 {
-			hint = fmt.Sprintf("its wait steps take %q and have finished or take another name", names)
+			hint = fmt.Sprintf("its wait steps take %s", naming.QuotedNames(names))
 		}
-		return fmt.Errorf("signal run %s: no step of the run waits for signal %q (%s): %w", run.ID, name, hint, store.ErrConflict)
+		return fmt.Errorf("signal run %s: no step of the run waits for signal %q (%s).%s: %w",
+			run.ID, name, hint, naming.DidYouMean(name, names), store.ErrNotFound)
+	}
+	if len(waiting) == 0 {
+		return fmt.Errorf("signal run %s: no step of the run waits for signal %q (its wait steps that take it have finished): %w", run.ID, name, store.ErrConflict)
 	}
 	return nil
 }

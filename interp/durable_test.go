@@ -134,8 +134,8 @@ workflow "w" {
 	if run.WaitReason != "signal:approval" {
 		t.Fatalf("wait reason = %q", run.WaitReason)
 	}
-	if _, err := b.e.Signal(b.ctx, run.ID, "other", nil); !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("signal other: %v, want ErrConflict", err)
+	if _, err := b.e.Signal(b.ctx, run.ID, "aproval", nil); !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), `Did you mean "approval"?`) {
+		t.Fatalf("signal aproval: %v, want ErrNotFound naming approval", err)
 	}
 	if _, err := b.e.Signal(b.ctx, run.ID[:20], "approval", json.RawMessage(`{"by": "ada"}`)); err != nil {
 		t.Fatalf("signal: %v", err)
@@ -505,8 +505,8 @@ workflow "w" {
 	if l := fresh.graphs.get(run.Workflow + "\x00" + run.GraphHash); l != nil {
 		t.Fatal("the signal loaded the run's graph")
 	}
-	if _, err := fresh.Signal(b.ctx, run.ID, "other", nil); !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("signal other: %v, want ErrConflict", err)
+	if _, err := fresh.Signal(b.ctx, run.ID, "other", nil); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("signal other: %v, want ErrNotFound (no wait step takes it)", err)
 	}
 	if l := fresh.graphs.get(run.Workflow + "\x00" + run.GraphHash); l == nil {
 		t.Fatal("a signal the run is not parked on was refused without reading the graph")

@@ -228,7 +228,7 @@ refused (exit 2). RUN is a run id or a unique prefix.`,
 					return usageErrorf("%s", de.Error()).
 						hint(fmt.Sprintf("Pass --data with a JSON value of type %s; nothing was delivered.", de.Type))
 				}
-				if errors.Is(err, store.ErrConflict) {
+				if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
 					return usageErrorf("%s", trimSentinel(err)).
 						hint(fmt.Sprintf("Check the signal name and the run's state with: flowrun show %s", run.ID))
 				}
