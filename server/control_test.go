@@ -1,9 +1,14 @@
 package server
 
 import (
+	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/flowrun/flowrun/interp"
 
 	"github.com/flowrun/flowrun/store"
 )
@@ -158,5 +163,69 @@ func TestDecision(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("no version_decided event by the API's token")
+	}
+}
+
+// TestStartWait: with "wait" a start answers once the run ended or
+// parked (a worker runs it), or when the wait passed.
+func TestStartWait(t *testing.T) {
+	a := newAPI(t, realClock)
+	a.apply(helloHCL)
+	a.apply(shipV1)
+	// No worker yet: the wait passes and the run is answered pending.
+	r := a.do(store.ScopeWrite, http.MethodPost, "/v1/workflows/hello/runs", `{"inputs": {"name": "a"}, "wait": "50ms"}`).want(t, http.StatusCreated).json(t)
+	if r["status"] != "pending" {
+		t.Fatalf("without a worker, after the wait: %v", r["status"])
+	}
+	w := interp.NewWorker(a.eng, interp.WorkerOptions{Concurrency: 2})
+	if err := w.Start(a.ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop(a.ctx)
+	r = a.do(store.ScopeWrite, http.MethodPost, "/v1/workflows/hello/runs", `{"inputs": {"name": "b"}, "wait": "30s"}`).want(t, http.StatusCreated).json(t)
+	if r["status"] != "completed" || r["outputs"].(map[string]any)["text"] != "Hello, b!" {
+		t.Fatalf("with a worker: %v %v", r["status"], r["outputs"])
+	}
+	r = a.do(store.ScopeWrite, http.MethodPost, "/v1/workflows/ship/runs", `{"inputs": {"order": "W"}, "wait": "30s"}`).want(t, http.StatusCreated).json(t)
+	if r["status"] != "waiting" || r["wait_reason"] != "signal:go" {
+		t.Fatalf("a run that parks: %v %v", r["status"], r["wait_reason"])
+	}
+	// A graceful stop ends a wait: the run is answered as it is.
+	if err := w.Stop(a.ctx); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan string, 1)
+	go func() { // ends with the request
+		req, _ := http.NewRequest(http.MethodPost, a.hs.URL+"/v1/workflows/hello/runs", strings.NewReader(`{"inputs": {"name": "c"}, "wait": "5m"}`))
+		req.Header.Set("Authorization", "Bearer "+a.tokens[store.ScopeWrite])
+		resp, err := a.hs.Client().Do(req)
+		if err != nil {
+			done <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		done <- strconv.Itoa(resp.StatusCode) + " " + string(b)
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		runs, err := a.st.RunList(a.ctx, store.RunListParams{Workflow: "hello"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the third start did not store its run within 10s")
+		}
+	}
+	a.srv.CloseStreams()
+	select {
+	case got := <-done:
+		if !strings.HasPrefix(got, "201 ") || !strings.Contains(got, `"status":"pending"`) {
+			t.Fatalf("a wait ended by a stop answered %s", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a stop did not end the wait within 10s")
 	}
 }

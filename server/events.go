@@ -52,15 +52,10 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) error {
 	w.WriteHeader(http.StatusOK)
 	_ = rc.Flush()
 
+	// A graceful stop (CloseStreams) ends the stream.
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	go func() { // ends with the request, or ends the request at a stop
-		select {
-		case <-s.streams.Done():
-			stop()
-		case <-ctx.Done():
-		}
-	}()
+	defer context.AfterFunc(s.streams, stop)()
 	quiet := s.clk.Now()
 	for {
 		// The status is read before the events: when it is final, every

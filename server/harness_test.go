@@ -45,15 +45,18 @@ func newAPI(t *testing.T, opts ...func(*Options)) *api {
 	}
 	t.Cleanup(func() { st.Close() })
 	a := &api{t: t, ctx: ctx, st: st, clk: clock.NewFake(t0), tokens: map[store.TokenScope]string{}}
-	a.eng = interp.New(st, interp.Options{
-		Clock: a.clk, Owner: store.Owner{Host: "testhost", PID: 1, Worker: "t"},
-		Rand: rand.New(rand.NewPCG(1, 2)), ParkWait: -1,
-		Getenv: func(string) string { return "" },
-	})
-	o := Options{Engine: a.eng, Clock: a.clk}
+	o := Options{Clock: a.clk}
 	for _, f := range opts {
 		f(&o)
 	}
+	// The engine runs on the server's clock: a test that gives the server
+	// the real clock (a worker, SSE) gives it to the engine too.
+	a.eng = interp.New(st, interp.Options{
+		Clock: o.Clock, Owner: store.Owner{Host: "testhost", PID: 1, Worker: "t"},
+		Rand: rand.New(rand.NewPCG(1, 2)), ParkWait: -1, Poll: 20 * time.Millisecond,
+		Getenv: func(string) string { return "" },
+	})
+	o.Engine = a.eng
 	a.srv = New(o)
 	a.hs = httptest.NewServer(a.srv)
 	t.Cleanup(a.hs.Close)
@@ -178,4 +181,11 @@ func (r answer) problem(t *testing.T, status int, parts ...string) map[string]an
 		}
 	}
 	return m
+}
+
+func decode(t *testing.T, b []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
 }

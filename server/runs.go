@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/flowrun/flowrun/interp"
@@ -60,6 +61,9 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) error {
 		if err := s.waitSettled(ctx, run.ID, wait); err != nil {
 			return err
 		}
+		if ctx.Err() != nil {
+			return nil // the client is gone
+		}
 	}
 	status := http.StatusOK
 	if created {
@@ -92,9 +96,14 @@ const (
 
 // waitSettled waits until the run has ended, parked (waiting, blocked) or
 // d has passed, or the request is gone.
+//
+// A graceful stop (CloseStreams) ends the wait too: the run is answered
+// as it is then.
 func (s *Server) waitSettled(ctx context.Context, runID string, d time.Duration) error {
 	ctx, cancel := clockTimeout(ctx, s, d)
 	defer cancel()
+	stop := context.AfterFunc(s.streams, cancel)
+	defer stop()
 	for {
 		run, err := s.st.RunGetHead(ctx, runID)
 		if ctx.Err() != nil {
@@ -125,7 +134,8 @@ func clockTimeout(ctx context.Context, s *Server, d time.Duration) (context.Cont
 		case <-done:
 		}
 	}()
-	return ctx, func() { close(done); cancel() }
+	var once sync.Once
+	return ctx, func() { once.Do(func() { close(done); cancel() }) }
 }
 
 // writeRun answers the run as show --json prints it.
