@@ -23,16 +23,4 @@ func (s *Server) api() {
 	} {
 		s.Handle(rt)
 	}
-	for _, add := range routeSets {
-		add(s)
-	}
 }
-
-// routeSets add the routes that live in other files of the package (the
-// webhooks, the batch start), each registered by its file's init with
-// addRoutes, so a file of routes needs no edit of this one.
-var routeSets []func(s *Server)
-
-// addRoutes registers a set of routes New adds to every Server; call it
-// from an init function.
-func addRoutes(add func(s *Server)) { routeSets = append(routeSets, add) }
