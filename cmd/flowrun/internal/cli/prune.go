@@ -77,9 +77,10 @@ instead of finding the pruned one.`,
 						Steps    int    `json:"steps"`
 						Attempts int    `json:"attempts"`
 						Events   int    `json:"events"`
+						Output   int    `json:"output_chunks"`
 						Before   string `json:"before"`
 						DryRun   bool   `json:"dry_run"`
-					}{total.Runs, total.Steps, total.Attempts, total.Events, jsonTime(before), *dryRun})
+					}{total.Runs, total.Steps, total.Attempts, total.Events, total.Output, jsonTime(before), *dryRun})
 				}
 				verb := "pruned"
 				if *dryRun {
