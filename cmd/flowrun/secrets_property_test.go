@@ -418,7 +418,7 @@ func checkNoLeak(t *testing.T, emit, srvURL, secret string, picked []string) {
 	}
 	var shown string
 	for _, args := range [][]string{
-		{"show", id}, {"show", id, "--json"}, {"logs", id}, {"runs"}, {"runs", "--json"},
+		{"show", id}, {"show", id, "--json"}, {"logs", id}, {"logs", id, "--json"}, {"logs", id, "--output"}, {"runs"}, {"runs", "--json"},
 		{"dlq", "list"}, {"dlq", "list", "--json"}, {"apply", "prop.hcl", "--input", "srv=" + srvURL, "--json"},
 	} {
 		_, out := propCLI(args...)
