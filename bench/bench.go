@@ -134,6 +134,7 @@ func Scenarios() []*Scenario {
 			run: storeChainScenario},
 		{Name: "exec", Description: "sequential exec steps running true", run: execScenario},
 		{Name: "worker", Description: "1,000 runs of 10 set steps on one worker at concurrency 16, FULL", run: workerScenario},
+		{Name: "telemetry", Description: "the worker scenario without telemetry, with Prometheus metrics, and with traces to a local OTLP/HTTP receiver, side by side (best of 3 rounds each)", run: telemetryScenario},
 		{Name: "foreach", Description: "a foreach over 10,000 items with set bodies at concurrency 32, FULL", run: foreachScenario},
 		{Name: "resume", Description: "resuming a run that has 10,000 completed steps: time to its next step starting", run: resumeScenario},
 		{Name: "resume-worker", Description: "resuming runs that have 10,000 completed steps through the binaries: flowrun signal from its own process, the next step started by a running flowrun worker",

@@ -72,7 +72,14 @@ func New(ctx context.Context, getenv func(string) string) (*Tracer, error) {
 	if err != nil {
 		return nil, err
 	}
-	exp, err := otlptracehttp.New(ctx)
+	// The endpoint comes from getenv (the SDK would read the process's
+	// environment itself); the other OTEL_EXPORTER_OTLP_* settings are
+	// the SDK's.
+	url := getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+	if url == "" {
+		url = strings.TrimSuffix(getenv("OTEL_EXPORTER_OTLP_ENDPOINT"), "/") + "/v1/traces"
+	}
+	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(url))
 	if err != nil {
 		return nil, fmt.Errorf("the OTLP trace exporter: %w", err)
 	}

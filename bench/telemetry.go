@@ -1,0 +1,156 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/flowrun/flowrun/clock"
+	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/telemetry/metrics"
+	"github.com/flowrun/flowrun/telemetry/tracing"
+	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/protobuf/proto"
+)
+
+// telemetryScenario runs the worker scenario's workload (runs of 10 set
+// steps drained by one worker at concurrency 16, FULL) three ways, side by
+// side in one process: without telemetry, with Prometheus metrics, and
+// with OpenTelemetry traces exported to a local OTLP/HTTP receiver. Each
+// way runs in alternating rounds on a fresh database and its best round
+// counts, so a disturbance of the machine during one round does not
+// decide the ratio.
+func telemetryScenario(ctx context.Context, c Config, dir string, r *Result) error {
+	runs := c.n(1000, 20)
+	const rounds = 3
+	r.Sizes["runs"], r.Sizes["steps_per_run"], r.Sizes["concurrency"], r.Sizes["rounds"] = runs, 10, 16, rounds
+	raw, err := rawCommits(ctx, dir, "FULL", c.n(2000, 200))
+	if err != nil {
+		return err
+	}
+	var spans atomic.Int64
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		b, err := io.ReadAll(req.Body)
+		var ex coltrace.ExportTraceServiceRequest
+		if err == nil {
+			err = proto.Unmarshal(b, &ex)
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		for _, rs := range ex.ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				spans.Add(int64(len(ss.Spans)))
+			}
+		}
+		out, _ := proto.Marshal(&coltrace.ExportTraceServiceResponse{})
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		w.Write(out)
+	}))
+	defer recv.Close()
+	env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": recv.URL}
+
+	best := map[string]time.Duration{}
+	ways := []string{"off", "metrics", "tracing"}
+	for round := range rounds {
+		for _, way := range ways {
+			opts := interp.Options{}
+			var tr *tracing.Tracer
+			switch way {
+			case "metrics":
+				opts.Observer = metrics.New(metrics.Options{Now: clock.Real{}.Now})
+			case "tracing":
+				var err error
+				if tr, err = tracing.New(ctx, func(k string) string { return env[k] }); err != nil {
+					return err
+				}
+				opts.Observer, opts.Traceparent = tr, true
+			}
+			took, err := drainWorker(ctx, dir, fmt.Sprintf("%s-%d.db", way, round), runs, opts)
+			if tr != nil {
+				cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				if cerr := tr.Close(cctx); err == nil && cerr != nil {
+					err = fmt.Errorf("flushing the spans: %w", cerr)
+				}
+				cancel()
+			}
+			if err != nil {
+				return fmt.Errorf("%s, round %d: %w", way, round+1, err)
+			}
+			if b, ok := best[way]; !ok || took < b {
+				best[way] = took
+			}
+		}
+	}
+	if got, want := spans.Load(), int64(rounds*runs); got < want {
+		return fmt.Errorf("the OTLP receiver got %d spans, want at least %d (a root span per run)", got, want)
+	}
+	off := Baseline{Name: "the same runs without telemetry", Value: perSec(runs*10, best["off"]), Unit: "steps/s"}
+	r.figure(Figure{Name: "steps on one worker, without telemetry", Value: off.Value, Unit: "steps/s", Baseline: &raw})
+	r.figure(Figure{Name: "steps on one worker, Prometheus metrics on", Value: perSec(runs*10, best["metrics"]), Unit: "steps/s",
+		Baseline: &off, Target: &Target{Of: "ratio", Op: ">=", Limit: 0.95}})
+	r.figure(Figure{Name: "steps on one worker, traces to a local OTLP receiver", Value: perSec(runs*10, best["tracing"]), Unit: "steps/s",
+		Baseline: &off, Target: &Target{Of: "ratio", Op: ">=", Limit: 0.8}})
+	return nil
+}
+
+// drainWorker enqueues runs of 10 set steps on a fresh database named
+// name, then starts a worker of concurrency 16 on an engine with opts and
+// returns how long it took to complete them all.
+func drainWorker(ctx context.Context, dir, name string, runs int, opts interp.Options) (time.Duration, error) {
+	done := make(chan struct{}, runs)
+	var mu sync.Mutex
+	failed := ""
+	opts.OnEvent = func(ev store.Event) {
+		switch ev.Kind {
+		case "run_completed", "run_failed", "run_canceled":
+			if ev.Kind != "run_completed" {
+				mu.Lock()
+				failed = ev.RunID + " " + ev.Kind
+				mu.Unlock()
+			}
+			done <- struct{}{}
+		}
+	}
+	h, err := open(ctx, dir, name, "FULL", opts)
+	if err != nil {
+		return 0, err
+	}
+	defer h.close()
+	if _, err := h.compile(ctx, setChain("ten", 10)); err != nil {
+		return 0, err
+	}
+	for range runs {
+		if _, _, err := h.e.StartRun(ctx, interp.StartParams{Workflow: "ten", New: true}); err != nil {
+			return 0, err
+		}
+	}
+	w := interp.NewWorker(h.e, interp.WorkerOptions{Concurrency: 16})
+	start := now()
+	if err := w.Start(ctx); err != nil {
+		return 0, err
+	}
+	for range runs {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			w.Stop(context.WithoutCancel(ctx))
+			return 0, ctx.Err()
+		}
+	}
+	took := now().Sub(start)
+	if err := w.Stop(ctx); err != nil {
+		return 0, err
+	}
+	if failed != "" {
+		return 0, fmt.Errorf("run %s, want completed", failed)
+	}
+	return took, nil
+}
