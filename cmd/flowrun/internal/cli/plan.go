@@ -17,7 +17,7 @@ import (
 func planCommand() *command {
 	return &command{
 		name:  "plan",
-		args:  "PATH... [--workflow NAME]",
+		args:  "PATH... [--workflow NAME] [--json]",
 		short: "show what applying would store and do to the runs in flight, without doing it",
 		long: `Plan compiles the workflow files like apply and, for each workflow (or the
 one --workflow names), prints its graph, the version change against the
@@ -25,13 +25,31 @@ newest stored version with each classified change and the bump it needs,
 and what applying would do to each unfinished run of the workflow: move to a
 newer PATCH, finish on its own version, or block for a decision. It reads
 the database only when it exists and never writes. It exits 2 when the
-version would be refused (the same rules as apply), 0 otherwise.`,
+version would be refused (the same rules as apply), 0 otherwise. --json
+prints one object with valid, workflows (each with its steps, version_change
+and runs) and diagnostics instead.`,
 		store: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			e.maxFileSizeFlag(fs)
 			name := fs.String("workflow", "", "the workflow to plan when the files define several")
+			asJSON := fs.Bool("json", false, "print the plan as one JSON object")
 			return func(ctx context.Context, args []string) error {
+				var out *planJSON
+				if *asJSON {
+					out = &planJSON{Workflows: []*planWorkflowJSON{}, Diagnostics: []diagJSON{}}
+					e.diags = &out.Diagnostics
+					defer func() { e.diags = nil }()
+				}
 				mod, err := e.load(ctx, args)
+				if err != nil && out != nil {
+					var xe *exitError
+					if errors.As(err, &xe) && xe.code == ExitInvalid {
+						if werr := e.writeJSON(out); werr != nil {
+							return werr
+						}
+						return usageErrorf("%s", xe.msg).hint("The diagnostics are in the JSON on standard output.")
+					}
+				}
 				if err != nil {
 					return err
 				}
@@ -52,10 +70,14 @@ version would be refused (the same rules as apply), 0 otherwise.`,
 				}
 				var refused error
 				for i, w := range ws {
-					if i > 0 {
+					var js *planWorkflowJSON
+					if out != nil {
+						js = &planWorkflowJSON{Steps: []planStepJSON{}, Runs: []planRunJSON{}}
+						out.Workflows = append(out.Workflows, js)
+					} else if i > 0 {
 						fmt.Fprintln(e.stdout)
 					}
-					if err := e.planWorkflow(ctx, eng, mod, w); err != nil {
+					if err := e.planWorkflow(ctx, eng, mod, w, js); err != nil {
 						var xe *exitError
 						if !errors.As(err, &xe) || xe.code != ExitInvalid {
 							return err
@@ -65,46 +87,84 @@ version would be refused (the same rules as apply), 0 otherwise.`,
 						}
 					}
 				}
+				if out != nil {
+					out.Valid = refused == nil
+					if err := e.writeJSON(out); err != nil {
+						return err
+					}
+					if refused != nil {
+						var xe *exitError
+						errors.As(refused, &xe)
+						return usageErrorf("%s", xe.message()).hint("The diagnostics are in the JSON on standard output.")
+					}
+				}
 				return refused
 			}
 		},
 	}
 }
 
-// planWorkflow prints the plan of one workflow; eng is nil when there is
-// no database. A version apply would refuse is printed and returned as the
-// exit-2 error.
-func (e *env) planWorkflow(ctx context.Context, eng *interp.Engine, mod *lang.Module, w *lang.Workflow) error {
+// planWorkflow prints the plan of one workflow, or fills js with it
+// (plan --json); eng is nil when there is no database. A version apply
+// would refuse is printed and returned as the exit-2 error.
+func (e *env) planWorkflow(ctx context.Context, eng *interp.Engine, mod *lang.Module, w *lang.Workflow, js *planWorkflowJSON) error {
 	g := w.Graph
 	h, err := graph.Hash(g)
 	if err != nil {
 		return fmt.Errorf("hashing workflow %q: %w", w.Name, err)
 	}
-	fmt.Fprintf(e.stdout, "workflow %q version %s (graph %s, %s) from %s\n", w.Name, g.Version, shortHash(h), plural(len(g.Steps), "step", "steps"), w.File)
+	say := func(format string, args ...any) {
+		if js == nil {
+			fmt.Fprintf(e.stdout, format, args...)
+		}
+	}
+	say("workflow %q version %s (graph %s, %s) from %s\n", w.Name, g.Version, shortHash(h), plural(len(g.Steps), "step", "steps"), w.File)
+	if js != nil {
+		js.Workflow, js.File, js.Version, js.GraphHash = w.Name, w.File, g.Version, h
+	}
 	for _, s := range g.Steps {
+		if js != nil {
+			js.Steps = append(js.Steps, planStepJSON{Name: s.Name, Kind: string(s.Action.Kind), Needs: append([]string{}, s.Needs...)})
+			continue
+		}
 		line := fmt.Sprintf("  step %-14s %s", s.Name, s.Action.Kind)
 		if len(s.Needs) > 0 {
 			line += "  after " + strings.Join(s.Needs, ", ")
 		}
 		fmt.Fprintln(e.stdout, line)
 	}
+	change := func(result string) *versionChangeJSON {
+		if js == nil {
+			return &versionChangeJSON{}
+		}
+		js.VersionChange = versionChangeJSON{Result: result, Changes: []changeJSON{}}
+		return &js.VersionChange
+	}
 	if eng == nil {
-		fmt.Fprintf(e.stdout, "version: %s would be the first stored version (there is no database at %s yet)\n", g.Version, e.dsn)
+		change("first")
+		say("version: %s would be the first stored version (there is no database at %s yet)\n", g.Version, e.dsn)
 		return nil
 	}
 	c, cerr := e.checkVersion(ctx, eng, mod, w)
 	if c.Newest.Version == "" && cerr == nil {
-		fmt.Fprintf(e.stdout, "version: %s would be the first stored version of %q\n", g.Version, w.Name)
+		change("first")
+		say("version: %s would be the first stored version of %q\n", g.Version, w.Name)
 		return nil
 	}
 	if cerr != nil {
+		vc := change("refused")
 		if c.Newest.Version != "" {
-			fmt.Fprintf(e.stdout, "version: %s would be refused\n", g.Version)
+			from := c.Newest.Version
+			vc.From = &from
+			say("version: %s would be refused\n", g.Version)
 		}
 		return cerr
 	}
 	if c.Against.Version == g.Version && c.Against.Hash == h {
-		fmt.Fprintf(e.stdout, "version: %s is already stored with this graph; applying stores nothing\n", g.Version)
+		vc := change("stored")
+		from := c.Against.Version
+		vc.From = &from
+		say("version: %s is already stored with this graph; applying stores nothing\n", g.Version)
 	} else {
 		newest := c.Newest
 		og, err := eng.Graph(ctx, newest.Workflow, newest.Hash)
@@ -114,20 +174,34 @@ func (e *env) planWorkflow(ctx context.Context, eng *interp.Engine, mod *lang.Mo
 		changes := graph.Diff(og, g)
 		ov, _ := graph.ParseVersion(newest.Version)
 		nv, _ := graph.ParseVersion(g.Version)
-		fmt.Fprintf(e.stdout, "version: %s → %s declares %s; the changes need %s\n", newest.Version, g.Version, ov.BumpTo(nv), graph.RequiredBump(changes))
-		for _, c := range changes {
-			fmt.Fprintf(e.stdout, "  %s\n", termtext.Line(c.String()))
+		vc := change("new")
+		from, declared, required := newest.Version, bumpJSON(ov.BumpTo(nv)), bumpJSON(graph.RequiredBump(changes))
+		vc.From, vc.DeclaredBump, vc.RequiredBump, vc.Changes = &from, &declared, &required, changesJSON(changes)
+		say("version: %s → %s declares %s; the changes need %s\n", newest.Version, g.Version, ov.BumpTo(nv), graph.RequiredBump(changes))
+		if js == nil {
+			for _, c := range changes {
+				fmt.Fprintf(e.stdout, "  %s\n", termtext.Line(c.String()))
+			}
 		}
 	}
-	return e.planRuns(ctx, eng, w.Name, g.Version)
+	return e.planRuns(ctx, eng, w.Name, g.Version, js)
 }
 
 // planRuns prints what applying version would do to each unfinished run
-// of the workflow (interp.Engine.PlanRuns).
-func (e *env) planRuns(ctx context.Context, eng *interp.Engine, workflow, version string) error {
+// of the workflow (interp.Engine.PlanRuns), or fills js with it.
+func (e *env) planRuns(ctx context.Context, eng *interp.Engine, workflow, version string, js *planWorkflowJSON) error {
 	plans, err := eng.PlanRuns(ctx, interp.PlanRunsParams{Workflow: workflow, Version: version})
 	if err != nil {
 		return storeError("", err)
+	}
+	if js != nil {
+		for _, p := range plans {
+			js.Runs = append(js.Runs, planRunJSONOf(p))
+			if p.Binding.Block {
+				js.Blocks++
+			}
+		}
+		return nil
 	}
 	if len(plans) == 0 {
 		fmt.Fprintf(e.stdout, "runs in flight: none\n")
@@ -157,6 +231,76 @@ func (e *env) planRuns(ctx context.Context, eng *interp.Engine, workflow, versio
 		fmt.Fprintf(e.stdout, "applying %s blocks %s until decided (old, new or migrate)\n", version, plural(blocks, "run", "runs"))
 	}
 	return nil
+}
+
+// planJSON is plan --json (spec/semantics.md §16).
+type planJSON struct {
+	Valid       bool                `json:"valid"`
+	Workflows   []*planWorkflowJSON `json:"workflows"`
+	Diagnostics []diagJSON          `json:"diagnostics"`
+}
+
+type planWorkflowJSON struct {
+	Workflow      string            `json:"workflow"`
+	File          string            `json:"file"`
+	Version       string            `json:"version"`
+	GraphHash     string            `json:"graph_hash"`
+	Steps         []planStepJSON    `json:"steps"`
+	VersionChange versionChangeJSON `json:"version_change"`
+	Runs          []planRunJSON     `json:"runs"`
+	Blocks        int               `json:"blocks"`
+}
+
+type planStepJSON struct {
+	Name  string   `json:"name"`
+	Kind  string   `json:"kind"`
+	Needs []string `json:"needs"`
+}
+
+type versionChangeJSON struct {
+	// Result: first, stored, new or refused.
+	Result       string       `json:"result"`
+	From         *string      `json:"from"`
+	DeclaredBump *string      `json:"declared_bump"`
+	RequiredBump *string      `json:"required_bump"`
+	Changes      []changeJSON `json:"changes"`
+}
+
+type planRunJSON struct {
+	RunID   string  `json:"run_id"`
+	Version string  `json:"version"`
+	Status  string  `json:"status"`
+	Action  string  `json:"action"`
+	MoveTo  *string `json:"move_to"`
+	Newest  *string `json:"newest"`
+	Detail  string  `json:"detail"`
+}
+
+// planRunJSONOf says what applying does to one run: action is
+// stays_blocked, block, move, finish or unchanged.
+func planRunJSONOf(p interp.RunPlan) planRunJSON {
+	b := p.Binding
+	j := planRunJSON{RunID: p.Run.ID, Version: p.Run.Version, Status: string(p.Run.Status), Detail: b.String()}
+	opt := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
+	j.MoveTo, j.Newest = opt(b.MoveTo), opt(b.Newest)
+	switch {
+	case p.Run.Status == store.RunBlocked:
+		j.Action, j.Detail = "stays_blocked", "stays blocked until decided (old, new or migrate)"
+	case b.Block:
+		j.Action = "block"
+	case b.MoveTo != "":
+		j.Action = "move"
+	case b.Finishes():
+		j.Action = "finish"
+	default:
+		j.Action = "unchanged"
+	}
+	return j
 }
 
 // checkStoredVersions checks every workflow's version against the stored

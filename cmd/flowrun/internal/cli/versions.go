@@ -13,13 +13,16 @@ import (
 func versionsCommand() *command {
 	return &command{
 		name:  "versions",
-		args:  "WORKFLOW",
+		args:  "WORKFLOW [--json]",
 		short: "list a workflow's stored versions with their hashes and run counts",
 		long: `Versions lists every stored version of a workflow, oldest first, with the
 hash of its graph, how many runs are bound to it (with their statuses) and
-when it was stored.`,
+when it was stored. --json prints an array, oldest first, of objects with
+the fields workflow, version, graph_hash, created_at, runs and
+runs_by_status.`,
 		store: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			asJSON := fs.Bool("json", false, "print a JSON array of the stored versions")
 			return func(ctx context.Context, args []string) error {
 				if len(args) != 1 {
 					return usageErrorf("versions takes one WORKFLOW name, got %s", plural(len(args), "argument", "arguments")).
@@ -55,6 +58,18 @@ when it was stored.`,
 					}
 					byStatus[r.Version][r.Status]++
 				}
+				if *asJSON {
+					out := make([]versionJSON, 0, len(vs))
+					for _, v := range vs {
+						by := map[string]int{}
+						for st, n := range byStatus[v.Version] {
+							by[string(st)] = n
+						}
+						out = append(out, versionJSON{Workflow: v.Workflow, Version: v.Version, GraphHash: v.Hash,
+							CreatedAt: jsonTime(v.CreatedAt), Runs: counts[v.Version], RunsByStatus: by})
+					}
+					return e.writeJSON(out)
+				}
 				tw := newTable(e.stdout)
 				fmt.Fprintln(tw, "VERSION\tHASH\tRUNS\tSTORED")
 				for _, v := range vs {
@@ -80,4 +95,16 @@ func runCounts(n int, by map[store.RunStatus]int) string {
 		}
 	}
 	return fmt.Sprintf("%d (%s)", n, strings.Join(parts, ", "))
+}
+
+// versionJSON is one element of versions --json (spec/semantics.md §16).
+type versionJSON struct {
+	Workflow  string `json:"workflow"`
+	Version   string `json:"version"`
+	GraphHash string `json:"graph_hash"`
+	CreatedAt string `json:"created_at"`
+	// Runs counts the runs bound to the version; RunsByStatus by status
+	// (only the statuses that occur).
+	Runs         int            `json:"runs"`
+	RunsByStatus map[string]int `json:"runs_by_status"`
 }
