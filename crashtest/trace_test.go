@@ -268,3 +268,55 @@ func readTrim(t *testing.T, path string) string {
 	}
 	return strings.TrimSpace(string(b))
 }
+
+// TestTraceApply: apply working on a run in the foreground exports its
+// trace too (the root span and the attempt's, with the TRACEPARENT its
+// program saw), flushed before apply exits.
+func TestTraceApply(t *testing.T) {
+	needBinary(t)
+	t.Parallel()
+	dir := t.TempDir()
+	recv := &otlpReceiver{svc: map[string]bool{}}
+	otlp := httptest.NewServer(recv)
+	defer otlp.Close()
+	wf := filepath.Join(dir, "fg.hcl")
+	write(t, wf, `workflow "fg" {
+  version = "1.0.0"
+  step "one" {
+    exec { command = ["sh", "-c", "echo $TRACEPARENT"] }
+  }
+}
+`)
+	db := filepath.Join(dir, "flowrun.db")
+	r := flowrun(t, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + otlp.URL}, "--db", db, "apply", wf, "--json")
+	if r.code != 0 {
+		t.Fatalf("apply exited %d; stderr:\n%s", r.code, r.stderr)
+	}
+	var view struct {
+		RunID   string `json:"run_id"`
+		TraceID string `json:"trace_id"`
+		Steps   map[string]struct {
+			Output struct {
+				Stdout string `json:"stdout"`
+			} `json:"output"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &view); err != nil {
+		t.Fatalf("apply --json: %v\n%s", err, r.stdout)
+	}
+	root := telemetry.NewTrace(view.RunID)
+	att := telemetry.AttemptSpanID(view.RunID, "one", 1)
+	if got, want := strings.TrimSpace(view.Steps["one"].Output.Stdout), telemetry.Traceparent(root.TraceID, att); got != want || view.TraceID != root.TraceID {
+		t.Errorf("TRACEPARENT %q, trace_id %q; want %q in trace %s", got, view.TraceID, want, root.TraceID)
+	}
+	got := map[string]string{}
+	for _, s := range recv.all() {
+		got[hex.EncodeToString(s.SpanId)] = hex.EncodeToString(s.ParentSpanId)
+	}
+	if p, ok := got[root.SpanID]; !ok || p != "" {
+		t.Errorf("no root span %s (spans: %v)", root.SpanID, got)
+	}
+	if p, ok := got[att]; !ok || p != root.SpanID {
+		t.Errorf("no attempt span %s under the root (spans: %v)", att, got)
+	}
+}

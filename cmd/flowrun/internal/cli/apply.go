@@ -142,11 +142,15 @@ func (e *env) engine(st store.Store, onEvent func(store.Event)) *interp.Engine {
 		e.onEvent.Store(&onEvent)
 	}
 	if e.eng == nil || e.engStore != st {
-		e.eng = interp.New(st, interp.Options{
+		opts := interp.Options{
 			Clock:   e.clock,
 			Getenv:  e.getenv,
 			OnEvent: e.display.gate(e.progress),
-		})
+		}
+		if tr := e.commandTracer(); tr != nil {
+			opts.Observer, opts.Traceparent = tr, true
+		}
+		e.eng = interp.New(st, opts)
 		e.engStore = st
 	}
 	return e.eng

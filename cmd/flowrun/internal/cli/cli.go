@@ -130,6 +130,7 @@ type env struct {
 	eng      *interp.Engine
 	engStore store.Store
 	onEvent  atomic.Pointer[func(store.Event)]
+	traces   commandTraces // the tracer of the command's engine (tracing.go)
 	closers  []func() error
 }
 
