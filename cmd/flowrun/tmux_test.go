@@ -394,3 +394,36 @@ func TestTmuxResumePrompt(t *testing.T) {
 		t.Errorf("the decision is not recorded as the resume prompt's:\n%s", out)
 	}
 }
+
+// TestTmuxLiveViewOutputTail: on a real terminal, apply's live view shows
+// the last lines a running step wrote under the step, escaped (an
+// erase-line in them is drawn as \x1b[2K, not carried out), and the final
+// frame drops them with the step.
+func TestTmuxLiveViewOutputTail(t *testing.T) {
+	p, flowrun := newTmux(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "talk.hcl"), `
+workflow "talk" {
+  version = "1.0.0"
+  step "work" {
+    exec {
+      command = ["sh", "-c", "for i in 1 2 3 4; do echo line $i; done; printf 'fake\\033[2Kall good\\n' >&2; while [ ! -f go ]; do sleep 0.05; done"]
+    }
+  }
+}
+`)
+	p.start(dir, flowrun, "apply", "talk.hcl")
+	s := p.waitFor(
+		`^  ▶ work +running`,
+		`^    │ line 3$`,
+		`^    │ line 4$`,
+		`^    │ stderr fake\\x1b\[2Kall good$`)
+	if strings.Contains(s, "│ line 1") {
+		t.Errorf("the tail holds more than the last 3 lines:\n%s", s)
+	}
+	writeFile(t, filepath.Join(dir, "go"), "")
+	s = p.waitFor(`^flowrun exited with 0$`)
+	if strings.Contains(s, "│ line") {
+		t.Errorf("the final frame still shows the output tail:\n%s", s)
+	}
+}
