@@ -299,7 +299,11 @@ func (r *testReport) printCover() {
 					not = append(not, b)
 				}
 			}
-			fmt.Fprintf(r.e.stdout, "  switch %s: took %s; never took %s\n", s.Name, noneIfEmpty(taken), noneIfEmpty(not))
+			line := fmt.Sprintf("  switch %s: took %s", s.Name, noneIfEmpty(taken))
+			if len(not) > 0 {
+				line += "; never took " + strings.Join(not, ", ")
+			}
+			fmt.Fprintln(r.e.stdout, line)
 		}
 		for _, n := range whenOneWay {
 			sc := wc.Steps[n]
@@ -314,7 +318,7 @@ func (r *testReport) printCover() {
 
 func noneIfEmpty(l []string) string {
 	if len(l) == 0 {
-		return "none"
+		return "no branch"
 	}
 	return strings.Join(l, ", ")
 }
