@@ -68,12 +68,21 @@ func checkTest(t *Test, f *File, mod *lang.Module, dir string, load Upgrades, fi
 		diags = append(diags, checkMock(m, g)...)
 	}
 	var signals []string
+	dataType := map[string]*graph.Type{} // the typed wait steps' data types
 	for _, s := range g.Steps {
 		if s.Action.Kind == graph.KindWait {
 			signals = append(signals, s.Action.Wait.Signal)
+			if s.Action.Wait.Type != nil {
+				dataType[s.Action.Wait.Signal] = s.Action.Wait.Type
+			}
 		}
 	}
 	for _, s := range t.Signals {
+		if ty := dataType[s.Name]; ty != nil {
+			if err := Conform(s.Data, ty, "data", false); err != nil {
+				diags = append(diags, errAt(s.Range, "Signal data does not match the wait step", "The wait step that takes %q declares its data as %s: %v.", s.Name, ty, err))
+			}
+		}
 		if !contains(signals, s.Name) {
 			hint := "It has no wait step."
 			if len(signals) > 0 {

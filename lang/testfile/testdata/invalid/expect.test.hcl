@@ -3,6 +3,7 @@ test "bad expectations" {
   mock "build" { output = { stdout = "ok" } }
   signal "aproval" { data = { ok = true } } # ERROR: No step waits for this signal
   signal "approval" { after = "2 hours" } # ERROR: Invalid duration
+  signal "go" { data = { by = 5 } } # ERROR: Signal data does not match the wait step
   expect {
     status  = "done" # ERROR: Invalid status
     outputs = {

@@ -22,6 +22,13 @@ workflow "ship" {
     wait { signal = "approval" }
   }
 
+  step "ok" {
+    wait {
+      signal = "go"
+      type   = object({ by = string })
+    }
+  }
+
   step "total" {
     set { n = "{{ input.count * 2 }}" }
   }
