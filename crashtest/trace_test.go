@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -85,7 +86,8 @@ func (o *otlpReceiver) all() []*tracepb.Span {
 // worker, with the span id its program saw in TRACEPARENT; the second
 // attempt; the http step's span, whose id the server saw in the
 // traceparent header; and the child run's root span, a child of the
-// parent's root, with its own attempt under it.
+// parent's root, with its own attempt under it. Worker 2's metrics count
+// the reclaim and the interrupted attempt.
 func TestTraceAcrossKill(t *testing.T) {
 	needBinary(t)
 	t.Parallel()
@@ -156,7 +158,18 @@ workflow "traced" {
 		t.Fatalf("worker 1 was not killed by SIGKILL; stderr:\n%s", w1.stderr())
 	}
 
-	w2 := start(t, "worker 2", env, "--db", db, "worker")
+	w2 := start(t, "worker 2", env, "--db", db, "worker", "--metrics", "127.0.0.1:0")
+	var metricsAddr string
+	addrRE := regexp.MustCompile(`msg="serving metrics" addr=(\S+)`)
+	if !waitLine(t, w2, func(line string) bool {
+		if m := addrRE.FindStringSubmatch(line); m != nil {
+			metricsAddr = m[1]
+			return true
+		}
+		return false
+	}) {
+		t.Fatalf("worker 2 ended before serving metrics; stderr:\n%s", w2.stderr())
+	}
 	rdb := openReadOnly(t, db)
 	for {
 		c := runStatusCounts(t, rdb)
@@ -167,6 +180,21 @@ workflow "traced" {
 			t.Fatalf("the runs did not complete: %v; worker 2 stderr:\n%s", c, w2.stderr())
 		}
 		sleep(20 * time.Millisecond)
+	}
+	// Worker 2 counted the reclaim and the killed attempt.
+	body := scrape(t, "http://"+metricsAddr+"/metrics")
+	for _, want := range []string{
+		`flowrun_lease_reclaims_total{workflow="traced"} 1`,
+		`flowrun_step_attempts_total{kind="exec",outcome="interrupted",step="slow",workflow="traced"} 1`,
+		`flowrun_step_attempts_total{kind="exec",outcome="completed",step="slow",workflow="traced"} 1`,
+		`flowrun_runs_finished_total{status="completed",workflow="traced"} 1`,
+	} {
+		if !strings.Contains(body, "\n"+want+"\n") {
+			t.Errorf("worker 2's metrics lack %q", want)
+		}
+	}
+	if strings.Contains(body, `flowrun_runs_started_total{workflow="traced"}`) {
+		t.Errorf("worker 2 counted the run as started; worker 1 started it")
 	}
 	_ = w2.cmd.Process.Signal(syscall.SIGTERM) // drains, then flushes its spans
 	<-w2.done
