@@ -183,3 +183,34 @@ workflow "plain" {
 		t.Errorf("TRACEPARENT = %s, want none", got)
 	}
 }
+
+// fireRecorder keeps the schedule fires an Observer is told of.
+type fireRecorder struct {
+	telemetry.Nop
+	mu   sync.Mutex
+	lags []time.Duration
+}
+
+func (f *fireRecorder) ScheduleFired(workflow string, lag time.Duration) {
+	f.mu.Lock()
+	f.lags = append(f.lags, lag)
+	f.mu.Unlock()
+}
+
+// TestObserverScheduleFired: each slot a pass fires is reported with its
+// lag, from the slot to the pass's fire, on the engine clock.
+func TestObserverScheduleFired(t *testing.T) {
+	rec := &fireRecorder{}
+	b := setup(t, func(o *Options) { o.Observer = rec })
+	b.clk.Set(time.Date(2030, 1, 2, 3, 4, 30, 0, time.UTC))
+	b.activate("1.0.0", "allow", "all")
+	b.clk.Advance(2*time.Minute + 10*time.Second) // the slots of 03:05 and 03:06 are due, 100 s and 40 s ago
+	if _, err := b.e.FireDue(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.lags) != 2 || rec.lags[0] != 100*time.Second || rec.lags[1] != 40*time.Second {
+		t.Errorf("fire lags %v, want [1m40s 40s]", rec.lags)
+	}
+}
