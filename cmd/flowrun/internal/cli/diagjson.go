@@ -57,3 +57,9 @@ func diagnosticJSON(d *hcl.Diagnostic) diagJSON {
 	}
 	return out
 }
+
+// errorDiagJSON is a mistake that is no diagnostic of a file (no files
+// given, no workflow found) as a diagnostic without file or range.
+func errorDiagJSON(xe *exitError) diagJSON {
+	return diagJSON{Severity: "error", Summary: xe.message(), Detail: xe.hintText}
+}

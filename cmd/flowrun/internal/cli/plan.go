@@ -44,6 +44,9 @@ and runs) and diagnostics instead.`,
 				if err != nil && out != nil {
 					var xe *exitError
 					if errors.As(err, &xe) && xe.code == ExitInvalid {
+						if len(out.Diagnostics) == 0 {
+							out.Diagnostics = append(out.Diagnostics, errorDiagJSON(xe))
+						}
 						if werr := e.writeJSON(out); werr != nil {
 							return werr
 						}

@@ -42,6 +42,7 @@ with valid, workflows, tests and diagnostics (with their ranges) instead.`,
 				var failed []string
 				var first error
 				for _, g := range groups {
+					before := len(out.Diagnostics)
 					err := e.validateGroup(ctx, g, *asJSON, &out)
 					var xe *exitError
 					switch {
@@ -50,6 +51,11 @@ with valid, workflows, tests and diagnostics (with their ranges) instead.`,
 						failed = append(failed, strings.Join(g, " "))
 						if first == nil {
 							first = err
+						}
+						if *asJSON && len(out.Diagnostics) == before {
+							// A mistake that is no diagnostic of a file
+							// (no files given, none found) is one too.
+							out.Diagnostics = append(out.Diagnostics, errorDiagJSON(xe))
 						}
 					default:
 						return err // the store failed: exit 5
@@ -60,7 +66,12 @@ with valid, workflows, tests and diagnostics (with their ranges) instead.`,
 					if err := e.writeJSON(out); err != nil {
 						return err
 					}
-					if len(failed) > 0 {
+					switch {
+					case len(failed) == 1:
+						var xe *exitError
+						errors.As(first, &xe)
+						return usageErrorf("%s", xe.message()).hint("The diagnostics are in the JSON on standard output.")
+					case len(failed) > 1:
 						return usageErrorf("%s invalid: %s", plural(len(failed), "workflow set is", "workflow sets are"), strings.Join(failed, ", ")).
 							hint("The diagnostics are in the JSON on standard output.")
 					}
