@@ -117,7 +117,7 @@ func startWorker(ctx context.Context, c Config, dir, db string) (*workerProc, er
 		sc := bufio.NewScanner(stderr)
 		said := false
 		for sc.Scan() {
-			if !said && strings.HasPrefix(sc.Text(), "flowrun worker: working on ") {
+			if !said && strings.Contains(sc.Text(), `msg="working on `) { // its first log line (log/slog, text)
 				said = true
 				ready <- nil
 			}
