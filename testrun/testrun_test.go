@@ -189,3 +189,29 @@ func TestCheckSideCatchesUnrecordedCalls(t *testing.T) {
 		t.Fatalf("no calls: %v %+v", err, x.problems)
 	}
 }
+
+// TestAlertsAreNotSent: a test never sends a workflow's alerts (spec/
+// testing.md §3): the alert here would leave a file in the workflow's
+// directory, and Drive sends a run's alerts before it returns.
+func TestAlertsAreNotSent(t *testing.T) {
+	f, gs, dir := load(t, `
+workflow "a" {
+  version = "1.0.0"
+  step "boom" {
+    fail { message = "boom" }
+  }
+  alert "ops" {
+    on = ["failed"]
+    exec { command = ["sh", "-c", "echo sent > alerted"] }
+  }
+}`, `test "fails" {
+  expect { status = "failed" }
+}`)
+	res := runAll(t, f, gs, dir, Options{})
+	if !res[0].Pass {
+		t.Fatalf("failures: %+v", res[0].Failures)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "alerted")); err == nil {
+		t.Fatal("the test sent the workflow's alert")
+	}
+}
