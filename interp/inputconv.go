@@ -210,6 +210,12 @@ type JSONError struct {
 
 func (j *JSONError) Error() string { return j.Msg }
 
+// atEOF reports whether nothing but white space is left in dec's input.
+func atEOF(dec *json.Decoder) bool {
+	_, err := dec.Token()
+	return errors.Is(err, io.EOF)
+}
+
 // DecodeJSONValue decodes exactly one JSON value, refusing trailing data.
 // A syntax error is a *JSONError.
 func DecodeJSONValue(data []byte, v any) error {
@@ -225,8 +231,9 @@ func DecodeJSONValue(data []byte, v any) error {
 		}
 		return err
 	}
-	if dec.More() {
-		off := dec.InputOffset()
+	// More is false before a stray ']' or '}' as at the end: any token
+	// but the end of the input is data after the value.
+	if off := dec.InputOffset(); !atEOF(dec) {
 		for off < int64(len(data)) && strings.ContainsRune(" \t\r\n", rune(data[off])) {
 			off++
 		}

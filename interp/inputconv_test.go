@@ -76,3 +76,21 @@ func TestConvertInputs(t *testing.T) {
 		})
 	}
 }
+
+// TestDecodeJSONValueTrailing: data after the value is refused, a stray
+// closing bracket too (json.Decoder.More is false before one, which let
+// `{"a": 1}}` through as an inputs file).
+func TestDecodeJSONValueTrailing(t *testing.T) {
+	for in, off := range map[string]int64{`{"a": 1}}`: 8, `0}`: 1, `[1]]`: 3, `1 2`: 2, "{} \n ]": 5} {
+		var v any
+		err := DecodeJSONValue([]byte(in), &v)
+		var je *JSONError
+		if !errors.As(err, &je) || je.Offset != off {
+			t.Errorf("DecodeJSONValue(%q) = %v, want a JSONError at byte %d", in, err, off)
+		}
+	}
+	var v any
+	if err := DecodeJSONValue([]byte(" {\"a\": [1]} \n"), &v); err != nil {
+		t.Errorf("one value with white space around it: %v", err)
+	}
+}
