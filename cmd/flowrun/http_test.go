@@ -4,114 +4,93 @@ import (
 	"bufio"
 	"crypto/tls"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-// cmdHTTP is a real HTTP client for a `flowrun serve` the script started
-// in the background with --addr-file:
-//
-//	http [-addr FILE] [-token TOKEN] [-H 'Name: value']... [-sse N] METHOD PATH [BODY | @FILE]
-//
-// It waits (30s at most, a safety net) for FILE (default "addr") to hold
-// the server's address, sends the request (with "Authorization: Bearer
-// TOKEN" when -token is given; -token @FILE reads it from FILE) and prints the status code on the first
-// line of stdout, then the body; the response headers go to stderr as
-// Name: value lines. With -sse N it reads a text/event-stream until N
-// events came or the stream ended, and prints the events as they came.
-// It fails (or, negated, passes) on a status of 400 or more.
-func cmdHTTP(ts *testscript.TestScript, neg bool, args []string) {
-	addrFile, token, sse := "addr", "", -1
-	var headers []string
-	for len(args) > 0 && strings.HasPrefix(args[0], "-") && len(args) > 1 {
-		switch args[0] {
-		case "-addr":
-			addrFile = args[1]
-		case "-token":
-			token = args[1]
-			if strings.HasPrefix(token, "@") {
-				token = strings.TrimSpace(ts.ReadFile(token[1:]))
-			}
-		case "-H":
-			headers = append(headers, args[1])
-		case "-sse":
-			if _, err := fmt.Sscan(args[1], &sse); err != nil {
-				ts.Fatalf("http -sse %q: %v", args[1], err)
-			}
-		default:
-			ts.Fatalf("http: unknown flag %s", args[0])
-		}
-		args = args[2:]
-	}
-	if len(args) < 2 || len(args) > 3 {
-		ts.Fatalf("usage: http [-addr FILE] [-token TOKEN] [-H 'Name: value']... [-sse N] METHOD PATH [BODY | @FILE]")
-	}
-	addr := waitAddr(ts, addrFile)
+// apiRequest is one request of the http script command and of the
+// apiclient program.
+type apiRequest struct {
+	addr    string // HOST:PORT, or https://HOST:PORT
+	token   string
+	headers []string // "Name: value"
+	sse     int      // read an event stream until this many events (-1: no)
+	touch   string   // a file to create once the answer's headers came
+	until   *regexp.Regexp
+	method  string
+	path    string
+	body    *string
+}
+
+// do sends the request and prints the status code on the first line of
+// stdout, then the body (or the events); the headers that matter go to
+// stderr as Name: value lines.
+func (q apiRequest) do(stdout, stderr io.Writer) (int, error) {
 	var body io.Reader
-	if len(args) == 3 {
-		b := args[2]
-		if strings.HasPrefix(b, "@") {
-			b = ts.ReadFile(b[1:])
-		}
-		body = strings.NewReader(b)
+	if q.body != nil {
+		body = strings.NewReader(*q.body)
 	}
-	scheme := "http"
+	scheme, addr := "http", q.addr
 	client := &http.Client{Timeout: 60 * time.Second}
-	if strings.HasPrefix(addr, "https://") {
-		scheme, addr = "https", strings.TrimPrefix(addr, "https://")
+	if a, ok := strings.CutPrefix(addr, "https://"); ok {
+		scheme, addr = "https", a
 		client.Transport = &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} // a test certificate
 	}
-	req, err := http.NewRequest(args[0], scheme+"://"+addr+args[1], body)
-	ts.Check(err)
+	req, err := http.NewRequest(q.method, scheme+"://"+addr+q.path, body)
+	if err != nil {
+		return 0, err
+	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	if q.token != "" {
+		req.Header.Set("Authorization", "Bearer "+q.token)
 	}
-	for _, h := range headers {
+	for _, h := range q.headers {
 		k, v, _ := strings.Cut(h, ":")
 		req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
 	}
 	resp, err := client.Do(req)
-	ts.Check(err)
+	if err != nil {
+		return 0, err
+	}
 	defer resp.Body.Close()
-	fmt.Fprintf(ts.Stdout(), "%d\n", resp.StatusCode)
+	if q.touch != "" {
+		if err := os.WriteFile(q.touch, nil, 0o644); err != nil {
+			return 0, err
+		}
+	}
+	fmt.Fprintf(stdout, "%d\n", resp.StatusCode)
 	for _, k := range []string{"Content-Type", "Location", "Retry-After", "Www-Authenticate", "Allow"} {
 		if v := resp.Header.Get(k); v != "" {
-			fmt.Fprintf(ts.Stderr(), "%s: %s\n", k, v)
+			fmt.Fprintf(stderr, "%s: %s\n", k, v)
 		}
 	}
-	if sse >= 0 {
-		readEvents(ts, resp.Body, sse)
-	} else {
-		b, err := io.ReadAll(resp.Body)
-		ts.Check(err)
-		ts.Stdout().Write(b)
+	if q.sse >= 0 {
+		return resp.StatusCode, readEvents(resp.Body, q.sse, stdout)
 	}
-	if failed := resp.StatusCode >= 400; failed != neg {
-		if neg {
-			ts.Fatalf("http %s %s: status %d, want 400 or more", args[0], args[1], resp.StatusCode)
-		}
-		ts.Fatalf("http %s %s: status %d", args[0], args[1], resp.StatusCode)
-	}
+	_, err = io.Copy(stdout, resp.Body)
+	return resp.StatusCode, err
 }
 
-// readEvents copies an event stream to stdout until n events (blank-line
+// readEvents copies an event stream until n events (blank-line
 // terminated blocks with a data line) came or the stream ended.
-func readEvents(ts *testscript.TestScript, r io.Reader, n int) {
+func readEvents(r io.Reader, n int, stdout io.Writer) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	seen, hasData := 0, false
 	for seen < n && sc.Scan() {
 		line := sc.Text()
-		fmt.Fprintln(ts.Stdout(), line)
+		fmt.Fprintln(stdout, line)
 		switch {
 		case strings.HasPrefix(line, "data:"):
 			hasData = true
@@ -121,21 +100,184 @@ func readEvents(ts *testscript.TestScript, r io.Reader, n int) {
 		}
 	}
 	if err := sc.Err(); err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-		ts.Fatalf("reading the event stream: %v", err)
+		return fmt.Errorf("reading the event stream: %w", err)
 	}
+	return nil
 }
 
-// waitAddr waits for a --addr-file to hold an address and returns it.
-func waitAddr(ts *testscript.TestScript, file string) string {
+// readAddr waits (30s at most, a safety net against a server that did not
+// start) for a --addr-file to hold an address.
+func readAddr(file string) (string, error) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		b, err := os.ReadFile(ts.MkAbs(file))
+		b, err := os.ReadFile(file)
 		if err == nil && strings.HasSuffix(string(b), "\n") {
-			return strings.TrimSpace(string(b))
+			return strings.TrimSpace(string(b)), nil
 		}
 		if time.Now().After(deadline) {
-			ts.Fatalf("http: %s did not get an address within 30s (did flowrun serve start?)", file)
+			return "", fmt.Errorf("%s did not get an address within 30s (did flowrun serve start?)", file)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// parseRequest reads the flags and arguments shared by the http command
+// and the apiclient program; files are resolved by abs.
+func parseRequest(args []string, abs func(string) string) (apiRequest, error) {
+	fs := flag.NewFlagSet("http", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	addrFile := fs.String("addr", "addr", "the --addr-file of the server")
+	token := fs.String("token", "", "the bearer token, or @FILE")
+	sse := fs.Int("sse", -1, "read an event stream until this many events")
+	touch := fs.String("touch", "", "create this file once the answer's headers came")
+	until := fs.String("until", "", "send the request again until the answer (status line and body) matches this regexp")
+	var headers headerList
+	fs.Var(&headers, "H", "a header, Name: value")
+	if err := fs.Parse(args); err != nil {
+		return apiRequest{}, err
+	}
+	rest := fs.Args()
+	if len(rest) < 2 || len(rest) > 3 {
+		return apiRequest{}, errors.New("usage: http [-addr FILE] [-token TOKEN|@FILE] [-H 'Name: value']... [-sse N] [-touch FILE] METHOD PATH [BODY | @FILE]")
+	}
+	q := apiRequest{headers: headers, sse: *sse, method: rest[0], path: rest[1], token: *token}
+	if *until != "" {
+		re, err := regexp.Compile(*until)
+		if err != nil {
+			return q, fmt.Errorf("-until: %w", err)
+		}
+		q.until = re
+	}
+	if *touch != "" {
+		q.touch = abs(*touch)
+	}
+	if f, ok := strings.CutPrefix(q.token, "@"); ok {
+		b, err := os.ReadFile(abs(f))
+		if err != nil {
+			return q, err
+		}
+		q.token = strings.TrimSpace(string(b))
+	}
+	if len(rest) == 3 {
+		b := rest[2]
+		if f, ok := strings.CutPrefix(b, "@"); ok {
+			data, err := os.ReadFile(abs(f))
+			if err != nil {
+				return q, err
+			}
+			b = string(data)
+		}
+		q.body = &b
+	}
+	addr, err := readAddr(abs(*addrFile))
+	q.addr = addr
+	return q, err
+}
+
+type headerList []string
+
+func (h *headerList) String() string     { return strings.Join(*h, ", ") }
+func (h *headerList) Set(v string) error { *h = append(*h, v); return nil }
+
+// cmdHTTP is a real HTTP client for a `flowrun serve` the script started
+// in the background with --addr-file:
+//
+//	http [-addr FILE] [-token TOKEN|@FILE] [-H 'Name: value']... [-sse N] [-touch FILE] [-until REGEXP] METHOD PATH [BODY | @FILE]
+//
+// It waits for FILE (default "addr") to hold the server's address, sends
+// the request (with "Authorization: Bearer TOKEN" when -token is given)
+// and prints the status code on the first line of stdout, then the body;
+// Content-Type, Location, Retry-After, WWW-Authenticate and Allow go to
+// stderr. With -sse N it reads a text/event-stream until N events came or
+// the stream ended. With -until REGEXP it sends the request again until
+// the answer matches (30s at most). It fails (or, negated, passes) on a
+// status of 400 or more.
+func cmdHTTP(ts *testscript.TestScript, neg bool, args []string) {
+	q, err := parseRequest(args, ts.MkAbs)
+	if err != nil {
+		ts.Fatalf("http: %v", err)
+	}
+	var status int
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var out, errOut strings.Builder
+		status, err = q.do(&out, &errOut)
+		ts.Check(err)
+		if q.until == nil || q.until.MatchString(out.String()) {
+			fmt.Fprint(ts.Stdout(), out.String())
+			fmt.Fprint(ts.Stderr(), errOut.String())
+			break
+		}
+		// A safety net against a run that never gets there, not a timing
+		// assumption.
+		if time.Now().After(deadline) {
+			ts.Fatalf("http %s %s: the answer did not match %q within 30s; the last was:\n%s", q.method, q.path, q.until, out.String())
+		}
+	}
+	if failed := status >= 400; failed != neg {
+		ts.Fatalf("http %s %s: status %d", q.method, q.path, status)
+	}
+}
+
+// apiClient is the http command as a program, for a request that runs in
+// the background while the script does something else (`apiclient ...
+// &name&`, then `wait name`): an event stream followed while another
+// process signals the run, a request in flight while the server stops.
+// It exits 0 whatever the status (the script checks stdout), 1 when the
+// request could not be made.
+func apiClient() {
+	wd, _ := os.Getwd()
+	abs := func(p string) string {
+		if strings.HasPrefix(p, "/") {
+			return p
+		}
+		return wd + "/" + p
+	}
+	q, err := parseRequest(os.Args[1:], abs)
+	if err == nil {
+		_, err = q.do(os.Stdout, os.Stderr)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "apiclient:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// cmdSlowClient is a client that never finishes its request headers:
+//
+//	slowclient [-addr FILE] WITHIN
+//
+// It connects, sends a request line and one header, and then nothing; the
+// server must close the connection (its --read-header-timeout) within
+// WITHIN (a duration), or the command fails.
+func cmdSlowClient(ts *testscript.TestScript, neg bool, args []string) {
+	addrFile := "addr"
+	if len(args) == 3 && args[0] == "-addr" {
+		addrFile, args = args[1], args[2:]
+	}
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: slowclient [-addr FILE] WITHIN")
+	}
+	within, err := time.ParseDuration(args[0])
+	ts.Check(err)
+	addr, err := readAddr(ts.MkAbs(addrFile))
+	ts.Check(err)
+	conn, err := net.Dial("tcp", addr)
+	ts.Check(err)
+	defer conn.Close()
+	start := time.Now()
+	_, err = io.WriteString(conn, "GET /healthz HTTP/1.1\r\nHost: flowrun\r\n")
+	ts.Check(err)
+	ts.Check(conn.SetReadDeadline(start.Add(within)))
+	b, err := io.ReadAll(conn)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		ts.Fatalf("slowclient: the server kept the connection open for %s without the headers", within)
+	}
+	fmt.Fprintf(ts.Stdout(), "closed by the server after the headers did not come; it answered %q\n", firstLine(string(b)))
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\r\n")
+	return line
 }

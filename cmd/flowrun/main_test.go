@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 		"flowrun":   func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 		"holdlock":  holdLock,
 		"emitshape": emitShape,
+		"apiclient": apiClient,
 	})
 }
 
@@ -82,6 +83,7 @@ func TestScripts(t *testing.T) {
 			"fileserver": cmdFileServer,
 			"sqlexec":    cmdSQLExec,
 			"http":       cmdHTTP,
+			"slowclient": cmdSlowClient,
 		},
 	})
 }
