@@ -246,12 +246,22 @@ func (e *SignalDataError) Error() string {
 
 // checkSignalData checks a signal's data against the type of every wait
 // step of the run's graph that takes the signal name and declares one.
-// The graph is read (through the engine's cache) only to find those
-// steps.
+// A graph not in the engine's cache is decoded only when its stored bytes
+// may hold a typed wait (graph.MayHaveTypedWait): a signal to a long run
+// parked on an untyped wait, the common case, still decodes nothing.
 func (e *Engine) checkSignalData(ctx context.Context, run store.Run, name string, payload json.RawMessage) error {
-	l, err := e.load(ctx, run.Workflow, run.GraphHash)
-	if err != nil {
-		return fmt.Errorf("signal run %s: %w", run.ID, err)
+	l := e.graphs.get(run.Workflow + "\x00" + run.GraphHash)
+	if l == nil {
+		v, err := e.st.VersionGetByHash(ctx, run.Workflow, run.GraphHash)
+		if err != nil {
+			return fmt.Errorf("signal run %s: load workflow %q graph %.12s: %w", run.ID, run.Workflow, run.GraphHash, err)
+		}
+		if !graph.MayHaveTypedWait(v.Graph) {
+			return nil
+		}
+		if l, err = e.loadVersion(v); err != nil {
+			return fmt.Errorf("signal run %s: %w", run.ID, err)
+		}
 	}
 	var v any
 	decoded := false

@@ -41,3 +41,47 @@ func TestSignalDataType(t *testing.T) {
 	// refused ones was written.
 	wantJSON(t, "ask output", b.show(run.ID).Steps["ask"].Output, `{"approved": true, "by": "ana"}`)
 }
+
+// TestSignalDecodesOnlyTypedGraphs: an engine that has not loaded the
+// run's graph (flowrun signal, in a process of its own) delivers a signal
+// to a run parked on an untyped wait without decoding the graph, as before
+// waits had types; a graph that may hold a typed wait is decoded once to
+// check the data.
+func TestSignalDecodesOnlyTypedGraphs(t *testing.T) {
+	b := setup(t)
+	untyped := b.run(`workflow "plain" {
+  version = "1.0.0"
+  step "ask" {
+    wait { signal = "go" }
+  }
+}`, nil)
+	typed := b.run(`workflow "typed" {
+  version = "1.0.0"
+  step "ask" {
+    wait {
+      signal = "go"
+      type   = bool
+    }
+  }
+}`, nil)
+	wantStatus(t, untyped, store.RunWaiting)
+	wantStatus(t, typed, store.RunWaiting)
+	decodes := countDecodes(t)
+	other := b.otherProcess(nil)
+	if _, err := other.Signal(b.ctx, untyped.ID, "go", json.RawMessage(`{"any": "thing"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if *decodes != 0 {
+		t.Fatalf("a signal to a run with untyped waits decoded %d graphs", *decodes)
+	}
+	var de *SignalDataError
+	if _, err := other.Signal(b.ctx, typed.ID, "go", json.RawMessage(`"yes"`)); !errors.As(err, &de) {
+		t.Fatalf("signal of a string to a bool wait: %v", err)
+	}
+	if _, err := other.Signal(b.ctx, typed.ID, "go", json.RawMessage(`true`)); err != nil {
+		t.Fatal(err)
+	}
+	if *decodes != 1 {
+		t.Fatalf("signals to a run with a typed wait decoded %d graphs, want 1 (then cached)", *decodes)
+	}
+}
