@@ -168,12 +168,7 @@ func (s *session) mock(x *execution, c interp.MockCall) (interp.MockResult, bool
 		i = len(m.Results) - 1
 	}
 	r := m.Results[i]
-	var st *graph.Step
-	for _, gs := range s.t.Graph.Steps {
-		if gs.Name == c.Step {
-			st = gs
-		}
-	}
+	st := testfile.MockedStep(s.t, c.Step)
 	var ty *graph.Type
 	if st != nil {
 		ty = st.OutputType

@@ -64,8 +64,11 @@ func checkTest(t *Test, f *File, mod *lang.Module, dir string, load Upgrades, fi
 	t.Graph = g
 	var diags hcl.Diagnostics
 	diags = append(diags, checkInputs(t, g)...)
+	if t.Upgrade != nil {
+		diags = append(diags, checkUpgrade(t.Upgrade, g, dir, load, files)...)
+	}
 	for _, m := range t.Mocks {
-		diags = append(diags, checkMock(m, g)...)
+		diags = append(diags, checkMock(m, g, t.Upgrade)...)
 	}
 	var signals []string
 	dataType := map[string]*graph.Type{} // the typed wait steps' data types
@@ -90,9 +93,6 @@ func checkTest(t *Test, f *File, mod *lang.Module, dir string, load Upgrades, fi
 			}
 			diags = append(diags, errAt(s.Range, "No step waits for this signal", "No wait step of workflow %q takes the signal %q, so the run would never read it. %s", g.Workflow, s.Name, hint))
 		}
-	}
-	if t.Upgrade != nil {
-		diags = append(diags, checkUpgrade(t.Upgrade, g, dir, load, files)...)
 	}
 	if t.Expect != nil {
 		diags = append(diags, checkExpect(t, g)...)
@@ -140,13 +140,41 @@ func checkInputs(t *Test, g *graph.Graph) hcl.Diagnostics {
 // outside the run.
 var Mockable = []string{graph.KindExec, graph.KindHTTP, graph.KindWait, graph.KindWorkflow}
 
-func checkMock(m *Mock, g *graph.Graph) hcl.Diagnostics {
+// MockedStep is the step a mock replaces: the tested version's step of
+// that name, else (a step the upgrade adds) the upgrade version's.
+func MockedStep(t *Test, name string) *graph.Step {
+	for _, g := range []*graph.Graph{t.Graph, upgradeGraph(t.Upgrade)} {
+		if g == nil {
+			continue
+		}
+		if i, ok := g.StepIndex(name); ok {
+			return g.Steps[i]
+		}
+	}
+	return nil
+}
+
+func upgradeGraph(u *Upgrade) *graph.Graph {
+	if u == nil {
+		return nil
+	}
+	return u.Graph
+}
+
+func checkMock(m *Mock, g *graph.Graph, u *Upgrade) hcl.Diagnostics {
 	var step *graph.Step
 	var names []string
-	for _, s := range g.Steps {
-		names = append(names, s.Name)
-		if s.Name == m.Step {
-			step = s
+	for _, gg := range []*graph.Graph{g, upgradeGraph(u)} {
+		if gg == nil {
+			continue
+		}
+		for _, s := range gg.Steps {
+			if !contains(names, s.Name) {
+				names = append(names, s.Name)
+			}
+			if s.Name == m.Step && step == nil {
+				step = s
+			}
 		}
 	}
 	if step == nil {
