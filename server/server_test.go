@@ -151,3 +151,11 @@ func TestBadPaths(t *testing.T) {
 		t.Fatalf("Allow %q", r.header.Get("Allow"))
 	}
 }
+
+// TestNoAuth: without auth the routes are served without a token.
+func TestNoAuth(t *testing.T) {
+	a := newAPI(t, func(o *Options) { o.NoAuth = true })
+	a.apply(helloHCL)
+	a.do("", http.MethodPost, "/v1/workflows/hello/runs", `{}`).want(t, http.StatusCreated)
+	a.do("", http.MethodGet, "/v1/runs", "").want(t, http.StatusOK)
+}

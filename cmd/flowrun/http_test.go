@@ -2,11 +2,18 @@ package main
 
 import (
 	"bufio"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -130,6 +137,7 @@ func parseRequest(args []string, abs func(string) string) (apiRequest, error) {
 	token := fs.String("token", "", "the bearer token, or @FILE")
 	sse := fs.Int("sse", -1, "read an event stream until this many events")
 	touch := fs.String("touch", "", "create this file once the answer's headers came")
+	useTLS := fs.Bool("tls", false, "speak HTTPS (trusting any certificate: a test's)")
 	until := fs.String("until", "", "send the request again until the answer (status line and body) matches this regexp")
 	var headers headerList
 	fs.Var(&headers, "H", "a header, Name: value")
@@ -171,6 +179,9 @@ func parseRequest(args []string, abs func(string) string) (apiRequest, error) {
 	}
 	addr, err := readAddr(abs(*addrFile))
 	q.addr = addr
+	if *useTLS {
+		q.addr = "https://" + addr
+	}
 	return q, err
 }
 
@@ -280,4 +291,31 @@ func cmdSlowClient(ts *testscript.TestScript, neg bool, args []string) {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\r\n")
 	return line
+}
+
+// cmdGenCert writes a self-signed certificate for 127.0.0.1 and its key,
+// PEM, for a server started with --tls-cert and --tls-key:
+//
+//	gencert CERT KEY
+func cmdGenCert(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: gencert CERT KEY")
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ts.Check(err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "flowrun test"},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	ts.Check(err)
+	kb, err := x509.MarshalECPrivateKey(key)
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644))
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600))
 }

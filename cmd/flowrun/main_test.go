@@ -84,6 +84,7 @@ func TestScripts(t *testing.T) {
 			"sqlexec":    cmdSQLExec,
 			"http":       cmdHTTP,
 			"slowclient": cmdSlowClient,
+			"gencert":    cmdGenCert,
 		},
 	})
 }
