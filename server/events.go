@@ -8,14 +8,14 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
 )
 
-// How a stream follows its run: it reads the store again at each commit
-// the store tells of (store.WorkWaiter), at most every streamGap, and
-// every streamEvery when it tells of none; it writes a comment line every
-// streamKeepAlive of silence so proxies keep the connection.
+// How a run is followed: its feed (feed.go, one for all the run's
+// streams) reads the store again at each commit the store tells of
+// (store.WorkWaiter), at most every streamGap, and every streamEvery when
+// it tells of none; a stream writes a comment line every streamKeepAlive
+// of silence so proxies keep the connection.
 const (
 	streamGap       = 5 * time.Millisecond
 	streamEvery     = 200 * time.Millisecond
@@ -56,58 +56,78 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) error {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	defer context.AfterFunc(s.streams, stop)()
+	f := s.joinFeed(run.ID)
+	defer s.leaveFeed(f)
 	quiet := s.clk.Now()
 	for {
-		// The status is read before the events: when it is final, every
-		// event of the run is already stored and the page below reads it.
-		head, err := s.st.RunGetHead(ctx, run.ID)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err != nil {
-			return s.endStream(w, rc, "error", map[string]string{"message": err.Error()})
-		}
-		for {
-			evs, err := s.st.EventList(ctx, store.EventListParams{RunID: run.ID, AfterID: after, Limit: streamPage})
+		evs, held, read, status, ferr, changed := f.next(after)
+		switch {
+		case !read:
+			// the feed's first read is not done
+		case ferr != nil:
+			return s.endStream(w, rc, "error", map[string]string{"message": ferr.Error()})
+		case !held:
+			// the feed no longer holds the events after this stream's
+			// place: read them from the store, a page at a time
+			page, err := s.st.EventList(ctx, store.EventListParams{RunID: run.ID, AfterID: after, Limit: streamPage})
 			if ctx.Err() != nil {
 				return nil
 			}
 			if err != nil {
 				return s.endStream(w, rc, "error", map[string]string{"message": err.Error()})
 			}
-			for _, ev := range evs {
-				b, err := json.Marshal(interp.EventOf(ev))
+			if len(page) == 0 {
+				break
+			}
+			frames := make([]frame, 0, len(page))
+			for _, ev := range page {
+				fr, err := frameOf(ev)
 				if err != nil {
 					return s.endStream(w, rc, "error", map[string]string{"message": err.Error()})
 				}
-				if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.ID, ev.Kind, b); err != nil {
-					return nil // the client is gone
-				}
-				after = ev.ID
+				frames = append(frames, fr)
 			}
+			if !writeFrames(w, rc, frames, &after) {
+				return nil
+			}
+			continue
+		default:
 			if len(evs) > 0 {
-				quiet = s.clk.Now()
-				if rc.Flush() != nil {
+				if !writeFrames(w, rc, evs, &after) {
 					return nil
 				}
+				quiet = s.clk.Now()
 			}
-			if len(evs) < streamPage {
-				break
+			if status.Terminal() {
+				return s.endStream(w, rc, "end", map[string]string{"run_id": run.ID, "status": string(status)})
 			}
 		}
-		if head.Status.Terminal() {
-			return s.endStream(w, rc, "end", map[string]string{"run_id": run.ID, "status": string(head.Status)})
-		}
-		if s.clk.Now().Sub(quiet) >= streamKeepAlive {
+		keepAlive := s.clk.NewTimer(max(0, streamKeepAlive-s.clk.Now().Sub(quiet)))
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			keepAlive.Stop()
+			return nil
+		case <-keepAlive.C():
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
 				return nil
 			}
 			quiet = s.clk.Now()
 		}
-		if interp.WaitForChange(ctx, s.clk, s.st, streamGap, streamEvery) != nil {
-			return nil
-		}
+		keepAlive.Stop()
 	}
+}
+
+// writeFrames writes events to a stream and flushes it, moving *after
+// to the last; false when the client is gone.
+func writeFrames(w http.ResponseWriter, rc *http.ResponseController, frames []frame, after *int64) bool {
+	for _, fr := range frames {
+		if _, err := w.Write(fr.text); err != nil {
+			return false // the client is gone
+		}
+		*after = fr.id
+	}
+	return rc.Flush() == nil
 }
 
 // endStream writes the last event of a stream (no id: a client that

@@ -68,6 +68,8 @@ type Server struct {
 	// streams ends the SSE streams (Close).
 	streams     context.Context
 	stopStreams context.CancelFunc
+	// feeds are the runs followed by event streams (feed.go).
+	feeds feeds
 }
 
 // New returns a Server with the routes of the API registered.
