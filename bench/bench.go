@@ -149,6 +149,7 @@ func Scenarios() []*Scenario {
 		{Name: "apply", Description: "flowrun apply of a 3-step workflow, wall time of the process", run: applyScenario},
 		{Name: "api-batch", Description: "one batch start request of 10,000 runs through flowrun serve's API (a loopback socket), FULL", run: apiBatchScenario},
 		{Name: "api-start", Description: "500 sequential start requests through flowrun serve's API (a loopback socket), FULL: latency against one commit", run: apiStartScenario},
+		{Name: "api-sse", Description: "200 clients following one run's events through flowrun serve's API while a worker runs it and 20 signals come: delivery lag", run: apiSSEScenario},
 		{Name: "schedules", Description: "1,000 schedules with every = \"1m\" on one worker: fire lag and the scheduler's cost per due slot", run: schedulesScenario},
 	}
 }
