@@ -233,6 +233,9 @@ type Resilience interface {
 
 	// DeadLetterList lists dead letters oldest first.
 	DeadLetterList(ctx context.Context, p DeadLetterListParams) ([]DeadLetter, error)
+	// DeadLetterOpenCount counts the open dead letters (the partial index
+	// dead_letters_open), for metrics read at every scrape.
+	DeadLetterOpenCount(ctx context.Context) (int, error)
 	// DeadLetterGet returns one dead letter, or ErrNotFound.
 	DeadLetterGet(ctx context.Context, id int64) (DeadLetter, error)
 	// DeadLetterUpdate closes a dead letter or records a failed retry:

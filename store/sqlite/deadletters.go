@@ -44,6 +44,14 @@ func (s *Store) DeadLetterList(ctx context.Context, p store.DeadLetterListParams
 	return ds, s.fail("listing dead letters", err)
 }
 
+// DeadLetterOpenCount counts the open dead letters, on the partial index
+// dead_letters_open. (Postgres: the same query.)
+func (s *Store) DeadLetterOpenCount(ctx context.Context) (int, error) {
+	var n int
+	err := s.queryRow(ctx, `SELECT COUNT(*) FROM dead_letters WHERE status = 'open'`).Scan(&n)
+	return n, s.fail("counting the open dead letters", err)
+}
+
 // DeadLetterGet returns one dead letter, or store.ErrNotFound.
 func (s *Store) DeadLetterGet(ctx context.Context, id int64) (store.DeadLetter, error) {
 	d, err := sqlrow.ScanDeadLetter(s.queryRow(ctx, `SELECT `+sqlrow.DeadLetterCols+` FROM dead_letters WHERE id = ?1`, id))

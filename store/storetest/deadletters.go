@@ -17,6 +17,9 @@ func testDeadLetters(t *testing.T, newStore func(t *testing.T) store.Store) {
 		ds, err := f.s.DeadLetterList(f.ctx, store.DeadLetterListParams{})
 		noErr(t, "DeadLetterList", err)
 		eq(t, "open letters", len(ds), 2)
+		n, err := f.s.DeadLetterOpenCount(f.ctx)
+		noErr(t, "DeadLetterOpenCount", err)
+		eq(t, "open letters counted", n, 2)
 		d := ds[0]
 		eq(t, "run", d.RunID, "r")
 		eq(t, "step", d.Step, "each")
@@ -51,6 +54,9 @@ func testDeadLetters(t *testing.T, newStore func(t *testing.T) store.Store) {
 
 		ds, _ = f.s.DeadLetterList(f.ctx, store.DeadLetterListParams{})
 		eq(t, "open after retry", len(ds), 1)
+		n, err = f.s.DeadLetterOpenCount(f.ctx)
+		noErr(t, "DeadLetterOpenCount", err)
+		eq(t, "open letters counted after retry", n, 1)
 		ds, _ = f.s.DeadLetterList(f.ctx, store.DeadLetterListParams{All: true, RunID: "r"})
 		eq(t, "all of the run", len(ds), 2)
 		ds, _ = f.s.DeadLetterList(f.ctx, store.DeadLetterListParams{RunID: "other"})

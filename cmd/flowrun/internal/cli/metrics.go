@@ -33,11 +33,9 @@ func (e *env) newMetrics(st store.Store) *metrics.Metrics {
 			for _, b := range bs {
 				s.Breakers[b.Name] = string(b.State)
 			}
-			dl, err := st.DeadLetterList(ctx, store.DeadLetterListParams{})
-			if err != nil {
+			if s.OpenDeadLetters, err = st.DeadLetterOpenCount(ctx); err != nil {
 				return s, err
 			}
-			s.OpenDeadLetters = len(dl)
 			return s, nil
 		},
 	})
