@@ -19,41 +19,7 @@ func TestTmuxBashCompletion(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash is not installed")
 	}
-	dir := t.TempDir()
-	db := filepath.Join(dir, "flowrun.db")
-	writeFile(t, filepath.Join(dir, "deploy.hcl"), `
-workflow "deploy" {
-  version = "1.0.0"
-  input "service" { type = string }
-  key = "input.service"
-  step "ask" {
-    wait { signal = "approval" }
-  }
-}
-`)
-	var ids []string
-	for _, service := range []string{"web", "api"} {
-		cmd := exec.Command(flowrun, "apply", "deploy.hcl", "--input", "service="+service, "--detach")
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "FLOWRUN_DB="+db, "NO_COLOR=1")
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("flowrun apply: %v\n%s", err, out)
-		}
-		id := regexp.MustCompile(runID).FindString(string(out))
-		if id == "" {
-			t.Fatalf("no run id in the output of apply:\n%s", out)
-		}
-		ids = append(ids, id)
-	}
-	web, api := ids[0], ids[1]
-	// The shortest prefix of web's id that api's does not share, plus one.
-	n := 0
-	for n < len(web) && web[n] == api[n] {
-		n++
-	}
-	prefix := strings.ToLower(web[:n+1])
-
+	dir, db, web, api, prefix := completionRuns(t, flowrun)
 	p.tmux("new-session", "-d", "-s", "main", "-x", "160", "-y", "40", "-c", dir,
 		"env", "TERM=xterm-256color", "NO_COLOR=1", "FLOWRUN_DB="+db, "PS1=$ ",
 		"PATH="+filepath.Dir(flowrun)+":"+os.Getenv("PATH"),
@@ -81,4 +47,82 @@ workflow "deploy" {
 	p.waitFor(`^\$ flowrun signal deploy/web approval$`)
 	keys("Enter")
 	p.waitFor(`^signal approval delivered to run ` + web + `$`)
+}
+
+// TestTmuxZshCompletion does the same in an interactive zsh (no rc files)
+// with its completion system loaded, when zsh is installed.
+func TestTmuxZshCompletion(t *testing.T) {
+	p, flowrun := newTmux(t)
+	if _, err := exec.LookPath("zsh"); err != nil {
+		t.Skip("zsh is not installed (apt-get install zsh)")
+	}
+	dir, db, web, api, prefix := completionRuns(t, flowrun)
+	p.tmux("new-session", "-d", "-s", "main", "-x", "160", "-y", "40", "-c", dir,
+		"env", "TERM=xterm-256color", "NO_COLOR=1", "FLOWRUN_DB="+db, "PS1=$ ",
+		"PATH="+filepath.Dir(flowrun)+":"+os.Getenv("PATH"),
+		"zsh", "-f", "-i")
+	keys := func(k ...string) { p.tmux(append([]string{"send-keys", "-t", "main"}, k...)...) }
+	keys("autoload -U compinit && compinit -u && source <(flowrun completion zsh) && echo loaded", "Enter")
+	p.waitFor(`^loaded$`)
+
+	keys("flowrun show "+prefix, "Tab")
+	p.waitFor(`^\$ flowrun show ` + web + `$`)
+	keys(" --json | grep run_id", "Enter")
+	p.waitFor(`^  "run_id": "` + web + `",$`)
+
+	keys("flowrun show deploy@la", "Tab")
+	p.waitFor(`^\$ flowrun show deploy@last$`)
+	keys(" --json | grep run_id", "Enter")
+	p.waitFor(`^  "run_id": "` + api + `",$`)
+
+	keys("flowrun signal deploy/w", "Tab")
+	p.waitFor(`^\$ flowrun signal deploy/web$`)
+	keys("appr", "Tab")
+	p.waitFor(`^\$ flowrun signal deploy/web approval$`)
+	keys("Enter")
+	p.waitFor(`^signal approval delivered to run ` + web + `$`)
+}
+
+// completionRuns starts two runs of a workflow that waits for a signal,
+// keys web and api, in a new directory, and returns the directory, the
+// database, both run ids and a lower-case prefix of web's id that api's
+// does not share.
+func completionRuns(t *testing.T, flowrun string) (dir, db, web, api, prefix string) {
+	t.Helper()
+	dir = t.TempDir()
+	db = filepath.Join(dir, "flowrun.db")
+	writeFile(t, filepath.Join(dir, "deploy.hcl"), `
+workflow "deploy" {
+  version = "1.0.0"
+  input "service" { type = string }
+  key = "input.service"
+  step "ask" {
+    wait { signal = "approval" }
+  }
+}
+`)
+	var ids []string
+	for _, service := range []string{"web", "api"} {
+		cmd := exec.Command(flowrun, "apply", "deploy.hcl", "--input", "service="+service, "--detach")
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "FLOWRUN_DB="+db, "NO_COLOR=1")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("flowrun apply: %v\n%s", err, out)
+		}
+		id := regexp.MustCompile(runID).FindString(string(out))
+		if id == "" {
+			t.Fatalf("no run id in the output of apply:\n%s", out)
+		}
+		ids = append(ids, id)
+	}
+	web, api = ids[0], ids[1]
+	// The shortest prefix of web's id that api's does not share, plus one.
+	n := 0
+	for n < len(web) && web[n] == api[n] {
+		n++
+	}
+	prefix = strings.ToLower(web[:n+1])
+
+	return dir, db, web, api, prefix
 }

@@ -64,7 +64,9 @@ _flowrun() {
         return
     fi
     lines=(${lines:#})
-    (( ${#lines} )) && _describe -t values flowrun lines
+    # -U: flowrun matched the candidates already (a lower-case id prefix
+    # completes to the id as it is written).
+    (( ${#lines} )) && _describe -t values flowrun lines -U
 }
 
 if (( $+functions[compdef] )); then
