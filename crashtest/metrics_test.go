@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -20,7 +21,8 @@ import (
 // mixed workload: three runs of a workflow whose exec and http steps
 // complete, one whose exec fails twice (a retry) and fails the run. The
 // counts are the workload's, the queue is empty at the end, and the
-// exposition passes client_golang's lint.
+// exposition passes client_golang's lint and, when it is installed,
+// promtool check metrics.
 func TestWorkerMetrics(t *testing.T) {
 	needBinary(t)
 	t.Parallel()
@@ -120,6 +122,13 @@ func TestWorkerMetrics(t *testing.T) {
 	}
 	for _, p := range problems {
 		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+	}
+	if promtool, err := exec.LookPath("promtool"); err == nil { // Debian's prometheus package; .ci/run installs it
+		cmd := exec.Command(promtool, "check", "metrics")
+		cmd.Stdin = strings.NewReader(strings.TrimPrefix(body, "\n"))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("promtool check metrics: %v\n%s", err, out)
+		}
 	}
 	if t.Failed() {
 		t.Logf("scrape:\n%s", body)
