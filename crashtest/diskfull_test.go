@@ -45,9 +45,10 @@ func TestDiskFull(t *testing.T) {
 		if prev != "" {
 			src.WriteString("    depends_on = [step." + prev + "]\n")
 		}
-		// 300,000 bytes of output: four of them do not fit next to the
-		// filler, two do.
-		src.WriteString("    exec { command = [\"sh\", \"-c\", \"echo " + name + " >> $MARKS; head -c 300000 /dev/zero | tr '\\\\0' " + name + "\"] }\n  }\n")
+		// 150,000 bytes of output, stored twice (as live output chunks
+		// while the program runs, and in the attempt's result): four of
+		// them do not fit next to the filler, two do.
+		src.WriteString("    exec { command = [\"sh\", \"-c\", \"echo " + name + " >> $MARKS; head -c 150000 /dev/zero | tr '\\\\0' " + name + "\"] }\n  }\n")
 		prev = name
 	}
 	src.WriteString("  output \"sizes\" { value = \"{{ [size(steps.a.output.stdout), size(steps.d.output.stdout)] }}\" }\n}\n")
@@ -114,8 +115,8 @@ func TestDiskFull(t *testing.T) {
 		t.Fatalf("the run is %s after freeing space, want completed", v.Status)
 	}
 	sizes, _ := v.Outputs["sizes"].([]any)
-	if len(sizes) != 2 || sizes[0] != 300000.0 || sizes[1] != 300000.0 {
-		t.Fatalf("outputs %v, want sizes [300000, 300000]", v.Outputs)
+	if len(sizes) != 2 || sizes[0] != 150000.0 || sizes[1] != 150000.0 {
+		t.Fatalf("outputs %v, want sizes [150000, 150000]", v.Outputs)
 	}
 	if v.Steps["a"].Attempts != 1 {
 		t.Errorf("step a ran %d attempts, want 1: it was committed before the disk filled up", v.Steps["a"].Attempts)
