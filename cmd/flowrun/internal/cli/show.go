@@ -41,7 +41,17 @@ text.`,
 				if err != nil {
 					return err
 				}
-				return e.printView(ctx, e.engine(st, nil), run.ID, *asJSON)
+				eng := e.engine(st, nil)
+				if err := e.printView(ctx, eng, run.ID, *asJSON); err != nil {
+					return err
+				}
+				// Where a version decision can be taken, say how (on
+				// stderr: stdout stays the view).
+				if o, err := eng.OfferDecision(ctx, run); err == nil && o.Offer {
+					fmt.Fprintf(e.stderr, "flowrun show: run %s is bound to version %s and version %s of %q, a newer MAJOR, is stored: decide with flowrun resume %s (it asks on a terminal) or flowrun resume %s --choose old|new|migrate\n",
+						run.ID, run.Version, o.Newest, run.Workflow, run.ID, run.ID)
+				}
+				return nil
 			}
 		},
 	}
