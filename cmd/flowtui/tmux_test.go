@@ -250,7 +250,7 @@ func TestTmuxEndToEnd(t *testing.T) {
 	}
 
 	// Open A-1: its steps as a tree, the wait step and its signal.
-	e.key("j", "◷ "+parked[:10]) // the list shows the head of an id, as flowrun resolves it
+	e.key("j", "◷ waiting   "+parked[:10]) // the list shows the head of an id, as flowrun resolves it
 	e.key("Enter", "run "+parked, "version 1.0.0 (bound)", "STEPS (3)", "◷ approval", "signal approval")
 
 	// Send the signal: a malformed payload is explained, then fixed.
@@ -292,7 +292,7 @@ func TestTmuxEndToEnd(t *testing.T) {
 		t.Fatalf("run %s is %s after the MAJOR apply, want blocked:\n%s", blocked, s, out)
 	}
 	short := blocked[:10]
-	e.waitFor("3 of 3 runs", "! "+short+" ship             1.0.0")
+	e.waitFor("3 of 3 runs", "! blocked   "+short+" ship     1.0.0")
 
 	// Open it: the banner; d shows the changes and what a migration keeps.
 	e.key("g", "3 of 3 runs")
@@ -305,7 +305,7 @@ func TestTmuxEndToEnd(t *testing.T) {
 	if s := e.status(blocked); s != "pending" {
 		t.Fatalf("run %s is %s after the migrate decision, want pending", blocked, s)
 	}
-	s := e.key("Escape", "3 of 3 runs", "· "+short+" ship             2.0.0")
+	s := e.key("Escape", "3 of 3 runs", "· pending   "+short+" ship     2.0.0")
 	if strings.Contains(s, "! "+short) {
 		t.Fatalf("the list still shows a blocked run:\n%s", s)
 	}

@@ -35,6 +35,9 @@ type RunRow struct {
 	WaitReason string
 	CreatedAt  time.Time
 	FinishedAt time.Time
+	// Error is the text of a failed run's error ("kind: message"), for the
+	// list's search; "" for the others.
+	Error string
 	// StepsTotal is the number of steps of the run's graph (or of step
 	// rows, when the graph cannot be read); StepsDone those that finished.
 	StepsTotal int
@@ -69,6 +72,13 @@ func (s *Source) Load(ctx context.Context) (Snapshot, error) {
 			hashes[r.Workflow] = s.versionHashes(ctx, r.Workflow)
 		}
 		row.StepsTotal = max(row.StepsTotal, s.stepCount(ctx, r.Workflow, hashes[r.Workflow][r.Version]))
+		if r.Status == store.RunFailed {
+			// A summary carries no error; the search reads a failed
+			// run's error text, so the few failed runs are read whole.
+			if full, err := s.store().RunGet(ctx, r.ID); err == nil {
+				row.Error = ErrorText(full.Error)
+			}
+		}
 		snap.Runs = append(snap.Runs, row)
 	}
 	return snap, nil
@@ -226,7 +236,7 @@ func (s *Source) row(ctx context.Context, id string) (RunRow, error) {
 
 func makeRow(r store.Run, steps []store.Step, graphSteps int) RunRow {
 	row := RunRow{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Key: r.Key, Status: r.Status,
-		WaitReason: r.WaitReason, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt}
+		WaitReason: r.WaitReason, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt, Error: ErrorText(r.Error)}
 	for _, st := range steps {
 		if st.Index >= 0 || st.Iteration >= 0 {
 			continue // items and iterations are counted in their step

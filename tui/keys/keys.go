@@ -13,9 +13,15 @@ import (
 type KeyMap struct {
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	Open, Back, Quit, Help                  key.Binding
-	Runs, DeadLetters, Breakers             key.Binding
+	Runs, DeadLetters, Breakers, Schedules  key.Binding
+	// Pause, Unpause and Trigger act on a schedule.
+	Pause, Unpause, Trigger key.Binding
 
 	FilterStatus, FilterWorkflow, Sort key.Binding
+	// Search filters the list as you type; Jump opens the : command line.
+	Search, Jump key.Binding
+	// Toggle and All act in the status menu.
+	Toggle, All key.Binding
 
 	Cancel, Retry, Signal, Decide, Drop key.Binding
 
@@ -43,10 +49,19 @@ var Default = KeyMap{
 	Runs:        key.NewBinding(key.WithKeys("1"), key.WithHelp("1", "runs")),
 	DeadLetters: key.NewBinding(key.WithKeys("2"), key.WithHelp("2", "dead letters")),
 	Breakers:    key.NewBinding(key.WithKeys("3"), key.WithHelp("3", "breakers")),
+	Schedules:   key.NewBinding(key.WithKeys("4"), key.WithHelp("4", "schedules")),
 
-	FilterStatus:   key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "status filter")),
+	Pause:   key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause")),
+	Unpause: key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "unpause")),
+	Trigger: key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "trigger")),
+
+	FilterStatus:   key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "status menu")),
 	FilterWorkflow: key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "workflow filter")),
 	Sort:           key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "sort")),
+	Search:         key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "search")),
+	Jump:           key.NewBinding(key.WithKeys(":"), key.WithHelp(":", "jump")),
+	Toggle:         key.NewBinding(key.WithKeys(" ", "x"), key.WithHelp("space", "toggle")),
+	All:            key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "all")),
 
 	Cancel: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cancel")),
 	Retry:  key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "retry")),
@@ -75,9 +90,17 @@ type Help struct {
 // ShortHelp returns the bindings of the one-line help bar.
 func (h Help) ShortHelp() []key.Binding { return h.Short }
 
-// FullHelp returns every binding, in columns of four.
+// FullHelp returns every binding once (a binding of More that the short
+// list shows already is left out), in columns of four.
 func (h Help) FullHelp() [][]key.Binding {
-	all := append(append([]key.Binding{}, h.Short...), h.More...)
+	var all []key.Binding
+	seen := map[string]bool{}
+	for _, b := range append(append([]key.Binding{}, h.Short...), h.More...) {
+		if k := b.Help().Key; !seen[k] {
+			seen[k] = true
+			all = append(all, b)
+		}
+	}
 	var cols [][]key.Binding
 	for len(all) > 0 {
 		n := min(4, len(all))

@@ -25,9 +25,11 @@ import (
 	"github.com/flowrun/flowrun/tui/decide"
 	"github.com/flowrun/flowrun/tui/display"
 	"github.com/flowrun/flowrun/tui/feed"
+	"github.com/flowrun/flowrun/tui/jump"
 	"github.com/flowrun/flowrun/tui/keys"
 	"github.com/flowrun/flowrun/tui/run"
 	"github.com/flowrun/flowrun/tui/runs"
+	"github.com/flowrun/flowrun/tui/schedules"
 	"github.com/flowrun/flowrun/tui/signal"
 	"github.com/flowrun/flowrun/tui/step"
 )
@@ -40,6 +42,7 @@ const (
 	screenStep
 	screenDeadLetters
 	screenBreakers
+	screenSchedules
 )
 
 // Model is the root of flowtui.
@@ -57,11 +60,14 @@ type Model struct {
 	step   step.Model
 	dl     deadletters.Model
 	br     breakers.Model
+	sc     schedules.Model
 
 	// At most one overlay is open; it gets the keys.
 	confirm *confirm.Model
 	signal  *signal.Model
 	decide  *decide.Model
+	// jump is the : command line, drawn in the status bar's place.
+	jump *jump.Model
 
 	cursor  int64 // the last event id applied
 	loaded  bool
@@ -71,7 +77,8 @@ type Model struct {
 
 	status    string // the last message for the status bar
 	statusErr bool
-	storeErr  error // the last poll's error, shown until a poll succeeds
+	statusAt  time.Time // when status was set, on the display's clock
+	storeErr  error     // the last poll's error, shown until a poll succeeds
 }
 
 // Options configure New.
@@ -101,6 +108,7 @@ func New(bg context.Context, src *feed.Source, disp *display.Display, opts Optio
 		step: step.New(disp, km),
 		dl:   deadletters.New(disp, km),
 		br:   breakers.New(disp),
+		sc:   schedules.New(disp, km),
 	}
 	m.layout()
 	return m
@@ -136,12 +144,22 @@ type (
 		items []store.DeadLetter
 		err   error
 	}
+	schedulesMsg struct {
+		items []store.Schedule
+		err   error
+	}
 	breakersMsg struct {
 		items []store.Breaker
 		err   error
 	}
 	planMsg struct {
 		p   *interp.DecisionPlan
+		err error
+	}
+	// resolvedMsg carries the run a :run reference names.
+	resolvedMsg struct {
+		ref string
+		run store.Run
 		err error
 	}
 	// signalTargetMsg carries the run a signal from the list goes to,
@@ -241,6 +259,21 @@ func (m Model) loadBreakers() tea.Cmd {
 	}
 }
 
+// loadSchedules reads every schedule, those dropped by later versions too.
+func (m Model) loadSchedules() tea.Cmd {
+	bg, st := m.bg, m.src.Engine.Store()
+	return func() tea.Msg {
+		items, err := st.ScheduleList(bg, store.ScheduleListParams{Inactive: true})
+		return schedulesMsg{items, err}
+	}
+}
+
+// openSchedules shows the schedules tab.
+func (m Model) openSchedules() (tea.Model, tea.Cmd) {
+	m.screen = screenSchedules
+	return m, m.loadSchedules()
+}
+
 // actionTimeout bounds one action, so a locked database cannot hang the
 // interface.
 const actionTimeout = 15 * time.Second
@@ -263,6 +296,7 @@ func (m *Model) layout() {
 	m.step.SetSize(w, h)
 	m.dl.SetSize(w, h)
 	m.br.SetSize(w, h)
+	m.sc.SetSize(w, h)
 	if m.decide != nil {
 		m.decide.SetHeight(h)
 	}

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
@@ -16,6 +18,7 @@ import (
 	"github.com/flowrun/flowrun/tui/confirm"
 	"github.com/flowrun/flowrun/tui/decide"
 	"github.com/flowrun/flowrun/tui/feed"
+	"github.com/flowrun/flowrun/tui/jump"
 	"github.com/flowrun/flowrun/tui/run"
 	"github.com/flowrun/flowrun/tui/runs"
 	"github.com/flowrun/flowrun/tui/signal"
@@ -29,6 +32,11 @@ type (
 	decideAction  struct{ choice decide.ChooseMsg }
 	dlRetryAction struct{ id int64 }
 	dlDropAction  struct{ id int64 }
+	pauseAction   struct {
+		workflow, name string
+		paused         bool
+	}
+	triggerAction struct{ workflow, name string }
 )
 
 // Update routes a message: the root's own results first, then keys to the
@@ -60,6 +68,7 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.runs.SetRuns(msg.snap.Runs)
 		return m, nil
 	case PollMsg:
+		m.expireNotice()
 		cmds := []tea.Cmd{m.tick()}
 		switch {
 		case !m.loaded:
@@ -100,6 +109,9 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case deadLettersMsg:
 		m.dl.Set(msg.items, msg.err)
+		return m, nil
+	case schedulesMsg:
+		m.sc.Set(msg.items, msg.err)
 		return m, nil
 	case breakersMsg:
 		m.br.Set(msg.items, msg.err)
@@ -150,10 +162,26 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.decide = nil
 		return m.ask(fmt.Sprintf("Decide %q for run %s?", msg.Choice, msg.RunID), decide.Describe(msg.Choice, plan), decideAction{msg}), nil
 
+	case jump.CloseMsg:
+		m.jump = nil
+		return m, nil
+	case jump.GoMsg:
+		m.jump = nil
+		return m.goTo(msg)
+	case resolvedMsg:
+		if msg.err != nil {
+			m.setErrText(fmt.Sprintf(":run %s: %v", msg.ref, msg.err))
+			return m, nil
+		}
+		m.runs.Select(msg.run.ID)
+		m.screen = screenRun
+		m.run.SetDetail(nil)
+		return m, m.openRun(msg.run.ID)
+
 	case tea.KeyMsg:
 		return m.key(msg)
 	case tea.MouseMsg:
-		if m.confirm != nil || m.signal != nil || m.decide != nil {
+		if m.confirm != nil || m.signal != nil || m.decide != nil || m.jump != nil {
 			return m, nil
 		}
 		msg.Y-- // the title bar
@@ -221,8 +249,18 @@ func (m Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		d, cmd := m.decide.Update(k)
 		m.decide = &d
 		return m, cmd
+	case m.jump != nil:
+		j, cmd := m.jump.Update(k)
+		m.jump = &j
+		return m, cmd
+	case m.screen == screenRuns && m.runs.Capturing():
+		return m.toScreen(k) // the search line or the status menu
 	}
 	switch {
+	case key.Matches(k, m.keys.Jump):
+		j := jump.New(m.disp)
+		m.jump = &j
+		return m, nil
 	case key.Matches(k, m.keys.Quit):
 		return m, tea.Quit
 	case key.Matches(k, m.keys.Help):
@@ -233,7 +271,7 @@ func (m Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		switch m.screen {
 		case screenStep:
 			m.screen = screenRun
-		case screenRun, screenDeadLetters, screenBreakers:
+		case screenRun, screenDeadLetters, screenBreakers, screenSchedules:
 			m.screen = screenRuns
 		}
 		return m, nil
@@ -246,6 +284,21 @@ func (m Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(k, m.keys.Breakers):
 		m.screen = screenBreakers
 		return m, m.loadBreakers()
+	case key.Matches(k, m.keys.Schedules):
+		return m.openSchedules()
+	}
+	if m.screen == screenSchedules {
+		if s, ok := m.sc.Selected(); ok {
+			ref := s.Workflow + "/" + s.Name
+			switch {
+			case key.Matches(k, m.keys.Pause):
+				return m.ask("Pause schedule "+ref+"?", "No slot fires while it is paused; a trigger still works.", pauseAction{s.Workflow, s.Name, true}), nil
+			case key.Matches(k, m.keys.Unpause):
+				return m.ask("Unpause schedule "+ref+"?", "The slots missed while it was paused do not fire; the next slot does.", pauseAction{s.Workflow, s.Name, false}), nil
+			case key.Matches(k, m.keys.Trigger):
+				return m.ask("Trigger schedule "+ref+" now?", "A run starts now as its slots start them, under its overlap policy ("+s.Overlap+").", triggerAction{s.Workflow, s.Name}), nil
+			}
+		}
 	}
 	if m.screen == screenDeadLetters {
 		if d, ok := m.dl.Selected(); ok {
@@ -265,6 +318,33 @@ func (m Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	return m.toScreen(k)
 }
 
+// goTo carries out a : command.
+func (m Model) goTo(g jump.GoMsg) (tea.Model, tea.Cmd) {
+	switch g.Verb {
+	case jump.Run:
+		bg, eng := m.bg, m.src.Engine
+		return m, func() tea.Msg {
+			r, err := eng.ResolveRun(bg, g.Arg)
+			return resolvedMsg{ref: g.Arg, run: r, err: err}
+		}
+	case jump.Workflow:
+		names := m.runs.Workflows()
+		if !slices.Contains(names, g.Arg) {
+			m.setErrText(fmt.Sprintf(":workflow %s: no run of workflow %q is listed; workflows with runs: %s", g.Arg, g.Arg, strings.Join(names, ", ")))
+			return m, nil
+		}
+		m.screen = screenRuns
+		m.runs.SetWorkflow(g.Arg)
+		return m, nil
+	case jump.DLQ:
+		m.screen = screenDeadLetters
+		return m, m.loadDeadLetters()
+	case jump.Schedules:
+		return m.openSchedules()
+	}
+	return m, nil
+}
+
 // toScreen hands a message to the current screen.
 func (m Model) toScreen(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmd tea.Cmd
@@ -277,6 +357,8 @@ func (m Model) toScreen(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.step, cmd = m.step.Update(msg)
 	case screenDeadLetters:
 		m.dl, cmd = m.dl.Update(msg)
+	case screenSchedules:
+		m.sc, cmd = m.sc.Update(msg)
 	}
 	return m, cmd
 }
@@ -408,6 +490,28 @@ func (m Model) carryOut(action any) tea.Cmd {
 			_, err := eng.Decide(ctx, interp.DecideParams{RunID: c.RunID, Choice: c.Choice, By: by, From: c.From})
 			return refusal(err)
 		})
+	case pauseAction:
+		done := fmt.Sprintf("Schedule %s/%s paused.", a.workflow, a.name)
+		if !a.paused {
+			done = fmt.Sprintf("Schedule %s/%s unpaused.", a.workflow, a.name)
+		}
+		return tea.Sequence(m.act(done, func(ctx context.Context) error {
+			_, err := eng.PauseSchedule(ctx, a.workflow, a.name, a.paused)
+			return err
+		}), m.loadSchedules())
+	case triggerAction:
+		return tea.Sequence(func() tea.Msg {
+			ctx, cancel := context.WithTimeout(m.bg, actionTimeout)
+			defer cancel()
+			res, err := eng.TriggerSchedule(ctx, a.workflow, a.name)
+			switch {
+			case err != nil:
+				return actionDoneMsg{err: fmt.Errorf("trigger schedule %s/%s: %w", a.workflow, a.name, err)}
+			case res.Run.ID == "":
+				return actionDoneMsg{err: fmt.Errorf("schedule %s/%s: trigger skipped (%s): run %s of the schedule is unfinished", a.workflow, a.name, res.Fire.Reason, strings.Join(res.Unfinished, ", "))}
+			}
+			return actionDoneMsg{done: fmt.Sprintf("Schedule %s/%s triggered: run %s.", a.workflow, a.name, res.Run.ID)}
+		}, m.loadSchedules())
 	case dlRetryAction:
 		return tea.Sequence(m.act(fmt.Sprintf("Dead letter %d will be retried.", a.id), func(ctx context.Context) error {
 			_, err := eng.DeadLetterRetry(ctx, a.id)
@@ -434,9 +538,36 @@ func refusal(err error) error {
 
 func (m *Model) setErr(err error) { m.setErrText(err.Error()) }
 
-func (m *Model) setErrText(s string) { m.status, m.statusErr = termtext.Line(s), true }
+func (m *Model) setErrText(s string) {
+	m.status, m.statusErr, m.statusAt = termtext.Line(s), true, m.disp.Clock.Now()
+}
 
-func (m *Model) setInfo(s string) { m.status, m.statusErr = termtext.Line(s), false }
+func (m *Model) setInfo(s string) {
+	m.status, m.statusErr, m.statusAt = termtext.Line(s), false, m.disp.Clock.Now()
+}
+
+// How long a notice stays in the status bar, on the display's clock: a
+// notice says what just happened, and "Cancel … requested" read minutes
+// later is a lie by then. An error stays longer, to be read.
+const (
+	noticeTTL = 5 * time.Second
+	errorTTL  = 20 * time.Second
+)
+
+// expireNotice clears the status bar's message once it is older than its
+// time to live; each poll calls it.
+func (m *Model) expireNotice() {
+	if m.status == "" {
+		return
+	}
+	ttl := noticeTTL
+	if m.statusErr {
+		ttl = errorTTL
+	}
+	if m.disp.Clock.Now().Sub(m.statusAt) >= ttl {
+		m.status, m.statusErr = "", false
+	}
+}
 
 func clip(s string, n int) string {
 	if len(s) <= n {

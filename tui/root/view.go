@@ -17,7 +17,7 @@ import (
 // helpKeys is the help bar of the current screen.
 func (m Model) helpKeys() keys.Help {
 	k := m.keys
-	nav := []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Runs, k.DeadLetters, k.Breakers}
+	nav := []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Jump, k.Runs, k.DeadLetters, k.Breakers, k.Schedules}
 	switch {
 	case m.confirm != nil:
 		return keys.Help{Short: []key.Binding{k.Yes, k.No}}
@@ -25,6 +25,10 @@ func (m Model) helpKeys() keys.Help {
 		return keys.Help{Short: []key.Binding{k.Submit, k.Next, key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close"))}}
 	case m.decide != nil:
 		return keys.Help{Short: []key.Binding{k.Old, k.New, k.Migrate, key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close"))}}
+	case m.jump != nil:
+		return keys.Help{Short: []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "go")), key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close"))}}
+	case m.screen == screenRuns && m.runs.Capturing():
+		return keys.Help{Short: []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "keep")), key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear/close"))}}
 	}
 	switch m.screen {
 	case screenRun:
@@ -35,15 +39,29 @@ func (m Model) helpKeys() keys.Help {
 		return keys.Help{Short: []key.Binding{k.Retry, k.Drop, k.Back, k.Help, k.Quit}, More: nav}
 	case screenBreakers:
 		return keys.Help{Short: []key.Binding{k.Back, k.Help, k.Quit}, More: nav}
+	case screenSchedules:
+		return keys.Help{Short: []key.Binding{k.Pause, k.Unpause, k.Trigger, k.Back, k.Help, k.Quit}, More: nav}
 	}
-	return keys.Help{Short: []key.Binding{k.Open, k.FilterStatus, k.FilterWorkflow, k.Sort, k.Cancel, k.Retry, k.Signal, k.Decide, k.Help, k.Quit}, More: nav}
+	return keys.Help{Short: []key.Binding{k.Open, k.Search, k.FilterStatus, k.FilterWorkflow, k.Sort, k.Cancel, k.Retry, k.Signal, k.Decide, k.Help, k.Quit}, More: nav}
 }
 
 func (m Model) helpHeight() int {
 	if !m.help.ShowAll {
 		return 1
 	}
-	return max(1, lipgloss.Height(m.help.View(m.helpKeys())))
+	return max(1, lipgloss.Height(m.helpView()))
+}
+
+// helpView is the help bar; the full help (?) ends with the legend of the
+// status icons.
+func (m Model) helpView() string {
+	h := m.help
+	h.Width = m.disp.Width
+	v := h.View(m.helpKeys())
+	if m.help.ShowAll {
+		v += "\n" + theme.Legend(m.disp.Styles, m.disp.Width)
+	}
+	return v
 }
 
 // View draws the title bar, the screen (or an overlay on it), the status
@@ -86,6 +104,8 @@ func (m Model) View() string {
 			body = m.dl.View()
 		case screenBreakers:
 			body = m.br.View()
+		case screenSchedules:
+			body = m.sc.View()
 		}
 	}
 
@@ -94,8 +114,7 @@ func (m Model) View() string {
 	b.WriteString(theme.Fit(title, w) + "\n")
 	b.WriteString(theme.Lines(body, w, bodyH) + "\n")
 	b.WriteString(theme.Lines(status, w, m.statusHeight()) + "\n")
-	m.help.Width = w
-	b.WriteString(theme.Lines(m.help.View(m.helpKeys()), w, m.helpHeight()))
+	b.WriteString(theme.Lines(m.helpView(), w, m.helpHeight()))
 	return b.String()
 }
 
@@ -104,6 +123,8 @@ func (m Model) View() string {
 func (m Model) statusLines() string {
 	st := m.disp.Styles
 	switch {
+	case m.jump != nil:
+		return wrap(m.jump.View(), m.disp.Width, 3)
 	case m.storeErr != nil:
 		return wrap(st.Error.Render("Cannot read the database: ")+termtext.Line(m.storeErr.Error())+" (retrying)", m.disp.Width, 2)
 	case m.statusErr:

@@ -16,6 +16,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/termtext"
@@ -45,8 +46,10 @@ type node struct {
 	errMsg   string
 	// items and iterations fold the step's foreach items and until
 	// iterations into its row.
-	items, itemsDone, itemsFailed int
-	iterations                    int
+	// itemsTotal is every item the step evaluated, started or not
+	// (interp.ItemTotal); items counts those started.
+	items, itemsDone, itemsFailed, itemsTotal int
+	iterations                                int
 }
 
 // Model is the run view.
@@ -215,6 +218,9 @@ func buildNodes(d *feed.RunDetail) []node {
 		case st.Key == st.Step:
 			n.status, n.attempts, n.started, n.finished, n.wake, n.detail = st.Status, st.Attempts, st.StartedAt, st.FinishedAt, st.WakeAt, st.Detail
 			n.errMsg = errorMessage(st.Error)
+			if total, err := interp.ItemTotal(st, d.Run.Inputs); err == nil {
+				n.itemsTotal = total
+			}
 		case st.Index >= 0 && st.Iteration < 0:
 			n.items++
 			if st.Status.Terminal() {
@@ -225,6 +231,16 @@ func buildNodes(d *feed.RunDetail) []node {
 			}
 		case st.Iteration >= 0 && st.Index < 0:
 			n.iterations = max(n.iterations, st.Iteration+1)
+		}
+	}
+	// A run that ended failed or canceled never starts the steps left
+	// pending: they read canceled, as `flowrun show` says (interp.Show,
+	// semantics.md §2, §3), not pending, which reads as about to start.
+	if d.Run.Status == store.RunFailed || d.Run.Status == store.RunCanceled {
+		for i := range nodes {
+			if nodes[i].status == store.StepPending {
+				nodes[i].status = store.StepCanceled
+			}
 		}
 	}
 	return nodes

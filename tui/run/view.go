@@ -107,7 +107,7 @@ func (m Model) row(n node, now time.Time, selected bool) string {
 		info = append(info, d)
 	}
 	if n.items > 0 {
-		s := fmt.Sprintf("items %d/%d", n.itemsDone, n.items)
+		s := fmt.Sprintf("items %d/%d", n.itemsDone, max(n.items, n.itemsTotal))
 		if n.itemsFailed > 0 {
 			s += fmt.Sprintf(", %d failed", n.itemsFailed)
 		}

@@ -39,8 +39,8 @@ func (s Sort) String() string {
 	return [...]string{"newest", "oldest", "status", "workflow", "longest"}[s]
 }
 
-// statusCycle is the order the status filter steps through ("" is all).
-var statusCycle = []store.RunStatus{"", store.RunRunning, store.RunWaiting, store.RunBlocked, store.RunPending,
+// menuStatuses are the statuses the status menu toggles, in its order.
+var menuStatuses = []store.RunStatus{store.RunRunning, store.RunWaiting, store.RunBlocked, store.RunPending,
 	store.RunFailed, store.RunCompleted, store.RunCanceled}
 
 // Model is the runs list.
@@ -54,9 +54,13 @@ type Model struct {
 	index map[string]int // run id → position in rows
 	idLen int            // the id prefix length that tells the rows apart
 
-	status   store.RunStatus
+	statuses map[store.RunStatus]bool // the statuses shown; none is all
 	workflow string
 	order    Sort
+	query    string // the search typed after /: rows holding it in any field
+	typing   bool   // the search line takes the keys
+	menu     bool   // the status menu is open and takes the keys
+	menuAt   int    // the menu's cursor in menuStatuses
 
 	view   []int // positions in rows, filtered and sorted
 	cursor int   // position in view
@@ -66,7 +70,7 @@ type Model struct {
 
 // New returns an empty list.
 func New(disp *display.Display, km keys.KeyMap) Model {
-	return Model{disp: disp, keys: km, index: map[string]int{}}
+	return Model{disp: disp, keys: km, index: map[string]int{}, statuses: map[store.RunStatus]bool{}}
 }
 
 // SetSize sets the area the list draws in.
@@ -138,15 +142,65 @@ func (m Model) selectedID() string {
 	return r.ID
 }
 
-// Filters returns the status and workflow filters ("" for all) and the
-// order.
-func (m Model) Filters() (store.RunStatus, string, Sort) { return m.status, m.workflow, m.order }
+// Filters returns the statuses shown (none for all, in menu order), the
+// workflow filter ("" for all) and the order.
+func (m Model) Filters() ([]store.RunStatus, string, Sort) {
+	var on []store.RunStatus
+	for _, s := range menuStatuses {
+		if m.statuses[s] {
+			on = append(on, s)
+		}
+	}
+	return on, m.workflow, m.order
+}
+
+// Query returns the search typed after /.
+func (m Model) Query() string { return m.query }
+
+// Capturing reports whether the list takes every key (the search line or
+// the status menu is open), so the root's own keys do not act.
+func (m Model) Capturing() bool { return m.typing || m.menu }
+
+// SetWorkflow shows only the runs of a workflow ("" for all), as `:workflow
+// NAME` asks.
+func (m *Model) SetWorkflow(name string) {
+	m.workflow = name
+	m.rebuild(m.selectedID())
+}
+
+// Workflows lists the workflows of the runs the list holds, sorted.
+func (m Model) Workflows() []string { return m.workflows()[1:] }
+
+// Select puts the cursor on a run when it is shown.
+func (m *Model) Select(id string) bool {
+	for i, p := range m.view {
+		if m.rows[p].ID == id {
+			m.cursor = i
+			m.scroll()
+			return true
+		}
+	}
+	return false
+}
 
 // Update handles navigation, filters and sorting.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.KeyMsg:
+		if m.typing {
+			m.typeKey(msg)
+			return m, nil
+		}
+		if m.menu {
+			m.menuKey(msg)
+			return m, nil
+		}
 		switch {
+		case key.Matches(msg, m.keys.Search):
+			m.typing = true
+		case key.Matches(msg, m.keys.Back) && m.query != "":
+			m.query = ""
+			m.rebuild(m.selectedID())
 		case key.Matches(msg, m.keys.Up):
 			m.move(-1)
 		case key.Matches(msg, m.keys.Down):
@@ -160,8 +214,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		case key.Matches(msg, m.keys.Bottom):
 			m.move(len(m.view))
 		case key.Matches(msg, m.keys.FilterStatus):
-			m.status = next(statusCycle, m.status)
-			m.rebuild(m.selectedID())
+			m.menu = true
 		case key.Matches(msg, m.keys.FilterWorkflow):
 			m.workflow = next(m.workflows(), m.workflow)
 			m.rebuild(m.selectedID())
@@ -180,8 +233,10 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		case msg.Button == tea.MouseButtonWheelDown:
 			m.move(1)
 		case msg.Button == tea.MouseButtonLeft && msg.Action == tea.MouseActionRelease:
-			// Y is relative to the list: line 0 is the filter line, 1 the header.
-			if i := m.offset + msg.Y - 2; msg.Y >= 2 && i < len(m.view) {
+			// Y is relative to the list: line 0 is the filter line, 1 the
+			// header (and the status menu, when open, the lines under it).
+			top := 2 + m.menuHeight()
+			if i := m.offset + msg.Y - top; msg.Y >= top && i < len(m.view) {
 				m.cursor = i
 			}
 		}
@@ -232,15 +287,15 @@ func (m *Model) scroll() {
 }
 
 // listHeight is the number of run rows that fit: the filter line and the
-// header take two lines.
-func (m Model) listHeight() int { return m.height - 2 }
+// header take two lines, and the status menu its own when open.
+func (m Model) listHeight() int { return m.height - 2 - m.menuHeight() }
 
 // rebuild filters and sorts, keeping the cursor on keep when it is still
 // shown.
 func (m *Model) rebuild(keep string) {
 	m.view = m.view[:0]
 	for i, r := range m.rows {
-		if (m.status == "" || r.Status == m.status) && (m.workflow == "" || r.Workflow == m.workflow) {
+		if (len(m.statuses) == 0 || m.statuses[r.Status]) && (m.workflow == "" || r.Workflow == m.workflow) && matches(r, m.query) {
 			m.view = append(m.view, i)
 		}
 	}

@@ -58,8 +58,10 @@ func TestListGolden(t *testing.T) {
 
 func TestFilterAndSort(t *testing.T) {
 	m := newList(30)
-	m, _ = m.Update(runeKey("f")) // status: running
-	if st, _, _ := m.Filters(); st != store.RunRunning {
+	m, _ = m.Update(runeKey("f")) // the status menu, on running
+	m, _ = m.Update(runeKey(" ")) // running on
+	m, _ = m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	if st, _, _ := m.Filters(); len(st) != 1 || st[0] != store.RunRunning {
 		t.Fatalf("status filter %q, want running", st)
 	}
 	for i := 0; i < m.Visible(); i++ {
@@ -127,7 +129,11 @@ func TestOpen(t *testing.T) {
 func shown(v string) []string {
 	var out []string
 	for _, l := range strings.Split(v, "\n")[2:] {
-		if f := strings.Fields(l); len(f) > 1 {
+		f := strings.Fields(l)
+		if len(f) > 2 && isStatus(f[1]) {
+			f = f[1:] // the status word beside the icon
+		}
+		if len(f) > 1 {
 			out = append(out, f[1])
 		}
 	}
@@ -232,4 +238,14 @@ func TestListEscapesStoredText(t *testing.T) {
 	if strings.ContainsAny(v, "\x1b\r\u202e") {
 		t.Errorf("runs list holds raw control characters:\n%q", v)
 	}
+}
+
+// isStatus reports whether s is a run status word.
+func isStatus(s string) bool {
+	for _, st := range statuses {
+		if string(st) == s {
+			return true
+		}
+	}
+	return false
 }

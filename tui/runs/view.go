@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/flowrun/flowrun/termtext"
 	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/theme"
@@ -19,18 +21,52 @@ func elapsed(r feed.RunRow, now time.Time) time.Duration {
 	return end.Sub(r.CreatedAt)
 }
 
-// columns are the widths of the list's columns for a width.
-type columns struct{ id, workflow, version, key, bar, steps, time int }
+// columns are the widths of the list's columns for a width; word is 0
+// when the status word beside the icon does not fit.
+type columns struct{ word, id, workflow, version, key, bar, steps, time int }
 
-// layout computes the columns for a width; idLen is the length of the id
-// prefixes that tell the listed runs apart (IDPrefixLen).
-func layout(width, idLen int) columns {
-	c := columns{id: max(minPrefix, idLen), version: 7, key: 10, bar: 12, steps: 9, time: 7}
-	if width >= 110 {
-		c.id, c.key, c.bar = max(c.id, 26), 14, 16
+// contentWidths measures the columns that hold text over every row, so a
+// column is as wide as what it shows (issue 24: WORKFLOW took about 70
+// cells while KEY was cut).
+func contentWidths(rows []feed.RunRow, idLen int) columns {
+	c := columns{id: max(minPrefix, idLen), workflow: len("WORKFLOW"), version: len("VERSION"), key: len("KEY"), steps: len("STEPS"), time: 7}
+	for _, r := range rows {
+		c.workflow = max(c.workflow, ansi.StringWidth(termtext.Line(r.Workflow)))
+		c.version = max(c.version, ansi.StringWidth(termtext.Line(r.Version)))
+		c.key = max(c.key, ansi.StringWidth(termtext.Line(r.Key)))
+		c.steps = max(c.steps, len(fmt.Sprintf("%d/%d", r.StepsDone, r.StepsTotal)))
 	}
-	// icon(2) and one space between the other seven columns
-	c.workflow = max(8, width-2-c.id-c.version-c.key-c.bar-c.steps-c.time-7)
+	return c
+}
+
+// Bounds of the progress bar and the status word column.
+const (
+	minBar, maxBar = 6, 16
+	wordWidth      = 9 // "completed", the longest status word
+)
+
+// layout fits the measured columns c into width: the status word shows
+// when there is room for it beside a bar of minBar, the bar takes what is
+// left up to maxBar, and when even that does not fit the wider of
+// WORKFLOW and KEY gives way first, a cell at a time, so neither is cut
+// while the other has room to spare.
+func layout(width int, c columns) columns {
+	// the icon and one space, then a space before each of the other columns
+	fixed := 2 + c.id + 1 + c.version + 1 + c.steps + 1 + c.time + 1 + 1 + 1
+	if fixed+c.workflow+c.key+1+wordWidth+minBar <= width {
+		c.word = wordWidth
+	}
+	room := width - fixed - c.workflow - c.key - c.word - (map[bool]int{true: 1}[c.word > 0])
+	c.bar = max(minBar, min(maxBar, room))
+	for over := fixed + c.workflow + c.key + c.bar - width; over > 0; over-- {
+		if c.workflow >= c.key && c.workflow > len("WORKFLOW") {
+			c.workflow--
+		} else if c.key > len("KEY") {
+			c.key--
+		} else if c.bar > 0 {
+			c.bar--
+		}
+	}
 	return c
 }
 
@@ -70,17 +106,16 @@ func uniquePrefix(ids []string) int {
 func (m Model) View() string {
 	st := m.disp.Styles
 	var b strings.Builder
-	status, workflow := string(m.status), m.workflow
-	if status == "" {
-		status = "all"
+	b.WriteString(theme.Fit(m.filterLine(), m.width) + "\n")
+	if m.menu {
+		b.WriteString(m.menuView() + "\n")
 	}
-	if workflow == "" {
-		workflow = "all"
+	c := layout(m.width, contentWidths(m.rows, m.idLen))
+	status := ""
+	if c.word > 0 {
+		status = fmt.Sprintf("%-*s ", c.word, "STATUS")
 	}
-	b.WriteString(theme.Fit(fmt.Sprintf("%d of %d runs · status: %s · workflow: %s · sort: %s",
-		len(m.view), len(m.rows), status, workflow, m.order), m.width) + "\n")
-	c := layout(m.width, m.idLen)
-	head := fmt.Sprintf("  %-*s %-*s %-*s %-*s %-*s %*s %*s", c.id, "RUN", c.workflow, "WORKFLOW", c.version, "VERSION",
+	head := fmt.Sprintf("  %s%-*s %-*s %-*s %-*s %-*s %*s %*s", status, c.id, "RUN", c.workflow, "WORKFLOW", c.version, "VERSION",
 		c.key, "KEY", c.bar, "PROGRESS", c.steps, "STEPS", c.time, "TIME")
 	b.WriteString(st.Header.Render(theme.Fit(head, m.width)))
 	h := m.listHeight()
@@ -89,7 +124,7 @@ func (m Model) View() string {
 		if !m.loaded {
 			msg = "Loading runs…"
 		} else if len(m.rows) > 0 {
-			msg = "No run matches the filters; press f or w to change them."
+			msg = "No run matches the filters; press f, w or / to change them (esc clears the search)."
 		}
 		b.WriteString("\n" + st.Faint.Render(theme.Cut(msg, m.width)))
 		return b.String()
@@ -111,7 +146,14 @@ func (m Model) row(r feed.RunRow, c columns, now time.Time, selected bool) strin
 	} else {
 		icon = st.StatusStyle(string(r.Status)).Render(icon)
 	}
-	line := icon + " " +
+	word := ""
+	if c.word > 0 {
+		word = theme.Fit(string(r.Status), c.word) + " "
+		if !selected {
+			word = st.StatusStyle(string(r.Status)).Render(word)
+		}
+	}
+	line := icon + " " + word +
 		theme.Fit(shortID(r.ID, c.id), c.id) + " " +
 		theme.Fit(termtext.Line(r.Workflow), c.workflow) + " " +
 		theme.Fit(termtext.Line(r.Version), c.version) + " " +

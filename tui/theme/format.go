@@ -34,6 +34,27 @@ func Icon(status string) string {
 	return "?"
 }
 
+// legendOrder is the order of the legend.
+var legendOrder = []string{"running", "waiting", "blocked", "pending", "completed", "failed", "canceled", "skipped", "interrupted"}
+
+// Legend lists every status icon with its word, in the status colours,
+// in lines of at most width cells that never part an icon from its word:
+// what the full help shows under "?".
+func Legend(s *Styles, width int) string {
+	var lines []string
+	line, n := "legend:", len("legend:")
+	for _, w := range legendOrder {
+		item := s.StatusStyle(w).Render(Icon(w)) + " " + w
+		if iw := 2 + 1 + 1 + len(w); n+iw > width {
+			lines = append(lines, line)
+			line, n = " "+item, 1+iw-2
+		} else {
+			line, n = line+"  "+item, n+iw
+		}
+	}
+	return strings.Join(append(lines, line), "\n")
+}
+
 // Duration renders d compactly: "850ms", "12s", "3m05s", "2h04m", "3d02h".
 // A negative duration renders as "0s".
 func Duration(d time.Duration) string {

@@ -1,0 +1,27 @@
+package feed
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// ErrorText is a stored error ({"kind","message",...}) as one line of
+// words, "kind: message", unescaped (callers escape it for the terminal);
+// the raw JSON when it is not such an object, "" when there is none.
+func ErrorText(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var e struct {
+		Kind    string `json:"kind"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(raw, &e) != nil || e.Message == "" {
+		return strings.TrimSpace(string(raw))
+	}
+	msg := strings.Join(strings.Fields(e.Message), " ")
+	if e.Kind != "" {
+		return e.Kind + ": " + msg
+	}
+	return msg
+}

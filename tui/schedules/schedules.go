@@ -1,0 +1,175 @@
+// Package schedules is flowtui's schedules tab: each schedule of the
+// stored workflows with its next fires, its last run, and whether it is
+// paused, with a cursor the root's pause, unpause and trigger act on.
+//
+// schedules must not read the store or act: the root loads the schedules
+// (store.Schedules) and carries the actions out through the engine
+// (interp.Engine.PauseSchedule, TriggerSchedule) after a confirm.
+package schedules
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/termtext"
+	"github.com/flowrun/flowrun/tui/display"
+	"github.com/flowrun/flowrun/tui/keys"
+	"github.com/flowrun/flowrun/tui/theme"
+)
+
+// nextShown is how many next fires a row shows.
+const nextShown = 2
+
+// Model is the tab.
+type Model struct {
+	disp   *display.Display
+	keys   keys.KeyMap
+	width  int
+	height int
+	loaded bool
+	err    error
+	items  []store.Schedule
+	cursor int
+	offset int
+}
+
+// New returns the tab.
+func New(disp *display.Display, km keys.KeyMap) Model { return Model{disp: disp, keys: km} }
+
+// SetSize sets the area the tab draws in.
+func (m *Model) SetSize(width, height int) { m.width, m.height = width, height; m.scroll() }
+
+// Set shows freshly loaded schedules, or the error loading them gave; the
+// cursor stays on the schedule it was on.
+func (m *Model) Set(items []store.Schedule, err error) {
+	keep, had := m.Selected()
+	m.items, m.err, m.loaded = items, err, true
+	m.cursor = 0
+	for i, s := range items {
+		if had && s.Workflow == keep.Workflow && s.Name == keep.Name {
+			m.cursor = i
+		}
+	}
+	m.scroll()
+}
+
+// Selected returns the schedule under the cursor.
+func (m Model) Selected() (store.Schedule, bool) {
+	if m.cursor < 0 || m.cursor >= len(m.items) {
+		return store.Schedule{}, false
+	}
+	return m.items[m.cursor], true
+}
+
+// Update moves the cursor, with keys, the wheel, or a click on a row.
+func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.KeyMsg:
+		switch {
+		case key.Matches(msg, m.keys.Up):
+			m.move(-1)
+		case key.Matches(msg, m.keys.Down):
+			m.move(1)
+		case key.Matches(msg, m.keys.Top):
+			m.move(-len(m.items))
+		case key.Matches(msg, m.keys.Bottom):
+			m.move(len(m.items))
+		}
+	case tea.MouseMsg:
+		switch {
+		case msg.Button == tea.MouseButtonWheelUp:
+			m.move(-1)
+		case msg.Button == tea.MouseButtonWheelDown:
+			m.move(1)
+		case msg.Button == tea.MouseButtonLeft && msg.Action == tea.MouseActionRelease:
+			if i := m.offset + msg.Y - 2; msg.Y >= 2 && i < len(m.items) {
+				m.cursor = i
+			}
+		}
+	}
+	return m, nil
+}
+
+func (m *Model) move(d int) {
+	m.cursor = max(0, min(len(m.items)-1, m.cursor+d))
+	m.scroll()
+}
+
+func (m *Model) scroll() {
+	h := m.height - 2
+	if h <= 0 {
+		return
+	}
+	if m.cursor < m.offset {
+		m.offset = m.cursor
+	}
+	if m.cursor >= m.offset+h {
+		m.offset = m.cursor - h + 1
+	}
+	m.offset = max(0, min(m.offset, len(m.items)-h))
+}
+
+// View renders the title, the header and the visible schedules.
+func (m Model) View() string {
+	st := m.disp.Styles
+	title := st.Title.Render("Schedules") + " " + st.Faint.Render("p pause · u unpause · t trigger now")
+	switch {
+	case m.err != nil:
+		return title + "\n" + st.Error.Render(theme.Cut("Cannot read the schedules: "+termtext.Line(m.err.Error()), m.width))
+	case !m.loaded:
+		return title + "\n" + st.Faint.Render("Loading…")
+	case len(m.items) == 0:
+		return title + "\n" + "No schedules. Declare a schedule block in a workflow and apply it."
+	}
+	now := m.disp.Clock.Now()
+	nameW := len("SCHEDULE")
+	for _, s := range m.items {
+		nameW = max(nameW, len(termtext.Line(s.Workflow+"/"+s.Name)))
+	}
+	nameW = min(nameW, max(12, m.width/3))
+	specW := 14
+	head := fmt.Sprintf("%-*s %-*s %-7s %-22s %s", nameW, "SCHEDULE", specW, "WHEN", "STATE", "NEXT FIRES", "LAST RUN")
+	lines := []string{title, st.Header.Render(theme.Fit(head, m.width))}
+	for i := m.offset; i < len(m.items) && i < m.offset+m.height-2; i++ {
+		lines = append(lines, m.row(m.items[i], nameW, specW, now, i == m.cursor))
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (m Model) row(s store.Schedule, nameW, specW int, now time.Time, selected bool) string {
+	state := "active"
+	switch {
+	case !s.Active:
+		state = "dropped"
+	case s.Paused:
+		state = "paused"
+	}
+	next := "-"
+	if s.Active && !s.Paused {
+		if ts, err := interp.NextFires(s, now, nextShown); err != nil {
+			next = "cannot compute: " + err.Error()
+		} else if len(ts) > 0 {
+			var ws []string
+			for _, t := range ts {
+				ws = append(ws, theme.Countdown(t, now))
+			}
+			next = strings.Join(ws, ", ")
+		}
+	}
+	last := "none yet"
+	if s.LastRunID != "" {
+		last = s.LastRunID + " " + theme.Duration(now.Sub(s.LastFiredAt).Round(time.Second)) + " ago"
+	}
+	line := fmt.Sprintf("%s %s %-7s %-22s %s", theme.Fit(termtext.Line(s.Workflow+"/"+s.Name), nameW),
+		theme.Fit(termtext.Line(s.Kind+" "+s.Spec), specW), state, theme.Cut(next, 22), termtext.Line(last))
+	if selected {
+		return m.disp.Styles.Selected.Render(theme.Fit(line, m.width))
+	}
+	return theme.Cut(line, m.width)
+}
