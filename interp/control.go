@@ -146,6 +146,13 @@ func (e *Engine) Cancel(ctx context.Context, runID string) (store.Run, error) {
 	if err != nil {
 		return run, fmt.Errorf("cancel run %s: %w", runID, err)
 	}
+	if run.Status == store.RunCanceled {
+		// Nobody held it: the store ended it at once, and no runner will
+		// report its end (a held run's runner does).
+		tr := telRun(run)
+		tr.ErrorKind = "canceled"
+		e.opts.Observer.RunEnded(tr)
+	}
 	e.beatPools()
 	e.wakePools()
 	return run, nil

@@ -16,7 +16,8 @@ import (
 //   - Reclaimed: rebuild, when a claimed run has an attempt of a gone
 //     worker still running.
 //   - AttemptEnded and RunEnded: runner.flush, once the transition that
-//     ends them is committed (observe).
+//     ends them is committed (observe); RunEnded also from Cancel, for a
+//     run nobody held, which the store ends at once.
 //   - Committed: committer.run, around each store commit.
 //   - ScheduleFired: the scheduler, for each slot fired.
 //

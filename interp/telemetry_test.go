@@ -214,3 +214,26 @@ func TestObserverScheduleFired(t *testing.T) {
 		t.Errorf("fire lags %v, want [1m40s 40s]", rec.lags)
 	}
 }
+
+// TestObserverCancelUnheld: canceling a parked run, which the store ends
+// at once since nobody holds it, reports its end.
+func TestObserverCancelUnheld(t *testing.T) {
+	rec := &recorder{}
+	b := setup(t, func(o *Options) { o.Observer = rec })
+	run := b.run(`
+workflow "parked" {
+  version = "1.0.0"
+  step "ask" {
+    wait { signal = "go" }
+  }
+}`, nil)
+	wantStatus(t, run, store.RunWaiting)
+	if _, err := b.e.Cancel(b.ctx, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.ended) != 1 || rec.ended[0].ID != run.ID || rec.ended[0].Status != "canceled" || rec.ended[0].Trace.TraceID == "" || rec.ended[0].Finished.IsZero() {
+		t.Errorf("ended %+v, want the run canceled, with its trace and end", rec.ended)
+	}
+}
