@@ -2,6 +2,7 @@ package interp
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/flowrun/flowrun/clock"
@@ -92,9 +93,12 @@ func (c *chunker) take(final bool) []byte {
 
 // liveOutput stores the live output of one exec attempt. The goroutine
 // reading the program's pipes calls write with what it read and tick
-// after each wait on the pipes; tick commits what the chunkers give, at
-// most once per outputEvery on the engine clock. rest returns what is
-// left when the program ended, for the commit of the attempt's end.
+// after each wait on the pipes; tick takes what the chunkers give, at most
+// once per outputEvery on the engine clock, and hands it to a committer
+// goroutine (started at the first such handover, ended by rest or flush),
+// so that a slow commit never keeps the pipes unread and the program
+// waiting. rest returns what is left when the program ended, for the
+// commit of the attempt's end.
 type liveOutput struct {
 	st      store.OutputStore
 	clk     clock.Clock
@@ -105,7 +109,13 @@ type liveOutput struct {
 	streams [2]chunker
 	next    [2]int // the next chunk number of each stream
 	last    time.Time
-	queue   []store.OutputChunkWrite // taken, not yet committed
+
+	mu    sync.Mutex
+	queue []store.OutputChunkWrite // taken, not yet committed (mu)
+
+	kick    chan struct{} // a handover for the committer (nil until it starts)
+	done    chan struct{} // closed to end the committer
+	stopped chan struct{} // closed when the committer has ended
 }
 
 // streamNames are the names of the streams, in the order of liveOutput's.
@@ -126,11 +136,8 @@ func (l *liveOutput) write(i int, p []byte) {
 	}
 }
 
-// tick commits the output taken since the last commit when outputEvery
-// has passed since it (or since the attempt began). A commit that fails
-// is tried again at the next tick, and at the end with the attempt: the
-// chunks keep their numbers, so one whose commit did land is not stored
-// twice.
+// tick hands the output taken since the last handover to the committer
+// when outputEvery has passed since it (or since the attempt began).
 func (l *liveOutput) tick() {
 	if l == nil {
 		return
@@ -139,18 +146,52 @@ func (l *liveOutput) tick() {
 	if now.Sub(l.last) < outputEvery {
 		return
 	}
+	l.mu.Lock()
 	l.take(false, now)
-	if len(l.queue) == 0 {
+	pending := len(l.queue) > 0
+	l.mu.Unlock()
+	if !pending {
 		return
 	}
 	l.last = now
-	if l.st.StepOutputAppend(l.ctx, l.runID, l.queue) == nil {
-		l.queue = l.queue[:0]
+	if l.kick == nil {
+		l.kick, l.done, l.stopped = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+		go l.commits()
+	}
+	select {
+	case l.kick <- struct{}{}:
+	default: // a handover is pending already; it takes this too
+	}
+}
+
+// commits commits the queue at each handover, one commit at a time, until
+// done is closed. A commit that fails leaves its chunks queued for the
+// next, or for the attempt's end: the chunks keep their numbers, so one
+// whose commit did land is not stored twice.
+func (l *liveOutput) commits() {
+	defer close(l.stopped)
+	for {
+		select {
+		case <-l.kick:
+		case <-l.done:
+			return
+		}
+		l.mu.Lock()
+		batch := l.queue[:len(l.queue):len(l.queue)]
+		l.mu.Unlock()
+		if len(batch) == 0 {
+			continue
+		}
+		if l.st.StepOutputAppend(l.ctx, l.runID, batch) == nil {
+			l.mu.Lock()
+			l.queue = l.queue[len(batch):]
+			l.mu.Unlock()
+		}
 	}
 }
 
 // take moves what the chunkers give into the queue, in chunks of at most
-// maxChunkBytes stamped at.
+// maxChunkBytes stamped at. The caller holds mu or owns l alone.
 func (l *liveOutput) take(final bool, at time.Time) {
 	for i := range l.streams {
 		b := l.streams[i].take(final)
@@ -163,12 +204,17 @@ func (l *liveOutput) take(final bool, at time.Time) {
 	}
 }
 
-// rest returns the output not yet committed, everything held back
-// included, when the program has ended; the caller stores it with the
-// attempt's end. The chunks carry no time: they take the commit's.
+// rest ends the committer (waiting for a commit in progress) and returns
+// the output not yet committed, everything held back included, when the
+// program has ended; the caller stores it with the attempt's end. The
+// chunks taken at the end carry no time: they take the commit's.
 func (l *liveOutput) rest() []store.OutputChunkWrite {
 	if l == nil {
 		return nil
+	}
+	if l.kick != nil {
+		close(l.done)
+		<-l.stopped
 	}
 	l.take(true, time.Time{})
 	q := l.queue

@@ -116,16 +116,19 @@ func TestChunkerLimit(t *testing.T) {
 	}
 }
 
-// outputRecorder is an OutputStore that records each commit.
+// outputRecorder is an OutputStore that records each commit and counts
+// the calls, failing them while fail is set.
 type outputRecorder struct {
 	mu      sync.Mutex
 	commits [][]store.OutputChunkWrite
+	calls   int
 	fail    bool
 }
 
 func (o *outputRecorder) StepOutputAppend(_ context.Context, _ string, cs []store.OutputChunkWrite) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.calls++
 	if o.fail {
 		return fmt.Errorf("disk full")
 	}
@@ -137,10 +140,41 @@ func (o *outputRecorder) StepOutputChunks(context.Context, string, int64, int) (
 	return nil, nil
 }
 
+// state returns the commits so far and the number of calls.
+func (o *outputRecorder) state() ([][]store.OutputChunkWrite, int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([][]store.OutputChunkWrite(nil), o.commits...), o.calls
+}
+
+// waitCalls waits until the committer has made n calls (it commits in
+// its own goroutine); the limit is a safety net, not a timing assumption.
+func (o *outputRecorder) waitCalls(t *testing.T, n int) [][]store.OutputChunkWrite {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		cs, calls := o.state()
+		if calls >= n {
+			return cs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d commit calls, want %d", calls, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func (o *outputRecorder) setFail(f bool) {
+	o.mu.Lock()
+	o.fail = f
+	o.mu.Unlock()
+}
+
 // TestLiveOutputBatching: commits come at most once per outputEvery on the
 // engine clock; output of an attempt that ends sooner commits nothing of
 // its own (rest); a failed commit is tried again with the chunks' numbers
-// kept; big output is split into chunks of maxChunkBytes.
+// kept; big output is split into chunks of maxChunkBytes; rest ends the
+// committer.
 func TestLiveOutputBatching(t *testing.T) {
 	clk := clock.NewFake(t0)
 	rec := &outputRecorder{}
@@ -148,16 +182,17 @@ func TestLiveOutputBatching(t *testing.T) {
 
 	l.write(0, []byte("1\n"))
 	l.tick()
-	if len(rec.commits) != 0 {
-		t.Fatalf("a commit before %s had passed: %v", outputEvery, rec.commits)
+	if l.kick != nil {
+		t.Fatalf("a handover before %s had passed", outputEvery)
 	}
 	clk.Advance(outputEvery)
 	l.write(1, []byte("err\n"))
 	l.tick()
-	if len(rec.commits) != 1 || len(rec.commits[0]) != 2 {
-		t.Fatalf("after %s: commits %v, want one with a chunk of each stream", outputEvery, rec.commits)
+	cs := rec.waitCalls(t, 1)
+	if len(cs) != 1 || len(cs[0]) != 2 {
+		t.Fatalf("after %s: commits %v, want one with a chunk of each stream", outputEvery, cs)
 	}
-	c := rec.commits[0]
+	c := cs[0]
 	if c[0].Stream != store.StreamStdout || string(c[0].Data) != "1\n" || c[1].Stream != store.StreamStderr || string(c[1].Data) != "err\n" ||
 		c[0].Attempt != 2 || c[0].StepKey != "s" || !c[0].At.Equal(clk.Now()) {
 		t.Fatalf("first commit = %+v", c)
@@ -167,20 +202,22 @@ func TestLiveOutputBatching(t *testing.T) {
 		l.write(0, fmt.Appendf(nil, "%d\n", i+2))
 		l.tick()
 	}
-	if len(rec.commits) != 1 {
-		t.Fatalf("%d commits within one interval, want none", len(rec.commits)-1)
+	if _, calls := rec.state(); calls != 1 {
+		t.Fatalf("%d commits within one interval, want none", calls-1)
 	}
 	clk.Advance(outputEvery)
-	rec.fail = true
+	rec.setFail(true)
 	l.tick()
-	rec.fail = false
+	rec.waitCalls(t, 2)
+	rec.setFail(false)
 	l.write(0, []byte("7\n"))
 	clk.Advance(outputEvery)
 	l.tick()
-	if len(rec.commits) != 2 {
-		t.Fatalf("commits = %d, want 2 (the failed one tried again)", len(rec.commits))
+	cs = rec.waitCalls(t, 3)
+	if len(cs) != 2 {
+		t.Fatalf("commits = %d, want 2 (the failed one tried again)", len(cs))
 	}
-	c = rec.commits[1]
+	c = cs[1]
 	if len(c) != 2 || c[0].Chunk != 1 || c[1].Chunk != 2 || string(c[0].Data) != "2\n3\n4\n5\n6\n" || string(c[1].Data) != "7\n" {
 		t.Fatalf("second commit = %+v", c)
 	}
@@ -190,8 +227,30 @@ func TestLiveOutputBatching(t *testing.T) {
 	if len(rest) != 3 || len(rest[0].Data) != maxChunkBytes || len(rest[2].Data) != 1 || rest[2].Chunk != 5 || !rest[0].At.IsZero() {
 		t.Fatalf("rest = %d chunks (%d, numbers from %d), want 3 of at most %d bytes, untimed", len(rest), len(rest[0].Data), rest[0].Chunk, maxChunkBytes)
 	}
-	if len(rec.commits) != 2 {
+	select {
+	case <-l.stopped:
+	default:
+		t.Fatalf("rest left the committer running")
+	}
+	if _, calls := rec.state(); calls != 3 {
 		t.Fatalf("rest committed on its own")
+	}
+}
+
+// TestLiveOutputRestKeepsFailed: chunks whose commit failed are returned
+// by rest, for the commit of the attempt's end.
+func TestLiveOutputRestKeepsFailed(t *testing.T) {
+	clk := clock.NewFake(t0)
+	rec := &outputRecorder{fail: true}
+	l := newLiveOutput(context.Background(), rec, clk, nil, 1<<20, "r", "s", 1)
+	clk.Advance(outputEvery)
+	l.write(0, []byte("kept\n"))
+	l.tick()
+	rec.waitCalls(t, 1)
+	l.write(0, []byte("end"))
+	rest := l.rest()
+	if len(rest) != 2 || string(rest[0].Data) != "kept\n" || rest[0].Chunk != 0 || string(rest[1].Data) != "end" || rest[1].Chunk != 1 {
+		t.Fatalf("rest = %+v, want the failed chunk and the end", rest)
 	}
 }
 
