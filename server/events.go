@@ -13,8 +13,8 @@ import (
 
 // How a run is followed: its feed (feed.go, one for all the run's
 // streams) reads the store again at each commit the store tells of
-// (store.WorkWaiter), at most every streamGap, and every streamEvery when
-// it tells of none; a stream writes a comment line every streamKeepAlive
+// (Server.watchCommits), at most every streamGap, and every streamEvery
+// anyway; a stream writes a comment line every streamKeepAlive
 // of silence so proxies keep the connection.
 const (
 	streamGap       = 5 * time.Millisecond

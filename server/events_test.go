@@ -223,3 +223,48 @@ func TestEventsEndOnStop(t *testing.T) {
 		}
 	}
 }
+
+// TestEventsManyFollowers: every follower of a run gets its events to the
+// end; the store is watched once for all of them (Server.follow), and not
+// at all once they are gone.
+func TestEventsManyFollowers(t *testing.T) {
+	a := newAPI(t, realClock)
+	a.apply(shipV1)
+	id := a.start("ship", `{"inputs": {"order": "A"}}`)
+	a.drive(id)
+	const n = 40
+	chans := make([]<-chan sse, n)
+	for i := range chans {
+		ch, closeStream := a.stream(id, "", nil)
+		defer closeStream()
+		chans[i] = ch
+	}
+	a.srv.changes.mu.Lock()
+	users := a.srv.changes.users
+	a.srv.changes.mu.Unlock()
+	if users < 1 {
+		t.Fatalf("followers open, but the watch has %d users", users)
+	}
+	a.do(store.ScopeWrite, http.MethodPost, "/v1/runs/"+id+"/signals/go", `{}`).want(t, http.StatusAccepted)
+	a.drive(id)
+	for i, ch := range chans {
+		var last sse
+		for ev := range ch {
+			last = ev
+		}
+		if last.event != "end" {
+			t.Fatalf("follower %d ended on %+v, want end", i, last)
+		}
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		a.srv.changes.mu.Lock()
+		users := a.srv.changes.users
+		a.srv.changes.mu.Unlock()
+		if users == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("every stream ended, but the watch still has %d users", users)
+		}
+	}
+}

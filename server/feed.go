@@ -93,7 +93,10 @@ func (s *Server) leaveFeed(f *feed) {
 // follow reads the run's status and new events at each commit the store
 // tells of, until the run has ended or ctx ends.
 func (s *Server) follow(ctx context.Context, f *feed) {
+	defer s.watchCommits()()
 	for {
+		// A commit after this is seen by the wait below.
+		next, since := s.nextChange(), s.clk.Now()
 		// The status is read before the events: when it is final, every
 		// event of the run is stored and read below.
 		head, err := s.st.RunGetHead(ctx, f.runID)
@@ -148,7 +151,7 @@ func (s *Server) follow(ctx context.Context, f *feed) {
 		if err != nil || head.Status.Terminal() {
 			return
 		}
-		if interp.WaitForChange(ctx, s.clk, s.st, streamGap, streamEvery) != nil {
+		if s.awaitChange(ctx, next, streamEvery, streamGap, since) != nil {
 			return
 		}
 	}

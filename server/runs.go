@@ -86,13 +86,9 @@ func (s *Server) parseWait(text string) (time.Duration, error) {
 	return d, nil
 }
 
-// settleEvery is how often a start with "wait" looks at its run when the
-// store does not tell of commits; settleGap the least time between looks
-// when it does.
-const (
-	settleEvery = 200 * time.Millisecond
-	settleGap   = 10 * time.Millisecond
-)
+// settleEvery is how often a start with "wait" looks at its run anyway;
+// it looks at each commit the store tells of too.
+const settleEvery = 200 * time.Millisecond
 
 // waitSettled waits until the run has ended, parked (waiting, blocked) or
 // d has passed, or the request is gone.
@@ -104,7 +100,9 @@ func (s *Server) waitSettled(ctx context.Context, runID string, d time.Duration)
 	defer cancel()
 	stop := context.AfterFunc(s.streams, cancel)
 	defer stop()
+	defer s.watchCommits()()
 	for {
+		changed, since := s.nextChange(), s.clk.Now()
 		run, err := s.st.RunGetHead(ctx, runID)
 		if ctx.Err() != nil {
 			return nil
@@ -115,7 +113,7 @@ func (s *Server) waitSettled(ctx context.Context, runID string, d time.Duration)
 		if run.Status.Terminal() || run.Status == store.RunWaiting || run.Status == store.RunBlocked {
 			return nil
 		}
-		if interp.WaitForChange(ctx, s.clk, s.st, settleGap, settleEvery) != nil {
+		if s.awaitChange(ctx, changed, settleEvery, streamGap, since) != nil {
 			return nil
 		}
 	}

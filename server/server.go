@@ -68,6 +68,7 @@ type Server struct {
 	// streams ends the SSE streams (Close).
 	streams     context.Context
 	stopStreams context.CancelFunc
+	changes     changes
 	// feeds are the runs followed by event streams (feed.go).
 	feeds feeds
 }
