@@ -60,7 +60,7 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) error {
 	defer s.leaveFeed(f)
 	quiet := s.clk.Now()
 	for {
-		evs, held, read, status, ferr, changed := f.next(after)
+		evs, held, read, status, changed, ferr := f.next(after)
 		switch {
 		case !read:
 			// the feed's first read is not done

@@ -161,8 +161,8 @@ func (s *Server) follow(ctx context.Context, f *feed) {
 // all of them (false: some after id are older than its window, read them
 // from the store), the run's status as last read, and the channel closed
 // at the next change. Before the feed's first read it returns no event,
-// held false... and the stream waits for changed.
-func (f *feed) next(after int64) (evs []frame, held, read bool, status store.RunStatus, err error, changed <-chan struct{}) {
+// held false... and the stream waits for changed. The error, last, is the feed's last read error.
+func (f *feed) next(after int64) (evs []frame, held, read bool, status store.RunStatus, changed <-chan struct{}, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if after >= f.from {
@@ -173,5 +173,5 @@ func (f *feed) next(after int64) (evs []frame, held, read bool, status store.Run
 		evs = f.evs[i:]
 		held = true
 	}
-	return evs, held, f.read, f.status, f.err, f.changed
+	return evs, held, f.read, f.status, f.changed, f.err
 }
