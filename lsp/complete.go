@@ -182,6 +182,9 @@ func roots(g *graph.Graph, site *lang.Site) []string {
 	if sc.Schedule {
 		out = append(out, "schedule")
 	}
+	if sc.Webhook {
+		out = append(out, "body", "headers")
+	}
 	if sc.Secrets != nil {
 		out = append(out, "secrets")
 	}
