@@ -4,7 +4,7 @@ import "net/http"
 
 // api registers the routes of /v1 (spec/api.md).
 func (s *Server) api() {
-	const read, write = "read", "write"
+	const read, write, admin = "read", "write", "admin"
 	for _, rt := range []Route{
 		{Method: http.MethodPost, Path: "/v1/workflows/{workflow}/runs", Scope: write, Handler: s.startRun},
 		{Method: http.MethodGet, Path: "/v1/workflows", Scope: read, Handler: s.listWorkflows},
@@ -20,6 +20,9 @@ func (s *Server) api() {
 		{Method: http.MethodGet, Path: "/v1/breakers", Scope: read, Handler: s.listBreakers},
 		{Method: http.MethodGet, Path: "/v1/schedules", Scope: read, Handler: s.listSchedules},
 		{Method: http.MethodGet, Path: "/v1/openapi.json", Handler: s.openAPI},
+		{Method: http.MethodGet, Path: "/v1/tokens", Scope: admin, Handler: s.listTokens},
+		{Method: http.MethodPost, Path: "/v1/tokens", Scope: admin, Handler: s.createToken},
+		{Method: http.MethodDelete, Path: "/v1/tokens/{name}", Scope: admin, Handler: s.revokeToken},
 	} {
 		s.Handle(rt)
 	}

@@ -159,3 +159,34 @@ func TestNoAuth(t *testing.T) {
 	a.do("", http.MethodPost, "/v1/workflows/hello/runs", `{}`).want(t, http.StatusCreated)
 	a.do("", http.MethodGet, "/v1/runs", "").want(t, http.StatusOK)
 }
+
+// TestTokenRoutes: an admin token lists, creates and revokes tokens; the
+// created token works at once and is shown only in its creation's answer.
+func TestTokenRoutes(t *testing.T) {
+	a := newAPI(t)
+	var list []map[string]any
+	decode(t, a.do(store.ScopeAdmin, http.MethodGet, "/v1/tokens", "").want(t, http.StatusOK).body, &list)
+	if len(list) != 3 || list[0]["name"] != "admin-token" || list[0]["token"] != nil {
+		t.Fatalf("tokens: %v", list)
+	}
+	c := a.do(store.ScopeAdmin, http.MethodPost, "/v1/tokens", `{"name": "bot", "scope": "read"}`).want(t, http.StatusCreated).json(t)
+	tok, _ := c["token"].(string)
+	if c["name"] != "bot" || c["scope"] != "read" || !strings.HasPrefix(tok, "flowrun_") {
+		t.Fatalf("created %v", c)
+	}
+	req, _ := http.NewRequest(http.MethodGet, a.hs.URL+"/v1/runs", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	a.send(req).want(t, http.StatusOK)
+	a.do(store.ScopeAdmin, http.MethodPost, "/v1/tokens", `{"name": "bot"}`).problem(t, http.StatusConflict, `a token named "bot" exists`)
+	a.do(store.ScopeAdmin, http.MethodPost, "/v1/tokens", `{"name": "b o t"}`).problem(t, http.StatusBadRequest, `token name "b o t" is not`)
+	a.do(store.ScopeAdmin, http.MethodPost, "/v1/tokens", `{"name": "x", "scope": "root"}`).problem(t, http.StatusBadRequest, `scope "root" is not read, write or admin`)
+	a.do(store.ScopeAdmin, http.MethodDelete, "/v1/tokens/bot", "").want(t, http.StatusOK)
+	a.send(req).problem(t, http.StatusUnauthorized, "revoked")
+	a.do(store.ScopeAdmin, http.MethodDelete, "/v1/tokens/bot", "").problem(t, http.StatusNotFound, `no token is named "bot"`)
+	toks, _ := a.st.TokenList(a.ctx)
+	for _, tk := range toks {
+		if strings.Contains(tk.Hash, tok) || tk.Hash == tok {
+			t.Fatal("a token is stored as it is")
+		}
+	}
+}

@@ -5,15 +5,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"regexp"
 
 	"github.com/flowrun/flowrun/server"
 	"github.com/flowrun/flowrun/store"
 )
-
-// tokenName is what a token's name may be: it is shown in lists, logs and
-// messages.
-var tokenName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 
 func tokensCommand() *command {
 	return &command{
@@ -48,9 +43,10 @@ server refuses it from its next request on. NAME is 1 to 64 letters, digits,
 					return usageErrorf("tokens %s takes %s, got %d arguments", sub, map[bool]string{true: "no argument", false: "one NAME"}[n == 1], len(args)-1).
 						hint("Run `flowrun help tokens` for the usage.")
 				}
-				if n == 2 && !tokenName.MatchString(args[1]) {
-					return usageErrorf("token name %q is not 1 to 64 letters, digits, '.', '_' or '-' (starting with a letter or digit)", args[1]).
-						hint("Name the token after who uses it, such as ci or payment-hook.")
+				if n == 2 {
+					if p := server.TokenNameProblem(args[1]); p != "" {
+						return usageErrorf("%s", p).hint("Name the token after who uses it, such as ci or payment-hook.")
+					}
 				}
 				switch sub {
 				case "create":
@@ -102,13 +98,6 @@ func (e *env) tokenRevoke(ctx context.Context, name string) error {
 	return nil
 }
 
-// tokenJSON is one element of `tokens list --json`.
-type tokenJSON struct {
-	Name      string `json:"name"`
-	Scope     string `json:"scope"`
-	CreatedAt string `json:"created_at"`
-}
-
 func (e *env) tokenList(ctx context.Context, asJSON bool) error {
 	var ts []store.Token
 	st, err := e.openStore(ctx, false)
@@ -122,11 +111,7 @@ func (e *env) tokenList(ctx context.Context, asJSON bool) error {
 		}
 	}
 	if asJSON {
-		out := make([]tokenJSON, 0, len(ts))
-		for _, t := range ts {
-			out = append(out, tokenJSON{Name: t.Name, Scope: string(t.Scope), CreatedAt: jsonTime(t.CreatedAt)})
-		}
-		return e.writeJSON(out)
+		return e.writeJSON(server.TokensJSON(ts))
 	}
 	if len(ts) == 0 {
 		fmt.Fprintln(e.stderr, "flowrun tokens: no tokens; create one with: flowrun tokens create NAME")
