@@ -114,7 +114,15 @@ func TestTmuxMouseSelect(t *testing.T) {
 	// An SGR mouse press and release of the left button on that row
 	// (1-based coordinates).
 	e.typeText(fmt.Sprintf("\x1b[<0;20;%dM\x1b[<0;20;%dm", row+1, row+1))
-	e.key("Enter", "run "+parked, "◷ approval")
+	s = e.key("Enter", "run "+parked, "◷ approval", "LOG step prepare")
+	// In the run view a click on a step selects it: the log pane shows it.
+	for i, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, "◷ approval") {
+			row = i
+		}
+	}
+	e.typeText(fmt.Sprintf("\x1b[<0;8;%dM\x1b[<0;8;%dm", row+1, row+1))
+	e.waitFor("LOG step approval")
 	e.key("Escape", "2 of 2 runs")
 	// The wheel up moves the selection back to the newest run.
 	e.typeText(fmt.Sprintf("\x1b[<64;20;%dM", row+1))

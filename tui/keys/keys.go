@@ -20,6 +20,9 @@ type KeyMap struct {
 	FilterStatus, FilterWorkflow, Sort key.Binding
 	// Search filters the list as you type; Jump opens the : command line.
 	Search, Jump key.Binding
+	// Focus moves between the run view's step list and log pane; Follow
+	// keeps the log's last line in view; NextMatch finds a search again.
+	Focus, Follow, NextMatch key.Binding
 	// Toggle and All act in the status menu.
 	Toggle, All key.Binding
 
@@ -61,6 +64,9 @@ var Default = KeyMap{
 	Search:         key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "search")),
 	Jump:           key.NewBinding(key.WithKeys(":"), key.WithHelp(":", "jump")),
 	Toggle:         key.NewBinding(key.WithKeys(" ", "x"), key.WithHelp("space", "toggle")),
+	Focus:          key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "steps/log")),
+	Follow:         key.NewBinding(key.WithKeys("F"), key.WithHelp("F", "follow")),
+	NextMatch:      key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "next match")),
 	All:            key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "all")),
 
 	Cancel: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cancel")),

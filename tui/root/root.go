@@ -69,6 +69,9 @@ type Model struct {
 	// jump is the : command line, drawn in the status bar's place.
 	jump *jump.Model
 
+	// out reads the open run's live output; nil when no run is open.
+	out *outputReader
+
 	cursor  int64 // the last event id applied
 	loaded  bool
 	polling bool
@@ -256,6 +259,43 @@ func (m Model) loadBreakers() tea.Cmd {
 	return func() tea.Msg {
 		items, err := eng.BreakerList(bg)
 		return breakersMsg{items, err}
+	}
+}
+
+// outputReader follows one run's live output. Its follower is used by one
+// command at a time: busy is set when a read is sent and cleared when its
+// message comes back, both in Update.
+type outputReader struct {
+	runID string
+	f     *interp.OutputFollower
+	busy  bool
+}
+
+// outputMsg carries the output lines a read found.
+type outputMsg struct {
+	r     *outputReader
+	lines []interp.OutputLine
+	err   error
+}
+
+// followOutput starts reading a run's live output from its beginning.
+func (m *Model) followOutput(runID string) tea.Cmd {
+	m.out = &outputReader{runID: runID, f: interp.NewOutputFollower(m.src.Engine.Store(), runID, nil)}
+	return m.readOutput()
+}
+
+// readOutput reads the output stored since the last read, unless a read
+// is under way.
+func (m Model) readOutput() tea.Cmd {
+	r := m.out
+	if r == nil || r.busy {
+		return nil
+	}
+	r.busy = true
+	bg := m.bg
+	return func() tea.Msg {
+		lines, err := r.f.Next(bg)
+		return outputMsg{r, lines, err}
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/flowrun/flowrun/tui/decide"
 	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/jump"
+	"github.com/flowrun/flowrun/tui/keys"
 	"github.com/flowrun/flowrun/tui/run"
 	"github.com/flowrun/flowrun/tui/runs"
 	"github.com/flowrun/flowrun/tui/signal"
@@ -77,6 +78,9 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.polling = true
 			cmds = append(cmds, m.poll())
 		}
+		if m.screen == screenRun || m.screen == screenStep {
+			cmds = append(cmds, m.readOutput())
+		}
 		return m, tea.Batch(cmds...)
 	case polledMsg:
 		return m.applyPoll(msg)
@@ -128,8 +132,19 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 	case runs.OpenMsg:
 		m.screen = screenRun
-		m.run.SetDetail(nil)
-		return m, m.openRun(msg.RunID)
+		m.run.Open()
+		return m, tea.Batch(m.openRun(msg.RunID), m.followOutput(msg.RunID))
+	case outputMsg:
+		msg.r.busy = false
+		if msg.r != m.out {
+			return m, nil // a run no longer open
+		}
+		if msg.err != nil {
+			m.setErrText(fmt.Sprintf("Cannot read the output of run %s: %v", msg.r.runID, msg.err))
+			return m, nil
+		}
+		m.run.AddOutput(msg.lines)
+		return m, nil
 	case run.OpenStepMsg:
 		m.screen = screenStep
 		m.step.Open(msg.RunID, msg.StepKey)
@@ -175,8 +190,8 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.runs.Select(msg.run.ID)
 		m.screen = screenRun
-		m.run.SetDetail(nil)
-		return m, m.openRun(msg.run.ID)
+		m.run.Open()
+		return m, tea.Batch(m.openRun(msg.run.ID), m.followOutput(msg.run.ID))
 
 	case tea.KeyMsg:
 		return m.key(msg)
@@ -255,6 +270,8 @@ func (m Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, cmd
 	case m.screen == screenRuns && m.runs.Capturing():
 		return m.toScreen(k) // the search line or the status menu
+	case m.screen == screenRun && (m.run.Capturing() || m.run.FocusLog() && !key.Matches(k, m.keys.Back) && !key.Matches(k, m.keys.Quit) && !isAction(m.keys, k)):
+		return m.toScreen(k) // the log pane's search line, or the log pane
 	}
 	switch {
 	case key.Matches(k, m.keys.Jump):
@@ -402,10 +419,14 @@ func (m Model) signalReady(msg signalTargetMsg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
+// isAction reports whether k acts on a run.
+func isAction(km keys.KeyMap, k tea.KeyMsg) bool {
+	return key.Matches(k, km.Cancel) || key.Matches(k, km.Retry) || key.Matches(k, km.Signal) || key.Matches(k, km.Decide)
+}
+
 // runAction handles the keys that act on a run.
 func (m Model) runAction(k tea.KeyMsg) (Model, tea.Cmd, bool) {
-	isAction := key.Matches(k, m.keys.Cancel) || key.Matches(k, m.keys.Retry) || key.Matches(k, m.keys.Signal) || key.Matches(k, m.keys.Decide)
-	if !isAction {
+	if !isAction(m.keys, k) {
 		return m, nil, false
 	}
 	id, status, ok := m.target()

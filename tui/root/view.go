@@ -32,7 +32,13 @@ func (m Model) helpKeys() keys.Help {
 	}
 	switch m.screen {
 	case screenRun:
-		return keys.Help{Short: []key.Binding{k.Open, k.Back, k.Cancel, k.Retry, k.Signal, k.Decide, k.Help, k.Quit}, More: nav}
+		if m.run.Capturing() {
+			return keys.Help{Short: []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "keep")), key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear"))}}
+		}
+		if m.run.FocusLog() {
+			return keys.Help{Short: []key.Binding{k.Focus, k.Up, k.Down, k.Search, k.NextMatch, k.Bottom, k.Back, k.Quit}, More: nav}
+		}
+		return keys.Help{Short: []key.Binding{k.Open, k.Focus, k.Back, k.Cancel, k.Retry, k.Signal, k.Decide, k.Help, k.Quit}, More: nav}
 	case screenStep:
 		return keys.Help{Short: []key.Binding{k.Back, k.Up, k.Down, k.Cancel, k.Signal, k.Help, k.Quit}, More: nav}
 	case screenDeadLetters:

@@ -23,6 +23,7 @@ import (
 	"github.com/flowrun/flowrun/tui/display"
 	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/keys"
+	"github.com/flowrun/flowrun/tui/logpane"
 )
 
 // OpenStepMsg asks the root to open a step's view.
@@ -44,6 +45,7 @@ type node struct {
 	wake     time.Time
 	detail   string
 	errMsg   string
+	errRaw   json.RawMessage
 	// items and iterations fold the step's foreach items and until
 	// iterations into its row.
 	// itemsTotal is every item the step evaluated, started or not
@@ -63,16 +65,43 @@ type Model struct {
 	nodes  []node
 	cursor int
 	offset int
+
+	// log is the pane under the steps; focusLog gives it the keys.
+	log      logpane.Model
+	focusLog bool
 }
 
 // New returns an empty run view.
-func New(disp *display.Display, km keys.KeyMap) Model { return Model{disp: disp, keys: km} }
+func New(disp *display.Display, km keys.KeyMap) Model {
+	return Model{disp: disp, keys: km, log: logpane.New(disp, km)}
+}
 
 // SetSize sets the area the view draws in.
 func (m *Model) SetSize(width, height int) {
 	m.width, m.height = width, height
 	m.scroll()
+	m.log.SetSize(width, m.logHeight())
 }
+
+// Open empties the view for a run about to be shown: its detail comes
+// with SetDetail, its output with AddOutput, in either order.
+func (m *Model) Open() {
+	m.SetDetail(nil)
+	m.log.Reset()
+	m.focusLog = false
+}
+
+// AddOutput appends live output lines of the shown run to the log pane.
+func (m *Model) AddOutput(lines []interp.OutputLine) { m.log.Add(lines) }
+
+// Capturing reports whether the log pane's search line takes every key.
+func (m Model) Capturing() bool { return m.log.Capturing() }
+
+// FocusLog reports whether the log pane has the keys.
+func (m Model) FocusLog() bool { return m.focusLog }
+
+// Log returns the log pane, for tests and the help bar.
+func (m Model) Log() logpane.Model { return m.log }
 
 // Detail returns the run shown, or nil.
 func (m Model) Detail() *feed.RunDetail { return m.d }
@@ -103,6 +132,23 @@ func (m *Model) SetDetail(d *feed.RunDetail) {
 	}
 	m.cursor = max(0, min(m.cursor, len(m.nodes)-1))
 	m.scroll()
+	if d != nil {
+		m.log.SetEvents(d.Events)
+	}
+	m.syncLog()
+}
+
+// syncLog points the log pane at the selected step and sizes it to what
+// the header and the steps leave.
+func (m *Model) syncLog() {
+	name, _ := m.SelectedStep()
+	m.log.SetStep(name)
+	var pinned []string
+	if m.cursor < len(m.nodes) && m.nodes[m.cursor].status == store.StepFailed {
+		pinned = ErrorText(m.nodes[m.cursor].errRaw)
+	}
+	m.log.SetPinned(pinned)
+	m.log.SetSize(m.width, m.logHeight())
 }
 
 // AddEvents appends new events of the shown run to its history.
@@ -115,6 +161,7 @@ func (m *Model) AddEvents(evs []store.Event) {
 			m.d.Events = append(m.d.Events, e)
 		}
 	}
+	m.log.SetEvents(m.d.Events)
 }
 
 // SelectedStep returns the step under the cursor.
@@ -130,10 +177,21 @@ func (m Model) SelectedStep() (string, bool) {
 // them).
 func (m Model) WaitingSignals() []string { return m.d.WaitingSignals() }
 
-// Update moves the cursor and opens steps.
+// Update moves the cursor and opens steps; tab gives the keys to the log
+// pane and back. The wheel scrolls the part under the pointer; a click on
+// a step selects it.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.KeyMsg:
+		if key.Matches(msg, m.keys.Focus) && !m.log.Capturing() {
+			m.focusLog = !m.focusLog
+			return m, nil
+		}
+		if m.log.Capturing() || m.focusLog && !key.Matches(msg, m.keys.Open) {
+			var cmd tea.Cmd
+			m.log, cmd = m.log.Update(msg)
+			return m, cmd
+		}
 		switch {
 		case key.Matches(msg, m.keys.Up):
 			m.move(-1)
@@ -154,11 +212,24 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 			}
 		}
 	case tea.MouseMsg:
-		switch msg.Button {
-		case tea.MouseButtonWheelUp:
+		top := m.headerHeight()
+		logTop := top + m.treeHeight()
+		if msg.Y >= logTop {
+			var cmd tea.Cmd
+			m.log, cmd = m.log.Update(msg)
+			return m, cmd
+		}
+		switch {
+		case msg.Button == tea.MouseButtonWheelUp:
 			m.move(-1)
-		case tea.MouseButtonWheelDown:
+		case msg.Button == tea.MouseButtonWheelDown:
 			m.move(1)
+		case msg.Button == tea.MouseButtonLeft && msg.Action == tea.MouseActionRelease:
+			if i := m.offset + msg.Y - top; msg.Y >= top && i < len(m.nodes) {
+				m.cursor = i
+				m.focusLog = false
+				m.syncLog()
+			}
 		}
 	}
 	return m, nil
@@ -167,6 +238,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 func (m *Model) move(d int) {
 	m.cursor = max(0, min(len(m.nodes)-1, m.cursor+d))
 	m.scroll()
+	m.syncLog()
 }
 
 func (m *Model) scroll() {
@@ -217,7 +289,7 @@ func buildNodes(d *feed.RunDetail) []node {
 		switch {
 		case st.Key == st.Step:
 			n.status, n.attempts, n.started, n.finished, n.wake, n.detail = st.Status, st.Attempts, st.StartedAt, st.FinishedAt, st.WakeAt, st.Detail
-			n.errMsg = errorMessage(st.Error)
+			n.errMsg, n.errRaw = errorMessage(st.Error), st.Error
 			if total, err := interp.ItemTotal(st, d.Run.Inputs); err == nil {
 				n.itemsTotal = total
 			}

@@ -36,8 +36,19 @@ func (m Model) header() []string {
 			st.Banner.Render(theme.Cut("BLOCKED on a version decision: press d to choose old, new or migrate.", max(10, m.width-2))),
 			st.Warning.Render(theme.Cut("A newer MAJOR version of "+termtext.Line(r.Workflow)+" is stored; nothing of this run executes until it is decided.", m.width)))
 	}
-	if msg := errorMessage(r.Error); msg != "" && r.Status.Terminal() {
-		lines = append(lines, st.Error.Render("error: ")+msg)
+	if in := compact(r.Inputs); in != "" {
+		lines = append(lines, st.Faint.Render("inputs  ")+in)
+	}
+	if out := compact(r.Outputs); out != "" {
+		lines = append(lines, st.Faint.Render("outputs ")+out)
+	}
+	if r.Status.Terminal() {
+		for i, l := range ErrorText(r.Error) {
+			if i == 0 {
+				l = st.Error.Render("error: ") + l
+			}
+			lines = append(lines, l)
+		}
 	}
 	if m.d.GraphErr != nil {
 		lines = append(lines, st.Warning.Render("The graph of this run's version cannot be read ("+termtext.Line(m.d.GraphErr.Error())+"); steps are listed as recorded."))
@@ -60,13 +71,27 @@ func orDash(s string) string {
 	return s
 }
 
-// treeHeight is the number of step rows that fit under the header.
-func (m Model) treeHeight() int {
+// headerHeight is the number of lines above the steps.
+func (m Model) headerHeight() int {
 	if m.d == nil {
-		return m.height
+		return 0
 	}
-	return m.height - len(m.header())
+	return len(m.header())
 }
+
+// treeHeight is the number of step rows shown: every step when they fit
+// in half of what the header leaves, else that half; the log pane takes
+// the rest.
+func (m Model) treeHeight() int {
+	avail := m.height - m.headerHeight()
+	if m.d == nil {
+		return avail
+	}
+	return max(min(3, avail), min(max(1, len(m.nodes)), avail/2))
+}
+
+// logHeight is the log pane's height, its title included.
+func (m Model) logHeight() int { return max(0, m.height-m.headerHeight()-m.treeHeight()) }
 
 // View renders the header and the visible part of the tree.
 func (m Model) View() string {
@@ -77,13 +102,22 @@ func (m Model) View() string {
 	for i := range lines {
 		lines[i] = theme.Cut(lines[i], m.width)
 	}
-	h := m.height - len(lines)
+	h := m.treeHeight()
 	now := m.disp.Clock.Now()
+	tree := 0
 	if len(m.nodes) == 0 {
 		lines = append(lines, m.disp.Styles.Faint.Render("This run has no steps."))
+		tree++
 	}
 	for i := m.offset; i < len(m.nodes) && i < m.offset+h; i++ {
 		lines = append(lines, m.row(m.nodes[i], now, i == m.cursor))
+		tree++
+	}
+	for ; tree < h; tree++ {
+		lines = append(lines, "")
+	}
+	if m.logHeight() > 0 {
+		lines = append(lines, m.log.View(m.focusLog))
 	}
 	return strings.Join(lines, "\n")
 }
