@@ -51,7 +51,9 @@ instead of finding the pruned one.`,
 				st, err := e.openStore(ctx, false)
 				switch {
 				case errors.Is(err, errNoDatabase):
-					// No database: nothing to prune.
+					// Pointed at nothing: "pruned 0 runs" would hide a
+					// mistyped --db from a cron job for ever.
+					return e.noDatabase("")
 				case err != nil:
 					return err
 				case *dryRun:

@@ -60,6 +60,7 @@ func (e *env) schedulesList(ctx context.Context, asJSON bool) error {
 	st, err := e.openStore(ctx, false)
 	switch {
 	case errors.Is(err, errNoDatabase):
+		return e.noDatabase("")
 	case err != nil:
 		return err
 	default:
@@ -110,7 +111,7 @@ func (e *env) scheduleWork(ctx context.Context, sub, ref string, asJSON bool) er
 	}
 	st, err := e.openStore(ctx, false)
 	if errors.Is(err, errNoDatabase) {
-		return usageErrorf("there is no schedule %q: the database has none", ref).hint("Apply a workflow with a schedule block first.")
+		return e.noDatabase(fmt.Sprintf("there is no schedule %q", ref))
 	}
 	if err != nil {
 		return err

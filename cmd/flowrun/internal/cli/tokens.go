@@ -84,7 +84,7 @@ func (e *env) tokenCreate(ctx context.Context, name string, scope store.TokenSco
 func (e *env) tokenRevoke(ctx context.Context, name string) error {
 	st, err := e.openStore(ctx, false)
 	if errors.Is(err, errNoDatabase) {
-		return usageErrorf("no token is named %q: there is no database at %s", name, e.dsn).hint("Pass --db (or set FLOWRUN_DB) with the database of the server.")
+		return e.noDatabase(fmt.Sprintf("no token is named %q", name))
 	}
 	if err != nil {
 		return err
@@ -103,6 +103,7 @@ func (e *env) tokenList(ctx context.Context, asJSON bool) error {
 	st, err := e.openStore(ctx, false)
 	switch {
 	case errors.Is(err, errNoDatabase):
+		return e.noDatabase("")
 	case err != nil:
 		return err
 	default:
