@@ -38,40 +38,70 @@ type Styles struct {
 
 // For returns the styles that render for out: a renderer of its own on
 // out, in the plain profile when noColor (callers pass true when NO_COLOR
-// is set).
+// is set), so that nothing drawn carries an escape sequence: no colour,
+// and no bold or reverse either.
+//
+// In colour, every colour is adaptive: one shade for a light background
+// and one for a dark one. The background is asked of the terminal here,
+// once, before a program reads the terminal's input (asked later, the
+// terminal's answer would arrive as key presses).
 func For(out io.Writer, noColor bool) *Styles {
 	r := lipgloss.NewRenderer(out)
 	if noColor {
 		r.SetColorProfile(termenv.Ascii)
+	} else {
+		r.HasDarkBackground()
 	}
 	return NewStyles(r, noColor)
 }
 
+// Palette is the colours of the interface, each a pair of ANSI colours:
+// Light is drawn on a light background, Dark on a dark one. The bright
+// colours (9 to 14) wash out on white and the dark ones (1 to 6) sink into
+// black, so each role takes the dark shade on light terminals and the
+// bright one on dark terminals.
+var Palette = struct {
+	Accent, Faint, Red, Green, Yellow, Cyan, Blue lipgloss.AdaptiveColor
+}{
+	Accent: lipgloss.AdaptiveColor{Light: "4", Dark: "12"},
+	Faint:  lipgloss.AdaptiveColor{Light: "243", Dark: "245"},
+	Red:    lipgloss.AdaptiveColor{Light: "1", Dark: "9"},
+	Green:  lipgloss.AdaptiveColor{Light: "2", Dark: "10"},
+	Yellow: lipgloss.AdaptiveColor{Light: "130", Dark: "11"},
+	Cyan:   lipgloss.AdaptiveColor{Light: "6", Dark: "14"},
+	Blue:   lipgloss.AdaptiveColor{Light: "4", Dark: "12"},
+}
+
 // NewStyles builds the styles on renderer r.
 func NewStyles(r *lipgloss.Renderer, noColor bool) *Styles {
-	c := func(s string) lipgloss.TerminalColor {
+	c := func(a lipgloss.AdaptiveColor) lipgloss.TerminalColor {
 		if noColor {
 			return lipgloss.NoColor{}
 		}
-		return lipgloss.Color(s)
+		return a
 	}
+	p := Palette
 	s := &Styles{NoColor: noColor}
-	s.Title = r.NewStyle().Bold(true).Foreground(c("12"))
+	s.Title = r.NewStyle().Bold(true).Foreground(c(p.Accent))
 	s.Header = r.NewStyle().Bold(true)
 	s.Selected = r.NewStyle().Reverse(true)
-	s.Faint = r.NewStyle().Foreground(c("8"))
+	s.Faint = r.NewStyle().Foreground(c(p.Faint))
 	s.Key = r.NewStyle().Bold(true)
-	s.Error = r.NewStyle().Bold(true).Foreground(c("9"))
-	s.Warning = r.NewStyle().Foreground(c("11"))
-	s.Info = r.NewStyle().Foreground(c("14"))
-	s.Banner = r.NewStyle().Bold(true).Reverse(noColor).Foreground(c("0")).Background(c("11")).Padding(0, 1)
+	s.Error = r.NewStyle().Bold(true).Foreground(c(p.Red))
+	s.Warning = r.NewStyle().Foreground(c(p.Yellow))
+	s.Info = r.NewStyle().Foreground(c(p.Cyan))
+	// The banner is black on yellow whatever the background.
+	s.Banner = r.NewStyle().Bold(true).Reverse(noColor).Padding(0, 1)
+	if !noColor {
+		s.Banner = s.Banner.Foreground(lipgloss.Color("0")).Background(lipgloss.Color("11"))
+	}
 	s.Dialog = r.NewStyle().Border(lipgloss.RoundedBorder()).Padding(0, 1)
 	if noColor {
 		s.Dialog = s.Dialog.Border(lipgloss.NormalBorder())
 	}
-	s.BarFull = r.NewStyle().Foreground(c("10"))
-	s.BarEmpty = r.NewStyle().Foreground(c("8"))
-	green, red, yellow, blue, grey := c("10"), c("9"), c("11"), c("12"), c("8")
+	s.BarFull = r.NewStyle().Foreground(c(p.Green))
+	s.BarEmpty = r.NewStyle().Foreground(c(p.Faint))
+	green, red, yellow, blue, grey := c(p.Green), c(p.Red), c(p.Yellow), c(p.Blue), c(p.Faint)
 	s.Status = map[string]lipgloss.Style{
 		"completed": r.NewStyle().Foreground(green),
 		"failed":    r.NewStyle().Foreground(red),
