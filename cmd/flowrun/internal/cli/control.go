@@ -25,7 +25,9 @@ like apply: progress on stderr (the live view on a terminal, plain lines
 otherwise or with --no-tui), the result on stdout, and the same exit codes.
 With --detach it only checks the run and leaves it to a worker: every
 unfinished run is already queued. Resuming a finished run is refused (exit 2);
-redrive a failed one with flowrun retry. RUN is a run id or a unique prefix.
+redrive a failed one with flowrun retry.
+RUN is a run reference: an id or a unique prefix of one, @last,
+WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).
 
 A run blocked by a new MAJOR version (or parked on an older MAJOR than one
 stored since, which resume blocks first) needs a decision: on a terminal
@@ -100,7 +102,9 @@ func retryCommand() *command {
 the failed and canceled steps run again (or, with --from, the named step and
 every step after it), with a fresh retry budget. Then it runs the run in the
 foreground like apply, or leaves it to a worker with --detach. Retrying a run
-that did not fail is refused (exit 2). RUN is a run id or a unique prefix.`,
+that did not fail is refused (exit 2).
+RUN is a run reference: an id or a unique prefix of one, @last,
+WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 		store: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			from := fs.String("from", "", "re-run this step and every step after it")
@@ -146,7 +150,9 @@ func cancelCommand() *command {
 		long: `Cancel ends a run and its child runs as canceled. A run nobody is working on
 ends at once; a run a worker holds is stopped by that worker at its next
 heartbeat, with its running action killed. Canceling a run that already ended
-is refused (exit 2). RUN is a run id or a unique prefix.`,
+is refused (exit 2).
+RUN is a run reference: an id or a unique prefix of one, @last,
+WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 		store: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			return func(ctx context.Context, args []string) error {
@@ -190,7 +196,9 @@ func signalCommand() *command {
 output. The run continues under a worker, or with flowrun resume; a run
 blocked by a new MAJOR version goes on only after a decision (flowrun resume
 RUN --choose old|new|migrate). A signal no step of the run waits for is
-refused (exit 2). RUN is a run id or a unique prefix.`,
+refused (exit 2).
+RUN is a run reference: an id or a unique prefix of one, @last,
+WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 		store: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			data := fs.String("data", "", "the signal's payload, a JSON value such as '{\"approved\": true}'")

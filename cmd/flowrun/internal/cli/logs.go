@@ -40,7 +40,8 @@ foreach items and until iterations), or of one item or iteration (each[2],
 poll#3); a step the run does not have is refused (exit 2). -f keeps printing
 new events and output until the run ends; Ctrl-C stops following. --json
 prints one JSON object per line instead (fields in spec/semantics.md §16).
-RUN is a run id or a unique prefix of one. Control characters in what
+RUN is a run reference: an id or a unique prefix of one, @last,
+WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1). Control characters in what
 programs wrote (in events and in output lines) are printed escaped, as \x1b
 and \r (--json and show --json print the exact text).`,
 		store: true,

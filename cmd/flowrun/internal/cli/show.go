@@ -24,7 +24,9 @@ func showCommand() *command {
 error, and each step with its status, attempts, duration and error (foreach
 items and until iterations under their step). --json prints one object with
 the fields run_id, workflow, version, key, status, inputs, outputs, error and
-steps, as apply --json does. RUN is a run id or a unique prefix of one.
+steps, as apply --json does.
+RUN is a run reference: an id or a unique prefix of one, @last,
+WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).
 
 Control characters in what programs and callers wrote (an escape sequence
 in a step's stderr, a carriage return in a key) are printed escaped, as
