@@ -298,14 +298,16 @@ const stepDecodeBatch = 16
 // (a goroutine slowed down by other work takes fewer) and recording each
 // batch into its own source map. The goroutines end before it returns;
 // the batches' diagnostics and source maps are then added in file order,
-// as one goroutine would have.
+// as one goroutine would have. Each block is dropped from blocks once
+// decoded, so that its syntax tree can be collected while the rest are.
 func decodeStepBlocks(blocks []*hcl.Block, sm *SourceMap) ([]*stepDecl, hcl.Diagnostics) {
 	workers := min(runtime.GOMAXPROCS(0), len(blocks)/graph.ParallelStepDecode)
 	if workers < 2 {
 		steps := make([]*stepDecl, 0, len(blocks))
 		var diags hcl.Diagnostics
-		for _, b := range blocks {
+		for i, b := range blocks {
 			s, d := decodeStepBlock(b, sm)
+			blocks[i] = nil // decoded: its syntax is garbage
 			diags = append(diags, d...)
 			steps = append(steps, s)
 		}
@@ -328,6 +330,7 @@ func decodeStepBlocks(blocks []*hcl.Block, sm *SourceMap) ([]*stepDecl, hcl.Diag
 			m := newSourceMapSized(sm.File, 2*(hi-lo), 4*(hi-lo))
 			for i := lo; i < hi; i++ {
 				s, d := decodeStepBlock(blocks[i], m)
+				blocks[i] = nil // decoded: its syntax is garbage
 				parts[b] = append(parts[b], d...)
 				steps[i] = s
 			}

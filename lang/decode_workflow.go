@@ -6,6 +6,7 @@ import (
 	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/lang/naming"
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
 // This file decodes a file's workflow blocks and their workflow-level
@@ -92,7 +93,10 @@ var workflowSchema = &hcl.BodySchema{
 	},
 }
 
-// decodeFile decodes every workflow block of a parsed file.
+// decodeFile decodes every workflow block of a parsed file. It takes the
+// file's syntax tree apart as it goes (a workflow's step blocks are cut
+// from it, and each is dropped once decoded), so the caller must not use
+// the tree afterwards: its outline is taken before (outlined).
 func decodeFile(file *hcl.File) ([]*workflowDecl, hcl.Diagnostics) {
 	c, diags := content(file.Body, fileSchema)
 	var out []*workflowDecl
@@ -261,6 +265,13 @@ func decodeWorkflowBlock(block *hcl.Block) (*workflowDecl, hcl.Diagnostics) {
 			diags = append(diags, d...)
 			w.Webhooks = append(w.Webhooks, wh)
 		}
+	}
+	// The step blocks are the bulk of a large workflow's syntax tree: cut
+	// them from it, so that decodeStepBlocks, which drops each once
+	// decoded, holds the only references.
+	c = nil
+	if sb, ok := block.Body.(*hclsyntax.Body); ok {
+		sb.Blocks = nil
 	}
 	steps, d := decodeStepBlocks(stepBlocks, w.Sources)
 	diags = append(diags, d...)

@@ -243,9 +243,11 @@ func (l *fileLoader) load(filename string, src []byte) {
 	}
 	lf := &loadedFile{name: filename}
 	lf.diags = append(lf.diags, diags...)
-	decls, diags := decodeFile(file)
-	// Decoded: the syntax tree is garbage from here on (outline.go).
+	// The module keeps the outline of the file's blocks, not its syntax
+	// tree (outline.go); decodeFile takes the tree apart as it goes, so
+	// that a step's syntax is garbage once the step is decoded.
 	l.module.Files[filename] = outlined(file)
+	decls, diags := decodeFile(file)
 	lf.diags = append(lf.diags, diags...)
 	lf.decls, lf.decodeDiags = decls, diags
 	l.files = append(l.files, lf)
