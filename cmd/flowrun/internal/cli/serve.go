@@ -141,6 +141,13 @@ func (e *env) serve(ctx context.Context, c serveConfig) error {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 
+	// Listen first: an address in use is the user's mistake, found before
+	// the store is opened (or created).
+	ln, err := net.Listen("tcp", c.listen)
+	if err != nil {
+		return usageErrorf("cannot listen on %s: %v", c.listen, err).hint("Pass --listen with a free HOST:PORT (port 0 picks one).")
+	}
+	defer ln.Close() // a no-op once the server has closed it
 	st, err := e.openStore(ctx, true)
 	if err != nil {
 		return err
@@ -155,10 +162,6 @@ func (e *env) serve(ctx context.Context, c serveConfig) error {
 	eng := e.workerEngine(st, e.getenv("FLOWRUN_HOST"), 30*time.Second, lg, obs, c.tracer != nil)
 	api := server.New(server.Options{Engine: eng, Clock: e.clock, NoAuth: c.noAuth, MaxBody: c.maxBody, Rate: c.rate})
 	api.Mount("GET /metrics", m)
-	ln, err := net.Listen("tcp", c.listen)
-	if err != nil {
-		return usageErrorf("cannot listen on %s: %v", c.listen, err).hint("Pass --listen with a free HOST:PORT (port 0 picks one).")
-	}
 	scheme := "http"
 	if len(c.certs) > 0 {
 		scheme = "https"
