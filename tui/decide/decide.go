@@ -20,6 +20,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/termtext"
 	"github.com/flowrun/flowrun/tui/display"
 	"github.com/flowrun/flowrun/tui/keys"
@@ -134,6 +135,15 @@ func listOr(l []string, none string) string {
 
 func (m Model) bodyHeight() int { return max(3, m.height-9) }
 
+// state says where the run stands: blocked already, or parked and blocked
+// by the decision (interp.Engine.OfferDecision offers it both ways).
+func state(s store.RunStatus) string {
+	if s == store.RunBlocked || s == "" {
+		return "is blocked"
+	}
+	return fmt.Sprintf("is %s and can be decided now", s)
+}
+
 // width is the width of the screen's text.
 func (m Model) width() int { return max(20, min(76, m.disp.Width-4)) }
 
@@ -143,7 +153,7 @@ func (m Model) View() string {
 	w := m.width()
 	p := m.plan
 	head := []string{
-		st.Title.Render(theme.Cut(termtext.Line(fmt.Sprintf("Run %s of %s is blocked", p.Run.ID, p.Run.Workflow)), w)),
+		st.Title.Render(theme.Cut(termtext.Line(fmt.Sprintf("Run %s of %s %s", p.Run.ID, p.Run.Workflow, state(p.Run.Status))), w)),
 		theme.Cut(fmt.Sprintf("It is bound to %s; %s is stored and differs in a %s way.", p.From, p.To, p.Bump), w),
 		"",
 	}

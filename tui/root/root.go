@@ -158,6 +158,9 @@ type (
 	planMsg struct {
 		p   *interp.DecisionPlan
 		err error
+		// refused says why the run takes no decision, as the engine
+		// (interp.DecisionOffer.Reason) says it.
+		refused string
 	}
 	// resolvedMsg carries the run a :run reference names.
 	resolvedMsg struct {

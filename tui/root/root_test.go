@@ -287,7 +287,7 @@ func TestDecideNeedsBlockedRun(t *testing.T) {
 	w := newWorld(t)
 	m := newRoot(t, &feed.Source{Engine: w.b.Engine}, w.b)
 	m = press(t, m, "d")
-	if m.decide != nil || !strings.Contains(flat(m.View()), "only a blocked run needs a version decision") {
+	if m.decide != nil || !strings.Contains(flat(m.View()), `takes no version decision: no newer MAJOR version of "approve" than 1.0.0 is stored`) {
 		t.Fatalf("decide on a pending run:\n%s", m.View())
 	}
 }

@@ -121,6 +121,10 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.br.Set(msg.items, msg.err)
 		return m, nil
 	case planMsg:
+		if msg.refused != "" {
+			m.setErrText(msg.refused)
+			return m, nil
+		}
 		if msg.err != nil {
 			m.setErrText(fmt.Sprintf("Cannot show the version decision: %v", msg.err))
 			return m, nil
@@ -465,14 +469,24 @@ func (m Model) runAction(k tea.KeyMsg) (Model, tea.Cmd, bool) {
 		m.openSignal(id, m.run.WaitingSignals())
 		return m, nil, true
 	case key.Matches(k, m.keys.Decide):
-		if status != store.RunBlocked {
-			m.setErrText(fmt.Sprintf("Run %s is %s; only a blocked run needs a version decision.", id, status))
-			return m, nil, true
-		}
+		// Where a decision can be taken is the engine's rule
+		// (interp.Engine.OfferDecision, versioning §4–§6): a blocked run,
+		// or a parked or waiting one bound to an older MAJOR.
 		bg, eng := m.bg, m.src.Engine
 		return m, func() tea.Msg {
+			run, err := eng.ResolveRun(bg, id)
+			if err != nil {
+				return planMsg{err: err}
+			}
+			o, err := eng.OfferDecision(bg, run)
+			if err != nil {
+				return planMsg{err: err}
+			}
+			if !o.Offer {
+				return planMsg{refused: fmt.Sprintf("Run %s is %s and takes no version decision: %s.", run.ID, run.Status, o.Reason)}
+			}
 			p, err := eng.PlanDecision(bg, id)
-			return planMsg{p, err}
+			return planMsg{p: p, err: err}
 		}, true
 	}
 	return m, nil, false
@@ -508,6 +522,12 @@ func (m Model) carryOut(action any) tea.Cmd {
 	case decideAction:
 		c := a.choice
 		return m.act(fmt.Sprintf("Run %s: decided %s.", c.RunID, c.Choice), func(ctx context.Context) error {
+			// A parked run the decision was offered on is blocked first,
+			// as a worker's claim would block it; Decide takes a blocked
+			// run (interp.DecisionOffer).
+			if _, err := eng.Rebind(ctx, c.RunID); err != nil {
+				return err
+			}
 			_, err := eng.Decide(ctx, interp.DecideParams{RunID: c.RunID, Choice: c.Choice, By: by, From: c.From})
 			return refusal(err)
 		})
