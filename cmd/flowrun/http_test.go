@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"flag"
@@ -18,6 +19,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 
@@ -318,4 +320,107 @@ func cmdGenCert(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644))
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600))
+}
+
+// cmdAuthTable checks every route of the OpenAPI document a running
+// server serves (/v1/openapi.json) against its x-scope, through the
+// server:
+//
+//	authtable [-addr FILE] READ-TOKEN WRITE-TOKEN ADMIN-TOKEN
+//
+// (each token may be @FILE). A route with a scope must answer 401 without
+// a token, 403 with a token of the scope below it, and neither with its
+// own; a route without security must answer neither without a token. It
+// prints one line per route: METHOD PATH SCOPE and the statuses, and
+// fails on the first route that does not hold.
+func cmdAuthTable(ts *testscript.TestScript, neg bool, args []string) {
+	addrFile := "addr"
+	if len(args) > 2 && args[0] == "-addr" {
+		addrFile, args = args[1], args[2:]
+	}
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: authtable [-addr FILE] READ-TOKEN WRITE-TOKEN ADMIN-TOKEN")
+	}
+	tokens := map[string]string{}
+	for i, scope := range []string{"read", "write", "admin"} {
+		t := args[i]
+		if f, ok := strings.CutPrefix(t, "@"); ok {
+			t = strings.TrimSpace(ts.ReadFile(f))
+		}
+		tokens[scope] = t
+	}
+	addr, err := readAddr(ts.MkAbs(addrFile))
+	ts.Check(err)
+	resp, err := http.Get("http://" + addr + "/v1/openapi.json")
+	ts.Check(err)
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&doc)
+	resp.Body.Close()
+	ts.Check(err)
+	below := map[string]string{"write": "read", "admin": "write"}
+	var lines []string
+	for path, item := range doc.Paths {
+		for method, raw := range item {
+			if method == "parameters" {
+				continue
+			}
+			var op struct {
+				Scope    string             `json:"x-scope"`
+				Security *[]json.RawMessage `json:"security"`
+			}
+			ts.Check(json.Unmarshal(raw, &op))
+			url := strings.NewReplacer("{workflow}", "nope", "{id}", "nope", "{name}", "nope").Replace(path)
+			send := func(token string) int {
+				var body io.Reader
+				if method == "post" {
+					body = strings.NewReader("{}")
+				}
+				req, err := http.NewRequest(strings.ToUpper(method), "http://"+addr+url, body)
+				ts.Check(err)
+				if token != "" {
+					req.Header.Set("Authorization", "Bearer "+token)
+				}
+				resp, err := http.DefaultClient.Do(req)
+				ts.Check(err)
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				return resp.StatusCode
+			}
+			refused := func(code int) bool { return code == http.StatusUnauthorized || code == http.StatusForbidden }
+			line := strings.ToUpper(method) + " " + path
+			switch {
+			case op.Security != nil && len(*op.Security) == 0:
+				code := send("")
+				if refused(code) {
+					ts.Fatalf("%s needs no token, but answered %d without one", line, code)
+				}
+				line += fmt.Sprintf(" open: %d", code)
+			case tokens[op.Scope] == "":
+				ts.Fatalf("%s needs a token but has no x-scope of read, write or admin (got %q)", line, op.Scope)
+			default:
+				none := send("")
+				if none != http.StatusUnauthorized {
+					ts.Fatalf("%s answered %d without a token, want 401", line, none)
+				}
+				line += fmt.Sprintf(" %s: %d", op.Scope, none)
+				if low, ok := below[op.Scope]; ok {
+					code := send(tokens[low])
+					if code != http.StatusForbidden {
+						ts.Fatalf("%s answered %d to a %s token, want 403", line, code, low)
+					}
+					line += fmt.Sprintf(" %d", code)
+				}
+				code := send(tokens[op.Scope])
+				if refused(code) {
+					ts.Fatalf("%s refused a %s token: %d", line, op.Scope, code)
+				}
+				line += fmt.Sprintf(" %d", code)
+			}
+			lines = append(lines, line)
+		}
+	}
+	sort.Strings(lines)
+	fmt.Fprintln(ts.Stdout(), strings.Join(lines, "\n"))
 }

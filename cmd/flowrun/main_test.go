@@ -85,6 +85,7 @@ func TestScripts(t *testing.T) {
 			"http":       cmdHTTP,
 			"slowclient": cmdSlowClient,
 			"gencert":    cmdGenCert,
+			"authtable":  cmdAuthTable,
 		},
 	})
 }
