@@ -329,7 +329,7 @@ func (e *env) commandUsage(w io.Writer, cmd *command, fs *flag.FlagSet) {
 		if !isBoolFlag(f) {
 			arg = " VALUE"
 		}
-		fmt.Fprintf(w, "  --%s%s\n    \t%s\n", n, arg, f.Usage)
+		fmt.Fprintf(w, "  %s%s\n    \t%s\n", flagSpelling(n), arg, f.Usage)
 	}
 }
 

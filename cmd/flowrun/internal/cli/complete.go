@@ -243,7 +243,7 @@ func (e *env) candidates(ctx context.Context, before []string, cur string) (cand
 			return cands, false
 		}
 		fs.VisitAll(func(f *flag.Flag) {
-			cands = append(cands, candidate{value: "--" + f.Name, desc: firstSentence(f.Usage)})
+			cands = append(cands, candidate{value: flagSpelling(f.Name), desc: firstSentence(f.Usage)})
 		})
 		return cands, false
 	}

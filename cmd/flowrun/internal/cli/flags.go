@@ -111,6 +111,16 @@ var (
 	badValue     = regexp.MustCompile(`^invalid value ("(?:[^"\\]|\\.)*") for flag -([^:]+): (.*)$`)
 )
 
+// flagSpelling is how usage and completion write a flag: one dash for a
+// one-letter flag (-f, as Unix tools and the usage lines write it), two for
+// the others (--json). Both spellings parse either way.
+func flagSpelling(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
 func isBoolFlag(f *flag.Flag) bool {
 	b, ok := f.Value.(interface{ IsBoolFlag() bool })
 	return ok && b.IsBoolFlag()
