@@ -71,7 +71,7 @@ func telemetryScenario(ctx context.Context, c Config, dir string, r *Result) err
 				if tr, err = tracing.New(ctx, func(k string) string { return env[k] }); err != nil {
 					return err
 				}
-				opts.Observer, opts.Traceparent = tr, true
+				opts.Observer, opts.Traceparent, opts.TraceSampled = tr, true, tr.Sampled
 			}
 			took, err := drainWorker(ctx, dir, fmt.Sprintf("%s-%d.db", way, round), runs, opts)
 			if tr != nil {

@@ -84,6 +84,10 @@ type Options struct {
 	// context: the TRACEPARENT variable of an exec program, the
 	// traceparent header of an http request (set when tracing is on).
 	Traceparent bool
+	// TraceSampled, when set, says whether a run's trace is exported (the
+	// tracer's sampler), for the sampled flag of the trace context an
+	// attempt is given; unset, it is always sampled.
+	TraceSampled func(traceID string) bool
 }
 
 // Engine runs workflow graphs against a store. It is safe for concurrent

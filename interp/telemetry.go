@@ -105,5 +105,6 @@ func (r *runner) traceparent(key string, n int) string {
 	if !r.e.opts.Traceparent || r.run.Trace.TraceID == "" {
 		return ""
 	}
-	return telemetry.Traceparent(r.run.Trace.TraceID, telemetry.AttemptSpanID(r.run.ID, key, n))
+	sampled := r.e.opts.TraceSampled == nil || r.e.opts.TraceSampled(r.run.Trace.TraceID)
+	return telemetry.TraceparentFlags(r.run.Trace.TraceID, telemetry.AttemptSpanID(r.run.ID, key, n), sampled)
 }

@@ -237,3 +237,29 @@ workflow "parked" {
 		t.Errorf("ended %+v, want the run canceled, with its trace and end", rec.ended)
 	}
 }
+
+// TestTraceparentNotSampled: a run whose trace the tracer does not export
+// gives its programs a trace context whose sampled flag is off.
+func TestTraceparentNotSampled(t *testing.T) {
+	b := setup(t, func(o *Options) {
+		o.Traceparent = true
+		o.TraceSampled = func(string) bool { return false }
+	})
+	out := filepath.Join(t.TempDir(), "tp")
+	run := b.run(`
+workflow "unsampled" {
+  version = "1.0.0"
+  step "tp" {
+    exec { command = ["sh", "-c", "echo $TRACEPARENT > `+out+`"] }
+  }
+}`, nil)
+	wantStatus(t, run, store.RunCompleted)
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := telemetry.TraceparentFlags(telemetry.NewTrace(run.ID).TraceID, telemetry.AttemptSpanID(run.ID, "tp", 1), false)
+	if strings.TrimSpace(string(got)) != want || !strings.HasSuffix(want, "-00") {
+		t.Errorf("TRACEPARENT = %q, want %q", got, want)
+	}
+}

@@ -47,8 +47,16 @@ func AttemptSpanID(runID, stepKey string, n int) string {
 
 // Traceparent is the W3C traceparent header value of span spanID of
 // trace traceID, sampled.
-func Traceparent(traceID, spanID string) string {
-	return "00-" + traceID + "-" + spanID + "-01"
+func Traceparent(traceID, spanID string) string { return TraceparentFlags(traceID, spanID, true) }
+
+// TraceparentFlags is Traceparent with the sampled flag as given: a
+// program whose run's trace is not exported is told so.
+func TraceparentFlags(traceID, spanID string, sampled bool) string {
+	flags := "00"
+	if sampled {
+		flags = "01"
+	}
+	return "00-" + traceID + "-" + spanID + "-" + flags
 }
 
 // hexOf returns n bytes of SHA-256(domain, NUL, s) in hex, never all

@@ -172,6 +172,13 @@ func (t *Tracer) AttemptEnded(a telemetry.Attempt) {
 	span.End(trace.WithTimestamp(end(a.Started, a.Finished)))
 }
 
+// Sampled reports whether the spans of the trace (hex id) are exported:
+// the sampled flag of the trace context programs are given.
+func (t *Tracer) Sampled(traceID string) bool {
+	tid, _, ok := ids(traceID, "0000000000000001")
+	return ok && t.sampled(tid)
+}
+
 // sampled is the sampler's decision for a trace id.
 func (t *Tracer) sampled(tid trace.TraceID) bool {
 	return t.sample.ShouldSample(sdktrace.SamplingParameters{ParentContext: context.Background(), TraceID: tid}).Decision == sdktrace.RecordAndSample

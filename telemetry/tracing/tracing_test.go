@@ -140,3 +140,25 @@ func keys(m map[string]tracetest.SpanStub) []string {
 	}
 	return out
 }
+
+// TestSampledMatchesExport: Sampled answers as the export decides.
+func TestSampledMatchesExport(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tr := newTracer(exp, resource.Empty(), sdktrace.TraceIDRatioBased(0.5))
+	for i := range 20 {
+		id := "RUN" + string(rune('a'+i))
+		trace := telemetry.NewTrace(id)
+		tr.RunEnded(telemetry.Run{ID: id, Workflow: "w", Status: "completed", Created: t0, Finished: t0, Trace: trace})
+		if err := tr.tp.ForceFlush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		exported := len(exp.GetSpans()) == 1
+		exp.Reset()
+		if tr.Sampled(trace.TraceID) != exported {
+			t.Errorf("run %s: Sampled %v, exported %v", id, !exported, exported)
+		}
+	}
+	if tr.Sampled("not hex") {
+		t.Errorf("an invalid trace id is sampled")
+	}
+}

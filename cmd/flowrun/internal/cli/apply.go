@@ -148,7 +148,7 @@ func (e *env) engine(st store.Store, onEvent func(store.Event)) *interp.Engine {
 			OnEvent: e.display.gate(e.progress),
 		}
 		if tr := e.commandTracer(); tr != nil {
-			opts.Observer, opts.Traceparent = tr, true
+			opts.Observer, opts.Traceparent, opts.TraceSampled = tr, true, tr.Sampled
 		}
 		e.eng = interp.New(st, opts)
 		e.engStore = st

@@ -159,7 +159,7 @@ func (e *env) serve(ctx context.Context, c serveConfig) error {
 	if c.tracer != nil {
 		obs = telemetry.Multi(m, c.tracer)
 	}
-	eng := e.workerEngine(st, e.getenv("FLOWRUN_HOST"), 30*time.Second, lg, obs, c.tracer != nil)
+	eng := e.workerEngine(st, e.getenv("FLOWRUN_HOST"), 30*time.Second, lg, obs, c.tracer)
 	api := server.New(server.Options{Engine: eng, Clock: e.clock, NoAuth: c.noAuth, MaxBody: c.maxBody, Rate: c.rate})
 	api.Mount("GET /metrics", m)
 	scheme := "http"

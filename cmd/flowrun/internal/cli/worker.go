@@ -138,7 +138,7 @@ func (e *env) work(ctx context.Context, o workOptions) error {
 		observers = append(observers, o.tracer)
 		log.Info("exporting traces over OTLP/HTTP", "endpoint", firstNonEmpty(e.getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), e.getenv("OTEL_EXPORTER_OTLP_ENDPOINT")))
 	}
-	eng := e.workerEngine(st, o.host, o.lease, log, telemetry.Multi(observers...), o.tracer != nil)
+	eng := e.workerEngine(st, o.host, o.lease, log, telemetry.Multi(observers...), o.tracer)
 	w := interp.NewWorker(eng, interp.WorkerOptions{Concurrency: concurrency})
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
@@ -162,18 +162,23 @@ func (e *env) work(ctx context.Context, o workOptions) error {
 
 // workerEngine returns the engine of a long-lived worker: it logs each
 // event of its runs to log (logEvent), reports to obs (metrics, traces),
-// passes each attempt its span (TRACEPARENT, traceparent) when traced,
+// passes each attempt its span (TRACEPARENT, traceparent) when tracer is
+// not nil, sampled as tracer decides,
 // and its leases carry host (or the machine's name) and last lease.
-func (e *env) workerEngine(st store.Store, host string, lease time.Duration, log *slog.Logger, obs telemetry.Observer, traced bool) *interp.Engine {
-	return interp.New(st, interp.Options{
+func (e *env) workerEngine(st store.Store, host string, lease time.Duration, log *slog.Logger, obs telemetry.Observer, tracer *tracing.Tracer) *interp.Engine {
+	opts := interp.Options{
 		Clock:       e.clock,
 		Getenv:      e.getenv,
 		OnEvent:     e.display.gate(func(ev store.Event) { logEvent(log, ev) }),
 		Owner:       store.Owner{Host: host},
 		LeaseFor:    lease,
 		Observer:    obs,
-		Traceparent: traced,
-	})
+		Traceparent: tracer != nil,
+	}
+	if tracer != nil {
+		opts.TraceSampled = tracer.Sampled
+	}
+	return interp.New(st, opts)
 }
 
 // workerDied is the error of a worker whose claim loop ended on its own:
