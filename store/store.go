@@ -16,6 +16,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -33,6 +34,10 @@ var (
 	// ErrVersionConflict: a (workflow, version) is already stored with a
 	// different graph hash.
 	ErrVersionConflict = errors.New("workflow version already stored with a different graph")
+	// ErrVersionInUse: a version cannot be replaced (VersionPutParams.Replace)
+	// while an unfinished run is bound to it; the error is a
+	// *VersionInUseError naming the run.
+	ErrVersionInUse = errors.New("workflow version is bound to an unfinished run")
 	// ErrSchemaTooNew: the database was written by a newer flowrun.
 	ErrSchemaTooNew = errors.New("database schema is newer than this flowrun")
 	// ErrBusy: the database stayed locked past the busy timeout.
@@ -109,8 +114,29 @@ type Version struct {
 	Patch     int
 	Hash      string // hex SHA-256 of Graph
 	Graph     []byte // canonical JSON
-	CreatedAt time.Time
+	CreatedAt time.Time // when this revision was stored
+	// Revision counts the graphs the version has had: 1 for the first,
+	// one more for each replacement of a development version (MAJOR 0,
+	// VersionPutParams.Replace). VersionGetByHash of a replaced graph
+	// returns that revision, whose Hash differs from the version's current
+	// one (VersionGet).
+	Revision int
 }
+
+// VersionInUseError refuses to replace a version while an unfinished run
+// is bound to it (VersionPutParams.Replace). It wraps ErrVersionInUse.
+type VersionInUseError struct {
+	Workflow, Version string
+	Run               string    // the oldest unfinished run bound to it
+	Status            RunStatus // that run's status
+	Runs              int       // how many unfinished runs are bound to it
+}
+
+func (e *VersionInUseError) Error() string {
+	return fmt.Sprintf("workflow %s version %s: %d unfinished run(s) bound to it, the oldest %s (%s)", e.Workflow, e.Version, e.Runs, e.Run, e.Status)
+}
+
+func (e *VersionInUseError) Unwrap() error { return ErrVersionInUse }
 
 // Owner identifies a lease holder: the host, the process and a worker id
 // unique within the process.
@@ -336,6 +362,14 @@ type VersionPutParams struct {
 	// recorded before: runs started later without a directory of their
 	// own (through the API or a webhook) execute there. See VersionWorkDir.
 	WorkDir string
+	// Replace, when the version is stored with another hash, replaces its
+	// graph in place as the next revision instead of failing with
+	// ErrVersionConflict: the replaced graph stays readable by its hash
+	// (VersionGetByHash, with its own Revision). In the same transaction
+	// it checks that no unfinished run is bound to the version, else
+	// nothing is written and the error is a *VersionInUseError. The
+	// caller decides when a version may be replaced (interp: MAJOR 0).
+	Replace bool
 }
 
 // RunInsertParams creates a run.
@@ -601,11 +635,13 @@ type TransitionResult struct {
 // use by many goroutines and, through the database, by many processes.
 type Store interface {
 	// VersionPut stores a workflow version. Storing the same version with
-	// the same hash again is a no-op; with another hash, ErrVersionConflict.
+	// the same hash again is a no-op; with another hash, ErrVersionConflict,
+	// or with Replace a new revision of the version (VersionPutParams).
 	VersionPut(ctx context.Context, p VersionPutParams) (Version, error)
 	// VersionGet returns one stored version, or ErrNotFound.
 	VersionGet(ctx context.Context, workflow, version string) (Version, error)
-	// VersionGetByHash returns the version of a workflow with that graph hash.
+	// VersionGetByHash returns the version of a workflow with that graph
+	// hash: a current revision first, else a replaced one (its Revision).
 	VersionGetByHash(ctx context.Context, workflow, hash string) (Version, error)
 	// VersionList returns every stored version of a workflow, oldest
 	// first by semantic version. An empty workflow lists all workflows.

@@ -30,6 +30,6 @@ func qualified(table, cols string) string {
 // scanVersion reads a version row of sqlrow.VersionCols (or VersionHeadCols).
 func scanVersion(sc sqlrow.Scanner) (store.Version, error) {
 	var v store.Version
-	err := sc.Scan(&v.Workflow, &v.Version, &v.Major, &v.Minor, &v.Patch, &v.Hash, &v.Graph, sqlrow.Time(&v.CreatedAt))
+	err := sc.Scan(&v.Workflow, &v.Version, &v.Major, &v.Minor, &v.Patch, &v.Hash, &v.Graph, sqlrow.Time(&v.CreatedAt), &v.Revision)
 	return v, err
 }

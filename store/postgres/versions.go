@@ -16,7 +16,7 @@ func (s *Store) VersionPut(ctx context.Context, p store.VersionPutParams) (store
 	var v store.Version
 	op := fmt.Sprintf("storing workflow %s version %s", p.Workflow, p.Version)
 	err := s.write(ctx, op, func(w *wtx) error {
-		tag, err := w.tx.Exec(w.ctx, `INSERT INTO workflow_versions (`+sqlrow.VersionCols+`, steps)
+		tag, err := w.tx.Exec(w.ctx, `INSERT INTO workflow_versions (`+sqlrow.VersionInsertCols+`, steps)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 			ON CONFLICT (workflow, version) DO NOTHING`,
 			p.Workflow, p.Version, p.Major, p.Minor, p.Patch, p.Hash, p.Graph, p.Now.UnixMicro(), stepCount(p.Steps))
@@ -36,6 +36,11 @@ func (s *Store) VersionPut(ctx context.Context, p store.VersionPutParams) (store
 		if err != nil {
 			return err
 		}
+		if v.Hash != p.Hash && p.Replace {
+			if v, err = replace(w, p, v); err != nil {
+				return err
+			}
+		}
 		if v.Hash != p.Hash {
 			return fmt.Errorf("stored with graph hash %.12s, this graph is %.12s; bump the version: %w", v.Hash, p.Hash, store.ErrVersionConflict)
 		}
@@ -51,6 +56,44 @@ func (s *Store) VersionPut(ctx context.Context, p store.VersionPutParams) (store
 		return store.Version{}, err
 	}
 	return v, nil
+}
+
+// replace makes p the next revision of cur, the stored version, keeping
+// cur's graph in version_revisions; refused with a
+// *store.VersionInUseError while an unfinished run is bound to it. The
+// version's row is locked first, so two replacements (or a replacement
+// and a run's start, which reads the row) are ordered.
+func replace(w *wtx, p store.VersionPutParams, cur store.Version) (store.Version, error) {
+	if _, err := w.tx.Exec(w.ctx, `SELECT 1 FROM workflow_versions WHERE workflow = $1 AND version = $2 FOR UPDATE`,
+		p.Workflow, p.Version); err != nil {
+		return cur, err
+	}
+	var n int
+	if err := w.tx.QueryRow(w.ctx, `SELECT COUNT(*) FROM runs WHERE workflow = $1 AND version = $2
+		AND status NOT IN ('completed', 'failed', 'canceled')`, p.Workflow, p.Version).Scan(&n); err != nil {
+		return cur, err
+	}
+	if n > 0 {
+		e := &store.VersionInUseError{Workflow: p.Workflow, Version: p.Version, Runs: n}
+		var status string
+		if err := w.tx.QueryRow(w.ctx, `SELECT id, status FROM runs WHERE workflow = $1 AND version = $2
+			AND status NOT IN ('completed', 'failed', 'canceled') ORDER BY id LIMIT 1`, p.Workflow, p.Version).Scan(&e.Run, &status); err != nil {
+			return cur, err
+		}
+		e.Status = store.RunStatus(status)
+		return cur, e
+	}
+	if _, err := w.tx.Exec(w.ctx, `INSERT INTO version_revisions (workflow, version, revision, major, minor, patch, hash, graph, created_at, steps)
+		SELECT workflow, version, revision, major, minor, patch, hash, graph, created_at, steps FROM workflow_versions
+		WHERE workflow = $1 AND version = $2`, p.Workflow, p.Version); err != nil {
+		return cur, err
+	}
+	if _, err := w.tx.Exec(w.ctx, `UPDATE workflow_versions SET hash = $3, graph = $4, created_at = $5, steps = $6, revision = revision + 1
+		WHERE workflow = $1 AND version = $2`, p.Workflow, p.Version, p.Hash, p.Graph, p.Now.UnixMicro(), stepCount(p.Steps)); err != nil {
+		return cur, err
+	}
+	return one(w.ctx, w.tx, scanVersion, `SELECT `+sqlrow.VersionCols+` FROM workflow_versions WHERE workflow = $1 AND version = $2`,
+		p.Workflow, p.Version)
 }
 
 // VersionGet returns one stored version, or store.ErrNotFound.
@@ -85,6 +128,10 @@ func (s *Store) VersionWorkDir(ctx context.Context, workflow, version string) (s
 func (s *Store) VersionGetByHash(ctx context.Context, workflow, hash string) (store.Version, error) {
 	v, err := one(ctx, s.pool, scanVersion, `SELECT `+sqlrow.VersionCols+` FROM workflow_versions
 		WHERE workflow = $1 AND hash = $2 ORDER BY major, minor, patch LIMIT 1`, workflow, hash)
+	if noRows(err) { // a replaced revision's graph
+		v, err = one(ctx, s.pool, scanVersion, `SELECT `+sqlrow.VersionCols+` FROM version_revisions
+			WHERE workflow = $1 AND hash = $2 ORDER BY major, minor, patch, revision DESC LIMIT 1`, workflow, hash)
+	}
 	if noRows(err) {
 		return v, fmt.Errorf("workflow %s with graph hash %.12s: %w", workflow, hash, store.ErrNotFound)
 	}

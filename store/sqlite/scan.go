@@ -53,6 +53,6 @@ const inputsCol = `(SELECT ri.inputs FROM run_inputs ri WHERE ri.run_id = runs.i
 // scanVersion reads a version row of sqlrow.VersionCols (or VersionHeadCols).
 func scanVersion(sc sqlrow.Scanner) (store.Version, error) {
 	var v store.Version
-	err := sc.Scan(&v.Workflow, &v.Version, &v.Major, &v.Minor, &v.Patch, &v.Hash, blobCol{&v.Graph}, sqlrow.Time(&v.CreatedAt))
+	err := sc.Scan(&v.Workflow, &v.Version, &v.Major, &v.Minor, &v.Patch, &v.Hash, blobCol{&v.Graph}, sqlrow.Time(&v.CreatedAt), &v.Revision)
 	return v, err
 }

@@ -11,12 +11,13 @@ import (
 )
 
 // VersionPut stores a workflow version; the same hash again is a no-op, a
-// different hash is store.ErrVersionConflict.
+// different hash is store.ErrVersionConflict, or with p.Replace the next
+// revision of the version (replace).
 func (s *Store) VersionPut(ctx context.Context, p store.VersionPutParams) (store.Version, error) {
 	var v store.Version
 	op := fmt.Sprintf("storing workflow %s version %s", p.Workflow, p.Version)
 	err := s.write(ctx, op, func(w *wtx) error {
-		res, err := w.exec(`INSERT INTO workflow_versions (`+sqlrow.VersionCols+`, steps)
+		res, err := w.exec(`INSERT INTO workflow_versions (`+sqlrow.VersionInsertCols+`, steps)
 			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
 			ON CONFLICT (workflow, version) DO NOTHING`,
 			p.Workflow, p.Version, p.Major, p.Minor, p.Patch, p.Hash, p.Graph, p.Now.UnixMicro(), stepCount(p.Steps))
@@ -39,6 +40,11 @@ func (s *Store) VersionPut(ctx context.Context, p store.VersionPutParams) (store
 		if err != nil {
 			return err
 		}
+		if v.Hash != p.Hash && p.Replace {
+			if v, err = replace(w, p, v); err != nil {
+				return err
+			}
+		}
 		if v.Hash != p.Hash {
 			return fmt.Errorf("stored with graph hash %.12s, this graph is %.12s; bump the version: %w", v.Hash, p.Hash, store.ErrVersionConflict)
 		}
@@ -54,6 +60,36 @@ func (s *Store) VersionPut(ctx context.Context, p store.VersionPutParams) (store
 		return store.Version{}, err
 	}
 	return v, nil
+}
+
+// replace makes p the next revision of cur, the stored version, keeping
+// cur's graph in version_revisions; refused with a
+// *store.VersionInUseError while an unfinished run is bound to it.
+func replace(w *wtx, p store.VersionPutParams, cur store.Version) (store.Version, error) {
+	var n int
+	if err := w.queryRow(`SELECT COUNT(*) FROM runs WHERE workflow = ?1 AND version = ?2
+		AND status NOT IN ('completed', 'failed', 'canceled')`, p.Workflow, p.Version).Scan(&n); err != nil {
+		return cur, err
+	}
+	if n > 0 {
+		e := &store.VersionInUseError{Workflow: p.Workflow, Version: p.Version, Runs: n}
+		if err := w.queryRow(`SELECT id, status FROM runs WHERE workflow = ?1 AND version = ?2
+			AND status NOT IN ('completed', 'failed', 'canceled') ORDER BY id LIMIT 1`, p.Workflow, p.Version).Scan(&e.Run, &e.Status); err != nil {
+			return cur, err
+		}
+		return cur, e
+	}
+	if _, err := w.exec(`INSERT INTO version_revisions (workflow, version, revision, major, minor, patch, hash, graph, created_at, steps)
+		SELECT workflow, version, revision, major, minor, patch, hash, graph, created_at, steps FROM workflow_versions
+		WHERE workflow = ?1 AND version = ?2`, p.Workflow, p.Version); err != nil {
+		return cur, err
+	}
+	if _, err := w.exec(`UPDATE workflow_versions SET hash = ?3, graph = ?4, created_at = ?5, steps = ?6, revision = revision + 1
+		WHERE workflow = ?1 AND version = ?2`, p.Workflow, p.Version, p.Hash, p.Graph, p.Now.UnixMicro(), stepCount(p.Steps)); err != nil {
+		return cur, err
+	}
+	return scanVersion(w.queryRow(`SELECT `+sqlrow.VersionCols+` FROM workflow_versions WHERE workflow = ?1 AND version = ?2`,
+		p.Workflow, p.Version))
 }
 
 // VersionGet returns one stored version, or store.ErrNotFound.
@@ -79,9 +115,14 @@ func (s *Store) VersionWorkDir(ctx context.Context, workflow, version string) (s
 
 // VersionGetByHash returns the version of a workflow with that graph hash;
 // when several versions share the graph, the oldest by semantic version.
+// A graph no version has now is looked up among the replaced revisions.
 func (s *Store) VersionGetByHash(ctx context.Context, workflow, hash string) (store.Version, error) {
 	v, err := scanVersion(s.queryRow(ctx, `SELECT `+sqlrow.VersionCols+` FROM workflow_versions
 		WHERE workflow = ?1 AND hash = ?2 ORDER BY major, minor, patch LIMIT 1`, workflow, hash))
+	if errors.Is(err, sql.ErrNoRows) {
+		v, err = scanVersion(s.queryRow(ctx, `SELECT `+sqlrow.VersionCols+` FROM version_revisions
+			WHERE workflow = ?1 AND hash = ?2 ORDER BY major, minor, patch, revision DESC LIMIT 1`, workflow, hash))
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return v, fmt.Errorf("workflow %s with graph hash %.12s: %w", workflow, hash, store.ErrNotFound)
 	}

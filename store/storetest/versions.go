@@ -1,7 +1,9 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
+	"time"
 	"testing"
 
 	"github.com/flowrun/flowrun/store"
@@ -48,6 +50,68 @@ func testVersions(t *testing.T, newStore func(t *testing.T) store.Store) {
 		got, err := f.s.VersionGet(f.ctx, "deploy", "1.0.0")
 		noErr(t, "VersionGet", err)
 		eq(t, "hash after the conflict", got.Hash, "aaa")
+	})
+
+	parallel(t, "replace a revision", newStore, func(t *testing.T, f *fixture) {
+		replace := func(hash string, now time.Time) (store.Version, error) {
+			return f.s.VersionPut(f.ctx, store.VersionPutParams{
+				Workflow: "wf", Version: "0.1.0", Minor: 1, Hash: hash, Graph: []byte(`{"graph":"` + hash + `"}`),
+				Steps: 2, Now: now, Replace: true,
+			})
+		}
+		v, err := replace("h1", at(0))
+		noErr(t, "first VersionPut", err)
+		eq(t, "first revision", v.Revision, 1)
+		v, err = replace("h1", at(time.Second))
+		noErr(t, "the same graph with Replace", err)
+		eq(t, "revision of the same graph", v.Revision, 1)
+
+		// A run that finished on revision 1 does not stop a replacement.
+		f.finished("r1", "", store.RunCompleted, at(time.Second), 1)
+		v, err = replace("h2", at(2*time.Second))
+		noErr(t, "replacing", err)
+		eq(t, "replaced revision", v.Revision, 2)
+		eq(t, "replaced hash", v.Hash, "h2")
+		timeEq(t, "replaced at", v.CreatedAt, at(2*time.Second))
+		got, err := f.s.VersionGet(f.ctx, "wf", "0.1.0")
+		noErr(t, "VersionGet", err)
+		eq(t, "current revision", [2]any{got.Revision, got.Hash}, [2]any{2, "h2"})
+		bytesEq(t, "current graph", got.Graph, []byte(`{"graph":"h2"}`))
+		heads, err := f.s.VersionHeads(f.ctx, "wf")
+		noErr(t, "VersionHeads", err)
+		eq(t, "heads", len(heads), 1)
+		eq(t, "head revision", [2]any{heads[0].Revision, heads[0].Hash}, [2]any{2, "h2"})
+		// The replaced graph stays readable by its hash: a run bound to it
+		// still has the graph it ran.
+		old, err := f.s.VersionGetByHash(f.ctx, "wf", "h1")
+		noErr(t, "VersionGetByHash of the replaced graph", err)
+		eq(t, "replaced version", [3]any{old.Version, old.Revision, old.Hash}, [3]any{"0.1.0", 1, "h1"})
+		bytesEq(t, "replaced graph", old.Graph, []byte(`{"graph":"h1"}`))
+		timeEq(t, "replaced revision's time", old.CreatedAt, at(0))
+		cur, err := f.s.VersionGetByHash(f.ctx, "wf", "h2")
+		noErr(t, "VersionGetByHash of the current graph", err)
+		eq(t, "current by hash", cur.Revision, 2)
+
+		// Without Replace another graph is still a conflict.
+		_, err = f.s.VersionPut(f.ctx, store.VersionPutParams{Workflow: "wf", Version: "0.1.0", Minor: 1, Hash: "h3", Graph: []byte(`{}`), Now: at(3 * time.Second)})
+		isErr(t, "VersionPut without Replace", err, store.ErrVersionConflict)
+
+		// An unfinished run bound to the version refuses a replacement,
+		// naming the oldest such run; nothing is written.
+		f.insert(store.RunInsertParams{ID: "r3", Workflow: "wf", Version: "0.1.0", GraphHash: "h2", Events: []store.EventWrite{{Kind: "run_created"}}})
+		f.insert(store.RunInsertParams{ID: "r2", Workflow: "wf", Version: "0.1.0", GraphHash: "h2", Events: []store.EventWrite{{Kind: "run_created"}}})
+		_, err = replace("h3", at(4*time.Second))
+		isErr(t, "replacing a version an unfinished run is bound to", err, store.ErrVersionInUse)
+		var inUse *store.VersionInUseError
+		if !errors.As(err, &inUse) {
+			t.Fatalf("replacing a version in use: %v, want a *store.VersionInUseError", err)
+		}
+		eq(t, "in use", *inUse, store.VersionInUseError{Workflow: "wf", Version: "0.1.0", Run: "r2", Status: store.RunPending, Runs: 2})
+		got, err = f.s.VersionGet(f.ctx, "wf", "0.1.0")
+		noErr(t, "VersionGet after the refusal", err)
+		eq(t, "after the refusal", [2]any{got.Revision, got.Hash}, [2]any{2, "h2"})
+		_, err = f.s.VersionGetByHash(f.ctx, "wf", "h3")
+		isErr(t, "the refused graph", err, store.ErrNotFound)
 	})
 
 	parallel(t, "list by semantic version", newStore, func(t *testing.T, f *fixture) {

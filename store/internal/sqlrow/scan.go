@@ -96,7 +96,11 @@ func ScanSignal(sc Scanner) (store.Signal, error) {
 // VersionCols are the columns of a version row, in the order the backends'
 // version scanners read them (the graph's destination differs: SQLite
 // keeps the driver's slice without a copy).
-const VersionCols = `workflow, version, major, minor, patch, hash, graph, created_at`
+const VersionCols = `workflow, version, major, minor, patch, hash, graph, created_at, revision`
+
+// VersionInsertCols are the columns a new version (its first revision)
+// is inserted with; revision takes its default, 1.
+const VersionInsertCols = `workflow, version, major, minor, patch, hash, graph, created_at`
 
 // VersionHeadCols reads a version without its graph (scanned as nil).
-const VersionHeadCols = `workflow, version, major, minor, patch, hash, NULL, created_at`
+const VersionHeadCols = `workflow, version, major, minor, patch, hash, NULL, created_at, revision`
