@@ -119,7 +119,7 @@ func (e *Engine) StartRuns(ctx context.Context, p BatchParams) ([]BatchResult, e
 		}
 		for i, it := range items {
 			old, found := byKey[it.key]
-			if !found || !continues(old, v.Version) {
+			if !found || !continues(old, v) {
 				continue
 			}
 			if !old.Status.Terminal() {

@@ -201,7 +201,12 @@ func (e *Engine) Store() store.Store { return e.st }
 
 // StoreGraph stores g, a sealed graph, as a workflow version (its
 // canonical encoding and hash, computed from one encoding). Storing the
-// same version with the same graph again is a no-op. It puts g in normal
+// same version with the same graph again is a no-op. Another graph of a
+// stored development version (MAJOR 0) replaces it as its next revision
+// (spec/versioning.md §8), refused with a *store.VersionInUseError while
+// an unfinished run is bound to it; of a released version it is
+// store.ErrVersionConflict. Callers check the version first
+// (CheckVersion), which also says whether a replacement is allowed. It puts g in normal
 // form (a sealed graph is) and seeds the engine's graph cache with it, so
 // that a run of the version just stored, and Graph, use g without reading
 // back and decoding what was just encoded: g belongs to the engine from
@@ -231,6 +236,7 @@ func (e *Engine) StoreGraphAt(ctx context.Context, g *graph.Graph, workDir strin
 		Workflow: g.Workflow, Version: g.Version,
 		Major: sv.Major, Minor: sv.Minor, Patch: sv.Patch,
 		Hash: h, Graph: b, Steps: len(g.Steps), Now: e.clk.Now(), WorkDir: workDir,
+		Replace: sv.Major == 0,
 	})
 	if err != nil {
 		return store.Version{}, err // the store's error names the workflow and version

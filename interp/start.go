@@ -56,7 +56,7 @@ func (e *Engine) StartRun(ctx context.Context, p StartParams) (store.Run, bool, 
 		return store.Run{}, false, err
 	}
 	if !p.New {
-		old, found, err := e.keyedRun(ctx, p.Workflow, key, v.Version)
+		old, found, err := e.keyedRun(ctx, p.Workflow, key, v)
 		if err != nil {
 			return store.Run{}, false, err
 		}
@@ -109,11 +109,11 @@ func (e *Engine) startVersion(ctx context.Context, workflow, version string) (st
 	return v, l, nil
 }
 
-// keyedRun finds the run a start with key continues instead of creating
-// one (language.md §2): the newest run with the key when it is unfinished,
-// or completed on the same MAJOR.MINOR as version. found is false when a
-// new run starts.
-func (e *Engine) keyedRun(ctx context.Context, workflow, key, version string) (store.Run, bool, error) {
+// keyedRun finds the run a start of version v with key continues instead
+// of creating one (language.md §2): the newest run with the key when it
+// is unfinished, or completed on the same MAJOR.MINOR as v (and not on a
+// revision of v that was replaced). found is false when a new run starts.
+func (e *Engine) keyedRun(ctx context.Context, workflow, key string, v store.Version) (store.Run, bool, error) {
 	old, err := e.st.RunGetByKey(ctx, workflow, key)
 	if errors.Is(err, store.ErrNotFound) {
 		return store.Run{}, false, nil
@@ -121,17 +121,32 @@ func (e *Engine) keyedRun(ctx context.Context, workflow, key, version string) (s
 	if err != nil {
 		return store.Run{}, false, fmt.Errorf("start workflow %q: look up run key %q: %w", workflow, key, err)
 	}
-	if continues(old, version) {
+	if continues(old, v) {
 		return old, true, nil
 	}
 	return store.Run{}, false, nil
 }
 
-// continues reports whether a start of version continues old, the newest
-// run with its key, instead of creating a run: old is unfinished, or
-// completed on the same MAJOR.MINOR.
-func continues(old store.Run, version string) bool {
-	return !old.Status.Terminal() || old.Status == store.RunCompleted && sameRelease(old.Version, version)
+// continues reports whether a start of version v (its current head)
+// continues old, the newest run with its key, instead of creating a run:
+// old is unfinished, or completed on the same MAJOR.MINOR, except on a
+// revision of v that was replaced since (spec/versioning.md §8: a new
+// revision of a development version counts as a new release for this
+// rule).
+func continues(old store.Run, v store.Version) bool {
+	if !old.Status.Terminal() {
+		return true
+	}
+	if old.Status != store.RunCompleted || !sameRelease(old.Version, v.Version) {
+		return false
+	}
+	return !replacedUnder(old, v)
+}
+
+// replacedUnder reports whether run old is bound to an earlier revision
+// of v, its own version, than v's current one.
+func replacedUnder(old store.Run, v store.Version) bool {
+	return old.Version == v.Version && v.Revision > 1 && old.GraphHash != v.Hash
 }
 
 // startDir is the directory a new run of version v executes in: dir when

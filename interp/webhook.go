@@ -172,7 +172,7 @@ func (e *Engine) StartWebhook(ctx context.Context, req WebhookRequest) (WebhookR
 	} else if key, err = runKey(ctx, l.g, l.prog, inputs); err != nil {
 		return WebhookResult{}, err
 	}
-	old, found, err := e.keyedRun(ctx, req.Workflow, key, v.Version)
+	old, found, err := e.keyedRun(ctx, req.Workflow, key, v)
 	if err != nil || found {
 		return WebhookResult{Run: old}, err
 	}
