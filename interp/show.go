@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 	"time"
 
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 )
 
@@ -40,6 +42,11 @@ type RunView struct {
 	// TraceID is the run's OpenTelemetry trace id (a child run's is its
 	// parent's); "" for a run stored before traces were recorded.
 	TraceID string
+	// Revision is the revision of its development version (MAJOR 0) the
+	// run is bound to, when that version was replaced at least once
+	// (spec/versioning.md §8), and Current the version's current one;
+	// both 0 otherwise. Not in the JSON form.
+	Revision, Current int
 	// Order lists the step names in the graph's (topological) order, for
 	// printing; JSON objects have no order.
 	Order []string
@@ -310,6 +317,9 @@ func (e *Engine) Show(ctx context.Context, runID string) (*RunView, error) {
 	if run.Status == store.RunWaiting {
 		v.AvailableAt = timePtr(run.AvailableAt)
 	}
+	if v.Revision, v.Current, err = e.runRevision(ctx, run); err != nil {
+		return nil, fmt.Errorf("show run %s: %w", run.ID, err)
+	}
 	if run.ParentRunID == "" {
 		fires, err := e.st.ScheduleFireList(ctx, store.ScheduleFireListParams{RunID: run.ID})
 		if err != nil {
@@ -436,4 +446,32 @@ func timePtr(t time.Time) *time.Time {
 	}
 	u := t.UTC()
 	return &u
+}
+
+// runRevision returns the revision of its development version run is
+// bound to and the version's current revision, when the version was
+// replaced at least once; 0, 0 otherwise (and for a released version,
+// without a read).
+func (e *Engine) runRevision(ctx context.Context, run store.Run) (int, int, error) {
+	if sv, err := graph.ParseVersion(run.Version); err != nil || sv.Major != 0 {
+		return 0, 0, nil
+	}
+	head, err := e.versionHead(ctx, run.Workflow, run.Version)
+	if errors.Is(err, store.ErrNotFound) || err == nil && head.Revision <= 1 {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	if head.Hash == run.GraphHash {
+		return head.Revision, head.Revision, nil
+	}
+	v, err := e.st.VersionGetByHash(ctx, run.Workflow, run.GraphHash)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("reading the revision of version %s: %w", run.Version, err)
+	}
+	return v.Revision, head.Revision, nil
 }

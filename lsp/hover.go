@@ -257,6 +257,9 @@ func versionCheckText(ctx context.Context, eng *interp.Engine, g *graph.Graph) s
 	if nv, err := graph.ParseVersion(g.Version); err == nil && nv.Compare(ov) > 0 {
 		fmt.Fprintf(&b, " %s declares %s.", g.Version, ov.BumpTo(nv))
 	}
+	if c.Replace {
+		fmt.Fprintf(&b, " %s is a development version: applying replaces it in place as revision %d.", g.Version, c.Revision)
+	}
 	if c.Refused != nil {
 		b.WriteString(" Applying it as it is would be refused.")
 	}

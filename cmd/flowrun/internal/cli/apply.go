@@ -170,11 +170,13 @@ func (e *env) progress(ev store.Event) {
 // nothing.
 func (e *env) storeVersions(ctx context.Context, eng *interp.Engine, mod *lang.Module) error {
 	var blocks [][]interp.RunPlan
+	var checks []interp.VersionCheck
 	for _, w := range mod.Workflows {
 		c, err := e.checkVersion(ctx, eng, mod, w)
 		if err != nil {
 			return err
 		}
+		checks = append(checks, c)
 		var b []interp.RunPlan
 		if newMajor(c.Newest.Version, w.Graph.Version) {
 			if b, err = e.willBlock(ctx, eng, w.Name, w.Graph.Version); err != nil {
@@ -191,12 +193,21 @@ func (e *env) storeVersions(ctx context.Context, eng *interp.Engine, mod *lang.M
 		if err != nil {
 			return fmt.Errorf("find the directory of %s: %w", w.File, err)
 		}
-		if _, err := eng.StoreGraphAt(ctx, w.Graph, dir); err != nil {
+		v, err := eng.StoreGraphAt(ctx, w.Graph, dir)
+		if err != nil {
+			var inUse *store.VersionInUseError
+			if errors.As(err, &inUse) { // a run started since the check
+				return versionInUseError(w, checks[i].Against, graph.RequiredBump(checks[i].Changes), inUse)
+			}
 			if errors.Is(err, store.ErrVersionConflict) {
 				return usageErrorf("workflow %q version %s was stored with a different graph by another process", w.Name, w.Graph.Version).
 					hint("Raise the version in " + w.File + " and apply again.")
 			}
 			return storeError("", err) // it names the workflow and version
+		}
+		if checks[i].Replace {
+			fmt.Fprintf(e.stderr, "flowrun %s: workflow %q version %s replaced in place as revision %d (a development version, MAJOR 0); runs of revision %d keep their graph\n",
+				e.verb, w.Name, v.Version, v.Revision, checks[i].Against.Revision)
 		}
 	}
 	return nil
@@ -266,10 +277,30 @@ func (e *env) checkVersion(ctx context.Context, eng *interp.Engine, mod *lang.Mo
 			hint(fmt.Sprintf("Set version = %q in %s (or check the changes with: flowrun diff %s@%s %s), then apply again.",
 				be.Suggested().String(), w.File, c.Against.Workflow, c.Against.Version, w.File))
 	}
+	var inUse *store.VersionInUseError
+	if errors.As(c.Refused, &inUse) {
+		return c, versionInUseError(w, c.Against, graph.RequiredBump(c.Changes), inUse)
+	}
 	if c.Refused != nil {
 		return c, usageErrorf("%s: %v", w.File, c.Refused).hint("Fix the workflow's version and apply again.")
 	}
 	return c, nil
+}
+
+// versionInUseError refuses to replace development version v of w while
+// unfinished runs are bound to it (spec/versioning.md §8); need is the
+// bump the changes from v's current revision need, for the version to
+// suggest instead.
+func versionInUseError(w *lang.Workflow, v store.Version, need graph.Bump, in *store.VersionInUseError) error {
+	others := ""
+	if in.Runs > 1 {
+		others = fmt.Sprintf(" (and %s)", plural(in.Runs-1, "other unfinished run", "other unfinished runs"))
+	}
+	next := graph.SemVer{Major: v.Major, Minor: v.Minor, Patch: v.Patch}.Next(max(need, graph.BumpPatch))
+	return usageErrorf("%s: workflow %q version %s is stored with another graph and cannot be replaced: run %s%s is bound to it and is still %s",
+		w.File, w.Name, v.Version, in.Run, others, in.Status).
+		hint(fmt.Sprintf("A development version is replaced only when no unfinished run is bound to it. Let the run finish or cancel it (flowrun cancel %s), then apply again; or set version = %q in %s to store a new version beside it.",
+			in.Run, next.String(), w.File))
 }
 
 // storedGraphError is the exit error of a failure to read a stored

@@ -168,6 +168,17 @@ func (e *env) planWorkflow(ctx context.Context, eng *interp.Engine, mod *lang.Mo
 		from := c.Against.Version
 		vc.From = &from
 		say("version: %s is already stored with this graph; applying stores nothing\n", g.Version)
+	} else if c.Replace {
+		vc := change("replace")
+		from, required, rev := c.Against.Version, bumpJSON(graph.RequiredBump(c.Changes)), c.Revision
+		vc.From, vc.RequiredBump, vc.Revision, vc.Changes = &from, &required, &rev, changesJSON(c.Changes)
+		say("version: %s is stored with another graph (revision %d); applying replaces it in place as revision %d (a development version, MAJOR 0: no unfinished run is bound to it)\n",
+			g.Version, c.Against.Revision, c.Revision)
+		if js == nil {
+			for _, c := range c.Changes {
+				fmt.Fprintf(e.stdout, "  %s\n", termtext.Line(c.String()))
+			}
+		}
 	} else {
 		newest := c.Newest
 		og, err := eng.Graph(ctx, newest.Workflow, newest.Hash)
@@ -261,12 +272,14 @@ type planStepJSON struct {
 }
 
 type versionChangeJSON struct {
-	// Result: first, stored, new or refused.
+	// Result: first, stored, new, replace or refused.
 	Result       string       `json:"result"`
 	From         *string      `json:"from"`
 	DeclaredBump *string      `json:"declared_bump"`
 	RequiredBump *string      `json:"required_bump"`
 	Changes      []changeJSON `json:"changes"`
+	// Revision is the revision a replace stores (null otherwise).
+	Revision *int `json:"revision"`
 }
 
 type planRunJSON struct {

@@ -79,7 +79,7 @@ func writeHumanView(w io.Writer, v *interp.RunView) error {
 	// outputs and errors hold text that programs and callers wrote.
 	field := func(name, value string) { fmt.Fprintf(w, "%-10s%s\n", name, termtext.Line(value)) }
 	field("run", v.RunID)
-	field("workflow", v.Workflow+" "+v.Version)
+	field("workflow", v.Workflow+" "+v.Version+revisionNote(v.Revision, v.Current))
 	field("key", v.Key)
 	status := string(v.Status)
 	if v.WaitReason != "" && !v.Status.Terminal() {
@@ -230,4 +230,17 @@ func errorText(raw json.RawMessage) string {
 		text += " (not retried: retry.when failed: " + oneLine(e.RetryWhen) + ")"
 	}
 	return text
+}
+
+// revisionNote is what show adds to the version of a run of a development
+// version that was replaced (spec/versioning.md §8): the revision the run
+// is bound to, and whether it is the current one.
+func revisionNote(rev, current int) string {
+	switch {
+	case rev == 0:
+		return ""
+	case rev == current:
+		return fmt.Sprintf(" (revision %d)", rev)
+	}
+	return fmt.Sprintf(" (revision %d; the version is at revision %d now)", rev, current)
 }

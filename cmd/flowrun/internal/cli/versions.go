@@ -65,7 +65,7 @@ runs_by_status.`,
 						for st, n := range byStatus[v.Version] {
 							by[string(st)] = n
 						}
-						out = append(out, versionJSON{Workflow: v.Workflow, Version: v.Version, GraphHash: v.Hash,
+						out = append(out, versionJSON{Workflow: v.Workflow, Version: v.Version, Revision: v.Revision, GraphHash: v.Hash,
 							CreatedAt: jsonTime(v.CreatedAt), Runs: counts[v.Version], RunsByStatus: by})
 					}
 					return e.writeJSON(out)
@@ -73,7 +73,7 @@ runs_by_status.`,
 				tw := newTable(e.stdout)
 				fmt.Fprintln(tw, "VERSION\tHASH\tRUNS\tSTORED")
 				for _, v := range vs {
-					row(tw, v.Version, shortHash(v.Hash), runCounts(counts[v.Version], byStatus[v.Version]), formatTime(v.CreatedAt))
+					row(tw, v.Version+revisionCell(v.Revision), shortHash(v.Hash), runCounts(counts[v.Version], byStatus[v.Version]), formatTime(v.CreatedAt))
 				}
 				return tw.Flush()
 			}
@@ -99,12 +99,25 @@ func runCounts(n int, by map[store.RunStatus]int) string {
 
 // versionJSON is one element of versions --json (spec/semantics.md §16).
 type versionJSON struct {
-	Workflow  string `json:"workflow"`
-	Version   string `json:"version"`
+	Workflow string `json:"workflow"`
+	Version  string `json:"version"`
+	// Revision is the version's current revision: 1, or more for a
+	// development version replaced in place (spec/versioning.md §8).
+	Revision  int    `json:"revision"`
 	GraphHash string `json:"graph_hash"`
 	CreatedAt string `json:"created_at"`
 	// Runs counts the runs bound to the version; RunsByStatus by status
 	// (only the statuses that occur).
 	Runs         int            `json:"runs"`
 	RunsByStatus map[string]int `json:"runs_by_status"`
+}
+
+// revisionCell is what versions adds to a version replaced in place
+// (spec/versioning.md §8): its current revision. Runs are counted per
+// version, whatever revision they ran.
+func revisionCell(rev int) string {
+	if rev <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(" (revision %d)", rev)
 }
