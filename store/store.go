@@ -112,8 +112,8 @@ type Version struct {
 	Major     int
 	Minor     int
 	Patch     int
-	Hash      string // hex SHA-256 of Graph
-	Graph     []byte // canonical JSON
+	Hash      string    // hex SHA-256 of Graph
+	Graph     []byte    // canonical JSON
 	CreatedAt time.Time // when this revision was stored
 	// Revision counts the graphs the version has had: 1 for the first,
 	// one more for each replacement of a development version (MAJOR 0,

@@ -3,8 +3,8 @@ package storetest
 import (
 	"errors"
 	"fmt"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/flowrun/flowrun/store"
 )
