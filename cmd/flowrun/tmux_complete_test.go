@@ -27,18 +27,21 @@ func TestTmuxBashCompletion(t *testing.T) {
 	keys := func(k ...string) { p.tmux(append([]string{"send-keys", "-t", "main"}, k...)...) }
 	keys("source <(flowrun completion bash); echo loaded", "Enter")
 	p.waitFor(`^loaded$`)
+	prompt(p)
 
 	// A run id from a lower-case prefix of it.
 	keys("flowrun show "+prefix, "Tab")
 	p.waitFor(`^\$ flowrun show ` + web + `$`)
 	keys(" --json | grep run_id", "Enter")
 	p.waitFor(`^  "run_id": "` + web + `",$`)
+	prompt(p)
 
 	// WORKFLOW@last: bash replaces only the piece after the @.
 	keys("flowrun show deploy@la", "Tab")
 	p.waitFor(`^\$ flowrun show deploy@last$`)
 	keys(" --json | grep run_id", "Enter")
 	p.waitFor(`^  "run_id": "` + api + `",$`)
+	prompt(p)
 
 	// WORKFLOW/KEY, then the signal the run waits for.
 	keys("flowrun signal deploy/w", "Tab")
@@ -64,16 +67,19 @@ func TestTmuxZshCompletion(t *testing.T) {
 	keys := func(k ...string) { p.tmux(append([]string{"send-keys", "-t", "main"}, k...)...) }
 	keys("autoload -U compinit && compinit -u && source <(flowrun completion zsh) && echo loaded", "Enter")
 	p.waitFor(`^loaded$`)
+	prompt(p)
 
 	keys("flowrun show "+prefix, "Tab")
 	p.waitFor(`^\$ flowrun show ` + web + `$`)
 	keys(" --json | grep run_id", "Enter")
 	p.waitFor(`^  "run_id": "` + web + `",$`)
+	prompt(p)
 
 	keys("flowrun show deploy@la", "Tab")
 	p.waitFor(`^\$ flowrun show deploy@last$`)
 	keys(" --json | grep run_id", "Enter")
 	p.waitFor(`^  "run_id": "` + api + `",$`)
+	prompt(p)
 
 	keys("flowrun signal deploy/w", "Tab")
 	p.waitFor(`^\$ flowrun signal deploy/web$`)
@@ -81,6 +87,15 @@ func TestTmuxZshCompletion(t *testing.T) {
 	p.waitFor(`^\$ flowrun signal deploy/web approval$`)
 	keys("Enter")
 	p.waitFor(`^signal approval delivered to run ` + web + `$`)
+}
+
+// prompt waits for the shell's next empty prompt, so that the next keys
+// are not typed ahead of it: a line typed while the last command still
+// runs is echoed before the prompt and the screen no longer shows the
+// "$ COMMAND" line the test waits for (seen under load).
+func prompt(p *tmuxPane) {
+	p.t.Helper()
+	p.waitFor(`^\$ ?$`)
 }
 
 // completionRuns starts two runs of a workflow that waits for a signal,
