@@ -37,6 +37,9 @@ func (e *env) loadWith(ctx context.Context, paths []string, stored bool) (*lang.
 		return nil, usageErrorf("no workflow files given").
 			hint(fmt.Sprintf("Name one or more .hcl files or directories: flowrun %s PATH...", e.verb))
 	}
+	if err := notRecursive(e.verb, paths); err != nil {
+		return nil, err
+	}
 	opts := lang.LoadOptions{MaxFileSize: e.workflowFileLimit()}
 	var storeErr error
 	if stored {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -27,6 +28,24 @@ func recursiveRoot(arg string) (string, bool) {
 		return dir, true
 	}
 	return "", false
+}
+
+// notRecursive refuses an argument DIR/... of a verb that does not recurse
+// (all but validate and fmt, spec/cli.md §4), where a path of that name
+// does not exist: the user meant Go's ./..., which only those two read.
+func notRecursive(verb string, paths []string) error {
+	for _, p := range paths {
+		root, ok := recursiveRoot(p)
+		if !ok {
+			continue
+		}
+		if _, err := os.Lstat(p); err == nil {
+			continue // a file or directory really named so
+		}
+		return usageErrorf("%s: %s does not recurse into sub-directories; DIR/... is for validate and fmt", p, verb).
+			hint(fmt.Sprintf("Name the directory for the *.hcl files directly in it (flowrun %s %s), or the files.", verb, root))
+	}
+	return nil
 }
 
 // hclDirs returns root and the directories below it that hold a *.hcl

@@ -166,6 +166,9 @@ func findTestFiles(args []string) ([]*testDir, error) {
 		}
 		d.files = append(d.files, file)
 	}
+	if err := notRecursive("test", args); err != nil {
+		return nil, err
+	}
 	for _, a := range args {
 		info, err := os.Stat(a)
 		if err != nil {
