@@ -74,6 +74,25 @@ type Options struct {
 	// before the commit. flowrun test --crash uses it to drop an engine
 	// right after a chosen commit (commit.go). Production leaves it nil.
 	BeforeCommit func([]store.Transition) error
+	// HoldTimer, when set, lets a runner wait for a timer in place instead
+	// of parking its run. It is asked, with the instant the run waits for,
+	// when a top-level run with nothing to execute, no action in flight
+	// and no unfinished child can be moved on only by a timer of its own
+	// (a sleep, a retry backoff, an until interval, a breaker cooldown, or
+	// the deadline; not a signal or a child), once the runner committed
+	// its decisions. When it answers true the runner keeps its lease and
+	// waits on the engine clock, and the run is neither claimed nor
+	// rebuilt again when the timer fires (the engine's claim loops leave
+	// the tree alone meanwhile; the heartbeat extends the lease and every
+	// commit is fenced by it); when false the run is parked (invariant 7),
+	// in a commit of its own. Every change is still one committed transition,
+	// so an engine dropped while it holds leaves a run that a new engine
+	// resumes as any run of a dead owner. It is for an engine alone with
+	// its store and its clock: flowrun test moves its virtual clock to the
+	// instant and answers true unless a signal or an upgrade of the test
+	// comes first. Production leaves it nil: a worker parks a sleeping run
+	// rather than holding a slot and a lease for it.
+	HoldTimer func(wake time.Time) bool
 	// Observer is told of runs started and ended, attempts ended, claims,
 	// reclaims, commits and schedule fires, for metrics and traces
 	// (telemetry.go; default telemetry.Nop). The engine knows no metrics

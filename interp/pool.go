@@ -65,6 +65,9 @@ func newPool(e *Engine, root string, slots int) *pool {
 
 // claim leases up to the free slots and starts a runner for each run.
 func (p *pool) claim(ctx context.Context) (int, error) {
+	if p.solo() {
+		return 0, nil // the runners hold the whole of their trees (hold.go)
+	}
 	p.reclaimDead(ctx)
 	free := p.reserve(0)
 	if free <= 0 {
@@ -368,6 +371,22 @@ func (p *pool) count() int {
 	return len(p.active) + p.reserved
 }
 
+// solo reports whether every runner of the pool holds its run through its
+// timers as the whole of its tree (runner.solo), with no claim in progress.
+func (p *pool) solo() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.reserved > 0 || len(p.active) == 0 {
+		return false
+	}
+	for _, r := range p.active {
+		if !r.solo.Load() {
+			return false
+		}
+	}
+	return true
+}
+
 // drainAll makes every runner, and those of claims in progress, start no
 // new action and park when their actions end; the pool claims no more.
 func (p *pool) drainAll() {
@@ -516,7 +535,10 @@ func (e *Engine) DriveDrain(ctx context.Context, rootRunID string, drain <-chan 
 			// on a timer (a parent's step timeout or sleep next to a child
 			// that runs): wake for it too, not only when a runner ends.
 			wait := time.Duration(-1)
-			if next, ok, err := e.st.RunNextAvailable(sctx, rootRunID); err != nil {
+			if p.solo() {
+				// The run that holds through its timers is the whole tree:
+				// only its end (or a child it starts) needs the loop.
+			} else if next, ok, err := e.st.RunNextAvailable(sctx, rootRunID); err != nil {
 				return fail(fmt.Errorf("drive run %s: %w", rootRunID, err))
 			} else if ok {
 				if wait = next.Sub(e.clk.Now()); wait <= 0 {

@@ -83,6 +83,7 @@ func (r *runner) main(ctx context.Context) (store.Run, error) {
 	r.tx.runUpdate().WaitReason = ptr("")
 	r.tx.event("claimed", "", map[string]any{"owner": r.owner, "epoch": r.lease.Epoch})
 	for {
+		var holdWake time.Time // the timer the runner waits for in place (hold.go)
 		r.now = r.e.clk.Now()
 		switch {
 		case r.lost.Load():
@@ -105,7 +106,11 @@ func (r *runner) main(ctx context.Context) (store.Run, error) {
 			}
 			r.decide(ctx)
 			if !r.ended && !r.more && len(r.flights) == 0 && len(r.launches) == 0 {
-				r.park()
+				if at, ok := r.holdTimer(); ok {
+					holdWake = at
+				} else {
+					r.park()
+				}
 			}
 		}
 		if err := r.flush(ctx); err != nil {
@@ -117,6 +122,15 @@ func (r *runner) main(ctx context.Context) (store.Run, error) {
 			return r.run, nil
 		}
 		r.start(ctx)
+		if !holdWake.IsZero() {
+			if err := r.holdAt(ctx, holdWake); err != nil {
+				return r.run, err
+			}
+			if r.ended {
+				r.finish(ctx)
+				return r.run, nil
+			}
+		}
 		if r.more {
 			r.more = false
 			continue
@@ -171,6 +185,9 @@ func (r *runner) flush(ctx context.Context) error {
 		return err
 	}
 	r.applyRun(t)
+	if len(t.Children) > 0 && r.solo.Swap(false) {
+		r.e.wakePools() // the tree has a new run for the claim loop
+	}
 	r.observe(&t)
 	if len(t.Alerts) > 0 {
 		r.e.wakeAlerts()

@@ -25,6 +25,10 @@ type supervisor struct {
 	cancelReq atomic.Bool // cancel requested
 	drain     atomic.Bool // start no new action; park when the flights end
 	halt      atomic.Bool // stop now: interrupt the flights and park
+	// solo says the runner holds its run through its timers (hold.go) and
+	// the run is the whole of its tree: the claim loop need not look for
+	// other runs of the tree until the runner ends or starts a child.
+	solo atomic.Bool
 }
 
 // nudge wakes the runner's wait.

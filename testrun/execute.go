@@ -56,6 +56,10 @@ type execution struct {
 	// the next result of each mocked step.
 	index map[string]int
 	next  map[string]int
+	// hold answers the engine's HoldTimer hook: whether the run may wait
+	// for its next timer in place, the virtual clock moved to it (set by
+	// execute before the run is first driven).
+	hold func(wake time.Time) bool
 }
 
 // engine builds an engine over st for incarnation inc. x, when set, gets
@@ -72,6 +76,7 @@ func (s *session) engine(st store.Store, clk clock.Clock, inc int, x *execution)
 	if x != nil {
 		o.Mock = func(c interp.MockCall) (interp.MockResult, bool) { return s.mock(x, c) }
 		o.BeforeCommit = func(ts []store.Transition) error { return x.beforeCommit(inc, ts) }
+		o.HoldTimer = func(wake time.Time) bool { return x.hold != nil && x.hold(wake) }
 	}
 	return interp.New(st, o)
 }
@@ -247,8 +252,29 @@ func (s *session) execute(ctx context.Context, crashAfter int) (*execution, erro
 		upAt = start.Add(time.Duration(up.AfterMS) * time.Millisecond)
 	}
 	parked := false
-	for round := 0; ; round++ {
-		if round > maxRounds {
+	// A run that only its own timers move on waits for them inside Drive
+	// (interp Options.HoldTimer): the clock moves to its next timer there,
+	// unless a signal or the upgrade is due first, which the loop below
+	// brings when the run parks. Each such move counts as a round.
+	round, holds := 0, 0
+	x.hold = func(wake time.Time) bool {
+		if round+holds >= maxRounds {
+			return false
+		}
+		if !upApplied && (!up.HasAfter || !upAt.After(wake)) {
+			return false
+		}
+		for _, sd := range sigs {
+			if !sd.sent && !sd.at.After(wake) {
+				return false
+			}
+		}
+		holds++
+		clk.Set(wake)
+		return true
+	}
+	for ; ; round++ {
+		if round+holds > maxRounds {
 			x.problems = append(x.problems, Failure{Pos: pos(s.t.Range), What: "run", Message: fmt.Sprintf("the run did not settle after %d rounds of virtual time", maxRounds)})
 			break
 		}
