@@ -145,27 +145,20 @@ func TestHoldTimerKilled(t *testing.T) {
 	if st := b.show(run.ID).Steps["s1"]; st.Status != store.StepWaiting {
 		t.Fatalf("s1 is %s at the kill, want waiting in its sleep", st.Status)
 	}
-	after := New(b.st, Options{Clock: b.clk, Owner: store.Owner{Host: "testhost", PID: 2, Worker: "u"}, ParkWait: 0})
+	after := New(b.st, Options{Clock: b.clk, Owner: store.Owner{Host: "testhost", PID: 2, Worker: "u"}, ParkWait: -1})
 	if _, err := b.st.LeaseExpire(b.ctx, store.LeaseExpireParams{Owners: []string{mid.Lease.Owner}, Now: b.clk.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	var got store.Run
-	go func() {
-		defer close(done)
-		got, err = after.Drive(b.ctx, run.ID)
-	}()
-	// The new engine parks s2's sleep on its timer (it has no hook): move
-	// the clock until the run ends.
-	for {
-		select {
-		case <-done:
-		case <-time.After(5 * time.Millisecond):
-			b.clk.Advance(time.Minute)
-			continue
-		}
-		break
+	// The new engine (no hook) ends s1's sleep, due now, and parks s2's.
+	got, err := after.Drive(b.ctx, run.ID)
+	if err != nil {
+		t.Fatal(err)
 	}
+	if got.Status != store.RunWaiting {
+		t.Fatalf("resumed run is %s, want waiting on s2's sleep", got.Status)
+	}
+	b.clk.Advance(time.Hour)
+	got, err = after.Drive(b.ctx, run.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
