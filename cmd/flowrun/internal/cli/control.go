@@ -233,8 +233,11 @@ WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 				sig, err := eng.Signal(ctx, run.ID, name, payload)
 				var de *interp.SignalDataError
 				if errors.As(err, &de) {
-					return usageErrorf("%s", de.Error()).
-						hint(fmt.Sprintf("Pass --data with a JSON value of type %s; nothing was delivered.", de.Type))
+					h := fmt.Sprintf("Pass --data with a JSON value of type %s; nothing was delivered.", de.Type)
+					if *data == "" {
+						h = fmt.Sprintf("No --data was given, so the signal carried {}: pass --data with a JSON value of type %s; nothing was delivered.", de.Type)
+					}
+					return usageErrorf("%s", de.Error()).hint(h)
 				}
 				if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
 					return usageErrorf("%s", trimSentinel(err)).
