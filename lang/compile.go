@@ -110,6 +110,7 @@ func compileWorkflowWith(w *workflowDecl, decodeDiags hcl.Diagnostics, children 
 		st := c.buildStep(s)
 		c.g.Steps = append(c.g.Steps, st)
 		c.built[st.Name] = st
+		s.release()
 	}
 	c.runDeferred()
 	c.buildOutputs()

@@ -38,6 +38,16 @@ type stepDecl struct {
 	Settings map[string]hcl.Range
 }
 
+// release drops what a step declares once the step is built, keeping only
+// its name and ranges: the compiler reads other steps' declarations only
+// to know that they exist (their types come from the built steps), so a
+// large workflow's parsed expressions are collected step by step as it
+// compiles instead of all at its end. Checks deferred to the end of the
+// compile hold their own expressions.
+func (s *stepDecl) release() {
+	*s = stepDecl{Name: s.Name, NameRange: s.NameRange, DeclRange: s.DeclRange}
+}
+
 // retryDecl is a retry block; nil fields were not set and come from
 // defaults.retry, then from the built-in defaults.
 type retryDecl struct {

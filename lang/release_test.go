@@ -1,8 +1,10 @@
 package lang
 
 import (
+	"reflect"
 	"testing"
 
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/lang/internal/testsrc"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
@@ -36,5 +38,37 @@ func TestDecodeFileReleasesStepSyntax(t *testing.T) {
 	}
 	if n := steps(); n != 0 {
 		t.Errorf("the syntax tree still holds %d step blocks after decoding", n)
+	}
+}
+
+// Compiling a workflow drops each step's declaration (its parsed
+// expressions) once the step is built, keeping its name and ranges; the
+// graph is the one compiled from a fresh decode.
+func TestCompileReleasesStepDecls(t *testing.T) {
+	src := testsrc.Chain(200)
+	want, diags := LoadFile("big.hcl", src)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	file, diags := parseConfig(src, "big.hcl")
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	decls, diags := decodeFile(file)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	w := decls[0]
+	g, diags := compileWorkflowWith(w, nil, &childResolver{module: map[string]*graph.Graph{}, declared: map[string]bool{}})
+	if diags.HasErrors() || g == nil {
+		t.Fatal(diags)
+	}
+	if !reflect.DeepEqual(g, want.Workflows[0].Graph) {
+		t.Error("the graph differs from LoadFile's")
+	}
+	for _, s := range w.Steps {
+		if s.Name == "" || s.Action != nil || s.When != nil {
+			t.Fatalf("step %q keeps its declaration after compiling: action %v, when %v", s.Name, s.Action, s.When)
+		}
 	}
 }
