@@ -12,11 +12,13 @@ import (
 	"io"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/term"
 	"github.com/muesli/termenv"
 )
 
 // Styles are the lipgloss styles of the interface. With NoColor they carry
-// bold and reverse only, so the screen reads well without colour.
+// bold and reverse only (on a terminal; see For), so the screen reads well
+// without colour.
 type Styles struct {
 	NoColor bool
 
@@ -36,20 +38,32 @@ type Styles struct {
 	Status map[string]lipgloss.Style // by run or step status
 }
 
-// For returns the styles that render for out: a renderer of its own on
-// out, in the plain profile when noColor (callers pass true when NO_COLOR
-// is set), so that nothing drawn carries an escape sequence: no colour,
-// and no bold or reverse either.
+// For returns the styles that render for out, on a renderer of its own.
+// noColor (callers pass true when NO_COLOR is set) draws no colour at all:
+// on a terminal the styles keep bold and reverse, which are not colour
+// (no-color.org), so the row under the cursor still shows; elsewhere (a
+// file, a test's buffer) they draw plain text.
 //
 // In colour, every colour is adaptive: one shade for a light background
 // and one for a dark one. The background is asked of the terminal here,
 // once, before a program reads the terminal's input (asked later, the
 // terminal's answer would arrive as key presses).
 func For(out io.Writer, noColor bool) *Styles {
+	f, ok := out.(interface{ Fd() uintptr })
+	return forOutput(out, noColor, ok && term.IsTerminal(f.Fd()))
+}
+
+func forOutput(out io.Writer, noColor, terminal bool) *Styles {
 	r := lipgloss.NewRenderer(out)
-	if noColor {
+	switch {
+	case noColor && terminal:
+		// termenv reads NO_COLOR as "no escape sequences" (its Ascii
+		// profile), which would hide the cursor; the colours are
+		// lipgloss.NoColor in NewStyles instead.
+		r.SetColorProfile(termenv.ANSI)
+	case noColor:
 		r.SetColorProfile(termenv.Ascii)
-	} else {
+	default:
 		r.HasDarkBackground()
 	}
 	return NewStyles(r, noColor)

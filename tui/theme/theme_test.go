@@ -2,6 +2,8 @@ package theme
 
 import (
 	"bytes"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -53,6 +55,30 @@ func TestNoColorHasNoEscapes(t *testing.T) {
 	for name, st := range all {
 		if v := st.Render("x"); strings.Contains(v, "\x1b") {
 			t.Errorf("%s draws an escape sequence under NO_COLOR: %q", name, v)
+		}
+	}
+}
+
+// sgr matches one SGR sequence and captures its parameters.
+var sgr = regexp.MustCompile(`\x1b\[([0-9;]*)m`)
+
+// TestNoColorOnTerminalKeepsReverse: on a terminal, NO_COLOR draws no
+// colour parameter (30-49, 90-107) but keeps reverse on the row under the
+// cursor and bold on the title, so the cursor still shows.
+func TestNoColorOnTerminalKeepsReverse(t *testing.T) {
+	s := forOutput(&bytes.Buffer{}, true, true)
+	if v := s.Selected.Render("row"); !strings.Contains(v, "\x1b[7m") {
+		t.Errorf("the selected row is not reversed under NO_COLOR: %q", v)
+	}
+	all := coloured(s)
+	all["Selected"], all["Banner"], all["Dialog"] = s.Selected, s.Banner, s.Dialog
+	for name, st := range all {
+		for _, m := range sgr.FindAllStringSubmatch(st.Render("x"), -1) {
+			for _, p := range strings.Split(m[1], ";") {
+				if n, _ := strconv.Atoi(p); (n >= 30 && n <= 49) || (n >= 90 && n <= 107) {
+					t.Errorf("%s draws colour %q under NO_COLOR", name, m[0])
+				}
+			}
 		}
 	}
 }
