@@ -147,10 +147,6 @@ type (
 		items []store.DeadLetter
 		err   error
 	}
-	schedulesMsg struct {
-		items []store.Schedule
-		err   error
-	}
 	breakersMsg struct {
 		items []store.Breaker
 		err   error
@@ -302,13 +298,9 @@ func (m Model) readOutput() tea.Cmd {
 	}
 }
 
-// loadSchedules reads every schedule, those dropped by later versions too.
+// loadSchedules reads every schedule and the status of its last run.
 func (m Model) loadSchedules() tea.Cmd {
-	bg, st := m.bg, m.src.Engine.Store()
-	return func() tea.Msg {
-		items, err := st.ScheduleList(bg, store.ScheduleListParams{Inactive: true})
-		return schedulesMsg{items, err}
-	}
+	return schedules.Load(m.bg, m.src.Engine.Store())
 }
 
 // openSchedules shows the schedules tab.

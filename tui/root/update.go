@@ -22,6 +22,7 @@ import (
 	"github.com/flowrun/flowrun/tui/keys"
 	"github.com/flowrun/flowrun/tui/run"
 	"github.com/flowrun/flowrun/tui/runs"
+	"github.com/flowrun/flowrun/tui/schedules"
 	"github.com/flowrun/flowrun/tui/signal"
 )
 
@@ -114,8 +115,8 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case deadLettersMsg:
 		m.dl.Set(msg.items, msg.err)
 		return m, nil
-	case schedulesMsg:
-		m.sc.Set(msg.items, msg.err)
+	case schedules.LoadedMsg:
+		m.sc.Set(msg)
 		return m, nil
 	case breakersMsg:
 		m.br.Set(msg.items, msg.err)

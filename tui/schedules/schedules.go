@@ -2,12 +2,15 @@
 // stored workflows with its next fires, its last run, and whether it is
 // paused, with a cursor the root's pause, unpause and trigger act on.
 //
-// schedules must not read the store or act: the root loads the schedules
-// (store.Schedules) and carries the actions out through the engine
-// (interp.Engine.PauseSchedule, TriggerSchedule) after a confirm.
+// schedules reads the store (Load: the schedule listing and the status of
+// each one's last run) but must not write it or act: the root carries the
+// actions out through the engine (interp.Engine.PauseSchedule,
+// TriggerSchedule) after a confirm.
 package schedules
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -35,6 +38,7 @@ type Model struct {
 	loaded bool
 	err    error
 	items  []store.Schedule
+	status map[string]store.RunStatus // of the last runs, by run id
 	cursor int
 	offset int
 }
@@ -45,13 +49,49 @@ func New(disp *display.Display, km keys.KeyMap) Model { return Model{disp: disp,
 // SetSize sets the area the tab draws in.
 func (m *Model) SetSize(width, height int) { m.width, m.height = width, height; m.scroll() }
 
+// LoadedMsg carries the schedules Load read, or the error reading them
+// gave.
+type LoadedMsg struct {
+	Items []store.Schedule
+	// RunStatus is the status of each schedule's last run, by run id; a
+	// run deleted since is missing.
+	RunStatus map[string]store.RunStatus
+	Err       error
+}
+
+// Load reads every schedule, those dropped by later versions too, and the
+// status of each one's last run.
+func Load(ctx context.Context, st store.Store) tea.Cmd {
+	return func() tea.Msg {
+		items, err := st.ScheduleList(ctx, store.ScheduleListParams{Inactive: true})
+		if err != nil {
+			return LoadedMsg{Err: err}
+		}
+		status := map[string]store.RunStatus{}
+		for _, s := range items {
+			if s.LastRunID == "" {
+				continue
+			}
+			r, err := st.RunGetHead(ctx, s.LastRunID)
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+			case err != nil:
+				return LoadedMsg{Err: fmt.Errorf("read run %s, the last of schedule %s/%s: %w", s.LastRunID, s.Workflow, s.Name, err)}
+			default:
+				status[s.LastRunID] = r.Status
+			}
+		}
+		return LoadedMsg{Items: items, RunStatus: status}
+	}
+}
+
 // Set shows freshly loaded schedules, or the error loading them gave; the
 // cursor stays on the schedule it was on.
-func (m *Model) Set(items []store.Schedule, err error) {
+func (m *Model) Set(msg LoadedMsg) {
 	keep, had := m.Selected()
-	m.items, m.err, m.loaded = items, err, true
+	m.items, m.status, m.err, m.loaded = msg.Items, msg.RunStatus, msg.Err, true
 	m.cursor = 0
-	for i, s := range items {
+	for i, s := range m.items {
 		if had && s.Workflow == keep.Workflow && s.Name == keep.Name {
 			m.cursor = i
 		}
@@ -164,7 +204,11 @@ func (m Model) row(s store.Schedule, nameW, specW int, now time.Time, selected b
 	}
 	last := "none yet"
 	if s.LastRunID != "" {
-		last = s.LastRunID + " " + theme.Duration(now.Sub(s.LastFiredAt).Round(time.Second)) + " ago"
+		last = s.LastRunID
+		if st, ok := m.status[s.LastRunID]; ok {
+			last += " " + string(st)
+		}
+		last += " " + theme.Duration(now.Sub(s.LastFiredAt).Round(time.Second)) + " ago"
 	}
 	line := fmt.Sprintf("%s %s %-7s %-22s %s", theme.Fit(termtext.Line(s.Workflow+"/"+s.Name), nameW),
 		theme.Fit(termtext.Line(s.Kind+" "+s.Spec), specW), state, theme.Cut(next, 22), termtext.Line(last))

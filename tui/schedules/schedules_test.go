@@ -19,15 +19,17 @@ var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 
 func TestSchedulesGolden(t *testing.T) {
 	m := New(display.New(&bytes.Buffer{}, true, clock.NewFake(t0)), keys.Default)
-	m.SetSize(100, 10)
-	m.Set([]store.Schedule{
+	m.SetSize(110, 10)
+	m.Set(LoadedMsg{Items: []store.Schedule{
 		{Workflow: "report", Name: "nightly", Kind: "cron", Spec: "0 2 * * *", Timezone: "UTC", Active: true,
 			LastRunID: "01JDAAAAAAAAAAAAAAAAAAAAAA", LastFiredAt: t0.Add(-25 * time.Hour)},
 		{Workflow: "sync", Name: "often", Kind: "every", Spec: "15m", Timezone: "UTC", Active: true, Paused: true},
-		{Workflow: "sync", Name: "old", Kind: "every", Spec: "1h", Timezone: "UTC"},
-	}, nil)
+		{Workflow: "sync", Name: "old", Kind: "every", Spec: "1h", Timezone: "UTC",
+			LastRunID: "01JDBBBBBBBBBBBBBBBBBBBBBB", LastFiredAt: t0.Add(-90 * time.Minute)},
+	}, RunStatus: map[string]store.RunStatus{"01JDAAAAAAAAAAAAAAAAAAAAAA": store.RunFailed}})
 	v := m.View()
-	for _, want := range []string{"in 22h55m, in 1d22h", "01JDAAAAAAAAAAAAAAAAAAAAAA 1d01h ago", "paused", "dropped", "none yet"} {
+	for _, want := range []string{"in 22h55m, in 1d22h", "01JDAAAAAAAAAAAAAAAAAAAAAA failed 1d01h ago", "paused", "dropped", "none yet",
+		"01JDBBBBBBBBBBBBBBBBBBBBBB 1h30m ago"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("the tab lacks %q:\n%s", want, v)
 		}
