@@ -120,8 +120,11 @@ WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 					return err
 				}
 				if run.Status != store.RunFailed && run.Status != store.RunCanceled {
-					return usageErrorf("run %s is %s; only a failed or canceled run can be retried", run.ID, run.Status).
-						hint(fmt.Sprintf("Continue an unfinished run with: flowrun resume %s", run.ID))
+					h := fmt.Sprintf("Continue an unfinished run with: flowrun resume %s", run.ID)
+					if run.Status == store.RunCompleted {
+						h = "A completed run is not run again; start a new run of its workflow with: flowrun apply FILE.hcl --new"
+					}
+					return usageErrorf("run %s is %s; only a failed or canceled run can be retried", run.ID, run.Status).hint(h)
 				}
 				prog := &progress{w: e.stderr}
 				eng := e.engine(st, prog.event)
