@@ -270,21 +270,30 @@ func (e *Engine) checkSignalData(ctx context.Context, run store.Run, name string
 			return fmt.Errorf("signal run %s: %w", run.ID, err)
 		}
 	}
+	return CheckSignalData(l.g, run.ID, name, payload)
+}
+
+// CheckSignalData checks a signal's data against the type of every wait
+// step of g that takes the signal name and declares one: the check
+// Engine.Signal makes, for a caller that holds the run's graph and wants
+// to refuse a payload before sending it (flowtui's signal dialog, as it
+// is typed). It returns a *SignalDataError for data of another type.
+func CheckSignalData(g *graph.Graph, runID, name string, payload json.RawMessage) error {
 	var v any
 	decoded := false
-	for _, s := range l.g.Steps {
+	for _, s := range g.Steps {
 		w := s.Action.Wait
 		if s.Action.Kind != graph.KindWait || w == nil || w.Signal != name || w.Type == nil {
 			continue
 		}
 		if !decoded {
 			if err := json.Unmarshal(payload, &v); err != nil {
-				return fmt.Errorf("signal run %s: the signal data is not valid JSON: %w", run.ID, err)
+				return fmt.Errorf("signal run %s: the signal data is not valid JSON: %w", runID, err)
 			}
 			decoded = true
 		}
 		if err := graph.CheckValue(w.Type, v, "data"); err != nil {
-			return &SignalDataError{RunID: run.ID, Step: s.Name, Signal: name, Type: w.Type, Problem: err.Error()}
+			return &SignalDataError{RunID: runID, Step: s.Name, Signal: name, Type: w.Type, Problem: err.Error()}
 		}
 	}
 	return nil

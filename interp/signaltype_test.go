@@ -85,3 +85,34 @@ func TestSignalDecodesOnlyTypedGraphs(t *testing.T) {
 		t.Fatalf("signals to a run with a typed wait decoded %d graphs, want 1 (then cached)", *decodes)
 	}
 }
+
+// TestCheckSignalDataOnGraph: the check Engine.Signal makes, on a graph a
+// caller holds (flowtui's dialog): data of the declared type passes, data
+// of another type is a SignalDataError naming the step, a signal no typed
+// wait takes passes whatever its data.
+func TestCheckSignalDataOnGraph(t *testing.T) {
+	b := setup(t)
+	run := b.run(`workflow "typed" {
+  version = "1.0.0"
+  step "ask" {
+    wait {
+      signal = "approval"
+      type   = object({ approved = bool })
+    }
+  }
+}`, nil)
+	g, err := b.e.Graph(b.ctx, run.Workflow, run.GraphHash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckSignalData(g, run.ID, "approval", json.RawMessage(`{"approved": true}`)); err != nil {
+		t.Fatalf("data of the type: %v", err)
+	}
+	var de *SignalDataError
+	if err := CheckSignalData(g, run.ID, "approval", json.RawMessage(`"yes"`)); !errors.As(err, &de) || de.Step != "ask" {
+		t.Fatalf("data of another type: %v", err)
+	}
+	if err := CheckSignalData(g, run.ID, "other", json.RawMessage(`"yes"`)); err != nil {
+		t.Fatalf("a signal no typed wait takes: %v", err)
+	}
+}

@@ -1,6 +1,7 @@
 package root
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/termtext"
 	"github.com/flowrun/flowrun/tui/confirm"
@@ -167,7 +169,7 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case signal.SubmitMsg:
 		m.signal = nil
-		body := fmt.Sprintf("Signal %q with payload %s goes to run %s; the step waiting for it goes on.", msg.Name, clip(string(msg.Payload), 200), msg.RunID)
+		body := fmt.Sprintf("Signal %q goes to run %s; the step waiting for it goes on. Its payload, as parsed:\n%s", msg.Name, msg.RunID, prettyPayload(msg.Payload))
 		return m.ask(fmt.Sprintf("Send signal %s?", msg.Name), body, signalAction{msg}), nil
 	case signalTargetMsg:
 		return m.signalReady(msg)
@@ -401,8 +403,8 @@ func (m Model) target() (id string, status store.RunStatus, ok bool) {
 
 // openSignal opens the signal prompt for a run; waiting lists the signals
 // its wait steps take.
-func (m *Model) openSignal(runID string, waiting []string) {
-	s := signal.New(m.disp, m.keys, runID, waiting)
+func (m *Model) openSignal(runID string, waiting []string, g *graph.Graph) {
+	s := signal.New(m.disp, m.keys, runID, waiting, g)
 	m.signal = &s
 }
 
@@ -420,7 +422,7 @@ func (m Model) signalReady(msg signalTargetMsg) (tea.Model, tea.Cmd) {
 		m.setErrText(fmt.Sprintf("Run %s is already %s and takes no more signals.", r.ID, r.Status))
 		return m, nil
 	}
-	m.openSignal(msg.d.Run.ID, msg.d.WaitingSignals())
+	m.openSignal(msg.d.Run.ID, msg.d.WaitingSignals(), msg.d.Graph)
 	return m, nil
 }
 
@@ -467,7 +469,11 @@ func (m Model) runAction(k tea.KeyMsg) (Model, tea.Cmd, bool) {
 				return signalTargetMsg{runID: id, d: d, err: err}
 			}, true
 		}
-		m.openSignal(id, m.run.WaitingSignals())
+		var g *graph.Graph
+		if d := m.run.Detail(); d != nil {
+			g = d.Graph
+		}
+		m.openSignal(id, m.run.WaitingSignals(), g)
 		return m, nil, true
 	case key.Matches(k, m.keys.Decide):
 		// Where a decision can be taken is the engine's rule
@@ -609,6 +615,22 @@ func (m *Model) expireNotice() {
 	if m.disp.Clock.Now().Sub(m.statusAt) >= ttl {
 		m.status, m.statusErr = "", false
 	}
+}
+
+// prettyPayload is a checked payload indented, at most 8 lines, escaped.
+func prettyPayload(p json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Indent(&b, p, "", "  ") != nil {
+		return termtext.Line(clip(string(p), 200))
+	}
+	ls := strings.Split(b.String(), "\n")
+	if len(ls) > 8 {
+		ls = append(ls[:8], fmt.Sprintf("… %d more lines", len(ls)-8))
+	}
+	for i := range ls {
+		ls[i] = termtext.Line(clip(ls[i], 200))
+	}
+	return strings.Join(ls, "\n")
 }
 
 func clip(s string, n int) string {

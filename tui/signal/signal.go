@@ -1,6 +1,8 @@
 // Package signal is flowtui's signal prompt: the name of the signal (filled
-// in with the one the run waits for) and a JSON payload typed in, checked
-// before it is sent, with a malformed payload explained inline.
+// in with the one the run waits for) and a JSON payload typed in, parsed
+// as it is typed and checked against the type the wait step declares
+// (interp.CheckSignalData, the engine's own check), with what is wrong
+// said inline; a payload of the wrong type is not sent.
 //
 // signal must not send anything: it hands a checked SubmitMsg to the root,
 // which confirms and sends it.
@@ -16,6 +18,8 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/termtext"
 	"github.com/flowrun/flowrun/tui/display"
 	"github.com/flowrun/flowrun/tui/keys"
@@ -42,17 +46,20 @@ type Model struct {
 	payload field
 	focus   int // 0 name, 1 payload
 	err     string
+	// g is the run's graph, whose wait steps may declare the type of
+	// their data; nil when it cannot be read (the engine checks anyway).
+	g *graph.Graph
 }
 
 // New opens the prompt for a run; waiting lists the signals its wait steps
 // take (the first fills the name).
-func New(disp *display.Display, km keys.KeyMap, runID string, waiting []string) Model {
+func New(disp *display.Display, km keys.KeyMap, runID string, waiting []string, g *graph.Graph) Model {
 	name := field{prompt: "signal  ", hint: "approval", limit: 200}
 	if len(waiting) > 0 {
 		name.set(waiting[0])
 	}
 	payload := field{prompt: "payload ", hint: `{"approved": true}`, limit: 64 << 10}
-	m := Model{disp: disp, keys: km, runID: runID, waiting: waiting, name: name, payload: payload}
+	m := Model{disp: disp, keys: km, runID: runID, waiting: waiting, name: name, payload: payload, g: g}
 	if len(waiting) > 0 {
 		m.focus = 1
 	}
@@ -107,11 +114,64 @@ func (m Model) check() (SubmitMsg, error) {
 	if text == "" {
 		text = "{}"
 	}
+	if strings.ContainsAny(name, "{}\"") {
+		return SubmitMsg{}, problem(fmt.Sprintf("A signal name holds no braces or double quotes; %q looks like a payload typed into the name. Put the name in the signal field and the JSON in the payload field (tab moves between them).", name))
+	}
 	payload, err := CheckPayload(text)
 	if err != nil {
 		return SubmitMsg{}, err
 	}
+	if err := m.checkType(name, payload); err != nil {
+		return SubmitMsg{}, err
+	}
 	return SubmitMsg{RunID: m.runID, Name: name, Payload: payload}, nil
+}
+
+// checkType checks the payload against the type the run's wait steps
+// declare for the signal, with the engine's check.
+func (m Model) checkType(name string, payload json.RawMessage) error {
+	if m.g == nil {
+		return nil
+	}
+	var de *interp.SignalDataError
+	if err := interp.CheckSignalData(m.g, m.runID, name, payload); errors.As(err, &de) {
+		return problem(fmt.Sprintf("Step %s takes data of type %s: %s. Type a payload of that type.", de.Step, de.Type, de.Problem))
+	} else if err != nil {
+		return problem(err.Error())
+	}
+	return nil
+}
+
+// live says what the payload typed so far is: valid JSON of the type the
+// wait takes, or what is wrong with it. ok is false when enter would
+// refuse it.
+func (m Model) live() (text string, ok bool) {
+	t := strings.TrimSpace(m.payload.text())
+	if t == "" {
+		return "empty: {} is sent", m.checkType(strings.TrimSpace(m.name.text()), json.RawMessage("{}")) == nil
+	}
+	p, err := CheckPayload(t)
+	if err != nil {
+		return "not valid JSON yet", false
+	}
+	if err := m.checkType(strings.TrimSpace(m.name.text()), p); err != nil {
+		return err.Error(), false
+	}
+	return "valid JSON: " + clip(string(p), 50), true
+}
+
+// Payload is the payload a submit would send now, checked, or the reason
+// it would be refused.
+func (m Model) Payload() (json.RawMessage, error) {
+	sub, err := m.check()
+	return sub.Payload, err
+}
+
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
 }
 
 // problem is a message for the person typing, written as a sentence.
@@ -156,14 +216,32 @@ func (m Model) View() string {
 	} else {
 		lines = append(lines, theme.Cut("No step of this run is waiting for a signal now.", w))
 	}
-	lines = append(lines, "", m.name.view(st, w), m.payload.view(st, w), "")
+	lines = append(lines, "", m.name.view(st, w), m.payload.view(st, w))
+	if live, ok := m.live(); ok {
+		lines = append(lines, st.Faint.Render(theme.Cut("        ✓ "+termtext.Line(live), w)))
+	} else {
+		for i, l := range wrapWords("✗ "+termtext.Line(live), w-10) {
+			if i == 0 && m.err == "" {
+				lines = append(lines, st.Warning.Render("        "+l))
+			} else if m.err == "" {
+				lines = append(lines, st.Warning.Render("          "+l))
+			}
+		}
+	}
+	lines = append(lines, "")
 	if m.err != "" {
 		for _, l := range wrapWords(termtext.Line(m.err), w) {
 			lines = append(lines, st.Error.Render(l))
 		}
 		lines = append(lines, "")
 	}
-	lines = append(lines, st.Key.Render("enter")+" send   "+st.Key.Render("tab")+" next field   "+st.Key.Render("esc")+" close")
+	// The hint names the field tab goes to, so what is typed after it
+	// goes where the hint says (issue 24).
+	next := "signal name"
+	if m.focus == 0 {
+		next = "payload"
+	}
+	lines = append(lines, st.Key.Render("enter")+" send   "+st.Key.Render("tab")+" to "+next+"   "+st.Key.Render("esc")+" close")
 	return st.Dialog.Width(w + 2).Render(strings.Join(lines, "\n"))
 }
 
