@@ -98,6 +98,7 @@ func TestImportRules(t *testing.T) {
 		{"server", append([]string{"lang.", "cmd", "tui"}, drivers...), "the HTTP API calls the engine and reads through the store's interfaces; it parses no HCL, opens no driver and knows no front end"},
 		{"termtext", []string{"lang", "interp", "store", "tui", "cmd"}, "termtext escapes text for terminals; the CLI and flowtui share it, so it depends on neither, nor on what the text came from"},
 		{"telemetry", []string{"lang", "interp", "store", "tui", "cmd"}, "telemetry is what the engine reports, as plain values; it knows neither the engine, the store nor the language"},
+		{".", []string{"cmd", "tui", "server", "telemetry/metrics", "telemetry/tracing", "lsp", "testrun", "bench"}, "package flowrun is the embedding facade over interp, lang and store: it calls them and knows no front end, server or exporter"},
 		{"interp", []string{"telemetry/metrics", "telemetry/tracing"}, "the engine reports through package telemetry's Observer; the Prometheus and OpenTelemetry implementations are wired in by the CLI"},
 	}
 	for _, p := range list {
@@ -113,6 +114,9 @@ func TestImportRules(t *testing.T) {
 					t.Errorf("%s imports %s: metrics and tracing libraries stay behind telemetry.Observer, in telemetry/metrics and telemetry/tracing", from, imp)
 				}
 				continue
+			}
+			if to == "." && from != "." {
+				t.Errorf("%s imports package flowrun: the facade is for programs that embed flowrun; flowrun's own packages call interp, lang and store directly", from)
 			}
 			for _, r := range rules {
 				if !under(from, r.from) {
