@@ -37,6 +37,9 @@ func (e *Engine) Signal(ctx context.Context, runID, name string, payload json.Ra
 	if !json.Valid(payload) {
 		return store.Signal{}, fmt.Errorf("signal run %s: the signal data is not valid JSON; pass a JSON value such as '{\"approved\": true}'", run.ID)
 	}
+	if off := InvalidUTF8At(payload); off >= 0 {
+		return store.Signal{}, fmt.Errorf("signal run %s: the signal data is not valid UTF-8 (byte %d); JSON text is UTF-8", run.ID, off+1)
+	}
 	if err := e.checkSignalData(ctx, run, name, payload); err != nil {
 		return store.Signal{}, err
 	}

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/flowrun/flowrun/lang/graph"
 )
@@ -216,9 +217,26 @@ func atEOF(dec *json.Decoder) bool {
 	return errors.Is(err, io.EOF)
 }
 
-// DecodeJSONValue decodes exactly one JSON value, refusing trailing data.
-// A syntax error is a *JSONError.
+// InvalidUTF8At returns the offset of the first byte of b that is not
+// part of valid UTF-8, or -1 when b is valid UTF-8.
+func InvalidUTF8At(b []byte) int {
+	for off := 0; off < len(b); {
+		r, n := utf8.DecodeRune(b[off:])
+		if r == utf8.RuneError && n == 1 {
+			return off
+		}
+		off += n
+	}
+	return -1
+}
+
+// DecodeJSONValue decodes exactly one JSON value, refusing trailing data
+// and text that is not UTF-8 (JSON is UTF-8, and encoding/json would
+// silently turn such bytes into U+FFFD). A syntax error is a *JSONError.
 func DecodeJSONValue(data []byte, v any) error {
+	if off := InvalidUTF8At(data); off >= 0 {
+		return &JSONError{Offset: int64(off), Msg: "the text is not valid UTF-8"}
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(v); err != nil {
 		var se *json.SyntaxError

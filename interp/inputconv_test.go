@@ -94,3 +94,21 @@ func TestDecodeJSONValueTrailing(t *testing.T) {
 		t.Errorf("one value with white space around it: %v", err)
 	}
 }
+
+// TestDecodeJSONValueUTF8: text that is not UTF-8 is refused at its first
+// bad byte (encoding/json turned it into U+FFFD, so a signal's data or an
+// inputs file in Latin-1 changed unseen); found by FuzzDecodeBody.
+func TestDecodeJSONValueUTF8(t *testing.T) {
+	for in, off := range map[string]int64{"\"caf\xe9\"": 4, "{\"a\": \"\xff\"}": 7, "[\"\xed\xa0\x80\"]": 2} {
+		var v any
+		err := DecodeJSONValue([]byte(in), &v)
+		var je *JSONError
+		if !errors.As(err, &je) || je.Offset != off {
+			t.Errorf("DecodeJSONValue(%q) = %v, want a JSONError at byte %d", in, err, off)
+		}
+	}
+	var v any
+	if err := DecodeJSONValue([]byte(`"café 😀 \ud83d\ude00"`), &v); err != nil || v != "café 😀 😀" {
+		t.Errorf("UTF-8 text: %v, %v", v, err)
+	}
+}

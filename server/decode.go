@@ -28,13 +28,17 @@ func readBody(r *http.Request) ([]byte, error) {
 }
 
 // decodeBody decodes a JSON object request body into v, a pointer to a
-// struct: one object, no unknown field, nothing after it, nested at most
+// struct: UTF-8 text (encoding/json would turn other bytes into U+FFFD
+// unseen), one object, no unknown field, nothing after it, nested at most
 // graph.MaxValueDepth levels below its fields. An empty body is the empty
 // object. Every problem is a 400 (or 413) that names the byte and, for an
 // unknown or mistyped field, the field.
 func decodeBody(b []byte, v any) error {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil
+	}
+	if off := interp.InvalidUTF8At(b); off >= 0 {
+		return Problemf(http.StatusBadRequest, "the request body is not valid UTF-8 (at byte %d); JSON text is UTF-8", off+1)
 	}
 	if off := graph.JSONDepthOver(b, graph.MaxValueDepth+2); off >= 0 {
 		return Problemf(http.StatusBadRequest, "the request body nests deeper than %d levels of lists and objects (at byte %d); flatten it", graph.MaxValueDepth, off+1)

@@ -6,12 +6,15 @@ import (
 	"net/http"
 	"reflect"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzDecodeBody: whatever a client sends, decoding a start body either
 // succeeds with a request that encodes and decodes back to itself, or is
 // a 400 Problem with a message; it never panics. The same holds for a
-// retry, a decision and a signal's data.
+// retry, a decision and a signal's data. A body that is not UTF-8 is
+// refused (encoding/json would turn its bytes into U+FFFD, and the run
+// would get text the client never sent).
 func FuzzDecodeBody(f *testing.F) {
 	for _, s := range []string{
 		``, `{}`, `{"inputs": {"a": 1}, "version": "1.2", "wait": "30s"}`,
@@ -30,8 +33,8 @@ func FuzzDecodeBody(f *testing.F) {
 		checkDecoded(t, b, decodeBody(b, &dr), &dr)
 		if v, err := decodeValue(b); err != nil {
 			checkProblem400(t, b, err)
-		} else if v != nil && !json.Valid(v) {
-			t.Fatalf("decodeValue(%q) accepted %q, which is not JSON", b, v)
+		} else if v != nil && (!json.Valid(v) || !utf8.Valid(v)) {
+			t.Fatalf("decodeValue(%q) accepted %q, which is not UTF-8 JSON", b, v)
 		}
 	})
 }
@@ -41,6 +44,9 @@ func checkDecoded[T any](t *testing.T, b []byte, err error, v *T) {
 	if err != nil {
 		checkProblem400(t, b, err)
 		return
+	}
+	if !utf8.Valid(b) {
+		t.Fatalf("decoded %q, which is not UTF-8, into %+v", b, *v)
 	}
 	enc, err := json.Marshal(v)
 	if err != nil {
