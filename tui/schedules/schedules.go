@@ -29,6 +29,10 @@ import (
 // nextShown is how many next fires a row shows.
 const nextShown = 2
 
+// runIDPrefix is the shortest head of a run id the tab shows (as the runs
+// list: a ULID's first ten characters are its creation millisecond).
+const runIDPrefix = 10
+
 // Model is the tab.
 type Model struct {
 	disp   *display.Display
@@ -168,21 +172,50 @@ func (m Model) View() string {
 		return title + "\n" + "No schedules. Declare a schedule block in a workflow and apply it."
 	}
 	now := m.disp.Clock.Now()
-	nameW := len("SCHEDULE")
-	for _, s := range m.items {
+	nameW, specW, nextW := len("SCHEDULE"), len("WHEN"), len("NEXT FIRES")
+	nexts := make([]string, len(m.items))
+	for i, s := range m.items {
 		nameW = max(nameW, len(termtext.Line(s.Workflow+"/"+s.Name)))
+		specW = max(specW, len(termtext.Line(s.Kind+" "+s.Spec)))
+		nexts[i] = nextFires(s, now)
+		nextW = max(nextW, len(nexts[i]))
 	}
 	nameW = min(nameW, max(12, m.width/3))
-	specW := 14
-	head := fmt.Sprintf("%-*s %-*s %-7s %-22s %s", nameW, "SCHEDULE", specW, "WHEN", "STATE", "NEXT FIRES", "LAST RUN")
+	specW, nextW = min(specW, 20), min(nextW, 22)
+	c := columns{name: nameW, spec: specW, next: nextW}
+	head := fmt.Sprintf("%-*s %-*s %-7s %-*s %s", nameW, "SCHEDULE", specW, "WHEN", "STATE", nextW, "NEXT FIRES", "LAST RUN")
 	lines := []string{title, st.Header.Render(theme.Fit(head, m.width))}
 	for i := m.offset; i < len(m.items) && i < m.offset+m.height-2; i++ {
-		lines = append(lines, m.row(m.items[i], nameW, specW, now, i == m.cursor))
+		lines = append(lines, m.row(m.items[i], nexts[i], c, now, i == m.cursor))
 	}
 	return strings.Join(lines, "\n")
 }
 
-func (m Model) row(s store.Schedule, nameW, specW int, now time.Time, selected bool) string {
+// columns are the widths of the tab's columns, each sized to its content
+// up to a cap.
+type columns struct{ name, spec, next int }
+
+// nextFires is the countdowns to a schedule's next fires, "-" when it
+// fires none (paused or dropped).
+func nextFires(s store.Schedule, now time.Time) string {
+	if !s.Active || s.Paused {
+		return "-"
+	}
+	ts, err := interp.NextFires(s, now, nextShown)
+	if err != nil {
+		return "cannot compute: " + err.Error()
+	}
+	var ws []string
+	for _, t := range ts {
+		ws = append(ws, theme.Countdown(t, now))
+	}
+	if len(ws) == 0 {
+		return "-"
+	}
+	return strings.Join(ws, ", ")
+}
+
+func (m Model) row(s store.Schedule, next string, c columns, now time.Time, selected bool) string {
 	state := "active"
 	switch {
 	case !s.Active:
@@ -190,28 +223,26 @@ func (m Model) row(s store.Schedule, nameW, specW int, now time.Time, selected b
 	case s.Paused:
 		state = "paused"
 	}
-	next := "-"
-	if s.Active && !s.Paused {
-		if ts, err := interp.NextFires(s, now, nextShown); err != nil {
-			next = "cannot compute: " + err.Error()
-		} else if len(ts) > 0 {
-			var ws []string
-			for _, t := range ts {
-				ws = append(ws, theme.Countdown(t, now))
-			}
-			next = strings.Join(ws, ", ")
-		}
-	}
 	last := "none yet"
 	if s.LastRunID != "" {
-		last = s.LastRunID
+		rest := ""
 		if st, ok := m.status[s.LastRunID]; ok {
-			last += " " + string(st)
+			rest = " " + string(st)
 		}
-		last += " " + theme.Duration(now.Sub(s.LastFiredAt).Round(time.Second)) + " ago"
+		if age := now.Sub(s.LastFiredAt).Round(time.Second); age < time.Second {
+			rest += " just now"
+		} else {
+			rest += " " + theme.Duration(age) + " ago"
+		}
+		// The id is cut to what fits beside its status and age, never
+		// below runIDPrefix: a prefix flowrun resolves, not an ellipsis.
+		fixed := c.name + 1 + c.spec + 1 + 7 + 1 + c.next + 1
+		id := s.LastRunID
+		id = id[:max(min(runIDPrefix, len(id)), min(len(id), m.width-fixed-len(rest)))]
+		last = termtext.Line(id) + rest
 	}
-	line := fmt.Sprintf("%s %s %-7s %-22s %s", theme.Fit(termtext.Line(s.Workflow+"/"+s.Name), nameW),
-		theme.Fit(termtext.Line(s.Kind+" "+s.Spec), specW), state, theme.Cut(next, 22), termtext.Line(last))
+	line := fmt.Sprintf("%s %s %-7s %s %s", theme.Fit(termtext.Line(s.Workflow+"/"+s.Name), c.name),
+		theme.Fit(termtext.Line(s.Kind+" "+s.Spec), c.spec), state, theme.Fit(next, c.next), last)
 	if selected {
 		return m.disp.Styles.Selected.Render(theme.Fit(line, m.width))
 	}
