@@ -275,21 +275,36 @@ func (e *Engine) resolveKey(ctx context.Context, ref RunRef) (store.Run, error) 
 // WORKFLOW/KEY reference, with msg; when the workflow is not stored at
 // all, it says so and lists the nearest workflow names.
 func (e *Engine) noWorkflowRun(ctx context.Context, ref RunRef, msg string) error {
-	names, err := e.workflowNames(ctx)
+	stored, nearest, err := e.NearestWorkflows(ctx, ref.Workflow)
 	if err != nil {
 		return fmt.Errorf("run %s: %w", ref.Text, err)
 	}
 	rerr := &RunRefError{Ref: ref.Text, Problem: RefNoMatch, Message: msg}
-	if naming.ContainsName(names, ref.Workflow) {
+	if stored {
 		return rerr
 	}
 	rerr.Message = fmt.Sprintf("no workflow %q is stored", ref.Workflow)
-	given := strings.ToLower(ref.Workflow)
+	rerr.Workflows = nearest
+	return rerr
+}
+
+// NearestWorkflows says whether a workflow named name is stored and, when
+// it is not, the names of up to 5 stored workflows nearest to it (edit
+// distance, ignoring case), nearest first: for the messages of a
+// misspelled workflow name.
+func (e *Engine) NearestWorkflows(ctx context.Context, name string) (stored bool, nearest []string, err error) {
+	names, err := e.workflowNames(ctx)
+	if err != nil {
+		return false, nil, err
+	}
+	if naming.ContainsName(names, name) {
+		return true, nil, nil
+	}
+	given := strings.ToLower(name)
 	sort.SliceStable(names, func(i, j int) bool {
 		return naming.EditDistance(given, strings.ToLower(names[i])) < naming.EditDistance(given, strings.ToLower(names[j]))
 	})
-	rerr.Workflows = names[:min(len(names), 5)]
-	return rerr
+	return false, names[:min(len(names), 5)], nil
 }
 
 // workflowNames lists the names of the stored workflows, sorted.

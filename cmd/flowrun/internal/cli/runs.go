@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"github.com/flowrun/flowrun/interp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/flowrun/flowrun/lang/graph"
@@ -71,6 +72,20 @@ ends), steps_total and steps_done.`,
 					return e.writeJSON(out)
 				}
 				if len(runs) == 0 {
+					if *workflow != "" {
+						stored, nearest, err := e.engine(st, nil).NearestWorkflows(ctx, *workflow)
+						if err != nil {
+							return storeError("", err)
+						}
+						if !stored {
+							msg := fmt.Sprintf("flowrun runs: no runs match: no workflow %q is stored", *workflow)
+							if len(nearest) > 0 {
+								msg += "; the nearest stored workflows are " + strings.Join(quoteAll(nearest), ", ")
+							}
+							fmt.Fprintln(e.stderr, msg)
+							return nil
+						}
+					}
 					fmt.Fprintln(e.stderr, "flowrun runs: no runs match; start one with: flowrun apply FILE.hcl")
 					return nil
 				}

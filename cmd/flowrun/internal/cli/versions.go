@@ -43,6 +43,9 @@ runs_by_status.`,
 					return storeError(fmt.Sprintf("listing the versions of workflow %q", name), err)
 				}
 				if len(vs) == 0 {
+					if _, nearest, err := e.engine(st, nil).NearestWorkflows(ctx, name); err == nil && len(nearest) > 0 {
+						notStored.msg += "; the nearest stored workflows are " + strings.Join(quoteAll(nearest), ", ")
+					}
 					return notStored
 				}
 				runs, err := st.RunList(ctx, store.RunListParams{Workflow: name})
