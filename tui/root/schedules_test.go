@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/flowrun/flowrun/lang"
@@ -83,5 +84,48 @@ func TestSchedulesThroughEngine(t *testing.T) {
 	}
 	if v := flat(m.View()); !strings.Contains(v, "Schedule hourly/top unpaused.") || !strings.Contains(v, "every 1h active in ") {
 		t.Fatalf("the tab does not show it active:\n%s", m.View())
+	}
+}
+
+// TestSchedulesMouse: on the schedules tab a click on a row selects that
+// schedule (the root takes its title bar off the row) and the wheel moves
+// the selection; p then names the schedule the mouse chose.
+func TestSchedulesMouse(t *testing.T) {
+	ctx := context.Background()
+	b := fixture.New(t)
+	mod, diags := lang.LoadFile("hourly.hcl", []byte(strings.Replace(hourlyHCL, `schedule "top" {`, `schedule "half" {
+    every = "30m"
+  }
+  schedule "top" {`, 1)))
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	g := mod.Workflows[0].Graph
+	if _, err := b.Engine.StoreGraph(ctx, g); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Engine.ActivateSchedules(ctx, g, t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	m := press(t, newRoot(t, &feed.Source{Engine: b.Engine}, b), "4")
+	lines := strings.Split(m.View(), "\n")
+	row := -1
+	for i, l := range lines {
+		if strings.HasPrefix(l, "hourly/top ") {
+			row = i
+		}
+	}
+	if row < 0 || !strings.HasPrefix(lines[row-1], "hourly/half ") {
+		t.Fatalf("want hourly/half above hourly/top:\n%s", m.View())
+	}
+	m = send(t, m, tea.MouseMsg{X: 3, Y: row, Button: tea.MouseButtonLeft, Action: tea.MouseActionPress})
+	m = send(t, m, tea.MouseMsg{X: 3, Y: row, Button: tea.MouseButtonLeft, Action: tea.MouseActionRelease})
+	if m = press(t, m, "p"); !strings.Contains(boxed(m.View()), "Pause schedule hourly/top?") {
+		t.Fatalf("a click on hourly/top then p asks:\n%s", m.View())
+	}
+	m = press(t, m, "n")
+	m = send(t, m, tea.MouseMsg{X: 3, Y: row, Button: tea.MouseButtonWheelUp, Action: tea.MouseActionPress})
+	if m = press(t, m, "p"); !strings.Contains(boxed(m.View()), "Pause schedule hourly/half?") {
+		t.Fatalf("the wheel up then p asks:\n%s", m.View())
 	}
 }
