@@ -8,6 +8,7 @@
 package deadletters
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/termtext"
 	"github.com/flowrun/flowrun/tui/display"
+	"github.com/flowrun/flowrun/tui/feed"
 	"github.com/flowrun/flowrun/tui/keys"
 	"github.com/flowrun/flowrun/tui/theme"
 )
@@ -58,13 +60,28 @@ func (m Model) Selected() (store.DeadLetter, bool) {
 
 // Update moves the cursor.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
-	if k, ok := msg.(tea.KeyMsg); ok {
+	move := func(d int) { m.cursor = max(0, min(len(m.items)-1, m.cursor+d)) }
+	switch k := msg.(type) {
+	case tea.KeyMsg:
 		switch {
 		case key.Matches(k, m.keys.Up):
-			m.cursor = max(0, m.cursor-1)
+			move(-1)
 		case key.Matches(k, m.keys.Down):
-			m.cursor = max(0, min(len(m.items)-1, m.cursor+1))
+			move(1)
 		}
+	case tea.MouseMsg:
+		switch {
+		case k.Button == tea.MouseButtonWheelUp:
+			move(-1)
+		case k.Button == tea.MouseButtonWheelDown:
+			move(1)
+		case k.Button == tea.MouseButtonLeft && k.Action == tea.MouseActionRelease:
+			if i := m.offset + k.Y - 2; k.Y >= 2 && i < len(m.items) {
+				m.cursor = i
+			}
+		}
+	}
+	{
 		h := m.height - 2
 		if m.cursor < m.offset {
 			m.offset = m.cursor
@@ -74,6 +91,19 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		}
 	}
 	return m, nil
+}
+
+// itemText is the item's value (issue 24: items read as an index, "4"
+// instead of "batch-05"), with its index, escaped: a string shows bare.
+func itemText(d store.DeadLetter) string {
+	v := strings.TrimSpace(string(d.Item))
+	var str string
+	if json.Unmarshal(d.Item, &str) == nil {
+		v = str
+	} else if v == "" || v == "null" {
+		v = "-"
+	}
+	return fmt.Sprintf("[%d] %s", d.Index, termtext.Line(v))
 }
 
 // View renders the list.
@@ -89,15 +119,15 @@ func (m Model) View() string {
 		return title + "\n" + "No dead letters."
 	}
 	lines := []string{title + fmt.Sprintf(" (%d)", len(m.items)),
-		st.Header.Render(theme.Fit(fmt.Sprintf("%-6s %-12s %-16s %-5s %s", "ID", "RUN", "STEP", "ITEM", "ERROR"), m.width))}
+		st.Header.Render(theme.Fit(fmt.Sprintf("%-6s %-12s %-16s %-22s %s", "ID", "RUN", "STEP", "ITEM", "ERROR"), m.width))}
 	for i := m.offset; i < len(m.items) && i < m.offset+m.height-2; i++ {
 		d := m.items[i]
 		run := d.RunID
 		if len(run) > 12 {
-			run = "…" + run[len(run)-11:]
+			run = run[:12] // the head, which flowrun resolves as a prefix
 		}
-		line := fmt.Sprintf("%-6d %-12s %-16s %-5d %s", d.ID, termtext.Line(run), theme.Cut(termtext.Line(d.Step), 16), d.Index,
-			termtext.Line(strings.TrimSpace(string(d.Error))))
+		line := fmt.Sprintf("%-6d %-12s %-16s %s %s", d.ID, termtext.Line(run), theme.Cut(termtext.Line(d.Step), 16),
+			theme.Fit(itemText(d), 22), termtext.Line(feed.ErrorText(d.Error)))
 		if i == m.cursor {
 			line = st.Selected.Render(theme.Fit(line, m.width))
 		} else {

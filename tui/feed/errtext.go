@@ -6,7 +6,7 @@ import (
 )
 
 // ErrorText is a stored error ({"kind","message",...}) as one line of
-// words, "kind: message", unescaped (callers escape it for the terminal);
+// words, "kind: message" (its first line), unescaped (callers escape it for the terminal);
 // the raw JSON when it is not such an object, "" when there is none.
 func ErrorText(raw json.RawMessage) string {
 	if len(raw) == 0 || string(raw) == "null" {
@@ -19,7 +19,10 @@ func ErrorText(raw json.RawMessage) string {
 	if json.Unmarshal(raw, &e) != nil || e.Message == "" {
 		return strings.TrimSpace(string(raw))
 	}
-	msg := strings.Join(strings.Fields(e.Message), " ")
+	msg := strings.TrimSpace(e.Message)
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i] + " …"
+	}
 	if e.Kind != "" {
 		return e.Kind + ": " + msg
 	}
