@@ -85,6 +85,16 @@ func parseExprAt(src string, loc ExprLoc) (*ParsedExpr, hcl.Diagnostics) {
 	return p, nil
 }
 
+// withAST returns p with its syntax tree: p itself, or, when the tree was
+// shed (ParsedTemplate.Shed), a copy parsed again from the text, which
+// parses as it did the first time.
+func (p *ParsedExpr) withAST() (*ParsedExpr, hcl.Diagnostics) {
+	if p.ast != nil {
+		return p, nil
+	}
+	return parseExprAt(p.src, p.loc)
+}
+
 // StepRefs returns the names NAME of every steps.NAME the expression uses,
 // sorted, without duplicates.
 func (p *ParsedExpr) StepRefs() []string { return p.fieldRefs("steps") }
@@ -206,6 +216,10 @@ func checkExpr(p *ParsedExpr, scope *Scope, want *graph.Type) (*graph.Expr, *cel
 // environment; if that fails, the scope's own environment checks it again
 // and gives the diagnostics (see celgraph.go).
 func checkExprEnv(p *ParsedExpr, scope *Scope, want *graph.Type) (*graph.Expr, *cel.Ast, *scopeEnv, hcl.Diagnostics) {
+	p, diags := p.withAST()
+	if diags.HasErrors() {
+		return nil, nil, nil, diags
+	}
 	if diags := checkRefs(p, scope); diags.HasErrors() {
 		return nil, nil, nil, diags
 	}

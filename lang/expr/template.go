@@ -132,6 +132,18 @@ func stringEnd(s string, i int) int {
 	return -1
 }
 
+// Shed drops the parsed syntax of the template's expressions, keeping
+// their text, place and references (StepRefs, SecretRefs); CheckTemplate
+// then parses each again from its text. A compiler holding every template
+// of a large workflow between decoding and checking it holds far less.
+func (p *ParsedTemplate) Shed() {
+	for _, pt := range p.parts {
+		if pt.expr != nil {
+			pt.expr.ast = nil
+		}
+	}
+}
+
 // IsTemplate reports whether the string holds at least one {{ }}.
 func (p *ParsedTemplate) IsTemplate() bool {
 	for _, pt := range p.parts {
