@@ -6,6 +6,7 @@ import (
 
 	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/lang/graph"
+	"github.com/flowrun/flowrun/lang/naming"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
@@ -351,7 +352,7 @@ func checkErrorObject(em map[string]any, rng hcl.Range) *hcl.Diagnostic {
 				return errAt(rng, "Invalid mock error", "error.%s is a whole number.", k)
 			}
 		default:
-			return errAt(rng, "Invalid mock error", "A step error has the fields %s, not %q.", quoteAll(errorFields), k)
+			return errAt(rng, "Invalid mock error", "A step error has the fields %s, not %q.%s", quoteAll(errorFields), k, naming.DidYouMean(k, errorFields))
 		}
 	}
 	if _, ok := em["message"]; !ok {
@@ -393,7 +394,7 @@ func parseUpgrade(b *hcl.Block) (*Upgrade, hcl.Diagnostics) {
 		s, d := literalString(a)
 		diags = append(diags, d...)
 		if !d.HasErrors() && s != "old" && s != "new" && s != "migrate" {
-			diags = append(diags, errAt(a.Expr.Range(), "Invalid choose", "choose is \"old\", \"new\" or \"migrate\" (spec/versioning.md), not %q.", s))
+			diags = append(diags, errAt(a.Expr.Range(), "Invalid choose", "choose is \"old\", \"new\" or \"migrate\" (spec/versioning.md), not %q.%s", s, naming.DidYouMean(s, []string{"old", "new", "migrate"})))
 		}
 		u.Choose = s
 	}
@@ -414,7 +415,7 @@ func parseExpect(b *hcl.Block) (*Expect, hcl.Diagnostics) {
 		s, d := literalString(a)
 		diags = append(diags, d...)
 		if !d.HasErrors() && !contains(RunStatuses, s) {
-			diags = append(diags, errAt(a.Expr.Range(), "Invalid status", "A run ends or parks %s, not %q.", quoteAll(RunStatuses), s))
+			diags = append(diags, errAt(a.Expr.Range(), "Invalid status", "A run ends or parks %s, not %q.%s", quoteAll(RunStatuses), s, naming.DidYouMean(s, RunStatuses)))
 		}
 		e.Status, e.StatusRng = s, a.Expr.Range()
 	}
