@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"unicode/utf8"
 )
 
 // The server must answer any input without crashing: a message body that
@@ -27,8 +29,9 @@ func newTestServer(t testing.TB, out io.Writer) *server {
 }
 
 // mustHandle runs one message body through the server with the panic
-// guard of call turned into a test failure.
-func mustHandle(t testing.TB, s *server, body []byte) {
+// guard of call turned into a test failure, and returns the messages the
+// server wrote (each checked by frames).
+func mustHandle(t testing.TB, s *server, body []byte) []message {
 	t.Helper()
 	var out bytes.Buffer
 	s.out = &out
@@ -37,6 +40,37 @@ func mustHandle(t testing.TB, s *server, body []byte) {
 	}
 	if bytes.Contains(out.Bytes(), []byte(`"code":-32603`)) {
 		t.Fatalf("a handler panicked on %q:\n%s", body, out.Bytes())
+	}
+	return frames(t, out.Bytes())
+}
+
+// frames reads what the server wrote as LSP messages: each one framed
+// with its exact Content-Length, a UTF-8 JSON-RPC 2.0 object (the
+// protocol's content is UTF-8: a client decoding it as such must see the
+// same id), and a response has a result or an error, not both.
+func frames(t testing.TB, out []byte) []message {
+	t.Helper()
+	r := bufio.NewReader(bytes.NewReader(out))
+	var msgs []message
+	for {
+		body, err := readMessage(r, int64(len(out)))
+		if err == io.EOF {
+			return msgs
+		}
+		if err != nil {
+			t.Fatalf("the server wrote a message that is not framed: %v\n%q", err, out)
+		}
+		if !utf8.Valid(body) {
+			t.Fatalf("the server wrote a message that is not UTF-8: %q", body)
+		}
+		var m message
+		if err := json.Unmarshal(body, &m); err != nil || m.JSONRPC != "2.0" {
+			t.Fatalf("the server wrote %q, not a JSON-RPC 2.0 message (%v)", body, err)
+		}
+		if m.Method == "" && (m.Result == nil) == (m.Error == nil) {
+			t.Fatalf("the server wrote a response with neither or both of result and error: %q", body)
+		}
+		msgs = append(msgs, m)
 	}
 }
 
@@ -73,7 +107,27 @@ func FuzzMessage(f *testing.F) {
 		open, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "textDocument/didOpen",
 			"params": map[string]any{"textDocument": map[string]any{"uri": fuzzURI, "languageId": "hcl", "version": 1, "text": fuzzDoc}}})
 		mustHandle(t, s, open)
-		mustHandle(t, s, body)
+		out := mustHandle(t, s, body)
+		// A request with a valid id gets one response, with that id.
+		var m message
+		if json.Unmarshal(body, &m) == nil && len(m.ID) > 0 && validID(m.ID) && m.Method != "" && m.Method != "exit" {
+			var want any
+			_ = json.Unmarshal(m.ID, &want)
+			n := 0
+			for _, r := range out {
+				if r.Method != "" {
+					continue
+				}
+				n++
+				var got any
+				if err := json.Unmarshal(r.ID, &got); err != nil || got != want {
+					t.Fatalf("request %q: answered with id %s, want %s", body, r.ID, m.ID)
+				}
+			}
+			if n != 1 {
+				t.Fatalf("request %q: %d responses, want 1", body, n)
+			}
+		}
 	})
 }
 
@@ -91,6 +145,7 @@ func FuzzStream(f *testing.F) {
 		if bytes.Contains(out.Bytes(), []byte(`"code":-32603`)) {
 			t.Fatalf("a handler panicked:\n%s", out.Bytes())
 		}
+		frames(t, out.Bytes())
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sort"
+	"unicode/utf8"
 
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang"
@@ -126,7 +127,7 @@ func (s *server) handle(ctx context.Context, body []byte) (exit bool, err error)
 	}
 	request := len(m.ID) > 0 && string(m.ID) != "null"
 	if request && !validID(m.ID) {
-		return false, s.write(&message{ID: json.RawMessage("null"), Error: errorf(codeInvalidRequest, "the request id must be a number or a string")})
+		return false, s.write(&message{ID: json.RawMessage("null"), Error: errorf(codeInvalidRequest, "the request id must be a number or a string (of UTF-8 text)")})
 	}
 	if m.Method == "" {
 		if request && m.Result == nil && m.Error == nil {
@@ -163,7 +164,14 @@ func (s *server) handle(ctx context.Context, body []byte) (exit bool, err error)
 	return false, s.write(reply)
 }
 
+// validID reports whether id is a JSON-RPC request id the server can
+// echo: a number or a string, in UTF-8 (the protocol's content is UTF-8;
+// encoding/json reads other bytes as U+FFFD, so a client would never
+// match an answer echoing them to its request).
 func validID(id json.RawMessage) bool {
+	if !utf8.Valid(id) {
+		return false
+	}
 	var v any
 	if json.Unmarshal(id, &v) != nil {
 		return false
