@@ -129,13 +129,6 @@ func NewStyles(r *lipgloss.Renderer, noColor bool) *Styles {
 	return s
 }
 
-// lightOf maps each colour used on a dark background to the one used on a
-// light background: the bright ANSI colours become their normal, darker
-// forms; grey stays grey and black becomes white (the banner's text).
-var lightOf = map[string]string{
-	"8": "8", "9": "1", "10": "2", "11": "3", "12": "4", "14": "6", "0": "15",
-}
-
 // StatusStyle returns the style of a run or step status.
 func (s *Styles) StatusStyle(status string) lipgloss.Style {
 	if st, ok := s.Status[status]; ok {
