@@ -149,7 +149,7 @@ func TestDeadLettersAndBreakersFromEngine(t *testing.T) {
 
 	m = press(t, m, "2")
 	v := boxed(m.View())
-	if !strings.Contains(v, "Dead letters (1)") || !strings.Contains(v, "process 1") || !strings.Contains(v, each.ID[len(each.ID)-11:]) {
+	if !strings.Contains(v, "Dead letters (1)") || !strings.Contains(v, "process [1] b") || !strings.Contains(v, each.ID[:12]) {
 		t.Fatalf("the dead-letter screen does not list item 1 of process:\n%s", m.View())
 	}
 	m = press(t, m, "x")
