@@ -1,11 +1,13 @@
 package interp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/flowrun/flowrun/clock"
@@ -31,6 +33,7 @@ const fuzzHookWorkflow = `workflow "fz" {
 // FuzzWebhookBody: whatever the signed body, StartWebhook either refuses
 // it with a request, inputs or key error and writes nothing, or stores a
 // run whose inputs are JSON with a string ref and the body as the payload.
+// Neither a refusal nor the inputs show the webhook's secret.
 // Its seeds are in testdata/fuzz/FuzzWebhookBody and below.
 func FuzzWebhookBody(f *testing.F) {
 	ctx := context.Background()
@@ -71,10 +74,16 @@ func FuzzWebhookBody(f *testing.F) {
 			if !errors.As(err, &re) && !errors.As(err, &we) && !errors.As(err, &ie) && !errors.As(err, &ke) {
 				t.Fatalf("body %q: unexpected error %T: %v", body, err, err)
 			}
+			if strings.Contains(err.Error(), "fuzz-key") && !bytes.Contains(body, []byte("fuzz-key")) {
+				t.Fatalf("body %q: the refusal shows the webhook's secret: %v", body, err)
+			}
 			if n := count(t); n != before {
 				t.Fatalf("body %q: refused (%v) but the runs went from %d to %d", body, err, before, n)
 			}
 			return
+		}
+		if bytes.Contains(res.Run.Inputs, []byte("fuzz-key")) && !bytes.Contains(body, []byte("fuzz-key")) {
+			t.Fatalf("body %q: the run's inputs %s hold the webhook's secret", body, res.Run.Inputs)
 		}
 		var in map[string]any
 		if err := json.Unmarshal(res.Run.Inputs, &in); err != nil {
