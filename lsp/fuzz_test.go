@@ -195,5 +195,33 @@ func FuzzDocument(f *testing.F) {
 				"params": map[string]any{"textDocument": map[string]any{"uri": fuzzURI}}})
 			mustHandle(t, s, body)
 		}
+		// Formatting is idempotent: the formatted text, formatted again,
+		// needs no edit.
+		if edits := formatEdits(t, s, doc); len(edits) == 1 {
+			if again := formatEdits(t, newTestServer(t, io.Discard), edits[0].NewText); again == nil || len(again) != 0 {
+				t.Fatalf("formatting %q gives %q, which formats again with edits %+v", doc, edits[0].NewText, again)
+			}
+		}
 	})
+}
+
+// formatEdits opens text in s and returns its formatting edits, nil when
+// the formatting request fails (a file that does not parse).
+func formatEdits(t *testing.T, s *server, text string) []TextEdit {
+	t.Helper()
+	open, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "textDocument/didOpen",
+		"params": map[string]any{"textDocument": map[string]any{"uri": fuzzURI, "languageId": "hcl", "version": 1, "text": text}}})
+	mustHandle(t, s, open)
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 3, "method": "textDocument/formatting",
+		"params": map[string]any{"textDocument": map[string]any{"uri": fuzzURI}}})
+	for _, m := range mustHandle(t, s, body) {
+		if m.Method == "" && m.Result != nil {
+			var edits []TextEdit
+			if err := json.Unmarshal(m.Result, &edits); err != nil {
+				t.Fatalf("formatting answered %s: %v", m.Result, err)
+			}
+			return edits
+		}
+	}
+	return nil
 }
