@@ -131,7 +131,7 @@ func (r *runner) pollUnit(ctx context.Context, u unit, row *store.Step) bool {
 		return true
 	case waitSignal:
 		if payload, ok := r.consume(u.key, st.Signal); ok {
-			r.unitDone(u, payload, 1)
+			r.signalDone(u, st.Signal, payload)
 			return true
 		}
 		if !row.WakeAt.IsZero() && !r.now.Before(row.WakeAt) {
@@ -399,6 +399,25 @@ func (r *runner) consume(key, name string) (any, bool) {
 	return nil, false
 }
 
+// signalDone completes a wait step with the data of the signal it
+// consumed, checked once more against the type the step declares: a
+// signal is checked when it is sent, against the graph the run had then,
+// and a run migrated since to a version whose wait declares another type
+// must not take data of the old type as the new one (semantics.md §6,
+// kind signal). Data of another type fails the step, loudly, never
+// silently.
+func (r *runner) signalDone(u unit, name string, payload any) {
+	if w := u.s.Action.Wait; w != nil && w.Type != nil {
+		if err := graph.CheckValue(w.Type, payload, "data"); err != nil {
+			r.unitFailed(u, &stepError{Kind: "signal", Message: fmt.Sprintf(
+				"signal %q does not have the type step %q declares (%s): %s; it was sent before the run moved to version %s, whose wait declares that type. Retry the step (flowrun retry RUN --from %s) and send the signal again with data of that type",
+				name, u.s.Name, w.Type, err.Error(), r.l.g.Version, u.s.Name)}, false)
+			return
+		}
+	}
+	r.unitDone(u, payload, 1)
+}
+
 // startSwitch picks the first case whose when is true, else the default.
 // The output is the branch name: "case0", "case1", ..., "default", or
 // "none"; the branch's targets are recorded in State.
@@ -461,7 +480,7 @@ func (r *runner) startWait(u unit) bool {
 		return true
 	}
 	if payload, ok := r.consume(u.key, w.Signal); ok {
-		r.unitDone(u, payload, 1)
+		r.signalDone(u, w.Signal, payload)
 		return true
 	}
 	row := r.row(u)
