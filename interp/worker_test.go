@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -18,13 +19,18 @@ import (
 	"github.com/flowrun/flowrun/store/sqlite"
 )
 
-// claimFails is a store whose claims fail with err.
+// claimFails is a store whose claims fail with err; calls, when set,
+// counts them.
 type claimFails struct {
 	store.Store
-	err error
+	err   error
+	calls *atomic.Int64
 }
 
 func (s claimFails) RunClaim(context.Context, store.RunClaimParams) ([]store.Run, error) {
+	if s.calls != nil {
+		s.calls.Add(1)
+	}
 	return nil, s.err
 }
 
@@ -34,7 +40,7 @@ func (s claimFails) RunClaim(context.Context, store.RunClaimParams) ([]store.Run
 func TestWorkerDiesOnStoreErrors(t *testing.T) {
 	t.Run("schema too new", func(t *testing.T) {
 		b := setup(t)
-		e := New(claimFails{b.st, fmt.Errorf("claim: %w", store.ErrSchemaTooNew)}, Options{Clock: b.clk, Owner: store.Owner{Host: "testhost", PID: 1}})
+		e := New(claimFails{b.st, fmt.Errorf("claim: %w", store.ErrSchemaTooNew), nil}, Options{Clock: b.clk, Owner: store.Owner{Host: "testhost", PID: 1}})
 		w := NewWorker(e, WorkerOptions{})
 		if err := w.Start(b.ctx); err != nil {
 			t.Fatal(err)
@@ -51,12 +57,20 @@ func TestWorkerDiesOnStoreErrors(t *testing.T) {
 	t.Run("failing for a lease period", func(t *testing.T) {
 		b := setup(t)
 		broken := errors.New("disk I/O error")
-		e := New(claimFails{b.st, broken}, Options{Clock: b.clk, Owner: store.Owner{Host: "testhost", PID: 1}, LeaseFor: 30 * time.Second, Poll: time.Second})
+		var calls atomic.Int64
+		e := New(claimFails{b.st, broken, &calls}, Options{Clock: b.clk, Owner: store.Owner{Host: "testhost", PID: 1}, LeaseFor: 30 * time.Second, Poll: time.Second})
 		w := NewWorker(e, WorkerOptions{})
 		if err := w.Start(b.ctx); err != nil {
 			t.Fatal(err)
 		}
 		deadline := time.Now().Add(10 * time.Second) // safety net only
+		// The clock moves a second at a time, and only once the worker
+		// has tried another claim since the last move (or has been given
+		// 50 ms of real time to): other timers (the heartbeat's) are always
+		// pending, and moving on them alone let the fake clock run ahead
+		// of a worker slowed by -race on a loaded machine, so the bound
+		// below measured the machine, not the worker (seen once).
+		seen, waited := calls.Load(), time.Now()
 		for stopped := false; !stopped; {
 			select {
 			case <-w.Done():
@@ -68,8 +82,9 @@ func TestWorkerDiesOnStoreErrors(t *testing.T) {
 				if time.Now().After(deadline) {
 					t.Fatal("the worker did not stop")
 				}
-				if b.clk.Pending() > 0 {
+				if n := calls.Load(); b.clk.Pending() > 0 && (n != seen || time.Since(waited) > 50*time.Millisecond) {
 					b.clk.Advance(time.Second)
+					seen, waited = n, time.Now()
 				}
 				time.Sleep(time.Millisecond)
 			}
