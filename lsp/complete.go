@@ -157,38 +157,7 @@ func roots(g *graph.Graph, site *lang.Site) []string {
 	if sc == nil {
 		return []string{"input", "run", "steps"}
 	}
-	var out []string
-	if sc.Inputs != nil {
-		out = append(out, "input")
-	}
-	if sc.Run {
-		out = append(out, "run")
-	}
-	if sc.Steps != nil {
-		out = append(out, "steps")
-	}
-	if sc.Item != nil {
-		out = append(out, "item", "index")
-	}
-	if sc.Iteration {
-		out = append(out, "iteration")
-	}
-	if sc.Error {
-		out = append(out, "error")
-	}
-	if sc.Event {
-		out = append(out, "event")
-	}
-	if sc.Schedule {
-		out = append(out, "schedule")
-	}
-	if sc.Webhook {
-		out = append(out, "body", "headers")
-	}
-	if sc.Secrets != nil {
-		out = append(out, "secrets")
-	}
-	return out
+	return sc.VisibleNames()
 }
 
 // blockNames are the labels of the blocks of type t in the workflow: from

@@ -226,7 +226,7 @@ func explainCheck(e *common.Error, p *ParsedExpr, cc *checkContext) (summary, de
 	msg := e.Message
 	if m := reUndeclared.FindStringSubmatch(msg); m != nil {
 		return "Unknown name", fmt.Sprintf("There is no variable or function named %s in %s. The variables visible here are %s.",
-			m[1], cc.scope.what(), naming.QuoteList(cc.scope.visibleNames()))
+			m[1], cc.scope.what(), naming.QuoteList(cc.scope.VisibleNames()))
 	}
 	if m := reUndefField.FindStringSubmatch(msg); m != nil {
 		return explainField(m[1], e.ExprID, p, cc)

@@ -359,8 +359,9 @@ func (s *Scope) unknownStep(name string) string {
 		name, s.what(), visible)
 }
 
-// visibleNames lists the variables the scope declares, for messages.
-func (s *Scope) visibleNames() []string {
+// VisibleNames lists the variables the scope declares: for messages, and
+// for an editor's completion of expression roots.
+func (s *Scope) VisibleNames() []string {
 	var names []string
 	if s.Inputs != nil {
 		names = append(names, "input")

@@ -45,7 +45,7 @@ func TestStepScope(t *testing.T) {
 	}
 	for _, tt := range tests {
 		sc := tt.scope
-		if got := strings.Join(sc.visibleNames(), ","); got != tt.vars {
+		if got := strings.Join(sc.VisibleNames(), ","); got != tt.vars {
 			t.Errorf("%s: variables %s, want %s", tt.name, got, tt.vars)
 		}
 		if got := strings.Join(sc.stepNames(), ","); got != tt.steps {
