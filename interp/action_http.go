@@ -246,7 +246,7 @@ func (c *httpCall) holdsSecret(s string) bool { return c.red.text(s) != s }
 // buildError describes why the request could not be built. url.Parse's
 // errors quote the URL and most quote the part of it that is wrong (a
 // port, a host character, an escape): for a URL that holds a secret only
-// the kind of problem is told (urlProblem).
+// the kind of problem is told (expr.URLParseProblem).
 func (c *httpCall) buildError(err error) string {
 	var ue *url.Error
 	if !errors.As(err, &ue) {
@@ -255,34 +255,7 @@ func (c *httpCall) buildError(err error) string {
 	if !c.holdsSecret(c.url) {
 		return c.red.text(fmt.Sprintf("parse %q: %v", c.url, ue.Err))
 	}
-	return fmt.Sprintf("parse %q: %s", c.shownURL(), urlProblem(ue.Err))
-}
-
-// urlProblem says what url.Parse found wrong without quoting any of the
-// URL.
-func urlProblem(err error) string {
-	var escErr url.EscapeError
-	var hostErr url.InvalidHostError
-	switch {
-	case errors.As(err, &escErr):
-		return "invalid URL escape"
-	case errors.As(err, &hostErr):
-		return "invalid character in host name"
-	}
-	msg := err.Error()
-	switch {
-	case strings.HasPrefix(msg, "invalid port "):
-		return "invalid port after host"
-	case strings.HasPrefix(msg, "invalid host: "):
-		return "invalid host"
-	}
-	switch msg { // url.Parse's messages that quote nothing
-	case "missing protocol scheme", "net/url: invalid control character in URL", "empty url",
-		"invalid URI for request", "first path segment in URL cannot contain colon",
-		"net/url: invalid userinfo", "invalid IP-literal", "missing ']' in host":
-		return msg
-	}
-	return "not a valid URL"
+	return fmt.Sprintf("parse %q: %s", c.shownURL(), expr.URLParseProblem(ue.Err))
 }
 
 // transportError describes why a request failed, or its response could not

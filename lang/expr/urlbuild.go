@@ -233,7 +233,7 @@ func escapeURLValue(v string, part int) (string, error) {
 func CheckHTTPURL(s string) error {
 	u, err := url.Parse(s)
 	if err != nil {
-		return &URLError{Msg: "it is not a valid URL: " + urlParseProblem(err), Parse: err}
+		return &URLError{Msg: "it is not a valid URL: " + URLParseProblem(err), Parse: err}
 	}
 	switch strings.ToLower(u.Scheme) {
 	case "http", "https":
@@ -250,9 +250,10 @@ func CheckHTTPURL(s string) error {
 	return nil
 }
 
-// urlParseProblem says what url.Parse found wrong without quoting any of
-// the URL.
-func urlParseProblem(err error) string {
+// URLParseProblem says what url.Parse (or url.ParseRequestURI) found
+// wrong without quoting any of the URL, which may hold a secret: the
+// compiler's URL check and the http action's request building share it.
+func URLParseProblem(err error) string {
 	var escErr url.EscapeError
 	var hostErr url.InvalidHostError
 	var ue *url.Error
@@ -272,10 +273,10 @@ func urlParseProblem(err error) string {
 	case strings.HasPrefix(msg, "invalid host: "):
 		return "invalid host"
 	}
-	switch msg {
+	switch msg { // url.Parse's messages that quote nothing
 	case "missing protocol scheme", "net/url: invalid control character in URL", "empty url",
-		"first path segment in URL cannot contain colon", "net/url: invalid userinfo",
-		"invalid IP-literal", "missing ']' in host":
+		"invalid URI for request", "first path segment in URL cannot contain colon",
+		"net/url: invalid userinfo", "invalid IP-literal", "missing ']' in host":
 		return msg
 	}
 	return "not a valid URL"
