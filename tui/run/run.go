@@ -10,7 +10,6 @@ package run
 
 import (
 	"encoding/json"
-	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -320,26 +319,4 @@ func buildNodes(d *feed.RunDetail) []node {
 
 // errorMessage is the message of a {"kind","message"} error, on one line,
 // escaped for the terminal: it quotes what a program wrote.
-func errorMessage(raw json.RawMessage) string { return termtext.Line(errorWords(raw)) }
-
-// errorWords is errorMessage before escaping.
-func errorWords(raw json.RawMessage) string {
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	var e struct {
-		Kind    string `json:"kind"`
-		Message string `json:"message"`
-	}
-	if json.Unmarshal(raw, &e) != nil || e.Message == "" {
-		return strings.TrimSpace(string(raw))
-	}
-	msg := strings.TrimSpace(e.Message)
-	if i := strings.IndexByte(msg, '\n'); i >= 0 {
-		msg = msg[:i] + " …"
-	}
-	if e.Kind != "" {
-		return e.Kind + ": " + msg
-	}
-	return msg
-}
+func errorMessage(raw json.RawMessage) string { return termtext.Line(feed.ErrorText(raw)) }
