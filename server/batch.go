@@ -61,15 +61,7 @@ func (s *Server) startBatch(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx := r.Context()
 	workflow := r.PathValue("workflow")
-	v, err := s.eng.ResolveVersion(ctx, workflow, req.Version)
-	var pe *interp.PinError
-	if errors.As(err, &pe) {
-		return &Problem{Status: http.StatusBadRequest, Field: "version", Detail: err.Error(), Err: err}
-	}
-	if err != nil {
-		return err
-	}
-	_, g, err := s.eng.VersionGraph(ctx, workflow, v.Version)
+	g, err := s.pinnedGraph(ctx, workflow, req.Version)
 	if err != nil {
 		return err
 	}
@@ -85,7 +77,7 @@ func (s *Server) startBatch(w http.ResponseWriter, r *http.Request) error {
 		}
 		items[i] = in
 	}
-	res, err := s.eng.StartRuns(ctx, interp.BatchParams{Workflow: workflow, Version: v.Version, Items: items, New: req.New})
+	res, err := s.eng.StartRuns(ctx, interp.BatchParams{Workflow: workflow, Version: g.Version, Items: items, New: req.New})
 	var be *interp.BatchItemError
 	if errors.As(err, &be) {
 		return itemProblem(be.Index, be.Err)

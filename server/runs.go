@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 )
 
@@ -37,15 +38,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx := r.Context()
 	workflow := r.PathValue("workflow")
-	v, err := s.eng.ResolveVersion(ctx, workflow, req.Version)
-	var pe *interp.PinError
-	if errors.As(err, &pe) {
-		return &Problem{Status: http.StatusBadRequest, Field: "version", Detail: err.Error(), Err: err}
-	}
-	if err != nil {
-		return err
-	}
-	_, g, err := s.eng.VersionGraph(ctx, workflow, v.Version)
+	g, err := s.pinnedGraph(ctx, workflow, req.Version)
 	if err != nil {
 		return err
 	}
@@ -53,7 +46,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	run, created, err := s.eng.StartRun(ctx, interp.StartParams{Workflow: workflow, Version: v.Version, Inputs: inputs})
+	run, created, err := s.eng.StartRun(ctx, interp.StartParams{Workflow: workflow, Version: g.Version, Inputs: inputs})
 	if err != nil {
 		return err
 	}
@@ -161,4 +154,20 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) error {
 // finds that run.)
 func (s *Server) findRun(ctx context.Context, ref string) (store.Run, error) {
 	return s.eng.ResolveRun(ctx, ref)
+}
+
+// pinnedGraph is the graph of the stored version of workflow that a start
+// request's "version" pin names (the newest when it is empty); a pin that
+// matches nothing or is malformed is a 400 naming the field.
+func (s *Server) pinnedGraph(ctx context.Context, workflow, pin string) (*graph.Graph, error) {
+	v, err := s.eng.ResolveVersion(ctx, workflow, pin)
+	var pe *interp.PinError
+	if errors.As(err, &pe) {
+		return nil, &Problem{Status: http.StatusBadRequest, Field: "version", Detail: err.Error(), Err: err}
+	}
+	if err != nil {
+		return nil, err
+	}
+	_, g, err := s.eng.VersionGraph(ctx, workflow, v.Version)
+	return g, err
 }
