@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/flowrun/flowrun/store"
@@ -145,7 +144,7 @@ func (s *Store) ScheduleFire(ctx context.Context, p store.ScheduleFireParams) (s
 		return store.ScheduleFireResult{}, fmt.Errorf("firing schedule %s/%s: %w", p.Workflow, p.Name, err)
 	}
 	var res store.ScheduleFireResult
-	err := s.write(ctx, fireOp(p), func(w *wtx) error {
+	err := s.write(ctx, sqlrow.FireOp(p), func(w *wtx) error {
 		var err error
 		res, err = w.fire(p)
 		return err
@@ -154,52 +153,15 @@ func (s *Store) ScheduleFire(ctx context.Context, p store.ScheduleFireParams) (s
 }
 
 // ScheduleFireBatch fires many slots in one transaction, each in a
-// savepoint of its own. A deadlock or serialization failure is the
-// transaction's (write runs it again from the start), not a fire's.
+// savepoint of its own (sqlrow.FireBatch). A deadlock or serialization
+// failure is the transaction's (write runs it again from the start), not a
+// fire's.
 func (s *Store) ScheduleFireBatch(ctx context.Context, ps []store.ScheduleFireParams) ([]store.ScheduleFireOutcome, error) {
-	out := make([]store.ScheduleFireOutcome, len(ps))
-	order := store.FireOrder(ps)
+	var out []store.ScheduleFireOutcome
 	err := s.write(ctx, fmt.Sprintf("firing %d schedule slots", len(ps)), func(w *wtx) error {
-		failed := map[[2]string]bool{} // schedules with a failed fire
-		for _, i := range order {
-			p := ps[i]
-			out[i] = store.ScheduleFireOutcome{}
-			sk := [2]string{p.Workflow, p.Name}
-			if failed[sk] {
-				out[i].Err = fmt.Errorf("firing schedule %s/%s: %w", p.Workflow, p.Name, store.ErrNotTried)
-				continue
-			}
-			if err := p.Check(); err != nil {
-				out[i].Err = fmt.Errorf("firing schedule %s/%s: %w", p.Workflow, p.Name, err)
-				failed[sk] = true
-				continue
-			}
-			if _, err := w.tx.Exec(w.ctx, "SAVEPOINT fire"); err != nil {
-				return fmt.Errorf("savepoint: %w", err)
-			}
-			events, notify := len(w.events), w.notify
-			res, err := w.fire(p)
-			if err != nil {
-				if code := pgCode(err); code == codeDeadlock || code == codeSerialization {
-					return err
-				}
-				if _, rerr := w.tx.Exec(w.ctx, "ROLLBACK TO SAVEPOINT fire"); rerr != nil {
-					return fmt.Errorf("rolling back a failed fire (%v): %w", err, rerr)
-				}
-				// The events the fire queued go with it.
-				w.events, w.notify = w.events[:events], notify
-				out[i].Err = s.fail(fireOp(p), err)
-				if !errors.Is(err, store.ErrAlreadyFired) {
-					failed[sk] = true
-				}
-			} else {
-				out[i].Result = res
-			}
-			if _, err := w.tx.Exec(w.ctx, "RELEASE SAVEPOINT fire"); err != nil {
-				return fmt.Errorf("releasing a savepoint: %w", err)
-			}
-		}
-		return nil
+		var err error
+		out, err = sqlrow.FireBatch(&fireTx{s: s, w: w}, ps)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -207,10 +169,45 @@ func (s *Store) ScheduleFireBatch(ctx context.Context, ps []store.ScheduleFirePa
 	return out, nil
 }
 
-// fireOp names a fire in errors.
-func fireOp(p store.ScheduleFireParams) string {
-	return fmt.Sprintf("firing schedule %s/%s at %s", p.Workflow, p.Name, p.Slot.UTC().Format("2006-01-02T15:04:05.999999Z"))
+// fireTx is a write transaction as sqlrow.FireBatch uses it. It remembers
+// what the transaction had queued at the savepoint, so that a rolled back
+// fire's events go with it.
+type fireTx struct {
+	s      *Store
+	w      *wtx
+	events int
+	notify bool
 }
+
+func (f *fireTx) Savepoint() error {
+	f.events, f.notify = len(f.w.events), f.w.notify
+	_, err := f.w.tx.Exec(f.w.ctx, "SAVEPOINT fire")
+	return err
+}
+
+func (f *fireTx) RollbackTo() error {
+	if _, err := f.w.tx.Exec(f.w.ctx, "ROLLBACK TO SAVEPOINT fire"); err != nil {
+		return err
+	}
+	f.w.events, f.w.notify = f.w.events[:f.events], f.notify
+	return nil
+}
+
+func (f *fireTx) Release() error {
+	_, err := f.w.tx.Exec(f.w.ctx, "RELEASE SAVEPOINT fire")
+	return err
+}
+
+func (f *fireTx) Fire(p store.ScheduleFireParams) (store.ScheduleFireResult, error) {
+	return f.w.fire(p)
+}
+
+func (f *fireTx) Aborts(err error) bool {
+	code := pgCode(err)
+	return code == codeDeadlock || code == codeSerialization
+}
+
+func (f *fireTx) Fail(op string, err error) error { return f.s.fail(op, err) }
 
 // fire does a fire's writes in w: ErrAlreadyFired, with the caller to
 // roll back what it wrote, when the slot is recorded already.

@@ -166,7 +166,7 @@ func (s *Store) ScheduleFire(ctx context.Context, p store.ScheduleFireParams) (s
 		return store.ScheduleFireResult{}, fmt.Errorf("firing schedule %s/%s: %w", p.Workflow, p.Name, err)
 	}
 	var res store.ScheduleFireResult
-	err := s.write(ctx, fireOp(p), func(w *wtx) error {
+	err := s.write(ctx, sqlrow.FireOp(p), func(w *wtx) error {
 		var err error
 		res, err = w.fire(p)
 		return err
@@ -175,45 +175,13 @@ func (s *Store) ScheduleFire(ctx context.Context, p store.ScheduleFireParams) (s
 }
 
 // ScheduleFireBatch fires many slots in one transaction, each in a
-// savepoint of its own.
+// savepoint of its own (sqlrow.FireBatch).
 func (s *Store) ScheduleFireBatch(ctx context.Context, ps []store.ScheduleFireParams) ([]store.ScheduleFireOutcome, error) {
-	out := make([]store.ScheduleFireOutcome, len(ps))
-	order := store.FireOrder(ps)
+	var out []store.ScheduleFireOutcome
 	err := s.write(ctx, fmt.Sprintf("firing %d schedule slots", len(ps)), func(w *wtx) error {
-		failed := map[[2]string]bool{} // schedules with a failed fire
-		for _, i := range order {
-			p := ps[i]
-			out[i] = store.ScheduleFireOutcome{}
-			sk := [2]string{p.Workflow, p.Name}
-			if failed[sk] {
-				out[i].Err = fmt.Errorf("firing schedule %s/%s: %w", p.Workflow, p.Name, store.ErrNotTried)
-				continue
-			}
-			if err := p.Check(); err != nil {
-				out[i].Err = fmt.Errorf("firing schedule %s/%s: %w", p.Workflow, p.Name, err)
-				failed[sk] = true
-				continue
-			}
-			if _, err := w.exec(savepointSQL); err != nil {
-				return fmt.Errorf("savepoint: %w", err)
-			}
-			res, err := w.fire(p)
-			if err != nil {
-				if _, rerr := w.exec(rollbackToSQL); rerr != nil {
-					return fmt.Errorf("rolling back a failed fire (%v): %w", err, rerr)
-				}
-				out[i].Err = s.fail(fireOp(p), err)
-				if !errors.Is(err, store.ErrAlreadyFired) {
-					failed[sk] = true
-				}
-			} else {
-				out[i].Result = res
-			}
-			if _, err := w.exec(releaseSQL); err != nil {
-				return fmt.Errorf("releasing a savepoint: %w", err)
-			}
-		}
-		return nil
+		var err error
+		out, err = sqlrow.FireBatch(fireTx{w}, ps)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -221,10 +189,20 @@ func (s *Store) ScheduleFireBatch(ctx context.Context, ps []store.ScheduleFirePa
 	return out, nil
 }
 
-// fireOp names a fire in errors.
-func fireOp(p store.ScheduleFireParams) string {
-	return fmt.Sprintf("firing schedule %s/%s at %s", p.Workflow, p.Name, p.Slot.UTC().Format("2006-01-02T15:04:05.999999Z"))
+// fireTx is a write transaction as sqlrow.FireBatch uses it.
+type fireTx struct{ w *wtx }
+
+func (f fireTx) Savepoint() error  { _, err := f.w.exec(savepointSQL); return err }
+func (f fireTx) RollbackTo() error { _, err := f.w.exec(rollbackToSQL); return err }
+func (f fireTx) Release() error    { _, err := f.w.exec(releaseSQL); return err }
+func (f fireTx) Fire(p store.ScheduleFireParams) (store.ScheduleFireResult, error) {
+	return f.w.fire(p)
 }
+
+// Aborts is false: SQLite aborts no transaction under another's feet (a
+// busy database fails the fire's statement, and the fire with it).
+func (f fireTx) Aborts(error) bool               { return false }
+func (f fireTx) Fail(op string, err error) error { return f.w.s.fail(op, err) }
 
 // fire does a fire's writes in w: ErrAlreadyFired, with the caller to
 // roll back what it wrote, when the slot is recorded already.
