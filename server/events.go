@@ -65,7 +65,7 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) error {
 		case !read:
 			// the feed's first read is not done
 		case ferr != nil:
-			return s.endStream(w, rc, "error", map[string]string{"message": ferr.Error()})
+			return s.endStream(w, rc, "error", map[string]string{"message": s.streamFault(r, ferr)})
 		case !held:
 			// the feed no longer holds the events after this stream's
 			// place: read them from the store, a page at a time
@@ -74,7 +74,7 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) error {
 				return nil
 			}
 			if err != nil {
-				return s.endStream(w, rc, "error", map[string]string{"message": err.Error()})
+				return s.endStream(w, rc, "error", map[string]string{"message": s.streamFault(r, err)})
 			}
 			if len(page) == 0 {
 				break
@@ -83,7 +83,7 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) error {
 			for _, ev := range page {
 				fr, err := frameOf(ev)
 				if err != nil {
-					return s.endStream(w, rc, "error", map[string]string{"message": err.Error()})
+					return s.endStream(w, rc, "error", map[string]string{"message": s.streamFault(r, err)})
 				}
 				frames = append(frames, fr)
 			}

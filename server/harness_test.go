@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -38,6 +39,13 @@ var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 
 func newAPI(t *testing.T, opts ...func(*Options)) *api {
 	t.Helper()
+	return newAPIOver(t, nil, opts...)
+}
+
+// newAPIOver is newAPI whose engine and server use wrap(the SQLite store)
+// (the store itself when wrap is nil): a store that fails on purpose.
+func newAPIOver(t *testing.T, wrap func(*sqlite.Store) store.Store, opts ...func(*Options)) *api {
+	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "flowrun.db"), sqlite.Options{Synchronous: "NORMAL"})
 	if err != nil {
@@ -45,13 +53,17 @@ func newAPI(t *testing.T, opts ...func(*Options)) *api {
 	}
 	t.Cleanup(func() { st.Close() })
 	a := &api{t: t, ctx: ctx, st: st, clk: clock.NewFake(t0), tokens: map[store.TokenScope]string{}}
-	o := Options{Clock: a.clk}
+	o := Options{Clock: a.clk, Log: slog.New(slog.DiscardHandler)}
 	for _, f := range opts {
 		f(&o)
 	}
 	// The engine runs on the server's clock: a test that gives the server
 	// the real clock (a worker, SSE) gives it to the engine too.
-	a.eng = interp.New(st, interp.Options{
+	var es store.Store = st
+	if wrap != nil {
+		es = wrap(st)
+	}
+	a.eng = interp.New(es, interp.Options{
 		Clock: o.Clock, Owner: store.Owner{Host: "testhost", PID: 1, Worker: "t"},
 		Rand: rand.New(rand.NewPCG(1, 2)), ParkWait: -1, Poll: 20 * time.Millisecond,
 		Getenv: func(string) string { return "" },

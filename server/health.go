@@ -12,7 +12,7 @@ func (s *Server) health() {
 	}})
 	s.Handle(Route{Method: http.MethodGet, Path: "/readyz", Handler: func(w http.ResponseWriter, r *http.Request) error {
 		if err := s.st.Ready(r.Context()); err != nil {
-			return &Problem{Status: http.StatusServiceUnavailable, Detail: "the store is not ready: " + err.Error(), RetryAfter: 1, Err: err}
+			return &Problem{Status: http.StatusServiceUnavailable, Detail: "the store is not ready", Public: "the store is not ready", RetryAfter: 1, Err: err}
 		}
 		return writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	}})

@@ -55,8 +55,8 @@ func webhookProblem(workflow, name string, err error) error {
 	case errors.As(err, &sig):
 		return &Problem{Status: http.StatusUnauthorized, Detail: err.Error(), Err: err}
 	case errors.As(err, &sec):
-		return &Problem{Status: http.StatusServiceUnavailable, Err: err,
-			Detail: fmt.Sprintf("webhook %q of workflow %q cannot verify requests: its secret is not set in the server's environment", name, workflow)}
+		msg := fmt.Sprintf("webhook %q of workflow %q cannot verify requests: its secret is not set in the server's environment", name, workflow)
+		return &Problem{Status: http.StatusServiceUnavailable, Err: err, Detail: msg, Public: msg}
 	case errors.As(err, &req):
 		return &Problem{Status: http.StatusBadRequest, Detail: err.Error(), Err: err}
 	case errors.As(err, &in):

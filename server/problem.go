@@ -1,6 +1,8 @@
 package server
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,7 +23,10 @@ type Problem struct {
 	Field string
 	// RetryAfter, in whole seconds, is sent as Retry-After when > 0.
 	RetryAfter int
-	Err        error
+	// Public is what a 5xx answer says of Err instead of Err's text
+	// (serverFault); "" for the words of store's sentinel errors.
+	Public string
+	Err    error
 }
 
 func (p *Problem) Error() string { return p.Detail }
@@ -40,23 +45,90 @@ type problemJSON struct {
 	Status int    `json:"status"`
 	Detail string `json:"detail"`
 	Field  string `json:"field,omitempty"`
+	// RequestID names a 5xx answer in the server's log, which has the
+	// detail the answer leaves out.
+	RequestID string `json:"request_id,omitempty"`
 }
 
 // WriteError answers err as problem+json: a *Problem as it is, an engine
-// error by its kind (problemOf).
+// error by its kind (problemOf). A server error (5xx) is answered by the
+// Server's writeError instead, which keeps its detail out of the answer.
 func WriteError(w http.ResponseWriter, err error) {
-	p := problemOf(err)
+	writeProblem(w, problemOf(err), "")
+}
+
+func writeProblem(w http.ResponseWriter, p *Problem, requestID string) {
 	if p.Status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="flowrun"`)
 	}
 	if p.RetryAfter > 0 {
 		w.Header().Set("Retry-After", fmt.Sprint(p.RetryAfter))
 	}
+	if requestID != "" {
+		w.Header().Set("X-Request-Id", requestID)
+	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(p.Status)
-	b, _ := json.Marshal(problemJSON{Type: "about:blank", Title: http.StatusText(p.Status), Status: p.Status, Detail: p.Detail, Field: p.Field})
+	b, _ := json.Marshal(problemJSON{Type: "about:blank", Title: http.StatusText(p.Status), Status: p.Status, Detail: p.Detail, Field: p.Field, RequestID: requestID})
 	_, _ = w.Write(append(b, '\n'))
+}
+
+// writeError answers err as WriteError does, except a server error (5xx):
+// the store's error text can name the database file or server, so the
+// detail is logged under a new request id, and the answer says what kind
+// of fault it was (serverFault) and gives the id.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	p := problemOf(err)
+	if p.Status < 500 {
+		writeProblem(w, p, "")
+		return
+	}
+	id := newRequestID()
+	detail := p.Detail
+	if p.Err != nil && p.Err.Error() != detail {
+		detail += ": " + p.Err.Error()
+	}
+	s.log.ErrorContext(r.Context(), "request failed", "request_id", id, "method", r.Method, "path", r.URL.Path,
+		"status", p.Status, "error", detail)
+	answer := *p
+	answer.Detail = fmt.Sprintf("%s; the server logged the detail under request id %s", serverFault(p), id)
+	writeProblem(w, &answer, id)
+}
+
+// streamFault logs why an event stream ends in error under a new request
+// id, and returns what the stream's last frame says: the id, not the
+// store's text.
+func (s *Server) streamFault(r *http.Request, err error) string {
+	id := newRequestID()
+	s.log.ErrorContext(r.Context(), "event stream failed", "request_id", id, "method", r.Method, "path", r.URL.Path, "error", err.Error())
+	return fmt.Sprintf("%s; the server logged the detail under request id %s", serverFault(&Problem{Err: err}), id)
+}
+
+// serverFault is what a 5xx answer may say of its cause: the server's own
+// words when it wrote them (no Err), Public when set, the store's sentinel
+// when the error is one (they name no file), or "internal error".
+func serverFault(p *Problem) string {
+	switch {
+	case p.Err == nil:
+		return p.Detail
+	case p.Public != "":
+		return p.Public
+	}
+	for _, sentinel := range []error{store.ErrBusy, store.ErrFull, store.ErrSchemaTooNew} {
+		if errors.Is(p.Err, sentinel) {
+			return sentinel.Error()
+		}
+	}
+	return "internal error"
+}
+
+// newRequestID returns 64 random bits in hex: a name for one failed
+// request in the server's log.
+func newRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24)
+	return hex.EncodeToString(b[:])
 }
 
 // problemOf classifies an error into a status, keeping its message:

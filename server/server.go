@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -35,6 +36,10 @@ type Options struct {
 	// MaxWait is the longest "wait" a start request may ask for (default
 	// 5m).
 	MaxWait time.Duration
+	// Log receives the detail of every server error (5xx), which the
+	// answer leaves out, under the request id the answer gives (default
+	// slog.Default()).
+	Log *slog.Logger
 }
 
 // Handler serves one route. It returns an error instead of writing one:
@@ -58,6 +63,7 @@ type Server struct {
 	eng  *interp.Engine
 	st   store.Store
 	clk  clock.Clock
+	log  *slog.Logger
 	opts Options
 
 	mux    *http.ServeMux
@@ -90,8 +96,11 @@ func New(opts Options) *Server {
 	if opts.MaxWait <= 0 {
 		opts.MaxWait = 5 * time.Minute
 	}
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
 	s := &Server{
-		eng: opts.Engine, st: opts.Engine.Store(), clk: opts.Clock, opts: opts,
+		eng: opts.Engine, st: opts.Engine.Store(), clk: opts.Clock, log: opts.Log, opts: opts,
 		mux:    http.NewServeMux(),
 		limits: newLimiter(opts.Clock, opts.Rate, opts.Burst),
 	}
@@ -191,14 +200,15 @@ func (s *Server) wrap(rt Route) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBody)
 		if rt.Scope != "" {
-			var err error
-			if r, err = s.authorize(r, rt.Scope); err != nil {
-				WriteError(w, err)
+			ar, err := s.authorize(r, rt.Scope)
+			if err != nil {
+				s.writeError(w, r, err)
 				return
 			}
+			r = ar
 		}
 		if err := rt.Handler(w, r); err != nil {
-			WriteError(w, err)
+			s.writeError(w, r, err)
 		}
 	}
 }

@@ -160,7 +160,7 @@ func (e *env) serve(ctx context.Context, c serveConfig) error {
 		obs = telemetry.Multi(m, c.tracer)
 	}
 	eng := e.workerEngine(st, e.getenv("FLOWRUN_HOST"), 30*time.Second, lg, obs, c.tracer)
-	api := server.New(server.Options{Engine: eng, Clock: e.clock, NoAuth: c.noAuth, MaxBody: c.maxBody, Rate: c.rate})
+	api := server.New(server.Options{Engine: eng, Clock: e.clock, NoAuth: c.noAuth, MaxBody: c.maxBody, Rate: c.rate, Log: lg})
 	api.Mount("GET /metrics", m)
 	scheme := "http"
 	if len(c.certs) > 0 {
