@@ -319,9 +319,10 @@ func planRunJSONOf(p interp.RunPlan) planRunJSON {
 	return j
 }
 
-// checkStoredVersions checks every workflow's version against the stored
-// versions when the database exists (validate), reading only.
-func (e *env) checkStoredVersions(ctx context.Context, mod *lang.Module) error {
+// checkStoredVersions checks the version of each of ws (workflows of mod)
+// against the stored versions when the database exists (validate), reading
+// only.
+func (e *env) checkStoredVersions(ctx context.Context, mod *lang.Module, ws []*lang.Workflow) error {
 	st, err := e.openStore(ctx, false)
 	if errors.Is(err, errNoDatabase) {
 		return nil
@@ -330,7 +331,7 @@ func (e *env) checkStoredVersions(ctx context.Context, mod *lang.Module) error {
 		return err
 	}
 	eng := e.engine(st, nil)
-	for _, w := range mod.Workflows {
+	for _, w := range ws {
 		if _, err := e.checkVersion(ctx, eng, mod, w); err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -301,9 +302,10 @@ func containsString(l []string, s string) bool {
 }
 
 // validateTests checks test files against the workflows of their
-// directories (validate: spec/testing.md), printing one line per valid
-// file and the diagnostics of the others.
-func (e *env) validateTests(files []string, valid func(name string, tests int)) error {
+// directories (validate: spec/testing.md): valid receives each valid file
+// with its number of tests and the workflows they test (sorted, once
+// each); the diagnostics of the others are printed.
+func (e *env) validateTests(files []string, valid func(name string, tests int, workflows []string)) error {
 	bad := 0
 	for _, name := range files {
 		mod, diags := lang.LoadPathsWith([]string{filepath.Dir(name)}, lang.LoadOptions{MaxFileSize: e.workflowFileLimit()})
@@ -317,7 +319,14 @@ func (e *env) validateTests(files []string, valid func(name string, tests int)) 
 			bad++
 			continue
 		}
-		valid(name, len(tf.Tests))
+		tested := []string{}
+		for _, t := range tf.Tests {
+			if t.Graph != nil && !slices.Contains(tested, t.Graph.Workflow) {
+				tested = append(tested, t.Graph.Workflow)
+			}
+		}
+		slices.Sort(tested)
+		valid(name, len(tf.Tests), tested)
 	}
 	if bad > 0 {
 		return usageErrorf("%s invalid", plural(bad, "test file is", "test files are")).

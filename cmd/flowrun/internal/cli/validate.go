@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/lang/graph"
 )
 
@@ -22,7 +23,8 @@ line per valid workflow with its version and graph hash. When the database
 exists it also checks each version against the stored versions, as apply does
 (reading only; it never creates the database). The test files (*.test.hcl)
 of each directory, and those named, are checked against the workflows of
-their directory (spec/testing.md). DIR/... validates DIR and every directory
+their directory (spec/testing.md); given only test files, it lists the
+workflows their tests need, not every workflow of the directory. DIR/... validates DIR and every directory
 below it, each on its own as validate DIR does. --json prints one object
 with valid, workflows, tests and diagnostics (with their ranges) instead.`,
 		store: true,
@@ -118,20 +120,44 @@ func validateGroups(args []string) ([][]string, error) {
 }
 
 // validateGroup validates one set of paths: compiles them, checks the
-// versions against the stored ones, and checks their test files.
+// versions against the stored ones, and checks their test files. When
+// only test files are named, what is checked and listed is those files
+// and the workflows their tests need (the workflows they test and the
+// children those call), not every workflow of their directories.
 func (e *env) validateGroup(ctx context.Context, paths []string, asJSON bool, out *validateJSON) error {
 	args, tests, err := splitTestArgs(paths)
 	if err != nil {
 		return err
 	}
+	testsOnly := len(paths) > 0
+	for _, p := range paths {
+		testsOnly = testsOnly && lang.IsTestFile(p)
+	}
 	mod, err := e.load(ctx, args)
 	if err != nil {
 		return err
 	}
-	if err := e.checkStoredVersions(ctx, mod); err != nil {
+	type validTests struct {
+		name      string
+		n         int
+		workflows []string
+	}
+	var valid []validTests
+	testErr := e.validateTests(tests, func(name string, n int, workflows []string) {
+		valid = append(valid, validTests{name, n, workflows})
+	})
+	workflows := mod.Workflows
+	if testsOnly {
+		var tested []string
+		for _, v := range valid {
+			tested = append(tested, v.workflows...)
+		}
+		workflows = needed(mod, tested)
+	}
+	if err := e.checkStoredVersions(ctx, mod, workflows); err != nil {
 		return err
 	}
-	for _, w := range mod.Workflows {
+	for _, w := range workflows {
 		h, err := graph.Hash(w.Graph)
 		if err != nil {
 			return fmt.Errorf("hashing workflow %q: %w", w.Name, err)
@@ -143,13 +169,51 @@ func (e *env) validateGroup(ctx context.Context, paths []string, asJSON bool, ou
 		fmt.Fprintf(e.stdout, "%s: workflow %q version %s is valid (graph %s)\n",
 			w.File, w.Name, w.Graph.Version, shortHash(h))
 	}
-	return e.validateTests(tests, func(name string, n int) {
+	for _, v := range valid {
 		if asJSON {
-			out.Tests = append(out.Tests, validTestsJSON{File: name, Tests: n})
-			return
+			out.Tests = append(out.Tests, validTestsJSON{File: v.name, Tests: v.n, Workflows: v.workflows})
+			continue
 		}
-		fmt.Fprintf(e.stdout, "%s: %s valid\n", name, plural(n, "test is", "tests are"))
-	})
+		if len(v.workflows) == 0 { // a file without tests
+			fmt.Fprintf(e.stdout, "%s: %s valid\n", v.name, plural(v.n, "test is", "tests are"))
+			continue
+		}
+		fmt.Fprintf(e.stdout, "%s: %s of %s %s %s valid\n", v.name, plural(v.n, "test", "tests"),
+			pluralWord(len(v.workflows), "workflow", "workflows"), quoteList(v.workflows), pluralWord(v.n, "is", "are"))
+	}
+	return testErr
+}
+
+// needed returns the workflows of mod that names need: those named and,
+// through their workflow steps, every child they call in mod, in mod's
+// order. (A child stored but not in mod is the store's, not a file's.)
+func needed(mod *lang.Module, names []string) []*lang.Workflow {
+	want := map[string]bool{}
+	todo := append([]string(nil), names...)
+	for len(todo) > 0 {
+		name := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if want[name] {
+			continue
+		}
+		want[name] = true
+		w := mod.Workflow(name)
+		if w == nil || w.Graph == nil {
+			continue
+		}
+		for _, s := range w.Graph.Steps {
+			if c := s.Action.Workflow; c != nil && !want[c.Name] {
+				todo = append(todo, c.Name)
+			}
+		}
+	}
+	var out []*lang.Workflow
+	for _, w := range mod.Workflows {
+		if want[w.Name] {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // validateJSON is validate --json (spec/semantics.md §16).
@@ -168,6 +232,7 @@ type validWorkflowJSON struct {
 }
 
 type validTestsJSON struct {
-	File  string `json:"file"`
-	Tests int    `json:"tests"`
+	File      string   `json:"file"`
+	Tests     int      `json:"tests"`
+	Workflows []string `json:"workflows"` // the workflows its tests test
 }
