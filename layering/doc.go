@@ -2,15 +2,26 @@
 // rules and fail when a change breaks one:
 //
 //   - data flows one way: store imports neither lang nor interp, lang
-//     imports neither interp nor store;
+//     imports neither interp nor store, in their code and their tests;
 //   - interp imports no command, no TUI and no concrete store driver (it
 //     sees the store through the interfaces of package store);
 //   - the TUI imports no concrete store driver outside tests and test-only
-//     packages (the binaries open the store and hand it over);
-//   - nothing but package clock reads the wall clock or sleeps on it
-//     (time.Now, time.Since, time.Until, time.Sleep, time.After, time.Tick,
-//     time.NewTimer, time.NewTicker, time.AfterFunc) outside test files,
-//     so timers, backoff and deadlines run on an injected clock.
+//     packages, and no command does: the binaries open the store through
+//     store/backend's one Open(dsn) and hand it over;
+//   - a stored graph is decoded only by the engine (graph.Decode is called
+//     by no code outside lang/graph and interp), so every front end reads
+//     graphs through the engine's one cache;
+//   - nothing but package clock reads the wall clock or waits on it:
+//     time.Now, time.Since, time.Until, time.Sleep, and the timers, which
+//     read it implicitly (time.After, time.Tick, time.NewTimer,
+//     time.NewTicker, time.AfterFunc), outside test files and test-only
+//     packages, so timers, backoff and deadlines run on an injected clock.
+//     The files build constraints leave out on this system are scanned
+//     too. context.WithTimeout and I/O deadlines are not in the rule: they
+//     bound waits on the operating system (a connect, an exporter's
+//     flush), not the time of a run.
 //
-// It must not be imported by anything.
+// A test-only package is one that tests import and no package's code does
+// (store/storetest, tui/internal/fixture). It must not be imported by
+// anything.
 package layering

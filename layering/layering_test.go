@@ -15,13 +15,72 @@ import (
 const module = "github.com/flowrun/flowrun"
 
 type pkg struct {
-	ImportPath   string
-	Dir          string
-	Name         string
-	GoFiles      []string
-	Imports      []string
-	TestImports  []string
-	XTestImports []string
+	ImportPath     string
+	Dir            string
+	Name           string
+	GoFiles        []string
+	IgnoredGoFiles []string // excluded on this system by build constraints
+	Imports        []string
+	TestImports    []string
+	XTestImports   []string
+}
+
+// sources are the package's non-test files for every system: the build's
+// files here and those its build constraints leave out here
+// (hold_other.go on Linux), which another system compiles.
+func (p pkg) sources() []string {
+	var out []string
+	for _, f := range append(append([]string(nil), p.GoFiles...), p.IgnoredGoFiles...) {
+		if !strings.HasSuffix(f, "_test.go") {
+			out = append(out, filepath.Join(p.Dir, f))
+		}
+	}
+	return out
+}
+
+// testOnly returns the packages that tests import and no package's
+// non-test code does (store/storetest, tui/internal/fixture): the
+// packages a rule's "outside tests" leaves out. A package imported by
+// nothing at all (the embedding facade) is not one.
+func testOnly(list []pkg) map[string]bool {
+	byCode, byTests := map[string]bool{}, map[string]bool{}
+	for _, p := range list {
+		for _, imp := range p.Imports {
+			byCode[imp] = true
+		}
+		for _, imp := range append(append([]string(nil), p.TestImports...), p.XTestImports...) {
+			if imp != p.ImportPath { // an external test of the package itself
+				byTests[imp] = true
+			}
+		}
+	}
+	out := map[string]bool{}
+	for imp := range byTests {
+		if !byCode[imp] {
+			out[imp] = true
+		}
+	}
+	return out
+}
+
+// ignoredImports returns the imports of a package's files that build
+// constraints leave out on this system, which go list does not report.
+func ignoredImports(t *testing.T, p pkg) []string {
+	t.Helper()
+	var out []string
+	for _, f := range p.IgnoredGoFiles {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(token.NewFileSet(), filepath.Join(p.Dir, f), nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range file.Imports {
+			out = append(out, strings.Trim(imp.Path.Value, `"`))
+		}
+	}
+	return out
 }
 
 // packages lists the module's packages with `go list`, the build's own view
@@ -70,65 +129,72 @@ func under(p, dir string) bool {
 
 func TestImportRules(t *testing.T) {
 	list := packages(t)
-	// A test-only package is imported by no package's non-test code and is
-	// not a command.
-	usedByCode := map[string]bool{}
-	for _, p := range list {
-		for _, imp := range p.Imports {
-			usedByCode[rel(imp)] = true
-		}
-	}
+	testPkgs := testOnly(list)
 	drivers := []string{"store/sqlite", "store/postgres"}
 	// A forbidden path ending in "." is that package alone, not the ones
 	// below it: lang/graph must not import the front end, package lang,
-	// and may import lang/naming.
+	// and may import lang/naming. A rule with tests set holds for the
+	// package's tests too.
 	rules := []struct {
 		from   string
 		forbid []string
+		tests  bool
 		why    string
 	}{
-		{"lang/graph", []string{"lang.", "lang/expr"}, "the graph IR is what the front end compiles to and what the engine runs; it knows expressions as text and types, not the HCL front end or the CEL layer"},
-		{"lang/expr", []string{"lang."}, "the CEL layer checks and evaluates a graph's expressions; the front end uses it, never the other way"},
-		{"lang/graph/internal/stepgen", []string{"lang.", "lang/graph.", "lang/expr", "interp", "store"}, "stepgen writes part of lang/graph from its source text; it cannot depend on the package it writes"},
-		{"lang/naming", []string{"lang.", "lang/graph", "lang/expr", "interp", "store"}, "naming words names for messages; every package of lang uses it, so it uses none of them"},
-		{"store", []string{"lang", "interp"}, "the store keeps rows; it must not know the language or the engine"},
-		{"lang", []string{"interp", "store"}, "the language compiles files; it must not run or store them"},
-		{"interp", append([]string{"cmd", "tui"}, drivers...), "the engine sees the store through package store's interfaces and knows no front end"},
-		{"schedule", []string{"lang", "interp", "store", "cmd"}, "schedule is pure time: it parses specs and computes slots, and knows neither the language, the engine nor the store"},
-		{"server", append([]string{"lang.", "cmd", "tui"}, drivers...), "the HTTP API calls the engine and reads through the store's interfaces; it parses no HCL, opens no driver and knows no front end"},
-		{"termtext", []string{"lang", "interp", "store", "tui", "cmd"}, "termtext escapes text for terminals; the CLI and flowtui share it, so it depends on neither, nor on what the text came from"},
-		{"telemetry", []string{"lang", "interp", "store", "tui", "cmd"}, "telemetry is what the engine reports, as plain values; it knows neither the engine, the store nor the language"},
-		{".", []string{"cmd", "tui", "server", "telemetry/metrics", "telemetry/tracing", "lsp", "testrun", "bench"}, "package flowrun is the embedding facade over interp, lang and store: it calls them and knows no front end, server or exporter"},
-		{"interp", []string{"telemetry/metrics", "telemetry/tracing"}, "the engine reports through package telemetry's Observer; the Prometheus and OpenTelemetry implementations are wired in by the CLI"},
+		{"lang/graph", []string{"lang.", "lang/expr"}, false, "the graph IR is what the front end compiles to and what the engine runs; it knows expressions as text and types, not the HCL front end or the CEL layer"},
+		{"lang/expr", []string{"lang."}, false, "the CEL layer checks and evaluates a graph's expressions; the front end uses it, never the other way"},
+		{"lang/graph/internal/stepgen", []string{"lang.", "lang/graph.", "lang/expr", "interp", "store"}, false, "stepgen writes part of lang/graph from its source text; it cannot depend on the package it writes"},
+		{"lang/naming", []string{"lang.", "lang/graph", "lang/expr", "interp", "store"}, false, "naming words names for messages; every package of lang uses it, so it uses none of them"},
+		{"store", []string{"lang", "interp"}, true, "the store keeps rows; it must not know the language or the engine"},
+		{"lang", []string{"interp", "store"}, true, "the language compiles files; it must not run or store them"},
+		{"interp", append([]string{"cmd", "tui"}, drivers...), false, "the engine sees the store through package store's interfaces and knows no front end"},
+		{"schedule", []string{"lang", "interp", "store", "cmd"}, false, "schedule is pure time: it parses specs and computes slots, and knows neither the language, the engine nor the store"},
+		{"server", append([]string{"lang.", "cmd", "tui"}, drivers...), false, "the HTTP API calls the engine and reads through the store's interfaces; it parses no HCL, opens no driver and knows no front end"},
+		{"cmd", drivers, false, "the binaries open the store that --db or FLOWRUN_DB names through store/backend, the one Open(dsn) they share"},
+		{"termtext", []string{"lang", "interp", "store", "tui", "cmd"}, false, "termtext escapes text for terminals; the CLI and flowtui share it, so it depends on neither, nor on what the text came from"},
+		{"telemetry", []string{"lang", "interp", "store", "tui", "cmd"}, false, "telemetry is what the engine reports, as plain values; it knows neither the engine, the store nor the language"},
+		{".", []string{"cmd", "tui", "server", "telemetry/metrics", "telemetry/tracing", "lsp", "testrun", "bench"}, false, "package flowrun is the embedding facade over interp, lang and store: it calls them and knows no front end, server or exporter"},
+		{"interp", []string{"telemetry/metrics", "telemetry/tracing"}, false, "the engine reports through package telemetry's Observer; the Prometheus and OpenTelemetry implementations are wired in by the CLI"},
 	}
 	for _, p := range list {
 		from := rel(p.ImportPath)
-		for _, imp := range p.Imports {
+		code := append(append([]string(nil), p.Imports...), ignoredImports(t, p)...)
+		tests := append(append([]string(nil), p.TestImports...), p.XTestImports...)
+		for _, imp := range append(code, tests...) {
+			if rel(imp) == "layering" {
+				t.Errorf("%s imports layering: it holds the module's rules as tests and must not be imported by anything", from)
+			}
+		}
+		check := func(imp string, inTest bool) {
 			to := rel(imp)
 			if !strings.HasPrefix(imp, module) {
 				// The engine and telemetry's interface know no metrics or
 				// tracing library: only telemetry/metrics and
 				// telemetry/tracing (and the CLI that wires them) do.
-				if (under(from, "interp") || from == "telemetry" || under(from, "store") || under(from, "lang")) &&
+				if !inTest && (under(from, "interp") || from == "telemetry" || under(from, "store") || under(from, "lang")) &&
 					(strings.HasPrefix(imp, "github.com/prometheus/") || strings.HasPrefix(imp, "go.opentelemetry.io/")) {
 					t.Errorf("%s imports %s: metrics and tracing libraries stay behind telemetry.Observer, in telemetry/metrics and telemetry/tracing", from, imp)
 				}
-				continue
+				return
 			}
-			if to == "." && from != "." {
+			if !inTest && to == "." && from != "." {
 				t.Errorf("%s imports package flowrun: the facade is for programs that embed flowrun; flowrun's own packages call interp, lang and store directly", from)
 			}
 			for _, r := range rules {
-				if !under(from, r.from) {
+				if !under(from, r.from) || inTest && !r.tests {
 					continue
 				}
 				for _, f := range r.forbid {
 					if exact, ok := strings.CutSuffix(f, "."); ok && to == exact || !ok && under(to, f) {
-						t.Errorf("%s imports %s: %s", from, to, r.why)
+						what := "imports"
+						if inTest {
+							what = "tests import"
+						}
+						t.Errorf("%s %s %s: %s", from, what, to, r.why)
 					}
 				}
 			}
-			if under(from, "tui") && usedByCode[from] {
+			if !inTest && under(from, "tui") && !testPkgs[p.ImportPath] {
 				for _, d := range drivers {
 					if under(to, d) {
 						t.Errorf("%s imports %s: the TUI gets its store from the binary; only tests and test-only packages may open a driver", from, to)
@@ -136,7 +202,68 @@ func TestImportRules(t *testing.T) {
 				}
 			}
 		}
+		for _, imp := range code {
+			check(imp, false)
+		}
+		for _, imp := range tests {
+			if imp != p.ImportPath { // an external test importing its package
+				check(imp, true)
+			}
+		}
 	}
+}
+
+// TestOnlyTheEngineDecodesStoredGraphs: a stored graph is decoded in one
+// place, the engine's graph cache (interp.Engine.Graph and what calls it),
+// so the CLI, flowtui and the API share its one cache and a graph stored
+// by this process is never decoded again. Outside lang/graph, which
+// defines it, and interp, no non-test code calls graph.Decode.
+func TestOnlyTheEngineDecodesStoredGraphs(t *testing.T) {
+	const graphPath = module + "/lang/graph"
+	checked := 0
+	for _, p := range packages(t) {
+		from := rel(p.ImportPath)
+		if under(from, "lang/graph") || from == "interp" {
+			continue
+		}
+		for _, path := range p.sources() {
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checked++
+			name := importName(f, graphPath, "graph")
+			if name == "" {
+				continue
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				if sel, ok := n.(*ast.SelectorExpr); ok {
+					if id, ok := sel.X.(*ast.Ident); ok && id.Name == name && sel.Sel.Name == "Decode" {
+						t.Errorf("%s: graph.Decode: read a stored graph through the engine (interp.Engine.Graph, VersionGraph, RunGraph), whose cache every front end shares", fset.Position(sel.Pos()))
+					}
+				}
+				return true
+			})
+		}
+	}
+	if checked < 100 {
+		t.Fatalf("checked only %d files", checked)
+	}
+}
+
+// importName returns the name file f uses for the package path (its last
+// element def unless renamed), or "" when f does not import it.
+func importName(f *ast.File, path, def string) string {
+	for _, imp := range f.Imports {
+		if strings.Trim(imp.Path.Value, `"`) == path {
+			if imp.Name != nil {
+				return imp.Name.Name
+			}
+			return def
+		}
+	}
+	return ""
 }
 
 // clockFuncs are the time package's functions that read the wall clock or
@@ -147,40 +274,31 @@ var clockFuncs = map[string]bool{
 }
 
 // TestOnlyClockReadsTheWallClock scans every non-test file outside package
-// clock. Test files and test-only packages (imported by tests alone, such
-// as store/storetest, whose WaitForWork case needs a real commit and a real
-// wait) are left out: they exercise real processes and real stores.
+// clock, for every system (the files build constraints leave out here
+// too). Test files and test-only packages (imported by tests alone, such
+// as store/storetest, whose WaitForWork case needs a real commit and a
+// real wait) are left out: they exercise real processes and real stores.
 func TestOnlyClockReadsTheWallClock(t *testing.T) {
 	checked := 0
 	list := packages(t)
-	usedByCode := map[string]bool{}
+	testPkgs := testOnly(list)
 	for _, p := range list {
-		for _, imp := range p.Imports {
-			usedByCode[imp] = true
-		}
-	}
-	for _, p := range list {
-		if under(rel(p.ImportPath), "clock") || (!usedByCode[p.ImportPath] && p.Name != "main") {
+		if under(rel(p.ImportPath), "clock") || testPkgs[p.ImportPath] {
 			continue
 		}
-		for _, name := range p.GoFiles {
-			path := filepath.Join(p.Dir, name)
+		for _, path := range p.sources() {
 			fset := token.NewFileSet()
 			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 			if err != nil {
 				t.Fatal(err)
 			}
 			checked++
-			timeName := ""
-			for _, imp := range f.Imports {
-				if imp.Path.Value == `"time"` {
-					timeName = "time"
-					if imp.Name != nil {
-						timeName = imp.Name.Name
-					}
-				}
+			timeName := importName(f, "time", "time")
+			if timeName == "" || timeName == "_" {
+				continue
 			}
-			if timeName == "" {
+			if timeName == "." {
+				t.Errorf("%s: a dot import of time hides its wall-clock calls from this test; import it by name", path)
 				continue
 			}
 			ast.Inspect(f, func(n ast.Node) bool {

@@ -34,6 +34,10 @@ var (
 	ErrNoDatabase = errors.New("no database")
 	// ErrNotAFile: the SQLite path names a directory.
 	ErrNotAFile = errors.New("not a database file")
+	// ErrConnect: the Postgres server cannot be reached or refuses the
+	// connection (postgres.ErrConnect), so that a binary words it without
+	// importing the driver.
+	ErrConnect = postgres.ErrConnect
 )
 
 // Options are the settings of Open.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/store/backend"
-	"github.com/flowrun/flowrun/store/postgres"
 )
 
 // defaultDSN is the database used when neither --db nor FLOWRUN_DB is set,
@@ -128,7 +127,7 @@ func postgresHint(err error) string {
 	switch {
 	case errors.Is(err, backend.ErrBadDSN):
 		return "Write the DSN as postgres://USER:PASSWORD@HOST:PORT/DATABASE."
-	case errors.Is(err, postgres.ErrConnect):
+	case errors.Is(err, backend.ErrConnect):
 		return "Check that the server is up and that the host, port, user, password and database in the DSN are right."
 	}
 	return openHint(err)
