@@ -19,7 +19,10 @@
 //     The files build constraints leave out on this system are scanned
 //     too. context.WithTimeout and I/O deadlines are not in the rule: they
 //     bound waits on the operating system (a connect, an exporter's
-//     flush), not the time of a run.
+//     flush), not the time of a run;
+//   - the package docs that speak of goroutines keep their word: lang/expr,
+//     lsp, tui/display and tui/theme start none, and lang and lang/graph
+//     start them only with a WaitGroup they wait on in the same function.
 //
 // A test-only package is one that tests import and no package's code does
 // (store/storetest, tui/internal/fixture). It must not be imported by

@@ -317,3 +317,78 @@ func TestOnlyClockReadsTheWallClock(t *testing.T) {
 		t.Fatalf("checked only %d files", checked)
 	}
 }
+
+// goroutineClaims are the packages whose doc promises something of their
+// goroutines: "none" starts no goroutine at all; "waited" may start them
+// only with a sync.WaitGroup's Go whose Wait the same function calls, so
+// none outlives the call that started it.
+var goroutineClaims = map[string]string{
+	"lang/expr":   "none",
+	"lsp":         "none",
+	"tui/display": "none",
+	"tui/theme":   "none",
+	"lang":        "waited",
+	"lang/graph":  "waited",
+}
+
+var claimWords = map[string]string{"none": "no goroutines", "waited": "no goroutine outlives the call that started it"}
+
+// TestGoroutineClaims holds the package docs that speak of goroutines to
+// their word (see goroutineClaims).
+func TestGoroutineClaims(t *testing.T) {
+	seen := map[string]bool{}
+	for _, p := range packages(t) {
+		claim, ok := goroutineClaims[rel(p.ImportPath)]
+		if !ok {
+			continue
+		}
+		seen[rel(p.ImportPath)] = true
+		for _, path := range p.sources() {
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range f.Decls {
+				fn, ok := d.(*ast.FuncDecl)
+				if !ok || fn.Body == nil {
+					continue
+				}
+				waited := map[string]bool{} // receivers of a .Wait() call in fn
+				var gos []*ast.SelectorExpr
+				ast.Inspect(fn.Body, func(n ast.Node) bool {
+					switch n := n.(type) {
+					case *ast.GoStmt:
+						t.Errorf("%s: a go statement in %s, whose doc promises %s: start goroutines with a WaitGroup's Go and wait for them in the same function, or change the doc", fset.Position(n.Pos()), rel(p.ImportPath), claimWords[claim])
+					case *ast.CallExpr:
+						if sel, ok := n.Fun.(*ast.SelectorExpr); ok {
+							if id, ok := sel.X.(*ast.Ident); ok {
+								switch sel.Sel.Name {
+								case "Wait":
+									waited[id.Name] = true
+								case "Go":
+									gos = append(gos, sel)
+								}
+							}
+						}
+					}
+					return true
+				})
+				for _, sel := range gos {
+					name := sel.X.(*ast.Ident).Name
+					switch {
+					case claim == "none":
+						t.Errorf("%s: %s.Go in %s, whose doc says it starts no goroutines", fset.Position(sel.Pos()), name, rel(p.ImportPath))
+					case !waited[name]:
+						t.Errorf("%s: %s.Go in %s without %s.Wait in the same function: the doc promises no goroutine outlives its call", fset.Position(sel.Pos()), name, rel(p.ImportPath), name)
+					}
+				}
+			}
+		}
+	}
+	for p := range goroutineClaims {
+		if !seen[p] {
+			t.Errorf("package %s of goroutineClaims is gone; update the table", p)
+		}
+	}
+}

@@ -9,8 +9,12 @@
 // exit code. It must not parse HCL beyond calling lang, must not decode a
 // stored graph (every stored graph comes through the command's one engine
 // and its cache: Engine.Graph, VersionGraph, StoredGraphs), and must not
-// touch the database except through interp and, for the listings it
-// prints (runs, events, versions, steps, prune), the store interface.
+// touch the database except through interp and, through the store
+// interface, to read what it prints (runs, events, steps, versions,
+// schedules, tokens, the metrics' gauges, completion candidates) and to
+// make the two writes that change no run: pruning finished runs
+// (RunPrune) and creating and revoking API tokens (TokenCreate,
+// TokenRevoke; server.HashToken hashes them).
 // Every user mistake is found before the store is opened, so bad input
 // never writes to the database.
 package cli
