@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,8 +34,8 @@ const maxRounds = 200000
 func deadPID(incarnation int) int { return 1<<30 + incarnation }
 
 // execution is one run of a test from start to end (or to where it waits
-// for the outside), possibly dropped at a crash point and resumed by a new
-// engine.
+// for the outside): the uninterrupted one, or a crash replay resumed by a
+// new engine from a checkpoint of it (crash.go).
 type execution struct {
 	run      store.Run
 	view     *interp.RunView
@@ -47,28 +48,44 @@ type execution struct {
 	side map[string]int
 	// commits describes each commit applied, in order.
 	commits []string
-	// crashAfter is the commit after which the first engine is dropped
-	// (-1: never); dead marks the incarnations dropped.
-	crashAfter int
-	dead       map[int]bool
-	unmocked   map[string]bool
+	// dead marks the incarnations dropped: their commits fail with
+	// errCrash.
+	dead     map[int]bool
+	unmocked map[string]bool
 	// index is the result each call took, by run/step key#attempt; next
 	// the next result of each mocked step.
 	index map[string]int
 	next  map[string]int
+	// onCommit, when set, is called (with mu held) before each commit with
+	// the number of commits applied so far: the uninterrupted execution
+	// takes its checkpoints there.
+	onCommit func(applied int) error
 	// hold answers the engine's HoldTimer hook: whether the run may wait
 	// for its next timer in place, the virtual clock moved to it (set by
-	// execute before the run is first driven).
+	// the driver before the run is first driven).
 	hold func(wake time.Time) bool
+	// converged is set when a crash replay reached a state of the
+	// uninterrupted execution (crash.go): its engine was stopped there.
+	converged *point
+	// crashAfter, on a full crash replay, is the commit after which
+	// incarnation 0 is dropped (-1: never).
+	crashAfter int
+	// real is set when an exec or http action ran for real (unmocked).
+	real bool
 }
 
-// engine builds an engine over st for incarnation inc. x, when set, gets
-// the mock and commit hooks.
-func (s *session) engine(st store.Store, clk clock.Clock, inc int, x *execution) *interp.Engine {
+func newExecution() *execution {
+	return &execution{calls: map[string]int{}, side: map[string]int{}, dead: map[int]bool{}, unmocked: map[string]bool{},
+		index: map[string]int{}, next: map[string]int{}, crashAfter: -1}
+}
+
+// engine builds an engine over st for incarnation inc, drawing from src.
+// x, when set, gets the mock and commit hooks.
+func (s *session) engine(st store.Store, clk clock.Clock, inc int, x *execution, src *pcgSource) *interp.Engine {
 	o := interp.Options{
 		Clock:    clk,
 		Owner:    store.Owner{Host: "flowrun-test", PID: deadPID(inc), Worker: "t"},
-		Rand:     rand.New(rand.NewPCG(1, 2+uint64(inc))), // a restarted engine draws other ids
+		Rand:     rand.New(src),
 		ParkWait: -1,
 		Getenv:   s.o.Getenv,
 		Environ:  s.o.Environ,
@@ -81,8 +98,8 @@ func (s *session) engine(st store.Store, clk clock.Clock, inc int, x *execution)
 	return interp.New(st, o)
 }
 
-// beforeCommit counts commits and drops incarnation 0 after crashAfter of
-// them.
+// beforeCommit counts commits, lets onCommit take a checkpoint, and
+// refuses the commits of a dropped incarnation.
 func (x *execution) beforeCommit(inc int, ts []store.Transition) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -92,6 +109,11 @@ func (x *execution) beforeCommit(inc int, ts []store.Transition) error {
 	if inc == 0 && x.crashAfter >= 0 && len(x.commits) == x.crashAfter {
 		x.dead[inc] = true
 		return errCrash
+	}
+	if x.onCommit != nil {
+		if err := x.onCommit(len(x.commits)); err != nil {
+			return err
+		}
 	}
 	x.commits = append(x.commits, describeCommit(ts))
 	return nil
@@ -146,6 +168,7 @@ func (s *session) mock(x *execution, c interp.MockCall) (interp.MockResult, bool
 	side := c.Kind == graph.KindExec || c.Kind == graph.KindHTTP
 	if m == nil {
 		if !s.o.MockAll || !side {
+			x.real = x.real || side
 			return interp.MockResult{}, false
 		}
 		if !x.unmocked[c.Workflow+"/"+c.Step] {
@@ -197,195 +220,64 @@ func (s *session) mock(x *execution, c interp.MockCall) (interp.MockResult, bool
 	return interp.MockResult{Output: out, Error: me}, true
 }
 
-// signalDue is a signal of the test and when it is due.
-type signalDue struct {
-	sig  *testfile.Signal
-	at   time.Time
-	sent bool
-}
-
-// execute runs the test once; crashAfter >= 0 drops the engine after that
-// many commits and resumes the run with a new one.
-func (s *session) execute(ctx context.Context, crashAfter int) (*execution, error) {
-	st, done, err := s.sc.store(ctx)
+// execute runs the test once, uninterrupted. With crash it also records
+// the checkpoints and points its crash replays start from and stop at
+// (crash.go). With crashAfter >= 0 (a full crash replay) it drops the
+// engine after that many commits and resumes with a new one.
+func (s *session) execute(ctx context.Context, crash bool, crashAfter int) (*execution, *record, error) {
+	st, path, done, err := s.sc.store(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer done()
-	x := &execution{calls: map[string]int{}, side: map[string]int{}, crashAfter: crashAfter, dead: map[int]bool{}, unmocked: map[string]bool{},
-		index: map[string]int{}, next: map[string]int{}}
+	x := newExecution()
+	x.crashAfter = crashAfter
 	clk := clock.NewFake(Epoch)
-	inc := 0
-	eng := s.engine(st, clk, inc, x)
-	// restart drops a crashed engine for a new one on the same store.
-	restart := func(err error) bool {
-		x.mu.Lock()
-		dead := x.dead[inc]
-		x.mu.Unlock()
-		if !dead && !errors.Is(err, errCrash) {
-			return false
+	d := newDriver(ctx, s, x, st, clk, clk.Now())
+	d.src = newPCG(1, 2)
+	if crash {
+		d.db, err = openReader(path)
+		if err != nil {
+			return nil, nil, err
 		}
-		inc++
-		eng = s.engine(st, clk, inc, x)
-		return true
+		defer d.db.Close()
+		d.rec = &record{dir: filepath.Dir(path), name: strings.TrimSuffix(filepath.Base(path), ".db"), points: map[string]*point{}}
+		x.onCommit = func(applied int) error { return d.checkpoint(applied) }
 	}
+	d.eng = s.engine(st, clk, 0, x, d.src)
 	inputs, _ := jsonLike(s.t.Inputs).(map[string]any)
 	if inputs == nil {
 		inputs = map[string]any{}
 	}
-	run, _, err := eng.StartRun(ctx, interp.StartParams{Workflow: s.t.Graph.Workflow, Version: s.t.Graph.Version,
+	run, _, err := d.eng.StartRun(ctx, interp.StartParams{Workflow: s.t.Graph.Workflow, Version: s.t.Graph.Version,
 		Inputs: inputs, New: true, WorkDir: s.o.WorkDir})
 	if err != nil {
-		return nil, fmt.Errorf("start the run: %w", err)
+		return nil, d.rec, fmt.Errorf("start the run: %w", err)
 	}
-	id := run.ID
-	start := clk.Now()
-	var sigs []*signalDue
-	for _, sg := range s.t.Signals {
-		sigs = append(sigs, &signalDue{sig: sg, at: start.Add(time.Duration(sg.AfterMS) * time.Millisecond)})
+	d.ds.ID = run.ID
+	if err := d.loop(); err != nil {
+		return nil, d.rec, err
 	}
-	sort.SliceStable(sigs, func(i, j int) bool { return sigs[i].at.Before(sigs[j].at) })
-	up := s.t.Upgrade
-	upApplied, upDecided := up == nil, up == nil
-	upAt := start.Add(time.Duration(0))
-	if up != nil {
-		upAt = start.Add(time.Duration(up.AfterMS) * time.Millisecond)
-	}
-	parked := false
-	// A run that only its own timers move on waits for them inside Drive
-	// (interp Options.HoldTimer): the clock moves to its next timer there,
-	// unless a signal or the upgrade is due first, which the loop below
-	// brings when the run parks. Each such move counts as a round.
-	round, holds := 0, 0
-	x.hold = func(wake time.Time) bool {
-		if round+holds >= maxRounds {
-			return false
-		}
-		if !upApplied && (!up.HasAfter || !upAt.After(wake)) {
-			return false
-		}
-		for _, sd := range sigs {
-			if !sd.sent && !sd.at.After(wake) {
-				return false
-			}
-		}
-		holds++
-		clk.Set(wake)
-		return true
-	}
-	for ; ; round++ {
-		if round+holds > maxRounds {
-			x.problems = append(x.problems, Failure{Pos: pos(s.t.Range), What: "run", Message: fmt.Sprintf("the run did not settle after %d rounds of virtual time", maxRounds)})
-			break
-		}
-		now := clk.Now()
-		for _, sd := range sigs {
-			if sd.sent || sd.at.After(now) {
-				continue
-			}
-			sd.sent = true
-			if _, err := eng.Signal(ctx, id, sd.sig.Name, mustJSON(jsonLike(sd.sig.Data))); err != nil {
-				when := "when the run started"
-				if sd.sig.HasAfter {
-					when = fmt.Sprintf("%s after the run started", time.Duration(sd.sig.AfterMS)*time.Millisecond)
-				}
-				x.problems = append(x.problems, Failure{Pos: pos(sd.sig.Range), What: "signal " + sd.sig.Name,
-					Message: fmt.Sprintf("the signal sent %s was refused: %v", when, err)})
-			}
-		}
-		if !upApplied && ((up.HasAfter && !upAt.After(now)) || (!up.HasAfter && parked)) {
-			upApplied = true
-			if _, err := eng.StoreGraph(ctx, up.Graph); err != nil {
-				x.problems = append(x.problems, Failure{Pos: pos(up.Range), What: "upgrade", Message: fmt.Sprintf("storing %s: %v", up.File, err)})
-			} else if r, err := eng.Rebind(ctx, id); restart(err) {
-				upApplied = false
-				continue
-			} else if err != nil {
-				x.problems = append(x.problems, Failure{Pos: pos(up.Range), What: "upgrade", Message: err.Error()})
-			} else if r.Status != store.RunBlocked {
-				upDecided = true // a MINOR or PATCH: nothing to decide
-			}
-		}
-		got, err := eng.Drive(ctx, id)
-		if restart(err) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("drive the run: %w", err)
-		}
-		if got.Status == store.RunBlocked && upApplied && !upDecided {
-			d, err := eng.Decide(ctx, interp.DecideParams{RunID: id, Choice: interp.Choice(up.Choose), By: "flowrun test"})
-			if restart(err) {
-				continue
-			}
-			if err != nil {
-				x.problems = append(x.problems, Failure{Pos: pos(up.Range), What: "upgrade", Message: fmt.Sprintf("choose %s: %v", up.Choose, err)})
-				break
-			}
-			upDecided = true
-			id = d.Run.ID
-			continue
-		}
-		if got.Status.Terminal() || got.Status == store.RunBlocked {
-			break
-		}
-		parked = true
-		// The run waits: move the clock to the next thing due.
-		var next time.Time
-		consider := func(t time.Time) {
-			if next.IsZero() || t.Before(next) {
-				next = t
-			}
-		}
-		at, ok, err := st.RunNextAvailable(ctx, id)
-		if err != nil {
-			return nil, fmt.Errorf("read when the run is due: %w", err)
-		}
-		if ok && at.Before(Epoch.AddDate(50, 0, 0)) {
-			consider(at)
-		}
-		for _, sd := range sigs {
-			if !sd.sent {
-				consider(sd.at)
-			}
-		}
-		if !upApplied {
-			if up.HasAfter {
-				consider(upAt)
-			} else {
-				consider(clk.Now())
-			}
-		}
-		if next.IsZero() {
-			break // it waits for nothing the test brings
-		}
-		clk.Set(next)
-	}
-	for _, sd := range sigs {
-		if !sd.sent {
-			x.problems = append(x.problems, Failure{Pos: pos(sd.sig.Range), What: "signal " + sd.sig.Name,
-				Message: fmt.Sprintf("the signal was never sent: it is due %s after the run started, and the run settled before, after %s",
-					time.Duration(sd.sig.AfterMS)*time.Millisecond, clk.Now().Sub(start))})
-		}
-	}
-	var err2 error
-	x.run, err2 = st.RunGet(ctx, id)
-	if err2 != nil {
-		return nil, fmt.Errorf("read the run: %w", err2)
+	d.unsent()
+	x.run, err = st.RunGet(ctx, d.ds.ID)
+	if err != nil {
+		return nil, d.rec, fmt.Errorf("read the run: %w", err)
 	}
 	if crashAfter >= 0 {
-		// A crash replay is compared by status and outputs only (its
+		// A full crash replay is compared by status and outputs only (its
 		// steps are not read), and by the side effects the store recorded.
-		if err := x.checkSide(ctx, st); err != nil {
-			return nil, err
+		return x, nil, x.checkSide(ctx, st)
+	}
+	x.view, err = d.eng.Show(ctx, d.ds.ID)
+	if err != nil {
+		return nil, d.rec, fmt.Errorf("read the run's steps: %w", err)
+	}
+	if crash {
+		if err := d.finish(); err != nil {
+			return nil, d.rec, err
 		}
-		return x, nil
 	}
-	x.view, err2 = eng.Show(ctx, id)
-	if err2 != nil {
-		return nil, fmt.Errorf("read the run's steps: %w", err2)
-	}
-	return x, nil
+	return x, d.rec, nil
 }
 
 // checkSide compares the mocked side effects with the attempts the store
@@ -405,10 +297,17 @@ func (x *execution) checkSide(ctx context.Context, st store.Store) error {
 			return fmt.Errorf("read the attempts of %s: %w", stepKey, err)
 		}
 		if n := x.side[k]; n > len(as) {
-			x.problems = append(x.problems, Failure{What: "crash", Message: fmt.Sprintf("the mock of step %s ran %d times, but the store recorded %d attempts: a side effect ran without its attempt being recorded", stepKey, n, len(as))})
+			x.problems = append(x.problems, sideFailure(k, n, len(as)))
 		}
 	}
 	return nil
+}
+
+// sideFailure says that the mock of run id + "/" + step key k ran n times
+// for attempts recorded attempts.
+func sideFailure(k string, n, attempts int) Failure {
+	_, stepKey, _ := strings.Cut(k, "/")
+	return Failure{What: "crash", Message: fmt.Sprintf("the mock of step %s ran %d times, but the store recorded %d attempts: a side effect ran without its attempt being recorded", stepKey, n, attempts)}
 }
 
 // cover says what each step of the tested workflow did.

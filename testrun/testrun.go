@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/flowrun/flowrun/clock"
@@ -126,7 +127,7 @@ type session struct {
 type Scratch struct {
 	dir      string
 	template string
-	n        int // stores made so far, for their names
+	n        atomic.Int64 // stores made so far, for their names
 }
 
 // NewScratch makes a scratch directory under tempDir ("" for the
@@ -148,7 +149,8 @@ func NewScratch(ctx context.Context, tempDir string, workflows []*graph.Graph) (
 func (sc *Scratch) Close() error { return os.RemoveAll(sc.dir) }
 
 func (s *session) run(ctx context.Context, res *Result) []Failure {
-	base, err := s.execute(ctx, -1)
+	base, rec, err := s.execute(ctx, s.o.Crash, -1)
+	defer rec.close()
 	if err != nil {
 		return []Failure{{Pos: pos(s.t.Range), What: "run", Message: err.Error()}}
 	}
@@ -157,7 +159,7 @@ func (s *session) run(ctx context.Context, res *Result) []Failure {
 	fails := append([]Failure(nil), base.problems...)
 	fails = append(fails, s.expect(ctx, base)...)
 	if s.o.Crash && len(fails) == 0 {
-		n, cf := s.crash(ctx, base)
+		n, cf := s.crash(ctx, base, rec)
 		res.Replays = n
 		fails = append(fails, cf...)
 	}
@@ -182,26 +184,39 @@ func (sc *Scratch) makeTemplate(ctx context.Context, workflows []*graph.Graph) e
 }
 
 // scratch copies the template to a new store file and opens it.
-func (sc *Scratch) store(ctx context.Context) (store.Store, func(), error) {
-	sc.n++
-	path := filepath.Join(sc.dir, fmt.Sprintf("run-%d.db", sc.n))
+// It returns the store, its file and what closes and removes it.
+func (sc *Scratch) store(ctx context.Context) (store.Store, string, func(), error) {
+	path := filepath.Join(sc.dir, fmt.Sprintf("run-%d.db", sc.n.Add(1)))
 	b, err := os.ReadFile(sc.template)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read the scratch template: %w", err)
+		return nil, "", nil, fmt.Errorf("read the scratch template: %w", err)
 	}
 	if err := os.WriteFile(path, b, 0o600); err != nil {
-		return nil, nil, fmt.Errorf("write a scratch store: %w", err)
+		return nil, "", nil, fmt.Errorf("write a scratch store: %w", err)
 	}
+	st, done, err := openScratch(ctx, path)
+	return st, path, done, err
+}
+
+// openScratch opens a scratch store file; done closes it and removes its
+// files.
+func openScratch(ctx context.Context, path string) (store.Store, func(), error) {
 	st, err := sqlite.Open(ctx, path, sqlite.Options{Synchronous: "NORMAL"})
 	if err != nil {
+		removeDB(path)
 		return nil, nil, fmt.Errorf("open a scratch store: %w", err)
 	}
 	return st, func() {
 		st.Close()
-		for _, suffix := range []string{"", "-wal", "-shm"} {
-			os.Remove(path + suffix)
-		}
+		removeDB(path)
 	}, nil
+}
+
+// removeDB removes an SQLite database file and its WAL and shared memory.
+func removeDB(path string) {
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		os.Remove(path + suffix)
+	}
 }
 
 // jsonLike turns literal values (json.Number) into the values a run

@@ -172,7 +172,7 @@ func TestCheckSideCatchesUnrecordedCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sc.Close()
-	st, done, err := sc.store(ctx)
+	st, _, done, err := sc.store(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
