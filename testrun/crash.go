@@ -133,11 +133,11 @@ func (d *driver) finish() error {
 // crash runs the test again once per commit point of the uninterrupted
 // execution base. Each replay must end with base's status and outputs,
 // and run no mocked side effect more often than the store recorded
-// attempts of it. It returns the replays run and the failures, each
-// naming its commit point.
-func (s *session) crash(ctx context.Context, base *execution, rec *record) (int, []Failure) {
+// attempts of it. It returns the replays run, how many of them stopped
+// early, and the failures, each naming its commit point.
+func (s *session) crash(ctx context.Context, base *execution, rec *record) (int, int, []Failure) {
 	var fails []Failure
-	replays := 0
+	replays, stopped := 0, 0
 	total := len(base.commits)
 	for n := 1; n <= total; n++ {
 		point := fmt.Sprintf("crash after commit %d of %d (%s)", n, total, base.commits[n-1])
@@ -157,6 +157,9 @@ func (s *session) crash(ctx context.Context, base *execution, rec *record) (int,
 		if err != nil {
 			fails = append(fails, Failure{Pos: pos(s.t.Range), What: "crash", Message: fmt.Sprintf("%s: %v", point, err)})
 		} else {
+			if x.converged != nil {
+				stopped++
+			}
 			var f []Failure
 			if x.run.Status != base.run.Status {
 				f = append(f, Failure{Pos: pos(s.t.Range), What: "crash status", Expected: string(base.run.Status), Actual: string(x.run.Status) + errText(x.run.Error), Message: point})
@@ -179,7 +182,7 @@ func (s *session) crash(ctx context.Context, base *execution, rec *record) (int,
 			break
 		}
 	}
-	return replays, fails
+	return replays, stopped, fails
 }
 
 // replay resumes the run from checkpoint cp with a new engine.

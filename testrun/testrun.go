@@ -59,6 +59,9 @@ type Result struct {
 	Status string
 	// Replays is how many crash replays ran (Crash).
 	Replays int
+	// Stopped is how many of them stopped early, at a state the
+	// uninterrupted execution passed through (crash.go).
+	Stopped int
 	// Steps says, per step of the tested workflow, what happened to it in
 	// the uninterrupted execution, for coverage.
 	Steps map[string]StepCover
@@ -159,8 +162,8 @@ func (s *session) run(ctx context.Context, res *Result) []Failure {
 	fails := append([]Failure(nil), base.problems...)
 	fails = append(fails, s.expect(ctx, base)...)
 	if s.o.Crash && len(fails) == 0 {
-		n, cf := s.crash(ctx, base, rec)
-		res.Replays = n
+		n, stopped, cf := s.crash(ctx, base, rec)
+		res.Replays, res.Stopped = n, stopped
 		fails = append(fails, cf...)
 	}
 	return fails
