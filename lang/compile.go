@@ -26,9 +26,10 @@ type compiler struct {
 	g     *graph.Graph
 	diags hcl.Diagnostics
 	steps map[string]*stepDecl
-	// edges[a][b] is the range of the first reference that makes step a
-	// wait for step b.
-	edges map[string]map[string]hcl.Range
+	// edges[a] lists the steps a waits for, sorted by name, each with the
+	// range of the first reference that makes a wait for it (edges.go).
+	// A step's list is dropped once the step is built.
+	edges map[string][]stepEdge
 	// switchOf[t] is the switch step that can choose step t.
 	switchOf map[string]string
 	// built holds the steps already compiled, by name.
@@ -76,18 +77,16 @@ type deferredCheck struct {
 	diags hcl.Diagnostics
 }
 
-// compileWorkflowWith compiles a decoded workflow. The Graph is nil when the
-// workflow has errors (decoding errors included: decodeDiags).
-// children types its workflow steps (nil: they are not checked).
-func compileWorkflowWith(w *workflowDecl, decodeDiags hcl.Diagnostics, children *childResolver) (*graph.Graph, hcl.Diagnostics) {
+// newCompiler returns the compiler of w with its steps known by name.
+func newCompiler(w *workflowDecl, children *childResolver) *compiler {
 	c := &compiler{
 		children: children,
 		w:        w,
-		steps:    map[string]*stepDecl{},
-		edges:    map[string]map[string]hcl.Range{},
+		steps:    make(map[string]*stepDecl, len(w.Steps)),
+		edges:    make(map[string][]stepEdge, len(w.Steps)),
 		switchOf: map[string]string{},
 		skip:     map[any]bool{},
-		built:    map[string]*graph.Step{},
+		built:    make(map[string]*graph.Step, len(w.Steps)),
 	}
 	c.cel = expr.NewCelGraph(func(name string) *graph.Type {
 		if s := c.built[name]; s != nil {
@@ -97,9 +96,16 @@ func compileWorkflowWith(w *workflowDecl, decodeDiags hcl.Diagnostics, children 
 	}, func() []string { return naming.NamesSorted(c.built) })
 	for _, s := range w.Steps {
 		c.steps[s.Name] = s
-		c.edges[s.Name] = map[string]hcl.Range{}
 	}
 	c.names = naming.NamesSorted(c.steps)
+	return c
+}
+
+// compileWorkflowWith compiles a decoded workflow. The Graph is nil when the
+// workflow has errors (decoding errors included: decodeDiags).
+// children types its workflow steps (nil: they are not checked).
+func compileWorkflowWith(w *workflowDecl, decodeDiags hcl.Diagnostics, children *childResolver) (*graph.Graph, hcl.Diagnostics) {
+	c := newCompiler(w, children)
 	c.collectEdges()
 	// With a cycle the steps are still built and checked, so that every
 	// other mistake is reported with it (language.md §16); the graph is
@@ -110,6 +116,7 @@ func compileWorkflowWith(w *workflowDecl, decodeDiags hcl.Diagnostics, children 
 		st := c.buildStep(s)
 		c.g.Steps = append(c.g.Steps, st)
 		c.built[st.Name] = st
+		delete(c.edges, s.Name)
 		s.release()
 	}
 	c.runDeferred()
@@ -151,9 +158,7 @@ func (c *compiler) collectEdges() {
 			if _, known := c.steps[to]; !known || to == s.Name {
 				return // unknown names are reported by CheckExpr/CheckTemplate
 			}
-			if _, seen := c.edges[s.Name][to]; !seen {
-				c.edges[s.Name][to] = rng
-			}
+			c.edges[s.Name] = append(c.edges[s.Name], stepEdge{to: to, rng: rng})
 		}
 		exprRefs := func(e *exprDecl, allowSelf bool) {
 			if e == nil {
@@ -212,6 +217,7 @@ func (c *compiler) collectEdges() {
 			c.switchTargets(s)
 		}
 	}
+	c.sortEdges()
 	if r := c.w.Defaults.Retry; r != nil && r.When != nil {
 		if refs := r.When.Parsed.StepRefs(); len(refs) > 0 {
 			c.errorf(r.When.Range, "Step reference in defaults",
@@ -255,9 +261,7 @@ func (c *compiler) switchTargets(s *stepDecl) {
 				continue
 			}
 			c.switchOf[r.Name] = s.Name
-			if _, seen := c.edges[r.Name][s.Name]; !seen {
-				c.edges[r.Name][s.Name] = r.Range
-			}
+			c.edges[r.Name] = append(c.edges[r.Name], stepEdge{to: s.Name, rng: r.Range})
 		}
 	}
 }
@@ -274,8 +278,8 @@ func (c *compiler) order() []*stepDecl {
 	users := map[string][]string{}
 	for _, a := range names {
 		indeg[a] = len(c.edges[a])
-		for b := range c.edges[a] {
-			users[b] = append(users[b], a)
+		for _, b := range c.edges[a] {
+			users[b.to] = append(users[b.to], a)
 		}
 	}
 	ready := &stepNameHeap{}
@@ -322,8 +326,8 @@ func (c *compiler) cyclicOrder() []*stepDecl {
 	for i, comp := range comps {
 		needs := map[int]bool{}
 		for _, a := range comp {
-			for b := range c.edges[a] {
-				if j := compOf[b]; j != i && !needs[j] {
+			for _, b := range c.edges[a] {
+				if j := compOf[b.to]; j != i && !needs[j] {
 					needs[j] = true
 					users[j] = append(users[j], i)
 				}
@@ -372,7 +376,8 @@ func (c *compiler) reportCycles() {
 		for len(queue) > 0 && last == "" {
 			n := queue[0]
 			queue = queue[1:]
-			for _, m := range naming.NamesSorted(c.edges[n]) {
+			for _, e := range c.edges[n] {
+				m := e.to
 				if m == start {
 					last = n
 					break
@@ -392,7 +397,7 @@ func (c *compiler) reportCycles() {
 		for i, n := range path {
 			parts[i] = fmt.Sprintf("step %q", n)
 		}
-		c.errorf(c.edges[path[0]][path[1]], "Dependency cycle",
+		c.errorf(c.edgeRange(path[0], path[1]), "Dependency cycle",
 			"These steps wait for each other, so none of them can start: %s (each arrow reads \"waits for\"). Remove one of these references or depends_on entries.",
 			strings.Join(parts, " → "))
 	}
@@ -413,7 +418,8 @@ func (c *compiler) components() [][]string {
 		next++
 		stack = append(stack, n)
 		onStack[n] = true
-		for _, m := range naming.NamesSorted(c.edges[n]) {
+		for _, e := range c.edges[n] {
+			m := e.to
 			if _, seen := index[m]; !seen {
 				visit(m)
 				low[n] = min(low[n], low[m])

@@ -40,7 +40,7 @@ func (c *compiler) buildStep(sd *stepDecl) *graph.Step {
 	if sd.OnError != "" {
 		st.OnError = sd.OnError
 	}
-	st.Needs = naming.NamesSorted(c.edges[sd.Name])
+	st.Needs = edgeNames(c.edges[sd.Name])
 	deps := map[string]bool{}
 	for _, d := range sd.DependsOn {
 		if c.steps[d.Name] != nil && d.Name != sd.Name && !deps[d.Name] {

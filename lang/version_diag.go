@@ -12,10 +12,8 @@ import (
 // attribute (the quoted "1.2.3"), where a diagnostic about the version
 // points; the workflow block's header when it has no version attribute.
 func (w *Workflow) VersionRange() hcl.Range {
-	if w.Sources != nil {
-		if r, ok := w.Sources.Attrs["workflow.version"]; ok {
-			return r
-		}
+	if r, ok := w.Sources.find("workflow.version", kindAttr); ok {
+		return r
 	}
 	return w.Range
 }

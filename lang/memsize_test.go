@@ -1,0 +1,70 @@
+package lang
+
+import (
+	"runtime"
+	"testing"
+
+	"github.com/flowrun/flowrun/lang/internal/testsrc"
+)
+
+// heapInUse is the heap's live bytes after a collection.
+func heapInUse() uint64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// A workflow's source map is kept as long as its Module: it holds seven
+// ranges per step of testsrc.Chain (the step and its set block, each with
+// its label, the when and the set's two values). Kept as maps of
+// hcl.Range it held over a kilobyte per step; packed, under 600 bytes.
+func TestSourceMapSizePerStep(t *testing.T) {
+	const n = 4000
+	m, diags := LoadFile("big.hcl", testsrc.Chain(n))
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	w := m.Workflows[0]
+	if got := w.Sources.Attr("step.s17.set.label"); got.Start.Line == 0 {
+		t.Fatalf("no range for step.s17.set.label")
+	}
+	with := heapInUse()
+	w.Sources = nil
+	without := heapInUse()
+	runtime.KeepAlive(m)
+	per := float64(int64(with)-int64(without)) / n
+	t.Logf("source map: %.0f bytes per step", per)
+	if per > 600 {
+		t.Errorf("the source map holds %.0f bytes per step, want at most 600", per)
+	}
+}
+
+// The compiler keeps, for each step, the steps it waits for while it
+// orders and builds them: a map per step held over 600 bytes for a chain's
+// one edge per step; a slice, under 250.
+func TestCollectEdgesHeldPerStep(t *testing.T) {
+	const n = 4000
+	file, diags := parseConfig(testsrc.Chain(n), "big.hcl")
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	decls, diags := decodeFile(file)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	c := newCompiler(decls[0], nil)
+	c.collectEdges()
+	if got := edgeNames(c.edges["s9"]); len(got) != 1 || got[0] != "s8" {
+		t.Errorf("edges of s9: %v", got)
+	}
+	with := heapInUse()
+	c.edges = nil
+	without := heapInUse()
+	runtime.KeepAlive(c)
+	per := float64(int64(with)-int64(without)) / n
+	t.Logf("collectEdges: %.0f bytes held per step", per)
+	if per > 250 {
+		t.Errorf("the edges hold %.0f bytes per step, want at most 250", per)
+	}
+}
