@@ -22,7 +22,9 @@
 //     flush), not the time of a run;
 //   - the package docs that speak of goroutines keep their word: lang/expr,
 //     lsp, tui/display and tui/theme start none, and lang and lang/graph
-//     start them only with a WaitGroup they wait on in the same function.
+//     start them only with a WaitGroup they wait on in the same function;
+//   - the TUI reads the engine's own types: no struct of tui repeats more
+//     than three fields (name and type) of a struct of interp or store.
 //
 // A test-only package is one that tests import and no package's code does
 // (store/storetest, tui/internal/fixture). It must not be imported by

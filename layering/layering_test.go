@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"go/ast"
 	"go/parser"
+	"go/printer"
 	"go/token"
 	"io"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -389,6 +391,89 @@ func TestGoroutineClaims(t *testing.T) {
 	for p := range goroutineClaims {
 		if !seen[p] {
 			t.Errorf("package %s of goroutineClaims is gone; update the table", p)
+		}
+	}
+}
+
+// structFields returns the exported struct types of the files (by name)
+// with their fields as "Name Type", the type written without the package
+// qualifier of pkg (store.RunStatus in tui is RunStatus in store).
+func structFields(t *testing.T, paths []string, pkgName string) map[string]map[string]bool {
+	t.Helper()
+	out := map[string]map[string]bool{}
+	for _, path := range paths {
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			ts, ok := n.(*ast.TypeSpec)
+			if !ok {
+				return true
+			}
+			st, ok := ts.Type.(*ast.StructType)
+			if !ok {
+				return true
+			}
+			fields := map[string]bool{}
+			for _, fl := range st.Fields.List {
+				var b strings.Builder
+				if err := printer.Fprint(&b, fset, fl.Type); err != nil {
+					t.Fatal(err)
+				}
+				typ := b.String()
+				for _, q := range []string{"store.", "interp.", "graph."} {
+					typ = strings.ReplaceAll(typ, q, "")
+				}
+				for _, name := range fl.Names {
+					fields[name.Name+" "+typ] = true
+				}
+			}
+			out[pkgName+"."+ts.Name.Name] = fields
+			return true
+		})
+	}
+	return out
+}
+
+// TestTUIKeepsNoMirrors fails when a struct of the TUI repeats four or
+// more fields (name and type) of a struct of the engine or the store: a
+// mirror of an engine type, copied field by field by an adapter, that
+// drifts from what it mirrors. The TUI embeds or holds the engine's own
+// types instead.
+func TestTUIKeepsNoMirrors(t *testing.T) {
+	const most = 3
+	engine := map[string]map[string]bool{}
+	tui := map[string]map[string]bool{}
+	for _, p := range packages(t) {
+		from := rel(p.ImportPath)
+		switch {
+		case from == "interp" || from == "store":
+			for k, v := range structFields(t, p.sources(), from) {
+				engine[k] = v
+			}
+		case under(from, "tui"):
+			for k, v := range structFields(t, p.sources(), from) {
+				tui[k] = v
+			}
+		}
+	}
+	if len(engine) < 50 || len(tui) < 10 {
+		t.Fatalf("found %d engine and %d TUI structs", len(engine), len(tui))
+	}
+	for tn, tf := range tui {
+		for en, ef := range engine {
+			var same []string
+			for f := range tf {
+				if ef[f] {
+					same = append(same, strings.Fields(f)[0])
+				}
+			}
+			if len(same) > most {
+				sort.Strings(same)
+				t.Errorf("%s repeats %d fields of %s (%s): embed or hold %s instead of mirroring it", tn, len(same), en, strings.Join(same, ", "), en)
+			}
 		}
 	}
 }

@@ -22,26 +22,19 @@ const MinPollGap = 50 * time.Millisecond
 // reports More and the next one follows at once.
 const maxEvents = 2000
 
-// RunRow is a run as the runs list shows it.
+// RunRow is a run as the runs list shows it: the store's run summary
+// (StepsTotal counts the steps of the run's graph, or of its step rows
+// when the graph cannot be read) and what the list shows and searches
+// beyond it.
 type RunRow struct {
-	ID       string
-	Workflow string
-	Version  string
-	Key      string
-	Status   store.RunStatus
+	store.RunSummary
 	// WaitReason is the run's wait reason in rows re-read by a poll or an
 	// open; "" in the rows of Load, whose run summaries do not carry it.
 	// What a run waits for is read with Current, not from a row.
 	WaitReason string
-	CreatedAt  time.Time
-	FinishedAt time.Time
 	// Error is the text of a failed run's error ("kind: message"), for the
 	// list's search; "" for the others.
 	Error string
-	// StepsTotal is the number of steps of the run's graph (or of step
-	// rows, when the graph cannot be read); StepsDone those that finished.
-	StepsTotal int
-	StepsDone  int
 }
 
 // Snapshot is the first view of the store.
@@ -66,8 +59,7 @@ func (s *Source) Load(ctx context.Context) (Snapshot, error) {
 	snap := Snapshot{Cursor: cur, Runs: make([]RunRow, 0, len(sums))}
 	hashes := map[string]map[string]string{} // workflow → version → graph hash, read once per workflow
 	for _, r := range sums {
-		row := RunRow{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Key: r.Key, Status: r.Status,
-			CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt, StepsTotal: r.StepsTotal, StepsDone: r.StepsDone}
+		row := RunRow{RunSummary: r}
 		if _, ok := hashes[r.Workflow]; !ok {
 			hashes[r.Workflow] = s.versionHashes(ctx, r.Workflow)
 		}
@@ -235,8 +227,8 @@ func (s *Source) row(ctx context.Context, id string) (RunRow, error) {
 }
 
 func makeRow(r store.Run, steps []store.Step, graphSteps int) RunRow {
-	row := RunRow{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Key: r.Key, Status: r.Status,
-		WaitReason: r.WaitReason, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt, Error: ErrorText(r.Error)}
+	row := RunRow{RunSummary: store.RunSummary{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Key: r.Key,
+		Status: r.Status, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt}, WaitReason: r.WaitReason, Error: ErrorText(r.Error)}
 	for _, st := range steps {
 		if st.Index >= 0 || st.Iteration >= 0 {
 			continue // items and iterations are counted in their step

@@ -98,7 +98,7 @@ func TestColumnsSizedToContent(t *testing.T) {
 	m := New(disp, keys.Default)
 	m.SetSize(120, 10)
 	key := "customer-2030-01-02-batch-0042"
-	m.SetRuns([]feed.RunRow{{ID: runID(1), Workflow: "ingest", Version: "1.0.0", Key: key, Status: store.RunWaiting, CreatedAt: t0, StepsTotal: 3}})
+	m.SetRuns([]feed.RunRow{{RunSummary: store.RunSummary{ID: runID(1), Workflow: "ingest", Version: "1.0.0", Key: key, Status: store.RunWaiting, CreatedAt: t0, StepsTotal: 3}}})
 	v := m.View()
 	if !strings.Contains(v, key) {
 		t.Fatalf("the key is cut at 120 columns:\n%s", v)

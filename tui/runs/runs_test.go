@@ -30,9 +30,9 @@ func rows(n int) []feed.RunRow {
 	out := make([]feed.RunRow, n)
 	for i := range out {
 		created := t0.Add(-time.Duration(i) * time.Minute)
-		r := feed.RunRow{ID: runID(n - i), Workflow: []string{"deploy", "billing", "report"}[i%3],
+		r := feed.RunRow{RunSummary: store.RunSummary{ID: runID(n - i), Workflow: []string{"deploy", "billing", "report"}[i%3],
 			Version: "1.2.0", Key: fmt.Sprintf("K-%d", i), Status: statuses[i%len(statuses)], CreatedAt: created,
-			StepsTotal: 8, StepsDone: i % 9}
+			StepsTotal: 8, StepsDone: i % 9}}
 		if r.Status.Terminal() {
 			r.FinishedAt = created.Add(time.Duration(i%50) * time.Second)
 		}
@@ -101,7 +101,7 @@ func TestApplyKeepsCursor(t *testing.T) {
 	m, _ = m.Update(runeKey("j"))
 	m, _ = m.Update(runeKey("j"))
 	sel, _ := m.Selected()
-	newer := feed.RunRow{ID: runID(999999), Workflow: "deploy", Status: store.RunPending, CreatedAt: t0.Add(time.Minute)}
+	newer := feed.RunRow{RunSummary: store.RunSummary{ID: runID(999999), Workflow: "deploy", Status: store.RunPending, CreatedAt: t0.Add(time.Minute)}}
 	changed := sel
 	changed.Status, changed.StepsDone = store.RunCompleted, 8
 	m.Apply([]feed.RunRow{newer, changed})
@@ -188,7 +188,7 @@ func TestIDPrefix(t *testing.T) {
 		// characters, and two more) widens the column to tell them apart.
 		twin := runID(3)[:12] + "ZZZZZZZZZZZZZZ"
 		ids[twin] = true
-		m.Apply([]feed.RunRow{{ID: twin, Workflow: "deploy", Version: "1.2.0", Status: store.RunPending, CreatedAt: t0.Add(time.Minute)}})
+		m.Apply([]feed.RunRow{{RunSummary: store.RunSummary{ID: twin, Workflow: "deploy", Version: "1.2.0", Status: store.RunPending, CreatedAt: t0.Add(time.Minute)}}})
 		check("same millisecond", 13)
 	}
 }
@@ -225,8 +225,8 @@ func TestListEscapesStoredText(t *testing.T) {
 	m := New(disp, keys.Default)
 	m.SetSize(140, 10)
 	m.SetRuns([]feed.RunRow{
-		{ID: runID(1), Workflow: "deploy", Version: "1.0.0", Key: "\x1b[2K\u202e", Status: store.RunFailed, CreatedAt: t0},
-		{ID: runID(2), Workflow: "deploy", Version: "1.0.0", Key: "\x1b[1Ax", Status: store.RunFailed, CreatedAt: t0},
+		{RunSummary: store.RunSummary{ID: runID(1), Workflow: "deploy", Version: "1.0.0", Key: "\x1b[2K\u202e", Status: store.RunFailed, CreatedAt: t0}},
+		{RunSummary: store.RunSummary{ID: runID(2), Workflow: "deploy", Version: "1.0.0", Key: "\x1b[1Ax", Status: store.RunFailed, CreatedAt: t0}},
 	})
 	m, _ = m.Update(tea.KeyMsg{Type: tea.KeyDown}) // the selected row is drawn in one block
 	v := m.View()
