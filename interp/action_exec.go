@@ -45,12 +45,12 @@ const truncMarker = "\n[flowrun: truncated %d bytes]"
 // them open).
 const execWaitDelay = 2 * time.Second
 
-func (r *runner) prepareExec(ctx context.Context, x *graph.ExecAction, a *expr.Activation) (*execCall, *stepError) {
+func (sc *scheduler) prepareExec(ctx context.Context, x *graph.ExecAction, a *expr.Activation) (*execCall, *stepError) {
 	bad := func(what string, err error) *stepError {
 		return &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate exec %s: %v", what, err)}
 	}
-	c := &execCall{shell: x.Shell, red: r.red, worker: workerEnv(r.e.opts.Environ(), x.PassEnv)}
-	cmd, err := r.evalValue(ctx, x.Command, a)
+	c := &execCall{shell: x.Shell, red: sc.red, worker: workerEnv(sc.out.environ(), x.PassEnv)}
+	cmd, err := sc.evalValue(ctx, x.Command, a)
 	if err != nil {
 		return nil, bad("command", err)
 	}
@@ -75,12 +75,12 @@ func (r *runner) prepareExec(ctx context.Context, x *graph.ExecAction, a *expr.A
 		return nil, bad("command", errors.New("command is empty; give the program and its arguments"))
 	}
 	if x.Dir != nil {
-		if c.dir, err = r.evalString(ctx, x.Dir, a); err != nil {
+		if c.dir, err = sc.evalString(ctx, x.Dir, a); err != nil {
 			return nil, bad("dir", err)
 		}
 	}
 	// Relative paths are the workflow file's directory's (language.md §8.3).
-	if wd := r.run.WorkDir; wd != "" {
+	if wd := sc.run.WorkDir; wd != "" {
 		if c.dir == "" {
 			c.dir = wd
 		} else if !filepath.IsAbs(c.dir) {
@@ -91,7 +91,7 @@ func (r *runner) prepareExec(ctx context.Context, x *graph.ExecAction, a *expr.A
 		}
 	}
 	if x.Env != nil {
-		env, err := r.evalValue(ctx, x.Env, a)
+		env, err := sc.evalValue(ctx, x.Env, a)
 		if err != nil {
 			return nil, bad("env", err)
 		}
@@ -106,7 +106,7 @@ func (r *runner) prepareExec(ctx context.Context, x *graph.ExecAction, a *expr.A
 		}
 	}
 	if x.Stdin != nil {
-		s, err := r.evalString(ctx, x.Stdin, a)
+		s, err := sc.evalString(ctx, x.Stdin, a)
 		if err != nil {
 			return nil, bad("stdin", err)
 		}

@@ -42,17 +42,17 @@ type httpCall struct {
 	noRedirects   bool // follow_redirects = false: a 3xx is the response
 }
 
-func (r *runner) prepareHTTP(ctx context.Context, h *graph.HTTPAction, a *expr.Activation) (*httpCall, *stepError) {
+func (sc *scheduler) prepareHTTP(ctx context.Context, h *graph.HTTPAction, a *expr.Activation) (*httpCall, *stepError) {
 	bad := func(what string, err error) *stepError {
 		return &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate http %s: %v", what, err)}
 	}
-	c := &httpCall{method: h.Method, expect: h.Expect, headers: map[string]string{}, red: r.red,
+	c := &httpCall{method: h.Method, expect: h.Expect, headers: map[string]string{}, red: sc.red,
 		secretHeaders: map[string]bool{}, noRedirects: h.NoRedirects}
 	if c.method == "" {
 		c.method = http.MethodGet
 	}
 	var err error
-	if c.url, err = r.l.prog.EvalURL(ctx, h, a); err != nil {
+	if c.url, err = sc.l.prog.EvalURL(ctx, h, a); err != nil {
 		var ue *expr.URLError
 		if !errors.As(err, &ue) {
 			return nil, bad("url", err)
@@ -60,7 +60,7 @@ func (r *runner) prepareHTTP(ctx context.Context, h *graph.HTTPAction, a *expr.A
 		return nil, &stepError{Kind: "http", Message: "the request could not be built: " + c.urlError(ue)}
 	}
 	if h.Headers != nil {
-		v, err := r.evalValue(ctx, h.Headers, a)
+		v, err := sc.evalValue(ctx, h.Headers, a)
 		if err != nil {
 			return nil, bad("headers", err)
 		}
@@ -73,13 +73,13 @@ func (r *runner) prepareHTTP(ctx context.Context, h *graph.HTTPAction, a *expr.A
 			} else {
 				tmpl = h.Headers // one {{ }} makes the whole object
 			}
-			if c.holdsSecret(c.headers[k]) || r.readsSecret(tmpl) {
+			if c.holdsSecret(c.headers[k]) || sc.readsSecret(tmpl) {
 				c.secretHeaders[http.CanonicalHeaderKey(k)] = true
 			}
 		}
 	}
 	if h.Body != nil {
-		v, err := r.evalValue(ctx, h.Body, a)
+		v, err := sc.evalValue(ctx, h.Body, a)
 		if err != nil {
 			return nil, bad("body", err)
 		}
@@ -89,7 +89,7 @@ func (r *runner) prepareHTTP(ctx context.Context, h *graph.HTTPAction, a *expr.A
 		} else {
 			c.body, c.isJSON = mustJSON(v), true
 		}
-		c.secretBody = c.holdsSecret(string(c.body)) || r.readsSecret(h.Body)
+		c.secretBody = c.holdsSecret(string(c.body)) || sc.readsSecret(h.Body)
 	}
 	return c, nil
 }
@@ -162,8 +162,8 @@ func runHTTP(ctx context.Context, client *http.Client, c *httpCall, limit int64)
 }
 
 // readsSecret reports whether an expression of v reads a declared secret.
-func (r *runner) readsSecret(v *graph.Value) bool {
-	for _, s := range r.l.g.Secrets {
+func (sc *scheduler) readsSecret(v *graph.Value) bool {
+	for _, s := range sc.l.g.Secrets {
 		if usesSecret(v, s.Name) {
 			return true
 		}

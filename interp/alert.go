@@ -42,24 +42,24 @@ const (
 
 // alert queues the deliveries of an occurrence of event in the transition
 // being built, one per alert whose on list names it.
-func (r *runner) alert(event, stepKey, message string) {
-	for _, a := range r.l.g.Alerts {
+func (sc *scheduler) alert(event, stepKey, message string) {
+	for _, a := range sc.l.g.Alerts {
 		if slices.Contains(a.On, event) {
-			r.tx.t.Alerts = append(r.tx.t.Alerts, store.AlertWrite{Alert: a.Name, Event: event, StepKey: stepKey, Message: r.red.text(message)})
+			sc.tx.t.Alerts = append(sc.tx.t.Alerts, store.AlertWrite{Alert: a.Name, Event: event, StepKey: stepKey, Message: sc.red.text(message)})
 		}
 	}
 }
 
 // alertRunEnd queues the alerts of a run that ends failed: failed, and
 // timed_out too when the deadline ended it.
-func (r *runner) alertRunEnd(se *stepError, step string) {
-	if len(r.l.g.Alerts) == 0 {
+func (sc *scheduler) alertRunEnd(se *stepError, step string) {
+	if len(sc.l.g.Alerts) == 0 {
 		return
 	}
 	if se.Kind == "deadline" {
-		r.alert("timed_out", "", se.Message)
+		sc.alert("timed_out", "", se.Message)
 	}
-	r.alert("failed", step, se.Message)
+	sc.alert("failed", step, se.Message)
 }
 
 // alertLoop delivers the alerts of a pool's runs (all runs for a Worker,
@@ -202,23 +202,23 @@ func (e *Engine) sendAlert(ctx context.Context, d store.AlertDelivery) error {
 	if al == nil {
 		return fmt.Errorf("the run's workflow has no alert %q", d.Alert)
 	}
-	a := r.dataAct(nil)
+	a := r.sched.dataAct(nil)
 	a.Event = map[string]any{"kind": d.Event, "message": d.Message, "step": d.StepKey}
-	f := &flight{started: e.clk.Now(), timeout: alertTimeout, limit: r.l.g.Limits.OutputBytes,
-		idem: run.ID + "/alert/" + d.Alert + "/" + strconv.FormatInt(d.ID, 10), runID: run.ID, workflow: run.Workflow, alert: d.Alert}
+	f := &flight{launch: &launch{started: e.clk.Now(), timeout: alertTimeout, limit: r.l.g.Limits.OutputBytes,
+		idem: run.ID + "/alert/" + d.Alert + "/" + strconv.FormatInt(d.ID, 10)}, runID: run.ID, workflow: run.Workflow, alert: d.Alert}
 	if f.limit <= 0 {
 		f.limit = graph.DefaultOutputBytes
 	}
 	var se *stepError
 	switch al.Action.Kind {
 	case graph.KindExec:
-		f.exec, se = r.prepareExec(ctx, al.Action.Exec, a)
+		f.exec, se = r.sched.prepareExec(ctx, al.Action.Exec, a)
 		if f.exec != nil {
 			f.exec.env = append(f.exec.env, "FLOWRUN_IDEMPOTENCY_KEY="+f.idem, "FLOWRUN_RUN_ID="+run.ID,
 				"FLOWRUN_ALERT="+d.Alert, "FLOWRUN_ALERT_EVENT="+d.Event)
 		}
 	case graph.KindHTTP:
-		f.http, se = r.prepareHTTP(ctx, al.Action.HTTP, a)
+		f.http, se = r.sched.prepareHTTP(ctx, al.Action.HTTP, a)
 		if f.http != nil {
 			f.http.idem = f.idem
 		}
@@ -269,9 +269,9 @@ func (e *Engine) viewRunner(ctx context.Context, run store.Run) (*runner, error)
 	}
 	for i := range steps {
 		s := steps[i]
-		r.setRow(&s)
+		r.sched.setRow(&s)
 		if ls := l.step(s.Key); ls != nil && s.Status.Terminal() {
-			r.settle(ls, &s)
+			r.sched.settle(ls, &s)
 		}
 	}
 	return r, nil

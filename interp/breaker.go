@@ -17,13 +17,13 @@ const waitBreaker = "breaker"
 var breakerKinds = map[string]bool{"exec": true, "http": true, "timeout": true}
 
 // breakerOf returns the breaker a step names, or nil.
-func (r *runner) breakerOf(s *graph.Step) *graph.Breaker {
+func (sc *scheduler) breakerOf(s *graph.Step) *graph.Breaker {
 	if s.Breaker == "" {
 		return nil
 	}
-	for i := range r.l.g.Breakers {
-		if r.l.g.Breakers[i].Name == s.Breaker {
-			return &r.l.g.Breakers[i]
+	for i := range sc.l.g.Breakers {
+		if sc.l.g.Breakers[i].Name == s.Breaker {
+			return &sc.l.g.Breakers[i]
 		}
 	}
 	return nil
@@ -38,37 +38,37 @@ func (r *runner) breakerOf(s *graph.Step) *graph.Breaker {
 // another run holds the trial, after another cooldown at most), and gate
 // returns false and nil. A store error lets the attempt through: the
 // commit that follows meets the same store and reports it.
-func (r *runner) breakerGate(ctx context.Context, u unit) (bool, *stepError) {
-	br := r.breakerOf(u.s)
+func (sc *scheduler) breakerGate(ctx context.Context, u unit) (bool, *stepError) {
+	br := sc.breakerOf(u.s)
 	if br == nil {
 		return true, nil
 	}
-	b, ok, err := r.e.st.BreakerAcquire(ctx, store.BreakerAcquireParams{Name: br.Name, RunID: r.run.ID, StepKey: u.key,
-		Now: r.now, TrialFor: r.trialFor(u.s)})
+	b, ok, err := sc.out.breakerAcquire(ctx, store.BreakerAcquireParams{Name: br.Name, RunID: sc.run.ID, StepKey: u.key,
+		Now: sc.now, TrialFor: sc.trialFor(u.s)})
 	if err != nil || ok {
 		return true, nil
 	}
 	wake := b.OpenUntil
 	detail := fmt.Sprintf("breaker %s is open", br.Name)
 	if b.State == store.BreakerHalfOpen {
-		wake = r.now.Add(max(msDuration(br.CooldownMS), time.Second))
+		wake = sc.now.Add(max(msDuration(br.CooldownMS), time.Second))
 		if !b.TrialUntil.IsZero() && b.TrialUntil.Before(wake) {
 			wake = b.TrialUntil
 		}
 		detail = fmt.Sprintf("breaker %s is half-open and another attempt is its trial", br.Name)
 	}
-	if !wake.After(r.now) {
-		wake = r.now.Add(time.Second)
+	if !wake.After(sc.now) {
+		wake = sc.now.Add(time.Second)
 	}
 	if br.OnOpen == "fail" {
 		return false, &stepError{Kind: "breaker_open", Message: fmt.Sprintf("%s until %s, and it has on_open = \"fail\"",
 			detail, wake.UTC().Format(time.RFC3339))}
 	}
-	st := *r.state(u.key)
+	st := *sc.state(u.key)
 	st.Wait = waitBreaker
-	row := r.row(u)
+	row := sc.row(u)
 	row.Status, row.WakeAt, row.Detail = store.StepWaiting, wake, detail
-	r.put(row, &st)
+	sc.put(row, &st)
 	return false, nil
 }
 
@@ -77,39 +77,39 @@ func (r *runner) breakerGate(ctx context.Context, u unit) (bool, *stepError) {
 // failed with kind breaker_open without running anything, and the step's
 // retry policy decides what follows. It is not a failure of the service,
 // so the breaker does not count it.
-func (r *runner) refuseAttempt(u unit, se *stepError) {
-	n := r.lastAtt[u.key] + 1
-	r.lastAtt[u.key] = n
-	r.usedAtts++
-	r.attsDirty = true
-	row := r.row(u)
+func (sc *scheduler) refuseAttempt(u unit, se *stepError) {
+	n := sc.lastAtt[u.key] + 1
+	sc.lastAtt[u.key] = n
+	sc.usedAtts++
+	sc.attsDirty = true
+	row := sc.row(u)
 	if row.StartedAt.IsZero() {
-		row.StartedAt = r.now
+		row.StartedAt = sc.now
 	}
 	row.Attempts = n
-	r.put(row, &rowState{Base: r.state(u.key).Base})
-	r.tx.attempt(store.AttemptWrite{StepKey: u.key, Attempt: n, Status: store.AttemptFailed, Owner: r.owner,
-		StartedAt: r.now, FinishedAt: r.now, Error: mustJSON(se)})
-	r.failures[u.key]++
-	r.unitFailed(u, se, true)
+	sc.put(row, &rowState{Base: sc.state(u.key).Base})
+	sc.tx.attempt(store.AttemptWrite{StepKey: u.key, Attempt: n, Status: store.AttemptFailed, Owner: sc.owner,
+		StartedAt: sc.now, FinishedAt: sc.now, Error: mustJSON(se)})
+	sc.failures[u.key]++
+	sc.unitFailed(u, se, true)
 }
 
 // trialFor bounds how long a trial attempt may hold a half-open breaker
 // without reporting: its timeout plus a lease period (its worker died).
-func (r *runner) trialFor(s *graph.Step) time.Duration {
+func (sc *scheduler) trialFor(s *graph.Step) time.Duration {
 	ms := s.TimeoutMS
 	if ms <= 0 {
 		ms = graph.DefaultTimeoutMS
 	}
-	return msDuration(ms) + r.e.opts.LeaseFor
+	return msDuration(ms) + sc.out.leaseFor()
 }
 
 // breakerOutcome adds what an ended attempt says about its breaker to the
 // transition that records the attempt: a success closes it, a failure of a
 // counted kind counts (and may open it), anything else only gives back a
 // trial the attempt held.
-func (r *runner) breakerOutcome(f *flight, se *stepError) {
-	br := r.breakerOf(f.u.s)
+func (sc *scheduler) breakerOutcome(f *launch, se *stepError) {
+	br := sc.breakerOf(f.u.s)
 	if br == nil {
 		return
 	}
@@ -122,13 +122,13 @@ func (r *runner) breakerOutcome(f *flight, se *stepError) {
 	default:
 		w.Outcome = store.BreakerRelease
 	}
-	r.tx.t.Breakers = append(r.tx.t.Breakers, w)
+	sc.tx.t.Breakers = append(sc.tx.t.Breakers, w)
 }
 
 // breakerRelease gives back the trial an abandoned attempt may hold.
-func (r *runner) breakerRelease(f *flight) {
-	if br := r.breakerOf(f.u.s); br != nil {
-		r.tx.t.Breakers = append(r.tx.t.Breakers, store.BreakerWrite{Name: br.Name, Outcome: store.BreakerRelease, StepKey: f.u.key})
+func (sc *scheduler) breakerRelease(f *launch) {
+	if br := sc.breakerOf(f.u.s); br != nil {
+		sc.tx.t.Breakers = append(sc.tx.t.Breakers, store.BreakerWrite{Name: br.Name, Outcome: store.BreakerRelease, StepKey: f.u.key})
 	}
 }
 

@@ -28,9 +28,9 @@ func (r *runner) acquireSlot(ctx context.Context) (stop bool, err error) {
 		return false, nil
 	}
 	r.now = r.e.clk.Now()
-	v, eerr := r.l.prog.Eval(ctx, c.Key, &expr.Activation{Input: r.inputs, InputFunc: r.input, Run: r.info, Cache: r.conv})
+	v, eerr := r.l.prog.Eval(ctx, c.Key, &expr.Activation{Input: r.inputs, InputFunc: r.sched.input, Run: r.info, Cache: r.conv})
 	if eerr != nil {
-		r.failRun(&stepError{Kind: "concurrency", Message: fmt.Sprintf("the concurrency key could not be evaluated: %v", eerr)}, "")
+		r.sched.failRun(&stepError{Kind: "concurrency", Message: fmt.Sprintf("the concurrency key could not be evaluated: %v", eerr)}, "")
 		return true, r.flush(ctx)
 	}
 	key := keyString(v)
@@ -45,12 +45,12 @@ func (r *runner) acquireSlot(ctx context.Context) (stop bool, err error) {
 	msg := fmt.Sprintf("concurrency key %q is held by %d of %d runs", key, sl.Holders, c.Limit)
 	switch c.OnConflict {
 	case "skip":
-		r.endSkipped(&stepError{Kind: "concurrency", Message: msg + "; on_conflict = \"skip\" skipped this run"})
+		r.sched.endSkipped(&stepError{Kind: "concurrency", Message: msg + "; on_conflict = \"skip\" skipped this run"})
 		// A slot of a schedule that started this run is recorded skipped
 		// too (the reason names no key: a key may hold a secret's value).
 		r.tx.t.FireSkipped = fmt.Sprintf("concurrency: the key was held by %d of %d runs", sl.Holders, c.Limit)
 	case "fail":
-		r.failRun(&stepError{Kind: "concurrency", Message: msg + "; on_conflict = \"fail\" failed this run"}, "")
+		r.sched.failRun(&stepError{Kind: "concurrency", Message: msg + "; on_conflict = \"fail\" failed this run"}, "")
 	default:
 		u := r.tx.runUpdate()
 		u.Status = ptr(store.RunWaiting)
@@ -67,14 +67,14 @@ func (r *runner) acquireSlot(ctx context.Context) (stop bool, err error) {
 
 // endSkipped ends a run canceled without running it further (on_conflict
 // = "skip").
-func (r *runner) endSkipped(se *stepError) {
-	r.stopAll(store.AttemptCanceled, store.StepCanceled)
+func (sc *scheduler) endSkipped(se *stepError) {
+	sc.stopAll(store.AttemptCanceled, store.StepCanceled)
 	re := runError{Kind: se.Kind, Message: se.Message}
-	u := r.tx.runUpdate()
+	u := sc.tx.runUpdate()
 	u.Status = ptr(store.RunCanceled)
 	u.Error = mustJSON(re)
-	r.endRun(u)
-	r.tx.event("run_canceled", "", re)
+	sc.endRun(u)
+	sc.tx.event("run_canceled", "", re)
 }
 
 // claimBatch is how many slots of a busy worker must be free before it

@@ -14,12 +14,12 @@ import (
 // deadLetter sets a failed foreach item aside (semantics.md §5): the item,
 // its index and error are stored as a dead letter, the dead_lettered event
 // and alert are recorded, all in the transition that settles the item.
-func (r *runner) deadLetter(step, key string, index int, item any, errJSON []byte) {
-	r.tx.t.DeadLetters = append(r.tx.t.DeadLetters, store.DeadLetterWrite{Step: step, StepKey: key, Index: index,
+func (sc *scheduler) deadLetter(step, key string, index int, item any, errJSON []byte) {
+	sc.tx.t.DeadLetters = append(sc.tx.t.DeadLetters, store.DeadLetterWrite{Step: step, StepKey: key, Index: index,
 		Item: mustJSON(item), Error: errJSON})
-	r.tx.event("dead_lettered", key, map[string]any{"index": index, "item": item, "error": decodeJSON(errJSON)})
+	sc.tx.event("dead_lettered", key, map[string]any{"index": index, "item": item, "error": decodeJSON(errJSON)})
 	msg, _ := decodeMap(errJSON)["message"].(string)
-	r.alert("dead_lettered", key, fmt.Sprintf("item %d of step %s was dead-lettered: %s", index, step, msg))
+	sc.alert("dead_lettered", key, fmt.Sprintf("item %d of step %s was dead-lettered: %s", index, step, msg))
 }
 
 // DeadLetterList lists the open dead letters (all, with closed ones, when
@@ -97,14 +97,15 @@ func (e *Engine) DeadLetterRetry(ctx context.Context, id int64) (store.DeadLette
 	tries := 0
 	for {
 		r.now = e.clk.Now()
-		f, perr := r.prepare(ctx, u)
+		l, perr := r.sched.prepare(ctx, u)
 		if perr != nil {
 			se = perr // the parameters do not evaluate: no attempt runs
 			break
 		}
 		tries++
 		r.lastAtt[d.StepKey]++
-		f.attempt = r.lastAtt[d.StepKey]
+		l.attempt = r.lastAtt[d.StepKey]
+		f := newFlight(l, run)
 		stop := context.AfterFunc(ctx, f.cancel)
 		res := f.do(e)
 		stop()
@@ -120,7 +121,7 @@ func (e *Engine) DeadLetterRetry(ctx context.Context, id int64) (store.DeadLette
 			return d, nil
 		}
 		se = res.err
-		wait, again := r.letterBackoff(ctx, u, se, tries)
+		wait, again := r.sched.letterBackoff(ctx, u, se, tries)
 		if !again || !e.sleepCtx(ctx, wait) {
 			break
 		}
@@ -141,15 +142,15 @@ func (e *Engine) DeadLetterRetry(ctx context.Context, id int64) (store.DeadLette
 // tries-th) of a dead letter retry, as scheduleRetry does in a run: another
 // try is due when attempts are left and retry.when holds, after the
 // policy's backoff with jitter.
-func (r *runner) letterBackoff(ctx context.Context, u unit, se *stepError, tries int) (time.Duration, bool) {
+func (sc *scheduler) letterBackoff(ctx context.Context, u unit, se *stepError, tries int) (time.Duration, bool) {
 	rp := u.s.Retry
 	if rp == nil || tries >= rp.Attempts || ctx.Err() != nil {
 		return 0, false
 	}
 	if rp.When != nil {
-		a := r.act(&u)
+		a := sc.act(&u)
 		a.Error = se.asMap()
-		v, err := r.l.prog.Eval(ctx, rp.When, a)
+		v, err := sc.l.prog.Eval(ctx, rp.When, a)
 		if b, ok := v.(bool); err != nil || !ok || !b {
 			return 0, false
 		}
@@ -158,7 +159,7 @@ func (r *runner) letterBackoff(ctx context.Context, u unit, se *stepError, tries
 	if rp.MaxDelayMS > 0 && delay > float64(rp.MaxDelayMS) {
 		delay = float64(rp.MaxDelayMS)
 	}
-	return time.Duration(delay)*time.Millisecond + msDuration(r.e.int63n(rp.JitterMS+1)), true
+	return time.Duration(delay)*time.Millisecond + msDuration(sc.out.jitter(rp.JitterMS+1)), true
 }
 
 // sleepCtx waits d on the engine clock; it reports false when ctx ended

@@ -9,17 +9,22 @@ import (
 	"github.com/flowrun/flowrun/store"
 )
 
-// decisions is what the runner's current decision pass has decided and not
-// yet committed: the transition being built, the instant the pass decides
-// at (read from the clock once per pass by the runner, never here), the
-// actions to launch once the transition commits, the child runs to cancel
-// after it, and whether the run ended or the pass stopped with work left.
+// decisions is what the scheduler's current decision pass has decided and
+// not yet committed: the transition being built, the instant the pass
+// decides at (read from the clock by the supervisor, never here), the
+// attempts to launch once the transition commits and the actions to stop,
+// the child runs to cancel after it, and whether the run ended or the pass
+// stopped with work left.
 type decisions struct {
-	tx       *txb
-	now      time.Time
-	ended    bool // the run reached a terminal status in tx
-	blocked  bool // something was ready but could not start (slots, drain)
-	launches []*flight
+	tx      *txb
+	now     time.Time
+	ended   bool // the run reached a terminal status in tx
+	blocked bool // something was ready but could not start (slots, drain)
+	// launches are the attempts to start once tx commits; stops the
+	// attempts in flight whose actions must be stopped (their ends are
+	// written in tx).
+	launches []*launch
+	stops    []*launch
 	afterEnd []string // child runs to cancel once the transition is committed
 	usedAtts int      // run.AttemptsUsed as decided
 	// attsDirty: usedAtts changed since the last flush.
@@ -27,6 +32,9 @@ type decisions struct {
 	// more: decide stopped with work left because the transition reached
 	// its size bound (schedule.go): commit it and decide again at once.
 	more bool
+	// gateChecks counts the gate checks of steps that had not begun since
+	// the supervisor last added them to Engine.gates (tests read it).
+	gateChecks int64
 }
 
 // retryWake decides when the next attempt of a step that failed for the

@@ -13,31 +13,37 @@
 //
 // # The runner
 //
-// A runner works on one claimed run. Its fields are four types, one per
-// concern, each in a file of its name:
+// A runner works on one claimed run. It is two parts:
 //
-//   - runEnv: what the run works with and does not change once it is
-//     rebuilt (the engine, the loaded graph, the run and its lease, inputs,
-//     secrets, the redactor).
-//   - runState: the run's state rebuilt from the store (rebuild.go,
-//     runner.rebuild) as plain data: step rows and their State, attempt
-//     numbers, retry budgets, results, signals, child runs, foreach
-//     cursors. It starts no goroutine and reads no clock.
-//   - decisions: what the current decision pass decided and has not yet
-//     committed (the transition, the launches, the instant of the pass).
-//     The decision rules that are already pure live beside it as functions
-//     of state and an instant passed in: retryWake (when a retry is due),
-//     joinSkip (what a join rule decides), runState.nextWake (when the run
-//     must look again), runState.parkWake (until when, and why, a run with
-//     nothing to execute parks).
-//   - supervisor: the goroutines of the actions in flight, their wait
-//     group and result channel, the nudge channel, and the flags other
-//     goroutines set. Its await holds the timer the runner's wait sets
-//     at nextWake.
+//   - the scheduler (scheduler_pass.go; its rules in schedule.go, unit.go,
+//     end.go, breaker.go) holds every decision rule. From the run's state,
+//     what the run works with, whether the runner drains, and an instant
+//     passed in, it decides as data: the store transition being built,
+//     the attempts to launch (their parameters evaluated), the actions in
+//     flight to stop, the child runs to start and to cancel, the run's
+//     end. It starts no goroutine, reads no clock, touches no channel or
+//     atomic flag and calls no store: what it asks beyond the run (a
+//     child workflow's graph, a breaker's state, Options.Mock, a jitter
+//     draw) goes through a small interface (outside) that the engine
+//     answers and its tests fake. CEL evaluation is pure computation.
+//     TestSchedulerMethodsArePure checks the source for it.
+//   - the supervisor (runner.go, the runner's own methods) owns the
+//     goroutines, channels, timers, lease and commits: it rebuilds the
+//     state from the store (rebuild.go), turns events into calls of the
+//     scheduler (an attempt's end, a signal or a child's end, a timer, a
+//     cancel, a stop, a drain), commits what it decided, makes flights of
+//     its launches (with their live output writers) and stops the flights
+//     it stopped.
 //
-// The rest of the decision logic (schedule.go, unit.go, end.go) is still
-// methods of the runner that read the clock's instant from decisions.now
-// and evaluate expressions; it is not yet a pure scheduler.
+// The runner's fields are four types, one per concern, each in a file of
+// its name: runEnv (what the run works with and does not change once it
+// is rebuilt: the graph, the run and its lease, inputs, secrets, the
+// redactor), runState (the run's state as plain data: step rows and their
+// State, attempt numbers, retry budgets, results, signals, child runs,
+// foreach cursors, the attempts in flight), decisions (what the current
+// pass decided and has not yet committed) and supervisor (the engine, the
+// flights, their wait group and channels, the flags other goroutines
+// set). The scheduler points at the first three.
 //
 // # Invariants
 //

@@ -18,101 +18,101 @@ type runError struct {
 
 // completeRun evaluates the workflow outputs and ends the run completed,
 // in the transition of its last step.
-func (r *runner) completeRun(ctx context.Context) {
-	if r.ended {
+func (sc *scheduler) completeRun(ctx context.Context) {
+	if sc.ended {
 		return // a run that already ended in this transition keeps its status
 	}
-	out := make(map[string]any, len(r.l.g.Outputs))
-	for _, o := range r.l.g.Outputs {
-		v, err := r.evalValue(ctx, o.Value, r.dataAct(nil))
+	out := make(map[string]any, len(sc.l.g.Outputs))
+	for _, o := range sc.l.g.Outputs {
+		v, err := sc.evalValue(ctx, o.Value, sc.dataAct(nil))
 		if err != nil {
-			r.failRun(&stepError{Kind: "expression", Message: fmt.Sprintf("evaluate output %q: %v", o.Name, err)}, "")
+			sc.failRun(&stepError{Kind: "expression", Message: fmt.Sprintf("evaluate output %q: %v", o.Name, err)}, "")
 			return
 		}
 		if graph.ValueTooDeep(v, graph.MaxValueDepth) {
-			r.failRun(&stepError{Kind: "output_limit", Message: fmt.Sprintf(
+			sc.failRun(&stepError{Kind: "output_limit", Message: fmt.Sprintf(
 				"output %q nests deeper than %d levels of lists and objects, the most a stored value may; flatten it", o.Name, graph.MaxValueDepth)}, "")
 			return
 		}
 		out[o.Name] = v
 	}
-	u := r.tx.runUpdate()
+	u := sc.tx.runUpdate()
 	u.Status = ptr(store.RunCompleted)
-	u.Outputs = r.red.json(out)
-	r.endRun(u)
-	r.tx.event("run_completed", "", nil)
+	u.Outputs = sc.red.json(out)
+	sc.endRun(u)
+	sc.tx.event("run_completed", "", nil)
 }
 
 // failRun ends the run failed: the actions in flight are stopped and every
 // unfinished step key is written canceled (invariant 8); children still
 // running are canceled after the commit.
-func (r *runner) failRun(se *stepError, step string) {
-	if r.ended {
+func (sc *scheduler) failRun(se *stepError, step string) {
+	if sc.ended {
 		return
 	}
-	r.stopAll(store.AttemptCanceled, store.StepCanceled)
-	re := runError{Kind: se.Kind, Message: r.red.text(se.Message), Step: step}
-	u := r.tx.runUpdate()
+	sc.stopAll(store.AttemptCanceled, store.StepCanceled)
+	re := runError{Kind: se.Kind, Message: sc.red.text(se.Message), Step: step}
+	u := sc.tx.runUpdate()
 	u.Status = ptr(store.RunFailed)
 	u.Error = mustJSON(re)
-	r.endRun(u)
-	r.tx.event("run_failed", step, re)
-	r.alertRunEnd(se, step)
+	sc.endRun(u)
+	sc.tx.event("run_failed", step, re)
+	sc.alertRunEnd(se, step)
 }
 
 // cancelRun carries out a cancel request: actions are killed, unfinished
 // steps and the run end canceled, children are canceled.
-func (r *runner) cancelRun() {
-	if r.ended {
+func (sc *scheduler) cancelRun() {
+	if sc.ended {
 		return
 	}
-	r.stopAll(store.AttemptCanceled, store.StepCanceled)
-	u := r.tx.runUpdate()
+	sc.stopAll(store.AttemptCanceled, store.StepCanceled)
+	u := sc.tx.runUpdate()
 	u.Status = ptr(store.RunCanceled)
 	u.Error = mustJSON(runError{Kind: "canceled", Message: "canceled by request"})
 	u.ClearCancel = true
-	r.endRun(u)
-	r.tx.event("run_canceled", "", nil)
+	sc.endRun(u)
+	sc.tx.event("run_canceled", "", nil)
 }
 
 // endRun fills the run update of a terminal status.
-func (r *runner) endRun(u *store.RunUpdate) {
-	u.FinishedAt = ptr(r.now)
+func (sc *scheduler) endRun(u *store.RunUpdate) {
+	u.FinishedAt = ptr(sc.now)
 	u.Release = true
 	u.WaitReason = ptr("")
-	if r.run.ParentRunID != "" {
-		r.tx.t.Wake = append(r.tx.t.Wake, r.run.ParentRunID)
+	if sc.run.ParentRunID != "" {
+		sc.tx.t.Wake = append(sc.tx.t.Wake, sc.run.ParentRunID)
 	}
-	r.ended = true
+	sc.ended = true
 }
 
 // interruptRun stops the runner at once (invariant 9): actions are killed,
 // their attempts recorded interrupted and their steps pending again, and
 // the run is released due now.
-func (r *runner) interruptRun() {
-	r.stopAll(store.AttemptInterrupted, store.StepPending)
-	u := r.tx.runUpdate()
+func (sc *scheduler) interruptRun() {
+	sc.stopAll(store.AttemptInterrupted, store.StepPending)
+	u := sc.tx.runUpdate()
 	u.Status = ptr(store.RunPending)
-	u.AvailableAt = ptr(r.now)
+	u.AvailableAt = ptr(sc.now)
 	u.WaitReason = ptr("")
 	u.Release = true
-	r.tx.event("run_parked", "", map[string]any{"reason": "stopped"})
-	r.ended = true
+	sc.tx.event("run_parked", "", map[string]any{"reason": "stopped"})
+	sc.ended = true
 }
 
 // park releases a run that has nothing to execute now (invariant 7).
-func (r *runner) park() {
-	u := r.tx.runUpdate()
+func (sc *scheduler) park() {
+	u := sc.tx.runUpdate()
 	var avail time.Time
 	reason := ""
-	if r.blocked {
+	if sc.blocked {
 		// Ready work that was not started (the worker is draining).
-		u.Status, avail = ptr(store.RunPending), r.now
+		u.Status, avail = ptr(store.RunPending), sc.now
 	} else {
 		var waiting bool
-		avail, reason, waiting = r.parkWake(r.l.g.Steps, func(step string) string { return r.l.step(step).Breaker }, r.now, r.run.DeadlineAt)
+		avail, reason, waiting = sc.parkWake(sc.l.g.Steps, func(step string) string { return sc.l.step(step).Breaker }, sc.now, sc.run.DeadlineAt)
 		if !waiting {
-			r.failRun(&stepError{Kind: "internal", Message: "no step of the run can make progress; this is a bug in flowrun"}, "")
+			sc.failRun(&stepError{Kind: "internal", Message: "no step of the run can make progress; this is a bug in flowrun"}, "")
 			return
 		}
 		u.Status = ptr(store.RunWaiting)
@@ -120,70 +120,72 @@ func (r *runner) park() {
 	u.AvailableAt = ptr(avail)
 	u.WaitReason = ptr(reason)
 	u.Release = true
-	r.tx.event("run_parked", "", map[string]any{"reason": reason, "available_at": avail.UTC().Format(time.RFC3339Nano)})
-	r.ended = true
+	sc.tx.event("run_parked", "", map[string]any{"reason": reason, "available_at": avail.UTC().Format(time.RFC3339Nano)})
+	sc.ended = true
 }
 
 // stopAll ends every action in flight with attempt status as and step
 // status ss, and every other unfinished step key with ss when ss is
 // canceled. Child runs waited on are canceled after the commit.
-func (r *runner) stopAll(as store.AttemptStatus, ss store.StepStatus) {
-	for key, f := range r.flights {
-		r.abandon(key, f, as, ss)
+func (sc *scheduler) stopAll(as store.AttemptStatus, ss store.StepStatus) {
+	for key, f := range sc.inFlight {
+		sc.abandon(key, f, as, ss)
 	}
 	if ss != store.StepCanceled {
 		return
 	}
-	for _, row := range r.rows {
+	for _, row := range sc.rows {
 		if row.Status.Terminal() || row.Status == store.StepPending {
 			continue
 		}
-		st := r.state(row.Key)
+		st := sc.state(row.Key)
 		if row.Status == store.StepWaiting && st.Wait == waitChild {
-			if c, ok := r.children[st.Child]; !ok || !c.Status.Terminal() {
-				r.afterEnd = append(r.afterEnd, st.Child)
+			if c, ok := sc.children[st.Child]; !ok || !c.Status.Terminal() {
+				sc.afterEnd = append(sc.afterEnd, st.Child)
 			}
 		}
 		c := *row
-		c.Status, c.FinishedAt, c.WakeAt = store.StepCanceled, r.now, zeroTime
-		r.put(&c, nil)
-		r.tx.event("step_canceled", c.Key, nil)
+		c.Status, c.FinishedAt, c.WakeAt = store.StepCanceled, sc.now, zeroTime
+		sc.put(&c, nil)
+		sc.tx.event("step_canceled", c.Key, nil)
 	}
 }
 
-// abandon stops one action in flight. With as set, its attempt is written
-// with that status and its step key with ss; its result, when it comes, is
-// ignored. With as empty nothing is written (the lease is lost).
-func (r *runner) abandon(key string, f *flight, as store.AttemptStatus, ss store.StepStatus) {
-	f.cancel()
-	delete(r.flights, key)
-	if as == "" {
-		return
-	}
-	r.breakerRelease(f)
+// abandon stops one action in flight: the supervisor stops it once the
+// pass is over (stops), its attempt is written with status as and its
+// step key with ss, and its result, when it comes, is ignored.
+func (sc *scheduler) abandon(key string, f *launch, as store.AttemptStatus, ss store.StepStatus) {
+	delete(sc.inFlight, key)
+	sc.stops = append(sc.stops, f)
+	sc.breakerRelease(f)
 	msg := map[store.AttemptStatus]string{
 		store.AttemptCanceled:    "the attempt was stopped because the run or step ended",
 		store.AttemptInterrupted: "the attempt was stopped because its worker stopped; the step runs again",
 	}[as]
-	r.tx.attempt(store.AttemptWrite{StepKey: key, Attempt: f.attempt, Status: as, Owner: r.owner, StartedAt: f.started,
-		FinishedAt: r.now, IdempotencyKey: f.idem, Error: mustJSON(&stepError{Kind: string(as), Message: msg})})
-	if row := r.rows[key]; row != nil {
+	sc.tx.attempt(store.AttemptWrite{StepKey: key, Attempt: f.attempt, Status: as, Owner: sc.owner, StartedAt: f.started,
+		FinishedAt: sc.now, IdempotencyKey: f.idem, Error: mustJSON(&stepError{Kind: string(as), Message: msg})})
+	if row := sc.rows[key]; row != nil {
 		c := *row
 		c.Status = ss
 		if ss == store.StepCanceled {
-			c.FinishedAt = r.now
+			c.FinishedAt = sc.now
 		}
-		r.put(&c, nil)
+		sc.put(&c, nil)
 	}
 	if as == store.AttemptInterrupted {
-		r.tx.event("interrupted", key, map[string]any{"attempt": f.attempt})
-		r.giveBackAttempt() // a stop never uses up limits.attempts
+		sc.tx.event("interrupted", key, map[string]any{"attempt": f.attempt})
+		sc.giveBackAttempt() // a stop never uses up limits.attempts
 	}
 }
 
-// abandonAll stops every action in flight without writing anything.
+// abandonAll stops every action in flight without writing anything (the
+// lease is lost, or a commit failed): their results, when they come, are
+// ignored.
 func (r *runner) abandonAll() {
 	for key, f := range r.flights {
-		r.abandon(key, f, "", "")
+		f.cancel()
+		delete(r.flights, key)
+		delete(r.inFlight, key)
 	}
+	r.stops = nil
 }

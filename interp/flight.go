@@ -7,27 +7,20 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 )
 
-// flight is one attempt of an exec or http action in progress. Its
-// parameters are evaluated by the runner before the running write commits,
-// so the action goroutine touches no runner state.
+// flight is a launch in progress: the attempt of an exec or http action
+// that a decision pass started (launch, its parameters), and what the
+// supervisor runs it with: its context, the gate of a held exec, the
+// writer of its live output.
 type flight struct {
-	u       unit
-	attempt int
-	idem    string
-	started time.Time
-	timeout time.Duration
-	limit   int64
-	exec    *execCall
-	http    *httpCall
-	ctx     context.Context
-	cancel  context.CancelFunc
+	*launch
+	ctx    context.Context
+	cancel context.CancelFunc
 	// gate, when set, receives whether the commit of the attempt's start
 	// succeeded: the action was launched while that commit was being made
 	// and runs its program only once it is durable (runner.hold).
@@ -55,9 +48,9 @@ type flightResult struct {
 var errTimedOut = errors.New("attempt timed out")
 
 // prepare evaluates a unit's action parameters for its next attempt.
-func (r *runner) prepare(ctx context.Context, u unit) (*flight, *stepError) {
-	n := r.lastAtt[u.key] + 1
-	f := &flight{u: u, started: r.now, limit: r.l.g.Limits.OutputBytes, runID: r.run.ID, workflow: r.run.Workflow}
+func (sc *scheduler) prepare(ctx context.Context, u unit) (*launch, *stepError) {
+	n := sc.lastAtt[u.key] + 1
+	f := &launch{u: u, started: sc.now, limit: sc.l.g.Limits.OutputBytes}
 	if f.limit <= 0 {
 		f.limit = graph.DefaultOutputBytes
 	}
@@ -66,48 +59,55 @@ func (r *runner) prepare(ctx context.Context, u unit) (*flight, *stepError) {
 		ms = graph.DefaultTimeoutMS
 	}
 	f.timeout = msDuration(ms)
-	f.idem = r.run.ID + "/" + u.key
-	a := r.dataAct(&u)
+	f.idem = sc.run.ID + "/" + u.key
+	a := sc.dataAct(&u)
 	if u.s.IdempotencyKey != nil {
-		k, err := r.evalString(ctx, u.s.IdempotencyKey, a)
+		k, err := sc.evalString(ctx, u.s.IdempotencyKey, a)
 		if err != nil {
 			return nil, &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate idempotency_key: %v", err)}
 		}
 		f.idem = k
 	}
-	if se := r.missingSecret(u.s); se != nil {
+	if se := sc.missingSecret(u.s); se != nil {
 		return nil, se
 	}
 	var se *stepError
 	switch u.s.Action.Kind {
 	case graph.KindExec:
-		f.exec, se = r.prepareExec(ctx, u.s.Action.Exec, a)
+		f.exec, se = sc.prepareExec(ctx, u.s.Action.Exec, a)
 		if f.exec != nil {
 			f.exec.env = append(f.exec.env,
 				"FLOWRUN_IDEMPOTENCY_KEY="+f.idem,
-				"FLOWRUN_RUN_ID="+r.run.ID,
+				"FLOWRUN_RUN_ID="+sc.run.ID,
 				"FLOWRUN_STEP="+u.key,
 				"FLOWRUN_ATTEMPT="+strconv.Itoa(n),
 				// FLOWRUN_OWNER lets a later process that reclaims this
 				// attempt find what is left of it (killOrphans) without
 				// hitting another database's run of the same id.
-				"FLOWRUN_OWNER="+r.owner)
-			if tp := r.traceparent(u.key, n); tp != "" {
+				"FLOWRUN_OWNER="+sc.owner)
+			if tp := sc.out.traceparent(sc.run, u.key, n); tp != "" {
 				f.exec.env = append(f.exec.env, "TRACEPARENT="+tp)
 			}
 		}
 	case graph.KindHTTP:
-		f.http, se = r.prepareHTTP(ctx, u.s.Action.HTTP, a)
+		f.http, se = sc.prepareHTTP(ctx, u.s.Action.HTTP, a)
 		if f.http != nil {
 			f.http.idem = f.idem
-			f.http.traceparent = r.traceparent(u.key, n)
+			f.http.traceparent = sc.out.traceparent(sc.run, u.key, n)
 		}
 	}
 	if se != nil {
 		return nil, se
 	}
-	f.ctx, f.cancel = context.WithCancel(context.Background())
 	return f, nil
+}
+
+// newFlight makes the flight of a launch of the run, with a context of
+// its own that stopping it cancels.
+func newFlight(l *launch, run store.Run) *flight {
+	f := &flight{launch: l, runID: run.ID, workflow: run.Workflow}
+	f.ctx, f.cancel = context.WithCancel(context.Background())
+	return f
 }
 
 // do runs the attempt under its timeout, measured on the engine clock
@@ -170,7 +170,7 @@ func (f *flight) do(e *Engine) flightResult {
 // uses a secret whose environment variable is unset (or empty) in this
 // worker: the attempt fails without running and is not retried
 // (language.md §4, semantics.md §6).
-func (r *runner) missingSecret(s *graph.Step) *stepError {
+func (sc *scheduler) missingSecret(s *graph.Step) *stepError {
 	var vals []*graph.Value
 	switch a := s.Action; {
 	case a.Kind == graph.KindExec && a.Exec != nil:
@@ -178,8 +178,8 @@ func (r *runner) missingSecret(s *graph.Step) *stepError {
 	case a.Kind == graph.KindHTTP && a.HTTP != nil:
 		vals = []*graph.Value{a.HTTP.URL, a.HTTP.Headers, a.HTTP.Body, a.HTTP.Query}
 	}
-	for _, sec := range r.l.g.Secrets {
-		if r.secrets[sec.Name] != "" {
+	for _, sec := range sc.l.g.Secrets {
+		if sc.secrets[sec.Name] != "" {
 			continue
 		}
 		for _, v := range vals {

@@ -47,6 +47,6 @@ func (r *runner) holdAt(ctx context.Context, wake time.Time) error {
 		return nil
 	}
 	r.solo.Store(false)
-	r.park()
+	r.sched.park()
 	return r.flush(ctx)
 }

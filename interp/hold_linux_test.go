@@ -242,7 +242,7 @@ func TestHoldable(t *testing.T) {
 func TestExecTimeoutStartsWhenReleased(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	c, marker, tag := markedCall(t)
-	f := &flight{exec: c, timeout: time.Second, limit: 1 << 20, gate: make(chan bool, 1)}
+	f := &flight{launch: &launch{exec: c, timeout: time.Second, limit: 1 << 20}, gate: make(chan bool, 1)}
 	f.ctx, f.cancel = context.WithCancel(context.Background())
 	defer f.cancel()
 	done := make(chan flightResult, 1)

@@ -155,7 +155,7 @@ func TestRunnerKeepsOnlyReadSteps(t *testing.T) {
 	if err := r.rebuild(b.ctx); err != nil {
 		t.Fatalf("rebuild: %v", err)
 	}
-	r.compact()
+	r.sched.compact()
 	want := []string{"first", fmt.Sprintf("s%d", n-1), "gate"}
 	if len(r.rows) != len(want) {
 		t.Fatalf("the runner kept rows %v, want %v", rowKeys(r.rows), want)
@@ -168,7 +168,7 @@ func TestRunnerKeepsOnlyReadSteps(t *testing.T) {
 	if len(r.results) != 2 || r.results["first"].Output == nil {
 		t.Fatalf("the runner kept results of %d steps, want first and s%d", len(r.results), n-1)
 	}
-	if !r.over("s0") || r.over("first") {
+	if !r.sched.over("s0") || r.sched.over("first") {
 		t.Fatal("s0 should be dropped and first kept")
 	}
 

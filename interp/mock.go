@@ -78,8 +78,8 @@ func (e *Engine) mock(c MockCall) (out any, se *stepError, ok bool) {
 }
 
 // mockUnit consults Options.Mock for a wait or workflow unit starting now.
-func (r *runner) mockUnit(u unit, attempt int) (any, *stepError, bool) {
-	return r.e.mock(MockCall{RunID: r.run.ID, Workflow: r.run.Workflow, Step: u.s.Name, StepKey: u.key, Kind: u.s.Action.Kind, Attempt: attempt})
+func (sc *scheduler) mockUnit(u unit, attempt int) (any, *stepError, bool) {
+	return sc.out.mock(MockCall{RunID: sc.run.ID, Workflow: sc.run.Workflow, Step: u.s.Name, StepKey: u.key, Kind: u.s.Action.Kind, Attempt: attempt})
 }
 
 // mockFlight consults Options.Mock for an exec or http attempt whose

@@ -95,7 +95,7 @@ func (r *runner) loadRows(ctx context.Context, pre *headsRead) ([]store.Step, *k
 	if len(heads) < r.e.lean.keys {
 		return full()
 	}
-	k := r.newKeep()
+	k := r.sched.newKeep()
 	gone := r.droppable(k, heads)
 	var need []string
 	for _, h := range heads {

@@ -128,7 +128,7 @@ func rebuildState(t *testing.T, e *Engine, run store.Run) rebuilt {
 	if err := r.rebuild(context.Background()); err != nil {
 		t.Fatalf("rebuild: %v", err)
 	}
-	r.compact()
+	r.sched.compact()
 	res := map[string]any{}
 	for k, v := range r.results {
 		res[k] = v
@@ -295,7 +295,7 @@ func TestTopForgetsReleasedRows(t *testing.T) {
 	if err := r.rebuild(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	r.compact()
+	r.sched.compact()
 	gone, kept := 0, 0
 	for i, g := range r.keep.gone {
 		if !g {

@@ -6,10 +6,10 @@ import (
 )
 
 // runEnv is what a runner works with and does not change once the run is
-// rebuilt: the engine, the loaded graph, the run as last committed, the
-// lease it holds, and the run's inputs, secrets and redactor.
+// rebuilt: the loaded graph, the run as last committed, the lease it
+// holds, and the run's inputs, secrets and redactor. The scheduler reads
+// it and never changes it (the supervisor mirrors each commit into run).
 type runEnv struct {
-	e     *Engine
 	l     *loaded
 	run   store.Run // as last committed (applyRun mirrors each commit)
 	lease store.Lease

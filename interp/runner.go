@@ -17,47 +17,57 @@ import (
 const farFuture = 100 * 365 * 24 * time.Hour
 
 // runner works on one claimed run in one goroutine: it rebuilds the run's
-// state from the store, decides what to do, commits, launches actions and
-// waits for them, until the run ends, parks, is stopped or loses its lease.
-// Only the runner goroutine touches its fields, except the supervisor's
-// atomic flags and channels, which the pool, the heartbeat and the engine
-// use to reach it.
+// state from the store, asks its scheduler to decide, commits, launches
+// actions and waits for them, until the run ends, parks, is stopped or
+// loses its lease. Only the runner goroutine touches its fields, except
+// the supervisor's atomic flags and channels, which the pool, the
+// heartbeat and the engine use to reach it.
 //
-// Its fields are grouped by concern, each group a type of its own (the
-// groups are embedded, so the runner's methods read r.rows, r.tx, r.flights
-// as before):
+// Its fields are grouped by concern, each group a type of its own in a
+// file of its name (the groups are embedded, so the runner's methods read
+// r.rows, r.tx, r.flights):
 //
 //   - runEnv (runenv.go): what the run works with and does not change once
-//     the run is rebuilt: the engine, the graph, the run's row and lease,
-//     its inputs, secrets and redactor.
+//     the run is rebuilt: the graph, the run's row and lease, its inputs,
+//     secrets and redactor.
 //   - runState (runstate.go): the run's state rebuilt from the store as
 //     plain data: step rows and their decoded State, attempt numbers, retry
-//     budgets, signals, child runs, foreach cursors, what memory keeps.
+//     budgets, signals, child runs, foreach cursors, the attempts in
+//     flight, what memory keeps.
 //   - decisions (decisions.go): what the current decision pass has decided
 //     and not yet committed: the transition being built, the instant it is
-//     decided at, the launches, whether the run ended. Its pure helpers
-//     (nextWake, retryWake) decide from state and a time passed in.
-//   - supervisor (supervisor.go): the goroutines, channels, wait group and
-//     flags of the actions in flight.
+//     decided at, the launches and stops, whether the run ended.
+//   - supervisor (supervisor.go): the engine, the flights (goroutines) of
+//     the actions in flight, their wait group and channels, the flags
+//     other goroutines set.
+//
+// sched, the scheduler (scheduler_pass.go), holds every decision rule; it
+// points at the first three groups and reads no clock, starts no
+// goroutine and calls no store. The runner's own methods are the
+// supervisor's work: the main loop, the rebuild (rebuild.go), commits
+// (flush), flights, timers, holds and leases.
 type runner struct {
 	runEnv
 	runState
 	decisions
 	supervisor
+	sched scheduler
 }
 
 func (e *Engine) newRunner(run store.Run, owner string) *runner {
-	return &runner{
-		runEnv: runEnv{e: e, run: run, lease: run.Lease, owner: owner},
+	r := &runner{
+		runEnv: runEnv{run: run, lease: run.Lease, owner: owner},
 		runState: runState{
 			rows: map[string]*store.Step{}, states: map[string]*rowState{},
 			lastAtt: map[string]int{}, failures: map[string]int{},
 			results: map[string]expr.StepResult{}, noted: map[string]bool{},
-			children: map[string]store.Run{},
+			children: map[string]store.Run{}, inFlight: map[string]*launch{},
 		},
 		decisions:  decisions{tx: newTxb(run.ID, run.Lease), usedAtts: run.AttemptsUsed},
-		supervisor: supervisor{flights: map[string]*flight{}, doneCh: make(chan flightResult, 16), nudgeCh: make(chan struct{}, 1)},
+		supervisor: supervisor{e: e, flights: map[string]*flight{}, doneCh: make(chan flightResult, 16), nudgeCh: make(chan struct{}, 1)},
 	}
+	r.sched = scheduler{runEnv: &r.runEnv, runState: &r.runState, decisions: &r.decisions, out: engineOutside{e}}
+	return r
 }
 
 // errStopped says the runner stopped without finishing its run (lease
@@ -84,32 +94,24 @@ func (r *runner) main(ctx context.Context) (store.Run, error) {
 	r.tx.event("claimed", "", map[string]any{"owner": r.owner, "epoch": r.lease.Epoch})
 	for {
 		var holdWake time.Time // the timer the runner waits for in place (hold.go)
-		r.now = r.e.clk.Now()
-		switch {
-		case r.lost.Load():
+		now := r.e.clk.Now()
+		if r.lost.Load() {
 			r.abandonAll()
 			return r.run, fmt.Errorf("run %s: %w: %w", r.run.ID, errStopped, store.ErrLeaseLost)
-		case r.ended:
-			// An action's result ended the run (a retry past the deadline):
-			// commit that end as it is; nothing may overwrite it.
-		case r.cancelReq.Load() || r.run.CancelRequested:
-			r.cancelRun()
-		case r.halt.Load():
-			r.interruptRun()
-		case !r.run.DeadlineAt.IsZero() && !r.now.Before(r.run.DeadlineAt):
-			r.failRun(&stepError{Kind: "deadline", Message: fmt.Sprintf("the run passed its deadline (%s)", r.run.DeadlineAt.Format(time.RFC3339))}, r.firstInFlight())
-		default:
+		}
+		ev := passEvent{now: now, cancel: r.cancelReq.Load(), stop: r.halt.Load()}
+		if !r.sched.control(ev) {
 			if r.recheck.Swap(false) {
 				if err := r.refreshExternal(ctx); err != nil {
 					return r.run, err
 				}
 			}
-			r.decide(ctx)
-			if !r.ended && !r.more && len(r.flights) == 0 && len(r.launches) == 0 {
+			r.sched.draining = r.drain.Load()
+			if r.sched.decidePass(ctx) {
 				if at, ok := r.holdTimer(); ok {
 					holdWake = at
 				} else {
-					r.park()
+					r.sched.park()
 				}
 			}
 		}
@@ -141,26 +143,37 @@ func (r *runner) main(ctx context.Context) (store.Run, error) {
 	}
 }
 
-// firstInFlight returns the first step key (in graph order, then by key)
-// with an action in flight, or "" when none: the step a deadline names.
-func (r *runner) firstInFlight() string {
-	for _, s := range r.l.g.Steps {
-		var keys []string
-		for key, f := range r.flights {
-			if f.u.s == s {
-				keys = append(keys, key)
-			}
-		}
-		if len(keys) > 0 {
-			slices.Sort(keys)
-			return keys[0]
+// adopt carries out what the scheduler decided about actions: it stops
+// the flights of the attempts it stopped and makes flights of its
+// launches (their live output writers included), to start once their
+// running writes commit (hold, start).
+func (r *runner) adopt(ctx context.Context) {
+	for _, l := range r.stops {
+		if f := r.flights[l.u.key]; f != nil && f.launch == l {
+			f.cancel()
+			delete(r.flights, l.u.key)
 		}
 	}
-	return ""
+	r.stops = nil
+	for _, l := range r.launches {
+		f := newFlight(l, r.run)
+		if l.exec != nil {
+			f.live = newLiveOutput(ctx, r.e.st, r.e.clk, l.exec.red, l.limit, r.run.ID, l.u.key, l.attempt)
+		}
+		r.flights[l.u.key] = f
+		r.pending = append(r.pending, f)
+	}
+	r.launches = nil
+	if r.gateChecks != 0 {
+		r.e.gates.Add(r.gateChecks)
+		r.gateChecks = 0
+	}
 }
 
-// flush commits what tx holds (nothing when it is empty).
+// flush commits what tx holds (nothing when it is empty), after adopting
+// what the scheduler decided about actions.
 func (r *runner) flush(ctx context.Context) error {
+	r.adopt(ctx)
 	if r.attsDirty {
 		r.tx.runUpdate().AttemptsUsed = ptr(r.usedAtts)
 		r.attsDirty = false
@@ -176,7 +189,7 @@ func (r *runner) flush(ctx context.Context) error {
 		g <- err == nil
 	}
 	if err != nil {
-		r.launches = nil
+		r.pending = nil
 		r.abandonAll()
 		if isLeaseLost(err) {
 			r.lost.Store(true)
@@ -259,13 +272,13 @@ func (r *runner) cancelChildren(ctx context.Context) {
 
 // start launches the actions whose running attempts were just committed.
 func (r *runner) start(ctx context.Context) {
-	for _, f := range r.launches {
-		r.goFlight(f, r.e)
+	for _, f := range r.pending {
+		r.goFlight(f)
 	}
-	r.launches = nil
+	r.pending = nil
 }
 
-// hold launches the exec actions among the launches before the commit of
+// hold launches the exec actions among the pending flights before the commit of
 // their running attempts, each with a gate that flush opens (true) or
 // closes (false) when that commit returns: a program is created while the
 // commit is made, and runs only once it is durable (startGated): the fork
@@ -273,17 +286,17 @@ func (r *runner) start(ctx context.Context) {
 // of the exec benchmark on a 2-CPU machine).
 func (r *runner) hold() []chan bool {
 	var gates []chan bool
-	rest := r.launches[:0]
-	for _, f := range r.launches {
+	rest := r.pending[:0]
+	for _, f := range r.pending {
 		if f.exec == nil {
 			rest = append(rest, f)
 			continue
 		}
 		f.gate = make(chan bool, 1)
 		gates = append(gates, f.gate)
-		r.goFlight(f, r.e)
+		r.goFlight(f)
 	}
-	r.launches = rest
+	r.pending = rest
 	return gates
 }
 
@@ -300,14 +313,14 @@ func (r *runner) wait(ctx context.Context) error {
 	res, got, fired := r.await(r.e.clk, next)
 	switch {
 	case got:
-		r.now = r.e.clk.Now()
-		r.absorb(res)
+		now := r.e.clk.Now()
+		r.absorb(now, res)
 		for {
 			res, ok := r.ready()
 			if !ok {
 				break
 			}
-			r.absorb(res)
+			r.absorb(now, res)
 		}
 	case fired:
 		if isRecheck {
@@ -315,6 +328,15 @@ func (r *runner) wait(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// absorb feeds an action's result, at now, to the scheduler; the flight
+// is over (a result of a flight stopped meanwhile is ignored there).
+func (r *runner) absorb(now time.Time, res flightResult) {
+	if r.flights[res.f.u.key] == res.f {
+		delete(r.flights, res.f.u.key)
+	}
+	r.sched.absorb(now, attemptEnd{l: res.f.launch, out: res.out, err: res.err, output: res.output})
 }
 
 // rebuild loads the graph and the run's state from the store (invariant
@@ -356,7 +378,7 @@ func (r *runner) rebuild(ctx context.Context) error {
 	}
 	for i := range steps {
 		s := steps[i]
-		r.setRow(&s)
+		r.sched.setRow(&s)
 		if s.Status == store.StepFailed {
 			if st := r.state(s.Key); st.Wait == waitChild && st.Child != "" && decodeMap(s.Error)["kind"] == "timeout" {
 				// A workflow step that timed out: make sure its child was
@@ -367,7 +389,7 @@ func (r *runner) rebuild(ctx context.Context) error {
 			}
 		}
 		if ls := l.step(s.Key); ls != nil && s.Status.Terminal() {
-			r.settle(ls, &s)
+			r.sched.settle(ls, &s)
 		}
 		if s.Index >= 0 && s.Iteration < 0 && s.Status.Terminal() {
 			r.noted[s.Key] = true
@@ -375,7 +397,7 @@ func (r *runner) rebuild(ctx context.Context) error {
 	}
 	for key, row := range r.rows {
 		if r.stale(row) {
-			r.forget(key)
+			r.sched.forget(key)
 		}
 	}
 	atts, err := r.openAttempts(ctx)
@@ -414,16 +436,16 @@ func (r *runner) rebuild(ctx context.Context) error {
 				a.Error = mustJSON(&stepError{Kind: "interrupted", Message: "the worker running this attempt (" + a.Owner + ") stopped before it finished; the step runs again"})
 				r.tx.attempt(attemptWrite(&a))
 				r.tx.event("interrupted", a.StepKey, map[string]any{"attempt": a.Attempt, "owner": a.Owner})
-				r.alert("interrupted", a.StepKey, fmt.Sprintf("the worker running step %s (%s) stopped before it finished; the step runs again", a.StepKey, a.Owner))
+				r.sched.alert("interrupted", a.StepKey, fmt.Sprintf("the worker running step %s (%s) stopped before it finished; the step runs again", a.StepKey, a.Owner))
 				// Neither limits.attempts nor the retry budget pays for
 				// a kill; the run of interruptions is counted instead.
-				r.giveBackAttempt()
+				r.sched.giveBackAttempt()
 				if row := r.rows[a.StepKey]; row != nil && row.Status == store.StepRunning {
 					c := *row
 					c.Status = store.StepPending
 					st := *r.state(a.StepKey)
 					st.Interrupts++
-					r.put(&c, &st)
+					r.sched.put(&c, &st)
 				}
 			}
 		}

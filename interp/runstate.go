@@ -24,6 +24,10 @@ type runState struct {
 	fe       map[string]*feCursor // foreach steps in progress (schedule.go)
 	signals  []store.Signal       // pending signals, oldest first
 	children map[string]store.Run
+	// inFlight holds the attempts launched (their running write decided)
+	// and not yet ended or stopped, by step key: the run's parallel limit
+	// counts them. The supervisor keeps a flight for each.
+	inFlight map[string]*launch
 
 	// settled counts the leading steps of the graph (in its order) that
 	// have ended and been settled: decide starts after them.

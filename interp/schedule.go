@@ -49,56 +49,56 @@ type rowState struct {
 }
 
 // row returns a copy of the step key's row to modify, or a new pending row.
-func (r *runner) row(u unit) *store.Step {
-	if old := r.rows[u.key]; old != nil {
+func (sc *scheduler) row(u unit) *store.Step {
+	if old := sc.rows[u.key]; old != nil {
 		c := *old
 		return &c
 	}
-	return &store.Step{RunID: r.run.ID, Key: u.key, Step: u.s.Name, Index: u.idx, Iteration: u.iter, Status: store.StepPending}
+	return &store.Step{RunID: sc.run.ID, Key: u.key, Step: u.s.Name, Index: u.idx, Iteration: u.iter, Status: store.StepPending}
 }
 
 // put records a row's new state, locally and in the transition, with its
 // State when st is not nil.
-func (r *runner) put(row *store.Step, st *rowState) {
+func (sc *scheduler) put(row *store.Step, st *rowState) {
 	if st != nil {
 		row.State = mustJSON(st)
-		r.states[row.Key] = st
+		sc.states[row.Key] = st
 	}
 	if !row.Status.Terminal() && row.Key == row.Step {
 		// A step open again is no longer in the settled prefix.
-		if i, ok := r.l.g.StepIndex(row.Step); ok && i < r.settled {
-			r.settled = i
+		if i, ok := sc.l.g.StepIndex(row.Step); ok && i < sc.settled {
+			sc.settled = i
 		}
 	}
-	r.setRow(row)
-	r.tx.step(stepWrite(row))
+	sc.setRow(row)
+	sc.tx.step(stepWrite(row))
 }
 
 // unsetRow forgets the runner's row of key, and its entry in top: top must
 // not keep a released step's row (and its output) in memory.
-func (r *runner) unsetRow(key string) {
-	row := r.rows[key]
-	delete(r.rows, key)
-	if row == nil || row.Key != row.Step || r.top == nil {
+func (sc *scheduler) unsetRow(key string) {
+	row := sc.rows[key]
+	delete(sc.rows, key)
+	if row == nil || row.Key != row.Step || sc.top == nil {
 		return
 	}
-	if i, ok := r.l.g.StepIndex(row.Step); ok && r.top[i] == row {
-		r.top[i] = nil
+	if i, ok := sc.l.g.StepIndex(row.Step); ok && sc.top[i] == row {
+		sc.top[i] = nil
 	}
 }
 
 // setRow makes row the runner's row of its key (and, for a step's
 // top-level key, its entry in top).
-func (r *runner) setRow(row *store.Step) {
-	r.rows[row.Key] = row
+func (sc *scheduler) setRow(row *store.Step) {
+	sc.rows[row.Key] = row
 	if row.Key != row.Step {
 		return
 	}
-	if i, ok := r.l.g.StepIndex(row.Step); ok {
-		if r.top == nil {
-			r.top = make([]*store.Step, len(r.l.g.Steps))
+	if i, ok := sc.l.g.StepIndex(row.Step); ok {
+		if sc.top == nil {
+			sc.top = make([]*store.Step, len(sc.l.g.Steps))
 		}
-		r.top[i] = row
+		sc.top[i] = row
 	}
 }
 
@@ -106,17 +106,17 @@ func (r *runner) setRow(row *store.Step) {
 // still waits on the unfinished need that stopped it last time, so that
 // advance would do nothing with it. It errs towards false (advance then
 // decides): a row replaced without setRow is a row decide reads again.
-func (r *runner) waiting(i int) bool {
-	if r.waitOn == nil || r.waitOn[i] == 0 {
+func (sc *scheduler) waiting(i int) bool {
+	if sc.waitOn == nil || sc.waitOn[i] == 0 {
 		return false
 	}
-	if q := r.top[i]; q != nil && q.Status != store.StepPending {
-		r.waitOn[i] = 0
+	if q := sc.top[i]; q != nil && q.Status != store.StepPending {
+		sc.waitOn[i] = 0
 		return false
 	}
-	j := r.waitOn[i] - 1
-	if p := r.top[j]; p != nil && p.Status.Terminal() || r.keep != nil && r.keep.gone[j] {
-		r.waitOn[i] = 0
+	j := sc.waitOn[i] - 1
+	if p := sc.top[j]; p != nil && p.Status.Terminal() || sc.keep != nil && sc.keep.gone[j] {
+		sc.waitOn[i] = 0
 		return false
 	}
 	return true
@@ -125,25 +125,25 @@ func (r *runner) waiting(i int) bool {
 // noteWait records, after advance left the step at graph position i
 // without a beginning, which of its needs is unfinished (none: it waits
 // for something else, such as a free slot, and is not passed over).
-func (r *runner) noteWait(i int) {
-	if r.top == nil {
-		r.top = make([]*store.Step, len(r.l.g.Steps))
+func (sc *scheduler) noteWait(i int) {
+	if sc.top == nil {
+		sc.top = make([]*store.Step, len(sc.l.g.Steps))
 	}
-	if q := r.top[i]; q != nil && q.Status != store.StepPending {
+	if q := sc.top[i]; q != nil && q.Status != store.StepPending {
 		return
 	}
-	for _, j := range r.l.g.NeedPositions(i) {
-		if r.keep != nil && r.keep.gone[j] {
+	for _, j := range sc.l.g.NeedPositions(i) {
+		if sc.keep != nil && sc.keep.gone[j] {
 			continue // released: it ended long ago
 		}
-		if p := r.top[j]; p == nil || !p.Status.Terminal() {
-			if r.rows[r.l.g.Steps[j].Name] != p {
+		if p := sc.top[j]; p == nil || !p.Status.Terminal() {
+			if sc.rows[sc.l.g.Steps[j].Name] != p {
 				return // top is behind rows: let advance look each time
 			}
-			if r.waitOn == nil {
-				r.waitOn = make([]int32, len(r.l.g.Steps))
+			if sc.waitOn == nil {
+				sc.waitOn = make([]int32, len(sc.l.g.Steps))
 			}
-			r.waitOn[i] = j + 1
+			sc.waitOn[i] = j + 1
 			return
 		}
 	}
@@ -152,15 +152,15 @@ func (r *runner) noteWait(i int) {
 // forget drops a finished step key that no later decision reads (an until
 // iteration older than the latest one) from the runner's maps, so memory
 // does not grow with the run's history. Its rows stay in the store.
-func (r *runner) forget(key string) {
-	if row := r.rows[key]; row == nil || !row.Status.Terminal() {
+func (sc *scheduler) forget(key string) {
+	if row := sc.rows[key]; row == nil || !row.Status.Terminal() {
 		return
 	}
-	r.unsetRow(key)
-	delete(r.states, key)
-	delete(r.lastAtt, key)
-	delete(r.failures, key)
-	delete(r.noted, key)
+	sc.unsetRow(key)
+	delete(sc.states, key)
+	delete(sc.lastAtt, key)
+	delete(sc.failures, key)
+	delete(sc.noted, key)
 }
 
 // unit is one executable step key: a step, a foreach item, or an until
@@ -174,8 +174,8 @@ type unit struct {
 }
 
 // act is the activation of control expressions of a unit (nil: step level).
-func (r *runner) act(u *unit) *expr.Activation {
-	a := &expr.Activation{Input: r.inputs, InputFunc: r.input, Steps: r.results, Run: r.info, Cache: r.conv}
+func (sc *scheduler) act(u *unit) *expr.Activation {
+	a := &expr.Activation{Input: sc.inputs, InputFunc: sc.input, Steps: sc.results, Run: sc.info, Cache: sc.conv}
 	if u == nil {
 		return a
 	}
@@ -185,8 +185,8 @@ func (r *runner) act(u *unit) *expr.Activation {
 	if u.iter > 0 {
 		// Inside iteration n of an until loop, steps.SELF is iteration n-1.
 		a.Iteration = u.iter
-		if prev := r.rows[store.StepKey(u.s.Name, u.idx, u.iter-1)]; prev != nil && prev.Status == store.StepCompleted {
-			a.Steps = maps.Clone(r.results)
+		if prev := sc.rows[store.StepKey(u.s.Name, u.idx, u.iter-1)]; prev != nil && prev.Status == store.StepCompleted {
+			a.Steps = maps.Clone(sc.results)
 			a.Steps[u.s.Name] = expr.StepResult{Status: string(prev.Status), Attempts: prev.Attempts, Output: decodeJSON(prev.Output)}
 		}
 	}
@@ -196,32 +196,32 @@ func (r *runner) act(u *unit) *expr.Activation {
 // input returns the run's inputs, decoded from the run and with their
 // defaults: r.inputs when the runner holds them, else decoded anew (an
 // evaluation asks only when r.conv does not hold the conversion it needs).
-func (r *runner) input() map[string]any {
-	if r.inputs != nil {
-		return r.inputs
+func (sc *scheduler) input() map[string]any {
+	if sc.inputs != nil {
+		return sc.inputs
 	}
-	in := decodeMap(r.run.Inputs)
+	in := decodeMap(sc.run.Inputs)
 	if in == nil {
 		in = map[string]any{}
 	}
-	fillDefaults(r.l.g, in)
+	fillDefaults(sc.l.g, in)
 	return in
 }
 
 // dataAct is act plus the secrets, for data templates.
-func (r *runner) dataAct(u *unit) *expr.Activation {
-	a := r.act(u)
-	a.Secrets = r.secrets
+func (sc *scheduler) dataAct(u *unit) *expr.Activation {
+	a := sc.act(u)
+	a.Secrets = sc.secrets
 	if u != nil {
-		a.Run.Attempt = r.lastAtt[u.key] + 1
+		a.Run.Attempt = sc.lastAtt[u.key] + 1
 	}
 	return a
 }
 
 // settle makes a finished step visible to CEL as steps.NAME.
-func (r *runner) settle(s *graph.Step, row *store.Step) {
+func (sc *scheduler) settle(s *graph.Step, row *store.Step) {
 	res := expr.StepResult{Status: string(row.Status), Attempts: row.Attempts}
-	if !r.unread(s.Name) && !bytes.Equal(row.Output, store.ItemOutputs) {
+	if !sc.unread(s.Name) && !bytes.Equal(row.Output, store.ItemOutputs) {
 		// Decoded only when something will read it: the output of a
 		// foreach of a million items would take far more memory as
 		// values than as its JSON.
@@ -230,12 +230,12 @@ func (r *runner) settle(s *graph.Step, row *store.Step) {
 	if row.Status == store.StepFailed {
 		res.Error = decodeMap(row.Error)
 	}
-	if _, had := r.results[s.Name]; !had && r.keep != nil {
-		if i, ok := r.l.g.StepIndex(s.Name); ok {
-			r.keep.queue = append(r.keep.queue, int32(i))
+	if _, had := sc.results[s.Name]; !had && sc.keep != nil {
+		if i, ok := sc.l.g.StepIndex(s.Name); ok {
+			sc.keep.queue = append(sc.keep.queue, int32(i))
 		}
 	}
-	r.results[s.Name] = res
+	sc.results[s.Name] = res
 }
 
 // maxTxSteps bounds the step writes of one transition. Steps without side
@@ -266,57 +266,57 @@ type keep struct {
 // unread reports whether nothing reads step name's result any more: no
 // step that has not settled needs it and no workflow output reads it
 // (the keep's count; false while there is no keep).
-func (r *runner) unread(name string) bool {
-	if r.keep == nil {
+func (sc *scheduler) unread(name string) bool {
+	if sc.keep == nil {
 		return false
 	}
-	i, ok := r.l.g.StepIndex(name)
-	return ok && r.keep.readers[i] <= 0
+	i, ok := sc.l.g.StepIndex(name)
+	return ok && sc.keep.readers[i] <= 0
 }
 
 // readAtAll reports whether any step or workflow output of the graph
 // reads step name's result, settled or not (unread is the count of those
 // still to come). It does not change while the runner lives: a runner
 // loads one graph.
-func (r *runner) readAtAll(name string) bool {
-	for _, s := range r.l.g.Steps {
+func (sc *scheduler) readAtAll(name string) bool {
+	for _, s := range sc.l.g.Steps {
 		if slices.Contains(s.Needs, name) {
 			return true
 		}
 	}
-	return slices.Contains(r.l.prog.OutputReads(), name)
+	return slices.Contains(sc.l.prog.OutputReads(), name)
 }
 
 // over reports whether step name ended and was dropped from the maps.
-func (r *runner) over(name string) bool {
-	if r.keep == nil {
+func (sc *scheduler) over(name string) bool {
+	if sc.keep == nil {
 		return false
 	}
-	i, ok := r.l.g.StepIndex(name)
-	return ok && r.keep.gone[i]
+	i, ok := sc.l.g.StepIndex(name)
+	return ok && sc.keep.gone[i]
 }
 
 // newKeep counts the readers of every step of the graph.
-func (r *runner) newKeep() *keep {
-	n := len(r.l.g.Steps)
+func (sc *scheduler) newKeep() *keep {
+	n := len(sc.l.g.Steps)
 	k := &keep{readers: make([]int32, n), gone: make([]bool, n)}
 	read := func(name string) {
-		if i, ok := r.l.g.StepIndex(name); ok {
+		if i, ok := sc.l.g.StepIndex(name); ok {
 			k.readers[i]++
 		}
 	}
-	for _, s := range r.l.g.Steps {
+	for _, s := range sc.l.g.Steps {
 		for _, need := range s.Needs {
 			read(need)
 		}
 	}
-	for _, name := range r.l.prog.OutputReads() {
+	for _, name := range sc.l.prog.OutputReads() {
 		read(name)
 	}
 	// Every step already settled (a rebuild settles what the store holds)
 	// releases its needs at the first compact.
-	for name := range r.results {
-		if i, ok := r.l.g.StepIndex(name); ok {
+	for name := range sc.results {
+		if i, ok := sc.l.g.StepIndex(name); ok {
 			k.queue = append(k.queue, int32(i))
 		}
 	}
@@ -324,171 +324,171 @@ func (r *runner) newKeep() *keep {
 }
 
 // compact drops the finished steps that no later decision reads (see keep).
-func (r *runner) compact() {
-	if r.keep == nil {
-		r.keep = r.newKeep()
+func (sc *scheduler) compact() {
+	if sc.keep == nil {
+		sc.keep = sc.newKeep()
 	}
-	k := r.keep
+	k := sc.keep
 	q := k.queue
 	k.queue = nil
-	steps := r.l.g.Steps
+	steps := sc.l.g.Steps
 	for _, i := range q {
 		for _, need := range steps[i].Needs {
-			if j, ok := r.l.g.StepIndex(need); ok {
+			if j, ok := sc.l.g.StepIndex(need); ok {
 				k.readers[j]--
-				r.release(j)
+				sc.release(j)
 			}
 		}
-		r.release(int(i))
+		sc.release(int(i))
 	}
 }
 
 // release drops step i (in graph order) when it ended, was settled, and
 // nothing reads it any more.
-func (r *runner) release(i int) {
-	k := r.keep
+func (sc *scheduler) release(i int) {
+	k := sc.keep
 	if k.gone[i] || k.readers[i] > 0 {
 		return
 	}
-	s := r.l.g.Steps[i]
-	row := r.rows[s.Name]
+	s := sc.l.g.Steps[i]
+	row := sc.rows[s.Name]
 	if row == nil || !row.Status.Terminal() {
 		return
 	}
-	if _, ok := r.results[s.Name]; !ok {
+	if _, ok := sc.results[s.Name]; !ok {
 		return
 	}
 	if s.Foreach != nil || s.Until != nil {
 		// Its items' and iterations' rows were read only while it ran.
-		for key, sub := range r.rows {
+		for key, sub := range sc.rows {
 			if sub.Step == s.Name && key != s.Name && sub.Status.Terminal() {
-				r.drop(key)
+				sc.drop(key)
 			}
 		}
 	}
-	r.drop(s.Name)
-	delete(r.results, s.Name)
-	if r.conv != nil {
-		r.conv.ForgetStep(s.Name)
+	sc.drop(s.Name)
+	delete(sc.results, s.Name)
+	if sc.conv != nil {
+		sc.conv.ForgetStep(s.Name)
 	}
 	k.gone[i] = true
 }
 
 // drop removes a step key from the runner's maps (its rows stay in the
 // store).
-func (r *runner) drop(key string) {
-	r.unsetRow(key)
-	delete(r.states, key)
-	delete(r.lastAtt, key)
-	delete(r.failures, key)
-	delete(r.noted, key)
+func (sc *scheduler) drop(key string) {
+	sc.unsetRow(key)
+	delete(sc.states, key)
+	delete(sc.lastAtt, key)
+	delete(sc.failures, key)
+	delete(sc.noted, key)
 }
 
 // decide advances every step as far as it goes without waiting, until
 // nothing changes; then ends the run when every step has settled.
-func (r *runner) decide(ctx context.Context) {
-	r.blocked = false
-	steps := r.l.g.Steps
+func (sc *scheduler) decide(ctx context.Context) {
+	sc.blocked = false
+	steps := sc.l.g.Steps
 	// Skip the settled prefix: advance has nothing left to do for a step
 	// that ended and was settled, so a decision costs the steps still open,
 	// not the length of the graph.
-	for r.settled < len(steps) {
-		s := steps[r.settled]
-		if r.over(s.Name) {
-			r.settled++
+	for sc.settled < len(steps) {
+		s := steps[sc.settled]
+		if sc.over(s.Name) {
+			sc.settled++
 			continue
 		}
-		if row := r.rows[s.Name]; row == nil || !row.Status.Terminal() {
+		if row := sc.rows[s.Name]; row == nil || !row.Status.Terminal() {
 			break
 		}
-		if _, ok := r.results[s.Name]; !ok {
+		if _, ok := sc.results[s.Name]; !ok {
 			break
 		}
-		r.settled++
+		sc.settled++
 	}
-	defer r.compact()
-	for changed := true; changed && !r.ended; {
+	defer sc.compact()
+	for changed := true; changed && !sc.ended; {
 		changed = false
-		for i := r.settled; i < len(steps); i++ {
-			if r.waiting(i) {
+		for i := sc.settled; i < len(steps); i++ {
+			if sc.waiting(i) {
 				continue
 			}
 			s := steps[i]
-			if r.advance(ctx, s) {
+			if sc.advance(ctx, s) {
 				changed = true
 			} else {
-				r.noteWait(i)
+				sc.noteWait(i)
 			}
-			if r.ended {
+			if sc.ended {
 				return
 			}
-			if len(r.tx.t.Steps) >= maxTxSteps {
-				r.more = true // commit what is decided, then go on
+			if len(sc.tx.t.Steps) >= maxTxSteps {
+				sc.more = true // commit what is decided, then go on
 				return
 			}
 		}
 	}
-	if r.ended {
+	if sc.ended {
 		return // failed (or ended otherwise) before decide: never complete it
 	}
-	for _, s := range steps[r.settled:] {
-		if r.over(s.Name) {
+	for _, s := range steps[sc.settled:] {
+		if sc.over(s.Name) {
 			continue
 		}
-		if row := r.rows[s.Name]; row == nil || !row.Status.Terminal() {
+		if row := sc.rows[s.Name]; row == nil || !row.Status.Terminal() {
 			return
 		}
 	}
-	r.completeRun(ctx)
+	sc.completeRun(ctx)
 }
 
 // advance moves one step forward: gates it when it has not begun, then
 // drives its foreach, until or single unit, and settles it when it ends.
-func (r *runner) advance(ctx context.Context, s *graph.Step) bool {
-	if r.over(s.Name) {
+func (sc *scheduler) advance(ctx context.Context, s *graph.Step) bool {
+	if sc.over(s.Name) {
 		return false // ended, and nothing reads it any more
 	}
-	row := r.rows[s.Name]
+	row := sc.rows[s.Name]
 	if row != nil && row.Status.Terminal() {
-		if _, ok := r.results[s.Name]; !ok {
-			r.stepEnded(s) // ended outside advance (an action's result)
+		if _, ok := sc.results[s.Name]; !ok {
+			sc.stepEnded(s) // ended outside advance (an action's result)
 			return true
 		}
 		return false
 	}
 	if row == nil || row.Status == store.StepPending {
-		if r.drain.Load() {
-			r.blocked = true // draining: no step begins
+		if sc.draining {
+			sc.blocked = true // draining: no step begins
 			return false
 		}
-		ready, skip, err := r.gate(ctx, s)
+		ready, skip, err := sc.gate(ctx, s)
 		if !ready {
 			return false
 		}
 		u := unit{s: s, key: s.Name, idx: -1, iter: -1}
 		if err != nil {
-			r.unitFailed(u, err, false)
-			r.stepEnded(s)
+			sc.unitFailed(u, err, false)
+			sc.stepEnded(s)
 			return true
 		}
 		if skip != "" {
-			nr := r.row(u)
-			nr.Status, nr.FinishedAt, nr.Detail = store.StepSkipped, r.now, skip
-			r.put(nr, nil)
-			r.tx.event("step_skipped", s.Name, map[string]any{"reason": skip})
-			r.stepEnded(s)
+			nr := sc.row(u)
+			nr.Status, nr.FinishedAt, nr.Detail = store.StepSkipped, sc.now, skip
+			sc.put(nr, nil)
+			sc.tx.event("step_skipped", s.Name, map[string]any{"reason": skip})
+			sc.stepEnded(s)
 			return true
 		}
 	}
 	var changed bool
 	if s.Foreach != nil {
-		changed = r.advanceForeach(ctx, s)
+		changed = sc.advanceForeach(ctx, s)
 	} else {
-		changed = r.advanceNode(ctx, unit{s: s, key: s.Name, idx: -1, iter: -1})
+		changed = sc.advanceNode(ctx, unit{s: s, key: s.Name, idx: -1, iter: -1})
 	}
-	if row := r.rows[s.Name]; row != nil && row.Status.Terminal() {
-		if _, ok := r.results[s.Name]; !ok {
-			r.stepEnded(s)
+	if row := sc.rows[s.Name]; row != nil && row.Status.Terminal() {
+		if _, ok := sc.results[s.Name]; !ok {
+			sc.stepEnded(s)
 		}
 		changed = true
 	}
@@ -498,37 +498,37 @@ func (r *runner) advance(ctx context.Context, s *graph.Step) bool {
 // gate decides whether a step that has not begun can begin: all its needs
 // settled (ready), and if so whether it is skipped (the reason) or its
 // when expression failed (err).
-func (r *runner) gate(ctx context.Context, s *graph.Step) (ready bool, skip string, err *stepError) {
-	r.e.gates.Add(1)
+func (sc *scheduler) gate(ctx context.Context, s *graph.Step) (ready bool, skip string, err *stepError) {
+	sc.gateChecks++
 	for _, n := range s.Needs {
-		if row := r.rows[n]; row == nil || !row.Status.Terminal() {
+		if row := sc.rows[n]; row == nil || !row.Status.Terminal() {
 			return false, "", nil
 		}
 	}
 	// The edge from a switch counts as completed when the step is in the
 	// branch taken and as skipped otherwise; the join rule then decides.
 	edge := func(n string) store.StepStatus {
-		st := r.rows[n].Status
-		if st != store.StepCompleted || r.l.step(n).Action.Kind != graph.KindSwitch {
+		st := sc.rows[n].Status
+		if st != store.StepCompleted || sc.l.step(n).Action.Kind != graph.KindSwitch {
 			return st
 		}
-		for _, t := range r.state(n).Chosen {
+		for _, t := range sc.state(n).Chosen {
 			if t == s.Name {
 				return st
 			}
 		}
-		for _, sw := range r.l.g.SwitchesTargeting(s.Name) {
+		for _, sw := range sc.l.g.SwitchesTargeting(s.Name) {
 			if sw == n {
 				return store.StepSkipped
 			}
 		}
 		return st
 	}
-	if skip := joinSkip(s.Join, s.Needs, edge, func(n string) store.StepStatus { return r.rows[n].Status }); skip != "" {
+	if skip := joinSkip(s.Join, s.Needs, edge, func(n string) store.StepStatus { return sc.rows[n].Status }); skip != "" {
 		return true, skip, nil
 	}
 	if s.When != nil {
-		v, eerr := r.l.prog.Eval(ctx, s.When, r.act(nil))
+		v, eerr := sc.l.prog.Eval(ctx, s.When, sc.act(nil))
 		if eerr != nil {
 			return true, "", &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate when: %v", eerr)}
 		}
@@ -541,9 +541,9 @@ func (r *runner) gate(ctx context.Context, s *graph.Step) (ready bool, skip stri
 
 // stepEnded settles a step that just reached a terminal status and fails
 // the run when the step failed and does not continue on error.
-func (r *runner) stepEnded(s *graph.Step) {
-	row := r.rows[s.Name]
-	r.settle(s, row)
+func (sc *scheduler) stepEnded(s *graph.Step) {
+	row := sc.rows[s.Name]
+	sc.settle(s, row)
 	if row.Status != store.StepFailed {
 		return
 	}
@@ -555,100 +555,100 @@ func (r *runner) stepEnded(s *graph.Step) {
 	if s.OnError == "continue" && s.Action.Kind != graph.KindFail {
 		return
 	}
-	r.failRun(se, s.Name)
+	sc.failRun(se, s.Name)
 }
 
 // advanceNode drives a unit or, for a step with until, its loop.
-func (r *runner) advanceNode(ctx context.Context, u unit) bool {
+func (sc *scheduler) advanceNode(ctx context.Context, u unit) bool {
 	if u.s.Until != nil {
-		return r.advanceUntil(ctx, u)
+		return sc.advanceUntil(ctx, u)
 	}
-	return r.advanceUnit(ctx, u)
+	return sc.advanceUnit(ctx, u)
 }
 
 // advanceUntil drives the loop whose controller row is c.key: iterations
 // c.key#0, #1, ... until the condition, evaluated with steps.SELF.output =
 // the latest iteration's output, is true.
-func (r *runner) advanceUntil(ctx context.Context, c unit) bool {
+func (sc *scheduler) advanceUntil(ctx context.Context, c unit) bool {
 	changed := false
-	row := r.rows[c.key]
+	row := sc.rows[c.key]
 	if row == nil || row.Status == store.StepPending {
-		row = r.row(c)
-		row.Status, row.StartedAt = store.StepRunning, r.now
-		r.put(row, &rowState{})
+		row = sc.row(c)
+		row.Status, row.StartedAt = store.StepRunning, sc.now
+		sc.put(row, &rowState{})
 		changed = true
 	}
 	for {
-		row = r.rows[c.key]
+		row = sc.rows[c.key]
 		if row.Status.Terminal() {
 			return changed
 		}
-		st := r.state(c.key)
+		st := sc.state(c.key)
 		if row.Status == store.StepWaiting {
-			if r.now.Before(row.WakeAt) {
+			if sc.now.Before(row.WakeAt) {
 				return changed
 			}
-			row = r.row(c)
+			row = sc.row(c)
 			row.Status, row.WakeAt, row.Detail = store.StepRunning, zeroTime, ""
 			nst := *st
 			nst.Wait = ""
-			r.put(row, &nst)
+			sc.put(row, &nst)
 			st = &nst
 			changed = true
 		}
 		u := unit{s: c.s, key: store.StepKey(c.s.Name, c.idx, st.Iteration), idx: c.idx, iter: st.Iteration, item: c.item}
-		if r.advanceUnit(ctx, u) {
+		if sc.advanceUnit(ctx, u) {
 			changed = true
 		}
-		urow := r.rows[u.key]
+		urow := sc.rows[u.key]
 		if urow == nil || !urow.Status.Terminal() {
 			return changed
 		}
-		row = r.row(c)
+		row = sc.row(c)
 		row.Attempts += urow.Attempts
 		if urow.Status == store.StepFailed {
-			row.Status, row.Error, row.Output, row.FinishedAt = store.StepFailed, urow.Error, urow.Output, r.now
-			r.put(row, nil)
-			r.tx.event("step_failed", c.key, map[string]any{"iteration": st.Iteration})
+			row.Status, row.Error, row.Output, row.FinishedAt = store.StepFailed, urow.Error, urow.Output, sc.now
+			sc.put(row, nil)
+			sc.tx.event("step_failed", c.key, map[string]any{"iteration": st.Iteration})
 			return true
 		}
-		done, err := r.untilCond(ctx, c, urow)
+		done, err := sc.untilCond(ctx, c, urow)
 		nst := *st
 		switch {
 		case err != nil:
-			row.Status, row.Error, row.FinishedAt = store.StepFailed, mustJSON(err), r.now
-			r.put(row, nil)
-			r.tx.event("step_failed", c.key, map[string]any{"error": err})
+			row.Status, row.Error, row.FinishedAt = store.StepFailed, mustJSON(err), sc.now
+			sc.put(row, nil)
+			sc.tx.event("step_failed", c.key, map[string]any{"error": err})
 			return true
 		case done:
-			row.Status, row.Output, row.FinishedAt = store.StepCompleted, urow.Output, r.now
-			r.put(row, nil)
-			r.tx.event("step_completed", c.key, map[string]any{"iterations": st.Iteration + 1})
+			row.Status, row.Output, row.FinishedAt = store.StepCompleted, urow.Output, sc.now
+			sc.put(row, nil)
+			sc.tx.event("step_completed", c.key, map[string]any{"iterations": st.Iteration + 1})
 			return true
 		case st.Iteration+1 >= c.s.Until.MaxIterations:
 			e := &stepError{Kind: "until_exhausted", Message: fmt.Sprintf("the until condition was still false after %d iterations; raise max_iterations or fix the condition", st.Iteration+1)}
 			// The step keeps the last iteration's output, as a failed
 			// iteration's does: on_error = "continue" can report it.
-			row.Status, row.Error, row.Output, row.FinishedAt = store.StepFailed, mustJSON(e), urow.Output, r.now
-			r.put(row, nil)
-			r.tx.event("step_failed", c.key, map[string]any{"error": e})
+			row.Status, row.Error, row.Output, row.FinishedAt = store.StepFailed, mustJSON(e), urow.Output, sc.now
+			sc.put(row, nil)
+			sc.tx.event("step_failed", c.key, map[string]any{"error": e})
 			return true
 		}
 		nst.Iteration++
 		// Only the iteration that just ended is read again (steps.SELF of
 		// the next one): drop the one before it.
-		r.forget(store.StepKey(c.s.Name, c.idx, st.Iteration-1))
+		sc.forget(store.StepKey(c.s.Name, c.idx, st.Iteration-1))
 		if c.s.Until.IntervalMS > 0 {
 			row.Status = store.StepWaiting
-			row.WakeAt = r.now.Add(msDuration(c.s.Until.IntervalMS))
+			row.WakeAt = sc.now.Add(msDuration(c.s.Until.IntervalMS))
 			row.Detail = fmt.Sprintf("until: iteration %d", nst.Iteration+1)
 			nst.Wait = waitInterval
-			r.put(row, &nst)
+			sc.put(row, &nst)
 			return true
 		}
-		r.put(row, &nst)
+		sc.put(row, &nst)
 		changed = true
-		if len(r.tx.t.Steps) >= maxTxSteps {
+		if len(sc.tx.t.Steps) >= maxTxSteps {
 			return true // the next decide runs the next iteration
 		}
 	}
@@ -656,17 +656,17 @@ func (r *runner) advanceUntil(ctx context.Context, c unit) bool {
 
 // untilCond evaluates a loop's condition with steps.SELF showing the
 // iteration that just completed.
-func (r *runner) untilCond(ctx context.Context, c unit, urow *store.Step) (bool, *stepError) {
+func (sc *scheduler) untilCond(ctx context.Context, c unit, urow *store.Step) (bool, *stepError) {
 	name := c.s.Name
-	prev, had := r.results[name]
-	r.results[name] = expr.StepResult{Status: string(store.StepCompleted), Attempts: urow.Attempts, Output: decodeJSON(urow.Output)}
-	a := r.act(&c)
+	prev, had := sc.results[name]
+	sc.results[name] = expr.StepResult{Status: string(store.StepCompleted), Attempts: urow.Attempts, Output: decodeJSON(urow.Output)}
+	a := sc.act(&c)
 	a.Iteration = urow.Iteration
-	v, err := r.l.prog.Eval(ctx, c.s.Until.Cond, a)
+	v, err := sc.l.prog.Eval(ctx, c.s.Until.Cond, a)
 	if had {
-		r.results[name] = prev
+		sc.results[name] = prev
 	} else {
-		delete(r.results, name)
+		delete(sc.results, name)
 	}
 	if err != nil {
 		return false, &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate until: %v", err)}
@@ -679,48 +679,48 @@ func (r *runner) untilCond(ctx context.Context, c unit, urow *store.Step) (bool,
 // recorded; items run as units (or until loops) name[i], at most
 // Foreach.Concurrency at once; the step completes with the list of item
 // outputs once every item ended.
-func (r *runner) advanceForeach(ctx context.Context, s *graph.Step) bool {
+func (sc *scheduler) advanceForeach(ctx context.Context, s *graph.Step) bool {
 	base := unit{s: s, key: s.Name, idx: -1, iter: -1}
-	row := r.rows[s.Name]
+	row := sc.rows[s.Name]
 	if row == nil || row.Status == store.StepPending {
-		st, n, err := r.evalItems(ctx, s)
+		st, n, err := sc.evalItems(ctx, s)
 		if err != nil {
-			r.unitFailed(base, &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate foreach items: %v", err)}, false)
+			sc.unitFailed(base, &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate foreach items: %v", err)}, false)
 			return true
 		}
-		row = r.row(base)
-		row.Status, row.StartedAt = store.StepRunning, r.now
+		row = sc.row(base)
+		row.Status, row.StartedAt = store.StepRunning, sc.now
 		if n == 0 {
-			row.Status, row.Output, row.FinishedAt = store.StepCompleted, json.RawMessage("[]"), r.now
-			r.put(row, nil)
-			r.tx.event("step_completed", s.Name, map[string]any{"items": 0})
+			row.Status, row.Output, row.FinishedAt = store.StepCompleted, json.RawMessage("[]"), sc.now
+			sc.put(row, nil)
+			sc.tx.event("step_completed", s.Name, map[string]any{"items": 0})
 			return true
 		}
-		r.put(row, st)
+		sc.put(row, st)
 		st.Items = nil // the row's State holds them: itemsOf reads them there
-		r.tx.event("step_started", s.Name, map[string]any{"items": n})
+		sc.tx.event("step_started", s.Name, map[string]any{"items": n})
 	}
-	c, err := r.cursor(s)
+	c, err := sc.cursor(s)
 	if err != nil {
-		r.unitFailed(base, &stepError{Kind: "internal", Message: fmt.Sprintf("reading the recorded foreach items: %v", err)}, false)
+		sc.unitFailed(base, &stepError{Kind: "internal", Message: fmt.Sprintf("reading the recorded foreach items: %v", err)}, false)
 		return true
 	}
 	items := c.items
 	conc := max(s.Foreach.Concurrency, 1)
 	active := 0
 	for i := c.done; i < c.next; i++ {
-		if ir := r.rows[store.StepKey(s.Name, i, -1)]; ir != nil && ir.Status != store.StepPending && !ir.Status.Terminal() {
+		if ir := sc.rows[store.StepKey(s.Name, i, -1)]; ir != nil && ir.Status != store.StepPending && !ir.Status.Terminal() {
 			active++
 		}
 	}
 	changed, allDone := false, true
 	for i := c.done; i < items.len(); i++ {
-		if changed && len(r.tx.t.Steps) >= maxTxSteps {
-			r.fold(s, c)
+		if changed && len(sc.tx.t.Steps) >= maxTxSteps {
+			sc.fold(s, c)
 			return true // the next decide goes on with the items left
 		}
 		key := store.StepKey(s.Name, i, -1)
-		ir := r.rows[key]
+		ir := sc.rows[key]
 		if ir == nil || !ir.Status.Terminal() {
 			was := ir != nil && ir.Status != store.StepPending
 			if !was && active >= conc {
@@ -730,10 +730,10 @@ func (r *runner) advanceForeach(ctx context.Context, s *graph.Step) bool {
 				}
 				continue
 			}
-			if r.advanceNode(ctx, unit{s: s, key: key, idx: i, iter: -1, item: items.at(i)}) {
+			if sc.advanceNode(ctx, unit{s: s, key: key, idx: i, iter: -1, item: items.at(i)}) {
 				changed = true
 			}
-			ir = r.rows[key]
+			ir = sc.rows[key]
 			if ir == nil {
 				// It could not begin (a drain, the run's parallel limit, the
 				// attempt cap): no item after it begins now either.
@@ -754,42 +754,42 @@ func (r *runner) advanceForeach(ctx context.Context, s *graph.Step) bool {
 				continue
 			}
 		}
-		if r.noted[key] {
+		if sc.noted[key] {
 			continue
 		}
-		r.noted[key] = true
+		sc.noted[key] = true
 		if ir.Status != store.StepFailed {
 			continue
 		}
 		switch s.Foreach.OnFailure {
 		case "continue":
 		case "dead_letter":
-			r.deadLetter(s.Name, key, i, items.at(i), ir.Error)
+			sc.deadLetter(s.Name, key, i, items.at(i), ir.Error)
 		default:
 			ie := &stepError{}
 			_ = json.Unmarshal(ir.Error, ie)
 			ie.Message = fmt.Sprintf("item %d failed: %s", i, ie.Message)
-			r.cancelStepKeys(s.Name)
-			r.unitFailed(base, ie, false)
-			delete(r.fe, s.Name)
+			sc.cancelStepKeys(s.Name)
+			sc.unitFailed(base, ie, false)
+			delete(sc.fe, s.Name)
 			return true
 		}
 	}
-	r.fold(s, c)
-	if !allDone || r.ended || c.done < items.len() {
+	sc.fold(s, c)
+	if !allDone || sc.ended || c.done < items.len() {
 		return changed
 	}
-	row = r.row(base)
+	row = sc.row(base)
 	row.Attempts = c.attempts
 	out := store.ItemOutputs
 	if c.read {
 		addOut(c, "]")
 		out = json.RawMessage(c.out)
 	}
-	row.Status, row.Output, row.FinishedAt = store.StepCompleted, out, r.now
-	delete(r.fe, s.Name)
-	r.put(row, nil)
-	r.tx.event("step_completed", s.Name, map[string]any{"items": items.len()})
+	row.Status, row.Output, row.FinishedAt = store.StepCompleted, out, sc.now
+	delete(sc.fe, s.Name)
+	sc.put(row, nil)
+	sc.tx.event("step_completed", s.Name, map[string]any{"items": items.len()})
 	return true
 }
 
@@ -820,25 +820,25 @@ type feCursor struct {
 
 // cursor returns the cursor of foreach step s, making it from the items
 // its row recorded and the rows the runner holds the first time.
-func (r *runner) cursor(s *graph.Step) (*feCursor, error) {
-	if c := r.fe[s.Name]; c != nil {
+func (sc *scheduler) cursor(s *graph.Step) (*feCursor, error) {
+	if c := sc.fe[s.Name]; c != nil {
 		return c, nil
 	}
-	items, err := itemsOf(r.rows[s.Name].State, r.run.Inputs)
+	items, err := itemsOf(sc.rows[s.Name].State, sc.run.Inputs)
 	if err != nil {
 		return nil, err
 	}
-	c := &feCursor{items: items, next: items.len(), read: r.readAtAll(s.Name)}
-	for c.next > 0 && r.rows[store.StepKey(s.Name, c.next-1, -1)] == nil {
+	c := &feCursor{items: items, next: items.len(), read: sc.readAtAll(s.Name)}
+	for c.next > 0 && sc.rows[store.StepKey(s.Name, c.next-1, -1)] == nil {
 		c.next--
 	}
 	if c.read {
 		addOut(c, "[")
 	}
-	if r.fe == nil {
-		r.fe = map[string]*feCursor{}
+	if sc.fe == nil {
+		sc.fe = map[string]*feCursor{}
 	}
-	r.fe[s.Name] = c
+	sc.fe[s.Name] = c
 	return c, nil
 }
 
@@ -849,23 +849,23 @@ func (r *runner) cursor(s *graph.Step) (*feCursor, error) {
 // never decoded whole (a decoded million-item list takes tens of bytes an
 // item, and the inputs do not change). Any other items are recorded as
 // their JSON.
-func (r *runner) evalItems(ctx context.Context, s *graph.Step) (*rowState, int, error) {
+func (sc *scheduler) evalItems(ctx context.Context, s *graph.Step) (*rowState, int, error) {
 	if name, ok := inputRef(s.Foreach.Items.CEL); ok {
-		if raw, ok := jsonField(r.run.Inputs, name); ok && !r.red.holdsBytes(raw) {
+		if raw, ok := jsonField(sc.run.Inputs, name); ok && !sc.red.holdsBytes(raw) {
 			if it, err := indexItems(raw); err == nil {
 				return &rowState{ItemsInput: name}, it.len(), nil
 			}
 		}
 	}
-	v, err := r.l.prog.Eval(ctx, s.Foreach.Items, r.act(nil))
+	v, err := sc.l.prog.Eval(ctx, s.Foreach.Items, sc.act(nil))
 	if err != nil {
 		return nil, 0, err
 	}
 	// Items are stored (and seen by the item's action) redacted.
-	c := r.red.clean(v)
+	c := sc.red.clean(v)
 	items, ok := c.([]any)
 	if !ok && c == nil {
-		if n := r.skippedRead(s.Foreach.Items.CEL); n != "" {
+		if n := sc.skippedRead(s.Foreach.Items.CEL); n != "" {
 			return nil, 0, &expr.SkippedReadError{Step: n}
 		}
 	}
@@ -908,11 +908,11 @@ func addOut[T ~string | ~[]byte](c *feCursor, b T) {
 // fold moves the cursor's done past the leading items that ended and
 // were handled, appending their outputs (null for an item that did not
 // complete) and dropping their rows from the runner's maps.
-func (r *runner) fold(s *graph.Step, c *feCursor) {
+func (sc *scheduler) fold(s *graph.Step, c *feCursor) {
 	for c.done < c.next {
 		key := store.StepKey(s.Name, c.done, -1)
-		ir := r.rows[key]
-		if ir == nil || !ir.Status.Terminal() || !r.noted[key] {
+		ir := sc.rows[key]
+		if ir == nil || !ir.Status.Terminal() || !sc.noted[key] {
 			return
 		}
 		if c.read {
@@ -929,11 +929,11 @@ func (r *runner) fold(s *graph.Step, c *feCursor) {
 		c.attempts += ir.Attempts
 		if s.Until != nil {
 			// The loop's last iterations are all it still held.
-			it := r.state(key).Iteration
-			r.drop(store.StepKey(s.Name, c.done, it))
-			r.drop(store.StepKey(s.Name, c.done, it-1))
+			it := sc.state(key).Iteration
+			sc.drop(store.StepKey(s.Name, c.done, it))
+			sc.drop(store.StepKey(s.Name, c.done, it-1))
 		}
-		r.drop(key)
+		sc.drop(key)
 		c.done++
 	}
 }
@@ -941,17 +941,17 @@ func (r *runner) fold(s *graph.Step, c *feCursor) {
 // cancelStepKeys stops every unfinished key of a step (foreach items,
 // iterations) other than the step's own row: their actions are killed and
 // they are written canceled.
-func (r *runner) cancelStepKeys(name string) {
-	for key, f := range r.flights {
+func (sc *scheduler) cancelStepKeys(name string) {
+	for key, f := range sc.inFlight {
 		if f.u.s.Name == name {
-			r.abandon(key, f, store.AttemptCanceled, store.StepCanceled)
+			sc.abandon(key, f, store.AttemptCanceled, store.StepCanceled)
 		}
 	}
-	for _, row := range r.rows {
+	for _, row := range sc.rows {
 		if row.Step == name && row.Key != name && !row.Status.Terminal() && row.Status != store.StepPending {
 			c := *row
-			c.Status, c.FinishedAt, c.WakeAt = store.StepCanceled, r.now, zeroTime
-			r.put(&c, nil)
+			c.Status, c.FinishedAt, c.WakeAt = store.StepCanceled, sc.now, zeroTime
+			sc.put(&c, nil)
 		}
 	}
 }
@@ -959,8 +959,8 @@ func (r *runner) cancelStepKeys(name string) {
 // skippedRead returns a step that was skipped and whose output the
 // expression text reads ("" when none): a null where a value was expected
 // is then the skip's doing, and the error says so.
-func (r *runner) skippedRead(cel string) string {
-	for name, row := range r.rows {
+func (sc *scheduler) skippedRead(cel string) string {
+	for name, row := range sc.rows {
 		if row != nil && row.Status == store.StepSkipped && row.Key == name && strings.Contains(cel, "steps."+name+".output") {
 			return name
 		}

@@ -14,7 +14,7 @@ import (
 // value cannot be cut the way text is, so going over either fails the step
 // with kind output_limit (never retried: the same inputs give the same
 // value). nil when the output is within both.
-func (r *runner) setOutputError(out map[string]any) *stepError {
+func (sc *scheduler) setOutputError(out map[string]any) *stepError {
 	names := make([]string, 0, len(out))
 	for name := range out {
 		names = append(names, name)
@@ -27,7 +27,7 @@ func (r *runner) setOutputError(out map[string]any) *stepError {
 				name, graph.MaxValueDepth)}
 		}
 	}
-	limit := r.l.g.Limits.OutputBytes
+	limit := sc.l.g.Limits.OutputBytes
 	if limit <= 0 {
 		limit = graph.DefaultOutputBytes
 	}

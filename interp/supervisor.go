@@ -15,7 +15,12 @@ import (
 // from other goroutines. Everything else in a runner is touched by the
 // runner goroutine alone.
 type supervisor struct {
+	e *Engine
+	// flights are the actions in flight, by step key (one per launch in
+	// runState.inFlight); pending those whose running write is not yet
+	// committed, started by hold (an exec) or start.
 	flights map[string]*flight
+	pending []*flight
 	wg      sync.WaitGroup
 	doneCh  chan flightResult
 	nudgeCh chan struct{}
@@ -41,11 +46,11 @@ func (s *supervisor) nudge() {
 
 // goFlight runs the action in a goroutine that the wait group counts; its
 // result goes to doneCh.
-func (s *supervisor) goFlight(f *flight, e *Engine) {
+func (s *supervisor) goFlight(f *flight) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		s.doneCh <- f.do(e)
+		s.doneCh <- f.do(s.e)
 	}()
 }
 

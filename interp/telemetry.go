@@ -98,13 +98,13 @@ func storedErrKind(raw json.RawMessage) string {
 	return e.Kind
 }
 
-// traceparent is the W3C trace context of attempt n of a step key: the
-// attempt's span in the run's trace, or "" when the engine passes none
-// (Options.Traceparent off, or a run stored without a trace).
-func (r *runner) traceparent(key string, n int) string {
-	if !r.e.opts.Traceparent || r.run.Trace.TraceID == "" {
+// traceparent is the W3C trace context of attempt n of a step key of
+// run: the attempt's span in the run's trace, or "" when the engine
+// passes none (Options.Traceparent off, or a run stored without a trace).
+func (e *Engine) traceparent(run store.Run, key string, n int) string {
+	if !e.opts.Traceparent || run.Trace.TraceID == "" {
 		return ""
 	}
-	sampled := r.e.opts.TraceSampled == nil || r.e.opts.TraceSampled(r.run.Trace.TraceID)
-	return telemetry.TraceparentFlags(r.run.Trace.TraceID, telemetry.AttemptSpanID(r.run.ID, key, n), sampled)
+	sampled := e.opts.TraceSampled == nil || e.opts.TraceSampled(run.Trace.TraceID)
+	return telemetry.TraceparentFlags(run.Trace.TraceID, telemetry.AttemptSpanID(run.ID, key, n), sampled)
 }

@@ -42,16 +42,16 @@ func (e *stepError) asMap() map[string]any {
 }
 
 // advanceUnit moves one executable step key forward.
-func (r *runner) advanceUnit(ctx context.Context, u unit) bool {
-	if r.ended {
+func (sc *scheduler) advanceUnit(ctx context.Context, u unit) bool {
+	if sc.ended {
 		return false // the run ended in this transition: start nothing
 	}
-	row := r.rows[u.key]
+	row := sc.rows[u.key]
 	switch {
 	case row == nil || row.Status == store.StepPending:
-		return r.startUnit(ctx, u)
+		return sc.startUnit(ctx, u)
 	case row.Status == store.StepWaiting:
-		return r.pollUnit(ctx, u, row)
+		return sc.pollUnit(ctx, u, row)
 	}
 	return false // running (in flight) or ended
 }
@@ -59,157 +59,157 @@ func (r *runner) advanceUnit(ctx context.Context, u unit) bool {
 // startUnit begins a unit's action. Actions without side effects complete
 // (or start waiting) in this same transition; exec and http launch an
 // attempt.
-func (r *runner) startUnit(ctx context.Context, u unit) bool {
-	if r.drain.Load() {
-		r.blocked = true // draining: no new step key of any kind starts
+func (sc *scheduler) startUnit(ctx context.Context, u unit) bool {
+	if sc.draining {
+		sc.blocked = true // draining: no new step key of any kind starts
 		return false
 	}
 	a := &u.s.Action
 	switch a.Kind {
 	case graph.KindExec, graph.KindHTTP:
-		return r.launch(ctx, u)
+		return sc.launch(ctx, u)
 	case graph.KindWorkflow:
-		return r.startChild(ctx, u)
+		return sc.startChild(ctx, u)
 	}
-	if !r.useAttempt(u) {
+	if !sc.useAttempt(u) {
 		return true
 	}
 	switch a.Kind {
 	case graph.KindNone:
-		r.unitDone(u, nil, 1)
+		sc.unitDone(u, nil, 1)
 	case graph.KindSet:
 		out := make(map[string]any, len(a.Set.Values))
 		for _, nv := range a.Set.Values {
 			name, v := nv.Name, nv.Value
-			x, err := r.evalValue(ctx, v, r.dataAct(&u))
+			x, err := sc.evalValue(ctx, v, sc.dataAct(&u))
 			if err != nil {
-				r.unitFailed(u, &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate set value %q: %v", name, err)}, false)
+				sc.unitFailed(u, &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate set value %q: %v", name, err)}, false)
 				return true
 			}
 			out[name] = x
 		}
-		if se := r.setOutputError(out); se != nil {
-			r.unitFailed(u, se, false)
+		if se := sc.setOutputError(out); se != nil {
+			sc.unitFailed(u, se, false)
 			return true
 		}
-		r.unitDone(u, out, 1)
+		sc.unitDone(u, out, 1)
 	case graph.KindSwitch:
-		return r.startSwitch(ctx, u)
+		return sc.startSwitch(ctx, u)
 	case graph.KindFail:
-		msg, err := r.evalString(ctx, a.Fail.Message, r.dataAct(&u))
+		msg, err := sc.evalString(ctx, a.Fail.Message, sc.dataAct(&u))
 		if err != nil {
 			msg = fmt.Sprintf("the fail message could not be evaluated: %v", err)
 		}
-		r.unitFailed(u, &stepError{Kind: "fail", Message: r.red.text(msg)}, false)
+		sc.unitFailed(u, &stepError{Kind: "fail", Message: sc.red.text(msg)}, false)
 	case graph.KindSleep:
-		return r.startSleep(ctx, u)
+		return sc.startSleep(ctx, u)
 	case graph.KindWait:
-		return r.startWait(u)
+		return sc.startWait(u)
 	default:
-		r.unitFailed(u, &stepError{Kind: "internal", Message: fmt.Sprintf("unknown action kind %q; this graph needs a newer flowrun", a.Kind)}, false)
+		sc.unitFailed(u, &stepError{Kind: "internal", Message: fmt.Sprintf("unknown action kind %q; this graph needs a newer flowrun", a.Kind)}, false)
 	}
 	return true
 }
 
 // pollUnit checks whether what a waiting unit waits for has come.
-func (r *runner) pollUnit(ctx context.Context, u unit, row *store.Step) bool {
-	st := r.state(u.key)
+func (sc *scheduler) pollUnit(ctx context.Context, u unit, row *store.Step) bool {
+	st := sc.state(u.key)
 	switch st.Wait {
 	case waitRetry, waitBreaker:
-		if r.now.Before(row.WakeAt) {
+		if sc.now.Before(row.WakeAt) {
 			return false
 		}
 		if u.s.Action.Kind == graph.KindWorkflow {
-			return r.startChild(ctx, u) // a retry is a new child run
+			return sc.startChild(ctx, u) // a retry is a new child run
 		}
-		return r.launch(ctx, u)
+		return sc.launch(ctx, u)
 	case waitSleep:
-		if r.now.Before(row.WakeAt) {
+		if sc.now.Before(row.WakeAt) {
 			return false
 		}
-		r.unitDone(u, map[string]any{"woke_at": r.now.UTC().Format(time.RFC3339Nano)}, 1)
+		sc.unitDone(u, map[string]any{"woke_at": sc.now.UTC().Format(time.RFC3339Nano)}, 1)
 		return true
 	case waitSignal:
-		if payload, ok := r.consume(u.key, st.Signal); ok {
-			r.signalDone(u, st.Signal, payload)
+		if payload, ok := sc.consume(u.key, st.Signal); ok {
+			sc.signalDone(u, st.Signal, payload)
 			return true
 		}
-		if !row.WakeAt.IsZero() && !r.now.Before(row.WakeAt) {
-			r.unitFailed(u, &stepError{Kind: "timeout", Message: fmt.Sprintf("no signal %q arrived before the wait timed out", st.Signal)}, false)
+		if !row.WakeAt.IsZero() && !sc.now.Before(row.WakeAt) {
+			sc.unitFailed(u, &stepError{Kind: "timeout", Message: fmt.Sprintf("no signal %q arrived before the wait timed out", st.Signal)}, false)
 			return true
 		}
 	case waitChild:
-		c, ok := r.children[st.Child]
+		c, ok := sc.children[st.Child]
 		if !ok || !c.Status.Terminal() {
-			if row.WakeAt.IsZero() || r.now.Before(row.WakeAt) {
+			if row.WakeAt.IsZero() || sc.now.Before(row.WakeAt) {
 				return false
 			}
 			// The step's timeout passed: the child is canceled once this
 			// failure is committed (semantics.md §7).
-			r.afterEnd = append(r.afterEnd, st.Child)
-			r.unitFailed(u, &stepError{Kind: "timeout", Message: fmt.Sprintf("child run %s of workflow %q did not finish within the step's timeout of %s and was canceled; raise the step's timeout if it needs longer", st.Child, u.s.Action.Workflow.Name, msDuration(u.s.TimeoutMS))}, true)
+			sc.afterEnd = append(sc.afterEnd, st.Child)
+			sc.unitFailed(u, &stepError{Kind: "timeout", Message: fmt.Sprintf("child run %s of workflow %q did not finish within the step's timeout of %s and was canceled; raise the step's timeout if it needs longer", st.Child, u.s.Action.Workflow.Name, msDuration(u.s.TimeoutMS))}, true)
 			return true
 		}
 		if c.Status == store.RunCompleted {
-			r.unitDone(u, decodeJSON(c.Outputs), 1)
+			sc.unitDone(u, decodeJSON(c.Outputs), 1)
 			return true
 		}
 		ce := decodeMap(c.Error)
 		msg, _ := ce["message"].(string)
-		r.unitFailed(u, &stepError{Kind: "child", Message: fmt.Sprintf("child run %s of workflow %q %s: %s", c.ID, c.Workflow, c.Status, msg), ChildError: ce}, true)
+		sc.unitFailed(u, &stepError{Kind: "child", Message: fmt.Sprintf("child run %s of workflow %q %s: %s", c.ID, c.Workflow, c.Status, msg), ChildError: ce}, true)
 		return true
 	}
 	return false
 }
 
 // unitDone writes a unit completed with its output.
-func (r *runner) unitDone(u unit, out any, attempts int) {
-	row := r.row(u)
+func (sc *scheduler) unitDone(u unit, out any, attempts int) {
+	row := sc.row(u)
 	if row.StartedAt.IsZero() {
-		row.StartedAt = r.now
+		row.StartedAt = sc.now
 	}
-	row.Status, row.Output, row.Error, row.FinishedAt = store.StepCompleted, r.red.json(out), nil, r.now
+	row.Status, row.Output, row.Error, row.FinishedAt = store.StepCompleted, sc.red.json(out), nil, sc.now
 	row.WakeAt, row.Detail = zeroTime, ""
 	if row.Attempts < attempts {
 		row.Attempts = attempts
 	}
-	r.put(row, nil)
-	r.tx.event("step_completed", u.key, map[string]any{"attempts": row.Attempts})
+	sc.put(row, nil)
+	sc.tx.event("step_completed", u.key, map[string]any{"attempts": row.Attempts})
 }
 
 // unitFailed ends a unit as failed, or schedules its next attempt when
 // retryable and its retry policy allows.
-func (r *runner) unitFailed(u unit, se *stepError, retryable bool) {
-	se.Message = r.red.text(se.Message)
+func (sc *scheduler) unitFailed(u unit, se *stepError, retryable bool) {
+	se.Message = sc.red.text(se.Message)
 	if se.Output != nil {
-		se.Output = r.red.clean(se.Output)
+		se.Output = sc.red.clean(se.Output)
 	}
 	if se.Kind == "timeout" {
-		r.alert("timed_out", u.key, se.Message)
+		sc.alert("timed_out", u.key, se.Message)
 	}
 	var past *stepError // the next attempt would begin after the deadline
 	if retryable {
 		var again bool
-		if again, past = r.scheduleRetry(u, se); again {
+		if again, past = sc.scheduleRetry(u, se); again {
 			return
 		}
 	}
-	row := r.row(u)
+	row := sc.row(u)
 	if row.StartedAt.IsZero() {
-		row.StartedAt = r.now
+		row.StartedAt = sc.now
 	}
 	if row.Attempts == 0 {
 		row.Attempts = 1
 	}
-	row.Status, row.Error, row.FinishedAt, row.WakeAt, row.Detail = store.StepFailed, mustJSON(se), r.now, zeroTime, ""
+	row.Status, row.Error, row.FinishedAt, row.WakeAt, row.Detail = store.StepFailed, mustJSON(se), sc.now, zeroTime, ""
 	row.Output = nil
 	if se.Output != nil {
 		row.Output = mustJSON(se.Output) // the last attempt's output
 	}
-	r.put(row, nil)
-	r.tx.event("step_failed", u.key, map[string]any{"kind": se.Kind, "message": se.Message, "attempts": row.Attempts})
+	sc.put(row, nil)
+	sc.tx.event("step_failed", u.key, map[string]any{"kind": se.Kind, "message": se.Message, "attempts": row.Attempts})
 	if past != nil {
-		r.failRun(past, u.key)
+		sc.failRun(past, u.key)
 	}
 }
 
@@ -220,41 +220,41 @@ func (r *runner) unitFailed(u unit, se *stepError, retryable bool) {
 // When the retry would begin at or after the deadline it schedules nothing
 // and returns the deadline error the run must fail with (semantics.md §6
 // rule 4); the caller fails the step first, then the run.
-func (r *runner) scheduleRetry(u unit, se *stepError) (bool, *stepError) {
+func (sc *scheduler) scheduleRetry(u unit, se *stepError) (bool, *stepError) {
 	rp := u.s.Retry
-	n, next := r.failures[u.key], r.lastAtt[u.key]+1
+	n, next := sc.failures[u.key], sc.lastAtt[u.key]+1
 	if u.s.Action.Kind == graph.KindWorkflow {
 		// A workflow step keeps no attempt rows: its row counts the child
 		// runs it started, each of which failed.
-		n = r.row(u).Attempts
+		n = sc.row(u).Attempts
 		next = n + 1
 	}
 	if rp == nil || n >= rp.Attempts {
 		return false, nil
 	}
 	if rp.When != nil {
-		a := r.act(&u)
+		a := sc.act(&u)
 		a.Error = se.asMap()
-		v, err := r.l.prog.Eval(context.Background(), rp.When, a)
+		v, err := sc.l.prog.Eval(context.Background(), rp.When, a)
 		if err != nil {
-			r.tx.event("retry_when_failed", u.key, map[string]any{"message": err.Error()})
-			se.RetryWhenError = r.red.text(err.Error())
+			sc.tx.event("retry_when_failed", u.key, map[string]any{"message": err.Error()})
+			se.RetryWhenError = sc.red.text(err.Error())
 			return false, nil
 		}
 		if b, ok := v.(bool); !ok || !b {
 			return false, nil
 		}
 	}
-	jitter := r.e.int63n(rp.JitterMS + 1)
-	delay, wake, ok := retryWake(rp, n, jitter, r.now, r.run.DeadlineAt)
+	jitter := sc.out.jitter(rp.JitterMS + 1)
+	delay, wake, ok := retryWake(rp, n, jitter, sc.now, sc.run.DeadlineAt)
 	if !ok {
-		return false, &stepError{Kind: "deadline", Message: fmt.Sprintf("step %s failed (%s) and its next attempt would begin after the run's deadline (%s)", u.key, se.Message, r.run.DeadlineAt.UTC().Format(time.RFC3339))}
+		return false, &stepError{Kind: "deadline", Message: fmt.Sprintf("step %s failed (%s) and its next attempt would begin after the run's deadline (%s)", u.key, se.Message, sc.run.DeadlineAt.UTC().Format(time.RFC3339))}
 	}
-	row := r.row(u)
+	row := sc.row(u)
 	row.Status, row.Error, row.WakeAt = store.StepWaiting, mustJSON(se), wake
 	row.Detail = fmt.Sprintf("retry %d/%d", n+1, rp.Attempts)
-	r.put(row, &rowState{Wait: waitRetry, Attempt: next, DelayMS: delay, JitterMS: jitter, Base: r.state(u.key).Base})
-	r.tx.event("retry_scheduled", u.key, map[string]any{
+	sc.put(row, &rowState{Wait: waitRetry, Attempt: next, DelayMS: delay, JitterMS: jitter, Base: sc.state(u.key).Base})
+	sc.tx.event("retry_scheduled", u.key, map[string]any{
 		"attempt": next, "delay_ms": delay, "jitter_ms": jitter,
 		"wake_at": wake.UTC().Format(time.RFC3339Nano), "kind": se.Kind, "message": se.Message,
 	})
@@ -263,49 +263,46 @@ func (r *runner) scheduleRetry(u unit, se *stepError) (bool, *stepError) {
 
 // launch commits a running attempt of an exec or http unit (double-ended
 // write: the action starts only after this transition commits).
-func (r *runner) launch(ctx context.Context, u unit) bool {
-	if r.drain.Load() || len(r.flights) >= max(r.l.g.Limits.Parallel, 1) {
-		r.blocked = true
+func (sc *scheduler) launch(ctx context.Context, u unit) bool {
+	if sc.draining || len(sc.inFlight) >= max(sc.l.g.Limits.Parallel, 1) {
+		sc.blocked = true
 		return false
 	}
-	st := r.state(u.key)
+	st := sc.state(u.key)
 	if st.Interrupts >= maxInterrupts {
-		r.unitFailed(u, &stepError{Kind: "interrupted", Message: fmt.Sprintf("step %s was interrupted %d times in a row: the worker running it stopped (killed, out of memory, or its lease lost) before each attempt finished; fix what stops it and retry the run", u.key, st.Interrupts)}, false)
+		sc.unitFailed(u, &stepError{Kind: "interrupted", Message: fmt.Sprintf("step %s was interrupted %d times in a row: the worker running it stopped (killed, out of memory, or its lease lost) before each attempt finished; fix what stops it and retry the run", u.key, st.Interrupts)}, false)
 		return true
 	}
-	pass, refused := r.breakerGate(ctx, u)
+	pass, refused := sc.breakerGate(ctx, u)
 	if !pass && refused == nil {
 		return true // parked on its breaker, no attempt used
 	}
-	if !r.capLeft(u) {
+	if !sc.capLeft(u) {
 		return true
 	}
 	if refused != nil {
-		r.refuseAttempt(u, refused)
+		sc.refuseAttempt(u, refused)
 		return true
 	}
-	f, se := r.prepare(ctx, u)
+	f, se := sc.prepare(ctx, u)
 	if se != nil {
-		r.unitFailed(u, se, false)
+		sc.unitFailed(u, se, false)
 		return true
 	}
-	n := r.lastAtt[u.key] + 1
-	r.lastAtt[u.key] = n
-	r.useAttempt(u)
+	n := sc.lastAtt[u.key] + 1
+	sc.lastAtt[u.key] = n
+	sc.useAttempt(u)
 	f.attempt = n
-	if f.exec != nil {
-		f.live = newLiveOutput(ctx, r.e.st, r.e.clk, f.exec.red, f.limit, r.run.ID, u.key, n)
-	}
-	row := r.row(u)
+	row := sc.row(u)
 	if row.StartedAt.IsZero() {
-		row.StartedAt = r.now
+		row.StartedAt = sc.now
 	}
 	row.Status, row.Attempts, row.WakeAt, row.Detail = store.StepRunning, n, zeroTime, ""
-	r.put(row, &rowState{Base: st.Base, Interrupts: st.Interrupts})
-	r.tx.attempt(store.AttemptWrite{StepKey: u.key, Attempt: n, Status: store.AttemptRunning, Owner: r.owner, StartedAt: r.now, IdempotencyKey: f.idem})
-	r.tx.event("step_started", u.key, map[string]any{"attempt": n})
-	r.flights[u.key] = f
-	r.launches = append(r.launches, f)
+	sc.put(row, &rowState{Base: st.Base, Interrupts: st.Interrupts})
+	sc.tx.attempt(store.AttemptWrite{StepKey: u.key, Attempt: n, Status: store.AttemptRunning, Owner: sc.owner, StartedAt: sc.now, IdempotencyKey: f.idem})
+	sc.tx.event("step_started", u.key, map[string]any{"attempt": n})
+	sc.inFlight[u.key] = f
+	sc.launches = append(sc.launches, f)
 	return true
 }
 
@@ -322,9 +319,9 @@ const maxInterrupts = 10
 // capLeft reports whether the run may start one more attempt under
 // limits.attempts; when it may not, it fails the run with kind
 // attempt_cap, naming u's step.
-func (r *runner) capLeft(u unit) bool {
-	if lim := r.l.g.Limits.Attempts; lim > 0 && r.usedAtts >= lim {
-		r.failRun(&stepError{Kind: "attempt_cap", Message: fmt.Sprintf("the run used all %d step attempts it may use; raise limits.attempts if it needs more", lim)}, u.s.Name)
+func (sc *scheduler) capLeft(u unit) bool {
+	if lim := sc.l.g.Limits.Attempts; lim > 0 && sc.usedAtts >= lim {
+		sc.failRun(&stepError{Kind: "attempt_cap", Message: fmt.Sprintf("the run used all %d step attempts it may use; raise limits.attempts if it needs more", lim)}, u.s.Name)
 		return false
 	}
 	return true
@@ -334,66 +331,68 @@ func (r *runner) capLeft(u unit) bool {
 // u, whatever its action: every start of a step key, foreach item, until
 // iteration, retry and child run counts (semantics.md §14). When none is
 // left it fails the run (capLeft) and reports false.
-func (r *runner) useAttempt(u unit) bool {
-	if !r.capLeft(u) {
+func (sc *scheduler) useAttempt(u unit) bool {
+	if !sc.capLeft(u) {
 		return false
 	}
-	r.usedAtts++
-	r.attsDirty = true
+	sc.usedAtts++
+	sc.attsDirty = true
 	return true
 }
 
 // giveBackAttempt returns to the run's budget the attempt of an
 // interrupted action: a kill or a stop never uses up limits.attempts.
-func (r *runner) giveBackAttempt() {
-	if r.usedAtts > 0 {
-		r.usedAtts--
-		r.attsDirty = true
+func (sc *scheduler) giveBackAttempt() {
+	if sc.usedAtts > 0 {
+		sc.usedAtts--
+		sc.attsDirty = true
 	}
 }
 
-// absorb folds an ended action into the state: the attempt is written
-// completed or failed, with the unit's next state, in the next transition.
-func (r *runner) absorb(res flightResult) {
-	f := res.f
+// absorb folds an ended action, at now, into the state: the attempt is
+// written completed or failed, with the unit's next state, in the next
+// transition.
+func (sc *scheduler) absorb(now time.Time, res attemptEnd) {
+	sc.now = now
+	f := res.l
 	// The rest of the attempt's live output is stored with its end (or,
 	// for an attempt abandoned meanwhile, with the next commit).
-	r.tx.t.Output = append(r.tx.t.Output, res.output...)
-	if r.flights[f.u.key] != f {
+	sc.tx.t.Output = append(sc.tx.t.Output, res.output...)
+	if sc.inFlight[f.u.key] != f {
 		return // abandoned: already written canceled or interrupted
 	}
-	delete(r.flights, f.u.key)
-	r.breakerOutcome(f, res.err)
-	aw := store.AttemptWrite{StepKey: f.u.key, Attempt: f.attempt, Owner: r.owner, StartedAt: f.started, FinishedAt: r.now, IdempotencyKey: f.idem}
+	delete(sc.inFlight, f.u.key)
+	sc.breakerOutcome(f, res.err)
+	aw := store.AttemptWrite{StepKey: f.u.key, Attempt: f.attempt, Owner: sc.owner, StartedAt: f.started, FinishedAt: sc.now, IdempotencyKey: f.idem}
 	if res.err == nil {
-		out := r.red.clean(res.out)
+		out := sc.red.clean(res.out)
 		aw.Status, aw.Output = store.AttemptCompleted, mustJSON(out)
-		r.tx.attempt(aw)
-		r.unitDone(f.u, out, f.attempt)
+		sc.tx.attempt(aw)
+		sc.unitDone(f.u, out, f.attempt)
 		return
 	}
 	se := res.err
-	se.Message = r.red.text(se.Message)
+	se.Message = sc.red.text(se.Message)
 	if se.Output != nil {
-		se.Output = r.red.clean(se.Output)
+		se.Output = sc.red.clean(se.Output)
 		aw.Output = mustJSON(se.Output)
 	}
 	aw.Status, aw.Error = store.AttemptFailed, mustJSON(se)
-	r.tx.attempt(aw)
-	r.failures[f.u.key]++
-	r.unitFailed(f.u, se, true)
+	sc.tx.attempt(aw)
+	sc.failures[f.u.key]++
+	sc.unitFailed(f.u, se, true)
 }
 
 // consume takes the oldest pending signal with the name for the step key,
 // in the transition that completes the step.
-func (r *runner) consume(key, name string) (any, bool) {
-	for i, s := range r.signals {
+func (sc *scheduler) consume(key, name string) (any, bool) {
+	for i, s := range sc.signals {
 		if s.Name != name {
 			continue
 		}
-		r.signals = append(r.signals[:i:i], r.signals[i+1:]...)
-		r.tx.t.ConsumeSignals = append(r.tx.t.ConsumeSignals, store.SignalConsume{SignalID: s.ID, StepKey: key})
-		r.tx.event("signal_consumed", key, map[string]any{"signal": name, "signal_id": s.ID})
+		sc.signals = append(sc.signals[:i:i], sc.signals[i+1:]...)
+		sc.tx.t.ConsumeSignals = append(sc.tx.t.ConsumeSignals, store.SignalConsume{SignalID: s.ID, StepKey: key})
+		sc.tx.event("signal_consumed", key, map[string]any{"signal": name, "signal_id": s.ID})
 		return decodeJSON(s.Payload), true
 	}
 	return nil, false
@@ -406,31 +405,31 @@ func (r *runner) consume(key, name string) (any, bool) {
 // must not take data of the old type as the new one (semantics.md §6,
 // kind signal). Data of another type fails the step, loudly, never
 // silently.
-func (r *runner) signalDone(u unit, name string, payload any) {
+func (sc *scheduler) signalDone(u unit, name string, payload any) {
 	if w := u.s.Action.Wait; w != nil && w.Type != nil {
 		if err := graph.CheckValue(w.Type, payload, "data"); err != nil {
-			r.unitFailed(u, &stepError{Kind: "signal", Message: fmt.Sprintf(
+			sc.unitFailed(u, &stepError{Kind: "signal", Message: fmt.Sprintf(
 				"signal %q does not have the type step %q declares (%s): %s; it was sent before the run moved to version %s, whose wait declares that type. Retry the step (flowrun retry RUN --from %s) and send the signal again with data of that type",
-				name, u.s.Name, w.Type, err.Error(), r.l.g.Version, u.s.Name)}, false)
+				name, u.s.Name, w.Type, err.Error(), sc.l.g.Version, u.s.Name)}, false)
 			return
 		}
 	}
-	r.unitDone(u, payload, 1)
+	sc.unitDone(u, payload, 1)
 }
 
 // startSwitch picks the first case whose when is true, else the default.
 // The output is the branch name: "case0", "case1", ..., "default", or
 // "none"; the branch's targets are recorded in State.
-func (r *runner) startSwitch(ctx context.Context, u unit) bool {
+func (sc *scheduler) startSwitch(ctx context.Context, u unit) bool {
 	sw := u.s.Action.Switch
 	chosen, branch := sw.Default, "default"
 	if len(sw.Default) == 0 {
 		branch = "none"
 	}
 	for i, c := range sw.Cases {
-		v, err := r.l.prog.Eval(ctx, c.When, r.act(&u))
+		v, err := sc.l.prog.Eval(ctx, c.When, sc.act(&u))
 		if err != nil {
-			r.unitFailed(u, &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate switch case %d: %v", i+1, err)}, false)
+			sc.unitFailed(u, &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate switch case %d: %v", i+1, err)}, false)
 			return true
 		}
 		if b, _ := v.(bool); b {
@@ -441,94 +440,90 @@ func (r *runner) startSwitch(ctx context.Context, u unit) bool {
 	if chosen == nil {
 		chosen = []string{}
 	}
-	r.unitDone(u, branch, 1)
-	r.put(r.rows[u.key], &rowState{Chosen: chosen})
+	sc.unitDone(u, branch, 1)
+	sc.put(sc.rows[u.key], &rowState{Chosen: chosen})
 	return true
 }
 
 // startSleep records the wake time once; the unit completes when it comes.
-func (r *runner) startSleep(ctx context.Context, u unit) bool {
+func (sc *scheduler) startSleep(ctx context.Context, u unit) bool {
 	sl := u.s.Action.Sleep
-	wake := r.now.Add(msDuration(sl.DurationMS))
+	wake := sc.now.Add(msDuration(sl.DurationMS))
 	if sl.Until != nil {
-		s, err := r.evalString(ctx, sl.Until, r.dataAct(&u))
+		s, err := sc.evalString(ctx, sl.Until, sc.dataAct(&u))
 		if err == nil {
 			wake, err = time.Parse(time.RFC3339, s)
 		}
 		if err != nil {
-			r.unitFailed(u, &stepError{Kind: "expression", Message: fmt.Sprintf("sleep until needs an RFC 3339 time such as 2030-01-02T15:04:05Z: %v", err)}, false)
+			sc.unitFailed(u, &stepError{Kind: "expression", Message: fmt.Sprintf("sleep until needs an RFC 3339 time such as 2030-01-02T15:04:05Z: %v", err)}, false)
 			return true
 		}
 	}
-	if !wake.After(r.now) {
-		r.unitDone(u, map[string]any{"woke_at": r.now.UTC().Format(time.RFC3339Nano)}, 1)
+	if !wake.After(sc.now) {
+		sc.unitDone(u, map[string]any{"woke_at": sc.now.UTC().Format(time.RFC3339Nano)}, 1)
 		return true
 	}
-	row := r.row(u)
-	row.Status, row.StartedAt, row.Attempts, row.WakeAt = store.StepWaiting, r.now, 1, wake
+	row := sc.row(u)
+	row.Status, row.StartedAt, row.Attempts, row.WakeAt = store.StepWaiting, sc.now, 1, wake
 	row.Detail = "sleep until " + wake.UTC().Format(time.RFC3339)
-	r.put(row, &rowState{Wait: waitSleep})
-	r.tx.event("step_started", u.key, map[string]any{"wait": "timer", "wake_at": wake.UTC().Format(time.RFC3339Nano)})
+	sc.put(row, &rowState{Wait: waitSleep})
+	sc.tx.event("step_started", u.key, map[string]any{"wait": "timer", "wake_at": wake.UTC().Format(time.RFC3339Nano)})
 	return true
 }
 
 // startWait consumes a pending signal at once, or waits for one.
-func (r *runner) startWait(u unit) bool {
+func (sc *scheduler) startWait(u unit) bool {
 	w := u.s.Action.Wait
-	if out, _, ok := r.mockUnit(u, 1); ok {
-		r.unitDone(u, out, 1)
+	if out, _, ok := sc.mockUnit(u, 1); ok {
+		sc.unitDone(u, out, 1)
 		return true
 	}
-	if payload, ok := r.consume(u.key, w.Signal); ok {
-		r.signalDone(u, w.Signal, payload)
+	if payload, ok := sc.consume(u.key, w.Signal); ok {
+		sc.signalDone(u, w.Signal, payload)
 		return true
 	}
-	row := r.row(u)
-	row.Status, row.StartedAt, row.Attempts = store.StepWaiting, r.now, 1
+	row := sc.row(u)
+	row.Status, row.StartedAt, row.Attempts = store.StepWaiting, sc.now, 1
 	if w.TimeoutMS > 0 {
-		row.WakeAt = r.now.Add(msDuration(w.TimeoutMS))
+		row.WakeAt = sc.now.Add(msDuration(w.TimeoutMS))
 	}
 	row.Detail = "signal " + w.Signal
-	r.put(row, &rowState{Wait: waitSignal, Signal: w.Signal})
-	r.tx.event("step_started", u.key, map[string]any{"wait": "signal", "signal": w.Signal})
+	sc.put(row, &rowState{Wait: waitSignal, Signal: w.Signal})
+	sc.tx.event("step_started", u.key, map[string]any{"wait": "signal", "signal": w.Signal})
 	return true
 }
 
 // startChild inserts the child run in the same transition that sets the
 // step waiting on it.
-func (r *runner) startChild(ctx context.Context, u unit) bool {
-	if !r.useAttempt(u) {
+func (sc *scheduler) startChild(ctx context.Context, u unit) bool {
+	if !sc.useAttempt(u) {
 		return true
 	}
 	wa := u.s.Action.Workflow
-	if out, se, ok := r.mockUnit(u, r.row(u).Attempts+1); ok {
+	if out, se, ok := sc.mockUnit(u, sc.row(u).Attempts+1); ok {
 		if se != nil {
-			r.row(u).Attempts++
-			r.unitFailed(u, se, false)
+			sc.row(u).Attempts++
+			sc.unitFailed(u, se, false)
 		} else {
-			r.unitDone(u, out, r.row(u).Attempts+1)
+			sc.unitDone(u, out, sc.row(u).Attempts+1)
 		}
 		return true
 	}
 	fail := func(msg string) bool {
-		r.unitFailed(u, &stepError{Kind: "child", Message: msg}, false)
+		sc.unitFailed(u, &stepError{Kind: "child", Message: msg}, false)
 		return true
 	}
-	v, err := r.e.resolvePin(ctx, wa.Name, wa.Version)
-	if err != nil {
-		return fail(err.Error())
-	}
-	cl, err := r.e.load(ctx, v.Workflow, v.Hash)
+	v, cl, err := sc.out.childGraph(ctx, wa.Name, wa.Version)
 	if err != nil {
 		return fail(err.Error())
 	}
 	in := map[string]any{}
 	if wa.Input != nil {
-		x, err := r.evalValue(ctx, wa.Input, r.act(&u))
+		x, err := sc.evalValue(ctx, wa.Input, sc.act(&u))
 		if err != nil {
 			return fail(fmt.Sprintf("evaluate the child's input (secrets cannot be passed to a child; declare them in the child workflow): %v", err))
 		}
-		m, ok := r.red.clean(x).(map[string]any) // stored with the child: redacted
+		m, ok := sc.red.clean(x).(map[string]any) // stored with the child: redacted
 		if !ok && x != nil {
 			return fail("the child's input must be an object")
 		}
@@ -538,40 +533,40 @@ func (r *runner) startChild(ctx context.Context, u unit) bool {
 	if err != nil {
 		return fail(err.Error())
 	}
-	key := r.run.ID + "/" + u.key
-	attempt := r.row(u).Attempts + 1 // a retry starts a new child run
+	key := sc.run.ID + "/" + u.key
+	attempt := sc.row(u).Attempts + 1 // a retry starts a new child run
 	if attempt > 1 {
 		key += "#attempt" + strconv.Itoa(attempt)
 	}
-	p := r.e.insertParams(cl, v, inputs, key)
-	p.ParentRunID, p.ParentStepKey = r.run.ID, u.key
-	p.Trace = storeTrace(telemetry.ChildTrace(runTrace(r.run), p.ID)) // the child joins its parent's trace
-	p.WorkDir = r.run.WorkDir                                         // a child's graph was stored with its parent's files
-	p.RootRunID = r.run.RootRunID
+	p := sc.out.childRun(cl, v, inputs, key)
+	p.ParentRunID, p.ParentStepKey = sc.run.ID, u.key
+	p.Trace = storeTrace(telemetry.ChildTrace(runTrace(sc.run), p.ID)) // the child joins its parent's trace
+	p.WorkDir = sc.run.WorkDir                                         // a child's graph was stored with its parent's files
+	p.RootRunID = sc.run.RootRunID
 	if p.RootRunID == "" {
-		p.RootRunID = r.run.ID
+		p.RootRunID = sc.run.ID
 	}
-	if !r.run.DeadlineAt.IsZero() && (p.DeadlineAt.IsZero() || r.run.DeadlineAt.Before(p.DeadlineAt)) {
-		p.DeadlineAt = r.run.DeadlineAt
+	if !sc.run.DeadlineAt.IsZero() && (p.DeadlineAt.IsZero() || sc.run.DeadlineAt.Before(p.DeadlineAt)) {
+		p.DeadlineAt = sc.run.DeadlineAt
 	}
-	r.tx.t.Children = append(r.tx.t.Children, p)
-	r.children[p.ID] = store.Run{ID: p.ID, Workflow: v.Workflow, Status: store.RunPending}
-	row := r.row(u)
+	sc.tx.t.Children = append(sc.tx.t.Children, p)
+	sc.children[p.ID] = store.Run{ID: p.ID, Workflow: v.Workflow, Status: store.RunPending}
+	row := sc.row(u)
 	row.Status, row.Attempts, row.Error, row.WakeAt = store.StepWaiting, attempt, nil, zeroTime
 	if row.StartedAt.IsZero() {
-		row.StartedAt = r.now
+		row.StartedAt = sc.now
 	}
 	if u.s.TimeoutMS > 0 {
-		row.WakeAt = r.now.Add(msDuration(u.s.TimeoutMS))
+		row.WakeAt = sc.now.Add(msDuration(u.s.TimeoutMS))
 	}
 	row.Detail = "child run " + p.ID
-	r.put(row, &rowState{Wait: waitChild, Child: p.ID})
-	r.tx.event("child_started", u.key, map[string]any{"child_run_id": p.ID, "workflow": v.Workflow, "version": v.Version})
+	sc.put(row, &rowState{Wait: waitChild, Child: p.ID})
+	sc.tx.event("child_started", u.key, map[string]any{"child_run_id": p.ID, "workflow": v.Workflow, "version": v.Version})
 	return true
 }
 
 // evalValue evaluates a data value; literals are decoded without CEL.
-func (r *runner) evalValue(ctx context.Context, v *graph.Value, a *expr.Activation) (any, error) {
+func (sc *scheduler) evalValue(ctx context.Context, v *graph.Value, a *expr.Activation) (any, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -582,7 +577,7 @@ func (r *runner) evalValue(ctx context.Context, v *graph.Value, a *expr.Activati
 		}
 		return x, nil
 	}
-	x, err := r.l.prog.EvalValue(ctx, v, a)
+	x, err := sc.l.prog.EvalValue(ctx, v, a)
 	if err != nil {
 		return nil, err
 	}
@@ -590,8 +585,8 @@ func (r *runner) evalValue(ctx context.Context, v *graph.Value, a *expr.Activati
 }
 
 // evalString evaluates a data value that must be a string.
-func (r *runner) evalString(ctx context.Context, v *graph.Value, a *expr.Activation) (string, error) {
-	x, err := r.evalValue(ctx, v, a)
+func (sc *scheduler) evalString(ctx context.Context, v *graph.Value, a *expr.Activation) (string, error) {
+	x, err := sc.evalValue(ctx, v, a)
 	if err != nil {
 		return "", err
 	}

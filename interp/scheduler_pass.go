@@ -1,0 +1,193 @@
+package interp
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/flowrun/flowrun/store"
+)
+
+// scheduler holds the decision logic of a run: given the run's state
+// (runState), what the run works with (runEnv, read only), whether the
+// runner is draining, and an instant passed in (decisions.now), it decides
+// as data (decisions): the transition being built, the attempts to launch
+// once it commits, the child runs to start (in the transition) and to
+// cancel after it, the actions in flight to stop, and whether the run
+// ended. Every method runs on the runner's goroutine and returns when it
+// has decided: a scheduler starts no goroutine, reads no clock, touches no
+// channel or atomic flag and calls no store. What it must ask outside the
+// run (a child workflow's graph, a breaker, a test's mock, a jitter draw)
+// goes through out; CEL evaluation is pure computation under its cost
+// limits.
+//
+// The runner (runner.go) is its supervisor: it rebuilds the state from
+// the store, turns events (an attempt's end, a signal or a child's end, a
+// timer, a cancel, a stop) into calls of the scheduler, commits what it
+// decided, and turns its launches into flights.
+type scheduler struct {
+	*runEnv
+	*runState
+	*decisions
+	// draining is what the supervisor says before a pass: the runner is
+	// draining, so no step key of any kind begins.
+	draining bool
+	out      outside
+}
+
+// outside is what a decision pass asks beyond the run's state: the graph
+// of a workflow step's child, the insert of a child run (its id and
+// creation time), a breaker's shared state, Options.Mock, a jitter draw,
+// and the engine options an action's parameters depend on. The engine
+// answers it (engineOutside); the scheduler's tests answer it with a fake.
+type outside interface {
+	// childGraph resolves a workflow action's version pin to the stored
+	// version it runs and its loaded graph.
+	childGraph(ctx context.Context, workflow, pin string) (store.Version, *loaded, error)
+	// childRun returns the insert of a new run of v with the inputs and
+	// key (a fresh id, created now).
+	childRun(l *loaded, v store.Version, inputs map[string]any, key string) store.RunInsertParams
+	// breakerAcquire asks a breaker whether an attempt may start.
+	breakerAcquire(ctx context.Context, p store.BreakerAcquireParams) (store.Breaker, bool, error)
+	// mock consults Options.Mock (ok false: not mocked).
+	mock(c MockCall) (out any, se *stepError, ok bool)
+	// jitter draws a number in [0, n) from the injected source (0 when
+	// n <= 0).
+	jitter(n int64) int64
+	// environ is the worker's environment (Options.Environ).
+	environ() []string
+	// leaseFor is Options.LeaseFor.
+	leaseFor() time.Duration
+	// traceparent is the W3C trace context of attempt n of a step key of
+	// run, or "" when the engine passes none.
+	traceparent(run store.Run, key string, n int) string
+}
+
+// launch is an attempt of an exec or http action that a decision pass
+// started: its unit and number, and its parameters evaluated before its
+// running write commits, so the action touches no state of the run. The
+// supervisor turns it into a flight once the pass is over.
+type launch struct {
+	u       unit
+	attempt int
+	idem    string
+	started time.Time
+	timeout time.Duration
+	limit   int64
+	exec    *execCall
+	http    *httpCall
+}
+
+// attemptEnd is the end of an attempt in flight, as the supervisor feeds
+// it back: its output or its error, and its live output not yet stored.
+type attemptEnd struct {
+	l      *launch
+	out    any
+	err    *stepError
+	output []store.OutputChunkWrite
+}
+
+// passEvent is what a decision pass is asked at: the instant, and the
+// requests the supervisor received (a cancel, a stop). A pass with neither
+// request decides what the state allows now (an attempt's end, a signal, a
+// child's end or a timer already folded into the state).
+type passEvent struct {
+	now    time.Time
+	cancel bool // cancel requested
+	stop   bool // stop now: interrupt the flights and park
+}
+
+// pass decides at ev.now: control answers the event's requests, and
+// when it had none to answer decidePass advances the steps. idle reports
+// that the pass decided and left nothing in flight, nothing to launch and
+// nothing more to decide now: the run parks (park) or the supervisor
+// holds it until its next timer.
+func (sc *scheduler) pass(ctx context.Context, ev passEvent) (idle bool) {
+	if sc.control(ev) {
+		return false
+	}
+	return sc.decidePass(ctx)
+}
+
+// control takes the instant of a pass and answers what comes before any
+// step: a run already ended in the transition keeps its end; a cancel
+// cancels it; a stop interrupts it; a passed deadline fails it. It
+// reports false when none applies: the supervisor then brings in what
+// other processes changed (signals, child runs) and calls decidePass.
+func (sc *scheduler) control(ev passEvent) bool {
+	sc.now = ev.now
+	switch {
+	case sc.ended:
+		// An action's result ended the run (a retry past the deadline):
+		// commit that end as it is; nothing may overwrite it.
+	case ev.cancel || sc.run.CancelRequested:
+		sc.cancelRun()
+	case ev.stop:
+		sc.interruptRun()
+	case !sc.run.DeadlineAt.IsZero() && !sc.now.Before(sc.run.DeadlineAt):
+		sc.failRun(&stepError{Kind: "deadline", Message: fmt.Sprintf("the run passed its deadline (%s)", sc.run.DeadlineAt.Format(time.RFC3339))}, sc.firstInFlight())
+	default:
+		return false
+	}
+	return true
+}
+
+// decidePass advances every step as far as it goes at the pass's instant
+// (decide) and reports whether the run is idle (see pass).
+func (sc *scheduler) decidePass(ctx context.Context) (idle bool) {
+	sc.decide(ctx)
+	return !sc.ended && !sc.more && len(sc.inFlight) == 0 && len(sc.launches) == 0
+}
+
+// firstInFlight returns the first step key (in graph order, then by key)
+// with an action in flight, or "" when none: the step a deadline names.
+func (sc *scheduler) firstInFlight() string {
+	for _, s := range sc.l.g.Steps {
+		var keys []string
+		for key, l := range sc.inFlight {
+			if l.u.s == s {
+				keys = append(keys, key)
+			}
+		}
+		if len(keys) > 0 {
+			slices.Sort(keys)
+			return keys[0]
+		}
+	}
+	return ""
+}
+
+// engineOutside answers a scheduler's questions with the engine: its
+// store (versions, breakers), its clock and id source (a child run's
+// insert), its options and its random source.
+type engineOutside struct{ e *Engine }
+
+func (o engineOutside) childGraph(ctx context.Context, workflow, pin string) (store.Version, *loaded, error) {
+	v, err := o.e.resolvePin(ctx, workflow, pin)
+	if err != nil {
+		return v, nil, err
+	}
+	l, err := o.e.load(ctx, v.Workflow, v.Hash)
+	return v, l, err
+}
+
+func (o engineOutside) childRun(l *loaded, v store.Version, inputs map[string]any, key string) store.RunInsertParams {
+	return o.e.insertParams(l, v, inputs, key)
+}
+
+func (o engineOutside) breakerAcquire(ctx context.Context, p store.BreakerAcquireParams) (store.Breaker, bool, error) {
+	return o.e.st.BreakerAcquire(ctx, p)
+}
+
+func (o engineOutside) mock(c MockCall) (any, *stepError, bool) { return o.e.mock(c) }
+
+func (o engineOutside) jitter(n int64) int64 { return o.e.int63n(n) }
+
+func (o engineOutside) environ() []string { return o.e.opts.Environ() }
+
+func (o engineOutside) leaseFor() time.Duration { return o.e.opts.LeaseFor }
+
+func (o engineOutside) traceparent(run store.Run, key string, n int) string {
+	return o.e.traceparent(run, key, n)
+}

@@ -1,0 +1,816 @@
+package interp
+
+import (
+	"context"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/lang/expr"
+	"github.com/flowrun/flowrun/lang/graph"
+	"github.com/flowrun/flowrun/store"
+)
+
+// The scheduler alone: each row is a small workflow, a starting state
+// (the run's step rows, as a rebuild reads them), an event, an instant,
+// and the decisions expected. No store, no clock, no goroutine: the
+// outside the scheduler asks is a fake (fakeOutside).
+
+// fakeOutside answers a scheduler's questions from memory: the child
+// workflows of the test's source, a fixed jitter, no breaker, no mock.
+type fakeOutside struct {
+	graphs map[string]*loaded
+	jit    int64
+	asked  []int64 // the bounds jitter was asked for
+}
+
+func (o *fakeOutside) childGraph(_ context.Context, workflow, pin string) (store.Version, *loaded, error) {
+	l := o.graphs[workflow]
+	if l == nil {
+		return store.Version{}, nil, fmt.Errorf("no stored version of workflow %q matches version %q: %w", workflow, pin, store.ErrNotFound)
+	}
+	return store.Version{Workflow: workflow, Version: l.g.Version, Hash: l.hash}, l, nil
+}
+
+func (o *fakeOutside) childRun(_ *loaded, v store.Version, inputs map[string]any, key string) store.RunInsertParams {
+	return store.RunInsertParams{ID: "child-of-" + key, Workflow: v.Workflow, Version: v.Version, GraphHash: v.Hash, Key: key, Inputs: mustJSON(inputs)}
+}
+
+func (o *fakeOutside) breakerAcquire(context.Context, store.BreakerAcquireParams) (store.Breaker, bool, error) {
+	return store.Breaker{}, true, nil
+}
+
+func (o *fakeOutside) mock(MockCall) (any, *stepError, bool) { return nil, nil, false }
+
+func (o *fakeOutside) jitter(n int64) int64 {
+	o.asked = append(o.asked, n)
+	return min(o.jit, max(n-1, 0))
+}
+
+func (o *fakeOutside) environ() []string                         { return nil }
+func (o *fakeOutside) leaseFor() time.Duration                   { return 30 * time.Second }
+func (o *fakeOutside) traceparent(store.Run, string, int) string { return "" }
+
+// testScheduler compiles src (its first workflow is the run's, the others
+// are children the fake resolves) and makes a scheduler over the rows, as
+// a rebuild leaves them: every row set, the finished steps settled, the
+// running exec and http keys in flight.
+func testScheduler(t *testing.T, src string, rows []store.Step, deadline time.Time, jitter int64) (*scheduler, *fakeOutside) {
+	t.Helper()
+	m, diags := lang.LoadFile("test.hcl", []byte(src))
+	if diags.HasErrors() {
+		t.Fatalf("compile: %s", diags.Error())
+	}
+	out := &fakeOutside{graphs: map[string]*loaded{}, jit: jitter}
+	var l *loaded
+	for i, w := range m.Workflows {
+		prog, err := expr.Load(w.Graph)
+		if err != nil {
+			t.Fatalf("load %s: %v", w.Graph.Workflow, err)
+		}
+		wl := &loaded{g: w.Graph, prog: prog, hash: "hash-" + w.Graph.Workflow}
+		if i == 0 {
+			l = wl
+		} else {
+			out.graphs[w.Graph.Workflow] = wl
+		}
+	}
+	run := store.Run{ID: "r1", Workflow: l.g.Workflow, Version: l.g.Version, GraphHash: l.hash, Status: store.RunRunning,
+		Inputs: []byte("{}"), DeadlineAt: deadline, Lease: store.Lease{Owner: "me", Epoch: 1}}
+	env := &runEnv{l: l, run: run, lease: run.Lease, owner: "me", conv: expr.NewConvCache(),
+		secrets: map[string]string{}, red: newRedactor(nil), info: expr.RunInfo{ID: run.ID, Workflow: run.Workflow, Version: run.Version}}
+	st := &runState{rows: map[string]*store.Step{}, states: map[string]*rowState{}, lastAtt: map[string]int{}, failures: map[string]int{},
+		results: map[string]expr.StepResult{}, noted: map[string]bool{}, children: map[string]store.Run{}, inFlight: map[string]*launch{}}
+	sc := &scheduler{runEnv: env, runState: st, decisions: &decisions{tx: newTxb(run.ID, run.Lease)}, out: out}
+	for i := range rows {
+		row := rows[i]
+		row.RunID = run.ID
+		sc.setRow(&row)
+		if ls := l.step(row.Key); ls != nil && row.Status.Terminal() {
+			sc.settle(ls, &row)
+		}
+		if row.Index >= 0 && row.Iteration < 0 && row.Status.Terminal() {
+			sc.noted[row.Key] = true
+		}
+		if row.Attempts > 0 {
+			sc.lastAtt[row.Key] = row.Attempts
+		}
+		if s := l.step(row.Step); row.Status == store.StepRunning && s != nil && (s.Action.Kind == graph.KindExec || s.Action.Kind == graph.KindHTTP) &&
+			(s.Foreach == nil || row.Index >= 0) && (s.Until == nil || row.Iteration >= 0) {
+			sc.inFlight[row.Key] = &launch{u: unit{s: s, key: row.Key, idx: row.Index, iter: row.Iteration}, attempt: row.Attempts,
+				started: row.StartedAt, idem: run.ID + "/" + row.Key}
+		}
+	}
+	return sc, out
+}
+
+// A row of the starting state: key (NAME, NAME[i], NAME#n), status, and
+// options.
+func stepRow(key string, status store.StepStatus, opts ...func(*store.Step)) store.Step {
+	row := store.Step{Key: key, Step: key, Index: -1, Iteration: -1, Status: status}
+	if i := strings.IndexAny(key, "[#"); i >= 0 {
+		row.Step = key[:i]
+		rest := key[i:]
+		if strings.HasPrefix(rest, "[") {
+			j := strings.Index(rest, "]")
+			fmt.Sscanf(rest[1:j], "%d", &row.Index)
+			rest = rest[j+1:]
+		}
+		if strings.HasPrefix(rest, "#") {
+			fmt.Sscanf(rest[1:], "%d", &row.Iteration)
+		}
+	}
+	if status.Terminal() || status == store.StepRunning || status == store.StepWaiting {
+		row.Attempts = 1
+		row.StartedAt = t0.Add(-time.Minute)
+	}
+	if status.Terminal() {
+		row.FinishedAt = t0.Add(-time.Second)
+	}
+	for _, o := range opts {
+		o(&row)
+	}
+	return row
+}
+
+func withOutput(js string) func(*store.Step)  { return func(r *store.Step) { r.Output = []byte(js) } }
+func withAttempts(n int) func(*store.Step)    { return func(r *store.Step) { r.Attempts = n } }
+func withWake(at time.Time) func(*store.Step) { return func(r *store.Step) { r.WakeAt = at } }
+func withState(st rowState) func(*store.Step) {
+	return func(r *store.Step) { r.State = mustJSON(&st) }
+}
+
+// schedEvent is what happens before the pass.
+type schedEvent struct {
+	kind   string // pass, cancel, halt, end (an attempt's end), signal, child
+	key    string // end: the step key whose attempt ended
+	out    any
+	err    *stepError
+	signal store.Signal
+	child  store.Run
+}
+
+// passWant is what the pass decided, in words.
+type passWant struct {
+	steps    string // the transition's step writes: key=status, in the order written
+	events   string // the transition's events: kind:key
+	launches string // key#attempt
+	stops    string // key#attempt of the actions to stop
+	run      string // the run's status in the transition ("" when untouched)
+	wake     time.Time
+	external bool // something waits on a signal or a child
+	children string
+	idle     bool
+}
+
+func decided(sc *scheduler, idle bool) passWant {
+	var w passWant
+	var parts []string
+	for _, s := range sc.tx.t.Steps {
+		parts = append(parts, s.Key+"="+string(s.Status))
+	}
+	w.steps = strings.Join(parts, " ")
+	parts = nil
+	for _, e := range sc.tx.t.Events {
+		k := e.Kind
+		if e.StepKey != "" {
+			k += ":" + e.StepKey
+		}
+		parts = append(parts, k)
+	}
+	w.events = strings.Join(parts, " ")
+	parts = nil
+	for _, l := range sc.launches {
+		parts = append(parts, fmt.Sprintf("%s#%d", l.u.key, l.attempt))
+	}
+	w.launches = strings.Join(parts, " ")
+	parts = nil
+	for _, l := range sc.stops {
+		parts = append(parts, fmt.Sprintf("%s#%d", l.u.key, l.attempt))
+	}
+	w.stops = strings.Join(parts, " ")
+	if u := sc.tx.t.Run; u != nil && u.Status != nil {
+		w.run = string(*u.Status)
+	}
+	w.wake, w.external = sc.nextWake(sc.run.DeadlineAt)
+	parts = nil
+	for _, c := range sc.tx.t.Children {
+		parts = append(parts, c.Workflow+":"+c.ParentStepKey)
+	}
+	w.children = strings.Join(parts, " ")
+	w.idle = idle
+	return w
+}
+
+// written returns the transition's write of a step key.
+func written(t *testing.T, sc *scheduler, key string) store.StepWrite {
+	t.Helper()
+	for _, w := range sc.tx.t.Steps {
+		if w.Key == key {
+			return w
+		}
+	}
+	t.Fatalf("the transition writes no step %s", key)
+	return store.StepWrite{}
+}
+
+func TestDecisionPass(t *testing.T) {
+	now := t0
+	ms := func(n int64) time.Time { return now.Add(time.Duration(n) * time.Millisecond) }
+	exitErr := func(code int) *stepError {
+		return &stepError{Kind: "exec", Message: fmt.Sprintf("exited with status %d", code), ExitCode: &code}
+	}
+	for _, tc := range []struct {
+		name     string
+		src      string
+		rows     []store.Step
+		deadline time.Time
+		draining bool
+		jitter   int64
+		ev       schedEvent
+		now      time.Time // zero: now
+		want     passWant
+		check    func(t *testing.T, sc *scheduler)
+	}{
+		{
+			name: "a chain starts: set completes, the exec after it launches",
+			src: `workflow "w" {
+  version = "1.0.0"
+  step "a" {
+    set { x = 1 }
+  }
+  step "b" {
+    depends_on = [step.a]
+    exec { command = ["true"] }
+  }
+  step "c" {
+    depends_on = [step.b]
+    set { y = 2 }
+  }
+}`,
+			ev:   schedEvent{kind: "pass"},
+			want: passWant{steps: "a=completed b=running", events: "step_completed:a step_started:b", launches: "b#1"},
+		},
+		{
+			name: "the end of the chain's exec completes it and the run",
+			src: `workflow "w" {
+  version = "1.0.0"
+  step "a" {
+    set { x = 1 }
+  }
+  step "b" {
+    depends_on = [step.a]
+    exec { command = ["true"] }
+  }
+  step "c" {
+    depends_on = [step.b]
+    set { y = "{{ steps.a.output.x }}" }
+  }
+  output "y" { value = "{{ steps.c.output.y }}" }
+}`,
+			rows: []store.Step{stepRow("a", store.StepCompleted, withOutput(`{"x":1}`)), stepRow("b", store.StepRunning)},
+			ev:   schedEvent{kind: "end", key: "b", out: map[string]any{"exit_code": 0}},
+			want: passWant{steps: "b=completed c=completed", events: "step_completed:b step_completed:c run_completed", run: "completed"},
+			check: func(t *testing.T, sc *scheduler) {
+				if len(sc.tx.t.Attempts) != 1 || sc.tx.t.Attempts[0].Status != store.AttemptCompleted {
+					t.Fatalf("attempt writes = %+v, want b's attempt 1 completed", sc.tx.t.Attempts)
+				}
+				wantJSON(t, "run outputs", sc.tx.t.Run.Outputs, `{"y":1}`)
+			},
+		},
+		{
+			name: "when = false skips the step, and a step that needs it",
+			src: `workflow "w" {
+  version = "1.0.0"
+  step "a" {
+    when = "1 > 2"
+    set { x = 1 }
+  }
+  step "b" {
+    depends_on = [step.a]
+    set { y = 1 }
+  }
+}`,
+			ev:   schedEvent{kind: "pass"},
+			want: passWant{steps: "a=skipped b=skipped", events: "step_skipped:a step_skipped:b run_completed", run: "completed"},
+			check: func(t *testing.T, sc *scheduler) {
+				if d := written(t, sc, "b").Detail; d != `its dependency "a" was skipped` {
+					t.Fatalf("b's skip reason = %q", d)
+				}
+			},
+		},
+		{
+			name: "join any: a step none of whose needs completed is skipped; join all runs past a failed need that continues",
+			src: `workflow "w" {
+  version = "1.0.0"
+  step "a" {
+    set { x = 1 }
+  }
+  step "f" {
+    on_error = "continue"
+    exec { command = ["false"] }
+  }
+  step "any" {
+    depends_on = [step.f, step.s]
+    join       = "any"
+    set { x = 1 }
+  }
+  step "s" {
+    when = "false"
+    set { x = 1 }
+  }
+  step "all" {
+    depends_on = [step.a, step.f]
+    set { x = 2 }
+  }
+}`,
+			rows: []store.Step{stepRow("a", store.StepCompleted, withOutput(`{"x":1}`)), stepRow("f", store.StepRunning)},
+			ev:   schedEvent{kind: "end", key: "f", err: exitErr(1)},
+			want: passWant{steps: "f=failed all=completed s=skipped any=skipped",
+				events: "step_failed:f step_completed:all step_skipped:s step_skipped:any run_completed", run: "completed"},
+			check: func(t *testing.T, sc *scheduler) {
+				if d := written(t, sc, "any").Detail; d != `none of its dependencies completed (join = "any")` {
+					t.Fatalf("any's skip reason = %q", d)
+				}
+			},
+		},
+		{
+			name: "a failed attempt with a retry policy backs off by backoff plus the jitter drawn",
+			src: `workflow "w" {
+  version = "1.0.0"
+  step "a" {
+    retry {
+      attempts = 3
+      backoff  = "2s"
+      jitter   = "500ms"
+    }
+    exec { command = ["false"] }
+  }
+}`,
+			rows:   []store.Step{stepRow("a", store.StepRunning)},
+			jitter: 123,
+			ev:     schedEvent{kind: "end", key: "a", err: exitErr(1)},
+			want:   passWant{steps: "a=waiting", events: "retry_scheduled:a", wake: ms(2123), idle: true},
+			check: func(t *testing.T, sc *scheduler) {
+				st := sc.state("a")
+				if st.Wait != waitRetry || st.Attempt != 2 || st.DelayMS != 2000 || st.JitterMS != 123 {
+					t.Fatalf("a's State = %+v, want a retry of attempt 2 after 2000 ms + 123 ms", st)
+				}
+				if o := sc.out.(*fakeOutside); len(o.asked) != 1 || o.asked[0] != 501 {
+					t.Fatalf("jitter asked for %v, want [501]", o.asked)
+				}
+			},
+		},
+		{
+			name: "a retry whose wake came launches the next attempt",
+			src: `workflow "w" {
+  version = "1.0.0"
+  step "a" {
+    retry { attempts = 3 }
+    exec { command = ["false"] }
+  }
+}`,
+			rows: []store.Step{stepRow("a", store.StepWaiting, withWake(ms(-1)), withState(rowState{Wait: waitRetry, Attempt: 2}))},
+			ev:   schedEvent{kind: "pass"},
+			want: passWant{steps: "a=running", events: "step_started:a", launches: "a#2"},
+		},
+		{
+			name: "a retry whose wake has not come waits: nothing is decided",
+			src: `workflow "w" {
+  version = "1.0.0"
+  step "a" {
+    retry { attempts = 3 }
+    exec { command = ["false"] }
+  }
+}`,
+			rows: []store.Step{stepRow("a", store.StepWaiting, withWake(ms(5)), withState(rowState{Wait: waitRetry, Attempt: 2}))},
+			ev:   schedEvent{kind: "pass"},
+			want: passWant{wake: ms(5), idle: true},
+		},
+		{
+			name: "a passed deadline fails the run, stops the attempt in flight and names its step",
+			src: `workflow "w" {
+  version = "1.0.0"
+  step "a" {
+    exec { command = ["sleep", "100"] }
+  }
+}`,
+			rows:     []store.Step{stepRow("a", store.StepRunning)},
+			deadline: ms(0),
+			ev:       schedEvent{kind: "pass"},
+			want:     passWant{steps: "a=canceled", events: "run_failed:a", stops: "a#1", run: "failed", wake: ms(0)},
+			check: func(t *testing.T, sc *scheduler) {
+				wantJSON(t, "run error", sc.tx.t.Run.Error, `{"kind":"deadline","message":"the run passed its deadline (`+ms(0).Format(time.RFC3339)+`)","step":"a"}`)
+			},
+		},
+		{
+			name: "foreach fans out up to the run's parallel limit",
+			src: `workflow "w" {
+  version = "1.0.0"
+  limits { parallel = 2 }
+  step "each" {
+    foreach {
+      items       = "[1, 2, 3]"
+      concurrency = 2
+    }
+    exec { command = ["echo", "{{ item }}"] }
+  }
+  step "other" {
+    exec { command = ["true"] }
+  }
+}`,
+			ev:   schedEvent{kind: "pass"},
+			want: passWant{steps: "each=running each[0]=running each[1]=running", events: "step_started:each step_started:each[0] step_started:each[1]", launches: "each[0]#1 each[1]#1"},
+			check: func(t *testing.T, sc *scheduler) {
+				if !sc.blocked {
+					t.Fatal("the step held back by the parallel limit did not mark the pass blocked")
+				}
+			},
+		},
+		{
+			name: "an item's end frees a slot for the next item",
+			src: `workflow "w" {
+  version = "1.0.0"
+  step "each" {
+    foreach {
+      items       = "[1, 2, 3]"
+      concurrency = 2
+    }
+    exec { command = ["echo", "{{ item }}"] }
+  }
+}`,
+			rows: []store.Step{stepRow("each", store.StepRunning, withAttempts(0), withState(rowState{Items: recordedItems(`[1,2,3]`)})),
+				stepRow("each[0]", store.StepRunning), stepRow("each[1]", store.StepRunning)},
+			ev:   schedEvent{kind: "end", key: "each[0]", out: "1"},
+			want: passWant{steps: "each[0]=completed each[2]=running", events: "step_completed:each[0] step_started:each[2]", launches: "each[2]#1"},
+		},
+		{
+			name: "until: an iteration that leaves the condition false starts the next after the interval",
+			src: `workflow "w" {
+  version = "1.0.0"
+  step "count" {
+    until          = "steps.count.output.n >= 3"
+    interval       = "1s"
+    max_iterations = 5
+    set { n = "{{ iteration == 0 ? 1 : steps.count.output.n + 1 }}" }
+  }
+}`,
+			rows: []store.Step{stepRow("count", store.StepWaiting, withWake(ms(0)), withState(rowState{Wait: waitInterval, Iteration: 1})),
+				stepRow("count#0", store.StepCompleted, withOutput(`{"n":1}`))},
+			ev:   schedEvent{kind: "pass"},
+			want: passWant{steps: "count=waiting count#1=completed", events: "step_completed:count#1", wake: ms(1000), idle: true},
+			check: func(t *testing.T, sc *scheduler) {
+				if st := sc.state("count"); st.Iteration != 2 || st.Wait != waitInterval {
+					t.Fatalf("count's State = %+v, want iteration 2, waiting for the interval", st)
+				}
+				wantJSON(t, "iteration 1's output", written(t, sc, "count#1").Output, `{"n":2}`)
+			},
+		},
+		{
+			name: "until: the condition true ends the loop with the last iteration's output",
+			src: `workflow "w" {
+  version = "1.0.0"
+  step "count" {
+    until          = "steps.count.output.n >= 2"
+    max_iterations = 5
+    set { n = "{{ iteration == 0 ? 1 : steps.count.output.n + 1 }}" }
+  }
+}`,
+			ev:   schedEvent{kind: "pass"},
+			want: passWant{steps: "count=completed count#0=completed count#1=completed", events: "step_completed:count#0 step_completed:count#1 step_completed:count run_completed", run: "completed"},
+		},
+		{
+			name: "switch: the first true case is taken and the other branch is skipped",
+			src: `workflow "w" {
+  version = "1.0.0"
+  step "route" {
+    switch {
+      case {
+        when = "1 > 2"
+        next = [step.slow]
+      }
+      case {
+        when = "2 > 1"
+        next = [step.fast]
+      }
+    }
+  }
+  step "fast" {
+    set { v = "fast" }
+  }
+  step "slow" {
+    set { v = "slow" }
+  }
+}`,
+			ev:   schedEvent{kind: "pass"},
+			want: passWant{steps: "route=completed fast=completed slow=skipped", events: "step_completed:route step_completed:fast step_skipped:slow run_completed", run: "completed"},
+			check: func(t *testing.T, sc *scheduler) {
+				wantJSON(t, "route's output", written(t, sc, "route").Output, `"case1"`)
+			},
+		},
+		{
+			name: "sleep: starting records the wake time",
+			src: `workflow "w" {
+  version = "1.0.0"
+  step "nap" {
+    sleep { duration = "10m" }
+  }
+}`,
+			ev:   schedEvent{kind: "pass"},
+			want: passWant{steps: "nap=waiting", events: "step_started:nap", wake: now.Add(10 * time.Minute), idle: true},
+		},
+		{
+			name: "sleep: the wake time come completes the step",
+			src: `workflow "w" {
+  version = "1.0.0"
+  step "nap" {
+    sleep { duration = "10m" }
+  }
+}`,
+			rows: []store.Step{stepRow("nap", store.StepWaiting, withWake(ms(0)), withState(rowState{Wait: waitSleep}))},
+			ev:   schedEvent{kind: "pass"},
+			want: passWant{steps: "nap=completed", events: "step_completed:nap run_completed", run: "completed"},
+			check: func(t *testing.T, sc *scheduler) {
+				wantJSON(t, "nap's output", written(t, sc, "nap").Output, `{"woke_at":"`+now.Format(time.RFC3339Nano)+`"}`)
+			},
+		},
+		{
+			name: "wait: no signal pending, the step waits on it",
+			src: `workflow "w" {
+  version = "1.0.0"
+  step "approve" {
+    wait { signal = "approval" }
+  }
+}`,
+			ev:   schedEvent{kind: "pass"},
+			want: passWant{steps: "approve=waiting", events: "step_started:approve", external: true, idle: true},
+		},
+		{
+			name: "wait: a signal that arrived is consumed and completes the step",
+			src: `workflow "w" {
+  version = "1.0.0"
+  step "approve" {
+    wait { signal = "approval" }
+  }
+  output "by" { value = "{{ steps.approve.output.by }}" }
+}`,
+			rows: []store.Step{stepRow("approve", store.StepWaiting, withState(rowState{Wait: waitSignal, Signal: "approval"}))},
+			ev:   schedEvent{kind: "signal", signal: store.Signal{ID: 7, Name: "approval", Payload: []byte(`{"by":"ann"}`)}},
+			want: passWant{steps: "approve=completed", events: "signal_consumed:approve step_completed:approve run_completed", run: "completed"},
+			check: func(t *testing.T, sc *scheduler) {
+				if c := sc.tx.t.ConsumeSignals; len(c) != 1 || c[0].SignalID != 7 || c[0].StepKey != "approve" {
+					t.Fatalf("consumed signals = %+v, want signal 7 by approve", c)
+				}
+				wantJSON(t, "run outputs", sc.tx.t.Run.Outputs, `{"by":"ann"}`)
+			},
+		},
+		{
+			name: "workflow: the child run is inserted in the transition that sets the step waiting",
+			src: `workflow "parent" {
+  version = "1.0.0"
+  step "kid" {
+    timeout = "1h"
+    workflow {
+      name    = "child"
+      version = "1"
+      input   = { n = 21 }
+    }
+  }
+}
+workflow "child" {
+  version = "1.0.0"
+  input "n" { type = number }
+  step "double" {
+    set { v = "{{ input.n * 2 }}" }
+  }
+}`,
+			ev:   schedEvent{kind: "pass"},
+			want: passWant{steps: "kid=waiting", events: "child_started:kid", children: "child:kid", wake: now.Add(time.Hour), external: true, idle: true},
+			check: func(t *testing.T, sc *scheduler) {
+				c := sc.tx.t.Children[0]
+				if c.ParentRunID != "r1" || c.RootRunID != "r1" || c.Key != "r1/kid" {
+					t.Fatalf("child insert = %+v, want parent and root r1, key r1/kid", c)
+				}
+				wantJSON(t, "child inputs", c.Inputs, `{"n":21}`)
+			},
+		},
+		{
+			name: "workflow: the child's end completes the step with its outputs",
+			src: `workflow "parent" {
+  version = "1.0.0"
+  step "kid" {
+    workflow {
+      name    = "child"
+      version = "1"
+    }
+  }
+}
+workflow "child" {
+  version = "1.0.0"
+  step "s" {
+    set { v = 1 }
+  }
+}`,
+			rows: []store.Step{stepRow("kid", store.StepWaiting, withState(rowState{Wait: waitChild, Child: "c1"}))},
+			ev:   schedEvent{kind: "child", child: store.Run{ID: "c1", Workflow: "child", Status: store.RunCompleted, Outputs: []byte(`{"v":1}`)}},
+			want: passWant{steps: "kid=completed", events: "step_completed:kid run_completed", run: "completed"},
+		},
+		{
+			name: "draining: no step key of any kind begins",
+			src: `workflow "w" {
+  version = "1.0.0"
+  step "a" {
+    set { x = 1 }
+  }
+  step "b" {
+    exec { command = ["true"] }
+  }
+}`,
+			draining: true,
+			ev:       schedEvent{kind: "pass"},
+			want:     passWant{idle: true},
+			check: func(t *testing.T, sc *scheduler) {
+				if !sc.blocked {
+					t.Fatal("a draining pass with ready steps is not blocked")
+				}
+			},
+		},
+		{
+			name: "on_error = continue: a failed step lets the steps after it run",
+			src: `workflow "w" {
+  version = "1.0.0"
+  step "a" {
+    on_error = "continue"
+    exec { command = ["false"] }
+  }
+  step "b" {
+    depends_on = [step.a]
+    set { saw = "{{ steps.a.status }}" }
+  }
+}`,
+			rows: []store.Step{stepRow("a", store.StepRunning)},
+			ev:   schedEvent{kind: "end", key: "a", err: exitErr(3)},
+			want: passWant{steps: "a=failed b=completed", events: "step_failed:a step_completed:b run_completed", run: "completed"},
+			check: func(t *testing.T, sc *scheduler) {
+				wantJSON(t, "b's output", written(t, sc, "b").Output, `{"saw":"failed"}`)
+			},
+		},
+		{
+			name: "a failed step without on_error fails the run",
+			src: `workflow "w" {
+  version = "1.0.0"
+  step "a" {
+    exec { command = ["false"] }
+  }
+  step "b" {
+    depends_on = [step.a]
+    set { x = 1 }
+  }
+}`,
+			rows: []store.Step{stepRow("a", store.StepRunning)},
+			ev:   schedEvent{kind: "end", key: "a", err: exitErr(3)},
+			want: passWant{steps: "a=failed", events: "step_failed:a run_failed:a", run: "failed"},
+		},
+		{
+			name: "cancel: the attempt in flight is stopped and every unfinished key canceled",
+			src: `workflow "w" {
+  version = "1.0.0"
+  step "a" {
+    exec { command = ["sleep", "100"] }
+  }
+  step "nap" {
+    sleep { duration = "1h" }
+  }
+}`,
+			rows: []store.Step{stepRow("a", store.StepRunning), stepRow("nap", store.StepWaiting, withWake(ms(3600000)), withState(rowState{Wait: waitSleep}))},
+			ev:   schedEvent{kind: "cancel"},
+			want: passWant{steps: "a=canceled nap=canceled", events: "step_canceled:nap run_canceled", stops: "a#1", run: "canceled"},
+		},
+		{
+			name: "halt: the attempt in flight is interrupted, its step pending again, the run released due now",
+			src: `workflow "w" {
+  version = "1.0.0"
+  step "a" {
+    exec { command = ["sleep", "100"] }
+  }
+}`,
+			rows: []store.Step{stepRow("a", store.StepRunning)},
+			ev:   schedEvent{kind: "halt"},
+			want: passWant{steps: "a=pending", events: "interrupted:a run_parked", stops: "a#1", run: "pending"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc, _ := testScheduler(t, tc.src, tc.rows, tc.deadline, tc.jitter)
+			sc.draining = tc.draining
+			at := tc.now
+			if at.IsZero() {
+				at = now
+			}
+			ctx := context.Background()
+			ev := passEvent{now: at}
+			switch tc.ev.kind {
+			case "pass":
+			case "cancel":
+				ev.cancel = true
+			case "halt":
+				ev.stop = true
+			case "end":
+				l := sc.inFlight[tc.ev.key]
+				if l == nil {
+					t.Fatalf("no attempt of %s in flight", tc.ev.key)
+				}
+				sc.absorb(at, attemptEnd{l: l, out: tc.ev.out, err: tc.ev.err})
+			case "signal":
+				sc.signals = append(sc.signals, tc.ev.signal)
+			case "child":
+				sc.children[tc.ev.child.ID] = tc.ev.child
+			default:
+				t.Fatalf("unknown event %q", tc.ev.kind)
+			}
+			idle := sc.pass(ctx, ev)
+			got := decided(sc, idle)
+			if got != tc.want {
+				t.Fatalf("decided\n%+v\nwant\n%+v", got, tc.want)
+			}
+			if tc.check != nil {
+				tc.check(t, sc)
+			}
+		})
+	}
+}
+
+// TestSchedulerMethodsArePure scans the package's source: no method of
+// the scheduler starts a goroutine, sends or receives on a channel,
+// selects, reads the clock, sleeps, or names the Engine, its store or its
+// clock (what it asks outside goes through outside).
+func TestSchedulerMethodsArePure(t *testing.T) {
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	methods := 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Recv == nil || len(fd.Recv.List) != 1 {
+				continue
+			}
+			star, ok := fd.Recv.List[0].Type.(*ast.StarExpr)
+			if !ok {
+				continue
+			}
+			if id, ok := star.X.(*ast.Ident); !ok || id.Name != "scheduler" {
+				continue
+			}
+			methods++
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				bad := ""
+				switch x := n.(type) {
+				case *ast.GoStmt:
+					bad = "starts a goroutine"
+				case *ast.SendStmt:
+					bad = "sends on a channel"
+				case *ast.SelectStmt:
+					bad = "selects"
+				case *ast.UnaryExpr:
+					if x.Op == token.ARROW {
+						bad = "receives from a channel"
+					}
+				case *ast.SelectorExpr:
+					if id, ok := x.X.(*ast.Ident); ok && id.Name == "time" && (x.Sel.Name == "Now" || x.Sel.Name == "Since" || x.Sel.Name == "Sleep" || x.Sel.Name == "After" || x.Sel.Name == "NewTimer") {
+						bad = "calls time." + x.Sel.Name
+					}
+					switch x.Sel.Name {
+					case "clk", "st", "e", "flights", "drain", "halt", "lost", "cancelReq":
+						bad = "reaches ." + x.Sel.Name
+					}
+				case *ast.Ident:
+					if x.Name == "Engine" {
+						bad = "names the Engine"
+					}
+				}
+				if bad != "" {
+					t.Errorf("%s: scheduler.%s %s", fset.Position(n.Pos()), fd.Name.Name, bad)
+				}
+				return true
+			})
+		}
+	}
+	if methods < 50 {
+		t.Fatalf("found %d scheduler methods; the scan lost them", methods)
+	}
+}
