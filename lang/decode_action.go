@@ -13,19 +13,36 @@ import (
 // This file decodes the action blocks: exec, http, set, sleep, wait,
 // workflow, fail and switch.
 
-// actionDecl is a decoded action block. Kind says which fields are used.
+// actionDecl is a decoded action block: its kind and the attributes of
+// that kind, one embedded struct a kind (their fields are promoted, so a
+// decoder or the compiler names a.Command, a.URL). Kind says which of them
+// is used; the others stay zero.
 type actionDecl struct {
 	Kind  string
 	Range hcl.Range // the block's type keyword
 
-	// exec
+	execDecl
+	httpDecl
+	setDecl
+	sleepDecl
+	waitDecl
+	childDecl
+	failDecl
+	switchDecl
+}
+
+// execDecl holds an exec block's attributes.
+type execDecl struct {
 	Command *dataNode
 	Shell   bool
 	Dir     *dataNode
 	Env     *dataNode
 	Stdin   *dataNode
 	PassEnv []string // sorted, without duplicates
-	// http
+}
+
+// httpDecl holds an http block's attributes.
+type httpDecl struct {
 	Method  string
 	URL     *dataNode
 	Headers *dataNode
@@ -34,23 +51,41 @@ type actionDecl struct {
 	Query   *dataNode
 	// NoRedirects is follow_redirects = false.
 	NoRedirects bool
-	// set
+}
+
+// setDecl holds a set block's values.
+type setDecl struct {
 	Values map[string]*dataNode
-	// sleep (DurationMS or SleepUntil)
+}
+
+// sleepDecl holds a sleep block's attributes: DurationMS or SleepUntil.
+type sleepDecl struct {
 	DurationMS int64
 	SleepUntil *dataNode
-	// wait
+}
+
+// waitDecl holds a wait block's attributes.
+type waitDecl struct {
 	Signal    string
 	TimeoutMS int64
 	WaitType  *graph.Type // nil: any
-	// workflow
+}
+
+// childDecl holds a workflow block's attributes (the child run).
+type childDecl struct {
 	Workflow      string
 	WorkflowRange hcl.Range // the name attribute's value
 	Pin           string
 	Input         *dataNode
-	// fail
+}
+
+// failDecl holds a fail block's message.
+type failDecl struct {
 	Message *dataNode
-	// switch
+}
+
+// switchDecl holds a switch block's cases.
+type switchDecl struct {
 	Cases   []caseDecl
 	Default []refDecl
 }

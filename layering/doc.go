@@ -24,7 +24,10 @@
 //     lsp, tui/display and tui/theme start none, and lang and lang/graph
 //     start them only with a WaitGroup they wait on in the same function;
 //   - the TUI reads the engine's own types: no struct of tui repeats more
-//     than three fields (name and type) of a struct of interp or store.
+//     than three fields (name and type) of a struct of interp or store;
+//   - no struct type has more than 20 fields unless the test's bigStructs
+//     says why it is one idea (interp's runner files are left to the
+//     runner's own test).
 //
 // A test-only package is one that tests import and no package's code does
 // (store/storetest, tui/internal/fixture). It must not be imported by

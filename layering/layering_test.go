@@ -477,3 +477,66 @@ func TestTUIKeepsNoMirrors(t *testing.T) {
 		}
 	}
 }
+
+// maxFields is the most fields a struct type may have before it is
+// several ideas that want types of their own.
+const maxFields = 20
+
+// bigStructs are the struct types allowed more than maxFields fields, with
+// why each is one idea.
+var bigStructs = map[string]string{
+	"store.Run":              "a row of the runs table: one field a column",
+	"store.Schedule":         "a row of the schedules table: one field a column",
+	"interp.RunView":         "the run object of show --json and the API: one field a documented JSON field",
+	"tui/keys.KeyMap":        "one binding an action; the help bar lists them",
+	"lang/graph.fastDecoder": "the stored-graph decoder's state, rewritten by the codec generation of lang/graph (issue 18 item 1)",
+}
+
+// runnerFiles are interp's runner files, whose split into state, scheduler
+// and supervisor has its own test of type sizes (issue 18 item 2).
+var runnerFiles = map[string]bool{
+	"runner.go": true, "schedule.go": true, "unit.go": true, "decisions.go": true,
+	"runstate.go": true, "supervisor.go": true, "flight.go": true, "runenv.go": true,
+}
+
+// TestStructSizes fails when a struct type has more than maxFields fields
+// (an embedded field counts once) and is not in bigStructs.
+func TestStructSizes(t *testing.T) {
+	n := 0
+	for _, p := range packages(t) {
+		from := rel(p.ImportPath)
+		for _, path := range p.sources() {
+			if from == "interp" && runnerFiles[filepath.Base(path)] {
+				continue
+			}
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(f, func(node ast.Node) bool {
+				ts, ok := node.(*ast.TypeSpec)
+				if !ok {
+					return true
+				}
+				st, ok := ts.Type.(*ast.StructType)
+				if !ok {
+					return true
+				}
+				n++
+				fields := 0
+				for _, fl := range st.Fields.List {
+					fields += max(len(fl.Names), 1)
+				}
+				if fields > maxFields && bigStructs[from+"."+ts.Name.Name] == "" {
+					t.Errorf("%s: %s.%s has %d fields (at most %d): group the fields of each idea in a type of its own, or say in bigStructs why it is one idea",
+						fset.Position(ts.Pos()), from, ts.Name.Name, fields, maxFields)
+				}
+				return true
+			})
+		}
+	}
+	if n < 200 {
+		t.Fatalf("found only %d struct types", n)
+	}
+}

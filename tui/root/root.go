@@ -72,16 +72,25 @@ type Model struct {
 	// out reads the open run's live output; nil when no run is open.
 	out *outputReader
 
+	follow pollState
+	status statusLine
+}
+
+// pollState is where the root is in following the store.
+type pollState struct {
 	cursor  int64 // the last event id applied
 	loaded  bool
 	polling bool
 	// ticks is false in tests that drive polls by hand.
 	ticks bool
+}
 
-	status    string // the last message for the status bar
-	statusErr bool
-	statusAt  time.Time // when status was set, on the display's clock
-	storeErr  error     // the last poll's error, shown until a poll succeeds
+// statusLine is what the status bar says.
+type statusLine struct {
+	msg      string // the last message
+	isErr    bool
+	at       time.Time // when msg was set, on the display's clock
+	storeErr error     // the last poll's error, shown until a poll succeeds
 }
 
 // Options configure New.
@@ -105,7 +114,7 @@ func New(bg context.Context, src *feed.Source, disp *display.Display, opts Optio
 	h.Styles.FullSeparator = disp.Styles.Faint
 	h.Styles.Ellipsis = disp.Styles.Faint
 	m := Model{
-		bg: bg, src: src, disp: disp, keys: km, title: opts.Title, help: h, ticks: !opts.NoTicks,
+		bg: bg, src: src, disp: disp, keys: km, title: opts.Title, help: h, follow: pollState{ticks: !opts.NoTicks},
 		runs: runs.New(disp, km),
 		run:  run.New(disp, km),
 		step: step.New(disp, km),
@@ -191,7 +200,7 @@ func (m Model) load() tea.Cmd {
 // within feed.MinPollGap of the last poll: the screen follows a busy store
 // at most 20 times a second (interp.WaitForChange).
 func (m Model) tick() tea.Cmd {
-	if !m.ticks {
+	if !m.follow.ticks {
 		return nil
 	}
 	return waitPoll(m.bg, m.disp.Clock, m.src.Engine.Store())
@@ -220,7 +229,7 @@ func (m Model) watch() feed.Watch {
 }
 
 func (m Model) poll() tea.Cmd {
-	bg, src, cur, w := m.bg, m.src, m.cursor, m.watch()
+	bg, src, cur, w := m.bg, m.src, m.follow.cursor, m.watch()
 	return func() tea.Msg {
 		ch, err := src.Poll(bg, cur, w)
 		return polledMsg{ch, w, err}

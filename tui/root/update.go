@@ -64,21 +64,21 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case loadedMsg:
 		if msg.err != nil {
-			m.storeErr = msg.err
+			m.status.storeErr = msg.err
 			return m, nil
 		}
-		m.loaded, m.storeErr = true, nil
-		m.cursor = msg.snap.Cursor
+		m.follow.loaded, m.status.storeErr = true, nil
+		m.follow.cursor = msg.snap.Cursor
 		m.runs.SetRuns(msg.snap.Runs)
 		return m, nil
 	case PollMsg:
 		m.expireNotice()
 		cmds := []tea.Cmd{m.tick()}
 		switch {
-		case !m.loaded:
+		case !m.follow.loaded:
 			cmds = append(cmds, m.load())
-		case !m.polling:
-			m.polling = true
+		case !m.follow.polling:
+			m.follow.polling = true
 			cmds = append(cmds, m.poll())
 		}
 		if m.screen == screenRun || m.screen == screenStep {
@@ -214,14 +214,14 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // applyPoll folds a poll's changes into the screens.
 func (m Model) applyPoll(msg polledMsg) (tea.Model, tea.Cmd) {
-	m.polling = false
+	m.follow.polling = false
 	if msg.err != nil {
-		m.storeErr = msg.err
+		m.status.storeErr = msg.err
 		return m, nil
 	}
-	m.storeErr = nil
+	m.status.storeErr = nil
 	ch := msg.ch
-	m.cursor = ch.Cursor
+	m.follow.cursor = ch.Cursor
 	m.runs.Apply(ch.Runs)
 	var cmds []tea.Cmd
 	if ch.Open != nil && ch.Open.Run.ID == m.run.RunID() && m.run.Detail() != nil {
@@ -247,7 +247,7 @@ func (m Model) applyPoll(msg polledMsg) (tea.Model, tea.Cmd) {
 		}
 	}
 	if ch.More {
-		m.polling = true
+		m.follow.polling = true
 		cmds = append(cmds, m.poll())
 	}
 	return m, tea.Batch(cmds...)
@@ -587,11 +587,11 @@ func refusal(err error) error {
 func (m *Model) setErr(err error) { m.setErrText(err.Error()) }
 
 func (m *Model) setErrText(s string) {
-	m.status, m.statusErr, m.statusAt = termtext.Line(s), true, m.disp.Clock.Now()
+	m.status.msg, m.status.isErr, m.status.at = termtext.Line(s), true, m.disp.Clock.Now()
 }
 
 func (m *Model) setInfo(s string) {
-	m.status, m.statusErr, m.statusAt = termtext.Line(s), false, m.disp.Clock.Now()
+	m.status.msg, m.status.isErr, m.status.at = termtext.Line(s), false, m.disp.Clock.Now()
 }
 
 // How long a notice stays in the status bar, on the display's clock: a
@@ -605,15 +605,15 @@ const (
 // expireNotice clears the status bar's message once it is older than its
 // time to live; each poll calls it.
 func (m *Model) expireNotice() {
-	if m.status == "" {
+	if m.status.msg == "" {
 		return
 	}
 	ttl := noticeTTL
-	if m.statusErr {
+	if m.status.isErr {
 		ttl = errorTTL
 	}
-	if m.disp.Clock.Now().Sub(m.statusAt) >= ttl {
-		m.status, m.statusErr = "", false
+	if m.disp.Clock.Now().Sub(m.status.at) >= ttl {
+		m.status.msg, m.status.isErr = "", false
 	}
 }
 

@@ -89,8 +89,8 @@ func (m Model) View() string {
 	}
 	var body string
 	switch {
-	case m.storeErr != nil && !m.loaded:
-		body = st.Error.Render("Cannot read the database.") + "\n" + termtext.Line(m.storeErr.Error()) +
+	case m.status.storeErr != nil && !m.follow.loaded:
+		body = st.Error.Render("Cannot read the database.") + "\n" + termtext.Line(m.status.storeErr.Error()) +
 			"\n\nCheck that --db (or FLOWRUN_DB) names a flowrun database you may read.\nflowtui retries every few hundred milliseconds; press q to quit."
 	case m.confirm != nil:
 		body = lipgloss.Place(w, bodyH, lipgloss.Center, lipgloss.Center, m.confirm.View())
@@ -131,14 +131,14 @@ func (m Model) statusLines() string {
 	switch {
 	case m.jump != nil:
 		return wrap(m.jump.View(), m.disp.Width, 3)
-	case m.storeErr != nil:
-		return wrap(st.Error.Render("Cannot read the database: ")+termtext.Line(m.storeErr.Error())+" (retrying)", m.disp.Width, 2)
-	case m.statusErr:
-		return st.Error.Render(wrap(m.status, m.disp.Width, 2))
-	case m.status == "" && m.loaded:
+	case m.status.storeErr != nil:
+		return wrap(st.Error.Render("Cannot read the database: ")+termtext.Line(m.status.storeErr.Error())+" (retrying)", m.disp.Width, 2)
+	case m.status.isErr:
+		return st.Error.Render(wrap(m.status.msg, m.disp.Width, 2))
+	case m.status.msg == "" && m.follow.loaded:
 		return st.Faint.Render(fmt.Sprintf("live · %d runs · polled every %s", m.runs.Len(), feed.PollInterval))
 	}
-	return wrap(m.status, m.disp.Width, 2)
+	return wrap(m.status.msg, m.disp.Width, 2)
 }
 
 func (m Model) statusHeight() int { return max(1, lipgloss.Height(m.statusLines())) }
