@@ -2,15 +2,18 @@ package testrun
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"time"
 
 	"github.com/flowrun/flowrun/clock"
+	"github.com/flowrun/flowrun/store"
 )
 
 // maxCrashFailures is how many failing commit points a test reports
@@ -139,6 +142,14 @@ func (s *session) crash(ctx context.Context, base *execution, rec *record) (int,
 	var fails []Failure
 	replays, stopped := 0, 0
 	total := len(base.commits)
+	var rs *replayStore
+	if !base.real {
+		var err error
+		if rs, err = s.openReplayStore(ctx, rec); err != nil {
+			return 0, 0, []Failure{{Pos: pos(s.t.Range), What: "crash", Message: err.Error()}}
+		}
+		defer rs.close()
+	}
 	for n := 1; n <= total; n++ {
 		point := fmt.Sprintf("crash after commit %d of %d (%s)", n, total, base.commits[n-1])
 		var x *execution
@@ -151,7 +162,7 @@ func (s *session) crash(ctx context.Context, base *execution, rec *record) (int,
 		case n > len(rec.checkpoints) || rec.checkpoints[n-1].applied != n:
 			err = fmt.Errorf("no checkpoint was taken there")
 		default:
-			x, err = s.replay(ctx, base, rec, rec.checkpoints[n-1])
+			x, err = s.replay(ctx, base, rec, rec.checkpoints[n-1], rs)
 		}
 		replays++
 		if err != nil {
@@ -185,13 +196,52 @@ func (s *session) crash(ctx context.Context, base *execution, rec *record) (int,
 	return replays, stopped, fails
 }
 
-// replay resumes the run from checkpoint cp with a new engine.
-func (s *session) replay(ctx context.Context, base *execution, rec *record, cp *checkpoint) (*execution, error) {
-	st, done, err := openScratch(ctx, cp.path)
+// replayStore is the scratch store the replays of a test share: each
+// restores its checkpoint into it (opening a store per replay costs more
+// than the replay).
+type replayStore struct {
+	st   store.Store
+	db   *sql.DB
+	done func()
+}
+
+func (s *session) openReplayStore(ctx context.Context, rec *record) (*replayStore, error) {
+	if len(rec.checkpoints) == 0 {
+		return nil, fmt.Errorf("no checkpoint was taken")
+	}
+	path := filepath.Join(rec.dir, rec.name+"-replay.db")
+	b, err := os.ReadFile(rec.checkpoints[0].path)
+	if err != nil {
+		return nil, fmt.Errorf("read a checkpoint: %w", err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return nil, fmt.Errorf("write the replay store: %w", err)
+	}
+	st, done, err := openScratch(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	defer done()
+	db, err := openReader(path)
+	if err != nil {
+		done()
+		return nil, err
+	}
+	return &replayStore{st: st, db: db, done: done}, nil
+}
+
+func (r *replayStore) close() {
+	r.db.Close()
+	r.done()
+}
+
+// replay resumes the run from checkpoint cp with a new engine, on rs.
+func (s *session) replay(ctx context.Context, base *execution, rec *record, cp *checkpoint, rs *replayStore) (*execution, error) {
+	if err := restore(ctx, rs.db, cp.path); err != nil {
+		return nil, err
+	}
+	removeDB(cp.path)
+	st := rs.st
+	var err error
 	x := newExecution()
 	x.calls, x.side, x.index, x.next = maps.Clone(cp.calls), maps.Clone(cp.side), maps.Clone(cp.index), maps.Clone(cp.next)
 	x.unmocked = maps.Clone(cp.unmocked)
@@ -202,10 +252,7 @@ func (s *session) replay(ctx context.Context, base *execution, rec *record, cp *
 	if d.src, err = restorePCG(cp.rand); err != nil {
 		return nil, err
 	}
-	if d.db, err = openReader(cp.path); err != nil {
-		return nil, err
-	}
-	defer d.db.Close()
+	d.db = rs.db
 	// The engine of the checkpoint (incarnation 0) is gone: the loop goes
 	// on as after its failed call, with a new one.
 	d.restart()

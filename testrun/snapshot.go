@@ -10,10 +10,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 
-	_ "modernc.org/sqlite" // the driver of the scratch stores (store/sqlite registers the same)
+	"modernc.org/sqlite" // the driver of the scratch stores (store/sqlite registers the same)
 )
 
 // A crash replay starts from a checkpoint of the uninterrupted execution
@@ -95,6 +96,38 @@ func snapshot(ctx context.Context, db *sql.DB, path string) error {
 	}
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		return fmt.Errorf("write a snapshot of the scratch store: %w", err)
+	}
+	return nil
+}
+
+// restore overwrites the database db is open on with the snapshot at
+// path, through SQLite's backup API: the other connections to it (the
+// store's) see the new content at their next transaction.
+func restore(ctx context.Context, db *sql.DB, path string) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("restore a snapshot: %w", err)
+	}
+	defer conn.Close()
+	err = conn.Raw(func(dc any) error {
+		r, ok := dc.(interface {
+			NewRestore(string) (*sqlite.Backup, error)
+		})
+		if !ok {
+			return fmt.Errorf("the SQLite driver cannot restore a database")
+		}
+		b, err := r.NewRestore("file:" + path)
+		if err != nil {
+			return err
+		}
+		if _, err := b.Step(-1); err != nil {
+			b.Finish()
+			return err
+		}
+		return b.Finish()
+	})
+	if err != nil {
+		return fmt.Errorf("restore the snapshot %s: %w", filepath.Base(path), err)
 	}
 	return nil
 }
