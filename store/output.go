@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -46,6 +47,18 @@ type OutputChunkWrite struct {
 	// transition's Now (Transition.Output).
 	At   time.Time
 	Data []byte
+}
+
+// CheckOutputChunks says, for the backends' StepOutputAppend, which chunk
+// cannot be stored on its own: one without a time (only a transition's
+// chunks take its Now).
+func CheckOutputChunks(chunks []OutputChunkWrite) error {
+	for _, c := range chunks {
+		if c.At.IsZero() {
+			return fmt.Errorf("chunk %d of %s of step %s has no time", c.Chunk, c.Stream, c.StepKey)
+		}
+	}
+	return nil
 }
 
 // OutputStore is the live output part of the Store interface.

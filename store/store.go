@@ -475,6 +475,15 @@ type SignalSendParams struct {
 	Now     time.Time
 }
 
+// Check says, for the backends, what makes p no signal to store: a signal
+// needs a name.
+func (p SignalSendParams) Check() error {
+	if p.Name == "" {
+		return errors.New("the signal has no name")
+	}
+	return nil
+}
+
 // RunCancelParams asks for a run (and its descendants) to be canceled. A run
 // that is not leased is ended at once; a leased one is flagged and its
 // worker ends it at its next heartbeat.

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/internal/sqlrow"
 )
 
 // treeCTE is the run $1 and all its descendants, down the parent chain.
@@ -17,10 +18,6 @@ const treeCTE = `WITH RECURSIVE tree (id) AS (
 		UNION
 		SELECT runs.id FROM runs JOIN tree ON runs.parent_run_id = tree.id
 	)`
-
-// canceledError is the error a run ended by a cancel request carries: a
-// run error ({kind, message, step}), with no step.
-const canceledError = `{"kind":"canceled","message":"canceled by request","step":""}`
 
 // RunCancel requests the cancel of a run and its descendants. Each
 // unfinished run of the tree is flagged (cancel_requested) and made due
@@ -81,7 +78,7 @@ func (w *wtx) cancelTree(runID string, now int64) error {
 			WHERE id IN (SELECT id FROM tree)
 				AND status NOT IN ('completed', 'failed', 'canceled')
 				AND (lease_owner IS NULL OR lease_expires_at <= $2::bigint)
-			RETURNING id`, runID, now, canceledError)
+			RETURNING id`, runID, now, sqlrow.CanceledError)
 	if err != nil {
 		return err
 	}

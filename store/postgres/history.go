@@ -87,8 +87,8 @@ func (s *Store) EventList(ctx context.Context, p store.EventListParams) ([]store
 // store.ErrNotFound for an unknown run, store.ErrConflict for a finished one.
 func (s *Store) SignalSend(ctx context.Context, p store.SignalSendParams) (store.Signal, error) {
 	var g store.Signal
-	if p.Name == "" {
-		return g, fmt.Errorf("sending a signal to run %s: the signal has no name", p.RunID)
+	if err := p.Check(); err != nil {
+		return g, fmt.Errorf("sending a signal to run %s: %w", p.RunID, err)
 	}
 	now := p.Now.UnixMicro()
 	err := s.write(ctx, fmt.Sprintf("sending signal %s to run %s", p.Name, p.RunID), func(w *wtx) error {

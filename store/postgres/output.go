@@ -75,10 +75,8 @@ func (s *Store) StepOutputAppend(ctx context.Context, runID string, chunks []sto
 	if len(chunks) == 0 {
 		return nil
 	}
-	for _, c := range chunks {
-		if c.At.IsZero() {
-			return fmt.Errorf("storing the output of run %s: chunk %d of %s of step %s has no time", runID, c.Chunk, c.Stream, c.StepKey)
-		}
+	if err := store.CheckOutputChunks(chunks); err != nil {
+		return fmt.Errorf("storing the output of run %s: %w", runID, err)
 	}
 	return s.write(ctx, "storing the output of run "+runID, func(w *wtx) error {
 		w.appendOutput(runID, 0, chunks)

@@ -18,10 +18,6 @@ const treeCTE = `WITH RECURSIVE tree (id) AS (
 		SELECT runs.id FROM runs JOIN tree ON runs.parent_run_id = tree.id
 	)`
 
-// canceledError is the error a run ended by a cancel request carries: a
-// run error ({kind, message, step}), with no step.
-const canceledError = `{"kind":"canceled","message":"canceled by request","step":""}`
-
 // RunCancel requests the cancel of a run and its descendants. Each
 // unfinished run of the tree is flagged (cancel_requested) and made due
 // now. A run of the tree that nobody holds (no lease, or an expired one) is
@@ -80,7 +76,7 @@ func (w *wtx) cancelTree(runID string, now int64) error {
 			WHERE id IN (SELECT id FROM tree)
 				AND status NOT IN ('completed', 'failed', 'canceled')
 				AND (lease_owner IS NULL OR lease_expires_at <= ?2)
-			RETURNING id`, runID, now, canceledError)
+			RETURNING id`, runID, now, sqlrow.CanceledError)
 	if err != nil {
 		return err
 	}

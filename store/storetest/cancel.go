@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -154,6 +155,19 @@ func testSignals(t *testing.T, newStore func(t *testing.T) store.Store) {
 		noErr(t, "SignalList", err)
 		eq(t, "pending", len(gs), 1)
 		eq(t, "listed", gs[0], g)
+	})
+
+	parallel(t, "a signal without a name is refused and nothing is written", newStore, func(t *testing.T, f *fixture) {
+		f.insert(store.RunInsertParams{ID: "r"})
+		before := len(f.events("r"))
+		_, err := f.s.SignalSend(f.ctx, store.SignalSendParams{RunID: "r", Now: at(time.Second)})
+		if err == nil || !strings.Contains(err.Error(), "no name") {
+			t.Fatalf("SignalSend without a name: %v, want the refusal", err)
+		}
+		gs, err := f.s.SignalList(f.ctx, "r", false)
+		noErr(t, "SignalList", err)
+		eq(t, "signals", len(gs), 0)
+		eq(t, "events", len(f.events("r")), before)
 	})
 
 	parallel(t, "send while held makes the next park due", newStore, func(t *testing.T, f *fixture) {

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +17,16 @@ func testOutput(t *testing.T, newStore func(t *testing.T) store.Store) {
 	chunk := func(key string, attempt int, stream string, n int, at time.Time, data string) store.OutputChunkWrite {
 		return store.OutputChunkWrite{StepKey: key, Attempt: attempt, Stream: stream, Chunk: n, At: at, Data: []byte(data)}
 	}
+
+	parallel(t, "a chunk without a time is refused and none is written", newStore, func(t *testing.T, f *fixture) {
+		f.insert(store.RunInsertParams{ID: "r1"})
+		err := f.s.StepOutputAppend(f.ctx, "r1", []store.OutputChunkWrite{
+			chunk("a", 1, store.StreamStdout, 0, at(time.Second), "kept?\n"), chunk("a", 1, store.StreamStdout, 1, time.Time{}, "no time\n")})
+		if err == nil || !strings.Contains(err.Error(), "has no time") {
+			t.Fatalf("StepOutputAppend of a chunk without a time: %v, want the refusal", err)
+		}
+		eq(t, "chunks stored", len(f.output("r1", 0, 0)), 0)
+	})
 
 	parallel(t, "append and page", newStore, func(t *testing.T, f *fixture) {
 		f.insert(store.RunInsertParams{ID: "r1"})

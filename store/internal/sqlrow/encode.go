@@ -92,3 +92,7 @@ func (c JSONCol) Scan(v any) error {
 	}
 	return nil
 }
+
+// CanceledError is the error a run ended by a cancel request carries: a
+// run error ({kind, message, step}), with no step.
+const CanceledError = `{"kind":"canceled","message":"canceled by request","step":""}`
