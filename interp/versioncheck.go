@@ -28,6 +28,10 @@ type VersionCheck struct {
 	Against store.Version
 	// Newest is the highest stored version (zero when none).
 	Newest store.Version
+	// NewMajor is true when the graph's version is a higher MAJOR than
+	// Newest: only storing such a version can block unfinished runs that
+	// nothing blocked before (spec/versioning.md §4; PlanRuns says which).
+	NewMajor bool
 	// Replace is true when storing the graph replaces the stored graph of
 	// its version in place (a development version, §8): Against is the
 	// revision it replaces, Revision the one it becomes, Changes what
@@ -66,6 +70,9 @@ func (e *Engine) CheckVersion(ctx context.Context, p CheckVersionParams) (Versio
 		return c, err
 	}
 	c.Newest, c.Against = vs[len(vs)-1], vs[len(vs)-1]
+	if v, err := graph.ParseVersion(g.Version); err == nil && v.Major > c.Newest.Major {
+		c.NewMajor = true
+	}
 	at := -1
 	for i, v := range vs {
 		if v.Version == g.Version {

@@ -85,3 +85,28 @@ func TestCheckVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckVersionNewMajor: CheckVersion says whether the graph's version
+// is a higher MAJOR than the newest stored, the only case in which storing
+// it can block runs (the CLI then lists them before it stores).
+func TestCheckVersionNewMajor(t *testing.T) {
+	b := setup(t)
+	newMajor := func(version string) bool {
+		t.Helper()
+		c, err := b.e.CheckVersion(b.ctx, CheckVersionParams{Graph: compileOne(t, versionSrc(version, "x"+version))})
+		if err != nil {
+			t.Fatalf("CheckVersion %s: %v", version, err)
+		}
+		return c.NewMajor
+	}
+	if newMajor("1.0.0") {
+		t.Error("the first version of a workflow is a new MAJOR")
+	}
+	b.compile(versionSrc("1.0.0", "x1.0.0"))
+	b.compile(versionSrc("1.4.0", "x1.4.0"))
+	for v, want := range map[string]bool{"1.5.0": false, "1.4.1": false, "2.0.0": true, "3.1.0": true, "0.9.0": false} {
+		if got := newMajor(v); got != want {
+			t.Errorf("version %s against newest 1.4.0: NewMajor %v, want %v", v, got, want)
+		}
+	}
+}

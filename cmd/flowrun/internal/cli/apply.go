@@ -178,7 +178,7 @@ func (e *env) storeVersions(ctx context.Context, eng *interp.Engine, mod *lang.M
 		}
 		checks = append(checks, c)
 		var b []interp.RunPlan
-		if newMajor(c.Newest.Version, w.Graph.Version) {
+		if c.NewMajor {
 			if b, err = e.willBlock(ctx, eng, w.Name, w.Graph.Version); err != nil {
 				return err
 			}
@@ -211,18 +211,6 @@ func (e *env) storeVersions(ctx context.Context, eng *interp.Engine, mod *lang.M
 		}
 	}
 	return nil
-}
-
-// newMajor reports whether version is a higher MAJOR than newest, the
-// highest stored version ("" when none): only then can storing it block
-// runs that nothing blocked before.
-func newMajor(newest, version string) bool {
-	if newest == "" {
-		return false
-	}
-	o, err1 := graph.ParseVersion(newest)
-	n, err2 := graph.ParseVersion(version)
-	return err1 == nil && err2 == nil && n.Major > o.Major
 }
 
 // willBlock lists the unfinished runs of workflow that storing version
