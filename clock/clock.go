@@ -3,8 +3,11 @@
 // deadlines on a Fake clock and a 10-minute sleep is tested in
 // milliseconds.
 //
-// Only Real reads the wall clock; no other package may call time.Now,
-// time.After, time.Sleep or time.NewTimer directly.
+// Only Real reads the wall clock: no other package's code may call
+// time.Now, time.Since, time.Until, time.Sleep or the timers (time.After,
+// time.Tick, time.NewTimer, time.NewTicker, time.AfterFunc) directly.
+// Tests and test-only packages (store/storetest) may; the layering
+// package's TestOnlyClockReadsTheWallClock holds the rule.
 package clock
 
 import (
