@@ -246,13 +246,13 @@ func (c *compiler) buildAction(a *actionDecl, scope *scoper) (graph.Action, *gra
 	case graph.KindSet:
 		s := &graph.SetAction{Values: make(graph.NamedValues, 0, len(a.Values))}
 		fields := map[string]*graph.Type{}
-		for _, name := range naming.NamesSorted(a.Values) {
-			v := c.checkData(a.Values[name], scope)
+		for _, nv := range a.Values {
+			v := c.checkData(nv.Node, scope)
 			if v == nil {
 				continue
 			}
-			s.Values = append(s.Values, graph.NamedValue{Name: name, Value: v})
-			fields[name] = v.Type
+			s.Values = append(s.Values, graph.NamedValue{Name: nv.Name, Value: v})
+			fields[nv.Name] = v.Type
 		}
 		act.Set = s
 		return act, graph.ObjectOf(fields)
@@ -432,8 +432,8 @@ func (c *compiler) wantCommand(v *graph.Value, n *dataNode, shell bool) {
 // dataNodes lists the action's data attributes, for reference collection.
 func (a *actionDecl) dataNodes() []*dataNode {
 	out := []*dataNode{a.Command, a.Dir, a.Env, a.Stdin, a.URL, a.Headers, a.Body, a.SleepUntil, a.Input, a.Message}
-	for _, k := range naming.NamesSorted(a.Values) {
-		out = append(out, a.Values[k])
+	for _, nv := range a.Values {
+		out = append(out, nv.Node)
 	}
 	return out
 }

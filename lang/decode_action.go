@@ -17,19 +17,33 @@ import (
 // that kind, one embedded struct a kind (their fields are promoted, so a
 // decoder or the compiler names a.Command, a.URL). Kind says which of them
 // is used; the others stay zero.
+//
+// A long workflow is mostly set steps, and every step declaration is held
+// between decoding and building: the kinds other than set are held behind
+// one pointer, which a set action points at noActionMore, shared by all
+// and never written (it reads as all zero).
 type actionDecl struct {
 	Kind  string
 	Range hcl.Range // the block's type keyword
 
+	setDecl
+	*actionMore
+}
+
+// actionMore holds the attributes of the kinds other than set.
+type actionMore struct {
 	execDecl
 	httpDecl
-	setDecl
 	sleepDecl
 	waitDecl
 	childDecl
 	failDecl
 	switchDecl
 }
+
+// noActionMore is the actionMore of every set action: all zero, never
+// written.
+var noActionMore = &actionMore{}
 
 // execDecl holds an exec block's attributes.
 type execDecl struct {
@@ -53,9 +67,15 @@ type httpDecl struct {
 	NoRedirects bool
 }
 
-// setDecl holds a set block's values.
+// setDecl holds a set block's values, sorted by name.
 type setDecl struct {
-	Values map[string]*dataNode
+	Values []namedData
+}
+
+// namedData is one value of a set block.
+type namedData struct {
+	Name string
+	Node *dataNode
 }
 
 // sleepDecl holds a sleep block's attributes: DurationMS or SleepUntil.
@@ -136,7 +156,10 @@ var (
 // decodeActionBlock decodes an action block of the step or alert at
 // parent.
 func decodeActionBlock(block *hcl.Block, parent string, sm *SourceMap) (*actionDecl, hcl.Diagnostics) {
-	act := &actionDecl{Kind: block.Type, Range: block.TypeRange}
+	act := &actionDecl{Kind: block.Type, Range: block.TypeRange, actionMore: noActionMore}
+	if block.Type != graph.KindSet {
+		act.actionMore = &actionMore{}
+	}
 	path := parent + "." + block.Type
 	sm.addBlock(path, block)
 	var diags hcl.Diagnostics
@@ -206,15 +229,15 @@ func decodeActionBlock(block *hcl.Block, parent string, sm *SourceMap) (*actionD
 		attrs, d := block.Body.JustAttributes()
 		diags = append(diags, d...)
 		sm.addAttrs(path, attrs)
-		act.Values = map[string]*dataNode{}
-		for name, a := range attrs {
+		for _, name := range naming.NamesSorted(attrs) {
+			a := attrs[name]
 			if !naming.ValidIdent(name) || len(name) > maxNameLen || reservedNames[name] {
 				diags = append(diags, errAt(a.NameRange, "Invalid set attribute name",
 					"%q cannot be the name of an output field: use up to 64 letters, digits and underscores, starting with a letter or underscore, and not a CEL reserved word.", name))
 				continue
 			}
 			if v := data(attrs, name); v != nil {
-				act.Values[name] = v
+				act.Values = append(act.Values, namedData{Name: name, Node: v})
 			}
 		}
 	case graph.KindSleep:

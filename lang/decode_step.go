@@ -34,7 +34,7 @@ type stepDecl struct {
 	IdempotencyKey *dataNode
 	Action         *actionDecl // nil: a join point
 	// Settings maps each setting written (attribute or block name) to its
-	// name's range, for "has no effect" and range errors.
+	// name's range, for "has no effect" and range errors; nil when none is.
 	Settings map[string]hcl.Range
 }
 
@@ -84,13 +84,18 @@ func decodeStepBlock(block *hcl.Block, sm *SourceMap) (*stepDecl, hcl.Diagnostic
 	sm.addBlock(path, block)
 	c, diags := content(block.Body, stepSchema)
 	sm.addAttrs(path, c.Attributes)
-	s.Settings = map[string]hcl.Range{}
+	setting := func(name string, rng hcl.Range) {
+		if s.Settings == nil {
+			s.Settings = map[string]hcl.Range{}
+		}
+		s.Settings[name] = rng
+	}
 	for name, a := range c.Attributes {
-		s.Settings[name] = a.NameRange
+		setting(name, a.NameRange)
 	}
 	for _, b := range c.Blocks {
 		if b.Type == "retry" || b.Type == "foreach" {
-			s.Settings[b.Type] = b.TypeRange
+			setting(b.Type, b.TypeRange)
 		}
 	}
 

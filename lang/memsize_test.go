@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"reflect"
 	"runtime"
 	"testing"
 
@@ -66,5 +67,47 @@ func TestCollectEdgesHeldPerStep(t *testing.T) {
 	t.Logf("collectEdges: %.0f bytes held per step", per)
 	if per > 250 {
 		t.Errorf("the edges hold %.0f bytes per step, want at most 250", per)
+	}
+}
+
+// A long workflow's step declarations are all held between decoding and
+// building (the steps are built in dependency order). A set action held
+// about 700 bytes besides its values when every action carried the fields
+// of every kind and its values were a map; it now shares one zero block of
+// the other kinds' fields and keeps its values in a slice sorted by name.
+func TestDecodedStepSizePerStep(t *testing.T) {
+	const n = 4000
+	file, diags := parseConfig(testsrc.Chain(n), "big.hcl")
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	decls, diags := decodeFile(file)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	file = nil
+	w := decls[0]
+	if a := w.Steps[9].Action; a.Kind != "set" || len(a.Values) != 2 || a.Values[0].Name != "label" || a.Values[1].Name != "n" {
+		t.Fatalf("step s9's action: %+v", a)
+	}
+	// The actions alone, without the data nodes they hold.
+	nodes := make([][]*dataNode, n)
+	for i, s := range w.Steps {
+		nodes[i] = s.Action.dataNodes()
+	}
+	with := heapInUse()
+	for _, s := range w.Steps {
+		s.Action = nil
+	}
+	without := heapInUse()
+	runtime.KeepAlive(w)
+	runtime.KeepAlive(nodes)
+	per := float64(int64(with)-int64(without)) / n
+	t.Logf("set actions: %.0f bytes per step", per)
+	if per > 250 {
+		t.Errorf("a set action holds %.0f bytes besides its values, want at most 250", per)
+	}
+	if !reflect.DeepEqual(*noActionMore, actionMore{}) {
+		t.Errorf("decoding wrote into the set actions' shared fields: %+v", *noActionMore)
 	}
 }
