@@ -26,6 +26,12 @@ import (
 type Options struct {
 	// Clock tells the time and makes timers (default clock.Real).
 	Clock clock.Clock
+	// ActionClock times what a real program or request does while it
+	// runs: an exec or http attempt's timeout and the grace between an
+	// exec's SIGTERM and SIGKILL (default Clock). flowrun test sets the
+	// real clock here: its virtual clock stands still while a real
+	// program runs, so a timeout measured on it would never fire.
+	ActionClock clock.Clock
 	// Owner identifies this process in leases: host, pid and a worker-id
 	// prefix (default: os.Hostname, os.Getpid, "w").
 	Owner store.Owner

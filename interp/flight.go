@@ -110,7 +110,8 @@ func newFlight(l *launch, run store.Run) *flight {
 	return f
 }
 
-// do runs the attempt under its timeout, measured on the engine clock
+// do runs the attempt under its timeout, measured on the action clock
+// (Options.ActionClock: the engine clock unless a test set the real one)
 // from the moment its program runs or its request is sent: an exec held
 // while its start commits (gate) does not count that commit.
 func (f *flight) do(e *Engine) flightResult {
@@ -134,7 +135,7 @@ func (f *flight) do(e *Engine) flightResult {
 	}()
 	arm := func() {
 		if f.timeout > 0 {
-			timer = e.clk.AfterFunc(f.timeout, func() {
+			timer = e.actionClock().AfterFunc(f.timeout, func() {
 				timedOut.Store(true)
 				cancel(errTimedOut)
 			})
@@ -143,7 +144,7 @@ func (f *flight) do(e *Engine) flightResult {
 	var out any
 	var se *stepError
 	if f.exec != nil {
-		out, se = runExec(ctx, e.clk, f.exec, f.limit, f.gate, arm, f.live)
+		out, se = runExec(ctx, e.actionClock(), f.exec, f.limit, f.gate, arm, f.live)
 	} else {
 		arm()
 		out, se = runHTTP(ctx, e.opts.HTTPClient, f.http, f.limit)
@@ -242,4 +243,13 @@ func secretRef(cel, name string) bool {
 
 func isIdent(c byte) bool {
 	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// actionClock is what times a running attempt (Options.ActionClock, the
+// engine clock when unset).
+func (e *Engine) actionClock() clock.Clock {
+	if c := e.opts.ActionClock; c != nil {
+		return c
+	}
+	return e.clk
 }

@@ -83,12 +83,15 @@ func newExecution() *execution {
 // x, when set, gets the mock and commit hooks.
 func (s *session) engine(st store.Store, clk clock.Clock, inc int, x *execution, src *pcgSource) *interp.Engine {
 	o := interp.Options{
-		Clock:    clk,
-		Owner:    store.Owner{Host: "flowrun-test", PID: deadPID(inc), Worker: "t"},
-		Rand:     rand.New(src),
-		ParkWait: -1,
-		Getenv:   s.o.Getenv,
-		Environ:  s.o.Environ,
+		Clock: clk,
+		// The virtual clock stands still while a real program runs: its
+		// timeout is measured in real time.
+		ActionClock: s.o.Wall,
+		Owner:       store.Owner{Host: "flowrun-test", PID: deadPID(inc), Worker: "t"},
+		Rand:        rand.New(src),
+		ParkWait:    -1,
+		Getenv:      s.o.Getenv,
+		Environ:     s.o.Environ,
 	}
 	if x != nil {
 		o.Mock = func(c interp.MockCall) (interp.MockResult, bool) { return s.mock(x, c) }

@@ -25,7 +25,9 @@ type Options struct {
 	MockAll bool
 	// Crash runs the test again once per commit point (spec/testing.md).
 	Crash bool
-	// Wall measures each test's duration (the CLI passes clock.Real).
+	// Wall measures each test's duration and times what a real
+	// (unmocked) exec or http action does: its timeout (the CLI passes
+	// clock.Real; nil is the real clock).
 	Wall clock.Clock
 	// TempDir holds the scratch stores (removed when Run returns).
 	TempDir string
@@ -97,6 +99,7 @@ func Run(ctx context.Context, t *testfile.Test, o Options) Result {
 	if wall == nil {
 		wall = clock.Real{}
 	}
+	o.Wall = wall // also what times a real program (session.engine)
 	began := wall.Now()
 	res := Result{Name: t.Name}
 	sc := o.Scratch
