@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/flowrun/flowrun/lang"
@@ -23,8 +24,8 @@ line per valid workflow with its version and graph hash. When the database
 exists it also checks each version against the stored versions, as apply does
 (reading only; it never creates the database). The test files (*.test.hcl)
 of each directory, and those named, are checked against the workflows of
-their directory (spec/testing.md); given only test files, it lists the
-workflows their tests need, not every workflow of the directory. DIR/... validates DIR and every directory
+their directory (spec/testing.md); for a test file named, it lists the
+workflows its tests need, not every workflow of its directory. DIR/... validates DIR and every directory
 below it, each on its own as validate DIR does. --json prints one object
 with valid, workflows, tests and diagnostics (with their ranges) instead.`,
 		store: true,
@@ -129,9 +130,17 @@ func (e *env) validateGroup(ctx context.Context, paths []string, asJSON bool, ou
 	if err != nil {
 		return err
 	}
-	testsOnly := len(paths) > 0
+	// The test files named bring their directories' workflows in, but
+	// only those the tests need are checked against the store and listed,
+	// with the workflows of the other paths named.
+	var named []string
+	testNamed := false
 	for _, p := range paths {
-		testsOnly = testsOnly && lang.IsTestFile(p)
+		if lang.IsTestFile(p) {
+			testNamed = true
+		} else {
+			named = append(named, p)
+		}
 	}
 	mod, err := e.load(ctx, args)
 	if err != nil {
@@ -147,12 +156,12 @@ func (e *env) validateGroup(ctx context.Context, paths []string, asJSON bool, ou
 		valid = append(valid, validTests{name, n, workflows})
 	})
 	workflows := mod.Workflows
-	if testsOnly {
+	if testNamed {
 		var tested []string
 		for _, v := range valid {
 			tested = append(tested, v.workflows...)
 		}
-		workflows = needed(mod, tested)
+		workflows = needed(mod, tested, named)
 	}
 	if err := e.checkStoredVersions(ctx, mod, workflows); err != nil {
 		return err
@@ -184,12 +193,14 @@ func (e *env) validateGroup(ctx context.Context, paths []string, asJSON bool, ou
 	return testErr
 }
 
-// needed returns the workflows of mod that names need: those named and,
-// through their workflow steps, every child they call in mod, in mod's
-// order. (A child stored but not in mod is the store's, not a file's.)
-func needed(mod *lang.Module, names []string) []*lang.Workflow {
+// needed returns, in mod's order, the workflows of mod that come from the
+// paths named (a file, or a directory's files) and those the workflows
+// tested need: the tested ones and, through their workflow steps, every
+// child they call in mod. (A child stored but not in mod is the store's,
+// not a file's.)
+func needed(mod *lang.Module, tested, paths []string) []*lang.Workflow {
 	want := map[string]bool{}
-	todo := append([]string(nil), names...)
+	todo := append([]string(nil), tested...)
 	for len(todo) > 0 {
 		name := todo[len(todo)-1]
 		todo = todo[:len(todo)-1]
@@ -207,9 +218,18 @@ func needed(mod *lang.Module, names []string) []*lang.Workflow {
 			}
 		}
 	}
+	fromPath := func(file string) bool {
+		f := filepath.Clean(file)
+		for _, p := range paths {
+			if p = filepath.Clean(p); f == p || filepath.Dir(f) == p {
+				return true
+			}
+		}
+		return false
+	}
 	var out []*lang.Workflow
 	for _, w := range mod.Workflows {
-		if want[w.Name] {
+		if want[w.Name] || fromPath(w.File) {
 			out = append(out, w)
 		}
 	}
