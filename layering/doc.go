@@ -23,6 +23,9 @@
 //   - the package docs that speak of goroutines keep their word: lang/expr,
 //     lsp, tui/display and tui/theme start none, and lang and lang/graph
 //     start them only with a WaitGroup they wait on in the same function;
+//   - the CLI calls no store method but the reads it prints and its two
+//     writes that change no run (RunPrune, TokenCreate, TokenRevoke), as
+//     its package doc says; the rest goes through the engine;
 //   - the TUI reads the engine's own types: no struct of tui repeats more
 //     than three fields (name and type) of a struct of interp or store;
 //   - no struct type has more than 20 fields unless the test's bigStructs

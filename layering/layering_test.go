@@ -9,9 +9,12 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/flowrun/flowrun/store"
 )
 
 const module = "github.com/flowrun/flowrun"
@@ -538,5 +541,55 @@ func TestStructSizes(t *testing.T) {
 	}
 	if n < 200 {
 		t.Fatalf("found only %d struct types", n)
+	}
+}
+
+// cliStoreCalls are the store methods the CLI may call itself, as its
+// package doc says: reads of what it prints, and the two writes that change
+// no run. Everything else goes through the engine. (BreakerList and
+// DeadLetterList are also the engine's names; both are reads.)
+var cliStoreCalls = map[string]bool{
+	"RunGet": true, "RunList": true, "EventList": true, "StepHeads": true, "VersionHeads": true,
+	"ScheduleList": true, "ScheduleGet": true, "TokenList": true, "RunQueue": true, "BreakerList": true,
+	"DeadLetterList": true, "DeadLetterOpenCount": true, "Close": true,
+	"RunPrune": true, "TokenCreate": true, "TokenRevoke": true,
+}
+
+// TestCLIStoreCalls fails when the CLI calls a method of the store contract
+// that its package doc does not allow it (a method by that name, whatever
+// the receiver: the engine's names differ from the store's but for two
+// reads).
+func TestCLIStoreCalls(t *testing.T) {
+	methods := map[string]bool{}
+	for _, it := range []reflect.Type{reflect.TypeFor[store.Store](), reflect.TypeFor[store.TransitionClaimer](),
+		reflect.TypeFor[store.CancelPoller](), reflect.TypeFor[store.WorkWaiter]()} {
+		for i := range it.NumMethod() {
+			methods[it.Method(i).Name] = true
+		}
+	}
+	checked := 0
+	for _, p := range packages(t) {
+		if rel(p.ImportPath) != "cmd/flowrun/internal/cli" {
+			continue
+		}
+		for _, path := range p.sources() {
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checked++
+			ast.Inspect(f, func(n ast.Node) bool {
+				if c, ok := n.(*ast.CallExpr); ok {
+					if sel, ok := c.Fun.(*ast.SelectorExpr); ok && methods[sel.Sel.Name] && !cliStoreCalls[sel.Sel.Name] {
+						t.Errorf("%s: the CLI calls the store's %s: carry it out through interp.Engine (cli's package doc lists what the CLI may call itself)", fset.Position(sel.Pos()), sel.Sel.Name)
+					}
+				}
+				return true
+			})
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("checked only %d files of the CLI", checked)
 	}
 }
