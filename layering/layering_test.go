@@ -2,6 +2,7 @@ package layering
 
 import (
 	"encoding/json"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/printer"
@@ -12,6 +13,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/flowrun/flowrun/store"
@@ -88,17 +90,31 @@ func ignoredImports(t *testing.T, p pkg) []string {
 	return out
 }
 
+var listed struct {
+	sync.Once
+	list []pkg
+	err  error
+}
+
 // packages lists the module's packages with `go list`, the build's own view
-// of imports (build tags and all).
+// of imports (build tags and all), once for all the tests.
 func packages(t *testing.T) []pkg {
 	t.Helper()
+	listed.Do(func() { listed.list, listed.err = goList() })
+	if listed.err != nil {
+		t.Fatal(listed.err)
+	}
+	return listed.list
+}
+
+func goList() ([]pkg, error) {
 	cmd := exec.Command("go", "list", "-json", module+"/...")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("go list: %v", err)
+		return nil, fmt.Errorf("go list: %w", err)
 	}
 	var list []pkg
 	dec := json.NewDecoder(out)
@@ -107,17 +123,17 @@ func packages(t *testing.T) []pkg {
 		if err := dec.Decode(&p); err == io.EOF {
 			break
 		} else if err != nil {
-			t.Fatalf("go list output: %v", err)
+			return nil, fmt.Errorf("go list output: %w", err)
 		}
 		list = append(list, p)
 	}
 	if err := cmd.Wait(); err != nil {
-		t.Fatalf("go list: %v", err)
+		return nil, fmt.Errorf("go list: %w", err)
 	}
 	if len(list) < 10 {
-		t.Fatalf("go list found %d packages; the module path is wrong", len(list))
+		return nil, fmt.Errorf("go list found %d packages; the module path is wrong", len(list))
 	}
-	return list
+	return list, nil
 }
 
 func rel(path string) string {
