@@ -84,7 +84,7 @@ func (s *Server) authorize(r *http.Request, need store.TokenScope) (*http.Reques
 	return r.WithContext(context.WithValue(r.Context(), callerKey{}, t.Name)), nil
 }
 
-// unauthorized is a 401; WriteError adds WWW-Authenticate.
+// unauthorized is a 401; writeProblem adds WWW-Authenticate.
 func unauthorized(msg string) *Problem {
 	return &Problem{Status: http.StatusUnauthorized, Detail: msg}
 }

@@ -50,13 +50,8 @@ type problemJSON struct {
 	RequestID string `json:"request_id,omitempty"`
 }
 
-// WriteError answers err as problem+json: a *Problem as it is, an engine
-// error by its kind (problemOf). A server error (5xx) is answered by the
-// Server's writeError instead, which keeps its detail out of the answer.
-func WriteError(w http.ResponseWriter, err error) {
-	writeProblem(w, problemOf(err), "")
-}
-
+// writeProblem writes p as problem+json, with requestID (a 5xx answer's
+// name in the log) when not "".
 func writeProblem(w http.ResponseWriter, p *Problem, requestID string) {
 	if p.Status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="flowrun"`)
@@ -74,10 +69,12 @@ func writeProblem(w http.ResponseWriter, p *Problem, requestID string) {
 	_, _ = w.Write(append(b, '\n'))
 }
 
-// writeError answers err as WriteError does, except a server error (5xx):
-// the store's error text can name the database file or server, so the
-// detail is logged under a new request id, and the answer says what kind
-// of fault it was (serverFault) and gives the id.
+// writeError answers err as problem+json: a *Problem as it is, an engine
+// error by its kind (problemOf). Every answer of the server goes through
+// it. A server error (5xx) is the exception: the store's error text can
+// name the database file or server, so its detail is logged under a new
+// request id, and the answer says what kind of fault it was (serverFault)
+// and gives the id.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	p := problemOf(err)
 	if p.Status < 500 {

@@ -142,7 +142,7 @@ func (s *Server) CloseStreams() { s.stopStreams() }
 // the name of another.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if msg := badPath(r.URL); msg != "" {
-		WriteError(w, Problemf(http.StatusBadRequest, "%s", msg))
+		s.writeError(w, r, Problemf(http.StatusBadRequest, "%s", msg))
 		return
 	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {
@@ -150,10 +150,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// answers are text; answer problem+json instead.
 		if allow := s.allowed(r); allow != "" {
 			w.Header().Set("Allow", allow)
-			WriteError(w, Problemf(http.StatusMethodNotAllowed, "%s %s: the method is not allowed; use %s", r.Method, r.URL.Path, allow))
+			s.writeError(w, r, Problemf(http.StatusMethodNotAllowed, "%s %s: the method is not allowed; use %s", r.Method, r.URL.Path, allow))
 			return
 		}
-		WriteError(w, Problemf(http.StatusNotFound, "no route %s %s; see /v1/openapi.json for the routes", r.Method, r.URL.Path))
+		s.writeError(w, r, Problemf(http.StatusNotFound, "no route %s %s; see /v1/openapi.json for the routes", r.Method, r.URL.Path))
 		return
 	}
 	// The mux sets the path's wildcards (Request.PathValue) as it serves.
