@@ -10,7 +10,9 @@
 // version a start runs, run keys, what a signal, cancel, retry or decision
 // may do: interp decides and words the refusal), must not run SQL (it
 // reads through the store.Store interface only), must not parse HCL, and
-// must not read the wall clock (Options.Clock).
+// must not read the wall clock (Options.Clock), and must not put a server
+// error's detail (the store's text, which can name the database) in an
+// answer: writeError logs it under a request id the answer gives.
 //
 // Other packages add routes with Server.Handle, each with the scope it
 // needs; the auth test builds its table from Server.Routes and the OpenAPI
