@@ -164,7 +164,7 @@ func TestImportRules(t *testing.T) {
 	}{
 		{"lang/graph", []string{"lang.", "lang/expr"}, false, "the graph IR is what the front end compiles to and what the engine runs; it knows expressions as text and types, not the HCL front end or the CEL layer"},
 		{"lang/expr", []string{"lang."}, false, "the CEL layer checks and evaluates a graph's expressions; the front end uses it, never the other way"},
-		{"lang/graph/internal/stepgen", []string{"lang.", "lang/graph.", "lang/expr", "interp", "store"}, false, "stepgen writes part of lang/graph from its source text; it cannot depend on the package it writes"},
+		{"lang/graph/internal/irgen", []string{"lang.", "lang/graph.", "lang/expr", "interp", "store"}, false, "irgen writes part of lang/graph from its source text; it cannot depend on the package it writes"},
 		{"lang/naming", []string{"lang.", "lang/graph", "lang/expr", "interp", "store"}, false, "naming words names for messages; every package of lang uses it, so it uses none of them"},
 		{"store", []string{"lang", "interp"}, true, "the store keeps rows; it must not know the language or the engine"},
 		{"lang", []string{"interp", "store"}, true, "the language compiles files; it must not run or store them"},

@@ -116,35 +116,6 @@ func modeString(s string) string {
 	return s
 }
 
-// graph shares the equal types and mode strings of a decoded graph (steps
-// already interned return at once).
-func (in *typeInterner) graph(g *Graph) {
-	for i := range g.Inputs {
-		g.Inputs[i].Type = in.intern(g.Inputs[i].Type)
-	}
-	in.expr(g.Key)
-	if g.Concurrency != nil {
-		in.expr(g.Concurrency.Key)
-	}
-	for _, s := range g.Steps {
-		in.step(s)
-	}
-	for i := range g.Outputs {
-		in.value(g.Outputs[i].Value)
-		g.Outputs[i].Type = in.intern(g.Outputs[i].Type)
-	}
-	for i := range g.Alerts {
-		in.action(&g.Alerts[i].Action)
-	}
-	for i := range g.Webhooks {
-		in.value(g.Webhooks[i].Inputs)
-		in.expr(g.Webhooks[i].Key)
-	}
-	for i := range g.Schedules {
-		in.value(g.Schedules[i].Inputs)
-	}
-}
-
 // decodeStream decodes a stored graph whose top level is an object, its
 // steps one at a time: each step is put in normal form and interned as it
 // is read, and the decoder's buffer holds one step, not the whole record.
@@ -223,8 +194,12 @@ func decodeStream(b []byte, in *typeInterner) (*Graph, bool) {
 	return g, true
 }
 
-// stepShare makes DependsOn share Needs' array when the lists are equal.
-func (in *typeInterner) stepShare(s *Step) { shareDependsOn(s) }
+// namedValues interns the types of named values.
+func (in *typeInterner) namedValues(nv NamedValues) {
+	for _, e := range nv {
+		in.value(e.Value)
+	}
+}
 
 // shareDependsOn: DependsOn is mostly the same list as Needs (no
 // expression reads another step): one copy, capped so that an append to
@@ -233,83 +208,4 @@ func shareDependsOn(s *Step) {
 	if len(s.DependsOn) > 0 && slices.Equal(s.DependsOn, s.Needs) {
 		s.DependsOn = s.Needs[:len(s.Needs):len(s.Needs)]
 	}
-}
-
-func (in *typeInterner) retry(r *Retry) {
-	if r != nil {
-		in.expr(r.When)
-	}
-}
-
-func (in *typeInterner) foreach(f *Foreach) {
-	if f != nil {
-		f.OnFailure = modeString(f.OnFailure)
-		in.expr(f.Items)
-	}
-}
-
-func (in *typeInterner) until(u *Until) {
-	if u != nil {
-		in.expr(u.Cond)
-	}
-}
-
-func (in *typeInterner) action(a *Action) {
-	a.Kind = modeString(a.Kind)
-	if a.Exec != nil {
-		in.value(a.Exec.Command)
-		in.value(a.Exec.Dir)
-		in.value(a.Exec.Env)
-		in.value(a.Exec.Stdin)
-	}
-	if a.HTTP != nil {
-		in.value(a.HTTP.URL)
-		in.value(a.HTTP.Headers)
-		in.value(a.HTTP.Body)
-		in.value(a.HTTP.Query)
-	}
-	if a.Set != nil {
-		for _, nv := range a.Set.Values {
-			v := nv.Value
-			in.value(v)
-		}
-	}
-	if a.Sleep != nil {
-		in.value(a.Sleep.Until)
-	}
-	if a.Workflow != nil {
-		in.value(a.Workflow.Input)
-	}
-	if a.Fail != nil {
-		in.value(a.Fail.Message)
-	}
-	if a.Switch != nil {
-		for i := range a.Switch.Cases {
-			in.expr(a.Switch.Cases[i].When)
-		}
-	}
-}
-
-func (in *typeInterner) expr(e *Expr) {
-	if e != nil {
-		e.Type = in.intern(e.Type)
-	}
-}
-
-func (in *typeInterner) value(v *Value) {
-	if v == nil {
-		return
-	}
-	if v.Template != nil {
-		for _, p := range v.Template.Parts {
-			in.expr(p.Expr)
-		}
-	}
-	for _, e := range v.List {
-		in.value(e)
-	}
-	for _, e := range v.Object {
-		in.value(e)
-	}
-	v.Type = in.intern(v.Type)
 }

@@ -116,12 +116,7 @@ func Diff(old, new *Graph) []Change {
 		new = &Graph{}
 	}
 	d := &differ{old: old, new: new}
-	d.workflow()
-	d.inputs()
-	d.outputs()
-	d.steps()
-	d.schedules()
-	d.webhooks()
+	d.graphFields("workflow", old, new)
 	sort.SliceStable(d.changes, func(i, j int) bool {
 		a, b := d.changes[i], d.changes[j]
 		if a.Path != b.Path {
@@ -141,85 +136,56 @@ func (d *differ) add(path string, b Bump, format string, args ...any) {
 	d.changes = append(d.changes, Change{Path: path, What: fmt.Sprintf(format, args...), Bump: b})
 }
 
-func (d *differ) workflow() {
-	o, n := d.old, d.new
-	if o.Workflow != n.Workflow {
-		d.add("workflow", BumpMajor, "renamed (%s → %s)", o.Workflow, n.Workflow)
+// renamed reports a renamed workflow.
+func (d *differ) renamed(path, o, n string) {
+	if o != n {
+		d.add(path, BumpMajor, "renamed (%s → %s)", o, n)
 	}
-	if o.Description != n.Description {
-		d.add("workflow", BumpPatch, "description changed")
-	}
-	if !diffSame(o.Key, n.Key) {
-		d.add("workflow", BumpMinor, "key changed%s", diffArrow(diffCEL(o.Key), diffCEL(n.Key)))
-	}
-	if o.DeadlineMS != n.DeadlineMS {
-		d.add("workflow", BumpPatch, "deadline changed%s", diffArrow(diffMS(o.DeadlineMS), diffMS(n.DeadlineMS)))
-	}
-	switch oc, nc := o.Concurrency, n.Concurrency; {
+}
+
+func (d *differ) concurrency(_ string, oc, nc *Concurrency) {
+	switch {
 	case oc == nil && nc != nil:
 		d.add("concurrency", BumpPatch, "added")
 	case oc != nil && nc == nil:
 		d.add("concurrency", BumpPatch, "removed")
-	case oc != nil && !diffSame(oc, nc):
-		var parts []string
-		if !diffSame(oc.Key, nc.Key) {
-			parts = append(parts, "key"+diffArrow(diffCEL(oc.Key), diffCEL(nc.Key)))
+	case oc != nil:
+		if parts := concurrencyParts(oc, nc); len(parts) > 0 {
+			d.add("concurrency", BumpPatch, "changed (%s)", strings.Join(parts, ", "))
 		}
-		if oc.Limit != nc.Limit {
-			parts = append(parts, fmt.Sprintf("limit %d → %d", oc.Limit, nc.Limit))
-		}
-		if oc.OnConflict != nc.OnConflict {
-			parts = append(parts, fmt.Sprintf("on_conflict %s → %s", oc.OnConflict, nc.OnConflict))
-		}
-		d.add("concurrency", BumpPatch, "changed (%s)", strings.Join(parts, ", "))
 	}
-	if o.Limits != n.Limits {
-		var parts []string
-		if o.Limits.Attempts != n.Limits.Attempts {
-			parts = append(parts, fmt.Sprintf("attempts %d → %d", o.Limits.Attempts, n.Limits.Attempts))
-		}
-		if o.Limits.OutputBytes != n.Limits.OutputBytes {
-			parts = append(parts, fmt.Sprintf("output_bytes %d → %d", o.Limits.OutputBytes, n.Limits.OutputBytes))
-		}
-		if o.Limits.Parallel != n.Limits.Parallel {
-			parts = append(parts, fmt.Sprintf("parallel %d → %d", o.Limits.Parallel, n.Limits.Parallel))
-		}
+}
+
+func (d *differ) limits(_ string, o, n *Limits) {
+	if parts := limitsParts(o, n); len(parts) > 0 {
 		d.add("limits", BumpPatch, "changed (%s)", strings.Join(parts, ", "))
 	}
-	diffNamed(d, o.Secrets, n.Secrets, func(s Secret) string { return s.Name }, "secret", func(path string, a, b Secret) {
-		d.add(path, BumpPatch, "environment variable changed (%s → %s)", a.Env, b.Env)
+}
+
+func (d *differ) secrets(_ string, o, n []Secret) {
+	diffNamed(d, o, n, func(s Secret) string { return s.Name }, "secret", func(path string, a, b Secret) {
+		d.secretFields(path, &a, &b)
 	}, BumpPatch, diffAdded[Secret](BumpPatch))
-	diffNamed(d, o.Breakers, n.Breakers, func(b Breaker) string { return b.Name }, "breaker", func(path string, a, b Breaker) {
-		var parts []string
-		if a.Failures != b.Failures {
-			parts = append(parts, fmt.Sprintf("failures %d → %d", a.Failures, b.Failures))
+}
+
+func (d *differ) breakers(_ string, o, n []Breaker) {
+	diffNamed(d, o, n, func(b Breaker) string { return b.Name }, "breaker", func(path string, a, b Breaker) {
+		if parts := breakerParts(&a, &b); len(parts) > 0 {
+			d.add(path, BumpPatch, "changed (%s)", strings.Join(parts, ", "))
 		}
-		if a.CooldownMS != b.CooldownMS {
-			parts = append(parts, "cooldown "+diffMS(a.CooldownMS)+" → "+diffMS(b.CooldownMS))
-		}
-		if a.OnOpen != b.OnOpen {
-			parts = append(parts, fmt.Sprintf("on_open %s → %s", diffOr(a.OnOpen, "wait"), diffOr(b.OnOpen, "wait")))
-		}
-		d.add(path, BumpPatch, "changed (%s)", strings.Join(parts, ", "))
 	}, BumpPatch, diffAdded[Breaker](BumpPatch))
-	diffNamed(d, o.Alerts, n.Alerts, func(a Alert) string { return a.Name }, "alert", func(path string, a, b Alert) {
+}
+
+// alerts: an alert is compared whole (its action is run policy).
+func (d *differ) alerts(_ string, o, n []Alert) {
+	diffNamed(d, o, n, func(a Alert) string { return a.Name }, "alert", func(path string, a, b Alert) {
 		d.add(path, BumpPatch, "changed")
 	}, BumpPatch, diffAdded[Alert](BumpPatch))
 }
 
-func (d *differ) inputs() {
-	diffNamed(d, d.old.Inputs, d.new.Inputs, func(i Input) string { return i.Name }, "input", func(path string, a, b Input) {
-		if !a.Type.Equal(b.Type) {
-			d.add(path, BumpMajor, "type changed%s", diffArrow(a.Type.String(), b.Type.String()))
-		}
-		switch {
-		case a.Default != nil && b.Default == nil:
-			d.add(path, BumpMajor, "default removed (the input is now required)")
-		case a.Default == nil && b.Default != nil:
-			d.add(path, BumpMinor, "default added (the input is now optional)")
-		case !bytes.Equal(a.Default, b.Default):
-			d.add(path, BumpMinor, "default changed%s", diffArrow(string(a.Default), string(b.Default)))
-		}
+func (d *differ) inputs(_ string, o, n []Input) {
+	diffNamed(d, o, n, func(i Input) string { return i.Name }, "input", func(path string, a, b Input) {
+		d.inputFields(path, &a, &b)
 	}, BumpMajor, func(in Input) (string, Bump) {
 		if in.Default == nil {
 			// Every caller must now pass it.
@@ -229,29 +195,46 @@ func (d *differ) inputs() {
 	})
 }
 
-func (d *differ) outputs() {
-	diffNamed(d, d.old.Outputs, d.new.Outputs, func(o Output) string { return o.Name }, "output", func(path string, a, b Output) {
-		if !a.Type.Equal(b.Type) {
-			d.add(path, BumpMajor, "type changed%s", diffArrow(a.Type.String(), b.Type.String()))
-		} else if !diffSame(a.Value, b.Value) {
-			d.add(path, BumpMinor, "value changed")
-		}
+// inputDefault: removing a default makes the input required (MAJOR);
+// adding or changing one is MINOR.
+func (d *differ) inputDefault(path string, o, n json.RawMessage) {
+	switch {
+	case o != nil && n == nil:
+		d.add(path, BumpMajor, "default removed (the input is now required)")
+	case o == nil && n != nil:
+		d.add(path, BumpMinor, "default added (the input is now optional)")
+	case !bytes.Equal(o, n):
+		d.add(path, BumpMinor, "default changed%s", diffArrow(string(o), string(n)))
+	}
+}
+
+func (d *differ) outputs(_ string, o, n []Output) {
+	diffNamed(d, o, n, func(o Output) string { return o.Name }, "output", func(path string, a, b Output) {
+		d.outputFields(path, &a, &b)
 	}, BumpMajor, diffAdded[Output](BumpMinor))
 }
 
-func (d *differ) steps() {
-	oldSteps, newSteps := diffStepMap(d.old), diffStepMap(d.new)
+// outputValue reports a changed value of an output whose type is the same
+// (a changed type says more).
+func (d *differ) outputValue(path string, o, n *Output) {
+	if o.Type.Equal(n.Type) && !diffSame(o.Value, n.Value) {
+		d.add(path, BumpMinor, "value changed")
+	}
+}
+
+func (d *differ) steps(_ string, o, n []*Step) {
+	oldSteps, newSteps := diffStepMap(o), diffStepMap(n)
 	var used map[string]bool
-	for name, o := range oldSteps {
-		n := newSteps[name]
-		if n == nil {
+	for name, os := range oldSteps {
+		ns := newSteps[name]
+		if ns == nil {
 			d.add(diffPath("step", name), BumpMajor, "removed")
 			continue
 		}
 		if used == nil {
 			used = diffUsedSteps(d.new)
 		}
-		d.step(diffPath("step", name), o, n, &stepDiff{oldSteps, newSteps, used[name]})
+		d.stepFields(diffPath("step", name), os, ns, &stepDiff{oldSteps, newSteps, used[name]})
 	}
 	for name := range newSteps {
 		if oldSteps[name] == nil {
@@ -261,7 +244,7 @@ func (d *differ) steps() {
 }
 
 // stepDiff is what the comparisons of a step's fields need beyond the two
-// steps (step_gen.go's differ.step calls them in the order of Step's
+// steps (ir_gen.go's differ.stepFields calls them in the order of Step's
 // fields).
 type stepDiff struct {
 	oldSteps, newSteps map[string]*Step
@@ -332,15 +315,7 @@ func (d *differ) foreach(path string, o, n *Foreach) {
 	case n == nil:
 		d.add(path, BumpMajor, "foreach removed")
 	default:
-		if !diffSame(o.Items, n.Items) {
-			d.add(path, BumpMajor, "foreach items changed%s", diffArrow(diffCEL(o.Items), diffCEL(n.Items)))
-		}
-		if o.Concurrency != n.Concurrency {
-			d.add(path, BumpMinor, "foreach concurrency changed (%d → %d)", o.Concurrency, n.Concurrency)
-		}
-		if o.OnFailure != n.OnFailure {
-			d.add(path, BumpMinor, "foreach on_failure changed (%s → %s)", o.OnFailure, n.OnFailure)
-		}
+		d.foreachFields(path, o, n)
 	}
 }
 
@@ -352,15 +327,7 @@ func (d *differ) until(path string, o, n *Until) {
 	case n == nil:
 		d.add(path, BumpMajor, "until removed")
 	default:
-		if !diffSame(o.Cond, n.Cond) {
-			d.add(path, BumpMajor, "until changed%s", diffArrow(diffCEL(o.Cond), diffCEL(n.Cond)))
-		}
-		if o.IntervalMS != n.IntervalMS {
-			d.add(path, BumpMinor, "until interval changed (%s → %s)", diffMS(o.IntervalMS), diffMS(n.IntervalMS))
-		}
-		if o.MaxIterations != n.MaxIterations {
-			d.add(path, BumpMinor, "until max_iterations changed (%d → %d)", o.MaxIterations, n.MaxIterations)
-		}
+		d.untilFields(path, o, n)
 	}
 }
 
@@ -371,25 +338,10 @@ func (d *differ) retry(path string, o, n *Retry) {
 		d.add(path, BumpPatch, "retry added (%d attempts)", n.Attempts)
 	case n == nil:
 		d.add(path, BumpPatch, "retry removed")
-	case !diffSame(o, n):
-		var parts []string
-		if o.Attempts != n.Attempts {
-			parts = append(parts, fmt.Sprintf("attempts %d → %d", o.Attempts, n.Attempts))
-		}
-		if o.BackoffMS != n.BackoffMS {
-			parts = append(parts, "backoff "+diffMS(o.BackoffMS)+" → "+diffMS(n.BackoffMS))
-		}
-		if o.Multiplier != n.Multiplier {
-			parts = append(parts, fmt.Sprintf("multiplier %g → %g", o.Multiplier, n.Multiplier))
-		}
-		if o.MaxDelayMS != n.MaxDelayMS {
-			parts = append(parts, "max_delay "+diffMS(o.MaxDelayMS)+" → "+diffMS(n.MaxDelayMS))
-		}
-		if o.JitterMS != n.JitterMS {
-			parts = append(parts, "jitter "+diffMS(o.JitterMS)+" → "+diffMS(n.JitterMS))
-		}
-		if !diffSame(o.When, n.When) {
-			parts = append(parts, "when"+diffArrow(diffCEL(o.When), diffCEL(n.When)))
+	default:
+		parts := retryParts(o, n)
+		if len(parts) == 0 {
+			return
 		}
 		d.add(path, BumpPatch, "retry changed (%s)", strings.Join(parts, ", "))
 	}
@@ -430,9 +382,9 @@ func diffAdded[T any](b Bump) func(T) (string, Bump) {
 
 func diffPath(kind, name string) string { return fmt.Sprintf("%s %q", kind, name) }
 
-func diffStepMap(g *Graph) map[string]*Step {
-	m := make(map[string]*Step, len(g.Steps))
-	for _, s := range g.Steps {
+func diffStepMap(steps []*Step) map[string]*Step {
+	m := make(map[string]*Step, len(steps))
+	for _, s := range steps {
 		if s != nil {
 			m[s.Name] = s
 		}

@@ -10,33 +10,48 @@
 // call that started it (a large graph is decoded and sealed by several
 // goroutines, each waited for before the call returns).
 //
-// # A step's fields
+// # The fields of the IR
 //
-// The Step struct in graph.go is the one description of a step's fields:
-// its json tag is its key in the encoding, and its graph tag says whether
-// the step's hash covers it (def), or it is run policy (run), and how Diff
-// compares two versions of it (see package lang/graph/internal/stepgen for
-// the tag's grammar). step_gen.go is generated from them: the hash's view
-// of a step (stepDef), the decoder of a stored step, the walks that put a
-// step in normal form and intern its types, and the comparison of two
-// versions of a step. TestStepGenUpToDate fails when it is stale.
+// The struct types of the IR (Graph, Step, Action and its kinds, Retry,
+// Foreach, Until, Input, Output, Alert, Schedule, Webhook, Expr, Value,
+// Template, ...) are the one description of their fields. Each carries a
+// //graph:gen directive in its doc comment (how it is allocated, how Diff
+// compares it: field by field, as parts of one change, or whole), and each
+// field a json tag, its key in the encoding, and a graph tag: how Diff
+// compares it (diff=), the scope of the expressions it holds (slot=), for a
+// step whether the step's hash covers it (def) or it is run policy (run);
+// see package lang/graph/internal/irgen for the grammar. ir_gen.go is
+// generated from them: the decoder of each struct of a stored graph, the
+// walks that put it in normal form and intern its types and mode strings,
+// the comparison of two versions of it, the walk that hands every
+// expression to expr.Load with its scope (WalkExprs), and the hash's view
+// of a step (stepDef). TestIRGenUpToDate fails when ir_gen.go is stale, and
+// TestEveryFieldGenerated when a field of any of them is missing from its
+// decoder, its comparison or the expression walk.
 //
-// To add a field to a step:
+// Two types are written by hand, as their encoding is not field by field:
+// Type (each distinct type is parsed once and shared) and NamedValues (a
+// list encoded as an object keyed by name).
 //
-//  1. declare it in Step with its json and graph tags, and run go generate
-//     in lang/graph (a value of a new Go type also needs that type's
-//     decoder, normal form and comparison, named as the tag says);
+// To add a field to any of the generated types:
+//
+//  1. declare it in its struct with its json and graph tags, and run go
+//     generate ./lang/graph;
 //  2. have the front end (package lang) set it;
 //  3. if some values of it are not valid, say so in encode_validate.go.
 //
-// A field that holds an expression (an *Expr or a *Value) has a fourth
-// place: the walk of expr.Load (lang/expr/evalload.go), which indexes the
-// expressions of a stored graph under the scope they were checked in.
+// Where the diff= grammar cannot say how a field is compared, its spec
+// names a hand-written comparison (fn:, whole:), which step 1 then writes
+// next to the others in diff.go. A field of a new struct type gives that
+// type a //graph:gen directive, and it is generated too; a field of a Go
+// type the generator does not know (irgen's table of field types) needs
+// that type's decoder in decode_fast.go first.
 //
-// A def field changes the graph hash of every workflow whose steps set it
-// (spec/golden/graph_hashes.txt pins them): leave it out of the encoding
+// A field in the encoding changes the graph hash of every workflow that
+// sets it (a def field of a step also the step's hash; the golden file
+// spec/golden/graph_hashes.txt pins them): leave it out of the encoding
 // when it holds its zero value (omitempty), so that the graphs stored
 // before it keep their hashes.
 package graph
 
-//go:generate go run ./internal/stepgen/cmd
+//go:generate go run ./internal/irgen/cmd

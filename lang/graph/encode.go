@@ -209,7 +209,7 @@ func Seal(g *Graph) {
 // JSON of the step's definition fields (not TimeoutMS, Retry, Breaker, nor
 // Hash itself). s should be part of a graph in normal form.
 func StepHash(s *Step) (string, error) {
-	def := stepDefOf(s) // the fields of Step tagged def (step_gen.go)
+	def := stepDefOf(s) // the fields of Step tagged def (ir_gen.go)
 	b, err := encMarshal(def)
 	if err != nil {
 		return "", fmt.Errorf("hash step %q: %w", s.Name, err)
@@ -295,168 +295,28 @@ func (n *encNormalizer) change() bool {
 	return n.fix
 }
 
-func (n *encNormalizer) graph(g *Graph) {
-	encSortByName(n, g.Inputs, func(i Input) string { return i.Name })
-	if len(g.Inputs) == 0 && g.Inputs != nil && n.change() {
-		g.Inputs = nil
-	}
-	for i := range g.Inputs {
-		n.typ(g.Inputs[i].Type)
-		n.raw(&g.Inputs[i].Default)
-	}
-	encSortByName(n, g.Secrets, func(s Secret) string { return s.Name })
-	if len(g.Secrets) == 0 && g.Secrets != nil && n.change() {
-		g.Secrets = nil
-	}
-	n.expr(g.Key)
-	if g.Concurrency != nil {
-		n.expr(g.Concurrency.Key)
-	}
-	encSortByName(n, g.Breakers, func(b Breaker) string { return b.Name })
-	if len(g.Breakers) == 0 && g.Breakers != nil && n.change() {
-		g.Breakers = nil
-	}
-	if g.Steps == nil && n.change() {
-		g.Steps = []*Step{}
-	}
-	if !n.stepsDone {
-		for _, s := range g.Steps {
-			n.step(s)
-		}
-		n.stepOrder(g)
-	}
-	encSortByName(n, g.Outputs, func(o Output) string { return o.Name })
-	if len(g.Outputs) == 0 && g.Outputs != nil && n.change() {
-		g.Outputs = nil
-	}
-	for i := range g.Outputs {
-		n.value(g.Outputs[i].Value)
-		n.typ(g.Outputs[i].Type)
-	}
-	encSortByName(n, g.Alerts, func(a Alert) string { return a.Name })
-	if len(g.Alerts) == 0 && g.Alerts != nil && n.change() {
-		g.Alerts = nil
-	}
-	for i := range g.Alerts {
-		n.names(&g.Alerts[i].On, true)
-		n.action(&g.Alerts[i].Action)
-	}
-	encSortByName(n, g.Schedules, func(s Schedule) string { return s.Name })
-	if len(g.Schedules) == 0 && g.Schedules != nil && n.change() {
-		g.Schedules = nil
-	}
-	for i := range g.Schedules {
-		n.value(g.Schedules[i].Inputs)
-	}
-	encSortByName(n, g.Webhooks, func(w Webhook) string { return w.Name })
-	if len(g.Webhooks) == 0 && g.Webhooks != nil && n.change() {
-		g.Webhooks = nil
-	}
-	for i := range g.Webhooks {
-		n.value(g.Webhooks[i].Inputs)
-		n.expr(g.Webhooks[i].Key)
-	}
-}
-
-func (n *encNormalizer) retry(r *Retry) {
-	if r != nil {
-		n.expr(r.When)
-	}
-}
-
-func (n *encNormalizer) foreach(f *Foreach) {
-	if f != nil {
-		n.expr(f.Items)
-	}
-}
-
-func (n *encNormalizer) until(u *Until) {
-	if u != nil {
-		n.expr(u.Cond)
-	}
-}
-
-func (n *encNormalizer) action(a *Action) {
-	if a.Exec != nil {
-		n.value(a.Exec.Command)
-		n.value(a.Exec.Dir)
-		n.value(a.Exec.Env)
-		n.value(a.Exec.Stdin)
-		n.names(&a.Exec.PassEnv, false)
-	}
-	if a.HTTP != nil {
-		n.value(a.HTTP.URL)
-		n.value(a.HTTP.Headers)
-		n.value(a.HTTP.Body)
-		n.value(a.HTTP.Query)
-		if len(a.HTTP.Expect) == 0 && a.HTTP.Expect != nil && n.change() {
-			a.HTTP.Expect = nil
-		}
-	}
-	if a.Set != nil {
-		if a.Set.Values == nil && n.change() {
-			a.Set.Values = NamedValues{}
-		}
-		if !slices.IsSortedFunc(a.Set.Values, func(x, y NamedValue) int { return strings.Compare(x.Name, y.Name) }) && n.change() {
-			slices.SortStableFunc(a.Set.Values, func(x, y NamedValue) int { return strings.Compare(x.Name, y.Name) })
-		}
-		for _, v := range a.Set.Values {
-			n.value(v.Value)
-		}
-	}
-	if a.Sleep != nil {
-		n.value(a.Sleep.Until)
-	}
-	if a.Workflow != nil {
-		n.value(a.Workflow.Input)
-	}
-	if a.Fail != nil {
-		n.value(a.Fail.Message)
-	}
-	if a.Switch != nil {
-		if a.Switch.Cases == nil && n.change() {
-			a.Switch.Cases = []SwitchCase{}
-		}
-		for i := range a.Switch.Cases {
-			n.expr(a.Switch.Cases[i].When)
-			n.names(&a.Switch.Cases[i].Next, true)
-		}
-		n.names(&a.Switch.Default, false)
-	}
-}
-
-func (n *encNormalizer) expr(e *Expr) {
-	if e != nil {
-		n.typ(e.Type)
-	}
-}
-
-func (n *encNormalizer) value(v *Value) {
-	if v == nil {
+// steps puts the steps of g and their order in normal form, unless the
+// caller does (stepsDone).
+func (n *encNormalizer) steps(g *Graph) {
+	if n.stepsDone {
 		return
 	}
-	n.raw(&v.Lit)
-	if v.Template != nil {
-		if v.Template.Parts == nil && n.change() {
-			v.Template.Parts = []TemplatePart{}
-		}
-		for _, p := range v.Template.Parts {
-			n.expr(p.Expr)
-		}
+	for _, s := range g.Steps {
+		n.step(s)
 	}
-	if len(v.List) == 0 && v.List != nil && n.change() {
-		v.List = nil
+	n.stepOrder(g)
+}
+
+// namedValues sorts named values by name and puts their values in normal
+// form.
+func (n *encNormalizer) namedValues(nv NamedValues) {
+	cmp := func(x, y NamedValue) int { return strings.Compare(x.Name, y.Name) }
+	if !slices.IsSortedFunc(nv, cmp) && n.change() {
+		slices.SortStableFunc(nv, cmp)
 	}
-	for _, e := range v.List {
-		n.value(e)
+	for _, e := range nv {
+		n.value(e.Value)
 	}
-	if len(v.Object) == 0 && v.Object != nil && n.change() {
-		v.Object = nil
-	}
-	for _, e := range v.Object {
-		n.value(e)
-	}
-	n.typ(v.Type)
 }
 
 func (n *encNormalizer) typ(t *Type) {

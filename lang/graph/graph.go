@@ -16,73 +16,85 @@ import (
 //
 // A Graph must not be modified after Compile or Decode returns it: several
 // runs and goroutines share one.
+//
+//graph:gen root
 type Graph struct {
-	Workflow    string       `json:"workflow"`
-	Version     string       `json:"version"`
-	Description string       `json:"description,omitempty"`
-	Inputs      []Input      `json:"inputs,omitempty"`  // sorted by name
-	Secrets     []Secret     `json:"secrets,omitempty"` // sorted by name
-	Key         *Expr        `json:"key,omitempty"`     // run identity; nil: hash of the inputs
-	DeadlineMS  int64        `json:"deadline_ms,omitempty"`
-	Concurrency *Concurrency `json:"concurrency,omitempty"`
-	Breakers    []Breaker    `json:"breakers,omitempty"` // sorted by name
-	Limits      Limits       `json:"limits"`
+	Workflow    string       `json:"workflow" graph:"diff=fn:renamed"`
+	Version     string       `json:"version" graph:"diff=-"`
+	Description string       `json:"description,omitempty" graph:"diff=same:patch:description"`
+	Inputs      []Input      `json:"inputs,omitempty" graph:"sorted,diff=fn:inputs"`    // sorted by name
+	Secrets     []Secret     `json:"secrets,omitempty" graph:"sorted,diff=fn:secrets"`  // sorted by name
+	Key         *Expr        `json:"key,omitempty" graph:"slot=key,diff=cel:minor:key"` // run identity; nil: hash of the inputs
+	DeadlineMS  int64        `json:"deadline_ms,omitempty" graph:"diff=ms:patch:deadline"`
+	Concurrency *Concurrency `json:"concurrency,omitempty" graph:"diff=fn:concurrency"`
+	Breakers    []Breaker    `json:"breakers,omitempty" graph:"sorted,diff=fn:breakers"` // sorted by name
+	Limits      Limits       `json:"limits" graph:"diff=fn:limits"`
 	// Steps in topological order, ties broken by name, so the order does
 	// not depend on where the blocks stand in the file.
-	Steps   []*Step  `json:"steps"`
-	Outputs []Output `json:"outputs,omitempty"` // sorted by name
-	Alerts  []Alert  `json:"alerts,omitempty"`  // sorted by name
+	Steps   []*Step  `json:"steps" graph:"dec=steps,norm=steps,diff=fn:steps"`
+	Outputs []Output `json:"outputs,omitempty" graph:"sorted,diff=fn:outputs"` // sorted by name
+	Alerts  []Alert  `json:"alerts,omitempty" graph:"sorted,diff=fn:alerts"`   // sorted by name
 	// Schedules start runs at their slots (schedule.go); sorted by name,
 	// and left out of the encoding when there are none, so the graphs
 	// stored before schedules existed keep their hashes.
-	Schedules []Schedule `json:"schedules,omitempty"`
+	Schedules []Schedule `json:"schedules,omitempty" graph:"sorted,diff=fn:schedules"`
 	// Webhooks start runs on signed HTTP requests (webhook.go); sorted by
 	// name and left out of the encoding when there are none, as Schedules.
-	Webhooks []Webhook `json:"webhooks,omitempty"`
+	Webhooks []Webhook `json:"webhooks,omitempty" graph:"sorted,diff=fn:webhooks"`
 
 	idx atomic.Pointer[index] // built on first use; see index.go
 }
 
 // Input is a declared workflow input.
+//
+//graph:gen
 type Input struct {
-	Name string `json:"name"`
-	Type *Type  `json:"type"`
+	Name string `json:"name" graph:"diff=-"`
+	Type *Type  `json:"type" graph:"diff=type:major:type"`
 	// Default is the canonical (compact) JSON of the default value; nil when
 	// the input is required.
-	Default json.RawMessage `json:"default,omitempty"`
+	Default json.RawMessage `json:"default,omitempty" graph:"diff=fn:inputDefault"`
 }
 
 // Secret is a value read from the environment when a run needs it. Its value
 // is never stored, never printed and never visible outside data templates.
+//
+//graph:gen
 type Secret struct {
-	Name string `json:"name"`
-	Env  string `json:"env"`
+	Name string `json:"name" graph:"diff=-"`
+	Env  string `json:"env" graph:"diff=patch:environment variable"`
 }
 
 // Concurrency is the workflow's instance lock or semaphore.
+//
+//graph:gen diff=parts
 type Concurrency struct {
-	Key        *Expr  `json:"key"`
-	Limit      int    `json:"limit"`
-	OnConflict string `json:"on_conflict"` // queue | skip | fail
+	Key        *Expr  `json:"key" graph:"slot=concurrency_key,diff=cel:key"`
+	Limit      int    `json:"limit" graph:"diff=limit"`
+	OnConflict string `json:"on_conflict" graph:"diff=on_conflict"` // queue | skip | fail
 }
 
 // Breaker is a circuit breaker shared by every run and worker.
+//
+//graph:gen diff=parts
 type Breaker struct {
-	Name       string `json:"name"`
-	Failures   int    `json:"failures"`
-	CooldownMS int64  `json:"cooldown_ms"`
+	Name       string `json:"name" graph:"diff=-"`
+	Failures   int    `json:"failures" graph:"diff=failures"`
+	CooldownMS int64  `json:"cooldown_ms" graph:"diff=ms:cooldown"`
 	// OnOpen is what a step does while the breaker is open: "" waits
 	// (parks until the trial; the default, left out of the encoding so
 	// graphs stored before on_open existed keep their hash), "fail" fails
 	// the attempt at once with kind breaker_open.
-	OnOpen string `json:"on_open,omitempty"`
+	OnOpen string `json:"on_open,omitempty" graph:"diff=or:on_open:wait"`
 }
 
 // Limits bound a run. The compiler fills the defaults, so every field is set.
+//
+//graph:gen diff=parts
 type Limits struct {
-	Attempts    int   `json:"attempts"`     // step attempts per run (default 1000)
-	OutputBytes int64 `json:"output_bytes"` // captured bytes per stream per attempt (default 1 MiB)
-	Parallel    int   `json:"parallel"`     // steps of one run at once (default 16)
+	Attempts    int   `json:"attempts" graph:"diff=attempts"`         // step attempts per run (default 1000)
+	OutputBytes int64 `json:"output_bytes" graph:"diff=output_bytes"` // captured bytes per stream per attempt (default 1 MiB)
+	Parallel    int   `json:"parallel" graph:"diff=parallel"`         // steps of one run at once (default 16)
 }
 
 // Default limits, used when a workflow's limits block leaves a field out.
@@ -96,6 +108,8 @@ const (
 )
 
 // Step is one node of the graph.
+//
+//graph:gen slab flush share=shareDependsOn hash scope diffctx=stepDiff
 type Step struct {
 	Name string `json:"name" graph:"def,diff=-"`
 	// Hash is the SHA-256 (hex) of the step's definition: everything that
@@ -109,13 +123,13 @@ type Step struct {
 	// Needs lists every step this one waits for, sorted: steps its
 	// expressions reference, its depends_on, and the switch step that can
 	// choose it.
-	Needs []string `json:"needs,omitempty" graph:"def,set,diff=step:stepNeeds"`
+	Needs []string `json:"needs,omitempty" graph:"def,set,diff=whole:stepNeeds"`
 	// DependsOn is the explicit depends_on list (sorted), kept apart from
 	// Needs so that diff and graph can tell ordering edges from data edges.
-	DependsOn []string `json:"depends_on,omitempty" graph:"def,set,diff=step:stepDependsOn"`
+	DependsOn []string `json:"depends_on,omitempty" graph:"def,set,diff=whole:stepDependsOn"`
 	Join      string   `json:"join" graph:"def,mode,diff=major:join"` // all | any
-	When      *Expr    `json:"when,omitempty" graph:"def,diff=cel:major:when"`
-	Action    Action   `json:"action" graph:"def,diff=fn:action"`
+	When      *Expr    `json:"when,omitempty" graph:"def,slot=when,diff=cel:major:when"`
+	Action    Action   `json:"action" graph:"def,slot=data,diff=fn:action"`
 	// TimeoutMS is the per-attempt timeout with defaults applied; 0 means
 	// none (actions that do not run code: set, switch, fail, sleep, wait and
 	// workflow have their own waits).
@@ -125,34 +139,40 @@ type Step struct {
 	Foreach        *Foreach `json:"foreach,omitempty" graph:"def,diff=fn:foreach"`
 	Until          *Until   `json:"until,omitempty" graph:"def,diff=fn:until"`
 	OnError        string   `json:"on_error" graph:"def,mode,diff=major:on_error"` // fail | continue
-	IdempotencyKey *Value   `json:"idempotency_key,omitempty" graph:"def,diff=same:minor:idempotency key"`
+	IdempotencyKey *Value   `json:"idempotency_key,omitempty" graph:"def,slot=idempotency_key,diff=same:minor:idempotency key"`
 	// OutputType is the type of steps.NAME.output (per item for foreach
 	// steps, whose output is a list of it).
-	OutputType *Type `json:"output_type" graph:"def,diff=step:stepOutputType"`
+	OutputType *Type `json:"output_type" graph:"def,diff=whole:stepOutputType"`
 }
 
 // Retry is a step's retry policy with defaults applied.
+//
+//graph:gen diff=parts
 type Retry struct {
-	Attempts   int     `json:"attempts"` // total attempts; 1 = no retry
-	BackoffMS  int64   `json:"backoff_ms"`
-	Multiplier float64 `json:"multiplier"`
-	MaxDelayMS int64   `json:"max_delay_ms,omitempty"` // 0: no cap
-	JitterMS   int64   `json:"jitter_ms,omitempty"`
-	When       *Expr   `json:"when,omitempty"` // nil: retry every error
+	Attempts   int     `json:"attempts" graph:"diff=attempts"` // total attempts; 1 = no retry
+	BackoffMS  int64   `json:"backoff_ms" graph:"diff=ms:backoff"`
+	Multiplier float64 `json:"multiplier" graph:"diff=multiplier"`
+	MaxDelayMS int64   `json:"max_delay_ms,omitempty" graph:"diff=ms:max_delay"` // 0: no cap
+	JitterMS   int64   `json:"jitter_ms,omitempty" graph:"diff=ms:jitter"`
+	When       *Expr   `json:"when,omitempty" graph:"slot=retry_when,diff=cel:when"` // nil: retry every error
 }
 
 // Foreach runs the step's action once per element of Items.
+//
+//graph:gen
 type Foreach struct {
-	Items       *Expr  `json:"items"`
-	Concurrency int    `json:"concurrency"`
-	OnFailure   string `json:"on_failure"` // fail | continue | dead_letter
+	Items       *Expr  `json:"items" graph:"slot=items,diff=cel:major:foreach items"`
+	Concurrency int    `json:"concurrency" graph:"diff=minor:foreach concurrency"`
+	OnFailure   string `json:"on_failure" graph:"mode,diff=minor:foreach on_failure"` // fail | continue | dead_letter
 }
 
 // Until repeats the step's action until Cond is true.
+//
+//graph:gen
 type Until struct {
-	Cond          *Expr `json:"cond"`
-	IntervalMS    int64 `json:"interval_ms,omitempty"`
-	MaxIterations int   `json:"max_iterations"`
+	Cond          *Expr `json:"cond" graph:"slot=until,diff=cel:major:until"`
+	IntervalMS    int64 `json:"interval_ms,omitempty" graph:"diff=ms:minor:until interval"`
+	MaxIterations int   `json:"max_iterations" graph:"diff=minor:until max_iterations"`
 }
 
 // Action kinds. A step has at most one action; KindNone is a join point.
@@ -169,8 +189,10 @@ const (
 )
 
 // Action is what a step does. Exactly the field named by Kind is set.
+//
+//graph:gen diff=whole
 type Action struct {
-	Kind     string          `json:"kind"`
+	Kind     string          `json:"kind" graph:"mode"`
 	Exec     *ExecAction     `json:"exec,omitempty"`
 	HTTP     *HTTPAction     `json:"http,omitempty"`
 	Set      *SetAction      `json:"set,omitempty"`
@@ -182,6 +204,8 @@ type Action struct {
 }
 
 // ExecAction runs a program.
+//
+//graph:gen diff=whole
 type ExecAction struct {
 	Command *Value `json:"command"` // a list of strings; a shell script when Shell
 	Shell   bool   `json:"shell,omitempty"`
@@ -193,10 +217,12 @@ type ExecAction struct {
 	// and the action's own, sorted, without duplicates, none starting with
 	// ReservedEnvPrefix. Nil (left out of the encoding, so graphs stored
 	// before pass_env existed keep their hash) when there are none.
-	PassEnv []string `json:"pass_env,omitempty"`
+	PassEnv []string `json:"pass_env,omitempty" graph:"set"`
 }
 
 // HTTPAction makes one HTTP request.
+//
+//graph:gen diff=whole
 type HTTPAction struct {
 	Method  string `json:"method"` // upper case
 	URL     *Value `json:"url"`
@@ -213,17 +239,23 @@ type HTTPAction struct {
 }
 
 // SetAction computes named values.
+//
+//graph:gen slab diff=whole
 type SetAction struct {
 	Values NamedValues `json:"values"`
 }
 
 // SleepAction is a durable timer.
+//
+//graph:gen diff=whole
 type SleepAction struct {
 	DurationMS int64  `json:"duration_ms,omitempty"`
 	Until      *Value `json:"until,omitempty"` // RFC 3339 template
 }
 
 // WaitAction waits for a named signal.
+//
+//graph:gen diff=whole
 type WaitAction struct {
 	Signal    string `json:"signal"`
 	TimeoutMS int64  `json:"timeout_ms,omitempty"`
@@ -234,6 +266,8 @@ type WaitAction struct {
 }
 
 // WorkflowAction starts a child run and waits for it.
+//
+//graph:gen diff=whole
 type WorkflowAction struct {
 	Name    string `json:"name"`
 	Version string `json:"version"` // "1", "1.2" or "1.2.3"
@@ -241,38 +275,50 @@ type WorkflowAction struct {
 }
 
 // FailAction ends the run as failed.
+//
+//graph:gen diff=whole
 type FailAction struct {
 	Message *Value `json:"message"`
 }
 
 // SwitchAction picks the branch to run; the others are skipped.
+//
+//graph:gen diff=whole
 type SwitchAction struct {
 	Cases   []SwitchCase `json:"cases"`
-	Default []string     `json:"default,omitempty"`
+	Default []string     `json:"default,omitempty" graph:"set"`
 }
 
 // SwitchCase is one branch of a switch.
+//
+//graph:gen diff=whole
 type SwitchCase struct {
-	When *Expr    `json:"when"`
-	Next []string `json:"next"`
+	When *Expr    `json:"when" graph:"slot=case_when"`
+	Next []string `json:"next" graph:"set"`
 }
 
 // Output is a workflow output.
+//
+//graph:gen
 type Output struct {
-	Name  string `json:"name"`
-	Value *Value `json:"value"`
-	Type  *Type  `json:"type"`
+	Name  string `json:"name" graph:"diff=-"`
+	Value *Value `json:"value" graph:"slot=output,diff=whole:outputValue"`
+	Type  *Type  `json:"type" graph:"diff=type:major:type"`
 }
 
 // Alert sends a notification when a run ends abnormally.
+//
+//graph:gen diff=whole
 type Alert struct {
 	Name   string   `json:"name"`
-	On     []string `json:"on"` // failed | interrupted | dead_lettered | timed_out
-	Action Action   `json:"action"`
+	On     []string `json:"on" graph:"set"` // failed | interrupted | dead_lettered | timed_out
+	Action Action   `json:"action" graph:"slot=alert"`
 }
 
 // Expr is a CEL control expression (when, until, items, key, retry.when,
 // case.when).
+//
+//graph:gen slab diff=whole
 type Expr struct {
 	// CEL is the expression in canonical form (parsed and unparsed by cel-go),
 	// so that spacing inside the expression does not change the hash.
@@ -283,6 +329,8 @@ type Expr struct {
 // Value is a data attribute: a literal, a template, or a list or object with
 // templates somewhere inside. A subtree without templates is always folded
 // into Lit, so List and Object are never empty.
+//
+//graph:gen slab stack diff=whole
 type Value struct {
 	Lit      json.RawMessage   `json:"lit,omitempty"`
 	Template *Template         `json:"template,omitempty"`
@@ -293,11 +341,15 @@ type Value struct {
 
 // Template is a string with {{ expr }} parts. A template that is exactly one
 // {{ expr }} yields the expression's typed value; any other is text.
+//
+//graph:gen slab diff=whole
 type Template struct {
 	Parts []TemplatePart `json:"parts"`
 }
 
 // TemplatePart is literal text or one expression.
+//
+//graph:gen stack diff=whole
 type TemplatePart struct {
 	Text string `json:"text,omitempty"`
 	Expr *Expr  `json:"expr,omitempty"`

@@ -38,7 +38,7 @@ func MigrationPlan(old, new *Graph, completed []string) (keep, rerun []string, e
 	if old.Workflow != new.Workflow {
 		return nil, nil, fmt.Errorf("plan migration: the graphs are of different workflows (%q and %q); a run only migrates between versions of its own workflow", old.Workflow, new.Workflow)
 	}
-	oldSteps := diffStepMap(old)
+	oldSteps := diffStepMap(old.Steps)
 	for _, g := range []*Graph{old, new} {
 		for _, s := range g.Steps {
 			if s != nil && s.Hash == "" {

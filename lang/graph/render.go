@@ -121,7 +121,7 @@ type renderEdge struct {
 
 // renderEdges returns every need as an edge, in step order of the target.
 func renderEdges(g *Graph) []renderEdge {
-	byName := diffStepMap(g)
+	byName := diffStepMap(g.Steps)
 	var edges []renderEdge
 	for _, s := range renderSteps(g) {
 		deps := diffSet(s.DependsOn)

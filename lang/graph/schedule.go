@@ -9,24 +9,26 @@ import (
 // (spec/semantics.md §18). Its spec is kept as written; package schedule
 // parses it. A schedule does not change the step graph: adding, removing
 // or changing one is a PATCH (see Diff).
+//
+//graph:gen diff=parts
 type Schedule struct {
-	Name string `json:"name"`
+	Name string `json:"name" graph:"diff=-"`
 	// Exactly one of Cron (five fields or a descriptor) and Every (a
 	// duration) is set.
-	Cron  string `json:"cron,omitempty"`
-	Every string `json:"every,omitempty"`
+	Cron  string `json:"cron,omitempty" graph:"diff=fn:scheduleTiming"`
+	Every string `json:"every,omitempty" graph:"diff=with:Cron"`
 	// Timezone is an IANA name; "" is UTC.
-	Timezone string `json:"timezone,omitempty"`
+	Timezone string `json:"timezone,omitempty" graph:"diff=or:timezone:UTC"`
 	// Inputs is the object of the inputs of the runs it starts, with
 	// schedule.time, schedule.date and schedule.name in scope; nil: none.
-	Inputs *Value `json:"inputs,omitempty"`
+	Inputs *Value `json:"inputs,omitempty" graph:"slot=schedule,diff=same:inputs"`
 	// Overlap is skip, queue, cancel_previous or allow; CatchUp none,
 	// latest or all; MaxCatchUp is set only with CatchUp all.
-	Overlap    string `json:"overlap"`
-	CatchUp    string `json:"catch_up"`
-	MaxCatchUp int    `json:"max_catch_up,omitempty"`
+	Overlap    string `json:"overlap" graph:"diff=overlap"`
+	CatchUp    string `json:"catch_up" graph:"diff=fn:scheduleCatchUpPart"`
+	MaxCatchUp int    `json:"max_catch_up,omitempty" graph:"diff=with:CatchUp"`
 	// JitterMS is the longest random delay of a fire's run (0: none).
-	JitterMS int64 `json:"jitter_ms,omitempty"`
+	JitterMS int64 `json:"jitter_ms,omitempty" graph:"diff=ms:jitter"`
 }
 
 // Schedule policies as the graph stores them.
@@ -56,33 +58,32 @@ func (v *encValidator) schedule(names map[string]bool, s Schedule) {
 
 // schedules compares the schedules of two versions: every change is a
 // PATCH, named by what changed.
-func (d *differ) schedules() {
-	diffNamed(d, d.old.Schedules, d.new.Schedules, func(s Schedule) string { return s.Name }, "schedule", func(path string, a, b Schedule) {
-		var parts []string
-		if a.Cron != b.Cron || a.Every != b.Every {
-			parts = append(parts, scheduleSpec(a)+" → "+scheduleSpec(b))
-		}
-		if a.Timezone != b.Timezone {
-			parts = append(parts, "timezone "+diffOr(a.Timezone, "UTC")+" → "+diffOr(b.Timezone, "UTC"))
-		}
-		if !diffSame(a.Inputs, b.Inputs) {
-			parts = append(parts, "inputs")
-		}
-		if a.Overlap != b.Overlap {
-			parts = append(parts, "overlap "+a.Overlap+" → "+b.Overlap)
-		}
-		if a.CatchUp != b.CatchUp || a.MaxCatchUp != b.MaxCatchUp {
-			parts = append(parts, "catch_up "+scheduleCatchUp(a)+" → "+scheduleCatchUp(b))
-		}
-		if a.JitterMS != b.JitterMS {
-			parts = append(parts, "jitter "+diffMS(a.JitterMS)+" → "+diffMS(b.JitterMS))
-		}
-		if len(parts) > 0 {
+func (d *differ) schedules(_ string, o, n []Schedule) {
+	diffNamed(d, o, n, func(s Schedule) string { return s.Name }, "schedule", func(path string, a, b Schedule) {
+		if parts := scheduleParts(&a, &b); len(parts) > 0 {
 			d.add(path, BumpPatch, "changed (%s)", strings.Join(parts, ", "))
 		}
 	}, BumpPatch, func(s Schedule) (string, Bump) {
 		return "added (" + scheduleSpec(s) + ")", BumpPatch
 	})
+}
+
+// scheduleTiming is the part of a schedule's change its cron or every
+// makes.
+func scheduleTiming(o, n *Schedule) (string, bool) {
+	if o.Cron == n.Cron && o.Every == n.Every {
+		return "", false
+	}
+	return scheduleSpec(*o) + " → " + scheduleSpec(*n), true
+}
+
+// scheduleCatchUpPart is the part of a schedule's change its catch_up or
+// max_catch_up makes.
+func scheduleCatchUpPart(o, n *Schedule) (string, bool) {
+	if o.CatchUp == n.CatchUp && o.MaxCatchUp == n.MaxCatchUp {
+		return "", false
+	}
+	return "catch_up " + scheduleCatchUp(*o) + " → " + scheduleCatchUp(*n), true
 }
 
 // scheduleSpec renders a schedule's timing: `cron "0 2 * * *"` or

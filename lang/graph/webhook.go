@@ -8,19 +8,21 @@ import (
 // workflow when a signed request arrives (spec/language.md §9.2). Like a
 // schedule it starts runs and does not change what a run does: adding,
 // removing or changing one is a PATCH (see Diff).
+//
+//graph:gen diff=parts
 type Webhook struct {
-	Name string `json:"name"`
+	Name string `json:"name" graph:"diff=-"`
 	// Secret names the declared secret whose value signs the requests.
-	Secret string `json:"secret"`
+	Secret string `json:"secret" graph:"diff=secret"`
 	// Signature is the request header that carries "sha256=<hex>", in
 	// canonical form (X-Hub-Signature-256).
-	Signature string `json:"signature"`
+	Signature string `json:"signature" graph:"diff=signature"`
 	// Inputs is the object of the inputs of the runs it starts, with body
 	// and headers in scope; nil: none.
-	Inputs *Value `json:"inputs,omitempty"`
+	Inputs *Value `json:"inputs,omitempty" graph:"slot=webhook_inputs,diff=same:inputs"`
 	// Key, when set, is the run's key (a CEL string over body and
 	// headers); nil: the workflow's key over the inputs, as for apply.
-	Key *Expr `json:"key,omitempty"`
+	Key *Expr `json:"key,omitempty" graph:"slot=webhook_key,diff=celtext:key"`
 }
 
 // Webhook returns the webhook named name, or nil.
@@ -68,22 +70,9 @@ func ValidHeaderName(s string) bool {
 
 // webhooks compares the webhooks of two versions: every change is a
 // PATCH, named by what changed.
-func (d *differ) webhooks() {
-	diffNamed(d, d.old.Webhooks, d.new.Webhooks, func(w Webhook) string { return w.Name }, "webhook", func(path string, a, b Webhook) {
-		var parts []string
-		if a.Secret != b.Secret {
-			parts = append(parts, "secret "+a.Secret+" → "+b.Secret)
-		}
-		if a.Signature != b.Signature {
-			parts = append(parts, "signature "+a.Signature+" → "+b.Signature)
-		}
-		if !diffSame(a.Inputs, b.Inputs) {
-			parts = append(parts, "inputs")
-		}
-		if diffCEL(a.Key) != diffCEL(b.Key) {
-			parts = append(parts, "key "+diffCEL(a.Key)+" → "+diffCEL(b.Key))
-		}
-		if len(parts) > 0 {
+func (d *differ) webhooks(_ string, o, n []Webhook) {
+	diffNamed(d, o, n, func(w Webhook) string { return w.Name }, "webhook", func(path string, a, b Webhook) {
+		if parts := webhookParts(&a, &b); len(parts) > 0 {
 			d.add(path, BumpPatch, "changed (%s)", strings.Join(parts, ", "))
 		}
 	}, BumpPatch, diffAdded[Webhook](BumpPatch))

@@ -8,26 +8,26 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flowrun/flowrun/lang/graph/internal/stepgen"
+	"github.com/flowrun/flowrun/lang/graph/internal/irgen"
 )
 
-// TestStepGenUpToDate: step_gen.go is what stepgen writes for graph.go
-// now (go generate ./lang/graph rewrites it).
-func TestStepGenUpToDate(t *testing.T) {
-	src, err := os.ReadFile("graph.go")
+// TestIRGenUpToDate: ir_gen.go is what irgen writes for the package's
+// files now (go generate ./lang/graph rewrites it).
+func TestIRGenUpToDate(t *testing.T) {
+	files, err := irgen.ReadDir(".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := stepgen.Generate(src)
+	want, err := irgen.Generate(files)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile("step_gen.go")
+	got, err := os.ReadFile(irgen.Output)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatal("step_gen.go is stale: run go generate ./lang/graph")
+		t.Fatal("ir_gen.go is stale: run go generate ./lang/graph")
 	}
 }
 
