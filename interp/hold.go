@@ -18,7 +18,7 @@ func (r *runner) holdTimer() (time.Time, bool) {
 		r.drain.Load() || r.halt.Load() || r.cancelReq.Load() || r.run.CancelRequested {
 		return time.Time{}, false
 	}
-	if _, external := r.nextWake(r.run.DeadlineAt); external {
+	if _, external := r.sched.wake(); external {
 		return time.Time{}, false
 	}
 	for _, c := range r.children {

@@ -303,7 +303,7 @@ func (r *runner) hold() []chan bool {
 // wait blocks until an action ends, the runner is nudged, or the next wake
 // time comes, then folds every action result that is ready into state.
 func (r *runner) wait(ctx context.Context) error {
-	next, external := r.nextWake(r.run.DeadlineAt)
+	next, external := r.sched.wake()
 	isRecheck := false
 	if external && len(r.flights) > 0 {
 		if rc := r.now.Add(r.e.opts.Heartbeat); next.IsZero() || rc.Before(next) {
@@ -378,7 +378,7 @@ func (r *runner) rebuild(ctx context.Context) error {
 	}
 	for i := range steps {
 		s := steps[i]
-		r.sched.setRow(&s)
+		r.sched.restore(&s)
 		if s.Status == store.StepFailed {
 			if st := r.state(s.Key); st.Wait == waitChild && st.Child != "" && decodeMap(s.Error)["kind"] == "timeout" {
 				// A workflow step that timed out: make sure its child was
@@ -388,66 +388,22 @@ func (r *runner) rebuild(ctx context.Context) error {
 				}
 			}
 		}
-		if ls := l.step(s.Key); ls != nil && s.Status.Terminal() {
-			r.sched.settle(ls, &s)
-		}
-		if s.Index >= 0 && s.Iteration < 0 && s.Status.Terminal() {
-			r.noted[s.Key] = true
-		}
 	}
-	for key, row := range r.rows {
-		if r.stale(row) {
-			r.sched.forget(key)
-		}
-	}
+	r.sched.forgetStale()
 	atts, err := r.openAttempts(ctx)
 	if err != nil {
 		return err
 	}
 	if len(atts) > 0 {
-		now := r.e.clk.Now()
-		reclaimed := false
-		defer func() {
-			if reclaimed {
-				r.e.opts.Observer.Reclaimed(r.run.Workflow)
-			}
-		}()
 		for _, a := range atts {
-			if r.rows[a.StepKey] == nil {
-				continue // a forgotten until iteration: it never runs again
+			if a.Status == store.AttemptRunning && r.rows[a.StepKey] != nil && ownerGone(a.Owner, r.e.opts.Owner.Host) {
+				// Its process died on this host: stop what is left of its
+				// action before the step runs again.
+				killOrphans(r.run.ID, a.StepKey, a.Attempt, a.Owner)
 			}
-			if a.Attempt > r.lastAtt[a.StepKey] {
-				r.lastAtt[a.StepKey] = a.Attempt
-			}
-			switch a.Status {
-			case store.AttemptFailed:
-				if a.Attempt > r.state(a.StepKey).Base {
-					r.failures[a.StepKey]++
-				}
-			case store.AttemptRunning:
-				if ownerGone(a.Owner, r.e.opts.Owner.Host) {
-					// Its process died on this host: stop what is left of
-					// its action before the step runs again.
-					killOrphans(r.run.ID, a.StepKey, a.Attempt, a.Owner)
-				}
-				reclaimed = true
-				a.Status = store.AttemptInterrupted
-				a.FinishedAt = now
-				a.Error = mustJSON(&stepError{Kind: "interrupted", Message: "the worker running this attempt (" + a.Owner + ") stopped before it finished; the step runs again"})
-				r.tx.attempt(attemptWrite(&a))
-				r.tx.event("interrupted", a.StepKey, map[string]any{"attempt": a.Attempt, "owner": a.Owner})
-				r.sched.alert("interrupted", a.StepKey, fmt.Sprintf("the worker running step %s (%s) stopped before it finished; the step runs again", a.StepKey, a.Owner))
-				// Neither limits.attempts nor the retry budget pays for
-				// a kill; the run of interruptions is counted instead.
-				r.sched.giveBackAttempt()
-				if row := r.rows[a.StepKey]; row != nil && row.Status == store.StepRunning {
-					c := *row
-					c.Status = store.StepPending
-					st := *r.state(a.StepKey)
-					st.Interrupts++
-					r.sched.put(&c, &st)
-				}
-			}
+		}
+		if r.sched.reclaim(r.e.clk.Now(), atts) {
+			defer r.e.opts.Observer.Reclaimed(r.run.Workflow)
 		}
 	}
 	if err := r.refreshExternal(ctx); err != nil {

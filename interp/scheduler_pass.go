@@ -140,6 +140,15 @@ func (sc *scheduler) decidePass(ctx context.Context) (idle bool) {
 	return !sc.ended && !sc.more && len(sc.inFlight) == 0 && len(sc.launches) == 0
 }
 
+// wake is the timer the scheduler wants: when the run must be looked at
+// again (the earliest wake time of a waiting step key, or the run's
+// deadline; zero: none), and whether something waits on a signal or a
+// child, which other processes bring (the supervisor looks for them in
+// the store then).
+func (sc *scheduler) wake() (time.Time, bool) {
+	return sc.nextWake(sc.run.DeadlineAt)
+}
+
 // firstInFlight returns the first step key (in graph order, then by key)
 // with an action in flight, or "" when none: the step a deadline names.
 func (sc *scheduler) firstInFlight() string {
@@ -190,4 +199,70 @@ func (o engineOutside) leaseFor() time.Duration { return o.e.opts.LeaseFor }
 
 func (o engineOutside) traceparent(run store.Run, key string, n int) string {
 	return o.e.traceparent(run, key, n)
+}
+
+// restore folds a step row that a rebuild read from the store into the
+// state: the row is its key's, a finished step is settled (visible to
+// CEL as steps.NAME), a finished foreach item is noted as handled.
+func (sc *scheduler) restore(s *store.Step) {
+	sc.setRow(s)
+	if ls := sc.l.step(s.Key); ls != nil && s.Status.Terminal() {
+		sc.settle(ls, s)
+	}
+	if s.Index >= 0 && s.Iteration < 0 && s.Status.Terminal() {
+		sc.noted[s.Key] = true
+	}
+}
+
+// forgetStale drops, once every row is restored, the until iterations
+// that no later decision reads (runState.stale).
+func (sc *scheduler) forgetStale() {
+	for key, row := range sc.rows {
+		if sc.stale(row) {
+			sc.forget(key)
+		}
+	}
+}
+
+// reclaim folds the attempts of the unfinished step keys that a rebuild
+// read into the state, at now: the attempt numbers, the retry budgets,
+// and every attempt found running, whose worker is gone (invariant 5):
+// it is closed as interrupted, its step key is pending again with one
+// more interruption counted, and neither limits.attempts nor the retry
+// budget pays for it. It reports whether it closed one. Killing what is
+// left of such an attempt's process is the supervisor's (killOrphans).
+func (sc *scheduler) reclaim(now time.Time, atts []store.Attempt) (reclaimed bool) {
+	for _, a := range atts {
+		if sc.rows[a.StepKey] == nil {
+			continue // a forgotten until iteration: it never runs again
+		}
+		if a.Attempt > sc.lastAtt[a.StepKey] {
+			sc.lastAtt[a.StepKey] = a.Attempt
+		}
+		switch a.Status {
+		case store.AttemptFailed:
+			if a.Attempt > sc.state(a.StepKey).Base {
+				sc.failures[a.StepKey]++
+			}
+		case store.AttemptRunning:
+			reclaimed = true
+			a.Status = store.AttemptInterrupted
+			a.FinishedAt = now
+			a.Error = mustJSON(&stepError{Kind: "interrupted", Message: "the worker running this attempt (" + a.Owner + ") stopped before it finished; the step runs again"})
+			sc.tx.attempt(attemptWrite(&a))
+			sc.tx.event("interrupted", a.StepKey, map[string]any{"attempt": a.Attempt, "owner": a.Owner})
+			sc.alert("interrupted", a.StepKey, fmt.Sprintf("the worker running step %s (%s) stopped before it finished; the step runs again", a.StepKey, a.Owner))
+			// Neither limits.attempts nor the retry budget pays for a
+			// kill; the run of interruptions is counted instead.
+			sc.giveBackAttempt()
+			if row := sc.rows[a.StepKey]; row != nil && row.Status == store.StepRunning {
+				c := *row
+				c.Status = store.StepPending
+				st := *sc.state(a.StepKey)
+				st.Interrupts++
+				sc.put(&c, &st)
+			}
+		}
+	}
+	return reclaimed
 }

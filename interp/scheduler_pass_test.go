@@ -91,13 +91,7 @@ func testScheduler(t *testing.T, src string, rows []store.Step, deadline time.Ti
 	for i := range rows {
 		row := rows[i]
 		row.RunID = run.ID
-		sc.setRow(&row)
-		if ls := l.step(row.Key); ls != nil && row.Status.Terminal() {
-			sc.settle(ls, &row)
-		}
-		if row.Index >= 0 && row.Iteration < 0 && row.Status.Terminal() {
-			sc.noted[row.Key] = true
-		}
+		sc.restore(&row)
 		if row.Attempts > 0 {
 			sc.lastAtt[row.Key] = row.Attempts
 		}
@@ -107,6 +101,7 @@ func testScheduler(t *testing.T, src string, rows []store.Step, deadline time.Ti
 				started: row.StartedAt, idem: run.ID + "/" + row.Key}
 		}
 	}
+	sc.forgetStale()
 	return sc, out
 }
 
@@ -148,12 +143,13 @@ func withState(st rowState) func(*store.Step) {
 
 // schedEvent is what happens before the pass.
 type schedEvent struct {
-	kind   string // pass, cancel, halt, end (an attempt's end), signal, child
+	kind   string // pass, cancel, halt, end (an attempt's end), signal, child, claim (a rebuild's attempts)
 	key    string // end: the step key whose attempt ended
 	out    any
 	err    *stepError
 	signal store.Signal
 	child  store.Run
+	atts   []store.Attempt // claim: the attempts of the unfinished keys
 }
 
 // passWant is what the pass decided, in words.
@@ -198,7 +194,7 @@ func decided(sc *scheduler, idle bool) passWant {
 	if u := sc.tx.t.Run; u != nil && u.Status != nil {
 		w.run = string(*u.Status)
 	}
-	w.wake, w.external = sc.nextWake(sc.run.DeadlineAt)
+	w.wake, w.external = sc.wake()
 	parts = nil
 	for _, c := range sc.tx.t.Children {
 		parts = append(parts, c.Workflow+":"+c.ParentStepKey)
@@ -678,6 +674,29 @@ workflow "child" {
 			want: passWant{steps: "a=failed", events: "step_failed:a run_failed:a", run: "failed"},
 		},
 		{
+			name: "claim: an attempt left running by a gone worker is interrupted and its step runs again",
+			src: `workflow "w" {
+  version = "1.0.0"
+  step "a" {
+    retry { attempts = 2 }
+    exec { command = ["true"] }
+  }
+}`,
+			rows: []store.Step{stepRow("a", store.StepRunning, withAttempts(2))},
+			ev: schedEvent{kind: "claim", atts: []store.Attempt{
+				{StepKey: "a", Attempt: 1, Status: store.AttemptFailed, Owner: "gone/1/w"},
+				{StepKey: "a", Attempt: 2, Status: store.AttemptRunning, Owner: "gone/1/w"}}},
+			want: passWant{steps: "a=running", events: "interrupted:a step_started:a", launches: "a#3"},
+			check: func(t *testing.T, sc *scheduler) {
+				if n := len(sc.tx.t.Attempts); n != 2 || sc.tx.t.Attempts[0].Status != store.AttemptInterrupted || sc.tx.t.Attempts[1].Status != store.AttemptRunning {
+					t.Fatalf("attempt writes = %+v, want attempt 2 interrupted and attempt 3 running", sc.tx.t.Attempts)
+				}
+				if st := sc.state("a"); st.Interrupts != 1 || sc.failures["a"] != 1 {
+					t.Fatalf("a's interrupts = %d, failures = %d; want 1 and 1 (the interruption is not a failure)", st.Interrupts, sc.failures["a"])
+				}
+			},
+		},
+		{
 			name: "cancel: the attempt in flight is stopped and every unfinished key canceled",
 			src: `workflow "w" {
   version = "1.0.0"
@@ -730,6 +749,9 @@ workflow "child" {
 				sc.signals = append(sc.signals, tc.ev.signal)
 			case "child":
 				sc.children[tc.ev.child.ID] = tc.ev.child
+			case "claim":
+				clear(sc.inFlight) // a new runner: nothing of the run is in flight
+				sc.reclaim(at, tc.ev.atts)
 			default:
 				t.Fatalf("unknown event %q", tc.ev.kind)
 			}
