@@ -29,12 +29,8 @@ type RunView struct {
 	Steps    map[string]*StepView
 
 	// Attempt is run.attempt: 1 + the number of redrives (flowrun retry).
-	Attempt     int
-	CreatedAt   *time.Time
-	StartedAt   *time.Time
-	FinishedAt  *time.Time
-	AvailableAt *time.Time // of a waiting run; not in the JSON form
-	DeadlineAt  *time.Time
+	Attempt int
+	RunTimes
 	// WaitReason says why a waiting or blocked run waits ("" otherwise).
 	WaitReason  string
 	ParentRunID string
@@ -53,6 +49,15 @@ type RunView struct {
 	// Schedule is the fire that started the run, when a schedule did (or
 	// a manual trigger of one); nil otherwise, and left out of the JSON.
 	Schedule *store.ScheduleFire
+}
+
+// RunTimes are the instants of a RunView, nil when the run has none.
+type RunTimes struct {
+	CreatedAt   *time.Time
+	StartedAt   *time.Time
+	FinishedAt  *time.Time
+	AvailableAt *time.Time // of a waiting run; not in the JSON form
+	DeadlineAt  *time.Time
 }
 
 // StepView is one step of a RunView.
@@ -312,8 +317,8 @@ func (e *Engine) Show(ctx context.Context, runID string) (*RunView, error) {
 		Inputs: orNull(run.Inputs), Outputs: orNull(run.Outputs), Error: orNull(run.Error),
 		Steps: map[string]*StepView{}, WaitReason: run.WaitReason, ParentRunID: run.ParentRunID, ParentStep: run.ParentStepKey,
 		TraceID: run.Trace.TraceID,
-		Attempt: runAttempt(run), CreatedAt: timePtr(run.CreatedAt), StartedAt: timePtr(run.StartedAt), FinishedAt: timePtr(run.FinishedAt),
-		DeadlineAt: timePtr(run.DeadlineAt)}
+		Attempt: runAttempt(run), RunTimes: RunTimes{CreatedAt: timePtr(run.CreatedAt), StartedAt: timePtr(run.StartedAt), FinishedAt: timePtr(run.FinishedAt),
+			DeadlineAt: timePtr(run.DeadlineAt)}}
 	if run.Status == store.RunWaiting {
 		v.AvailableAt = timePtr(run.AvailableAt)
 	}

@@ -137,7 +137,7 @@ func TestRunViewJSON(t *testing.T) {
 	at := time.Date(2025, 1, 2, 3, 4, 5, 6e6, time.FixedZone("x", 3600))
 	v := &RunView{RunID: "R", Workflow: "w", Version: "1.0.0", Key: "k", Status: store.RunFailed,
 		Inputs: json.RawMessage(`{"q": "<a&b>"}`), Error: json.RawMessage(`{"kind":"exec"}`), Attempt: 2,
-		CreatedAt: &at, FinishedAt: &at, WaitReason: "signal:go", TraceID: "4bf92f3577b34da6a3ce929d0e0e4736",
+		RunTimes: RunTimes{CreatedAt: &at, FinishedAt: &at}, WaitReason: "signal:go", TraceID: "4bf92f3577b34da6a3ce929d0e0e4736",
 		Steps: map[string]*StepView{
 			"zeta":  {Status: store.StepCompleted, Attempts: 1, Output: json.RawMessage(`{"html":"<b>","u":"é\u2028"}`), StartedAt: &at},
 			"alpha": {Status: store.StepPending, Output: json.RawMessage("null")},
