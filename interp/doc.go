@@ -15,8 +15,9 @@
 //
 // A runner works on one claimed run. It is two parts:
 //
-//   - the scheduler (scheduler_pass.go; its rules in schedule.go, unit.go,
-//     end.go, breaker.go) holds every decision rule. From the run's state,
+//   - the scheduler (scheduler_pass.go; its rules in schedule.go,
+//     foreach.go, keep.go, unit.go, end.go, breaker.go) holds every
+//     decision rule. From the run's state,
 //     what the run works with, whether the runner drains, and an instant
 //     passed in, it decides as data: the store transition being built,
 //     the attempts to launch (their parameters evaluated), the actions in
