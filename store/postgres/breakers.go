@@ -57,7 +57,7 @@ func (w *wtx) breakerWrites(t *store.Transition) error {
 			return err
 		}
 		if event != "" {
-			w.appendEvents(t.RunID, now, []store.EventWrite{{Kind: event, StepKey: bw.StepKey, Data: breakerEventData(nb)}}, nil)
+			w.appendEvents(t.RunID, now, []store.EventWrite{{Kind: event, StepKey: bw.StepKey, Data: sqlrow.BreakerEventData(nb)}}, nil)
 		}
 		if woke {
 			if _, err := w.tx.Exec(w.ctx, wakeBreakerSQL, "breaker:"+bw.Name, now); err != nil {
@@ -67,15 +67,6 @@ func (w *wtx) breakerWrites(t *store.Transition) error {
 		}
 	}
 	return nil
-}
-
-// breakerEventData is the data of a breaker event.
-func breakerEventData(b store.Breaker) []byte {
-	s := fmt.Sprintf(`{"breaker":%q,"state":%q,"failures":%d`, b.Name, b.State, b.Failures)
-	if !b.OpenUntil.IsZero() && b.State == store.BreakerOpen {
-		s += fmt.Sprintf(`,"open_until":%q`, b.OpenUntil.UTC().Format("2006-01-02T15:04:05.000Z07:00"))
-	}
-	return []byte(s + "}")
 }
 
 // BreakerAcquire decides whether a step key may start an attempt under a
@@ -103,7 +94,7 @@ func (s *Store) BreakerAcquire(ctx context.Context, p store.BreakerAcquireParams
 			return nil
 		}
 		if event != "" {
-			w.appendEvents(p.RunID, p.Now.UnixMicro(), []store.EventWrite{{Kind: event, StepKey: p.StepKey, Data: breakerEventData(nb)}}, nil)
+			w.appendEvents(p.RunID, p.Now.UnixMicro(), []store.EventWrite{{Kind: event, StepKey: p.StepKey, Data: sqlrow.BreakerEventData(nb)}}, nil)
 		}
 		return w.putBreaker(nb)
 	})

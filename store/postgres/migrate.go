@@ -5,6 +5,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -26,13 +27,7 @@ func migrations() ([]sqlrow.Migration, error) {
 }
 
 // SchemaVersion is the newest schema this binary knows.
-func SchemaVersion() int {
-	ms, err := migrations()
-	if err != nil || len(ms) == 0 {
-		return 0
-	}
-	return ms[len(ms)-1].Version
-}
+func SchemaVersion() int { return sqlrow.SchemaVersion(migrationFiles, "migrations") }
 
 // migrateLockSQL serializes migrations of one schema across processes and
 // hosts: a transaction-scoped advisory lock, released by the commit.
@@ -74,7 +69,7 @@ func readSchema(ctx context.Context, q querier) (schemaState, error) {
 	if st.tables, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
 		return st, err
 	}
-	if !contains(st.tables, "schema_migrations") {
+	if !slices.Contains(st.tables, "schema_migrations") {
 		return st, nil
 	}
 	// Another tool's schema_migrations (golang-migrate's has version and
@@ -163,7 +158,7 @@ func (s *Store) schemaErr(st schemaState, err error) error {
 // checkSchema refuses a schema that holds tables but no schema_migrations
 // (another program's tables) and a newer schema.
 func (s *Store) checkSchema(st schemaState) error {
-	if len(st.tables) > 0 && !contains(st.tables, "schema_migrations") {
+	if len(st.tables) > 0 && !slices.Contains(st.tables, "schema_migrations") {
 		shown := st.tables
 		if len(shown) > 3 {
 			shown = append(shown[:3:3], "...")
@@ -180,13 +175,4 @@ func (s *Store) checkVersion(st schemaState) error {
 			st.schema, s.addr, st.version, known, store.ErrSchemaTooNew)
 	}
 	return nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }

@@ -58,7 +58,7 @@ func (w *wtx) breakerWrites(t *store.Transition) ([]store.EventWrite, error) {
 			return nil, err
 		}
 		if event != "" {
-			evs = append(evs, store.EventWrite{Kind: event, StepKey: bw.StepKey, Data: breakerEventData(nb)})
+			evs = append(evs, store.EventWrite{Kind: event, StepKey: bw.StepKey, Data: sqlrow.BreakerEventData(nb)})
 		}
 		if woke {
 			if _, err := w.exec(wakeBreakerSQL, "breaker:"+bw.Name, t.Now.UnixMicro()); err != nil {
@@ -67,15 +67,6 @@ func (w *wtx) breakerWrites(t *store.Transition) ([]store.EventWrite, error) {
 		}
 	}
 	return evs, nil
-}
-
-// breakerEventData is the data of a breaker event.
-func breakerEventData(b store.Breaker) []byte {
-	s := fmt.Sprintf(`{"breaker":%q,"state":%q,"failures":%d`, b.Name, b.State, b.Failures)
-	if !b.OpenUntil.IsZero() && b.State == store.BreakerOpen {
-		s += fmt.Sprintf(`,"open_until":%q`, b.OpenUntil.UTC().Format("2006-01-02T15:04:05.000Z07:00"))
-	}
-	return []byte(s + "}")
 }
 
 // BreakerAcquire decides whether a step key may start an attempt under a
@@ -106,7 +97,7 @@ func (s *Store) BreakerAcquire(ctx context.Context, p store.BreakerAcquireParams
 			return err
 		}
 		if event != "" {
-			_, err = w.insertEvents(p.RunID, p.Now.UnixMicro(), []store.EventWrite{{Kind: event, StepKey: p.StepKey, Data: breakerEventData(nb)}})
+			_, err = w.insertEvents(p.RunID, p.Now.UnixMicro(), []store.EventWrite{{Kind: event, StepKey: p.StepKey, Data: sqlrow.BreakerEventData(nb)}})
 		}
 		return err
 	})

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -27,13 +28,7 @@ func migrations() ([]sqlrow.Migration, error) {
 }
 
 // SchemaVersion is the newest schema this binary knows.
-func SchemaVersion() int {
-	ms, err := migrations()
-	if err != nil || len(ms) == 0 {
-		return 0
-	}
-	return ms[len(ms)-1].Version
-}
+func SchemaVersion() int { return sqlrow.SchemaVersion(migrationFiles, "migrations") }
 
 // probe reads the database without writing to it and refuses a file
 // flowrun must not touch: not a database, a database of another program, a
@@ -61,7 +56,7 @@ func probe(ctx context.Context, path string, opts Options) error {
 	if len(tables) == 0 {
 		return nil // a new, empty database
 	}
-	if !contains(tables, "schema_migrations") {
+	if !slices.Contains(tables, "schema_migrations") {
 		shown := tables
 		if len(shown) > 3 {
 			shown = append(shown[:3:3], "...")
@@ -104,7 +99,7 @@ func readSchema(ctx context.Context, path string, opts Options, mode string) (ta
 	if err := rows.Err(); err != nil {
 		return nil, 0, err
 	}
-	if contains(tables, "schema_migrations") {
+	if slices.Contains(tables, "schema_migrations") {
 		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
 			return nil, 0, err
 		}
@@ -118,15 +113,6 @@ func checkVersion(path string, have int) error {
 			path, have, known, store.ErrSchemaTooNew)
 	}
 	return nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // migrate applies the missing migrations, each in its own BEGIN IMMEDIATE

@@ -20,7 +20,7 @@ func (s *Store) VersionPut(ctx context.Context, p store.VersionPutParams) (store
 		res, err := w.exec(`INSERT INTO workflow_versions (`+sqlrow.VersionInsertCols+`, steps)
 			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
 			ON CONFLICT (workflow, version) DO NOTHING`,
-			p.Workflow, p.Version, p.Major, p.Minor, p.Patch, p.Hash, p.Graph, p.Now.UnixMicro(), stepCount(p.Steps))
+			p.Workflow, p.Version, p.Major, p.Minor, p.Patch, p.Hash, p.Graph, p.Now.UnixMicro(), sqlrow.StepCountArg(p.Steps))
 		if err != nil {
 			return err
 		}
@@ -85,7 +85,7 @@ func replace(w *wtx, p store.VersionPutParams, cur store.Version) (store.Version
 		return cur, err
 	}
 	if _, err := w.exec(`UPDATE workflow_versions SET hash = ?3, graph = ?4, created_at = ?5, steps = ?6, revision = revision + 1
-		WHERE workflow = ?1 AND version = ?2`, p.Workflow, p.Version, p.Hash, p.Graph, p.Now.UnixMicro(), stepCount(p.Steps)); err != nil {
+		WHERE workflow = ?1 AND version = ?2`, p.Workflow, p.Version, p.Hash, p.Graph, p.Now.UnixMicro(), sqlrow.StepCountArg(p.Steps)); err != nil {
 		return cur, err
 	}
 	return scanVersion(w.queryRow(`SELECT `+sqlrow.VersionCols+` FROM workflow_versions WHERE workflow = ?1 AND version = ?2`,
@@ -154,13 +154,4 @@ func (s *Store) VersionHeads(ctx context.Context, workflow string) ([]store.Vers
 			WHERE workflow = ?1 ORDER BY major, minor, patch`, workflow)
 	}
 	return vs, s.fail("listing workflow versions", err)
-}
-
-// stepCount is a version's step count as stored: NULL (unknown, the runs
-// count their step rows) for 0.
-func stepCount(n int) any {
-	if n <= 0 {
-		return nil
-	}
-	return n
 }

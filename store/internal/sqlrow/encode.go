@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/flowrun/flowrun/store"
 )
 
 // TimeArg encodes a time for a parameter: unix microseconds, NULL for the
@@ -96,3 +98,22 @@ func (c JSONCol) Scan(v any) error {
 // CanceledError is the error a run ended by a cancel request carries: a
 // run error ({kind, message, step}), with no step.
 const CanceledError = `{"kind":"canceled","message":"canceled by request","step":""}`
+
+// StepCountArg encodes a version's step count for a parameter: NULL
+// (unknown: the runs count their step rows) for 0.
+func StepCountArg(n int) any {
+	if n <= 0 {
+		return nil
+	}
+	return n
+}
+
+// BreakerEventData is the data of a breaker event: its name, state and
+// failures, and while it is open when it lets a trial through.
+func BreakerEventData(b store.Breaker) []byte {
+	s := fmt.Sprintf(`{"breaker":%q,"state":%q,"failures":%d`, b.Name, b.State, b.Failures)
+	if !b.OpenUntil.IsZero() && b.State == store.BreakerOpen {
+		s += fmt.Sprintf(`,"open_until":%q`, b.OpenUntil.UTC().Format("2006-01-02T15:04:05.000Z07:00"))
+	}
+	return []byte(s + "}")
+}

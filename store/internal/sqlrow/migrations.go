@@ -46,3 +46,13 @@ func Migrations(fsys fs.FS, dir string) ([]Migration, error) {
 	}
 	return out, nil
 }
+
+// SchemaVersion is the newest version of the migrations in dir of fsys, 0
+// when there are none or they cannot be read: the schema a binary knows.
+func SchemaVersion(fsys fs.FS, dir string) int {
+	ms, err := Migrations(fsys, dir)
+	if err != nil || len(ms) == 0 {
+		return 0
+	}
+	return ms[len(ms)-1].Version
+}
