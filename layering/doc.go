@@ -3,8 +3,9 @@
 //
 //   - data flows one way: store imports neither lang nor interp, lang
 //     imports neither interp nor store, in their code and their tests;
-//   - interp imports no command, no TUI and no concrete store driver (it
-//     sees the store through the interfaces of package store);
+//   - interp imports no command, no TUI, no concrete store driver (it
+//     sees the store through the interfaces of package store) and not
+//     the HCL front end, package lang (it runs stored graphs);
 //   - the TUI imports no concrete store driver outside tests and test-only
 //     packages, and no command does: the binaries open the store through
 //     store/backend's one Open(dsn) and hand it over;

@@ -169,6 +169,7 @@ func TestImportRules(t *testing.T) {
 		{"store", []string{"lang", "interp"}, true, "the store keeps rows; it must not know the language or the engine"},
 		{"lang", []string{"interp", "store"}, true, "the language compiles files; it must not run or store them"},
 		{"interp", append([]string{"cmd", "tui"}, drivers...), false, "the engine sees the store through package store's interfaces and knows no front end"},
+		{"interp", []string{"lang."}, false, "the engine runs stored graphs and parses no HCL: the front end, package lang, compiles them"},
 		{"schedule", []string{"lang", "interp", "store", "cmd"}, false, "schedule is pure time: it parses specs and computes slots, and knows neither the language, the engine nor the store"},
 		{"server", append([]string{"lang.", "cmd", "tui"}, drivers...), false, "the HTTP API calls the engine and reads through the store's interfaces; it parses no HCL, opens no driver and knows no front end"},
 		{"cmd", drivers, false, "the binaries open the store that --db or FLOWRUN_DB names through store/backend, the one Open(dsn) they share"},
