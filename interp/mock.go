@@ -1,6 +1,7 @@
 package interp
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/flowrun/flowrun/lang/graph"
@@ -36,6 +37,11 @@ type MockCall struct {
 	// or http action (Step and StepKey are empty then); its result
 	// decides whether the alert was sent, as the action's would.
 	Alert string
+	// Context, for an exec or http attempt, is done when the engine stops
+	// the attempt (its run ended or was canceled, the lease was lost): a
+	// Mock that makes calls wait for their turn (flowrun test orders them)
+	// answers a stopped one at once. Nil for the other kinds.
+	Context context.Context
 }
 
 // MockResult is what a mocked action gives: an output, or an error with,
@@ -92,7 +98,7 @@ func (f *flight) mockFlight(e *Engine) (flightResult, bool) {
 	if e.opts.Mock == nil {
 		return flightResult{}, false
 	}
-	c := MockCall{RunID: f.runID, Workflow: f.workflow, StepKey: f.u.key, Kind: kind, Attempt: f.attempt, Alert: f.alert}
+	c := MockCall{RunID: f.runID, Workflow: f.workflow, StepKey: f.u.key, Kind: kind, Attempt: f.attempt, Alert: f.alert, Context: f.ctx}
 	if f.u.s != nil {
 		c.Step = f.u.s.Name
 	}

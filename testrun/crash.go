@@ -242,13 +242,14 @@ func (s *session) replay(ctx context.Context, base *execution, rec *record, cp *
 	removeDB(cp.path)
 	st := rs.st
 	var err error
-	x := newExecution()
+	x := newExecution(s.t)
 	x.calls, x.side, x.index, x.next = maps.Clone(cp.calls), maps.Clone(cp.side), maps.Clone(cp.index), maps.Clone(cp.next)
 	x.unmocked = maps.Clone(cp.unmocked)
 	x.commits = slices.Clone(base.commits[:cp.applied])
 	clk := clock.NewFake(cp.now)
 	d := newDriver(ctx, s, x, st, clk, Epoch)
 	d.ds, d.base = cp.ds.clone(), rec
+	x.ord.runs[d.ds.ID] = true
 	if d.src, err = restorePCG(cp.rand); err != nil {
 		return nil, err
 	}

@@ -225,6 +225,9 @@ func (d *driver) loop() error {
 				return nil
 			}
 			d.update(func(ds *driverState) { ds.UpDecided, ds.ID = true, dec.Run.ID })
+			x.mu.Lock()
+			x.ord.runs[dec.Run.ID] = true
+			x.mu.Unlock()
 			continue
 		}
 		if got.Status.Terminal() || got.Status == store.RunBlocked {

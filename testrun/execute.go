@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -72,11 +71,16 @@ type execution struct {
 	crashAfter int
 	// real is set when an exec or http action ran for real (unmocked).
 	real bool
+	// test is the test; ord orders its mocked attempts' calls (order.go).
+	test *testfile.Test
+	ord  *order
 }
 
-func newExecution() *execution {
-	return &execution{calls: map[string]int{}, side: map[string]int{}, dead: map[int]bool{}, unmocked: map[string]bool{},
-		index: map[string]int{}, next: map[string]int{}, crashAfter: -1}
+func newExecution(t *testfile.Test) *execution {
+	x := &execution{calls: map[string]int{}, side: map[string]int{}, dead: map[int]bool{}, unmocked: map[string]bool{},
+		index: map[string]int{}, next: map[string]int{}, crashAfter: -1, test: t}
+	x.ord = newOrder(&x.mu)
+	return x
 }
 
 // engine builds an engine over st for incarnation inc, drawing from src.
@@ -94,7 +98,7 @@ func (s *session) engine(st store.Store, clk clock.Clock, inc int, x *execution,
 		Environ:     s.o.Environ,
 	}
 	if x != nil {
-		o.Mock = func(c interp.MockCall) (interp.MockResult, bool) { return s.mock(x, c) }
+		o.Mock = func(c interp.MockCall) (interp.MockResult, bool) { return s.mock(x, inc, c) }
 		o.BeforeCommit = func(ts []store.Transition) error { return x.beforeCommit(inc, ts) }
 		o.HoldTimer = func(wake time.Time) bool { return x.hold != nil && x.hold(wake) }
 	}
@@ -111,6 +115,7 @@ func (x *execution) beforeCommit(inc int, ts []store.Transition) error {
 	}
 	if inc == 0 && x.crashAfter >= 0 && len(x.commits) == x.crashAfter {
 		x.dead[inc] = true
+		x.ord.dropped()
 		return errCrash
 	}
 	if x.onCommit != nil {
@@ -119,6 +124,7 @@ func (x *execution) beforeCommit(inc int, ts []store.Transition) error {
 		}
 	}
 	x.commits = append(x.commits, describeCommit(ts))
+	x.ord.committing(x.test, inc, ts)
 	return nil
 }
 
@@ -151,8 +157,9 @@ func describeCommit(ts []store.Transition) string {
 	return strings.Join(parts, ", ")
 }
 
-// mock answers the engine's Mock hook from the test's mock blocks.
-func (s *session) mock(x *execution, c interp.MockCall) (interp.MockResult, bool) {
+// mock answers the engine's Mock hook from the test's mock blocks, for
+// engine incarnation inc.
+func (s *session) mock(x *execution, inc int, c interp.MockCall) (interp.MockResult, bool) {
 	if c.Alert != "" {
 		// Alerts are not steps: a test neither mocks nor sends them (an
 		// alert's failure never fails a run; the run records it).
@@ -181,19 +188,23 @@ func (s *session) mock(x *execution, c interp.MockCall) (interp.MockResult, bool
 		}
 		return interp.MockResult{Error: &interp.MockError{Kind: "unmocked", Message: "not mocked under --mock-all"}}, true
 	}
-	x.calls[c.Step]++
-	if side {
-		x.side[c.RunID+"/"+c.StepKey]++
-	}
 	// One result per call, in order: each attempt, foreach item and until
-	// iteration is a call. A call repeated for the same attempt (asked
-	// again by a new engine after a crash) takes the same result.
-	k := c.RunID + "/" + c.StepKey + "#" + strconv.Itoa(c.Attempt)
+	// iteration is a call, taken in the order the engine started them
+	// (order.go). A call repeated for the same attempt (asked again by a
+	// new engine after a crash) takes the same result.
+	k := callKey(c.RunID, c.StepKey, c.Attempt)
 	i, seen := x.index[k]
 	if !seen {
+		if side && !x.ord.turn(c.Context, k, x.dead) {
+			return interp.MockResult{Error: &interp.MockError{Kind: "canceled", Message: "the attempt was stopped before it ran"}}, true
+		}
 		i = x.next[c.Step]
 		x.next[c.Step]++
 		x.index[k] = i
+	}
+	x.calls[c.Step]++
+	if side {
+		x.side[c.RunID+"/"+c.StepKey]++
 	}
 	if i >= len(m.Results) {
 		i = len(m.Results) - 1
@@ -233,7 +244,7 @@ func (s *session) execute(ctx context.Context, crash bool, crashAfter int) (*exe
 		return nil, nil, err
 	}
 	defer done()
-	x := newExecution()
+	x := newExecution(s.t)
 	x.crashAfter = crashAfter
 	clk := clock.NewFake(Epoch)
 	d := newDriver(ctx, s, x, st, clk, clk.Now())
@@ -257,7 +268,10 @@ func (s *session) execute(ctx context.Context, crash bool, crashAfter int) (*exe
 	if err != nil {
 		return nil, d.rec, fmt.Errorf("start the run: %w", err)
 	}
-	d.ds.ID = run.ID
+	d.update(func(ds *driverState) { ds.ID = run.ID })
+	x.mu.Lock()
+	x.ord.runs[run.ID] = true
+	x.mu.Unlock()
 	if err := d.loop(); err != nil {
 		return nil, d.rec, err
 	}
