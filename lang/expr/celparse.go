@@ -16,8 +16,8 @@ import (
 // the same AST (ids, offsets, macro expansions) but for the differences
 // handled below. The Pratt parser is not reachable through cel.Env, so
 // flowrun builds one with the base environment's macros and the same
-// defaults, parses with it, and hands the AST to the checker through
-// cel-go's documented ParsedExpr conversion. Only valid expressions take
+// defaults, parses with it, and hands the AST to the checker as it is
+// (celnative.go), or through cel-go's documented ParsedExpr conversion. Only valid expressions take
 // this path: when the fast parser reports a mistake, the caller parses
 // again with cel.Env so that every diagnostic keeps the reference parser's
 // wording. FuzzFastParse compares the two parsers on arbitrary text; the
@@ -68,6 +68,9 @@ func fastParse(env *cel.Env, src string) (a *cel.Ast, ok bool) {
 	}
 	if strings.Contains(src, ".") && !placeRootedIdents(parsed, src) {
 		return nil, false
+	}
+	if a, ok := nativeAst(parsed, source); ok {
+		return a, true
 	}
 	e, err := celast.ExprToProto(parsed.Expr())
 	if err != nil {
