@@ -286,6 +286,12 @@ func (d *driver) point(kind string, wake time.Time) bool {
 	if d.rec == nil && d.base == nil {
 		return false
 	}
+	d.x.mu.Lock()
+	real := d.x.real
+	d.x.mu.Unlock()
+	if real && d.rec != nil {
+		return false // its replays start from the start (crash.go)
+	}
 	key, err := d.key(kind, wake)
 	if err != nil {
 		d.x.mu.Lock()
