@@ -28,12 +28,10 @@ func (r *runner) acquireSlot(ctx context.Context) (stop bool, err error) {
 		return false, nil
 	}
 	r.now = r.e.clk.Now()
-	v, eerr := r.l.prog.Eval(ctx, c.Key, &expr.Activation{Input: r.inputs, InputFunc: r.sched.input, Run: r.info, Cache: r.conv})
-	if eerr != nil {
-		r.sched.failRun(&stepError{Kind: "concurrency", Message: fmt.Sprintf("the concurrency key could not be evaluated: %v", eerr)}, "")
+	key, ok := r.sched.concurrencyKey(ctx)
+	if !ok {
 		return true, r.flush(ctx)
 	}
-	key := keyString(v)
 	sl, err := r.e.st.SlotAcquire(ctx, store.SlotAcquireParams{Workflow: r.run.Workflow, Key: key, Limit: c.Limit,
 		RunID: r.run.ID, RunCreatedAt: r.run.CreatedAt, Now: r.now})
 	if err != nil {
@@ -42,27 +40,47 @@ func (r *runner) acquireSlot(ctx context.Context) (stop bool, err error) {
 	if sl.Held {
 		return false, nil
 	}
+	r.sched.slotRefused(key, sl)
+	return true, r.flush(ctx)
+}
+
+// concurrencyKey evaluates the run's concurrency key; when it cannot, it
+// fails the run (kind concurrency) and reports false.
+func (sc *scheduler) concurrencyKey(ctx context.Context) (string, bool) {
+	v, err := sc.l.prog.Eval(ctx, sc.l.g.Concurrency.Key, &expr.Activation{Input: sc.inputs, InputFunc: sc.input, Run: sc.info, Cache: sc.conv})
+	if err != nil {
+		sc.failRun(&stepError{Kind: "concurrency", Message: fmt.Sprintf("the concurrency key could not be evaluated: %v", err)}, "")
+		return "", false
+	}
+	return keyString(v), true
+}
+
+// slotRefused decides, at the pass's instant, what a run whose
+// concurrency key's slots were all held (sl) does under on_conflict: skip
+// ends it canceled, fail ends it failed, queue parks it until a lease
+// period passes (the store makes it due sooner when a holder ends).
+func (sc *scheduler) slotRefused(key string, sl store.Slot) {
+	c := sc.l.g.Concurrency
 	msg := fmt.Sprintf("concurrency key %q is held by %d of %d runs", key, sl.Holders, c.Limit)
 	switch c.OnConflict {
 	case "skip":
-		r.sched.endSkipped(&stepError{Kind: "concurrency", Message: msg + "; on_conflict = \"skip\" skipped this run"})
+		sc.endSkipped(&stepError{Kind: "concurrency", Message: msg + "; on_conflict = \"skip\" skipped this run"})
 		// A slot of a schedule that started this run is recorded skipped
 		// too (the reason names no key: a key may hold a secret's value).
-		r.tx.t.FireSkipped = fmt.Sprintf("concurrency: the key was held by %d of %d runs", sl.Holders, c.Limit)
+		sc.tx.t.FireSkipped = fmt.Sprintf("concurrency: the key was held by %d of %d runs", sl.Holders, c.Limit)
 	case "fail":
-		r.sched.failRun(&stepError{Kind: "concurrency", Message: msg + "; on_conflict = \"fail\" failed this run"}, "")
+		sc.failRun(&stepError{Kind: "concurrency", Message: msg + "; on_conflict = \"fail\" failed this run"}, "")
 	default:
-		u := r.tx.runUpdate()
+		u := sc.tx.runUpdate()
 		u.Status = ptr(store.RunWaiting)
-		u.AvailableAt = ptr(r.now.Add(max(r.e.opts.LeaseFor, time.Second)))
+		u.AvailableAt = ptr(sc.now.Add(max(sc.out.leaseFor(), time.Second)))
 		u.WaitReason = ptr("queue")
 		u.Release = true
 		if sl.Queued {
-			r.tx.event("run_queued", "", map[string]any{"key": key, "holders": sl.Holders, "limit": c.Limit})
+			sc.tx.event("run_queued", "", map[string]any{"key": key, "holders": sl.Holders, "limit": c.Limit})
 		}
-		r.ended = true
+		sc.ended = true
 	}
-	return true, r.flush(ctx)
 }
 
 // endSkipped ends a run canceled without running it further (on_conflict

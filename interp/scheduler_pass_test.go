@@ -836,3 +836,53 @@ func TestSchedulerMethodsArePure(t *testing.T) {
 		t.Fatalf("found %d scheduler methods; the scan lost them", methods)
 	}
 }
+
+// TestSlotRefused: a run whose concurrency key's slots are all held is
+// skipped, failed or queued as on_conflict says, decided from the slot
+// the store answered and the pass's instant.
+func TestSlotRefused(t *testing.T) {
+	for _, tc := range []struct {
+		conflict string
+		queued   bool
+		run      string
+		events   string
+		avail    time.Time
+		skipped  string
+	}{
+		{"skip", false, "canceled", "run_canceled", time.Time{}, "concurrency: the key was held by 2 of 2 runs"},
+		{"fail", false, "failed", "run_failed", time.Time{}, ""},
+		{"queue", true, "waiting", "run_queued", t0.Add(30 * time.Second), ""},
+		{"queue", false, "waiting", "", t0.Add(30 * time.Second), ""},
+	} {
+		t.Run(fmt.Sprintf("%s queued=%v", tc.conflict, tc.queued), func(t *testing.T) {
+			sc, _ := testScheduler(t, `workflow "w" {
+  version = "1.0.0"
+  concurrency {
+    key         = "'k'"
+    limit       = 2
+    on_conflict = "`+tc.conflict+`"
+  }
+  step "a" {
+    set { x = 1 }
+  }
+}`, nil, time.Time{}, 0)
+			sc.now = t0
+			key, ok := sc.concurrencyKey(context.Background())
+			if !ok || key != "k" {
+				t.Fatalf("concurrencyKey = %q, %v; want k", key, ok)
+			}
+			sc.slotRefused(key, store.Slot{Queued: tc.queued, Holders: 2})
+			got := decided(sc, false)
+			if got.run != tc.run || got.events != tc.events || !sc.ended {
+				t.Fatalf("decided run %q events %q ended %v; want %q, %q, ended", got.run, got.events, sc.ended, tc.run, tc.events)
+			}
+			u := sc.tx.t.Run
+			if !tc.avail.IsZero() && (u.AvailableAt == nil || !u.AvailableAt.Equal(tc.avail) || *u.WaitReason != "queue") {
+				t.Fatalf("queued run update = %+v, want available at %s, wait reason queue", u, tc.avail)
+			}
+			if sc.tx.t.FireSkipped != tc.skipped {
+				t.Fatalf("FireSkipped = %q, want %q", sc.tx.t.FireSkipped, tc.skipped)
+			}
+		})
+	}
+}
