@@ -270,19 +270,16 @@ func (e *Engine) StoreGraphAt(ctx context.Context, g *graph.Graph, workDir strin
 	return v, nil
 }
 
-// seed caches g, just stored under hash, as its decoded graph. A graph
-// that expr.Load refuses is not cached: loading it from the store reports
-// the error where it is used.
+// seed caches g, just stored under hash, as its decoded graph. Its
+// program indexes the graph's expressions on first use
+// (expr.LoadCompiled): a process that stores a graph and exits (apply
+// --detach) never does.
 func (e *Engine) seed(g *graph.Graph, hash string) {
 	k := g.Workflow + "\x00" + hash
 	if e.graphs.get(k) != nil {
 		return
 	}
-	prog, err := expr.Load(g)
-	if err != nil {
-		return
-	}
-	e.graphs.put(k, &loaded{g: g, prog: prog, hash: hash})
+	e.graphs.put(k, &loaded{g: g, prog: expr.LoadCompiled(g), hash: hash})
 }
 
 // load returns the decoded graph and program of a stored version, cached

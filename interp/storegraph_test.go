@@ -52,6 +52,11 @@ workflow "g" {
 	if g != gs[0] {
 		t.Fatal("Graph after StoreGraph is not the graph stored")
 	}
+	// Storing indexes none of the graph's expressions: a process that
+	// stores a graph and exits (apply --detach) never runs it.
+	if l := b.e.graphs.get("g\x00" + v.Hash); l == nil || l.prog.Indexed() {
+		t.Fatalf("after StoreGraph the cached program is %v, want one not yet indexed", l)
+	}
 	run := b.start("g", map[string]any{"name": "x"})
 	if run = b.drive(run.ID); run.Status != store.RunCompleted {
 		t.Fatalf("run %s", run.Status)

@@ -24,6 +24,9 @@ type Program struct {
 	cel   *CelGraph                 // the environments of the narrow scopes
 	// outputReads: the steps the outputs read (OutputReads).
 	outputReads []string
+	// deferred is the index of a LoadCompiled program, made on first use
+	// (nil: made by Load).
+	deferred *deferredIndex
 }
 
 // compiled is one expression ready to run.

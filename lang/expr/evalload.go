@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/lang/naming"
@@ -50,7 +51,55 @@ type lazyExpr struct {
 // alerts. Expressions are found by pointer when evaluated, and compiled on
 // first use. Load fails when an expression reads a step it cannot see.
 func Load(g *graph.Graph) (*Program, error) {
-	p := &Program{g: g, progs: map[*graph.Expr]*compiled{}, steps: make(map[string]*graph.Step, len(g.Steps))}
+	p := &Program{g: g}
+	if err := p.index(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// LoadCompiled is Load for a graph the compiler has just built (and so
+// checked: every step an expression reads is visible), done on first use
+// instead of now. Storing a graph makes its program this way: a process
+// that stores a graph and never runs it (flowrun apply --detach) indexes
+// nothing. Were the graph one Load refuses, its first evaluation would
+// report Load's error.
+func LoadCompiled(g *graph.Graph) *Program {
+	return &Program{g: g, deferred: &deferredIndex{}}
+}
+
+// deferredIndex is the index of a LoadCompiled program, made once.
+type deferredIndex struct {
+	once sync.Once
+	done atomic.Bool
+	err  error
+}
+
+// indexed makes a LoadCompiled program's index on its first use; it
+// reports Load's error.
+func (p *Program) indexed() error {
+	d := p.deferred
+	if d == nil {
+		return nil
+	}
+	d.once.Do(func() {
+		d.err = p.index()
+		d.done.Store(true)
+	})
+	return d.err
+}
+
+// Indexed reports whether the program has indexed its graph's
+// expressions: a Load program always has, a LoadCompiled one once used.
+func (p *Program) Indexed() bool {
+	return p.deferred == nil || p.deferred.done.Load()
+}
+
+// index indexes the graph's expressions (see Load).
+func (p *Program) index() error {
+	g := p.g
+	p.progs = map[*graph.Expr]*compiled{}
+	p.steps = make(map[string]*graph.Step, len(g.Steps))
 	for _, s := range g.Steps {
 		p.steps[s.Name] = s
 	}
@@ -69,21 +118,28 @@ func Load(g *graph.Graph) (*Program, error) {
 	l := loader{p: p}
 	l.walk(g)
 	if len(l.errs) > 0 {
-		return nil, p.loadError(errors.Join(l.errs...))
+		return p.loadError(errors.Join(l.errs...))
 	}
 	for _, o := range g.Outputs {
 		if err := p.valueReads(o.Value); err != nil {
-			return nil, p.loadError(err)
+			return p.loadError(err)
 		}
 	}
-	return p, nil
+	return nil
 }
 
 // OutputReads returns the steps the workflow's outputs read, found once by
 // Load, with repeats: a name the scan cannot rule out may be one they do
 // not read, but no step they read is missing. The slice is shared: the
 // caller must not change it.
-func (p *Program) OutputReads() []string { return p.outputReads }
+//
+// A LoadCompiled program that Load would refuse reads none.
+func (p *Program) OutputReads() []string {
+	if p.indexed() != nil {
+		return nil
+	}
+	return p.outputReads
+}
 
 // valueReads adds the steps the expressions of v read to p.outputReads:
 // those a scan of the text finds, or, where the scan cannot follow the
@@ -99,7 +155,7 @@ func (p *Program) valueReads(v *graph.Value) error {
 			}
 			refs, ok := scanStepRefs(part.Expr.CEL, nil)
 			if !ok {
-				c, err := p.compiled(part.Expr)
+				c, err := p.compiledIndexed(part.Expr)
 				if err != nil {
 					return err
 				}
@@ -172,6 +228,15 @@ func (l *loader) expr(e *graph.Expr, s *graph.Step, slot string) {
 // compiled returns the program of an expression of the graph, compiling it
 // on first use.
 func (p *Program) compiled(e *graph.Expr) (*compiled, error) {
+	if err := p.indexed(); err != nil {
+		return nil, err
+	}
+	return p.compiledIndexed(e)
+}
+
+// compiledIndexed is compiled once the index is made (by index itself,
+// which must not wait for its own once).
+func (p *Program) compiledIndexed(e *graph.Expr) (*compiled, error) {
 	if c, ok := p.progs[e]; ok {
 		return c, nil
 	}

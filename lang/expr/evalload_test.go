@@ -253,3 +253,44 @@ func TestLoadConcurrentFirstUse(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestLoadCompiledIndexesOnFirstUse: a LoadCompiled program indexes
+// nothing until it is used (storing a graph that is never run costs no
+// index), then evaluates and reads outputs as Load's does; a graph Load
+// refuses fails its first use with Load's error.
+func TestLoadCompiledIndexesOnFirstUse(t *testing.T) {
+	t.Parallel()
+	g := storedGraph(t, 5)
+	p := expr.LoadCompiled(g)
+	if p.Indexed() || p.Lazy() != nil {
+		t.Fatal("LoadCompiled indexed the graph before its first use")
+	}
+	ref, err := expr.Load(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ref.Indexed() {
+		t.Error("a Load program says it has no index")
+	}
+	a := &expr.Activation{Input: map[string]any{"limit": 10.0}, Steps: map[string]expr.StepResult{"s2": {Status: "completed", Output: map[string]any{"n": 2.0, "label": "x"}}}}
+	when := g.Steps[3].When
+	got, err := p.Eval(context.Background(), when, a)
+	want, werr := ref.Eval(context.Background(), when, a)
+	if err != nil || werr != nil || got != want {
+		t.Errorf("when = %v, %v; Load's program gives %v, %v", got, err, want, werr)
+	}
+	if !p.Indexed() || len(p.Lazy()) != len(ref.Lazy()) {
+		t.Errorf("after its first use: indexed %v, %d expressions, Load's %d", p.Indexed(), len(p.Lazy()), len(ref.Lazy()))
+	}
+	if !reflect.DeepEqual(p.OutputReads(), ref.OutputReads()) {
+		t.Errorf("output reads %v, Load's %v", p.OutputReads(), ref.OutputReads())
+	}
+
+	bad := storedGraph(t, 4)
+	bad.Steps[1].When = &graph.Expr{CEL: "steps.s3.output.n > 1", Type: graph.TypeBool}
+	_, lerr := expr.Load(bad)
+	_, eerr := expr.LoadCompiled(bad).Eval(context.Background(), bad.Steps[1].When, &expr.Activation{})
+	if lerr == nil || eerr == nil || eerr.Error() != lerr.Error() {
+		t.Errorf("a graph Load refuses: first use %v, Load %v", eerr, lerr)
+	}
+}
