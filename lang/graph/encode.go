@@ -30,6 +30,10 @@ package graph
 //     Needs name unknown steps or form a cycle keeps its order (it does not
 //     validate anyway).
 //
+// Rules 1 to 4 follow from the fields' tags (omitempty, set, sorted, the
+// field types): ir_gen.go applies them, in the walk of each struct and in
+// its decoder; this file holds the rules' helpers and rule 5.
+//
 // For a graph in normal form, Decode(Encode(g)) deep-equals g. Seal and
 // Decode return graphs in normal form.
 

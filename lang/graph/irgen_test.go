@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -128,5 +130,87 @@ func TestStepFieldsRoundTrip(t *testing.T) {
 		if key != "" && key != "-" && !seen[key] {
 			t.Errorf("no step of irFull sets %s", key)
 		}
+	}
+}
+
+// TestAddFieldTouchesOnePlace adds fields of several kinds to the IR's
+// sources (a duration to Retry, compared as a part; a value to the exec
+// action, compared whole; a set and an expression to Step, one def and one
+// run; a string to Webhook), regenerates ir_gen.go and builds the package
+// with them (go build -overlay): the codec, the normal form, the interning,
+// the hash, the diff and the expression walk need no hand-written change.
+func TestAddFieldTouchesOnePlace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the package")
+	}
+	files, err := irgen.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	adds := map[string]map[string]string{
+		"graph.go": {
+			"Retry":      "CapMS int64 `json:\"cap_ms,omitempty\" graph:\"diff=ms:cap\"`",
+			"ExecAction": "Umask *Value `json:\"umask,omitempty\"`",
+			"Step": "Tags []string `json:\"tags,omitempty\" graph:\"def,set,diff=same:minor:tags\"`\n" +
+				"Deadline *Expr `json:\"deadline,omitempty\" graph:\"run,slot=when,diff=cel:patch:deadline\"`",
+		},
+		"webhook.go": {"Webhook": "Path string `json:\"path,omitempty\" graph:\"diff=path\"`"},
+	}
+	dir := t.TempDir()
+	replace := map[string]string{}
+	for i, f := range files {
+		add := adds[f.Name]
+		if add == nil {
+			continue
+		}
+		src := string(f.Src)
+		for typ, fields := range add {
+			at := strings.Index(src, "type "+typ+" struct {")
+			end := strings.Index(src[at:], "\n}\n")
+			if at < 0 || end < 0 {
+				t.Fatalf("%s: no struct %s", f.Name, typ)
+			}
+			src = src[:at+end] + "\n" + fields + src[at+end:]
+		}
+		files[i].Src = []byte(src)
+		replace[f.Name] = string(files[i].Src)
+		delete(adds, f.Name)
+	}
+	if len(adds) > 0 {
+		t.Fatalf("files not found: %v", adds)
+	}
+	out, err := irgen.Generate(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replace[irgen.Output] = string(out)
+	overlay := map[string]map[string]string{"Replace": {}}
+	for name, src := range replace {
+		abs, err := filepath.Abs(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmp := filepath.Join(dir, name)
+		if err := os.WriteFile(tmp, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		overlay["Replace"][abs] = tmp
+	}
+	for _, want := range []string{`case "cap_ms":`, `case "umask":`, `case "tags":`, `case "deadline":`, `case "path":`, `fn(x.Deadline, s, "when")`, `fn.value(x.Umask, s, slot)`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the regenerated code lacks %s", want)
+		}
+	}
+	ov, err := json.Marshal(overlay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ovFile := filepath.Join(dir, "overlay.json")
+	if err := os.WriteFile(ovFile, ov, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "build", "-overlay", ovFile, ".")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("lang/graph with the new fields does not build: %v\n%s", err, msg)
 	}
 }
