@@ -49,6 +49,26 @@ type compiler struct {
 	// warned holds the positions already warned about: a retry.when of
 	// defaults is checked once per step, and warned about once.
 	warned map[hcl.Pos]bool
+	// types holds the set steps' output types by their text, so that
+	// equal ones are one value (as a decoded graph's are).
+	types map[string]*graph.Type
+}
+
+// sharedType returns the type equal to t that an earlier step's output
+// has, or t. Types are never changed once built, and a decoded graph
+// shares equal types the same way.
+func (c *compiler) sharedType(t *graph.Type) *graph.Type {
+	key := t.String()
+	if u, ok := c.types[key]; ok && u.Equal(t) {
+		return u
+	}
+	if c.types == nil {
+		c.types = map[string]*graph.Type{}
+	}
+	if _, ok := c.types[key]; !ok {
+		c.types[key] = t
+	}
+	return t
 }
 
 // warnOnce adds warnings to the diagnostics, each position only once.

@@ -255,7 +255,7 @@ func (c *compiler) buildAction(a *actionDecl, scope *scoper) (graph.Action, *gra
 			fields[nv.Name] = v.Type
 		}
 		act.Set = s
-		return act, graph.ObjectOf(fields)
+		return act, c.sharedType(graph.ObjectOf(fields))
 	case graph.KindSleep:
 		s := &graph.SleepAction{DurationMS: a.DurationMS}
 		s.Until = c.checkData(a.SleepUntil, scope)

@@ -111,3 +111,22 @@ func TestDecodedStepSizePerStep(t *testing.T) {
 		t.Errorf("decoding wrote into the set actions' shared fields: %+v", *noActionMore)
 	}
 }
+
+// The set steps of a chain have equal output types, held once: a long
+// workflow's graph kept a type (and its map of fields) per step.
+func TestCompiledStepsShareOutputTypes(t *testing.T) {
+	m, diags := LoadFile("big.hcl", testsrc.Chain(50))
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	g := m.Workflows[0].Graph
+	first := g.Steps[1].OutputType
+	for _, s := range g.Steps[2:] {
+		if s.OutputType != first {
+			t.Fatalf("step %s's output type %s is another value than s1's %s", s.Name, s.OutputType, first)
+		}
+	}
+	if g.Steps[0].OutputType == first {
+		t.Error("s0 (set { n = 0 }) shares the type of the steps that also set label")
+	}
+}

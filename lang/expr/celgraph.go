@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/types"
 	"github.com/flowrun/flowrun/lang/graph"
 )
 
@@ -55,13 +56,11 @@ type CelGraph struct {
 	names func() []string
 
 	mu       sync.RWMutex
-	envs     map[string]*scopeEnv              // by variables key
-	variants map[string]map[string]*graph.Type // steps type name → overridden visible types
-	byKey    map[string]string                 // overrides key → steps type name
-	fields   map[string]map[string]fieldT      // steps type name → field → CEL type
+	envs     map[string]*scopeEnv                   // by variables key
+	variants map[string]map[string]*graph.Type      // steps type name → overridden visible types
+	byKey    map[string]string                      // overrides key → steps type name
+	fields   map[string]map[string]*types.FieldType // steps type name → field → its type
 }
-
-type fieldT struct{ t *cel.Type }
 
 // NewCelGraph returns the environments of a graph whose steps' visible
 // output types step gives.
@@ -73,7 +72,7 @@ func NewCelGraph(step func(string) *graph.Type, names func() []string) *CelGraph
 		envs:     map[string]*scopeEnv{},
 		variants: map[string]map[string]*graph.Type{},
 		byKey:    map[string]string{},
-		fields:   map[string]map[string]fieldT{},
+		fields:   map[string]map[string]*types.FieldType{},
 	}
 	g.variants[g.name] = nil
 	g.byKey[""] = g.name
@@ -132,14 +131,15 @@ func (g *CelGraph) stepNames(typeName string) []string {
 	return names
 }
 
-// stepField returns the CEL type of steps.NAME in a steps type, or nil.
-func (g *CelGraph) stepField(typeName, name string) *cel.Type {
+// stepField returns the field type of steps.NAME in a steps type, or nil.
+// Steps whose results have one type share one CEL type (celType).
+func (g *CelGraph) stepField(typeName, name string) *types.FieldType {
 	g.mu.RLock()
 	f, ok := g.fields[typeName][name]
 	over, isOver := g.variants[typeName][name]
 	g.mu.RUnlock()
 	if ok {
-		return f.t
+		return f
 	}
 	t := over
 	if !isOver {
@@ -148,14 +148,14 @@ func (g *CelGraph) stepField(typeName, name string) *cel.Type {
 	if t == nil {
 		return nil
 	}
-	ct := g.ot.celType(StepResultType(t))
+	f = &types.FieldType{Type: g.ot.celType(StepResultType(t))}
 	g.mu.Lock()
 	if g.fields[typeName] == nil {
-		g.fields[typeName] = map[string]fieldT{}
+		g.fields[typeName] = map[string]*types.FieldType{}
 	}
-	g.fields[typeName][name] = fieldT{ct}
+	g.fields[typeName][name] = f
 	g.mu.Unlock()
-	return ct
+	return f
 }
 
 // envFor returns the graph's environment for a scope, or nil when the scope

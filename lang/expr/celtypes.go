@@ -40,15 +40,22 @@ type objectTypes struct {
 	// What the checker asked before, by struct name and by struct name
 	// and field: the checker asks for every selection.
 	structs map[string]*types.Type
-	fields  map[string]*types.FieldType
+	fields  map[fieldKey]*types.FieldType
+	// objects holds the CEL type of each object type by its name: equal
+	// object types (a long chain's steps' results) share one.
+	objects map[string]*cel.Type
 	// graph resolves the fields of the graph-wide steps types (nil for
 	// the objectTypes of one scope).
 	graph *CelGraph
 }
 
 func newObjectTypes(base types.Provider) *objectTypes {
-	return &objectTypes{base: base, byCEL: map[string]*graph.Type{}, structs: map[string]*types.Type{}, fields: map[string]*types.FieldType{}}
+	return &objectTypes{base: base, byCEL: map[string]*graph.Type{}, structs: map[string]*types.Type{},
+		fields: map[fieldKey]*types.FieldType{}, objects: map[string]*cel.Type{}}
 }
+
+// fieldKey names a field of a struct type.
+type fieldKey struct{ typeName, field string }
 
 // celName returns the CEL type name of an object type.
 func celName(t *graph.Type) string {
@@ -87,13 +94,18 @@ func (o *objectTypes) celTypeLocked(t *graph.Type) *cel.Type {
 		return cel.MapType(cel.StringType, o.celTypeLocked(t.Elem))
 	case graph.KindObject:
 		name := celName(t)
+		if ct, ok := o.objects[name]; ok {
+			return ct
+		}
 		if _, ok := o.byCEL[name]; !ok {
 			o.byCEL[name] = t
 			for _, ft := range t.Fields {
 				o.celTypeLocked(ft)
 			}
 		}
-		return cel.ObjectType(name)
+		ct := cel.ObjectType(name)
+		o.objects[name] = ct
+		return ct
 	default:
 		return cel.DynType
 	}
@@ -205,7 +217,7 @@ func (o *objectTypes) FindStructFieldNames(name string) ([]string, bool) {
 // nil so that the interpreter selects fields of the bound maps by key.
 func (o *objectTypes) FindStructFieldType(name, field string) (*types.FieldType, bool) {
 	if t, ok := o.lookup(name); ok {
-		key := name + "\x00" + field
+		key := fieldKey{name, field}
 		o.mu.RLock()
 		cached, ok := o.fields[key]
 		o.mu.RUnlock()
@@ -223,11 +235,10 @@ func (o *objectTypes) FindStructFieldType(name, field string) (*types.FieldType,
 		return cached, true
 	}
 	if o.graph != nil && o.graph.isStepsType(name) {
-		ct := o.graph.stepField(name, field)
-		if ct == nil {
-			return nil, false
+		if f := o.graph.stepField(name, field); f != nil {
+			return f, true
 		}
-		return &types.FieldType{Type: ct}, true
+		return nil, false
 	}
 	return o.base.FindStructFieldType(name, field)
 }
