@@ -8,12 +8,15 @@ import (
 	"github.com/flowrun/flowrun/clock"
 )
 
-// supervisor is the part of a runner that owns goroutines: the actions in
-// flight, the wait group that counts their goroutines, the channel their
-// results come back on, the channel that wakes the runner's wait, and the
-// flags through which the pool, the heartbeat and the engine reach a runner
-// from other goroutines. Everything else in a runner is touched by the
-// runner goroutine alone.
+// supervisor is the part of a runner that owns goroutines and reaches the
+// world: the engine (its store, clock and options), the actions in flight
+// (a flight per launch the scheduler decided), the wait group that counts
+// their goroutines, the channel their results come back on, the channel
+// that wakes the runner's wait, and the flags through which the pool, the
+// heartbeat and the engine reach a runner from other goroutines. The
+// scheduler sees none of it: the supervisor passes it what it needs (the
+// instant, a cancel or stop, draining). Everything else in a runner is
+// touched by the runner goroutine alone.
 type supervisor struct {
 	e *Engine
 	// flights are the actions in flight, by step key (one per launch in
