@@ -99,14 +99,13 @@ func (r *runner) main(ctx context.Context) (store.Run, error) {
 			r.abandonAll()
 			return r.run, fmt.Errorf("run %s: %w: %w", r.run.ID, errStopped, store.ErrLeaseLost)
 		}
-		ev := passEvent{now: now, cancel: r.cancelReq.Load(), stop: r.halt.Load()}
+		ev := passEvent{now: now, cancel: r.cancelReq.Load(), stop: r.halt.Load(), draining: r.drain.Load()}
 		if !r.sched.control(ev) {
 			if r.recheck.Swap(false) {
 				if err := r.refreshExternal(ctx); err != nil {
 					return r.run, err
 				}
 			}
-			r.sched.draining = r.drain.Load()
 			if r.sched.decidePass(ctx) {
 				if at, ok := r.holdTimer(); ok {
 					holdWake = at

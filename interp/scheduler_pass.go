@@ -30,8 +30,8 @@ type scheduler struct {
 	*runEnv
 	*runState
 	*decisions
-	// draining is what the supervisor says before a pass: the runner is
-	// draining, so no step key of any kind begins.
+	// draining is what the supervisor said at the pass (passEvent.draining):
+	// the runner is draining, so no step key of any kind begins.
 	draining bool
 	out      outside
 }
@@ -89,13 +89,14 @@ type attemptEnd struct {
 }
 
 // passEvent is what a decision pass is asked at: the instant, and the
-// requests the supervisor received (a cancel, a stop). A pass with neither
-// request decides what the state allows now (an attempt's end, a signal, a
-// child's end or a timer already folded into the state).
+// requests the supervisor received (a cancel, a stop, a drain). A pass
+// with no cancel or stop decides what the state allows now (an attempt's
+// end, a signal, a child's end or a timer already folded into the state).
 type passEvent struct {
-	now    time.Time
-	cancel bool // cancel requested
-	stop   bool // stop now: interrupt the flights and park
+	now      time.Time
+	cancel   bool // cancel requested
+	stop     bool // stop now: interrupt the flights and park
+	draining bool // begin no step key; park once the flights end
 }
 
 // pass decides at ev.now: control answers the event's requests, and
@@ -116,7 +117,7 @@ func (sc *scheduler) pass(ctx context.Context, ev passEvent) (idle bool) {
 // reports false when none applies: the supervisor then brings in what
 // other processes changed (signals, child runs) and calls decidePass.
 func (sc *scheduler) control(ev passEvent) bool {
-	sc.now = ev.now
+	sc.now, sc.draining = ev.now, ev.draining
 	switch {
 	case sc.ended:
 		// An action's result ended the run (a retry past the deadline):

@@ -726,13 +726,12 @@ workflow "child" {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sc, _ := testScheduler(t, tc.src, tc.rows, tc.deadline, tc.jitter)
-			sc.draining = tc.draining
 			at := tc.now
 			if at.IsZero() {
 				at = now
 			}
 			ctx := context.Background()
-			ev := passEvent{now: at}
+			ev := passEvent{now: at, draining: tc.draining}
 			switch tc.ev.kind {
 			case "pass":
 			case "cancel":
