@@ -40,6 +40,11 @@
 //  2. have the front end (package lang) set it;
 //  3. if some values of it are not valid, say so in encode_validate.go.
 //
+// The codec, the normal form, the interning, the hash, the diff and
+// expr.Load's walk then know it (TestAddFieldTouchesOnePlace adds fields
+// of several kinds and builds the package); what remains is the code that
+// gives the field its meaning, such as the engine acting on it.
+//
 // Where the diff= grammar cannot say how a field is compared, its spec
 // names a hand-written comparison (fn:, whole:), which step 1 then writes
 // next to the others in diff.go. A field of a new struct type gives that
