@@ -11,7 +11,7 @@ import (
 // Reading a long run's rows for a rebuild.
 //
 // A rebuild needs the rows of the step keys still open and of the finished
-// steps that later decisions read (keep, schedule.go); every other finished
+// steps that later decisions read (keep, keep.go); every other finished
 // step would be settled and at once dropped by the first compact. For a
 // run of many step keys the rebuild therefore reads the heads of every key
 // (key and status, no output or state), decides from them and the graph

@@ -351,10 +351,10 @@ func (r *runner) rebuild(ctx context.Context) error {
 	}
 	r.l = l
 	// The inputs are not held decoded: an expression that reads them
-	// decodes them once per type it reads them as (r.input, the cache
+	// decodes them once per type it reads them as (scheduler.input, the cache
 	// keeps the conversion), and a run whose expressions do not read a
 	// large input (a foreach over it takes its items from the stored JSON,
-	// schedule.go) never decodes it.
+	// foreach.go) never decodes it.
 	r.inputs = nil
 	r.conv = expr.NewConvCache() // the run's inputs do not change from here on
 	r.secrets = map[string]string{}

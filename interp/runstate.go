@@ -10,10 +10,11 @@ import (
 )
 
 // runState is a run's state rebuilt from the store (rebuild) as plain data,
-// and kept up to date as the runner decides: the rows of its step keys and
-// their decoded State, the attempt numbers and retry budgets, the results
-// later expressions read, the pending signals and the child runs waited
-// for. It starts no goroutine and reads no clock.
+// and kept up to date as the scheduler decides: the rows of its step keys
+// and their decoded State, the attempt numbers and retry budgets, the
+// results later expressions read, the pending signals and the child runs
+// waited for, the attempts in flight. It starts no goroutine and reads no
+// clock.
 type runState struct {
 	rows     map[string]*store.Step
 	states   map[string]*rowState
@@ -21,7 +22,7 @@ type runState struct {
 	failures map[string]int // failed attempts per step key (the retry budget)
 	results  map[string]expr.StepResult
 	noted    map[string]bool      // foreach items whose end was handled
-	fe       map[string]*feCursor // foreach steps in progress (schedule.go)
+	fe       map[string]*feCursor // foreach steps in progress (foreach.go)
 	signals  []store.Signal       // pending signals, oldest first
 	children map[string]store.Run
 	// inFlight holds the attempts launched (their running write decided)
@@ -32,7 +33,7 @@ type runState struct {
 	// settled counts the leading steps of the graph (in its order) that
 	// have ended and been settled: decide starts after them.
 	settled int
-	keep    *keep // which finished steps later decisions read (schedule.go)
+	keep    *keep // which finished steps later decisions read (keep.go)
 	// top holds, by graph position, the row of each step's top-level key
 	// (the same pointer as rows[name]; nil when it has none), and waitOn,
 	// by graph position, one plus the position of a need that was not
