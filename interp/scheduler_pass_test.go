@@ -61,7 +61,7 @@ func (o *fakeOutside) traceparent(store.Run, string, int) string { return "" }
 // are children the fake resolves) and makes a scheduler over the rows, as
 // a rebuild leaves them: every row set, the finished steps settled, the
 // running exec and http keys in flight.
-func testScheduler(t *testing.T, src string, rows []store.Step, deadline time.Time, jitter int64) (*scheduler, *fakeOutside) {
+func testScheduler(t testing.TB, src string, rows []store.Step, deadline time.Time, jitter int64) (*scheduler, *fakeOutside) {
 	t.Helper()
 	m, diags := lang.LoadFile("test.hcl", []byte(src))
 	if diags.HasErrors() {
@@ -883,5 +883,39 @@ func TestSlotRefused(t *testing.T) {
 				t.Fatalf("FireSkipped = %q, want %q", sc.tx.t.FireSkipped, tc.skipped)
 			}
 		})
+	}
+}
+
+// BenchmarkDecisionPassChain measures the scheduler alone on a chain of
+// 1,000 set steps: passes (each bounded by maxTxSteps) until the run
+// completes, the transitions taken as the supervisor's commits take them.
+func BenchmarkDecisionPassChain(b *testing.B) {
+	var src strings.Builder
+	src.WriteString("workflow \"chain\" {\n  version = \"1.0.0\"\n")
+	for i := range 1000 {
+		fmt.Fprintf(&src, "  step \"s%d\" {\n", i)
+		if i > 0 {
+			fmt.Fprintf(&src, "    depends_on = [step.s%d]\n    set { v = \"{{ steps.s%d.output.v + 1 }}\" }\n", i-1, i-1)
+		} else {
+			src.WriteString("    set { v = 0 }\n")
+		}
+		src.WriteString("  }\n")
+	}
+	src.WriteString("  output \"v\" { value = \"{{ steps.s999.output.v }}\" }\n}\n")
+	ctx := context.Background()
+	for range b.N {
+		b.StopTimer()
+		sc, _ := testScheduler(b, src.String(), nil, time.Time{}, 0)
+		b.StartTimer()
+		passes := 0
+		for !sc.ended {
+			sc.more = false
+			sc.pass(ctx, passEvent{now: t0})
+			sc.tx.take(t0)
+			passes++
+		}
+		if passes < 4 {
+			b.Fatalf("%d passes for 1,000 steps, want one per %d at most", passes, maxTxSteps)
+		}
 	}
 }
