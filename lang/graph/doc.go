@@ -38,7 +38,10 @@
 //  1. declare it in its struct with its json and graph tags, and run go
 //     generate ./lang/graph;
 //  2. have the front end (package lang) set it;
-//  3. if some values of it are not valid, say so in encode_validate.go.
+//  3. if some values of it are not valid, say so in encode_validate.go
+//     (a field holding a value, an expression or a type always has: its
+//     form is checked there, and TestValidateReachesEveryValue fails when
+//     the validator's walk does not reach it).
 //
 // The codec, the normal form, the interning, the hash, the diff and
 // expr.Load's walk then know it (TestAddFieldTouchesOnePlace adds fields

@@ -387,6 +387,7 @@ func (v *encValidator) action(where encWhere, a *Action, steps map[string]encSte
 		if a.Wait.Signal == "" {
 			v.add("%s: the wait signal name is empty", where)
 		}
+		v.typ(where.in(" wait.type"), a.Wait.Type)
 	case KindWorkflow:
 		if a.Workflow.Name == "" {
 			v.add("%s: the child workflow name is empty", where)
