@@ -22,8 +22,8 @@ func TestValidateReachesEveryValue(t *testing.T) {
 		want string
 	}{
 		reflect.TypeFor[*graph.Value](): {func() reflect.Value { return reflect.ValueOf(&graph.Value{Type: graph.TypeAny}) }, "it holds 0"},
-		reflect.TypeFor[*graph.Expr](): {func() reflect.Value { return reflect.ValueOf(&graph.Expr{CEL: " ", Type: graph.TypeBool}) }, "the expression is empty"},
-		reflect.TypeFor[*graph.Type](): {func() reflect.Value { return reflect.ValueOf(&graph.Type{Kind: "bogus"}) }, `type kind "bogus" is not known`},
+		reflect.TypeFor[*graph.Expr]():  {func() reflect.Value { return reflect.ValueOf(&graph.Expr{CEL: " ", Type: graph.TypeBool}) }, "the expression is empty"},
+		reflect.TypeFor[*graph.Type]():  {func() reflect.Value { return reflect.ValueOf(&graph.Type{Kind: "bogus"}) }, `type kind "bogus" is not known`},
 	}
 	gen, _ := irTypes(t)
 	want := map[string]bool{"Value.List[]": true, "Value.Object{}": true, "NamedValue.Value": true}
