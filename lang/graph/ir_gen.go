@@ -114,7 +114,7 @@ func (d *fastDecoder) graph(x *Graph) {
 	}
 }
 
-// input decodes a Input of a stored graph (null: the zero value) into x in
+// input decodes an Input of a stored graph (null: the zero value) into x in
 // normal form.
 func (d *fastDecoder) input(x *Input) {
 	if d.null() {
@@ -424,7 +424,7 @@ func (d *fastDecoder) foreach() *Foreach {
 	return x
 }
 
-// until decodes a Until of a stored graph (null: nil) in normal form.
+// until decodes an Until of a stored graph (null: nil) in normal form.
 func (d *fastDecoder) until() *Until {
 	if d.null() {
 		return nil
@@ -451,7 +451,7 @@ func (d *fastDecoder) until() *Until {
 	return x
 }
 
-// action decodes a Action of a stored graph (null: the zero value) into x in
+// action decodes an Action of a stored graph (null: the zero value) into x in
 // normal form.
 func (d *fastDecoder) action(x *Action) {
 	if d.null() {
@@ -495,7 +495,7 @@ func (d *fastDecoder) action(x *Action) {
 	}
 }
 
-// execAction decodes a ExecAction of a stored graph (null: nil) in normal form.
+// execAction decodes an ExecAction of a stored graph (null: nil) in normal form.
 func (d *fastDecoder) execAction() *ExecAction {
 	if d.null() {
 		return nil
@@ -765,7 +765,7 @@ func (d *fastDecoder) switchCases() []SwitchCase {
 	return list
 }
 
-// output decodes a Output of a stored graph (null: the zero value) into x in
+// output decodes an Output of a stored graph (null: the zero value) into x in
 // normal form.
 func (d *fastDecoder) output(x *Output) {
 	if d.null() {
@@ -807,7 +807,7 @@ func (d *fastDecoder) outputs() []Output {
 	return list
 }
 
-// alert decodes a Alert of a stored graph (null: the zero value) into x in
+// alert decodes an Alert of a stored graph (null: the zero value) into x in
 // normal form.
 func (d *fastDecoder) alert(x *Alert) {
 	if d.null() {
@@ -850,7 +850,7 @@ func (d *fastDecoder) alerts() []Alert {
 	return list
 }
 
-// expr decodes a Expr of a stored graph (null: nil) in normal form.
+// expr decodes an Expr of a stored graph (null: nil) in normal form.
 func (d *fastDecoder) expr() *Expr {
 	if d.null() {
 		return nil
@@ -1722,7 +1722,7 @@ func (d *differ) graphFields(path string, o, n *Graph) {
 	d.webhooks(path, o.Webhooks, n.Webhooks)
 }
 
-// inputFields compares the fields of two versions of a Input, one change a field.
+// inputFields compares the fields of two versions of an Input, one change a field.
 func (d *differ) inputFields(path string, o, n *Input) {
 	if !o.Type.Equal(n.Type) {
 		d.add(path, BumpMajor, "type changed%s", diffArrow(o.Type.String(), n.Type.String()))
@@ -1852,7 +1852,7 @@ func (d *differ) foreachFields(path string, o, n *Foreach) {
 	}
 }
 
-// untilFields compares the fields of two versions of a Until, one change a field.
+// untilFields compares the fields of two versions of an Until, one change a field.
 func (d *differ) untilFields(path string, o, n *Until) {
 	if !diffSame(o.Cond, n.Cond) {
 		d.add(path, BumpMajor, "until changed%s", diffArrow(diffCEL(o.Cond), diffCEL(n.Cond)))
@@ -1865,7 +1865,7 @@ func (d *differ) untilFields(path string, o, n *Until) {
 	}
 }
 
-// outputFields compares the fields of two versions of a Output, one change a field.
+// outputFields compares the fields of two versions of an Output, one change a field.
 func (d *differ) outputFields(path string, o, n *Output) {
 	d.outputValue(path, o, n)
 	if !o.Type.Equal(n.Type) {

@@ -395,6 +395,14 @@ func lower(s string) string {
 	return string(r)
 }
 
+// article is "a T" or "an T" as T is read.
+func article(name string) string {
+	if strings.ContainsRune("AEIOU", rune(name[0])) {
+		return "an " + name
+	}
+	return "a " + name
+}
+
 // gen writes ir_gen.go.
 type gen struct {
 	b      bytes.Buffer
@@ -534,7 +542,7 @@ func (g *gen) genDecode(t *Type) error {
 	strs := strFields(t)
 	switch t.use {
 	case "ptr":
-		g.p("// %s decodes a %s of a stored graph (null: nil) in normal form.\nfunc (d *fastDecoder) %s() *%s {\n\tif d.null() {\n\t\treturn nil\n\t}\n", n, t.Name, n, t.Name)
+		g.p("// %s decodes %s of a stored graph (null: nil) in normal form.\nfunc (d *fastDecoder) %s() *%s {\n\tif d.null() {\n\t\treturn nil\n\t}\n", n, article(t.Name), n, t.Name)
 		if t.Slab {
 			g.p("\tx := d.%sSlab.new()\n", n)
 		} else {
@@ -542,9 +550,9 @@ func (g *gen) genDecode(t *Type) error {
 		}
 	case "val", "elem":
 		if strMode == "span" {
-			g.p("// %s decodes a %s of a stored graph (null: the zero value) into x in\n// normal form, the places of its strings into sp.\nfunc (d *fastDecoder) %s(x *%s, sp *[%d]fastSpan) {\n\tif d.null() {\n\t\treturn\n\t}\n", n, t.Name, n, t.Name, len(strs))
+			g.p("// %s decodes %s of a stored graph (null: the zero value) into x in\n// normal form, the places of its strings into sp.\nfunc (d *fastDecoder) %s(x *%s, sp *[%d]fastSpan) {\n\tif d.null() {\n\t\treturn\n\t}\n", n, article(t.Name), n, t.Name, len(strs))
 		} else {
-			g.p("// %s decodes a %s of a stored graph (null: the zero value) into x in\n// normal form.\nfunc (d *fastDecoder) %s(x *%s) {\n\tif d.null() {\n\t\treturn\n\t}\n", n, t.Name, n, t.Name)
+			g.p("// %s decodes %s of a stored graph (null: the zero value) into x in\n// normal form.\nfunc (d *fastDecoder) %s(x *%s) {\n\tif d.null() {\n\t\treturn\n\t}\n", n, article(t.Name), n, t.Name)
 		}
 	case "root":
 		g.p("// %s decodes the %s of a stored graph in normal form (but for the order\n// of its steps).\nfunc (d *fastDecoder) %s(x *%s) {\n", n, t.Name, n, t.Name)
@@ -790,7 +798,7 @@ func (g *gen) genDiffFields(t *Type) error {
 		ctx, ctxArg = ", c *"+t.DiffCtx, ", c"
 	}
 	n := lower(t.Name)
-	g.p("// %sFields compares the fields of two versions of a %s, one change a field.\nfunc (d *differ) %sFields(path string, o, n *%s%s) {\n", n, t.Name, n, t.Name, ctx)
+	g.p("// %sFields compares the fields of two versions of %s, one change a field.\nfunc (d *differ) %sFields(path string, o, n *%s%s) {\n", n, article(t.Name), n, t.Name, ctx)
 	for _, f := range t.Fields {
 		parts := strings.Split(f.Diff, ":")
 		bad := func() error {
@@ -871,7 +879,7 @@ func (g *gen) genDiffFields(t *Type) error {
 
 func (g *gen) genDiffParts(t *Type) error {
 	n := lower(t.Name)
-	g.p("// %sParts names what differs between two versions of a %s, one part a\n// field (or group of fields), in the order of the fields.\nfunc %sParts(o, n *%s) []string {\n\tvar parts []string\n", n, t.Name, n, t.Name)
+	g.p("// %sParts names what differs between two versions of %s, one part a\n// field (or group of fields), in the order of the fields.\nfunc %sParts(o, n *%s) []string {\n\tvar parts []string\n", n, article(t.Name), n, t.Name)
 	// with[F] are the fields compared together with F.
 	with := map[string][]string{}
 	names := map[string]bool{}
