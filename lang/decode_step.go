@@ -315,13 +315,25 @@ const stepDecodeBatch = 16
 // the batches' diagnostics and source maps are then added in file order,
 // as one goroutine would have. Each block is dropped from blocks once
 // decoded, so that its syntax tree can be collected while the rest are.
-func decodeStepBlocks(blocks []*hcl.Block, sm *SourceMap) ([]*stepDecl, hcl.Diagnostics) {
+// A block decoded while the file was parsed (pre) is not decoded again:
+// its declaration, diagnostics and ranges are taken in its place.
+func decodeStepBlocks(blocks []*hcl.Block, sm *SourceMap, pre *predecoded) ([]*stepDecl, hcl.Diagnostics) {
 	workers := min(runtime.GOMAXPROCS(0), len(blocks)/graph.ParallelStepDecode)
-	if workers < 2 {
+	if workers < 2 || pre != nil {
 		steps := make([]*stepDecl, 0, len(blocks))
 		var diags hcl.Diagnostics
+		if pre != nil {
+			sm.grow(pre.entries(blocks))
+		}
 		for i, b := range blocks {
-			s, d := decodeStepBlock(b, sm)
+			var s *stepDecl
+			var d hcl.Diagnostics
+			if p := pre.step(b); p != nil {
+				s, d = p.decl, p.diags
+				p.addTo(sm)
+			} else {
+				s, d = decodeStepBlock(b, sm)
+			}
 			blocks[i] = nil // decoded: its syntax is garbage
 			diags = append(diags, d...)
 			steps = append(steps, s)

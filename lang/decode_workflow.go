@@ -98,10 +98,16 @@ var workflowSchema = &hcl.BodySchema{
 // from it, and each is dropped once decoded), so the caller must not use
 // the tree afterwards: its outline is taken before (outlined).
 func decodeFile(file *hcl.File) ([]*workflowDecl, hcl.Diagnostics) {
+	return decodeFileWith(file, nil)
+}
+
+// decodeFileWith is decodeFile for a file whose step blocks were decoded
+// while it was parsed (pre, see predecode.go; nil: none were).
+func decodeFileWith(file *hcl.File, pre *predecoded) ([]*workflowDecl, hcl.Diagnostics) {
 	c, diags := content(file.Body, fileSchema)
 	var out []*workflowDecl
 	for _, b := range c.Blocks {
-		w, d := decodeWorkflowBlock(b)
+		w, d := decodeWorkflowBlock(b, pre)
 		diags = append(diags, d...)
 		out = append(out, w)
 	}
@@ -110,7 +116,7 @@ func decodeFile(file *hcl.File) ([]*workflowDecl, hcl.Diagnostics) {
 
 // decodeWorkflowBlock decodes one workflow block. It always returns a
 // workflowDecl, holding what could be decoded.
-func decodeWorkflowBlock(block *hcl.Block) (*workflowDecl, hcl.Diagnostics) {
+func decodeWorkflowBlock(block *hcl.Block, pre *predecoded) (*workflowDecl, hcl.Diagnostics) {
 	w := &workflowDecl{
 		Name:      block.Labels[0],
 		NameRange: block.LabelRanges[0],
@@ -273,7 +279,7 @@ func decodeWorkflowBlock(block *hcl.Block) (*workflowDecl, hcl.Diagnostics) {
 	if sb, ok := block.Body.(*hclsyntax.Body); ok {
 		sb.Blocks = nil
 	}
-	steps, d := decodeStepBlocks(stepBlocks, w.Sources)
+	steps, d := decodeStepBlocks(stepBlocks, w.Sources, pre)
 	diags = append(diags, d...)
 	w.Steps = steps
 	if len(w.Steps) == 0 {

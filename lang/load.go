@@ -233,7 +233,7 @@ func (l *fileLoader) load(filename string, src []byte) {
 		l.files = append(l.files, &loadedFile{name: filename, diags: hcl.Diagnostics{d}, asFound: true})
 		return
 	}
-	file, diags := parseConfig(src, filename)
+	file, pre, diags := parseConfigDecoding(src, filename, true)
 	if file != nil {
 		l.module.Files[filename] = file
 	}
@@ -245,9 +245,11 @@ func (l *fileLoader) load(filename string, src []byte) {
 	lf.diags = append(lf.diags, diags...)
 	// The module keeps the outline of the file's blocks, not its syntax
 	// tree (outline.go); decodeFile takes the tree apart as it goes, so
-	// that a step's syntax is garbage once the step is decoded.
+	// that a step's syntax is garbage once the step is decoded (a long
+	// file's steps were decoded as it was parsed, and their bodies
+	// emptied: pre).
 	l.module.Files[filename] = outlined(file)
-	decls, diags := decodeFile(file)
+	decls, diags := decodeFileWith(file, pre)
 	lf.diags = append(lf.diags, diags...)
 	lf.decls, lf.decodeDiags = decls, diags
 	l.files = append(l.files, lf)

@@ -130,3 +130,35 @@ func TestCompiledStepsShareOutputTypes(t *testing.T) {
 		t.Error("s0 (set { n = 0 }) shares the type of the steps that also set label")
 	}
 }
+
+// Parsing a long file with its steps decoded piece by piece holds, besides
+// the steps' declarations, the block headers with their bodies emptied:
+// not the syntax tree, which decoding after the parse held (partly) along
+// with the declarations.
+func TestParseDecodingHoldsNoTree(t *testing.T) {
+	saved := parallelParseMin
+	defer func() { parallelParseMin = saved }()
+	parallelParseMin = 0
+	const n = 4000
+	src := testsrc.Chain(n)
+	base := heapInUse()
+	file, diags := parseConfig(src, "big.hcl")
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	tree := heapInUse() - base
+	runtime.KeepAlive(file)
+	file = nil
+	base = heapInUse()
+	file, pre, diags := parseConfigDecoding(src, "big.hcl", true)
+	if diags.HasErrors() || pre == nil {
+		t.Fatal(diags)
+	}
+	pre = nil
+	rest := heapInUse() - base
+	runtime.KeepAlive(file)
+	t.Logf("the syntax tree holds %d bytes per step; with the steps decoded, the parse %d besides them", tree/n, rest/n)
+	if rest > tree/3 {
+		t.Errorf("parsing with the steps decoded holds %d bytes besides them, the syntax tree %d", rest, tree)
+	}
+}

@@ -36,17 +36,32 @@ var (
 	parallelParseBlocks = 64
 )
 
+// maxChunkBlocks is the most blocks of one piece of a file parsed in
+// pieces.
+const maxChunkBlocks = 128
+
 // parseConfig parses src as hclsyntax.ParseConfig(src, filename,
 // hcl.InitialPos) does.
 func parseConfig(src []byte, filename string) (*hcl.File, hcl.Diagnostics) {
+	f, _, diags := parseConfigDecoding(src, filename, false)
+	return f, diags
+}
+
+// parseConfigDecoding is parseConfig that, with decode, also decodes the
+// step blocks of a file parsed in pieces as they are parsed, and empties
+// their bodies (predecode.go): the file must then be decoded with the
+// predecoded steps it returns (nil when there are none).
+func parseConfigDecoding(src []byte, filename string, decode bool) (*hcl.File, *predecoded, hcl.Diagnostics) {
 	pieces := runtime.GOMAXPROCS(0)
 	if pieces < 2 || len(src) < parallelParseMin {
-		return hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+		f, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+		return f, nil, diags
 	}
-	if f, ok := parseConfigSplit(src, filename, pieces); ok {
-		return f, nil
+	if f, pre, ok := parseConfigSplit(src, filename, pieces, decode); ok {
+		return f, pre, nil
 	}
-	return hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	f, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	return f, nil, diags
 }
 
 // span is a byte range [start, end) of the source that starts at a line
@@ -186,22 +201,25 @@ func blockHeader(line []byte) bool {
 }
 
 // parseConfigSplit parses src in pieces (see above); ok is false when the
-// file cannot be cut or a piece reported anything.
-func parseConfigSplit(src []byte, filename string, pieces int) (*hcl.File, bool) {
+// file cannot be cut or a piece reported anything. With decode, each
+// piece's step blocks are decoded as soon as it is parsed (predecode.go).
+func parseConfigSplit(src []byte, filename string, pieces int, decode bool) (*hcl.File, *predecoded, bool) {
 	runs, ok := nestedBlocks(src)
 	if !ok {
-		return nil, false
+		return nil, nil, false
 	}
 	n := 0
 	for _, r := range runs {
 		n += len(r)
 	}
 	if n < parallelParseBlocks {
-		return nil, false
+		return nil, nil, false
 	}
 	// Cut the runs into chunks of about n/(4*pieces) blocks: four per
-	// goroutine, so that one slowed down holds the others up less.
-	per := (n + 4*pieces - 1) / (4 * pieces)
+	// goroutine, so that one slowed down holds the others up less; and of
+	// at most maxChunkBlocks, so that the pieces being parsed (and, with
+	// decode, their syntax trees) are a small part of a long file.
+	per := min((n+4*pieces-1)/(4*pieces), maxChunkBlocks)
 	var chunks []span
 	for _, r := range runs {
 		for k := 0; k < len(r); k += per {
@@ -227,6 +245,7 @@ func parseConfigSplit(src []byte, filename string, pieces int) (*hcl.File, bool)
 	}
 	type result struct {
 		blocks hclsyntax.Blocks
+		steps  []*preStep
 		ok     bool
 	}
 	results := make([]result, len(chunks))
@@ -238,6 +257,9 @@ func parseConfigSplit(src []byte, filename string, pieces int) (*hcl.File, bool)
 			return
 		}
 		results[k] = result{blocks: body.Blocks, ok: true}
+		if decode {
+			results[k].steps = predecodeSteps(body.Blocks, filename)
+		}
 	}
 	// Task 0 is the shell, task k the chunk k-1; each goroutine takes the
 	// next task until none is left, and all end before the merge.
@@ -265,12 +287,13 @@ func parseConfigSplit(src []byte, filename string, pieces int) (*hcl.File, bool)
 	wg.Wait()
 	root, isBody := file.Body.(*hclsyntax.Body)
 	if len(shellDiags) > 0 || !isBody {
-		return nil, false
+		return nil, nil, false
 	}
 	// Put each chunk's blocks into the top-level block that holds it.
+	var pre *predecoded
 	for k, c := range chunks {
 		if !results[k].ok {
-			return nil, false
+			return nil, nil, false
 		}
 		var into *hclsyntax.Body
 		for _, b := range root.Blocks {
@@ -280,12 +303,18 @@ func parseConfigSplit(src []byte, filename string, pieces int) (*hcl.File, bool)
 			}
 		}
 		if into == nil {
-			return nil, false
+			return nil, nil, false
 		}
 		into.Blocks = mergeBlocks(into.Blocks, results[k].blocks)
+		for _, st := range results[k].steps {
+			if pre == nil {
+				pre = &predecoded{byStart: make(map[int]*preStep, n)}
+			}
+			pre.byStart[st.start] = st
+		}
 	}
 	file.Bytes = src
-	return file, true
+	return file, pre, true
 }
 
 // mergeBlocks merges two lists of blocks, each in source order, into one

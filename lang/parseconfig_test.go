@@ -59,20 +59,20 @@ func TestParseConfigSplit(t *testing.T) {
 		if !reflect.DeepEqual(wantDiags, gotDiags) {
 			t.Errorf("%s: diagnostics differ:\n%v\nvs\n%v", name, gotDiags, wantDiags)
 		}
-		if _, ok := parseConfigSplit([]byte(src), "f.hcl", 2); ok {
+		if _, _, ok := parseConfigSplit([]byte(src), "f.hcl", 2, false); ok {
 			split++
 		}
 	}
-	if _, ok := parseConfigSplit([]byte(big), "f.hcl", 2); !ok {
+	if _, _, ok := parseConfigSplit([]byte(big), "f.hcl", 2, false); !ok {
 		t.Error("the chain was not parsed in pieces")
 	}
 	for _, name := range []string{"syntax error", "unbalanced", "extra brace", "heredoc", "unterminated string", "steps in a list"} {
-		if _, ok := parseConfigSplit([]byte(sources[name]), "f.hcl", 2); ok {
+		if _, _, ok := parseConfigSplit([]byte(sources[name]), "f.hcl", 2, false); ok {
 			t.Errorf("%s: parsed in pieces", name)
 		}
 	}
 	for _, name := range []string{"comments and blank lines", "attribute between steps", "multi-line attribute", "two workflows", "CRLF line ends", "tabs and unicode"} {
-		if _, ok := parseConfigSplit([]byte(sources[name]), "f.hcl", 2); !ok {
+		if _, _, ok := parseConfigSplit([]byte(sources[name]), "f.hcl", 2, false); !ok {
 			t.Errorf("%s: not parsed in pieces", name)
 		}
 	}

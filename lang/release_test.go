@@ -72,3 +72,38 @@ func TestCompileReleasesStepDecls(t *testing.T) {
 		}
 	}
 }
+
+// A long file parsed in pieces has its step blocks decoded as each piece
+// is parsed, their bodies emptied: the whole syntax tree is never held.
+// Decoding the file with those steps gives what decoding the whole tree
+// gives (TestParallelDecodeSameGraph compares the graphs, diagnostics and
+// source maps).
+func TestParseDecodingEmptiesStepBodies(t *testing.T) {
+	saved := parallelParseMin
+	defer func() { parallelParseMin = saved }()
+	parallelParseMin = 0
+	src := testsrc.Chain(600)
+	file, pre, diags := parseConfigDecoding(src, "big.hcl", true)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if pre == nil || len(pre.byStart) != 600 {
+		t.Fatalf("predecoded steps: %v", pre)
+	}
+	wf := file.Body.(*hclsyntax.Body).Blocks[0]
+	for _, b := range wf.Body.Blocks {
+		if b.Type == "step" && (len(b.Body.Attributes) > 0 || len(b.Body.Blocks) > 0) {
+			t.Fatalf("step %s keeps its body after the parse", b.Labels[0])
+		}
+	}
+	decls, diags := decodeFileWith(file, pre)
+	if diags.HasErrors() || len(decls) != 1 || len(decls[0].Steps) != 600 {
+		t.Fatalf("decoded %d workflows: %v", len(decls), diags)
+	}
+	if a := decls[0].Steps[599].Action; a == nil || a.Kind != "set" || len(a.Values) != 2 {
+		t.Errorf("the last step's action: %+v", a)
+	}
+	if got := decls[0].Sources.Attr("step.s599.set.label"); got.Start.Line == 0 {
+		t.Error("no range for step.s599.set.label")
+	}
+}

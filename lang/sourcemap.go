@@ -247,19 +247,24 @@ func (m *SourceMap) addAttrs(path string, attrs hcl.Attributes) {
 	}
 }
 
+// grow makes room for n more entries.
+func (m *SourceMap) grow(n int) {
+	if len(m.entries)+n > cap(m.entries) {
+		grown := make([]sourceEntry, len(m.entries), len(m.entries)+n)
+		copy(grown, m.entries)
+		m.entries = grown
+	}
+}
+
 // merge appends the entries of os, in order, to m's.
 func (m *SourceMap) merge(os ...*SourceMap) {
-	n := len(m.entries)
+	n := 0
 	for _, o := range os {
 		if o != nil {
 			n += len(o.entries)
 		}
 	}
-	if n > cap(m.entries) {
-		grown := make([]sourceEntry, len(m.entries), n)
-		copy(grown, m.entries)
-		m.entries = grown
-	}
+	m.grow(n)
 	for _, o := range os {
 		if o != nil {
 			m.entries = append(m.entries, o.entries...)
