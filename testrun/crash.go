@@ -2,7 +2,6 @@ package testrun
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/sqlite"
 )
 
 // maxCrashFailures is how many failing commit points a test reports
@@ -109,7 +109,7 @@ func (d *driver) checkpoint(applied int) error {
 		return nil // a real action ran: the replays start from the start
 	}
 	path := filepath.Join(d.rec.dir, fmt.Sprintf("%s-after-%d.db", d.rec.name, applied))
-	if err := snapshot(d.ctx, d.db, path); err != nil {
+	if err := d.st.Snapshot(d.ctx, path); err != nil {
 		return err
 	}
 	x := d.x
@@ -129,7 +129,7 @@ func (d *driver) finish() error {
 	if err != nil {
 		return err
 	}
-	d.rec.attempts, err = attemptCounts(d.ctx, d.db)
+	d.rec.attempts, err = attemptCounts(d.ctx, d.st)
 	return err
 }
 
@@ -200,8 +200,7 @@ func (s *session) crash(ctx context.Context, base *execution, rec *record) (int,
 // restores its checkpoint into it (opening a store per replay costs more
 // than the replay).
 type replayStore struct {
-	st   store.Store
-	db   *sql.DB
+	st   *sqlite.Store
 	done func()
 }
 
@@ -221,22 +220,16 @@ func (s *session) openReplayStore(ctx context.Context, rec *record) (*replayStor
 	if err != nil {
 		return nil, err
 	}
-	db, err := openReader(path)
-	if err != nil {
-		done()
-		return nil, err
-	}
-	return &replayStore{st: st, db: db, done: done}, nil
+	return &replayStore{st: st, done: done}, nil
 }
 
 func (r *replayStore) close() {
-	r.db.Close()
 	r.done()
 }
 
 // replay resumes the run from checkpoint cp with a new engine, on rs.
 func (s *session) replay(ctx context.Context, base *execution, rec *record, cp *checkpoint, rs *replayStore) (*execution, error) {
-	if err := restore(ctx, rs.db, cp.path); err != nil {
+	if err := rs.st.Restore(ctx, cp.path); err != nil {
 		return nil, err
 	}
 	removeDB(cp.path)
@@ -253,7 +246,6 @@ func (s *session) replay(ctx context.Context, base *execution, rec *record, cp *
 	if d.src, err = restorePCG(cp.rand); err != nil {
 		return nil, err
 	}
-	d.db = rs.db
 	// The engine of the checkpoint (incarnation 0) is gone: the loop goes
 	// on as after its failed call, with a new one.
 	d.restart()
@@ -315,3 +307,24 @@ func sameJSON(a, b json.RawMessage) bool {
 }
 
 var dbgReplay func(int, bool, int)
+
+// attemptCounts reads how many attempts the store recorded per run id +
+// "/" + step key, over every run of the scratch store (the tested run and
+// the children it started).
+func attemptCounts(ctx context.Context, st store.Store) (map[string]int, error) {
+	runs, err := st.RunList(ctx, store.RunListParams{})
+	if err != nil {
+		return nil, fmt.Errorf("count the attempts: %w", err)
+	}
+	out := map[string]int{}
+	for _, r := range runs {
+		as, err := st.AttemptList(ctx, r.ID, "")
+		if err != nil {
+			return nil, fmt.Errorf("count the attempts of run %s: %w", r.ID, err)
+		}
+		for _, a := range as {
+			out[a.RunID+"/"+a.StepKey]++
+		}
+	}
+	return out, nil
+}

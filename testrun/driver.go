@@ -3,7 +3,6 @@ package testrun
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang/testfile"
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/sqlite"
 )
 
 // The engine calls a driver makes that commit (a crash point can fall
@@ -55,16 +55,14 @@ type signalDue struct {
 // driver runs one execution: it drives the run, moves the virtual clock to
 // the next thing due, sends the test's signals and applies its upgrade.
 type driver struct {
-	ctx context.Context
-	s   *session
-	x   *execution
-	st  store.Store
-	clk *clock.Fake
-	src *pcgSource
-	eng *interp.Engine
-	inc int
-	// db reads the store for checkpoints and digests (crash only).
-	db    *sql.DB
+	ctx   context.Context
+	s     *session
+	x     *execution
+	st    *sqlite.Store // a scratch store: crash tests snapshot and digest it
+	clk   *clock.Fake
+	src   *pcgSource
+	eng   *interp.Engine
+	inc   int
 	sigs  []signalDue
 	start time.Time
 	upAt  time.Time
@@ -78,7 +76,7 @@ type driver struct {
 	base *record
 }
 
-func newDriver(ctx context.Context, s *session, x *execution, st store.Store, clk *clock.Fake, start time.Time) *driver {
+func newDriver(ctx context.Context, s *session, x *execution, st *sqlite.Store, clk *clock.Fake, start time.Time) *driver {
 	d := &driver{ctx: ctx, s: s, x: x, st: st, clk: clk, start: start}
 	for _, sg := range s.t.Signals {
 		d.sigs = append(d.sigs, signalDue{sig: sg, at: start.Add(time.Duration(sg.AfterMS) * time.Millisecond)})
@@ -318,7 +316,7 @@ func (d *driver) point(kind string, wake time.Time) bool {
 
 // key is the digest of everything the rest of an execution depends on at
 // a point: where the engine is (kind, the timer it holds for), the virtual
-// clock, the store (digestStore), the driver's loop (the run, the signals
+// clock, the store (sqlite.Store.Digest), the driver's loop (the run, the signals
 // sent, the upgrade's progress), the mocks' results given so far and the
 // random source's position. Left out: the rounds counted (they only bound
 // a run that never settles) and the calls counted (crash.go adds them up).
@@ -338,7 +336,7 @@ func (d *driver) key(kind string, wake time.Time) (string, error) {
 	}
 	d.x.mu.Unlock()
 	fmt.Fprintf(h, "\nrand %x\n", d.src.state())
-	if err := digestStore(d.ctx, d.db, h); err != nil {
+	if err := d.st.Digest(d.ctx, h); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil

@@ -250,11 +250,6 @@ func (s *session) execute(ctx context.Context, crash bool, crashAfter int) (*exe
 	d := newDriver(ctx, s, x, st, clk, clk.Now())
 	d.src = newPCG(1, 2)
 	if crash {
-		d.db, err = openReader(path)
-		if err != nil {
-			return nil, nil, err
-		}
-		defer d.db.Close()
 		d.rec = &record{dir: filepath.Dir(path), name: strings.TrimSuffix(filepath.Base(path), ".db"), points: map[string]*point{}}
 		x.onCommit = func(applied int) error { return d.checkpoint(applied) }
 	}

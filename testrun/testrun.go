@@ -13,7 +13,6 @@ import (
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/lang/testfile"
-	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/store/sqlite"
 	"github.com/hashicorp/hcl/v2"
 )
@@ -191,7 +190,7 @@ func (sc *Scratch) makeTemplate(ctx context.Context, workflows []*graph.Graph) e
 
 // scratch copies the template to a new store file and opens it.
 // It returns the store, its file and what closes and removes it.
-func (sc *Scratch) store(ctx context.Context) (store.Store, string, func(), error) {
+func (sc *Scratch) store(ctx context.Context) (*sqlite.Store, string, func(), error) {
 	path := filepath.Join(sc.dir, fmt.Sprintf("run-%d.db", sc.n.Add(1)))
 	b, err := os.ReadFile(sc.template)
 	if err != nil {
@@ -206,7 +205,7 @@ func (sc *Scratch) store(ctx context.Context) (store.Store, string, func(), erro
 
 // openScratch opens a scratch store file; done closes it and removes its
 // files.
-func openScratch(ctx context.Context, path string) (store.Store, func(), error) {
+func openScratch(ctx context.Context, path string) (*sqlite.Store, func(), error) {
 	st, err := sqlite.Open(ctx, path, sqlite.Options{Synchronous: "NORMAL"})
 	if err != nil {
 		removeDB(path)

@@ -27,6 +27,15 @@
 // Options.BusyTimeout, so the store does not retry again on top: when the
 // timeout passes the error is returned as store.ErrBusy, naming the file.
 //
+// # Snapshots
+//
+// Beyond store.Store, a Store can copy its database to a file and put such
+// a copy back (Snapshot, Restore), and digest the state the engine decides
+// from, less the event history and the columns that name the process
+// holding a lease (Digest). flowrun test starts crash replays from them;
+// the columns left out are named in snapshot.go, beside the schema that
+// adds them.
+//
 // # Time and JSON
 //
 // Times are INTEGER unix microseconds in UTC; a zero time.Time is NULL.
