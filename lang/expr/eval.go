@@ -39,10 +39,26 @@ type compiled struct {
 	// key of its conversion in a ConvCache (each scope has a type of its
 	// own, and equal types share one conversion).
 	inputKey string
-	// outKeys holds, by step read, the text of the type the scope declares
-	// that step's output as (the same role for steps.NAME.output).
-	outKeys map[string]string
+	// outs holds, for each of steps, the type the scope declares that
+	// step's output as (nil: the scope does not declare the step) and its
+	// text (the role of inputKey for steps.NAME.output). A long graph
+	// keeps a compiled expression per step: no map or object type of its
+	// own for these.
+	outs []stepOut
+	// scopeSteps is the number of steps the scope declared: a narrow
+	// scope declares only those the expression reads.
+	scopeSteps int
 }
+
+// stepOut is the declared output type of a step an expression reads.
+type stepOut struct {
+	t   *graph.Type
+	key string
+}
+
+// stepsVar stands for the steps variable in a compiled expression's vars:
+// its fields' types are in outs.
+var stepsVar = &graph.Type{Kind: graph.KindObject}
 
 // compileExpr parses, checks and plans one stored expression.
 func compileExpr(text string, sc *Scope) (*compiled, error) {
@@ -76,14 +92,15 @@ func compileParsed(pe *ParsedExpr, text string, sc *Scope, costLimit uint64) (*c
 		c.inputKey = t.String()
 	}
 	if t := c.vars["steps"]; t != nil {
-		for _, n := range c.steps {
+		c.scopeSteps = len(t.Fields)
+		c.outs = make([]stepOut, len(c.steps))
+		for i, n := range c.steps {
 			if st := t.Fields[n]; st != nil {
-				if c.outKeys == nil {
-					c.outKeys = make(map[string]string, len(c.steps))
-				}
-				c.outKeys[n] = st.Fields["output"].String()
+				out := st.Fields["output"]
+				c.outs[i] = stepOut{t: out, key: out.String()}
 			}
 		}
+		c.vars["steps"] = stepsVar
 	}
 	return c, nil
 }

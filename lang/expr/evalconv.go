@@ -63,24 +63,24 @@ func (c *compiled) bindOne(name string, t *graph.Type, a *Activation) any {
 		}
 	case "steps":
 		steps := make(map[string]any, len(c.steps))
-		for _, n := range c.steps {
+		for i, n := range c.steps {
 			sr, ok := a.Steps[n]
-			st, declared := t.Fields[n]
-			if !ok || !declared {
+			out := c.outs[i]
+			if !ok || out.t == nil {
 				continue // absent: reading it is an error (see Eval)
 			}
 			var errVal any
 			if sr.Error != nil {
 				errVal = toJSONTyped(sr.Error, ErrorType)
 			}
-			var out any
+			var v any
 			if a.Cache != nil {
-				out = a.Cache.stepOutputAs(n, sr.Output, st.Fields["output"], c.outKeys[n])
+				v = a.Cache.stepOutputAs(n, sr.Output, out.t, out.key)
 			} else {
-				out = toJSONTyped(sr.Output, st.Fields["output"])
+				v = toJSONTyped(sr.Output, out.t)
 			}
 			steps[n] = map[string]any{
-				"output":   out,
+				"output":   v,
 				"status":   sr.Status,
 				"attempts": int64(sr.Attempts),
 				"error":    errVal,

@@ -33,6 +33,7 @@ func (p *Program) Compiled(e *graph.Expr) (*compiled, error) { return p.compiled
 func (le *lazyExpr) Text() string                            { return le.text }
 func (le *lazyExpr) C() *compiled                            { return le.c }
 func (c *compiled) Vars() map[string]*graph.Type             { return c.vars }
+func (c *compiled) ScopeSteps() int                          { return c.scopeSteps }
 func (c *compiled) Steps() []string                          { return c.steps }
 func (c *compiled) Prg() cel.Program                         { return c.prg }
 func (v *lazyVars) Done() map[string]any                     { return v.done }
