@@ -505,11 +505,10 @@ const maxFields = 20
 // bigStructs are the struct types allowed more than maxFields fields, with
 // why each is one idea.
 var bigStructs = map[string]string{
-	"store.Run":              "a row of the runs table: one field a column",
-	"store.Schedule":         "a row of the schedules table: one field a column",
-	"interp.RunView":         "the run object of show --json and the API: one field a documented JSON field",
-	"tui/keys.KeyMap":        "one binding an action; the help bar lists them",
-	"lang/graph.fastDecoder": "the stored-graph decoder's state, rewritten by the codec generation of lang/graph (issue 18 item 1)",
+	"store.Run":       "a row of the runs table: one field a column",
+	"store.Schedule":  "a row of the schedules table: one field a column",
+	"interp.RunView":  "the run object of show --json and the API: one field a documented JSON field",
+	"tui/keys.KeyMap": "one binding an action; the help bar lists them",
 }
 
 // runnerFiles are interp's runner files, whose split into state, scheduler

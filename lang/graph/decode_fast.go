@@ -85,12 +85,19 @@ type fastDecoder struct {
 	rawFree []byte
 	// norm puts each node in normal form as it is read.
 	norm encNormalizer
+	// pool holds the blocks and stacks the decoded structs and lists are
+	// made from.
+	pool fastPools
+}
+
+// fastPools are the blocks a decoder makes the structs and lists of a
+// graph from (the types marked slab and stack in ir_gen.go).
+type fastPools struct {
 	// Stacks of list elements being read, copied into a list of the exact
-	// length at the list's end (the types marked stack, ir_gen.go).
+	// length at the list's end.
 	templatePartStack []TemplatePart
 	valueStack        []*Value
-	// The structs a graph has many of, allocated in blocks (the types
-	// marked slab).
+	// The structs a graph has many of, allocated in blocks.
 	stepSlab      fastSlab[Step]
 	exprSlab      fastSlab[Expr]
 	valueSlab     fastSlab[Value]
@@ -737,7 +744,7 @@ func (d *fastDecoder) strings() []string {
 		s, _ := d.strBytes()
 		d.spans = append(d.spans, d.span(s))
 	}
-	list := d.strLists.make(len(d.spans) - base)
+	list := d.pool.strLists.make(len(d.spans) - base)
 	for i, sp := range d.spans[base:] {
 		d.pend(&list[i], sp)
 	}

@@ -299,7 +299,7 @@ func (d *fastDecoder) step() *Step {
 	if d.null() {
 		return nil
 	}
-	x := d.stepSlab.new()
+	x := d.pool.stepSlab.new()
 	d.open('{')
 	var set uint32
 	first := true
@@ -579,7 +579,7 @@ func (d *fastDecoder) setAction() *SetAction {
 	if d.null() {
 		return nil
 	}
-	x := d.setActionSlab.new()
+	x := d.pool.setActionSlab.new()
 	d.open('{')
 	var set uint32
 	first := true
@@ -855,7 +855,7 @@ func (d *fastDecoder) expr() *Expr {
 	if d.null() {
 		return nil
 	}
-	x := d.exprSlab.new()
+	x := d.pool.exprSlab.new()
 	d.open('{')
 	var set uint32
 	first := true
@@ -879,7 +879,7 @@ func (d *fastDecoder) value() *Value {
 	if d.null() {
 		return nil
 	}
-	x := d.valueSlab.new()
+	x := d.pool.valueSlab.new()
 	d.open('{')
 	var set uint32
 	first := true
@@ -920,16 +920,16 @@ func (d *fastDecoder) values() []*Value {
 		return nil
 	}
 	d.open('[')
-	base := len(d.valueStack)
+	base := len(d.pool.valueStack)
 	first := true
 	for d.more(&first, ']') {
 		x := d.value()
-		d.valueStack = append(d.valueStack, x)
+		d.pool.valueStack = append(d.pool.valueStack, x)
 	}
-	list := d.valueLists.make(len(d.valueStack) - base)
-	copy(list, d.valueStack[base:])
-	clear(d.valueStack[base:])
-	d.valueStack = d.valueStack[:base]
+	list := d.pool.valueLists.make(len(d.pool.valueStack) - base)
+	copy(list, d.pool.valueStack[base:])
+	clear(d.pool.valueStack[base:])
+	d.pool.valueStack = d.pool.valueStack[:base]
 	return list
 }
 
@@ -957,7 +957,7 @@ func (d *fastDecoder) template() *Template {
 	if d.null() {
 		return nil
 	}
-	x := d.templateSlab.new()
+	x := d.pool.templateSlab.new()
 	d.open('{')
 	var set uint32
 	first := true
@@ -1006,25 +1006,25 @@ func (d *fastDecoder) templateParts() []TemplatePart {
 		return nil
 	}
 	d.open('[')
-	base := len(d.templatePartStack)
+	base := len(d.pool.templatePartStack)
 	spans := len(d.spans)
 	first := true
 	for d.more(&first, ']') {
 		var x TemplatePart
 		var sp [1]fastSpan
 		d.templatePart(&x, &sp)
-		d.templatePartStack = append(d.templatePartStack, x)
+		d.pool.templatePartStack = append(d.pool.templatePartStack, x)
 		d.spans = append(d.spans, sp[:]...)
 	}
-	list := d.templatePartLists.make(len(d.templatePartStack) - base)
-	copy(list, d.templatePartStack[base:])
+	list := d.pool.templatePartLists.make(len(d.pool.templatePartStack) - base)
+	copy(list, d.pool.templatePartStack[base:])
 	for i := range list {
 		sp := d.spans[spans+1*i:]
 		d.pend(&list[i].Text, sp[0])
 	}
 	d.spans = d.spans[:spans]
-	clear(d.templatePartStack[base:])
-	d.templatePartStack = d.templatePartStack[:base]
+	clear(d.pool.templatePartStack[base:])
+	d.pool.templatePartStack = d.pool.templatePartStack[:base]
 	return list
 }
 

@@ -16,8 +16,8 @@
 // A line //graph:gen OPTIONS in the type's doc comment, OPTIONS among:
 //
 //	root         the top of the record (Graph): its decoder takes no null
-//	slab         decoded structs are allocated in blocks (fastDecoder.<name>Slab)
-//	stack        lists of it are built on a stack (fastDecoder.<name>Stack,
+//	slab         decoded structs are allocated in blocks (fastPools.<name>Slab)
+//	stack        lists of it are built on a stack (fastPools.<name>Stack,
 //	             <name>Lists); for a list of structs, its string fields are
 //	             set when the decoder next flushes its strings
 //	flush        the decoder flushes its strings when one is decoded (Step)
@@ -544,7 +544,7 @@ func (g *gen) genDecode(t *Type) error {
 	case "ptr":
 		g.p("// %s decodes %s of a stored graph (null: nil) in normal form.\nfunc (d *fastDecoder) %s() *%s {\n\tif d.null() {\n\t\treturn nil\n\t}\n", n, article(t.Name), n, t.Name)
 		if t.Slab {
-			g.p("\tx := d.%sSlab.new()\n", n)
+			g.p("\tx := d.pool.%sSlab.new()\n", n)
 		} else {
 			g.p("\tx := &%s{}\n", t.Name)
 		}
@@ -652,8 +652,8 @@ func (g *gen) genElemList(t *Type, nstr int) {
 		g.p("\tlist := []%s{}\n\tfirst := true\n\tfor d.more(&first, ']') {\n\t\tvar x %s\n\t\td.%s(&x)\n\t\tlist = append(list, x)\n\t}\n\treturn list\n}\n\n", t.Name, t.Name, n)
 		return
 	}
-	g.p("\tbase := len(d.%sStack)\n\tspans := len(d.spans)\n\tfirst := true\n\tfor d.more(&first, ']') {\n\t\tvar x %s\n\t\tvar sp [%d]fastSpan\n\t\td.%s(&x, &sp)\n\t\td.%sStack = append(d.%sStack, x)\n\t\td.spans = append(d.spans, sp[:]...)\n\t}\n", n, t.Name, nstr, n, n, n)
-	g.p("\tlist := d.%sLists.make(len(d.%sStack) - base)\n\tcopy(list, d.%sStack[base:])\n", n, n, n)
+	g.p("\tbase := len(d.pool.%sStack)\n\tspans := len(d.spans)\n\tfirst := true\n\tfor d.more(&first, ']') {\n\t\tvar x %s\n\t\tvar sp [%d]fastSpan\n\t\td.%s(&x, &sp)\n\t\td.pool.%sStack = append(d.pool.%sStack, x)\n\t\td.spans = append(d.spans, sp[:]...)\n\t}\n", n, t.Name, nstr, n, n, n)
+	g.p("\tlist := d.pool.%sLists.make(len(d.pool.%sStack) - base)\n\tcopy(list, d.pool.%sStack[base:])\n", n, n, n)
 	if nstr > 0 {
 		g.p("\tfor i := range list {\n\t\tsp := d.spans[spans+%d*i:]\n", nstr)
 		for k, f := range strFields(t) {
@@ -661,7 +661,7 @@ func (g *gen) genElemList(t *Type, nstr int) {
 		}
 		g.p("\t}\n")
 	}
-	g.p("\td.spans = d.spans[:spans]\n\tclear(d.%sStack[base:])\n\td.%sStack = d.%sStack[:base]\n\treturn list\n}\n\n", n, n, n)
+	g.p("\td.spans = d.spans[:spans]\n\tclear(d.pool.%sStack[base:])\n\td.pool.%sStack = d.pool.%sStack[:base]\n\treturn list\n}\n\n", n, n, n)
 }
 
 // genPtrLists writes the decoders of the []*T and map[string]*T fields.
@@ -680,7 +680,7 @@ func (g *gen) genPtrLists(t *Type) {
 	if list {
 		g.p("// %ss decodes a list of %s (null: nil).\nfunc (d *fastDecoder) %ss() []*%s {\n\tif d.null() {\n\t\treturn nil\n\t}\n\td.open('[')\n", n, t.Name, n, t.Name)
 		if t.Stack {
-			g.p("\tbase := len(d.%[1]sStack)\n\tfirst := true\n\tfor d.more(&first, ']') {\n\t\tx := d.%[1]s()\n\t\td.%[1]sStack = append(d.%[1]sStack, x)\n\t}\n\tlist := d.%[1]sLists.make(len(d.%[1]sStack) - base)\n\tcopy(list, d.%[1]sStack[base:])\n\tclear(d.%[1]sStack[base:])\n\td.%[1]sStack = d.%[1]sStack[:base]\n\treturn list\n}\n\n", n)
+			g.p("\tbase := len(d.pool.%[1]sStack)\n\tfirst := true\n\tfor d.more(&first, ']') {\n\t\tx := d.%[1]s()\n\t\td.pool.%[1]sStack = append(d.pool.%[1]sStack, x)\n\t}\n\tlist := d.pool.%[1]sLists.make(len(d.pool.%[1]sStack) - base)\n\tcopy(list, d.pool.%[1]sStack[base:])\n\tclear(d.pool.%[1]sStack[base:])\n\td.pool.%[1]sStack = d.pool.%[1]sStack[:base]\n\treturn list\n}\n\n", n)
 		} else {
 			g.p("\tlist := []*%s{}\n\tfirst := true\n\tfor d.more(&first, ']') {\n\t\tlist = append(list, d.%s())\n\t}\n\treturn list\n}\n\n", t.Name, n)
 		}
