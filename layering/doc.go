@@ -29,9 +29,9 @@
 //     its package doc says; the rest goes through the engine;
 //   - the TUI reads the engine's own types: no struct of tui repeats more
 //     than three fields (name and type) of a struct of interp or store;
-//   - no struct type has more than 20 fields unless the test's bigStructs
-//     says why it is one idea (interp's runner files are left to the
-//     runner's own test).
+//   - no struct type, in code or tests, has more than 20 fields unless the
+//     test's bigStructs says why it is one idea (and bigStructs names no
+//     type that is back under the limit).
 //
 // A test-only package is one that tests import and no package's code does
 // (store/storetest, tui/internal/fixture). It must not be imported by
