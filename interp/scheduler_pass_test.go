@@ -7,10 +7,13 @@ import (
 	"go/parser"
 	"go/token"
 	"path/filepath"
+	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/lang/expr"
 	"github.com/flowrun/flowrun/lang/graph"
@@ -917,5 +920,68 @@ func BenchmarkDecisionPassChain(b *testing.B) {
 		if passes < 4 {
 			b.Fatalf("%d passes for 1,000 steps, want one per %d at most", passes, maxTxSteps)
 		}
+	}
+}
+
+// TestSchedulerHoldsNoEffects walks the types a scheduler holds (its
+// embedded state, decisions and environment, and the package's types they
+// point to): none is a channel, an atomic value, the store, a clock, the
+// Engine, the supervisor or a flight, so no method can reach one through
+// its fields whatever it is named (TestSchedulerMethodsArePure checks the
+// methods' text by name). What it asks outside the run goes through the
+// outside interface, which the walk does not enter; other packages'
+// structs (rows, the graph, its caches' locks) are not entered either.
+func TestSchedulerHoldsNoEffects(t *testing.T) {
+	forbidden := map[reflect.Type]string{
+		reflect.TypeFor[store.Store]():    "the store",
+		reflect.TypeFor[clock.Clock]():    "a clock",
+		reflect.TypeFor[Engine]():         "the Engine",
+		reflect.TypeFor[supervisor]():     "the supervisor",
+		reflect.TypeFor[flight]():         "a flight",
+		reflect.TypeFor[sync.Cond]():      "a condition variable",
+		reflect.TypeFor[sync.WaitGroup](): "a wait group",
+	}
+	seen := map[reflect.Type]bool{}
+	var walk func(ty reflect.Type, path string)
+	walk = func(ty reflect.Type, path string) {
+		if seen[ty] {
+			return
+		}
+		seen[ty] = true
+		if what, ok := forbidden[ty]; ok {
+			t.Errorf("scheduler%s is %s", path, what)
+			return
+		}
+		if ty.PkgPath() == "sync/atomic" {
+			t.Errorf("scheduler%s is an atomic %s", path, ty.Name())
+			return
+		}
+		switch ty.Kind() {
+		case reflect.Chan:
+			t.Errorf("scheduler%s is a channel", path)
+		case reflect.Pointer, reflect.Slice, reflect.Array:
+			walk(ty.Elem(), path+"[]")
+		case reflect.Map:
+			walk(ty.Key(), path+"{key}")
+			walk(ty.Elem(), path+"{}")
+		case reflect.Struct:
+			if ty.PkgPath() != reflect.TypeFor[scheduler]().PkgPath() {
+				return // another package's value (a row, a graph, a lock): not the run's effects
+			}
+			for i := range ty.NumField() {
+				f := ty.Field(i)
+				walk(f.Type, path+"."+f.Name)
+			}
+		case reflect.Interface:
+			for it, what := range forbidden {
+				if it.Kind() == reflect.Interface && ty != reflect.TypeFor[outside]() && ty.Implements(it) {
+					t.Errorf("scheduler%s (%s) can hold %s", path, ty, what)
+				}
+			}
+		}
+	}
+	walk(reflect.TypeFor[scheduler](), "")
+	if len(seen) < 30 {
+		t.Fatalf("walked %d types; the walk lost the scheduler's fields", len(seen))
 	}
 }
