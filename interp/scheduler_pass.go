@@ -99,17 +99,9 @@ type passEvent struct {
 	draining bool // begin no step key; park once the flights end
 }
 
-// pass decides at ev.now: control answers the event's requests, and
-// when it had none to answer decidePass advances the steps. idle reports
-// that the pass decided and left nothing in flight, nothing to launch and
-// nothing more to decide now: the run parks (park) or the supervisor
-// holds it until its next timer.
-func (sc *scheduler) pass(ctx context.Context, ev passEvent) (idle bool) {
-	if sc.control(ev) {
-		return false
-	}
-	return sc.decidePass(ctx)
-}
+// A decision pass at ev.now is control(ev) and, when control had none of
+// the event's requests to answer, decidePass: the runner's loop calls them
+// in that order, and reads what other processes changed between the two.
 
 // control takes the instant of a pass and answers what comes before any
 // step: a run already ended in the transition keeps its end; a cancel
@@ -135,7 +127,9 @@ func (sc *scheduler) control(ev passEvent) bool {
 }
 
 // decidePass advances every step as far as it goes at the pass's instant
-// (decide) and reports whether the run is idle (see pass).
+// (decide). idle reports that the pass decided and left nothing in
+// flight, nothing to launch and nothing more to decide now: the run parks
+// (park) or the supervisor holds it until its next timer.
 func (sc *scheduler) decidePass(ctx context.Context) (idle bool) {
 	sc.decide(ctx)
 	return !sc.ended && !sc.more && len(sc.inFlight) == 0 && len(sc.launches) == 0
