@@ -289,8 +289,12 @@ func parseConfigSplit(src []byte, filename string, pieces int, decode bool) (*hc
 	if len(shellDiags) > 0 || !isBody {
 		return nil, nil, false
 	}
-	// Put each chunk's blocks into the top-level block that holds it.
+	// Put each chunk's blocks into the top-level block that holds it: the
+	// chunks are in source order, so each block's chunks are appended in
+	// turn and merged with its own blocks once.
 	var pre *predecoded
+	var bodies []*hclsyntax.Body
+	pending := map[*hclsyntax.Body]hclsyntax.Blocks{}
 	for k, c := range chunks {
 		if !results[k].ok {
 			return nil, nil, false
@@ -305,13 +309,19 @@ func parseConfigSplit(src []byte, filename string, pieces int, decode bool) (*hc
 		if into == nil {
 			return nil, nil, false
 		}
-		into.Blocks = mergeBlocks(into.Blocks, results[k].blocks)
+		if _, seen := pending[into]; !seen {
+			bodies = append(bodies, into)
+		}
+		pending[into] = append(pending[into], results[k].blocks...)
 		for _, st := range results[k].steps {
 			if pre == nil {
 				pre = &predecoded{byStart: make(map[int]*preStep, n)}
 			}
 			pre.byStart[st.start] = st
 		}
+	}
+	for _, into := range bodies {
+		into.Blocks = mergeBlocks(into.Blocks, pending[into])
 	}
 	file.Bytes = src
 	return file, pre, true
