@@ -3,10 +3,13 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/flowrun/flowrun/store"
@@ -85,4 +88,85 @@ func TestServerErrorsHideTheStoreText(t *testing.T) {
 	if m := ans.problem(t, http.StatusBadRequest, `limit "x"`); m["request_id"] != nil {
 		t.Errorf("a 400 answer has a request id: %s", ans.body)
 	}
+}
+
+// failingEvents is a SQLite store whose EventList fails with err once fail
+// is set.
+type failingEvents struct {
+	*sqlite.Store
+	fail *atomic.Bool
+	err  error
+}
+
+func (f failingEvents) EventList(ctx context.Context, p store.EventListParams) ([]store.Event, error) {
+	if f.fail.Load() {
+		return nil, f.err
+	}
+	return f.Store.EventList(ctx, p)
+}
+
+// TestEventStreamFaultHidesTheStoreText: an event stream that ends because
+// the store failed ends with an error frame that gives a request id, not
+// the store's text; the log has the detail under that id.
+func TestEventStreamFaultHidesTheStoreText(t *testing.T) {
+	var logged syncBuffer
+	fail := &atomic.Bool{}
+	a := newAPIOver(t, func(st *sqlite.Store) store.Store {
+		return failingEvents{st, fail, fmt.Errorf("reading events: %s: disk I/O error", secretPath)}
+	}, realClock, func(o *Options) { o.Log = slog.New(slog.NewTextHandler(&logged, nil)) })
+	a.apply(shipV1)
+	id := a.start("ship", `{"inputs": {"order": "A"}}`)
+	a.drive(id)
+	fail.Store(true)
+	ch, closeStream := a.stream(id, "", nil)
+	defer closeStream()
+	ev, ok := next(t, ch)
+	if !ok || ev.event != "error" {
+		t.Fatalf("first frame %+v (open %v), want the error frame", ev, ok)
+	}
+	var m map[string]string
+	if err := json.Unmarshal([]byte(ev.data), &m); err != nil {
+		t.Fatalf("error frame data %q: %v", ev.data, err)
+	}
+	msg := m["message"]
+	_, rid, found := strings.Cut(msg, "request id ")
+	if strings.Contains(ev.data, "flowrun-prod") || strings.Contains(ev.data, "I/O") || !found || len(rid) != 16 {
+		t.Fatalf("the error frame says %q: want a request id and none of the store's text", msg)
+	}
+	if !strings.Contains(msg, "internal error") {
+		t.Errorf("the error frame says %q, want the kind of fault (internal error)", msg)
+	}
+	if line := logged.line("request_id=" + rid); !strings.Contains(line, secretPath) || !strings.Contains(line, "level=ERROR") {
+		t.Errorf("the log has no error line with request id %s and the detail:\n%s", rid, logged.String())
+	}
+}
+
+// syncBuffer is a log's buffer that the server's goroutines write while
+// the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// line returns the last line of the log that contains sub ("" when none).
+func (s *syncBuffer) line(sub string) string {
+	var out string
+	for _, l := range strings.Split(s.String(), "\n") {
+		if strings.Contains(l, sub) {
+			out = l
+		}
+	}
+	return out
 }
