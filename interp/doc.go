@@ -27,7 +27,8 @@
 //     child workflow's graph, a breaker's state, Options.Mock, a jitter
 //     draw) goes through a small interface (outside) that the engine
 //     answers and its tests fake. CEL evaluation is pure computation.
-//     TestSchedulerMethodsArePure checks the source for it.
+//     TestSchedulerMethodsArePure checks its methods' source for it, and
+//     TestSchedulerHoldsNoEffects the types it holds.
 //   - the supervisor (runner.go, the runner's own methods) owns the
 //     goroutines, channels, timers, lease and commits: it rebuilds the
 //     state from the store (rebuild.go), turns events into calls of the
@@ -120,8 +121,10 @@
 // the run's deadline fails the step and then the run (kind "deadline");
 // nothing decided later in that transition can complete the run.
 //
-// On timeout, cancel or stop, an exec's whole process group gets SIGTERM
-// and, 5 s later on the engine clock, SIGKILL; what is left of the group
+// An exec or http attempt's timeout, and the grace below, are measured on
+// the action clock (Options.ActionClock, the engine clock unless flowrun
+// test set the real one). On timeout, cancel or stop, an exec's whole
+// process group gets SIGTERM and, 5 s later on the action clock, SIGKILL; what is left of the group
 // once the program ended is killed then. A program that exits while a
 // process it left behind holds its stdout or stderr open ends with its own
 // exit status and the output read up to 2 s after its exit. On Linux an exec also dies with
@@ -137,7 +140,8 @@
 // where an exec, http, wait or workflow action is dispatched, whether a
 // test replaces it, and its result is taken as the action's (mock.go): the
 // double-ended writes, retries, timeouts on the engine clock and the
-// scheduling around a mocked action are the engine's own.
+// scheduling around a mocked action are the engine's own; a mocked exec or
+// http attempt's MockCall.Context is done when the engine stops it.
 // Options.BeforeCommit sees every batch of transitions before the
 // committer applies it and may refuse it (commit.go): refusing every batch
 // after the Nth stops the engine as a process killed right after commit N,

@@ -9,6 +9,14 @@
 //   - the TUI imports no concrete store driver outside tests and test-only
 //     packages, and no command does: the binaries open the store through
 //     store/backend's one Open(dsn) and hand it over;
+//   - the small packages keep to their place (TestImportRules' table says
+//     why of each): schedule, termtext, telemetry, lang/naming and
+//     lang/graph/internal/irgen import none of the packages they serve;
+//     server imports no driver, no command and not package lang; the
+//     embedding facade (package flowrun) imports no front end, server or
+//     exporter, and no package of the module imports it; only
+//     telemetry/metrics and telemetry/tracing (and the CLI) import the
+//     Prometheus and OpenTelemetry libraries; nothing imports layering;
 //   - a stored graph is decoded only by the engine (graph.Decode is called
 //     by no code outside lang/graph and interp), so every front end reads
 //     graphs through the engine's one cache;

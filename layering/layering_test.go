@@ -417,7 +417,7 @@ func TestGoroutineClaims(t *testing.T) {
 	}
 }
 
-// structFields returns the exported struct types of the files (by name)
+// structFields returns the struct types of the files (by name)
 // with their fields as "Name Type", the type written without the package
 // qualifier of pkg (store.RunStatus in tui is RunStatus in store).
 func structFields(t *testing.T, paths []string, pkgName string) map[string]map[string]bool {

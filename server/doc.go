@@ -12,7 +12,8 @@
 // reads through the store.Store interface only), must not parse HCL, and
 // must not read the wall clock (Options.Clock), and must not put a server
 // error's detail (the store's text, which can name the database) in an
-// answer: writeError logs it under a request id the answer gives.
+// answer: writeError logs it under a request id the answer gives, and a
+// failing event stream's error frame does the same (streamFault).
 //
 // Other packages add routes with Server.Handle, each with the scope it
 // needs; the auth test builds its table from Server.Routes and the OpenAPI

@@ -7,6 +7,10 @@
 // transaction, fenced by the run's lease so that a worker that lost its lease
 // can never write over the one that took the run over.
 //
+// What every backend checks of a call's parameters before it writes is
+// checked here, once (ScheduleFireParams.Check, SignalSendParams.Check,
+// CheckOutputChunks): a refused call writes nothing on any backend.
+//
 // The store must not import lang or interp, must not read the wall clock
 // (every time comes in a params struct), and must not interpret graphs: it
 // keeps them as bytes with their workflow, version and hash.
