@@ -13,7 +13,9 @@ import (
 	"github.com/flowrun/flowrun/store"
 )
 
-// This file is the scheduler (spec/semantics.md §18): it activates a
+// This file fires schedules (what spec/semantics.md §18 calls the
+// scheduler; in this package "scheduler" is a run's decision pass,
+// scheduler_pass.go): it activates a
 // version's schedules, and fires the store's due slots. A worker owns it
 // (Worker.loop calls FireDue once per poll); apply activates, and the
 // schedules verbs trigger through the same fire path. Every time comes

@@ -127,7 +127,7 @@ func (w *Worker) loop(ctx context.Context) {
 	draining := false
 	var failingSince time.Time // the first of the store errors since the last good claim
 	var lastClaim time.Time
-	var nextFire time.Time // when the scheduler next reads the due schedules (cron.go)
+	var nextFire time.Time // when FireDue next reads the due schedules (cron.go)
 	for {
 		select {
 		case <-ctx.Done():
