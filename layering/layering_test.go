@@ -417,6 +417,25 @@ func TestGoroutineClaims(t *testing.T) {
 	}
 }
 
+// eachStruct parses the file at path and calls fn with every struct type
+// it declares (at any depth).
+func eachStruct(t *testing.T, path string, fn func(fset *token.FileSet, ts *ast.TypeSpec, st *ast.StructType)) {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if ts, ok := n.(*ast.TypeSpec); ok {
+			if st, ok := ts.Type.(*ast.StructType); ok {
+				fn(fset, ts, st)
+			}
+		}
+		return true
+	})
+}
+
 // structFields returns the struct types of the files (by name)
 // with their fields as "Name Type", the type written without the package
 // qualifier of pkg (store.RunStatus in tui is RunStatus in store).
@@ -424,20 +443,7 @@ func structFields(t *testing.T, paths []string, pkgName string) map[string]map[s
 	t.Helper()
 	out := map[string]map[string]bool{}
 	for _, path := range paths {
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			ts, ok := n.(*ast.TypeSpec)
-			if !ok {
-				return true
-			}
-			st, ok := ts.Type.(*ast.StructType)
-			if !ok {
-				return true
-			}
+		eachStruct(t, path, func(fset *token.FileSet, ts *ast.TypeSpec, st *ast.StructType) {
 			fields := map[string]bool{}
 			for _, fl := range st.Fields.List {
 				var b strings.Builder
@@ -453,7 +459,6 @@ func structFields(t *testing.T, paths []string, pkgName string) map[string]map[s
 				}
 			}
 			out[pkgName+"."+ts.Name.Name] = fields
-			return true
 		})
 	}
 	return out
@@ -526,20 +531,7 @@ func TestStructSizes(t *testing.T) {
 			files = append(files, filepath.Join(p.Dir, f))
 		}
 		for _, path := range files {
-			fset := token.NewFileSet()
-			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ast.Inspect(f, func(node ast.Node) bool {
-				ts, ok := node.(*ast.TypeSpec)
-				if !ok {
-					return true
-				}
-				st, ok := ts.Type.(*ast.StructType)
-				if !ok {
-					return true
-				}
+			eachStruct(t, path, func(fset *token.FileSet, ts *ast.TypeSpec, st *ast.StructType) {
 				n++
 				fields := 0
 				for _, fl := range st.Fields.List {
@@ -552,7 +544,6 @@ func TestStructSizes(t *testing.T) {
 					t.Errorf("%s: %s.%s has %d fields (at most %d): group the fields of each idea in a type of its own, or say in bigStructs why it is one idea",
 						fset.Position(ts.Pos()), from, ts.Name.Name, fields, maxFields)
 				}
-				return true
 			})
 		}
 	}
