@@ -1,7 +1,9 @@
 package graph
 
 import (
+	"runtime"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -48,5 +50,46 @@ func TestIndex(t *testing.T) {
 	}
 	if (&Graph{Steps: []*Step{a}}).Expands() {
 		t.Error("a graph without foreach or until expands")
+	}
+}
+
+// TestIndexSize: the index of a 10,000-step chain costs a few int32 a
+// step. A worker keeps it next to every cached graph; a map by name and a
+// slice of needs a step cost about 80 bytes a step.
+func TestIndexSize(t *testing.T) {
+	const n = 10000
+	steps := make([]*Step, n)
+	for i := range steps {
+		var needs []string
+		if i > 0 {
+			needs = []string{"s" + strconv.Itoa(i-1)}
+		}
+		steps[i] = irStep("s"+strconv.Itoa(i), irExec("true"), needs...)
+	}
+	g := &Graph{Workflow: "w", Version: "1.0.0", Steps: steps}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	g.index()
+	runtime.ReadMemStats(&after)
+	if per := float64(after.TotalAlloc-before.TotalAlloc) / n; per > 16 {
+		t.Errorf("the index of a %d-step chain allocates %.1f bytes a step; want at most 16", n, per)
+	}
+	if got := after.Mallocs - before.Mallocs; got > 32 {
+		t.Errorf("the index of a %d-step chain makes %d allocations; want a few, not one a step", n, got)
+	}
+	for _, i := range []int{0, 1, 4567, n - 1} {
+		if j, ok := g.StepIndex("s" + strconv.Itoa(i)); !ok || j != i {
+			t.Errorf("StepIndex(s%d) = %d, %v", i, j, ok)
+		}
+		want := []int32{int32(i - 1)}
+		if i == 0 {
+			want = nil
+		}
+		if got := g.NeedPositions(i); !slices.Equal(got, want) {
+			t.Errorf("NeedPositions(%d) = %v; want %v", i, got, want)
+		}
+	}
+	if _, ok := g.StepIndex("s10000"); ok {
+		t.Error("StepIndex finds a step past the last")
 	}
 }
