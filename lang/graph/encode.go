@@ -180,6 +180,8 @@ func NormalizeGraph(g *Graph) {
 //
 // The compiler calls Seal as its last step. A step whose definition cannot
 // be encoded (invalid literal JSON) gets an empty hash, which Hash reports.
+// Seal remembers which steps it hashed, so that EncodeHashed (storing the
+// graph) does not hash them again.
 func Seal(g *Graph) {
 	if g == nil {
 		return
@@ -207,12 +209,14 @@ func Seal(g *Graph) {
 		})
 	}
 	wg.Wait()
+	markSealed(g)
 }
 
 // StepHash returns the hash Seal gives s: the hex SHA-256 of the canonical
 // JSON of the step's definition fields (not TimeoutMS, Retry, Breaker, nor
 // Hash itself). s should be part of a graph in normal form.
 func StepHash(s *Step) (string, error) {
+	stepHashes.Add(1)
 	def := stepDefOf(s) // the fields of Step tagged def (ir_gen.go)
 	b, err := encMarshal(def)
 	if err != nil {
@@ -228,7 +232,13 @@ func StepHash(s *Step) (string, error) {
 // missing or stale, because a graph changed after Seal would carry hashes
 // that lie to migration.
 func Hash(g *Graph) (string, error) {
-	_, h, err := EncodeHashed(g)
+	if g == nil {
+		return "", errors.New("hash graph: the graph is nil")
+	}
+	if err := checkSealed(g); err != nil {
+		return "", err
+	}
+	_, h, err := encodeHashed(g)
 	return h, err
 }
 

@@ -6,19 +6,72 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
+	"sync/atomic"
+	"weak"
 )
 
 // EncodeHashed returns Encode(g) and Hash(g) from one encoding: storing a
 // graph needs both, and Hash is the SHA-256 of the encoding. Like Hash, it
-// refuses a graph that is not sealed.
+// refuses a graph that is not sealed, but it trusts the step hashes of a
+// graph that Seal sealed and whose Steps still hold the same steps in the
+// same order, each with a hash: storing a graph just compiled does not
+// hash its steps a second time. A caller that changes a step of a sealed
+// graph in place must Seal it again (as it must before Hash); a graph
+// built or decoded without Seal, or whose steps were replaced, added or
+// removed since, has every step hash recomputed and checked, as Hash does.
 func EncodeHashed(g *Graph) ([]byte, string, error) {
 	if g == nil {
 		return nil, "", errors.New("hash graph: the graph is nil")
 	}
-	if err := checkSealed(g); err != nil {
-		return nil, "", err
+	if !sealedAsIs(g) {
+		if err := checkSealed(g); err != nil {
+			return nil, "", err
+		}
 	}
+	return encodeHashed(g)
+}
+
+// sealed holds, for each graph Seal sealed, the steps it hashed, in order
+// (a weak.Pointer[Graph] → []*Step). It is kept out of Graph, which tests
+// compare with reflect.DeepEqual against decoded graphs; an entry goes when
+// its graph is collected.
+var sealed sync.Map
+
+// stepHashes counts StepHash calls, for the tests that check that storing
+// a sealed graph does not hash its steps again.
+var stepHashes atomic.Int64
+
+// markSealed records that Seal just hashed g's steps.
+func markSealed(g *Graph) {
+	wp := weak.Make(g)
+	if _, loaded := sealed.Swap(wp, slices.Clone(g.Steps)); !loaded {
+		runtime.AddCleanup(g, func(wp weak.Pointer[Graph]) { sealed.Delete(wp) }, wp)
+	}
+}
+
+// sealedAsIs reports whether g.Steps holds the steps Seal last hashed, in
+// the same order, each with its hash.
+func sealedAsIs(g *Graph) bool {
+	v, ok := sealed.Load(weak.Make(g))
+	if !ok {
+		return false
+	}
+	steps := v.([]*Step)
+	if len(steps) != len(g.Steps) {
+		return false
+	}
+	for i, s := range steps {
+		if s == nil || g.Steps[i] != s || s.Hash == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// encodeHashed is EncodeHashed once the step hashes are known good.
+func encodeHashed(g *Graph) ([]byte, string, error) {
 	b, err := Encode(g)
 	if err != nil {
 		return nil, "", fmt.Errorf("hash graph: %w", err)

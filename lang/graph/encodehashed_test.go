@@ -3,6 +3,7 @@ package graph
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -44,5 +45,61 @@ func TestEncodeHashed(t *testing.T) {
 		if wantMsg := fmt.Sprintf(`step "s%02d" is not sealed`, first); err == nil || !strings.Contains(err.Error(), wantMsg) {
 			t.Errorf("steps %v changed after Seal: err = %v, want %q", changed, err, wantMsg)
 		}
+	}
+}
+
+// TestEncodeHashedTrustsSeal: storing a graph Seal just sealed (EncodeHashed)
+// does not hash its steps again, and gives the bytes and hash that the
+// checking Hash gives; a graph whose steps were replaced or reordered since
+// Seal, or that Seal never saw, has every step hashed and checked.
+func TestEncodeHashedTrustsSeal(t *testing.T) {
+	g := &Graph{Workflow: "w", Version: "1.0.0"}
+	for i := range 30 {
+		g.Steps = append(g.Steps, irStep(fmt.Sprintf("s%02d", i), irExec("echo", fmt.Sprint(i))))
+	}
+	Seal(g)
+	before := stepHashes.Load()
+	b, h, err := EncodeHashed(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := stepHashes.Load() - before; n != 0 {
+		t.Fatalf("EncodeHashed of a sealed graph hashed %d steps again", n)
+	}
+	want, _ := Encode(g)
+	wantHash, err := Hash(g)
+	if err != nil || !bytes.Equal(b, want) || h != wantHash {
+		t.Fatalf("EncodeHashed of a sealed graph: hash %s, want %s (%v)", h, wantHash, err)
+	}
+
+	// A step replaced by a changed copy after Seal: checked, and refused.
+	cp := *g.Steps[7]
+	cp.Action = irExec("echo", "changed")
+	g.Steps[7] = &cp
+	before = stepHashes.Load()
+	if _, _, err := EncodeHashed(g); err == nil || !strings.Contains(err.Error(), `step "s07" is not sealed`) {
+		t.Fatalf("a step replaced after Seal: err = %v", err)
+	}
+	if n := stepHashes.Load() - before; n == 0 {
+		t.Fatal("a step replaced after Seal was not hashed")
+	}
+	Seal(g)
+	// The same steps in a graph Seal never saw: every step hashed.
+	c := &Graph{Workflow: g.Workflow, Version: g.Version, Steps: slices.Clone(g.Steps)}
+	before = stepHashes.Load()
+	if _, _, err := EncodeHashed(c); err != nil {
+		t.Fatal(err)
+	}
+	if n := stepHashes.Load() - before; n != int64(len(c.Steps)) {
+		t.Fatalf("EncodeHashed of a graph Seal never saw hashed %d steps, want %d", n, len(c.Steps))
+	}
+	// A step dropped: checked.
+	g.Steps = g.Steps[:len(g.Steps)-1]
+	before = stepHashes.Load()
+	if _, _, err := EncodeHashed(g); err != nil {
+		t.Fatal(err)
+	}
+	if n := stepHashes.Load() - before; n != int64(len(g.Steps)) {
+		t.Fatalf("EncodeHashed after a step was dropped hashed %d steps, want %d", n, len(g.Steps))
 	}
 }
