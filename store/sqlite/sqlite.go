@@ -157,13 +157,23 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 // negative: KiB).
 const readerCacheKiB = -512
 
+// writerCacheKiB is the writer's page cache (PRAGMA cache_size, negative:
+// KiB). A commit walks the interior pages of a few B-trees (the run, its
+// step and event rows and their indices) and the last leaf of each: a
+// small cache holds those, and a page it drops comes back from the OS
+// page cache. SQLite's default (2,000 KiB) held the leaves a long run had
+// written and would not write again, in every worker for as long as it
+// lived.
+const writerCacheKiB = -512
+
 func open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err := probe(ctx, path, opts); err != nil {
 		return nil, err
 	}
 	busy := strconv.FormatInt(opts.BusyTimeout.Milliseconds(), 10)
 	w, err := sql.Open("sqlite", dsn(path, "rw", "immediate",
-		"busy_timeout("+busy+")", "journal_mode(WAL)", "synchronous("+opts.Synchronous+")", "foreign_keys(1)"))
+		"busy_timeout("+busy+")", "journal_mode(WAL)", "synchronous("+opts.Synchronous+")", "foreign_keys(1)",
+		"cache_size("+strconv.Itoa(writerCacheKiB)+")"))
 	if err != nil {
 		return nil, fmt.Errorf("cannot open the database %s: %w", path, err)
 	}
@@ -196,8 +206,8 @@ func open(ctx context.Context, path string, opts Options) (*Store, error) {
 	// a connection); a worker's reads are index lookups and one-pass scans
 	// (a run's steps, a stored graph's overflow pages) that the OS page
 	// cache serves as well, so four full caches were ~8 MiB of a worker's
-	// resident memory for little. The writer keeps the default: every
-	// commit walks the same hot B-tree pages.
+	// resident memory for little. The writer's is small too
+	// (writerCacheKiB).
 	r, err := sql.Open("sqlite", dsn(path, "rw", "deferred",
 		"busy_timeout("+busy+")", "query_only(1)", "cache_size("+strconv.Itoa(readerCacheKiB)+")"))
 	if err != nil {
