@@ -14,12 +14,13 @@ import (
 )
 
 // openRaw opens a plain database/sql SQLite handle on path with the
-// store's pragmas (WAL, the synchronous mode, busy timeout, foreign keys,
-// BEGIN IMMEDIATE) and one connection, as the store's writer has.
+// pragmas of the store's writer (WAL, the synchronous mode, busy timeout,
+// foreign keys, its page cache, BEGIN IMMEDIATE) and one connection, as the
+// store's writer has.
 func openRaw(path, sync string) (*sql.DB, error) {
 	q := url.Values{}
 	q.Set("_txlock", "immediate")
-	for _, p := range []string{"busy_timeout(5000)", "journal_mode(WAL)", "synchronous(" + sync + ")", "foreign_keys(1)"} {
+	for _, p := range []string{"busy_timeout(5000)", "journal_mode(WAL)", "synchronous(" + sync + ")", "foreign_keys(1)", "cache_size(-512)"} {
 		q.Add("_pragma", p)
 	}
 	db, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path)+"?"+q.Encode())
