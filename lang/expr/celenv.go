@@ -293,6 +293,10 @@ type scopeEnv struct {
 	env   *cel.Env
 	types *objectTypes
 	vars  map[string]*graph.Type // declared variables and their flowrun types
+	// graph and stepsName are the graph whose environment this is and the
+	// name of its steps type (nil and "" for a scope's own environment).
+	graph     *CelGraph
+	stepsName string
 }
 
 // maxCachedEnvs bounds the environment cache; past it the cache restarts.

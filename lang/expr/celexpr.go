@@ -19,6 +19,8 @@ type ParsedExpr struct {
 	loc  ExprLoc  // where it stands in the HCL file
 	ast  *cel.Ast // the parsed (unchecked) AST
 	refs []varRef // uses of flowrun variables, in source order
+	// shape is kept when the tree is shed (checkcache.go); nil otherwise.
+	shape *exprShape
 }
 
 // varRef is one use of a flowrun variable: the identifier, and the field
@@ -200,8 +202,18 @@ func collectRefs(e ast.Expr, src string, loc ExprLoc, info *ast.SourceInfo) ([]v
 // The result type must be assignable to want (a dyn result, such as a field
 // of an untyped JSON output, is accepted and checked at run time). The
 // expression's estimated worst-case cost must stay under MaxEstimatedCost.
+//
+// An expression checked like one checked before in the same graph (the
+// same tree but for the names of the steps it reads, whose types are the
+// same) is not checked again (checkcache.go).
 func CheckExpr(p *ParsedExpr, scope *Scope, want *graph.Type) (*graph.Expr, hcl.Diagnostics) {
-	e, _, diags := checkExpr(p, scope, want)
+	if e := checkCached(p, scope, want); e != nil {
+		return e, nil
+	}
+	e, _, se, diags := checkExprEnv(p, scope, want)
+	if e != nil && !diags.HasErrors() {
+		rememberCheck(p, scope, se, e.Type)
+	}
 	return e, diags
 }
 
@@ -244,6 +256,7 @@ func checkExprEnv(p *ParsedExpr, scope *Scope, want *graph.Type) (*graph.Expr, *
 
 // checkIn checks an expression in an environment.
 func checkIn(se *scopeEnv, p *ParsedExpr, scope *Scope, want *graph.Type) (*graph.Expr, *cel.Ast, hcl.Diagnostics) {
+	checkRuns.Add(1)
 	checked, iss := se.env.Check(p.ast)
 	if iss.Err() != nil {
 		return nil, nil, issueDiags(iss, p.src, p.loc, p, &checkContext{scope: scope, env: se})

@@ -60,6 +60,8 @@ type CelGraph struct {
 	variants map[string]map[string]*graph.Type      // steps type name → overridden visible types
 	byKey    map[string]string                      // overrides key → steps type name
 	fields   map[string]map[string]*types.FieldType // steps type name → field → its type
+	checks   map[*scopeEnv]map[string]*graph.Type   // shape and field types → result type (checkcache.go)
+	typeIDs  map[*types.Type]int                    // the steps fields' CEL types, numbered
 }
 
 // NewCelGraph returns the environments of a graph whose steps' visible
@@ -73,6 +75,8 @@ func NewCelGraph(step func(string) *graph.Type, names func() []string) *CelGraph
 		variants: map[string]map[string]*graph.Type{},
 		byKey:    map[string]string{},
 		fields:   map[string]map[string]*types.FieldType{},
+		checks:   map[*scopeEnv]map[string]*graph.Type{},
+		typeIDs:  map[*types.Type]int{},
 	}
 	g.variants[g.name] = nil
 	g.byKey[""] = g.name
@@ -208,7 +212,7 @@ func (g *CelGraph) envFor(s *Scope) (*scopeEnv, error) {
 		return nil, fmt.Errorf("declaring the variables of %s: %w", s.where(), err)
 	}
 	warmChecker(env)
-	se = &scopeEnv{env: env, types: ot}
+	se = &scopeEnv{env: env, types: ot, graph: g, stepsName: stepsName}
 	g.mu.Lock()
 	if old, ok := g.envs[key]; ok {
 		se = old

@@ -50,3 +50,6 @@ func NewProgram(g *graph.Graph, progs map[*graph.Expr]*compiled) *Program {
 
 // NewLazyVars is the activation an expression compiled as c sees of a.
 func NewLazyVars(c *compiled, a *Activation) *lazyVars { return &lazyVars{c: c, a: a} }
+
+var CheckRuns = &checkRuns
+var NoCheckCache = &noCheckCache

@@ -139,6 +139,7 @@ func stringEnd(s string, i int) int {
 func (p *ParsedTemplate) Shed() {
 	for _, pt := range p.parts {
 		if pt.expr != nil {
+			pt.expr.keepShape()
 			pt.expr.ast = nil
 		}
 	}
