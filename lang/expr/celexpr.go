@@ -217,16 +217,11 @@ func CheckExpr(p *ParsedExpr, scope *Scope, want *graph.Type) (*graph.Expr, hcl.
 	return e, diags
 }
 
-// checkExpr is CheckExpr, also returning the checked AST.
-func checkExpr(p *ParsedExpr, scope *Scope, want *graph.Type) (*graph.Expr, *cel.Ast, hcl.Diagnostics) {
-	e, checked, _, diags := checkExprEnv(p, scope, want)
-	return e, checked, diags
-}
-
-// checkExprEnv is checkExpr, also returning the environment that checked
-// the expression. A scope of a graph is checked in the graph's shared
-// environment; if that fails, the scope's own environment checks it again
-// and gives the diagnostics (see celgraph.go).
+// checkExprEnv is CheckExpr without the cache, also returning the checked
+// AST and the environment that checked the expression. A scope of a graph
+// is checked in the graph's shared environment; if that fails, the scope's
+// own environment checks it again and gives the diagnostics (see
+// celgraph.go).
 func checkExprEnv(p *ParsedExpr, scope *Scope, want *graph.Type) (*graph.Expr, *cel.Ast, *scopeEnv, hcl.Diagnostics) {
 	p, diags := p.withAST()
 	if diags.HasErrors() {
