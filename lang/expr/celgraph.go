@@ -62,6 +62,7 @@ type CelGraph struct {
 	fields   map[string]map[string]*types.FieldType // steps type name → field → its type
 	checks   map[*scopeEnv]map[string]*graph.Type   // shape and field types → result type (checkcache.go)
 	typeIDs  map[*types.Type]int                    // the steps fields' CEL types, numbered
+	byOutput map[*graph.Type]*types.FieldType       // a step's output type → its steps field type
 }
 
 // NewCelGraph returns the environments of a graph whose steps' visible
@@ -77,6 +78,7 @@ func NewCelGraph(step func(string) *graph.Type, names func() []string) *CelGraph
 		fields:   map[string]map[string]*types.FieldType{},
 		checks:   map[*scopeEnv]map[string]*graph.Type{},
 		typeIDs:  map[*types.Type]int{},
+		byOutput: map[*graph.Type]*types.FieldType{},
 	}
 	g.variants[g.name] = nil
 	g.byKey[""] = g.name
@@ -152,8 +154,19 @@ func (g *CelGraph) stepField(typeName, name string) *types.FieldType {
 	if t == nil {
 		return nil
 	}
-	f = &types.FieldType{Type: g.ot.celType(StepResultType(t))}
+	// Equal output types are mostly one pointer (the compiler and the
+	// decoder share them), and the CEL type of a step's result depends
+	// on its output type alone: one field type serves them all.
+	g.mu.RLock()
+	f = g.byOutput[t]
+	g.mu.RUnlock()
+	if f == nil {
+		f = &types.FieldType{Type: g.ot.celType(StepResultType(t))}
+	}
 	g.mu.Lock()
+	if g.byOutput[t] == nil {
+		g.byOutput[t] = f
+	}
 	if g.fields[typeName] == nil {
 		g.fields[typeName] = map[string]*types.FieldType{}
 	}
