@@ -248,8 +248,7 @@ func (e *Engine) StoreGraphAt(ctx context.Context, g *graph.Graph, workDir strin
 	if g == nil {
 		return store.Version{}, errors.New("store a workflow version: the graph is nil")
 	}
-	graph.NormalizeGraph(g)
-	b, h, err := graph.EncodeHashed(g)
+	b, h, err := graph.NormalizeEncodeHashed(g)
 	if err != nil {
 		return store.Version{}, fmt.Errorf("store workflow %q: %w", g.Workflow, err)
 	}

@@ -70,6 +70,27 @@ func sealedAsIs(g *Graph) bool {
 	return true
 }
 
+// NormalizeEncodeHashed is NormalizeGraph(g) followed by EncodeHashed(g),
+// with the graph walked for its normal form once, not twice: storing a
+// graph puts it in normal form in place and encodes it. When normalizing
+// changed g, its step hashes are all checked, even if Seal sealed it.
+func NormalizeEncodeHashed(g *Graph) ([]byte, string, error) {
+	if g == nil {
+		return nil, "", errors.New("hash graph: the graph is nil")
+	}
+	if normal := encNormalize(g, true); !normal || !sealedAsIs(g) {
+		if err := checkSealed(g); err != nil {
+			return nil, "", err
+		}
+	}
+	b, err := encMarshal(g) // g is in normal form: Encode would not copy it
+	if err != nil {
+		return nil, "", fmt.Errorf("hash graph: encode graph %q: %w", g.Workflow, err)
+	}
+	sum := sha256.Sum256(b)
+	return b, hex.EncodeToString(sum[:]), nil
+}
+
 // encodeHashed is EncodeHashed once the step hashes are known good.
 func encodeHashed(g *Graph) ([]byte, string, error) {
 	b, err := Encode(g)

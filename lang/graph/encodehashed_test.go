@@ -103,3 +103,56 @@ func TestEncodeHashedTrustsSeal(t *testing.T) {
 		t.Fatalf("EncodeHashed after a step was dropped hashed %d steps, want %d", n, len(g.Steps))
 	}
 }
+
+// TestNormalizeEncodeHashed: it gives what NormalizeGraph then EncodeHashed
+// give, on a sealed graph without hashing a step again, and on a graph
+// whose normal form changed since Seal with every step hash checked.
+func TestNormalizeEncodeHashed(t *testing.T) {
+	build := func() *Graph {
+		g := irShip(t)
+		Seal(g)
+		return g
+	}
+	want := build()
+	NormalizeGraph(want)
+	wantB, wantH, err := EncodeHashed(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := build()
+	before := stepHashes.Load()
+	b, h, err := NormalizeEncodeHashed(g)
+	if err != nil || !bytes.Equal(b, wantB) || h != wantH {
+		t.Fatalf("NormalizeEncodeHashed of a sealed graph: hash %s, want %s (%v)", h, wantH, err)
+	}
+	if n := stepHashes.Load() - before; n != 0 {
+		t.Fatalf("NormalizeEncodeHashed of a sealed graph hashed %d steps", n)
+	}
+	// The steps put out of order after Seal: normalizing puts them back,
+	// every hash is checked, and the result is the same.
+	g = build()
+	slices.Reverse(g.Steps)
+	before = stepHashes.Load()
+	b, h, err = NormalizeEncodeHashed(g)
+	if err != nil || !bytes.Equal(b, wantB) || h != wantH {
+		t.Fatalf("NormalizeEncodeHashed of a graph reordered after Seal: hash %s, want %s (%v)", h, wantH, err)
+	}
+	if n := stepHashes.Load() - before; n != int64(len(g.Steps)) {
+		t.Fatalf("NormalizeEncodeHashed of a graph reordered after Seal hashed %d steps, want %d", n, len(g.Steps))
+	}
+	// A step replaced by a changed copy after Seal is refused, as by
+	// EncodeHashed.
+	g = build()
+	for i, s := range g.Steps {
+		if s.Name == "charge" {
+			cp := *s
+			http := *s.Action.HTTP
+			http.Method = "PUT"
+			cp.Action.HTTP = &http
+			g.Steps[i] = &cp
+		}
+	}
+	if _, _, err := NormalizeEncodeHashed(g); err == nil || !strings.Contains(err.Error(), `step "charge" is not sealed`) {
+		t.Fatalf("a step changed after Seal: err = %v", err)
+	}
+}
