@@ -67,7 +67,7 @@ func Encode(g *Graph) ([]byte, error) {
 		}
 		g = c
 	}
-	b, err := encMarshal(g)
+	b, err := encGraph(g)
 	if err != nil {
 		return nil, fmt.Errorf("encode graph %q: %w", g.Workflow, err)
 	}
@@ -217,11 +217,17 @@ func Seal(g *Graph) {
 // Hash itself). s should be part of a graph in normal form.
 func StepHash(s *Step) (string, error) {
 	stepHashes.Add(1)
-	def := stepDefOf(s) // the fields of Step tagged def (ir_gen.go)
-	b, err := encMarshal(def)
+	// The encoding of stepDefOf(s), the fields of Step tagged def, by the
+	// generated encoder (ir_gen.go) into a pooled buffer.
+	buf := encBufs.Get().(*[]byte)
+	defer encBufs.Put(buf)
+	b, err := s.appendDefJSON((*buf)[:0])
 	if err != nil {
-		return "", fmt.Errorf("hash step %q: %w", s.Name, err)
+		if b, err = encMarshal(stepDefOf(s)); err != nil { // encoding/json's error
+			return "", fmt.Errorf("hash step %q: %w", s.Name, err)
+		}
 	}
+	*buf = b
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:]), nil
 }

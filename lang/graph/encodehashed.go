@@ -83,7 +83,7 @@ func NormalizeEncodeHashed(g *Graph) ([]byte, string, error) {
 			return nil, "", err
 		}
 	}
-	b, err := encMarshal(g) // g is in normal form: Encode would not copy it
+	b, err := encGraph(g) // g is in normal form: Encode would not copy it
 	if err != nil {
 		return nil, "", fmt.Errorf("hash graph: encode graph %q: %w", g.Workflow, err)
 	}

@@ -2,7 +2,10 @@
 
 package graph
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+)
 
 // stepDef is the part of a step its hash covers: the fields of Step
 // tagged def, in their order, encoded as Step encodes them.
@@ -2156,4 +2159,1150 @@ func (fn exprVisitor) webhook(x *Webhook, s *Step, slot string) {
 	if x.Key != nil {
 		fn(x.Key, s, "webhook_key")
 	}
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *Graph) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	more := false
+	_ = more
+	b = append(b, "\"workflow\":"...)
+	b = encAppendString(b, x.Workflow)
+	more = true
+	b = append(b, ",\"version\":"...)
+	b = encAppendString(b, x.Version)
+	more = true
+	if len(x.Description) != 0 {
+		b = append(b, ",\"description\":"...)
+		b = encAppendString(b, x.Description)
+		more = true
+	}
+	if len(x.Inputs) != 0 {
+		b = append(b, ",\"inputs\":"...)
+		if x.Inputs == nil {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, '[')
+			for i := range x.Inputs {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				if b, err = (&x.Inputs[i]).appendJSON(b); err != nil {
+					return b, err
+				}
+			}
+			b = append(b, ']')
+		}
+		more = true
+	}
+	if len(x.Secrets) != 0 {
+		b = append(b, ",\"secrets\":"...)
+		if x.Secrets == nil {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, '[')
+			for i := range x.Secrets {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				if b, err = (&x.Secrets[i]).appendJSON(b); err != nil {
+					return b, err
+				}
+			}
+			b = append(b, ']')
+		}
+		more = true
+	}
+	if x.Key != nil {
+		b = append(b, ",\"key\":"...)
+		if b, err = (x.Key).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	if x.DeadlineMS != 0 {
+		b = append(b, ",\"deadline_ms\":"...)
+		b = strconv.AppendInt(b, int64(x.DeadlineMS), 10)
+		more = true
+	}
+	if x.Concurrency != nil {
+		b = append(b, ",\"concurrency\":"...)
+		if b, err = (x.Concurrency).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	if len(x.Breakers) != 0 {
+		b = append(b, ",\"breakers\":"...)
+		if x.Breakers == nil {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, '[')
+			for i := range x.Breakers {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				if b, err = (&x.Breakers[i]).appendJSON(b); err != nil {
+					return b, err
+				}
+			}
+			b = append(b, ']')
+		}
+		more = true
+	}
+	b = append(b, ",\"limits\":"...)
+	if b, err = (&x.Limits).appendJSON(b); err != nil {
+		return b, err
+	}
+	more = true
+	b = append(b, ",\"steps\":"...)
+	if x.Steps == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i := range x.Steps {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = (x.Steps[i]).appendJSON(b); err != nil {
+				return b, err
+			}
+		}
+		b = append(b, ']')
+	}
+	more = true
+	if len(x.Outputs) != 0 {
+		b = append(b, ",\"outputs\":"...)
+		if x.Outputs == nil {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, '[')
+			for i := range x.Outputs {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				if b, err = (&x.Outputs[i]).appendJSON(b); err != nil {
+					return b, err
+				}
+			}
+			b = append(b, ']')
+		}
+		more = true
+	}
+	if len(x.Alerts) != 0 {
+		b = append(b, ",\"alerts\":"...)
+		if x.Alerts == nil {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, '[')
+			for i := range x.Alerts {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				if b, err = (&x.Alerts[i]).appendJSON(b); err != nil {
+					return b, err
+				}
+			}
+			b = append(b, ']')
+		}
+		more = true
+	}
+	if len(x.Schedules) != 0 {
+		b = append(b, ",\"schedules\":"...)
+		if x.Schedules == nil {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, '[')
+			for i := range x.Schedules {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				if b, err = (&x.Schedules[i]).appendJSON(b); err != nil {
+					return b, err
+				}
+			}
+			b = append(b, ']')
+		}
+		more = true
+	}
+	if len(x.Webhooks) != 0 {
+		b = append(b, ",\"webhooks\":"...)
+		if x.Webhooks == nil {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, '[')
+			for i := range x.Webhooks {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				if b, err = (&x.Webhooks[i]).appendJSON(b); err != nil {
+					return b, err
+				}
+			}
+			b = append(b, ']')
+		}
+		more = true
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *Input) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	more := false
+	_ = more
+	b = append(b, "\"name\":"...)
+	b = encAppendString(b, x.Name)
+	more = true
+	b = append(b, ",\"type\":"...)
+	b = x.Type.appendJSON(b)
+	more = true
+	if len(x.Default) != 0 {
+		b = append(b, ",\"default\":"...)
+		if b, err = encAppendRaw(b, x.Default); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *Secret) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	b = append(b, "\"name\":"...)
+	b = encAppendString(b, x.Name)
+	b = append(b, ",\"env\":"...)
+	b = encAppendString(b, x.Env)
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *Concurrency) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	b = append(b, "\"key\":"...)
+	if b, err = (x.Key).appendJSON(b); err != nil {
+		return b, err
+	}
+	b = append(b, ",\"limit\":"...)
+	b = strconv.AppendInt(b, int64(x.Limit), 10)
+	b = append(b, ",\"on_conflict\":"...)
+	b = encAppendString(b, x.OnConflict)
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *Breaker) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	more := false
+	_ = more
+	b = append(b, "\"name\":"...)
+	b = encAppendString(b, x.Name)
+	more = true
+	b = append(b, ",\"failures\":"...)
+	b = strconv.AppendInt(b, int64(x.Failures), 10)
+	more = true
+	b = append(b, ",\"cooldown_ms\":"...)
+	b = strconv.AppendInt(b, int64(x.CooldownMS), 10)
+	more = true
+	if len(x.OnOpen) != 0 {
+		b = append(b, ",\"on_open\":"...)
+		b = encAppendString(b, x.OnOpen)
+		more = true
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *Limits) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	b = append(b, "\"attempts\":"...)
+	b = strconv.AppendInt(b, int64(x.Attempts), 10)
+	b = append(b, ",\"output_bytes\":"...)
+	b = strconv.AppendInt(b, int64(x.OutputBytes), 10)
+	b = append(b, ",\"parallel\":"...)
+	b = strconv.AppendInt(b, int64(x.Parallel), 10)
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *Step) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	more := false
+	_ = more
+	b = append(b, "\"name\":"...)
+	b = encAppendString(b, x.Name)
+	more = true
+	b = append(b, ",\"hash\":"...)
+	b = encAppendString(b, x.Hash)
+	more = true
+	if len(x.Needs) != 0 {
+		b = append(b, ",\"needs\":"...)
+		b = encAppendStrings(b, x.Needs)
+		more = true
+	}
+	if len(x.DependsOn) != 0 {
+		b = append(b, ",\"depends_on\":"...)
+		b = encAppendStrings(b, x.DependsOn)
+		more = true
+	}
+	b = append(b, ",\"join\":"...)
+	b = encAppendString(b, x.Join)
+	more = true
+	if x.When != nil {
+		b = append(b, ",\"when\":"...)
+		if b, err = (x.When).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	b = append(b, ",\"action\":"...)
+	if b, err = (&x.Action).appendJSON(b); err != nil {
+		return b, err
+	}
+	more = true
+	if x.TimeoutMS != 0 {
+		b = append(b, ",\"timeout_ms\":"...)
+		b = strconv.AppendInt(b, int64(x.TimeoutMS), 10)
+		more = true
+	}
+	if x.Retry != nil {
+		b = append(b, ",\"retry\":"...)
+		if b, err = (x.Retry).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	if len(x.Breaker) != 0 {
+		b = append(b, ",\"breaker\":"...)
+		b = encAppendString(b, x.Breaker)
+		more = true
+	}
+	if x.Foreach != nil {
+		b = append(b, ",\"foreach\":"...)
+		if b, err = (x.Foreach).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	if x.Until != nil {
+		b = append(b, ",\"until\":"...)
+		if b, err = (x.Until).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	b = append(b, ",\"on_error\":"...)
+	b = encAppendString(b, x.OnError)
+	more = true
+	if x.IdempotencyKey != nil {
+		b = append(b, ",\"idempotency_key\":"...)
+		if b, err = (x.IdempotencyKey).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	b = append(b, ",\"output_type\":"...)
+	b = x.OutputType.appendJSON(b)
+	more = true
+	return append(b, '}'), nil
+}
+
+// appendDefJSON appends the encoding of stepDefOf(x) as encMarshal writes it.
+func (x *Step) appendDefJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	more := false
+	_ = more
+	b = append(b, "\"name\":"...)
+	b = encAppendString(b, x.Name)
+	more = true
+	if len(x.Needs) != 0 {
+		b = append(b, ",\"needs\":"...)
+		b = encAppendStrings(b, x.Needs)
+		more = true
+	}
+	if len(x.DependsOn) != 0 {
+		b = append(b, ",\"depends_on\":"...)
+		b = encAppendStrings(b, x.DependsOn)
+		more = true
+	}
+	b = append(b, ",\"join\":"...)
+	b = encAppendString(b, x.Join)
+	more = true
+	if x.When != nil {
+		b = append(b, ",\"when\":"...)
+		if b, err = (x.When).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	b = append(b, ",\"action\":"...)
+	if b, err = (&x.Action).appendJSON(b); err != nil {
+		return b, err
+	}
+	more = true
+	if x.Foreach != nil {
+		b = append(b, ",\"foreach\":"...)
+		if b, err = (x.Foreach).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	if x.Until != nil {
+		b = append(b, ",\"until\":"...)
+		if b, err = (x.Until).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	b = append(b, ",\"on_error\":"...)
+	b = encAppendString(b, x.OnError)
+	more = true
+	if x.IdempotencyKey != nil {
+		b = append(b, ",\"idempotency_key\":"...)
+		if b, err = (x.IdempotencyKey).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	b = append(b, ",\"output_type\":"...)
+	b = x.OutputType.appendJSON(b)
+	more = true
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *Retry) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	more := false
+	_ = more
+	b = append(b, "\"attempts\":"...)
+	b = strconv.AppendInt(b, int64(x.Attempts), 10)
+	more = true
+	b = append(b, ",\"backoff_ms\":"...)
+	b = strconv.AppendInt(b, int64(x.BackoffMS), 10)
+	more = true
+	b = append(b, ",\"multiplier\":"...)
+	if b, err = encAppendFloat(b, x.Multiplier); err != nil {
+		return b, err
+	}
+	more = true
+	if x.MaxDelayMS != 0 {
+		b = append(b, ",\"max_delay_ms\":"...)
+		b = strconv.AppendInt(b, int64(x.MaxDelayMS), 10)
+		more = true
+	}
+	if x.JitterMS != 0 {
+		b = append(b, ",\"jitter_ms\":"...)
+		b = strconv.AppendInt(b, int64(x.JitterMS), 10)
+		more = true
+	}
+	if x.When != nil {
+		b = append(b, ",\"when\":"...)
+		if b, err = (x.When).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *Foreach) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	b = append(b, "\"items\":"...)
+	if b, err = (x.Items).appendJSON(b); err != nil {
+		return b, err
+	}
+	b = append(b, ",\"concurrency\":"...)
+	b = strconv.AppendInt(b, int64(x.Concurrency), 10)
+	b = append(b, ",\"on_failure\":"...)
+	b = encAppendString(b, x.OnFailure)
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *Until) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	more := false
+	_ = more
+	b = append(b, "\"cond\":"...)
+	if b, err = (x.Cond).appendJSON(b); err != nil {
+		return b, err
+	}
+	more = true
+	if x.IntervalMS != 0 {
+		b = append(b, ",\"interval_ms\":"...)
+		b = strconv.AppendInt(b, int64(x.IntervalMS), 10)
+		more = true
+	}
+	b = append(b, ",\"max_iterations\":"...)
+	b = strconv.AppendInt(b, int64(x.MaxIterations), 10)
+	more = true
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *Action) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	more := false
+	_ = more
+	b = append(b, "\"kind\":"...)
+	b = encAppendString(b, x.Kind)
+	more = true
+	if x.Exec != nil {
+		b = append(b, ",\"exec\":"...)
+		if b, err = (x.Exec).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	if x.HTTP != nil {
+		b = append(b, ",\"http\":"...)
+		if b, err = (x.HTTP).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	if x.Set != nil {
+		b = append(b, ",\"set\":"...)
+		if b, err = (x.Set).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	if x.Sleep != nil {
+		b = append(b, ",\"sleep\":"...)
+		if b, err = (x.Sleep).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	if x.Wait != nil {
+		b = append(b, ",\"wait\":"...)
+		if b, err = (x.Wait).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	if x.Workflow != nil {
+		b = append(b, ",\"workflow\":"...)
+		if b, err = (x.Workflow).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	if x.Fail != nil {
+		b = append(b, ",\"fail\":"...)
+		if b, err = (x.Fail).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	if x.Switch != nil {
+		b = append(b, ",\"switch\":"...)
+		if b, err = (x.Switch).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *ExecAction) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	more := false
+	_ = more
+	b = append(b, "\"command\":"...)
+	if b, err = (x.Command).appendJSON(b); err != nil {
+		return b, err
+	}
+	more = true
+	if x.Shell {
+		b = append(b, ",\"shell\":"...)
+		b = encAppendBool(b, x.Shell)
+		more = true
+	}
+	if x.Dir != nil {
+		b = append(b, ",\"dir\":"...)
+		if b, err = (x.Dir).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	if x.Env != nil {
+		b = append(b, ",\"env\":"...)
+		if b, err = (x.Env).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	if x.Stdin != nil {
+		b = append(b, ",\"stdin\":"...)
+		if b, err = (x.Stdin).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	if len(x.PassEnv) != 0 {
+		b = append(b, ",\"pass_env\":"...)
+		b = encAppendStrings(b, x.PassEnv)
+		more = true
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *HTTPAction) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	more := false
+	_ = more
+	b = append(b, "\"method\":"...)
+	b = encAppendString(b, x.Method)
+	more = true
+	b = append(b, ",\"url\":"...)
+	if b, err = (x.URL).appendJSON(b); err != nil {
+		return b, err
+	}
+	more = true
+	if x.Headers != nil {
+		b = append(b, ",\"headers\":"...)
+		if b, err = (x.Headers).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	if x.Body != nil {
+		b = append(b, ",\"body\":"...)
+		if b, err = (x.Body).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	if len(x.Expect) != 0 {
+		b = append(b, ",\"expect\":"...)
+		b = encAppendInts(b, x.Expect)
+		more = true
+	}
+	if x.Query != nil {
+		b = append(b, ",\"query\":"...)
+		if b, err = (x.Query).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	if x.NoRedirects {
+		b = append(b, ",\"no_redirects\":"...)
+		b = encAppendBool(b, x.NoRedirects)
+		more = true
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *SetAction) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	b = append(b, "\"values\":"...)
+	if b, err = x.Values.appendJSON(b); err != nil {
+		return b, err
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *SleepAction) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	more := false
+	_ = more
+	if x.DurationMS != 0 {
+		b = append(b, "\"duration_ms\":"...)
+		b = strconv.AppendInt(b, int64(x.DurationMS), 10)
+		more = true
+	}
+	if x.Until != nil {
+		if more {
+			b = append(b, ',')
+		}
+		b = append(b, "\"until\":"...)
+		if b, err = (x.Until).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *WaitAction) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	more := false
+	_ = more
+	b = append(b, "\"signal\":"...)
+	b = encAppendString(b, x.Signal)
+	more = true
+	if x.TimeoutMS != 0 {
+		b = append(b, ",\"timeout_ms\":"...)
+		b = strconv.AppendInt(b, int64(x.TimeoutMS), 10)
+		more = true
+	}
+	if x.Type != nil {
+		b = append(b, ",\"type\":"...)
+		b = x.Type.appendJSON(b)
+		more = true
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *WorkflowAction) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	more := false
+	_ = more
+	b = append(b, "\"name\":"...)
+	b = encAppendString(b, x.Name)
+	more = true
+	b = append(b, ",\"version\":"...)
+	b = encAppendString(b, x.Version)
+	more = true
+	if x.Input != nil {
+		b = append(b, ",\"input\":"...)
+		if b, err = (x.Input).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *FailAction) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	b = append(b, "\"message\":"...)
+	if b, err = (x.Message).appendJSON(b); err != nil {
+		return b, err
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *SwitchAction) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	more := false
+	_ = more
+	b = append(b, "\"cases\":"...)
+	if x.Cases == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i := range x.Cases {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = (&x.Cases[i]).appendJSON(b); err != nil {
+				return b, err
+			}
+		}
+		b = append(b, ']')
+	}
+	more = true
+	if len(x.Default) != 0 {
+		b = append(b, ",\"default\":"...)
+		b = encAppendStrings(b, x.Default)
+		more = true
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *SwitchCase) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	b = append(b, "\"when\":"...)
+	if b, err = (x.When).appendJSON(b); err != nil {
+		return b, err
+	}
+	b = append(b, ",\"next\":"...)
+	b = encAppendStrings(b, x.Next)
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *Output) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	b = append(b, "\"name\":"...)
+	b = encAppendString(b, x.Name)
+	b = append(b, ",\"value\":"...)
+	if b, err = (x.Value).appendJSON(b); err != nil {
+		return b, err
+	}
+	b = append(b, ",\"type\":"...)
+	b = x.Type.appendJSON(b)
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *Alert) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	b = append(b, "\"name\":"...)
+	b = encAppendString(b, x.Name)
+	b = append(b, ",\"on\":"...)
+	b = encAppendStrings(b, x.On)
+	b = append(b, ",\"action\":"...)
+	if b, err = (&x.Action).appendJSON(b); err != nil {
+		return b, err
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *Expr) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	b = append(b, "\"cel\":"...)
+	b = encAppendString(b, x.CEL)
+	b = append(b, ",\"type\":"...)
+	b = x.Type.appendJSON(b)
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *Value) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	more := false
+	_ = more
+	if len(x.Lit) != 0 {
+		b = append(b, "\"lit\":"...)
+		if b, err = encAppendRaw(b, x.Lit); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	if x.Template != nil {
+		if more {
+			b = append(b, ',')
+		}
+		b = append(b, "\"template\":"...)
+		if b, err = (x.Template).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	if len(x.List) != 0 {
+		if more {
+			b = append(b, ',')
+		}
+		b = append(b, "\"list\":"...)
+		if x.List == nil {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, '[')
+			for i := range x.List {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				if b, err = (x.List[i]).appendJSON(b); err != nil {
+					return b, err
+				}
+			}
+			b = append(b, ']')
+		}
+		more = true
+	}
+	if len(x.Object) != 0 {
+		if more {
+			b = append(b, ',')
+		}
+		b = append(b, "\"object\":"...)
+		if x.Object == nil {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, '{')
+			for i, k := range encSortedKeys(x.Object) {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = append(encAppendString(b, k), ':')
+				if b, err = x.Object[k].appendJSON(b); err != nil {
+					return b, err
+				}
+			}
+			b = append(b, '}')
+		}
+		more = true
+	}
+	if more {
+		b = append(b, ',')
+	}
+	b = append(b, "\"type\":"...)
+	b = x.Type.appendJSON(b)
+	more = true
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *Template) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	b = append(b, "\"parts\":"...)
+	if x.Parts == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i := range x.Parts {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = (&x.Parts[i]).appendJSON(b); err != nil {
+				return b, err
+			}
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *TemplatePart) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	more := false
+	_ = more
+	if len(x.Text) != 0 {
+		b = append(b, "\"text\":"...)
+		b = encAppendString(b, x.Text)
+		more = true
+	}
+	if x.Expr != nil {
+		if more {
+			b = append(b, ',')
+		}
+		b = append(b, "\"expr\":"...)
+		if b, err = (x.Expr).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *Schedule) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	more := false
+	_ = more
+	b = append(b, "\"name\":"...)
+	b = encAppendString(b, x.Name)
+	more = true
+	if len(x.Cron) != 0 {
+		b = append(b, ",\"cron\":"...)
+		b = encAppendString(b, x.Cron)
+		more = true
+	}
+	if len(x.Every) != 0 {
+		b = append(b, ",\"every\":"...)
+		b = encAppendString(b, x.Every)
+		more = true
+	}
+	if len(x.Timezone) != 0 {
+		b = append(b, ",\"timezone\":"...)
+		b = encAppendString(b, x.Timezone)
+		more = true
+	}
+	if x.Inputs != nil {
+		b = append(b, ",\"inputs\":"...)
+		if b, err = (x.Inputs).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	b = append(b, ",\"overlap\":"...)
+	b = encAppendString(b, x.Overlap)
+	more = true
+	b = append(b, ",\"catch_up\":"...)
+	b = encAppendString(b, x.CatchUp)
+	more = true
+	if x.MaxCatchUp != 0 {
+		b = append(b, ",\"max_catch_up\":"...)
+		b = strconv.AppendInt(b, int64(x.MaxCatchUp), 10)
+		more = true
+	}
+	if x.JitterMS != 0 {
+		b = append(b, ",\"jitter_ms\":"...)
+		b = strconv.AppendInt(b, int64(x.JitterMS), 10)
+		more = true
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *Webhook) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	more := false
+	_ = more
+	b = append(b, "\"name\":"...)
+	b = encAppendString(b, x.Name)
+	more = true
+	b = append(b, ",\"secret\":"...)
+	b = encAppendString(b, x.Secret)
+	more = true
+	b = append(b, ",\"signature\":"...)
+	b = encAppendString(b, x.Signature)
+	more = true
+	if x.Inputs != nil {
+		b = append(b, ",\"inputs\":"...)
+		if b, err = (x.Inputs).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	if x.Key != nil {
+		b = append(b, ",\"key\":"...)
+		if b, err = (x.Key).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	return append(b, '}'), nil
 }
