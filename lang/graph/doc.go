@@ -21,9 +21,12 @@
 // compares it (diff=), the scope of the expressions it holds (slot=), for a
 // step whether the step's hash covers it (def) or it is run policy (run);
 // see package lang/graph/internal/irgen for the grammar. ir_gen.go is
-// generated from them: the decoder of each struct of a stored graph, the
-// walks that put it in normal form and intern its types and mode strings,
-// the comparison of two versions of it, the walk that hands every
+// generated from them: the decoder of each struct of a stored graph, its
+// encoder (appendJSON: the bytes encoding/json writes without HTML
+// escaping, which TestEncodeFastMatchesEncodingJSON and FuzzEncodeFast
+// hold it to; the step hash encodes a step's def fields by appendDefJSON),
+// the walks that put it in normal form and intern its types and mode
+// strings, the comparison of two versions of it, the walk that hands every
 // expression to expr.Load with its scope (WalkExprs), and the hash's view
 // of a step (stepDef). TestIRGenUpToDate fails when ir_gen.go is stale, and
 // TestEveryFieldGenerated when a field of any of them is missing from its
