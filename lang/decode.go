@@ -19,6 +19,9 @@ import (
 // errors whose Detail suggests the nearest valid name (HCL's own
 // suggestion) or, failing that, lists the valid names.
 func content(body hcl.Body, schema *hcl.BodySchema) (*hcl.BodyContent, hcl.Diagnostics) {
+	if c, ok := fastContent(body, schema); ok {
+		return c, nil
+	}
 	c, diags := body.Content(schema)
 	for _, d := range diags {
 		switch d.Summary {
