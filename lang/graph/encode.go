@@ -324,6 +324,12 @@ func (n *encNormalizer) steps(g *Graph) {
 	for _, s := range g.Steps {
 		n.step(s)
 	}
+	// Steps already in the canonical order (a graph sealed, or decoded,
+	// and normalised again before it is stored) are recognised without
+	// encTopoOrder's maps and heap of names.
+	if fastCanonicalOrder(g.Steps) {
+		return
+	}
 	n.stepOrder(g)
 }
 

@@ -49,3 +49,6 @@ func EncFast(g *Graph) ([]byte, [][]byte, error) {
 
 // StepDefOf is the view of a step the step hash encodes.
 func StepDefOf(s *Step) any { return stepDefOf(s) }
+
+var FastCanonicalOrder = fastCanonicalOrder
+var EncTopoOrder = encTopoOrder
