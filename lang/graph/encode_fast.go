@@ -21,11 +21,31 @@ import (
 
 // encGraph is encMarshal(g) through the generated encoder.
 func encGraph(g *Graph) ([]byte, error) {
-	b, err := g.appendJSON(nil)
+	b, err := g.appendJSON(make([]byte, 0, encSizeHint(g)))
 	if err != nil {
 		return encMarshal(g)
 	}
 	return b, nil
+}
+
+// encSizeHint estimates the length of g's encoding from that of a sample
+// of its steps spread over the list (later steps of a chain have longer
+// names), so that the buffer of a long graph is allocated about once
+// rather than grown (and copied) by doubling, each old copy garbage.
+func encSizeHint(g *Graph) int {
+	const sample = 32
+	n := min(len(g.Steps), sample)
+	if n == 0 {
+		return 1024
+	}
+	var b []byte
+	for i := range n {
+		var err error
+		if b, err = g.Steps[i*len(g.Steps)/n].appendJSON(b); err != nil {
+			return 1024
+		}
+	}
+	return len(b)/n*len(g.Steps)*9/8 + 4096
 }
 
 // encBufs holds the buffers step hashes are encoded into.

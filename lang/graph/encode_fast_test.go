@@ -192,3 +192,19 @@ func FuzzEncodeFast(f *testing.F) {
 		checkEncFast(t, "fuzz input", &g)
 	})
 }
+
+// TestEncSizeHint: the buffer a long chain is encoded into is allocated
+// once, large enough for the whole encoding and not a quarter more.
+func TestEncSizeHint(t *testing.T) {
+	for _, n := range []int{1, 40, 10000} {
+		g := storedGraph(t, n)
+		b, err := graph.Encode(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hint := graph.EncSizeHint(g)
+		if hint < len(b) || hint > len(b)*5/4+4096 {
+			t.Errorf("%d steps: hint %d for an encoding of %d bytes", n, hint, len(b))
+		}
+	}
+}

@@ -52,3 +52,5 @@ func StepDefOf(s *Step) any { return stepDefOf(s) }
 
 var FastCanonicalOrder = fastCanonicalOrder
 var EncTopoOrder = encTopoOrder
+
+var EncSizeHint = encSizeHint
