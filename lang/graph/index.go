@@ -1,9 +1,6 @@
 package graph
 
-import (
-	"slices"
-	"strings"
-)
+import "hash/maphash"
 
 // index is what the consumers of a graph look up by step, built once per
 // graph on the first call of a method below and shared from then on: a
@@ -14,7 +11,13 @@ import (
 // and a slice header (and a small allocation) a step, which for a long
 // chain was a tenth of the decoded graph's size.
 type index struct {
-	byName   []int32             // the positions in Steps, sorted by step name
+	// slots is an open-addressed hash table (linear probing) of one plus
+	// the positions in Steps, by the hash of the step's name under seed
+	// (0: empty). A binary search of the names sorted took 14 string
+	// comparisons a lookup, each a load of another step: a rebuild looks
+	// up every step key of a long run several times.
+	slots    []int32
+	seed     maphash.Seed
 	needOff  []int32             // step i's needs are needAt[needOff[i]:needOff[i+1]]
 	needAt   []int32             // the positions of the needs, step after step
 	switchOf map[string][]string // step → the switch steps that can choose it
@@ -26,11 +29,14 @@ func (g *Graph) index() *index {
 		return ix
 	}
 	n := len(g.Steps)
-	ix := &index{byName: make([]int32, n), needOff: make([]int32, n+1), switchOf: map[string][]string{}}
-	for i := range ix.byName {
-		ix.byName[i] = int32(i)
+	size := 8
+	for size*3 < n*4 { // at most three quarters full
+		size *= 2
 	}
-	slices.SortStableFunc(ix.byName, func(a, b int32) int { return strings.Compare(g.Steps[a].Name, g.Steps[b].Name) })
+	ix := &index{slots: make([]int32, size), seed: maphash.MakeSeed(), needOff: make([]int32, n+1), switchOf: map[string][]string{}}
+	for i, s := range g.Steps {
+		ix.insert(g, s.Name, i)
+	}
 	total := 0
 	for _, s := range g.Steps {
 		total += len(s.Needs)
@@ -67,18 +73,31 @@ func (g *Graph) index() *index {
 	return g.idx.Load()
 }
 
-// find returns the position of the step named name by binary search of
-// byName. With two steps of one name (a graph Seal rejects) it finds the
-// last, as a map filled in order would.
+// insert puts position i, the step named name, in the table. With two
+// steps of one name (a graph Seal rejects) the later one replaces the
+// earlier, as a map filled in order would.
+func (ix *index) insert(g *Graph, name string, i int) {
+	mask := uint64(len(ix.slots) - 1)
+	for j := maphash.String(ix.seed, name) & mask; ; j = (j + 1) & mask {
+		if p := ix.slots[j]; p == 0 || g.Steps[p-1].Name == name {
+			ix.slots[j] = int32(i) + 1
+			return
+		}
+	}
+}
+
+// find returns the position of the step named name.
 func (ix *index) find(g *Graph, name string) (int, bool) {
-	k, ok := slices.BinarySearchFunc(ix.byName, name, func(p int32, name string) int { return strings.Compare(g.Steps[p].Name, name) })
-	if !ok {
-		return 0, false
+	mask := uint64(len(ix.slots) - 1)
+	for j := maphash.String(ix.seed, name) & mask; ; j = (j + 1) & mask {
+		p := ix.slots[j]
+		if p == 0 {
+			return 0, false
+		}
+		if g.Steps[p-1].Name == name {
+			return int(p - 1), true
+		}
 	}
-	for k+1 < len(ix.byName) && g.Steps[ix.byName[k+1]].Name == name {
-		k++
-	}
-	return int(ix.byName[k]), true
 }
 
 // StepIndex returns the position of the step named name in g.Steps.

@@ -93,3 +93,22 @@ func TestIndexSize(t *testing.T) {
 		t.Error("StepIndex finds a step past the last")
 	}
 }
+
+// BenchmarkStepIndex looks up every step of a 10,000-step chain by name,
+// as a rebuild of a long run does several times over.
+func BenchmarkStepIndex(b *testing.B) {
+	const n = 10000
+	steps := make([]*Step, n)
+	for i := range steps {
+		steps[i] = irStep("s"+strconv.Itoa(i), irExec("true"))
+	}
+	g := &Graph{Workflow: "w", Version: "1.0.0", Steps: steps}
+	g.index()
+	for b.Loop() {
+		for _, s := range steps {
+			if _, ok := g.StepIndex(s.Name); !ok {
+				b.Fatal("a step is not found")
+			}
+		}
+	}
+}
