@@ -360,7 +360,13 @@ type VersionPutParams struct {
 	// Steps is the number of top-level steps of the graph: a run
 	// summary's StepsTotal.
 	Steps int
-	Now   time.Time
+	// SignalTypes is the caller's JSON of the graph's typed waits
+	// (interp: each signal name and the steps that wait for it with a
+	// type), returned as stored by VersionSignalTypes; nil records
+	// nothing (unknown). A version stored without it gets it when the
+	// same graph is stored again.
+	SignalTypes json.RawMessage
+	Now         time.Time
 	// WorkDir, when not empty, is recorded as the directory the version
 	// was applied from (the workflow file's directory), replacing the one
 	// recorded before: runs started later without a directory of their
@@ -656,6 +662,11 @@ type Store interface {
 	// VersionGetByHash returns the version of a workflow with that graph
 	// hash: a current revision first, else a replaced one (its Revision).
 	VersionGetByHash(ctx context.Context, workflow, hash string) (Version, error)
+	// VersionSignalTypes returns the VersionPutParams.SignalTypes stored
+	// with the version of a workflow with that graph hash (a current
+	// revision first, else a replaced one) without reading its graph: nil
+	// when none was recorded, ErrNotFound when no version has that hash.
+	VersionSignalTypes(ctx context.Context, workflow, hash string) (json.RawMessage, error)
 	// VersionList returns every stored version of a workflow, oldest
 	// first by semantic version. An empty workflow lists all workflows.
 	VersionList(ctx context.Context, workflow string) ([]Version, error)

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -86,6 +87,36 @@ func TestVersionHeadsReadNoGraphs(t *testing.T) {
 		for _, step := range plan {
 			if !strings.Contains(step, "COVERING INDEX") {
 				t.Errorf("a version head listing reads version rows:\n\t%s\nquery:\n%s", strings.Join(plan, "\n\t"), q)
+			}
+		}
+	}
+}
+
+// TestVersionSignalTypesReadNoGraphs: a signal's data check reads a
+// version's signal types (stored after its graph) from the covering
+// (workflow, hash, signal_types) indexes, never from the row.
+func TestVersionSignalTypesReadNoGraphs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := scratch(t)
+	if _, err := s.VersionSignalTypes(ctx, "wf", "h"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("VersionSignalTypes of nothing: %v, want ErrNotFound", err)
+	}
+	s.mu.Lock()
+	var qs []string
+	for k := range s.stmts {
+		if !k.write && strings.Contains(k.query, "SELECT signal_types FROM") {
+			qs = append(qs, k.query)
+		}
+	}
+	s.mu.Unlock()
+	if len(qs) != 2 {
+		t.Fatalf("%d signal type queries were prepared, want 2", len(qs))
+	}
+	for _, q := range qs {
+		for _, step := range queryPlan(t, s, q, maxParam(q)) {
+			if (strings.Contains(step, "SEARCH") || strings.Contains(step, "SCAN")) && !strings.Contains(step, "COVERING INDEX") {
+				t.Errorf("a signal type lookup reads version rows: %s\nquery:\n%s", step, q)
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -17,21 +18,25 @@ func (s *Store) VersionPut(ctx context.Context, p store.VersionPutParams) (store
 	var v store.Version
 	op := fmt.Sprintf("storing workflow %s version %s", p.Workflow, p.Version)
 	err := s.write(ctx, op, func(w *wtx) error {
-		res, err := w.exec(`INSERT INTO workflow_versions (`+sqlrow.VersionInsertCols+`, steps)
-			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+		res, err := w.exec(`INSERT INTO workflow_versions (`+sqlrow.VersionInsertCols+`, steps, signal_types)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
 			ON CONFLICT (workflow, version) DO NOTHING`,
-			p.Workflow, p.Version, p.Major, p.Minor, p.Patch, p.Hash, p.Graph, p.Now.UnixMicro(), sqlrow.StepCountArg(p.Steps))
+			p.Workflow, p.Version, p.Major, p.Minor, p.Patch, p.Hash, p.Graph, p.Now.UnixMicro(), sqlrow.StepCountArg(p.Steps),
+			sqlrow.SignalTypesArg(p.SignalTypes))
 		if err != nil {
 			return err
 		}
-		// A version stored before step counts were recorded gets its count
-		// (once: the update rewrites the row, graph included).
+		// A version stored before step counts (or signal types) were
+		// recorded gets them (once: the update rewrites the row, graph
+		// included).
 		if n, err := res.RowsAffected(); err != nil {
 			return err
 		} else if n == 0 {
-			if _, err := w.exec(`UPDATE workflow_versions SET steps = ?3
-				WHERE workflow = ?1 AND version = ?2 AND hash = ?4 AND steps IS NULL`,
-				p.Workflow, p.Version, p.Steps, p.Hash); err != nil {
+			if _, err := w.exec(`UPDATE workflow_versions
+				SET steps = COALESCE(steps, ?3), signal_types = COALESCE(signal_types, ?5)
+				WHERE workflow = ?1 AND version = ?2 AND hash = ?4
+				AND (steps IS NULL OR (signal_types IS NULL AND ?5 IS NOT NULL))`,
+				p.Workflow, p.Version, p.Steps, p.Hash, sqlrow.SignalTypesArg(p.SignalTypes)); err != nil {
 				return err
 			}
 		}
@@ -79,13 +84,14 @@ func replace(w *wtx, p store.VersionPutParams, cur store.Version) (store.Version
 		}
 		return cur, e
 	}
-	if _, err := w.exec(`INSERT INTO version_revisions (workflow, version, revision, major, minor, patch, hash, graph, created_at, steps)
-		SELECT workflow, version, revision, major, minor, patch, hash, graph, created_at, steps FROM workflow_versions
+	if _, err := w.exec(`INSERT INTO version_revisions (workflow, version, revision, major, minor, patch, hash, graph, created_at, steps, signal_types)
+		SELECT workflow, version, revision, major, minor, patch, hash, graph, created_at, steps, signal_types FROM workflow_versions
 		WHERE workflow = ?1 AND version = ?2`, p.Workflow, p.Version); err != nil {
 		return cur, err
 	}
-	if _, err := w.exec(`UPDATE workflow_versions SET hash = ?3, graph = ?4, created_at = ?5, steps = ?6, revision = revision + 1
-		WHERE workflow = ?1 AND version = ?2`, p.Workflow, p.Version, p.Hash, p.Graph, p.Now.UnixMicro(), sqlrow.StepCountArg(p.Steps)); err != nil {
+	if _, err := w.exec(`UPDATE workflow_versions SET hash = ?3, graph = ?4, created_at = ?5, steps = ?6, signal_types = ?7, revision = revision + 1
+		WHERE workflow = ?1 AND version = ?2`, p.Workflow, p.Version, p.Hash, p.Graph, p.Now.UnixMicro(), sqlrow.StepCountArg(p.Steps),
+		sqlrow.SignalTypesArg(p.SignalTypes)); err != nil {
 		return cur, err
 	}
 	return scanVersion(w.queryRow(`SELECT `+sqlrow.VersionCols+` FROM workflow_versions WHERE workflow = ?1 AND version = ?2`,
@@ -127,6 +133,29 @@ func (s *Store) VersionGetByHash(ctx context.Context, workflow, hash string) (st
 		return v, fmt.Errorf("workflow %s with graph hash %.12s: %w", workflow, hash, store.ErrNotFound)
 	}
 	return v, s.fail("reading a workflow version", err)
+}
+
+// VersionSignalTypes returns the signal types stored with the version of
+// a workflow with that graph hash (nil when unknown). Versions sharing a
+// graph share its types, so a row that has them is preferred to one that
+// does not. Both reads are answered from the (workflow, hash,
+// signal_types) indexes (migration 0015), never from the row, whose graph
+// comes before the column.
+func (s *Store) VersionSignalTypes(ctx context.Context, workflow, hash string) (json.RawMessage, error) {
+	var raw *string
+	err := s.queryRow(ctx, `SELECT signal_types FROM workflow_versions INDEXED BY workflow_versions_hash
+		WHERE workflow = ?1 AND hash = ?2 ORDER BY signal_types IS NULL LIMIT 1`, workflow, hash).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = s.queryRow(ctx, `SELECT signal_types FROM version_revisions INDEXED BY version_revisions_hash
+			WHERE workflow = ?1 AND hash = ?2 ORDER BY signal_types IS NULL LIMIT 1`, workflow, hash).Scan(&raw)
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("workflow %s with graph hash %.12s: %w", workflow, hash, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, s.fail("reading a workflow version's signal types", err)
+	}
+	return sqlrow.SignalTypes(raw), nil
 }
 
 // VersionList returns the versions of a workflow (all workflows when

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -112,6 +113,67 @@ func testVersions(t *testing.T, newStore func(t *testing.T) store.Store) {
 		eq(t, "after the refusal", [2]any{got.Revision, got.Hash}, [2]any{2, "h2"})
 		_, err = f.s.VersionGetByHash(f.ctx, "wf", "h3")
 		isErr(t, "the refused graph", err, store.ErrNotFound)
+	})
+
+	parallel(t, "signal types", newStore, func(t *testing.T, f *fixture) {
+		typed := func(wf, version string, minor int, hash, types string, replace bool) (store.Version, error) {
+			var raw json.RawMessage
+			if types != "" {
+				raw = json.RawMessage(types)
+			}
+			return f.s.VersionPut(f.ctx, store.VersionPutParams{
+				Workflow: wf, Version: version, Minor: minor, Hash: hash, Graph: []byte(`{"graph":"` + hash + `"}`),
+				Steps: 1, SignalTypes: raw, Now: at(0), Replace: replace,
+			})
+		}
+		get := func(wf, hash string) json.RawMessage {
+			t.Helper()
+			raw, err := f.s.VersionSignalTypes(f.ctx, wf, hash)
+			noErr(t, "VersionSignalTypes", err)
+			return raw
+		}
+		const a = `{"approve":[{"step":"wait","type":{"kind":"bool"}}]}`
+		// Written and read back as the caller's bytes.
+		_, err := typed("wf", "1.0.0", 0, "t1", a, false)
+		noErr(t, "VersionPut with signal types", err)
+		bytesEq(t, "signal types read back", get("wf", "t1"), []byte(a))
+		_, err = typed("wf", "1.1.0", 1, "t2", `{}`, false)
+		noErr(t, "VersionPut with no typed wait", err)
+		bytesEq(t, "no typed wait", get("wf", "t2"), []byte(`{}`))
+
+		// Stored without them: nil (unknown), until the same graph is
+		// stored again with them; a later put without them keeps them.
+		_, err = typed("wf", "2.0.0", 0, "t3", "", false)
+		noErr(t, "VersionPut without signal types", err)
+		if raw := get("wf", "t3"); raw != nil {
+			t.Errorf("signal types of a version stored without them = %s, want nil", raw)
+		}
+		_, err = typed("wf", "2.0.0", 0, "t3", a, false)
+		noErr(t, "the same graph again with signal types", err)
+		bytesEq(t, "filled in by a second put", get("wf", "t3"), []byte(a))
+		_, err = typed("wf", "2.0.0", 0, "t3", "", false)
+		noErr(t, "the same graph again without signal types", err)
+		bytesEq(t, "kept by a put without them", get("wf", "t3"), []byte(a))
+
+		// A replaced revision keeps its own; the new one has the new ones.
+		_, err = typed("wf", "0.1.0", 1, "r1", a, true)
+		noErr(t, "first revision", err)
+		v, err := typed("wf", "0.1.0", 1, "r2", `{"go":[{"step":"w","type":{"kind":"string"}}]}`, true)
+		noErr(t, "replacing", err)
+		eq(t, "replaced revision", v.Revision, 2)
+		bytesEq(t, "replaced revision's signal types", get("wf", "r1"), []byte(a))
+		bytesEq(t, "current revision's signal types", get("wf", "r2"), []byte(`{"go":[{"step":"w","type":{"kind":"string"}}]}`))
+		_, err = typed("wf", "0.1.0", 1, "r3", "", true)
+		noErr(t, "replacing without signal types", err)
+		if raw := get("wf", "r3"); raw != nil {
+			t.Errorf("signal types of a revision stored without them = %s, want nil", raw)
+		}
+		bytesEq(t, "second replaced revision's signal types", get("wf", "r2"), []byte(`{"go":[{"step":"w","type":{"kind":"string"}}]}`))
+
+		_, err = f.s.VersionSignalTypes(f.ctx, "wf", "nope")
+		isErr(t, "VersionSignalTypes of a missing hash", err, store.ErrNotFound)
+		_, err = f.s.VersionSignalTypes(f.ctx, "other", "t1")
+		isErr(t, "VersionSignalTypes of another workflow", err, store.ErrNotFound)
 	})
 
 	parallel(t, "list by semantic version", newStore, func(t *testing.T, f *fixture) {

@@ -117,3 +117,21 @@ func BreakerEventData(b store.Breaker) []byte {
 	}
 	return []byte(s + "}")
 }
+
+// SignalTypesArg encodes a version's signal types (the caller's JSON) for
+// a parameter: NULL (unknown) for nil.
+func SignalTypesArg(raw json.RawMessage) any {
+	if raw == nil {
+		return nil
+	}
+	return string(raw)
+}
+
+// SignalTypes decodes a signal_types column read as a nullable string:
+// nil for NULL.
+func SignalTypes(s *string) json.RawMessage {
+	if s == nil {
+		return nil
+	}
+	return json.RawMessage(*s)
+}
