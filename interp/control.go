@@ -256,22 +256,44 @@ func (e *SignalDataError) Error() string {
 
 // checkSignalData checks a signal's data against the type of every wait
 // step of the run's graph that takes the signal name and declares one.
-// A graph not in the engine's cache is decoded only when its stored bytes
-// may hold a typed wait (graph.MayHaveTypedWait): a signal to a long run
-// parked on an untyped wait, the common case, still decodes nothing.
+// A graph in the engine's cache is checked there. Otherwise the typed
+// waits stored beside the graph (graph.SignalTypes, read with
+// VersionSignalTypes) are checked, without reading the graph: a signal
+// from a process of its own (flowrun signal, an API server that has not
+// loaded the graph) reads a few bytes, not the whole stored graph. A
+// version stored before they were recorded reads the graph, decoding it
+// only when its bytes may hold a typed wait (graph.MayHaveTypedWait).
 func (e *Engine) checkSignalData(ctx context.Context, run store.Run, name string, payload json.RawMessage) error {
-	l := e.graphs.get(run.Workflow + "\x00" + run.GraphHash)
-	if l == nil {
-		v, err := e.st.VersionGetByHash(ctx, run.Workflow, run.GraphHash)
+	if l := e.graphs.get(run.Workflow + "\x00" + run.GraphHash); l != nil {
+		return CheckSignalData(l.g, run.ID, name, payload)
+	}
+	raw, err := e.st.VersionSignalTypes(ctx, run.Workflow, run.GraphHash)
+	if err != nil {
+		return fmt.Errorf("signal run %s: load workflow %q graph %.12s: %w", run.ID, run.Workflow, run.GraphHash, err)
+	}
+	if raw != nil {
+		waits, err := graph.DecodeSignalTypes(raw)
 		if err != nil {
-			return fmt.Errorf("signal run %s: load workflow %q graph %.12s: %w", run.ID, run.Workflow, run.GraphHash, err)
+			return fmt.Errorf("signal run %s: workflow %q graph %.12s: %w", run.ID, run.Workflow, run.GraphHash, err)
 		}
-		if !graph.MayHaveTypedWait(v.Graph) {
-			return nil
+		c := signalCheck{runID: run.ID, name: name, payload: payload}
+		for _, w := range waits[name] {
+			if err := c.check(w.Step, w.Type); err != nil {
+				return err
+			}
 		}
-		if l, err = e.loadVersion(v); err != nil {
-			return fmt.Errorf("signal run %s: %w", run.ID, err)
-		}
+		return nil
+	}
+	v, err := e.st.VersionGetByHash(ctx, run.Workflow, run.GraphHash)
+	if err != nil {
+		return fmt.Errorf("signal run %s: load workflow %q graph %.12s: %w", run.ID, run.Workflow, run.GraphHash, err)
+	}
+	if !graph.MayHaveTypedWait(v.Graph) {
+		return nil
+	}
+	l, err := e.loadVersion(v)
+	if err != nil {
+		return fmt.Errorf("signal run %s: %w", run.ID, err)
 	}
 	return CheckSignalData(l.g, run.ID, name, payload)
 }
@@ -282,22 +304,38 @@ func (e *Engine) checkSignalData(ctx context.Context, run store.Run, name string
 // to refuse a payload before sending it (flowtui's signal dialog, as it
 // is typed). It returns a *SignalDataError for data of another type.
 func CheckSignalData(g *graph.Graph, runID, name string, payload json.RawMessage) error {
-	var v any
-	decoded := false
+	c := signalCheck{runID: runID, name: name, payload: payload}
 	for _, s := range g.Steps {
 		w := s.Action.Wait
 		if s.Action.Kind != graph.KindWait || w == nil || w.Signal != name || w.Type == nil {
 			continue
 		}
-		if !decoded {
-			if err := json.Unmarshal(payload, &v); err != nil {
-				return fmt.Errorf("signal run %s: the signal data is not valid JSON: %w", runID, err)
-			}
-			decoded = true
+		if err := c.check(s.Name, w.Type); err != nil {
+			return err
 		}
-		if err := graph.CheckValue(w.Type, v, "data"); err != nil {
-			return &SignalDataError{RunID: runID, Step: s.Name, Signal: name, Type: w.Type, Problem: err.Error()}
+	}
+	return nil
+}
+
+// signalCheck checks one signal's data against the types of the waits
+// that take it, decoding the data once, at the first typed wait.
+type signalCheck struct {
+	runID, name string
+	payload     json.RawMessage
+	v           any
+	decoded     bool
+}
+
+// check checks the data against the type t that step declares.
+func (c *signalCheck) check(step string, t *graph.Type) error {
+	if !c.decoded {
+		if err := json.Unmarshal(c.payload, &c.v); err != nil {
+			return fmt.Errorf("signal run %s: the signal data is not valid JSON: %w", c.runID, err)
 		}
+		c.decoded = true
+	}
+	if err := graph.CheckValue(t, c.v, "data"); err != nil {
+		return &SignalDataError{RunID: c.runID, Step: step, Signal: c.name, Type: t, Problem: err.Error()}
 	}
 	return nil
 }

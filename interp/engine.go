@@ -259,7 +259,7 @@ func (e *Engine) StoreGraphAt(ctx context.Context, g *graph.Graph, workDir strin
 	v, err := e.st.VersionPut(ctx, store.VersionPutParams{
 		Workflow: g.Workflow, Version: g.Version,
 		Major: sv.Major, Minor: sv.Minor, Patch: sv.Patch,
-		Hash: h, Graph: b, Steps: len(g.Steps), Now: e.clk.Now(), WorkDir: workDir,
+		Hash: h, Graph: b, Steps: len(g.Steps), SignalTypes: graph.SignalTypes(g), Now: e.clk.Now(), WorkDir: workDir,
 		Replace: sv.Major == 0,
 	})
 	if err != nil {

@@ -1,6 +1,11 @@
 package graph
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+)
 
 // MayHaveTypedWait reports whether the stored graph raw (as Encode writes
 // it) may hold a wait step that declares a type for its signal's data. It
@@ -40,4 +45,65 @@ func MayHaveTypedWait(raw []byte) bool {
 			return true // ,"type": or anything unexpected
 		}
 	}
+}
+
+// TypedWait is a wait step that declares a type for its signal's data:
+// the step's name and the type.
+type TypedWait struct {
+	Step string `json:"step"`
+	Type *Type  `json:"type"`
+}
+
+// SignalTypes returns the JSON object of g's typed waits: each signal
+// name that a top-level wait step declaring a type takes, with those
+// steps in the order of g.Steps ({} when no wait declares one). It is
+// stored beside the graph, so that sending a signal checks its data
+// without reading the graph (DecodeSignalTypes reads it back).
+func SignalTypes(g *Graph) []byte {
+	waits := map[string][]TypedWait{}
+	for _, s := range g.Steps {
+		w := s.Action.Wait
+		if s.Action.Kind != KindWait || w == nil || w.Type == nil {
+			continue
+		}
+		waits[w.Signal] = append(waits[w.Signal], TypedWait{Step: s.Name, Type: w.Type})
+	}
+	names := make([]string, 0, len(waits))
+	for name := range waits {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	b := []byte{'{'}
+	for i, name := range names {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(encAppendString(b, name), `:[`...)
+		for j, tw := range waits[name] {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = append(encAppendString(append(b, `{"step":`...), tw.Step), `,"type":`...)
+			b = append(tw.Type.appendJSON(b), '}')
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
+}
+
+// DecodeSignalTypes reads back what SignalTypes wrote: the typed waits of
+// each signal name, in graph order.
+func DecodeSignalTypes(raw []byte) (map[string][]TypedWait, error) {
+	var waits map[string][]TypedWait
+	if err := json.Unmarshal(raw, &waits); err != nil {
+		return nil, fmt.Errorf("decode the signal types of a graph: %w", err)
+	}
+	for name, ws := range waits {
+		for _, tw := range ws {
+			if tw.Type == nil || tw.Type.Kind == "" {
+				return nil, fmt.Errorf("decode the signal types of a graph: signal %q, step %q: no type", name, tw.Step)
+			}
+		}
+	}
+	return waits, nil
 }
