@@ -230,28 +230,10 @@ workflow "to" {
   }
 }`, pidFile))
 	run := b.start("to", nil)
-	done := make(chan store.Run)
-	go func() {
-		r, _ := b.e.Drive(b.ctx, run.ID)
-		done <- r
-	}()
-	var final store.Run
-	deadline := time.Now().Add(20 * time.Second)
-wait:
-	for {
-		select {
-		case final = <-done:
-			break wait
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the timed-out step was not stopped")
-		}
-		if raw, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(raw), "\n") {
-			b.clk.Advance(5 * time.Second)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	final := b.driveAdvancing(run.ID, b.clk, 5*time.Second, func() bool {
+		raw, err := os.ReadFile(pidFile)
+		return err == nil && strings.HasSuffix(string(raw), "\n")
+	})
 	wantStatus(t, final, store.RunFailed)
 	if k := errKind(t, final.Error); k != "timeout" {
 		t.Fatalf("error = %s", final.Error)

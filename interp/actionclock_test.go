@@ -32,31 +32,15 @@ workflow "to" {
   }
 }`, ready))
 	run := b.start("to", nil)
-	done := make(chan store.Run)
-	go func() {
-		r, _ := b.e.Drive(b.ctx, run.ID)
-		done <- r
-	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		select {
-		case final := <-done:
-			wantStatus(t, final, store.RunFailed)
-			if k := errKind(t, final.Error); k != "timeout" {
-				t.Fatalf("error = %s", final.Error)
-			}
-			if !b.clk.Now().Equal(t0) {
-				t.Fatalf("the engine clock moved to %s", b.clk.Now())
-			}
-			return
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the attempt did not time out on the action clock")
-		}
-		if _, err := os.Stat(ready); err == nil {
-			act.Advance(5 * time.Second)
-		}
-		time.Sleep(5 * time.Millisecond)
+	final := b.driveAdvancing(run.ID, act, 5*time.Second, func() bool {
+		_, err := os.Stat(ready)
+		return err == nil
+	})
+	wantStatus(t, final, store.RunFailed)
+	if k := errKind(t, final.Error); k != "timeout" {
+		t.Fatalf("error = %s", final.Error)
+	}
+	if !b.clk.Now().Equal(t0) {
+		t.Fatalf("the engine clock moved to %s", b.clk.Now())
 	}
 }

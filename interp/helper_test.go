@@ -88,6 +88,34 @@ func (b *bundle) drive(id string) store.Run {
 	return run
 }
 
+// driveAdvancing drives run id in a goroutine and, each time ready says
+// the running action has reached the point the test waits for, advances
+// clk by step, until the run returns (at most 20 s of real time): how a
+// test lets a timeout on a fake clock fire while a real program runs.
+func (b *bundle) driveAdvancing(id string, clk *clock.Fake, step time.Duration, ready func() bool) store.Run {
+	b.t.Helper()
+	done := make(chan store.Run)
+	go func() {
+		r, _ := b.e.Drive(b.ctx, id)
+		done <- r
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		select {
+		case final := <-done:
+			return final
+		default:
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatal("the run did not return within 20 s")
+		}
+		if ready() {
+			clk.Advance(step)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // run compiles, starts and drives the first workflow of src.
 func (b *bundle) run(src string, inputs map[string]any) store.Run {
 	b.t.Helper()
