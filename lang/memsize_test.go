@@ -16,6 +16,17 @@ func heapInUse() uint64 {
 	return ms.HeapAlloc
 }
 
+// heldPerStep is what drop releases, in live heap bytes per step of an
+// n-step workflow; keep is kept alive across the measurement (what holds
+// the rest, so that only what drop let go is counted).
+func heldPerStep(n int, drop func(), keep ...any) float64 {
+	with := heapInUse()
+	drop()
+	without := heapInUse()
+	runtime.KeepAlive(keep)
+	return float64(int64(with)-int64(without)) / float64(n)
+}
+
 // A workflow's source map is kept as long as its Module: it holds seven
 // ranges per step of testsrc.Chain (the step and its set block, each with
 // its label, the when and the set's two values). Kept as maps of
@@ -30,11 +41,7 @@ func TestSourceMapSizePerStep(t *testing.T) {
 	if got := w.Sources.Attr("step.s17.set.label"); got.Start.Line == 0 {
 		t.Fatalf("no range for step.s17.set.label")
 	}
-	with := heapInUse()
-	w.Sources = nil
-	without := heapInUse()
-	runtime.KeepAlive(m)
-	per := float64(int64(with)-int64(without)) / n
+	per := heldPerStep(n, func() { w.Sources = nil }, m)
 	t.Logf("source map: %.0f bytes per step", per)
 	if per > 600 {
 		t.Errorf("the source map holds %.0f bytes per step, want at most 600", per)
@@ -59,11 +66,7 @@ func TestCollectEdgesHeldPerStep(t *testing.T) {
 	if got := edgeNames(c.edges["s9"]); len(got) != 1 || got[0] != "s8" {
 		t.Errorf("edges of s9: %v", got)
 	}
-	with := heapInUse()
-	c.edges = nil
-	without := heapInUse()
-	runtime.KeepAlive(c)
-	per := float64(int64(with)-int64(without)) / n
+	per := heldPerStep(n, func() { c.edges = nil }, c)
 	t.Logf("collectEdges: %.0f bytes held per step", per)
 	if per > 250 {
 		t.Errorf("the edges hold %.0f bytes per step, want at most 250", per)
@@ -95,14 +98,11 @@ func TestDecodedStepSizePerStep(t *testing.T) {
 	for i, s := range w.Steps {
 		nodes[i] = s.Action.dataNodes()
 	}
-	with := heapInUse()
-	for _, s := range w.Steps {
-		s.Action = nil
-	}
-	without := heapInUse()
-	runtime.KeepAlive(w)
-	runtime.KeepAlive(nodes)
-	per := float64(int64(with)-int64(without)) / n
+	per := heldPerStep(n, func() {
+		for _, s := range w.Steps {
+			s.Action = nil
+		}
+	}, w, nodes)
 	t.Logf("set actions: %.0f bytes per step", per)
 	if per > 250 {
 		t.Errorf("a set action holds %.0f bytes besides its values, want at most 250", per)
