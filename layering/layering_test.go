@@ -251,11 +251,7 @@ func TestOnlyTheEngineDecodesStoredGraphs(t *testing.T) {
 			continue
 		}
 		for _, path := range p.sources() {
-			fset := token.NewFileSet()
-			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-			if err != nil {
-				t.Fatal(err)
-			}
+			fset, f := parseSource(t, path)
 			checked++
 			name := importName(f, graphPath, "graph")
 			if name == "" {
@@ -311,11 +307,7 @@ func TestOnlyClockReadsTheWallClock(t *testing.T) {
 			continue
 		}
 		for _, path := range p.sources() {
-			fset := token.NewFileSet()
-			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-			if err != nil {
-				t.Fatal(err)
-			}
+			fset, f := parseSource(t, path)
 			checked++
 			timeName := importName(f, "time", "time")
 			if timeName == "" || timeName == "_" {
@@ -368,11 +360,7 @@ func TestGoroutineClaims(t *testing.T) {
 		}
 		seen[rel(p.ImportPath)] = true
 		for _, path := range p.sources() {
-			fset := token.NewFileSet()
-			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-			if err != nil {
-				t.Fatal(err)
-			}
+			fset, f := parseSource(t, path)
 			for _, d := range f.Decls {
 				fn, ok := d.(*ast.FuncDecl)
 				if !ok || fn.Body == nil {
@@ -417,15 +405,22 @@ func TestGoroutineClaims(t *testing.T) {
 	}
 }
 
-// eachStruct parses the file at path and calls fn with every struct type
-// it declares (at any depth).
-func eachStruct(t *testing.T, path string, fn func(fset *token.FileSet, ts *ast.TypeSpec, st *ast.StructType)) {
+// parseSource parses the Go file at path (comments are left out).
+func parseSource(t *testing.T, path string) (*token.FileSet, *ast.File) {
 	t.Helper()
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return fset, f
+}
+
+// eachStruct parses the file at path and calls fn with every struct type
+// it declares (at any depth).
+func eachStruct(t *testing.T, path string, fn func(fset *token.FileSet, ts *ast.TypeSpec, st *ast.StructType)) {
+	t.Helper()
+	fset, f := parseSource(t, path)
 	ast.Inspect(f, func(n ast.Node) bool {
 		if ts, ok := n.(*ast.TypeSpec); ok {
 			if st, ok := ts.Type.(*ast.StructType); ok {
@@ -586,11 +581,7 @@ func TestCLIStoreCalls(t *testing.T) {
 			continue
 		}
 		for _, path := range p.sources() {
-			fset := token.NewFileSet()
-			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-			if err != nil {
-				t.Fatal(err)
-			}
+			fset, f := parseSource(t, path)
 			checked++
 			ast.Inspect(f, func(n ast.Node) bool {
 				if c, ok := n.(*ast.CallExpr); ok {
