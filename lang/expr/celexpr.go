@@ -2,6 +2,7 @@ package expr
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -319,11 +320,7 @@ func checkRefs(p *ParsedExpr, scope *Scope) hcl.Diagnostics {
 			if r.field == "" {
 				continue
 			}
-			known := false
-			for _, s := range scope.Secrets {
-				known = known || s == r.field
-			}
-			if !known {
+			if !slices.Contains(scope.Secrets, r.field) {
 				declared := "This workflow declares no secrets"
 				if len(scope.Secrets) > 0 {
 					declared = "Declared secrets are " + naming.QuoteList(scope.Secrets)

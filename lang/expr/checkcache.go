@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -262,11 +263,7 @@ func refsOK(p *ParsedExpr, scope *Scope) bool {
 			if r.field == "" {
 				continue
 			}
-			known := false
-			for _, s := range scope.Secrets {
-				known = known || s == r.field
-			}
-			if !known {
+			if !slices.Contains(scope.Secrets, r.field) {
 				return false
 			}
 		}
