@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,7 +19,13 @@ import (
 func TestHotStatementsUseIndexes(t *testing.T) {
 	t.Parallel()
 	s := scratch(t)
-	for _, q := range hotStatements {
+	hot := slices.Clone(hotStatements)
+	for _, f := range hotFamilies {
+		for n := 2; n <= f.max; n++ {
+			hot = append(hot, f.get(n))
+		}
+	}
+	for _, q := range hot {
 		plan := queryPlan(t, s, q, strings.Count(q, "?"))
 		if q == claimAnySQL && !strings.Contains(strings.Join(plan, "\n"), "COVERING INDEX runs_claim") {
 			t.Errorf("the claim reads run rows to skip leased runs:\n\t%s", strings.Join(plan, "\n\t"))

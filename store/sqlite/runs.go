@@ -34,26 +34,22 @@ const insertEventSQL = `INSERT INTO events (run_id, at, kind, step_key, data) VA
 // maxEventRows is the most events one statement of insertEventsSQL appends.
 const maxEventRows = 16
 
-// insertEventsSQL[n] appends n events of a run (?1) at one time (?2) in
-// one statement, in row order: a transition of a run of instant steps has
-// many events, and one statement costs less than n. The rows' ids are
+// insertEventsSQL.get(n) appends n events of a run (?1) at one time (?2)
+// in one statement, in row order: a transition of a run of instant steps
+// has many events, and one statement costs less than n. The rows' ids are
 // consecutive (one statement, AUTOINCREMENT, the one writer), so the last
 // insert id gives them all; RETURNING would cost a temporary table.
-var insertEventsSQL = func() []string {
-	qs := make([]string, maxEventRows+1)
-	for n := 2; n <= maxEventRows; n++ {
-		var b strings.Builder
-		b.WriteString(`INSERT INTO events (run_id, at, kind, step_key, data) VALUES `)
-		for i := range n {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			fmt.Fprintf(&b, "(?1, ?2, ?%d, ?%d, ?%d)", 3+3*i, 4+3*i, 5+3*i)
+var insertEventsSQL = &rowsSQL{max: maxEventRows, build: func(n int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO events (run_id, at, kind, step_key, data) VALUES `)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
 		}
-		qs[n] = b.String()
+		fmt.Fprintf(&b, "(?1, ?2, ?%d, ?%d, ?%d)", 3+3*i, 4+3*i, 5+3*i)
 	}
-	return qs
-}()
+	return b.String()
+}}
 
 // insertRun creates a pending run and its first events. A zero AvailableAt
 // means now; an empty RootRunID is the parent's root, or for a top-level
@@ -138,7 +134,7 @@ func (w *wtx) insertEvents(runID string, at int64, evs []store.EventWrite) ([]in
 		for _, e := range evs[:n] {
 			args = append(args, e.Kind, sqlrow.TextArg(e.StepKey), sqlrow.JSONArg(e.Data))
 		}
-		res, err := w.exec(insertEventsSQL[n], args...)
+		res, err := w.exec(insertEventsSQL.get(n), args...)
 		if err != nil {
 			return nil, fmt.Errorf("appending %d events of run %s: %w", n, runID, err)
 		}

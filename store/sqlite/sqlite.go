@@ -103,8 +103,9 @@ type Store struct {
 	w    *sql.DB // the writer: one connection, BEGIN IMMEDIATE
 	r    *sql.DB // the readers: query_only
 
-	mu    sync.Mutex
-	stmts map[stmtKey]*sql.Stmt
+	mu      sync.Mutex
+	stmts   map[stmtKey]*sql.Stmt
+	promote map[string]struct{} // hot statements to prepare on the writer (promoteHot)
 
 	// The log watcher of WaitForWork (notify.go), started on first use.
 	wmu      sync.Mutex
@@ -188,10 +189,6 @@ func open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	if err := s.migrate(ctx); err != nil {
 		w.Close()
-		return nil, err
-	}
-	if err := s.prepareHot(ctx); err != nil {
-		s.Close()
 		return nil, err
 	}
 	// SQLite gives the -wal and -shm files the mode of the database file;
@@ -363,12 +360,15 @@ func (s *Store) Close() error {
 }
 
 // stmt returns a prepared statement of the writer (write) or the readers,
-// preparing it on first use.
+// preparing it on first use. It prepares without holding s.mu: a write
+// transaction holding the writer's connection takes s.mu to find its
+// statements.
 func (s *Store) stmt(ctx context.Context, write bool, query string) (*sql.Stmt, error) {
 	k := stmtKey{write, query}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if st, ok := s.stmts[k]; ok {
+	st, ok := s.stmts[k]
+	s.mu.Unlock()
+	if ok {
 		return st, nil
 	}
 	db := s.r
@@ -378,6 +378,12 @@ func (s *Store) stmt(ctx context.Context, write bool, query string) (*sql.Stmt, 
 	st, err := db.PrepareContext(ctx, query)
 	if err != nil {
 		return nil, fmt.Errorf("preparing %q: %w", firstLine(query), err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if had, ok := s.stmts[k]; ok {
+		st.Close() // another goroutine prepared it meanwhile
+		return had, nil
 	}
 	s.stmts[k] = st
 	return st, nil

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/store/internal/sqlrow"
@@ -100,9 +99,9 @@ const upsertStepSQL = `INSERT INTO steps (run_id, key, step, idx, iter, status, 
 // writes.
 const maxStepRows = 16
 
-// upsertStepsSQL[n] is upsertStepSQL for n step keys of a run (?1) in one
-// statement (a transition holds each key once): a transition of a run of
-// instant steps writes many, and one statement costs less than n.
+// upsertStepsSQL.get(n) is upsertStepSQL for n step keys of a run (?1) in
+// one statement (a transition holds each key once): a transition of a run
+// of instant steps writes many, and one statement costs less than n.
 var upsertStepsSQL = multiRowSQL(upsertStepSQL, 13, maxStepRows)
 
 // upsertAttemptSQL inserts an attempt or updates it: the status always,
@@ -124,45 +123,10 @@ const upsertAttemptSQL = `INSERT INTO step_attempts (run_id, step_key, attempt, 
 // upsertAttemptsSQL writes.
 const maxAttemptRows = 16
 
-// upsertAttemptsSQL[n] is upsertAttemptSQL for n attempts of a run (?1)
+// upsertAttemptsSQL.get(n) is upsertAttemptSQL for n attempts of a run (?1)
 // in one statement (a transition holds each attempt once): the commit
 // between two exec steps closes one attempt and opens the next.
 var upsertAttemptsSQL = multiRowSQL(upsertAttemptSQL, 9, maxAttemptRows)
-
-// multiRowSQL returns single, a one-row INSERT whose values are ?1 (the
-// run) and the per parameters after it, for 2..max rows that share ?1
-// (index n: n rows; 0 and 1 empty).
-func multiRowSQL(single string, per, max int) []string {
-	var one strings.Builder
-	one.WriteString("VALUES (?1")
-	for c := range per {
-		fmt.Fprintf(&one, ", ?%d", 2+c)
-	}
-	one.WriteString(")")
-	head, tail, ok := strings.Cut(single, one.String())
-	if !ok {
-		panic("multiRowSQL: no " + one.String() + " in " + single)
-	}
-	qs := make([]string, max+1)
-	for n := 2; n <= max; n++ {
-		var b strings.Builder
-		b.WriteString(head)
-		b.WriteString("VALUES ")
-		for i := range n {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString("(?1")
-			for c := range per {
-				fmt.Fprintf(&b, ", ?%d", 2+per*i+c)
-			}
-			b.WriteString(")")
-		}
-		b.WriteString(tail)
-		qs[n] = b.String()
-	}
-	return qs
-}
 
 const consumeSignalSQL = `UPDATE signals SET consumed_by = ?1, consumed_at = ?2
 	WHERE id = ?3 AND run_id = ?4 AND consumed_by IS NULL`
@@ -225,7 +189,7 @@ func (w *wtx) transition(t *store.Transition) (store.TransitionResult, error) {
 			args = append(args, st.Key, st.Step, st.Index, st.Iteration, string(st.Status), st.Attempts,
 				sqlrow.JSONArg(st.Output), sqlrow.JSONArg(st.Error), sqlrow.TimeArg(st.StartedAt), sqlrow.TimeArg(st.FinishedAt), sqlrow.TimeArg(st.WakeAt), sqlrow.TextArg(st.Detail), sqlrow.JSONArg(st.State))
 		}
-		if _, err := w.exec(upsertStepsSQL[n], args...); err != nil {
+		if _, err := w.exec(upsertStepsSQL.get(n), args...); err != nil {
 			return res, fmt.Errorf("writing %d steps: %w", n, err)
 		}
 		steps = steps[n:]
@@ -245,7 +209,7 @@ func (w *wtx) transition(t *store.Transition) (store.TransitionResult, error) {
 			args = append(args, a.StepKey, a.Attempt, string(a.Status), sqlrow.TextArg(a.Owner),
 				sqlrow.TimeArg(a.StartedAt), sqlrow.TimeArg(a.FinishedAt), sqlrow.JSONArg(a.Output), sqlrow.JSONArg(a.Error), sqlrow.TextArg(a.IdempotencyKey))
 		}
-		if _, err := w.exec(upsertAttemptsSQL[n], args...); err != nil {
+		if _, err := w.exec(upsertAttemptsSQL.get(n), args...); err != nil {
 			return res, fmt.Errorf("writing %d attempts: %w", n, err)
 		}
 		atts = atts[n:]

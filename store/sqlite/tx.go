@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 
 	"github.com/flowrun/flowrun/store/internal/sqlrow"
 )
@@ -12,11 +13,14 @@ import (
 // writer connection) and commits it; any error rolls everything back.
 // Errors are wrapped with op.
 func (s *Store) write(ctx context.Context, op string, fn func(w *wtx) error) error {
+	s.promoteHot(ctx)
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return s.fail(op, err)
 	}
-	if err := fn(&wtx{s: s, tx: tx, ctx: ctx}); err != nil {
+	w := &wtx{s: s, tx: tx, ctx: ctx}
+	defer w.queueHot()
+	if err := fn(w); err != nil {
 		tx.Rollback()
 		return s.fail(op, err)
 	}
@@ -28,16 +32,19 @@ func (s *Store) write(ctx context.Context, op string, fn func(w *wtx) error) err
 
 // wtx is a write transaction with the store's prepared statements.
 type wtx struct {
-	s   *Store
-	tx  *sql.Tx
-	ctx context.Context
+	s     *Store
+	tx    *sql.Tx
+	ctx   context.Context
+	local map[string]*sql.Stmt // prepared in this transaction
 }
 
-// stmt returns the statement for query bound to the transaction. The
-// statements of hotStatements were prepared on the writer's one connection
-// when the store opened and are reused; any other is prepared in the
-// transaction. (Preparing on the writer pool here would wait forever for
-// the connection this very transaction holds.)
+// stmt returns the statement for query bound to the transaction. A hot
+// statement (isHot) prepared on the writer is reused. Any other is
+// prepared in the transaction, once however often the transaction runs
+// it; a hot one is then prepared on the writer before the next write
+// transaction begins (promoteHot), so only the hot statements a process
+// runs are ever prepared. (Preparing on the writer pool here would wait
+// forever for the connection this very transaction holds.)
 func (w *wtx) stmt(query string) (*sql.Stmt, error) {
 	w.s.mu.Lock()
 	st, ok := w.s.stmts[stmtKey{true, query}]
@@ -45,16 +52,63 @@ func (w *wtx) stmt(query string) (*sql.Stmt, error) {
 	if ok {
 		return w.tx.StmtContext(w.ctx, st), nil
 	}
+	if st, ok := w.local[query]; ok {
+		return st, nil
+	}
 	st, err := w.tx.PrepareContext(w.ctx, query)
 	if err != nil {
 		return nil, fmt.Errorf("preparing %q: %w", firstLine(query), err)
 	}
+	if w.local == nil {
+		w.local = map[string]*sql.Stmt{}
+	}
+	w.local[query] = st
 	return st, nil
 }
 
-// hotStatements are the write statements prepared once, when the store
-// opens: the ones of claims, transitions, run inserts, heartbeats and
-// schedule fires (a batch of fires runs each of its statements per fire).
+// queueHot queues the hot statements the transaction prepared for itself
+// to be prepared on the writer (promoteHot); the transaction's own copies
+// close with it.
+func (w *wtx) queueHot() {
+	for q := range w.local {
+		if !isHot(q) {
+			continue
+		}
+		w.s.mu.Lock()
+		if w.s.promote == nil {
+			w.s.promote = map[string]struct{}{}
+		}
+		w.s.promote[q] = struct{}{}
+		w.s.mu.Unlock()
+	}
+}
+
+// promoteHot prepares on the writer the hot statements that transactions
+// queued, while no transaction of this store holds the writer's
+// connection. One that fails to prepare stays queued: the transaction that
+// runs it next prepares it for itself and reports the error there.
+func (s *Store) promoteHot(ctx context.Context) {
+	s.mu.Lock()
+	queued := s.promote
+	s.promote = nil
+	s.mu.Unlock()
+	for q := range queued {
+		if _, err := s.stmt(ctx, true, q); err != nil {
+			s.mu.Lock()
+			if s.promote == nil {
+				s.promote = map[string]struct{}{}
+			}
+			s.promote[q] = struct{}{}
+			s.mu.Unlock()
+		}
+	}
+}
+
+// hotStatements are the write statements kept prepared on the writer once
+// a transaction has run them: the ones of claims, transitions, run
+// inserts, heartbeats and schedule fires (a batch of fires runs each of
+// its statements per fire), and every statement of the multi-row families
+// (hotFamilies).
 var hotStatements = []string{
 	claimAnySQL, claimRunSQL, claimRootSQL, heartbeatSQL,
 	fenceSQL, lightFenceSQL, upsertStepSQL, upsertAttemptSQL, consumeSignalSQL, wakeSQL,
@@ -62,20 +116,20 @@ var hotStatements = []string{
 	advanceFireSQL, closeFiresSQL, openFiresSQL, insertFireSQL, lastRunSQL, savepointSQL, releaseSQL,
 }
 
-func init() {
-	hotStatements = append(hotStatements, insertEventsSQL[2:]...)
-	hotStatements = append(hotStatements, upsertStepsSQL[2:]...)
-	hotStatements = append(hotStatements, upsertAttemptsSQL[2:]...)
-}
+// hotFamilies are the multi-row statements of transitions and run inserts.
+var hotFamilies = []*rowsSQL{insertEventsSQL, upsertStepsSQL, upsertAttemptsSQL}
 
-// prepareHot prepares hotStatements on the writer.
-func (s *Store) prepareHot(ctx context.Context) error {
-	for _, q := range hotStatements {
-		if _, err := s.stmt(ctx, true, q); err != nil {
-			return s.fail("opening the database", err)
+// isHot reports whether q is one of hotStatements or of hotFamilies.
+func isHot(q string) bool {
+	if slices.Contains(hotStatements, q) {
+		return true
+	}
+	for _, f := range hotFamilies {
+		if f.contains(q) {
+			return true
 		}
 	}
-	return nil
+	return false
 }
 
 func (w *wtx) exec(query string, args ...any) (sql.Result, error) {
