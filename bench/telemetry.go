@@ -15,7 +15,7 @@ import (
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/telemetry/metrics"
 	"github.com/flowrun/flowrun/telemetry/tracing"
-	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -37,7 +37,7 @@ func telemetryScenario(ctx context.Context, c Config, dir string, r *Result) err
 	var spans atomic.Int64
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		b, err := io.ReadAll(req.Body)
-		var ex coltrace.ExportTraceServiceRequest
+		var ex tracepb.TracesData // wire-compatible with ExportTraceServiceRequest
 		if err == nil {
 			err = proto.Unmarshal(b, &ex)
 		}
@@ -50,9 +50,8 @@ func telemetryScenario(ctx context.Context, c Config, dir string, r *Result) err
 				spans.Add(int64(len(ss.Spans)))
 			}
 		}
-		out, _ := proto.Marshal(&coltrace.ExportTraceServiceResponse{})
 		w.Header().Set("Content-Type", "application/x-protobuf")
-		w.Write(out)
+		w.WriteHeader(http.StatusOK) // an empty ExportTraceServiceResponse
 	}))
 	defer recv.Close()
 	env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": recv.URL}

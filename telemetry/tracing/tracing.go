@@ -19,6 +19,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -26,7 +27,6 @@ import (
 	"github.com/flowrun/flowrun/telemetry"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -53,8 +53,9 @@ type Tracer struct {
 
 var _ telemetry.Observer = (*Tracer)(nil)
 
-// New returns the tracer the environment configures (getenv reads it; the
-// OTLP exporter and the batch processor read their own OTEL_* variables
+// New returns the tracer the environment configures (getenv reads it,
+// the exporter's OTEL_EXPORTER_OTLP_* settings included: exporterConfig;
+// the SDK's batch processor and resource read their own OTEL_* variables
 // as the OpenTelemetry SDK documents), or nil when Enabled is false. The
 // service name defaults to "flowrun" (OTEL_SERVICE_NAME and
 // OTEL_RESOURCE_ATTRIBUTES override it). OTEL_TRACES_SAMPLER (always_on,
@@ -72,16 +73,9 @@ func New(ctx context.Context, getenv func(string) string) (*Tracer, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The endpoint comes from getenv (the SDK would read the process's
-	// environment itself); the other OTEL_EXPORTER_OTLP_* settings are
-	// the SDK's.
-	url := getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-	if url == "" {
-		url = strings.TrimSuffix(getenv("OTEL_EXPORTER_OTLP_ENDPOINT"), "/") + "/v1/traces"
-	}
-	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(url))
+	exp, err := exporterConfig(getenv, os.ReadFile)
 	if err != nil {
-		return nil, fmt.Errorf("the OTLP trace exporter: %w", err)
+		return nil, err
 	}
 	res, err := resource.New(ctx, resource.WithAttributes(attribute.String("service.name", "flowrun")),
 		resource.WithFromEnv(), resource.WithTelemetrySDK())

@@ -1,0 +1,441 @@
+package tracing
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/hex"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/flowrun/flowrun/telemetry"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
+)
+
+// collector is a fake OTLP/HTTP collector: it decodes every request as
+// the collector's own ExportTraceServiceRequest, and answers with the
+// status codes of answers in turn (200 once they run out).
+type collector struct {
+	mu       sync.Mutex
+	requests []*http.Request
+	exports  []*coltrace.ExportTraceServiceRequest
+	answers  []int
+	after    string // Retry-After of a retryable answer
+	reply    []byte // body of a 200 answer
+	block    chan struct{}
+}
+
+func (c *collector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if c.block != nil {
+		select {
+		case <-c.block:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	body, err := io.ReadAll(r.Body)
+	if err == nil && r.Header.Get("Content-Encoding") == "gzip" {
+		var zr *gzip.Reader
+		if zr, err = gzip.NewReader(bytes.NewReader(body)); err == nil {
+			body, err = io.ReadAll(zr)
+		}
+	}
+	var ex coltrace.ExportTraceServiceRequest
+	if err == nil {
+		err = proto.Unmarshal(body, &ex)
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	c.mu.Lock()
+	c.requests = append(c.requests, r)
+	c.exports = append(c.exports, &ex)
+	code := http.StatusOK
+	if len(c.answers) > 0 {
+		code, c.answers = c.answers[0], c.answers[1:]
+	}
+	c.mu.Unlock()
+	if code != http.StatusOK {
+		if c.after != "" {
+			w.Header().Set("Retry-After", c.after)
+		}
+		http.Error(w, "try later", code)
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	w.Write(c.reply)
+}
+
+func (c *collector) spans() []*tracepb.Span {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*tracepb.Span
+	for _, ex := range c.exports {
+		for _, rs := range ex.ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				out = append(out, ss.Spans...)
+			}
+		}
+	}
+	return out
+}
+
+func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func attrMap(kvs []*commonpb.KeyValue) map[string]any {
+	out := map[string]any{}
+	for _, kv := range kvs {
+		switch v := kv.Value.Value.(type) {
+		case *commonpb.AnyValue_StringValue:
+			out[kv.Key] = v.StringValue
+		case *commonpb.AnyValue_IntValue:
+			out[kv.Key] = v.IntValue
+		case *commonpb.AnyValue_BoolValue:
+			out[kv.Key] = v.BoolValue
+		case *commonpb.AnyValue_DoubleValue:
+			out[kv.Key] = v.DoubleValue
+		case *commonpb.AnyValue_ArrayValue:
+			var vs []any
+			for _, e := range v.ArrayValue.Values {
+				vs = append(vs, e.GetStringValue())
+			}
+			out[kv.Key] = vs
+		default:
+			out[kv.Key] = kv.Value
+		}
+	}
+	return out
+}
+
+// TestTracerExportsOverOTLPHTTP: New, configured by the environment
+// getenv gives, sends the engine's spans to the collector at
+// ENDPOINT/v1/traces as protobuf with the configured headers, gzip, the
+// resource (service name), and each span's ids, parent, times, kind,
+// attributes and status, decoded by the collector's own message.
+func TestTracerExportsOverOTLPHTTP(t *testing.T) {
+	col := &collector{}
+	srv := httptest.NewServer(col)
+	defer srv.Close()
+	t.Setenv("OTEL_SERVICE_NAME", "flowrun-test") // the SDK's resource reads the process's environment
+	tr, err := New(context.Background(), envOf(map[string]string{
+		"OTEL_EXPORTER_OTLP_ENDPOINT":    srv.URL + "/base/",
+		"OTEL_EXPORTER_OTLP_HEADERS":     "authorization=Bearer%20tok,x-team=flow",
+		"OTEL_EXPORTER_OTLP_COMPRESSION": "gzip",
+	}))
+	if err != nil || tr == nil {
+		t.Fatalf("New = %v, %v", tr, err)
+	}
+	parent := telemetry.NewTrace("RUN1")
+	run := telemetry.Run{ID: "RUN1", Workflow: "deploy", Version: "1.0.0", Status: "failed", ErrorKind: "exec", Created: t0, Finished: t0.Add(time.Minute), Trace: parent}
+	tr.AttemptEnded(telemetry.Attempt{Run: run, StepKey: "call", Step: "call", Attempt: 2, Kind: "http", Status: "failed", ErrKind: "http_status",
+		Started: t0.Add(time.Second), Finished: t0.Add(3 * time.Second)})
+	tr.RunEnded(run)
+	if err := tr.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(col.requests) == 0 {
+		t.Fatal("the collector got no request")
+	}
+	req := col.requests[0]
+	if req.URL.Path != "/base/v1/traces" || req.Method != http.MethodPost || req.Header.Get("Content-Type") != "application/x-protobuf" ||
+		req.Header.Get("Content-Encoding") != "gzip" || req.Header.Get("Authorization") != "Bearer tok" || req.Header.Get("X-Team") != "flow" {
+		t.Errorf("request: %s %s, headers %v", req.Method, req.URL.Path, req.Header)
+	}
+	rs := col.exports[0].ResourceSpans[0]
+	if got := attrMap(rs.Resource.Attributes)["service.name"]; got != "flowrun-test" {
+		t.Errorf("resource service.name = %v", got)
+	}
+	if sc := rs.ScopeSpans[0].Scope; sc.GetName() != "github.com/flowrun/flowrun" {
+		t.Errorf("scope = %v", sc)
+	}
+	spans := col.spans()
+	if len(spans) != 2 {
+		t.Fatalf("%d spans, want 2", len(spans))
+	}
+	by := map[string]*tracepb.Span{}
+	for _, s := range spans {
+		by[s.Name] = s
+		if hex.EncodeToString(s.TraceId) != parent.TraceID {
+			t.Errorf("span %s has trace %x, want %s", s.Name, s.TraceId, parent.TraceID)
+		}
+	}
+	root, att := by["run deploy"], by["step call"]
+	if root == nil || att == nil {
+		t.Fatalf("spans %v", by)
+	}
+	if hex.EncodeToString(root.SpanId) != parent.SpanID || len(root.ParentSpanId) != 0 ||
+		root.StartTimeUnixNano != uint64(t0.UnixNano()) || root.EndTimeUnixNano != uint64(t0.Add(time.Minute).UnixNano()) ||
+		root.Kind != tracepb.Span_SPAN_KIND_INTERNAL || root.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR || root.Status.GetMessage() != "failed" {
+		t.Errorf("root span: %v", root)
+	}
+	if a := attrMap(root.Attributes); a["flowrun.run.status"] != "failed" || a["flowrun.error.kind"] != "exec" || a["flowrun.run.id"] != "RUN1" {
+		t.Errorf("root attributes: %v", a)
+	}
+	if hex.EncodeToString(att.SpanId) != telemetry.AttemptSpanID("RUN1", "call", 2) || hex.EncodeToString(att.ParentSpanId) != parent.SpanID ||
+		att.Kind != tracepb.Span_SPAN_KIND_CLIENT || att.Status.GetMessage() != "http_status" ||
+		att.StartTimeUnixNano != uint64(t0.Add(time.Second).UnixNano()) {
+		t.Errorf("attempt span: %v", att)
+	}
+	if a := attrMap(att.Attributes); a["flowrun.attempt"] != int64(2) || a["flowrun.step.key"] != "call" || a["flowrun.action.kind"] != "http" {
+		t.Errorf("attempt attributes: %v", a)
+	}
+	// The parent of both is remote (another process, or this one earlier).
+	if att.Flags&uint32(tracepb.SpanFlags_SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK) == 0 || att.Flags&0xff != uint32(trace.FlagsSampled) {
+		t.Errorf("attempt flags = %#x", att.Flags)
+	}
+}
+
+// stubSpans are two spans of two scopes of one resource, with events,
+// links and attributes of every kind.
+func stubSpans() []sdktrace.ReadOnlySpan {
+	tid := trace.TraceID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	sc := func(sid byte, remote bool) trace.SpanContext {
+		return trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: trace.SpanID{sid, 1, 1, 1, 1, 1, 1, 1}, TraceFlags: trace.FlagsSampled, Remote: remote})
+	}
+	res := resource.NewSchemaless(attribute.String("service.name", "svc"), attribute.Int("replica", 3))
+	a := tracetest.SpanStub{
+		Name: "a", SpanContext: sc(1, false), Parent: sc(9, true), SpanKind: trace.SpanKindServer,
+		StartTime: t0, EndTime: t0.Add(time.Second),
+		Attributes: []attribute.KeyValue{attribute.Bool("b", true), attribute.Float64("f", 1.5), attribute.StringSlice("ss", []string{"x", "y"})},
+		Events:     []sdktrace.Event{{Name: "retried", Time: t0.Add(500 * time.Millisecond), Attributes: []attribute.KeyValue{attribute.Int("n", 2)}}},
+		Links:      []sdktrace.Link{{SpanContext: sc(7, true), Attributes: []attribute.KeyValue{attribute.String("why", "follows")}}},
+		Status:     sdktrace.Status{Code: codes.Ok},
+		Resource:   res, InstrumentationScope: instrumentation.Scope{Name: "one", Version: "1.2.3"},
+	}
+	b := tracetest.SpanStub{Name: "b", SpanContext: sc(2, false), Parent: sc(1, false), SpanKind: trace.SpanKindConsumer, StartTime: t0, EndTime: t0,
+		Resource: res, InstrumentationScope: instrumentation.Scope{Name: "two"}}
+	c := tracetest.SpanStub{Name: "c", SpanContext: sc(3, false), SpanKind: trace.SpanKindProducer, StartTime: t0, EndTime: t0,
+		Resource: res, InstrumentationScope: instrumentation.Scope{Name: "one", Version: "1.2.3"}}
+	return tracetest.SpanStubs{a, b, c}.Snapshots()
+}
+
+func testExporter(t *testing.T, url string, env map[string]string) *exporter {
+	t.Helper()
+	if env == nil {
+		env = map[string]string{}
+	}
+	env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = url
+	e, err := exporterConfig(envOf(env), func(string) ([]byte, error) { return nil, errors.New("no files here") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.retry = retryPolicy{initial: time.Millisecond, max: 4 * time.Millisecond, maxWaits: time.Second}
+	return e
+}
+
+// TestExporterEncodesEverySpanField: events, links, parent ids, kinds,
+// attribute types and the grouping by resource and scope reach the
+// collector; the per-signal endpoint is used as it is.
+func TestExporterEncodesEverySpanField(t *testing.T) {
+	col := &collector{}
+	srv := httptest.NewServer(col)
+	defer srv.Close()
+	e := testExporter(t, srv.URL+"/custom", nil)
+	if err := e.ExportSpans(context.Background(), stubSpans()); err != nil {
+		t.Fatal(err)
+	}
+	if len(col.requests) != 1 || col.requests[0].URL.Path != "/custom" || col.requests[0].Header.Get("Content-Encoding") != "" {
+		t.Fatalf("requests: %v", col.requests)
+	}
+	ex := col.exports[0]
+	if len(ex.ResourceSpans) != 1 || len(ex.ResourceSpans[0].ScopeSpans) != 2 {
+		t.Fatalf("grouping: %v", ex)
+	}
+	rs := ex.ResourceSpans[0]
+	if a := attrMap(rs.Resource.Attributes); a["service.name"] != "svc" || a["replica"] != int64(3) {
+		t.Errorf("resource: %v", a)
+	}
+	one, two := rs.ScopeSpans[0], rs.ScopeSpans[1]
+	if one.Scope.GetName() != "one" || one.Scope.GetVersion() != "1.2.3" || len(one.Spans) != 2 || two.Scope.GetName() != "two" || len(two.Spans) != 1 {
+		t.Fatalf("scopes: %v", rs.ScopeSpans)
+	}
+	a := one.Spans[0]
+	if a.Name != "a" || a.Kind != tracepb.Span_SPAN_KIND_SERVER || a.Status.GetCode() != tracepb.Status_STATUS_CODE_OK ||
+		!bytes.Equal(a.ParentSpanId, []byte{9, 1, 1, 1, 1, 1, 1, 1}) || a.EndTimeUnixNano-a.StartTimeUnixNano != uint64(time.Second) {
+		t.Errorf("span a: %v", a)
+	}
+	if m := attrMap(a.Attributes); m["b"] != true || m["f"] != 1.5 || len(m["ss"].([]any)) != 2 || m["ss"].([]any)[1] != "y" {
+		t.Errorf("span a attributes: %v", m)
+	}
+	if len(a.Events) != 1 || a.Events[0].Name != "retried" || a.Events[0].TimeUnixNano != uint64(t0.Add(500*time.Millisecond).UnixNano()) ||
+		attrMap(a.Events[0].Attributes)["n"] != int64(2) {
+		t.Errorf("span a events: %v", a.Events)
+	}
+	if len(a.Links) != 1 || !bytes.Equal(a.Links[0].SpanId, []byte{7, 1, 1, 1, 1, 1, 1, 1}) || attrMap(a.Links[0].Attributes)["why"] != "follows" ||
+		a.Links[0].Flags&uint32(tracepb.SpanFlags_SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK) == 0 {
+		t.Errorf("span a links: %v", a.Links)
+	}
+	if b := two.Spans[0]; b.Kind != tracepb.Span_SPAN_KIND_CONSUMER || !bytes.Equal(b.ParentSpanId, a.SpanId) ||
+		b.Flags&uint32(tracepb.SpanFlags_SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK) != 0 {
+		t.Errorf("span b: %v", b)
+	}
+	if c := one.Spans[1]; c.Name != "c" || len(c.ParentSpanId) != 0 || c.Kind != tracepb.Span_SPAN_KIND_PRODUCER {
+		t.Errorf("span c: %v", c)
+	}
+}
+
+// TestExporterRetries: 429, 502, 503 and 504 are sent again, honouring
+// Retry-After, until the collector takes the batch; another error status
+// is not, and is reported with the collector's message.
+func TestExporterRetries(t *testing.T) {
+	col := &collector{answers: []int{503, 429, 502, 504}, after: "0"}
+	srv := httptest.NewServer(col)
+	defer srv.Close()
+	e := testExporter(t, srv.URL, nil)
+	if err := e.ExportSpans(context.Background(), stubSpans()); err != nil {
+		t.Fatalf("after four retryable answers: %v", err)
+	}
+	if len(col.requests) != 5 {
+		t.Errorf("%d requests, want 5", len(col.requests))
+	}
+
+	col = &collector{answers: []int{400}}
+	srv2 := httptest.NewServer(col)
+	defer srv2.Close()
+	e = testExporter(t, srv2.URL, nil)
+	err := e.ExportSpans(context.Background(), stubSpans())
+	if err == nil || !strings.Contains(err.Error(), "400 Bad Request") || !strings.Contains(err.Error(), "try later") {
+		t.Errorf("a 400 answer: %v", err)
+	}
+	if len(col.requests) != 1 {
+		t.Errorf("a 400 answer was sent %d times", len(col.requests))
+	}
+
+	// The waits are bounded: a collector that always answers 503 is given
+	// up on.
+	col = &collector{answers: []int{503, 503, 503, 503, 503, 503, 503, 503, 503, 503, 503, 503, 503, 503, 503, 503}}
+	srv3 := httptest.NewServer(col)
+	defer srv3.Close()
+	e = testExporter(t, srv3.URL, nil)
+	e.retry.maxWaits = 10 * time.Millisecond
+	if err := e.ExportSpans(context.Background(), stubSpans()); err == nil || !strings.Contains(err.Error(), "gave up") {
+		t.Errorf("an always-503 collector: %v", err)
+	}
+}
+
+// TestRetryAfter: seconds, or a date measured from the answer's Date.
+func TestRetryAfter(t *testing.T) {
+	h := http.Header{}
+	h.Set("Retry-After", "7")
+	if got := retryAfter(h); got != 7*time.Second {
+		t.Errorf("seconds: %v", got)
+	}
+	h.Set("Date", t0.Format(http.TimeFormat))
+	h.Set("Retry-After", t0.Add(90*time.Second).Format(http.TimeFormat))
+	if got := retryAfter(h); got != 90*time.Second {
+		t.Errorf("date: %v", got)
+	}
+	h.Set("Retry-After", "soon")
+	if got := retryAfter(h); got != 0 {
+		t.Errorf("garbage: %v", got)
+	}
+}
+
+// TestExporterPartialSuccess: spans the collector says it rejected are an
+// error (the SDK's error handler reports it); an empty answer is success.
+func TestExporterPartialSuccess(t *testing.T) {
+	reply, _ := proto.Marshal(&coltrace.ExportTraceServiceResponse{PartialSuccess: &coltrace.ExportTracePartialSuccess{RejectedSpans: 2, ErrorMessage: "too old"}})
+	col := &collector{reply: reply}
+	srv := httptest.NewServer(col)
+	defer srv.Close()
+	e := testExporter(t, srv.URL, nil)
+	if err := e.ExportSpans(context.Background(), stubSpans()); err == nil || !strings.Contains(err.Error(), "too old (2 spans rejected)") {
+		t.Errorf("partial success: %v", err)
+	}
+	col.reply, _ = proto.Marshal(&coltrace.ExportTraceServiceResponse{})
+	if err := e.ExportSpans(context.Background(), stubSpans()); err != nil {
+		t.Errorf("full success: %v", err)
+	}
+}
+
+// TestExporterTimeoutAndShutdown: a request is bounded by
+// OTEL_EXPORTER_OTLP_TIMEOUT, and Shutdown ends one in flight.
+func TestExporterTimeoutAndShutdown(t *testing.T) {
+	col := &collector{block: make(chan struct{})}
+	srv := httptest.NewServer(col)
+	defer srv.Close()
+	defer close(col.block)
+	e := testExporter(t, srv.URL, map[string]string{"OTEL_EXPORTER_OTLP_TIMEOUT": "50"})
+	e.retry.maxWaits = 0
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if err := e.ExportSpans(ctx, stubSpans()); err == nil {
+		t.Errorf("an export to a collector that never answers succeeded")
+	}
+
+	e = testExporter(t, srv.URL, nil)
+	done := make(chan error, 1)
+	go func() { done <- e.ExportSpans(context.Background(), stubSpans()) }()
+	time.Sleep(50 * time.Millisecond)
+	if err := e.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Errorf("an export ended by Shutdown reported success")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Shutdown did not end the export in flight")
+	}
+}
+
+// TestExporterConfig: the TRACES_ form of a setting wins, the general
+// endpoint gets /v1/traces, and a value flowrun cannot use is an error
+// naming its variable.
+func TestExporterConfig(t *testing.T) {
+	noFiles := func(name string) ([]byte, error) { return nil, errors.New("open " + name + ": no such file") }
+	e, err := exporterConfig(envOf(map[string]string{
+		"OTEL_EXPORTER_OTLP_ENDPOINT":        "https://collector:4318",
+		"OTEL_EXPORTER_OTLP_HEADERS":         "a=1",
+		"OTEL_EXPORTER_OTLP_TRACES_HEADERS":  "b=2",
+		"OTEL_EXPORTER_OTLP_TIMEOUT":         "1000",
+		"OTEL_EXPORTER_OTLP_TRACES_TIMEOUT":  "2500",
+		"OTEL_EXPORTER_OTLP_COMPRESSION":     "gzip",
+		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "",
+	}), noFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.url != "https://collector:4318/v1/traces" || len(e.headers) != 1 || e.headers["b"] != "2" || e.client.Timeout != 2500*time.Millisecond || !e.gzip {
+		t.Errorf("config: url %s headers %v timeout %v gzip %v", e.url, e.headers, e.client.Timeout, e.gzip)
+	}
+	e, err = exporterConfig(envOf(map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://c:4318"}), noFiles)
+	if err != nil || e.url != "http://c:4318/" || e.client.Timeout != defaultTimeout || e.gzip {
+		t.Errorf("defaults: %v, %v", e, err)
+	}
+	for _, c := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318"}, "OTEL_EXPORTER_OTLP_ENDPOINT=collector:4318: want an http:// or https:// URL"},
+		{map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "ftp://c/x"}, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=ftp://c/x"},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c", "OTEL_EXPORTER_OTLP_TIMEOUT": "10s"}, "OTEL_EXPORTER_OTLP_TIMEOUT=10s: want a number of milliseconds"},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c", "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION": "zstd"}, "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION=zstd: want gzip or none"},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c", "OTEL_EXPORTER_OTLP_HEADERS": "novalue"}, `OTEL_EXPORTER_OTLP_HEADERS: "novalue" is not a header=value pair`},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "https://c", "OTEL_EXPORTER_OTLP_CERTIFICATE": "/ca.pem"}, "OTEL_EXPORTER_OTLP_CERTIFICATE: open /ca.pem: no such file"},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "https://c", "OTEL_EXPORTER_OTLP_CLIENT_KEY": "/k.pem"}, "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and OTEL_EXPORTER_OTLP_CLIENT_KEY: set both or neither"},
+	} {
+		_, err := exporterConfig(envOf(c.env), noFiles)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want %q", c.env, err, c.want)
+		}
+	}
+}
