@@ -27,7 +27,9 @@ import (
 // depth one outside brackets and parentheses, and parses to blocks only.
 // When anything in any piece is reported, or the file is small, the whole
 // file is parsed again in one piece, so that diagnostics are always those
-// of hclsyntax.ParseConfig.
+// of hclsyntax.ParseConfig. Each piece, the shell and a file parsed whole
+// go to the quick parser first (parsequick.go), and to hclsyntax only
+// when it declines.
 
 // Below parallelParseMin bytes or parallelParseBlocks nested blocks a file
 // is parsed in one piece. Variables for the tests.
@@ -54,15 +56,31 @@ func parseConfig(src []byte, filename string) (*hcl.File, hcl.Diagnostics) {
 func parseConfigDecoding(src []byte, filename string, decode bool) (*hcl.File, *predecoded, hcl.Diagnostics) {
 	pieces := runtime.GOMAXPROCS(0)
 	if pieces < 2 || len(src) < parallelParseMin {
-		f, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+		f, diags := parseWhole(src, filename)
 		return f, nil, diags
 	}
 	if f, pre, ok := parseConfigSplit(src, filename, pieces, decode); ok {
 		return f, pre, nil
 	}
-	f, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	f, diags := parseWhole(src, filename)
 	return f, nil, diags
 }
+
+// parseWhole parses src in one piece, with the quick parser where it takes
+// the text (parsequick.go), else with hclsyntax.
+func parseWhole(src []byte, filename string) (*hcl.File, hcl.Diagnostics) {
+	if f, ok := quickParseFile(src, filename); ok {
+		if quickParsed != nil {
+			quickParsed(false)
+		}
+		return f, nil
+	}
+	return hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+}
+
+// quickParsed, when set (by tests), is called each time the quick parser
+// takes a whole file or shell (piece false) or a piece of a file.
+var quickParsed func(piece bool)
 
 // span is a byte range [start, end) of the source that starts at a line
 // start; line is its 1-based line number.
@@ -251,9 +269,20 @@ func parseConfigSplit(src []byte, filename string, pieces int, decode bool) (*hc
 	results := make([]result, len(chunks))
 	parse := func(k int) {
 		c := chunks[k]
-		f, diags := hclsyntax.ParseConfig(src[c.start:c.end], filename, hcl.Pos{Line: c.line, Column: 1, Byte: c.start})
-		body, isBody := f.Body.(*hclsyntax.Body)
-		if len(diags) > 0 || !isBody || len(body.Attributes) > 0 {
+		pos := hcl.Pos{Line: c.line, Column: 1, Byte: c.start}
+		body, ok := quickParseBody(src[c.start:c.end], filename, pos)
+		if ok && quickParsed != nil {
+			quickParsed(true)
+		}
+		if !ok {
+			f, diags := hclsyntax.ParseConfig(src[c.start:c.end], filename, pos)
+			b, isBody := f.Body.(*hclsyntax.Body)
+			if len(diags) > 0 || !isBody {
+				return
+			}
+			body = b
+		}
+		if len(body.Attributes) > 0 {
 			return
 		}
 		results[k] = result{blocks: body.Blocks, ok: true}
@@ -271,7 +300,7 @@ func parseConfigSplit(src []byte, filename string, pieces int, decode bool) (*hc
 			k := int(next.Add(1)) - 1
 			switch {
 			case k == 0:
-				file, shellDiags = hclsyntax.ParseConfig(shell, filename, hcl.InitialPos)
+				file, shellDiags = parseWhole(shell, filename)
 			case k <= len(chunks):
 				parse(k - 1)
 			default:
