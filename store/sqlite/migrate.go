@@ -15,8 +15,9 @@ import (
 	"github.com/flowrun/flowrun/store/internal/sqlrow"
 )
 
-// migrationFiles are the schema changes, NNNN_name.sql, applied in order,
-// each in its own transaction and recorded in schema_migrations. A released
+// migrationFiles are the schema changes, NNNN_name.sql, applied in order
+// (those missing, in one transaction: migrate) and recorded in
+// schema_migrations. A released
 // file never changes; a change of schema is a new file.
 //
 //go:embed migrations/*.sql
@@ -115,12 +116,13 @@ func checkVersion(path string, have int) error {
 	return nil
 }
 
-// migrate applies the missing migrations, each in its own BEGIN IMMEDIATE
-// transaction. The version is read again inside each transaction, so
-// several processes opening a new file at once apply each migration once.
-// A database already at this binary's schema is only read: opening it takes
-// no write lock, so a command that only reads is not held up by another
-// process's long write.
+// migrate applies the missing migrations, all of them in one BEGIN
+// IMMEDIATE transaction (a new database gets its whole schema in one
+// commit, and an upgrade is all or nothing). The version is read again
+// inside the transaction, so several processes opening a new file at once
+// apply each migration once. A database already at this binary's schema is
+// only read: opening it takes no write lock, so a command that only reads
+// is not held up by another process's long write.
 func (s *Store) migrate(ctx context.Context) error {
 	ms, err := migrations()
 	if err != nil {
@@ -135,15 +137,12 @@ func (s *Store) migrate(ctx context.Context) error {
 			return nil
 		}
 	}
-	for _, m := range ms {
-		if err := s.apply(ctx, m); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.apply(ctx, ms)
 }
 
-func (s *Store) apply(ctx context.Context, m sqlrow.Migration) (err error) {
+// apply runs, in one transaction, each of ms newer than the recorded
+// version, recording each.
+func (s *Store) apply(ctx context.Context, ms []sqlrow.Migration) (err error) {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return s.fail("migrating the database", err)
@@ -166,17 +165,24 @@ func (s *Store) apply(ctx context.Context, m sqlrow.Migration) (err error) {
 	if err := checkVersion(s.path, have); err != nil {
 		return err
 	}
-	if have >= m.Version {
+	applied := 0
+	for _, m := range ms {
+		if m.Version <= have {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			return s.fail("applying migration "+m.Name, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name) VALUES (?1, ?2)`, m.Version, m.Name); err != nil {
+			return s.fail("recording migration "+m.Name, err)
+		}
+		applied++
+	}
+	if applied == 0 {
 		return tx.Rollback()
 	}
-	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
-		return s.fail("applying migration "+m.Name, err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name) VALUES (?1, ?2)`, m.Version, m.Name); err != nil {
-		return s.fail("recording migration "+m.Name, err)
-	}
 	if err := tx.Commit(); err != nil {
-		return s.fail("committing migration "+m.Name, err)
+		return s.fail("committing the migrations", err)
 	}
 	return nil
 }
