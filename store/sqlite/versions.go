@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/store/internal/sqlrow"
@@ -18,27 +19,37 @@ func (s *Store) VersionPut(ctx context.Context, p store.VersionPutParams) (store
 	var v store.Version
 	op := fmt.Sprintf("storing workflow %s version %s", p.Workflow, p.Version)
 	err := s.write(ctx, op, func(w *wtx) error {
-		res, err := w.exec(`INSERT INTO workflow_versions (`+sqlrow.VersionInsertCols+`, steps, signal_types)
-			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+		// The work directory goes in with the row: an UPDATE of a row
+		// rewrites all of it, the graph included, and reads the graph's
+		// overflow pages to do so.
+		res, err := w.exec(`INSERT INTO workflow_versions (`+sqlrow.VersionInsertCols+`, steps, signal_types, work_dir)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
 			ON CONFLICT (workflow, version) DO NOTHING`,
 			p.Workflow, p.Version, p.Major, p.Minor, p.Patch, p.Hash, p.Graph, p.Now.UnixMicro(), sqlrow.StepCountArg(p.Steps),
-			sqlrow.SignalTypesArg(p.SignalTypes))
+			sqlrow.SignalTypesArg(p.SignalTypes), sqlrow.TextArg(p.WorkDir))
 		if err != nil {
 			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n == 1 {
+			// The row just inserted is p, in its first revision: reading
+			// it back would read the graph's overflow pages.
+			v = store.Version{Workflow: p.Workflow, Version: p.Version, Major: p.Major, Minor: p.Minor, Patch: p.Patch,
+				Hash: p.Hash, Graph: p.Graph, CreatedAt: time.UnixMicro(p.Now.UnixMicro()).UTC(), Revision: 1}
+			return nil
 		}
 		// A version stored before step counts (or signal types) were
 		// recorded gets them (once: the update rewrites the row, graph
 		// included).
-		if n, err := res.RowsAffected(); err != nil {
+		if _, err := w.exec(`UPDATE workflow_versions
+			SET steps = COALESCE(steps, ?3), signal_types = COALESCE(signal_types, ?5)
+			WHERE workflow = ?1 AND version = ?2 AND hash = ?4
+			AND (steps IS NULL OR (signal_types IS NULL AND ?5 IS NOT NULL))`,
+			p.Workflow, p.Version, p.Steps, p.Hash, sqlrow.SignalTypesArg(p.SignalTypes)); err != nil {
 			return err
-		} else if n == 0 {
-			if _, err := w.exec(`UPDATE workflow_versions
-				SET steps = COALESCE(steps, ?3), signal_types = COALESCE(signal_types, ?5)
-				WHERE workflow = ?1 AND version = ?2 AND hash = ?4
-				AND (steps IS NULL OR (signal_types IS NULL AND ?5 IS NOT NULL))`,
-				p.Workflow, p.Version, p.Steps, p.Hash, sqlrow.SignalTypesArg(p.SignalTypes)); err != nil {
-				return err
-			}
 		}
 		v, err = scanVersion(w.queryRow(`SELECT `+sqlrow.VersionCols+` FROM workflow_versions WHERE workflow = ?1 AND version = ?2`,
 			p.Workflow, p.Version))
