@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
 
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
@@ -34,13 +33,28 @@ func TokensJSON(ts []store.Token) []TokenJSON {
 // letters, digits, '.', '_' or '-', starting with a letter or digit (it
 // is shown in lists, logs and messages).
 func TokenNameProblem(name string) string {
-	if tokenName.MatchString(name) {
+	if validTokenName(name) {
 		return ""
 	}
 	return fmt.Sprintf("token name %q is not 1 to 64 letters, digits, '.', '_' or '-' (starting with a letter or digit)", name)
 }
 
-var tokenName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+// validTokenName reports whether name is 1 to 64 ASCII letters, digits,
+// '.', '_' or '-', the first a letter or digit. (A regular expression
+// compiled at package init cost every flowrun process, serve or not.)
+func validTokenName(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		if !alnum && (i == 0 || (c != '.' && c != '_' && c != '-')) {
+			return false
+		}
+	}
+	return true
+}
 
 // createTokenRequest is the body of POST /v1/tokens.
 type createTokenRequest struct {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -182,10 +183,14 @@ type checkContext struct {
 	env   *scopeEnv
 }
 
+// CEL's messages issueDiags explains, compiled at the first type error
+// rather than at every start of every flowrun process.
 var (
-	reUndeclared = regexp.MustCompile(`^undeclared reference to '([^']+)'`)
-	reUndefField = regexp.MustCompile(`^undefined field '([^']+)'`)
-	reOverload   = regexp.MustCompile(`^found no matching overload for '([^']+)' applied to '\((.*)\)'`)
+	reUndeclared = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^undeclared reference to '([^']+)'`) })
+	reUndefField = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^undefined field '([^']+)'`) })
+	reOverload   = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^found no matching overload for '([^']+)' applied to '\((.*)\)'`)
+	})
 )
 
 // issueDiags turns CEL parse (cc nil) or check issues into diagnostics
@@ -205,7 +210,7 @@ func issueDiags(iss *cel.Issues, src string, loc ExprLoc, p *ParsedExpr, cc *che
 			d.Detail = fmt.Sprintf("This is not a valid CEL expression: %s. Fix the syntax at the marked position.", strings.TrimSuffix(e.Message, "."))
 		} else {
 			d.Summary, d.Detail = explainCheck(e, p, cc)
-			if reUndefField.MatchString(e.Message) {
+			if reUndefField().MatchString(e.Message) {
 				b = skipToField(src, b)
 				end = tokenEnd(src, b)
 			}
@@ -224,14 +229,14 @@ func issueDiags(iss *cel.Issues, src string, loc ExprLoc, p *ParsedExpr, cc *che
 // explainCheck says what a type-checking error means and how to fix it.
 func explainCheck(e *common.Error, p *ParsedExpr, cc *checkContext) (summary, detail string) {
 	msg := e.Message
-	if m := reUndeclared.FindStringSubmatch(msg); m != nil {
+	if m := reUndeclared().FindStringSubmatch(msg); m != nil {
 		return "Unknown name", fmt.Sprintf("There is no variable or function named %s in %s. The variables visible here are %s.",
 			m[1], cc.scope.what(), naming.QuoteList(cc.scope.VisibleNames()))
 	}
-	if m := reUndefField.FindStringSubmatch(msg); m != nil {
+	if m := reUndefField().FindStringSubmatch(msg); m != nil {
 		return explainField(m[1], e.ExprID, p, cc)
 	}
-	if m := reOverload.FindStringSubmatch(msg); m != nil {
+	if m := reOverload().FindStringSubmatch(msg); m != nil {
 		fn := m[1]
 		args := cc.env.types.describeNames(m[2])
 		if sym, ok := operators.FindReverse(fn); ok {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // parseInterspersed parses args with fs, letting flags stand after
@@ -96,19 +97,24 @@ func flagMessage(err error) string {
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
 		return "flag " + as(name) + " needs a value"
 	}
-	if m := badBoolValue.FindStringSubmatch(msg); m != nil {
+	if m := badBoolValue().FindStringSubmatch(msg); m != nil {
 		return fmt.Sprintf("flag %s takes true or false, not %s", as(m[2]), m[1])
 	}
-	if m := badValue.FindStringSubmatch(msg); m != nil {
+	if m := badValue().FindStringSubmatch(msg); m != nil {
 		return fmt.Sprintf("invalid value %s for flag %s: %s", m[1], as(m[2]), m[3])
 	}
 	return msg
 }
 
-// The flag package's messages about a value (flag.FlagSet.parseOne).
+// The flag package's messages about a value (flag.FlagSet.parseOne),
+// compiled when a flag is wrong rather than at every start.
 var (
-	badBoolValue = regexp.MustCompile(`^invalid boolean value ("(?:[^"\\]|\\.)*") for -([^:]+): `)
-	badValue     = regexp.MustCompile(`^invalid value ("(?:[^"\\]|\\.)*") for flag -([^:]+): (.*)$`)
+	badBoolValue = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^invalid boolean value ("(?:[^"\\]|\\.)*") for -([^:]+): `)
+	})
+	badValue = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^invalid value ("(?:[^"\\]|\\.)*") for flag -([^:]+): (.*)$`)
+	})
 )
 
 // flagSpelling is how usage and completion write a flag: one dash for a
