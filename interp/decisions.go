@@ -13,8 +13,9 @@ import (
 // not yet committed: the transition being built, the instant the pass
 // decides at (read from the clock by the supervisor, never here), the
 // attempts to launch once the transition commits and the actions to stop,
-// the child runs to cancel after it, and whether the run ended or the pass
-// stopped with work left.
+// the child runs to cancel after it, whether the run ended or the pass
+// stopped with work left, and the instant the supervisor holds an idle
+// run until.
 type decisions struct {
 	tx      *txb
 	now     time.Time
@@ -32,6 +33,11 @@ type decisions struct {
 	// more: decide stopped with work left because the transition reached
 	// its size bound (schedule.go): commit it and decide again at once.
 	more bool
+	// holdUntil: the pass left the run idle and decided that the
+	// supervisor holds it, leased, until this instant (its next timer)
+	// instead of parking it (hold.go); zero: no hold. Each pass decides
+	// it anew.
+	holdUntil time.Time
 	// gateChecks counts the gate checks of steps that had not begun since
 	// the supervisor last added them to Engine.gates (tests read it).
 	gateChecks int64

@@ -18,11 +18,14 @@
 //   - the scheduler (scheduler_pass.go; its rules in schedule.go,
 //     foreach.go, keep.go, unit.go, end.go, breaker.go) holds every
 //     decision rule. From the run's state,
-//     what the run works with, whether the runner drains, and an instant
-//     passed in, it decides as data: the store transition being built,
-//     the attempts to launch (their parameters evaluated), the actions in
+//     what the run works with, and the pass's event (an instant, the
+//     cancel, stop or drain requested, whether the supervisor can hold the
+//     run), it decides as data: the store transition being built, the
+//     attempts to launch (their parameters evaluated), the actions in
 //     flight to stop, the child runs to start and to cancel, the run's
-//     end. It starts no goroutine, reads no clock, touches no channel or
+//     end, and for a run left with nothing to execute now whether it
+//     parks or the supervisor holds it until its next timer
+//     (Options.HoldTimer; hold.go). It starts no goroutine, reads no clock, touches no channel or
 //     atomic flag and calls no store: what it asks beyond the run (a
 //     child workflow's graph, a breaker's state, Options.Mock, a jitter
 //     draw) goes through a small interface (outside) that the engine
@@ -34,8 +37,9 @@
 //     state from the store (rebuild.go), turns events into calls of the
 //     scheduler (an attempt's end, a signal or a child's end, a timer, a
 //     cancel, a stop, a drain), commits what it decided, makes flights of
-//     its launches (with their live output writers) and stops the flights
-//     it stopped.
+//     its launches (with their live output writers), stops the flights
+//     it stopped, and carries out a hold (asks Options.HoldTimer, and has
+//     the scheduler park the run when the hook refuses).
 //
 // The runner's fields are four types, one per concern, each in a file of
 // its name: runEnv (what the run works with and does not change once it

@@ -110,7 +110,7 @@ func (sc *scheduler) park() {
 		u.Status, avail = ptr(store.RunPending), sc.now
 	} else {
 		var waiting bool
-		avail, reason, waiting = sc.parkWake(sc.l.g.Steps, func(step string) string { return sc.l.step(step).Breaker }, sc.now, sc.run.DeadlineAt)
+		avail, reason, waiting = sc.parkWake(sc.l.g.Steps, sc.breakerName, sc.now, sc.run.DeadlineAt)
 		if !waiting {
 			sc.failRun(&stepError{Kind: "internal", Message: "no step of the run can make progress; this is a bug in flowrun"}, "")
 			return
@@ -123,6 +123,9 @@ func (sc *scheduler) park() {
 	sc.tx.event("run_parked", "", map[string]any{"reason": reason, "available_at": avail.UTC().Format(time.RFC3339Nano)})
 	sc.ended = true
 }
+
+// breakerName names the breaker of the step called step ("" when none).
+func (sc *scheduler) breakerName(step string) string { return sc.l.step(step).Breaker }
 
 // stopAll ends every action in flight with attempt status as and step
 // status ss, and every other unfinished step key with ss when ss is

@@ -45,7 +45,7 @@ const farFuture = 100 * 365 * 24 * time.Hour
 // points at the first three groups and reads no clock, starts no
 // goroutine and calls no store. The runner's own methods are the
 // supervisor's work: the main loop, the rebuild (rebuild.go), commits
-// (flush), flights, timers, holds and leases.
+// (flush), flights, timers, carrying out holds (holdAt) and leases.
 type runner struct {
 	runEnv
 	runState
@@ -93,26 +93,20 @@ func (r *runner) main(ctx context.Context) (store.Run, error) {
 	r.tx.runUpdate().WaitReason = ptr("")
 	r.tx.event("claimed", "", map[string]any{"owner": r.owner, "epoch": r.lease.Epoch})
 	for {
-		var holdWake time.Time // the timer the runner waits for in place (hold.go)
 		now := r.e.clk.Now()
 		if r.lost.Load() {
 			r.abandonAll()
 			return r.run, fmt.Errorf("run %s: %w: %w", r.run.ID, errStopped, store.ErrLeaseLost)
 		}
-		ev := passEvent{now: now, cancel: r.cancelReq.Load(), stop: r.halt.Load(), draining: r.drain.Load()}
+		// The requests are read once: the whole pass decides on them.
+		ev := passEvent{now: now, cancel: r.cancelReq.Load(), stop: r.halt.Load(), draining: r.drain.Load(), hold: r.e.opts.HoldTimer != nil}
 		if !r.sched.control(ev) {
 			if r.recheck.Swap(false) {
 				if err := r.refreshExternal(ctx); err != nil {
 					return r.run, err
 				}
 			}
-			if r.sched.decidePass(ctx) {
-				if at, ok := r.holdTimer(); ok {
-					holdWake = at
-				} else {
-					r.sched.park()
-				}
-			}
+			r.sched.decidePass(ctx)
 		}
 		if err := r.flush(ctx); err != nil {
 			return r.run, err
@@ -123,8 +117,8 @@ func (r *runner) main(ctx context.Context) (store.Run, error) {
 			return r.run, nil
 		}
 		r.start(ctx)
-		if !holdWake.IsZero() {
-			if err := r.holdAt(ctx, holdWake); err != nil {
+		if !r.holdUntil.IsZero() {
+			if err := r.holdAt(ctx, r.holdUntil); err != nil {
 				return r.run, err
 			}
 			if r.ended {

@@ -296,7 +296,7 @@ func (sc *scheduler) advance(ctx context.Context, s *graph.Step) bool {
 		return false
 	}
 	if row == nil || row.Status == store.StepPending {
-		if sc.draining {
+		if sc.ev.draining {
 			sc.blocked = true // draining: no step begins
 			return false
 		}

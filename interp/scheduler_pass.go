@@ -10,12 +10,13 @@ import (
 )
 
 // scheduler holds the decision logic of a run: given the run's state
-// (runState), what the run works with (runEnv, read only), whether the
-// runner is draining, and an instant passed in (decisions.now), it decides
-// as data (decisions): the transition being built, the attempts to launch
-// once it commits, the child runs to start (in the transition) and to
-// cancel after it, the actions in flight to stop, and whether the run
-// ended. Every method runs on the runner's goroutine and returns when it
+// (runState), what the run works with (runEnv, read only), and the pass's
+// event (passEvent: an instant, the requests, whether the supervisor can
+// hold the run), it decides as data (decisions): the transition being
+// built, the attempts to launch once it commits, the child runs to start
+// (in the transition) and to cancel after it, the actions in flight to
+// stop, whether the run ended, parked, or is held until its next timer.
+// Every method runs on the runner's goroutine and returns when it
 // has decided: a scheduler starts no goroutine, reads no clock, touches no
 // channel or atomic flag and calls no store. What it must ask outside the
 // run (a child workflow's graph, a breaker, a test's mock, a jitter draw)
@@ -30,10 +31,11 @@ type scheduler struct {
 	*runEnv
 	*runState
 	*decisions
-	// draining is what the supervisor said at the pass (passEvent.draining):
-	// the runner is draining, so no step key of any kind begins.
-	draining bool
-	out      outside
+	// ev is the event of the current pass (control sets it): its instant
+	// and the requests the supervisor read once at its start. While
+	// ev.draining no step key of any kind begins.
+	ev  passEvent
+	out outside
 }
 
 // outside is what a decision pass asks beyond the run's state: the graph
@@ -88,15 +90,27 @@ type attemptEnd struct {
 	output []store.OutputChunkWrite
 }
 
-// passEvent is what a decision pass is asked at: the instant, and the
-// requests the supervisor received (a cancel, a stop, a drain). A pass
-// with no cancel or stop decides what the state allows now (an attempt's
-// end, a signal, a child's end or a timer already folded into the state).
+// passEvent is what a decision pass is asked at: the instant, the
+// requests the supervisor received (a cancel, a stop, a drain), and
+// whether it can hold the run through a timer. A pass with no cancel or
+// stop decides what the state allows now (an attempt's end, a signal, a
+// child's end or a timer already folded into the state).
+//
+// The supervisor reads its requests once, at the start of the pass, and
+// the whole pass decides on that snapshot: a request that arrives during
+// a pass (a drain, a cancel, a stop) is answered by the next pass, which
+// the request's nudge starts as soon as this one is committed. So a drain
+// requested mid-pass lets that pass finish what it decided (the step keys
+// it began, their launches) and begins no step key from the next pass on.
 type passEvent struct {
 	now      time.Time
 	cancel   bool // cancel requested
 	stop     bool // stop now: interrupt the flights and park
 	draining bool // begin no step key; park once the flights end
+	// hold: the supervisor can wait for the run's next timer in place
+	// (Options.HoldTimer is set), so an idle pass may decide to hold
+	// (holdWake) instead of parking.
+	hold bool
 }
 
 // A decision pass at ev.now is control(ev) and, when control had none of
@@ -109,7 +123,7 @@ type passEvent struct {
 // reports false when none applies: the supervisor then brings in what
 // other processes changed (signals, child runs) and calls decidePass.
 func (sc *scheduler) control(ev passEvent) bool {
-	sc.now, sc.draining = ev.now, ev.draining
+	sc.now, sc.ev, sc.holdUntil = ev.now, ev, time.Time{}
 	switch {
 	case sc.ended:
 		// An action's result ended the run (a retry past the deadline):
@@ -127,12 +141,20 @@ func (sc *scheduler) control(ev passEvent) bool {
 }
 
 // decidePass advances every step as far as it goes at the pass's instant
-// (decide). idle reports that the pass decided and left nothing in
-// flight, nothing to launch and nothing more to decide now: the run parks
-// (park) or the supervisor holds it until its next timer.
-func (sc *scheduler) decidePass(ctx context.Context) (idle bool) {
+// (decide). When that leaves the run idle (not ended, nothing in flight,
+// nothing to launch, nothing more to decide now), it decides what the run
+// does until something is due: the supervisor holds it until its next
+// timer (holdUntil, when holdWake allows it) or it parks (park).
+func (sc *scheduler) decidePass(ctx context.Context) {
 	sc.decide(ctx)
-	return !sc.ended && !sc.more && len(sc.inFlight) == 0 && len(sc.launches) == 0
+	if sc.ended || sc.more || len(sc.inFlight) > 0 || len(sc.launches) > 0 {
+		return
+	}
+	if at, ok := sc.holdWake(); ok {
+		sc.holdUntil = at
+		return
+	}
+	sc.park()
 }
 
 // wake is the timer the scheduler wants: when the run must be looked at

@@ -165,10 +165,15 @@ type passWant struct {
 	wake     time.Time
 	external bool // something waits on a signal or a child
 	children string
-	idle     bool
+	// park is the park the pass decided, "REASON at +D" (the wait reason,
+	// and available_at after t0); "" when the run is not parked.
+	park string
+	// hold is the instant the pass decided the supervisor holds the run
+	// until (decisions.holdUntil); zero when it does not hold.
+	hold time.Time
 }
 
-func decided(sc *scheduler, idle bool) passWant {
+func decided(sc *scheduler) passWant {
 	var w passWant
 	var parts []string
 	for _, s := range sc.tx.t.Steps {
@@ -203,7 +208,10 @@ func decided(sc *scheduler, idle bool) passWant {
 		parts = append(parts, c.Workflow+":"+c.ParentStepKey)
 	}
 	w.children = strings.Join(parts, " ")
-	w.idle = idle
+	if u := sc.tx.t.Run; u != nil && u.Release && u.AvailableAt != nil && u.WaitReason != nil {
+		w.park = fmt.Sprintf("%s at +%s", *u.WaitReason, u.AvailableAt.Sub(t0))
+	}
+	w.hold = sc.holdUntil
 	return w
 }
 
@@ -225,13 +233,24 @@ func TestDecisionPass(t *testing.T) {
 	exitErr := func(code int) *stepError {
 		return &stepError{Kind: "exec", Message: fmt.Sprintf("exited with status %d", code), ExitCode: &code}
 	}
+	// A run that only its sleep moves on, begun or waiting until ms(5):
+	// the rows about holding it (passEvent.hold) start from it.
+	napSrc := `workflow "w" {
+  version = "1.0.0"
+  step "nap" {
+    sleep { duration = "10m" }
+  }
+}`
+	napping := []store.Step{stepRow("nap", store.StepWaiting, withWake(ms(5)), withState(rowState{Wait: waitSleep}))}
 	for _, tc := range []struct {
 		name     string
 		src      string
 		rows     []store.Step
 		deadline time.Time
 		draining bool
+		hold     bool // the supervisor can hold the run (passEvent.hold)
 		jitter   int64
+		prep     func(sc *scheduler) // changes the rebuilt state before the event
 		ev       schedEvent
 		now      time.Time // zero: now
 		want     passWant
@@ -355,7 +374,7 @@ func TestDecisionPass(t *testing.T) {
 			rows:   []store.Step{stepRow("a", store.StepRunning)},
 			jitter: 123,
 			ev:     schedEvent{kind: "end", key: "a", err: exitErr(1)},
-			want:   passWant{steps: "a=waiting", events: "retry_scheduled:a", wake: ms(2123), idle: true},
+			want:   passWant{steps: "a=waiting", events: "retry_scheduled:a run_parked", run: "waiting", park: "retry at +2.123s", wake: ms(2123)},
 			check: func(t *testing.T, sc *scheduler) {
 				st := sc.state("a")
 				if st.Wait != waitRetry || st.Attempt != 2 || st.DelayMS != 2000 || st.JitterMS != 123 {
@@ -380,7 +399,7 @@ func TestDecisionPass(t *testing.T) {
 			want: passWant{steps: "a=running", events: "step_started:a", launches: "a#2"},
 		},
 		{
-			name: "a retry whose wake has not come waits: nothing is decided",
+			name: "a retry whose wake has not come waits: the run parks until it",
 			src: `workflow "w" {
   version = "1.0.0"
   step "a" {
@@ -390,7 +409,7 @@ func TestDecisionPass(t *testing.T) {
 }`,
 			rows: []store.Step{stepRow("a", store.StepWaiting, withWake(ms(5)), withState(rowState{Wait: waitRetry, Attempt: 2}))},
 			ev:   schedEvent{kind: "pass"},
-			want: passWant{wake: ms(5), idle: true},
+			want: passWant{events: "run_parked", run: "waiting", park: "retry at +5ms", wake: ms(5)},
 		},
 		{
 			name: "a passed deadline fails the run, stops the attempt in flight and names its step",
@@ -463,7 +482,7 @@ func TestDecisionPass(t *testing.T) {
 			rows: []store.Step{stepRow("count", store.StepWaiting, withWake(ms(0)), withState(rowState{Wait: waitInterval, Iteration: 1})),
 				stepRow("count#0", store.StepCompleted, withOutput(`{"n":1}`))},
 			ev:   schedEvent{kind: "pass"},
-			want: passWant{steps: "count=waiting count#1=completed", events: "step_completed:count#1", wake: ms(1000), idle: true},
+			want: passWant{steps: "count=waiting count#1=completed", events: "step_completed:count#1 run_parked", run: "waiting", park: "timer at +1s", wake: ms(1000)},
 			check: func(t *testing.T, sc *scheduler) {
 				if st := sc.state("count"); st.Iteration != 2 || st.Wait != waitInterval {
 					t.Fatalf("count's State = %+v, want iteration 2, waiting for the interval", st)
@@ -522,7 +541,7 @@ func TestDecisionPass(t *testing.T) {
   }
 }`,
 			ev:   schedEvent{kind: "pass"},
-			want: passWant{steps: "nap=waiting", events: "step_started:nap", wake: now.Add(10 * time.Minute), idle: true},
+			want: passWant{steps: "nap=waiting", events: "step_started:nap run_parked", run: "waiting", park: "timer at +10m0s", wake: now.Add(10 * time.Minute)},
 		},
 		{
 			name: "sleep: the wake time come completes the step",
@@ -548,7 +567,7 @@ func TestDecisionPass(t *testing.T) {
   }
 }`,
 			ev:   schedEvent{kind: "pass"},
-			want: passWant{steps: "approve=waiting", events: "step_started:approve", external: true, idle: true},
+			want: passWant{steps: "approve=waiting", events: "step_started:approve run_parked", run: "waiting", park: "signal:approval at +876000h0m0s", external: true},
 		},
 		{
 			name: "wait: a signal that arrived is consumed and completes the step",
@@ -590,7 +609,7 @@ workflow "child" {
   }
 }`,
 			ev:   schedEvent{kind: "pass"},
-			want: passWant{steps: "kid=waiting", events: "child_started:kid", children: "child:kid", wake: now.Add(time.Hour), external: true, idle: true},
+			want: passWant{steps: "kid=waiting", events: "child_started:kid run_parked", run: "waiting", park: "child at +1h0m0s", children: "child:kid", wake: now.Add(time.Hour), external: true},
 			check: func(t *testing.T, sc *scheduler) {
 				c := sc.tx.t.Children[0]
 				if c.ParentRunID != "r1" || c.RootRunID != "r1" || c.Key != "r1/kid" {
@@ -633,7 +652,7 @@ workflow "child" {
 }`,
 			draining: true,
 			ev:       schedEvent{kind: "pass"},
-			want:     passWant{idle: true},
+			want:     passWant{events: "run_parked", run: "pending", park: " at +0s"},
 			check: func(t *testing.T, sc *scheduler) {
 				if !sc.blocked {
 					t.Fatal("a draining pass with ready steps is not blocked")
@@ -724,7 +743,114 @@ workflow "child" {
 }`,
 			rows: []store.Step{stepRow("a", store.StepRunning)},
 			ev:   schedEvent{kind: "halt"},
-			want: passWant{steps: "a=pending", events: "interrupted:a run_parked", stops: "a#1", run: "pending"},
+			want: passWant{steps: "a=pending", events: "interrupted:a run_parked", stops: "a#1", run: "pending", park: " at +0s"},
+		},
+		{
+			name: "hold: a run only its sleep moves on is held until the sleep ends, not parked",
+			src:  napSrc,
+			hold: true,
+			ev:   schedEvent{kind: "pass"},
+			want: passWant{steps: "nap=waiting", events: "step_started:nap", wake: now.Add(10 * time.Minute), hold: now.Add(10 * time.Minute)},
+		},
+		{
+			name:     "hold: the run's deadline brings the hold forward",
+			src:      napSrc,
+			hold:     true,
+			deadline: ms(60000),
+			ev:       schedEvent{kind: "pass"},
+			want:     passWant{steps: "nap=waiting", events: "step_started:nap", wake: ms(60000), hold: ms(60000)},
+		},
+		{
+			name: "hold: a retry's backoff holds the run until the retry",
+			src: `workflow "w" {
+  version = "1.0.0"
+  step "a" {
+    retry { attempts = 3 }
+    exec { command = ["false"] }
+  }
+}`,
+			rows: []store.Step{stepRow("a", store.StepWaiting, withWake(ms(5)), withState(rowState{Wait: waitRetry, Attempt: 2}))},
+			hold: true,
+			ev:   schedEvent{kind: "pass"},
+			want: passWant{wake: ms(5), hold: ms(5)},
+		},
+		{
+			name:     "no hold while draining: the run parks on its timer",
+			src:      napSrc,
+			rows:     napping,
+			hold:     true,
+			draining: true,
+			ev:       schedEvent{kind: "pass"},
+			want:     passWant{events: "run_parked", run: "waiting", park: "timer at +5ms", wake: ms(5)},
+		},
+		{
+			name: "no hold on a halt: the run is released due now",
+			src:  napSrc,
+			rows: napping,
+			hold: true,
+			ev:   schedEvent{kind: "halt"},
+			want: passWant{events: "run_parked", run: "pending", park: " at +0s", wake: ms(5)},
+		},
+		{
+			name: "no hold on a cancel: the run is canceled",
+			src:  napSrc,
+			rows: napping,
+			hold: true,
+			ev:   schedEvent{kind: "cancel"},
+			want: passWant{steps: "nap=canceled", events: "step_canceled:nap run_canceled", run: "canceled"},
+		},
+		{
+			name: "no hold on a cancel the store recorded: the run is canceled",
+			src:  napSrc,
+			rows: napping,
+			hold: true,
+			prep: func(sc *scheduler) { sc.run.CancelRequested = true },
+			ev:   schedEvent{kind: "pass"},
+			want: passWant{steps: "nap=canceled", events: "step_canceled:nap run_canceled", run: "canceled"},
+		},
+		{
+			name: "no hold while a child run of the run is unfinished",
+			src:  napSrc,
+			rows: napping,
+			hold: true,
+			prep: func(sc *scheduler) { sc.children["c1"] = store.Run{ID: "c1", Status: store.RunRunning} },
+			ev:   schedEvent{kind: "pass"},
+			want: passWant{events: "run_parked", run: "waiting", park: "timer at +5ms", wake: ms(5)},
+		},
+		{
+			name: "no hold while a step waits on a signal, even with the earliest wake a timer's",
+			src: `workflow "w" {
+  version = "1.0.0"
+  step "nap" {
+    sleep { duration = "10m" }
+  }
+  step "approve" {
+    wait { signal = "approval" }
+  }
+}`,
+			rows: append([]store.Step{stepRow("approve", store.StepWaiting, withState(rowState{Wait: waitSignal, Signal: "approval"}))}, napping...),
+			hold: true,
+			ev:   schedEvent{kind: "pass"},
+			want: passWant{events: "run_parked", run: "waiting", park: "timer at +5ms", wake: ms(5), external: true},
+		},
+		{
+			name: "no hold for a child run: its parent's engine moves its tree",
+			src:  napSrc,
+			rows: napping,
+			hold: true,
+			prep: func(sc *scheduler) { sc.run.ParentRunID = "p1" },
+			ev:   schedEvent{kind: "pass"},
+			want: passWant{events: "run_parked", run: "waiting", park: "timer at +5ms", wake: ms(5)},
+		},
+		{
+			// A waiting key whose State names no wait this engine knows
+			// (no timer ends it): the run parks with no reason.
+			name: "no hold on a wait that is not a timer's",
+			src:  napSrc,
+			rows: []store.Step{stepRow("nap", store.StepWaiting, withWake(ms(5)), withState(rowState{}))},
+			hold: true,
+			ev:   schedEvent{kind: "pass"},
+			want: passWant{events: "run_parked", run: "waiting", park: " at +5ms", wake: ms(5)},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -734,7 +860,10 @@ workflow "child" {
 				at = now
 			}
 			ctx := context.Background()
-			ev := passEvent{now: at, draining: tc.draining}
+			ev := passEvent{now: at, draining: tc.draining, hold: tc.hold}
+			if tc.prep != nil {
+				tc.prep(sc)
+			}
 			switch tc.ev.kind {
 			case "pass":
 			case "cancel":
@@ -757,8 +886,8 @@ workflow "child" {
 			default:
 				t.Fatalf("unknown event %q", tc.ev.kind)
 			}
-			idle := pass(ctx, sc, ev)
-			got := decided(sc, idle)
+			pass(ctx, sc, ev)
+			got := decided(sc)
 			if got != tc.want {
 				t.Fatalf("decided\n%+v\nwant\n%+v", got, tc.want)
 			}
@@ -769,10 +898,56 @@ workflow "child" {
 	}
 }
 
+// TestHoldWakeRule asks the hold rule alone (holdWake), on a run whose
+// only waiting key is a sleep, for the refusals a whole pass cannot show:
+// a cancel or stop is answered by control before the rule is reached, a
+// blocked pass is a draining one, and a pass leaves no key waiting on a
+// timer that is due (decide ends it). The rule still refuses them, so it
+// holds on its own whatever calls it.
+func TestHoldWakeRule(t *testing.T) {
+	src := `workflow "w" {
+  version = "1.0.0"
+  step "nap" {
+    sleep { duration = "10m" }
+  }
+}`
+	for _, tc := range []struct {
+		name   string
+		wake   time.Time // the sleep's WakeAt
+		ev     passEvent // now and hold are set unless told
+		prep   func(sc *scheduler)
+		holdAt time.Time // zero: no hold
+	}{
+		{name: "a sleep after now is held until", wake: t0.Add(5 * time.Millisecond), holdAt: t0.Add(5 * time.Millisecond)},
+		{name: "a wake at now is not held", wake: t0},
+		{name: "a wake before now is not held", wake: t0.Add(-time.Second)},
+		{name: "a cancel requested is not held", wake: t0.Add(time.Second), ev: passEvent{cancel: true}},
+		{name: "a stop is not held", wake: t0.Add(time.Second), ev: passEvent{stop: true}},
+		{name: "a cancel the store recorded is not held", wake: t0.Add(time.Second), prep: func(sc *scheduler) { sc.run.CancelRequested = true }},
+		{name: "a pass with ready work not started is not held", wake: t0.Add(time.Second), prep: func(sc *scheduler) { sc.blocked = true }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc, _ := testScheduler(t, src, []store.Step{stepRow("nap", store.StepWaiting, withWake(tc.wake), withState(rowState{Wait: waitSleep}))}, time.Time{}, 0)
+			ev := tc.ev
+			ev.now, ev.hold = t0, true
+			sc.now, sc.ev = ev.now, ev
+			if tc.prep != nil {
+				tc.prep(sc)
+			}
+			at, ok := sc.holdWake()
+			if ok != !tc.holdAt.IsZero() || !at.Equal(tc.holdAt) {
+				t.Fatalf("holdWake = %s, %v; want %s, %v", at, ok, tc.holdAt, !tc.holdAt.IsZero())
+			}
+		})
+	}
+}
+
 // TestSchedulerMethodsArePure scans the package's source: no method of
 // the scheduler starts a goroutine, sends or receives on a channel,
-// selects, reads the clock, sleeps, or names the Engine, its store or its
-// clock (what it asks outside goes through outside).
+// selects, reads the clock, sleeps, names the Engine, its store, clock or
+// options, or a supervisor's flag (what it asks outside goes through
+// outside; what it is told comes in the pass's event). The methods that
+// decide a pass, its end and the hold must be among those it scans.
 func TestSchedulerMethodsArePure(t *testing.T) {
 	fset := token.NewFileSet()
 	files, err := filepath.Glob("*.go")
@@ -780,6 +955,10 @@ func TestSchedulerMethodsArePure(t *testing.T) {
 		t.Fatal(err)
 	}
 	methods := 0
+	// The decisions that were once the runner's must stay the scheduler's:
+	// the pass, its end (park, cancel, interrupt) and the hold rule.
+	must := map[string]bool{"control": false, "decidePass": false, "decide": false, "park": false, "holdWake": false,
+		"cancelRun": false, "interruptRun": false, "reclaim": false, "absorb": false}
 	for _, name := range files {
 		if strings.HasSuffix(name, "_test.go") {
 			continue
@@ -801,6 +980,9 @@ func TestSchedulerMethodsArePure(t *testing.T) {
 				continue
 			}
 			methods++
+			if _, ok := must[fd.Name.Name]; ok {
+				must[fd.Name.Name] = true
+			}
 			ast.Inspect(fd.Body, func(n ast.Node) bool {
 				bad := ""
 				switch x := n.(type) {
@@ -819,7 +1001,7 @@ func TestSchedulerMethodsArePure(t *testing.T) {
 						bad = "calls time." + x.Sel.Name
 					}
 					switch x.Sel.Name {
-					case "clk", "st", "e", "flights", "drain", "halt", "lost", "cancelReq":
+					case "clk", "st", "e", "opts", "flights", "drain", "halt", "lost", "cancelReq", "recheck", "solo", "HoldTimer":
 						bad = "reaches ." + x.Sel.Name
 					}
 				case *ast.Ident:
@@ -836,6 +1018,11 @@ func TestSchedulerMethodsArePure(t *testing.T) {
 	}
 	if methods < 50 {
 		t.Fatalf("found %d scheduler methods; the scan lost them", methods)
+	}
+	for name, found := range must {
+		if !found {
+			t.Errorf("%s is not a method of the scheduler: the scan does not check it", name)
+		}
 	}
 }
 
@@ -874,7 +1061,7 @@ func TestSlotRefused(t *testing.T) {
 				t.Fatalf("concurrencyKey = %q, %v; want k", key, ok)
 			}
 			sc.slotRefused(key, store.Slot{Queued: tc.queued, Holders: 2})
-			got := decided(sc, false)
+			got := decided(sc)
 			if got.run != tc.run || got.events != tc.events || !sc.ended {
 				t.Fatalf("decided run %q events %q ended %v; want %q, %q, ended", got.run, got.events, sc.ended, tc.run, tc.events)
 			}
@@ -988,9 +1175,8 @@ func TestSchedulerHoldsNoEffects(t *testing.T) {
 
 // pass is a decision pass as the runner's loop makes it (runner.main),
 // with nothing changed by other processes between control and decidePass.
-func pass(ctx context.Context, sc *scheduler, ev passEvent) (idle bool) {
-	if sc.control(ev) {
-		return false
+func pass(ctx context.Context, sc *scheduler, ev passEvent) {
+	if !sc.control(ev) {
+		sc.decidePass(ctx)
 	}
-	return sc.decidePass(ctx)
 }

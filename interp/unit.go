@@ -60,7 +60,7 @@ func (sc *scheduler) advanceUnit(ctx context.Context, u unit) bool {
 // (or start waiting) in this same transition; exec and http launch an
 // attempt.
 func (sc *scheduler) startUnit(ctx context.Context, u unit) bool {
-	if sc.draining {
+	if sc.ev.draining {
 		sc.blocked = true // draining: no new step key of any kind starts
 		return false
 	}
@@ -264,7 +264,7 @@ func (sc *scheduler) scheduleRetry(u unit, se *stepError) (bool, *stepError) {
 // launch commits a running attempt of an exec or http unit (double-ended
 // write: the action starts only after this transition commits).
 func (sc *scheduler) launch(ctx context.Context, u unit) bool {
-	if sc.draining || len(sc.inFlight) >= max(sc.l.g.Limits.Parallel, 1) {
+	if sc.ev.draining || len(sc.inFlight) >= max(sc.l.g.Limits.Parallel, 1) {
 		sc.blocked = true
 		return false
 	}
