@@ -1,6 +1,7 @@
 package interp
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -435,4 +436,74 @@ workflow "holes" {
 			t.Fatalf("output[%d] = %v, want stdout %q", i, o, want)
 		}
 	}
+}
+
+// TestDrainMidPassTakesEffectNextPass: the supervisor reads a drain once,
+// at the start of a pass (passEvent), and the whole pass decides on that
+// snapshot. A drain requested during a pass (here by Options.Mock, which
+// the pass consults as it starts the mocked wait step a) lets that pass
+// finish what it decides: b, after a, begins (its running attempt commits
+// and its program runs). The next pass, at b's end, begins no step key:
+// c, after b, has no row, and the run is parked pending, due now. Read
+// live during the pass, the drain would have kept b from beginning; not
+// read at all, c would have run.
+func TestDrainMidPassTakesEffectNextPass(t *testing.T) {
+	var r *runner
+	asked := 0
+	b := setup(t, func(o *Options) {
+		o.Mock = func(c MockCall) (MockResult, bool) {
+			if c.Step != "a" {
+				return MockResult{}, false
+			}
+			asked++
+			r.drain.Store(true) // the pass that starts a is under way
+			return MockResult{Output: map[string]any{"ok": true}}, true
+		}
+	})
+	gs := b.compile(`
+workflow "mid" {
+  version = "1.0.0"
+  step "a" {
+    wait { signal = "go" }
+  }
+  step "b" {
+    depends_on = [step.a]
+    exec { command = ["true"] }
+  }
+  step "c" {
+    depends_on = [step.b]
+    set { v = 1 }
+  }
+}`)
+	run := b.start(gs[0].Workflow, nil)
+	owner := "testhost/1/t"
+	claimed, err := b.st.RunClaim(b.ctx, store.RunClaimParams{Owner: owner, Now: b.clk.Now(), LeaseFor: time.Hour, Limit: 1, RunID: run.ID})
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("claim: %v %v", claimed, err)
+	}
+	r = b.e.newRunner(claimed[0], owner)
+	got, err := r.main(b.ctx)
+	if err != nil {
+		t.Fatalf("runner: %v", err)
+	}
+	if asked != 1 {
+		t.Fatalf("the mock of a was asked %d times, want 1", asked)
+	}
+	if got.Status != store.RunPending || got.Lease.Owner != "" || !got.AvailableAt.Equal(b.clk.Now()) {
+		t.Fatalf("run = %s (lease %q, due %s), want pending, released, due now (%s)", got.Status, got.Lease.Owner, got.AvailableAt, b.clk.Now())
+	}
+	v := b.show(run.ID)
+	for step, want := range map[string]store.StepStatus{"a": store.StepCompleted, "b": store.StepCompleted} {
+		if st := v.Steps[step].Status; st != want {
+			t.Fatalf("step %s is %s, want %s (%s)", step, st, want, b.eventKinds(run.ID))
+		}
+	}
+	atts, err := b.st.AttemptList(b.ctx, run.ID, "b")
+	if err != nil || len(atts) != 1 || atts[0].Status != store.AttemptCompleted {
+		t.Fatalf("b's attempts = %+v (%v), want one completed: b began in the pass the drain arrived in", atts, err)
+	}
+	if _, err := b.st.StepGet(b.ctx, run.ID, "c"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("c has a row (%v): the pass after the drain began it (%s)", err, b.eventKinds(run.ID))
+	}
+	wantStatus(t, b.drive(run.ID), store.RunCompleted)
 }

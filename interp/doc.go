@@ -103,7 +103,14 @@
 //     their steps back to pending and releases the run with available_at now,
 //     so any worker resumes it at once. A draining runner begins no step
 //     key of any kind (set included): it parks the run, due now, once its
-//     actions in flight have ended.
+//     actions in flight have ended. A drain, like a cancel or a stop, is
+//     read once at the start of a decision pass (passEvent) and the whole
+//     pass decides on it: one requested while a pass decides takes effect
+//     at the next pass, so the pass under way still begins what it
+//     decided (at most one commit, maxTxSteps step writes; its actions run
+//     as any in flight) and no pass after it begins a step key. A pass is
+//     one decision on one snapshot of the requests: read live, a drain
+//     would split a pass's ready steps by the instant it came.
 //
 // # Retry, attempts and errors
 //

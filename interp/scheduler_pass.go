@@ -99,9 +99,11 @@ type attemptEnd struct {
 // The supervisor reads its requests once, at the start of the pass, and
 // the whole pass decides on that snapshot: a request that arrives during
 // a pass (a drain, a cancel, a stop) is answered by the next pass, which
-// the request's nudge starts as soon as this one is committed. So a drain
+// the request's nudge starts once this one is committed (and, when it
+// decided a hold, once Options.HoldTimer has answered). So a drain
 // requested mid-pass lets that pass finish what it decided (the step keys
-// it began, their launches) and begins no step key from the next pass on.
+// it began, their launches) and begins no step key from the next pass on
+// (TestDrainMidPassTakesEffectNextPass).
 type passEvent struct {
 	now      time.Time
 	cancel   bool // cancel requested
