@@ -194,10 +194,27 @@ func (e *Engine) decidedOld(ctx context.Context, runID string) (bool, error) {
 	return false, nil
 }
 
-// bindingWrite fills a transition with what a binding does: blocked, or
-// moved to another version. It returns the version moved to (zero when
-// none) and whether there was anything to write.
-func (e *Engine) bindingWrite(ctx context.Context, run store.Run, b Binding, u *store.RunUpdate, event func(kind string, data any)) (store.Version, bool, error) {
+// moveTarget reads the stored version a binding moves the run to (b.MoveTo;
+// zero when it does not move): the one thing bindingWrite needs that the
+// binding does not hold.
+func (e *Engine) moveTarget(ctx context.Context, run store.Run, b Binding) (store.Version, error) {
+	if b.Block || b.MoveTo == "" {
+		return store.Version{}, nil
+	}
+	v, err := e.versionHead(ctx, run.Workflow, b.MoveTo)
+	if err != nil {
+		return v, fmt.Errorf("run %s: load version %s: %w", run.ID, b.MoveTo, err)
+	}
+	return v, nil
+}
+
+// bindingWrite fills a run update and events with what binding b does to
+// run: blocked (released, wait reason version, event version_blocked), or
+// moved to version to, which moveTarget read (event version_moved). It
+// reports whether there was anything to write. It is pure: the binding
+// was decided (Bind) and the target read before it, and the caller
+// commits what it wrote.
+func bindingWrite(run store.Run, b Binding, to store.Version, u *store.RunUpdate, event func(kind string, data any)) bool {
 	switch {
 	case b.Block:
 		u.Status = ptr(store.RunBlocked)
@@ -205,24 +222,22 @@ func (e *Engine) bindingWrite(ctx context.Context, run store.Run, b Binding, u *
 		u.Release = true
 		event("version_blocked", map[string]any{"from": run.Version, "to": b.Newest,
 			"message": fmt.Sprintf("version %s of %q is stored, a new MAJOR version; decide with: flowrun resume %s --choose old|new|migrate", b.Newest, run.Workflow, run.ID)})
-		return store.Version{}, true, nil
+		return true
 	case b.MoveTo != "":
-		v, err := e.versionHead(ctx, run.Workflow, b.MoveTo)
-		if err != nil {
-			return v, false, fmt.Errorf("run %s: load version %s: %w", run.ID, b.MoveTo, err)
-		}
-		u.Version, u.GraphHash = ptr(v.Version), ptr(v.Hash)
-		event("version_moved", map[string]any{"from": run.Version, "to": v.Version, "from_hash": run.GraphHash, "to_hash": v.Hash,
-			"message": fmt.Sprintf("moved from %s to %s, a newer PATCH of the same MAJOR.MINOR", run.Version, v.Version)})
-		return v, true, nil
+		u.Version, u.GraphHash = ptr(to.Version), ptr(to.Hash)
+		event("version_moved", map[string]any{"from": run.Version, "to": to.Version, "from_hash": run.GraphHash, "to_hash": to.Hash,
+			"message": fmt.Sprintf("moved from %s to %s, a newer PATCH of the same MAJOR.MINOR", run.Version, to.Version)})
+		return true
 	}
-	return store.Version{}, false, nil
+	return false
 }
 
 // bindVersion is the binding check of a claimed run, before its state is
-// rebuilt. A move is written with the runner's first transition (the graph
-// loaded is the new one); a block is committed at once and the runner
-// returns with blocked true, having executed nothing.
+// rebuilt: it reads what the binding depends on (binding, moveTarget), has
+// it decided (Bind) and written (bindingWrite), and carries it out. A
+// move is written with the runner's first transition (the graph loaded is
+// the new one); a block is committed at once and the runner returns with
+// blocked true, having executed nothing.
 func (r *runner) bindVersion(ctx context.Context) (blocked bool, err error) {
 	if r.run.CancelRequested {
 		return false, nil // the cancel wins: nothing to decide about a run that ends
@@ -231,15 +246,18 @@ func (r *runner) bindVersion(ctx context.Context) (blocked bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	u := &store.RunUpdate{}
-	v, changed, err := r.e.bindingWrite(ctx, r.run, b, u, func(kind string, data any) { r.tx.event(kind, "", data) })
-	if err != nil || !changed {
+	to, err := r.e.moveTarget(ctx, r.run, b)
+	if err != nil {
 		return false, err
+	}
+	u := &store.RunUpdate{}
+	if !bindingWrite(r.run, b, to, u, func(kind string, data any) { r.tx.event(kind, "", data) }) {
+		return false, nil
 	}
 	ru := r.tx.runUpdate()
 	ru.Status, ru.WaitReason, ru.Release, ru.Version, ru.GraphHash = u.Status, u.WaitReason, u.Release, u.Version, u.GraphHash
 	if !b.Block {
-		r.run.Version, r.run.GraphHash = v.Version, v.Hash
+		r.run.Version, r.run.GraphHash = to.Version, to.Hash
 		return false, nil
 	}
 	r.now = r.e.clk.Now()
@@ -266,12 +284,15 @@ func (e *Engine) Rebind(ctx context.Context, runID string) (store.Run, error) {
 	if err != nil {
 		return run, err
 	}
-	t := store.Transition{RunID: run.ID, Run: &store.RunUpdate{}, Now: e.clk.Now()}
-	_, changed, err := e.bindingWrite(ctx, run, b, t.Run, func(kind string, data any) {
-		t.Events = append(t.Events, store.EventWrite{Kind: kind, Data: mustJSON(data)})
-	})
-	if err != nil || !changed {
+	to, err := e.moveTarget(ctx, run, b)
+	if err != nil {
 		return run, err
+	}
+	t := store.Transition{RunID: run.ID, Run: &store.RunUpdate{}, Now: e.clk.Now()}
+	if !bindingWrite(run, b, to, t.Run, func(kind string, data any) {
+		t.Events = append(t.Events, store.EventWrite{Kind: kind, Data: mustJSON(data)})
+	}) {
+		return run, nil
 	}
 	if err := e.com.commit(ctx, t); err != nil && !isLeaseLost(err) {
 		return run, fmt.Errorf("check the version of run %s: %w", runID, err)

@@ -47,6 +47,62 @@ func TestBind(t *testing.T) {
 	}
 }
 
+// TestBindingWrite: what a binding writes is a pure function of the run,
+// the binding (decided by Bind) and the version moved to (read before):
+// a block releases the run blocked on "version" with event
+// version_blocked; a move sets the version and graph hash with event
+// version_moved; a run that finishes on its own MAJOR.MINOR or has nothing
+// newer gets no write.
+func TestBindingWrite(t *testing.T) {
+	run := store.Run{ID: "r1", Workflow: "ship", Version: "1.0.0", GraphHash: "h100"}
+	to := store.Version{Workflow: "ship", Version: "1.0.2", Hash: "h102"}
+	for _, tc := range []struct {
+		name   string
+		b      Binding
+		to     store.Version
+		wrote  bool
+		update string // Status/WaitReason/released/Version/GraphHash
+		events string // kind: data
+	}{
+		{name: "block", b: Binding{Bound: "1.0.0", Newest: "2.0.0", Block: true}, wrote: true,
+			update: "blocked/version/released//",
+			events: `version_blocked: {"from":"1.0.0","message":"version 2.0.0 of \"ship\" is stored, a new MAJOR version; decide with: flowrun resume r1 --choose old|new|migrate","to":"2.0.0"}`},
+		{name: "move to a newer PATCH", b: Binding{Bound: "1.0.0", MoveTo: "1.0.2", Newest: "1.0.2"}, to: to, wrote: true,
+			update: "///1.0.2/h102",
+			events: `version_moved: {"from":"1.0.0","from_hash":"h100","message":"moved from 1.0.0 to 1.0.2, a newer PATCH of the same MAJOR.MINOR","to":"1.0.2","to_hash":"h102"}`},
+		{name: "move, then finish on it", b: Binding{Bound: "1.0.0", MoveTo: "1.0.2", Newest: "1.1.0"}, to: to, wrote: true,
+			update: "///1.0.2/h102",
+			events: `version_moved: {"from":"1.0.0","from_hash":"h100","message":"moved from 1.0.0 to 1.0.2, a newer PATCH of the same MAJOR.MINOR","to":"1.0.2","to_hash":"h102"}`},
+		{name: "finish on its own MINOR", b: Binding{Bound: "1.0.0", Newest: "1.1.0"}, update: "////"},
+		{name: "decided old", b: Binding{Bound: "1.0.0", Newest: "2.0.0", DecidedOld: true}, update: "////"},
+		{name: "nothing newer", b: Binding{Bound: "1.0.0"}, update: "////"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := &store.RunUpdate{}
+			var evs []string
+			wrote := bindingWrite(run, tc.b, tc.to, u, func(kind string, data any) { evs = append(evs, kind+": "+string(mustJSON(data))) })
+			str := func(p *string) string {
+				if p == nil {
+					return ""
+				}
+				return *p
+			}
+			status := ""
+			if u.Status != nil {
+				status = string(*u.Status)
+			}
+			released := ""
+			if u.Release {
+				released = "released"
+			}
+			got := fmt.Sprintf("%s/%s/%s/%s/%s", status, str(u.WaitReason), released, str(u.Version), str(u.GraphHash))
+			if wrote != tc.wrote || got != tc.update || strings.Join(evs, "\n") != tc.events {
+				t.Fatalf("bindingWrite = %v, update %s, events %q; want %v, %s, %q", wrote, got, evs, tc.wrote, tc.update, tc.events)
+			}
+		})
+	}
+}
+
 const waitV1 = `workflow "ship" {
   version = "1.0.0"
   input "order" { type = string }
