@@ -239,7 +239,7 @@ func nameItems(path []string, prefix string) []CompletionItem {
 			continue
 		}
 		it := CompletionItem{Label: b.Type, Kind: kindStruct, Detail: "block"}
-		if e := docIndex[blockKey(append(append([]string(nil), path...), b.Type))]; e != nil {
+		if e := docIndex()[blockKey(append(append([]string(nil), path...), b.Type))]; e != nil {
 			it.Documentation = &MarkupContent{Kind: "markdown", Value: e.text(b.Type)}
 		}
 		items = append(items, it)

@@ -3,6 +3,7 @@ package lsp
 import (
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // The documentation of every block and attribute, for hover and
@@ -141,13 +142,15 @@ var docs = []docEntry{
 	{Key: "schedule.jitter", Section: "### 9.1", Type: "duration string", Default: "none", Doc: "A random delay up to this for each run."},
 }
 
-var docIndex = func() map[string]*docEntry {
+// docIndex maps each key to its row, built when the language server first
+// needs it rather than when any flowrun process starts.
+var docIndex = sync.OnceValue(func() map[string]*docEntry {
 	m := make(map[string]*docEntry, len(docs))
 	for i := range docs {
 		m[docs[i].Key] = &docs[i]
 	}
 	return m
-}()
+})
 
 // blockKey is the docs key of the block at path (block types, outermost
 // first): its type, except a step's child workflow action.

@@ -44,7 +44,7 @@ func (s *server) hover(ctx context.Context, d *document, off int) *Hover {
 	}
 	if n := len(site.Blocks); n > 0 && site.Blocks[n-1].InHeader {
 		b := site.Blocks[n-1].Block
-		e := docIndex[blockKey(path)]
+		e := docIndex()[blockKey(path)]
 		if e == nil {
 			return nil
 		}
@@ -65,7 +65,7 @@ func (s *server) hover(ctx context.Context, d *document, off int) *Hover {
 // docOf is the documentation of attribute attr of the block at path ("":
 // none, as for a set action's fields).
 func docOf(path []string, attr string) string {
-	e := docIndex[attrKey(path, attr)]
+	e := docIndex()[attrKey(path, attr)]
 	if e == nil {
 		return ""
 	}
