@@ -19,12 +19,11 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
 )
 
-// The OTLP/HTTP exporter: spans are POSTed as a protobuf TracesData, which
-// is wire-compatible with the collector's ExportTraceServiceRequest (both
-// are field 1, repeated ResourceSpans). It is ours rather than the SDK's
+// The OTLP/HTTP exporter: spans are POSTed as a protobuf TracesData
+// (otlpwire.go), which is wire-compatible with the collector's
+// ExportTraceServiceRequest (both are field 1, repeated ResourceSpans). It is ours rather than the SDK's
 // otlptracehttp, whose collector package links gRPC into every flowrun
 // process; it honours the same OTEL_EXPORTER_OTLP_* settings.
 
@@ -197,13 +196,9 @@ func parseHeaders(s string) (map[string]string, error) {
 // ExportSpans sends one batch, retrying as retry says; an error (the
 // batch is dropped) goes to the SDK's error handler.
 func (e *exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
-	data := tracesData(spans)
-	if len(data.ResourceSpans) == 0 {
+	body := appendTracesData(nil, spans)
+	if len(body) == 0 {
 		return nil
-	}
-	body, err := proto.Marshal(data)
-	if err != nil {
-		return fmt.Errorf("traces export: encoding %d spans: %w", len(spans), err)
 	}
 	if len(body) > maxRequestBytes {
 		return fmt.Errorf("traces export: %d spans encode to %d bytes, more than the %d an export may send", len(spans), len(body), maxRequestBytes)

@@ -1,5 +1,8 @@
 package tracing
 
+// The reference encoding of otlpwire_test.go: spans converted to the
+// generated opentelemetry-proto messages, the way the SDK exporter did.
+
 import (
 	"math"
 
@@ -17,7 +20,7 @@ import (
 // tracesData converts finished spans to OTLP messages, grouped by resource
 // and then by instrumentation scope, each group in the order its first
 // span came.
-func tracesData(spans []sdktrace.ReadOnlySpan) *tracepb.TracesData {
+func oracleTracesData(spans []sdktrace.ReadOnlySpan) *tracepb.TracesData {
 	type scopeKey struct {
 		res   attribute.Distinct
 		scope instrumentation.Scope
@@ -33,7 +36,7 @@ func tracesData(spans []sdktrace.ReadOnlySpan) *tracepb.TracesData {
 		rk := res.Equivalent()
 		rs, ok := byRes[rk]
 		if !ok {
-			rs = &tracepb.ResourceSpans{Resource: resourceProto(res), SchemaUrl: res.SchemaURL()}
+			rs = &tracepb.ResourceSpans{Resource: oResourceProto(res), SchemaUrl: res.SchemaURL()}
 			byRes[rk] = rs
 			out.ResourceSpans = append(out.ResourceSpans, rs)
 		}
@@ -41,30 +44,30 @@ func tracesData(spans []sdktrace.ReadOnlySpan) *tracepb.TracesData {
 		sk := scopeKey{rk, sc}
 		ss, ok := byScope[sk]
 		if !ok {
-			ss = &tracepb.ScopeSpans{Scope: scopeProto(sc), SchemaUrl: sc.SchemaURL}
+			ss = &tracepb.ScopeSpans{Scope: oScopeProto(sc), SchemaUrl: sc.SchemaURL}
 			byScope[sk] = ss
 			rs.ScopeSpans = append(rs.ScopeSpans, ss)
 		}
-		ss.Spans = append(ss.Spans, spanProto(s))
+		ss.Spans = append(ss.Spans, oSpanProto(s))
 	}
 	return out
 }
 
-func resourceProto(r *resource.Resource) *resourcepb.Resource {
+func oResourceProto(r *resource.Resource) *resourcepb.Resource {
 	if r == nil {
 		return nil
 	}
-	return &resourcepb.Resource{Attributes: keyValues(r.Attributes())}
+	return &resourcepb.Resource{Attributes: oKeyValues(r.Attributes())}
 }
 
-func scopeProto(sc instrumentation.Scope) *commonpb.InstrumentationScope {
+func oScopeProto(sc instrumentation.Scope) *commonpb.InstrumentationScope {
 	if sc == (instrumentation.Scope{}) {
 		return nil
 	}
-	return &commonpb.InstrumentationScope{Name: sc.Name, Version: sc.Version, Attributes: keyValues(sc.Attributes.ToSlice())}
+	return &commonpb.InstrumentationScope{Name: sc.Name, Version: sc.Version, Attributes: oKeyValues(sc.Attributes.ToSlice())}
 }
 
-func spanProto(s sdktrace.ReadOnlySpan) *tracepb.Span {
+func oSpanProto(s sdktrace.ReadOnlySpan) *tracepb.Span {
 	sc := s.SpanContext()
 	tid, sid := sc.TraceID(), sc.SpanID()
 	st := s.Status()
@@ -73,26 +76,26 @@ func spanProto(s sdktrace.ReadOnlySpan) *tracepb.Span {
 		SpanId:                 sid[:],
 		TraceState:             sc.TraceState().String(),
 		Name:                   s.Name(),
-		Kind:                   kindProto(s.SpanKind()),
-		StartTimeUnixNano:      unixNano(s.StartTime().UnixNano()),
-		EndTimeUnixNano:        unixNano(s.EndTime().UnixNano()),
-		Attributes:             keyValues(s.Attributes()),
-		DroppedAttributesCount: clamp32(s.DroppedAttributes()),
-		DroppedEventsCount:     clamp32(s.DroppedEvents()),
-		DroppedLinksCount:      clamp32(s.DroppedLinks()),
-		Status:                 &tracepb.Status{Code: statusProto(st.Code), Message: st.Description},
+		Kind:                   oKindProto(s.SpanKind()),
+		StartTimeUnixNano:      oUnixNano(s.StartTime().UnixNano()),
+		EndTimeUnixNano:        oUnixNano(s.EndTime().UnixNano()),
+		Attributes:             oKeyValues(s.Attributes()),
+		DroppedAttributesCount: oClamp32(s.DroppedAttributes()),
+		DroppedEventsCount:     oClamp32(s.DroppedEvents()),
+		DroppedLinksCount:      oClamp32(s.DroppedLinks()),
+		Status:                 &tracepb.Status{Code: oStatusProto(st.Code), Message: st.Description},
 	}
 	parent := s.Parent()
 	if psid := parent.SpanID(); psid.IsValid() {
 		p.ParentSpanId = psid[:]
 	}
-	p.Flags = spanFlags(sc.TraceFlags(), parent)
+	p.Flags = oSpanFlags(sc.TraceFlags(), parent)
 	for _, e := range s.Events() {
 		p.Events = append(p.Events, &tracepb.Span_Event{
 			Name:                   e.Name,
-			TimeUnixNano:           unixNano(e.Time.UnixNano()),
-			Attributes:             keyValues(e.Attributes),
-			DroppedAttributesCount: clamp32(e.DroppedAttributeCount),
+			TimeUnixNano:           oUnixNano(e.Time.UnixNano()),
+			Attributes:             oKeyValues(e.Attributes),
+			DroppedAttributesCount: oClamp32(e.DroppedAttributeCount),
 		})
 	}
 	for _, l := range s.Links() {
@@ -101,9 +104,9 @@ func spanProto(s sdktrace.ReadOnlySpan) *tracepb.Span {
 			TraceId:                ltid[:],
 			SpanId:                 lsid[:],
 			TraceState:             l.SpanContext.TraceState().String(),
-			Attributes:             keyValues(l.Attributes),
-			DroppedAttributesCount: clamp32(l.DroppedAttributeCount),
-			Flags:                  spanFlags(l.SpanContext.TraceFlags(), l.SpanContext),
+			Attributes:             oKeyValues(l.Attributes),
+			DroppedAttributesCount: oClamp32(l.DroppedAttributeCount),
+			Flags:                  oSpanFlags(l.SpanContext.TraceFlags(), l.SpanContext),
 		})
 	}
 	return p
@@ -111,7 +114,7 @@ func spanProto(s sdktrace.ReadOnlySpan) *tracepb.Span {
 
 // spanFlags are the W3C trace flags in the low byte, with the bits saying
 // whether the parent (or linked span) is remote.
-func spanFlags(f trace.TraceFlags, parent trace.SpanContext) uint32 {
+func oSpanFlags(f trace.TraceFlags, parent trace.SpanContext) uint32 {
 	flags := uint32(f) | uint32(tracepb.SpanFlags_SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK)
 	if parent.IsRemote() {
 		flags |= uint32(tracepb.SpanFlags_SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK)
@@ -119,7 +122,7 @@ func spanFlags(f trace.TraceFlags, parent trace.SpanContext) uint32 {
 	return flags
 }
 
-func kindProto(k trace.SpanKind) tracepb.Span_SpanKind {
+func oKindProto(k trace.SpanKind) tracepb.Span_SpanKind {
 	switch k {
 	case trace.SpanKindInternal:
 		return tracepb.Span_SPAN_KIND_INTERNAL
@@ -135,7 +138,7 @@ func kindProto(k trace.SpanKind) tracepb.Span_SpanKind {
 	return tracepb.Span_SPAN_KIND_UNSPECIFIED
 }
 
-func statusProto(c codes.Code) tracepb.Status_StatusCode {
+func oStatusProto(c codes.Code) tracepb.Status_StatusCode {
 	switch c {
 	case codes.Ok:
 		return tracepb.Status_STATUS_CODE_OK
@@ -145,18 +148,18 @@ func statusProto(c codes.Code) tracepb.Status_StatusCode {
 	return tracepb.Status_STATUS_CODE_UNSET
 }
 
-func keyValues(kvs []attribute.KeyValue) []*commonpb.KeyValue {
+func oKeyValues(kvs []attribute.KeyValue) []*commonpb.KeyValue {
 	if len(kvs) == 0 {
 		return nil
 	}
 	out := make([]*commonpb.KeyValue, len(kvs))
 	for i, kv := range kvs {
-		out[i] = &commonpb.KeyValue{Key: string(kv.Key), Value: anyValue(kv.Value)}
+		out[i] = &commonpb.KeyValue{Key: string(kv.Key), Value: oAnyValue(kv.Value)}
 	}
 	return out
 }
 
-func anyValue(v attribute.Value) *commonpb.AnyValue {
+func oAnyValue(v attribute.Value) *commonpb.AnyValue {
 	switch v.Type() {
 	case attribute.BOOL:
 		return &commonpb.AnyValue{Value: &commonpb.AnyValue_BoolValue{BoolValue: v.AsBool()}}
@@ -169,31 +172,31 @@ func anyValue(v attribute.Value) *commonpb.AnyValue {
 	case attribute.BYTESLICE:
 		return &commonpb.AnyValue{Value: &commonpb.AnyValue_BytesValue{BytesValue: v.AsByteSlice()}}
 	case attribute.BOOLSLICE:
-		return array(v.AsBoolSlice(), attribute.BoolValue)
+		return oArray(v.AsBoolSlice(), attribute.BoolValue)
 	case attribute.INT64SLICE:
-		return array(v.AsInt64Slice(), attribute.Int64Value)
+		return oArray(v.AsInt64Slice(), attribute.Int64Value)
 	case attribute.FLOAT64SLICE:
-		return array(v.AsFloat64Slice(), attribute.Float64Value)
+		return oArray(v.AsFloat64Slice(), attribute.Float64Value)
 	case attribute.STRINGSLICE:
-		return array(v.AsStringSlice(), attribute.StringValue)
+		return oArray(v.AsStringSlice(), attribute.StringValue)
 	case attribute.SLICE:
-		return array(v.AsSlice(), func(v attribute.Value) attribute.Value { return v })
+		return oArray(v.AsSlice(), func(v attribute.Value) attribute.Value { return v })
 	case attribute.MAP:
-		return &commonpb.AnyValue{Value: &commonpb.AnyValue_KvlistValue{KvlistValue: &commonpb.KeyValueList{Values: keyValues(v.AsMap())}}}
+		return &commonpb.AnyValue{Value: &commonpb.AnyValue_KvlistValue{KvlistValue: &commonpb.KeyValueList{Values: oKeyValues(v.AsMap())}}}
 	case attribute.EMPTY:
 		return &commonpb.AnyValue{}
 	}
 	return &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: "INVALID"}}
 }
 
-func array[T any](vs []T, value func(T) attribute.Value) *commonpb.AnyValue {
+func oArray[T any](vs []T, value func(T) attribute.Value) *commonpb.AnyValue {
 	out := make([]*commonpb.AnyValue, len(vs))
 	for i, v := range vs {
-		out[i] = anyValue(value(v))
+		out[i] = oAnyValue(value(v))
 	}
 	return &commonpb.AnyValue{Value: &commonpb.AnyValue_ArrayValue{ArrayValue: &commonpb.ArrayValue{Values: out}}}
 }
 
-func unixNano(n int64) uint64 { return uint64(max(0, n)) }
+func oUnixNano(n int64) uint64 { return uint64(max(0, n)) }
 
-func clamp32(n int) uint32 { return uint32(min(max(n, 0), math.MaxUint32)) }
+func oClamp32(n int) uint32 { return uint32(min(max(n, 0), math.MaxUint32)) }
