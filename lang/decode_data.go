@@ -120,16 +120,15 @@ func decodeData(x hcl.Expression) (*dataNode, hcl.Diagnostics) {
 		if !ok {
 			return nil, hcl.Diagnostics{interpolationError(e.Range())}
 		}
-		p, pdiags := expr.ParseTemplate(src, e.Range())
+		// Only the references are read before the template is checked:
+		// its syntax is parsed again then, not held meanwhile.
+		p, pdiags := expr.ParseTemplateShed(src, e.Range())
 		if pdiags.HasErrors() || p == nil {
 			return nil, pdiags
 		}
 		if !p.IsTemplate() {
 			return &dataNode{Range: e.Range(), IsLit: true, Lit: src}, pdiags
 		}
-		// Only the references are read before the template is checked:
-		// its syntax is parsed again then, not held meanwhile.
-		p.Shed()
 		return &dataNode{Range: e.Range(), Tmpl: p}, pdiags
 	case *hclsyntax.TemplateWrapExpr:
 		return nil, hcl.Diagnostics{interpolationError(e.Range())}

@@ -37,6 +37,25 @@ type parsedPart struct {
 // ParseTemplate parses a string that may hold {{ expr }} parts. rng is the
 // range of the HCL string literal (quotes included).
 func ParseTemplate(src string, rng hcl.Range) (*ParsedTemplate, hcl.Diagnostics) {
+	return parseTemplate(src, rng, false)
+}
+
+// ParseTemplateShed is ParseTemplate followed by Shed. A plain expression
+// (celquick.go) is not parsed: its references, shape and text are read
+// straight from its text.
+func ParseTemplateShed(src string, rng hcl.Range) (*ParsedTemplate, hcl.Diagnostics) {
+	p, diags := parseTemplate(src, rng, true)
+	if p != nil {
+		p.Shed()
+	}
+	return p, diags
+}
+
+// quickTaken, when set (by tests), is called each time quickExpr reads an
+// expression.
+var quickTaken func()
+
+func parseTemplate(src string, rng hcl.Range, shed bool) (*ParsedTemplate, hcl.Diagnostics) {
 	p := &ParsedTemplate{src: src}
 	var diags hcl.Diagnostics
 	rest := 0
@@ -73,6 +92,8 @@ func ParseTemplate(src string, rng hcl.Range) (*ParsedTemplate, hcl.Diagnostics)
 				Detail:   `There is no expression between {{ and }}. Write one, such as {{ input.name }}, or write a literal {{ as {{ "{{" }}.`,
 				Subject:  ExprLoc{Content: src, Rng: rng}.rangeOf(open, end+2).Ptr(),
 			})
+		} else if pe, ok := quickExprFor(shed, body, loc); ok {
+			p.parts = append(p.parts, parsedPart{expr: pe})
 		} else if pe, d := ParseSourceExprAt(body, loc); d.HasErrors() {
 			diags = append(diags, d...)
 		} else {
@@ -214,4 +235,16 @@ func CheckTemplate(p *ParsedTemplate, scope *Scope) (*graph.Template, *graph.Typ
 		return t, single, nil
 	}
 	return t, graph.TypeString, nil
+}
+
+// quickExprFor is quickExpr for a template that is shed as it is parsed.
+func quickExprFor(shed bool, body string, loc ExprLoc) (*ParsedExpr, bool) {
+	if !shed {
+		return nil, false
+	}
+	pe, ok := quickExpr(body, loc)
+	if ok && quickTaken != nil {
+		quickTaken()
+	}
+	return pe, ok
 }
