@@ -13,7 +13,9 @@ import (
 // of an export, across resources and scopes, and refuses a body that is
 // not protobuf.
 func TestCountSpans(t *testing.T) {
-	span := func(name string) *tracepb.Span { return &tracepb.Span{Name: name, TraceId: make([]byte, 16), SpanId: make([]byte, 8)} }
+	span := func(name string) *tracepb.Span {
+		return &tracepb.Span{Name: name, TraceId: make([]byte, 16), SpanId: make([]byte, 8)}
+	}
 	req := &coltrace.ExportTraceServiceRequest{ResourceSpans: []*tracepb.ResourceSpans{
 		{Resource: &resourcepb.Resource{}, ScopeSpans: []*tracepb.ScopeSpans{{Spans: []*tracepb.Span{span("a"), span("b")}}, {Spans: []*tracepb.Span{span("c")}}}},
 		{ScopeSpans: []*tracepb.ScopeSpans{{Spans: []*tracepb.Span{span("d")}}}, SchemaUrl: "x"},

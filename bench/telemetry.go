@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,7 +34,11 @@ func telemetryScenario(ctx context.Context, c Config, dir string, r *Result) err
 		return err
 	}
 	var spans atomic.Int64
-	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("starting the local OTLP receiver: %w", err)
+	}
+	recv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		b, err := io.ReadAll(req.Body)
 		n := 0
 		if err == nil {
@@ -47,9 +51,14 @@ func telemetryScenario(ctx context.Context, c Config, dir string, r *Result) err
 		spans.Add(int64(n))
 		w.Header().Set("Content-Type", "application/x-protobuf")
 		w.WriteHeader(http.StatusOK) // an empty ExportTraceServiceResponse
-	}))
-	defer recv.Close()
-	env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": recv.URL}
+	}), ReadHeaderTimeout: 10 * time.Second}
+	var serving sync.WaitGroup
+	serving.Go(func() { recv.Serve(ln) }) // ends when recv is closed below
+	defer func() {
+		recv.Close()
+		serving.Wait()
+	}()
+	env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://" + ln.Addr().String()}
 
 	best := map[string]time.Duration{}
 	ways := []string{"off", "metrics", "tracing"}
