@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -36,65 +37,80 @@ var quickOps = map[string]string{
 	"==": "_==_", "!=": "_!=_", "<": "_<_", "<=": "_<=_", ">": "_>_", ">=": "_>=_",
 }
 
-// quickOperand is a reference a.b.c (names) or a whole number (names nil).
+// quickOperand is a reference a.b.c (names) or a whole number (names
+// nil); src is its text.
 type quickOperand struct {
 	names []string
 	num   int64
+	src   string
 }
+
+// isRef reports whether the operand is a reference to a flowrun variable.
+func (o quickOperand) isRef() bool { return o.names != nil && flowVars[o.names[0]] }
 
 // quickExpr returns src, an expression of a template standing at loc,
 // parsed and shed, when it is plain; ok is false otherwise.
 func quickExpr(src string, loc ExprLoc) (p *ParsedExpr, ok bool) {
-	i := skipSpaces(src, 0)
-	lhs, i, ok := quickReadOperand(src, i)
+	start := skipSpaces(src, 0)
+	lhs, i, ok := quickReadOperand(src, start)
 	if !ok {
 		return nil, false
 	}
+	end := i
 	i = skipSpaces(src, i)
-	if i == len(src) {
-		p = &ParsedExpr{src: src, loc: loc}
-		var id int64
-		p.refs = lhs.appendRefs(nil, &id)
-		var b strings.Builder
-		sh := &exprShape{}
-		lhs.writeShape(&b, &sh.steps)
-		sh.key = b.String()
-		sh.text = lhs.text()
-		p.shape = sh
-		return p, true
-	}
-	j := i
-	for j < len(src) && strings.IndexByte("+-*/%=!<>", src[j]) >= 0 {
-		j++
-	}
-	op := src[i:j]
-	fn, known := quickOps[op]
-	if !known {
-		return nil, false
-	}
-	k := skipSpaces(src, j)
-	if k == j && (op == "-" || op == "+") {
-		// -1 and +1 right after an operator: leave signs to the parser.
-		return nil, false
-	}
-	rhs, k, ok := quickReadOperand(src, k)
-	if !ok || skipSpaces(src, k) != len(src) {
-		return nil, false
+	var op, fn string
+	var rhs quickOperand
+	if i < len(src) {
+		j := i
+		for j < len(src) && strings.IndexByte("+-*/%=!<>", src[j]) >= 0 {
+			j++
+		}
+		op = src[i:j]
+		var known bool
+		if fn, known = quickOps[op]; !known {
+			return nil, false
+		}
+		k := skipSpaces(src, j)
+		if k == j && (op == "-" || op == "+") {
+			// -1 and +1 right after an operator: leave signs to the parser.
+			return nil, false
+		}
+		if rhs, k, ok = quickReadOperand(src, k); !ok || skipSpaces(src, k) != len(src) {
+			return nil, false
+		}
+		end = k
 	}
 	p = &ParsedExpr{src: src, loc: loc}
 	var id int64
-	refs := lhs.appendRefs(nil, &id)
-	id++ // the operator's
-	p.refs = rhs.appendRefs(refs, &id)
-	var b strings.Builder
+	var refs []varRef
+	if lhs.isRef() || op != "" && rhs.isRef() {
+		refs = make([]varRef, 0, 2)
+	}
+	refs = lhs.appendRefs(refs, &id)
 	sh := &exprShape{}
-	b.WriteString("c")
-	b.WriteString(strconv.Quote(fn))
-	b.WriteString("2")
-	lhs.writeShape(&b, &sh.steps)
-	rhs.writeShape(&b, &sh.steps)
+	var b strings.Builder
+	b.Grow(2*len(src) + 16)
+	if op == "" {
+		lhs.writeShape(&b, &sh.steps)
+		sh.text = lhs.text()
+	} else {
+		id++ // the operator's
+		refs = rhs.appendRefs(refs, &id)
+		b.WriteString(`c"`)
+		b.WriteString(fn)
+		b.WriteString(`"2`)
+		lhs.writeShape(&b, &sh.steps)
+		rhs.writeShape(&b, &sh.steps)
+		// The canonical text is the source's when the source is written
+		// that way.
+		if t := src[start:end]; len(t) == len(lhs.src)+len(op)+len(rhs.src)+2 && t[len(lhs.src)] == ' ' && t[len(t)-len(rhs.src)-1] == ' ' {
+			sh.text = t
+		} else {
+			sh.text = lhs.text() + " " + op + " " + rhs.text()
+		}
+	}
+	p.refs = refs
 	sh.key = b.String()
-	sh.text = lhs.text() + " " + op + " " + rhs.text()
 	p.shape = sh
 	return p, true
 }
@@ -113,6 +129,7 @@ func skipSpaces(s string, i int) int {
 // zero that fits an int64. It returns the index after it.
 func quickReadOperand(src string, i int) (quickOperand, int, bool) {
 	var o quickOperand
+	start := i
 	if i < len(src) && src[i] >= '0' && src[i] <= '9' {
 		j := i
 		for j < len(src) && src[j] >= '0' && src[j] <= '9' {
@@ -122,8 +139,10 @@ func quickReadOperand(src string, i int) (quickOperand, int, bool) {
 			return o, i, false
 		}
 		n, err := strconv.ParseInt(src[i:j], 10, 64)
-		return quickOperand{num: n}, j, err == nil
+		return quickOperand{num: n, src: src[i:j]}, j, err == nil
 	}
+	var names [8]string
+	k := 0
 	for {
 		j := i
 		if j < len(src) && (src[j] == '_' || src[j] >= 'a' && src[j] <= 'z' || src[j] >= 'A' && src[j] <= 'Z') {
@@ -132,11 +151,14 @@ func quickReadOperand(src string, i int) (quickOperand, int, bool) {
 			}
 		}
 		name := src[i:j]
-		if name == "" || celReserved[name] {
+		if name == "" || celReserved[name] || k == len(names) {
 			return o, i, false
 		}
-		o.names = append(o.names, name)
+		names[k] = name
+		k++
 		if j == len(src) || src[j] != '.' {
+			o.names = slices.Clone(names[:k])
+			o.src = src[start:j]
 			return o, j, true
 		}
 		i = j + 1
@@ -166,10 +188,13 @@ func (o quickOperand) appendRefs(refs []varRef, id *int64) []varRef {
 	return append(refs, varRef{name: o.names[0], field: o.names[1], id: first + 1, ident: first})
 }
 
-// writeShape writes the operand as writeShape writes its tree.
+// writeShape writes the operand as writeShape writes its tree (names
+// need no escaping in strconv.Quote's quotes).
 func (o quickOperand) writeShape(b *strings.Builder, steps *[]string) {
 	if o.names == nil {
-		b.WriteString("li" + strconv.FormatInt(o.num, 10) + ";")
+		b.WriteString("li")
+		b.WriteString(o.src)
+		b.WriteString(";")
 		return
 	}
 	for k := len(o.names) - 1; k >= 1; k-- {
@@ -178,17 +203,14 @@ func (o quickOperand) writeShape(b *strings.Builder, steps *[]string) {
 			*steps = append(*steps, o.names[1])
 			return
 		}
-		b.WriteString("s")
-		b.WriteString(strconv.Quote(o.names[k]))
+		b.WriteString(`s"`)
+		b.WriteString(o.names[k])
+		b.WriteString(`"`)
 	}
-	b.WriteString("i")
-	b.WriteString(strconv.Quote(o.names[0]))
+	b.WriteString(`i"`)
+	b.WriteString(o.names[0])
+	b.WriteString(`"`)
 }
 
-// text is the operand as cel.AstToString writes it.
-func (o quickOperand) text() string {
-	if o.names == nil {
-		return strconv.FormatInt(o.num, 10)
-	}
-	return strings.Join(o.names, ".")
-}
+// text is the operand as cel.AstToString writes it: its source.
+func (o quickOperand) text() string { return o.src }

@@ -160,3 +160,19 @@ func FuzzQuickExpr(f *testing.F) {
 		checkQuickExpr(t, src)
 	})
 }
+
+// TestQuickExprAllocs: reading the chain's template expression allocates
+// the parsed expression, its references, shape, key, the one steps name
+// list and the reference's names, and no more (its canonical text is its
+// source).
+func TestQuickExprAllocs(t *testing.T) {
+	loc := ExprLoc{Content: "{{ steps.s41.output.v + 1 }}", off: 2}
+	n := testing.AllocsPerRun(100, func() {
+		if _, ok := quickExpr(" steps.s41.output.v + 1 ", loc); !ok {
+			t.Fatal("declined")
+		}
+	})
+	if n > 6 {
+		t.Errorf("quickExpr allocates %v times, want at most 6", n)
+	}
+}
