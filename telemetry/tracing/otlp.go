@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flowrun/flowrun/clock"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -56,6 +57,7 @@ type exporter struct {
 	gzip     bool
 	client   *http.Client
 	retry    retryPolicy
+	clock    clock.Clock     // waits between retries
 	stopped  context.Context // canceled by Shutdown: in-flight requests end
 	shutdown context.CancelFunc
 }
@@ -87,7 +89,7 @@ func exporterConfig(getenv func(string) string, readFile func(string) ([]byte, e
 	if u.Path == "" {
 		u.Path = "/"
 	}
-	e := &exporter{url: u.String(), retry: defaultRetry}
+	e := &exporter{url: u.String(), retry: defaultRetry, clock: clock.Real{}}
 	e.stopped, e.shutdown = context.WithCancel(context.Background())
 
 	if name, v := get("HEADERS"); v != "" {
@@ -238,12 +240,12 @@ func (e *exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpa
 		if e.retry.maxWaits > 0 && waited+delay > e.retry.maxWaits {
 			return fmt.Errorf("traces export: gave up retrying after %s: %w", waited, err)
 		}
-		t := time.NewTimer(delay)
+		t := e.clock.NewTimer(delay)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return fmt.Errorf("traces export: %w: %w", context.Cause(ctx), err)
-		case <-t.C:
+		case <-t.C():
 		}
 		waited += delay
 	}

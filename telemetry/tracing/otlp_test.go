@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/telemetry"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -327,6 +328,45 @@ func TestExporterRetries(t *testing.T) {
 	e.retry.maxWaits = 10 * time.Millisecond
 	if err := e.ExportSpans(context.Background(), stubSpans()); err == nil || !strings.Contains(err.Error(), "gave up") {
 		t.Errorf("an always-503 collector: %v", err)
+	}
+}
+
+// TestExporterWaitsRetryAfter: after a 503 with Retry-After: 120 the
+// batch is sent again only once the (fake) clock has moved two minutes,
+// however short the backoff.
+func TestExporterWaitsRetryAfter(t *testing.T) {
+	col := &collector{answers: []int{503}, after: "120"}
+	srv := httptest.NewServer(col)
+	defer srv.Close()
+	e := testExporter(t, srv.URL, nil)
+	fake := clock.NewFake(t0)
+	e.clock = fake
+	e.retry.maxWaits = time.Hour
+	done := make(chan error, 1)
+	go func() { done <- e.ExportSpans(context.Background(), stubSpans()) }()
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for range 500 {
+			if ok() {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Fatalf("timed out waiting for %s", what)
+	}
+	waitFor("the exporter to wait on its clock", func() bool { return fake.Pending() == 1 })
+	fake.Advance(119 * time.Second)
+	select {
+	case err := <-done:
+		t.Fatalf("the export ended before Retry-After: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	fake.Advance(time.Second)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(col.requests) != 2 {
+		t.Errorf("%d requests, want 2", len(col.requests))
 	}
 }
 

@@ -10,7 +10,8 @@
 // tracing must not import the engine, the store or the language, must
 // not read the wall clock (every span's start and end are the instants
 // the engine recorded, from its clock; the SDK's batch processor keeps
-// its own timers), and must not block the engine: spans are queued and
+// its own timers, and the exporter waits between retries on a
+// clock.Clock), and must not block the engine: spans are queued and
 // exported in the background.
 package tracing
 
