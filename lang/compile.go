@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -292,30 +293,51 @@ func (c *compiler) switchTargets(s *stepDecl) {
 // cycle waits for, and each step of a cycle before the steps that wait for
 // the cycle (see cyclicOrder).
 func (c *compiler) order() []*stepDecl {
-	names := c.stepNames()
-	// Kahn's algorithm on "b must finish before a" (a needs b).
-	indeg := map[string]int{}
-	users := map[string][]string{}
-	for _, a := range names {
-		indeg[a] = len(c.edges[a])
-		for _, b := range c.edges[a] {
-			users[b.to] = append(users[b.to], a)
+	names := c.stepNames() // sorted: a step's index orders it as its name
+	index := make(map[string]int, len(names))
+	for i, n := range names {
+		index[n] = i
+	}
+	// Kahn's algorithm on "b must finish before a" (a needs b), over
+	// indices: indeg[a] counts a's edges, and the steps that need b are
+	// users[start[b]:start[b+1]].
+	indeg := make([]int, len(names))
+	start := make([]int, len(names)+1)
+	for a, n := range names {
+		indeg[a] = len(c.edges[n])
+		for _, e := range c.edges[n] {
+			if b, ok := index[e.to]; ok {
+				start[b+1]++
+			}
 		}
 	}
-	ready := &stepNameHeap{}
-	for _, n := range names {
-		if indeg[n] == 0 {
-			heap.Push(ready, n)
+	for i := range names {
+		start[i+1] += start[i]
+	}
+	users := make([]int, start[len(names)])
+	fill := slices.Clone(start[:len(names)])
+	for a, n := range names {
+		for _, e := range c.edges[n] {
+			if b, ok := index[e.to]; ok {
+				users[fill[b]] = a
+				fill[b]++
+			}
 		}
 	}
-	var out []*stepDecl
-	for ready.Len() > 0 {
-		n := heap.Pop(ready).(string)
-		out = append(out, c.steps[n])
-		for _, u := range users[n] {
+	var ready indexHeap
+	for i := range names {
+		if indeg[i] == 0 {
+			ready.push(i)
+		}
+	}
+	out := make([]*stepDecl, 0, len(names))
+	for len(ready) > 0 {
+		n := ready.pop()
+		out = append(out, c.steps[names[n]])
+		for _, u := range users[start[n]:start[n+1]] {
 			indeg[u]--
 			if indeg[u] == 0 {
-				heap.Push(ready, u)
+				ready.push(u)
 			}
 		}
 	}
@@ -324,6 +346,46 @@ func (c *compiler) order() []*stepDecl {
 	}
 	c.reportCycles()
 	return c.cyclicOrder()
+}
+
+// indexHeap is a min-heap of step indices.
+type indexHeap []int
+
+func (h *indexHeap) push(i int) {
+	*h = append(*h, i)
+	s := *h
+	for k := len(s) - 1; k > 0; {
+		p := (k - 1) / 2
+		if s[p] <= s[k] {
+			break
+		}
+		s[p], s[k] = s[k], s[p]
+		k = p
+	}
+}
+
+func (h *indexHeap) pop() int {
+	s := *h
+	top := s[0]
+	last := len(s) - 1
+	s[0] = s[last]
+	s = s[:last]
+	for k := 0; ; {
+		m, l, r := k, 2*k+1, 2*k+2
+		if l < len(s) && s[l] < s[m] {
+			m = l
+		}
+		if r < len(s) && s[r] < s[m] {
+			m = r
+		}
+		if m == k {
+			break
+		}
+		s[k], s[m] = s[m], s[k]
+		k = m
+	}
+	*h = s
+	return top
 }
 
 // cyclicOrder orders the strongly connected components of the step graph

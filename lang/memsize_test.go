@@ -162,3 +162,29 @@ func TestParseDecodingHoldsNoTree(t *testing.T) {
 		t.Errorf("parsing with the steps decoded holds %d bytes besides them, the syntax tree %d", rest, tree)
 	}
 }
+
+// TestOrderAllocs: ordering a chain allocates its index, arrays and list
+// once at their size, not a list of users per step and a boxed name per
+// step pushed on the heap.
+func TestOrderAllocs(t *testing.T) {
+	const n = 4000
+	file, diags := parseConfig(testsrc.Chain(n), "big.hcl")
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	decls, diags := decodeFile(file)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	c := newCompiler(decls[0], nil)
+	c.collectEdges()
+	var order []*stepDecl
+	allocs := testing.AllocsPerRun(5, func() { order = c.order() })
+	if len(order) != n || order[0].Name != "s0" || order[n-1].Name != "s3999" {
+		t.Fatalf("order: %d steps", len(order))
+	}
+	t.Logf("order: %.0f allocations for %d steps", allocs, n)
+	if allocs > 50 {
+		t.Errorf("ordering %d steps allocates %.0f times, want at most 50", n, allocs)
+	}
+}
