@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/flowrun/flowrun/clock"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/resource"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -49,8 +49,7 @@ type retryPolicy struct {
 // defaultRetry is the SDK exporter's default policy.
 var defaultRetry = retryPolicy{initial: 5 * time.Second, max: 30 * time.Second, maxWaits: time.Minute}
 
-// exporter is an sdktrace.SpanExporter sending spans to an OTLP/HTTP
-// collector.
+// exporter sends spans to an OTLP/HTTP collector.
 type exporter struct {
 	url      string
 	headers  map[string]string
@@ -61,8 +60,6 @@ type exporter struct {
 	stopped  context.Context // canceled by Shutdown: in-flight requests end
 	shutdown context.CancelFunc
 }
-
-var _ sdktrace.SpanExporter = (*exporter)(nil)
 
 // exporterConfig reads the OTEL_EXPORTER_OTLP_* settings (the TRACES_
 // form of each wins over the general one): the endpoint, HEADERS,
@@ -195,10 +192,10 @@ func parseHeaders(s string) (map[string]string, error) {
 	return h, nil
 }
 
-// ExportSpans sends one batch, retrying as retry says; an error (the
-// batch is dropped) goes to the SDK's error handler.
-func (e *exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
-	body := appendTracesData(nil, spans)
+// ExportSpans sends one batch of spans of res, retrying as retry says; an
+// error means the batch is dropped.
+func (e *exporter) ExportSpans(ctx context.Context, res *resource.Resource, spans []*spanData) error {
+	body := appendTracesData(nil, res, spans)
 	if len(body) == 0 {
 		return nil
 	}
@@ -389,8 +386,8 @@ func partialSuccess(b []byte) error {
 	return fmt.Errorf("OTLP partial success: %s (%d spans rejected)", msg, rejected)
 }
 
-// Shutdown ends the requests in flight; the batch processor has exported
-// what was queued before it calls Shutdown.
+// Shutdown ends the requests in flight (the batcher calls it once it has
+// exported what was queued, or when its caller stops waiting for that).
 func (e *exporter) Shutdown(ctx context.Context) error {
 	e.shutdown()
 	e.client.CloseIdleConnections()

@@ -4,122 +4,50 @@ package tracing
 // generated opentelemetry-proto messages, the way the SDK exporter did.
 
 import (
-	"math"
-
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 )
 
-// tracesData converts finished spans to OTLP messages, grouped by resource
-// and then by instrumentation scope, each group in the order its first
-// span came.
-func oracleTracesData(spans []sdktrace.ReadOnlySpan) *tracepb.TracesData {
-	type scopeKey struct {
-		res   attribute.Distinct
-		scope instrumentation.Scope
-	}
-	out := &tracepb.TracesData{}
-	byRes := map[attribute.Distinct]*tracepb.ResourceSpans{}
-	byScope := map[scopeKey]*tracepb.ScopeSpans{}
+// oracleTracesData converts spans of res to the generated messages, field
+// by field, the way the SDK's exporter converted its spans.
+func oracleTracesData(res *resource.Resource, spans []*spanData) *tracepb.TracesData {
+	ss := &tracepb.ScopeSpans{Scope: &commonpb.InstrumentationScope{Name: scopeName}}
 	for _, s := range spans {
-		if s == nil {
-			continue
-		}
-		res := s.Resource()
-		rk := res.Equivalent()
-		rs, ok := byRes[rk]
-		if !ok {
-			rs = &tracepb.ResourceSpans{Resource: oResourceProto(res), SchemaUrl: res.SchemaURL()}
-			byRes[rk] = rs
-			out.ResourceSpans = append(out.ResourceSpans, rs)
-		}
-		sc := s.InstrumentationScope()
-		sk := scopeKey{rk, sc}
-		ss, ok := byScope[sk]
-		if !ok {
-			ss = &tracepb.ScopeSpans{Scope: oScopeProto(sc), SchemaUrl: sc.SchemaURL}
-			byScope[sk] = ss
-			rs.ScopeSpans = append(rs.ScopeSpans, ss)
-		}
 		ss.Spans = append(ss.Spans, oSpanProto(s))
 	}
-	return out
-}
-
-func oResourceProto(r *resource.Resource) *resourcepb.Resource {
-	if r == nil {
-		return nil
+	rs := &tracepb.ResourceSpans{ScopeSpans: []*tracepb.ScopeSpans{ss}}
+	if res != nil {
+		rs.Resource = &resourcepb.Resource{Attributes: oKeyValues(res.Attributes())}
+		rs.SchemaUrl = res.SchemaURL()
 	}
-	return &resourcepb.Resource{Attributes: oKeyValues(r.Attributes())}
+	return &tracepb.TracesData{ResourceSpans: []*tracepb.ResourceSpans{rs}}
 }
 
-func oScopeProto(sc instrumentation.Scope) *commonpb.InstrumentationScope {
-	if sc == (instrumentation.Scope{}) {
-		return nil
-	}
-	return &commonpb.InstrumentationScope{Name: sc.Name, Version: sc.Version, Attributes: oKeyValues(sc.Attributes.ToSlice())}
-}
-
-func oSpanProto(s sdktrace.ReadOnlySpan) *tracepb.Span {
-	sc := s.SpanContext()
-	tid, sid := sc.TraceID(), sc.SpanID()
-	st := s.Status()
+func oSpanProto(s *spanData) *tracepb.Span {
 	p := &tracepb.Span{
-		TraceId:                tid[:],
-		SpanId:                 sid[:],
-		TraceState:             sc.TraceState().String(),
-		Name:                   s.Name(),
-		Kind:                   oKindProto(s.SpanKind()),
-		StartTimeUnixNano:      oUnixNano(s.StartTime().UnixNano()),
-		EndTimeUnixNano:        oUnixNano(s.EndTime().UnixNano()),
-		Attributes:             oKeyValues(s.Attributes()),
-		DroppedAttributesCount: oClamp32(s.DroppedAttributes()),
-		DroppedEventsCount:     oClamp32(s.DroppedEvents()),
-		DroppedLinksCount:      oClamp32(s.DroppedLinks()),
-		Status:                 &tracepb.Status{Code: oStatusProto(st.Code), Message: st.Description},
+		TraceId:           append([]byte(nil), s.tid[:]...),
+		SpanId:            append([]byte(nil), s.sid[:]...),
+		Name:              s.name,
+		Kind:              oKindProto(s.kind),
+		StartTimeUnixNano: oUnixNano(s.start.UnixNano()),
+		EndTimeUnixNano:   oUnixNano(s.end.UnixNano()),
+		Attributes:        oKeyValues(s.attrs),
+		Status:            &tracepb.Status{Code: oStatusProto(s.code)},
+		Flags:             uint32(trace.FlagsSampled) | uint32(tracepb.SpanFlags_SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK),
 	}
-	parent := s.Parent()
-	if psid := parent.SpanID(); psid.IsValid() {
-		p.ParentSpanId = psid[:]
+	if s.code == codes.Error {
+		p.Status.Message = s.desc
 	}
-	p.Flags = oSpanFlags(sc.TraceFlags(), parent)
-	for _, e := range s.Events() {
-		p.Events = append(p.Events, &tracepb.Span_Event{
-			Name:                   e.Name,
-			TimeUnixNano:           oUnixNano(e.Time.UnixNano()),
-			Attributes:             oKeyValues(e.Attributes),
-			DroppedAttributesCount: oClamp32(e.DroppedAttributeCount),
-		})
-	}
-	for _, l := range s.Links() {
-		ltid, lsid := l.SpanContext.TraceID(), l.SpanContext.SpanID()
-		p.Links = append(p.Links, &tracepb.Span_Link{
-			TraceId:                ltid[:],
-			SpanId:                 lsid[:],
-			TraceState:             l.SpanContext.TraceState().String(),
-			Attributes:             oKeyValues(l.Attributes),
-			DroppedAttributesCount: oClamp32(l.DroppedAttributeCount),
-			Flags:                  oSpanFlags(l.SpanContext.TraceFlags(), l.SpanContext),
-		})
+	if s.parent.IsValid() {
+		p.ParentSpanId = append([]byte(nil), s.parent[:]...)
+		p.Flags |= uint32(tracepb.SpanFlags_SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK)
 	}
 	return p
-}
-
-// spanFlags are the W3C trace flags in the low byte, with the bits saying
-// whether the parent (or linked span) is remote.
-func oSpanFlags(f trace.TraceFlags, parent trace.SpanContext) uint32 {
-	flags := uint32(f) | uint32(tracepb.SpanFlags_SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK)
-	if parent.IsRemote() {
-		flags |= uint32(tracepb.SpanFlags_SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK)
-	}
-	return flags
 }
 
 func oKindProto(k trace.SpanKind) tracepb.Span_SpanKind {
@@ -198,5 +126,3 @@ func oArray[T any](vs []T, value func(T) attribute.Value) *commonpb.AnyValue {
 }
 
 func oUnixNano(n int64) uint64 { return uint64(max(0, n)) }
-
-func oClamp32(n int) uint32 { return uint32(min(max(n, 0), math.MaxUint32)) }

@@ -6,9 +6,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -17,8 +15,9 @@ import (
 // field numbers of opentelemetry-proto's trace/v1, common/v1 and
 // resource/v1 (the generated packages register their descriptors at init,
 // in every flowrun process). Fields at their zero value are left out, as
-// proto3 does, except a oneof's value and the messages the SDK exporter
-// always set (a span's status, a resource).
+// proto3 does, except a oneof's value and the messages the SDK's exporter
+// always set (a span's status, a resource). Spans have no events or links
+// here: the tracer makes none.
 
 // OTLP field numbers.
 const (
@@ -30,42 +29,21 @@ const (
 
 	resourceAttributes = 1
 
-	scopeSpansScope     = 1
-	scopeSpansSpans     = 2
-	scopeSpansSchemaURL = 3
+	scopeSpansScope = 1
+	scopeSpansSpans = 2
 
-	scopeName       = 1
-	scopeVersion    = 2
-	scopeAttributes = 3
+	scopeNameField = 1
 
-	spanTraceID           = 1
-	spanSpanID            = 2
-	spanTraceState        = 3
-	spanParentSpanID      = 4
-	spanName              = 5
-	spanKind              = 6
-	spanStart             = 7
-	spanEnd               = 8
-	spanAttributes        = 9
-	spanDroppedAttributes = 10
-	spanEvents            = 11
-	spanDroppedEvents     = 12
-	spanLinks             = 13
-	spanDroppedLinks      = 14
-	spanStatus            = 15
-	spanFlags             = 16
-
-	eventTime              = 1
-	eventName              = 2
-	eventAttributes        = 3
-	eventDroppedAttributes = 4
-
-	linkTraceID           = 1
-	linkSpanID            = 2
-	linkTraceState        = 3
-	linkAttributes        = 4
-	linkDroppedAttributes = 5
-	linkFlags             = 6
+	spanTraceID      = 1
+	spanSpanID       = 2
+	spanParentSpanID = 4
+	spanName         = 5
+	spanKind         = 6
+	spanStart        = 7
+	spanEnd          = 8
+	spanAttributes   = 9
+	spanStatus       = 15
+	spanFlags        = 16
 
 	statusMessage = 2
 	statusCode    = 3
@@ -93,130 +71,58 @@ const (
 )
 
 // appendTracesData appends the TracesData of spans (wire-compatible with
-// the collector's ExportTraceServiceRequest): grouped by resource, then by
-// instrumentation scope, each group in the order its first span came. It
-// returns b unchanged when there is no span.
-func appendTracesData(b []byte, spans []sdktrace.ReadOnlySpan) []byte {
-	type scopeGroup struct {
-		scope instrumentation.Scope
-		spans []sdktrace.ReadOnlySpan
+// the collector's ExportTraceServiceRequest): one ResourceSpans of res,
+// holding one ScopeSpans of scopeName with the spans. It returns b
+// unchanged when there is no span.
+func appendTracesData(b []byte, res *resource.Resource, spans []*spanData) []byte {
+	if len(spans) == 0 {
+		return b
 	}
-	type resGroup struct {
-		res    *resource.Resource
-		scopes []*scopeGroup
-	}
-	type scopeKey struct {
-		res   attribute.Distinct
-		scope instrumentation.Scope
-	}
-	var groups []*resGroup
-	byRes := map[attribute.Distinct]*resGroup{}
-	byScope := map[scopeKey]*scopeGroup{}
-	for _, s := range spans {
-		if s == nil {
-			continue
+	return appendMessage(b, tracesDataResourceSpans, func(b []byte) []byte {
+		if res != nil {
+			b = appendMessage(b, resourceSpansResource, func(b []byte) []byte {
+				return appendKeyValues(b, resourceAttributes, res.Attributes())
+			})
 		}
-		res := s.Resource()
-		rk := res.Equivalent()
-		rg, ok := byRes[rk]
-		if !ok {
-			rg = &resGroup{res: res}
-			byRes[rk] = rg
-			groups = append(groups, rg)
-		}
-		sk := scopeKey{rk, s.InstrumentationScope()}
-		sg, ok := byScope[sk]
-		if !ok {
-			sg = &scopeGroup{scope: sk.scope}
-			byScope[sk] = sg
-			rg.scopes = append(rg.scopes, sg)
-		}
-		sg.spans = append(sg.spans, s)
-	}
-	for _, rg := range groups {
-		b = appendMessage(b, tracesDataResourceSpans, func(b []byte) []byte {
-			if rg.res != nil {
-				b = appendMessage(b, resourceSpansResource, func(b []byte) []byte {
-					return appendKeyValues(b, resourceAttributes, rg.res.Attributes())
-				})
-			}
-			for _, sg := range rg.scopes {
-				b = appendMessage(b, resourceSpansScopeSpans, func(b []byte) []byte {
-					if sg.scope != (instrumentation.Scope{}) {
-						b = appendMessage(b, scopeSpansScope, func(b []byte) []byte {
-							b = appendString(b, scopeName, sg.scope.Name)
-							b = appendString(b, scopeVersion, sg.scope.Version)
-							return appendKeyValues(b, scopeAttributes, sg.scope.Attributes.ToSlice())
-						})
-					}
-					for _, s := range sg.spans {
-						b = appendMessage(b, scopeSpansSpans, func(b []byte) []byte { return appendSpan(b, s) })
-					}
-					return appendString(b, scopeSpansSchemaURL, sg.scope.SchemaURL)
-				})
-			}
-			if rg.res != nil {
-				b = appendString(b, resourceSpansSchemaURL, rg.res.SchemaURL())
+		b = appendMessage(b, resourceSpansScopeSpans, func(b []byte) []byte {
+			b = appendMessage(b, scopeSpansScope, func(b []byte) []byte { return appendString(b, scopeNameField, scopeName) })
+			for _, s := range spans {
+				b = appendMessage(b, scopeSpansSpans, func(b []byte) []byte { return appendSpan(b, s) })
 			}
 			return b
 		})
-	}
-	return b
-}
-
-func appendSpan(b []byte, s sdktrace.ReadOnlySpan) []byte {
-	sc := s.SpanContext()
-	tid, sid := sc.TraceID(), sc.SpanID()
-	b = appendBytes(b, spanTraceID, tid[:])
-	b = appendBytes(b, spanSpanID, sid[:])
-	b = appendString(b, spanTraceState, sc.TraceState().String())
-	parent := s.Parent()
-	if psid := parent.SpanID(); psid.IsValid() {
-		b = appendBytes(b, spanParentSpanID, psid[:])
-	}
-	b = appendString(b, spanName, s.Name())
-	b = appendVarint(b, spanKind, kindNumber(s.SpanKind()))
-	b = appendFixed64(b, spanStart, unixNano(s.StartTime().UnixNano()))
-	b = appendFixed64(b, spanEnd, unixNano(s.EndTime().UnixNano()))
-	b = appendKeyValues(b, spanAttributes, s.Attributes())
-	b = appendVarint(b, spanDroppedAttributes, uint64(clamp32(s.DroppedAttributes())))
-	for _, e := range s.Events() {
-		b = appendMessage(b, spanEvents, func(b []byte) []byte {
-			b = appendFixed64(b, eventTime, unixNano(e.Time.UnixNano()))
-			b = appendString(b, eventName, e.Name)
-			b = appendKeyValues(b, eventAttributes, e.Attributes)
-			return appendVarint(b, eventDroppedAttributes, uint64(clamp32(e.DroppedAttributeCount)))
-		})
-	}
-	b = appendVarint(b, spanDroppedEvents, uint64(clamp32(s.DroppedEvents())))
-	for _, l := range s.Links() {
-		b = appendMessage(b, spanLinks, func(b []byte) []byte {
-			ltid, lsid := l.SpanContext.TraceID(), l.SpanContext.SpanID()
-			b = appendBytes(b, linkTraceID, ltid[:])
-			b = appendBytes(b, linkSpanID, lsid[:])
-			b = appendString(b, linkTraceState, l.SpanContext.TraceState().String())
-			b = appendKeyValues(b, linkAttributes, l.Attributes)
-			b = appendVarint(b, linkDroppedAttributes, uint64(clamp32(l.DroppedAttributeCount)))
-			return appendFixed32(b, linkFlags, flagsOf(l.SpanContext.TraceFlags(), l.SpanContext))
-		})
-	}
-	b = appendVarint(b, spanDroppedLinks, uint64(clamp32(s.DroppedLinks())))
-	st := s.Status()
-	b = appendMessage(b, spanStatus, func(b []byte) []byte {
-		b = appendString(b, statusMessage, st.Description)
-		return appendVarint(b, statusCode, codeNumber(st.Code))
+		if res != nil {
+			b = appendString(b, resourceSpansSchemaURL, res.SchemaURL())
+		}
+		return b
 	})
-	return appendFixed32(b, spanFlags, flagsOf(sc.TraceFlags(), parent))
 }
 
-// flagsOf is the W3C trace flags in the low byte, with the bits saying
-// whether the parent (or linked span) is remote.
-func flagsOf(f trace.TraceFlags, parent trace.SpanContext) uint32 {
-	flags := uint32(f) | flagHasIsRemote
-	if parent.IsRemote() {
+// appendSpan appends a span's fields. Every span here is sampled, and its
+// parent, when it has one, is remote (another process's span, or this
+// process's from before): the flags say so.
+func appendSpan(b []byte, s *spanData) []byte {
+	b = appendBytes(b, spanTraceID, s.tid[:])
+	b = appendBytes(b, spanSpanID, s.sid[:])
+	if s.parent.IsValid() {
+		b = appendBytes(b, spanParentSpanID, s.parent[:])
+	}
+	b = appendString(b, spanName, s.name)
+	b = appendVarint(b, spanKind, kindNumber(s.kind))
+	b = appendFixed64(b, spanStart, unixNano(s.start.UnixNano()))
+	b = appendFixed64(b, spanEnd, unixNano(s.end.UnixNano()))
+	b = appendKeyValues(b, spanAttributes, s.attrs)
+	b = appendMessage(b, spanStatus, func(b []byte) []byte {
+		if s.code == codes.Error {
+			b = appendString(b, statusMessage, s.desc)
+		}
+		return appendVarint(b, statusCode, codeNumber(s.code))
+	})
+	flags := uint32(trace.FlagsSampled) | flagHasIsRemote
+	if s.parent.IsValid() {
 		flags |= flagIsRemote
 	}
-	return flags
+	return appendFixed32(b, spanFlags, flags)
 }
 
 func kindNumber(k trace.SpanKind) uint64 {
@@ -344,5 +250,3 @@ func appendFixed32(b []byte, num protowire.Number, v uint32) []byte {
 }
 
 func unixNano(n int64) uint64 { return uint64(max(0, n)) }
-
-func clamp32(n int) uint32 { return uint32(min(max(n, 0), math.MaxUint32)) }

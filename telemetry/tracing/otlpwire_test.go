@@ -7,10 +7,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -19,19 +16,13 @@ import (
 
 // TestWireMatchesGeneratedMessages: what appendTracesData writes decodes,
 // with opentelemetry-proto's generated TracesData and with the collector's
-// ExportTraceServiceRequest, to exactly the messages the SDK exporter's
-// conversion builds (oracleTracesData): every attribute type at zero and
-// non-zero values, events, links, statuses, kinds, parents, resources and
-// scopes.
+// ExportTraceServiceRequest, to exactly the messages the conversion of the
+// SDK's exporter builds (oracleTracesData): every attribute type at zero
+// and non-zero values, statuses, kinds, roots and children, times at and
+// before the epoch, a resource with a schema and one without.
 func TestWireMatchesGeneratedMessages(t *testing.T) {
 	tid := trace.TraceID{0xaa, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
-	ts, err := trace.ParseTraceState("vendor=value")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := func(sid byte, flags trace.TraceFlags, remote bool) trace.SpanContext {
-		return trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: trace.SpanID{sid, 9, 9, 9, 9, 9, 9, 9}, TraceFlags: flags, TraceState: ts, Remote: remote})
-	}
+	sid := func(b byte) trace.SpanID { return trace.SpanID{b, 9, 9, 9, 9, 9, 9, 9} }
 	every := []attribute.KeyValue{
 		attribute.Bool("f", false), attribute.Bool("t", true),
 		attribute.Int64("zero", 0), attribute.Int64("neg", -7), attribute.Int64("max", math.MaxInt64),
@@ -45,27 +36,26 @@ func TestWireMatchesGeneratedMessages(t *testing.T) {
 		attribute.Map("m", attribute.String("k", "v"), attribute.Map("inner", attribute.Int("n", 0))),
 		{Key: "unset"}, // an EMPTY value
 	}
-	res1 := resource.NewWithAttributes("https://opentelemetry.io/schemas/1.26.0", attribute.String("service.name", "one"))
-	res2 := resource.NewSchemaless(attribute.String("service.name", "two"), attribute.Bool("canary", false))
-	scope := instrumentation.Scope{Name: "lib", Version: "v1", SchemaURL: "https://example.com/s", Attributes: attribute.NewSet(attribute.String("a", "b"))}
-	stubs := tracetest.SpanStubs{
-		{Name: "everything", SpanContext: sc(1, trace.FlagsSampled, false), Parent: sc(2, trace.FlagsSampled, true), SpanKind: trace.SpanKindServer,
-			StartTime: t0, EndTime: t0.Add(time.Millisecond), Attributes: every,
-			Events: []sdktrace.Event{{Name: "e1", Time: t0, Attributes: every, DroppedAttributeCount: 3}, {Name: "bare", Time: time.Unix(0, 0)}},
-			Links:  []sdktrace.Link{{SpanContext: sc(3, 0, false), Attributes: every[:4], DroppedAttributeCount: 1}, {SpanContext: sc(4, trace.FlagsSampled, true)}},
-			Status: sdktrace.Status{Code: codes.Error, Description: "boom"}, DroppedAttributes: 2, DroppedEvents: 5, DroppedLinks: 1,
-			Resource: res1, InstrumentationScope: scope},
-		{Name: "", SpanContext: sc(5, 0, false), StartTime: time.Time{}, EndTime: time.Time{}, Resource: res1, InstrumentationScope: scope},
-		{Name: "other scope", SpanContext: sc(6, trace.FlagsSampled, false), SpanKind: trace.SpanKindClient, StartTime: t0, EndTime: t0,
-			Status: sdktrace.Status{Code: codes.Ok}, Resource: res1},
-		{Name: "other resource", SpanContext: sc(7, trace.FlagsSampled, false), Parent: sc(5, 0, false), SpanKind: trace.SpanKindProducer,
-			StartTime: t0, EndTime: t0.Add(time.Hour), Resource: res2, InstrumentationScope: instrumentation.Scope{Name: "x"}},
-		{Name: "internal", SpanContext: sc(8, trace.FlagsSampled, false), SpanKind: trace.SpanKindInternal, StartTime: t0, EndTime: t0, Resource: res1, InstrumentationScope: scope},
-		{Name: "consumer", SpanContext: sc(9, trace.FlagsSampled, false), SpanKind: trace.SpanKindConsumer, StartTime: t0, EndTime: t0, Resource: res2, InstrumentationScope: instrumentation.Scope{Name: "x"}},
+	spans := []*spanData{
+		{name: "everything", tid: tid, sid: sid(1), parent: sid(2), kind: trace.SpanKindServer, start: t0, end: t0.Add(time.Millisecond),
+			attrs: every, code: codes.Error, desc: "boom"},
+		{name: "", tid: tid, sid: sid(5)},
+		{name: "before the epoch", tid: tid, sid: sid(6), kind: trace.SpanKindClient, start: time.Unix(-5, 0), end: time.Unix(0, 0), code: codes.Ok, desc: "dropped"},
+		{name: "producer", tid: tid, sid: sid(7), parent: sid(5), kind: trace.SpanKindProducer, start: t0, end: t0.Add(time.Hour)},
+		{name: "internal", tid: tid, sid: sid(8), kind: trace.SpanKindInternal, start: t0, end: t0, code: codes.Unset, desc: "dropped too"},
+		{name: "consumer", tid: tid, sid: sid(9), kind: trace.SpanKindConsumer, start: t0, end: t0},
 	}
-	for _, spans := range [][]sdktrace.ReadOnlySpan{stubs.Snapshots(), stubs[:1].Snapshots(), stubSpans()} {
-		wire := appendTracesData(nil, spans)
-		want := oracleTracesData(spans)
+	for _, c := range []struct {
+		res   *resource.Resource
+		spans []*spanData
+	}{
+		{resource.NewWithAttributes("https://opentelemetry.io/schemas/1.26.0", attribute.String("service.name", "one")), spans},
+		{resource.NewSchemaless(attribute.String("service.name", "two"), attribute.Bool("canary", false)), spans[:1]},
+		{resource.Empty(), spans[1:2]},
+		{stubRes, stubSpans()},
+	} {
+		wire := appendTracesData(nil, c.res, c.spans)
+		want := oracleTracesData(c.res, c.spans)
 		var got tracepb.TracesData
 		if err := proto.Unmarshal(wire, &got); err != nil {
 			t.Fatalf("decoding as TracesData: %v", err)
@@ -78,7 +68,7 @@ func TestWireMatchesGeneratedMessages(t *testing.T) {
 			t.Errorf("as ExportTraceServiceRequest: %v, %v", err, &req)
 		}
 	}
-	if b := appendTracesData(nil, nil); len(b) != 0 {
+	if b := appendTracesData(nil, stubRes, nil); len(b) != 0 {
 		t.Errorf("no spans encode to %d bytes", len(b))
 	}
 }
