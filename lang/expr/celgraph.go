@@ -195,7 +195,12 @@ func (g *CelGraph) envFor(s *Scope) (*scopeEnv, error) {
 		return nil, err
 	}
 	overKey := overridesKey(over)
-	key := s.varsKey() + "|" + overKey
+	var kb strings.Builder
+	kb.Grow(128 + len(overKey))
+	s.writeVarsKey(&kb)
+	kb.WriteString("|")
+	kb.WriteString(overKey)
+	key := kb.String()
 	g.mu.Lock()
 	se, ok := g.envs[key]
 	stepsName, known := g.byKey[overKey]

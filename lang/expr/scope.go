@@ -3,6 +3,7 @@ package expr
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/flowrun/flowrun/lang/graph"
@@ -297,11 +298,22 @@ func (s *Scope) key() string {
 	return b.String()
 }
 
-// varsKey is key without the visible steps: equal for scopes that declare
-// the same variables with the same types, but for the type of steps.
-func (s *Scope) varsKey() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "input=%s;run=%t;item=%s;iteration=%t;error=%t;event=%t;steps=%t;", typeKey(s.Inputs), s.Run, typeKey(s.Item), s.Iteration, s.Error, s.Event, s.Steps != nil)
+// writeVarsKey writes key without the visible steps to b: equal for scopes
+// that declare the same variables with the same types, but for the type of
+// steps. It writes without fmt: every check of a long workflow asks for it.
+func (s *Scope) writeVarsKey(b *strings.Builder) {
+	for _, f := range [...]struct {
+		name string
+		val  string
+	}{
+		{"input=", typeKey(s.Inputs)}, {";run=", strconv.FormatBool(s.Run)}, {";item=", typeKey(s.Item)},
+		{";iteration=", strconv.FormatBool(s.Iteration)}, {";error=", strconv.FormatBool(s.Error)},
+		{";event=", strconv.FormatBool(s.Event)}, {";steps=", strconv.FormatBool(s.Steps != nil)},
+	} {
+		b.WriteString(f.name)
+		b.WriteString(f.val)
+	}
+	b.WriteString(";")
 	if s.Schedule {
 		b.WriteString("schedule;")
 	}
@@ -309,9 +321,8 @@ func (s *Scope) varsKey() string {
 		b.WriteString("webhook;")
 	}
 	if s.Secrets != nil {
-		fmt.Fprintf(&b, "secrets%q", s.Secrets)
+		fmt.Fprintf(b, "secrets%q", s.Secrets)
 	}
-	return b.String()
 }
 
 // stepNames returns the visible step names, sorted.

@@ -106,3 +106,30 @@ func TestUntilPreviousIteration(t *testing.T) {
 		t.Errorf("iteration in when: %s", diags)
 	}
 }
+
+// TestWriteVarsKey: the variables' key names each variable and its type,
+// and is written without fmt: the builder and the input type's text
+// allocate, the values do not (fmt allocated 7 times here).
+func TestWriteVarsKey(t *testing.T) {
+	s := &Scope{Inputs: graph.ObjectOf(map[string]*graph.Type{"n": graph.TypeNumber}), Run: true, Steps: map[string]*graph.Type{}, Iteration: true}
+	var b strings.Builder
+	s.writeVarsKey(&b)
+	if want := "input=object({n = number});run=true;item=-;iteration=true;error=false;event=false;steps=true;"; b.String() != want {
+		t.Errorf("key %q, want %q", b.String(), want)
+	}
+	s.Schedule, s.Secrets = true, []string{"a", "b"}
+	b.Reset()
+	s.writeVarsKey(&b)
+	if want := "input=object({n = number});run=true;item=-;iteration=true;error=false;event=false;steps=true;schedule;secrets[\"a\" \"b\"]"; b.String() != want {
+		t.Errorf("key %q, want %q", b.String(), want)
+	}
+	s.Schedule, s.Secrets = false, nil
+	allocs := testing.AllocsPerRun(100, func() {
+		var b strings.Builder
+		b.Grow(128)
+		s.writeVarsKey(&b)
+	})
+	if allocs > 5 {
+		t.Errorf("writing the key allocates %v times, want at most 5", allocs)
+	}
+}
