@@ -106,6 +106,21 @@ func (p *ParsedExpr) StepRefs() []string { return p.fieldRefs("steps") }
 func (p *ParsedExpr) secretRefs() []string { return p.fieldRefs("secrets") }
 
 func (p *ParsedExpr) fieldRefs(root string) []string {
+	// Most expressions select one field of root, or none.
+	var one string
+	n := 0
+	for _, r := range p.refs {
+		if r.name == root && r.field != "" && (n == 0 || r.field != one) {
+			one = r.field
+			n++
+		}
+	}
+	switch n {
+	case 0:
+		return nil
+	case 1:
+		return []string{one}
+	}
 	seen := map[string]bool{}
 	var out []string
 	for _, r := range p.refs {

@@ -193,6 +193,9 @@ func (p *ParsedTemplate) SecretRefs() []string {
 }
 
 func (p *ParsedTemplate) union(refs func(*ParsedExpr) []string) []string {
+	if p.single() {
+		return refs(p.parts[0].expr) // sorted, without duplicates
+	}
 	seen := map[string]bool{}
 	var out []string
 	for _, pt := range p.parts {

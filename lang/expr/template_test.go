@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -122,5 +123,33 @@ func TestTemplateText(t *testing.T) {
 		if err != nil || got != tt.want {
 			t.Errorf("TemplateText(%v) = %q, %v; want %q", tt.in, got, err, tt.want)
 		}
+	}
+}
+
+// TestStepRefsOne: a template of one expression selecting one step, the
+// common case, lists it with one allocation (no set, no sort); others
+// list their steps sorted without duplicates.
+func TestStepRefsOne(t *testing.T) {
+	rng := hcl.Range{Filename: "f.hcl"}
+	for src, want := range map[string][]string{
+		"{{ steps.a.output.x + steps.a.output.y }}":           {"a"},
+		"{{ steps.b.output.x + steps.a.output.y }}":           {"a", "b"},
+		"{{ steps.b.output }} and {{ steps.a.output }}":       {"a", "b"},
+		"{{ steps.a.output.x + steps.b.output.x + steps.a }}": {"a", "b"},
+		"{{ input.x }}": nil,
+	} {
+		for _, shed := range []bool{false, true} {
+			p, d := parseTemplate(src, rng, shed)
+			if d.HasErrors() {
+				t.Fatal(d)
+			}
+			if got := p.StepRefs(); !reflect.DeepEqual(got, want) {
+				t.Errorf("%q (shed %v): StepRefs %v, want %v", src, shed, got, want)
+			}
+		}
+	}
+	p, _ := ParseTemplateShed("{{ steps.s41.output.v + 1 }}", rng)
+	if n := testing.AllocsPerRun(100, func() { p.StepRefs() }); n > 1 {
+		t.Errorf("StepRefs of one step allocates %v times, want 1", n)
 	}
 }
