@@ -13,12 +13,12 @@ import (
 // workflow takes is that. Most workflow text is plain: ASCII, blocks with
 // quoted labels, attributes whose values are numbers, true, false, null,
 // strings without escapes or template sequences, references (a.b.c),
-// tuples and objects of those. quickParse parses such text straight from
+// function calls, tuples and objects of those. quickParse parses such text straight from
 // the bytes into the syntax tree hclsyntax.ParseConfig gives for it: the
 // same nodes, fields and ranges (in ASCII a byte is a column). It declines
-// anything else: any other byte or construct (a function call, an
-// operator, an escape, a heredoc, an index), and any text hclsyntax would
-// report; the caller then parses with hclsyntax, so diagnostics are always
+// anything else: any other byte or construct (a namespaced call or an
+// expanded argument, an operator, an escape, a heredoc, an index), and any
+// text hclsyntax would report; the caller then parses with hclsyntax, so diagnostics are always
 // hclsyntax's. TestQuickParseMatchesHCL and FuzzQuickParse hold it to
 // hclsyntax.ParseConfig.
 
@@ -478,6 +478,14 @@ func (p *quickParser) reference(nl bool) (hclsyntax.Expression, bool) {
 	case "null":
 		return &hclsyntax.LiteralValueExpr{Val: cty.NullVal(cty.DynamicPseudoType), SrcRange: r}, true
 	}
+	saved := *p
+	if !p.skipInExpr(nl) {
+		return nil, false
+	}
+	if p.at('(') {
+		return p.call(name, r)
+	}
+	*p = saved
 	t := &hclsyntax.ScopeTraversalExpr{Traversal: hcl.Traversal{hcl.TraverseRoot{Name: name, SrcRange: r}}, SrcRange: r}
 	for {
 		saved := *p
@@ -485,7 +493,7 @@ func (p *quickParser) reference(nl bool) (hclsyntax.Expression, bool) {
 			return nil, false
 		}
 		if p.at('(') || p.atPair(':', ':') {
-			return nil, false // a function call
+			return nil, false // a call after a traversal, or a namespaced one
 		}
 		if !p.at('.') {
 			*p = saved
@@ -500,6 +508,35 @@ func (p *quickParser) reference(nl bool) (hclsyntax.Expression, bool) {
 		t.Traversal = append(t.Traversal, hcl.TraverseAttr{Name: attr, SrcRange: step})
 		t.SrcRange = hcl.RangeBetween(t.SrcRange, step)
 	}
+}
+
+// call reads a function call from its opening parenthesis, the next byte,
+// after its name (not namespaced, no expanded final argument).
+func (p *quickParser) call(name string, nameRange hcl.Range) (hclsyntax.Expression, bool) {
+	open := p.token(1)
+	var args []hclsyntax.Expression
+	if !p.skipAll() {
+		return nil, false
+	}
+	for !p.at(')') {
+		e, ok := p.expr(false)
+		if !ok || !p.skipAll() {
+			return nil, false
+		}
+		args = append(args, e)
+		if p.at(')') {
+			break
+		}
+		if !p.at(',') {
+			return nil, false
+		}
+		p.advance(1)
+		if !p.skipAll() {
+			return nil, false
+		}
+	}
+	close := p.token(1)
+	return &hclsyntax.FunctionCallExpr{Name: name, Args: args, NameRange: nameRange, OpenParenRange: open, CloseParenRange: close}, true
 }
 
 // skipInExpr moves over what comes between tokens of an expression: with

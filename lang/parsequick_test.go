@@ -164,6 +164,8 @@ func TestQuickParseMatchesHCL(t *testing.T) {
 		"nested":             "w \"x\" {\n  s \"t\" {\n    u {\n      v = 1\n    }\n  }\n}\n",
 		"no final newline":   "a {\n  b = 1\n}",
 		"comment at the end": "a = 1\n// x",
+		"calls":              "a = list(number)\nb = object({x = string, y = list(any)})\nc = f()\nd = f(1, \"x\",)\ne = f(\n  1, # one\n  g(2)\n)\nh = f (1)\n",
+		"input types":        "input \"a\" {\n  type = map(list(object({n = number})))\n}\n",
 	}
 	for name, src := range plain {
 		if !checkQuick(t, name, []byte(src), hcl.InitialPos) {
@@ -174,8 +176,12 @@ func TestQuickParseMatchesHCL(t *testing.T) {
 		}
 	}
 	declined := map[string]string{
-		"function call":        "a = f(1)\n",
+		"expanded argument":    "a = f(x...)\n",
 		"namespaced call":      "a = b::f(1)\n",
+		"call after traversal": "a = b.c(1)\n",
+		"call then traversal":  "a = f(1).x\n",
+		"call arguments":       "a = f(1 2)\n",
+		"call across lines":    "a = f\n(1)\n",
 		"operator":             "a = 1 + 2\n",
 		"negative":             "a = -1\n",
 		"index":                "a = b[0]\n",
