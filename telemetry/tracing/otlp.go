@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/flowrun/flowrun/clock"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -52,6 +53,7 @@ var defaultRetry = retryPolicy{initial: 5 * time.Second, max: 30 * time.Second, 
 // exporter sends spans to an OTLP/HTTP collector.
 type exporter struct {
 	url      string
+	shownURL string // url with any password masked, for messages
 	headers  map[string]string
 	gzip     bool
 	client   *http.Client
@@ -81,12 +83,12 @@ func exporterConfig(getenv func(string) string, readFile func(string) ([]byte, e
 	}
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%s=%s: want an http:// or https:// URL such as http://127.0.0.1:4318", name, getenv(name))
+		return nil, fmt.Errorf("%s=%s: want an http:// or https:// URL such as http://127.0.0.1:4318", name, shownEndpoint(getenv(name)))
 	}
 	if u.Path == "" {
 		u.Path = "/"
 	}
-	e := &exporter{url: u.String(), retry: defaultRetry, clock: clock.Real{}}
+	e := &exporter{url: u.String(), shownURL: u.Redacted(), retry: defaultRetry, clock: clock.Real{}}
 	e.stopped, e.shutdown = context.WithCancel(context.Background())
 
 	if name, v := get("HEADERS"); v != "" {
@@ -114,7 +116,7 @@ func exporterConfig(getenv func(string) string, readFile func(string) ([]byte, e
 		return nil, err
 	}
 	if tlsConf != nil && u.Scheme != "https" {
-		return nil, fmt.Errorf("%s=%s: a certificate is set for a plain http:// endpoint; use https:// or unset the certificate", name, getenv(name))
+		return nil, fmt.Errorf("%s=%s: a certificate is set for a plain http:// endpoint; use https:// or unset the certificate", name, shownEndpoint(getenv(name)))
 	}
 	transport := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
@@ -128,6 +130,19 @@ func exporterConfig(getenv func(string) string, readFile func(string) ([]byte, e
 	}
 	e.client = &http.Client{Transport: transport, Timeout: timeout}
 	return e, nil
+}
+
+// shownEndpoint is an endpoint setting as a message may show it: its
+// password masked, and nothing of it when it does not parse but holds
+// user information (an @), which may be a password.
+func shownEndpoint(v string) string {
+	if !strings.Contains(v, "@") {
+		return v
+	}
+	if u, err := url.Parse(strings.TrimSpace(v)); err == nil {
+		return u.Redacted()
+	}
+	return "(not shown: it may hold a password)"
 }
 
 // tlsFromEnv reads the CA bundle and client key pair, or returns nil when
@@ -174,18 +189,24 @@ func tlsFromEnv(get func(string) (string, string), readFile func(string) ([]byte
 }
 
 // parseHeaders reads key=value pairs separated by commas, the values
-// URL-encoded (the OpenTelemetry format).
+// URL-encoded (the OpenTelemetry format). Headers hold credentials, so an
+// error names a pair by its place and shows none of its text (a mistaken
+// "Authorization: Bearer TOKEN" is all name), and a value's error shows
+// nothing of the value.
 func parseHeaders(s string) (map[string]string, error) {
 	h := map[string]string{}
+	n := strings.Count(s, ",") + 1
+	i := 0
 	for pair := range strings.SplitSeq(s, ",") {
+		i++
 		k, v, ok := strings.Cut(pair, "=")
 		k = strings.TrimSpace(k)
 		if !ok || k == "" || strings.ContainsFunc(k, func(r rune) bool { return r <= ' ' || r >= 0x7f || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r) }) {
-			return nil, fmt.Errorf("%q is not a header=value pair; write key1=value1,key2=value2 with the values URL-encoded", strings.TrimSpace(pair))
+			return nil, fmt.Errorf("pair %d of %d is not a header=value pair with a header name of letters, digits and -_.!#$%%&'*+^`|~ (its text is not shown: it may hold a secret); write key1=value1,key2=value2 with the values URL-encoded", i, n)
 		}
 		val, err := url.PathUnescape(v)
 		if err != nil {
-			return nil, fmt.Errorf("the value of header %s is not URL-encoded: %w", k, err)
+			return nil, fmt.Errorf("the value of header %s is not URL-encoded (a %% must start %%XX, two hex digits); its text is not shown", k)
 		}
 		h[k] = strings.TrimSpace(val)
 	}
@@ -283,7 +304,7 @@ func (e *exporter) send(ctx context.Context, body []byte, encoding string) error
 	defer resp.Body.Close()
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
 	if err != nil {
-		return fmt.Errorf("reading the answer of %s: %w", e.url, err)
+		return fmt.Errorf("reading the answer of %s: %w", e.shownURL, err)
 	}
 	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
 		if resp.Header.Get("Content-Type") != "application/x-protobuf" {
@@ -291,16 +312,37 @@ func (e *exporter) send(ctx context.Context, body []byte, encoding string) error
 		}
 		return partialSuccess(answer)
 	}
-	text := strings.TrimSpace(string(answer))
-	if text == "" {
-		text = "(empty)"
-	}
-	err = fmt.Errorf("failed to send to %s: %s (body: %s)", e.url, resp.Status, text)
+	err = fmt.Errorf("failed to send to %s: %s (body: %s)", e.shownURL, resp.Status, answerText(answer))
 	switch resp.StatusCode {
 	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		return &retryable{err: err, after: retryAfter(resp.Header)}
 	}
 	return err
+}
+
+// maxAnswerText is the most of an error answer's body an error quotes.
+const maxAnswerText = 1 << 10
+
+// answerText is an error answer's body as an error quotes it: trimmed,
+// cut to maxAnswerText bytes (a collector or proxy may answer with a
+// whole page), and quoted when it holds anything but printable text, so
+// that it cannot write control sequences to a terminal.
+func answerText(answer []byte) string {
+	text := strings.TrimSpace(string(answer))
+	if text == "" {
+		return "(empty)"
+	}
+	cut := len(text) > maxAnswerText
+	if cut {
+		text = strings.ToValidUTF8(text[:maxAnswerText], "")
+	}
+	if strings.ContainsFunc(text, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) {
+		text = strconv.Quote(text)
+	}
+	if cut {
+		text += fmt.Sprintf(" ... (%d bytes in all)", len(answer))
+	}
+	return text
 }
 
 // retryAfter reads a Retry-After header: seconds, or a date, which is

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/hex"
+	"encoding/pem"
 	"errors"
 	"io"
 	"net/http"
@@ -456,7 +457,7 @@ func TestExporterConfig(t *testing.T) {
 		{map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "ftp://c/x"}, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=ftp://c/x"},
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c", "OTEL_EXPORTER_OTLP_TIMEOUT": "10s"}, "OTEL_EXPORTER_OTLP_TIMEOUT=10s: want a number of milliseconds"},
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c", "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION": "zstd"}, "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION=zstd: want gzip or none"},
-		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c", "OTEL_EXPORTER_OTLP_HEADERS": "novalue"}, `OTEL_EXPORTER_OTLP_HEADERS: "novalue" is not a header=value pair`},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c", "OTEL_EXPORTER_OTLP_HEADERS": "a=1,novalue"}, `OTEL_EXPORTER_OTLP_HEADERS: pair 2 of 2 is not a header=value pair`},
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "https://c", "OTEL_EXPORTER_OTLP_CERTIFICATE": "/ca.pem"}, "OTEL_EXPORTER_OTLP_CERTIFICATE: open /ca.pem: no such file"},
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "https://c", "OTEL_EXPORTER_OTLP_CLIENT_KEY": "/k.pem"}, "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and OTEL_EXPORTER_OTLP_CLIENT_KEY: set both or neither"},
 	} {
@@ -464,5 +465,52 @@ func TestExporterConfig(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: error %v, want %q", c.env, err, c.want)
 		}
+	}
+}
+
+// TestExporterShowsNoSecret: the messages of a malformed header list, of
+// an endpoint and of a failed export show no header value and no password
+// of the endpoint's URL, and quote at most a bounded part of a collector's
+// answer.
+func TestExporterShowsNoSecret(t *testing.T) {
+	const secret = "s3cr3tT0ken"
+	for _, headers := range []string{
+		"Authorization: Bearer " + secret,       // a colon for the equals sign
+		"Authorization: Bearer " + secret + "=", // and a base64 padding
+		"x-api-key=" + secret + "%zz",           // a bad escape
+	} {
+		_, err := exporterConfig(envOf(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c", "OTEL_EXPORTER_OTLP_HEADERS": headers}), nil)
+		if err == nil || strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), "%zz") {
+			t.Errorf("headers %q: error %v", headers, err)
+		}
+	}
+	for _, endpoint := range []string{"ftp://u:" + secret + "@c/x", "http://u:" + secret + "@c:port/x"} {
+		_, err := exporterConfig(envOf(map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": endpoint}), nil)
+		if err == nil || strings.Contains(err.Error(), secret) || !strings.Contains(err.Error(), "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") {
+			t.Errorf("endpoint %q: error %v", endpoint, err)
+		}
+	}
+	tlsSrv := httptest.NewTLSServer(http.NotFoundHandler())
+	tlsSrv.Close()
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tlsSrv.Certificate().Raw})
+	_, err := exporterConfig(envOf(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://u:" + secret + "@c", "OTEL_EXPORTER_OTLP_CERTIFICATE": "/ca.pem"}),
+		func(string) ([]byte, error) { return ca, nil })
+	if err == nil || strings.Contains(err.Error(), secret) || !strings.Contains(err.Error(), "plain http://") {
+		t.Errorf("a certificate for http://: error %v", err)
+	}
+
+	page := strings.Repeat("<p>an error page</p>\n", 1000) + "\x1b[2J"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, page)
+	}))
+	defer srv.Close()
+	e := testExporter(t, strings.Replace(srv.URL, "http://", "http://flowrun:"+secret+"@", 1), map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": "Authorization=Bearer%20" + secret})
+	err = e.ExportSpans(context.Background(), stubRes, stubSpans())
+	if err == nil || !strings.Contains(err.Error(), "401 Unauthorized") || !strings.Contains(err.Error(), "an error page") {
+		t.Fatalf("a 401 answer: %v", err)
+	}
+	if msg := err.Error(); strings.Contains(msg, secret) || len(msg) > 2*maxAnswerText || strings.Contains(msg, "\x1b") {
+		t.Errorf("a 401 answer's error (%d bytes) shows a secret, the whole page or a control character: %.300s", len(msg), msg)
 	}
 }
