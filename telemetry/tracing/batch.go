@@ -66,7 +66,7 @@ func batchFromEnv(getenv func(string) string) (batchConfig, error) {
 
 // batcher queues finished spans and exports them in batches from a
 // goroutine of its own, which shutdown ends: a batch leaves when it is
-// full or when the oldest wait reaches the delay. A span that finds the
+// full or when its oldest span has waited the delay. A span that finds the
 // queue full is dropped, so the engine never waits on an export.
 type batcher struct {
 	cfg    batchConfig
@@ -106,10 +106,16 @@ func (b *batcher) add(s *spanData) {
 func (b *batcher) loop() {
 	defer close(b.done)
 	var batch []*spanData
-	timer := b.clock.NewTimer(b.cfg.delay)
+	// The delay's timer runs only while the batch holds a span, from the
+	// moment its first span joined it: an idle batcher wakes for nothing
+	// (and a delay of 0 does not fire over and over).
+	var timer clock.Timer
+	var due <-chan time.Time
 	send := func() {
-		timer.Stop()
-		timer = b.clock.NewTimer(b.cfg.delay)
+		if timer != nil {
+			timer.Stop()
+			timer, due = nil, nil
+		}
 		if len(batch) == 0 {
 			return
 		}
@@ -123,15 +129,22 @@ func (b *batcher) loop() {
 		cancel()
 		batch = nil
 	}
+	// take adds a span to the batch, sending it when full.
+	take := func(s *spanData) {
+		if batch = append(batch, s); len(batch) >= b.cfg.maxBatch {
+			send()
+		} else if timer == nil {
+			timer = b.clock.NewTimer(b.cfg.delay)
+			due = timer.C()
+		}
+	}
 	// drain moves every queued span into batches, sending each full one,
 	// then sends the rest.
 	drain := func() {
 		for {
 			select {
 			case s := <-b.queue:
-				if batch = append(batch, s); len(batch) >= b.cfg.maxBatch {
-					send()
-				}
+				take(s)
 			default:
 				send()
 				return
@@ -142,17 +155,15 @@ func (b *batcher) loop() {
 		select {
 		case <-b.stop:
 			drain()
-			timer.Stop()
 			return
 		case done := <-b.flushes:
 			drain()
 			close(done)
-		case <-timer.C():
+		case <-due:
+			timer, due = nil, nil
 			send()
 		case s := <-b.queue:
-			if batch = append(batch, s); len(batch) >= b.cfg.maxBatch {
-				send()
-			}
+			take(s)
 		}
 	}
 }

@@ -63,6 +63,61 @@ func TestBatcherSendsFullBatchesAndWaitsTheDelay(t *testing.T) {
 	}
 }
 
+// countingClock is the real clock, counting the timers made.
+type countingClock struct {
+	clock.Real
+	mu     sync.Mutex
+	timers int
+}
+
+func (c *countingClock) NewTimer(d time.Duration) clock.Timer {
+	c.mu.Lock()
+	c.timers++
+	c.mu.Unlock()
+	return c.Real.NewTimer(d)
+}
+
+func (c *countingClock) made() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.timers
+}
+
+// TestBatcherIdleMakesNoTimer: an idle batcher waits on no timer, so a
+// delay of 0 (export every span at once) does not spin; a span still
+// leaves at once with it, and with a delay it waits from its own arrival.
+func TestBatcherIdleMakesNoTimer(t *testing.T) {
+	clk := &countingClock{}
+	rec := &recorder{}
+	b := newBatcher(batchConfig{delay: 0, maxQueue: 100, maxBatch: 10}, clk, rec.export, noClose, func(err error) { t.Error(err) })
+	defer b.shutdown(context.Background())
+	time.Sleep(100 * time.Millisecond)
+	if n := clk.made(); n > 0 {
+		t.Errorf("an idle batcher with a delay of 0 made %d timers in 100ms, want none", n)
+	}
+	b.add(span(0))
+	waitUntil(t, "the span", func() bool { return len(rec.spans()) == 1 })
+	time.Sleep(50 * time.Millisecond)
+	if n := clk.made(); n != 1 {
+		t.Errorf("one span made %d timers, want 1", n)
+	}
+
+	fake := clock.NewFake(t0)
+	rec = &recorder{}
+	b2 := newBatcher(batchConfig{delay: 5 * time.Second, maxQueue: 100, maxBatch: 10}, fake, rec.export, noClose, func(err error) { t.Error(err) })
+	defer b2.shutdown(context.Background())
+	fake.Advance(4 * time.Second) // idle: no timer runs
+	b2.add(span(1))
+	waitUntil(t, "the span's timer", func() bool { return fake.Pending() == 1 })
+	fake.Advance(4 * time.Second)
+	time.Sleep(50 * time.Millisecond)
+	if n := len(rec.spans()); n != 0 {
+		t.Fatalf("a span left after waiting 4s of a 5s delay")
+	}
+	fake.Advance(time.Second)
+	waitUntil(t, "the delayed span", func() bool { return len(rec.spans()) == 1 })
+}
+
 // TestBatcherDropsWhenFull: spans that find the queue full are dropped,
 // not waited for: add never blocks on an export.
 func TestBatcherDropsWhenFull(t *testing.T) {
