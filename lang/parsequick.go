@@ -9,17 +9,18 @@ import (
 // A parser for the plain part of HCL.
 //
 // hclsyntax lexes a file into tokens, measuring every token's columns in
-// grapheme clusters, and parses the tokens; most of the time a long
-// workflow takes is that. Most workflow text is plain: ASCII, blocks with
-// quoted labels, attributes whose values are numbers, true, false, null,
-// strings without escapes or template sequences, references (a.b.c),
-// function calls, tuples and objects of those. quickParse parses such text straight from
-// the bytes into the syntax tree hclsyntax.ParseConfig gives for it: the
-// same nodes, fields and ranges (in ASCII a byte is a column). It declines
-// anything else: any other byte or construct (a namespaced call or an
-// expanded argument, an operator, an escape, a heredoc, an index), and any
-// text hclsyntax would report; the caller then parses with hclsyntax, so diagnostics are always
-// hclsyntax's. TestQuickParseMatchesHCL and FuzzQuickParse hold it to
+// grapheme clusters, and parses the tokens; for a long workflow that was
+// most of the compile. Most workflow text is plain: ASCII, blocks with
+// labels, attributes whose values are numbers, true, false, null, strings
+// without escapes or template sequences, references (a.b.c), function
+// calls, tuples and objects of those, and comments. quickParseBody parses
+// such text straight from the bytes into the syntax tree
+// hclsyntax.ParseConfig gives for it: the same nodes, fields and ranges (in
+// ASCII a byte is a column). It declines anything else: any other byte or
+// construct (a namespaced call or an expanded argument, an operator, an
+// escape, a heredoc, an index), and any text hclsyntax would report; the
+// caller then parses with hclsyntax, so diagnostics are always hclsyntax's.
+// TestQuickParseMatchesHCL and FuzzQuickParse hold it to
 // hclsyntax.ParseConfig.
 
 // quickParser parses src, whose first byte is at base in its file.
