@@ -30,7 +30,29 @@ type quickParser struct {
 	base      hcl.Pos
 	i         int // the next byte
 	line, col int // its position
+	// names holds each identifier read once: block types and attribute
+	// names repeat in every step.
+	names map[string]string
 }
+
+// Nodes allocated together, for fewer allocations: a block with its body
+// (a step block keeps both: predecodeSteps empties the body in place), a
+// block's one label with its range, and a quoted string with its one part.
+type (
+	quickBlock struct {
+		block hclsyntax.Block
+		body  hclsyntax.Body
+	}
+	quickLabel struct {
+		label [1]string
+		rng   [1]hcl.Range
+	}
+	quickString struct {
+		tmpl  hclsyntax.TemplateExpr
+		lit   hclsyntax.LiteralValueExpr
+		parts [1]hclsyntax.Expression
+	}
+)
 
 // quickParseBody parses src, placed at start in the file, as
 // hclsyntax.ParseConfig(src, filename, start) does; ok is false when it
@@ -42,7 +64,7 @@ func quickParseBody(src []byte, filename string, start hcl.Pos) (body *hclsyntax
 		}
 	}
 	p := &quickParser{src: src, filename: filename, base: start, line: start.Line, col: start.Column}
-	body, _, ok = p.body(nil)
+	body, _, ok = p.body(nil, nil)
 	return body, ok
 }
 
@@ -186,6 +208,24 @@ func (p *quickParser) ident() (string, hcl.Range) {
 	for j < len(p.src) && isIdentByte(p.src[j]) {
 		j++
 	}
+	name, ok := p.names[string(p.src[p.i:j])]
+	if !ok {
+		if p.names == nil {
+			p.names = map[string]string{}
+		}
+		name = string(p.src[p.i:j])
+		p.names[name] = name
+	}
+	return name, p.token(j - p.i)
+}
+
+// label reads a block label, which starts at the next byte: labels are
+// mostly names of their own, not worth keeping in names.
+func (p *quickParser) label() (string, hcl.Range) {
+	j := p.i + 1
+	for j < len(p.src) && isIdentByte(p.src[j]) {
+		j++
+	}
 	name := string(p.src[p.i:j])
 	return name, p.token(j - p.i)
 }
@@ -201,8 +241,9 @@ func (p *quickParser) atEquals() bool {
 
 // body parses the items of a body, as hclsyntax's parser.ParseBody does:
 // with open nil, up to the end of the text; else, after that opening brace,
-// up to its closing brace, which it reads and whose range it returns.
-func (p *quickParser) body(open *hcl.Range) (*hclsyntax.Body, hcl.Range, bool) {
+// up to its closing brace, which it reads and whose range it returns. The
+// body is written to into, or to a new one when into is nil.
+func (p *quickParser) body(open *hcl.Range, into *hclsyntax.Body) (*hclsyntax.Body, hcl.Range, bool) {
 	attrs := hclsyntax.Attributes{}
 	blocks := hclsyntax.Blocks{}
 	top := open == nil
@@ -258,12 +299,16 @@ func (p *quickParser) body(open *hcl.Range) (*hclsyntax.Body, hcl.Range, bool) {
 			return nil, endRange, false
 		}
 	}
-	return &hclsyntax.Body{
+	if into == nil {
+		into = &hclsyntax.Body{}
+	}
+	*into = hclsyntax.Body{
 		Attributes: attrs,
 		Blocks:     blocks,
 		SrcRange:   hcl.RangeBetween(startRange, endRange),
 		EndRange:   hcl.Range{Filename: endRange.Filename, Start: endRange.End, End: endRange.End},
-	}, endRange, true
+	}
+	return into, endRange, true
 }
 
 // peekRange is the range of the token at the next byte after skipSpace: a
@@ -315,25 +360,32 @@ func (p *quickParser) block(typ string, typeRange hcl.Range) (*hclsyntax.Block, 
 	var labels []string
 	var labelRanges []hcl.Range
 	for !p.at('{') {
+		var s string
+		var r hcl.Range
 		switch {
 		case p.at('"'):
-			s, r, ok := p.quoted()
+			q, qr, ok := p.quoted()
 			if !ok {
 				return nil, false
 			}
-			labels = append(labels, s)
-			labelRanges = append(labelRanges, hcl.RangeBetween(r[0], r[2]))
+			s, r = q, hcl.RangeBetween(qr[0], qr[2])
 		case p.atIdentStart():
-			s, r := p.ident()
-			labels = append(labels, s)
-			labelRanges = append(labelRanges, r)
+			s, r = p.label()
 		default:
 			return nil, false
+		}
+		if labels == nil {
+			l := &quickLabel{label: [1]string{s}, rng: [1]hcl.Range{r}}
+			labels, labelRanges = l.label[:], l.rng[:]
+		} else {
+			labels = append(labels, s)
+			labelRanges = append(labelRanges, r)
 		}
 		if !p.skipSpace() {
 			return nil, false
 		}
 	}
+	qb := &quickBlock{}
 	open := p.token(1)
 	if !p.skipSpace() {
 		return nil, false
@@ -342,7 +394,7 @@ func (p *quickParser) block(typ string, typeRange hcl.Range) (*hclsyntax.Block, 
 	var closeRange hcl.Range
 	if p.i == len(p.src) || p.at('\n') || p.at('#') || p.atPair('/', '/') || p.at('}') {
 		var ok bool
-		if body, closeRange, ok = p.body(&open); !ok {
+		if body, closeRange, ok = p.body(&open, &qb.body); !ok {
 			return nil, false
 		}
 	} else {
@@ -359,7 +411,8 @@ func (p *quickParser) block(typ string, typeRange hcl.Range) (*hclsyntax.Block, 
 			return nil, false
 		}
 		closeRange = p.token(1)
-		body = &hclsyntax.Body{
+		body = &qb.body
+		*body = hclsyntax.Body{
 			Attributes: hclsyntax.Attributes{name: attr},
 			SrcRange:   attr.SrcRange,
 			EndRange:   hcl.Range{Filename: attr.SrcRange.Filename, Start: attr.SrcRange.End, End: attr.SrcRange.End},
@@ -371,7 +424,7 @@ func (p *quickParser) block(typ string, typeRange hcl.Range) (*hclsyntax.Block, 
 	if _, ok := p.lineEnd(); !ok && p.i != len(p.src) {
 		return nil, false
 	}
-	return &hclsyntax.Block{
+	qb.block = hclsyntax.Block{
 		Type:            typ,
 		Labels:          labels,
 		Body:            body,
@@ -379,7 +432,8 @@ func (p *quickParser) block(typ string, typeRange hcl.Range) (*hclsyntax.Block, 
 		LabelRanges:     labelRanges,
 		OpenBraceRange:  open,
 		CloseBraceRange: closeRange,
-	}, true
+	}
+	return &qb.block, true
 }
 
 // quoted reads a string of printable ASCII without escapes or template
@@ -426,8 +480,10 @@ func (p *quickParser) expr(nl bool) (hclsyntax.Expression, bool) {
 			// quote.
 			lit = hcl.Range{Filename: p.filename, Start: r[2].End, End: r[2].End}
 		}
-		parts := []hclsyntax.Expression{&hclsyntax.LiteralValueExpr{Val: cty.StringVal(s), SrcRange: lit}}
-		return &hclsyntax.TemplateExpr{Parts: parts, SrcRange: hcl.RangeBetween(r[0], r[2])}, true
+		qs := &quickString{lit: hclsyntax.LiteralValueExpr{Val: cty.StringVal(s), SrcRange: lit}}
+		qs.parts[0] = &qs.lit
+		qs.tmpl = hclsyntax.TemplateExpr{Parts: qs.parts[:], SrcRange: hcl.RangeBetween(r[0], r[2])}
+		return &qs.tmpl, true
 	case isDigit(c):
 		return p.number()
 	case isIdentStart(c):

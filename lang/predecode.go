@@ -83,7 +83,7 @@ func predecodeSteps(blocks hclsyntax.Blocks, filename string) []*preStep {
 		decl, diags := decodeStepBlock(b.AsHCLBlock(), sm)
 		out = append(out, &preStep{start: b.TypeRange.Start.Byte, decl: decl, diags: diags, sm: sm,
 			from: from, to: len(sm.entries), wfrom: wfrom, wto: len(sm.wide)})
-		b.Body = &hclsyntax.Body{SrcRange: b.Body.SrcRange, EndRange: b.Body.EndRange}
+		*b.Body = hclsyntax.Body{SrcRange: b.Body.SrcRange, EndRange: b.Body.EndRange}
 	}
 	return out
 }
