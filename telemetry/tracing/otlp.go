@@ -208,7 +208,12 @@ func parseHeaders(s string) (map[string]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("the value of header %s is not URL-encoded (a %% must start %%XX, two hex digits); its text is not shown", k)
 		}
-		h[k] = strings.TrimSpace(val)
+		val = strings.TrimSpace(val)
+		if strings.ContainsFunc(val, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
+			// net/http would refuse it at every export.
+			return nil, fmt.Errorf("the value of header %s holds a control character (a newline, say) once decoded; its text is not shown", k)
+		}
+		h[k] = val
 	}
 	return h, nil
 }

@@ -478,6 +478,7 @@ func TestExporterShowsNoSecret(t *testing.T) {
 		"Authorization: Bearer " + secret,       // a colon for the equals sign
 		"Authorization: Bearer " + secret + "=", // and a base64 padding
 		"x-api-key=" + secret + "%zz",           // a bad escape
+		"x-api-key=" + secret + "%0Ax",          // a newline, which net/http refuses at every export
 	} {
 		_, err := exporterConfig(envOf(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c", "OTEL_EXPORTER_OTLP_HEADERS": headers}), nil)
 		if err == nil || strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), "%zz") {
