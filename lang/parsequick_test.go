@@ -166,6 +166,21 @@ func TestQuickParseMatchesHCL(t *testing.T) {
 		"comment at the end": "a = 1\n// x",
 		"calls":              "a = list(number)\nb = object({x = string, y = list(any)})\nc = f()\nd = f(1, \"x\",)\ne = f(\n  1, # one\n  g(2)\n)\nh = f (1)\n",
 		"input types":        "input \"a\" {\n  type = map(list(object({n = number})))\n}\n",
+		// Edges compared with hclsyntax (review): comments where the
+		// body starts, ends or between a traversal's steps, keywords as
+		// object keys and references, numbers at cty's limits, dashes.
+		"comment first":           "/* c */ a = 1\n",
+		"only a line comment":     "# c",
+		"only a block comment":    "/* c */",
+		"comments in a one-liner": "a { /* x */ b = 1 /* y */ } # z\n",
+		"comment ends the line":   "a = 1 /* c\n */\nb = [1 /* c\n */ ]\n",
+		"keyword keys":            "a = { null = 1, true: 2, in = 3 }\n",
+		"expression keys":         "a = { b.c = 1, [1] = 2, {} = 3, f(1) = 4 }\n",
+		"number limits":           "a = 99999999999999999999999999999999999999999\nb = 1e999999999\nc = 0.0000000000000000000000001\n",
+		"for as a name":           "a = for\nb = for(1)\n",
+		"dashes":                  "a-b = b-c.d-1\nx b-c \"d\" {\n}\n",
+		"between steps":           "a = b /* x */ . c\nd = [e # x\n .f ]\ng = [h.\n i]\n",
+		"calls across lines":      "a = f(\n)\nb = [f\n(1)]\nc { d = f(\n1) }\n",
 	}
 	for name, src := range plain {
 		if !checkQuick(t, name, []byte(src), hcl.InitialPos) {
@@ -211,6 +226,11 @@ func TestQuickParseMatchesHCL(t *testing.T) {
 		"missing value":        "a =\n",
 		"object key newline":   "a = {\n  b\n  = 1\n}\n",
 		"parenthesised key":    "a = { (b) = 1 }\n",
+		"two dots":             "a = [1.2.3]\n",
+		"comma after newline":  "a = { b = 1\n, c = 2 }\n",
+		"empty tuple item":     "a = [,]\n",
+		"for key":              "a = { for = 1 }\n",
+		"for item":             "a = [for, 1]\n",
 	}
 	for name, src := range declined {
 		if _, ok := quickParseBody([]byte(src), "f.hcl", hcl.InitialPos); ok {

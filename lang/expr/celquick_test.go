@@ -63,6 +63,8 @@ func quickCorpus(t testing.TB) []string {
 		"1u", "1.5", "0x1F", "01", "1e3", "true", "false", "null", "a.true", "in", "a in b", "a.in", "for.x",
 		"a.b .c", "a. b", "a .b", "a\t+ 1", "a\n+ 1", "a // c", "a /* c */", "a ? b : c", "a.?b", ".a", "a.",
 		"a +", "+ a", "", "  ", "a b", "a == = b", "a <> b", "a === b", "ü", "a.ü", "a.1",
+		"steps.a-b", "steps.a-b.c", "a.b-1", "a.as", "as", "steps.in.x", "void.x", "1 == 1", "a == 0", "0 + 0", "a*-1",
+		"a%b", "_ == _", "a\r", "a ==b", "a== b", "a  +  b", "a.b.c.d.e.f.g.h", "a.b.c.d.e.f.g.h.i", "int", "dyn(a)", "type",
 	} {
 		add(s)
 	}
