@@ -38,6 +38,13 @@ type dataNode struct {
 // stringLiteral returns the text of a string literal: a quoted string or a
 // heredoc without ${ } or %{ } parts.
 func stringLiteral(expr hcl.Expression) (string, bool, hcl.Diagnostics) {
+	// A quoted string of one literal part, the most common, holds nothing
+	// rejectInterpolation would report: its text is that part's.
+	if te, ok := expr.(*hclsyntax.TemplateExpr); ok && len(te.Parts) == 1 {
+		if lit, ok := te.Parts[0].(*hclsyntax.LiteralValueExpr); ok && !lit.Val.IsNull() && lit.Val.IsKnown() {
+			return lit.Val.AsString(), true, nil
+		}
+	}
 	if diags := rejectInterpolation(expr); diags.HasErrors() {
 		return "", false, diags
 	}
