@@ -137,6 +137,7 @@ func loopback(host string) bool {
 
 // serve runs the API server (and the worker) until a signal stops it.
 func (e *env) serve(ctx context.Context, c serveConfig) error {
+	defer closeTracing(c.tracer, c.log) // whatever ends serve, a mistake of the user's included
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -153,7 +154,6 @@ func (e *env) serve(ctx context.Context, c serveConfig) error {
 		return err
 	}
 	lg := c.log
-	defer closeTracing(c.tracer, lg)
 	m := e.newMetrics(st)
 	var obs telemetry.Observer = m
 	if c.tracer != nil {

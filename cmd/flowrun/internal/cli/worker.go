@@ -82,14 +82,17 @@ OTLP/HTTP: one trace per run, a span per attempt; the other OTEL_* variables
 					return err
 				}
 				o := workOptions{concurrency: *concurrency, grace: *grace, host: h, lease: *lease, log: log}
-				if o.tracer, err = e.openTracing(ctx); err != nil {
-					return err
-				}
 				if *metricsAddr != "" {
 					if err := checkListenAddr("--metrics", *metricsAddr); err != nil {
 						return err
 					}
+				}
+				if o.tracer, err = e.openTracing(ctx); err != nil {
+					return err
+				}
+				if *metricsAddr != "" {
 					if o.metrics, err = listenMetrics("--metrics", *metricsAddr); err != nil {
+						closeTracing(o.tracer, log) // work, which closes it, is not reached
 						return err
 					}
 				}
