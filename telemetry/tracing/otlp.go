@@ -76,14 +76,19 @@ func exporterConfig(getenv func(string) string, readFile func(string) ([]byte, e
 		return "OTEL_EXPORTER_OTLP_" + name, strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_" + name))
 	}
 	// A per-signal endpoint is used as it is; the general one is a base
-	// URL that /v1/traces is appended to.
+	// URL whose path /v1/traces is appended to (after the path, not after
+	// a query or a fragment).
 	name, endpoint := "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
-	if endpoint == "" {
-		name, endpoint = "OTEL_EXPORTER_OTLP_ENDPOINT", strings.TrimSuffix(strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_ENDPOINT")), "/")+"/v1/traces"
+	base := endpoint == ""
+	if base {
+		name, endpoint = "OTEL_EXPORTER_OTLP_ENDPOINT", strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_ENDPOINT"))
 	}
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("%s=%s: want an http:// or https:// URL such as http://127.0.0.1:4318", name, shownEndpoint(getenv(name)))
+	}
+	if base {
+		u.Path, u.RawPath = strings.TrimSuffix(u.Path, "/")+"/v1/traces", ""
 	}
 	if u.Path == "" {
 		u.Path = "/"

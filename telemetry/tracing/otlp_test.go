@@ -445,6 +445,19 @@ func TestExporterConfig(t *testing.T) {
 	if e.url != "https://collector:4318/v1/traces" || len(e.headers) != 1 || e.headers["b"] != "2" || e.client.Timeout != 2500*time.Millisecond || !e.gzip {
 		t.Errorf("config: url %s headers %v timeout %v gzip %v", e.url, e.headers, e.client.Timeout, e.gzip)
 	}
+	// The general endpoint's path gets /v1/traces, not its query.
+	for endpoint, want := range map[string]string{
+		"http://c:4318":              "http://c:4318/v1/traces",
+		"http://c:4318/":             "http://c:4318/v1/traces",
+		"https://c/otlp/":            "https://c/otlp/v1/traces",
+		"https://c/otlp?tenant=a":    "https://c/otlp/v1/traces?tenant=a",
+		"http://c:4318/?tenant=a%2F": "http://c:4318/v1/traces?tenant=a%2F",
+	} {
+		e, err := exporterConfig(envOf(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}), noFiles)
+		if err != nil || e.url != want {
+			t.Errorf("OTEL_EXPORTER_OTLP_ENDPOINT=%s: url %v (%v), want %s", endpoint, e, err, want)
+		}
+	}
 	e, err = exporterConfig(envOf(map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://c:4318"}), noFiles)
 	if err != nil || e.url != "http://c:4318/" || e.client.Timeout != defaultTimeout || e.gzip {
 		t.Errorf("defaults: %v, %v", e, err)
