@@ -1,7 +1,6 @@
 package expr
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -37,16 +36,39 @@ var quickOps = map[string]string{
 	"==": "_==_", "!=": "_!=_", "<": "_<_", "<=": "_<=_", ">": "_>_", ">=": "_>=_",
 }
 
-// quickOperand is a reference a.b.c (names) or a whole number (names
-// nil); src is its text.
+// quickOperand is a reference a.b.c (ref) or a whole number (num); src
+// is its text.
 type quickOperand struct {
-	names []string
-	num   int64
-	src   string
+	src string
+	ref bool
+	num int64
 }
 
-// isRef reports whether the operand is a reference to a flowrun variable.
-func (o quickOperand) isRef() bool { return o.names != nil && flowVars[o.names[0]] }
+// names splits a reference into its names (at most quickNames of them,
+// as quickReadOperand took it) in an array the caller keeps.
+func (o quickOperand) names(out *[quickNames]string) []string {
+	n, rest := 0, o.src
+	for {
+		i := strings.IndexByte(rest, '.')
+		if i < 0 {
+			out[n] = rest
+			return out[:n+1]
+		}
+		out[n], rest = rest[:i], rest[i+1:]
+		n++
+	}
+}
+
+// quickNames is the most names a reference quickExpr reads may have.
+const quickNames = 8
+
+// quickParsed is what quickExpr returns, allocated at once.
+type quickParsed struct {
+	pe    ParsedExpr
+	sh    exprShape
+	refs  [2]varRef
+	steps [2]string
+}
 
 // quickExpr returns src, an expression of a template standing at loc,
 // parsed and shed, when it is plain; ok is false otherwise.
@@ -80,36 +102,39 @@ func quickExpr(src string, loc ExprLoc) (p *ParsedExpr, ok bool) {
 		}
 		end = k
 	}
-	p = &ParsedExpr{src: src, loc: loc}
+	q := &quickParsed{pe: ParsedExpr{src: src, loc: loc}}
+	p, sh := &q.pe, &q.sh
 	var id int64
-	var refs []varRef
-	if lhs.isRef() || op != "" && rhs.isRef() {
-		refs = make([]varRef, 0, 2)
-	}
-	refs = lhs.appendRefs(refs, &id)
-	sh := &exprShape{}
+	refs := lhs.appendRefs(q.refs[:0], &id)
+	steps := q.steps[:0]
 	var b strings.Builder
 	b.Grow(2*len(src) + 16)
 	if op == "" {
-		lhs.writeShape(&b, &sh.steps)
-		sh.text = lhs.text()
+		steps = lhs.writeShape(&b, steps)
+		sh.text = lhs.src
 	} else {
 		id++ // the operator's
 		refs = rhs.appendRefs(refs, &id)
 		b.WriteString(`c"`)
 		b.WriteString(fn)
 		b.WriteString(`"2`)
-		lhs.writeShape(&b, &sh.steps)
-		rhs.writeShape(&b, &sh.steps)
+		steps = lhs.writeShape(&b, steps)
+		steps = rhs.writeShape(&b, steps)
 		// The canonical text is the source's when the source is written
 		// that way.
 		if t := src[start:end]; len(t) == len(lhs.src)+len(op)+len(rhs.src)+2 && t[len(lhs.src)] == ' ' && t[len(t)-len(rhs.src)-1] == ' ' {
 			sh.text = t
 		} else {
-			sh.text = lhs.text() + " " + op + " " + rhs.text()
+			sh.text = lhs.src + " " + op + " " + rhs.src
 		}
 	}
-	p.refs = refs
+	// The parser's path leaves both nil when empty.
+	if len(refs) > 0 {
+		p.refs = refs
+	}
+	if len(steps) > 0 {
+		sh.steps = steps
+	}
 	sh.key = b.String()
 	p.shape = sh
 	return p, true
@@ -124,11 +149,11 @@ func skipSpaces(s string, i int) int {
 	return i
 }
 
-// quickReadOperand reads an operand at src[i]: a reference of names joined
-// by dots with nothing between them, or a decimal number without a leading
-// zero that fits an int64. It returns the index after it.
+// quickReadOperand reads an operand at src[i]: a reference of at most
+// quickNames names joined by dots with nothing between them, or a decimal
+// number without a leading zero that fits an int64. It returns the index
+// after it.
 func quickReadOperand(src string, i int) (quickOperand, int, bool) {
-	var o quickOperand
 	start := i
 	if i < len(src) && src[i] >= '0' && src[i] <= '9' {
 		j := i
@@ -136,14 +161,12 @@ func quickReadOperand(src string, i int) (quickOperand, int, bool) {
 			j++
 		}
 		if j < len(src) && (isCELNameByte(src[j]) || src[j] == '.') || (src[i] == '0' && j-i > 1) || j-i > 18 {
-			return o, i, false
+			return quickOperand{}, i, false
 		}
 		n, err := strconv.ParseInt(src[i:j], 10, 64)
-		return quickOperand{num: n, src: src[i:j]}, j, err == nil
+		return quickOperand{src: src[i:j], num: n}, j, err == nil
 	}
-	var names [8]string
-	k := 0
-	for {
+	for k := 1; ; k++ {
 		j := i
 		if j < len(src) && (src[j] == '_' || src[j] >= 'a' && src[j] <= 'z' || src[j] >= 'A' && src[j] <= 'Z') {
 			for j < len(src) && isCELNameByte(src[j]) {
@@ -151,15 +174,11 @@ func quickReadOperand(src string, i int) (quickOperand, int, bool) {
 			}
 		}
 		name := src[i:j]
-		if name == "" || celReserved[name] || k == len(names) {
-			return o, i, false
+		if name == "" || celReserved[name] || k > quickNames {
+			return quickOperand{}, i, false
 		}
-		names[k] = name
-		k++
 		if j == len(src) || src[j] != '.' {
-			o.names = slices.Clone(names[:k])
-			o.src = src[start:j]
-			return o, j, true
+			return quickOperand{src: src[start:j], ref: true}, j, true
 		}
 		i = j + 1
 	}
@@ -173,44 +192,46 @@ func isCELNameByte(c byte) bool {
 // collectRefs finds it, numbering its nodes from *id as the parser does:
 // the identifier, then each selection.
 func (o quickOperand) appendRefs(refs []varRef, id *int64) []varRef {
-	if o.names == nil {
+	if !o.ref {
 		*id++
 		return refs
 	}
+	var buf [quickNames]string
+	names := o.names(&buf)
 	first := *id + 1
-	*id += int64(len(o.names))
-	if !flowVars[o.names[0]] {
+	*id += int64(len(names))
+	if !flowVars[names[0]] {
 		return refs
 	}
-	if len(o.names) == 1 {
-		return append(refs, varRef{name: o.names[0], id: first, ident: first})
+	if len(names) == 1 {
+		return append(refs, varRef{name: names[0], id: first, ident: first})
 	}
-	return append(refs, varRef{name: o.names[0], field: o.names[1], id: first + 1, ident: first})
+	return append(refs, varRef{name: names[0], field: names[1], id: first + 1, ident: first})
 }
 
 // writeShape writes the operand as writeShape writes its tree (names
-// need no escaping in strconv.Quote's quotes).
-func (o quickOperand) writeShape(b *strings.Builder, steps *[]string) {
-	if o.names == nil {
+// need no escaping in strconv.Quote's quotes), and appends the name of the
+// step it selects to steps.
+func (o quickOperand) writeShape(b *strings.Builder, steps []string) []string {
+	if !o.ref {
 		b.WriteString("li")
 		b.WriteString(o.src)
 		b.WriteString(";")
-		return
+		return steps
 	}
-	for k := len(o.names) - 1; k >= 1; k-- {
-		if k == 1 && o.names[0] == "steps" {
+	var buf [quickNames]string
+	names := o.names(&buf)
+	for k := len(names) - 1; k >= 1; k-- {
+		if k == 1 && names[0] == "steps" {
 			b.WriteString("Ss")
-			*steps = append(*steps, o.names[1])
-			return
+			return append(steps, names[1])
 		}
 		b.WriteString(`s"`)
-		b.WriteString(o.names[k])
+		b.WriteString(names[k])
 		b.WriteString(`"`)
 	}
 	b.WriteString(`i"`)
-	b.WriteString(o.names[0])
+	b.WriteString(names[0])
 	b.WriteString(`"`)
+	return steps
 }
-
-// text is the operand as cel.AstToString writes it: its source.
-func (o quickOperand) text() string { return o.src }
