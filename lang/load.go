@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -69,6 +70,18 @@ type LoadOptions struct {
 	// DefaultMaxWorkflowFile. A larger file is a "File too large" error,
 	// found without reading it whole.
 	MaxFileSize int64
+	// CollectAfterDecode collects garbage once every file is decoded and
+	// before any is compiled, when the files hold at least
+	// parallelParseMin bytes in all. Decoding a large file holds, for a
+	// moment, its syntax tree, its decoded steps and the pieces of their
+	// source map at once; after it only the steps are kept. A collection
+	// that happens to mark during that moment sets the next heap goal to
+	// twice what was held then, and the compile grows the heap to that
+	// goal; collecting once the moment has passed sets the goal from what
+	// the compile keeps. For a process that compiles once (the command
+	// line); a long-lived one (the language server) leaves it off, since a
+	// collection marks its whole heap.
+	CollectAfterDecode bool
 }
 
 // LoadPathsWith is LoadPaths with options.
@@ -112,7 +125,11 @@ func LoadPathsWith(paths []string, opts LoadOptions) (*Module, hcl.Diagnostics) 
 				continue
 			}
 			l.load(f, src)
+			l.read += len(src)
 		}
+	}
+	if opts.CollectAfterDecode && l.read >= parallelParseMin {
+		runtime.GC()
 	}
 	l.finish()
 	if len(l.module.Workflows) == 0 && !l.diags.HasErrors() {
@@ -190,6 +207,7 @@ func IsTestFile(name string) bool { return strings.HasSuffix(name, TestFileSuffi
 // them, so that a child's compiled graph types its parent's step.
 type fileLoader struct {
 	opts   LoadOptions
+	read   int // the bytes of the files loaded
 	module *Module
 	diags  hcl.Diagnostics
 	first  map[string]hcl.Range // workflow name -> first declaration's label

@@ -40,7 +40,9 @@ func (e *env) loadWith(ctx context.Context, paths []string, stored bool) (*lang.
 	if err := notRecursive(e.verb, paths); err != nil {
 		return nil, err
 	}
-	opts := lang.LoadOptions{MaxFileSize: e.workflowFileLimit()}
+	// A command compiles its files once: collecting after decoding them
+	// keeps a long file's peak memory to what its compile holds.
+	opts := lang.LoadOptions{MaxFileSize: e.workflowFileLimit(), CollectAfterDecode: true}
 	var storeErr error
 	if stored {
 		opts.Stored = func(name string) ([]*graph.Graph, error) {
