@@ -19,7 +19,8 @@ import (
 
 // quickSources are the workflow files the quick parser is held to
 // hclsyntax on: examples, lang's test files, the HCL files of the
-// conformance cases and of the fuzz corpus, and chains.
+// conformance cases, of the command's scripts and of the fuzz corpus, and
+// chains.
 func quickSources(t testing.TB) map[string][]byte {
 	t.Helper()
 	sources := map[string][]byte{
@@ -39,6 +40,8 @@ func quickSources(t testing.TB) map[string][]byte {
 		sources[f] = b
 	}
 	cases, _ := filepath.Glob("../spec/testdata/*.txtar")
+	scripts, _ := filepath.Glob("../cmd/flowrun/testdata/*/*.txtar")
+	cases = append(cases, scripts...)
 	for _, c := range cases {
 		a, err := txtar.ParseFile(c)
 		if err != nil {

@@ -13,12 +13,12 @@ import (
 )
 
 // quickCorpus is every {{ }} expression of the examples, lang's test files,
-// the conformance cases and the fuzz corpora, with expressions written to
-// meet and miss quickExpr's edges.
+// the conformance cases, the command's scripts and the fuzz corpora, with
+// expressions written to meet and miss quickExpr's edges.
 func quickCorpus(t testing.TB) []string {
 	t.Helper()
 	var files []string
-	for _, p := range []string{"../../examples/*.hcl", "../testdata/*/*.hcl", "../../spec/testdata/*.txtar", "../testdata/fuzz/*/*", "testdata/fuzz/*/*"} {
+	for _, p := range []string{"../../examples/*.hcl", "../testdata/*/*.hcl", "../../spec/testdata/*.txtar", "../../cmd/flowrun/testdata/*/*.txtar", "../testdata/fuzz/*/*", "testdata/fuzz/*/*"} {
 		m, _ := filepath.Glob(p)
 		files = append(files, m...)
 	}
