@@ -571,17 +571,29 @@ func (p *quickParser) reference(nl bool) (hclsyntax.Expression, bool) {
 // after its name (not namespaced, no expanded final argument).
 func (p *quickParser) call(name string, nameRange hcl.Range) (hclsyntax.Expression, bool) {
 	open := p.token(1)
-	var args []hclsyntax.Expression
 	if !p.skipAll() {
 		return nil, false
 	}
-	for !p.at(')') {
+	args, ok := p.items(')')
+	if !ok {
+		return nil, false
+	}
+	close := p.token(1)
+	return &hclsyntax.FunctionCallExpr{Name: name, Args: args, NameRange: nameRange, OpenParenRange: open, CloseParenRange: close}, true
+}
+
+// items reads the comma-separated expressions of a call's arguments or a
+// tuple (an optional trailing comma, newlines and comments anywhere) up to
+// end, the next byte once it returns true.
+func (p *quickParser) items(end byte) ([]hclsyntax.Expression, bool) {
+	var exprs []hclsyntax.Expression
+	for !p.at(end) {
 		e, ok := p.expr(false)
 		if !ok || !p.skipAll() {
 			return nil, false
 		}
-		args = append(args, e)
-		if p.at(')') {
+		exprs = append(exprs, e)
+		if p.at(end) {
 			break
 		}
 		if !p.at(',') {
@@ -592,8 +604,7 @@ func (p *quickParser) call(name string, nameRange hcl.Range) (hclsyntax.Expressi
 			return nil, false
 		}
 	}
-	close := p.token(1)
-	return &hclsyntax.FunctionCallExpr{Name: name, Args: args, NameRange: nameRange, OpenParenRange: open, CloseParenRange: close}, true
+	return exprs, true
 }
 
 // skipInExpr moves over what comes between tokens of an expression: with
@@ -608,26 +619,12 @@ func (p *quickParser) skipInExpr(nl bool) bool {
 // tuple reads a tuple constructor from its opening bracket.
 func (p *quickParser) tuple() (hclsyntax.Expression, bool) {
 	open := p.token(1)
-	var exprs []hclsyntax.Expression
 	if !p.skipAll() || p.atFor() {
 		return nil, false
 	}
-	for !p.at(']') {
-		e, ok := p.expr(false)
-		if !ok || !p.skipAll() {
-			return nil, false
-		}
-		exprs = append(exprs, e)
-		if p.at(']') {
-			break
-		}
-		if !p.at(',') {
-			return nil, false
-		}
-		p.advance(1)
-		if !p.skipAll() {
-			return nil, false
-		}
+	exprs, ok := p.items(']')
+	if !ok {
+		return nil, false
 	}
 	close := p.token(1)
 	return &hclsyntax.TupleConsExpr{Exprs: exprs, SrcRange: hcl.RangeBetween(open, close), OpenRange: open}, true
