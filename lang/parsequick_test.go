@@ -25,7 +25,7 @@ func quickSources(t testing.TB) map[string][]byte {
 	t.Helper()
 	sources := map[string][]byte{
 		"chain":          testsrc.Chain(200),
-		"template chain": templateChain(200),
+		"template chain": testsrc.TemplateChain(200),
 	}
 	var files []string
 	for _, p := range []string{"../examples/*.hcl", "testdata/*/*.hcl", "testfile/testdata/*/*.hcl", "../crashtest/testdata/*.hcl"} {
@@ -73,18 +73,6 @@ func quickSources(t testing.TB) map[string][]byte {
 		t.Fatalf("found %d files, %d conformance cases and %d fuzz inputs: too few", len(files), len(cases), len(corpus))
 	}
 	return sources
-}
-
-// templateChain is the bench's template chain (bench.exprChain): a set
-// step with a {{ }} template in every step.
-func templateChain(n int) []byte {
-	var b strings.Builder
-	b.WriteString("workflow \"chain\" {\n  version = \"1.0.0\"\n  step \"s0\" {\n    set { v = 0 }\n  }\n")
-	for i := 1; i < n; i++ {
-		fmt.Fprintf(&b, "  step \"s%d\" {\n    set { v = \"{{ steps.s%d.output.v + 1 }}\" }\n  }\n", i, i-1)
-	}
-	fmt.Fprintf(&b, "  output \"v\" { value = \"{{ steps.s%d.output.v }}\" }\n}\n", n-1)
-	return []byte(b.String())
 }
 
 // checkQuick fails when the quick parser takes src and gives anything but
@@ -246,7 +234,7 @@ func TestQuickParseMatchesHCL(t *testing.T) {
 // chain whole, its shell and its pieces (so parseConfigSplit parses none
 // of them with hclsyntax), and the file parsed in pieces is hclsyntax's.
 func TestQuickParseTakesChains(t *testing.T) {
-	src := templateChain(300)
+	src := testsrc.TemplateChain(300)
 	if _, ok := quickParseFile(src, "f.hcl"); !ok {
 		t.Fatal("the chain was declined")
 	}
@@ -284,7 +272,7 @@ func TestQuickParseTakesChains(t *testing.T) {
 		t.Error("the file's navigation finds no block")
 	}
 	whole.Store(0)
-	if f, diags := parseConfig(templateChain(3), "f.hcl"); len(diags) > 0 || f == nil || whole.Load() != 1 {
+	if f, diags := parseConfig(testsrc.TemplateChain(3), "f.hcl"); len(diags) > 0 || f == nil || whole.Load() != 1 {
 		t.Errorf("a small file was not parsed quickly whole (%d)", whole.Load())
 	}
 }
@@ -308,7 +296,7 @@ func FuzzQuickParse(f *testing.F) {
 // one label with its range, a string with its part, and each identifier
 // once a piece (19 allocations a step when each node was its own).
 func TestQuickParseAllocs(t *testing.T) {
-	src := templateChain(101)
+	src := testsrc.TemplateChain(101)
 	runs, ok := nestedBlocks(src)
 	if !ok {
 		t.Fatal("the chain was not cut")

@@ -14,18 +14,6 @@ import (
 	"github.com/flowrun/flowrun/lang/internal/testsrc"
 )
 
-// templateChain is bench's store-chain workflow: n set steps, each but the
-// first reading the one before it in a {{ }} template.
-func templateChain(n int) []byte {
-	var b strings.Builder
-	b.WriteString("workflow \"chain\" {\n  version = \"1.0.0\"\n  step \"s0\" {\n    set { v = 0 }\n  }\n")
-	for i := 1; i < n; i++ {
-		fmt.Fprintf(&b, "  step \"s%d\" {\n    set { v = \"{{ steps.s%d.output.v + 1 }}\" }\n  }\n", i, i-1)
-	}
-	fmt.Fprintf(&b, "  output \"v\" { value = \"{{ steps.s%d.output.v }}\" }\n}\n", n-1)
-	return []byte(b.String())
-}
-
 // compileText compiles src and returns every workflow's encoded graph and
 // the diagnostics' text.
 func compileText(t *testing.T, name string, src []byte) string {
@@ -81,10 +69,10 @@ func TestCheckCacheSameResult(t *testing.T) {
 		}
 		srcs = append(srcs, source{f, src})
 	}
-	srcs = append(srcs, source{"chain.hcl", templateChain(300)}, source{"big.hcl", testsrc.Chain(300)})
+	srcs = append(srcs, source{"chain.hcl", testsrc.TemplateChain(300)}, source{"big.hcl", testsrc.Chain(300)})
 	// A chain whose steps' outputs alternate between two types, and one
 	// whose template meets a step of another type half way.
-	mixed := strings.ReplaceAll(string(templateChain(40)), "step \"s20\" {\n    set { v = \"{{ steps.s19.output.v + 1 }}\" }", "step \"s20\" {\n    set { v = \"{{ string(steps.s19.output.v) }}\" }")
+	mixed := strings.ReplaceAll(string(testsrc.TemplateChain(40)), "step \"s20\" {\n    set { v = \"{{ steps.s19.output.v + 1 }}\" }", "step \"s20\" {\n    set { v = \"{{ string(steps.s19.output.v) }}\" }")
 	srcs = append(srcs, source{"mixed.hcl", []byte(mixed)})
 	for _, s := range srcs {
 		expr.NoCheckCache.Store(true)
@@ -101,7 +89,7 @@ func TestCheckCacheSameResult(t *testing.T) {
 // one type through one expression shape, so the checker runs a handful of
 // times, not once a step (as it does without the cache).
 func TestCheckCacheChain(t *testing.T) {
-	src := templateChain(100)
+	src := testsrc.TemplateChain(100)
 	runs := func(off bool) int64 {
 		expr.NoCheckCache.Store(off)
 		defer expr.NoCheckCache.Store(false)

@@ -332,17 +332,7 @@ func TestExporterWaitsRetryAfter(t *testing.T) {
 	e.retry.maxWaits = time.Hour
 	done := make(chan error, 1)
 	go func() { done <- e.ExportSpans(context.Background(), stubRes, stubSpans()) }()
-	waitFor := func(what string, ok func() bool) {
-		t.Helper()
-		for range 500 {
-			if ok() {
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		t.Fatalf("timed out waiting for %s", what)
-	}
-	waitFor("the exporter to wait on its clock", func() bool { return fake.Pending() == 1 })
+	waitUntil(t, "the exporter to wait on its clock", func() bool { return fake.Pending() == 1 })
 	fake.Advance(119 * time.Second)
 	select {
 	case err := <-done:

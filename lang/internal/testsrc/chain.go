@@ -1,5 +1,5 @@
 // Package testsrc holds what the tests and benchmarks of lang and its
-// packages share: the source of a long workflow, and the process's
+// packages share: the sources of long workflows, and the process's
 // processor time. Only tests import it; it must not import lang or any
 // package of lang, so that a test of any of them can use it.
 package testsrc
@@ -23,6 +23,19 @@ func Chain(n int) []byte {
 		fmt.Fprintf(&b, "    set {\n      n = \"{{ steps.s%d.output.n + 1 }}\"\n      label = \"step %d of %d\"\n    }\n  }\n", i-1, i, n)
 	}
 	b.WriteString("  output \"last\" { value = \"{{ steps.s" + fmt.Sprint(n-1) + ".output.n }}\" }\n}\n")
+	return []byte(b.String())
+}
+
+// TemplateChain generates bench's store-chain workflow (bench.exprChain):
+// n set steps, each but the first reading the one before it in a {{ }}
+// template.
+func TemplateChain(n int) []byte {
+	var b strings.Builder
+	b.WriteString("workflow \"chain\" {\n  version = \"1.0.0\"\n  step \"s0\" {\n    set { v = 0 }\n  }\n")
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&b, "  step \"s%d\" {\n    set { v = \"{{ steps.s%d.output.v + 1 }}\" }\n  }\n", i, i-1)
+	}
+	fmt.Fprintf(&b, "  output \"v\" { value = \"{{ steps.s%d.output.v }}\" }\n}\n", n-1)
 	return []byte(b.String())
 }
 
