@@ -53,16 +53,7 @@ func TestSourceMapSizePerStep(t *testing.T) {
 // one edge per step; a slice, under 250.
 func TestCollectEdgesHeldPerStep(t *testing.T) {
 	const n = 4000
-	file, diags := parseConfig(testsrc.Chain(n), "big.hcl")
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	decls, diags := decodeFile(file)
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	c := newCompiler(decls[0], nil)
-	c.collectEdges()
+	c := chainCompiler(t, n)
 	if got := edgeNames(c.edges["s9"]); len(got) != 1 || got[0] != "s8" {
 		t.Errorf("edges of s9: %v", got)
 	}
@@ -168,6 +159,21 @@ func TestParseDecodingHoldsNoTree(t *testing.T) {
 // step pushed on the heap.
 func TestOrderAllocs(t *testing.T) {
 	const n = 4000
+	c := chainCompiler(t, n)
+	var order []*stepDecl
+	allocs := testing.AllocsPerRun(5, func() { order = c.order() })
+	if len(order) != n || order[0].Name != "s0" || order[n-1].Name != "s3999" {
+		t.Fatalf("order: %d steps", len(order))
+	}
+	t.Logf("order: %.0f allocations for %d steps", allocs, n)
+	if allocs > 50 {
+		t.Errorf("ordering %d steps allocates %.0f times, want at most 50", n, allocs)
+	}
+}
+
+// chainCompiler is the compiler of testsrc.Chain(n), its edges collected.
+func chainCompiler(t *testing.T, n int) *compiler {
+	t.Helper()
 	file, diags := parseConfig(testsrc.Chain(n), "big.hcl")
 	if diags.HasErrors() {
 		t.Fatal(diags)
@@ -178,13 +184,5 @@ func TestOrderAllocs(t *testing.T) {
 	}
 	c := newCompiler(decls[0], nil)
 	c.collectEdges()
-	var order []*stepDecl
-	allocs := testing.AllocsPerRun(5, func() { order = c.order() })
-	if len(order) != n || order[0].Name != "s0" || order[n-1].Name != "s3999" {
-		t.Fatalf("order: %d steps", len(order))
-	}
-	t.Logf("order: %.0f allocations for %d steps", allocs, n)
-	if allocs > 50 {
-		t.Errorf("ordering %d steps allocates %.0f times, want at most 50", n, allocs)
-	}
+	return c
 }
