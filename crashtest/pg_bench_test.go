@@ -25,7 +25,7 @@ import (
 // to 1, and fails when that ratio is below FLOWRUN_PG_BENCH_MIN_RATIO.
 //
 // A benchmark, not a proof: it runs only with FLOWRUN_PG_BENCH=1 (and
-// FLOWRUN_TEST_PG); `scripts/proof pg-bench` runs it. Environment:
+// FLOWRUN_TEST_PG_DURABLE); `scripts/proof pg-bench` runs it. Environment:
 // FLOWRUN_PG_BENCH_RUNS (runs per batch, default 480),
 // FLOWRUN_PG_BENCH_CONCURRENCY (runs per worker at once, 8),
 // FLOWRUN_PG_BENCH_SLEEP (seconds each http call waits, 0.05),

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,21 +15,61 @@ import (
 )
 
 // The Postgres proofs give each test a schema of its own in the database
-// of FLOWRUN_TEST_PG (scripts/pg start prints it), point the flowrun
-// processes at it with search_path, and read what the command line does
-// not print (attempt owners and times, events) through a read-only
-// connection. Column conventions are store/postgres's, the same as
-// store/sqlite's: times are BIGINT unix microseconds, NULL when zero.
+// of FLOWRUN_TEST_PG_DURABLE (scripts/pg start --durable prints it), point
+// the flowrun processes at it with search_path, and read what the command
+// line does not print (attempt owners and times, events) through a
+// read-only connection. Column conventions are store/postgres's, the same
+// as store/sqlite's: times are BIGINT unix microseconds, NULL when zero.
+//
+// They run only against a durable server: one with fsync,
+// synchronous_commit or full_page_writes off may lose commits it has
+// acknowledged when it crashes, and a proof that nothing is lost or done
+// twice means nothing there. scripts/pg's default server (FLOWRUN_TEST_PG)
+// is such a fast one, for the unit tests.
 
-// needPostgres returns FLOWRUN_TEST_PG, or skips the test when it is unset.
+// durableEnv names the DSN of the durable test server.
+const durableEnv = "FLOWRUN_TEST_PG_DURABLE"
+
+// needPostgres returns FLOWRUN_TEST_PG_DURABLE, or skips the test when it
+// is unset. It fails the test when that server does not commit durably.
 func needPostgres(t *testing.T) string {
 	t.Helper()
 	needBinary(t)
-	dsn := os.Getenv("FLOWRUN_TEST_PG")
+	dsn := os.Getenv(durableEnv)
 	if dsn == "" {
-		t.Skip("needs a Postgres server: set FLOWRUN_TEST_PG (eval \"$(scripts/pg start)\" starts a local one)")
+		t.Skip("needs a durable Postgres server: set " + durableEnv + " (eval \"$(scripts/pg start --durable)\" starts a local one)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("connecting to %s: %v", durableEnv, err)
+	}
+	defer conn.Close(ctx)
+	if err := checkDurable(ctx, conn); err != nil {
+		t.Fatalf("%s: %v; use scripts/pg start --durable", durableEnv, err)
 	}
 	return dsn
+}
+
+// checkDurable returns an error naming the settings among fsync,
+// synchronous_commit and full_page_writes that the server has off: a
+// crash proof needs every commit the server acknowledged to survive.
+func checkDurable(ctx context.Context, conn *pgx.Conn) error {
+	var off []string
+	for _, name := range []string{"fsync", "synchronous_commit", "full_page_writes"} {
+		var v string
+		if err := conn.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&v); err != nil {
+			return fmt.Errorf("reading the server's %s: %w", name, err)
+		}
+		if v == "off" {
+			off = append(off, name)
+		}
+	}
+	if len(off) > 0 {
+		return fmt.Errorf("the server runs with %s off, so a crash may lose commits it acknowledged", strings.Join(off, ", "))
+	}
+	return nil
 }
 
 // pgSchema creates a fresh schema in the database of base, drops it at the
@@ -41,7 +82,7 @@ func pgSchema(t *testing.T, base, name string) (dsn string, ro *sql.DB) {
 	schema := fmt.Sprintf("crash_%s_%d_%d", name, os.Getpid(), wall.Now().UnixNano())
 	conn, err := pgx.Connect(ctx, base)
 	if err != nil {
-		t.Fatalf("connecting to FLOWRUN_TEST_PG: %v", err)
+		t.Fatalf("connecting to %s: %v", durableEnv, err)
 	}
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err != nil {
@@ -72,7 +113,7 @@ func withParams(t *testing.T, dsn string, params map[string]string) string {
 	t.Helper()
 	u, err := url.Parse(dsn)
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		t.Fatalf("FLOWRUN_TEST_PG=%q: want a postgres:// URL such as scripts/pg start prints", dsn)
+		t.Fatalf("%q: want a postgres:// URL such as scripts/pg start --durable prints", dsn)
 	}
 	q := u.Query()
 	for k, v := range params {

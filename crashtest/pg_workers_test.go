@@ -32,7 +32,8 @@ import (
 //   - no run failed, no enqueue or worker exited with an error, nothing is
 //     left running, and the surviving workers drain on SIGTERM.
 //
-// It runs only when FLOWRUN_TEST_PG is set (scripts/pg start prints it),
+// It runs only when FLOWRUN_TEST_PG_DURABLE is set (scripts/pg start
+// --durable prints it),
 // in a schema of its own. CI runs it small; `scripts/proof pg` runs it at
 // full size (4 workers, 2,000 runs, 2 kills). Environment:
 // FLOWRUN_PG_PROOF_WORKERS (default 3), FLOWRUN_PG_PROOF_RUNS (60),

@@ -60,7 +60,7 @@ func TestSchedulesProof(t *testing.T) {
 }
 
 // TestPostgresSchedulesProof is TestSchedulesProof on Postgres
-// (FLOWRUN_TEST_PG; scripts/pg start).
+// (FLOWRUN_TEST_PG_DURABLE; scripts/pg start --durable).
 func TestPostgresSchedulesProof(t *testing.T) {
 	base := needPostgres(t)
 	dsn, ro := pgSchema(t, base, "schedules")
