@@ -772,6 +772,8 @@ type Store interface {
 
 	// Tokens: the API's bearer tokens, and the readiness probe.
 	Tokens
+	// Workers: the registry of worker processes.
+	Workers
 
 	// Close releases the database.
 	Close() error

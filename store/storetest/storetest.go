@@ -48,6 +48,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("webhooks", func(t *testing.T) { t.Parallel(); testWebhooks(t, newStore) })
 	t.Run("tokens", func(t *testing.T) { t.Parallel(); testTokens(t, newStore) })
 	t.Run("trace", func(t *testing.T) { t.Parallel(); testTrace(t, newStore) })
+	t.Run("workers", func(t *testing.T) { t.Parallel(); testWorkers(t, newStore) })
 }
 
 // t0 is the suite's epoch: every time is t0 plus something, with
