@@ -268,3 +268,26 @@ func Workflows(vs []store.Version) []WorkflowJSON {
 	}
 	return out
 }
+
+// WorkerJSON is one element of `workers --json` and of GET /v1/workers.
+type WorkerJSON struct {
+	ID          string `json:"id"`
+	Host        string `json:"host"`
+	PID         int    `json:"pid"`
+	Version     string `json:"version"`
+	Concurrency int    `json:"concurrency"`
+	Held        int    `json:"runs_held"`
+	StartedAt   string `json:"started_at"`
+	LastSeen    string `json:"last_seen"`
+	Live        bool   `json:"live"`
+}
+
+// Workers returns the JSON forms of the registered workers.
+func Workers(ws []store.WorkerInfo) []WorkerJSON {
+	out := make([]WorkerJSON, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, WorkerJSON{ID: w.ID, Host: w.Host, PID: w.PID, Version: w.Version, Concurrency: w.Concurrency,
+			Held: w.Held, StartedAt: JSONTime(w.StartedAt), LastSeen: JSONTime(w.LastSeen), Live: w.Live})
+	}
+	return out
+}

@@ -14,6 +14,9 @@ import (
 type WorkerOptions struct {
 	// Concurrency is how many runs the worker works on at once (default 16).
 	Concurrency int
+	// Version is the flowrun build the worker registers with
+	// (store.WorkerInfo.Version).
+	Version string
 }
 
 // Worker is a long-lived claim loop over every run of the store: it claims
@@ -29,6 +32,8 @@ type Worker struct {
 	done chan struct{}
 	err  error // the first store error the loop met
 	dead error // the store error that ended the loop
+
+	version string // registered in the store's registry of workers
 }
 
 // NewWorker returns a worker on e.
@@ -36,7 +41,7 @@ func NewWorker(e *Engine, o WorkerOptions) *Worker {
 	if o.Concurrency <= 0 {
 		o.Concurrency = 16
 	}
-	w := &Worker{e: e, stop: make(chan struct{}), halt: make(chan struct{}), done: make(chan struct{})}
+	w := &Worker{e: e, stop: make(chan struct{}), halt: make(chan struct{}), done: make(chan struct{}), version: o.Version}
 	w.p = newPool(e, "", o.Concurrency)
 	return w
 }
@@ -118,6 +123,11 @@ func (w *Worker) loop(ctx context.Context) {
 	go func() {
 		defer hb.Done()
 		w.p.watchCancels(sctx, hstop)
+	}()
+	hb.Add(1)
+	go func() {
+		defer hb.Done()
+		w.register(sctx, hstop)
 	}()
 	defer func() {
 		close(hstop)

@@ -554,12 +554,13 @@ func TestStructSizes(t *testing.T) {
 
 // cliStoreCalls are the store methods the CLI may call itself, as its
 // package doc says: reads of what it prints, and the two writes that change
-// no run. Everything else goes through the engine. (BreakerList and
-// DeadLetterList are also the engine's names; both are reads.)
+// no run. Everything else goes through the engine. (BreakerList,
+// DeadLetterList and WorkerList are also the engine's names; all are
+// reads.)
 var cliStoreCalls = map[string]bool{
 	"RunGet": true, "RunList": true, "EventList": true, "StepHeads": true, "VersionHeads": true,
 	"ScheduleList": true, "ScheduleGet": true, "TokenList": true, "RunQueue": true, "BreakerList": true,
-	"DeadLetterList": true, "DeadLetterOpenCount": true, "Close": true,
+	"DeadLetterList": true, "DeadLetterOpenCount": true, "WorkerList": true, "Close": true,
 	"RunPrune": true, "TokenCreate": true, "TokenRevoke": true,
 }
 

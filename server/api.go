@@ -18,6 +18,7 @@ func (s *Server) api() {
 		{Method: http.MethodPost, Path: "/v1/runs/{id}/decision", Scope: write, Handler: s.decideRun},
 		{Method: http.MethodGet, Path: "/v1/dead-letters", Scope: read, Handler: s.listDeadLetters},
 		{Method: http.MethodGet, Path: "/v1/breakers", Scope: read, Handler: s.listBreakers},
+		{Method: http.MethodGet, Path: "/v1/workers", Scope: read, Handler: s.listWorkers},
 		{Method: http.MethodGet, Path: "/v1/schedules", Scope: read, Handler: s.listSchedules},
 		{Method: http.MethodGet, Path: "/v1/openapi.json", Handler: s.openAPI},
 		{Method: http.MethodGet, Path: "/v1/tokens", Scope: admin, Handler: s.listTokens},

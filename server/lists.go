@@ -213,6 +213,18 @@ func (s *Server) listBreakers(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, interp.Breakers(bs))
 }
 
+// listWorkers answers GET /v1/workers, as flowrun workers --json.
+func (s *Server) listWorkers(w http.ResponseWriter, r *http.Request) error {
+	if _, err := query(r); err != nil {
+		return err
+	}
+	ws, err := s.eng.WorkerList(r.Context())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, interp.Workers(ws))
+}
+
 // listSchedules answers GET /v1/schedules, as flowrun schedules --json.
 func (s *Server) listSchedules(w http.ResponseWriter, r *http.Request) error {
 	if _, err := query(r); err != nil {

@@ -77,6 +77,7 @@ func TestScripts(t *testing.T) {
 			"runid":      cmdRunID,
 			"waitfile":   cmdWaitFile,
 			"waitmatch":  cmdWaitMatch,
+			"waitout":    cmdWaitOut,
 			"status":     cmdStatus,
 			"httpserve":  cmdHTTPServe,
 			"nest":       cmdNest,
@@ -202,6 +203,34 @@ func cmdWaitMatch(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("waitmatch %s: no line matched %q within 30s; the file holds:\n%s", args[0], args[1], data)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// cmdWaitOut runs a command again and again until its standard output has
+// a line matching a regular expression (a state another process reaches
+// in its own time, such as a worker's registration); the last run's
+// output is then kept for stdout and stderr. The 30s limit is a safety
+// net against a hung test, never a timing assumption.
+//
+//	waitout '^h1/\S+ +live' flowrun workers
+func cmdWaitOut(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: waitout REGEXP COMMAND [ARGS...]")
+	}
+	re, err := regexp.Compile("(?m)" + args[0])
+	ts.Check(err)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := ts.Exec(args[1], args[2:]...)
+		out := ts.ReadFile("stdout")
+		if err == nil && re.MatchString(out) {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("waitout: %s printed no line matching %q within 30s (last error %v); it printed:\n%s",
+				strings.Join(args[1:], " "), args[0], err, out)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

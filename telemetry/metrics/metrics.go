@@ -31,6 +31,9 @@ type Snapshot struct {
 	Breakers map[string]string
 	// OpenDeadLetters counts the dead letters not yet retried or dropped.
 	OpenDeadLetters int
+	// LiveWorkers counts the workers of the store's registry that beat
+	// within their lease.
+	LiveWorkers int
 }
 
 // Options configure the metrics.

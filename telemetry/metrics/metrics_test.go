@@ -42,7 +42,7 @@ func sample(t *testing.T, read func(context.Context) (Snapshot, error)) (*Metric
 }
 
 func okRead(context.Context) (Snapshot, error) {
-	return Snapshot{Due: 4, OldestDue: t0, Breakers: map[string]string{"payments": "open", "mail": "closed"}, OpenDeadLetters: 2}, nil
+	return Snapshot{Due: 4, OldestDue: t0, Breakers: map[string]string{"payments": "open", "mail": "closed"}, OpenDeadLetters: 2, LiveWorkers: 3}, nil
 }
 
 // TestMetricsLint runs client_golang's linter over a scrape: names,
@@ -104,6 +104,7 @@ func TestMetricsValues(t *testing.T) {
 		`flowrun_breaker_state{breaker="payments",state="closed"} 0`,
 		`flowrun_breaker_state{breaker="mail",state="closed"} 1`,
 		`flowrun_dead_letters_open 2`,
+		`flowrun_workers_live 3`,
 		`flowrun_store_commit_duration_seconds_count{result="ok"} 1`,
 		`flowrun_schedule_fire_lag_seconds_count{workflow="deploy"} 1`,
 		`flowrun_metrics_store_read_errors_total 0`,

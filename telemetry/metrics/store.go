@@ -20,6 +20,8 @@ var (
 		[]string{"breaker", "state"}, nil)
 	deadDesc = prometheus.NewDesc("flowrun_dead_letters_open",
 		"Dead letters not yet retried or dropped, read from the store at the scrape.", nil, nil)
+	workersDesc = prometheus.NewDesc("flowrun_workers_live",
+		"Worker processes that beat within their lease (flowrun workers), read from the store at the scrape.", nil, nil)
 )
 
 // breakerStates are the states flowrun_breaker_state sets, in order.
@@ -33,6 +35,7 @@ func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- oldestDesc
 	ch <- breakerDesc
 	ch <- deadDesc
+	ch <- workersDesc
 }
 
 func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
@@ -65,4 +68,5 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	ch <- prometheus.MustNewConstMetric(deadDesc, prometheus.GaugeValue, float64(s.OpenDeadLetters))
+	ch <- prometheus.MustNewConstMetric(workersDesc, prometheus.GaugeValue, float64(s.LiveWorkers))
 }

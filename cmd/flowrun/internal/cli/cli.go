@@ -11,7 +11,7 @@
 // and its cache: Engine.Graph, VersionGraph, StoredGraphs), and must not
 // touch the database except through interp and, through the store
 // interface, to read what it prints (runs, events, steps, versions,
-// schedules, tokens, the metrics' gauges, completion candidates) and to
+// schedules, tokens, workers, the metrics' gauges, completion candidates) and to
 // make the two writes that change no run: pruning finished runs
 // (RunPrune) and creating and revoking API tokens (TokenCreate,
 // TokenRevoke; server.HashToken hashes them).
@@ -93,6 +93,7 @@ func commands() []*command {
 		signalCommand(),
 		dlqCommand(),
 		breakersCommand(),
+		workersCommand(),
 		schedulesCommand(),
 		versionsCommand(),
 		workerCommand(),

@@ -137,12 +137,26 @@ WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 				}
 				fmt.Fprintf(e.stderr, "flowrun retry: run %s is pending again.\n", run.ID)
 				if *detach {
-					return e.detached(ctx, eng, run, *asJSON)
+					if err := e.detached(ctx, eng, run, *asJSON); err != nil {
+						return err
+					}
+					if e.noLiveWorker(ctx, eng) {
+						fmt.Fprintf(e.stderr, "flowrun retry: no live worker is registered (flowrun workers), so nothing will claim run %s until one starts; continue it in the foreground with: flowrun resume %s\n", run.ID, run.ID)
+					}
+					return nil
 				}
 				return e.drive(ctx, eng, rootOf(run), *asJSON)
 			}
 		},
 	}
+}
+
+// noLiveWorker reports whether the store's registry of workers has no live
+// worker: a run left to a worker then waits until one starts. A registry
+// that cannot be read says nothing (false): the hint is only a hint.
+func (e *env) noLiveWorker(ctx context.Context, eng *interp.Engine) bool {
+	ws, err := eng.LiveWorkers(ctx)
+	return err == nil && len(ws) == 0
 }
 
 func cancelCommand() *command {
@@ -261,6 +275,10 @@ WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 				}
 				if blocked != "" {
 					fmt.Fprintf(e.stderr, "flowrun signal: run %s %s: a newer MAJOR version of %q is stored, and a version decision is needed first: flowrun resume %s --choose old|new|migrate\n", run.ID, blocked, run.Workflow, run.ID)
+					return nil
+				}
+				if e.noLiveWorker(ctx, eng) {
+					fmt.Fprintf(e.stderr, "flowrun signal: no live worker is registered (flowrun workers), so nothing will claim run %s until one starts; continue it in the foreground with: flowrun resume %s\n", run.ID, run.ID)
 					return nil
 				}
 				fmt.Fprintf(e.stderr, "flowrun signal: the run continues under a worker, or in the foreground with: flowrun resume %s\n", run.ID)

@@ -14,7 +14,8 @@ import (
 
 // newMetrics returns the Prometheus metrics of a process working on st:
 // the engine reports into them (Options.Observer), and each scrape reads
-// the due runs, the breakers and the open dead letters from st.
+// the due runs, the breakers, the open dead letters and the live workers
+// from st.
 func (e *env) newMetrics(st store.Store) *metrics.Metrics {
 	return metrics.New(metrics.Options{
 		Now: e.clock.Now,
@@ -35,6 +36,15 @@ func (e *env) newMetrics(st store.Store) *metrics.Metrics {
 			}
 			if s.OpenDeadLetters, err = st.DeadLetterOpenCount(ctx); err != nil {
 				return s, err
+			}
+			ws, err := st.WorkerList(ctx, e.clock.Now())
+			if err != nil {
+				return s, err
+			}
+			for _, w := range ws {
+				if w.Live {
+					s.LiveWorkers++
+				}
 			}
 			return s, nil
 		},

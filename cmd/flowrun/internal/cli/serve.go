@@ -179,7 +179,7 @@ func (e *env) serve(ctx context.Context, c serveConfig) error {
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
 	if c.worker > 0 {
-		w = interp.NewWorker(eng, interp.WorkerOptions{Concurrency: c.worker})
+		w = interp.NewWorker(eng, interp.WorkerOptions{Concurrency: c.worker, Version: binaryVersion()})
 		if err := w.Start(runCtx); err != nil {
 			ln.Close()
 			return fmt.Errorf("starting the worker: %w", err)

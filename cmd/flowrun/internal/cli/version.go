@@ -110,3 +110,24 @@ func (v versionInfo) text() string {
 	}
 	return s + v.Go + " " + v.OS + "/" + v.Arch + "\n"
 }
+
+// short is the version in one word, as a worker registers it: the module
+// version, with the commit's first 12 digits when one is recorded (and
+// "-modified" for a changed work tree): (devel)+5f0c1e2d9a3b-modified.
+func (v versionInfo) short() string {
+	s := v.Version
+	if v.Commit != nil {
+		c := *v.Commit
+		s += "+" + c[:min(len(c), 12)]
+		if v.Modified {
+			s += "-modified"
+		}
+	}
+	return s
+}
+
+// binaryVersion is this binary's short version.
+func binaryVersion() string {
+	info, _ := debug.ReadBuildInfo()
+	return buildVersion(info).short()
+}

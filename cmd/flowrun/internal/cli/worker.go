@@ -142,7 +142,7 @@ func (e *env) work(ctx context.Context, o workOptions) error {
 		log.Info("exporting traces over OTLP/HTTP", "endpoint", firstNonEmpty(e.getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), e.getenv("OTEL_EXPORTER_OTLP_ENDPOINT")))
 	}
 	eng := e.workerEngine(st, o.host, o.lease, log, telemetry.Multi(observers...), o.tracer)
-	w := interp.NewWorker(eng, interp.WorkerOptions{Concurrency: concurrency})
+	w := interp.NewWorker(eng, interp.WorkerOptions{Concurrency: concurrency, Version: binaryVersion()})
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
 	if err := w.Start(runCtx); err != nil {
