@@ -186,6 +186,7 @@ func (sc *scheduler) abandon(key string, f *launch, as store.AttemptStatus, ss s
 // ignored.
 func (r *runner) abandonAll() {
 	for key, f := range r.flights {
+		r.abandoned = append(r.abandoned, key)
 		f.cancel()
 		delete(r.flights, key)
 		delete(r.inFlight, key)

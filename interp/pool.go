@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/telemetry"
 )
 
 // pool claims runs and runs one runner goroutine per claimed run, with a
@@ -44,6 +46,10 @@ type pool struct {
 	halted   bool
 
 	lastReclaim time.Time
+	// orphans are runs whose runner stopped on a store error while the
+	// pool still holds their lease: reclaimOrphans takes them back (a
+	// claim of its own lease) once the store answers again.
+	orphans map[string]bool
 }
 
 type poolDone struct {
@@ -80,6 +86,64 @@ func (p *pool) claim(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("claim runs: %w", err)
 	}
 	return len(runs), nil
+}
+
+// reclaimOrphans takes back the runs this pool stopped working on after a
+// store error (orphans), with a claim of its own lease (RunClaimParams.Own):
+// the store answers again, and waiting out the pool's own lease would
+// only delay them. Each is rebuilt from the store like any claimed run.
+// A run another worker took meanwhile is not claimed (its lease is no
+// longer this pool's). It returns the number of runs taken back.
+func (p *pool) reclaimOrphans(ctx context.Context) (int, error) {
+	p.mu.Lock()
+	ids := make([]string, 0, len(p.orphans))
+	for id := range p.orphans {
+		ids = append(ids, id)
+	}
+	p.orphans = nil
+	p.mu.Unlock()
+	slices.Sort(ids)
+	n := 0
+	for i, id := range ids {
+		free := p.reserve(0)
+		if free <= 0 {
+			p.keepOrphans(ids[i:])
+			return n, nil
+		}
+		runs, err := p.e.st.RunClaim(ctx, store.RunClaimParams{Owner: p.owner.String(), Now: p.e.clk.Now(),
+			LeaseFor: p.e.opts.LeaseFor, Limit: 1, RunID: id, Own: true})
+		p.start(ctx, runs, free)
+		if err != nil {
+			p.keepOrphans(ids[i:])
+			return n, fmt.Errorf("take back run %s: %w", id, err)
+		}
+		n += len(runs)
+	}
+	return n, nil
+}
+
+// keepOrphans puts runs back among the orphans, to take back later.
+func (p *pool) keepOrphans(ids []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.orphans == nil {
+		p.orphans = map[string]bool{}
+	}
+	for _, id := range ids {
+		p.orphans[id] = true
+	}
+}
+
+// leaseLost tells the Observer that runner r was fenced off its run: the
+// steps it abandoned and, read from the store, who holds the run now.
+func (p *pool) leaseLost(ctx context.Context, r *runner) {
+	taken := ""
+	if cur, err := p.e.st.RunGetHead(context.WithoutCancel(ctx), r.run.ID); err == nil {
+		taken = cur.Lease.Owner
+	}
+	steps := slices.Clone(r.abandoned)
+	slices.Sort(steps)
+	p.e.opts.Observer.LeaseLost(telemetry.LeaseLoss{Run: telRun(r.run), Steps: steps, TakenBy: taken})
 }
 
 // reserve reserves the free slots of the pool for a claim and returns how
@@ -140,7 +204,16 @@ func (p *pool) start(ctx context.Context, runs []store.Run, n int) {
 			if p.active[r.run.ID] == r {
 				delete(p.active, r.run.ID)
 			}
+			if err != nil && !errors.Is(err, errStopped) && p.batch {
+				if p.orphans == nil {
+					p.orphans = map[string]bool{}
+				}
+				p.orphans[r.run.ID] = true
+			}
 			p.mu.Unlock()
+			if errors.Is(err, store.ErrLeaseLost) {
+				p.leaseLost(ctx, r)
+			}
 			p.done <- poolDone{r: r, run: final, err: err}
 		}()
 	}

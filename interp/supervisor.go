@@ -37,6 +37,9 @@ type supervisor struct {
 	// the run is the whole of its tree: the claim loop need not look for
 	// other runs of the tree until the runner ends or starts a child.
 	solo atomic.Bool
+	// abandoned are the step keys of the flights abandonAll stopped: what
+	// a lease loss reports as cut short.
+	abandoned []string
 }
 
 // nudge wakes the runner's wait.

@@ -16,12 +16,13 @@ import (
 
 // recorder is an Observer that keeps what it was told.
 type recorder struct {
-	mu       sync.Mutex
-	started  []telemetry.Run
-	ended    []telemetry.Run
-	attempts []telemetry.Attempt
-	claimed  int
-	commits  int
+	telemetry.Nop // the store and lease reports are tested in recover_test.go
+	mu            sync.Mutex
+	started       []telemetry.Run
+	ended         []telemetry.Run
+	attempts      []telemetry.Attempt
+	claimed       int
+	commits       int
 }
 
 func (r *recorder) RunStarted(x telemetry.Run) {

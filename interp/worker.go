@@ -30,7 +30,9 @@ type Worker struct {
 	stop chan struct{} // closed by Stop: claim no more, drain
 	halt chan struct{} // closed when the grace period is over
 	done chan struct{}
-	err  error // the first store error the loop met
+	// err is the last store error of the failing period the loop is in,
+	// nil once the store answers again: what Stop returns.
+	err  error
 	dead error // the store error that ended the loop
 
 	version string // registered in the store's registry of workers
@@ -67,8 +69,10 @@ func (w *Worker) Start(ctx context.Context) error {
 
 // Stop drains the worker: it stops claiming, lets the actions in flight
 // finish (starting no new ones) until ctx is done, then stops them and
-// releases their runs, and returns when the loop has ended. It returns the
-// first store error the loop met, if any.
+// releases their runs, and returns when the loop has ended. It returns
+// the store error of the failing period the worker was still in when it
+// stopped (its runs could not all be released then), nil when the store
+// answered: a store fault the worker recovered from is not its outcome.
 func (w *Worker) Stop(ctx context.Context) error {
 	w.mu.Lock()
 	started := w.run
@@ -171,17 +175,17 @@ func (w *Worker) loop(ctx context.Context) {
 		if free := w.p.slots - w.p.count(); free >= claimBatch(w.p.slots) || free > 0 && !now.Before(lastClaim.Add(w.e.opts.Poll)) {
 			lastClaim = now
 			_, err := w.p.claim(sctx)
-			if err == nil {
-				failingSince = time.Time{}
-			} else if w.failed(err, &failingSince) {
+			if err == nil && !failingSince.IsZero() {
+				err = w.recovered(sctx, &failingSince)
+			}
+			if err != nil && w.failed(err, &failingSince) {
 				return
 			}
 		}
 		if now := w.e.clk.Now(); !now.Before(nextFire) {
 			nextFire = now.Add(w.e.opts.Poll)
-			if _, err := w.e.FireDue(sctx); err != nil && w.err == nil {
-				w.err = err // a store failure also fails the claim, which counts it
-			}
+			// A store failure here also fails the claim, which counts it.
+			_, _ = w.e.FireDue(sctx)
 		}
 		wait := w.e.opts.Poll
 		idle := false
@@ -297,13 +301,14 @@ func (w *Worker) nap(ctx context.Context, d time.Duration, ww store.WorkWaiter) 
 
 // failed records a store error of the loop and reports whether the loop
 // must die (see Err); it then interrupts and releases the runs in flight.
+// The first error of a failing period is told to the Observer
+// (StoreFailing), once.
 func (w *Worker) failed(err error, since *time.Time) bool {
-	if w.err == nil {
-		w.err = err
-	}
+	w.err = err
 	now := w.e.clk.Now()
 	if since.IsZero() {
 		*since = now
+		w.e.opts.Observer.StoreFailing(err)
 	}
 	if !errors.Is(err, store.ErrSchemaTooNew) && now.Sub(*since) < w.e.opts.LeaseFor {
 		return false
@@ -313,4 +318,21 @@ func (w *Worker) failed(err error, since *time.Time) bool {
 	w.dead = fmt.Errorf("the worker stopped: the store kept failing since %s: %w", since.UTC().Format(time.RFC3339), err)
 	w.mu.Unlock()
 	return true
+}
+
+// recovered ends the failing period that began at since: the store
+// answered a claim and a read. It tells the Observer, then takes back at once the
+// runs whose runners stopped on the store's errors while this worker still
+// holds their leases (pool.reclaimOrphans), rather than letting them wait
+// out those leases. An error taking them back starts a new failing period.
+func (w *Worker) recovered(ctx context.Context, since *time.Time) error {
+	// A claim with no free slot does not reach the store: read it.
+	if err := w.e.st.Ready(ctx); err != nil {
+		return err
+	}
+	w.e.opts.Observer.StoreRecovered(w.e.clk.Now().Sub(*since))
+	*since = time.Time{}
+	w.err = nil
+	_, err := w.p.reclaimOrphans(ctx)
+	return err
 }

@@ -446,6 +446,12 @@ type RunClaimParams struct {
 	// descendants (what apply works on). Both empty: any run.
 	RunID     string
 	RootRunID string
+	// Own, with RunID, also claims the run while its lease is the
+	// owner's own and unexpired: a worker that stopped working on a run
+	// after a store error takes it back as soon as the store answers,
+	// instead of waiting out its own lease. The epoch increases as in any
+	// claim, and the engine rebuilds the run from the store.
+	Own bool
 }
 
 // RunHeartbeatParams extends the leases of runs the owner holds.

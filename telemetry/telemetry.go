@@ -28,6 +28,26 @@ type Observer interface {
 	Committed(d time.Duration, failed bool)
 	// ScheduleFired: a schedule's slot started a run lag after the slot.
 	ScheduleFired(workflow string, lag time.Duration)
+	// StoreFailing: a worker's claims or commits began to fail, err the
+	// first failure; told once per failing period.
+	StoreFailing(err error)
+	// StoreRecovered: the store answers a worker again after failing for
+	// d (since StoreFailing).
+	StoreRecovered(d time.Duration)
+	// LeaseLost: this process found that another took the lease of a run
+	// it worked on (its own lapsed, a stop or a pause past it): it
+	// stopped working on the run, abandoning the steps in flight.
+	LeaseLost(l LeaseLoss)
+}
+
+// LeaseLoss is a run this process lost the lease of.
+type LeaseLoss struct {
+	Run Run
+	// Steps are the step keys whose attempts were in flight, abandoned.
+	Steps []string
+	// TakenBy is the lease owner the store holds now ("" when no one
+	// holds it, or when it could not be read).
+	TakenBy string
 }
 
 // Run is a run as the engine reports it.
@@ -71,6 +91,9 @@ func (Nop) Claimed(int)                         {}
 func (Nop) Reclaimed(string)                    {}
 func (Nop) Committed(time.Duration, bool)       {}
 func (Nop) ScheduleFired(string, time.Duration) {}
+func (Nop) StoreFailing(error)                  {}
+func (Nop) StoreRecovered(time.Duration)        {}
+func (Nop) LeaseLost(LeaseLoss)                 {}
 
 // Multi returns an Observer that tells each of obs in turn (nil ones are
 // left out); with none it is Nop, with one that one.
@@ -131,5 +154,23 @@ func (m multi) Committed(d time.Duration, failed bool) {
 func (m multi) ScheduleFired(workflow string, lag time.Duration) {
 	for _, o := range m {
 		o.ScheduleFired(workflow, lag)
+	}
+}
+
+func (m multi) StoreFailing(err error) {
+	for _, o := range m {
+		o.StoreFailing(err)
+	}
+}
+
+func (m multi) StoreRecovered(d time.Duration) {
+	for _, o := range m {
+		o.StoreRecovered(d)
+	}
+}
+
+func (m multi) LeaseLost(l LeaseLoss) {
+	for _, o := range m {
+		o.LeaseLost(l)
 	}
 }

@@ -19,7 +19,9 @@ import (
 // has just leased is not taken again. (SQLite: the same UPDATE with a
 // plain sub-select, made atomic by BEGIN IMMEDIATE.) UPDATE ... FROM needs
 // qualified names in SET and RETURNING (the sub-select has an id too).
-// %s is an optional restriction to one run or one root.
+// The %s are an optional widening of the lease test to the claimer's own
+// leases (RunClaimParams.Own) and an optional restriction to one run or
+// one root.
 const claimSQL = `UPDATE runs SET
 		lease_owner = $1,
 		lease_epoch = runs.lease_epoch + 1,
@@ -33,7 +35,7 @@ const claimSQL = `UPDATE runs SET
 		SELECT id FROM runs
 		WHERE status IN ('pending', 'running', 'waiting')
 			AND available_at <= $3
-			AND (lease_owner IS NULL OR lease_expires_at <= $3)
+			AND (lease_owner IS NULL OR lease_expires_at <= $3 %s)
 			%s
 		ORDER BY available_at, id
 		LIMIT $4
@@ -43,9 +45,10 @@ const claimSQL = `UPDATE runs SET
 
 var (
 	claimRunCols = qualified("runs", runCols)
-	claimAnySQL  = fmt.Sprintf(claimSQL, "") + claimRunCols
-	claimRunSQL  = fmt.Sprintf(claimSQL, "AND id = $5") + claimRunCols
-	claimRootSQL = fmt.Sprintf(claimSQL, "AND root_run_id = $5") + claimRunCols
+	claimAnySQL  = fmt.Sprintf(claimSQL, "", "") + claimRunCols
+	claimRunSQL  = fmt.Sprintf(claimSQL, "", "AND id = $5") + claimRunCols
+	claimOwnSQL  = fmt.Sprintf(claimSQL, "OR lease_owner = $1", "AND id = $5") + claimRunCols
+	claimRootSQL = fmt.Sprintf(claimSQL, "", "AND root_run_id = $5") + claimRunCols
 )
 
 // RunClaim leases due runs to the owner. A claimed run becomes running, its
@@ -105,6 +108,8 @@ func claim(ctx context.Context, q querier, p store.RunClaimParams) ([]store.Run,
 	var rs []store.Run
 	var err error
 	switch {
+	case p.RunID != "" && p.Own:
+		rs, err = all(ctx, q, sqlrow.ScanRun, claimOwnSQL, p.Owner, exp, now, limit, p.RunID)
 	case p.RunID != "":
 		rs, err = all(ctx, q, sqlrow.ScanRun, claimRunSQL, p.Owner, exp, now, limit, p.RunID)
 	case p.RootRunID != "":

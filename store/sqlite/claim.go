@@ -18,8 +18,9 @@ import (
 // UPDATE. (Postgres: the inner SELECT takes FOR UPDATE SKIP LOCKED instead.)
 // The inner query walks the partial index runs_claim in (available_at, id)
 // order; blocked and finished runs are not in it and are never claimed.
-// %s is the index choice and an optional restriction to one run or one
-// root. INDEXED BY (SQLite only) pins runs_claim for the unrestricted claim:
+// The %s are the index choice, an optional widening of the lease test to
+// the claimer's own leases (RunClaimParams.Own), and an optional
+// restriction to one run or one root. INDEXED BY (SQLite only) pins runs_claim for the unrestricted claim:
 // without statistics the planner would rather take runs_status_created and
 // sort every pending run for each claim.
 const claimSQL = `UPDATE runs SET
@@ -35,7 +36,7 @@ const claimSQL = `UPDATE runs SET
 		SELECT id FROM runs %s
 		WHERE status IN ('pending', 'running', 'waiting')
 			AND available_at <= ?3
-			AND (lease_expires_at IS NULL OR lease_expires_at <= ?3) -- no lease, or expired
+			AND (lease_expires_at IS NULL OR lease_expires_at <= ?3 %s) -- no lease, or expired (or the claimer's own)
 			%s
 		ORDER BY available_at, id
 		LIMIT ?4)
@@ -53,9 +54,10 @@ const claimCols = runColsHead + "NULL" + runColsTail
 const selectInputsSQL = `SELECT inputs FROM run_inputs WHERE run_id = ?1`
 
 var (
-	claimAnySQL  = fmt.Sprintf(claimSQL, "INDEXED BY runs_claim", "")
-	claimRunSQL  = fmt.Sprintf(claimSQL, "", "AND id = ?5")
-	claimRootSQL = fmt.Sprintf(claimSQL, "", "AND root_run_id = ?5")
+	claimAnySQL  = fmt.Sprintf(claimSQL, "INDEXED BY runs_claim", "", "")
+	claimRunSQL  = fmt.Sprintf(claimSQL, "", "", "AND id = ?5")
+	claimOwnSQL  = fmt.Sprintf(claimSQL, "", "OR lease_owner = ?1", "AND id = ?5")
+	claimRootSQL = fmt.Sprintf(claimSQL, "", "", "AND root_run_id = ?5")
 )
 
 // RunClaim leases due runs to the owner. A claimed run becomes running, its
@@ -119,6 +121,8 @@ func (w *wtx) claim(p store.RunClaimParams) ([]store.Run, error) {
 	var rs []store.Run
 	var err error
 	switch {
+	case p.RunID != "" && p.Own:
+		rs, err = writeAll(w, sqlrow.ScanRun, claimOwnSQL, p.Owner, exp, now, limit, p.RunID)
 	case p.RunID != "":
 		rs, err = writeAll(w, sqlrow.ScanRun, claimRunSQL, p.Owner, exp, now, limit, p.RunID)
 	case p.RootRunID != "":

@@ -65,6 +65,20 @@ func testClaims(t *testing.T, newStore func(t *testing.T) store.Store) {
 		eq(t, "the later one once due", ids(claim(f, store.RunClaimParams{Owner: "w2", Now: at(time.Hour), Limit: 10})), []string{"later"})
 	})
 
+	parallel(t, "own: an owner takes back its own unexpired lease, and only its own", newStore, func(t *testing.T, f *fixture) {
+		f.insert(store.RunInsertParams{ID: "r"})
+		f.insert(store.RunInsertParams{ID: "other"})
+		eq(t, "w1 claims r", ids(claim(f, store.RunClaimParams{Owner: "w1", Now: at(0), RunID: "r"})), []string{"r"})
+		eq(t, "w2 claims other", ids(claim(f, store.RunClaimParams{Owner: "w2", Now: at(0), RunID: "other"})), []string{"other"})
+		eq(t, "w1 without Own", len(claim(f, store.RunClaimParams{Owner: "w1", Now: at(time.Second), RunID: "r"})), 0)
+		eq(t, "w1 with Own, another's lease", len(claim(f, store.RunClaimParams{Owner: "w1", Now: at(time.Second), RunID: "other", Own: true})), 0)
+		back := claim(f, store.RunClaimParams{Owner: "w1", Now: at(time.Second), RunID: "r", Own: true})
+		eq(t, "w1 with Own, its own lease", ids(back), []string{"r"})
+		eq(t, "a new epoch", back[0].Lease, store.Lease{Owner: "w1", Epoch: 2})
+		timeEq(t, "renewed expiry", back[0].LeaseExpiresAt, at(time.Second+time.Minute))
+		eq(t, "still w2's", f.get("other").Lease, store.Lease{Owner: "w2", Epoch: 1})
+	})
+
 	parallel(t, "limit", newStore, func(t *testing.T, f *fixture) {
 		for i := range 5 {
 			f.insert(store.RunInsertParams{ID: fmt.Sprintf("r%d", i), AvailableAt: at(time.Duration(i) * time.Second)})

@@ -61,6 +61,8 @@ type Metrics struct {
 	attemptDuration *prometheus.HistogramVec
 	claims          prometheus.Counter
 	reclaims        *prometheus.CounterVec
+	leaseLosses     *prometheus.CounterVec
+	storeFailing    prometheus.Gauge
 	commits         *prometheus.HistogramVec
 	fireLag         *prometheus.HistogramVec
 	readErrors      prometheus.Counter
@@ -100,6 +102,14 @@ func New(o Options) *Metrics {
 		Name: "flowrun_lease_reclaims_total",
 		Help: "Runs this process claimed that a worker which is gone had left with an attempt running, by workflow.",
 	}, []string{"workflow"})
+	m.leaseLosses = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "flowrun_lease_losses_total",
+		Help: "Runs this process was working on whose lease another process took (the process was fenced off and stopped working on them), by workflow.",
+	}, []string{"workflow"})
+	m.storeFailing = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "flowrun_store_failing",
+		Help: "1 while this worker's claims or commits fail (the store is down, locked or full), 0 once it answers again.",
+	})
 	m.commits = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "flowrun_store_commit_duration_seconds",
 		Help:    "How long the engine's store commits took (a commit carries the transitions of one or more runs), by result (ok, error).",
@@ -115,7 +125,7 @@ func New(o Options) *Metrics {
 		Help: "Scrapes whose read of the store's figures (due runs, breakers, dead letters) failed; those figures are left out of that scrape.",
 	})
 	m.reg.MustRegister(m.runsStarted, m.runsFinished, m.attempts, m.attemptDuration, m.claims, m.reclaims,
-		m.commits, m.fireLag, m.readErrors,
+		m.leaseLosses, m.storeFailing, m.commits, m.fireLag, m.readErrors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if o.Read != nil {
 		m.reg.MustRegister(&storeCollector{m: m})
@@ -154,6 +164,17 @@ func (m *Metrics) Claimed(n int) { m.claims.Add(float64(n)) }
 
 // Reclaimed counts a run taken over from a gone worker.
 func (m *Metrics) Reclaimed(workflow string) { m.reclaims.WithLabelValues(workflow).Inc() }
+
+// LeaseLost counts a run whose lease another process took.
+func (m *Metrics) LeaseLost(l telemetry.LeaseLoss) {
+	m.leaseLosses.WithLabelValues(l.Run.Workflow).Inc()
+}
+
+// StoreFailing sets flowrun_store_failing.
+func (m *Metrics) StoreFailing(error) { m.storeFailing.Set(1) }
+
+// StoreRecovered clears flowrun_store_failing.
+func (m *Metrics) StoreRecovered(time.Duration) { m.storeFailing.Set(0) }
 
 // Committed observes a store commit's duration.
 func (m *Metrics) Committed(d time.Duration, failed bool) {

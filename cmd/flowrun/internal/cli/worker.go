@@ -175,7 +175,7 @@ func (e *env) workerEngine(st store.Store, host string, lease time.Duration, log
 		OnEvent:     e.display.gate(func(ev store.Event) { logEvent(log, ev) }),
 		Owner:       store.Owner{Host: host},
 		LeaseFor:    lease,
-		Observer:    obs,
+		Observer:    telemetry.Multi(obs, healthLog{log: log}),
 		Traceparent: tracer != nil,
 	}
 	if tracer != nil {
