@@ -77,8 +77,8 @@ func (w *wtx) cancelTree(runID string, now int64) error {
 				lease_epoch = lease_epoch + 1
 			WHERE id IN (SELECT id FROM tree)
 				AND status NOT IN ('completed', 'failed', 'canceled')
-				AND (lease_owner IS NULL OR lease_expires_at <= $2::bigint)
-			RETURNING id`, runID, now, sqlrow.CanceledError)
+				AND (lease_owner IS NULL OR lease_expires_at <= `+leaseNow(4, 2)+`)
+			RETURNING id`, runID, now, sqlrow.CanceledError, w.callerClock)
 	if err != nil {
 		return err
 	}

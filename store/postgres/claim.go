@@ -22,10 +22,10 @@ import (
 // The %s are an optional widening of the lease test to the claimer's own
 // leases (RunClaimParams.Own) and an optional restriction to one run or
 // one root.
-const claimSQL = `UPDATE runs SET
+var claimSQL = `UPDATE runs SET
 		lease_owner = $1,
 		lease_epoch = runs.lease_epoch + 1,
-		lease_expires_at = $2,
+		lease_expires_at = ` + claimLeaseNow + ` + $2,
 		status = 'running',
 		started_at = COALESCE(runs.started_at, $3),
 		wait_reason = NULL,
@@ -35,7 +35,7 @@ const claimSQL = `UPDATE runs SET
 		SELECT id FROM runs
 		WHERE status IN ('pending', 'running', 'waiting')
 			AND available_at <= $3
-			AND (lease_owner IS NULL OR lease_expires_at <= $3 %s)
+			AND (lease_owner IS NULL OR lease_expires_at <= ` + claimLeaseNow + ` %s)
 			%s
 		ORDER BY available_at, id
 		LIMIT $4
@@ -43,12 +43,16 @@ const claimSQL = `UPDATE runs SET
 	WHERE runs.id = due.id
 	RETURNING `
 
+// claimLeaseNow is the instant a claim measures leases from: $5 says
+// whether it is the caller's now ($3) or the database's clock.
+var claimLeaseNow = leaseNow(5, 3)
+
 var (
 	claimRunCols = qualified("runs", runCols)
 	claimAnySQL  = fmt.Sprintf(claimSQL, "", "") + claimRunCols
-	claimRunSQL  = fmt.Sprintf(claimSQL, "", "AND id = $5") + claimRunCols
-	claimOwnSQL  = fmt.Sprintf(claimSQL, "OR lease_owner = $1", "AND id = $5") + claimRunCols
-	claimRootSQL = fmt.Sprintf(claimSQL, "", "AND root_run_id = $5") + claimRunCols
+	claimRunSQL  = fmt.Sprintf(claimSQL, "", "AND id = $6") + claimRunCols
+	claimOwnSQL  = fmt.Sprintf(claimSQL, "OR lease_owner = $1", "AND id = $6") + claimRunCols
+	claimRootSQL = fmt.Sprintf(claimSQL, "", "AND root_run_id = $6") + claimRunCols
 )
 
 // RunClaim leases due runs to the owner. A claimed run becomes running, its
@@ -59,7 +63,7 @@ func (s *Store) RunClaim(ctx context.Context, p store.RunClaimParams) ([]store.R
 		return nil, fmt.Errorf("claiming runs: the claim has no owner")
 	}
 	// One statement is its own transaction: no BEGIN/COMMIT round trips.
-	rs, err := claim(ctx, s.pool, p)
+	rs, err := claim(ctx, s.pool, s.opts.CallerClock, p)
 	if err != nil {
 		return nil, s.fail("claiming runs", err)
 	}
@@ -82,7 +86,7 @@ func (s *Store) TransitionCommitClaim(ctx context.Context, ts []store.Transition
 	err := s.write(ctx, "committing run transitions and claiming runs", func(w *wtx) error {
 		if p.Limit > 0 {
 			var err error
-			if rs, err = claim(w.ctx, w.tx, p); err != nil {
+			if rs, err = claim(w.ctx, w.tx, w.callerClock, p); err != nil {
 				return err
 			}
 		}
@@ -101,21 +105,21 @@ func (s *Store) TransitionCommitClaim(ctx context.Context, ts []store.Transition
 }
 
 // claim runs the claim statement of p on q and sorts the claimed runs.
-func claim(ctx context.Context, q querier, p store.RunClaimParams) ([]store.Run, error) {
+func claim(ctx context.Context, q querier, callerClock bool, p store.RunClaimParams) ([]store.Run, error) {
 	limit := int64(max(p.Limit, 1))
 	now := p.Now.UnixMicro()
-	exp := p.Now.Add(p.LeaseFor).UnixMicro()
+	lease := p.LeaseFor.Microseconds()
 	var rs []store.Run
 	var err error
 	switch {
 	case p.RunID != "" && p.Own:
-		rs, err = all(ctx, q, sqlrow.ScanRun, claimOwnSQL, p.Owner, exp, now, limit, p.RunID)
+		rs, err = all(ctx, q, sqlrow.ScanRun, claimOwnSQL, p.Owner, lease, now, limit, callerClock, p.RunID)
 	case p.RunID != "":
-		rs, err = all(ctx, q, sqlrow.ScanRun, claimRunSQL, p.Owner, exp, now, limit, p.RunID)
+		rs, err = all(ctx, q, sqlrow.ScanRun, claimRunSQL, p.Owner, lease, now, limit, callerClock, p.RunID)
 	case p.RootRunID != "":
-		rs, err = all(ctx, q, sqlrow.ScanRun, claimRootSQL, p.Owner, exp, now, limit, p.RootRunID)
+		rs, err = all(ctx, q, sqlrow.ScanRun, claimRootSQL, p.Owner, lease, now, limit, callerClock, p.RootRunID)
 	default:
-		rs, err = all(ctx, q, sqlrow.ScanRun, claimAnySQL, p.Owner, exp, now, limit)
+		rs, err = all(ctx, q, sqlrow.ScanRun, claimAnySQL, p.Owner, lease, now, limit, callerClock)
 	}
 	if err != nil {
 		return nil, err
@@ -133,7 +137,7 @@ func claim(ctx context.Context, q querier, p store.RunClaimParams) ([]store.Run,
 // heartbeatSQL extends every lease of the owner in one statement: the
 // (id, epoch) pairs come in as two arrays, unnested side by side. (SQLite:
 // one JSON object read with json_each.)
-const heartbeatSQL = `UPDATE runs SET lease_expires_at = $1
+var heartbeatSQL = `UPDATE runs SET lease_expires_at = ` + leaseNow(5, 6) + ` + $1
 	FROM unnest($3::text[], $4::bigint[]) AS held (id, epoch)
 	WHERE runs.id = held.id AND runs.lease_epoch = held.epoch AND runs.lease_owner = $2
 	RETURNING runs.id, runs.cancel_requested`
@@ -167,7 +171,7 @@ func (s *Store) RunHeartbeat(ctx context.Context, p store.RunHeartbeatParams) ([
 		got, err = all(ctx, s.pool, func(sc sqlrow.Scanner) (held, error) {
 			var h held
 			return h, sc.Scan(&h.id, &h.cancel)
-		}, heartbeatSQL, p.Now.Add(p.LeaseFor).UnixMicro(), p.Owner, ids, epochs)
+		}, heartbeatSQL, p.LeaseFor.Microseconds(), p.Owner, ids, epochs, s.opts.CallerClock, p.Now.UnixMicro())
 		return err
 	})
 	if err != nil {
@@ -191,7 +195,7 @@ func (s *Store) RunLeaseOwners(ctx context.Context, now time.Time) ([]string, er
 		var o string
 		return o, sc.Scan(&o)
 	}, `SELECT DISTINCT lease_owner FROM runs
-		WHERE lease_owner IS NOT NULL AND lease_expires_at > $1 ORDER BY lease_owner`, now.UnixMicro())
+		WHERE lease_owner IS NOT NULL AND lease_expires_at > `+leaseNow(2, 1)+` ORDER BY lease_owner`, now.UnixMicro(), s.opts.CallerClock)
 	return owners, s.fail("listing lease owners", err)
 }
 
@@ -221,6 +225,10 @@ func (s *Store) LeaseExpire(ctx context.Context, p store.LeaseExpireParams) (int
 // that is not finished or blocked (within a root when rootRunID is set): its
 // available_at, or, while another worker's lease runs past it, the lease's
 // expiry, so an idle worker does not wake up for runs that are taken.
+// The expiry is the database's time (leaseclock.go): a caller whose clock
+// disagrees wakes at the wrong moment for a run another worker holds, which
+// costs nothing but a wake, since a worker also claims every poll interval
+// whatever this says.
 func (s *Store) RunNextAvailable(ctx context.Context, rootRunID string) (time.Time, bool, error) {
 	const next = `SELECT MIN(CASE WHEN lease_owner IS NOT NULL AND lease_expires_at > available_at
 			THEN lease_expires_at ELSE available_at END)
@@ -241,15 +249,15 @@ func (s *Store) RunNextAvailable(ctx context.Context, rootRunID string) (time.Ti
 // runQueueSQL counts the runs a claim at $1 could take, with the claim's
 // own conditions (the partial index runs_claim). (SQLite: INDEXED BY
 // pins that index.)
-const runQueueSQL = `SELECT COUNT(*), MIN(available_at) FROM runs
+var runQueueSQL = `SELECT COUNT(*), MIN(available_at) FROM runs
 	WHERE status IN ('pending', 'running', 'waiting')
 		AND available_at <= $1
-		AND (lease_owner IS NULL OR lease_expires_at <= $1)`
+		AND (lease_owner IS NULL OR lease_expires_at <= ` + leaseNow(2, 1) + `)`
 
 // RunQueue counts the runs due and not leased at now.
 func (s *Store) RunQueue(ctx context.Context, now time.Time) (store.QueueStats, error) {
 	var q store.QueueStats
-	if err := s.pool.QueryRow(ctx, runQueueSQL, now.UnixMicro()).Scan(&q.Due, sqlrow.Time(&q.Oldest)); err != nil {
+	if err := s.pool.QueryRow(ctx, runQueueSQL, now.UnixMicro(), s.opts.CallerClock).Scan(&q.Due, sqlrow.Time(&q.Oldest)); err != nil {
 		return store.QueueStats{}, s.fail("counting the due runs", err)
 	}
 	return q, nil

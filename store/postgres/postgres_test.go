@@ -103,7 +103,10 @@ func openDSN(t testing.TB, dsn string) *postgres.Store {
 	t.Helper()
 	// Few connections per store: the conformance suite opens dozens of
 	// stores at once.
-	s, err := postgres.Open(context.Background(), dsn, postgres.Options{MaxConns: 4})
+	// CallerClock: the conformance suite's times are a fixed epoch, so
+	// leases must be measured on them, not on the database's clock
+	// (leaseclock_test.go tests that one).
+	s, err := postgres.Open(context.Background(), dsn, postgres.Options{MaxConns: 4, CallerClock: true})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

@@ -51,7 +51,7 @@ func (s *Store) writeOnce(ctx context.Context, fn func(w *wtx) error) (err error
 			_ = tx.Rollback(context.WithoutCancel(ctx))
 		}
 	}()
-	w := &wtx{ctx: ctx, tx: tx}
+	w := &wtx{ctx: ctx, tx: tx, callerClock: s.opts.CallerClock}
 	if err := fn(w); err != nil {
 		return err
 	}
@@ -67,6 +67,8 @@ func (s *Store) writeOnce(ctx context.Context, fn func(w *wtx) error) (err error
 type wtx struct {
 	ctx    context.Context
 	tx     pgx.Tx
+	// callerClock is Options.CallerClock: leases on the callers' Now.
+	callerClock bool
 	events []queuedEvents
 	output []queuedOutput
 	notify bool

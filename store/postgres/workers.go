@@ -9,11 +9,10 @@ import (
 	"github.com/flowrun/flowrun/store/internal/sqlrow"
 )
 
-// dbNowMicros is the database's clock in unix microseconds. The registry
-// is shared by hosts whose clocks may disagree, so a row's last_seen and
-// expires_at, and the comparison that says whether it is live, all use the
-// database's clock; the caller's Now is not used.
-const dbNowMicros = `(extract(epoch FROM clock_timestamp()) * 1000000)::bigint`
+// The registry is shared by hosts whose clocks may disagree, so a row's
+// last_seen and expires_at, and the comparison that says whether it is
+// live, all use the database's clock (dbNowMicros, leaseclock.go); the
+// caller's Now is not used.
 
 // WorkerBeat upserts the worker's row, live for TTL on the database's
 // clock, and deletes the rows of workers gone longer than
