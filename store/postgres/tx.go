@@ -65,13 +65,13 @@ func (s *Store) writeOnce(ctx context.Context, fn func(w *wtx) error) (err error
 // for them but queued and appended together at the end (finish), after
 // every row lock the transaction needs is held.
 type wtx struct {
-	ctx    context.Context
-	tx     pgx.Tx
+	ctx context.Context
+	tx  pgx.Tx
 	// callerClock is Options.CallerClock: leases on the callers' Now.
 	callerClock bool
-	events []queuedEvents
-	output []queuedOutput
-	notify bool
+	events      []queuedEvents
+	output      []queuedOutput
+	notify      bool
 }
 
 // queuedEvents are events of one run waiting for finish; ids receives
