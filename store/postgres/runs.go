@@ -204,6 +204,31 @@ func (s *Store) RunChildren(ctx context.Context, runID string) ([]store.Run, err
 // and of those settled (foreach items and until iterations are not
 // counted). Counts are computed for the returned page only.
 func (s *Store) RunList(ctx context.Context, p store.RunListParams) ([]store.RunSummary, error) {
+	var beforeCreated int64
+	if p.BeforeID != "" {
+		err := s.pool.QueryRow(ctx, `SELECT created_at FROM runs WHERE id = $1`, p.BeforeID).Scan(&beforeCreated)
+		if noRows(err) {
+			return nil, fmt.Errorf("listing runs before run %s: %w", p.BeforeID, store.ErrNotFound)
+		}
+		if err != nil {
+			return nil, s.fail("listing runs", err)
+		}
+	}
+	q, args := runListSQL(p, beforeCreated)
+	out, err := all(ctx, s.pool, func(sc sqlrow.Scanner) (store.RunSummary, error) {
+		var r store.RunSummary
+		var status string
+		err := sc.Scan(&r.ID, &r.Workflow, &r.Version, sqlrow.Text(&r.Key), &status,
+			sqlrow.Time(&r.CreatedAt), sqlrow.Time(&r.FinishedAt), &r.StepsTotal, &r.StepsDone)
+		r.Status = store.RunStatus(status)
+		return r, err
+	}, q, args...)
+	return out, s.fail("listing runs", err)
+}
+
+// runListSQL is the listing query of p and its arguments; beforeCreated is
+// the creation time of p.BeforeID.
+func runListSQL(p store.RunListParams, beforeCreated int64) (string, []any) {
 	var where []string
 	var args []any
 	arg := func(v any) string {
@@ -220,15 +245,7 @@ func (s *Store) RunList(ctx context.Context, p store.RunListParams) ([]store.Run
 		where = append(where, "id LIKE "+arg(likePrefix(p.IDPrefix)))
 	}
 	if p.BeforeID != "" {
-		var created int64
-		err := s.pool.QueryRow(ctx, `SELECT created_at FROM runs WHERE id = $1`, p.BeforeID).Scan(&created)
-		if noRows(err) {
-			return nil, fmt.Errorf("listing runs before run %s: %w", p.BeforeID, store.ErrNotFound)
-		}
-		if err != nil {
-			return nil, s.fail("listing runs", err)
-		}
-		where = append(where, "(created_at, id) < ("+arg(created)+"::bigint, "+arg(p.BeforeID)+"::text)")
+		where = append(where, "(created_at, id) < ("+arg(beforeCreated)+"::bigint, "+arg(p.BeforeID)+"::text)")
 	}
 	var limit any // Postgres: LIMIT NULL is no limit (SQLite: a negative LIMIT)
 	if p.Limit > 0 {
@@ -238,32 +255,32 @@ func (s *Store) RunList(ctx context.Context, p store.RunListParams) ([]store.Run
 	if len(where) > 0 {
 		cond = "WHERE " + strings.Join(where, " AND ")
 	}
+	// The page is read first (a subquery with the LIMIT), then each of its
+	// runs' steps are counted by a LATERAL aggregate, which Postgres can
+	// only answer by looking the run up in steps, once a run of the page:
+	// the plan's cost is the page's, whatever the statistics say (right
+	// after a bulk load there are none, and statistics taken while the
+	// runs were pending say few are completed). A CTE with the step counts
+	// joined to the page let the planner count steps for the whole table,
+	// or scan the page once for every step (TestRunListPlanWithoutStatistics).
+	// runs_workflow_status_created (0014) answers a filter by both workflow
+	// and status in the listing's order.
 	// (SQLite: sum(status IN (...)) counts the finished steps; Postgres
 	// has no boolean sum and counts with FILTER.)
-	q := `WITH page AS (
+	q := `SELECT page.id, page.workflow, page.version, page.key, page.status, page.created_at, page.finished_at,
+		COALESCE((SELECT v.steps FROM workflow_versions v WHERE v.workflow = page.workflow AND v.version = page.version),
+			counts.total),
+		counts.done
+	FROM (
 		SELECT id, workflow, version, key, status, created_at, finished_at FROM runs ` + cond + `
 		ORDER BY created_at DESC, id DESC LIMIT ` + arg(limit) + `::bigint
-	), counts AS (
-		SELECT run_id, count(*) AS total,
-			count(*) FILTER (WHERE status IN ('completed', 'failed', 'skipped', 'canceled')) AS done
-		FROM steps WHERE run_id IN (SELECT id FROM page) AND idx = -1 AND iter = -1
-		GROUP BY run_id
-	)
-	SELECT page.id, page.workflow, page.version, page.key, page.status, page.created_at, page.finished_at,
-		COALESCE((SELECT v.steps FROM workflow_versions v WHERE v.workflow = page.workflow AND v.version = page.version),
-			counts.total, 0),
-		COALESCE(counts.done, 0)
-	FROM page LEFT JOIN counts ON counts.run_id = page.id
+	) page CROSS JOIN LATERAL (
+		SELECT count(*) AS total,
+			count(*) FILTER (WHERE s.status IN ('completed', 'failed', 'skipped', 'canceled')) AS done
+		FROM steps s WHERE s.run_id = page.id AND s.idx = -1 AND s.iter = -1
+	) counts
 	ORDER BY page.created_at DESC, page.id DESC`
-	out, err := all(ctx, s.pool, func(sc sqlrow.Scanner) (store.RunSummary, error) {
-		var r store.RunSummary
-		var status string
-		err := sc.Scan(&r.ID, &r.Workflow, &r.Version, sqlrow.Text(&r.Key), &status,
-			sqlrow.Time(&r.CreatedAt), sqlrow.Time(&r.FinishedAt), &r.StepsTotal, &r.StepsDone)
-		r.Status = store.RunStatus(status)
-		return r, err
-	}, q, args...)
-	return out, s.fail("listing runs", err)
+	return q, args
 }
 
 // runGet reads a run inside a transaction.
