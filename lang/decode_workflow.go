@@ -21,7 +21,7 @@ type workflowDecl struct {
 	Version     string
 	Description string
 	Key         *exprDecl
-	DeadlineMS  int64
+	Times       runTimes
 	PassEnv     []string // sorted, without duplicates
 	Inputs      []*inputDecl
 	Secrets     []graph.Secret
@@ -35,6 +35,13 @@ type workflowDecl struct {
 	Schedules   []*scheduleDecl
 	Webhooks    []*webhookDecl
 	Sources     *SourceMap
+}
+
+// runTimes are a workflow's bounds on its runs' time: how long one may run
+// (deadline) and how long a finished one is kept (retention).
+type runTimes struct {
+	DeadlineMS  int64
+	RetentionMS int64
 }
 
 type inputDecl struct {
@@ -76,6 +83,7 @@ var workflowSchema = &hcl.BodySchema{
 		{Name: "description"},
 		{Name: "key"},
 		{Name: "deadline"},
+		{Name: "retention"},
 		{Name: "pass_env"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{
@@ -159,7 +167,12 @@ func decodeWorkflowBlock(block *hcl.Block, pre *predecoded) (*workflowDecl, hcl.
 	if a := c.Attributes["deadline"]; a != nil {
 		ms, d := literalDuration(a)
 		diags = append(diags, d...)
-		w.DeadlineMS = ms
+		w.Times.DeadlineMS = ms
+	}
+	if a := c.Attributes["retention"]; a != nil {
+		ms, d := literalDuration(a)
+		diags = append(diags, d...)
+		w.Times.RetentionMS = ms
 	}
 	if a := c.Attributes["pass_env"]; a != nil {
 		v, d := decodePassEnv(a)

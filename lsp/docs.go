@@ -50,6 +50,7 @@ var docs = []docEntry{
 	{Key: "description", Section: "## 2.", Type: "string", Default: "`\"\"`", Doc: "What the workflow does."},
 	{Key: "key", Section: "## 2.", Type: "CEL string", Default: "hash of the inputs", Doc: "The run's identity: applying with the key of an unfinished run resumes it."},
 	{Key: "deadline", Section: "## 2.", Type: "duration", Default: "none", Doc: "Bounds the whole run, counted from its creation."},
+	{Key: "retention", Section: "## 2.", Type: "duration", Default: "the worker's or server's `--retention`, else kept", Doc: "How long the workflow's finished runs are kept before a worker or server deletes them."},
 	{Key: "pass_env", Section: "## 2.", Type: "list of strings", Default: "`[]`", Doc: "Worker environment variables every exec program of the workflow takes."},
 	// input
 	{Key: "input.type", Section: "## 3.", Type: "type expression", Default: "required †", Doc: "The input's type: string, number, bool, list(T), map(T), object({...}), any."},

@@ -18,6 +18,9 @@ type RunPruneParams struct {
 	Limit int
 	// DryRun counts what would be deleted and deletes nothing.
 	DryRun bool
+	// Workflow restricts the prune to the run trees whose top-level run
+	// is of this workflow; "" prunes every workflow's.
+	Workflow string
 }
 
 // PruneResult counts the rows a prune deleted (or, for a dry run, would

@@ -38,6 +38,9 @@ type Observer interface {
 	// it worked on (its own lapsed, a stop or a pause past it): it
 	// stopped working on the run, abandoning the steps in flight.
 	LeaseLost(l LeaseLoss)
+	// RunsPruned: retention deleted n finished runs of a workflow (their
+	// child runs counted too).
+	RunsPruned(workflow string, n int)
 }
 
 // LeaseLoss is a run this process lost the lease of.
@@ -94,6 +97,7 @@ func (Nop) ScheduleFired(string, time.Duration) {}
 func (Nop) StoreFailing(error)                  {}
 func (Nop) StoreRecovered(time.Duration)        {}
 func (Nop) LeaseLost(LeaseLoss)                 {}
+func (Nop) RunsPruned(string, int)              {}
 
 // Multi returns an Observer that tells each of obs in turn (nil ones are
 // left out); with none it is Nop, with one that one.
@@ -172,5 +176,11 @@ func (m multi) StoreRecovered(d time.Duration) {
 func (m multi) LeaseLost(l LeaseLoss) {
 	for _, o := range m {
 		o.LeaseLost(l)
+	}
+}
+
+func (m multi) RunsPruned(workflow string, n int) {
+	for _, o := range m {
+		o.RunsPruned(workflow, n)
 	}
 }

@@ -213,9 +213,11 @@ func cmdWaitMatch(ts *testscript.TestScript, neg bool, args []string) {
 // net against a hung test, never a timing assumption.
 //
 //	waitout '^h1/\S+ +live' flowrun workers
+//
+// With ! it waits until no line matches (a state that goes away).
 func cmdWaitOut(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) < 2 {
-		ts.Fatalf("usage: waitout REGEXP COMMAND [ARGS...]")
+	if len(args) < 2 {
+		ts.Fatalf("usage: [!] waitout REGEXP COMMAND [ARGS...]")
 	}
 	re, err := regexp.Compile("(?m)" + args[0])
 	ts.Check(err)
@@ -223,12 +225,16 @@ func cmdWaitOut(ts *testscript.TestScript, neg bool, args []string) {
 	for {
 		err := ts.Exec(args[1], args[2:]...)
 		out := ts.ReadFile("stdout")
-		if err == nil && re.MatchString(out) {
+		if err == nil && re.MatchString(out) != neg {
 			return
 		}
 		if time.Now().After(deadline) {
-			ts.Fatalf("waitout: %s printed no line matching %q within 30s (last error %v); it printed:\n%s",
-				strings.Join(args[1:], " "), args[0], err, out)
+			what := "no line matching"
+			if neg {
+				what = "still a line matching"
+			}
+			ts.Fatalf("waitout: %s printed %s %q after 30s (last error %v); it printed:\n%s",
+				strings.Join(args[1:], " "), what, args[0], err, out)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

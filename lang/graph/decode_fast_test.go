@@ -190,11 +190,13 @@ func checkStored(t *testing.T, g *graph.Graph) {
 
 // irEvery extends irFull with what it leaves out: a breaker's on_open, a
 // sleep duration, literals and templates with escapes and non-ASCII text,
-// nested lists, objects and types, an object default, several alerts.
+// nested lists, objects and types, an object default, several alerts, a
+// retention.
 func irEvery(t testing.TB) *graph.Graph {
 	t.Helper()
 	g := graph.IrFull(t)
 	g.Breakers[0].OnOpen = "fail"
+	g.RetentionMS = 30 * 24 * 3600 * 1000
 	g.Breakers = append(g.Breakers, graph.Breaker{Name: "slow", Failures: 1, CooldownMS: 1})
 	g.Inputs = append(g.Inputs, graph.Input{Name: "opts", Type: graph.ObjectOf(map[string]*graph.Type{"a": graph.ListOf(graph.TypeInt), "b": graph.TypeString}),
 		Default: json.RawMessage(`{"b":"x\u00e9\"\\","a":[1,-2,3.5e-7]}`)})

@@ -19,13 +19,16 @@ import (
 //
 //graph:gen root
 type Graph struct {
-	Workflow    string       `json:"workflow" graph:"diff=fn:renamed"`
-	Version     string       `json:"version" graph:"diff=-"`
-	Description string       `json:"description,omitempty" graph:"diff=same:patch:description"`
-	Inputs      []Input      `json:"inputs,omitempty" graph:"sorted,diff=fn:inputs"`    // sorted by name
-	Secrets     []Secret     `json:"secrets,omitempty" graph:"sorted,diff=fn:secrets"`  // sorted by name
-	Key         *Expr        `json:"key,omitempty" graph:"slot=key,diff=cel:minor:key"` // run identity; nil: hash of the inputs
-	DeadlineMS  int64        `json:"deadline_ms,omitempty" graph:"diff=ms:patch:deadline"`
+	Workflow    string   `json:"workflow" graph:"diff=fn:renamed"`
+	Version     string   `json:"version" graph:"diff=-"`
+	Description string   `json:"description,omitempty" graph:"diff=same:patch:description"`
+	Inputs      []Input  `json:"inputs,omitempty" graph:"sorted,diff=fn:inputs"`    // sorted by name
+	Secrets     []Secret `json:"secrets,omitempty" graph:"sorted,diff=fn:secrets"`  // sorted by name
+	Key         *Expr    `json:"key,omitempty" graph:"slot=key,diff=cel:minor:key"` // run identity; nil: hash of the inputs
+	DeadlineMS  int64    `json:"deadline_ms,omitempty" graph:"diff=ms:patch:deadline"`
+	// RetentionMS is how long the workflow's finished runs are kept before
+	// a worker or server prunes them (0: the store's default).
+	RetentionMS int64        `json:"retention_ms,omitempty" graph:"diff=ms:patch:retention"`
 	Concurrency *Concurrency `json:"concurrency,omitempty" graph:"diff=fn:concurrency"`
 	Breakers    []Breaker    `json:"breakers,omitempty" graph:"sorted,diff=fn:breakers"` // sorted by name
 	Limits      Limits       `json:"limits" graph:"diff=fn:limits"`

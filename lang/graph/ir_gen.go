@@ -56,29 +56,32 @@ func (d *fastDecoder) graph(x *Graph) {
 		case "deadline_ms":
 			d.seen(&set, 1<<6)
 			x.DeadlineMS = d.int64()
-		case "concurrency":
+		case "retention_ms":
 			d.seen(&set, 1<<7)
+			x.RetentionMS = d.int64()
+		case "concurrency":
+			d.seen(&set, 1<<8)
 			x.Concurrency = d.concurrency()
 		case "breakers":
-			d.seen(&set, 1<<8)
+			d.seen(&set, 1<<9)
 			x.Breakers = d.breakers()
 		case "limits":
-			d.seen(&set, 1<<9)
+			d.seen(&set, 1<<10)
 			d.limits(&x.Limits)
 		case "steps":
-			d.seen(&set, 1<<10)
+			d.seen(&set, 1<<11)
 			x.Steps = d.steps()
 		case "outputs":
-			d.seen(&set, 1<<11)
+			d.seen(&set, 1<<12)
 			x.Outputs = d.outputs()
 		case "alerts":
-			d.seen(&set, 1<<12)
+			d.seen(&set, 1<<13)
 			x.Alerts = d.alerts()
 		case "schedules":
-			d.seen(&set, 1<<13)
+			d.seen(&set, 1<<14)
 			x.Schedules = d.schedules()
 		case "webhooks":
-			d.seen(&set, 1<<14)
+			d.seen(&set, 1<<15)
 			x.Webhooks = d.webhooks()
 		default:
 			d.fail()
@@ -1715,6 +1718,9 @@ func (d *differ) graphFields(path string, o, n *Graph) {
 	if o.DeadlineMS != n.DeadlineMS {
 		d.add(path, BumpPatch, "deadline changed (%s → %s)", diffMS(o.DeadlineMS), diffMS(n.DeadlineMS))
 	}
+	if o.RetentionMS != n.RetentionMS {
+		d.add(path, BumpPatch, "retention changed (%s → %s)", diffMS(o.RetentionMS), diffMS(n.RetentionMS))
+	}
 	d.concurrency(path, o.Concurrency, n.Concurrency)
 	d.breakers(path, o.Breakers, n.Breakers)
 	d.limits(path, &o.Limits, &n.Limits)
@@ -2228,6 +2234,11 @@ func (x *Graph) appendJSON(b []byte) ([]byte, error) {
 	if x.DeadlineMS != 0 {
 		b = append(b, ",\"deadline_ms\":"...)
 		b = strconv.AppendInt(b, int64(x.DeadlineMS), 10)
+		more = true
+	}
+	if x.RetentionMS != 0 {
+		b = append(b, ",\"retention_ms\":"...)
+		b = strconv.AppendInt(b, int64(x.RetentionMS), 10)
 		more = true
 	}
 	if x.Concurrency != nil {

@@ -19,6 +19,7 @@ import (
 // no limit.
 const pruneRootsSQL = `SELECT r.id FROM runs r
 	WHERE r.status IN ('completed', 'failed', 'canceled') AND r.id = r.root_run_id AND r.finished_at < $1
+	AND ($3::text = '' OR r.workflow = $3::text)
 	AND NOT EXISTS (SELECT 1 FROM runs c WHERE c.root_run_id = r.id
 		AND (c.status NOT IN ('completed', 'failed', 'canceled') OR c.finished_at IS NULL OR c.finished_at >= $1))
 	AND NOT EXISTS (SELECT 1 FROM runs c JOIN dead_letters d ON d.run_id = c.id
@@ -70,7 +71,7 @@ func (s *Store) RunPrune(ctx context.Context, p store.RunPruneParams) (store.Pru
 	var res store.PruneResult
 	err := s.write(ctx, "pruning finished runs", func(w *wtx) error {
 		res = store.PruneResult{}
-		roots, err := all(w.ctx, w.tx, sqlrow.ScanString, pruneRootsSQL, p.Before.UnixMicro(), limit)
+		roots, err := all(w.ctx, w.tx, sqlrow.ScanString, pruneRootsSQL, p.Before.UnixMicro(), limit, p.Workflow)
 		if err != nil {
 			return fmt.Errorf("selecting run trees: %w", err)
 		}

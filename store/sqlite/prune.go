@@ -15,9 +15,11 @@ import (
 // no alert still to send. It walks runs_status_created for the three
 // terminal statuses (never the unfinished runs) and reads the trees through
 // runs_root, dead_letters_run and alert_outbox_run. A negative ?2 is no
-// limit.
+// limit. A non-empty ?3 keeps the trees whose top-level run is of that
+// workflow.
 const pruneRootsSQL = `SELECT r.id FROM runs r
 	WHERE r.status IN ('completed', 'failed', 'canceled') AND r.id = r.root_run_id AND r.finished_at < ?1
+	AND (?3 = '' OR r.workflow = ?3)
 	AND NOT EXISTS (SELECT 1 FROM runs c WHERE c.root_run_id = r.id
 		AND (c.status NOT IN ('completed', 'failed', 'canceled') OR c.finished_at IS NULL OR c.finished_at >= ?1))
 	AND NOT EXISTS (SELECT 1 FROM runs c JOIN dead_letters d ON d.run_id = c.id
@@ -69,7 +71,7 @@ func (s *Store) RunPrune(ctx context.Context, p store.RunPruneParams) (store.Pru
 		limit = int64(p.Limit)
 	}
 	err := s.write(ctx, "pruning finished runs", func(w *wtx) error {
-		roots, err := writeAll(w, sqlrow.ScanString, pruneRootsSQL, p.Before.UnixMicro(), limit)
+		roots, err := writeAll(w, sqlrow.ScanString, pruneRootsSQL, p.Before.UnixMicro(), limit, p.Workflow)
 		if err != nil {
 			return fmt.Errorf("selecting run trees: %w", err)
 		}

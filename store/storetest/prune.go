@@ -38,6 +38,17 @@ func testPrune(t *testing.T, newStore func(t *testing.T) store.Store) {
 		eq(t, "a second prune", f.prune(store.RunPruneParams{Before: cutoff}), store.PruneResult{})
 	})
 
+	parallel(t, "one workflow's runs", newStore, func(t *testing.T, f *fixture) {
+		f.insert(store.RunInsertParams{ID: "a1", Workflow: "a", Events: []store.EventWrite{{Kind: "run_created"}}})
+		f.end("a1", store.RunCompleted, at(time.Minute), 1)
+		f.insert(store.RunInsertParams{ID: "b1", Workflow: "b", Events: []store.EventWrite{{Kind: "run_created"}}})
+		f.end("b1", store.RunCompleted, at(time.Minute), 1)
+		eq(t, "pruned of b", f.prune(store.RunPruneParams{Before: cutoff, Workflow: "b"}).Runs, 1)
+		f.gone("b1")
+		eq(t, "a's run stays", f.get("a1").Status, store.RunCompleted)
+		eq(t, "none of c", f.prune(store.RunPruneParams{Before: cutoff, Workflow: "c"}).Runs, 0)
+	})
+
 	parallel(t, "dry run deletes nothing", newStore, func(t *testing.T, f *fixture) {
 		f.finished("old", "", store.RunCanceled, at(time.Minute), 2)
 		res := f.prune(store.RunPruneParams{Before: cutoff, DryRun: true})

@@ -62,6 +62,7 @@ type Metrics struct {
 	claims          prometheus.Counter
 	reclaims        *prometheus.CounterVec
 	leaseLosses     *prometheus.CounterVec
+	pruned          *prometheus.CounterVec
 	storeFailing    prometheus.Gauge
 	commits         *prometheus.HistogramVec
 	fireLag         *prometheus.HistogramVec
@@ -106,6 +107,10 @@ func New(o Options) *Metrics {
 		Name: "flowrun_lease_losses_total",
 		Help: "Runs this process was working on whose lease another process took (the process was fenced off and stopped working on them), by workflow.",
 	}, []string{"workflow"})
+	m.pruned = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "flowrun_runs_pruned_total",
+		Help: "Finished runs this process deleted by retention (child runs included), by workflow.",
+	}, []string{"workflow"})
 	m.storeFailing = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "flowrun_store_failing",
 		Help: "1 while this worker's claims or commits fail (the store is down, locked or full), 0 once it answers again.",
@@ -125,7 +130,7 @@ func New(o Options) *Metrics {
 		Help: "Scrapes whose read of the store's figures (due runs, breakers, dead letters) failed; those figures are left out of that scrape.",
 	})
 	m.reg.MustRegister(m.runsStarted, m.runsFinished, m.attempts, m.attemptDuration, m.claims, m.reclaims,
-		m.leaseLosses, m.storeFailing, m.commits, m.fireLag, m.readErrors,
+		m.leaseLosses, m.pruned, m.storeFailing, m.commits, m.fireLag, m.readErrors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if o.Read != nil {
 		m.reg.MustRegister(&storeCollector{m: m})
@@ -168,6 +173,11 @@ func (m *Metrics) Reclaimed(workflow string) { m.reclaims.WithLabelValues(workfl
 // LeaseLost counts a run whose lease another process took.
 func (m *Metrics) LeaseLost(l telemetry.LeaseLoss) {
 	m.leaseLosses.WithLabelValues(l.Run.Workflow).Inc()
+}
+
+// RunsPruned counts runs deleted by retention.
+func (m *Metrics) RunsPruned(workflow string, n int) {
+	m.pruned.WithLabelValues(workflow).Add(float64(n))
 }
 
 // StoreFailing sets flowrun_store_failing.

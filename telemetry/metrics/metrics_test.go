@@ -33,6 +33,10 @@ func sample(t *testing.T, read func(context.Context) (Snapshot, error)) (*Metric
 	m.RunEnded(run)
 	m.Committed(2*time.Millisecond, false)
 	m.ScheduleFired("deploy", 300*time.Millisecond)
+	m.LeaseLost(telemetry.LeaseLoss{Run: telemetry.Run{ID: "r1", Workflow: "deploy"}, TakenBy: "h/2/w1"})
+	m.RunsPruned("deploy", 3)
+	m.RunsPruned("deploy", 2)
+	m.StoreFailing(errors.New("down"))
 	rec := httptest.NewRecorder()
 	m.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	if rec.Code != 200 {
@@ -108,6 +112,9 @@ func TestMetricsValues(t *testing.T) {
 		`flowrun_store_commit_duration_seconds_count{result="ok"} 1`,
 		`flowrun_schedule_fire_lag_seconds_count{workflow="deploy"} 1`,
 		`flowrun_metrics_store_read_errors_total 0`,
+		`flowrun_lease_losses_total{workflow="deploy"} 1`,
+		`flowrun_runs_pruned_total{workflow="deploy"} 5`,
+		`flowrun_store_failing 1`,
 	} {
 		if !strings.Contains(text, want+"\n") {
 			t.Errorf("the scrape lacks %q", want)

@@ -56,6 +56,7 @@ or json, --log-level debug, info, warn or error.`,
 			maxBody := fs.Int64("max-body", 1<<20, "the largest request body read, in bytes; larger is refused with 413")
 			rate := fs.Float64("rate", 100, "requests a second one token may make on average (twice that at once)")
 			addrFile := fs.String("addr-file", "", "write the address listened on to this file once listening (for scripts, with port 0)")
+			retention := addRetentionFlags(fs)
 			logs := addLogFlags(fs)
 			return func(ctx context.Context, args []string) error {
 				if len(args) > 0 {
@@ -94,6 +95,10 @@ or json, --log-level debug, info, warn or error.`,
 				case *rate <= 0:
 					return usageErrorf("--rate must be more than 0, got %g", *rate).hint("Pass --rate 100.")
 				}
+				retain, err := retention.options()
+				if err != nil {
+					return err
+				}
 				lg, err := logs.logger(e.stderr, e.clock)
 				if err != nil {
 					return err
@@ -105,6 +110,7 @@ or json, --log-level debug, info, warn or error.`,
 				return e.serve(ctx, serveConfig{log: lg, tracer: tr,
 					listen: *listen, worker: *worker, noAuth: *noAuth, certs: certs, grace: *grace,
 					headerTimeout: *headerTimeout, idle: *idle, maxBody: *maxBody, rate: *rate, addrFile: *addrFile,
+					retain: retain,
 				})
 			}
 		},
@@ -112,6 +118,7 @@ or json, --log-level debug, info, warn or error.`,
 }
 
 type serveConfig struct {
+	retain        interp.RetainOptions
 	log           *slog.Logger
 	tracer        *tracing.Tracer // nil: no traces
 	listen        string
@@ -204,6 +211,9 @@ func (e *env) serve(ctx context.Context, c serveConfig) error {
 	}
 	lg.Info(fmt.Sprintf("listening on %s://%s (%s, %s) over %s; stop with Ctrl-C or SIGTERM", scheme, addr, auth, work, safeDSN(e.dsn)),
 		"addr", addr, "db", safeDSN(e.dsn))
+	lg.Debug(describeRetention(c.retain))
+	stopRetention := startRetention(ctx, eng, c.retain)
+	defer stopRetention()
 
 	var done <-chan struct{}
 	if w != nil {

@@ -59,6 +59,7 @@ OTLP/HTTP: one trace per run, a span per attempt; the other OTEL_* variables
 			host := fs.String("host", "", "the host name in this worker's leases (default $FLOWRUN_HOST, else the machine's)")
 			lease := fs.Duration("lease", 30*time.Second, "how long a run stays leased to this worker after its last heartbeat")
 			metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at http://ADDR/metrics (HOST:PORT; default: none)")
+			retention := addRetentionFlags(fs)
 			logs := addLogFlags(fs)
 			return func(ctx context.Context, args []string) error {
 				if len(args) > 0 {
@@ -73,6 +74,10 @@ OTLP/HTTP: one trace per run, a span per attempt; the other OTEL_* variables
 				if *lease < time.Second {
 					return usageErrorf("--lease must be at least 1s, got %s", *lease).hint("Pass a duration such as --lease 30s.")
 				}
+				retain, err := retention.options()
+				if err != nil {
+					return err
+				}
 				h := firstNonEmpty(*host, e.getenv("FLOWRUN_HOST"))
 				if strings.Contains(h, "/") {
 					return usageErrorf("the host name %q must not contain a slash", h).hint("Pass --host (or set FLOWRUN_HOST) to a name without slashes.")
@@ -81,7 +86,7 @@ OTLP/HTTP: one trace per run, a span per attempt; the other OTEL_* variables
 				if err != nil {
 					return err
 				}
-				o := workOptions{concurrency: *concurrency, grace: *grace, host: h, lease: *lease, log: log}
+				o := workOptions{concurrency: *concurrency, grace: *grace, host: h, lease: *lease, log: log, retain: retain}
 				if *metricsAddr != "" {
 					if err := checkListenAddr("--metrics", *metricsAddr); err != nil {
 						return err
@@ -113,6 +118,7 @@ type workOptions struct {
 	log         *slog.Logger
 	metrics     *metricsServer
 	tracer      *tracing.Tracer // nil: no traces
+	retain      interp.RetainOptions
 }
 
 // work runs a worker until a signal drains it.
@@ -150,6 +156,9 @@ func (e *env) work(ctx context.Context, o workOptions) error {
 	}
 	log.Info(fmt.Sprintf("working on %s with up to %d runs at once; stop with Ctrl-C or SIGTERM", safeDSN(e.dsn), concurrency),
 		"db", safeDSN(e.dsn), "concurrency", concurrency)
+	log.Debug(describeRetention(o.retain))
+	stopRetention := startRetention(ctx, eng, o.retain)
+	defer stopRetention()
 
 	select {
 	case <-sigs:

@@ -12,7 +12,8 @@ import (
 // healthLog logs what a worker's Observer hears about its store and its
 // leases (spec/observability.md, Logs): a WARN when the store begins to
 // fail, once per failing period, with the error; an INFO when it answers
-// again; a WARN for each run whose lease another process took. The other
+// again; a WARN for each run whose lease another process took; an INFO
+// for each batch of runs retention deleted. The other
 // reports are the metrics' and traces' (telemetry.Nop).
 type healthLog struct {
 	telemetry.Nop
@@ -27,6 +28,10 @@ func (h healthLog) StoreFailing(err error) {
 func (h healthLog) StoreRecovered(d time.Duration) {
 	h.log.Info(fmt.Sprintf("the store answers again after failing for %s; taking back this worker's runs", d.Round(time.Millisecond)),
 		"failed_for", d.Round(time.Millisecond).String())
+}
+
+func (h healthLog) RunsPruned(workflow string, n int) {
+	h.log.Info(fmt.Sprintf("retention: deleted %d finished runs of %s", n, workflow), "workflow", workflow, "runs", n)
 }
 
 func (h healthLog) LeaseLost(l telemetry.LeaseLoss) {
