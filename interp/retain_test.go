@@ -83,6 +83,11 @@ workflow "held" {
 	if got, err = b.e.RetainPass(b.ctx, RetainOptions{Default: time.Hour}); err != nil || got["plain"] != 5 {
 		t.Fatalf("RetainPass with an hour's default = %v, %v; want plain's 5 runs", got, err)
 	}
+	for _, id := range plain {
+		if _, err := b.st.RunGet(b.ctx, id); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("run %s of plain: %v, want it pruned", id, err)
+		}
+	}
 	if rec.got["short"] != 5 || rec.got["plain"] != 5 {
 		t.Fatalf("RunsPruned reports = %v", rec.got)
 	}
