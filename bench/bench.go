@@ -26,6 +26,10 @@ type Config struct {
 	// any arguments before the verb), for the apply scenario and for the
 	// children of Suite.
 	Flowrun []string
+	// Postgres is a postgres:// URL of a database the Postgres scenarios
+	// may work in, each in a schema of its own that it drops; empty: they
+	// are skipped.
+	Postgres string
 }
 
 // n scales a target size, never below floor.
@@ -119,6 +123,8 @@ type Scenario struct {
 	// MiB (Of "value"), or as a ratio to the peak RSS of scenario rssOf.
 	rss   *Target
 	rssOf string
+	// postgres says the scenario needs Config.Postgres.
+	postgres bool
 }
 
 // Scenarios lists every scenario, in the order Suite runs them.
@@ -150,6 +156,8 @@ func Scenarios() []*Scenario {
 		{Name: "api-batch", Description: "one batch start request of 10,000 runs through flowrun serve's API (a loopback socket), FULL", run: apiBatchScenario},
 		{Name: "api-start", Description: "500 sequential start requests through flowrun serve's API (a loopback socket), FULL: latency against one commit", run: apiStartScenario},
 		{Name: "api-sse", Description: "200 clients following one run's events through flowrun serve's API while a worker runs it and 20 signals come: delivery lag", run: apiSSEScenario},
+		{Name: "pg-latency", Description: "steps/s of 1, 2 and 4 worker processes on Postgres behind a proxy adding a 0, 1 and 5 ms round trip (needs --pg)",
+			run: pgLatencyScenario, postgres: true},
 		{Name: "schedules", Description: "1,000 schedules with every = \"1m\" on one worker: fire lag and the scheduler's cost per due slot", run: schedulesScenario},
 	}
 }

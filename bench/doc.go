@@ -19,6 +19,11 @@
 // than the whole benchmark. Only the seeding bypasses the engine; what is
 // measured on it goes through the store and the engine.
 //
+// The pg-latency scenario is the exception to the scratch SQLite files: it
+// measures workers on Postgres, behind a TCP proxy of its own that adds a
+// round trip (latency.go), in a schema it creates in the database given
+// with --pg and drops at the end; without --pg the suite skips it.
+//
 // bench must not change the engine or the store, and must never touch a
-// database other than its scratch files.
+// database other than its scratch files and the schemas it creates.
 package bench

@@ -102,8 +102,17 @@ type workerProc struct {
 // it works, and a little after, so that its first claim has found nothing
 // new and it waits idle.
 func startWorker(ctx context.Context, c Config, dir, db string) (*workerProc, error) {
-	cmd := exec.CommandContext(ctx, c.Flowrun[0], append(slices.Clone(c.Flowrun[1:]), "worker", "--db", db)...)
+	return startWorkerWith(ctx, c, dir, nil, "--db", db)
+}
+
+// startWorkerWith is startWorker with the worker's arguments (after the
+// verb) and environment variables added to this process's.
+func startWorkerWith(ctx context.Context, c Config, dir string, env []string, args ...string) (*workerProc, error) {
+	cmd := exec.CommandContext(ctx, c.Flowrun[0], append(append(slices.Clone(c.Flowrun[1:]), "worker"), args...)...)
 	cmd.Dir = dir
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err

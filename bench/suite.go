@@ -48,6 +48,15 @@ func Suite(ctx context.Context, c Config, names []string, progress io.Writer) (*
 	rep := &Report{Scale: c.Scale, GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()}
 	peaks := map[string]int64{}
 	for _, s := range scenarios {
+		if s.postgres && c.Postgres == "" {
+			if len(names) > 0 {
+				return rep, fmt.Errorf("scenario %s: %w", s.Name, errNoPostgres)
+			}
+			if progress != nil {
+				fmt.Fprintf(progress, "bench: %s: skipped: it needs a Postgres database (--pg URL)\n", s.Name)
+			}
+			continue
+		}
 		if progress != nil {
 			fmt.Fprintf(progress, "bench: %s: %s\n", s.Name, s.Description)
 		}
@@ -75,6 +84,9 @@ func Suite(ctx context.Context, c Config, names []string, progress io.Writer) (*
 func child(ctx context.Context, c Config, name string) (*Result, error) {
 	args := append(slices.Clone(c.Flowrun[1:]), "bench", "--child", "--scenario", name,
 		"--scale", strconv.FormatFloat(c.Scale, 'g', -1, 64), "--dir", c.Dir)
+	if c.Postgres != "" {
+		args = append(args, "--pg", c.Postgres)
+	}
 	cmd := exec.CommandContext(ctx, c.Flowrun[0], args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -69,7 +69,16 @@ func TestScripts(t *testing.T) {
 			env.Setenv("FLOWRUN_DB", filepath.Join(env.WorkDir, ".flowrun", "flowrun.db"))
 			env.Setenv("NO_COLOR", "1")
 			env.Setenv("TZ", "UTC")
+			// The Postgres test server (scripts/test starts one), for the
+			// scripts under [pg].
+			env.Setenv("FLOWRUN_TEST_PG", os.Getenv("FLOWRUN_TEST_PG"))
 			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "pg" {
+				return os.Getenv("FLOWRUN_TEST_PG") != "", nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"echoserver": cmdEchoServer,

@@ -34,6 +34,7 @@ minutes; --scale 0.1 is a quick look. Scenarios: ` + strings.Join(bench.Names(),
 			scenarios := fs.String("scenario", "", "run only these scenarios, comma-separated")
 			asJSON := fs.Bool("json", false, "print the report as one JSON object")
 			dir := fs.String("dir", "", "the scratch directory (default: a new temporary directory, removed at the end)")
+			pg := fs.String("pg", "", "a postgres:// URL of a database where the Postgres scenarios work, each in a schema of its own that it drops (default: they are skipped)")
 			childMode := fs.Bool("child", false, "internal: run one scenario in this process and print its result as JSON")
 			parseFloor := fs.String("parse-floor", "", "internal: parse this file with hclsyntax alone (the floor of the store-chain scenario)")
 			return func(ctx context.Context, args []string) error {
@@ -60,7 +61,7 @@ minutes; --scale 0.1 is a quick look. Scenarios: ` + strings.Join(bench.Names(),
 				if err != nil {
 					return fmt.Errorf("cannot find the flowrun program to run the scenarios in child processes: %w", err)
 				}
-				cfg := bench.Config{Scale: *scale, Dir: *dir, Flowrun: []string{self}}
+				cfg := bench.Config{Scale: *scale, Dir: *dir, Flowrun: []string{self}, Postgres: *pg}
 				if cfg.Dir == "" {
 					tmp, err := os.MkdirTemp("", "flowrun-bench-")
 					if err != nil {
