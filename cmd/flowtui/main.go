@@ -19,6 +19,7 @@ import (
 
 	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/project"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/store/backend"
 	"github.com/flowrun/flowrun/tui/display"
@@ -41,7 +42,7 @@ func main() { os.Exit(run(os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr
 func run(args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("flowtui", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	db := fs.String("db", getenv("FLOWRUN_DB"), "the flowrun database (env FLOWRUN_DB; default "+defaultDSN+")")
+	db := fs.String("db", getenv("FLOWRUN_DB"), "the flowrun database (env FLOWRUN_DB; default: the project's, found as flowrun finds it: "+defaultDSN+" here or in a parent directory)")
 	mouse := fs.Bool("mouse", false, "use the mouse: wheel scrolls, a click selects a run")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: flowtui [--db PATH] [--mouse]\n\nflowtui shows the runs of a flowrun database, live, and acts on them.\n\nFlags:\n")
@@ -59,7 +60,14 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 	}
 	dsn := *db
 	if dsn == "" {
-		dsn = defaultDSN
+		// The project's store, found as flowrun finds it: the .flowrun/
+		// of this directory or its nearest parent (package project).
+		p, err := project.Find(".")
+		if err != nil {
+			fmt.Fprintf(stderr, "flowtui: %v. Fix it, or pass --db (or set FLOWRUN_DB) with the path of a flowrun database.\n", err)
+			return exitUsage
+		}
+		dsn = p.Store
 	}
 	if msg := badDSN(dsn, dbFrom(fs)); msg != "" {
 		fmt.Fprintf(stderr, "flowtui: %s\n", msg)
@@ -79,7 +87,7 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 		case backend.IsPostgres(dsn):
 			fmt.Fprintf(stderr, "flowtui: cannot open the Postgres database: %v. Check the DSN, that the server is up, and that flowrun has used this database before.\n", err)
 		case errors.Is(err, backend.ErrNoDatabase):
-			fmt.Fprintf(stderr, "flowtui: there is no flowrun database at %s. Run `flowrun apply FILE.hcl` in this directory first, or pass --db (or set FLOWRUN_DB) with the path of an existing database.\n", path)
+			fmt.Fprintf(stderr, "flowtui: there is no flowrun database at %s. Run `flowrun apply FILE.hcl` or `flowrun init` in this directory (or a parent) first, or pass --db (or set FLOWRUN_DB) with the path of an existing database.\n", path)
 		case errors.Is(err, backend.ErrNotAFile):
 			fmt.Fprintf(stderr, "flowtui: %s is a directory, not a flowrun database; pass --db with the path of the database file (usually .flowrun/flowrun.db).\n", path)
 		default:

@@ -96,6 +96,7 @@ func (e *env) apply(ctx context.Context, paths []string, o *applyOptions) error 
 		return startError(w.Name, err)
 	}
 
+	e.announceNewStore()
 	st, err := e.openStore(ctx, true)
 	if err != nil {
 		return err

@@ -32,6 +32,7 @@ import (
 
 	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/project"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/termtext"
 )
@@ -94,6 +95,7 @@ func commands() []*command {
 		dlqCommand(),
 		breakersCommand(),
 		workersCommand(),
+		initCommand(),
 		schedulesCommand(),
 		versionsCommand(),
 		workerCommand(),
@@ -126,9 +128,12 @@ type env struct {
 	// (validate --json, diagjson.go).
 	diags *[]diagJSON
 
-	dsn string // from --db, FLOWRUN_DB or the default
-	// dsnFrom says where dsn came from: "--db", "FLOWRUN_DB" or "".
+	dsn string // from --db, FLOWRUN_DB, the project's .flowrun or the default
+	// dsnFrom says where dsn came from: "--db", "FLOWRUN_DB", "project"
+	// (a .flowrun/ found here or above, or its config.hcl) or "" (the
+	// default under the working directory, none found).
 	dsnFrom string
+	project project.Project
 	opened  store.Store
 	// eng is the command's engine over engStore (engine); onEvent its
 	// progress hook.
@@ -196,8 +201,10 @@ func (e *env) main(ctx context.Context, args []string) int {
 	fs := flag.NewFlagSet("flowrun "+cmd.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var dbFlag string
+	var verbose bool
 	if cmd.store {
 		fs.StringVar(&dbFlag, "db", "", dbUsage)
+		fs.BoolVar(&verbose, "v", false, "say which store the command uses, and how it was found")
 	}
 	run := cmd.setup(fs, e)
 	positional, err := parseInterspersed(fs, args[1:])
@@ -210,19 +217,21 @@ func (e *env) main(ctx context.Context, args []string) int {
 			hint(fmt.Sprintf("Run `flowrun %s -h` for its usage.", cmd.name)))
 	}
 	if cmd.store {
-		e.dsn = firstNonEmpty(dbFlag, globalDB, e.getenv("FLOWRUN_DB"), defaultDSN)
-		from := "--db"
-		if dbFlag == "" && globalDB == "" {
-			from = "FLOWRUN_DB"
-		}
 		switch {
 		case dbFlag != "" || globalDB != "":
-			e.dsnFrom = "--db"
+			e.dsn, e.dsnFrom = firstNonEmpty(dbFlag, globalDB), "--db"
 		case e.getenv("FLOWRUN_DB") != "":
-			e.dsnFrom = "FLOWRUN_DB"
+			e.dsn, e.dsnFrom = e.getenv("FLOWRUN_DB"), "FLOWRUN_DB"
+		default:
+			if err := e.findProject(); err != nil {
+				return e.report(err)
+			}
 		}
-		if err := checkDSN(e.dsn, from); err != nil {
+		if err := checkDSN(e.dsn, e.dsnFrom); err != nil {
 			return e.report(err)
+		}
+		if verbose {
+			fmt.Fprintf(e.stderr, "flowrun %s: using the store %s, %s\n", cmd.name, safeDSN(e.dsn), e.storeOrigin())
 		}
 	}
 	return e.report(run(ctx, positional))

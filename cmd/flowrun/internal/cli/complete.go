@@ -224,7 +224,14 @@ func (e *env) candidates(ctx context.Context, before []string, cur string) (cand
 		}
 		j++
 	}
-	e.dsn = firstNonEmpty(dbFlag, e.getenv("FLOWRUN_DB"), defaultDSN)
+	e.dsn = firstNonEmpty(dbFlag, e.getenv("FLOWRUN_DB"))
+	if e.dsn == "" {
+		// The project's store, as the verb would use it; none on a
+		// broken project (completion offers no run ids then).
+		if e.findProject() != nil {
+			e.dsn = ""
+		}
+	}
 	if checkDSN(e.dsn, "--db") != nil {
 		e.dsn = ""
 	}

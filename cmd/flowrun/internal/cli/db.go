@@ -50,20 +50,13 @@ func (e *env) noDatabase(what string) *exitError {
 	if abs, err := filepath.Abs(e.dsn); err == nil && abs != e.dsn {
 		where += " (" + abs + ")"
 	}
-	switch e.dsnFrom {
-	case "--db":
-		where += ", named by --db"
-	case "FLOWRUN_DB":
-		where += ", named by FLOWRUN_DB"
-	default:
-		where += ", the default"
-	}
+	where += ", " + e.storeOrigin()
 	msg := "there is no database at " + where
 	if what != "" {
 		msg = what + ": " + msg
 	}
 	return usageErrorf("%s", msg).
-		hint("Run it in the directory you applied from, or point at the database with --db PATH or FLOWRUN_DB=PATH (a postgres:// URL for PostgreSQL); flowrun apply FILE.hcl creates one. Nothing was created.")
+		hint("Run it in the project you applied from or below it (flowrun looks for .flowrun/ here and in every parent directory), or point at the database with --db PATH or FLOWRUN_DB=PATH (a postgres:// URL for PostgreSQL); flowrun apply FILE.hcl or flowrun init creates one. Nothing was created.")
 }
 
 // openStore opens the store named by e.dsn (a postgres:// URL, or a SQLite
@@ -104,7 +97,7 @@ func (e *env) openStore(ctx context.Context, create bool) (store.Store, error) {
 
 // checkDSN refuses a database value that looks like a URL flowrun cannot
 // use (store.DSNProblem), before anything is opened or created. from says
-// where the value came from: "--db" or "FLOWRUN_DB".
+// where the value came from: "--db", "FLOWRUN_DB" or "project" (env.dsnFrom).
 func checkDSN(dsn, from string) error {
 	problem := store.DSNProblem(dsn)
 	if problem == "" {
@@ -112,9 +105,13 @@ func checkDSN(dsn, from string) error {
 	}
 	what := fmt.Sprintf("--db %q", dsn)
 	fix := "Pass --db with"
-	if from == "FLOWRUN_DB" {
+	switch from {
+	case "FLOWRUN_DB":
 		what = fmt.Sprintf("FLOWRUN_DB=%q", dsn)
 		fix = "Set FLOWRUN_DB to"
+	case "project", "":
+		what = fmt.Sprintf("the project's store %q", dsn)
+		fix = "Set store in .flowrun/config.hcl to"
 	}
 	hint := fix + " a postgres://USER:PASSWORD@HOST:PORT/DATABASE URL (or postgresql://) for PostgreSQL, or the path of a SQLite file: a relative path like ./flowrun.db (a name with a colon needs the ./) or an absolute path."
 	if from == "FLOWRUN_DB" {
