@@ -72,7 +72,14 @@ func decodeScheduleBlock(block *hcl.Block, sm *SourceMap) (*scheduleDecl, hcl.Di
 		diags = append(diags, scheduleDiag(err, at, block.DefRange))
 	}
 	if _, err := schedule.Parse(schedule.Params{Cron: cronText, Every: everyText, Timezone: tzText}); err != nil {
-		place(err)
+		// A bad time zone and a bad timing are both reported (joined).
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				place(e)
+			}
+		} else {
+			place(err)
+		}
 	} else {
 		s.Cron, s.Every, s.Timezone = cronText, everyText, tzText
 	}

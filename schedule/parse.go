@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -115,27 +116,31 @@ const starBit = 1 << 63 // robfig/cron's mark of a "*" or "?" field
 // Parse validates a schedule's time attributes. Its errors are *Error.
 func Parse(p Params) (*Spec, error) {
 	s := &Spec{}
-	var err error
-	if s.loc, err = LoadLocation(p.Timezone); err != nil {
-		return nil, err
-	}
-	switch {
-	case p.Cron != "" && p.Every != "":
-		return nil, &Error{Attr: AttrEvery, Message: "a schedule has cron or every, not both; remove one"}
-	case p.Cron == "" && p.Every == "":
-		return nil, &Error{Attr: AttrCron, Message: `a schedule needs cron (e.g. "0 2 * * *" or "@daily") or every (e.g. "15m")`}
-	case p.Every != "":
-		s.kind, s.text = KindEvery, p.Every
-		if s.every, err = ParseEvery(p.Every); err != nil {
-			return nil, err
-		}
-		return s, nil
-	}
-	s.kind, s.text = KindCron, p.Cron
-	if err := s.parseCron(p.Cron); err != nil {
-		return nil, err
+	// A bad time zone does not hide a bad timing: both are reported, as
+	// errors.Join of the two *Errors.
+	loc, tzErr := LoadLocation(p.Timezone)
+	s.loc = loc
+	if err := s.parseTiming(p); err != nil || tzErr != nil {
+		return nil, errors.Join(tzErr, err)
 	}
 	return s, nil
+}
+
+// parseTiming reads the cron expression or the every interval of p.
+func (s *Spec) parseTiming(p Params) error {
+	var err error
+	switch {
+	case p.Cron != "" && p.Every != "":
+		return &Error{Attr: AttrEvery, Message: "a schedule has cron or every, not both; remove one"}
+	case p.Cron == "" && p.Every == "":
+		return &Error{Attr: AttrCron, Message: `a schedule needs cron (e.g. "0 2 * * *" or "@daily") or every (e.g. "15m")`}
+	case p.Every != "":
+		s.kind, s.text = KindEvery, p.Every
+		s.every, err = ParseEvery(p.Every)
+		return err
+	}
+	s.kind, s.text = KindCron, p.Cron
+	return s.parseCron(p.Cron)
 }
 
 // LoadLocation loads an IANA time zone by name ("" and "UTC" are UTC).

@@ -26,6 +26,13 @@ workflow "schedules" {
     inputs   = { date = "x" }
   }
 
+  # A bad time zone does not hide a bad cron expression: both are reported.
+  schedule "zone_and_cron" {
+    cron     = "0 2 * *" # ERROR: Invalid cron expression
+    timezone = "Mars/Olympus" # ERROR: Unknown time zone
+    inputs   = { date = "x" }
+  }
+
   schedule "short" {
     every  = "500ms" # ERROR: Invalid every interval
     inputs = { date = "x" }
