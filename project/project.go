@@ -87,7 +87,8 @@ func Find(cwd string) (Project, error) {
 	return Project{Store: filepath.Join(cwd, Dir, DBFile)}, nil
 }
 
-// Init makes dir/.flowrun (0700) and returns its project; created is
+// Init makes dir/.flowrun (0700), and dir when it is missing, and returns
+// its project; created is
 // false when it already existed. It refuses a .flowrun that is a file.
 func Init(dir string) (p Project, created bool, err error) {
 	dir, err = filepath.Abs(dir)
@@ -103,6 +104,10 @@ func Init(dir string) (p Project, created bool, err error) {
 	case err == nil:
 		return Project{}, false, fmt.Errorf("%s %w: move the file away or remove it", cand, ErrNotADir)
 	case !errors.Is(err, fs.ErrNotExist):
+		return Project{}, false, err
+	}
+	// As git init DIR does, a missing DIR is made.
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Project{}, false, err
 	}
 	if err := os.Mkdir(cand, 0o700); err != nil {

@@ -95,6 +95,7 @@ func commands() []*command {
 		dlqCommand(),
 		breakersCommand(),
 		workersCommand(),
+		workflowsCommand(),
 		initCommand(),
 		schedulesCommand(),
 		versionsCommand(),

@@ -26,7 +26,7 @@ runs_by_status.`,
 			return func(ctx context.Context, args []string) error {
 				if len(args) != 1 {
 					return usageErrorf("versions takes one WORKFLOW name, got %s", plural(len(args), "argument", "arguments")).
-						hint("Run: flowrun versions WORKFLOW")
+						hint("Run: flowrun versions WORKFLOW; flowrun workflows lists the stored workflows")
 				}
 				name := args[0]
 				notStored := usageErrorf("no version of workflow %q is stored", name).
