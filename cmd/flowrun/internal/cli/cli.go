@@ -96,6 +96,7 @@ func commands() []*command {
 		breakersCommand(),
 		workersCommand(),
 		workflowsCommand(),
+		waitCommand(),
 		initCommand(),
 		schedulesCommand(),
 		versionsCommand(),

@@ -38,7 +38,9 @@ each prefixed by its step and stream: "count stdout | 1". --output prints
 only those lines. --step keeps the events and output of one step (and its
 foreach items and until iterations), or of one item or iteration (each[2],
 poll#3); a step the run does not have is refused (exit 2). -f keeps printing
-new events and output until the run ends; Ctrl-C stops following. --json
+new events and output until the run ends; Ctrl-C stops following; with
+--exit-status it then exits with the run's outcome (0 completed, 1 failed
+or canceled, 3 when it stopped before the end), as wait does. --json
 prints one JSON object per line instead (fields in spec/semantics.md §16).
 RUN is a run reference: an id or a unique prefix of one, @last,
 WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1). Control characters in what
@@ -48,6 +50,7 @@ and \r (--json and show --json print the exact text).`,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			step := fs.String("step", "", "only the events and output of this step")
 			follow := fs.Bool("f", false, "follow: keep printing new events and output until the run ends")
+			exitStatus := fs.Bool("exit-status", false, "with -f: exit with the run's outcome, as apply and wait do (0 completed, 1 failed or canceled, 3 when stopped before the end)")
 			outputOnly := fs.Bool("output", false, "only the output of exec steps, no events")
 			asJSON := fs.Bool("json", false, "print JSON lines: one object per event or output line")
 			return func(ctx context.Context, args []string) error {
@@ -63,6 +66,9 @@ and \r (--json and show --json print the exact text).`,
 						return err
 					}
 				}
+				if *exitStatus && !*follow {
+					return usageErrorf("--exit-status goes with -f").hint("Run: flowrun logs RUN -f --exit-status, or flowrun wait RUN")
+				}
 				lw := newLogWriter(e.stdout, st, run.ID, *step, *outputOnly, *asJSON)
 				if !*follow {
 					if err := lw.round(ctx); err != nil {
@@ -72,7 +78,14 @@ and \r (--json and show --json print the exact text).`,
 				}
 				sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 				defer stop()
-				return e.followLogs(sctx, st, lw)
+				if err := e.followLogs(sctx, st, lw); err != nil || !*exitStatus {
+					return err
+				}
+				final, err := st.RunGetHead(ctx, run.ID)
+				if err != nil {
+					return storeError("reading run "+run.ID, err)
+				}
+				return exitForStatus(final)
 			}
 		},
 	}

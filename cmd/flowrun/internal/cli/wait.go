@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/store"
+)
+
+func waitCommand() *command {
+	return &command{
+		name:  "wait",
+		args:  "RUN [--timeout DURATION] [--json]",
+		short: "wait until a run ends and exit with its outcome (for CI)",
+		long: `Wait waits until a run ends, wherever it runs (a worker, another apply), and
+exits with its outcome by the exit codes of apply: 0 completed, 1 failed or
+canceled, 4 blocked on a version decision (it will not end without one).
+With --timeout it gives up after that long and exits 3 with the run's state
+(the run goes on); Ctrl-C does the same at once. It prints the run's end on
+stderr, and with --json the run as show --json prints it on stdout.
+RUN is a run reference: an id or a unique prefix of one, @last,
+WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
+		store: true,
+		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			timeout := fs.Duration("timeout", 0, "give up after this long and exit 3 (default: wait as long as it takes)")
+			asJSON := fs.Bool("json", false, "print the run as one JSON object (as show --json) when the wait ends")
+			return func(ctx context.Context, args []string) error {
+				if err := oneRunArg("wait", args, 1, "one RUN"); err != nil {
+					return err
+				}
+				if *timeout < 0 {
+					return usageErrorf("--timeout must not be negative, got %s", *timeout).hint("Pass a duration such as --timeout 10m, or none to wait as long as it takes.")
+				}
+				st, run, err := e.findRun(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+				defer stop()
+				run, err = e.waitEnd(sctx, st, run.ID, *timeout)
+				if err != nil {
+					return err
+				}
+				if *asJSON {
+					if err := e.printView(ctx, e.engine(st, nil), run.ID, true); err != nil {
+						return err
+					}
+				}
+				if run.Status.Terminal() {
+					fmt.Fprintf(e.stderr, "flowrun wait: run %s %s\n", run.ID, run.Status)
+				}
+				return exitForStatus(run)
+			}
+		},
+	}
+}
+
+// waitEnd reads the run until it is terminal or blocked, timeout passes
+// (when more than 0) or ctx ends, and returns it as last read.
+func (e *env) waitEnd(ctx context.Context, st store.Store, runID string, timeout time.Duration) (store.Run, error) {
+	var deadline time.Time
+	if timeout > 0 {
+		deadline = e.clock.Now().Add(timeout)
+	}
+	for {
+		run, err := st.RunGetHead(context.WithoutCancel(ctx), runID)
+		if err != nil {
+			return run, storeError("reading run "+runID, err)
+		}
+		if run.Status.Terminal() || run.Status == store.RunBlocked || ctx.Err() != nil {
+			return run, nil
+		}
+		if !deadline.IsZero() && !e.clock.Now().Before(deadline) {
+			return run, nil
+		}
+		// At most followEvery: the deadline is checked on the next turn.
+		_ = interp.WaitForChange(ctx, e.clock, st, followGap, followEvery)
+	}
+}
