@@ -46,6 +46,10 @@ var (
 	ErrSchemaTooNew = errors.New("database schema is newer than this flowrun")
 	// ErrBusy: the database stayed locked past the busy timeout.
 	ErrBusy = errors.New("database is busy")
+	// ErrTimeout: a read ran past the store's query timeout and the
+	// database stopped it (Postgres: statement_timeout). Nothing was
+	// written; the same read may succeed when the database is less busy.
+	ErrTimeout = errors.New("database query timed out")
 	// ErrFull: the disk (or the server's) holding the database is full. The
 	// write was rolled back; what was committed before is kept.
 	ErrFull = errors.New("database disk is full")

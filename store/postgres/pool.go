@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 
@@ -131,13 +132,13 @@ func (p *pool) begin(ctx context.Context) (pgx.Tx, error) {
 		if err != nil {
 			return nil, err
 		}
-		tx, err := c.Begin(ctx)
+		tx, err := c.BeginTx(ctx, pgx.TxOptions{BeginQuery: beginSQL})
 		if err != nil {
 			p.release(c)
 			if try == 0 && p.stale(ctx, c, reused, err) {
 				continue
 			}
-			return nil, err
+			return nil, callerErr(ctx, err)
 		}
 		return &poolTx{Tx: tx, release: func() { p.release(c) }}, nil
 	}
@@ -157,9 +158,9 @@ func (p *pool) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, er
 			if try == 0 && p.stale(ctx, c, reused, err) {
 				continue
 			}
-			return nil, err
+			return nil, callerErr(ctx, err)
 		}
-		return &poolRows{Rows: rows, release: func() { p.release(c) }}, nil
+		return &poolRows{Rows: rows, ctx: ctx, release: func() { p.release(c) }}, nil
 	}
 }
 
@@ -176,9 +177,24 @@ func (p *pool) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 			if try == 0 && p.stale(ctx, c, reused, err) {
 				continue
 			}
-			return err
+			return callerErr(ctx, err)
 		}
 	}}
+}
+
+// beginSQL starts a write transaction without the session's
+// statement_timeout, which bounds reads only (sessionSettings): one round
+// trip, as BEGIN alone.
+const beginSQL = `BEGIN; SET LOCAL statement_timeout = 0`
+
+// callerErr makes the error of a statement whose context ended wrap the
+// context's error: the server's answer to the cancel request (SQLSTATE
+// 57014, as for a statement timeout) is then told apart from a timeout.
+func callerErr(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() == nil || errors.Is(err, ctx.Err()) {
+		return err
+	}
+	return fmt.Errorf("%w (%w)", ctx.Err(), err)
 }
 
 // poolTx is a transaction whose end gives its connection back.
@@ -203,9 +219,12 @@ func (t *poolTx) Rollback(ctx context.Context) error {
 // poolRows gives its connection back once closed or read to the end.
 type poolRows struct {
 	pgx.Rows
+	ctx     context.Context
 	once    sync.Once
 	release func()
 }
+
+func (r *poolRows) Err() error { return callerErr(r.ctx, r.Rows.Err()) }
 
 func (r *poolRows) Close() {
 	r.Rows.Close()

@@ -79,6 +79,13 @@ type Options struct {
 	// MaxConns bounds the connection pool. Default max(4, GOMAXPROCS).
 	// The listener of WaitForWork uses one more connection of its own.
 	MaxConns int32
+	// QueryTimeout bounds every read outside a write transaction (a
+	// listing, a run's steps, events): the server cancels a statement
+	// that runs longer (statement_timeout) and the read fails with
+	// store.ErrTimeout. Write transactions are not bounded by it. Zero
+	// means the DSN's statement_timeout when it sets one, else
+	// DefaultQueryTimeout.
+	QueryTimeout time.Duration
 	// NoCreate makes Open refuse, with ErrNotInitialized and without
 	// writing, a schema without flowrun's tables, for commands that only
 	// read. An existing older schema is still brought up to date.
@@ -89,6 +96,10 @@ type Options struct {
 	// database never agree closely enough on the time for it.
 	CallerClock bool
 }
+
+// DefaultQueryTimeout is the query timeout when neither Options nor the
+// DSN sets one: a person or an API client waits for these reads.
+const DefaultQueryTimeout = 5 * time.Second
 
 func (o Options) withDefaults() Options {
 	if o.ConnectTimeout <= 0 {
@@ -104,6 +115,9 @@ type Store struct {
 	pool *pool
 	addr string // host:port/database, for messages; never the password
 	opts Options
+	// queryTimeout is the statement_timeout of reads, as set: a
+	// duration, or the DSN's value.
+	queryTimeout string
 
 	listener listener
 }
@@ -132,7 +146,11 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if cc.ConnectTimeout == 0 {
 		cc.ConnectTimeout = opts.ConnectTimeout
 	}
-	s := &Store{addr: address(cc), opts: opts, pool: newPool(cc, opts.MaxConns)}
+	queryTimeout, err := sessionSettings(cc, opts.QueryTimeout)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{addr: address(cc), opts: opts, queryTimeout: queryTimeout, pool: newPool(cc, opts.MaxConns)}
 	s.listener.cfg = cc.Copy()
 	// The first connection, bounded as a whole: a host that does not
 	// answer fails here, in ConnectTimeout, rather than hanging.
@@ -149,6 +167,56 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	}
 	return s, nil
 }
+
+// sessionSettings sets up every connection of cc for reads that people
+// wait for, and returns the query timeout as set:
+//
+//   - statement_timeout is the session's default, so a read outside a
+//     transaction is bounded with no round trip of its own; every write
+//     transaction lifts it for itself (beginSQL), so a long migration or
+//     prune is not cut. An explicit timeout overrides the DSN's
+//     statement_timeout; without one the DSN's is kept, else
+//     DefaultQueryTimeout.
+//   - client_connection_check_interval (PostgreSQL 14 and newer, on
+//     servers that support it) makes the server check, while a statement
+//     runs, that the client is still there: the statement of a client that
+//     was killed is stopped within the interval, not at its end.
+func sessionSettings(cc *pgx.ConnConfig, timeout time.Duration) (string, error) {
+	if timeout < 0 {
+		return "", fmt.Errorf("query timeout %s is negative; give a duration of more than 0", timeout)
+	}
+	if cc.RuntimeParams == nil {
+		cc.RuntimeParams = map[string]string{}
+	}
+	set := cc.RuntimeParams["statement_timeout"]
+	if set != "" && strings.Trim(set, "0123456789") == "" {
+		set += "ms" // Postgres reads a bare number as milliseconds
+	}
+	switch {
+	case timeout > 0:
+		set = timeout.String()
+		cc.RuntimeParams["statement_timeout"] = strconv.FormatInt(max(timeout.Milliseconds(), 1), 10)
+	case set == "":
+		set = DefaultQueryTimeout.String()
+		cc.RuntimeParams["statement_timeout"] = strconv.FormatInt(DefaultQueryTimeout.Milliseconds(), 10)
+	}
+	cc.AfterConnect = func(ctx context.Context, c *pgconn.PgConn) error {
+		return c.Exec(ctx, clientCheckSQL).Close()
+	}
+	return set, nil
+}
+
+// clientCheckSQL turns on client_connection_check_interval where the
+// server has it; an older server, or one on a platform without it, keeps
+// running without (the DO block swallows the error).
+const clientCheckSQL = `DO $$ BEGIN
+	SET client_connection_check_interval = 1000;
+EXCEPTION WHEN OTHERS THEN NULL;
+END $$`
+
+// QueryTimeout returns the statement_timeout of reads as set: the
+// duration given, the DSN's statement_timeout or DefaultQueryTimeout.
+func (s *Store) QueryTimeout() string { return s.queryTimeout }
 
 // address renders host:port/database of a connection config.
 func address(cc *pgx.ConnConfig) string {
@@ -189,6 +257,7 @@ const (
 	codeInsufficientPriv    = "42501"
 	codeTooManyConnections  = "53300"
 	codeCannotConnectNow    = "57P03"
+	codeQueryCanceled       = "57014"
 )
 
 // pgCode returns the SQLSTATE of err, or "".
@@ -252,7 +321,13 @@ func (s *Store) fail(op string, err error) error {
 	if err == nil {
 		return nil
 	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		// The caller went away or gave up: its own doing, not the store's.
+		return fmt.Errorf("%s: %w", op, err)
+	}
 	switch pgCode(err) {
+	case codeQueryCanceled:
+		return fmt.Errorf("%s: the database %s did not finish within the query timeout of %s (%v): %w", op, s.addr, s.queryTimeout, err, store.ErrTimeout)
 	case codeDeadlock, codeSerialization, codeLockNotAvailable:
 		return fmt.Errorf("%s: the database %s stayed locked by other transactions (%v); try again: %w", op, s.addr, err, store.ErrBusy)
 	case codeDiskFull:

@@ -36,7 +36,7 @@ func (s *Store) retry(ctx context.Context, op string, fn func() error) error {
 			break
 		}
 	}
-	return s.fail(op, err)
+	return s.fail(op, callerErr(ctx, err))
 }
 
 func (s *Store) writeOnce(ctx context.Context, fn func(w *wtx) error) (err error) {
