@@ -437,6 +437,15 @@ type RunListParams struct {
 	// the candidates of an ambiguous run reference, and the nearest of
 	// one that matches nothing. "" for all.
 	IDPrefix string
+	// Statuses keeps the runs with any of these statuses (and Status, when
+	// both are set, is one more). Empty: all.
+	Statuses []RunStatus
+	// Key keeps the runs with this run key; "" for all.
+	Key string
+	// Since keeps the runs created at or after it; zero for all.
+	Since time.Time
+	// TopLevel keeps the runs that are no other run's child.
+	TopLevel bool
 }
 
 // RunClaimParams claims runs that are due and not leased (or whose lease

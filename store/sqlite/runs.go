@@ -302,8 +302,23 @@ func (s *Store) RunList(ctx context.Context, p store.RunListParams) ([]store.Run
 		args = append(args, v)
 		return fmt.Sprintf("?%d", len(args))
 	}
-	if p.Status != "" {
-		where = append(where, "status = "+arg(string(p.Status)))
+	if statuses := listStatuses(p); len(statuses) == 1 {
+		where = append(where, "status = "+arg(statuses[0]))
+	} else if len(statuses) > 1 {
+		in := make([]string, len(statuses))
+		for i, st := range statuses {
+			in[i] = arg(st)
+		}
+		where = append(where, "status IN ("+strings.Join(in, ", ")+")")
+	}
+	if p.Key != "" {
+		where = append(where, "key = "+arg(p.Key))
+	}
+	if !p.Since.IsZero() {
+		where = append(where, "created_at >= "+arg(p.Since.UnixMicro()))
+	}
+	if p.TopLevel {
+		where = append(where, "parent_run_id IS NULL")
 	}
 	if p.Workflow != "" {
 		where = append(where, "workflow = "+arg(p.Workflow))
@@ -371,4 +386,18 @@ func sqliteExtCode(err error) int {
 		return e.Code()
 	}
 	return 0
+}
+
+// listStatuses is the set of statuses a listing keeps: Status and
+// Statuses together, without repeats, in the order given.
+func listStatuses(p store.RunListParams) []string {
+	var out []string
+	seen := map[store.RunStatus]bool{}
+	for _, st := range append([]store.RunStatus{p.Status}, p.Statuses...) {
+		if st != "" && !seen[st] {
+			seen[st] = true
+			out = append(out, string(st))
+		}
+	}
+	return out
 }

@@ -130,6 +130,33 @@ func testRuns(t *testing.T, newStore func(t *testing.T) store.Store) {
 }
 
 func testRunList(t *testing.T, newStore func(t *testing.T) store.Store) {
+	parallel(t, "statuses key since top level", newStore, func(t *testing.T, f *fixture) {
+		f.insert(store.RunInsertParams{ID: "old", Key: "a", Now: at(0)})
+		f.insert(store.RunInsertParams{ID: "mid", Key: "b", Now: at(time.Minute)})
+		f.insert(store.RunInsertParams{ID: "new", Key: "a", Now: at(2 * time.Minute)})
+		f.insert(store.RunInsertParams{ID: "kid", Key: "c", ParentRunID: "new", ParentStepKey: "s", Now: at(3 * time.Minute)})
+		run := f.claimOne("w", "mid", at(4*time.Minute))
+		failed := store.RunFailed
+		f.commit(store.Transition{RunID: "mid", Lease: run.Lease, Now: at(5 * time.Minute),
+			Run: &store.RunUpdate{Status: &failed, FinishedAt: ptr(at(5 * time.Minute)), Release: true}})
+		list := func(p store.RunListParams) []string {
+			t.Helper()
+			rs, err := f.s.RunList(f.ctx, p)
+			noErr(t, "RunList", err)
+			out := []string{}
+			for _, r := range rs {
+				out = append(out, r.ID)
+			}
+			return out
+		}
+		eq(t, "two statuses", list(store.RunListParams{Statuses: []store.RunStatus{store.RunFailed, store.RunPending}}), []string{"kid", "new", "mid", "old"})
+		eq(t, "one of them", list(store.RunListParams{Statuses: []store.RunStatus{store.RunFailed}}), []string{"mid"})
+		eq(t, "Status and Statuses", list(store.RunListParams{Status: store.RunFailed, Statuses: []store.RunStatus{store.RunFailed, store.RunCompleted}}), []string{"mid"})
+		eq(t, "key", list(store.RunListParams{Key: "a"}), []string{"new", "old"})
+		eq(t, "since", list(store.RunListParams{Since: at(time.Minute)}), []string{"kid", "new", "mid"})
+		eq(t, "top level", list(store.RunListParams{TopLevel: true}), []string{"new", "mid", "old"})
+		eq(t, "all together", list(store.RunListParams{TopLevel: true, Key: "a", Since: at(time.Second), Statuses: []store.RunStatus{store.RunPending}}), []string{"new"})
+	})
 	parallel(t, "order filters paging counts", newStore, func(t *testing.T, f *fixture) {
 		// r0..r5, one second apart; r2 and r3 share a created time (id breaks the tie).
 		created := []time.Duration{0, time.Second, 2 * time.Second, 2 * time.Second, 3 * time.Second, 4 * time.Second}

@@ -79,7 +79,7 @@ func (e *env) apply(ctx context.Context, paths []string, o *applyOptions) error 
 	if err != nil {
 		return err
 	}
-	w, err := pickWorkflow(mod, o.workflow)
+	w, err := e.pickWorkflow(mod, o.workflow)
 	if err != nil {
 		return err
 	}

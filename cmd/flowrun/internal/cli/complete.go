@@ -307,9 +307,16 @@ func (c *completer) flagValues(fs *flag.FlagSet, verb, name string, positional [
 	if f == nil {
 		return nil, false
 	}
-	if ch, ok := f.Value.(*choiceFlag); ok {
+	var choices []string
+	switch ch := f.Value.(type) {
+	case *choiceFlag:
+		choices = ch.choices
+	case *choicesFlag:
+		choices = ch.choices
+	}
+	if choices != nil {
 		var cands []candidate
-		for _, v := range ch.choices {
+		for _, v := range choices {
 			cands = append(cands, candidate{value: v})
 		}
 		return cands, false

@@ -52,7 +52,7 @@ major).`,
 					if err != nil {
 						return err
 					}
-					w, err := pickWorkflow(mod, *name)
+					w, err := e.pickWorkflow(mod, *name)
 					if err != nil {
 						return err
 					}

@@ -5,8 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // parseInterspersed parses args with fs, letting flags stand after
@@ -158,4 +160,62 @@ func (c *choiceFlag) Set(s string) error {
 		}
 	}
 	return fmt.Errorf("must be one of %s", strings.Join(c.choices, ", "))
+}
+
+// choicesFlag is a comma-separated list of choices: --status failed,canceled.
+type choicesFlag struct {
+	values  []string
+	choices []string
+}
+
+func (c *choicesFlag) String() string { return strings.Join(c.values, ",") }
+
+func (c *choicesFlag) Set(s string) error {
+	c.values = nil
+	for _, v := range strings.Split(s, ",") {
+		v = strings.TrimSpace(v)
+		if !slices.Contains(c.choices, v) {
+			if len(strings.Split(s, ",")) > 1 {
+				return fmt.Errorf("%q must be one of %s; several go comma-separated, like failed,canceled", v, strings.Join(c.choices, ", "))
+			}
+			return fmt.Errorf("must be one of %s; several go comma-separated, like failed,canceled", strings.Join(c.choices, ", "))
+		}
+		if !slices.Contains(c.values, v) {
+			c.values = append(c.values, v)
+		}
+	}
+	return nil
+}
+
+// sinceFlag is an instant in the past: an age (30m, 12h, 7d, 2w) before
+// now, or an RFC 3339 time or a date (2026-12-01, midnight UTC).
+type sinceFlag struct {
+	text string
+	age  time.Duration
+	at   time.Time
+}
+
+func (f *sinceFlag) String() string { return f.text }
+
+func (f *sinceFlag) Set(s string) error {
+	f.text = s
+	if d, err := parseAge(s); err == nil {
+		f.age, f.at = d, time.Time{}
+		return nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			f.age, f.at = 0, t
+			return nil
+		}
+	}
+	return fmt.Errorf("%q is neither an age (30m, 12h, 7d, 2w) nor a time (2026-12-01 or 2026-12-01T09:00:00Z)", s)
+}
+
+// since is the instant f names at now; zero when it was not given.
+func (f *sinceFlag) since(now time.Time) time.Time {
+	if f.age > 0 {
+		return now.Add(-f.age)
+	}
+	return f.at
 }

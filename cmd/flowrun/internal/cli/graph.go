@@ -31,7 +31,7 @@ picks one. It does not touch the database.`,
 				if err != nil {
 					return err
 				}
-				w, err := pickWorkflow(mod, *name)
+				w, err := e.pickWorkflow(mod, *name)
 				if err != nil {
 					return err
 				}

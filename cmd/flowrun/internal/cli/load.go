@@ -96,10 +96,12 @@ func (e *env) loadWith(ctx context.Context, paths []string, stored bool) (*lang.
 	return mod, nil
 }
 
-// pickWorkflow returns the workflow named name, or the only one when name is
-// empty. Several workflows without a name is bad input: the message lists
-// them.
-func pickWorkflow(mod *lang.Module, name string) (*lang.Workflow, error) {
+// pickWorkflow returns the workflow named name, or, when name is empty,
+// the only one of the files, or else the only one no other workflow of the
+// files calls (a parent given with its children: cli.md §4 †), telling
+// e's stderr which it took. Several workflows that nothing calls, without
+// a name, are bad input: the message names them and how to choose.
+func (e *env) pickWorkflow(mod *lang.Module, name string) (*lang.Workflow, error) {
 	var names []string
 	for _, w := range mod.Workflows {
 		if name != "" && w.Name == name {
@@ -115,8 +117,48 @@ func pickWorkflow(mod *lang.Module, name string) (*lang.Workflow, error) {
 	if len(mod.Workflows) == 1 {
 		return mod.Workflows[0], nil
 	}
+	top := uncalled(mod)
+	if len(top) == 1 {
+		fmt.Fprintf(e.stderr, "flowrun %s: using workflow %q, the one of the given files that no other calls (pass --workflow NAME for another)\n", e.verb, top[0].Name)
+		return top[0], nil
+	}
+	if len(top) > 1 && len(top) < len(names) {
+		var topNames []string
+		for _, w := range top {
+			topNames = append(topNames, w.Name)
+		}
+		sort.Strings(topNames)
+		return nil, usageErrorf("the given files define %d workflows that no other calls (%s) and it is not clear which one to use", len(topNames), quoteList(topNames)).
+			hint(fmt.Sprintf("Pass --workflow NAME, for example --workflow %s, or give only that workflow's files.", topNames[0]))
+	}
 	return nil, usageErrorf("the given files define %d workflows (%s) and it is not clear which one to use", len(names), quoteList(names)).
 		hint(fmt.Sprintf("Pass --workflow NAME, for example --workflow %s.", names[0]))
+}
+
+// uncalled returns the workflows of mod that no step or alert of another
+// workflow of mod starts as a child run, in file order.
+func uncalled(mod *lang.Module) []*lang.Workflow {
+	called := map[string]bool{}
+	note := func(w *lang.Workflow, a graph.Action) {
+		if a.Kind == graph.KindWorkflow && a.Workflow != nil && a.Workflow.Name != w.Name {
+			called[a.Workflow.Name] = true
+		}
+	}
+	for _, w := range mod.Workflows {
+		for _, s := range w.Graph.Steps {
+			note(w, s.Action)
+		}
+		for _, a := range w.Graph.Alerts {
+			note(w, a.Action)
+		}
+	}
+	var out []*lang.Workflow
+	for _, w := range mod.Workflows {
+		if !called[w.Name] {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 func quoteList(names []string) string {

@@ -81,7 +81,7 @@ and \r (--json and show --json print the exact text).`,
 				if err := e.followLogs(sctx, st, lw); err != nil || !*exitStatus {
 					return err
 				}
-				final, err := st.RunGetHead(ctx, run.ID)
+				final, err := st.RunGet(ctx, run.ID)
 				if err != nil {
 					return storeError("reading run "+run.ID, err)
 				}

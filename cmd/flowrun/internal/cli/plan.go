@@ -58,7 +58,7 @@ and runs) and diagnostics instead.`,
 				}
 				ws := mod.Workflows
 				if *name != "" {
-					w, err := pickWorkflow(mod, *name)
+					w, err := e.pickWorkflow(mod, *name)
 					if err != nil {
 						return err
 					}

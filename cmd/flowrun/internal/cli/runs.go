@@ -26,17 +26,26 @@ var runStatuses = []string{
 func runsCommand() *command {
 	return &command{
 		name:  "runs",
-		args:  "[--status S] [--workflow W] [--limit N] [--json]",
+		args:  "[--status S[,S...]] [--workflow W] [--key K] [--since AGE|TIME] [--children] [--limit N] [--json]",
 		short: "list runs, newest first",
 		long: `Runs lists runs, newest first, with their workflow, version, key, status and
-progress. --json prints an array of run summaries with the fields run_id,
+progress. Child runs (started by a workflow step) are left out unless
+--children is given: their parent's row stands for them. --status takes one
+status or several, comma-separated (--status failed,canceled); --key keeps
+the runs with that run key; --since keeps the runs created since an age ago
+(30m, 12h, 7d, 2w) or a time (2026-12-01, 2026-12-01T09:00:00Z).
+--json prints an array of run summaries with the fields run_id,
 workflow, version, key, status, created_at, finished_at (null until the run
 ends), steps_total and steps_done.`,
 		store: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
-			status := &choiceFlag{choices: runStatuses}
-			fs.Var(status, "status", "only runs with this status: pending, running, waiting, blocked, completed, failed or canceled")
+			status := &choicesFlag{choices: runStatuses}
+			fs.Var(status, "status", "only runs with these statuses, comma-separated: pending, running, waiting, blocked, completed, failed, canceled")
 			workflow := fs.String("workflow", "", "only runs of this workflow")
+			key := fs.String("key", "", "only runs with this run key")
+			since := &sinceFlag{}
+			fs.Var(since, "since", "only runs created since: an age (30m, 12h, 7d, 2w) or a time (2026-12-01, 2026-12-01T09:00:00Z)")
+			children := fs.Bool("children", false, "list child runs too (started by a workflow step)")
 			limit := fs.Int("limit", 50, "at most this many runs; 0 lists all")
 			asJSON := fs.Bool("json", false, "print a JSON array of run summaries")
 			return func(ctx context.Context, args []string) error {
@@ -55,9 +64,12 @@ ends), steps_total and steps_done.`,
 				case err != nil:
 					return err
 				default:
-					runs, err = st.RunList(ctx, store.RunListParams{
-						Status: store.RunStatus(status.value), Workflow: *workflow, Limit: *limit,
-					})
+					p := store.RunListParams{Workflow: *workflow, Key: *key, Since: since.since(e.clock.Now()),
+						TopLevel: !*children, Limit: *limit}
+					for _, v := range status.values {
+						p.Statuses = append(p.Statuses, store.RunStatus(v))
+					}
+					runs, err = st.RunList(ctx, p)
 					if err != nil {
 						return storeError("listing runs", err)
 					}

@@ -69,7 +69,7 @@ func (e *env) waitEnd(ctx context.Context, st store.Store, runID string, timeout
 		deadline = e.clock.Now().Add(timeout)
 	}
 	for {
-		run, err := st.RunGetHead(context.WithoutCancel(ctx), runID)
+		run, err := st.RunGet(context.WithoutCancel(ctx), runID)
 		if err != nil {
 			return run, storeError("reading run "+runID, err)
 		}
