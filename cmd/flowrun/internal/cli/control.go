@@ -96,23 +96,31 @@ names that decision and exits 6.`,
 func retryCommand() *command {
 	return &command{
 		name:  "retry",
-		args:  "RUN [--from STEP] [--detach] [--no-tui] [--json]",
+		args:  "RUN [--from STEP] [--choose old|new|migrate] [--detach] [--no-tui] [--json]",
 		short: "redrive a failed or canceled run, keeping its completed steps",
 		long: `Retry redrives a failed or canceled run: completed steps keep their results,
 the failed and canceled steps run again (or, with --from, the named step and
 every step after it), with a fresh retry budget. Then it runs the run in the
 foreground like apply, or leaves it to a worker with --detach. Retrying a run
-that did not fail is refused (exit 2).
+that did not fail is refused (exit 2). A run bound to an older MAJOR
+version than the newest stored needs a version decision to go on: retry
+asks on a terminal, as resume does, and --choose old|new|migrate decides
+it without asking (refused, before anything changes, for a run that needs
+no decision).
 RUN is a run reference: an id or a unique prefix of one, @last,
 WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 		store: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			from := fs.String("from", "", "re-run this step and every step after it")
+			choose := fs.String("choose", "", "decide the version of a run bound to an older MAJOR: old, new or migrate")
 			e.noTUIFlag(fs)
 			detach := fs.Bool("detach", false, "do not run it here; leave it to a worker")
 			asJSON := fs.Bool("json", false, "print the run as one JSON object (as show --json)")
 			return func(ctx context.Context, args []string) error {
 				if err := oneRunArg("retry", args, 1, "one RUN"); err != nil {
+					return err
+				}
+				if err := checkChoice("choose", *choose, false); err != nil {
 					return err
 				}
 				st, run, err := e.findRun(ctx, args[0])
@@ -128,6 +136,17 @@ WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 				}
 				prog := &progress{w: e.stderr}
 				eng := e.engine(st, prog.event)
+				if *choose != "" {
+					// Refused before the redrive writes anything.
+					b, err := eng.PlanBinding(ctx, run, "")
+					if err != nil {
+						return storeError(fmt.Sprintf("checking the version of run %s", run.ID), err)
+					}
+					if !b.Block {
+						return usageErrorf("run %s takes no version decision: it goes on under its version without one", run.ID).
+							hint(fmt.Sprintf("Run: flowrun retry %s", run.ID))
+					}
+				}
 				run, err = eng.Retry(ctx, run.ID, *from)
 				if err != nil {
 					if errors.Is(err, store.ErrNotFound) && *from != "" {
@@ -136,6 +155,21 @@ WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 					return storeError("", err)
 				}
 				fmt.Fprintf(e.stderr, "flowrun retry: run %s is pending again.\n", run.ID)
+				if *choose != "" || e.canPrompt() {
+					if run, err = eng.Rebind(ctx, run.ID); err != nil {
+						return storeError(fmt.Sprintf("checking the version of run %s", run.ID), err)
+					}
+					if run.Status == store.RunBlocked {
+						if *choose != "" {
+							run, err = e.decideOne(ctx, eng, run, interp.Choice(*choose), "cli", run.Version)
+						} else {
+							run, err = e.resumePrompt(ctx, eng, run)
+						}
+						if err != nil {
+							return err
+						}
+					}
+				}
 				if *detach {
 					if err := e.detached(ctx, eng, run, *asJSON); err != nil {
 						return err
