@@ -45,6 +45,7 @@ func TestServerErrorsHideTheStoreText(t *testing.T) {
 	}{
 		{"internal", fmt.Errorf("listing runs: reading %s: disk I/O error", secretPath), http.StatusInternalServerError, "internal error"},
 		{"busy", fmt.Errorf("listing runs: the database %s stayed locked: %w", secretPath, store.ErrBusy), http.StatusServiceUnavailable, store.ErrBusy.Error()},
+		{"timeout", fmt.Errorf("listing runs: the database %s did not finish within the query timeout of 5s: %w", secretPath, store.ErrTimeout), http.StatusServiceUnavailable, store.ErrTimeout.Error()},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var logged bytes.Buffer
@@ -77,7 +78,13 @@ func TestServerErrorsHideTheStoreText(t *testing.T) {
 					t.Errorf("the log has no error line with request id %s and the detail:\n%s", id, logged.String())
 				}
 			}
-			check(a.do(store.ScopeRead, http.MethodGet, "/v1/runs", ""), c.status, c.says)
+			ans := a.do(store.ScopeRead, http.MethodGet, "/v1/runs", "")
+			check(ans, c.status, c.says)
+			// A read stopped at the query timeout is worth asking again
+			// later, not at once.
+			if want := map[string]string{"busy": "1", "timeout": "5"}[c.name]; ans.header.Get("Retry-After") != want {
+				t.Errorf("Retry-After %q, want %q", ans.header.Get("Retry-After"), want)
+			}
 			check(a.do(store.ScopeRead, http.MethodGet, "/v1/runs/01ABC", ""), c.status, c.says)
 			check(a.do("", http.MethodGet, "/readyz", ""), http.StatusServiceUnavailable, "the store is not ready")
 		})

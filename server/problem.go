@@ -112,7 +112,7 @@ func serverFault(p *Problem) string {
 	case p.Public != "":
 		return p.Public
 	}
-	for _, sentinel := range []error{store.ErrBusy, store.ErrFull, store.ErrSchemaTooNew} {
+	for _, sentinel := range []error{store.ErrBusy, store.ErrTimeout, store.ErrFull, store.ErrSchemaTooNew} {
 		if errors.Is(p.Err, sentinel) {
 			return sentinel.Error()
 		}
@@ -160,11 +160,19 @@ func problemOf(err error) *Problem {
 		return &Problem{Status: http.StatusBadRequest, Detail: err.Error(), Err: err}
 	case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrVersionConflict):
 		return &Problem{Status: http.StatusConflict, Detail: trimSentinel(err), Err: err}
+	case errors.Is(err, store.ErrTimeout):
+		// The database stopped a read at the query timeout: it is loaded,
+		// or the read is heavy; asking again at once would add to it.
+		return &Problem{Status: http.StatusServiceUnavailable, Detail: err.Error(), RetryAfter: timeoutRetryAfter, Err: err}
 	case errors.Is(err, store.ErrBusy), errors.Is(err, store.ErrFull), errors.Is(err, store.ErrSchemaTooNew):
 		return &Problem{Status: http.StatusServiceUnavailable, Detail: err.Error(), RetryAfter: 1, Err: err}
 	}
 	return &Problem{Status: http.StatusInternalServerError, Detail: err.Error(), Err: err}
 }
+
+// timeoutRetryAfter is the Retry-After, in seconds, of a read the store
+// stopped at its query timeout.
+const timeoutRetryAfter = 5
 
 // trimSentinel drops the store's sentinel words from the end of a message
 // (": not found", ": conflict"): the status says it.

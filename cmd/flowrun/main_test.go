@@ -81,6 +81,9 @@ func TestScripts(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"pgschema":   cmdPGSchema,
+			"pglock":     cmdPGLock,
+			"pgbackends": cmdPGBackends,
 			"echoserver": cmdEchoServer,
 			"mask":       cmdMask,
 			"runid":      cmdRunID,

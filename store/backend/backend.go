@@ -52,6 +52,11 @@ type Options struct {
 	// BusyTimeout is how long a SQLite write waits for another process's
 	// write (sqlite.Options.BusyTimeout; 0 for its default).
 	BusyTimeout time.Duration
+	// QueryTimeout bounds a Postgres store's reads
+	// (postgres.Options.QueryTimeout; 0 for the DSN's statement_timeout or
+	// the default). A SQLite file has no server to stop a read; it is not
+	// used there.
+	QueryTimeout time.Duration
 }
 
 // Opened is an open store and what to call it.
@@ -87,7 +92,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Opened, error) {
 		return nil, fmt.Errorf("%w: %q %s", ErrBadDSN, dsn, problem)
 	}
 	if IsPostgres(dsn) {
-		pg, err := postgres.Open(ctx, dsn, postgres.Options{NoCreate: opts.NoCreateTables})
+		pg, err := postgres.Open(ctx, dsn, postgres.Options{NoCreate: opts.NoCreateTables, QueryTimeout: opts.QueryTimeout})
 		if errors.Is(err, postgres.ErrBadDSN) {
 			return nil, fmt.Errorf("%w: %w", ErrBadDSN, err)
 		}

@@ -23,6 +23,7 @@ of the database. --json prints an array of objects with the fields name,
 state, failures, opened_at, open_until, trial (null, or {run_id, step}) and
 updated_at.`,
 		store: true,
+		reads: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			asJSON := fs.Bool("json", false, "print a JSON array of breakers")
 			return func(ctx context.Context, args []string) error {

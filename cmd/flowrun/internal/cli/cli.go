@@ -26,9 +26,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"sort"
 	"strings"
 	"sync/atomic"
+	"syscall"
+	"time"
 
 	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/interp"
@@ -71,6 +74,11 @@ type command struct {
 	long  string // the paragraph for `flowrun help VERB`
 	// store says the verb takes --db.
 	store bool
+	// reads says the verb only reads (or makes one short write): Ctrl-C
+	// and SIGTERM cancel its context, so its statement is canceled on the
+	// database server too, and it exits 128+the signal's number. Verbs
+	// that drive runs, serve or work handle the signals themselves.
+	reads bool
 	// setup declares the verb's flags on fs and returns the function that
 	// runs it with the positional arguments.
 	setup func(fs *flag.FlagSet, e *env) func(ctx context.Context, args []string) error
@@ -131,6 +139,9 @@ type env struct {
 	diags *[]diagJSON
 
 	dsn string // from --db, FLOWRUN_DB, the project's .flowrun or the default
+	// queryTimeout is --query-timeout or FLOWRUN_QUERY_TIMEOUT (0: the
+	// DSN's statement_timeout or the store's default).
+	queryTimeout time.Duration
 	// dsnFrom says where dsn came from: "--db", "FLOWRUN_DB", "project"
 	// (a .flowrun/ found here or above, or its config.hcl) or "" (the
 	// default under the working directory, none found).
@@ -204,8 +215,10 @@ func (e *env) main(ctx context.Context, args []string) int {
 	fs.SetOutput(io.Discard)
 	var dbFlag string
 	var verbose bool
+	var queryTimeout time.Duration
 	if cmd.store {
 		fs.StringVar(&dbFlag, "db", "", dbUsage)
+		fs.DurationVar(&queryTimeout, "query-timeout", 0, queryTimeoutUsage)
 		fs.BoolVar(&verbose, "v", false, "say which store the command uses, and how it was found")
 	}
 	run := cmd.setup(fs, e)
@@ -232,11 +245,66 @@ func (e *env) main(ctx context.Context, args []string) int {
 		if err := checkDSN(e.dsn, e.dsnFrom); err != nil {
 			return e.report(err)
 		}
+		given := false
+		fs.Visit(func(f *flag.Flag) { given = given || f.Name == "query-timeout" })
+		if e.queryTimeout, err = e.readQueryTimeout(queryTimeout, given); err != nil {
+			return e.report(err)
+		}
 		if verbose {
 			fmt.Fprintf(e.stderr, "flowrun %s: using the store %s, %s\n", cmd.name, safeDSN(e.dsn), e.storeOrigin())
 		}
 	}
+	if cmd.reads {
+		rctx, stop := interruptible(ctx)
+		err := run(rctx, positional)
+		if sig := stop(); sig != nil {
+			return e.report(interrupted(sig))
+		}
+		return e.report(err)
+	}
 	return e.report(run(ctx, positional))
+}
+
+// interruptible returns ctx canceled by the first SIGINT or SIGTERM, and
+// the function that stops watching and tells which signal came, if any.
+func interruptible(ctx context.Context) (context.Context, func() os.Signal) {
+	ctx, cancel := context.WithCancel(ctx)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done, finished := make(chan struct{}), make(chan struct{})
+	var got os.Signal
+	go func() { // owned by stop, which waits for it
+		defer close(finished)
+		select {
+		case got = <-sigs:
+			cancel()
+		case <-done:
+		}
+	}()
+	return ctx, func() os.Signal {
+		signal.Stop(sigs)
+		close(done)
+		<-finished
+		cancel()
+		return got
+	}
+}
+
+// interrupted is the end of a reading verb stopped by a signal: exit
+// 128+the signal's number, as a shell reports a command the signal ended.
+func interrupted(sig os.Signal) error {
+	code := 130
+	if s, ok := sig.(syscall.Signal); ok {
+		code = 128 + int(s)
+	}
+	return &exitError{code: code, msg: "interrupted by " + signalName(sig) + "; the read was canceled on the database too, and nothing was changed"}
+}
+
+func signalName(sig os.Signal) string {
+	if sig == os.Interrupt {
+		return "Ctrl-C (SIGINT)"
+	}
+	return "SIGTERM"
 }
 
 func lookup(name string) *command {
@@ -263,6 +331,9 @@ func (e *env) report(err error) int {
 	}
 	if xe.hintText == "" && errors.Is(err, store.ErrBusy) {
 		xe.hintText = busyHint
+	}
+	if xe.hintText == "" && errors.Is(err, store.ErrTimeout) {
+		xe.hintText = timeoutHint
 	}
 	if xe.hintText == "" && errors.Is(err, store.ErrFull) {
 		xe.hintText = fullHint
@@ -306,6 +377,7 @@ func (e *env) help(args []string) int {
 	fs := flag.NewFlagSet("flowrun "+cmd.name, flag.ContinueOnError)
 	if cmd.store {
 		fs.String("db", "", dbUsage)
+		fs.Duration("query-timeout", 0, queryTimeoutUsage)
 	}
 	cmd.setup(fs, e)
 	e.commandUsage(e.stdout, cmd, fs)
@@ -327,7 +399,8 @@ func (e *env) usage(w io.Writer) {
 	fmt.Fprintf(w, "Exit codes: 0 completed, 1 failed or canceled, 2 bad input, 3 parked,\n")
 	fmt.Fprintf(w, "4 version decision needed, 5 store error, 6 already decided by someone else.\n")
 	fmt.Fprintf(w, "Environment: FLOWRUN_DB (the database), FLOWRUN_BUSY_TIMEOUT (how long to wait\n")
-	fmt.Fprintf(w, "for another process's write to a SQLite file; default 5s), NO_COLOR.\n")
+	fmt.Fprintf(w, "for another process's write to a SQLite file; default 5s), FLOWRUN_QUERY_TIMEOUT\n")
+	fmt.Fprintf(w, "(how long a read of a PostgreSQL database may run; default 5s), NO_COLOR.\n")
 }
 
 func (e *env) commandUsage(w io.Writer, cmd *command, fs *flag.FlagSet) {

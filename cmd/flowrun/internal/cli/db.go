@@ -35,6 +35,32 @@ func (e *env) busyTimeout() (time.Duration, error) {
 	return d, nil
 }
 
+const queryTimeoutUsage = "how long a read of a PostgreSQL database may run before the server stops it (default $FLOWRUN_QUERY_TIMEOUT, else the DSN's statement_timeout, else 5s)"
+
+// readQueryTimeout is --query-timeout when given, else
+// FLOWRUN_QUERY_TIMEOUT, else 0 (the DSN's statement_timeout or the
+// store's default). Either must be a duration of more than 0: a read
+// without a bound is what the timeout is there to prevent.
+func (e *env) readQueryTimeout(flagValue time.Duration, given bool) (time.Duration, error) {
+	if given {
+		if flagValue <= 0 {
+			return 0, usageErrorf("--query-timeout must be more than 0, got %s", flagValue).
+				hint("Pass a duration such as --query-timeout 30s, or leave it out for the default 5s.")
+		}
+		return flagValue, nil
+	}
+	v := e.getenv("FLOWRUN_QUERY_TIMEOUT")
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, usageErrorf("FLOWRUN_QUERY_TIMEOUT=%q is not a duration of more than 0", v).
+			hint("Set FLOWRUN_QUERY_TIMEOUT to a duration like 30s or 2m, or unset it for the default 5s.")
+	}
+	return d, nil
+}
+
 // errNoDatabase is returned by openStore(ctx, false) when the database file
 // does not exist: a read-only verb has nothing to read, and creating an
 // empty database just to read it would surprise.
@@ -69,7 +95,7 @@ func (e *env) openStore(ctx context.Context, create bool) (store.Store, error) {
 	if e.opened != nil {
 		return e.opened, nil
 	}
-	opts := backend.Options{CreateFile: create}
+	opts := backend.Options{CreateFile: create, QueryTimeout: e.queryTimeout}
 	if !backend.IsPostgres(e.dsn) {
 		busy, err := e.busyTimeout()
 		if err != nil {
@@ -134,6 +160,10 @@ func postgresHint(err error) string {
 // for longer than the busy timeout.
 const busyHint = "Another flowrun process held the database for longer than this command waits; run the command again, or let it wait longer with FLOWRUN_BUSY_TIMEOUT (default 5s)."
 
+// timeoutHint says what to do about a read the database stopped at the
+// query timeout.
+const timeoutHint = "The database was too busy, or the read too large, to answer within the query timeout; nothing was changed. Run the command again, narrow it (--workflow, --status, --limit), or let it run longer with --query-timeout 30s (or FLOWRUN_QUERY_TIMEOUT)."
+
 // fullHint says what to do about a full disk under the database.
 const fullHint = "Free space on that disk and run the command again: everything committed before is kept, and an unfinished run resumes where it stopped (the step whose result could not be written runs again)."
 
@@ -143,6 +173,8 @@ func openHint(err error) string {
 		return "This database was written by a newer flowrun; use that version, or pass --db with another database."
 	case errors.Is(err, store.ErrBusy):
 		return busyHint
+	case errors.Is(err, store.ErrTimeout):
+		return timeoutHint
 	case errors.Is(err, store.ErrFull):
 		return fullHint
 	}

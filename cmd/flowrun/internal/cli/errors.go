@@ -70,7 +70,7 @@ func codeOf(err error) int {
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrAmbiguous),
 		errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrVersionConflict):
 		return ExitInvalid
-	case errors.Is(err, store.ErrBusy), errors.Is(err, store.ErrSchemaTooNew), errors.Is(err, store.ErrFull):
+	case errors.Is(err, store.ErrBusy), errors.Is(err, store.ErrSchemaTooNew), errors.Is(err, store.ErrFull), errors.Is(err, store.ErrTimeout):
 		return ExitStore
 	}
 	return ExitStore

@@ -38,6 +38,7 @@ the runs with that run key; --since keeps the runs created since an age ago
 workflow, version, key, status, created_at, finished_at (null until the run
 ends), steps_total and steps_done.`,
 		store: true,
+		reads: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			status := &choicesFlag{choices: runStatuses}
 			fs.Var(status, "status", "only runs with these statuses, comma-separated: pending, running, waiting, blocked, completed, failed, canceled")
@@ -71,7 +72,7 @@ ends), steps_total and steps_done.`,
 					}
 					runs, err = st.RunList(ctx, p)
 					if err != nil {
-						return storeError("listing runs", err)
+						return storeError("", err) // the store's words start with "listing runs"
 					}
 				}
 				if *asJSON {

@@ -33,6 +33,7 @@ paused): it prints the run's id, or says why the trigger was skipped. An
 unknown schedule is refused (exit 2) with the nearest name, and nothing is
 written.`,
 		store: true,
+		reads: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			asJSON := fs.Bool("json", false, "list: print a JSON array of schedules")
 			return func(ctx context.Context, args []string) error {

@@ -33,6 +33,7 @@ in a step's stderr, a carriage return in a key) are printed escaped, as
 \x1b and \r, so they cannot rewrite the terminal; --json prints the exact
 text.`,
 		store: true,
+		reads: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			asJSON := fs.Bool("json", false, "print the run as one JSON object")
 			return func(ctx context.Context, args []string) error {

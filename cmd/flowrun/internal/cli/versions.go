@@ -21,6 +21,7 @@ when it was stored. --json prints an array, oldest first, of objects with
 the fields workflow, version, graph_hash, created_at, runs and
 runs_by_status.`,
 		store: true,
+		reads: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			asJSON := fs.Bool("json", false, "print a JSON array of the stored versions")
 			return func(ctx context.Context, args []string) error {

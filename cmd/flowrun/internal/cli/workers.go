@@ -27,6 +27,7 @@ and live. With no live worker, nothing claims a run that is due: it waits
 until a worker starts, or until flowrun resume RUN continues it in the
 foreground.`,
 		store: true,
+		reads: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			asJSON := fs.Bool("json", false, "print a JSON array of workers")
 			return func(ctx context.Context, args []string) error {

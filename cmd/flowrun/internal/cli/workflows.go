@@ -22,6 +22,7 @@ stored. flowrun versions WORKFLOW lists one workflow's versions. --json
 prints an array of objects with the fields workflow, newest, versions and
 updated_at, as GET /v1/workflows answers.`,
 		store: true,
+		reads: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			asJSON := fs.Bool("json", false, "print a JSON array of the workflows")
 			return func(ctx context.Context, args []string) error {
