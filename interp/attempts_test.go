@@ -13,10 +13,42 @@ import (
 )
 
 // TestAttemptCapCountsSet: limits.attempts counts the start of every step
-// key, set steps and foreach items included (semantics.md §14). A foreach
-// of 20 set items under a cap of 10 fails with attempt_cap, naming the
-// step; before, set items used no attempt and the run completed.
+// key, set steps and until iterations included (semantics.md §14). An
+// until loop of set iterations under a cap of 10 fails with attempt_cap,
+// naming the step, having used all 10; before, set steps used no attempt.
 func TestAttemptCapCountsSet(t *testing.T) {
+	b := setup(t)
+	run := b.run(`
+workflow "many" {
+  version = "1.0.0"
+  limits { attempts = 10 }
+  step "first" {
+    set { v = 0 }
+  }
+  step "count" {
+    depends_on     = [step.first]
+    until          = "false"
+    max_iterations = 10
+    set { v = "{{ iteration }}" }
+  }
+}`, nil)
+	wantStatus(t, run, store.RunFailed)
+	if k := errKind(t, run.Error); k != "attempt_cap" {
+		t.Fatalf("run error = %s, want kind attempt_cap", run.Error)
+	}
+	if !strings.Contains(string(run.Error), `"step":"count"`) {
+		t.Fatalf("run error = %s, want it to name step count", run.Error)
+	}
+	if run.AttemptsUsed != 10 {
+		t.Fatalf("attempts used = %d, want 10", run.AttemptsUsed)
+	}
+}
+
+// TestAttemptCapKnownItems: a foreach of 20 set items under a cap of 10
+// fails before its first item (its items are known when it starts) with
+// the step failed, kind attempt_cap, and no attempt used; before, 10
+// items ran, and the step showed canceled.
+func TestAttemptCapKnownItems(t *testing.T) {
 	b := setup(t)
 	run := b.run(`
 workflow "many" {
@@ -31,11 +63,11 @@ workflow "many" {
 	if k := errKind(t, run.Error); k != "attempt_cap" {
 		t.Fatalf("run error = %s, want kind attempt_cap", run.Error)
 	}
-	if !strings.Contains(string(run.Error), `"step":"each"`) {
-		t.Fatalf("run error = %s, want it to name step each", run.Error)
+	if run.AttemptsUsed != 0 {
+		t.Fatalf("attempts used = %d, want 0: no item may start", run.AttemptsUsed)
 	}
-	if run.AttemptsUsed != 10 {
-		t.Fatalf("attempts used = %d, want 10", run.AttemptsUsed)
+	if st := b.show(run.ID).Steps["each"].Status; st != store.StepFailed {
+		t.Fatalf("step each is %s, want failed", st)
 	}
 }
 

@@ -26,6 +26,17 @@ func (sc *scheduler) advanceForeach(ctx context.Context, s *graph.Step) bool {
 			sc.unitFailed(base, &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate foreach items: %v", err)}, false)
 			return true
 		}
+		// Every item takes at least one of the run's attempts
+		// (limits.attempts): items known to need more than are left fail
+		// the step before its first item, instead of after running as
+		// many as the budget allows.
+		if lim := sc.l.g.Limits.Attempts; lim > 0 && sc.usedAtts+n > lim {
+			left := max(lim-sc.usedAtts, 0)
+			sc.unitFailed(base, &stepError{Kind: "attempt_cap", Message: fmt.Sprintf(
+				"foreach over %d items needs at least %d attempts, and the run has %d of its limits.attempts (%d) left; raise limits.attempts to at least %d, or give it fewer items",
+				n, n, left, lim, sc.usedAtts+n)}, false)
+			return true
+		}
 		row = sc.row(base)
 		row.Status, row.StartedAt = store.StepRunning, sc.now
 		if n == 0 {
