@@ -101,7 +101,7 @@ func (e *env) apply(ctx context.Context, paths []string, o *applyOptions) error 
 	if err != nil {
 		return err
 	}
-	prog := &progress{w: e.stderr}
+	prog := &progress{w: e.stderr, quiet: e.display.quiet || o.json}
 	eng := e.engine(st, prog.event)
 	if err := e.storeVersions(ctx, eng, mod); err != nil {
 		return err
@@ -350,6 +350,10 @@ func (e *env) finish(ctx context.Context, eng *interp.Engine, runID string, asJS
 	run, err := eng.Store().RunGet(ctx, runID)
 	if err != nil {
 		return storeError("reading run "+runID, err)
+	}
+	if e.display.quiet && !asJSON {
+		fmt.Fprintf(e.stdout, "%s %s\n", run.ID, run.Status)
+		return exitForStatus(run)
 	}
 	if err := e.printView(ctx, eng, runID, asJSON); err != nil {
 		return err

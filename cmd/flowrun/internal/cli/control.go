@@ -55,7 +55,7 @@ names that decision and exits 6.`,
 				if err != nil {
 					return err
 				}
-				prog := &progress{w: e.stderr}
+				prog := &progress{w: e.stderr, quiet: e.display.quiet || *asJSON}
 				eng := e.engine(st, prog.event)
 				if run.Status.Terminal() {
 					if *choose != "" {
@@ -134,7 +134,7 @@ WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 					}
 					return usageErrorf("run %s is %s; only a failed or canceled run can be retried", run.ID, run.Status).hint(h)
 				}
-				prog := &progress{w: e.stderr}
+				prog := &progress{w: e.stderr, quiet: e.display.quiet || *asJSON}
 				eng := e.engine(st, prog.event)
 				if *choose != "" {
 					// Refused before the redrive writes anything.

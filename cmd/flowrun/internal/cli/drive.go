@@ -28,6 +28,8 @@ import (
 type display struct {
 	// noTUI is --no-tui: plain lines even on a terminal.
 	noTUI bool
+	// quiet is --quiet: no progress, the outcome on one line.
+	quiet bool
 	// live is set while the live view draws.
 	live atomic.Bool
 }
@@ -35,6 +37,7 @@ type display struct {
 // noTUIFlag declares --no-tui on a foreground verb's flags.
 func (e *env) noTUIFlag(fs *flag.FlagSet) {
 	fs.BoolVar(&e.display.noTUI, "no-tui", false, "print plain progress lines even on a terminal, instead of the live view")
+	fs.BoolVar(&e.display.quiet, "quiet", false, "print no progress, only the run's outcome: its id and status on one line")
 }
 
 // gate wraps the engine's progress hook so that it is quiet while the live
@@ -54,7 +57,7 @@ func (d *display) gate(onEvent func(store.Event)) func(store.Event) {
 // stderr (where progress goes; stdout carries the result) is a terminal
 // that can draw it, and --no-tui was not given.
 func (e *env) useLiveView() bool {
-	return !e.display.noTUI && e.getenv("TERM") != "dumb" && isTerminal(e.stderr)
+	return !e.display.noTUI && !e.display.quiet && e.getenv("TERM") != "dumb" && isTerminal(e.stderr)
 }
 
 // driveGrace is how long a Ctrl-C (or SIGTERM) of a foreground verb lets

@@ -101,16 +101,98 @@ type progress struct {
 	w  io.Writer
 	// withRun names the run on every line, for a worker running many.
 	withRun bool
+	// quiet prints nothing (--quiet, --json).
+	quiet bool
+	// foreach counts the items of each foreach step (by run and step),
+	// whose starts and ends are folded into a line a second at most.
+	foreach map[string]*itemCount
 }
+
+// itemCount is what the progress lines say of a foreach step's items.
+type itemCount struct {
+	total, done, failed int
+	shown               time.Time // when its last progress line was printed
+}
+
+// itemEvery is how often, at most, a foreach's progress line is printed.
+const itemEvery = time.Second
 
 func (p *progress) event(ev store.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.withRun {
-		fmt.Fprintf(p.w, "[%s] %s: %s\n", ev.At.Local().Format("15:04:05"), ev.RunID, describeEvent(ev))
+	if p.quiet {
 		return
 	}
-	fmt.Fprintf(p.w, "[%s] %s\n", ev.At.Local().Format("15:04:05"), describeEvent(ev))
+	if p.foldItem(ev) {
+		return
+	}
+	p.line(ev, describeEvent(ev))
+}
+
+// foldItem folds the events of foreach items into their step's progress
+// line (a line a second at most, and one when the step ends); an item
+// that fails is still printed. It reports whether ev was folded.
+func (p *progress) foldItem(ev store.Event) bool {
+	step, index, _, ok := store.ParseStepKey(ev.StepKey)
+	if !ok {
+		return false
+	}
+	key := ev.RunID + "\x00" + step
+	if index < 0 {
+		// The foreach step itself: its start says how many items.
+		if ev.Kind == "step_started" {
+			var d struct {
+				Items *int `json:"items"`
+			}
+			if json.Unmarshal(ev.Data, &d) == nil && d.Items != nil {
+				if p.foreach == nil {
+					p.foreach = map[string]*itemCount{}
+				}
+				p.foreach[key] = &itemCount{total: *d.Items}
+			}
+		} else if c := p.foreach[key]; c != nil && (ev.Kind == "step_completed" || ev.Kind == "step_failed" || ev.Kind == "step_canceled") {
+			p.itemLine(ev, step, c)
+			delete(p.foreach, key)
+		}
+		return false
+	}
+	c := p.foreach[key]
+	if c == nil {
+		return false // a foreach started before this process followed it
+	}
+	switch ev.Kind {
+	case "step_completed", "step_skipped":
+		c.done++
+	case "step_failed":
+		c.done++
+		c.failed++
+		return false // printed
+	default:
+		return true
+	}
+	if ev.At.Sub(c.shown) >= itemEvery {
+		p.itemLine(ev, step, c)
+	}
+	return true
+}
+
+// itemLine prints a foreach's progress line.
+func (p *progress) itemLine(ev store.Event, step string, c *itemCount) {
+	msg := fmt.Sprintf("step %s: %d/%d items done", termtext.Line(step), c.done, c.total)
+	if c.failed > 0 {
+		msg += fmt.Sprintf(", %d failed", c.failed)
+	}
+	p.line(ev, msg)
+	c.shown = ev.At
+}
+
+// line prints one progress line.
+func (p *progress) line(ev store.Event, msg string) {
+	if p.withRun {
+		fmt.Fprintf(p.w, "[%s] %s: %s\n", ev.At.Local().Format("15:04:05"), ev.RunID, msg)
+		return
+	}
+	fmt.Fprintf(p.w, "[%s] %s\n", ev.At.Local().Format("15:04:05"), msg)
 }
 
 // compactJSON renders a raw JSON value on one line, or "null".
