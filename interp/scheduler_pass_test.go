@@ -33,6 +33,8 @@ type fakeOutside struct {
 	asked  []int64 // the bounds jitter was asked for
 }
 
+func (o *fakeOutside) mocked(string, string) (bool, bool) { return false, false }
+
 func (o *fakeOutside) childGraph(_ context.Context, workflow, pin string) (store.Version, *loaded, error) {
 	l := o.graphs[workflow]
 	if l == nil {

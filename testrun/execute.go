@@ -99,6 +99,7 @@ func (s *session) engine(st store.Store, clk clock.Clock, inc int, x *execution,
 	}
 	if x != nil {
 		o.Mock = func(c interp.MockCall) (interp.MockResult, bool) { return s.mock(x, inc, c) }
+		o.Mocked = s.mocked
 		o.BeforeCommit = func(ts []store.Transition) error { return x.beforeCommit(inc, ts) }
 		o.HoldTimer = func(wake time.Time) bool { return x.hold != nil && x.hold(wake) }
 	}
@@ -155,6 +156,20 @@ func describeCommit(ts []store.Transition) string {
 		parts = append(parts[:4], fmt.Sprintf("and %d more", len(parts)-4))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// mocked reports whether the test mocks the step of the workflow (its
+// action needs no secret then).
+func (s *session) mocked(workflow, step string) bool {
+	if workflow != s.t.Graph.Workflow {
+		return false
+	}
+	for _, m := range s.t.Mocks {
+		if m.Step == step {
+			return true
+		}
+	}
+	return false
 }
 
 // mock answers the engine's Mock hook from the test's mock blocks, for
