@@ -252,10 +252,7 @@ func (e *Engine) viewRunner(ctx context.Context, run store.Run) (*runner, error)
 		r.inputs = map[string]any{}
 	}
 	fillDefaults(l.g, r.inputs)
-	r.secrets = map[string]string{}
-	for _, s := range l.g.Secrets {
-		r.secrets[s.Name] = e.opts.Getenv(s.Env)
-	}
+	r.secrets = secretValues(e.opts.Getenv, l.g.Secrets)
 	r.red = newRedactor(r.secrets)
 	started := run.StartedAt
 	if started.IsZero() {

@@ -189,6 +189,9 @@ func (sc *scheduler) missingSecret(s *graph.Step) *stepError {
 		}
 		for _, v := range vals {
 			if usesSecret(v, sec.Name) {
+				if n := len(sc.out.getenv(sec.Env)); n > 0 {
+					return &stepError{Kind: "secret", Message: fmt.Sprintf("secret %q is refused: %s holds %d characters, and a secret shorter than %d would hide every occurrence of those characters in the run's outputs, logs and errors; set the real secret and run `flowrun retry` on the run", sec.Name, sec.Env, n, MinSecretLen)}
+				}
 				fix := "set it and run `flowrun retry` on the run"
 				if testing {
 					// Under flowrun test (which mocks): retry means nothing.

@@ -351,10 +351,7 @@ func (r *runner) rebuild(ctx context.Context) error {
 	// foreach.go) never decodes it.
 	r.inputs = nil
 	r.conv = expr.NewConvCache() // the run's inputs do not change from here on
-	r.secrets = map[string]string{}
-	for _, s := range l.g.Secrets {
-		r.secrets[s.Name] = r.e.opts.Getenv(s.Env)
-	}
+	r.secrets = secretValues(r.e.opts.Getenv, l.g.Secrets)
 	r.red = newRedactor(r.secrets)
 	started := r.run.StartedAt
 	if started.IsZero() {

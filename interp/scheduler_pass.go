@@ -62,6 +62,8 @@ type outside interface {
 	jitter(n int64) int64
 	// environ is the worker's environment (Options.Environ).
 	environ() []string
+	// getenv is Options.Getenv.
+	getenv(name string) string
 	// leaseFor is Options.LeaseFor.
 	leaseFor() time.Duration
 	// traceparent is the W3C trace context of attempt n of a step key of
@@ -221,6 +223,8 @@ func (o engineOutside) mocked(workflow, step string) (bool, bool) {
 }
 
 func (o engineOutside) jitter(n int64) int64 { return o.e.int63n(n) }
+
+func (o engineOutside) getenv(name string) string { return o.e.opts.Getenv(name) }
 
 func (o engineOutside) environ() []string { return o.e.opts.Environ() }
 

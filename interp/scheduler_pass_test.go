@@ -35,6 +35,8 @@ type fakeOutside struct {
 
 func (o *fakeOutside) mocked(string, string) (bool, bool) { return false, false }
 
+func (o *fakeOutside) getenv(string) string { return "" }
+
 func (o *fakeOutside) childGraph(_ context.Context, workflow, pin string) (store.Version, *loaded, error) {
 	l := o.graphs[workflow]
 	if l == nil {

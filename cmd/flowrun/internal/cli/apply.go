@@ -95,6 +95,11 @@ func (e *env) apply(ctx context.Context, paths []string, o *applyOptions) error 
 	if err := interp.CheckStart(ctx, w.Graph, inputs); err != nil {
 		return startError(w.Name, err)
 	}
+	if !o.detach {
+		if err := checkSecretLengths(w.Graph, e.getenv); err != nil {
+			return err
+		}
+	}
 
 	e.announceNewStore()
 	st, err := e.openStore(ctx, true)
@@ -385,4 +390,18 @@ func exitForStatus(run store.Run) error {
 		hint = fmt.Sprintf("Send the signal with: flowrun signal %s %s --data '{...}', then: flowrun resume %s", run.ID, name, run.ID)
 	}
 	return (&exitError{code: ExitParked, msg: msg}).hint(hint)
+}
+
+// checkSecretLengths refuses, before anything is written, a run in the
+// foreground whose secret is set to a value too short to hide (shorter
+// than interp.MinSecretLen): the engine would refuse it to the steps that
+// need it, and every occurrence of those characters would be masked.
+func checkSecretLengths(g *graph.Graph, getenv func(string) string) error {
+	for _, s := range g.Secrets {
+		if n := len(getenv(s.Env)); n > 0 && n < interp.MinSecretLen {
+			return usageErrorf("secret %q: %s holds %d characters, and flowrun refuses a secret shorter than %d: hiding it would mask every occurrence of those characters in the run's outputs, logs and errors", s.Name, s.Env, n, interp.MinSecretLen).
+				hint(fmt.Sprintf("Set the real secret in %s, or unset it if no step needs it.", s.Env))
+		}
+	}
+	return nil
 }
