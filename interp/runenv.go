@@ -1,8 +1,8 @@
 package interp
 
 import (
-	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/lang/expr"
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 )
 
@@ -16,8 +16,8 @@ type runEnv struct {
 	lease store.Lease
 	owner string
 
-	inputs  map[string]any  // decoded, when held (viewRunner); else see input
-	conv    *expr.ConvCache // inputs converted for CEL, once per type
+	inputs  map[string]any    // decoded, when held (viewRunner); else see input
+	conv    *expr.ConvCache   // inputs converted for CEL, once per type
 	secrets map[string]string // a secret too short to hide is "" (secretValues)
 	red     *redactor
 	info    expr.RunInfo
