@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -46,7 +47,17 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 	mouse := fs.Bool("mouse", false, "use the mouse: wheel scrolls, a click selects a run")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: flowtui [--db PATH] [--mouse]\n\nflowtui shows the runs of a flowrun database, live, and acts on them.\n\nFlags:\n")
-		fs.PrintDefaults()
+		// As flowrun prints them: --name, two dashes (one is accepted too).
+		fs.VisitAll(func(f *flag.Flag) {
+			arg := ""
+			if _, isBool := f.Value.(interface{ IsBoolFlag() bool }); !isBool {
+				arg = " " + strings.ToUpper(strings.TrimSuffix(f.Name, "s"))
+				if f.Name == "db" {
+					arg = " PATH"
+				}
+			}
+			fmt.Fprintf(stderr, "  --%s%s\n    \t%s\n", f.Name, arg, f.Usage)
+		})
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -81,3 +81,35 @@ func TestUnsupportedDatabaseURL(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpSpellsFlagsAsFlowrun: -h lists --db and --mouse with two dashes,
+// as flowrun's help does (Go's flag package prints one).
+func TestHelpSpellsFlagsAsFlowrun(t *testing.T) {
+	code, msg := runMain(t, nil, "-h")
+	if code != exitOK {
+		t.Fatalf("-h exited %d", code)
+	}
+	for _, want := range []string{"\n  --db PATH\n", "\n  --mouse\n"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("-h lacks %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "\n  -db") {
+		t.Errorf("-h still spells -db with one dash:\n%s", msg)
+	}
+}
+
+// TestFindsTheProjectStore: without --db or FLOWRUN_DB flowtui looks for
+// .flowrun/ as flowrun does, from a subdirectory too; a .flowrun that is a
+// file is refused naming it.
+func TestFindsTheProjectStore(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, ".flowrun"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(root)
+	code, msg := runMain(t, nil)
+	if code != exitUsage || !strings.Contains(msg, ".flowrun is not a directory") {
+		t.Fatalf("a .flowrun file: %d %q", code, msg)
+	}
+}
