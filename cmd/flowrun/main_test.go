@@ -84,6 +84,7 @@ func TestScripts(t *testing.T) {
 			"pgschema":   cmdPGSchema,
 			"pglock":     cmdPGLock,
 			"pgbackends": cmdPGBackends,
+			"pgexec":     cmdPGExec,
 			"echoserver": cmdEchoServer,
 			"mask":       cmdMask,
 			"runid":      cmdRunID,

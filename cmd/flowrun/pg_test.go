@@ -99,3 +99,14 @@ func cmdPGBackends(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 }
+
+// cmdPGExec runs one statement in the script's schema (pgschema), as a
+// newer flowrun or another program could have left it:
+//
+//	pgexec SQL
+func cmdPGExec(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: pgexec SQL")
+	}
+	pgAdmin(ts, os.Getenv("FLOWRUN_TEST_PG"), "SET search_path = "+ts.Getenv("PGSCHEMA")+"; "+args[0])
+}

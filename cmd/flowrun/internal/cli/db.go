@@ -152,8 +152,11 @@ func postgresHint(err error) string {
 		return "Write the DSN as postgres://USER:PASSWORD@HOST:PORT/DATABASE."
 	case errors.Is(err, backend.ErrConnect):
 		return "Check that the server is up and that the host, port, user, password and database in the DSN are right."
+	case errors.Is(err, store.ErrSchemaTooNew), errors.Is(err, store.ErrBusy), errors.Is(err, store.ErrFull), errors.Is(err, store.ErrTimeout):
+		return openHint(err)
 	}
-	return openHint(err)
+	// (openHint's last words are about a SQLite file.)
+	return "Point --db (or FLOWRUN_DB) at a PostgreSQL database and schema that hold flowrun's tables, or nothing yet: postgres://USER:PASSWORD@HOST:PORT/DATABASE?search_path=SCHEMA."
 }
 
 // busyHint says what to do about a database another process held locked
