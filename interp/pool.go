@@ -656,6 +656,11 @@ func (e *Engine) DriveDrain(ctx context.Context, rootRunID string, drain <-chan 
 			return run, fmt.Errorf("drive run %s: %w", rootRunID, err)
 		} else if !timed {
 			return run, nil
+		} else if run.Lease.Owner != "" && run.LeaseExpiresAt.After(now) {
+			// Another process (a worker) works on the run: it may end or
+			// park it long before its lease would lapse, which is what
+			// next says. Look again every poll interval, not at the lease.
+			wait = min(wait, e.opts.Poll)
 		}
 		if pd := p.sleep(ctx, wait, drain); pd != nil && pd.err != nil && !errors.Is(pd.err, errStopped) {
 			return fail(pd.err)
