@@ -55,32 +55,37 @@ func (e *Engine) StartRun(ctx context.Context, p StartParams) (store.Run, bool, 
 	if err != nil {
 		return store.Run{}, false, err
 	}
-	if !p.New {
-		old, found, err := e.keyedRun(ctx, p.Workflow, key, v)
-		if err != nil {
-			return store.Run{}, false, err
-		}
-		if found {
-			if !old.Status.Terminal() {
-				if differ := differingInputs(p.Inputs, inputs, old); len(differ) > 0 {
-					return store.Run{}, false, &KeyInUseError{Workflow: p.Workflow, Key: key, Run: old.ID, Status: old.Status, Inputs: differ}
-				}
-			}
-			return old, false, nil
-		}
-	}
 	workDir, err := e.startDir(ctx, v, p.WorkDir)
 	if err != nil {
 		return store.Run{}, false, err
 	}
 	ins := e.insertParams(l, v, inputs, key)
 	ins.WorkDir = workDir
-	run, err := e.st.RunInsert(ctx, ins)
+	// The store decides, in the transaction that inserts, whether the
+	// key's newest run is the one to answer: concurrent starts of one key
+	// agree on one run (language.md §2).
+	run, created, err := e.st.RunInsertKeyed(ctx, ins, func(old store.Run) (bool, error) {
+		if p.New || !continues(old, v) {
+			return false, nil
+		}
+		if !old.Status.Terminal() {
+			if differ := differingInputs(p.Inputs, inputs, old); len(differ) > 0 {
+				return false, &KeyInUseError{Workflow: p.Workflow, Key: key, Run: old.ID, Status: old.Status, Inputs: differ}
+			}
+		}
+		return true, nil
+	})
+	var kiu *KeyInUseError
+	if errors.As(err, &kiu) {
+		return store.Run{}, false, kiu
+	}
 	if err != nil {
 		return store.Run{}, false, fmt.Errorf("start workflow %q: %w", p.Workflow, err)
 	}
-	e.wakePools()
-	return run, true, nil
+	if created {
+		e.wakePools()
+	}
+	return run, created, nil
 }
 
 // startVersion returns the head and loaded graph of the version a start
@@ -107,24 +112,6 @@ func (e *Engine) startVersion(ctx context.Context, workflow, version string) (st
 		return v, nil, fmt.Errorf("start workflow %q version %s: %w", workflow, v.Version, err)
 	}
 	return v, l, nil
-}
-
-// keyedRun finds the run a start of version v with key continues instead
-// of creating one (language.md §2): the newest run with the key when it
-// is unfinished, or completed on the same MAJOR.MINOR as v (and not on a
-// revision of v that was replaced). found is false when a new run starts.
-func (e *Engine) keyedRun(ctx context.Context, workflow, key string, v store.Version) (store.Run, bool, error) {
-	old, err := e.st.RunGetByKey(ctx, workflow, key)
-	if errors.Is(err, store.ErrNotFound) {
-		return store.Run{}, false, nil
-	}
-	if err != nil {
-		return store.Run{}, false, fmt.Errorf("start workflow %q: look up run key %q: %w", workflow, key, err)
-	}
-	if continues(old, v) {
-		return old, true, nil
-	}
-	return store.Run{}, false, nil
 }
 
 // continues reports whether a start of version v (its current head)

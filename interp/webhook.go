@@ -172,10 +172,6 @@ func (e *Engine) StartWebhook(ctx context.Context, req WebhookRequest) (WebhookR
 	} else if key, err = runKey(ctx, l.g, l.prog, inputs); err != nil {
 		return WebhookResult{}, err
 	}
-	old, found, err := e.keyedRun(ctx, req.Workflow, key, v)
-	if err != nil || found {
-		return WebhookResult{Run: old}, err
-	}
 	workDir, err := e.startDir(ctx, v, "")
 	if err != nil {
 		return WebhookResult{}, err
@@ -186,7 +182,12 @@ func (e *Engine) StartWebhook(ctx context.Context, req WebhookRequest) (WebhookR
 	if delivery != "" {
 		ins.Delivery = &store.Delivery{Webhook: req.Webhook, ID: delivery}
 	}
-	run, err := e.st.RunInsert(ctx, ins)
+	run, created, err := e.st.RunInsertKeyed(ctx, ins, func(old store.Run) (bool, error) {
+		return continues(old, v), nil
+	})
+	if err == nil && !created {
+		return WebhookResult{Run: run}, nil
+	}
 	if errors.Is(err, store.ErrDuplicateDelivery) {
 		// another request with the same delivery id was first
 		if res, found, err := e.delivered(ctx, req, delivery); err != nil || found {

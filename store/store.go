@@ -700,6 +700,16 @@ type Store interface {
 
 	// RunInsert creates a pending run with its first events.
 	RunInsert(ctx context.Context, p RunInsertParams) (Run, error)
+	// RunInsertKeyed creates the run of p unless the newest run of its
+	// workflow with its key is one the key still names: keep is called
+	// with that run (when there is one) and returns true to answer it
+	// instead (created false), or an error to write nothing. The read, the
+	// decision and the insert are one transaction that no other start of
+	// the same workflow and key can interleave with (SQLite: its one
+	// writer; Postgres: a transaction lock on the key), so however many
+	// processes start one key at once, they agree on one run. An empty
+	// key inserts as RunInsert does.
+	RunInsertKeyed(ctx context.Context, p RunInsertParams, keep func(newest Run) (bool, error)) (Run, bool, error)
 	// RunInsertBatch creates pending runs, each as RunInsert does, in one
 	// database transaction: every run is created, or none (a failing one
 	// fails the batch, naming its index).

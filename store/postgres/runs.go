@@ -104,6 +104,54 @@ func (s *Store) RunInsert(ctx context.Context, p store.RunInsertParams) (store.R
 	return r, err
 }
 
+// keyLockSQL serializes the starts of one workflow and key across
+// processes and hosts: a transaction-scoped advisory lock, released by the
+// commit (as migrateLockSQL and slotLockSQL).
+const keyLockSQL = `SELECT pg_advisory_xact_lock(hashtextextended('flowrun.key:' || current_schema() || ':' || $1 || ':' || $2, 0))`
+
+// RunInsertKeyed creates the run unless keep answers with the newest run
+// of its key; the key's transaction lock keeps every other start of it
+// out between the read and the insert.
+func (s *Store) RunInsertKeyed(ctx context.Context, p store.RunInsertParams, keep func(store.Run) (bool, error)) (store.Run, bool, error) {
+	var r store.Run
+	created := false
+	err := s.write(ctx, "creating run "+p.ID, func(w *wtx) error {
+		created = false
+		if p.Key != "" {
+			if _, err := w.tx.Exec(w.ctx, keyLockSQL, p.Workflow, p.Key); err != nil {
+				return err
+			}
+			old, err := one(w.ctx, w.tx, sqlrow.ScanRun, `SELECT `+runCols+` FROM runs WHERE workflow = $1 AND key = $2
+				ORDER BY created_at DESC, id DESC LIMIT 1`, p.Workflow, p.Key)
+			switch {
+			case err == nil:
+				ok, err := keep(old)
+				if err != nil {
+					return err
+				}
+				if ok {
+					r = old
+					return nil
+				}
+			case !noRows(err):
+				return err
+			}
+		}
+		var b batch
+		if err := w.insertRun(&b, p); err != nil {
+			return err
+		}
+		if err := b.send(w); err != nil {
+			return err
+		}
+		created = true
+		var err error
+		r, err = w.runGet(p.ID)
+		return err
+	})
+	return r, created, err
+}
+
 // RunGet returns a run by full id, or store.ErrNotFound.
 func (s *Store) RunGet(ctx context.Context, id string) (store.Run, error) {
 	r, err := one(ctx, s.pool, sqlrow.ScanRun, `SELECT `+runCols+` FROM runs WHERE id = $1`, id)

@@ -182,6 +182,41 @@ func (s *Store) RunInsert(ctx context.Context, p store.RunInsertParams) (store.R
 	return r, err
 }
 
+// RunInsertKeyed creates the run unless keep answers with the newest run
+// of its key; the write transaction is the database's one writer, so no
+// other start of the key interleaves between the read and the insert.
+func (s *Store) RunInsertKeyed(ctx context.Context, p store.RunInsertParams, keep func(store.Run) (bool, error)) (store.Run, bool, error) {
+	var r store.Run
+	created := false
+	err := s.write(ctx, "creating run "+p.ID, func(w *wtx) error {
+		if p.Key != "" {
+			old, err := sqlrow.ScanRun(w.queryRow(`SELECT `+runCols+` FROM runs WHERE workflow = ?1 AND key = ?2
+				ORDER BY created_at DESC, id DESC LIMIT 1`, p.Workflow, p.Key))
+			switch {
+			case err == nil:
+				ok, err := keep(old)
+				if err != nil {
+					return err
+				}
+				if ok {
+					r = old
+					return nil
+				}
+			case !errors.Is(err, sql.ErrNoRows):
+				return err
+			}
+		}
+		if err := w.insertRun(p); err != nil {
+			return err
+		}
+		created = true
+		var err error
+		r, err = sqlrow.ScanRun(w.queryRow(selectRunSQL, p.ID))
+		return err
+	})
+	return r, created, err
+}
+
 // RunGet returns a run by full id, or store.ErrNotFound.
 func (s *Store) RunGet(ctx context.Context, id string) (store.Run, error) {
 	r, err := sqlrow.ScanRun(s.queryRow(ctx, selectRunSQL, id))

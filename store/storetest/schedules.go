@@ -363,6 +363,7 @@ func RunShared(t *testing.T, newPair func(t *testing.T) (store.Store, store.Stor
 	t.Run("schedule fires race", func(t *testing.T) { t.Parallel(); testFireRace(t, newPair) })
 	t.Run("schedule overlap race", func(t *testing.T) { t.Parallel(); testOverlapRace(t, newPair) })
 	t.Run("schedule fire batch race", func(t *testing.T) { t.Parallel(); testFireBatchRace(t, newPair) })
+	t.Run("key race", func(t *testing.T) { t.Parallel(); testKeyRace(t, newPair) })
 }
 
 // testFireRace fires each slot from eight goroutines at once, four on
