@@ -2,7 +2,10 @@ package testfile
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -206,10 +209,10 @@ func checkUpgrade(u *Upgrade, g *graph.Graph, dir string, load Upgrades, files m
 	if u.File == "" {
 		return nil
 	}
-	u.Path = u.File
-	if !filepath.IsAbs(u.Path) {
-		u.Path = filepath.Join(dir, u.File)
+	if d := confineUpgrade(u, dir); d != nil {
+		return hcl.Diagnostics{d}
 	}
+	u.Path = filepath.Join(dir, filepath.FromSlash(u.File))
 	if lang.IsTestFile(u.Path) {
 		return hcl.Diagnostics{errAt(u.FileRng, "Invalid upgrade file", "%s is a test file; name a workflow file with the new version.", u.File)}
 	}
@@ -231,6 +234,59 @@ func checkUpgrade(u *Upgrade, g *graph.Graph, dir string, load Upgrades, files m
 	}
 	u.Graph = w.Graph
 	return diags
+}
+
+// upgradeFix is how to name an upgrade file a test may read.
+const upgradeFix = "Copy the workflow file into a sub-directory of the test file's directory, such as testdata/, and name it relative to the test file: file = \"testdata/NAME.hcl\"."
+
+// confineUpgrade refuses an upgrade file a test may not read (testing.md
+// §5): one that is not a .hcl file, or is not in the directory tree of the
+// test file, by an absolute path, by .. or by a symbolic link that leads
+// out of it. The file is opened through an os.Root on dir, so a link is
+// followed only while it stays inside. The diagnostic names the path and
+// never quotes the file. A file that does not exist is left to the load,
+// which says so.
+func confineUpgrade(u *Upgrade, dir string) *hcl.Diagnostic {
+	name := filepath.FromSlash(u.File)
+	const outside = "Upgrade file outside the test's directory"
+	if !filepath.IsLocal(name) {
+		why := "it climbs out of it with \"..\""
+		if filepath.IsAbs(name) || strings.HasPrefix(u.File, "/") {
+			why = "it is an absolute path"
+		}
+		return errAt(u.FileRng, outside, "A test reads only files in the directory tree of its test file (%s); %q is not there: %s. %s", dirText(dir), u.File, why, upgradeFix)
+	}
+	if !strings.HasSuffix(name, ".hcl") {
+		return errAt(u.FileRng, "Invalid upgrade file", "%q is not a workflow file (.hcl); a test reads no other file. %s", u.File, upgradeFix)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return errAt(u.FileRng, "Invalid upgrade file", "Opening the test file's directory %s failed: %v.", dirText(dir), err)
+	}
+	defer root.Close()
+	st, err := root.Stat(name)
+	switch {
+	case err == nil && !st.Mode().IsRegular():
+		return errAt(u.FileRng, "Invalid upgrade file", "%q is not a regular file. %s", u.File, upgradeFix)
+	case err == nil, errors.Is(err, fs.ErrNotExist):
+		return nil
+	case isEscape(err):
+		return errAt(u.FileRng, outside, "A test reads only files in the directory tree of its test file (%s); %q is not there: a symbolic link on its path leads out of it. %s", dirText(dir), u.File, upgradeFix)
+	}
+	return errAt(u.FileRng, "Invalid upgrade file", "Reading %q failed: %v.", u.File, err)
+}
+
+// isEscape reports whether err is os.Root's refusal of a path that leads
+// out of the root (the error has no exported value).
+func isEscape(err error) bool {
+	return strings.Contains(err.Error(), "path escapes from parent")
+}
+
+func dirText(dir string) string {
+	if dir == "" || dir == "." {
+		return "the current directory"
+	}
+	return dir
 }
 
 func checkExpect(t *Test, g *graph.Graph) hcl.Diagnostics {

@@ -7,5 +7,6 @@
 // hcl.Diagnostic with the file, line and column.
 //
 // testfile must not run anything: it imports neither interp nor store, and
-// reads no file but the upgrade files a test names.
+// reads no file but the upgrade files a test names, and only those in the
+// directory tree of the test file (confineUpgrade).
 package testfile
