@@ -29,7 +29,7 @@ const (
 // the status of every run and step. Autovacuum is off for the tables, so
 // they stay as the load left them: without statistics until the test
 // analyzes them.
-func bulkLoad(t *testing.T, conn *pgx.Conn, status string) {
+func bulkLoad(t testing.TB, conn *pgx.Conn, status string) {
 	t.Helper()
 	ctx := context.Background()
 	stepStatus := status
@@ -274,6 +274,32 @@ func TestRunListPlanWithStaleStatistics(t *testing.T) {
 		q, args := postgres.RunListSQL(p, before)
 		for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
 			checkPagedPlan(t, fmt.Sprintf("stale, %+v, %s", p, mode), explain(t, conn, mode, q, args), p.Limit > 0)
+		}
+	}
+}
+
+// BenchmarkRunListAfterBulkLoad lists a page of 1,000 completed runs of one
+// workflow right after a bulk load, before anything analyzed the tables:
+// the case whose plan used to cost every step once a listed run.
+func BenchmarkRunListAfterBulkLoad(b *testing.B) {
+	dsn, _ := newSchema(b)
+	s := openDSN(b, dsn)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	bulkLoad(b, conn, "completed")
+	p := store.RunListParams{Workflow: "wf1", Status: store.RunCompleted, Limit: 1000}
+	b.ResetTimer()
+	for b.Loop() {
+		rs, err := s.RunList(ctx, p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(rs) != 1000 || rs[0].StepsDone != bulkStepsPerRun {
+			b.Fatalf("%d runs, the first with %d steps done", len(rs), rs[0].StepsDone)
 		}
 	}
 }
