@@ -12,6 +12,10 @@ import (
 // /v1/workflows/{workflow}/runs/batch): every item is checked before
 // anything is written, and the new runs are created in one transaction.
 
+// maxKeyRaceTries is how often StartRuns reads and decides again when
+// another start of one of its keys came between its read and its insert.
+const maxKeyRaceTries = 5
+
 // MaxBatchRuns is the most runs one StartRuns call takes.
 const MaxBatchRuns = 10000
 
@@ -106,47 +110,64 @@ func (e *Engine) StartRuns(ctx context.Context, p BatchParams) ([]BatchResult, e
 		firstOfKey[key] = i
 		items[i] = checked{inputs: inputs, key: key}
 	}
-	out := make([]BatchResult, len(items))
-	if !p.New {
-		// one read for every key of the batch
-		keys := make([]string, len(items))
-		for i, it := range items {
-			keys[i] = it.key
-		}
-		byKey, err := e.st.RunsByKeys(ctx, p.Workflow, keys)
-		if err != nil {
-			return nil, fmt.Errorf("start workflow %q: look up the runs of the batch's keys: %w", p.Workflow, err)
-		}
-		for i, it := range items {
-			old, found := byKey[it.key]
-			if !found || !continues(old, v) {
-				continue
-			}
-			if !old.Status.Terminal() {
-				if differ := differingInputs(p.Items[i], it.inputs, old); len(differ) > 0 {
-					return nil, &BatchItemError{Index: i, Err: &KeyInUseError{Workflow: p.Workflow, Key: it.key, Run: old.ID, Status: old.Status, Inputs: differ}}
-				}
-			}
-			out[i] = BatchResult{Run: old}
-		}
-	}
 	workDir, err := e.startDir(ctx, v, p.WorkDir)
 	if err != nil {
 		return nil, err
 	}
+	// The keys are read, the batch decided and the new runs inserted; the
+	// insert checks in its transaction that no key got a run since the
+	// read (store.ErrKeyRace), and the batch is then read and decided
+	// again: concurrent starts of a key agree on one run (language.md §2).
+	var out []BatchResult
 	var ins []store.RunInsertParams
 	var at []int
-	for i, it := range items {
-		if out[i].Run.ID != "" {
+	for try := 1; ; try++ {
+		out = make([]BatchResult, len(items))
+		seen := map[string]string{}
+		if !p.New {
+			// one read for every key of the batch
+			keys := make([]string, len(items))
+			for i, it := range items {
+				keys[i] = it.key
+			}
+			byKey, err := e.st.RunsByKeys(ctx, p.Workflow, keys)
+			if err != nil {
+				return nil, fmt.Errorf("start workflow %q: look up the runs of the batch's keys: %w", p.Workflow, err)
+			}
+			for i, it := range items {
+				old, found := byKey[it.key]
+				if it.key != "" {
+					seen[it.key] = old.ID
+				}
+				if !found || !continues(old, v) {
+					continue
+				}
+				if !old.Status.Terminal() {
+					if differ := differingInputs(p.Items[i], it.inputs, old); len(differ) > 0 {
+						return nil, &BatchItemError{Index: i, Err: &KeyInUseError{Workflow: p.Workflow, Key: it.key, Run: old.ID, Status: old.Status, Inputs: differ}}
+					}
+				}
+				out[i] = BatchResult{Run: old}
+			}
+		}
+		ins, at = ins[:0], at[:0]
+		for i, it := range items {
+			if out[i].Run.ID != "" {
+				continue
+			}
+			ip := e.insertParams(l, v, it.inputs, it.key)
+			ip.WorkDir = workDir
+			ins = append(ins, ip)
+			at = append(at, i)
+		}
+		err := e.st.RunInsertBatchKeyed(ctx, p.Workflow, ins, seen)
+		if errors.Is(err, store.ErrKeyRace) && try < maxKeyRaceTries {
 			continue
 		}
-		ip := e.insertParams(l, v, it.inputs, it.key)
-		ip.WorkDir = workDir
-		ins = append(ins, ip)
-		at = append(at, i)
-	}
-	if err := e.st.RunInsertBatch(ctx, ins); err != nil {
-		return nil, fmt.Errorf("start %d runs of workflow %q: %w", len(ins), p.Workflow, err)
+		if err != nil {
+			return nil, fmt.Errorf("start %d runs of workflow %q: %w", len(ins), p.Workflow, err)
+		}
+		break
 	}
 	for k, ip := range ins {
 		out[at[k]] = BatchResult{Run: insertedRun(ip), Created: true}

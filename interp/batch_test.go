@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -49,6 +50,16 @@ func (c *countingInserts) RunInsert(ctx context.Context, p store.RunInsertParams
 func (c *countingInserts) RunInsertBatch(ctx context.Context, ps []store.RunInsertParams) error {
 	c.batches.Add(1)
 	return c.Store.RunInsertBatch(ctx, ps)
+}
+
+func (c *countingInserts) RunInsertBatchKeyed(ctx context.Context, workflow string, ps []store.RunInsertParams, seen map[string]string) error {
+	c.batches.Add(1)
+	return c.Store.RunInsertBatchKeyed(ctx, workflow, ps, seen)
+}
+
+func (c *countingInserts) RunInsertKeyed(ctx context.Context, p store.RunInsertParams, keep func(store.Run) (bool, error)) (store.Run, bool, error) {
+	c.single.Add(1)
+	return c.Store.RunInsertKeyed(ctx, p, keep)
 }
 
 // TestStartRunsBatch: a batch reads its keys' runs with one store call and
@@ -147,5 +158,71 @@ func TestStartRunsBadItem(t *testing.T) {
 	}
 	if _, err := b.e.StartRuns(b.ctx, BatchParams{Workflow: "nope", Items: []map[string]any{{}}}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("unknown workflow: %v, want ErrNotFound", err)
+	}
+}
+
+// TestStartRunsKeyRace: eight batches and eight single starts of the same
+// twenty keys, all at once, create one run per key, and every start
+// answers with that run (language.md §2). A batch that reads its keys
+// before another start of one of them commits reads and decides again
+// (store.ErrKeyRace) instead of creating a second run.
+func TestStartRunsKeyRace(t *testing.T) {
+	b := setup(t)
+	b.compileAt(batchWorkflow, t.TempDir())
+	var items []map[string]any
+	for i := range 20 {
+		items = append(items, map[string]any{"id": fmt.Sprintf("k%d", i)})
+	}
+	var mu sync.Mutex
+	byKey := map[string]map[string]bool{}
+	note := func(r store.Run) {
+		mu.Lock()
+		defer mu.Unlock()
+		if byKey[r.Key] == nil {
+			byKey[r.Key] = map[string]bool{}
+		}
+		byKey[r.Key][r.ID] = true
+	}
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for g := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			if g%2 == 0 {
+				res, err := b.e.StartRuns(b.ctx, BatchParams{Workflow: "batch", Items: items})
+				if err != nil {
+					t.Errorf("StartRuns: %v", err)
+					return
+				}
+				for _, r := range res {
+					note(r.Run)
+				}
+				return
+			}
+			for _, it := range items {
+				r, _, err := b.e.StartRun(b.ctx, StartParams{Workflow: "batch", Inputs: it})
+				if err != nil {
+					t.Errorf("StartRun: %v", err)
+					return
+				}
+				note(r)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if len(byKey) != 20 {
+		t.Fatalf("%d keys answered, want 20", len(byKey))
+	}
+	for k, ids := range byKey {
+		if len(ids) != 1 {
+			t.Errorf("key %s was answered with %d runs, want one", k, len(ids))
+		}
+	}
+	runs, err := b.st.RunList(b.ctx, store.RunListParams{Workflow: "batch"})
+	if err != nil || len(runs) != 20 {
+		t.Fatalf("the store holds %d runs of the workflow (%v), want 20", len(runs), err)
 	}
 }

@@ -56,6 +56,10 @@ var (
 	// ErrConflict: a state precondition failed (a signal for a run that is
 	// not waiting for it, a cancel of a finished run, ...).
 	ErrConflict = errors.New("conflict")
+	// ErrKeyRace: a run key got a new run between a caller's read and its
+	// insert (RunInsertBatchKeyed); nothing was written, and reading again
+	// decides right.
+	ErrKeyRace = errors.New("another start of the same run key came first")
 	// ErrDuplicateDelivery: a run insert's webhook delivery id is already
 	// recorded for that webhook (DeliveryRun finds the run it started).
 	ErrDuplicateDelivery = errors.New("webhook delivery already recorded")
@@ -710,6 +714,14 @@ type Store interface {
 	// processes start one key at once, they agree on one run. An empty
 	// key inserts as RunInsert does.
 	RunInsertKeyed(ctx context.Context, p RunInsertParams, keep func(newest Run) (bool, error)) (Run, bool, error)
+	// RunInsertBatchKeyed is RunInsertBatch for runs that have keys:
+	// seen maps each key the batch must be alone with to the id of the
+	// newest run of the workflow with that key as the caller read it (""
+	// for none). In the inserting transaction, serialized with every other
+	// start of those keys as RunInsertKeyed is, a key whose newest run is
+	// no longer that one fails the batch with ErrKeyRace and nothing is
+	// written: the caller reads and decides again.
+	RunInsertBatchKeyed(ctx context.Context, workflow string, ps []RunInsertParams, seen map[string]string) error
 	// RunInsertBatch creates pending runs, each as RunInsert does, in one
 	// database transaction: every run is created, or none (a failing one
 	// fails the batch, naming its index).

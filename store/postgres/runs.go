@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/flowrun/flowrun/store"
@@ -65,6 +66,59 @@ func (s *Store) RunInsertBatch(ctx context.Context, ps []store.RunInsertParams) 
 		return nil
 	}
 	return s.write(ctx, fmt.Sprintf("creating %d runs", len(ps)), func(w *wtx) error {
+		var b batch
+		for i, p := range ps {
+			if err := w.insertRun(&b, p); err != nil {
+				return fmt.Errorf("run %d of the batch: %w", i, err)
+			}
+		}
+		return b.send(w)
+	})
+}
+
+// RunInsertBatchKeyed inserts the runs unless a key of seen got a newer
+// run than the caller saw. It first takes the transaction lock of every
+// key (in key order, so two batches never wait on each other in a cycle),
+// which keeps every other start of them out until the commit.
+func (s *Store) RunInsertBatchKeyed(ctx context.Context, workflow string, ps []store.RunInsertParams, seen map[string]string) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return s.write(ctx, fmt.Sprintf("creating %d runs", len(ps)), func(w *wtx) error {
+		if len(keys) > 0 {
+			if _, err := w.tx.Exec(w.ctx, `SELECT pg_advisory_xact_lock(hashtextextended('flowrun.key:' || current_schema() || ':' || $1 || ':' || k, 0))
+				FROM unnest($2::text[]) WITH ORDINALITY AS t(k, n) ORDER BY n`, workflow, keys); err != nil {
+				return err
+			}
+			rows, err := w.tx.Query(w.ctx, `SELECT DISTINCT ON (key) key, id FROM runs
+				WHERE workflow = $1 AND key = ANY($2::text[]) ORDER BY key, created_at DESC, id DESC`, workflow, keys)
+			if err != nil {
+				return err
+			}
+			now := map[string]string{}
+			for rows.Next() {
+				var k, id string
+				if err := rows.Scan(&k, &id); err != nil {
+					rows.Close()
+					return err
+				}
+				now[k] = id
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			for _, k := range keys {
+				if now[k] != seen[k] {
+					return fmt.Errorf("run key %q: %w", k, store.ErrKeyRace)
+				}
+			}
+		}
 		var b batch
 		for i, p := range ps {
 			if err := w.insertRun(&b, p); err != nil {

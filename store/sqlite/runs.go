@@ -110,6 +110,54 @@ func (s *Store) RunInsertBatch(ctx context.Context, ps []store.RunInsertParams) 
 	})
 }
 
+// RunInsertBatchKeyed inserts the runs unless a key of seen got a newer
+// run than the caller saw; the write transaction is the database's one
+// writer, so the check and the insert are one step for every other start.
+func (s *Store) RunInsertBatchKeyed(ctx context.Context, workflow string, ps []store.RunInsertParams, seen map[string]string) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	keysJSON, err := json.Marshal(keys)
+	if err != nil {
+		return err
+	}
+	return s.write(ctx, fmt.Sprintf("creating %d runs", len(ps)), func(w *wtx) error {
+		if len(keys) > 0 {
+			rows, err := w.query(`SELECT k.value, (SELECT r.id FROM runs r WHERE r.workflow = ?1 AND r.key = k.value
+					ORDER BY r.created_at DESC, r.id DESC LIMIT 1)
+				FROM json_each(?2) k`, workflow, string(keysJSON))
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var key string
+				var id sql.NullString
+				if err := rows.Scan(&key, &id); err != nil {
+					return err
+				}
+				if id.String != seen[key] {
+					return fmt.Errorf("run key %q: %w", key, store.ErrKeyRace)
+				}
+			}
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			rows.Close()
+		}
+		for i, p := range ps {
+			if err := w.insertRun(p); err != nil {
+				return fmt.Errorf("run %d of the batch: %w", i, err)
+			}
+		}
+		return nil
+	})
+}
+
 // DeliveryRun returns the run a webhook delivery started.
 func (s *Store) DeliveryRun(ctx context.Context, workflow, webhook, deliveryID string) (string, error) {
 	var id string

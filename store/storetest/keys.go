@@ -87,3 +87,26 @@ func testKeyRace(t *testing.T, newPair func(t *testing.T) (store.Store, store.St
 		}
 	}
 }
+
+// testBatchKeyed: RunInsertBatchKeyed inserts when every key's newest run
+// is the one the caller saw, and writes nothing (ErrKeyRace) when one got
+// a newer run meanwhile.
+func testBatchKeyed(t *testing.T, newStore func(t *testing.T) store.Store) {
+	parallel(t, "seen keys", newStore, func(t *testing.T, f *fixture) {
+		mk := func(id, key string) store.RunInsertParams {
+			return store.RunInsertParams{ID: id, Workflow: "wf", Version: "1.0.0", GraphHash: "h1", Key: key, Now: at(time.Second)}
+		}
+		noErr(t, "first batch", f.s.RunInsertBatchKeyed(f.ctx, "wf", []store.RunInsertParams{mk("a1", "a"), mk("b1", "b")},
+			map[string]string{"a": "", "b": ""}))
+		// b got b1 since a caller read "none": refused, nothing written.
+		err := f.s.RunInsertBatchKeyed(f.ctx, "wf", []store.RunInsertParams{mk("a2", "a"), mk("b2", "b")},
+			map[string]string{"a": "a1", "b": ""})
+		isErr(t, "a stale read", err, store.ErrKeyRace)
+		if _, err := f.s.RunGet(f.ctx, "a2"); err == nil {
+			t.Fatal("a refused batch wrote a run")
+		}
+		noErr(t, "a fresh read", f.s.RunInsertBatchKeyed(f.ctx, "wf", []store.RunInsertParams{mk("a2", "a"), mk("b2", "b")},
+			map[string]string{"a": "a1", "b": "b1"}))
+		eq(t, "a's newest", f.get("a2").Key, "a")
+	})
+}

@@ -49,6 +49,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("tokens", func(t *testing.T) { t.Parallel(); testTokens(t, newStore) })
 	t.Run("trace", func(t *testing.T) { t.Parallel(); testTrace(t, newStore) })
 	t.Run("workers", func(t *testing.T) { t.Parallel(); testWorkers(t, newStore) })
+	t.Run("batch keyed", func(t *testing.T) { t.Parallel(); testBatchKeyed(t, newStore) })
 }
 
 // t0 is the suite's epoch: every time is t0 plus something, with
