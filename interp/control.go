@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/lang/naming"
@@ -246,7 +247,7 @@ func (e *Engine) Retry(ctx context.Context, runID, fromStep string) (store.Run, 
 type SignalDataError struct {
 	RunID, Step, Signal string
 	Type                *graph.Type
-	Problem             string // what is wrong, from graph.CheckValue
+	Problem             string // every mismatch (up to maxSignalProblems), from graph.CheckValueAll, "; "-separated
 }
 
 func (e *SignalDataError) Error() string {
@@ -317,6 +318,28 @@ func CheckSignalData(g *graph.Graph, runID, name string, payload json.RawMessage
 	return nil
 }
 
+// SignalExample returns the type the first wait step of g taking the
+// signal name declares, and a payload of that type (graph.Example, as
+// compact JSON) for hints and forms; ok is false when no wait step
+// declares a type for it (any JSON is taken).
+func SignalExample(g *graph.Graph, name string) (t *graph.Type, example json.RawMessage, ok bool) {
+	for _, s := range g.Steps {
+		w := s.Action.Wait
+		if s.Action.Kind != graph.KindWait || w == nil || w.Signal != name || w.Type == nil {
+			continue
+		}
+		b, err := json.Marshal(graph.Example(w.Type))
+		if err != nil {
+			return nil, nil, false
+		}
+		return w.Type, b, true
+	}
+	return nil, nil, false
+}
+
+// maxSignalProblems bounds the mismatches a refused signal reports.
+const maxSignalProblems = 10
+
 // signalCheck checks one signal's data against the types of the waits
 // that take it, decoding the data once, at the first typed wait.
 type signalCheck struct {
@@ -334,8 +357,12 @@ func (c *signalCheck) check(step string, t *graph.Type) error {
 		}
 		c.decoded = true
 	}
-	if err := graph.CheckValue(t, c.v, "data"); err != nil {
-		return &SignalDataError{RunID: c.runID, Step: step, Signal: c.name, Type: t, Problem: err.Error()}
+	if errs := graph.CheckValueAll(t, c.v, "data", maxSignalProblems); len(errs) > 0 {
+		msgs := make([]string, len(errs))
+		for i, err := range errs {
+			msgs[i] = err.Error()
+		}
+		return &SignalDataError{RunID: c.runID, Step: step, Signal: c.name, Type: t, Problem: strings.Join(msgs, "; ")}
 	}
 	return nil
 }

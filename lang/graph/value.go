@@ -15,8 +15,37 @@ import (
 // field and an extra one are errors, at any depth (inside lists, maps and
 // other objects).
 func CheckValue(t *Type, v any, path string) error {
-	if t == nil || t.Kind == KindAny {
+	c := valueCheck{max: 1}
+	c.check(t, v, path)
+	if len(c.errs) == 0 {
 		return nil
+	}
+	return c.errs[0]
+}
+
+// CheckValueAll is CheckValue reporting every mismatch, each with its
+// path, up to limit of them (at least one), in the order CheckValue finds
+// the first: a payload with several wrong fields is fixed in one go.
+func CheckValueAll(t *Type, v any, path string, limit int) []error {
+	c := valueCheck{max: max(limit, 1)}
+	c.check(t, v, path)
+	return c.errs
+}
+
+// valueCheck collects the mismatches of a value, up to max.
+type valueCheck struct {
+	max  int
+	errs []error
+}
+
+// full reports whether no more mismatch is wanted.
+func (c *valueCheck) full() bool { return len(c.errs) >= c.max }
+
+func (c *valueCheck) add(err error) { c.errs = append(c.errs, err) }
+
+func (c *valueCheck) check(t *Type, v any, path string) {
+	if t == nil || t.Kind == KindAny || c.full() {
+		return
 	}
 	bad := func() error {
 		return fmt.Errorf("%s must be %s, got %s", path, typeArticle(t), JSONKind(v))
@@ -24,42 +53,47 @@ func CheckValue(t *Type, v any, path string) error {
 	switch t.Kind {
 	case KindString:
 		if _, ok := v.(string); !ok {
-			return bad()
+			c.add(bad())
+			return
 		}
 	case KindNumber:
 		if _, ok := v.(float64); !ok {
-			return bad()
+			c.add(bad())
+			return
 		}
 	case KindInt:
 		f, ok := v.(float64)
 		if !ok {
-			return bad()
+			c.add(bad())
+			return
 		}
 		if f != math.Trunc(f) {
-			return fmt.Errorf("%s must be a whole number, got %v", path, f)
+			c.add(fmt.Errorf("%s must be a whole number, got %v", path, f))
 		}
 	case KindBool:
 		if _, ok := v.(bool); !ok {
-			return bad()
+			c.add(bad())
+			return
 		}
 	case KindNull:
 		if v != nil {
-			return bad()
+			c.add(bad())
+			return
 		}
 	case KindList:
 		l, ok := v.([]any)
 		if !ok {
-			return bad()
+			c.add(bad())
+			return
 		}
 		for i, el := range l {
-			if err := CheckValue(t.Elem, el, fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
+			c.check(t.Elem, el, fmt.Sprintf("%s[%d]", path, i))
 		}
 	case KindMap:
 		m, ok := v.(map[string]any)
 		if !ok {
-			return bad()
+			c.add(bad())
+			return
 		}
 		keys := make([]string, 0, len(m))
 		for k := range m {
@@ -67,14 +101,13 @@ func CheckValue(t *Type, v any, path string) error {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			if err := CheckValue(t.Elem, m[k], path+"."+k); err != nil {
-				return err
-			}
+			c.check(t.Elem, m[k], path+"."+k)
 		}
 	case KindObject:
 		m, ok := v.(map[string]any)
 		if !ok {
-			return bad()
+			c.add(bad())
+			return
 		}
 		// An object has exactly its fields (language.md §3): a missing
 		// field and an extra one (a typo, say) are both errors. An extra
@@ -97,24 +130,29 @@ func CheckValue(t *Type, v any, path string) error {
 			}
 		}
 		sort.Strings(extra)
+		var plain []string
 		for _, k := range extra {
 			if s := naming.NearestName(k, missing); s != "" {
-				return fmt.Errorf("%s has the field %q, which is not part of %s; did you mean %q?", path, k, t, s)
+				c.add(fmt.Errorf("%s has the field %q, which is not part of %s; did you mean %q?", path, k, t, s))
+			} else {
+				plain = append(plain, k)
 			}
 		}
-		if len(missing) > 0 {
-			return fmt.Errorf("%s is missing the field %q of %s", path, missing[0], t)
+		for _, n := range missing {
+			c.add(fmt.Errorf("%s is missing the field %q of %s", path, n, t))
 		}
-		if len(extra) > 0 {
-			return fmt.Errorf("%s has the field %q, which is not part of %s", path, extra[0], t)
+		for _, k := range plain {
+			c.add(fmt.Errorf("%s has the field %q, which is not part of %s", path, k, t))
 		}
 		for _, n := range names {
-			if err := CheckValue(t.Fields[n], m[n], path+"."+n); err != nil {
-				return err
+			if _, ok := m[n]; ok {
+				c.check(t.Fields[n], m[n], path+"."+n)
 			}
 		}
 	}
-	return nil
+	if len(c.errs) > c.max {
+		c.errs = c.errs[:c.max]
+	}
 }
 
 // typeArticle names a type with its article, for messages.

@@ -59,6 +59,12 @@ func New(disp *display.Display, km keys.KeyMap, runID string, waiting []string, 
 		name.set(waiting[0])
 	}
 	payload := field{prompt: "payload ", hint: `{"approved": true}`, limit: 64 << 10}
+	if len(waiting) > 0 && g != nil {
+		// A typed wait: open with a payload of its type, to edit.
+		if _, ex, ok := interp.SignalExample(g, waiting[0]); ok {
+			payload.set(string(ex))
+		}
+	}
 	m := Model{disp: disp, keys: km, runID: runID, waiting: waiting, name: name, payload: payload, g: g}
 	if len(waiting) > 0 {
 		m.focus = 1

@@ -42,6 +42,10 @@ func typedGraph(t *testing.T) *graph.Graph {
 func TestPromptRefusesWrongType(t *testing.T) {
 	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)))
 	m := New(disp, keys.Default, "RUN1", []string{"approval"}, typedGraph(t))
+	// It opens with a payload of the wait's type; clear it to type one.
+	for range len(m.payload.text()) {
+		m, _ = m.Update(tea.KeyMsg{Type: tea.KeyBackspace})
+	}
 	m = typed(m, `{"approved": "yes"`)
 	if v := m.View(); !strings.Contains(v, "not valid JSON yet") {
 		t.Fatalf("an incomplete payload is not said so as it is typed:\n%s", v)
@@ -91,4 +95,21 @@ func TestPromptFocusMatchesHint(t *testing.T) {
 func flatten(s string) string {
 	s = strings.NewReplacer("│", " ", "|", " ").Replace(s)
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// TestPromptOpensWithAnExample: a wait that declares a type opens the
+// prompt with a payload of that type, which the check accepts as it is.
+func TestPromptOpensWithAnExample(t *testing.T) {
+	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)))
+	m := New(disp, keys.Default, "RUN1", []string{"approval"}, typedGraph(t))
+	if got := m.payload.text(); got != `{"approved":true}` {
+		t.Fatalf("the payload opens with %q, want an example of object({approved = bool})", got)
+	}
+	_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	if cmd == nil {
+		t.Fatal("the example payload is refused")
+	}
+	if sub, ok := cmd().(SubmitMsg); !ok || string(sub.Payload) != `{"approved":true}` {
+		t.Fatalf("sent %#v", sub)
+	}
 }

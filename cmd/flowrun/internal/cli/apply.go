@@ -106,7 +106,7 @@ func (e *env) apply(ctx context.Context, paths []string, o *applyOptions) error 
 	if err != nil {
 		return err
 	}
-	prog := &progress{w: e.stderr, quiet: e.display.quiet || o.json}
+	prog := &progress{w: e.stderr, quiet: e.display.quiet}
 	eng := e.engine(st, prog.event)
 	if err := e.storeVersions(ctx, eng, mod); err != nil {
 		return err
@@ -358,12 +358,32 @@ func (e *env) finish(ctx context.Context, eng *interp.Engine, runID string, asJS
 	}
 	if e.display.quiet && !asJSON {
 		fmt.Fprintf(e.stdout, "%s %s\n", run.ID, run.Status)
-		return exitForStatus(run)
+		return e.withSignalHint(ctx, eng, run, exitForStatus(run))
 	}
 	if err := e.printView(ctx, eng, runID, asJSON); err != nil {
 		return err
 	}
-	return exitForStatus(run)
+	return e.withSignalHint(ctx, eng, run, exitForStatus(run))
+}
+
+// withSignalHint gives the exit of a run parked on a signal whose wait
+// declares a type a hint with that type and a payload of it, ready to
+// edit (graph.Example), instead of --data '{...}'.
+func (e *env) withSignalHint(ctx context.Context, eng *interp.Engine, run store.Run, err error) error {
+	name, ok := strings.CutPrefix(run.WaitReason, "signal:")
+	var ee *exitError
+	if !ok || run.Status != store.RunWaiting || !errors.As(err, &ee) {
+		return err
+	}
+	g, gerr := eng.RunGraph(ctx, run)
+	if gerr != nil {
+		return err
+	}
+	if t, ex, ok := interp.SignalExample(g, name); ok {
+		ee.hintText = fmt.Sprintf("Its data has type %s. Send it with, for example: flowrun signal %s %s --data '%s', then: flowrun resume %s",
+			t, run.ID, name, ex, run.ID)
+	}
+	return err
 }
 
 // exitForStatus maps a run's status to the exit code, with a hint for the

@@ -55,7 +55,7 @@ names that decision and exits 6.`,
 				if err != nil {
 					return err
 				}
-				prog := &progress{w: e.stderr, quiet: e.display.quiet || *asJSON}
+				prog := &progress{w: e.stderr, quiet: e.display.quiet}
 				eng := e.engine(st, prog.event)
 				if run.Status.Terminal() {
 					if *choose != "" {
@@ -134,7 +134,7 @@ WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 					}
 					return usageErrorf("run %s is %s; only a failed or canceled run can be retried", run.ID, run.Status).hint(h)
 				}
-				prog := &progress{w: e.stderr, quiet: e.display.quiet || *asJSON}
+				prog := &progress{w: e.stderr, quiet: e.display.quiet}
 				eng := e.engine(st, prog.event)
 				if *choose != "" {
 					// Refused before the redrive writes anything.
@@ -284,9 +284,10 @@ WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 				sig, err := eng.Signal(ctx, run.ID, name, payload)
 				var de *interp.SignalDataError
 				if errors.As(err, &de) {
-					h := fmt.Sprintf("Pass --data with a JSON value of type %s; nothing was delivered.", de.Type)
+					ex, _ := json.Marshal(graph.Example(de.Type))
+					h := fmt.Sprintf("Pass --data with a JSON value of type %s, such as --data '%s'; nothing was delivered.", de.Type, ex)
 					if *data == "" {
-						h = fmt.Sprintf("No --data was given, so the signal carried {}: pass --data with a JSON value of type %s; nothing was delivered.", de.Type)
+						h = fmt.Sprintf("No --data was given, so the signal carried {}: pass --data with a JSON value of type %s, such as --data '%s'; nothing was delivered.", de.Type, ex)
 					}
 					return usageErrorf("%s", de.Error()).hint(h)
 				}
