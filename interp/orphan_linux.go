@@ -18,11 +18,38 @@ import (
 // signal when the thread that forked it exits: holding the thread for the
 // child's lifetime makes that moment the death of the flowrun process, not
 // the Go runtime retiring an idle thread.
+//
+// Before the fork the thread drops the capabilities that reach into
+// another process from its bounding set (dropReachCaps), which a child
+// inherits: a program started by root, and all it starts, never holds
+// them (spec/security.md §9).
 func startLocked(attr *syscall.SysProcAttr, run func() error) error {
 	attr.Pdeathsig = syscall.SIGKILL
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	dropReachCaps()
 	return run()
+}
+
+// reachCaps are the capabilities with which a root program could read
+// the environment, memory or mappings of the flowrun process although it
+// is non-dumpable: CAP_SYS_PTRACE, and CAP_SYS_ADMIN and CAP_PERFMON,
+// which Linux accepts in its stead for reading /proc/PID/environ and
+// maps; and those that read any memory through the kernel: CAP_BPF,
+// CAP_SYS_MODULE, CAP_SYS_RAWIO.
+var reachCaps = []uintptr{unix.CAP_SYS_PTRACE, unix.CAP_SYS_ADMIN, unix.CAP_PERFMON, unix.CAP_BPF, unix.CAP_SYS_MODULE, unix.CAP_SYS_RAWIO}
+
+// dropReachCaps removes reachCaps from the calling thread's bounding set.
+// The bounding set is a thread's, so every forking thread drops them (the
+// thread keeps its own effective capabilities, which flowrun needs to
+// find orphans, and none to trace its own children). A drop fails (EPERM)
+// only for a thread without CAP_SETPCAP, whose children cannot gain these
+// capabilities by running a program anyway, unless file capabilities
+// give them to that program.
+func dropReachCaps() {
+	for _, c := range reachCaps {
+		_ = unix.Prctl(unix.PR_CAPBSET_DROP, c, 0, 0, 0)
+	}
 }
 
 // pipeCloexec makes a pipe whose ends close on exec (a program gets only

@@ -18,13 +18,14 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/flowrun/flowrun/cmd/flowrun/internal/cli"
+	"github.com/flowrun/flowrun/cmd/flowrun/internal/confine"
 )
 
 // TestMain lets the test binary stand in for the flowrun command inside
 // the scripts.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"flowrun":   func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"flowrun":   func() { confine.Process(); os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 		"holdlock":  holdLock,
 		"emitshape": emitShape,
 		"apiclient": apiClient,

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package confine
+
+func nonDumpable() {}
+
+func blank(string) {}
+
+func blankEnv(string) {}
