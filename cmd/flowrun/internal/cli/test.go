@@ -30,6 +30,7 @@ type testFlags struct {
 	junit        string
 	cover        bool
 	coverprofile string
+	coverjson    string
 	crash        bool
 	mockAll      bool
 }
@@ -54,7 +55,8 @@ is invalid (nothing runs then). It never opens the database.`,
 			fs.BoolVar(&f.json, "json", false, "print one JSON event per line instead of text")
 			fs.StringVar(&f.junit, "junit", "", "also write the results as JUnit XML to this file")
 			fs.BoolVar(&f.cover, "cover", false, "print which steps ran, were skipped, and which switch branches were taken")
-			fs.StringVar(&f.coverprofile, "coverprofile", "", "write the coverage as JSON to this file")
+			fs.StringVar(&f.coverprofile, "coverprofile", "", "write the coverage in LCOV format (read by Codecov, Coveralls, SonarQube, genhtml) to this file")
+			fs.StringVar(&f.coverjson, "coverjson", "", "write the coverage as flowrun's JSON (steps, switch branches, when conditions) to this file")
 			fs.BoolVar(&f.crash, "crash", false, "run every test again once per commit point, the engine dropped after that commit and rebuilt from the store")
 			fs.BoolVar(&f.mockAll, "mock-all", false, "make an exec or http step without a mock a test failure instead of running it")
 			e.maxFileSizeFlag(fs)
@@ -106,6 +108,7 @@ func (e *env) test(ctx context.Context, args []string, f testFlags) error {
 		var all []*graph.Graph
 		for _, w := range d.mod.Workflows {
 			all = append(all, w.Graph)
+			rep.sources(w.Name, w.Sources)
 		}
 		abs, err := filepath.Abs(d.dir)
 		if err != nil {

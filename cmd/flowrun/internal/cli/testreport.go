@@ -1,7 +1,8 @@
 package cli
 
 // The reports of flowrun test: go-test-like text (or JSON events) on
-// stdout, JUnit XML (--junit), and coverage (--cover, --coverprofile).
+// stdout, JUnit XML (--junit), and coverage (--cover, --coverprofile as
+// LCOV, --coverjson).
 
 import (
 	"encoding/json"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/lang/testfile"
 	"github.com/flowrun/flowrun/termtext"
@@ -28,6 +30,7 @@ type testReport struct {
 	cases     []junitCase
 	cover     map[string]*workflowCover // by workflow name
 	order     []string
+	srcs      map[string]*lang.SourceMap // by workflow name: file and step lines
 }
 
 // testEvent is one line of --json.
@@ -129,8 +132,13 @@ func (r *testReport) finish() error {
 	if r.flags.cover && !r.flags.json {
 		r.printCover()
 	}
+	if r.flags.coverjson != "" {
+		if err := r.writeCoverJSON(r.flags.coverjson); err != nil {
+			return err
+		}
+	}
 	if r.flags.coverprofile != "" {
-		if err := r.writeCoverProfile(r.flags.coverprofile); err != nil {
+		if err := r.writeLCOV(r.flags.coverprofile); err != nil {
 			return err
 		}
 	}
@@ -323,7 +331,7 @@ func noneIfEmpty(l []string) string {
 	return strings.Join(l, ", ")
 }
 
-func (r *testReport) writeCoverProfile(path string) error {
+func (r *testReport) writeCoverJSON(path string) error {
 	out := map[string]any{}
 	names := append([]string(nil), r.order...)
 	sort.Strings(names)
@@ -335,6 +343,84 @@ func (r *testReport) writeCoverProfile(path string) error {
 		return fmt.Errorf("encode the coverage profile: %w", err)
 	}
 	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return usageErrorf("--coverjson %s: cannot write the profile: %v", path, err)
+	}
+	return nil
+}
+
+// sources records the source map of a workflow, for the LCOV profile's
+// file names and lines.
+func (r *testReport) sources(workflow string, sm *lang.SourceMap) {
+	if r.srcs == nil {
+		r.srcs = map[string]*lang.SourceMap{}
+	}
+	r.srcs[workflow] = sm
+}
+
+// writeLCOV writes the coverage as an LCOV tracefile (the format of
+// geninfo, read by Codecov, Coveralls, SonarQube and genhtml): one record
+// per workflow file, a line (DA) per step, hit by the tests in which it
+// ran, and branches (BRDA) for each switch step's cases and for each
+// when condition (ran, skipped). A step's line is its step block's.
+func (r *testReport) writeLCOV(path string) error {
+	byFile := map[string][]string{} // file -> workflows in it
+	var files []string
+	for _, name := range r.order {
+		f := name + ".hcl"
+		if sm := r.srcs[name]; sm != nil && sm.File != "" {
+			f = sm.File
+		}
+		if byFile[f] == nil {
+			files = append(files, f)
+		}
+		byFile[f] = append(byFile[f], name)
+	}
+	sort.Strings(files)
+	var b strings.Builder
+	for _, f := range files {
+		b.WriteString("TN:\nSF:" + f + "\n")
+		lf, lh, brf, brh := 0, 0, 0, 0
+		for _, name := range byFile[f] {
+			wc := r.cover[name]
+			sm := r.srcs[name]
+			line := func(step string) int {
+				if sm == nil {
+					return 0
+				}
+				return sm.Block("step." + step).Start.Line
+			}
+			for _, s := range wc.g.Steps {
+				sc := wc.Steps[s.Name]
+				n := line(s.Name)
+				if n <= 0 {
+					continue
+				}
+				fmt.Fprintf(&b, "DA:%d,%d\n", n, sc.Ran)
+				lf++
+				if sc.Ran > 0 {
+					lh++
+				}
+				branch := func(block, br int, taken int) {
+					fmt.Fprintf(&b, "BRDA:%d,%d,%d,%d\n", n, block, br, taken)
+					brf++
+					if taken > 0 {
+						brh++
+					}
+				}
+				if sc.When {
+					branch(0, 0, sc.Ran)
+					branch(0, 1, sc.Skipped)
+				}
+				if sc.Branches != nil {
+					for i, br := range switchBranches(s) {
+						branch(1, i, sc.Branches[br])
+					}
+				}
+			}
+		}
+		fmt.Fprintf(&b, "LF:%d\nLH:%d\nBRF:%d\nBRH:%d\nend_of_record\n", lf, lh, brf, brh)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		return usageErrorf("--coverprofile %s: cannot write the profile: %v", path, err)
 	}
 	return nil
