@@ -33,6 +33,7 @@ type execCall struct {
 	env    []string // the step's env, then flowrun's variables (programEnv)
 	stdin  *string
 	red    *redactor // the run's secrets, for cutting the streams (capWriter)
+	user   *ExecUser // the user it runs as (Options.ExecUser; nil: flowrun's)
 }
 
 // truncMarker ends a captured stream that went over Limits.OutputBytes:
@@ -49,7 +50,7 @@ func (sc *scheduler) prepareExec(ctx context.Context, x *graph.ExecAction, a *ex
 	bad := func(what string, err error) *stepError {
 		return &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate exec %s: %v", what, err)}
 	}
-	c := &execCall{shell: x.Shell, red: sc.red, worker: workerEnv(sc.out.environ(), x.PassEnv)}
+	c := &execCall{shell: x.Shell, red: sc.red, worker: workerEnv(sc.out.environ(), x.PassEnv), user: sc.out.execUser()}
 	cmd, err := sc.evalValue(ctx, x.Command, a)
 	if err != nil {
 		return nil, bad("command", err)
@@ -182,6 +183,9 @@ func (c *execCall) command(clk clock.Clock, attr *syscall.SysProcAttr) *exec.Cmd
 // starts then).
 func runExec(ctx context.Context, clk clock.Clock, c *execCall, limit int64, gate <-chan bool, running func(), live *liveOutput) (any, *stepError) {
 	attr := &syscall.SysProcAttr{Setpgid: true}
+	if u := c.user; u != nil {
+		attr.Credential = &syscall.Credential{Uid: u.UID, Gid: u.GID, Groups: u.Groups}
+	}
 	newCmd := func() *exec.Cmd { return c.command(clk, attr) }
 	cmd := newCmd()
 	stdout, stderr := &capWriter{limit: limit, red: c.red}, &capWriter{limit: limit, red: c.red}

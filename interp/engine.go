@@ -45,6 +45,11 @@ type Options struct {
 	// takes the base variables and those its workflow names in pass_env,
 	// and nothing else (env.go; default os.Environ).
 	Environ func() []string
+	// ExecUser, when set, is the user every exec program (a step's, an
+	// alert's) runs as, with its groups (spec/security.md §9): a user
+	// other than the worker's keeps the programs away from the worker's
+	// files and process. Needs root. Nil: the worker's own user.
+	ExecUser *ExecUser
 	// Rand is the only source of randomness: retry jitter and run ids
 	// (default: a PCG seeded from crypto/rand). It is used under a lock.
 	Rand *rand.Rand

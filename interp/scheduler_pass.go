@@ -62,6 +62,8 @@ type outside interface {
 	jitter(n int64) int64
 	// environ is the worker's environment (Options.Environ).
 	environ() []string
+	// execUser is Options.ExecUser.
+	execUser() *ExecUser
 	// getenv is Options.Getenv.
 	getenv(name string) string
 	// leaseFor is Options.LeaseFor.
@@ -227,6 +229,8 @@ func (o engineOutside) jitter(n int64) int64 { return o.e.int63n(n) }
 func (o engineOutside) getenv(name string) string { return o.e.opts.Getenv(name) }
 
 func (o engineOutside) environ() []string { return o.e.opts.Environ() }
+
+func (o engineOutside) execUser() *ExecUser { return o.e.opts.ExecUser }
 
 func (o engineOutside) leaseFor() time.Duration { return o.e.opts.LeaseFor }
 

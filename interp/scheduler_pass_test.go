@@ -61,6 +61,7 @@ func (o *fakeOutside) jitter(n int64) int64 {
 }
 
 func (o *fakeOutside) environ() []string                         { return nil }
+func (o *fakeOutside) execUser() *ExecUser                       { return nil }
 func (o *fakeOutside) leaseFor() time.Duration                   { return 30 * time.Second }
 func (o *fakeOutside) traceparent(store.Run, string, int) string { return "" }
 

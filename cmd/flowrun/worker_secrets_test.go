@@ -40,6 +40,7 @@ const peekWorkflow = `workflow "peek" {
           echo "mem: $(dd if=/proc/$p/mem bs=4096 skip=$((0x$s/4096)) count=$(((0x$e-0x$s)/4096)) 2>/dev/null | tr -c '[:print:]' '\n' | grep -a -o 'TOPSECRET[-A-Za-z0-9]*\|s3cre[t]-pw' | sort -u | tr '\n' ' ')"
         fi
         head -c 1 /proc/$p/mem >/dev/null
+        if [ -r .flowrun/flowrun.db ]; then echo "db: readable"; else echo "db: unreadable"; fi
         exit 0
       SH
       ]
@@ -58,8 +59,10 @@ const (
 
 // TestStepCannotReadItsWorker runs, through the flowrun binary, an exec
 // step that reads /proc/$PPID/cmdline, environ, maps and mem of the
-// flowrun process that started it (spec/security.md §9): run as root, and
-// with flowrun and the step as one unprivileged user. Neither the secret
+// flowrun process that started it (spec/security.md §9): run as root,
+// with flowrun and the step as one unprivileged user, and with flowrun as
+// root and the step as another user (--exec-user), which also keeps it
+// from the database file. Neither the secret
 // in the worker's environment nor the Postgres password of its --db and
 // FLOWRUN_DB reaches the step's output, what apply prints, or the store.
 func TestStepCannotReadItsWorker(t *testing.T) {
@@ -81,14 +84,16 @@ func TestStepCannotReadItsWorker(t *testing.T) {
 	u := stepUser(t)
 	pg := os.Getenv("FLOWRUN_TEST_PG")
 	for _, c := range []struct {
-		name string
-		cred *syscall.Credential
-		pg   bool
+		name     string
+		cred     *syscall.Credential
+		pg       bool
+		execUser bool // --exec-user flowrunstep
 	}{
-		{"root", nil, false},
-		{"unprivileged", u, false},
-		{"root postgres", nil, true},
-		{"unprivileged postgres", u, true},
+		{"root", nil, false, false},
+		{"unprivileged", u, false, false},
+		{"root exec-user", nil, false, true},
+		{"root postgres", nil, true, false},
+		{"unprivileged postgres", u, true, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.pg && pg == "" {
@@ -103,6 +108,9 @@ func TestStepCannotReadItsWorker(t *testing.T) {
 			if c.pg {
 				db = pgSchemaDSN(t, pg)
 				args = append(args, "--db", db)
+			}
+			if c.execUser {
+				args = append(args, "--exec-user", "flowrunstep")
 			}
 			if c.cred != nil {
 				chownTree(t, dir, int(c.cred.Uid), int(c.cred.Gid))
@@ -129,6 +137,11 @@ func TestStepCannotReadItsWorker(t *testing.T) {
 						t.Errorf("%s holds %q", f, secret)
 					}
 				}
+			}
+			// A step of the worker's own user reads the SQLite file (the
+			// boundary security.md §9 states); one of another user does not.
+			if want := map[bool]string{false: "db: readable", true: "db: unreadable"}[c.execUser]; !c.pg && !strings.Contains(string(out), want) {
+				t.Errorf("the step does not report %q:\n%s", want, out)
 			}
 			if c.pg && !strings.Contains(string(out), "postgres:*********@") {
 				t.Errorf("the worker's command line does not show its --db password masked:\n%s", out)

@@ -52,7 +52,11 @@ interrupted with Ctrl-C, 4 a version decision is needed, 5 store error,
 			e.noTUIFlag(fs)
 			e.maxFileSizeFlag(fs)
 			fs.StringVar(&o.onMajor, "on-major", "", "decide runs blocked by a new MAJOR version: old, new, migrate, or fail (exit 4)")
+			execUser := e.execUserFlag(fs)
 			return func(ctx context.Context, args []string) error {
+				if err := execUser(); err != nil {
+					return err
+				}
 				return e.apply(ctx, args, &o)
 			}
 		},
@@ -149,9 +153,10 @@ func (e *env) engine(st store.Store, onEvent func(store.Event)) *interp.Engine {
 	}
 	if e.eng == nil || e.engStore != st {
 		opts := interp.Options{
-			Clock:   e.clock,
-			Getenv:  e.getenv,
-			OnEvent: e.display.gate(e.progress),
+			Clock:    e.clock,
+			Getenv:   e.getenv,
+			OnEvent:  e.display.gate(e.progress),
+			ExecUser: e.execUser,
 		}
 		if tr := e.commandTracer(); tr != nil {
 			opts.Observer, opts.Traceparent, opts.TraceSampled = tr, true, tr.Sampled

@@ -123,12 +123,15 @@ func commands() []*command {
 // env is what a verb runs with: the streams, the environment, and the
 // store, opened on first use.
 type env struct {
-	verb   string
-	stdin  io.Reader
-	stdout io.Writer
-	stderr io.Writer
-	getenv func(string) string
-	clock  clock.Clock
+	// execUser is the user exec programs run as (--exec-user; nil: this
+	// process's).
+	execUser *interp.ExecUser
+	verb     string
+	stdin    io.Reader
+	stdout   io.Writer
+	stderr   io.Writer
+	getenv   func(string) string
+	clock    clock.Clock
 	// display is how apply, resume and retry show progress (drive.go).
 	display display
 

@@ -42,7 +42,9 @@ taken over when its lease expires: --lease after the last heartbeat (default
 
 A step's program gets little of the worker's environment: PATH, HOME, USER,
 LANG, LC_*, TZ, TMPDIR and the variables its workflow names in pass_env;
-never FLOWRUN_DB or another FLOWRUN_* variable of the worker.
+never FLOWRUN_DB or another FLOWRUN_* variable of the worker. --exec-user
+NAME (flowrun as root) runs the programs as that user, away from the
+worker's files and secrets (spec/security.md §9).
 
 The worker logs to stderr through log/slog: --log-format text (key=value,
 the default) or json (one object a line), --log-level debug, info, warn or
@@ -61,9 +63,13 @@ OTLP/HTTP: one trace per run, a span per attempt; the other OTEL_* variables
 			metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at http://ADDR/metrics (HOST:PORT; default: none)")
 			retention := addRetentionFlags(fs)
 			logs := addLogFlags(fs)
+			execUser := e.execUserFlag(fs)
 			return func(ctx context.Context, args []string) error {
 				if len(args) > 0 {
 					return usageErrorf("worker takes no arguments, got %q", args[0]).hint("Run: flowrun worker [--concurrency N]")
+				}
+				if err := execUser(); err != nil {
+					return err
 				}
 				if *concurrency < 1 {
 					return usageErrorf("--concurrency must be at least 1, got %d", *concurrency).hint("Pass --concurrency 1 or more.")
@@ -186,6 +192,7 @@ func (e *env) workerEngine(st store.Store, host string, lease time.Duration, log
 		LeaseFor:    lease,
 		Observer:    telemetry.Multi(obs, healthLog{log: log}),
 		Traceparent: tracer != nil,
+		ExecUser:    e.execUser,
 	}
 	if tracer != nil {
 		opts.TraceSampled = tracer.Sampled
