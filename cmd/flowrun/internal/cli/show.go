@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"sort"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -18,11 +19,13 @@ import (
 func showCommand() *command {
 	return &command{
 		name:  "show",
-		args:  "RUN [--json]",
+		args:  "RUN [--items [--from N]] [--json]",
 		short: "show a run: its status, steps, attempts, outputs and errors",
 		long: `Show prints a run: its workflow and version, key, status, inputs, outputs and
-error, and each step with its status, attempts, duration and error (foreach
-items and until iterations under their step). --json prints one object with
+error, and each step with its status, attempts, duration and error (until
+iterations under their step). A foreach's items are folded into one row of
+totals, with the failed ones listed; --items lists every item, 100 at a
+time (--from N for the next). --json prints one object with
 the fields run_id, workflow, version, key, status, inputs, outputs, error and
 steps, as apply --json does.
 RUN is a run reference: an id or a unique prefix of one, @last,
@@ -36,9 +39,14 @@ text.`,
 		reads: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			asJSON := fs.Bool("json", false, "print the run as one JSON object")
+			fs.BoolVar(&e.items.all, "items", false, "list a foreach's items one per row (100 at a time) instead of their totals")
+			fs.IntVar(&e.items.from, "from", 0, "with --items: the index of the first item listed")
 			return func(ctx context.Context, args []string) error {
 				if err := oneRunArg("show", args, 1, "one RUN"); err != nil {
 					return err
+				}
+				if e.items.from < 0 || e.items.from > 0 && !e.items.all {
+					return usageErrorf("--from must be 0 or more and goes with --items, got %d", e.items.from).hint("Run: flowrun show RUN --items --from 100")
 				}
 				st, run, err := e.findRun(ctx, args[0])
 				if err != nil {
@@ -70,12 +78,12 @@ func (e *env) printView(ctx context.Context, eng *interp.Engine, runID string, a
 	if asJSON {
 		return e.writeJSON(view)
 	}
-	return writeHumanView(e.stdout, view)
+	return writeHumanView(e.stdout, view, e.items)
 }
 
 // writeHumanView prints a run for people: its header, then one row per step
 // in graph order, with foreach items indented under their step.
-func writeHumanView(w io.Writer, v *interp.RunView) error {
+func writeHumanView(w io.Writer, v *interp.RunView, items itemsView) error {
 	// Every value is escaped for the terminal (termtext): keys, inputs,
 	// outputs and errors hold text that programs and callers wrote.
 	field := func(name, value string) { fmt.Fprintf(w, "%-10s%s\n", name, termtext.Line(value)) }
@@ -144,9 +152,7 @@ func writeHumanView(w io.Writer, v *interp.RunView) error {
 			detail = strings.TrimSpace(fmt.Sprintf("%s %s", plural(s.Iterations, "iteration", "iterations"), detail))
 		}
 		row(tw, name, string(s.Status), fmt.Sprint(s.Attempts), spanText(s.StartedAt, s.FinishedAt), strings.TrimSpace(detail))
-		for _, it := range s.Items {
-			row(tw, fmt.Sprintf("  [%d]", it.Index), string(it.Status), fmt.Sprint(it.Attempts), "", errorText(it.Error))
-		}
+		items.rows(tw, name, s.Items)
 	}
 	return tw.Flush()
 }
@@ -244,4 +250,62 @@ func revisionNote(rev, current int) string {
 		return fmt.Sprintf(" (revision %d)", rev)
 	}
 	return fmt.Sprintf(" (revision %d; the version is at revision %d now)", rev, current)
+}
+
+// itemsView is how the table shows a foreach's items: folded into one row
+// of totals by default (with the failed items listed, at most
+// maxFoldedFailures), or, with show --items, every item, itemPage at a
+// time from item from.
+type itemsView struct {
+	all  bool
+	from int
+}
+
+// itemPage is how many items show --items prints at once.
+const itemPage = 100
+
+// maxFoldedFailures is how many failed items the folded view lists.
+const maxFoldedFailures = 10
+
+// rows writes the item rows of step under its row.
+func (iv itemsView) rows(tw *table, step string, its []interp.ItemView) {
+	if len(its) == 0 {
+		return
+	}
+	if iv.all {
+		end := min(iv.from+itemPage, len(its))
+		for _, it := range its[min(iv.from, len(its)):end] {
+			row(tw, fmt.Sprintf("  [%d]", it.Index), string(it.Status), fmt.Sprint(it.Attempts), "", errorText(it.Error))
+		}
+		if end < len(its) {
+			row(tw, "  …", "", "", "", fmt.Sprintf("%d more items: --items --from %d", len(its)-end, end))
+		}
+		return
+	}
+	counts := map[string]int{}
+	var order []string
+	var failed []interp.ItemView
+	for _, it := range its {
+		st := string(it.Status)
+		if counts[st] == 0 {
+			order = append(order, st)
+		}
+		counts[st]++
+		if st == "failed" {
+			failed = append(failed, it)
+		}
+	}
+	sort.Strings(order)
+	parts := make([]string, len(order))
+	for i, st := range order {
+		parts[i] = fmt.Sprintf("%d %s", counts[st], st)
+	}
+	row(tw, "  items", "", "", "", fmt.Sprintf("%d: %s (all of them: flowrun show RUN --items)", len(its), strings.Join(parts, ", ")))
+	for i, it := range failed {
+		if i == maxFoldedFailures {
+			row(tw, "  …", "", "", "", fmt.Sprintf("%d more failed items", len(failed)-i))
+			break
+		}
+		row(tw, fmt.Sprintf("  [%d]", it.Index), string(it.Status), fmt.Sprint(it.Attempts), "", errorText(it.Error))
+	}
 }
