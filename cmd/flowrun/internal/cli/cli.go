@@ -151,8 +151,8 @@ type env struct {
 	dsnFrom string
 	project project.Project
 	// items is how show and the result of apply show a foreach's items.
-	items itemsView
-	opened  store.Store
+	items  itemsView
+	opened store.Store
 	// eng is the command's engine over engStore (engine); onEvent its
 	// progress hook.
 	eng      *interp.Engine
