@@ -42,9 +42,9 @@ taken over when its lease expires: --lease after the last heartbeat (default
 
 A step's program gets little of the worker's environment: PATH, HOME, USER,
 LANG, LC_*, TZ, TMPDIR and the variables its workflow names in pass_env;
-never FLOWRUN_DB or another FLOWRUN_* variable of the worker. --exec-user
-NAME (flowrun as root) runs the programs as that user, away from the
-worker's files and secrets (spec/security.md §9).
+never FLOWRUN_DB or another FLOWRUN_* variable of the worker.
+--exec-user NAME (flowrun as root) runs the programs as that user, away
+from the worker's files and secrets (spec/security.md §9).
 
 The worker logs to stderr through log/slog: --log-format text (key=value,
 the default) or json (one object a line), --log-level debug, info, warn or
