@@ -334,6 +334,12 @@ func blockPathAt(src []byte, off int) ([]string, bool) {
 		switch t.Type {
 		case hclsyntax.TokenNewline:
 			lineStart = i + 1
+		case hclsyntax.TokenComment:
+			// A line comment (# or //) holds its newline: no newline
+			// token follows it, and the next line starts after it.
+			if bytes.HasSuffix(t.Bytes, []byte("\n")) {
+				lineStart = i + 1
+			}
 		case hclsyntax.TokenOBrace:
 			stack = append(stack, headerType(toks[lineStart:i]))
 		case hclsyntax.TokenOBrack, hclsyntax.TokenOParen, hclsyntax.TokenTemplateInterp, hclsyntax.TokenTemplateControl:

@@ -621,3 +621,26 @@ func TestLSPFolder(t *testing.T) {
 	}
 	c.shutdown()
 }
+
+// TestLSPBlockAfterComment: completion inside a block whose header line
+// follows a # comment line (examples/deploy.hcl's step "approve") offers
+// the block's attributes; the comment token holds its newline, and the
+// header used to be read with the comment in front of it (nothing offered).
+func TestLSPBlockAfterComment(t *testing.T) {
+	dir := t.TempDir()
+	c := startLSP(t, filepath.Join(dir, "none", "flowrun.db"))
+	uri := "file://" + filepath.Join(dir, "c.hcl")
+	text := "workflow \"w\" {\n  version = \"1.0.0\"\n  # the approval\n  step \"approve\" {\n    \n    wait { signal = \"go\" }\n  }\n}\n"
+	c.open(uri, text)
+	c.diagnostics(uri, 1)
+	var list struct {
+		Items []struct {
+			Label string `json:"label"`
+		} `json:"items"`
+	}
+	c.request("textDocument/completion", at(uri, lspPos{Line: 4, Character: 4}), &list)
+	if labels := itemLabels(list.Items); !strings.Contains(labels, "depends_on") || !strings.Contains(labels, "retry") {
+		t.Fatalf("completion in a step block after a comment line: %q", labels)
+	}
+	c.shutdown()
+}
