@@ -20,8 +20,8 @@ workflow "typed" {
 }
 `
 
-// TestTmuxSignalRefusesWrongType: the signal dialog parses the payload as
-// it is typed, says that data of another type than the wait declares is
+// TestTmuxSignalRefusesWrongType: the signal dialog opens with a payload of
+// the type the wait declares, parses the payload as it is typed, says that data of another type than the wait declares is
 // refused and does not send it on enter; a payload of the type is
 // confirmed as parsed and sent.
 func TestTmuxSignalRefusesWrongType(t *testing.T) {
@@ -38,7 +38,13 @@ func TestTmuxSignalRefusesWrongType(t *testing.T) {
 	e.key(":", "run REF")
 	e.typeText("run typed@last")
 	e.key("Enter", "run "+id, "◷ ask")
-	e.key("s", "Send a signal to run "+id, "tab to signal name")
+	// The dialog opens with a payload of the wait's type, ready to send;
+	// clear it to type another.
+	e.key("s", "Send a signal to run "+id, "tab to signal name", `✓ valid JSON: {"approved":true}`)
+	for range len(`{"approved":true}`) {
+		e.tmux("send-keys", "-t", e.session, "BSpace")
+	}
+	e.waitFor("empty: {} is sent")
 	e.typeText(`{"approved": "yes"`)
 	e.waitFor("not valid JSON yet")
 	e.typeText(`}`)
