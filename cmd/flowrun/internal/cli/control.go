@@ -44,7 +44,11 @@ names that decision and exits 6.`,
 			asJSON := fs.Bool("json", false, "print the run as one JSON object (as show --json)")
 			choose := fs.String("choose", "", "decide a blocked run: old, new or migrate")
 			e.noTUIFlag(fs)
+			execUser := e.execUserFlag(fs)
 			return func(ctx context.Context, args []string) error {
+				if err := execUser(); err != nil {
+					return err
+				}
 				if err := oneRunArg("resume", args, 1, "one RUN"); err != nil {
 					return err
 				}
@@ -116,7 +120,11 @@ WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 			e.noTUIFlag(fs)
 			detach := fs.Bool("detach", false, "do not run it here; leave it to a worker")
 			asJSON := fs.Bool("json", false, "print the run as one JSON object (as show --json)")
+			execUser := e.execUserFlag(fs)
 			return func(ctx context.Context, args []string) error {
+				if err := execUser(); err != nil {
+					return err
+				}
 				if err := oneRunArg("retry", args, 1, "one RUN"); err != nil {
 					return err
 				}

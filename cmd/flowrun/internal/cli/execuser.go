@@ -11,7 +11,7 @@ import (
 // e.execUser; call it before the engine is made. A user that does not
 // exist, or a flowrun that is not root, is a usage error naming the flag.
 func (e *env) execUserFlag(fs *flag.FlagSet) func() error {
-	name := fs.String("exec-user", "", "run exec programs as this user (a name or uid; needs root), away from the worker's secrets and files (spec/security.md §9)")
+	name := fs.String("exec-user", "", "run exec programs as the user `NAME` (or a uid; needs root), away from the worker's secrets and files (spec/security.md §9)")
 	return func() error {
 		if *name == "" {
 			return nil

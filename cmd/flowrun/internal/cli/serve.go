@@ -58,7 +58,11 @@ or json, --log-level debug, info, warn or error.`,
 			addrFile := fs.String("addr-file", "", "write the address listened on to this file once listening (for scripts, with port 0)")
 			retention := addRetentionFlags(fs)
 			logs := addLogFlags(fs)
+			execUser := e.execUserFlag(fs)
 			return func(ctx context.Context, args []string) error {
+				if err := execUser(); err != nil {
+					return err
+				}
 				if len(args) > 0 {
 					return usageErrorf("serve takes no arguments, got %q", args[0]).hint("Run: flowrun serve [--listen 127.0.0.1:8080]")
 				}
