@@ -52,6 +52,16 @@ func (c *compiler) checkLimits(sd *stepDecl, st *graph.Step) {
 		c.errorf(*f.ConcurrencyRange, "Value out of range",
 			"foreach concurrency %d is more than limits.parallel (%d), the attempts one run may have in flight: lower it, or raise parallel in the limits block.", f.Concurrency, l.Parallel)
 	}
+	if f := sd.Foreach; f != nil && f.Items != nil && f.Items.Parsed != nil {
+		// A literal list's length is known now: more items than the run's
+		// attempts fails the step before its first item (semantics §14).
+		if n, ok := f.Items.Parsed.ListLen(); ok && n > l.Attempts {
+			d := errAt(f.Items.Range, "Foreach exceeds limits.attempts",
+				"This foreach has %d items and a run may use %d step attempts (limits.attempts), one per item at least: the step will fail before its first item. Raise attempts in the limits block, or give it fewer items.", n, l.Attempts)
+			d.Severity = hcl.DiagWarning
+			c.diags = append(c.diags, d)
+		}
+	}
 	if st.Until != nil && sd.MaxIterations > l.Attempts {
 		c.errorf(c.w.Sources.Attr("step."+sd.Name+".max_iterations"), "Value out of range",
 			"max_iterations %d is more than limits.attempts (%d), the step attempts of one run: lower it, or raise attempts in the limits block.", sd.MaxIterations, l.Attempts)

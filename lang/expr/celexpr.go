@@ -352,3 +352,18 @@ func checkRefs(p *ParsedExpr, scope *Scope) hcl.Diagnostics {
 	}
 	return diags
 }
+
+// ListLen returns the number of elements of the expression when it is a
+// list literal ([a, b, c]); ok is false for anything else (a reference, a
+// call), whose length is known only when it runs.
+func (p *ParsedExpr) ListLen() (n int, ok bool) {
+	q, diags := p.withAST()
+	if diags.HasErrors() || q.ast == nil {
+		return 0, false
+	}
+	e := q.ast.NativeRep().Expr()
+	if e.Kind() != ast.ListKind {
+		return 0, false
+	}
+	return len(e.AsList().Elements()), true
+}
