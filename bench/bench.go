@@ -156,6 +156,8 @@ func Scenarios() []*Scenario {
 		{Name: "api-batch", Description: "one batch start request of 10,000 runs through flowrun serve's API (a loopback socket), FULL", run: apiBatchScenario},
 		{Name: "api-start", Description: "500 sequential start requests through flowrun serve's API (a loopback socket), FULL: latency against one commit", run: apiStartScenario},
 		{Name: "api-sse", Description: "200 clients following one run's events through flowrun serve's API while a worker runs it and 20 signals come: delivery lag", run: apiSSEScenario},
+		{Name: "apply-print", Description: "flowrun apply of a foreach of 100,000 set items outside a terminal, against the same with --quiet: what its progress lines cost",
+			run: applyPrintScenario},
 		{Name: "pg-latency", Description: "steps/s of 1, 2 and 4 worker processes on Postgres behind a proxy adding a 0, 1 and 5 ms round trip (needs --pg)",
 			run: pgLatencyScenario, postgres: true},
 		{Name: "schedules", Description: "1,000 schedules with every = \"1m\" on one worker: fire lag and the scheduler's cost per due slot", run: schedulesScenario},
