@@ -36,7 +36,9 @@ func TestPostgresOutage(t *testing.T) {
 	pg := func(verb string) string {
 		t.Helper()
 		cmd := exec.Command(filepath.Join(root, "scripts", "pg"), verb, "--durable")
-		cmd.Env = append(os.Environ(), "FLOWRUN_PG_DIR="+pgDir, "FLOWRUN_PG_PORT=56200")
+		// A port of its own per process: two suites at once must not take
+		// each other's port while one server is down.
+		cmd.Env = append(os.Environ(), "FLOWRUN_PG_DIR="+pgDir, fmt.Sprintf("FLOWRUN_PG_PORT=%d", 56200+os.Getpid()%700))
 		out, err := cmd.Output()
 		if err != nil {
 			var stderr []byte

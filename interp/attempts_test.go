@@ -484,8 +484,8 @@ func TestDrainMidPassTakesEffectNextPass(t *testing.T) {
 	asked := 0
 	b := setup(t, func(o *Options) {
 		o.Mock = func(c MockCall) (MockResult, bool) {
-			if c.Step != "a" {
-				return MockResult{}, false
+			if c.Step != "a" || c.Probe {
+				return MockResult{}, c.Step == "a"
 			}
 			asked++
 			r.drain.Store(true) // the pass that starts a is under way

@@ -79,11 +79,6 @@ type Options struct {
 	// goroutine for exec and http, so it must be safe for concurrent use.
 	// Production leaves it nil.
 	Mock func(MockCall) (MockResult, bool)
-	// Mocked, when set, reports whether the exec or http action of a
-	// workflow's step is replaced by Mock in every attempt (flowrun test):
-	// such an action needs none of the secrets it names, so an unset one
-	// does not fail it. Production leaves it nil.
-	Mocked func(workflow, step string) bool
 	// BeforeCommit, when set, is called with each batch of transitions
 	// just before the committer applies it; an error fails the batch with
 	// that error and nothing of it is written, as if the process had died

@@ -27,6 +27,11 @@ import (
 
 // MockCall says which action the engine is about to dispatch.
 type MockCall struct {
+	// Probe asks only whether the step's exec or http action is mocked
+	// in every attempt (an action a test mocks needs none of its secrets):
+	// the answer's ok says so, its result is not used, and no call of the
+	// test's sequence is taken.
+	Probe    bool
 	RunID    string
 	Workflow string // the workflow of the run
 	Step     string // the step's name

@@ -54,8 +54,8 @@ type outside interface {
 	breakerAcquire(ctx context.Context, p store.BreakerAcquireParams) (store.Breaker, bool, error)
 	// mock consults Options.Mock (ok false: not mocked).
 	mock(c MockCall) (out any, se *stepError, ok bool)
-	// mocked consults Options.Mocked: whether the step's action is
-	// mocked, and whether a test runs at all (Mocked is set).
+	// mocked probes Options.Mock (MockCall.Probe): whether the step's
+	// action is mocked, and whether a test runs at all (Mock is set).
 	mocked(workflow, step string) (mocked, testing bool)
 	// jitter draws a number in [0, n) from the injected source (0 when
 	// n <= 0).
@@ -218,10 +218,11 @@ func (o engineOutside) breakerAcquire(ctx context.Context, p store.BreakerAcquir
 func (o engineOutside) mock(c MockCall) (any, *stepError, bool) { return o.e.mock(c) }
 
 func (o engineOutside) mocked(workflow, step string) (bool, bool) {
-	if o.e.opts.Mocked == nil {
+	if o.e.opts.Mock == nil {
 		return false, false
 	}
-	return o.e.opts.Mocked(workflow, step), true
+	_, ok := o.e.opts.Mock(MockCall{Workflow: workflow, Step: step, Probe: true})
+	return ok, true
 }
 
 func (o engineOutside) jitter(n int64) int64 { return o.e.int63n(n) }

@@ -99,7 +99,6 @@ func (s *session) engine(st store.Store, clk clock.Clock, inc int, x *execution,
 	}
 	if x != nil {
 		o.Mock = func(c interp.MockCall) (interp.MockResult, bool) { return s.mock(x, inc, c) }
-		o.Mocked = s.mocked
 		o.BeforeCommit = func(ts []store.Transition) error { return x.beforeCommit(inc, ts) }
 		o.HoldTimer = func(wake time.Time) bool { return x.hold != nil && x.hold(wake) }
 	}
@@ -175,6 +174,9 @@ func (s *session) mocked(workflow, step string) bool {
 // mock answers the engine's Mock hook from the test's mock blocks, for
 // engine incarnation inc.
 func (s *session) mock(x *execution, inc int, c interp.MockCall) (interp.MockResult, bool) {
+	if c.Probe {
+		return interp.MockResult{}, s.mocked(c.Workflow, c.Step)
+	}
 	if c.Alert != "" {
 		// Alerts are not steps: a test neither mocks nor sends them (an
 		// alert's failure never fails a run; the run records it).

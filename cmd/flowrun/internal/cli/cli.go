@@ -150,9 +150,7 @@ type env struct {
 	// default under the working directory, none found).
 	dsnFrom string
 	project project.Project
-	// items is how show and the result of apply show a foreach's items.
-	items  itemsView
-	opened store.Store
+	opened  store.Store
 	// eng is the command's engine over engStore (engine); onEvent its
 	// progress hook.
 	eng      *interp.Engine

@@ -30,6 +30,8 @@ type display struct {
 	noTUI bool
 	// quiet is --quiet: no progress, the outcome on one line.
 	quiet bool
+	// items is how show and the result of apply show a foreach's items.
+	items itemsView
 	// live is set while the live view draws.
 	live atomic.Bool
 }

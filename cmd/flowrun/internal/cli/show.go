@@ -39,14 +39,14 @@ text.`,
 		reads: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			asJSON := fs.Bool("json", false, "print the run as one JSON object")
-			fs.BoolVar(&e.items.all, "items", false, "list a foreach's items one per row (100 at a time) instead of their totals")
-			fs.IntVar(&e.items.from, "from", 0, "with --items: the index of the first item listed")
+			fs.BoolVar(&e.display.items.all, "items", false, "list a foreach's items one per row (100 at a time) instead of their totals")
+			fs.IntVar(&e.display.items.from, "from", 0, "with --items: the index of the first item listed")
 			return func(ctx context.Context, args []string) error {
 				if err := oneRunArg("show", args, 1, "one RUN"); err != nil {
 					return err
 				}
-				if e.items.from < 0 || e.items.from > 0 && !e.items.all {
-					return usageErrorf("--from must be 0 or more and goes with --items, got %d", e.items.from).hint("Run: flowrun show RUN --items --from 100")
+				if e.display.items.from < 0 || e.display.items.from > 0 && !e.display.items.all {
+					return usageErrorf("--from must be 0 or more and goes with --items, got %d", e.display.items.from).hint("Run: flowrun show RUN --items --from 100")
 				}
 				st, run, err := e.findRun(ctx, args[0])
 				if err != nil {
@@ -78,7 +78,7 @@ func (e *env) printView(ctx context.Context, eng *interp.Engine, runID string, a
 	if asJSON {
 		return e.writeJSON(view)
 	}
-	return writeHumanView(e.stdout, view, e.items)
+	return writeHumanView(e.stdout, view, e.display.items)
 }
 
 // writeHumanView prints a run for people: its header, then one row per step
