@@ -129,9 +129,25 @@ func runHTTP(ctx context.Context, client *http.Client, c *httpCall, limit int64)
 		return nil, &stepError{Kind: "http", Message: fmt.Sprintf("%s %s failed: %s", c.method, c.shownURL(), c.transportError(req.URL.Host, err))}
 	}
 	defer resp.Body.Close()
+	// The body is read whole or not at all: a step's result is what the
+	// server answered (semantics §6). At most limit bytes (and what the
+	// redactor must see past them) are read, plus one: a body over
+	// limits.output_bytes fails the attempt without reading the rest, and a
+	// body the attempt's timeout or a cancel cut off fails it (the flight
+	// names that failure timeout or canceled) instead of completing with a
+	// part of it. A body shorter than its Content-Length is a read error.
 	w := &capWriter{limit: limit, red: c.red}
-	if _, err := io.Copy(w, resp.Body); err != nil && ctx.Err() == nil {
+	if _, err := io.Copy(w, io.LimitReader(resp.Body, limit+int64(c.red.lookahead())+1)); err != nil {
+		if ctx.Err() != nil {
+			return nil, &stepError{Kind: "http", Message: fmt.Sprintf("%s %s: the response body was cut off after %d bytes", c.method, c.shownURL(), w.total)}
+		}
 		return nil, &stepError{Kind: "http", Message: fmt.Sprintf("%s %s: reading the response failed: %s", c.method, c.shownURL(), c.transportError(req.URL.Host, err))}
+	}
+	if w.truncated() {
+		st := resp.StatusCode
+		return nil, &stepError{Kind: "output_limit", Status: &st, Message: fmt.Sprintf(
+			"%s %s: the response body is over limits.output_bytes (%d bytes), so the step fails without reading the rest; raise limits.output_bytes, or ask the server for less",
+			c.method, c.shownURL(), limit)}
 	}
 	headers := map[string]any{}
 	for k, vs := range resp.Header {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -27,6 +28,11 @@ import (
 //	/redirect/PORT/REST     302 to http://127.0.0.1:PORT/REST
 //	/redirect307/PORT/REST  307 to the same
 //	/loop/N                 302 to /loop/N-1, and 200 at /loop/0
+//	/stall                  200, a part of a JSON body, then nothing until
+//	                        the client goes away (or 30s)
+//	/endless                200, a body that never ends (until the client
+//	                        goes away, or 30s)
+//	/short                  200 with Content-Length 100 and 10 bytes
 //	anything else           200 {"ok": true}
 func cmdHTTPServe(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
@@ -71,6 +77,31 @@ func cmdHTTPServe(ts *testscript.TestScript, neg bool, args []string) {
 				code = http.StatusTemporaryRedirect
 			}
 			http.Redirect(w, r, "http://127.0.0.1:"+port+"/"+rest, code)
+		case p == "/stall":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"partial": tr`)
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+			case <-time.After(30 * time.Second):
+			}
+		case p == "/endless":
+			chunk := []byte(strings.Repeat("x", 32<<10))
+			deadline := time.Now().Add(30 * time.Second)
+			for r.Context().Err() == nil && time.Now().Before(deadline) {
+				if _, err := w.Write(chunk); err != nil {
+					return
+				}
+			}
+		case p == "/short":
+			w.Header().Set("Content-Length", "100")
+			fmt.Fprint(w, `{"a": 1} `)
+			w.(http.Flusher).Flush()
+			if hj, ok := w.(http.Hijacker); ok {
+				if c, _, err := hj.Hijack(); err == nil {
+					c.Close()
+				}
+			}
 		case strings.HasPrefix(p, "/loop/"):
 			n, err := strconv.Atoi(strings.TrimPrefix(p, "/loop/"))
 			if err != nil || n < 0 {
