@@ -198,6 +198,7 @@ func TestStartWait(t *testing.T) {
 	go func() { // ends with the request
 		req, _ := http.NewRequest(http.MethodPost, a.hs.URL+"/v1/workflows/hello/runs", strings.NewReader(`{"inputs": {"name": "c"}, "wait": "5m"}`))
 		req.Header.Set("Authorization", "Bearer "+a.tokens[store.ScopeWrite])
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := a.hs.Client().Do(req)
 		if err != nil {
 			done <- err.Error()

@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"log/slog"
+	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -145,6 +147,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, Problemf(http.StatusBadRequest, "%s", msg))
 		return
 	}
+	if p := s.browserCheck(r); p != nil {
+		s.writeError(w, r, p)
+		return
+	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {
 		// No route has the path, or not with this method: the mux's own
 		// answers are text; answer problem+json instead.
@@ -207,8 +213,64 @@ func (s *Server) wrap(rt Route) http.HandlerFunc {
 			}
 			r = ar
 		}
+		if p := jsonBody(r); p != nil {
+			s.writeError(w, r, p)
+			return
+		}
 		if err := rt.Handler(w, r); err != nil {
 			s.writeError(w, r, err)
 		}
 	}
+}
+
+// browserCheck refuses what a web page the user visits could make a
+// browser send (spec/security.md §10): a request a browser marks
+// cross-site (Sec-Fetch-Site) or whose Origin is another host than the
+// one it was sent to; under --no-auth, a Host that is not a loopback name
+// (a DNS-rebinding page reaching the server through its own name). The
+// API's bodies are JSON only (jsonBody); webhooks (/hooks/) take bodies of
+// any type, as signed requests from other servers do.
+func (s *Server) browserCheck(r *http.Request) *Problem {
+	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		return Problemf(http.StatusForbidden, "a cross-site request (Sec-Fetch-Site: cross-site) is refused: a page of another site cannot act on this server")
+	}
+	if o := r.Header.Get("Origin"); o != "" && o != "null" {
+		u, err := url.Parse(o)
+		if err != nil || !strings.EqualFold(u.Host, r.Host) {
+			return Problemf(http.StatusForbidden, "a request from origin %q to %q is refused: a page of another site cannot act on this server", o, r.Host)
+		}
+	}
+	if s.opts.NoAuth && !loopbackHost(r.Host) {
+		return Problemf(http.StatusForbidden, "Host %q is not a loopback name: a server without auth answers only requests sent to localhost, 127.0.0.1 or [::1]", r.Host)
+	}
+	return nil
+}
+
+// jsonBody refuses a body sent to the API without Content-Type:
+// application/json (or a +json type): a browser sends a form or text/plain
+// cross-site without asking first, never JSON. Checked after the token, so
+// a request without one is told that first.
+func jsonBody(r *http.Request) *Problem {
+	if !strings.HasPrefix(r.URL.Path, "/v1/") || r.ContentLength == 0 || r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return nil
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+		return Problemf(http.StatusUnsupportedMediaType, "the request body must be JSON sent with Content-Type: application/json, got %q", r.Header.Get("Content-Type"))
+	}
+	return nil
+}
+
+// loopbackHost reports whether a Host header names this machine's
+// loopback: localhost, 127.0.0.0/8 or ::1, with or without a port.
+func loopbackHost(host string) bool {
+	h := host
+	if hh, _, err := net.SplitHostPort(host); err == nil {
+		h = hh
+	}
+	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
 }

@@ -66,6 +66,10 @@ func (q apiRequest) do(stdout, stderr io.Writer) (int, error) {
 	}
 	for _, h := range q.headers {
 		k, v, _ := strings.Cut(h, ":")
+		if strings.EqualFold(strings.TrimSpace(k), "Host") {
+			req.Host = strings.TrimSpace(v) // net/http sends req.Host, not a Host header
+			continue
+		}
 		req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
 	}
 	resp, err := client.Do(req)
@@ -379,6 +383,9 @@ func cmdAuthTable(ts *testscript.TestScript, neg bool, args []string) {
 				}
 				req, err := http.NewRequest(strings.ToUpper(method), "http://"+addr+url, body)
 				ts.Check(err)
+				if body != nil {
+					req.Header.Set("Content-Type", "application/json")
+				}
 				if token != "" {
 					req.Header.Set("Authorization", "Bearer "+token)
 				}
