@@ -21,6 +21,9 @@ func readBody(r *http.Request) ([]byte, error) {
 	if errors.As(err, &mbe) {
 		return nil, Problemf(http.StatusRequestEntityTooLarge, "the request body is larger than %d bytes, the most this server reads", mbe.Limit)
 	}
+	if errors.Is(err, errBodyTimeout) {
+		return nil, Problemf(http.StatusRequestTimeout, "the request body did not arrive in time; send it whole without pausing")
+	}
 	if err != nil {
 		return nil, Problemf(http.StatusBadRequest, "reading the request body: %v", err)
 	}

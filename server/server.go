@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"errors"
+	"io"
 	"log/slog"
 	"mime"
 	"net"
@@ -31,6 +33,10 @@ type Options struct {
 	// MaxBody is the largest request body read, in bytes (default 1 MiB);
 	// a larger one is answered 413.
 	MaxBody int64
+	// BodyTimeout bounds the reading of a request's body, from the moment
+	// its route takes it (default 30s): a client that stalls mid-body is
+	// answered 408 and holds its connection no longer.
+	BodyTimeout time.Duration
 	// Rate is how many requests a token may make per second, on average
 	// (default 100), and Burst how many at once (default 2*Rate).
 	Rate  float64
@@ -88,6 +94,9 @@ func New(opts Options) *Server {
 	}
 	if opts.MaxBody <= 0 {
 		opts.MaxBody = 1 << 20
+	}
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = 30 * time.Second
 	}
 	if opts.Rate <= 0 {
 		opts.Rate = 100
@@ -205,6 +214,15 @@ func badPath(u *url.URL) string {
 func (s *Server) wrap(rt Route) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBody)
+		if r.ContentLength != 0 && r.Method != http.MethodGet && r.Method != http.MethodHead {
+			// The body must arrive within BodyTimeout; the deadline is
+			// lifted once it has, so a long answer (a start that waits)
+			// is not cut.
+			rc := http.NewResponseController(w)
+			if rc.SetReadDeadline(s.clk.Now().Add(s.opts.BodyTimeout)) == nil {
+				r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+			}
+		}
 		if rt.Scope != "" {
 			ar, err := s.authorize(r, rt.Scope)
 			if err != nil {
@@ -274,3 +292,27 @@ func loopbackHost(host string) bool {
 	ip := net.ParseIP(h)
 	return ip != nil && ip.IsLoopback()
 }
+
+// deadlineBody lifts the connection's read deadline once the body has
+// been read to its end (or failed).
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && !b.done {
+		b.done = true
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return n, errBodyTimeout
+		}
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
+
+// errBodyTimeout is a request body that did not arrive in time.
+var errBodyTimeout = errors.New("the request body did not arrive in time")
