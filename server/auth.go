@@ -43,6 +43,22 @@ func HashToken(token string) string {
 // callerKey keys the caller's name in a request's context.
 type callerKey struct{}
 
+// tokenHashKey keys the hash of the caller's token in a request's
+// context: a long answer (an event stream) checks it is still valid.
+type tokenHashKey struct{}
+
+// tokenRevoked reports whether the request came with a token that has
+// been revoked since (false without a token, or when the store cannot
+// say: the stream goes on).
+func (s *Server) tokenRevoked(ctx context.Context) bool {
+	h, ok := ctx.Value(tokenHashKey{}).(string)
+	if !ok {
+		return false
+	}
+	_, err := s.st.TokenLookup(ctx, h)
+	return errors.Is(err, store.ErrNotFound)
+}
+
 // caller names who made the request: "token NAME", or "without auth".
 func caller(ctx context.Context) string {
 	if n, ok := ctx.Value(callerKey{}).(string); ok {
@@ -81,7 +97,8 @@ func (s *Server) authorize(r *http.Request, need store.TokenScope) (*http.Reques
 		return nil, &Problem{Status: http.StatusTooManyRequests, RetryAfter: secs,
 			Detail: fmt.Sprintf("token %q made more than %g requests a second; try again in %ds", t.Name, s.opts.Rate, secs)}
 	}
-	return r.WithContext(context.WithValue(r.Context(), callerKey{}, t.Name)), nil
+	ctx := context.WithValue(r.Context(), callerKey{}, t.Name)
+	return r.WithContext(context.WithValue(ctx, tokenHashKey{}, t.Hash)), nil
 }
 
 // unauthorized is a 401; writeProblem adds WWW-Authenticate.

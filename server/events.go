@@ -103,20 +103,35 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 		keepAlive := s.clk.NewTimer(max(0, streamKeepAlive-s.clk.Now().Sub(quiet)))
+		// The token is checked again every tokenRecheck: revoking it ends
+		// its open streams within that.
+		recheck := s.clk.NewTimer(tokenRecheck)
 		select {
 		case <-changed:
 		case <-ctx.Done():
 			keepAlive.Stop()
+			recheck.Stop()
 			return nil
 		case <-keepAlive.C():
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
+				recheck.Stop()
 				return nil
 			}
 			quiet = s.clk.Now()
+		case <-recheck.C():
+			if s.tokenRevoked(ctx) {
+				keepAlive.Stop()
+				return s.endStream(w, rc, "error", map[string]string{"message": "the token of this stream was revoked"})
+			}
 		}
 		keepAlive.Stop()
+		recheck.Stop()
 	}
 }
+
+// tokenRecheck is how often an event stream checks that its token was
+// not revoked.
+const tokenRecheck = time.Second
 
 // writeFrames writes events to a stream and flushes it, moving *after
 // to the last; false when the client is gone.

@@ -268,3 +268,47 @@ func TestEventsManyFollowers(t *testing.T) {
 		}
 	}
 }
+
+// TestEventsEndWhenTokenRevoked: revoking the token of an open stream
+// ends it (an error event saying why) within tokenRecheck; before, it kept
+// delivering.
+func TestEventsEndWhenTokenRevoked(t *testing.T) {
+	a := newAPI(t, realClock)
+	a.apply(shipV1)
+	id := a.start("ship", `{"inputs": {"order": "A"}}`)
+	a.drive(id)
+	ch, closeStream := a.stream(id, "", nil)
+	defer closeStream()
+	for {
+		ev, ok := next(t, ch)
+		if !ok {
+			t.Fatal("the stream ended before the revocation")
+		}
+		if ev.event == "run_parked" || strings.Contains(ev.data, `"waiting"`) {
+			break
+		}
+	}
+	toks, err := a.st.TokenList(a.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range toks {
+		if tk.Scope == store.ScopeRead {
+			if _, err := a.st.TokenRevoke(a.ctx, tk.Name); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for {
+		ev, ok := next(t, ch)
+		if !ok {
+			t.Fatal("the stream ended without saying why")
+		}
+		if ev.event == "error" {
+			if !strings.Contains(ev.data, "revoked") {
+				t.Fatalf("the stream ended with %+v", ev)
+			}
+			return
+		}
+	}
+}
