@@ -254,7 +254,22 @@ func (c *httpCall) urlError(ue *expr.URLError) string {
 // it, redacted (shownURL), and only the cause inside a *url.Error.
 
 // shownURL is the request's URL for messages, its secrets redacted.
-func (c *httpCall) shownURL() string { return c.red.text(c.url) }
+func (c *httpCall) shownURL() string { return c.red.text(redactUserinfo(c.url)) }
+
+// redactUserinfo hides the password of a URL's userinfo (user:xxxxx@host),
+// as url.URL.Redacted does, whether or not it is a declared secret: an
+// error or an event never shows it. Text that does not parse is left to
+// the redactor.
+func redactUserinfo(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	if _, has := u.User.Password(); !has {
+		return raw
+	}
+	return u.Redacted()
+}
 
 // holdsSecret reports whether s contains a secret, in any of its forms.
 func (c *httpCall) holdsSecret(s string) bool { return c.red.text(s) != s }
