@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -221,6 +222,11 @@ func escapeURLValue(v string, part int) (string, error) {
 		}
 		return v, nil
 	case partPath:
+		if v == "." || v == ".." {
+			// Escaping does not help: a server decodes %2E%2E and walks
+			// up the path all the same.
+			return "", fmt.Errorf("%q cannot be in the url's path: a . or .. segment would send the request to another path", v)
+		}
 		return url.PathEscape(v), nil
 	case partQuery:
 		return url.QueryEscape(v), nil
@@ -246,6 +252,11 @@ func CheckHTTPURL(s string) error {
 	}
 	if u.Opaque != "" || u.Hostname() == "" {
 		return &URLError{Msg: "it has no host: write it as http://HOST/PATH"}
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return &URLError{Msg: "its port is not a number from 1 to 65535"}
+		}
 	}
 	return nil
 }

@@ -14,6 +14,10 @@ workflow "http_url" {
     http { url = "ftp://example.com/x" } # ERROR: Invalid url
   }
 
+  step "port_range" {
+    http { url = "http://h:99999/" } # ERROR: Invalid url
+  }
+
   step "no_host" {
     http { url = "http:///x" } # ERROR: Invalid url
   }
