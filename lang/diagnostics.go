@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/flowrun/flowrun/termtext"
 	"io"
 	"sort"
 	"strings"
@@ -72,7 +73,7 @@ func writeDiagnostic(buf *bytes.Buffer, files map[string]*hcl.File, lines map[st
 	if !color {
 		sevColor, bold, reset, under = "", "", "", ""
 	}
-	fmt.Fprintf(buf, "%s%s:%s %s%s%s\n\n", sevColor, sev, reset, bold, d.Summary, reset)
+	fmt.Fprintf(buf, "%s%s:%s %s%s%s\n\n", sevColor, sev, reset, bold, termtext.Line(d.Summary), reset)
 
 	if d.Subject != nil {
 		subj := *d.Subject
@@ -98,7 +99,9 @@ func writeDiagnostic(buf *bytes.Buffer, files map[string]*hcl.File, lines map[st
 		}
 	}
 	if d.Detail != "" {
-		detail := d.Detail
+		// A detail may quote the file (a CEL parser's "token recognition
+		// error at: ''"): its control characters are escaped too.
+		detail := termtext.Lines(d.Detail)
 		if width > 1 {
 			detail = wordwrap.WrapString(detail, width-1)
 		}
@@ -140,14 +143,18 @@ func writeSnippet(buf *bytes.Buffer, src []byte, lines []srcLine, subj hcl.Range
 		ls, le := line.Start.Byte, line.End.Byte
 		if hl.End.Byte <= ls && !(hl.Start.Byte == ls && hl.Empty()) || hl.Start.Byte > le {
 			if utf8.RuneCount(text) > maxLineChars {
-				fmt.Fprintf(buf, "%s%s%s\n", prefix, text[:runeOffset(text, maxLineChars)], cutMark)
+				fmt.Fprintf(buf, "%s%s%s\n", prefix, snippetText(text[:runeOffset(text, maxLineChars)]), cutMark)
 				continue
 			}
-			fmt.Fprintf(buf, "%s%s\n", prefix, text)
+			fmt.Fprintf(buf, "%s%s\n", prefix, snippetText(text))
 			continue
 		}
 		hs, he := clampInt(hl.Start.Byte, ls, le), clampInt(hl.End.Byte, ls, le)
-		pre, mid, post, cutStart, cutEnd := clipLine(src[ls:hs], src[hs:he], src[he:le])
+		rawPre, rawMid, rawPost, cutStart, cutEnd := clipLine(src[ls:hs], src[hs:he], src[he:le])
+		// A control character of the file (an escape sequence that would
+		// retitle or rewrite the terminal) is shown escaped, as error
+		// messages show it; the caret follows the escaped text.
+		pre, mid, post := snippetText(rawPre), snippetText(rawMid), snippetText(rawPost)
 		lead, trail := "", ""
 		if cutStart {
 			lead = cutMark
@@ -156,9 +163,20 @@ func writeSnippet(buf *bytes.Buffer, src []byte, lines []srcLine, subj hcl.Range
 			trail = cutMark
 		}
 		fmt.Fprintf(buf, "%s%s%s%s%s%s%s%s\n", prefix, lead, pre, under, mid, reset, post, trail)
-		n := max(utf8.RuneCount(mid), 1)
-		fmt.Fprintf(buf, "%s%s%s%s%s\n", strings.Repeat(" ", len(prefix)+len(lead)), indentLike(pre), caretColor, strings.Repeat("^", n), reset)
+		n := max(utf8.RuneCountInString(mid), 1)
+		fmt.Fprintf(buf, "%s%s%s%s%s\n", strings.Repeat(" ", len(prefix)+len(lead)), indentLike([]byte(pre)), caretColor, strings.Repeat("^", n), reset)
 	}
+}
+
+// snippetText is source text as a snippet shows it: tabs kept (the caret
+// line follows them), every other control character escaped as error
+// messages escape it (termtext).
+func snippetText(b []byte) string {
+	parts := strings.Split(string(b), "\t")
+	for i, p := range parts {
+		parts[i] = termtext.Line(p)
+	}
+	return strings.Join(parts, "\t")
 }
 
 // maxLineChars is how many characters of one source line a snippet shows.
