@@ -352,7 +352,7 @@ type signalCheck struct {
 // check checks the data against the type t that step declares.
 func (c *signalCheck) check(step string, t *graph.Type) error {
 	if !c.decoded {
-		if err := json.Unmarshal(c.payload, &c.v); err != nil {
+		if err := graph.UnmarshalJSON(c.payload, &c.v); err != nil {
 			return fmt.Errorf("signal run %s: the signal data is not valid JSON: %w", c.runID, err)
 		}
 		c.decoded = true

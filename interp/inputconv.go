@@ -175,6 +175,9 @@ func ConvertInput(t *graph.Type, raw string) (any, error) {
 	case graph.KindString:
 		return raw, nil
 	case graph.KindNumber, graph.KindInt:
+		if n := json.Number(strings.TrimSpace(raw)); graph.IsIntLiteral(string(n)) {
+			return graph.ExactNumber(n), nil // exact past 2^53 (language.md §12)
+		}
 		f, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
 		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 			return nil, fmt.Errorf("%q is not a number", raw)
@@ -190,7 +193,7 @@ func ConvertInput(t *graph.Type, raw string) (any, error) {
 		return nil, fmt.Errorf("%q is not a bool (true or false)", raw)
 	case graph.KindAny:
 		var v any
-		if err := json.Unmarshal([]byte(raw), &v); err == nil {
+		if err := graph.UnmarshalJSON([]byte(raw), &v); err == nil {
 			return v, nil
 		}
 		return raw, nil
@@ -238,6 +241,10 @@ func DecodeJSONValue(data []byte, v any) error {
 		return &JSONError{Offset: int64(off), Msg: "the text is not valid UTF-8"}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
+	p, exact := v.(*any)
+	if exact {
+		dec.UseNumber() // integers past 2^53 stay exact (language.md §12)
+	}
 	if err := dec.Decode(v); err != nil {
 		var se *json.SyntaxError
 		switch {
@@ -256,6 +263,9 @@ func DecodeJSONValue(data []byte, v any) error {
 			off++
 		}
 		return &JSONError{Offset: off, Msg: "unexpected data after the JSON value"}
+	}
+	if exact {
+		*p = graph.ExactNumbers(*p)
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package interp
 
 import (
 	"bytes"
-	"encoding/json"
 
 	"github.com/flowrun/flowrun/lang/graph"
 )
@@ -19,7 +18,7 @@ func parseOutputJSON(b []byte) (v any, ok bool) {
 	if len(b) == 0 || graph.JSONDepthOver(b, graph.MaxValueDepth) >= 0 {
 		return nil, false
 	}
-	if err := json.Unmarshal(b, &v); err != nil {
+	if err := graph.UnmarshalJSON(b, &v); err != nil {
 		return nil, false
 	}
 	return v, true

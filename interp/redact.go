@@ -276,6 +276,10 @@ func (r *redactor) value(v any) any {
 		return r.text(x)
 	case float64:
 		return r.number(x)
+	case int64, uint64:
+		if d := fmt.Sprint(x); r.text(d) != d {
+			return r.text(d)
+		}
 	case bool:
 		if t := strconv.FormatBool(x); r.holds(t) {
 			return "***"

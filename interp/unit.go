@@ -2,7 +2,6 @@ package interp
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -572,7 +571,7 @@ func (sc *scheduler) evalValue(ctx context.Context, v *graph.Value, a *expr.Acti
 	}
 	if v.Lit != nil && v.Template == nil && v.List == nil && v.Object == nil {
 		var x any
-		if err := json.Unmarshal(v.Lit, &x); err != nil {
+		if err := graph.UnmarshalJSON(v.Lit, &x); err != nil {
 			return nil, fmt.Errorf("literal is not JSON: %w", err)
 		}
 		return x, nil

@@ -56,7 +56,7 @@ func checkInputs(g *graph.Graph, given map[string]any) (map[string]any, error) {
 		v := normalizeJSON(given[n])
 		if s, ok := v.(string); ok && in.Type != nil && in.Type.Kind != graph.KindString && in.Type.Kind != graph.KindAny {
 			var parsed any
-			if err := json.Unmarshal([]byte(s), &parsed); err == nil {
+			if err := graph.UnmarshalJSON([]byte(s), &parsed); err == nil {
 				v = parsed
 			}
 		}
@@ -76,7 +76,7 @@ func checkInputs(g *graph.Graph, given map[string]any) (map[string]any, error) {
 			return nil, &InputError{g.Workflow, in.Name, fmt.Sprintf("is required and was not given; pass it with --input %s=VALUE (type %s)", in.Name, in.Type)}
 		}
 		var v any
-		if err := json.Unmarshal(in.Default, &v); err != nil {
+		if err := graph.UnmarshalJSON(in.Default, &v); err != nil {
 			return nil, fmt.Errorf("workflow %q input %q: the stored default is not JSON: %w", g.Workflow, in.Name, err)
 		}
 		out[in.Name] = v
@@ -92,6 +92,8 @@ func describe(v any) string {
 		return fmt.Sprintf("the string %q", x)
 	case bool:
 		return "a bool"
+	case int64, uint64:
+		return "a whole number"
 	case float64:
 		if x == math.Trunc(x) {
 			return "a whole number"
@@ -116,7 +118,7 @@ func normalizeJSON(v any) any {
 		return v
 	}
 	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
+	if err := graph.UnmarshalJSON(b, &out); err != nil {
 		return v
 	}
 	return out
@@ -139,6 +141,10 @@ func jsonShaped(v any, depth int) bool {
 		return true
 	case float64:
 		return !math.IsNaN(x) && !math.IsInf(x, 0)
+	case int64:
+		return x > 1<<53 || x < -(1<<53) // exact past a float64's reach
+	case uint64:
+		return x > math.MaxInt64
 	case string:
 		return utf8.ValidString(x)
 	case []any:
@@ -165,7 +171,7 @@ func decodeJSON(b json.RawMessage) any {
 		return nil
 	}
 	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
+	if err := graph.UnmarshalJSON(b, &v); err != nil {
 		return nil
 	}
 	return v

@@ -320,7 +320,7 @@ func fillDefaults(g *graph.Graph, inputs map[string]any) {
 			continue
 		}
 		var v any
-		if json.Unmarshal(in.Default, &v) == nil {
+		if graph.UnmarshalJSON(in.Default, &v) == nil {
 			inputs[in.Name] = v
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -288,7 +287,7 @@ func webhookBody(b []byte) (any, error) {
 		return nil, &WebhookRequestError{Problem: fmt.Sprintf("the body nests deeper than %d levels at byte %d", graph.MaxValueDepth, off)}
 	}
 	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
+	if err := graph.UnmarshalJSON(b, &v); err != nil {
 		return nil, &WebhookRequestError{Problem: "the body is not JSON: " + err.Error()}
 	}
 	return v, nil

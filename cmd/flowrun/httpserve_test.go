@@ -33,6 +33,7 @@ import (
 //	/endless                200, a body that never ends (until the client
 //	                        goes away, or 30s)
 //	/short                  200 with Content-Length 100 and 10 bytes
+//	/num/N                  200 {"id": N}, N as written
 //	anything else           200 {"ok": true}
 func cmdHTTPServe(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
@@ -77,6 +78,9 @@ func cmdHTTPServe(ts *testscript.TestScript, neg bool, args []string) {
 				code = http.StatusTemporaryRedirect
 			}
 			http.Redirect(w, r, "http://127.0.0.1:"+port+"/"+rest, code)
+		case strings.HasPrefix(p, "/num/"):
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"id": %s}`, strings.TrimPrefix(p, "/num/"))
 		case p == "/stall":
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprint(w, `{"partial": tr`)

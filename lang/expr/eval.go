@@ -2,7 +2,6 @@ package expr
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"sync"
@@ -296,7 +295,7 @@ func (p *Program) EvalValue(ctx context.Context, v *graph.Value, a *Activation) 
 		return nil, nil
 	case v.Lit != nil:
 		var x any
-		if err := json.Unmarshal(v.Lit, &x); err != nil {
+		if err := graph.UnmarshalJSON(v.Lit, &x); err != nil {
 			return nil, fmt.Errorf("decoding literal %s: %w", v.Lit, err)
 		}
 		return toJSONTyped(x, v.Type), nil

@@ -208,6 +208,9 @@ func toJSONTyped(x any, t *graph.Type) any {
 	case int32:
 		return intTo(int64(v), wantNum)
 	case int64:
+		if wantNum && isDyn(t) && (v > 1<<53 || v < -(1<<53)) {
+			return v // a double would round it (language.md §12)
+		}
 		return intTo(v, wantNum)
 	case uint:
 		return intTo(int64(v), wantNum)
@@ -219,9 +222,12 @@ func toJSONTyped(x any, t *graph.Type) any {
 		return intTo(int64(v), wantNum)
 	case uint64:
 		if v > math.MaxInt64 {
+			if isDyn(t) {
+				return v // a CEL uint: only a uint holds it exactly
+			}
 			return float64(v)
 		}
-		return intTo(int64(v), wantNum)
+		return toJSONTyped(int64(v), t)
 	case []any:
 		out := make([]any, len(v))
 		for i, el := range v {
@@ -255,6 +261,10 @@ func toJSONTyped(x any, t *graph.Type) any {
 	}
 }
 
+// isDyn reports whether t is the type of a value CEL sees as dyn: an any,
+// or a number inside one.
+func isDyn(t *graph.Type) bool { return t == nil || t.Kind == graph.KindAny }
+
 func intTo(i int64, wantNum bool) any {
 	if wantNum {
 		return float64(i)
@@ -279,7 +289,7 @@ func fromCEL(v ref.Val) (any, error) {
 		return int64(x), nil
 	case types.Uint:
 		if x > math.MaxInt64 {
-			return float64(x), nil
+			return uint64(x), nil
 		}
 		return int64(x), nil
 	case types.Double:
@@ -352,6 +362,8 @@ func TemplateText(x any) (string, error) {
 		return strconv.FormatInt(v, 10), nil
 	case int:
 		return strconv.Itoa(v), nil
+	case uint64:
+		return strconv.FormatUint(v, 10), nil
 	case float64:
 		return formatNumber(v), nil
 	}

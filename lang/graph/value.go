@@ -57,11 +57,18 @@ func (c *valueCheck) check(t *Type, v any, path string) {
 			return
 		}
 	case KindNumber:
-		if _, ok := v.(float64); !ok {
+		if !isNumber(v) {
 			c.add(bad())
 			return
 		}
 	case KindInt:
+		if _, ok := v.(int64); ok {
+			return
+		}
+		if u, ok := v.(uint64); ok {
+			c.add(fmt.Errorf("%s must be a whole number from -9223372036854775808 to 9223372036854775807 (a CEL int), got %d; declare it as number or any to accept it", path, u))
+			return
+		}
 		f, ok := v.(float64)
 		if !ok {
 			c.add(bad())
@@ -175,7 +182,7 @@ func JSONKind(v any) string {
 		return "null"
 	case bool:
 		return "a bool"
-	case float64:
+	case float64, int64, uint64:
 		return "a number"
 	case string:
 		return "a string"
@@ -185,4 +192,14 @@ func JSONKind(v any) string {
 		return "an object"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// isNumber reports whether v is a JSON number in Go form: a float64, or an
+// int64 or uint64 that UnmarshalJSON keeps exact.
+func isNumber(v any) bool {
+	switch v.(type) {
+	case float64, int64, uint64:
+		return true
+	}
+	return false
 }
