@@ -297,14 +297,23 @@ func (e *Engine) NearestWorkflows(ctx context.Context, name string) (stored bool
 	if err != nil {
 		return false, nil, err
 	}
+	stored, nearest = Nearest(name, names)
+	return stored, nearest, nil
+}
+
+// Nearest says whether names holds name and, when it does not, the (up
+// to 5) names nearest to it, nearest first (NearestWorkflows). It may
+// reorder names.
+func Nearest(name string, names []string) (found bool, nearest []string) {
 	if naming.ContainsName(names, name) {
-		return true, nil, nil
+		return true, nil
 	}
+	sort.Strings(names)
 	given := strings.ToLower(name)
 	sort.SliceStable(names, func(i, j int) bool {
 		return naming.EditDistance(given, strings.ToLower(names[i])) < naming.EditDistance(given, strings.ToLower(names[j]))
 	})
-	return false, names[:min(len(names), 5)], nil
+	return false, names[:min(len(names), 5)]
 }
 
 // workflowNames lists the names of the stored workflows, sorted.

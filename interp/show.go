@@ -15,8 +15,9 @@ import (
 )
 
 // RunView is the `show --json` (and `apply --json`) object of a run; its
-// JSON form is spec/semantics.md §16 exactly (MarshalJSON). The Go fields
-// that are not in that form (AvailableAt, Order, Detail) are for printing.
+// JSON form is spec/semantics.md §16 exactly (MarshalJSON, and
+// UnmarshalJSON reads it back whole). Everything the human view prints is
+// in that form, so a view read from a server prints as the local one.
 type RunView struct {
 	RunID    string
 	Workflow string
@@ -41,13 +42,13 @@ type RunView struct {
 	// Revision is the revision of its development version (MAJOR 0) the
 	// run is bound to, when that version was replaced at least once
 	// (spec/versioning.md §8), and Current the version's current one;
-	// both 0 otherwise. Not in the JSON form.
+	// both 0 otherwise.
 	Revision, Current int
-	// Order lists the step names in the graph's (topological) order, for
-	// printing; JSON objects have no order.
+	// Order lists the step names in the graph's (topological) order
+	// (step_order: JSON objects have no order).
 	Order []string
 	// Schedule is the fire that started the run, when a schedule did (or
-	// a manual trigger of one); nil otherwise, and left out of the JSON.
+	// a manual trigger of one); nil otherwise (and absent from the JSON).
 	Schedule *store.ScheduleFire
 }
 
@@ -56,7 +57,7 @@ type RunTimes struct {
 	CreatedAt   *time.Time
 	StartedAt   *time.Time
 	FinishedAt  *time.Time
-	AvailableAt *time.Time // of a waiting run; not in the JSON form
+	AvailableAt *time.Time // of a waiting run
 	DeadlineAt  *time.Time
 }
 
@@ -75,8 +76,7 @@ type StepView struct {
 	StartedAt  *time.Time
 	FinishedAt *time.Time
 	WakeAt     *time.Time
-	// Detail says what a waiting step waits for, or why it was skipped;
-	// not in the JSON form.
+	// Detail says what a waiting step waits for, or why it was skipped.
 	Detail string
 
 	foreach, until bool
@@ -160,6 +160,26 @@ func (v *RunView) MarshalJSON() ([]byte, error) {
 	buf = appendJSONTime(buf, v.FinishedAt)
 	buf = append(buf, `,"deadline_at":`...)
 	buf = appendJSONTime(buf, v.DeadlineAt)
+	buf = append(buf, `,"available_at":`...)
+	buf = appendJSONTime(buf, v.AvailableAt)
+	buf = append(buf, `,"revision":`...)
+	if v.Revision > 0 {
+		buf = append(buf, `{"bound":`...)
+		buf = strconv.AppendInt(buf, int64(v.Revision), 10)
+		buf = append(buf, `,"current":`...)
+		buf = strconv.AppendInt(buf, int64(v.Current), 10)
+		buf = append(buf, '}')
+	} else {
+		buf = append(buf, "null"...)
+	}
+	buf = append(buf, `,"step_order":[`...)
+	for i, name := range v.Order {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = appendJSONString(buf, name)
+	}
+	buf = append(buf, ']')
 	// The steps are written here rather than through encoding/json's map
 	// and Marshaler handling, which validates and compacts each step's
 	// JSON once more at every level: for a run of 10,000 steps that was a
@@ -248,6 +268,12 @@ func (s *StepView) appendJSON(buf []byte) []byte {
 	buf = appendJSONTime(buf, s.FinishedAt)
 	buf = append(buf, `,"wake_at":`...)
 	buf = appendJSONTime(buf, s.WakeAt)
+	buf = append(buf, `,"detail":`...)
+	if s.Detail != "" {
+		buf = appendJSONString(buf, s.Detail)
+	} else {
+		buf = append(buf, "null"...)
+	}
 	if s.until {
 		buf = append(buf, `,"iterations":`...)
 		buf = strconv.AppendInt(buf, int64(s.Iterations), 10)
@@ -445,11 +471,14 @@ func nullToNil(b json.RawMessage) json.RawMessage {
 	return b
 }
 
+// timePtr is t as a view holds it: in UTC, to the millisecond (the JSON
+// form's precision, so that durations printed from a view read from a
+// server are those printed locally), or nil when t is zero.
 func timePtr(t time.Time) *time.Time {
 	if t.IsZero() {
 		return nil
 	}
-	u := t.UTC()
+	u := t.UTC().Truncate(time.Millisecond)
 	return &u
 }
 

@@ -81,7 +81,7 @@ workflow "child" {
 		t.Fatalf("decode %s: %v", raw, err)
 	}
 	wantKeys(t, "run", doc, "run_id", "workflow", "version", "key", "status", "wait_reason", "inputs", "outputs",
-		"error", "parent", "trace_id", "attempt", "created_at", "started_at", "finished_at", "deadline_at", "steps")
+		"error", "parent", "trace_id", "attempt", "created_at", "started_at", "finished_at", "deadline_at", "available_at", "revision", "step_order", "steps")
 	if doc["status"] != "waiting" || doc["wait_reason"] != "child" || doc["parent"] != nil || doc["attempt"] != 1.0 ||
 		doc["error"] != nil || doc["finished_at"] != nil {
 		t.Errorf("parent run = %s", raw)
@@ -93,7 +93,7 @@ workflow "child" {
 		}
 	}
 	steps := doc["steps"].(map[string]any)
-	common := []string{"status", "attempts", "output", "error", "started_at", "finished_at", "wake_at"}
+	common := []string{"status", "attempts", "output", "error", "started_at", "finished_at", "wake_at", "detail"}
 	wantKeys(t, "foreach step", steps["each"], append(common, "items")...)
 	items := steps["each"].(map[string]any)["items"].([]any)
 	if len(items) != 2 {
@@ -159,7 +159,7 @@ func TestRunViewJSON(t *testing.T) {
 	}
 	step := func(status string, attempts int, output, errv any, started any) map[string]any {
 		return map[string]any{"status": status, "attempts": float64(attempts), "output": output, "error": errv,
-			"started_at": started, "finished_at": nil, "wake_at": nil}
+			"started_at": started, "finished_at": nil, "wake_at": nil, "detail": nil}
 	}
 	ts := "2025-01-02T02:04:05.006Z"
 	loop := step("completed", 3, nil, nil, nil)
@@ -173,6 +173,7 @@ func TestRunViewJSON(t *testing.T) {
 		"inputs": map[string]any{"q": "<a&b>"}, "outputs": nil, "error": map[string]any{"kind": "exec"}, "parent": nil,
 		"trace_id": "4bf92f3577b34da6a3ce929d0e0e4736",
 		"attempt":  float64(2), "created_at": ts, "started_at": nil, "finished_at": ts, "deadline_at": nil,
+		"available_at": nil, "revision": nil, "step_order": []any{},
 		"steps": map[string]any{
 			"zeta":  step("completed", 1, map[string]any{"html": "<b>", "u": "é\u2028"}, nil, ts),
 			"alpha": step("pending", 0, nil, nil, nil),

@@ -11,6 +11,8 @@ func (s *Server) api() {
 		{Method: http.MethodGet, Path: "/v1/workflows/{workflow}/versions", Scope: read, Handler: s.listVersions},
 		{Method: http.MethodGet, Path: "/v1/runs", Scope: read, Handler: s.listRuns},
 		{Method: http.MethodGet, Path: "/v1/runs/{id}", Scope: read, Handler: s.getRun},
+		{Method: http.MethodGet, Path: "/v1/runs/by-ref", Scope: read, Handler: s.getRunByRef},
+		{Method: http.MethodGet, Path: "/v1/runs/{id}/decision", Scope: read, Handler: s.offerDecision},
 		{Method: http.MethodGet, Path: "/v1/runs/{id}/events", Scope: read, Handler: s.runEvents},
 		{Method: http.MethodPost, Path: "/v1/runs/{id}/signals/{name}", Scope: write, Handler: s.signalRun},
 		{Method: http.MethodPost, Path: "/v1/runs/{id}/cancel", Scope: write, Handler: s.cancelRun},

@@ -65,7 +65,7 @@ workflow "flaky" {
 `
 
 // drive runs a run here until it ends or parks (no worker in these tests).
-func (a *api) drive(id string) store.Run {
+func (a *testAPI) drive(id string) store.Run {
 	a.t.Helper()
 	run, err := a.eng.Drive(a.ctx, id)
 	if err != nil {
@@ -74,7 +74,7 @@ func (a *api) drive(id string) store.Run {
 	return run
 }
 
-func (a *api) start(workflow, body string) string {
+func (a *testAPI) start(workflow, body string) string {
 	a.t.Helper()
 	r := a.do(store.ScopeWrite, http.MethodPost, "/v1/workflows/"+workflow+"/runs", body).want(a.t, http.StatusCreated).json(a.t)
 	return r["run_id"].(string)

@@ -23,7 +23,7 @@ type sse struct {
 
 // stream opens GET /v1/runs/{id}/events and sends its events on the
 // channel, which is closed when the stream ends.
-func (a *api) stream(runID, query string, header map[string]string) (<-chan sse, func()) {
+func (a *testAPI) stream(runID, query string, header map[string]string) (<-chan sse, func()) {
 	a.t.Helper()
 	req, err := http.NewRequest(http.MethodGet, a.hs.URL+"/v1/runs/"+runID+"/events"+query, nil)
 	if err != nil {

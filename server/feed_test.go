@@ -25,7 +25,7 @@ func (c *countedEvents) EventList(ctx context.Context, p store.EventListParams) 
 }
 
 // newCountedAPI is newAPI whose server reads through a countedEvents.
-func newCountedAPI(t *testing.T) (*api, *countedEvents) {
+func newCountedAPI(t *testing.T) (*testAPI, *countedEvents) {
 	t.Helper()
 	a := newAPI(t, realClock)
 	c := &countedEvents{Store: a.st}

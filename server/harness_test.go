@@ -21,10 +21,10 @@ import (
 	"github.com/flowrun/flowrun/store/sqlite"
 )
 
-// api is one test's server over a fresh SQLite file: the real handler
+// testAPI is one test's server over a fresh SQLite file: the real handler
 // behind httptest, a fake clock for the server (rate limits), and tokens
 // of each scope.
-type api struct {
+type testAPI struct {
 	t      *testing.T
 	ctx    context.Context
 	st     *sqlite.Store
@@ -37,14 +37,14 @@ type api struct {
 
 var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 
-func newAPI(t *testing.T, opts ...func(*Options)) *api {
+func newAPI(t *testing.T, opts ...func(*Options)) *testAPI {
 	t.Helper()
 	return newAPIOver(t, nil, opts...)
 }
 
 // newAPIOver is newAPI whose engine and server use wrap(the SQLite store)
 // (the store itself when wrap is nil): a store that fails on purpose.
-func newAPIOver(t *testing.T, wrap func(*sqlite.Store) store.Store, opts ...func(*Options)) *api {
+func newAPIOver(t *testing.T, wrap func(*sqlite.Store) store.Store, opts ...func(*Options)) *testAPI {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "flowrun.db"), sqlite.Options{Synchronous: "NORMAL"})
@@ -52,7 +52,7 @@ func newAPIOver(t *testing.T, wrap func(*sqlite.Store) store.Store, opts ...func
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(func() { st.Close() })
-	a := &api{t: t, ctx: ctx, st: st, clk: clock.NewFake(t0), tokens: map[store.TokenScope]string{}}
+	a := &testAPI{t: t, ctx: ctx, st: st, clk: clock.NewFake(t0), tokens: map[store.TokenScope]string{}}
 	o := Options{Clock: a.clk, Log: slog.New(slog.DiscardHandler)}
 	for _, f := range opts {
 		f(&o)
@@ -86,15 +86,15 @@ func newAPIOver(t *testing.T, wrap func(*sqlite.Store) store.Store, opts ...func
 	return a
 }
 
-// on returns the api for a subtest: its failures are t's.
-func (a *api) on(t *testing.T) *api {
+// on returns the testAPI for a subtest: its failures are t's.
+func (a *testAPI) on(t *testing.T) *testAPI {
 	c := *a
 	c.t = t
 	return &c
 }
 
 // apply compiles HCL source and stores its workflows, as apply does.
-func (a *api) apply(src string) {
+func (a *testAPI) apply(src string) {
 	a.t.Helper()
 	m, diags := lang.LoadFile("test.hcl", []byte(src))
 	if diags.HasErrors() {
@@ -125,7 +125,7 @@ func (r answer) json(t *testing.T) map[string]any {
 
 // do sends a request with the token of scope (none for "") and reads the
 // answer; every answer is checked against spec/openapi.yaml.
-func (a *api) do(scope store.TokenScope, method, path, body string) answer {
+func (a *testAPI) do(scope store.TokenScope, method, path, body string) answer {
 	a.t.Helper()
 	var rd io.Reader
 	if body != "" {
@@ -144,7 +144,7 @@ func (a *api) do(scope store.TokenScope, method, path, body string) answer {
 	return a.send(req)
 }
 
-func (a *api) send(req *http.Request) answer {
+func (a *testAPI) send(req *http.Request) answer {
 	a.t.Helper()
 	var reqBody []byte
 	if req.Body != nil {

@@ -39,7 +39,7 @@ const hookSecret = "hook-secret-value"
 
 // newHookAPI is newAPI whose engine reads HOOK_KEY (and nothing else) from
 // its environment, with maxBody as the server's body limit (0: default).
-func newHookAPI(t *testing.T, maxBody int64) *api {
+func newHookAPI(t *testing.T, maxBody int64) *testAPI {
 	t.Helper()
 	a := newAPI(t)
 	a.eng = interp.New(a.st, interp.Options{
@@ -62,7 +62,7 @@ func newHookAPI(t *testing.T, maxBody int64) *api {
 
 // hook posts body to a webhook with the signature sig ("" for none) and
 // the extra header pairs.
-func (a *api) hook(path, body, sig string, header ...string) answer {
+func (a *testAPI) hook(path, body, sig string, header ...string) answer {
 	a.t.Helper()
 	req, err := http.NewRequestWithContext(a.ctx, http.MethodPost, a.hs.URL+path, strings.NewReader(body))
 	if err != nil {
@@ -78,7 +78,7 @@ func (a *api) hook(path, body, sig string, header ...string) answer {
 	return a.send(req)
 }
 
-func (a *api) runCount() int {
+func (a *testAPI) runCount() int {
 	a.t.Helper()
 	runs, err := a.st.RunList(a.ctx, store.RunListParams{})
 	if err != nil {

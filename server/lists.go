@@ -2,13 +2,15 @@ package server
 
 import (
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
 )
@@ -55,82 +57,65 @@ func query(r *http.Request, allowed ...string) (url.Values, error) {
 	return q, nil
 }
 
-// listRuns answers GET /v1/runs: the filters of flowrun runs (status,
-// workflow), key (with workflow: the newest run with that key), limit
-// and an opaque cursor.
+// listRuns answers GET /v1/runs: the filters of flowrun runs (status, one
+// or several comma-separated; workflow; key; since; children), limit and
+// an opaque cursor, through the api.Service the CLI uses.
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
-	q, err := query(r, "status", "workflow", "key", "limit", "cursor")
+	q, err := query(r, "status", "workflow", "key", "since", "children", "limit", "cursor")
 	if err != nil {
 		return err
 	}
-	p := store.RunListParams{Workflow: q.Get("workflow"), Limit: defaultRunsLimit}
+	rq := api.RunsQuery{Workflow: q.Get("workflow"), Key: q.Get("key"), Limit: defaultRunsLimit, Children: true}
 	if st := q.Get("status"); st != "" {
-		p.Status = store.RunStatus(st)
-		known := false
 		names := make([]string, len(runStatuses))
 		for i, s := range runStatuses {
-			known = known || s == p.Status
 			names[i] = string(s)
 		}
-		if !known {
-			return &Problem{Status: http.StatusBadRequest, Field: "status", Detail: fmt.Sprintf("status %q is not one of %s", st, strings.Join(names, ", "))}
+		for _, one := range strings.Split(st, ",") {
+			if !slices.Contains(names, one) {
+				return &Problem{Status: http.StatusBadRequest, Field: "status", Detail: fmt.Sprintf("status %q is not one of %s", one, strings.Join(names, ", "))}
+			}
+			if !slices.Contains(rq.Statuses, store.RunStatus(one)) {
+				rq.Statuses = append(rq.Statuses, store.RunStatus(one))
+			}
 		}
+	}
+	if since := q.Get("since"); since != "" {
+		t, err := time.Parse(time.RFC3339Nano, since)
+		if err != nil {
+			return &Problem{Status: http.StatusBadRequest, Field: "since", Detail: fmt.Sprintf("since %q is not an RFC 3339 time, such as 2026-12-01T09:00:00Z", since)}
+		}
+		rq.Since = t
+	}
+	if c := q.Get("children"); c != "" {
+		b, err := strconv.ParseBool(c)
+		if err != nil {
+			return &Problem{Status: http.StatusBadRequest, Field: "children", Detail: fmt.Sprintf("children %q is not true or false", c)}
+		}
+		rq.Children = b
 	}
 	if l := q.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 1 || n > maxRunsLimit {
 			return &Problem{Status: http.StatusBadRequest, Field: "limit", Detail: fmt.Sprintf("limit %q is not a whole number from 1 to %d", l, maxRunsLimit)}
 		}
-		p.Limit = n
+		rq.Limit = n
 	}
 	if c := q.Get("cursor"); c != "" {
-		if p.BeforeID, err = decodeCursor(c); err != nil {
+		if rq.Before, err = decodeCursor(c); err != nil {
 			return err
 		}
 	}
-	ctx := r.Context()
-	var runs []store.RunSummary
-	if key := q.Get("key"); q.Has("key") {
-		if p.Workflow == "" {
-			return &Problem{Status: http.StatusBadRequest, Field: "key", Detail: "the key filter needs the workflow filter too: ?workflow=W&key=K"}
-		}
-		runs, err = s.runByKey(r, p, key)
-	} else {
-		runs, err = s.st.RunList(ctx, p)
-	}
+	runs, err := s.door.Runs(r.Context(), rq)
 	if err != nil {
 		return err
 	}
-	page := runsPage{Runs: interp.RunSummaries(runs)}
-	if err := interp.AddRunSchedules(ctx, s.st, page.Runs); err != nil {
-		return err
-	}
-	if len(runs) == p.Limit {
-		c := encodeCursor(runs[len(runs)-1].ID)
+	page := runsPage{Runs: runs}
+	if len(runs) == rq.Limit {
+		c := encodeCursor(runs[len(runs)-1].RunID)
 		page.NextCursor = &c
 	}
 	return writeJSON(w, http.StatusOK, page)
-}
-
-// runByKey lists the newest run of p.Workflow with the key (the run
-// flowrun names as WORKFLOW/KEY), if it passes p's other filters.
-func (s *Server) runByKey(r *http.Request, p store.RunListParams, key string) ([]store.RunSummary, error) {
-	run, err := s.eng.ResolveRun(r.Context(), p.Workflow+"/"+key)
-	var re *interp.RunRefError
-	if errors.As(err, &re) && re.Problem == interp.RefNoMatch {
-		return nil, nil
-	}
-	if errors.As(err, &re) {
-		return nil, &Problem{Status: http.StatusBadRequest, Field: "key", Detail: err.Error(), Err: err}
-	}
-	if err != nil {
-		return nil, err
-	}
-	if p.Status != "" && run.Status != p.Status || p.BeforeID != "" && run.ID >= p.BeforeID {
-		return nil, nil
-	}
-	all, err := s.st.RunList(r.Context(), store.RunListParams{Workflow: run.Workflow, IDPrefix: run.ID, Limit: 1})
-	return all, err
 }
 
 // cursorPrefix versions the cursor's form.

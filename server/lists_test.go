@@ -49,6 +49,10 @@ func TestListRuns(t *testing.T) {
 	if rs := byKey["runs"].([]any); len(rs) != 1 || rs[0].(map[string]any)["run_id"] != ship {
 		t.Fatalf("by key: %v", rs)
 	}
+	keyOnly := a.do(store.ScopeRead, http.MethodGet, "/v1/runs?key=K-1&status=failed,pending", "").want(t, http.StatusOK).json(t)
+	if rs := keyOnly["runs"].([]any); len(rs) != 1 || rs[0].(map[string]any)["run_id"] != ship {
+		t.Fatalf("by key alone, pending or failed: %v", rs)
+	}
 	none := a.do(store.ScopeRead, http.MethodGet, "/v1/runs?status=completed", "").want(t, http.StatusOK).json(t)
 	if rs := none["runs"].([]any); len(rs) != 0 {
 		t.Fatalf("completed runs: %v", rs)
@@ -62,7 +66,9 @@ func TestListRuns(t *testing.T) {
 		"limit=0":         `limit "0" is not a whole number from 1 to 1000`,
 		"limit=x":         `limit "x"`,
 		"cursor=abc":      "the cursor is not one this server gave",
-		"key=K-1":         "the key filter needs the workflow filter",
+		"status=failed,x": `status "x" is not one of`,
+		"since=yesterday": `since "yesterday" is not an RFC 3339 time`,
+		"children=maybe":  `children "maybe" is not true or false`,
 		"wokflow=hello":   `unknown query parameter "wokflow"`,
 		"limit=1&limit=2": `"limit" is given 2 times`,
 	} {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
 )
@@ -38,18 +39,6 @@ func Problemf(status int, format string, args ...any) *Problem {
 	return &Problem{Status: status, Detail: fmt.Sprintf(format, args...)}
 }
 
-// problemJSON is the body of a problem answer.
-type problemJSON struct {
-	Type   string `json:"type"`
-	Title  string `json:"title"`
-	Status int    `json:"status"`
-	Detail string `json:"detail"`
-	Field  string `json:"field,omitempty"`
-	// RequestID names a 5xx answer in the server's log, which has the
-	// detail the answer leaves out.
-	RequestID string `json:"request_id,omitempty"`
-}
-
 // writeProblem writes p as problem+json, with requestID (a 5xx answer's
 // name in the log) when not "".
 func writeProblem(w http.ResponseWriter, p *Problem, requestID string) {
@@ -65,7 +54,13 @@ func writeProblem(w http.ResponseWriter, p *Problem, requestID string) {
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(p.Status)
-	b, _ := json.Marshal(problemJSON{Type: "about:blank", Title: http.StatusText(p.Status), Status: p.Status, Detail: p.Detail, Field: p.Field, RequestID: requestID})
+	pj := api.ProblemJSON{Type: "about:blank", Title: http.StatusText(p.Status), Status: p.Status, Detail: p.Detail, Field: p.Field, RequestID: requestID}
+	if re := (*interp.RunRefError)(nil); p.Status < 500 && errors.As(p.Err, &re) {
+		// The parts the CLI prints of a reference that names no single
+		// run (its candidates, the nearest workflows).
+		pj.Ref = api.RefProblemOf(re)
+	}
+	b, _ := json.Marshal(pj)
 	_, _ = w.Write(append(b, '\n'))
 }
 

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
@@ -138,14 +139,48 @@ func (s *Server) writeRun(ctx context.Context, w http.ResponseWriter, status int
 	return writeJSON(w, status, v)
 }
 
-// getRun answers GET /v1/runs/{id}: the run named by its id or a unique
-// prefix of it.
+// getRun answers GET /v1/runs/{id}: the run named by a run reference
+// (an id or a unique prefix of it, @last, WORKFLOW@last).
 func (s *Server) getRun(w http.ResponseWriter, r *http.Request) error {
-	run, err := s.findRun(r.Context(), r.PathValue("id"))
+	if _, err := query(r); err != nil {
+		return err
+	}
+	return s.answerRun(w, r, r.PathValue("id"))
+}
+
+// getRunByRef answers GET /v1/runs/by-ref?ref=REF: the run named by any
+// run reference, WORKFLOW/KEY included.
+func (s *Server) getRunByRef(w http.ResponseWriter, r *http.Request) error {
+	q, err := query(r, "ref")
 	if err != nil {
 		return err
 	}
-	return s.writeRun(r.Context(), w, http.StatusOK, run.ID)
+	if !q.Has("ref") {
+		return &Problem{Status: http.StatusBadRequest, Field: "ref", Detail: "name the run with ?ref=, such as ?ref=deploy/prod"}
+	}
+	return s.answerRun(w, r, q.Get("ref"))
+}
+
+// answerRun answers the view of the run ref names, through the one door.
+func (s *Server) answerRun(w http.ResponseWriter, r *http.Request, ref string) error {
+	v, err := s.door.Run(r.Context(), ref)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, v)
+}
+
+// offerDecision answers GET /v1/runs/{id}/decision: whether a version
+// decision can be taken on the run now.
+func (s *Server) offerDecision(w http.ResponseWriter, r *http.Request) error {
+	if _, err := query(r); err != nil {
+		return err
+	}
+	o, err := s.door.Offer(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, api.OfferOf(o))
 }
 
 // findRun resolves a run reference as the CLI does (interp.ResolveRun):

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
@@ -68,7 +69,10 @@ type Route struct {
 
 // Server is the HTTP API. It is an http.Handler.
 type Server struct {
-	eng  *interp.Engine
+	eng *interp.Engine
+	// api is the one door the handlers read and steer runs through (the
+	// CLI's, package api), over eng.
+	door *api.Local
 	st   store.Store
 	clk  clock.Clock
 	log  *slog.Logger
@@ -111,7 +115,7 @@ func New(opts Options) *Server {
 		opts.Log = slog.Default()
 	}
 	s := &Server{
-		eng: opts.Engine, st: opts.Engine.Store(), clk: opts.Clock, log: opts.Log, opts: opts,
+		eng: opts.Engine, door: api.NewLocal(opts.Engine), st: opts.Engine.Store(), clk: opts.Clock, log: opts.Log, opts: opts,
 		mux:    http.NewServeMux(),
 		limits: newLimiter(opts.Clock, opts.Rate, opts.Burst),
 	}

@@ -1,0 +1,60 @@
+package api
+
+import (
+	"context"
+
+	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/store"
+)
+
+// Local is the Service of an engine over a store in this process: what
+// the CLI uses without --server, and what flowrun serve's handlers call.
+type Local struct {
+	eng *interp.Engine
+	st  store.Store
+}
+
+// NewLocal returns the Service of eng. Close does not close eng's store:
+// whoever opened it does.
+func NewLocal(eng *interp.Engine) *Local { return &Local{eng: eng, st: eng.Store()} }
+
+// Close implements Service; the store stays open (NewLocal).
+func (l *Local) Close() error { return nil }
+
+// Runs implements RunReader.
+func (l *Local) Runs(ctx context.Context, q RunsQuery) ([]interp.RunSummaryJSON, error) {
+	p := store.RunListParams{Workflow: q.Workflow, Key: q.Key, Statuses: q.Statuses, Since: q.Since,
+		TopLevel: !q.Children, Limit: q.Limit, BeforeID: q.Before}
+	runs, err := l.st.RunList(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	out := interp.RunSummaries(runs)
+	if err := interp.AddRunSchedules(ctx, l.st, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Run implements RunReader.
+func (l *Local) Run(ctx context.Context, ref string) (*interp.RunView, error) {
+	run, err := l.eng.ResolveRun(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return l.eng.Show(ctx, run.ID)
+}
+
+// Offer implements RunReader.
+func (l *Local) Offer(ctx context.Context, runID string) (interp.DecisionOffer, error) {
+	run, err := l.eng.ResolveRun(ctx, runID)
+	if err != nil {
+		return interp.DecisionOffer{}, err
+	}
+	return l.eng.OfferDecision(ctx, run)
+}
+
+// NearestWorkflows implements RunReader.
+func (l *Local) NearestWorkflows(ctx context.Context, name string) (bool, []string, error) {
+	return l.eng.NearestWorkflows(ctx, name)
+}

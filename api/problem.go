@@ -1,0 +1,148 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/store"
+)
+
+// ProblemJSON is the body of an error answer of the API,
+// application/problem+json (RFC 9457), as the server writes it and Client
+// reads it.
+type ProblemJSON struct {
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	Detail string `json:"detail"`
+	Field  string `json:"field,omitempty"`
+	// RequestID names a 5xx answer in the server's log, which has the
+	// detail the answer leaves out.
+	RequestID string `json:"request_id,omitempty"`
+	// Ref is set when a run reference named no single run: the parts
+	// the CLI prints (the candidates, the nearest workflows).
+	Ref *RefProblemJSON `json:"ref,omitempty"`
+}
+
+// RefProblemJSON is what an answer says of a run reference that names no
+// single run (interp.RunRefError).
+type RefProblemJSON struct {
+	Ref        string                  `json:"ref"`
+	Problem    string                  `json:"problem"` // invalid, no_match or ambiguous
+	Message    string                  `json:"message"`
+	Candidates []interp.RunSummaryJSON `json:"candidates"`
+	More       bool                    `json:"more"`
+	Workflows  []string                `json:"workflows"`
+}
+
+var refProblems = map[interp.RunRefProblem]string{
+	interp.RefInvalid: "invalid", interp.RefNoMatch: "no_match", interp.RefAmbiguous: "ambiguous",
+}
+
+// RefProblemOf is the wire form of e.
+func RefProblemOf(e *interp.RunRefError) *RefProblemJSON {
+	ws := e.Workflows
+	if ws == nil {
+		ws = []string{}
+	}
+	return &RefProblemJSON{Ref: e.Ref, Problem: refProblems[e.Problem], Message: e.Message,
+		Candidates: interp.RunSummaries(e.Candidates), More: e.More, Workflows: ws}
+}
+
+// runRefError is the error r stands for, as the engine returned it.
+func (r *RefProblemJSON) runRefError() (*interp.RunRefError, error) {
+	e := &interp.RunRefError{Ref: r.Ref, Message: r.Message, More: r.More, Workflows: r.Workflows}
+	for p, name := range refProblems {
+		if name == r.Problem {
+			e.Problem = p
+		}
+	}
+	if e.Problem == 0 {
+		return nil, fmt.Errorf("unknown run reference problem %q", r.Problem)
+	}
+	for _, c := range r.Candidates {
+		created, err := time.Parse(time.RFC3339Nano, c.CreatedAt)
+		if err != nil {
+			return nil, fmt.Errorf("candidate %s: created_at %q: %w", c.RunID, c.CreatedAt, err)
+		}
+		e.Candidates = append(e.Candidates, store.RunSummary{ID: c.RunID, Workflow: c.Workflow,
+			Version: c.Version, Key: c.Key, Status: store.RunStatus(c.Status), CreatedAt: created,
+			StepsTotal: c.StepsTotal, StepsDone: c.StepsDone})
+	}
+	return e, nil
+}
+
+// Errors a Problem wraps by its status, for the statuses the store's
+// sentinels do not name.
+var (
+	// ErrInvalid: the request was refused as bad input (400, 422).
+	ErrInvalid = errors.New("invalid request")
+	// ErrUnauthorized: no token, or one the server does not know (401).
+	ErrUnauthorized = errors.New("not signed in")
+	// ErrForbidden: the token's scope does not allow the request (403).
+	ErrForbidden = errors.New("not allowed")
+	// ErrRateLimited: the token made too many requests (429).
+	ErrRateLimited = errors.New("rate limited")
+	// ErrServer: the server failed (5xx other than 503).
+	ErrServer = errors.New("server error")
+)
+
+// Problem is an error answer of the server: the request reached flowrun
+// serve, which refused it or failed. Error is the server's words (the
+// engine's, as the CLI prints them locally).
+type Problem struct {
+	// Server is the base URL of the server that answered.
+	Server string
+	ProblemJSON
+	// RetryAfter is the answer's Retry-After (0 when none).
+	RetryAfter time.Duration
+}
+
+func (p *Problem) Error() string {
+	if p.Detail != "" {
+		return p.Detail
+	}
+	return fmt.Sprintf("%s answered %d %s", p.Server, p.Status, http.StatusText(p.Status))
+}
+
+// Unwrap is the sentinel of the answer's status: the store's for what the
+// store says (not found, conflict, busy), this package's otherwise.
+func (p *Problem) Unwrap() error {
+	switch {
+	case p.Status == http.StatusNotFound:
+		return store.ErrNotFound
+	case p.Status == http.StatusConflict:
+		return store.ErrConflict
+	case p.Status == http.StatusServiceUnavailable:
+		return store.ErrBusy
+	case p.Status == http.StatusUnauthorized:
+		return ErrUnauthorized
+	case p.Status == http.StatusForbidden:
+		return ErrForbidden
+	case p.Status == http.StatusTooManyRequests:
+		return ErrRateLimited
+	case p.Status >= 500:
+		return ErrServer
+	}
+	return ErrInvalid
+}
+
+// ServerError is a failure to get an answer from the server that Client
+// can read: the server is down or refuses connections, the TLS handshake
+// failed, the answer is not the API's (HTML from a proxy, a body over the
+// limit, JSON of another shape), or the call timed out.
+type ServerError struct {
+	Server string
+	// Op is the request, such as "GET /v1/runs".
+	Op  string
+	Err error
+}
+
+func (e *ServerError) Error() string {
+	return fmt.Sprintf("%s %s: %v", e.Op, e.Server, e.Err)
+}
+
+func (e *ServerError) Unwrap() error { return e.Err }
