@@ -33,6 +33,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/project"
@@ -74,6 +75,10 @@ type command struct {
 	long  string // the paragraph for `flowrun help VERB`
 	// store says the verb takes --db.
 	store bool
+	// remote says the verb takes --server: it reads and steers runs
+	// through the one door (package api; remote.go), which may be a
+	// flowrun serve.
+	remote bool
 	// reads says the verb only reads (or makes one short write): Ctrl-C
 	// and SIGTERM cancel its context, so its statement is canceled on the
 	// database server too, and it exits 128+the signal's number. Verbs
@@ -157,7 +162,11 @@ type env struct {
 	engStore store.Store
 	onEvent  atomic.Pointer[func(store.Event)]
 	traces   commandTraces // the tracer of the command's engine (tracing.go)
-	closers  []func() error
+	// remote is the server of a remote verb (--server, FLOWRUN_SERVER),
+	// client its client once dialed (remote.go).
+	remote  remoteTarget
+	client  *api.Client
+	closers []func() error
 }
 
 // Main runs the flowrun command line with args (without the program name)
@@ -219,6 +228,10 @@ func (e *env) main(ctx context.Context, args []string) int {
 	var dbFlag string
 	var verbose bool
 	var queryTimeout time.Duration
+	var serverFlag string
+	if cmd.remote {
+		fs.StringVar(&serverFlag, "server", "", serverUsage)
+	}
 	if cmd.store {
 		fs.StringVar(&dbFlag, "db", "", dbUsage)
 		fs.DurationVar(&queryTimeout, "query-timeout", 0, queryTimeoutUsage)
@@ -234,7 +247,16 @@ func (e *env) main(ctx context.Context, args []string) int {
 		return e.report(usageErrorf("%s", flagMessage(err)).
 			hint(fmt.Sprintf("Run `flowrun %s -h` for its usage.", cmd.name)))
 	}
-	if cmd.store {
+	if cmd.remote {
+		if err := e.chooseServer(serverFlag, dbFlag != "" || globalDB != ""); err != nil {
+			return e.report(err)
+		}
+	}
+	if e.remote.url != "" {
+		if verbose {
+			fmt.Fprintf(e.stderr, "flowrun %s: using the server %s, named by %s\n", cmd.name, e.remote.url, e.remote.from)
+		}
+	} else if cmd.store {
 		switch {
 		case dbFlag != "" || globalDB != "":
 			e.dsn, e.dsnFrom = firstNonEmpty(dbFlag, globalDB), "--db"
@@ -326,6 +348,9 @@ func (e *env) report(err error) int {
 		return ExitOK
 	}
 	var xe *exitError
+	if !errors.As(err, &xe) {
+		err = remoteError(err) // a server's refusal or fault, worded
+	}
 	if !errors.As(err, &xe) {
 		xe = &exitError{code: codeOf(err), err: err}
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/store"
 )
 
@@ -68,7 +69,8 @@ func codeOf(err error) int {
 	case errors.As(err, &xe):
 		return xe.code
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrAmbiguous),
-		errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrVersionConflict):
+		errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrVersionConflict),
+		errors.Is(err, api.ErrInvalid), errors.Is(err, api.ErrUnauthorized), errors.Is(err, api.ErrForbidden):
 		return ExitInvalid
 	case errors.Is(err, store.ErrBusy), errors.Is(err, store.ErrSchemaTooNew), errors.Is(err, store.ErrFull), errors.Is(err, store.ErrTimeout):
 		return ExitStore

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
 )
@@ -38,6 +39,36 @@ func (e *env) findRun(ctx context.Context, ref string) (store.Store, store.Run, 
 		return nil, store.Run{}, refError(err)
 	}
 	return st, run, nil
+}
+
+// viewRun opens the verb's door (the store without creating it, or the
+// server) and reads the view of the run a reference names, with the
+// refusals of findRun.
+func (e *env) viewRun(ctx context.Context, ref string) (api.Service, *interp.RunView, error) {
+	parsed, err := interp.ParseRunRef(ref)
+	if err != nil {
+		return nil, nil, refError(err)
+	}
+	d, err := e.door(ctx)
+	if errors.Is(err, errNoDatabase) {
+		what := fmt.Sprintf("no run matches %q", ref)
+		if parsed.Kind == interp.RefID {
+			what = fmt.Sprintf("no run has an id starting with %q", ref)
+		}
+		return nil, nil, e.noDatabase(what)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := d.Run(ctx, ref)
+	var re *interp.RunRefError
+	if errors.As(err, &re) {
+		return nil, nil, refError(err)
+	}
+	if err != nil {
+		return nil, nil, storeError("reading run "+ref, err)
+	}
+	return d, v, nil
 }
 
 // refError words an error of ResolveRun for people: the message, the

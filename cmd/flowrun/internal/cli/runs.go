@@ -7,11 +7,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/flowrun/flowrun/interp"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/termtext"
@@ -37,8 +37,9 @@ the runs with that run key; --since keeps the runs created since an age ago
 --json prints an array of run summaries with the fields run_id,
 workflow, version, key, status, created_at, finished_at (null until the run
 ends), steps_total and steps_done.`,
-		store: true,
-		reads: true,
+		store:  true,
+		remote: true,
+		reads:  true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			status := &choicesFlag{choices: runStatuses}
 			fs.Var(status, "status", "only runs with these statuses, comma-separated: pending, running, waiting, blocked, completed, failed, canceled")
@@ -57,36 +58,28 @@ ends), steps_total and steps_done.`,
 				if *limit < 0 {
 					return usageErrorf("--limit must be 0 or more, got %d", *limit).hint("Pass --limit 0 to list every run.")
 				}
-				var runs []store.RunSummary
-				st, err := e.openStore(ctx, false)
+				d, err := e.door(ctx)
 				switch {
 				case errors.Is(err, errNoDatabase):
 					return e.noDatabase("")
 				case err != nil:
 					return err
-				default:
-					p := store.RunListParams{Workflow: *workflow, Key: *key, Since: since.since(e.clock.Now()),
-						TopLevel: !*children, Limit: *limit}
-					for _, v := range status.values {
-						p.Statuses = append(p.Statuses, store.RunStatus(v))
-					}
-					runs, err = st.RunList(ctx, p)
-					if err != nil {
-						return storeError("", err) // the store's words start with "listing runs"
-					}
+				}
+				q := api.RunsQuery{Workflow: *workflow, Key: *key, Since: since.since(e.clock.Now()),
+					Children: *children, Limit: *limit}
+				for _, v := range status.values {
+					q.Statuses = append(q.Statuses, store.RunStatus(v))
+				}
+				runs, err := d.Runs(ctx, q)
+				if err != nil {
+					return storeError("", err) // the store's words start with "listing runs"
 				}
 				if *asJSON {
-					out := interp.RunSummaries(runs)
-					if st != nil {
-						if err := interp.AddRunSchedules(ctx, st, out); err != nil {
-							return storeError("listing runs", err)
-						}
-					}
-					return e.writeJSON(out)
+					return e.writeJSON(runs)
 				}
 				if len(runs) == 0 {
 					if *workflow != "" {
-						stored, nearest, err := e.engine(st, nil).NearestWorkflows(ctx, *workflow)
+						stored, nearest, err := d.NearestWorkflows(ctx, *workflow)
 						if err != nil {
 							return storeError("", err)
 						}
@@ -105,8 +98,8 @@ ends), steps_total and steps_done.`,
 				tw := newTable(e.stdout)
 				fmt.Fprintln(tw, "RUN\tWORKFLOW\tVERSION\tKEY\tSTATUS\tSTEPS\tCREATED")
 				for _, r := range runs {
-					row(tw, r.ID, r.Workflow, r.Version, r.Key, string(r.Status),
-						fmt.Sprintf("%d/%d", r.StepsDone, r.StepsTotal), formatTime(r.CreatedAt))
+					row(tw, r.RunID, r.Workflow, r.Version, r.Key, r.Status,
+						fmt.Sprintf("%d/%d", r.StepsDone, r.StepsTotal), formatJSONTime(r.CreatedAt))
 				}
 				return tw.Flush()
 			}
@@ -152,6 +145,16 @@ func (e *env) writeJSON(v any) error {
 		return fmt.Errorf("writing JSON: %w", err)
 	}
 	return nil
+}
+
+// formatJSONTime renders a time of a JSON form (interp.JSONTime) as
+// formatTime does, or "-".
+func formatJSONTime(s string) string {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return "-"
+	}
+	return formatTime(t)
 }
 
 // formatTime renders a time for tables, in the local zone, or "-".

@@ -35,8 +35,9 @@ Control characters in what programs and callers wrote (an escape sequence
 in a step's stderr, a carriage return in a key) are printed escaped, as
 \x1b and \r, so they cannot rewrite the terminal; --json prints the exact
 text.`,
-		store: true,
-		reads: true,
+		store:  true,
+		remote: true,
+		reads:  true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			asJSON := fs.Bool("json", false, "print the run as one JSON object")
 			fs.BoolVar(&e.display.items.all, "items", false, "list a foreach's items one per row (100 at a time) instead of their totals")
@@ -48,19 +49,23 @@ text.`,
 				if e.display.items.from < 0 || e.display.items.from > 0 && !e.display.items.all {
 					return usageErrorf("--from must be 0 or more and goes with --items, got %d", e.display.items.from).hint("Run: flowrun show RUN --items --from 100")
 				}
-				st, run, err := e.findRun(ctx, args[0])
+				d, view, err := e.viewRun(ctx, args[0])
 				if err != nil {
 					return err
 				}
-				eng := e.engine(st, nil)
-				if err := e.printView(ctx, eng, run.ID, *asJSON); err != nil {
+				if *asJSON {
+					err = e.writeJSON(view)
+				} else {
+					err = writeHumanView(e.stdout, view, e.display.items)
+				}
+				if err != nil {
 					return err
 				}
 				// Where a version decision can be taken, say how (on
 				// stderr: stdout stays the view).
-				if o, err := eng.OfferDecision(ctx, run); err == nil && o.Offer {
+				if o, err := d.Offer(ctx, view.RunID); err == nil && o.Offer {
 					fmt.Fprintf(e.stderr, "flowrun show: run %s is bound to version %s and version %s of %q, a newer MAJOR, is stored: decide with flowrun resume %s (it asks on a terminal) or flowrun resume %s --choose old|new|migrate\n",
-						run.ID, run.Version, o.Newest, run.Workflow, run.ID, run.ID)
+						view.RunID, view.Version, o.Newest, view.Workflow, view.RunID, view.RunID)
 				}
 				return nil
 			}
