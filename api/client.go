@@ -289,9 +289,7 @@ func (c *Client) Runs(ctx context.Context, q RunsQuery) ([]interp.RunSummaryJSON
 	if !q.Since.IsZero() {
 		v.Set("since", interp.JSONTime(q.Since))
 	}
-	if q.Children {
-		v.Set("children", "true")
-	}
+	v.Set("children", strconv.FormatBool(q.Children))
 	var out []interp.RunSummaryJSON
 	for {
 		page := min(q.Limit-len(out), maxPage)

@@ -25,7 +25,13 @@ import (
 // the scripts.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"flowrun":   func() { confine.Process(); os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"flowrun": func() {
+			confine.Process()
+			if os.Getenv("FLOWRUN_TWIN") == "1" {
+				os.Exit(twinMain(os.Args[1:]))
+			}
+			os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		},
 		"holdlock":  holdLock,
 		"emitshape": emitShape,
 		"apiclient": apiClient,
@@ -64,7 +70,12 @@ func holdLock() {
 // file, each with its own workflow files and expected output.
 func TestScripts(t *testing.T) {
 	t.Parallel()
-	testscript.Run(t, testscript.Params{
+	testscript.Run(t, scriptParams())
+}
+
+// scriptParams are the settings of the scripts of testdata/script.
+func scriptParams() testscript.Params {
+	return testscript.Params{
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("FLOWRUN_DB", filepath.Join(env.WorkDir, ".flowrun", "flowrun.db"))
@@ -102,7 +113,7 @@ func TestScripts(t *testing.T) {
 			"gencert":    cmdGenCert,
 			"authtable":  cmdAuthTable,
 		},
-	})
+	}
 }
 
 // Run ids are ULIDs; times are RFC 3339 or the clock stamps of progress
