@@ -112,6 +112,8 @@ func scriptParams() testscript.Params {
 			"slowclient": cmdSlowClient,
 			"gencert":    cmdGenCert,
 			"authtable":  cmdAuthTable,
+			"serverurl":  cmdServerURL,
+			"envfile":    cmdEnvFile,
 		},
 	}
 }

@@ -212,3 +212,43 @@ func stopTwinServer(work string) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
+
+// cmdServerURL sets a variable to the URL of a flowrun serve the script
+// started in the background with --addr-file (default "addr"), waiting
+// for the file to hold the address:
+//
+//	serverurl VAR [ADDRFILE]
+func cmdServerURL(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: serverurl VAR [ADDRFILE]")
+	}
+	file := "addr"
+	if len(args) == 2 {
+		file = args[1]
+	}
+	// The 30s limit is a safety net against a hung test, never a timing
+	// assumption.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, err := os.ReadFile(ts.MkAbs(file))
+		if err == nil && bytes.HasSuffix(b, []byte("\n")) {
+			ts.Setenv(args[0], "http://"+strings.TrimSpace(string(b)))
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("serverurl: %s holds no address after 30s", file)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// cmdEnvFile sets a variable to the content of a file, its surrounding
+// space trimmed (a token flowrun tokens create printed):
+//
+//	envfile VAR FILE
+func cmdEnvFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: envfile VAR FILE")
+	}
+	ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile(args[1])))
+}

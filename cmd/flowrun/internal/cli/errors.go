@@ -54,6 +54,9 @@ func usageErrorf(format string, args ...any) *exitError {
 // storeError is a failure of the store: exit 5, unless the error says the
 // input was wrong (an unknown id), which codeOf classifies.
 func storeError(msg string, err error) *exitError {
+	if x := remoteExit(msg, err); x != nil {
+		return x // a server's refusal or fault (remote.go)
+	}
 	return &exitError{code: codeOf(err), msg: msg, err: err}
 }
 

@@ -63,23 +63,41 @@ func (e *env) door(ctx context.Context) (api.Service, error) {
 	return api.NewLocal(e.engine(st, nil)), nil
 }
 
-// remoteError words an error of the server's for the terminal: exit 5
-// when the server could not be reached or failed, 2 when it refused the
-// request (bad input, no token or too small a scope), with how to fix it.
-func remoteError(err error) error {
+// remoteExit words an error of the server's for the terminal, or is nil
+// for another error: exit 5 when the server could not be reached or
+// failed, 2 when it refused the request (bad input, no token or too small
+// a scope), with how to fix it. msg, when not "", says what was being
+// done.
+func remoteExit(msg string, err error) *exitError {
 	var se *api.ServerError
 	var p *api.Problem
+	with := func(code int, what string) *exitError {
+		if msg != "" && what != "" {
+			what = msg + ": " + what
+		} else if msg != "" {
+			what = msg
+		}
+		return &exitError{code: code, msg: what, err: err}
+	}
 	switch {
 	case errors.As(err, &se):
-		return (&exitError{code: ExitStore, err: err}).hint("Check that flowrun serve runs at that address and answers (curl URL/healthz), or read the store itself with --db.")
+		return with(ExitStore, "").hint("Check that flowrun serve runs at that address and answers (curl URL/healthz), or read the store itself with --db.")
 	case errors.As(err, &p) && errors.Is(err, api.ErrUnauthorized):
-		return (&exitError{code: ExitInvalid, msg: fmt.Sprintf("server %s refused the request", p.Server), err: err}).
+		return with(ExitInvalid, fmt.Sprintf("server %s refused the request", p.Server)).
 			hint("Set FLOWRUN_TOKEN to a token of that server (its admin creates one with: flowrun tokens create NAME --scope read|write).")
 	case errors.As(err, &p) && errors.Is(err, api.ErrForbidden):
-		return (&exitError{code: ExitInvalid, msg: fmt.Sprintf("server %s refused the request", p.Server), err: err}).
+		return with(ExitInvalid, fmt.Sprintf("server %s refused the request", p.Server)).
 			hint("Use a token with the scope the message names (flowrun tokens create NAME --scope SCOPE on the server).")
 	case errors.As(err, &p) && p.Status >= 500:
-		return &exitError{code: ExitStore, msg: fmt.Sprintf("server %s failed", p.Server), err: err}
+		return with(ExitStore, fmt.Sprintf("server %s failed", p.Server))
+	}
+	return nil
+}
+
+// remoteError is remoteExit's error, or err as it is.
+func remoteError(err error) error {
+	if x := remoteExit("", err); x != nil {
+		return x
 	}
 	return err
 }
