@@ -179,7 +179,7 @@ func TestTokenRoutes(t *testing.T) {
 	a.send(req).want(t, http.StatusOK)
 	a.do(store.ScopeAdmin, http.MethodPost, "/v1/tokens", `{"name": "bot"}`).problem(t, http.StatusConflict, `a token named "bot" exists`)
 	a.do(store.ScopeAdmin, http.MethodPost, "/v1/tokens", `{"name": "b o t"}`).problem(t, http.StatusBadRequest, `token name "b o t" is not`)
-	a.do(store.ScopeAdmin, http.MethodPost, "/v1/tokens", `{"name": "x", "scope": "root"}`).problem(t, http.StatusBadRequest, `scope "root" is not read, write or admin`)
+	a.do(store.ScopeAdmin, http.MethodPost, "/v1/tokens", `{"name": "x", "scope": "root"}`).problem(t, http.StatusBadRequest, `scope "root" is not read, write, deploy or admin`)
 	a.do(store.ScopeAdmin, http.MethodDelete, "/v1/tokens/bot", "").want(t, http.StatusOK)
 	a.send(req).problem(t, http.StatusUnauthorized, "revoked")
 	a.do(store.ScopeAdmin, http.MethodDelete, "/v1/tokens/bot", "").problem(t, http.StatusNotFound, `no token is named "bot"`)

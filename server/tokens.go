@@ -96,7 +96,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 		scope = store.TokenScope(req.Scope)
 	}
 	if !scope.Valid() {
-		return &Problem{Status: http.StatusBadRequest, Field: "scope", Detail: fmt.Sprintf("scope %q is not read, write or admin", req.Scope)}
+		return &Problem{Status: http.StatusBadRequest, Field: "scope", Detail: fmt.Sprintf("scope %q is not read, write, deploy or admin", req.Scope)}
 	}
 	token, err := NewToken()
 	if err != nil {

@@ -11,15 +11,22 @@ import (
 // (there is nothing to guess from a dictionary), and a lookup is one
 // indexed equality on the hash.
 
-// TokenScope is what a token may do: read < write < admin.
+// TokenScope is what a token may do: read < write < deploy < admin.
 type TokenScope string
 
 // Token scopes.
 const (
 	ScopeRead  TokenScope = "read"
 	ScopeWrite TokenScope = "write"
-	ScopeAdmin TokenScope = "admin"
+	// ScopeDeploy also stores workflow versions (apply --server): the
+	// code a worker runs, which approvers with write need not be able to
+	// change.
+	ScopeDeploy TokenScope = "deploy"
+	ScopeAdmin  TokenScope = "admin"
 )
+
+// Scopes are the token scopes, lowest first.
+var Scopes = []TokenScope{ScopeRead, ScopeWrite, ScopeDeploy, ScopeAdmin}
 
 // Allows reports whether a token of scope s may do what needs scope need.
 func (s TokenScope) Allows(need TokenScope) bool { return s.rank() >= need.rank() && need.rank() > 0 }
@@ -30,13 +37,15 @@ func (s TokenScope) rank() int {
 		return 1
 	case ScopeWrite:
 		return 2
-	case ScopeAdmin:
+	case ScopeDeploy:
 		return 3
+	case ScopeAdmin:
+		return 4
 	}
 	return 0
 }
 
-// Valid reports whether s is one of the three scopes.
+// Valid reports whether s is one of the scopes.
 func (s TokenScope) Valid() bool { return s.rank() > 0 }
 
 // Token is a stored API token, without the token.

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -49,6 +50,16 @@ func testTokens(t *testing.T, newStore func(t *testing.T) store.Store) {
 		}
 		if _, err := f.s.TokenRevoke(f.ctx, "ci"); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("TokenRevoke twice: %v, want ErrNotFound", err)
+		}
+		// Every scope is stored, deploy included.
+		for i, sc := range store.Scopes {
+			name, hash := "scope-"+string(sc), fmt.Sprintf("ee%02d", i)
+			if _, err := f.s.TokenCreate(f.ctx, store.TokenCreateParams{Name: name, Scope: sc, Hash: hash, Now: at(5 * time.Second)}); err != nil {
+				t.Fatalf("TokenCreate with scope %s: %v", sc, err)
+			}
+			if got, err := f.s.TokenLookup(f.ctx, hash); err != nil || got.Scope != sc {
+				t.Fatalf("TokenLookup of a %s token = %+v, %v", sc, got, err)
+			}
 		}
 		// A revoked name may be used again.
 		if _, err := f.s.TokenCreate(f.ctx, store.TokenCreateParams{Name: "ci", Scope: store.ScopeRead, Hash: "dd44", Now: at(4 * time.Second)}); err != nil {

@@ -13,7 +13,7 @@ import (
 func tokensCommand() *command {
 	return &command{
 		name:  "tokens",
-		args:  "create NAME [--scope read|write|admin] | list [--json] | revoke NAME",
+		args:  "create NAME [--scope read|write|deploy|admin] | list [--json] | revoke NAME",
 		short: "create, list and revoke the bearer tokens of flowrun serve",
 		long: `Tokens manages the bearer tokens the HTTP API (flowrun serve) accepts. create
 prints a new token on stdout, once: the database keeps only its SHA-256, so
@@ -26,12 +26,12 @@ server refuses it from its next request on. NAME is 1 to 64 letters, digits,
 '.', '_' or '-'.`,
 		store: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
-			scope := &choiceFlag{value: string(store.ScopeWrite), choices: []string{"read", "write", "admin"}}
+			scope := &choiceFlag{value: string(store.ScopeWrite), choices: []string{"read", "write", "deploy", "admin"}}
 			fs.Var(scope, "scope", "create: what the token may do: read, write or admin")
 			asJSON := fs.Bool("json", false, "list: print a JSON array of tokens")
 			return func(ctx context.Context, args []string) error {
 				if len(args) == 0 {
-					return usageErrorf("tokens needs a subcommand: create, list or revoke").hint("Run: flowrun tokens create NAME [--scope read|write|admin]")
+					return usageErrorf("tokens needs a subcommand: create, list or revoke").hint("Run: flowrun tokens create NAME [--scope read|write|deploy|admin]")
 				}
 				sub := args[0]
 				want := map[string]int{"create": 2, "revoke": 2, "list": 1}
