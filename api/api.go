@@ -14,6 +14,8 @@ import (
 // names no single run is an *interp.RunRefError.
 type Service interface {
 	RunReader
+	Deployer
+	Starter
 	// Close releases what the service holds (the store of a Local it
 	// opened; a Client's idle connections).
 	Close() error

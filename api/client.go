@@ -171,43 +171,49 @@ func (c *Client) request(ctx context.Context, method, path string, q url.Values,
 // answer is read and dropped). An error answer is a *Problem, a failure
 // to get a readable answer a *ServerError.
 func (c *Client) call(ctx context.Context, method, path string, q url.Values, in, out any) error {
+	_, err := c.callStatus(ctx, method, path, q, in, out)
+	return err
+}
+
+// callStatus is call, and the answer's status.
+func (c *Client) callStatus(ctx context.Context, method, path string, q url.Values, in, out any) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
-			return fmt.Errorf("%s %s: encoding the request: %w", method, path, err)
+			return 0, fmt.Errorf("%s %s: encoding the request: %w", method, path, err)
 		}
 		body = strings.NewReader(string(b))
 	}
 	req, err := c.request(ctx, method, path, q, body)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	op := method + " " + path
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return c.transportError(ctx, op, err)
+		return 0, c.transportError(ctx, op, err)
 	}
 	defer resp.Body.Close()
 	b, err := c.readAnswer(resp)
 	if err != nil {
-		return c.transportError(ctx, op, err)
+		return 0, c.transportError(ctx, op, err)
 	}
 	if resp.StatusCode >= 300 {
-		return c.problem(op, resp, b)
+		return resp.StatusCode, c.problem(op, resp, b)
 	}
 	if err := c.checkJSON(resp, "application/json"); err != nil {
-		return &ServerError{Server: c.Server(), Op: op, Err: err}
+		return resp.StatusCode, &ServerError{Server: c.Server(), Op: op, Err: err}
 	}
 	if out == nil {
-		return nil
+		return resp.StatusCode, nil
 	}
 	if err := json.Unmarshal(b, out); err != nil {
-		return &ServerError{Server: c.Server(), Op: op, Err: fmt.Errorf("the answer is not the API's: %w", err)}
+		return resp.StatusCode, &ServerError{Server: c.Server(), Op: op, Err: fmt.Errorf("the answer is not the API's: %w", err)}
 	}
-	return nil
+	return resp.StatusCode, nil
 }
 
 // transportError words a failure to send a request or read its answer.
@@ -258,6 +264,9 @@ func (c *Client) problem(op string, resp *http.Response, b []byte) error {
 	}
 	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
 		p.RetryAfter = time.Duration(s) * time.Second
+	}
+	if p.Deploy != nil {
+		return &DeployError{Message: p.Detail, Hint: p.Deploy.Hint, Diagnostics: p.Deploy.Diagnostics}
 	}
 	if p.Ref != nil {
 		if re, err := p.Ref.runRefError(); err == nil {

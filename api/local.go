@@ -10,13 +10,26 @@ import (
 // Local is the Service of an engine over a store in this process: what
 // the CLI uses without --server, and what flowrun serve's handlers call.
 type Local struct {
-	eng *interp.Engine
-	st  store.Store
+	eng  *interp.Engine
+	st   store.Store
+	opts LocalOptions
+}
+
+// LocalOptions are the settings of NewLocal.
+type LocalOptions struct {
+	// WorkDir is where the exec steps of a version deployed from sources
+	// (Deploy: apply --server) start: the server's, not the client's
+	// directory, which the server cannot see.
+	WorkDir string
+	// MaxFileSize bounds each deployed file (0: lang's default).
+	MaxFileSize int64
 }
 
 // NewLocal returns the Service of eng. Close does not close eng's store:
 // whoever opened it does.
-func NewLocal(eng *interp.Engine) *Local { return &Local{eng: eng, st: eng.Store()} }
+func NewLocal(eng *interp.Engine, opts LocalOptions) *Local {
+	return &Local{eng: eng, st: eng.Store(), opts: opts}
+}
 
 // Close implements Service; the store stays open (NewLocal).
 func (l *Local) Close() error { return nil }

@@ -25,6 +25,9 @@ type ProblemJSON struct {
 	// Ref is set when a run reference named no single run: the parts
 	// the CLI prints (the candidates, the nearest workflows).
 	Ref *RefProblemJSON `json:"ref,omitempty"`
+	// Deploy is set when a deploy was refused (DeployError): the fix and
+	// the diagnostics.
+	Deploy *DeployProblemJSON `json:"deploy,omitempty"`
 }
 
 // RefProblemJSON is what an answer says of a run reference that names no

@@ -4,10 +4,11 @@ import "net/http"
 
 // api registers the routes of /v1 (spec/api.md).
 func (s *Server) api() {
-	const read, write, admin = "read", "write", "admin"
+	const read, write, deploy, admin = "read", "write", "deploy", "admin"
 	for _, rt := range []Route{
 		{Method: http.MethodPost, Path: "/v1/workflows/{workflow}/runs", Scope: write, Handler: s.startRun},
 		{Method: http.MethodGet, Path: "/v1/workflows", Scope: read, Handler: s.listWorkflows},
+		{Method: http.MethodPost, Path: "/v1/versions", Scope: deploy, Handler: s.deploy, MaxBody: maxDeployBody},
 		{Method: http.MethodGet, Path: "/v1/workflows/{workflow}/versions", Scope: read, Handler: s.listVersions},
 		{Method: http.MethodGet, Path: "/v1/runs", Scope: read, Handler: s.listRuns},
 		{Method: http.MethodGet, Path: "/v1/runs/{id}", Scope: read, Handler: s.getRun},

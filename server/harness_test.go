@@ -73,7 +73,7 @@ func newAPIOver(t *testing.T, wrap func(*sqlite.Store) store.Store, opts ...func
 	a.hs = httptest.NewServer(a.srv)
 	t.Cleanup(a.hs.Close)
 	t.Cleanup(a.srv.CloseStreams)
-	for _, sc := range []store.TokenScope{store.ScopeRead, store.ScopeWrite, store.ScopeAdmin} {
+	for _, sc := range store.Scopes {
 		tok, err := NewToken()
 		if err != nil {
 			t.Fatal(err)

@@ -182,7 +182,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 func TestRouteAuth(t *testing.T) {
 	a := newAPI(t)
 	a.apply(helloHCL)
-	lower := map[store.TokenScope]store.TokenScope{store.ScopeWrite: store.ScopeRead, store.ScopeAdmin: store.ScopeWrite}
+	lower := map[store.TokenScope]store.TokenScope{store.ScopeWrite: store.ScopeRead, store.ScopeDeploy: store.ScopeWrite, store.ScopeAdmin: store.ScopeDeploy}
 	for _, o := range operations(t) {
 		path := strings.NewReplacer("{workflow}", "hello", "{id}", "nope", "{name}", "go").Replace(o.path)
 		body := ""

@@ -55,6 +55,10 @@ func writeProblem(w http.ResponseWriter, p *Problem, requestID string) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(p.Status)
 	pj := api.ProblemJSON{Type: "about:blank", Title: http.StatusText(p.Status), Status: p.Status, Detail: p.Detail, Field: p.Field, RequestID: requestID}
+	if de := (*api.DeployError)(nil); p.Status < 500 && errors.As(p.Err, &de) {
+		// The fix and the diagnostics of a refused deploy.
+		pj.Deploy = &api.DeployProblemJSON{Hint: de.Hint, Diagnostics: de.Diagnostics}
+	}
 	if re := (*interp.RunRefError)(nil); p.Status < 500 && errors.As(p.Err, &re) {
 		// The parts the CLI prints of a reference that names no single
 		// run (its candidates, the nearest workflows).

@@ -45,6 +45,13 @@ type Options struct {
 	// MaxWait is the longest "wait" a start request may ask for (default
 	// 5m).
 	MaxWait time.Duration
+	// WorkDir is where the exec steps of versions deployed through the
+	// API (POST /v1/versions) start (default: the process's working
+	// directory).
+	WorkDir string
+	// MaxFileSize bounds each workflow file of a deploy (0: the
+	// language's default).
+	MaxFileSize int64
 	// Log receives the detail of every server error (5xx), which the
 	// answer leaves out, under the request id the answer gives (default
 	// slog.Default()).
@@ -65,6 +72,9 @@ type Route struct {
 	// check their own signature).
 	Scope   store.TokenScope
 	Handler Handler
+	// MaxBody, when more than 0, bounds this route's request body instead
+	// of Options.MaxBody (a deploy carries workflow files).
+	MaxBody int64
 }
 
 // Server is the HTTP API. It is an http.Handler.
@@ -115,7 +125,7 @@ func New(opts Options) *Server {
 		opts.Log = slog.Default()
 	}
 	s := &Server{
-		eng: opts.Engine, door: api.NewLocal(opts.Engine), st: opts.Engine.Store(), clk: opts.Clock, log: opts.Log, opts: opts,
+		eng: opts.Engine, door: api.NewLocal(opts.Engine, api.LocalOptions{WorkDir: opts.WorkDir, MaxFileSize: opts.MaxFileSize}), st: opts.Engine.Store(), clk: opts.Clock, log: opts.Log, opts: opts,
 		mux:    http.NewServeMux(),
 		limits: newLimiter(opts.Clock, opts.Rate, opts.Burst),
 	}
@@ -217,7 +227,11 @@ func badPath(u *url.URL) string {
 // and the problem+json answer of its error.
 func (s *Server) wrap(rt Route) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBody)
+		limit := s.opts.MaxBody
+		if rt.MaxBody > 0 {
+			limit = rt.MaxBody
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		if r.ContentLength != 0 && r.Method != http.MethodGet && r.Method != http.MethodHead {
 			// The body must arrive within BodyTimeout; the deadline is
 			// lifted once it has, so a long answer (a start that waits)

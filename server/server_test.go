@@ -166,7 +166,7 @@ func TestTokenRoutes(t *testing.T) {
 	a := newAPI(t)
 	var list []map[string]any
 	decode(t, a.do(store.ScopeAdmin, http.MethodGet, "/v1/tokens", "").want(t, http.StatusOK).body, &list)
-	if len(list) != 3 || list[0]["name"] != "admin-token" || list[0]["token"] != nil {
+	if len(list) != 4 || list[0]["name"] != "admin-token" || list[0]["token"] != nil {
 		t.Fatalf("tokens: %v", list)
 	}
 	c := a.do(store.ScopeAdmin, http.MethodPost, "/v1/tokens", `{"name": "bot", "scope": "read"}`).want(t, http.StatusCreated).json(t)

@@ -330,7 +330,7 @@ func cmdGenCert(ts *testscript.TestScript, neg bool, args []string) {
 // server serves (/v1/openapi.json) against its x-scope, through the
 // server:
 //
-//	authtable [-addr FILE] READ-TOKEN WRITE-TOKEN ADMIN-TOKEN
+//	authtable [-addr FILE] READ-TOKEN WRITE-TOKEN DEPLOY-TOKEN ADMIN-TOKEN
 //
 // (each token may be @FILE). A route with a scope must answer 401 without
 // a token, 403 with a token of the scope below it, and neither with its
@@ -342,11 +342,11 @@ func cmdAuthTable(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) > 2 && args[0] == "-addr" {
 		addrFile, args = args[1], args[2:]
 	}
-	if neg || len(args) != 3 {
-		ts.Fatalf("usage: authtable [-addr FILE] READ-TOKEN WRITE-TOKEN ADMIN-TOKEN")
+	if neg || len(args) != 4 {
+		ts.Fatalf("usage: authtable [-addr FILE] READ-TOKEN WRITE-TOKEN DEPLOY-TOKEN ADMIN-TOKEN")
 	}
 	tokens := map[string]string{}
-	for i, scope := range []string{"read", "write", "admin"} {
+	for i, scope := range []string{"read", "write", "deploy", "admin"} {
 		t := args[i]
 		if f, ok := strings.CutPrefix(t, "@"); ok {
 			t = strings.TrimSpace(ts.ReadFile(f))
@@ -363,7 +363,7 @@ func cmdAuthTable(ts *testscript.TestScript, neg bool, args []string) {
 	err = json.NewDecoder(resp.Body).Decode(&doc)
 	resp.Body.Close()
 	ts.Check(err)
-	below := map[string]string{"write": "read", "admin": "write"}
+	below := map[string]string{"write": "read", "deploy": "write", "admin": "deploy"}
 	var lines []string
 	for path, item := range doc.Paths {
 		for method, raw := range item {
@@ -405,7 +405,7 @@ func cmdAuthTable(ts *testscript.TestScript, neg bool, args []string) {
 				}
 				line += fmt.Sprintf(" open: %d", code)
 			case tokens[op.Scope] == "":
-				ts.Fatalf("%s needs a token but has no x-scope of read, write or admin (got %q)", line, op.Scope)
+				ts.Fatalf("%s needs a token but has no x-scope of read, write, deploy or admin (got %q)", line, op.Scope)
 			default:
 				none := send("")
 				if none != http.StatusUnauthorized {

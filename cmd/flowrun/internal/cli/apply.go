@@ -8,11 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
-	"github.com/hashicorp/hcl/v2"
+	"github.com/flowrun/flowrun/termtext"
 )
 
 func applyCommand() *command {
@@ -112,12 +113,11 @@ func (e *env) apply(ctx context.Context, paths []string, o *applyOptions) error 
 	}
 	prog := &progress{w: e.stderr, quiet: e.display.quiet}
 	eng := e.engine(st, prog.event)
-	if err := e.storeVersions(ctx, eng, mod); err != nil {
+	res, err := e.storeVersions(ctx, eng, mod)
+	if err != nil {
 		return err
 	}
-	if err := e.activateSchedules(ctx, eng, mod); err != nil {
-		return err
-	}
+	e.sayNextFires(res)
 	// Relative exec paths resolve against the workflow file's directory
 	// (language.md §8.3), recorded on the run.
 	workDir, err := filepath.Abs(filepath.Dir(w.File))
@@ -149,9 +149,9 @@ func (e *env) apply(ctx context.Context, paths []string, o *applyOptions) error 
 // cache. onEvent, when not nil, receives the progress from then on.
 func (e *env) engine(st store.Store, onEvent func(store.Event)) *interp.Engine {
 	if onEvent != nil {
-		e.onEvent.Store(&onEvent)
+		e.cmdEngine.onEvent.Store(&onEvent)
 	}
-	if e.eng == nil || e.engStore != st {
+	if e.cmdEngine.eng == nil || e.cmdEngine.st != st {
 		opts := interp.Options{
 			Clock:    e.clock,
 			Getenv:   e.getenv,
@@ -161,96 +161,68 @@ func (e *env) engine(st store.Store, onEvent func(store.Event)) *interp.Engine {
 		if tr := e.commandTracer(); tr != nil {
 			opts.Observer, opts.Traceparent, opts.TraceSampled = tr, true, tr.Sampled
 		}
-		e.eng = interp.New(st, opts)
-		e.engStore = st
+		e.cmdEngine.eng = interp.New(st, opts)
+		e.cmdEngine.st = st
 	}
-	return e.eng
+	return e.cmdEngine.eng
 }
 
 // progress hands an event of the engine to the command's progress hook.
 func (e *env) progress(ev store.Event) {
-	if f := e.onEvent.Load(); f != nil {
+	if f := e.cmdEngine.onEvent.Load(); f != nil {
 		(*f)(ev)
 	}
 }
 
 // storeVersions stores every workflow of the module, so children resolve,
-// after checking each one's version promise against the stored versions
-// (interp.Engine.CheckVersion), with the directory of its file. Every
+// through the one door (api.Local.DeployModule: the version checks, the
+// runs a new MAJOR blocks, the store and the schedules), and says what it
+// did: runs a new MAJOR blocks, versions replaced in place. Every
 // workflow is checked before any is stored, so a refused apply writes
 // nothing.
-func (e *env) storeVersions(ctx context.Context, eng *interp.Engine, mod *lang.Module) error {
-	var blocks [][]interp.RunPlan
-	var checks []interp.VersionCheck
-	for _, w := range mod.Workflows {
-		c, err := e.checkVersion(ctx, eng, mod, w)
-		if err != nil {
-			return err
-		}
-		checks = append(checks, c)
-		var b []interp.RunPlan
-		if c.NewMajor {
-			if b, err = e.willBlock(ctx, eng, w.Name, w.Graph.Version); err != nil {
-				return err
-			}
-		}
-		blocks = append(blocks, b)
-	}
-	for i, w := range mod.Workflows {
-		e.sayWillBlock(w.Name, w.Graph.Version, blocks[i])
-		// The file's directory is recorded with the version: runs started
-		// through the API or a webhook execute there (spec/api.md).
-		dir, err := filepath.Abs(filepath.Dir(w.File))
-		if err != nil {
-			return fmt.Errorf("find the directory of %s: %w", w.File, err)
-		}
-		v, err := eng.StoreGraphAt(ctx, w.Graph, dir)
-		if err != nil {
-			var inUse *store.VersionInUseError
-			if errors.As(err, &inUse) { // a run started since the check
-				return versionInUseError(w, checks[i].Against, graph.RequiredBump(checks[i].Changes), inUse)
-			}
-			if errors.Is(err, store.ErrVersionConflict) {
-				return usageErrorf("workflow %q version %s was stored with a different graph by another process", w.Name, w.Graph.Version).
-					hint("Raise the version in " + w.File + " and apply again.")
-			}
-			return storeError("", err) // it names the workflow and version
-		}
-		if checks[i].Replace {
-			fmt.Fprintf(e.stderr, "flowrun %s: workflow %q version %s replaced in place as revision %d (a development version, MAJOR 0); runs of revision %d keep their graph\n",
-				e.verb, w.Name, v.Version, v.Revision, checks[i].Against.Revision)
-		}
-	}
-	return nil
-}
-
-// willBlock lists the unfinished runs of workflow that storing version
-// blocks for a version decision (a new MAJOR), as plan shows them.
-func (e *env) willBlock(ctx context.Context, eng *interp.Engine, workflow, version string) ([]interp.RunPlan, error) {
-	plans, err := eng.PlanRuns(ctx, interp.PlanRunsParams{Workflow: workflow, Version: version})
+func (e *env) storeVersions(ctx context.Context, eng *interp.Engine, mod *lang.Module) (*api.DeployResult, error) {
+	res, err := api.NewLocal(eng, api.LocalOptions{}).DeployModule(ctx, mod, api.WorkDirOf)
 	if err != nil {
-		return nil, storeError("", err)
+		return nil, e.deployError(err)
 	}
-	var out []interp.RunPlan
-	for _, p := range plans {
-		if p.Binding.Block {
-			out = append(out, p)
-		}
-	}
-	return out, nil
+	e.sayDeployed(res)
+	return res, nil
 }
 
-// sayWillBlock tells, on stderr, which unfinished runs storing version of
-// workflow blocks, and how each is decided.
-func (e *env) sayWillBlock(workflow, version string, runs []interp.RunPlan) {
-	if len(runs) == 0 {
-		return
+// sayDeployed tells, on stderr, which unfinished runs each stored version
+// blocks and which development versions it replaced in place.
+func (e *env) sayDeployed(res *api.DeployResult) {
+	for _, d := range res.Workflows {
+		if n := len(d.Blocked); n > 0 {
+			fmt.Fprintf(e.stderr, "flowrun %s: version %s of %q is a new MAJOR version; %s bound to an older MAJOR %s blocked until decided:\n",
+				e.verb, d.Version, d.Workflow, plural(n, "unfinished run", "unfinished runs"), pluralWord(n, "is", "are"))
+			for _, b := range d.Blocked {
+				fmt.Fprintf(e.stderr, "  run %s (version %s, %s): flowrun resume %s --choose old|new|migrate\n", b.RunID, b.Version, b.Status, b.RunID)
+			}
+		}
+		if d.Replaced {
+			fmt.Fprintf(e.stderr, "flowrun %s: workflow %q version %s replaced in place as revision %d (a development version, MAJOR 0); runs of revision %d keep their graph\n",
+				e.verb, d.Workflow, d.Version, d.Revision, d.Previous)
+		}
 	}
-	fmt.Fprintf(e.stderr, "flowrun %s: version %s of %q is a new MAJOR version; %s bound to an older MAJOR %s blocked until decided:\n",
-		e.verb, version, workflow, plural(len(runs), "unfinished run", "unfinished runs"), pluralWord(len(runs), "is", "are"))
-	for _, p := range runs {
-		fmt.Fprintf(e.stderr, "  run %s (version %s, %s): flowrun resume %s --choose old|new|migrate\n", p.Run.ID, p.Run.Version, p.Run.Status, p.Run.ID)
+}
+
+// deployError words a refused deploy (api.DeployError: its diagnostics
+// above the message, exit 2) or a failure to read what is stored.
+func (e *env) deployError(err error) error {
+	var de *api.DeployError
+	if !errors.As(err, &de) {
+		return storedGraphError(err)
 	}
+	if diags, files := de.Diags(); len(diags) > 0 {
+		if werr := e.writeDiags(files, diags); werr != nil {
+			return fmt.Errorf("writing diagnostics: %w", werr)
+		}
+	} else if de.Diagnostics != "" {
+		// Through a server: its diagnostics, as text.
+		fmt.Fprint(e.stderr, termtext.Lines(de.Diagnostics))
+	}
+	return usageErrorf("%s", de.Message).hint(de.Hint)
 }
 
 // checkVersion checks one workflow of mod against what is stored. A
@@ -262,44 +234,10 @@ func (e *env) checkVersion(ctx context.Context, eng *interp.Engine, mod *lang.Mo
 	if err != nil {
 		return c, storedGraphError(err)
 	}
-	var be *graph.BumpError
-	if errors.As(c.Refused, &be) {
-		d := w.BumpDiagnostic(be)
-		if werr := e.writeDiags(mod.Files, hcl.Diagnostics{d}); werr != nil {
-			return c, fmt.Errorf("writing diagnostics: %w", werr)
-		}
-		at := w.File
-		if d.Subject != nil {
-			at = fmt.Sprintf("%s:%d:%d", d.Subject.Filename, d.Subject.Start.Line, d.Subject.Start.Column)
-		}
-		return c, usageErrorf("%s: workflow %q version %s refused: %s", at, w.Name, w.Graph.Version, bumpReason(be)).
-			hint(fmt.Sprintf("Set version = %q in %s (or check the changes with: flowrun diff %s@%s %s), then apply again.",
-				be.Suggested().String(), w.File, c.Against.Workflow, c.Against.Version, w.File))
-	}
-	var inUse *store.VersionInUseError
-	if errors.As(c.Refused, &inUse) {
-		return c, versionInUseError(w, c.Against, graph.RequiredBump(c.Changes), inUse)
-	}
-	if c.Refused != nil {
-		return c, usageErrorf("%s: %v", w.File, c.Refused).hint("Fix the workflow's version and apply again.")
+	if err := api.VersionRefusal(mod, w, c); err != nil {
+		return c, e.deployError(err)
 	}
 	return c, nil
-}
-
-// versionInUseError refuses to replace development version v of w while
-// unfinished runs are bound to it (spec/versioning.md §8); need is the
-// bump the changes from v's current revision need, for the version to
-// suggest instead.
-func versionInUseError(w *lang.Workflow, v store.Version, need graph.Bump, in *store.VersionInUseError) error {
-	others := ""
-	if in.Runs > 1 {
-		others = fmt.Sprintf(" (and %s)", plural(in.Runs-1, "other unfinished run", "other unfinished runs"))
-	}
-	next := graph.SemVer{Major: v.Major, Minor: v.Minor, Patch: v.Patch}.Next(max(need, graph.BumpPatch))
-	return usageErrorf("%s: workflow %q version %s is stored with another graph and cannot be replaced: run %s%s is bound to it and is still %s",
-		w.File, w.Name, v.Version, in.Run, others, in.Status).
-		hint(fmt.Sprintf("A development version is replaced only when no unfinished run is bound to it. Let the run finish or cancel it (flowrun cancel %s), then apply again; or set version = %q in %s to store a new version beside it.",
-			in.Run, next.String(), w.File))
 }
 
 // storedGraphError is the exit error of a failure to read a stored
@@ -310,18 +248,6 @@ func storedGraphError(err error) error {
 		return &exitError{code: ExitStore, msg: fmt.Sprintf("the stored graph of workflow %q version %s is damaged", ge.Workflow, ge.Version), err: ge.Err}
 	}
 	return storeError("", err)
-}
-
-// bumpReason says in a few words which version rule be broke, for the
-// line that ends a refusal (its diagnostic says the rest).
-func bumpReason(be *graph.BumpError) string {
-	switch be.Reason {
-	case graph.BumpLower:
-		return fmt.Sprintf("lower than the stored version %s", be.Old)
-	case graph.BumpSameVersion:
-		return "already stored with a different graph"
-	}
-	return fmt.Sprintf("it declares a %s change from %s, but the changes need %s", be.Declared, be.Old, be.Required)
 }
 
 // startError classifies an error of StartRun.

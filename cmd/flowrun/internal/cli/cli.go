@@ -33,7 +33,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/project"
@@ -153,20 +152,23 @@ type env struct {
 	// dsnFrom says where dsn came from: "--db", "FLOWRUN_DB", "project"
 	// (a .flowrun/ found here or above, or its config.hcl) or "" (the
 	// default under the working directory, none found).
-	dsnFrom string
-	project project.Project
-	opened  store.Store
-	// eng is the command's engine over engStore (engine); onEvent its
-	// progress hook.
-	eng      *interp.Engine
-	engStore store.Store
-	onEvent  atomic.Pointer[func(store.Event)]
-	traces   commandTraces // the tracer of the command's engine (tracing.go)
-	// remote is the server of a remote verb (--server, FLOWRUN_SERVER),
-	// client its client once dialed (remote.go).
+	dsnFrom   string
+	project   project.Project
+	opened    store.Store
+	cmdEngine commandEngine
+	traces    commandTraces // the tracer of the command's engine (tracing.go)
+	// remote is the server of a remote verb (--server, FLOWRUN_SERVER)
+	// and its client once dialed (remote.go).
 	remote  remoteTarget
-	client  *api.Client
 	closers []func() error
+}
+
+// commandEngine is the command's engine over st (env.engine), and
+// onEvent its progress hook.
+type commandEngine struct {
+	eng     *interp.Engine
+	st      store.Store
+	onEvent atomic.Pointer[func(store.Event)]
 }
 
 // Main runs the flowrun command line with args (without the program name)

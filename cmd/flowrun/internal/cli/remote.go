@@ -14,8 +14,9 @@ const serverUsage = "read and steer the runs of this flowrun serve (https://HOST
 // steers runs: a server's URL and where it came from, or none (the
 // store).
 type remoteTarget struct {
-	url  string
-	from string // "--server" or "FLOWRUN_SERVER"
+	url    string
+	from   string      // "--server" or "FLOWRUN_SERVER"
+	client *api.Client // once dialed
 }
 
 // chooseServer picks the verb's server: --server, else FLOWRUN_SERVER
@@ -27,11 +28,11 @@ func (e *env) chooseServer(flagValue string, dbGiven bool) error {
 		return usageErrorf("--server and --db name two places to read runs from").
 			hint("Pass one: --server URL reads through a flowrun serve, --db PATH reads a store.")
 	case flagValue != "":
-		e.remote = remoteTarget{url: flagValue, from: "--server"}
+		e.remote.url, e.remote.from = flagValue, "--server"
 	case dbGiven || e.getenv("FLOWRUN_DB") != "":
 		return nil
 	case e.getenv("FLOWRUN_SERVER") != "":
-		e.remote = remoteTarget{url: e.getenv("FLOWRUN_SERVER"), from: "FLOWRUN_SERVER"}
+		e.remote.url, e.remote.from = e.getenv("FLOWRUN_SERVER"), "FLOWRUN_SERVER"
 	default:
 		return nil
 	}
@@ -46,21 +47,21 @@ func (e *env) chooseServer(flagValue string, dbGiven bool) error {
 // errNoDatabase, which the verb words (noDatabase).
 func (e *env) door(ctx context.Context) (api.Service, error) {
 	if e.remote.url != "" {
-		if e.client == nil {
+		if e.remote.client == nil {
 			c, err := api.Dial(e.remote.url, e.getenv("FLOWRUN_TOKEN"), api.ClientOptions{UserAgent: "flowrun " + e.verb})
 			if err != nil {
 				return nil, usageErrorf("%s %v", e.remote.from, err)
 			}
-			e.client = c
+			e.remote.client = c
 			e.closers = append(e.closers, c.Close)
 		}
-		return e.client, nil
+		return e.remote.client, nil
 	}
 	st, err := e.openStore(ctx, false)
 	if err != nil {
 		return nil, err
 	}
-	return api.NewLocal(e.engine(st, nil)), nil
+	return api.NewLocal(e.engine(st, nil), api.LocalOptions{MaxFileSize: e.workflowFileLimit()}), nil
 }
 
 // remoteExit words an error of the server's for the terminal, or is nil

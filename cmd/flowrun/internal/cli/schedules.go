@@ -5,10 +5,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/lang/naming"
@@ -213,30 +213,20 @@ func (e *env) applySchedules(ctx context.Context, mod *lang.Module, o *applyOpti
 		return err
 	}
 	eng := e.engine(st, nil)
-	if err := e.storeVersions(ctx, eng, mod); err != nil {
+	res, err := e.storeVersions(ctx, eng, mod)
+	if err != nil {
 		return err
 	}
-	if err := e.activateSchedules(ctx, eng, mod); err != nil {
-		return err
-	}
+	e.sayNextFires(res)
 	e.printWebhooks(mod)
 	return nil
 }
 
-// activateSchedules activates the schedules of every workflow of mod (a
-// version that drops its schedules stops them) and prints the next fires
-// of each; their runs execute in the workflow file's directory.
-func (e *env) activateSchedules(ctx context.Context, eng *interp.Engine, mod *lang.Module) error {
-	for _, w := range mod.Workflows {
-		dir, err := filepath.Abs(filepath.Dir(w.File))
-		if err != nil {
-			return fmt.Errorf("find the directory of %s: %w", w.File, err)
-		}
-		scs, err := eng.ActivateSchedules(ctx, w.Graph, dir)
-		if err != nil {
-			return storeError("", err)
-		}
-		e.printNextFires(scs, e.clock.Now())
+// sayNextFires prints the next fires of the schedules a deploy activated
+// (a version that drops its schedules stopped them); their runs execute
+// in the workflow file's directory.
+func (e *env) sayNextFires(res *api.DeployResult) {
+	for i := range res.Workflows {
+		e.printNextFires(res.Workflows[i].ActiveSchedules(), e.clock.Now())
 	}
-	return nil
 }
