@@ -19,6 +19,7 @@ type startRequest struct {
 	Inputs  map[string]any `json:"inputs"`
 	Version string         `json:"version"`
 	Wait    string         `json:"wait"`
+	New     bool           `json:"new"`
 }
 
 // startRun starts a run of a stored version, or finds the run its key
@@ -38,21 +39,17 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	workflow := r.PathValue("workflow")
-	g, err := s.pinnedGraph(ctx, workflow, req.Version)
+	view, created, err := s.door.Start(ctx, api.StartRequest{Workflow: r.PathValue("workflow"), Inputs: req.Inputs, Version: req.Version, New: req.New})
+	var pe *api.PinError
+	if errors.As(err, &pe) {
+		return &Problem{Status: http.StatusBadRequest, Field: "version", Detail: err.Error(), Err: err}
+	}
 	if err != nil {
 		return err
 	}
-	inputs, err := interp.ConvertInputs(ctx, interp.ConvertInputsParams{Graph: g, Object: req.Inputs})
-	if err != nil {
-		return err
-	}
-	run, created, err := s.eng.StartRun(ctx, interp.StartParams{Workflow: workflow, Version: g.Version, Inputs: inputs})
-	if err != nil {
-		return err
-	}
+	run := view
 	if wait > 0 {
-		if err := s.waitSettled(ctx, run.ID, wait); err != nil {
+		if err := s.waitSettled(ctx, run.RunID, wait); err != nil {
 			return err
 		}
 		if ctx.Err() != nil {
@@ -62,9 +59,12 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) error {
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
-		w.Header().Set("Location", "/v1/runs/"+run.ID)
+		w.Header().Set("Location", "/v1/runs/"+run.RunID)
 	}
-	return s.writeRun(ctx, w, status, run.ID)
+	if wait == 0 {
+		return writeJSON(w, status, view)
+	}
+	return s.writeRun(ctx, w, status, run.RunID)
 }
 
 // parseWait reads a start's "wait": a Go duration from 0 to MaxWait.

@@ -39,8 +39,15 @@ pass --on-major (fail exits 4 without deciding).
 Exit codes: 0 completed or detached, 1 failed or canceled, 2 bad workflow or
 input (nothing is written), 3 parked (waiting on a timer or signal) or
 interrupted with Ctrl-C, 4 a version decision is needed, 5 store error,
-6 the blocked run was decided by someone else first.`,
-		store: true,
+6 the blocked run was decided by someone else first.
+
+With --server URL (or FLOWRUN_SERVER) apply sends the files to that flowrun
+serve, which compiles and checks them again against its stored versions and
+stores them (a token of scope deploy); the run then starts there, its
+workers run it in the server's --work-dir, and apply returns as --detach
+does (spec/cli.md §9).`,
+		store:  true,
+		remote: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			var o applyOptions
 			fs.Var(&o.pairs, "input", "an input as NAME=VALUE, converted by its declared type (repeatable)")
@@ -76,6 +83,9 @@ type applyOptions struct {
 }
 
 func (e *env) apply(ctx context.Context, paths []string, o *applyOptions) error {
+	if e.remote.url != "" {
+		return e.applyRemote(ctx, paths, o) // applyremote.go
+	}
 	// Everything the user gave is checked before the store is opened.
 	if err := checkChoice("on-major", o.onMajor, true); err != nil {
 		return err

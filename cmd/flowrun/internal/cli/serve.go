@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -56,6 +57,7 @@ or json, --log-level debug, info, warn or error.`,
 			maxBody := fs.Int64("max-body", 1<<20, "the largest request body read, in bytes; larger is refused with 413")
 			rate := fs.Float64("rate", 100, "requests a second one token may make on average (twice that at once)")
 			addrFile := fs.String("addr-file", "", "write the address listened on to this file once listening (for scripts, with port 0)")
+			workDir := fs.String("work-dir", "", "where the exec steps of versions applied through the API (apply --server) start (default: the working directory)")
 			retention := addRetentionFlags(fs)
 			logs := addLogFlags(fs)
 			execUser := e.execUserFlag(fs)
@@ -103,6 +105,10 @@ or json, --log-level debug, info, warn or error.`,
 				if err != nil {
 					return err
 				}
+				dir, err := serveWorkDir(*workDir)
+				if err != nil {
+					return err
+				}
 				lg, err := logs.logger(e.stderr, e.clock)
 				if err != nil {
 					return err
@@ -114,7 +120,7 @@ or json, --log-level debug, info, warn or error.`,
 				return e.serve(ctx, serveConfig{log: lg, tracer: tr,
 					listen: *listen, worker: *worker, noAuth: *noAuth, certs: certs, grace: *grace,
 					headerTimeout: *headerTimeout, idle: *idle, maxBody: *maxBody, rate: *rate, addrFile: *addrFile,
-					retain: retain,
+					retain: retain, workDir: dir,
 				})
 			}
 		},
@@ -135,6 +141,24 @@ type serveConfig struct {
 	maxBody       int64
 	rate          float64
 	addrFile      string
+	workDir       string // absolute
+}
+
+// serveWorkDir checks --work-dir (an existing directory; "" is the
+// working directory) and makes it absolute.
+func serveWorkDir(dir string) (string, error) {
+	if dir == "" {
+		dir = "."
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", usageErrorf("--work-dir %q: %v", dir, err)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil || !fi.IsDir() {
+		return "", usageErrorf("--work-dir %q is not a directory", dir).hint("Pass the directory the exec steps of versions applied through the API should start in.")
+	}
+	return abs, nil
 }
 
 // loopback reports whether a --listen host is a loopback address only.
@@ -171,7 +195,8 @@ func (e *env) serve(ctx context.Context, c serveConfig) error {
 		obs = telemetry.Multi(m, c.tracer)
 	}
 	eng := e.workerEngine(st, e.getenv("FLOWRUN_HOST"), 30*time.Second, lg, obs, c.tracer)
-	api := server.New(server.Options{Engine: eng, Clock: e.clock, NoAuth: c.noAuth, MaxBody: c.maxBody, Rate: c.rate, Log: lg})
+	api := server.New(server.Options{Engine: eng, Clock: e.clock, NoAuth: c.noAuth, MaxBody: c.maxBody, Rate: c.rate, Log: lg,
+		WorkDir: c.workDir, MaxFileSize: e.workflowFileLimit()})
 	api.Mount("GET /metrics", m)
 	scheme := "http"
 	if len(c.certs) > 0 {
