@@ -16,6 +16,7 @@ type Service interface {
 	RunReader
 	Deployer
 	Starter
+	RunControl
 	// Close releases what the service holds (the store of a Local it
 	// opened; a Client's idle connections).
 	Close() error

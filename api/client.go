@@ -265,6 +265,12 @@ func (c *Client) problem(op string, resp *http.Response, b []byte) error {
 	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
 		p.RetryAfter = time.Duration(s) * time.Second
 	}
+	if p.Signal != nil {
+		return &SignalDataError{Message: p.Detail, Type: p.Signal.Type, Example: p.Signal.Example}
+	}
+	if p.Hint != "" && p.Ref == nil && p.Deploy == nil {
+		return &Refusal{Status: p.Status, Message: p.Detail, Hint: p.Hint, Field: p.Field}
+	}
 	if p.Deploy != nil {
 		return &DeployError{Message: p.Detail, Hint: p.Deploy.Hint, Diagnostics: p.Deploy.Diagnostics}
 	}

@@ -28,6 +28,10 @@ type ProblemJSON struct {
 	// Deploy is set when a deploy was refused (DeployError): the fix and
 	// the diagnostics.
 	Deploy *DeployProblemJSON `json:"deploy,omitempty"`
+	// Hint says how to go on from a refusal (Refusal), as the CLI says it.
+	Hint string `json:"hint,omitempty"`
+	// Signal is set for signal data of the wrong type (SignalDataError).
+	Signal *SignalProblemJSON `json:"signal,omitempty"`
 }
 
 // RefProblemJSON is what an answer says of a run reference that names no

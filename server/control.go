@@ -17,15 +17,11 @@ func (s *Server) signalRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ctx := r.Context()
-	run, err := s.findRun(ctx, r.PathValue("id"))
+	v, err := s.door.Signal(r.Context(), r.PathValue("id"), r.PathValue("name"), data)
 	if err != nil {
 		return err
 	}
-	if _, err := s.eng.Signal(ctx, run.ID, r.PathValue("name"), data); err != nil {
-		return err
-	}
-	return s.writeRun(ctx, w, http.StatusAccepted, run.ID)
+	return writeJSON(w, http.StatusAccepted, v)
 }
 
 // cancelRun asks for the run and its descendants to be canceled: 202 with
@@ -38,15 +34,11 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeBody(b, &struct{}{}); err != nil {
 		return err
 	}
-	ctx := r.Context()
-	run, err := s.findRun(ctx, r.PathValue("id"))
+	v, err := s.door.Cancel(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	if _, err := s.eng.Cancel(ctx, run.ID); err != nil {
-		return err
-	}
-	return s.writeRun(ctx, w, http.StatusAccepted, run.ID)
+	return writeJSON(w, http.StatusAccepted, v)
 }
 
 // retryRequest is the body of POST /v1/runs/{id}/retry.
@@ -65,19 +57,11 @@ func (s *Server) retryRun(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeBody(b, &req); err != nil {
 		return err
 	}
-	ctx := r.Context()
-	run, err := s.findRun(ctx, r.PathValue("id"))
+	v, err := s.door.Retry(r.Context(), r.PathValue("id"), req.From)
 	if err != nil {
 		return err
 	}
-	if _, err := s.eng.Retry(ctx, run.ID, req.From); err != nil {
-		p := problemOf(err)
-		if req.From != "" && p.Status == http.StatusNotFound {
-			p.Field = "from" // the step named does not exist
-		}
-		return p
-	}
-	return s.writeRun(ctx, w, http.StatusAccepted, run.ID)
+	return writeJSON(w, http.StatusAccepted, v)
 }
 
 // decideRequest is the body of POST /v1/runs/{id}/decision.

@@ -55,6 +55,12 @@ func writeProblem(w http.ResponseWriter, p *Problem, requestID string) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(p.Status)
 	pj := api.ProblemJSON{Type: "about:blank", Title: http.StatusText(p.Status), Status: p.Status, Detail: p.Detail, Field: p.Field, RequestID: requestID}
+	if rf := (*api.Refusal)(nil); p.Status < 500 && errors.As(p.Err, &rf) {
+		pj.Hint = rf.Hint
+	}
+	if se := (*api.SignalDataError)(nil); p.Status < 500 && errors.As(p.Err, &se) {
+		pj.Signal = &api.SignalProblemJSON{Type: se.Type, Example: se.Example}
+	}
 	if de := (*api.DeployError)(nil); p.Status < 500 && errors.As(p.Err, &de) {
 		// The fix and the diagnostics of a refused deploy.
 		pj.Deploy = &api.DeployProblemJSON{Hint: de.Hint, Diagnostics: de.Diagnostics}
@@ -140,7 +146,13 @@ func problemOf(err error) *Problem {
 	var ke *interp.KeyError
 	var kue *interp.KeyInUseError
 	var sde *interp.SignalDataError
+	var rf *api.Refusal
+	var asd *api.SignalDataError
 	switch {
+	case errors.As(err, &rf):
+		return &Problem{Status: rf.Status, Detail: rf.Message, Field: rf.Field, Err: err}
+	case errors.As(err, &asd):
+		return &Problem{Status: http.StatusUnprocessableEntity, Detail: asd.Message, Err: err}
 	case errors.As(err, &sde):
 		return &Problem{Status: http.StatusUnprocessableEntity, Detail: err.Error(), Err: err}
 	case errors.As(err, &ie):

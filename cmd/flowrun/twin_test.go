@@ -24,7 +24,7 @@ import (
 // (package api), so that they work through --server as on the store.
 // TestScriptsRemote runs every script that uses one of them with these
 // verbs going through a real flowrun serve on the script's store.
-var twinVerbs = map[string]bool{"runs": true, "show": true}
+var twinVerbs = map[string]bool{"runs": true, "show": true, "cancel": true, "signal": true}
 
 // twinReadOnly are the twin verbs that change nothing: in remote mode
 // they run both ways, on the store and through the server, and their

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
@@ -212,32 +213,25 @@ heartbeat, with its running action killed. Canceling a run that already ended
 is refused (exit 2).
 RUN is a run reference: an id or a unique prefix of one, @last,
 WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
-		store: true,
+		store:  true,
+		remote: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			return func(ctx context.Context, args []string) error {
 				if err := oneRunArg("cancel", args, 1, "one RUN"); err != nil {
 					return err
 				}
-				st, run, err := e.findRun(ctx, args[0])
+				d, err := e.doorFor(ctx, args[0])
 				if err != nil {
 					return err
 				}
-				if run.Status.Terminal() {
-					return usageErrorf("run %s already ended (%s); there is nothing to cancel", run.ID, run.Status).
-						hint(fmt.Sprintf("See it with: flowrun show %s", run.ID))
-				}
-				run, err = e.engine(st, nil).Cancel(ctx, run.ID)
-				if errors.Is(err, store.ErrConflict) {
-					return usageErrorf("run %s ended before it could be canceled", args[0]).
-						hint(fmt.Sprintf("See it with: flowrun show %s", args[0]))
-				}
+				view, err := d.Cancel(ctx, args[0])
 				if err != nil {
-					return storeError("", err)
+					return controlError(err)
 				}
-				if run.Status == store.RunCanceled {
-					fmt.Fprintf(e.stdout, "run %s canceled\n", run.ID)
+				if view.Status == store.RunCanceled {
+					fmt.Fprintf(e.stdout, "run %s canceled\n", view.RunID)
 				} else {
-					fmt.Fprintf(e.stdout, "run %s: cancel requested; the worker running it stops it at its next heartbeat\n", run.ID)
+					fmt.Fprintf(e.stdout, "run %s: cancel requested; the worker running it stops it at its next heartbeat\n", view.RunID)
 				}
 				return nil
 			}
@@ -258,7 +252,8 @@ RUN --choose old|new|migrate). A signal no step of the run waits for is
 refused (exit 2).
 RUN is a run reference: an id or a unique prefix of one, @last,
 WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
-		store: true,
+		store:  true,
+		remote: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			data := fs.String("data", "", "the signal's payload, a JSON value such as '{\"approved\": true}'")
 			return func(ctx context.Context, args []string) error {
@@ -283,52 +278,64 @@ WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 					}
 					payload = json.RawMessage(*data)
 				}
-				st, run, err := e.findRun(ctx, args[0])
+				d, err := e.doorFor(ctx, args[0])
 				if err != nil {
 					return err
 				}
 				name := args[1]
-				eng := e.engine(st, nil)
-				sig, err := eng.Signal(ctx, run.ID, name, payload)
-				var de *interp.SignalDataError
+				view, err := d.Signal(ctx, args[0], name, payload)
+				var de *api.SignalDataError
 				if errors.As(err, &de) {
-					ex, _ := json.Marshal(graph.Example(de.Type))
-					h := fmt.Sprintf("Pass --data with a JSON value of type %s, such as --data '%s'; nothing was delivered.", de.Type, ex)
+					h := fmt.Sprintf("Pass --data with a JSON value of type %s, such as --data '%s'; nothing was delivered.", de.Type, de.Example)
 					if *data == "" {
-						h = fmt.Sprintf("No --data was given, so the signal carried {}: pass --data with a JSON value of type %s, such as --data '%s'; nothing was delivered.", de.Type, ex)
+						h = fmt.Sprintf("No --data was given, so the signal carried {}: pass --data with a JSON value of type %s, such as --data '%s'; nothing was delivered.", de.Type, de.Example)
 					}
 					return usageErrorf("%s", de.Error()).hint(h)
 				}
-				if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
-					return usageErrorf("%s", trimSentinel(err)).
-						hint(fmt.Sprintf("Check the signal name and the run's state with: flowrun show %s", run.ID))
-				}
 				if err != nil {
-					return storeError("", err)
+					return controlError(err)
 				}
-				fmt.Fprintf(e.stdout, "signal %s delivered to run %s\n", termtext.Line(sig.Name), run.ID)
+				fmt.Fprintf(e.stdout, "signal %s delivered to run %s\n", termtext.Line(name), view.RunID)
 				// A blocked run (or one a newer MAJOR blocks as soon as it
 				// is picked up) goes on only after a version decision:
 				// a plain resume would exit 4.
 				blocked := ""
-				if run.Status == store.RunBlocked {
+				if view.Status == store.RunBlocked {
 					blocked = "is blocked"
-				} else if b, err := eng.PlanBinding(ctx, run, ""); err == nil && b.Block {
+				} else if o, err := d.Offer(ctx, view.RunID); err == nil && o.Offer {
 					blocked = "is blocked as soon as it goes on"
 				}
 				if blocked != "" {
-					fmt.Fprintf(e.stderr, "flowrun signal: run %s %s: a newer MAJOR version of %q is stored, and a version decision is needed first: flowrun resume %s --choose old|new|migrate\n", run.ID, blocked, run.Workflow, run.ID)
+					fmt.Fprintf(e.stderr, "flowrun signal: run %s %s: a newer MAJOR version of %q is stored, and a version decision is needed first: flowrun resume %s --choose old|new|migrate\n", view.RunID, blocked, view.Workflow, view.RunID)
 					return nil
 				}
-				if e.noLiveWorker(ctx, eng) {
-					fmt.Fprintf(e.stderr, "flowrun signal: no live worker is registered (flowrun workers), so nothing will claim run %s until one starts; continue it in the foreground with: flowrun resume %s\n", run.ID, run.ID)
+				if n, err := d.LiveWorkers(ctx); err == nil && n == 0 {
+					fmt.Fprintf(e.stderr, "flowrun signal: no live worker is registered (flowrun workers), so nothing will claim run %s until one starts; continue it in the foreground with: flowrun resume %s\n", view.RunID, view.RunID)
 					return nil
 				}
-				fmt.Fprintf(e.stderr, "flowrun signal: the run continues under a worker, or in the foreground with: flowrun resume %s\n", run.ID)
+				fmt.Fprintf(e.stderr, "flowrun signal: the run continues under a worker, or in the foreground with: flowrun resume %s\n", view.RunID)
 				return nil
 			}
 		},
 	}
+}
+
+// controlError words a refusal of a run's state (api.Refusal: exit 2 with
+// how to go on); other errors as the store's.
+func controlError(err error) error {
+	var rf *api.Refusal
+	var re *interp.RunRefError
+	if errors.As(err, &re) {
+		return refError(err)
+	}
+	if errors.As(err, &rf) {
+		x := usageErrorf("%s", rf.Message)
+		if rf.Hint != "" {
+			x = x.hint(rf.Hint)
+		}
+		return x
+	}
+	return storeError("", err)
 }
 
 // rootOf is the run that Drive works on for a run: the top of its parent

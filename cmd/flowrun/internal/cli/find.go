@@ -41,13 +41,14 @@ func (e *env) findRun(ctx context.Context, ref string) (store.Store, store.Run, 
 	return st, run, nil
 }
 
-// viewRun opens the verb's door (the store without creating it, or the
-// server) and reads the view of the run a reference names, with the
-// refusals of findRun.
-func (e *env) viewRun(ctx context.Context, ref string) (api.Service, *interp.RunView, error) {
+// doorFor opens the verb's door to act on the run ref names: the store
+// without creating it (a missing one is refused, naming ref, as findRun
+// does) or the server. A reference that is no reference is refused before
+// anything is opened.
+func (e *env) doorFor(ctx context.Context, ref string) (api.Service, error) {
 	parsed, err := interp.ParseRunRef(ref)
 	if err != nil {
-		return nil, nil, refError(err)
+		return nil, refError(err)
 	}
 	d, err := e.door(ctx)
 	if errors.Is(err, errNoDatabase) {
@@ -55,8 +56,16 @@ func (e *env) viewRun(ctx context.Context, ref string) (api.Service, *interp.Run
 		if parsed.Kind == interp.RefID {
 			what = fmt.Sprintf("no run has an id starting with %q", ref)
 		}
-		return nil, nil, e.noDatabase(what)
+		return nil, e.noDatabase(what)
 	}
+	return d, err
+}
+
+// viewRun opens the verb's door (the store without creating it, or the
+// server) and reads the view of the run a reference names, with the
+// refusals of findRun.
+func (e *env) viewRun(ctx context.Context, ref string) (api.Service, *interp.RunView, error) {
+	d, err := e.doorFor(ctx, ref)
 	if err != nil {
 		return nil, nil, err
 	}
