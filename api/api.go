@@ -17,6 +17,7 @@ type Service interface {
 	Deployer
 	Starter
 	RunControl
+	LogReader
 	// Close releases what the service holds (the store of a Local it
 	// opened; a Client's idle connections).
 	Close() error

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 
+	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
 )
@@ -12,6 +13,7 @@ import (
 type Local struct {
 	eng  *interp.Engine
 	st   store.Store
+	clk  clock.Clock
 	opts LocalOptions
 }
 
@@ -23,12 +25,18 @@ type LocalOptions struct {
 	WorkDir string
 	// MaxFileSize bounds each deployed file (0: lang's default).
 	MaxFileSize int64
+	// Clock times the following of a log (nil: the real clock).
+	Clock clock.Clock
 }
 
 // NewLocal returns the Service of eng. Close does not close eng's store:
 // whoever opened it does.
 func NewLocal(eng *interp.Engine, opts LocalOptions) *Local {
-	return &Local{eng: eng, st: eng.Store(), opts: opts}
+	clk := opts.Clock
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	return &Local{eng: eng, st: eng.Store(), clk: clk, opts: opts}
 }
 
 // Close implements Service; the store stays open (NewLocal).

@@ -15,6 +15,7 @@ func (s *Server) api() {
 		{Method: http.MethodGet, Path: "/v1/runs/by-ref", Scope: read, Handler: s.getRunByRef},
 		{Method: http.MethodGet, Path: "/v1/runs/{id}/decision", Scope: read, Handler: s.offerDecision},
 		{Method: http.MethodGet, Path: "/v1/runs/{id}/events", Scope: read, Handler: s.runEvents},
+		{Method: http.MethodGet, Path: "/v1/runs/{id}/log", Scope: read, Handler: s.runLog},
 		{Method: http.MethodPost, Path: "/v1/runs/{id}/signals/{name}", Scope: write, Handler: s.signalRun},
 		{Method: http.MethodPost, Path: "/v1/runs/{id}/cancel", Scope: write, Handler: s.cancelRun},
 		{Method: http.MethodPost, Path: "/v1/runs/{id}/retry", Scope: write, Handler: s.retryRun},

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -24,12 +25,12 @@ import (
 // (package api), so that they work through --server as on the store.
 // TestScriptsRemote runs every script that uses one of them with these
 // verbs going through a real flowrun serve on the script's store.
-var twinVerbs = map[string]bool{"runs": true, "show": true, "cancel": true, "signal": true}
+var twinVerbs = map[string]bool{"runs": true, "show": true, "cancel": true, "signal": true, "logs": true}
 
 // twinReadOnly are the twin verbs that change nothing: in remote mode
 // they run both ways, on the store and through the server, and their
 // stdout, stderr and exit codes must be the same.
-var twinReadOnly = map[string]bool{"runs": true, "show": true}
+var twinReadOnly = map[string]bool{"runs": true, "show": true, "logs": true}
 
 // twinExit is the exit code of a twin whose two answers differ (or whose
 // server would not start): no verb exits with it.
@@ -122,7 +123,9 @@ func twinMain(args []string) int {
 		defer func() { os.Setenv("FLOWRUN_DB", db); os.Unsetenv("FLOWRUN_SERVER") }()
 		return cli.Main(args, stdin, stdout, stderr)
 	}
-	if !twinReadOnly[args[0]] {
+	if !twinReadOnly[args[0]] || slices.Contains(args, "-f") || slices.Contains(args, "--f") {
+		// It changes the run, or follows it as it goes: once, through
+		// the server.
 		return remote(os.Stdin, os.Stdout, os.Stderr)
 	}
 	in, err := io.ReadAll(os.Stdin)

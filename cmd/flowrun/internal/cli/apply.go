@@ -329,6 +329,12 @@ func (e *env) withSignalHint(ctx context.Context, eng *interp.Engine, run store.
 
 // exitForStatus maps a run's status to the exit code, with a hint for the
 // statuses that need the user.
+// exitForView is exitForStatus of a run's view (read through the one
+// door).
+func exitForView(v *interp.RunView) error {
+	return exitForStatus(store.Run{ID: v.RunID, Workflow: v.Workflow, Status: v.Status, WaitReason: v.WaitReason})
+}
+
 func exitForStatus(run store.Run) error {
 	switch run.Status {
 	case store.RunCompleted:

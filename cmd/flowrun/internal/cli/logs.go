@@ -2,20 +2,13 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
-	"fmt"
 	"os"
 	"os/signal"
-	"sort"
-	"strings"
 	"syscall"
 	"time"
 
-	"github.com/flowrun/flowrun/interp"
-	"github.com/flowrun/flowrun/lang/graph"
-	"github.com/flowrun/flowrun/lang/naming"
-	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/api"
 )
 
 // followEvery is how often logs -f looks for new events; on a store that
@@ -46,7 +39,8 @@ RUN is a run reference: an id or a unique prefix of one, @last,
 WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1). Control characters in what
 programs wrote (in events and in output lines) are printed escaped, as \x1b
 and \r (--json and show --json print the exact text).`,
-		store: true,
+		store:  true,
+		remote: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			step := fs.String("step", "", "only the events and output of this step")
 			follow := fs.Bool("f", false, "follow: keep printing new events and output until the run ends")
@@ -57,172 +51,32 @@ and \r (--json and show --json print the exact text).`,
 				if err := oneRunArg("logs", args, 1, "one RUN"); err != nil {
 					return err
 				}
-				st, run, err := e.findRun(ctx, args[0])
-				if err != nil {
-					return err
-				}
-				if *step != "" {
-					if err := checkStepFilter(ctx, e.engine(st, nil), run, *step); err != nil {
-						return err
-					}
-				}
 				if *exitStatus && !*follow {
 					return usageErrorf("--exit-status goes with -f").hint("Run: flowrun logs RUN -f --exit-status, or flowrun wait RUN")
 				}
-				lw := newLogWriter(e.stdout, st, run.ID, *step, *outputOnly, *asJSON)
-				if !*follow {
-					if err := lw.round(ctx); err != nil {
-						return err
-					}
-					return lw.end()
-				}
-				sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-				defer stop()
-				if err := e.followLogs(sctx, st, lw); err != nil || !*exitStatus {
+				d, err := e.doorFor(ctx, args[0])
+				if err != nil {
 					return err
 				}
-				final, err := st.RunGet(ctx, run.ID)
-				if err != nil {
-					return storeError("reading run "+run.ID, err)
+				lp := &logPrinter{w: e.stdout, asJSON: *asJSON}
+				q := api.LogQuery{Step: *step, OutputOnly: *outputOnly, Follow: *follow}
+				if *follow {
+					sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+					defer stop()
+					ctx = sctx
 				}
-				return exitForStatus(final)
+				if err := d.Log(ctx, args[0], q, lp.print); err != nil {
+					return controlError(err)
+				}
+				if !*exitStatus {
+					return nil
+				}
+				final, err := d.Run(context.WithoutCancel(ctx), args[0])
+				if err != nil {
+					return storeError("reading run "+args[0], err)
+				}
+				return exitForView(final)
 			}
 		},
-	}
-}
-
-// ofStep reports whether a step key belongs to the step: the step itself,
-// one of its foreach items (step[2]) or until iterations (step#3).
-func ofStep(key, step string) bool {
-	return key == step || strings.HasPrefix(key, step+"[") || strings.HasPrefix(key, step+"#")
-}
-
-// checkStepFilter refuses a --step that names nothing the run has or can
-// have (exit 2), naming the run's steps. It accepts a step of the run's
-// graph or of its step rows (a step of the version it ran before a
-// migration too), a step key (each[3], poll#2) the run has, a key of a
-// step of the run that is still unfinished (its items and iterations may
-// come), and anything an event of the run was recorded for.
-func checkStepFilter(ctx context.Context, eng *interp.Engine, run store.Run, filter string) error {
-	st := eng.Store()
-	var names []string // in graph order, then steps of other versions
-	known := map[string]bool{}
-	addName := func(n string) {
-		if !known[n] {
-			known[n] = true
-			names = append(names, n)
-		}
-	}
-	g, err := eng.RunGraph(ctx, run)
-	var ge *interp.GraphError
-	var stepOf map[string]*graph.Step // nil when the graph cannot be read
-	switch {
-	case err == nil:
-		stepOf = map[string]*graph.Step{}
-		for _, s := range g.Steps {
-			stepOf[s.Name] = s
-			addName(s.Name)
-		}
-	case !errors.Is(err, store.ErrNotFound) && !errors.As(err, &ge):
-		return storeError(fmt.Sprintf("reading the graph of run %s", run.ID), err)
-	}
-	heads, err := st.StepHeads(ctx, run.ID)
-	if err != nil {
-		return storeError("reading the steps of run "+run.ID, err)
-	}
-	sort.Slice(heads, func(i, j int) bool { return heads[i].Key < heads[j].Key })
-	for _, h := range heads {
-		addName(h.Step)
-	}
-	if known[filter] {
-		return nil
-	}
-	for _, h := range heads {
-		if ofStep(h.Key, filter) {
-			return nil
-		}
-	}
-	base, index, iteration, isKey := store.ParseStepKey(filter)
-	if isKey && known[base] && !run.Status.Terminal() {
-		// An item or iteration that may still come: its step has not
-		// finished, and is a foreach (for [i]) or until (for #n) step.
-		open := true
-		for _, h := range heads {
-			if h.Key == base && h.Status.Terminal() {
-				open = false
-			}
-		}
-		if s := stepOf[base]; s != nil && (index >= 0 && s.Foreach == nil || iteration >= 0 && s.Until == nil) {
-			open = false
-		}
-		if open {
-			return nil
-		}
-	}
-	// Anything the run's history holds a line for.
-	var after int64
-	for {
-		evs, err := st.EventList(ctx, store.EventListParams{RunID: run.ID, AfterID: after, Limit: 500})
-		if err != nil {
-			return storeError("reading the events of run "+run.ID, err)
-		}
-		for _, ev := range evs {
-			after = ev.ID
-			if ev.StepKey != "" && ofStep(ev.StepKey, filter) {
-				return nil
-			}
-		}
-		if len(evs) < 500 {
-			break
-		}
-	}
-
-	msg := fmt.Sprintf("run %s has no step %q", run.ID, filter)
-	if isKey && known[base] {
-		msg = fmt.Sprintf("run %s has no step key %q: step %q has no such foreach item or until iteration", run.ID, filter, base)
-	}
-	hint := "Pass --step with one of the run's steps"
-	if len(names) == 0 {
-		hint = "The run has no steps yet; see it with: flowrun show " + run.ID
-	} else {
-		if near := naming.NearestName(filter, names); near != "" && !(isKey && near == base) {
-			hint = fmt.Sprintf("Did you mean %q? ", near) + hint
-		}
-		const most = 20
-		shown := names
-		more := ""
-		if len(shown) > most {
-			shown, more = shown[:most], fmt.Sprintf(" and %d more", len(names)-most)
-		}
-		hint += ": " + strings.Join(shown, ", ") + more + "; or with a key like NAME[2] (a foreach item) or NAME#3 (an until iteration); see them with: flowrun show " + run.ID
-	}
-	return usageErrorf("%s", msg).hint(hint)
-}
-
-// followLogs prints events and output as they come until the run is
-// finished (and its last events and output printed) or ctx is canceled.
-func (e *env) followLogs(ctx context.Context, st store.Store, lw *logWriter) error {
-	for {
-		// Read the status before the events and output, so the events of
-		// the final transition are printed before stopping.
-		run, err := st.RunGet(ctx, lw.runID)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return storeError("reading run "+lw.runID, err)
-		}
-		if err := lw.round(ctx); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		if run.Status.Terminal() {
-			return lw.end()
-		}
-		if interp.WaitForChange(ctx, e.clock, st, followGap, followEvery) != nil {
-			return lw.end()
-		}
 	}
 }
