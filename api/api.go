@@ -18,6 +18,7 @@ type Service interface {
 	Starter
 	RunControl
 	LogReader
+	Decider
 	// Close releases what the service holds (the store of a Local it
 	// opened; a Client's idle connections).
 	Close() error

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/store"
 )
 
 // ClientOptions are the settings of Dial. The zero value is a client with
@@ -264,6 +265,9 @@ func (c *Client) problem(op string, resp *http.Response, b []byte) error {
 	}
 	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
 		p.RetryAfter = time.Duration(s) * time.Second
+	}
+	if d := p.Decided; d != nil {
+		return &interp.DecidedError{RunID: d.RunID, By: d.By, Choice: interp.Choice(d.Choice), NewRunID: d.NewRunID, Status: store.RunStatus(d.Status)}
 	}
 	if p.Signal != nil {
 		return &SignalDataError{Message: p.Detail, Type: p.Signal.Type, Example: p.Signal.Example}

@@ -32,6 +32,9 @@ type ProblemJSON struct {
 	Hint string `json:"hint,omitempty"`
 	// Signal is set for signal data of the wrong type (SignalDataError).
 	Signal *SignalProblemJSON `json:"signal,omitempty"`
+	// Decided is set when a version decision came too late: the run was
+	// decided already (interp.DecidedError).
+	Decided *DecidedProblemJSON `json:"decided,omitempty"`
 }
 
 // RefProblemJSON is what an answer says of a run reference that names no

@@ -1,8 +1,10 @@
 package server
 
 import (
+	"encoding/json"
 	"net/http"
 
+	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/interp"
 )
 
@@ -87,14 +89,13 @@ func (s *Server) decideRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return &Problem{Status: http.StatusBadRequest, Field: "choose", Detail: err.Error()}
 	}
-	ctx := r.Context()
-	run, err := s.findRun(ctx, r.PathValue("id"))
+	d, err := s.door.Decide(r.Context(), r.PathValue("id"), choice, req.From, "api "+caller(r.Context()))
 	if err != nil {
 		return err
 	}
-	d, err := s.eng.Decide(ctx, interp.DecideParams{RunID: run.ID, Choice: choice, From: req.From, By: "api " + caller(ctx)})
+	b, err = api.DecidedJSON(d)
 	if err != nil {
 		return err
 	}
-	return s.writeRun(ctx, w, http.StatusOK, d.Run.ID)
+	return writeJSON(w, http.StatusOK, json.RawMessage(b))
 }

@@ -139,7 +139,10 @@ func TestDecision(t *testing.T) {
 	id := a.start("ship", `{"inputs": {"order": "A"}}`)
 	a.drive(id)
 	a.apply(shipV2)
-	a.do(store.ScopeWrite, http.MethodPost, "/v1/runs/"+id+"/decision", `{"choose": "old"}`).problem(t, http.StatusConflict, "not blocked")
+	// A run that ended takes no decision: 409 saying why.
+	other := a.start("ship", `{"inputs": {"order": "Z"}}`)
+	a.do(store.ScopeWrite, http.MethodPost, "/v1/runs/"+other+"/cancel", ``).want(t, http.StatusAccepted)
+	a.do(store.ScopeWrite, http.MethodPost, "/v1/runs/"+other+"/decision", `{"choose": "old"}`).problem(t, http.StatusConflict, "takes no version decision")
 	a.do(store.ScopeWrite, http.MethodPost, "/v1/runs/"+id+"/signals/go", `{"who": "api"}`).want(t, http.StatusAccepted)
 	if run := a.drive(id); run.Status != store.RunBlocked {
 		t.Fatalf("run %s after a new MAJOR, want blocked", run.Status)
@@ -149,6 +152,9 @@ func TestDecision(t *testing.T) {
 	d := a.do(store.ScopeWrite, http.MethodPost, "/v1/runs/"+id+"/decision", `{"choose": "migrate"}`).want(t, http.StatusOK).json(t)
 	if d["run_id"] != id || d["version"] != "2.0.0" || d["status"] != "pending" {
 		t.Fatalf("migrate answered %v %v %v", d["run_id"], d["version"], d["status"])
+	}
+	if dec, _ := d["decision"].(map[string]any); dec["choice"] != "migrate" || dec["from"] != "1.0.0" || dec["to"] != "2.0.0" {
+		t.Fatalf("migrate answered the decision %v", d["decision"])
 	}
 	// Deciding again: 409 naming the decision taken.
 	a.do(store.ScopeWrite, http.MethodPost, "/v1/runs/"+id+"/decision", `{"choose": "old"}`).problem(t, http.StatusConflict, "already decided")

@@ -58,6 +58,9 @@ func writeProblem(w http.ResponseWriter, p *Problem, requestID string) {
 	if rf := (*api.Refusal)(nil); p.Status < 500 && errors.As(p.Err, &rf) {
 		pj.Hint = rf.Hint
 	}
+	if de := (*interp.DecidedError)(nil); p.Status < 500 && errors.As(p.Err, &de) {
+		pj.Decided = api.DecidedProblemOf(de)
+	}
 	if se := (*api.SignalDataError)(nil); p.Status < 500 && errors.As(p.Err, &se) {
 		pj.Signal = &api.SignalProblemJSON{Type: se.Type, Example: se.Example}
 	}

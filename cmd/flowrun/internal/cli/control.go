@@ -39,7 +39,8 @@ the completed steps that did not change (see flowrun plan). --choose on a
 run that takes no decision is refused with the reason (exit 2); on a run
 someone else decided first (even at the same moment) it writes nothing,
 names that decision and exits 6.`,
-		store: true,
+		store:  true,
+		remote: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			detach := fs.Bool("detach", false, "do not run it here; leave it to a worker")
 			asJSON := fs.Bool("json", false, "print the run as one JSON object (as show --json)")
@@ -55,6 +56,9 @@ names that decision and exits 6.`,
 				}
 				if err := checkChoice("choose", *choose, false); err != nil {
 					return err
+				}
+				if e.remote.url != "" {
+					return e.resumeRemote(ctx, args[0], *choose, *asJSON) // steerremote.go
 				}
 				st, run, err := e.findRun(ctx, args[0])
 				if err != nil {
@@ -114,7 +118,8 @@ it without asking (refused, before anything changes, for a run that needs
 no decision).
 RUN is a run reference: an id or a unique prefix of one, @last,
 WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
-		store: true,
+		store:  true,
+		remote: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			from := fs.String("from", "", "re-run this step and every step after it")
 			choose := fs.String("choose", "", "decide the version of a run bound to an older MAJOR: old, new or migrate")
@@ -131,6 +136,9 @@ WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 				}
 				if err := checkChoice("choose", *choose, false); err != nil {
 					return err
+				}
+				if e.remote.url != "" {
+					return e.retryRemote(ctx, args[0], *from, *choose, *asJSON) // steerremote.go
 				}
 				st, run, err := e.findRun(ctx, args[0])
 				if err != nil {
