@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
@@ -105,11 +106,12 @@ func decodeBatchItem(raw json.RawMessage) (batchItem, error) {
 	var it batchItem
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
+	dec.UseNumber() // made exact below (decodeBody says why)
 	err := dec.Decode(&it)
 	var te *json.UnmarshalTypeError
 	switch {
 	case err == nil:
-		return it, nil
+		return it, exactNumbers(reflect.ValueOf(&it))
 	case errors.As(err, &te) && te.Field == "":
 		return it, &Problem{Status: http.StatusBadRequest, Detail: fmt.Sprintf("it is %s, not an object like {\"inputs\": {...}}", kindOfJSON(te.Value))}
 	case errors.As(err, &te):

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/flowrun/flowrun/interp"
@@ -48,7 +50,16 @@ func decodeBody(b []byte, v any) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
+	// Numbers in the body's free-form values (inputs) are read as
+	// written and then made exact (graph.ExactNumbers): an integer past
+	// 2^53 keeps every digit (language.md §12).
+	dec.UseNumber()
 	err := dec.Decode(v)
+	if err == nil {
+		if err := exactNumbers(reflect.ValueOf(v)); err != nil {
+			return err
+		}
+	}
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {
@@ -74,6 +85,75 @@ func decodeBody(b []byte, v any) error {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return Problemf(http.StatusBadRequest, "the request body has data after its JSON object (at byte %d)", dec.InputOffset()+1)
+	}
+	return nil
+}
+
+// exactNumbers makes the json.Numbers UseNumber left in v's free-form
+// values (fields of type any, map[string]any, []any, and the structs and
+// slices that hold them) exact Go numbers, in place. A number no float64
+// holds (1e400) is a 400, as encoding/json refuses it.
+func exactNumbers(v reflect.Value) error {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			return exactNumbers(v.Elem())
+		}
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				if err := exactNumbers(v.Field(i)); err != nil {
+					return err
+				}
+			}
+		}
+	case reflect.Slice:
+		for i := 0; i < v.Len(); i++ {
+			if err := exactNumbers(v.Index(i)); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		if v.Type().Elem().Kind() == reflect.Interface {
+			for _, k := range v.MapKeys() {
+				if e := v.MapIndex(k); !e.IsNil() {
+					if err := numbersInRange(e.Interface()); err != nil {
+						return err
+					}
+					v.SetMapIndex(k, reflect.ValueOf(graph.ExactNumbers(e.Interface())))
+				}
+			}
+		}
+	case reflect.Interface:
+		if !v.IsNil() && v.CanSet() {
+			if err := numbersInRange(v.Interface()); err != nil {
+				return err
+			}
+			v.Set(reflect.ValueOf(graph.ExactNumbers(v.Interface())))
+		}
+	}
+	return nil
+}
+
+// numbersInRange refuses a JSON number in x that no float64 holds.
+func numbersInRange(x any) error {
+	switch x := x.(type) {
+	case json.Number:
+		if _, err := strconv.ParseFloat(string(x), 64); err != nil {
+			return Problemf(http.StatusBadRequest, "the request body holds the number %.40s, which is out of range for a JSON number", string(x))
+		}
+	case []any:
+		for _, e := range x {
+			if err := numbersInRange(e); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		for _, e := range x {
+			if err := numbersInRange(e); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
