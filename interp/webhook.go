@@ -277,14 +277,21 @@ func (e *Engine) delivered(ctx context.Context, req WebhookRequest, delivery str
 	return WebhookResult{Run: run, Redelivery: true}, true, nil
 }
 
-// webhookBody parses a request body: JSON, nested at most
-// graph.MaxValueDepth levels; an empty body is null.
+// webhookBody parses a request body: UTF-8 JSON that decoding would not
+// change (StrictJSON), nested at most graph.MaxValueDepth levels; an
+// empty body is null.
 func webhookBody(b []byte) (any, error) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, nil
 	}
 	if off := graph.JSONDepthOver(b, graph.MaxValueDepth); off >= 0 {
 		return nil, &WebhookRequestError{Problem: fmt.Sprintf("the body nests deeper than %d levels at byte %d", graph.MaxValueDepth, off)}
+	}
+	if off := InvalidUTF8At(b); off >= 0 {
+		return nil, &WebhookRequestError{Problem: fmt.Sprintf("the body is not UTF-8 (at byte %d); JSON text is UTF-8", off+1)}
+	}
+	if err := StrictJSON(b); err != nil {
+		return nil, &WebhookRequestError{Problem: "the body is refused: " + err.Error()}
 	}
 	var v any
 	if err := graph.UnmarshalJSON(b, &v); err != nil {

@@ -48,6 +48,9 @@ func decodeBody(b []byte, v any) error {
 	if off := graph.JSONDepthOver(b, graph.MaxValueDepth+2); off >= 0 {
 		return Problemf(http.StatusBadRequest, "the request body nests deeper than %d levels of lists and objects (at byte %d); flatten it", graph.MaxValueDepth, off+1)
 	}
+	if err := strictBody(b); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	// Numbers in the body's free-form values (inputs) are read as
@@ -158,6 +161,16 @@ func numbersInRange(x any) error {
 	return nil
 }
 
+// strictBody is a 400 for JSON encoding/json would accept but change
+// (interp.StrictJSON: a lone surrogate, a key twice).
+func strictBody(b []byte) error {
+	var se *interp.StrictJSONError
+	if err := interp.StrictJSON(b); errors.As(err, &se) {
+		return &Problem{Status: http.StatusBadRequest, Field: se.Key, Detail: "the request body is refused: " + se.Msg}
+	}
+	return nil
+}
+
 // kindOfJSON names the JSON kind encoding/json reports in an
 // UnmarshalTypeError ("number", "string", "array", "object", "bool").
 func kindOfJSON(v string) string {
@@ -214,6 +227,12 @@ func decodeValue(b []byte) (json.RawMessage, error) {
 	}
 	if off := graph.JSONDepthOver(b, graph.MaxValueDepth); off >= 0 {
 		return nil, Problemf(http.StatusBadRequest, "the request body nests deeper than %d levels of lists and objects (at byte %d); flatten it", graph.MaxValueDepth, off+1)
+	}
+	if off := interp.InvalidUTF8At(b); off >= 0 {
+		return nil, Problemf(http.StatusBadRequest, "the request body is not valid UTF-8 (at byte %d); JSON text is UTF-8", off+1)
+	}
+	if err := strictBody(b); err != nil {
+		return nil, err
 	}
 	var v any
 	if err := interp.DecodeJSONValue(b, &v); err != nil {
