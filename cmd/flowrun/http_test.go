@@ -20,6 +20,7 @@ import (
 	"os"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -430,4 +431,60 @@ func cmdAuthTable(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	sort.Strings(lines)
 	fmt.Fprintln(ts.Stdout(), strings.Join(lines, "\n"))
+}
+
+// cmdFlood opens N connections to a flowrun serve from 127.0.0.1 that
+// send a request line and one header and then nothing (as slow clients
+// do), keeps them open until the script ends, and checks that the server
+// still answers: GET /healthz from another client address (127.0.0.2)
+// within a second, and a further connection from the flooding address is
+// answered (refused with 503, or served), not left hanging:
+//
+//	flood [-addr FILE] N
+func cmdFlood(ts *testscript.TestScript, neg bool, args []string) {
+	addrFile := "addr"
+	if len(args) == 3 && args[0] == "-addr" {
+		addrFile, args = args[1], args[2:]
+	}
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: flood [-addr FILE] N")
+	}
+	n, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	addr, err := readAddr(ts.MkAbs(addrFile))
+	ts.Check(err)
+	from := func(ip string) (net.Conn, error) {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 5 * time.Second}
+		return d.Dial("tcp", addr)
+	}
+	opened := 0
+	for range n {
+		c, err := from("127.0.0.1")
+		if err != nil {
+			break // the kernel's queue is full: the flood is as big as it gets
+		}
+		ts.Defer(func() { c.Close() })
+		if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: flowrun\r\n"); err == nil {
+			opened++
+		}
+	}
+	probe := func(ip string) string {
+		c, err := from(ip)
+		if err != nil {
+			return "no connection: " + err.Error()
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(time.Second))
+		if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"); err != nil {
+			return "no answer: " + err.Error()
+		}
+		b, err := io.ReadAll(c)
+		if len(b) == 0 {
+			return fmt.Sprintf("no answer within a second (%v)", err)
+		}
+		return firstLine(string(b))
+	}
+	other := probe("127.0.0.2")
+	same := probe("127.0.0.1")
+	fmt.Fprintf(ts.Stdout(), "%d slow connections open\nanother client: %s\nthe flooding client: %s\n", opened, other, same)
 }

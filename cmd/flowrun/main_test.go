@@ -113,6 +113,7 @@ func scriptParams() testscript.Params {
 			"gencert":    cmdGenCert,
 			"authtable":  cmdAuthTable,
 			"serverurl":  cmdServerURL,
+			"flood":      cmdFlood,
 			"envfile":    cmdEnvFile,
 		},
 	}

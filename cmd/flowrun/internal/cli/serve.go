@@ -40,6 +40,11 @@ the event streams (their clients resume with Last-Event-ID), lets the
 requests in flight finish, then drains the worker for up to --grace. A second
 signal stops it at once.
 
+Connections are bounded in all (--max-conns) and per client address
+(--max-conns-per-client): one over a bound is answered 503 at once and
+closed, so a flood of slow clients cannot stop the others, health probes
+included, from being served.
+
 /metrics serves Prometheus metrics without a token, as /healthz does (counts
 by workflow and step; no run's data): spec/observability.md lists them. It
 logs to stderr through log/slog: --log-format text (key=value, the default)
@@ -57,6 +62,8 @@ or json, --log-level debug, info, warn or error.`,
 			maxBody := fs.Int64("max-body", 1<<20, "the largest request body read, in bytes; larger is refused with 413")
 			rate := fs.Float64("rate", 100, "requests a second one token may make on average (twice that at once)")
 			addrFile := fs.String("addr-file", "", "write the address listened on to this file once listening (for scripts, with port 0)")
+			maxConns := fs.Int("max-conns", 0, "the most connections held at once (default: 1024, or less to stay under the open-file limit)")
+			perClient := fs.Int("max-conns-per-client", 0, "the most connections one client address holds at once (default: a quarter of --max-conns)")
 			workDir := fs.String("work-dir", "", "where the exec steps of versions applied through the API (apply --server) start (default: the working directory)")
 			retention := addRetentionFlags(fs)
 			logs := addLogFlags(fs)
@@ -109,6 +116,10 @@ or json, --log-level debug, info, warn or error.`,
 				if err != nil {
 					return err
 				}
+				conns, err := connLimits(*maxConns, *perClient)
+				if err != nil {
+					return err
+				}
 				lg, err := logs.logger(e.stderr, e.clock)
 				if err != nil {
 					return err
@@ -120,7 +131,7 @@ or json, --log-level debug, info, warn or error.`,
 				return e.serve(ctx, serveConfig{log: lg, tracer: tr,
 					listen: *listen, worker: *worker, noAuth: *noAuth, certs: certs, grace: *grace,
 					headerTimeout: *headerTimeout, idle: *idle, maxBody: *maxBody, rate: *rate, addrFile: *addrFile,
-					retain: retain, workDir: dir,
+					retain: retain, workDir: dir, conns: conns,
 				})
 			}
 		},
@@ -142,6 +153,33 @@ type serveConfig struct {
 	rate          float64
 	addrFile      string
 	workDir       string // absolute
+	conns         server.ConnLimits
+}
+
+// connLimits checks --max-conns and --max-conns-per-client and fills in
+// their defaults: at most 1024 connections, and 64 fewer than the
+// open-file limit leaves (the store, the log and the programs of steps
+// need some), with a quarter of them for one client address.
+func connLimits(total, perClient int) (server.ConnLimits, error) {
+	switch {
+	case total < 0:
+		return server.ConnLimits{}, usageErrorf("--max-conns must be 1 or more, got %d", total).hint("Pass --max-conns 1024, or leave it out for the default.")
+	case perClient < 0:
+		return server.ConnLimits{}, usageErrorf("--max-conns-per-client must be 1 or more, got %d", perClient).hint("Pass --max-conns-per-client 256, or leave it out for the default.")
+	}
+	if total == 0 {
+		total = 1024
+		if n := openFileLimit(); n > 0 {
+			total = min(total, max(n-64, 16))
+		}
+	}
+	if perClient == 0 {
+		perClient = max(total/4, 1)
+	}
+	if perClient > total {
+		return server.ConnLimits{}, usageErrorf("--max-conns-per-client %d is more than --max-conns %d", perClient, total).hint("Give one client at most the total.")
+	}
+	return server.ConnLimits{Total: total, PerClient: perClient}, nil
 }
 
 // serveWorkDir checks --work-dir (an existing directory; "" is the
@@ -198,6 +236,11 @@ func (e *env) serve(ctx context.Context, c serveConfig) error {
 	api := server.New(server.Options{Engine: eng, Clock: e.clock, NoAuth: c.noAuth, MaxBody: c.maxBody, Rate: c.rate, Log: lg,
 		WorkDir: c.workDir, MaxFileSize: e.workflowFileLimit()})
 	api.Mount("GET /metrics", m)
+	// Connections are bounded before TLS: a refused one costs no
+	// handshake (server.LimitListener).
+	lim := c.conns
+	lim.Plain = len(c.certs) == 0
+	ln = server.LimitListener(ln, lim)
 	scheme := "http"
 	if len(c.certs) > 0 {
 		scheme = "https"
