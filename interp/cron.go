@@ -316,8 +316,12 @@ func (e *Engine) slotFire(ctx context.Context, sc store.Schedule, spec *schedule
 	}
 	ins.Events[0].Data = mustJSON(map[string]any{"version": v.Version, "key": key,
 		"schedule": sc.Name, "slot": slot.UTC().Format(time.RFC3339Nano)})
+	// A key the workflow declares may be held by a run started another
+	// way (or by another slot's): the slot starts no second run of it
+	// (language.md §2); the store decides in the fire's transaction.
+	keyHeld := func(old store.Run) (bool, error) { return continues(old, v), nil }
 	return store.ScheduleFireParams{Workflow: sc.Workflow, Name: sc.Name, Slot: slot, Version: sc.Version,
-		Overlap: sc.Overlap, Jitter: jitter, Run: ins, NextAt: next, Manual: manual, Now: now}, nil
+		Overlap: sc.Overlap, Jitter: jitter, Run: ins, NextAt: next, Manual: manual, KeyHeld: keyHeld, Now: now}, nil
 }
 
 // queueLookback is how many of a schedule's latest fires overlap =

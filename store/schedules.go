@@ -193,7 +193,22 @@ type ScheduleFireParams struct {
 	// Manual is a trigger by a person: allowed while paused, recorded with
 	// reason "manual", and moves neither NextAt nor LastSlot.
 	Manual bool
-	Now    time.Time
+	// KeyHeld, when set and the run has a key, is asked, in the fire's
+	// transaction (on PostgreSQL under the key's lock, as
+	// RunInsertKeyed takes it), about the newest run with that key: true
+	// says that run holds the key (language.md §2), and the slot is
+	// recorded skipped with reason "key" (KeyHeldReason) and starts
+	// nothing.
+	KeyHeld func(newest Run) (bool, error)
+	Now     time.Time
+}
+
+// KeyHeldReason is the reason of a slot skipped because run holds its key.
+func KeyHeldReason(run string) string { return "key: run " + run + " holds the run key" }
+
+// SkipForKey makes f a slot skipped because run holds its key.
+func (f *ScheduleFire) SkipForKey(run string) {
+	f.Status, f.Reason, f.RunID, f.Jitter = FireSkipped, KeyHeldReason(run), "", 0
 }
 
 // ScheduleFireResult is what a fire did.

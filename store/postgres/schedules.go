@@ -236,6 +236,25 @@ func (w *wtx) fire(p store.ScheduleFireParams) (store.ScheduleFireResult, error)
 	}
 	res.Fire = store.NewFire(p, len(res.Unfinished) > 0)
 	f := &res.Fire
+	if f.Status == store.FireFired && p.KeyHeld != nil && p.Run.Key != "" {
+		if _, err := w.tx.Exec(w.ctx, keyLockSQL, p.Run.Workflow, p.Run.Key); err != nil {
+			return res, fmt.Errorf("locking the run key: %w", err)
+		}
+		old, err := one(w.ctx, w.tx, sqlrow.ScanRun, `SELECT `+runCols+` FROM runs WHERE workflow = $1 AND key = $2
+			ORDER BY created_at DESC, id DESC LIMIT 1`, p.Run.Workflow, p.Run.Key)
+		switch {
+		case err == nil:
+			held, err := p.KeyHeld(old)
+			if err != nil {
+				return res, err
+			}
+			if held {
+				f.SkipForKey(old.ID)
+			}
+		case !noRows(err):
+			return res, fmt.Errorf("reading the run of the key: %w", err)
+		}
+	}
 	tag, err = w.tx.Exec(w.ctx, insertFireSQL, p.Workflow, p.Name, slot, string(f.Status), sqlrow.TextArg(f.Reason), sqlrow.TextArg(f.RunID), now, f.Jitter.Microseconds())
 	if err != nil {
 		return res, fmt.Errorf("recording the fire: %w", err)

@@ -204,6 +204,11 @@ func (f fireTx) Fire(p store.ScheduleFireParams) (store.ScheduleFireResult, erro
 func (f fireTx) Aborts(error) bool               { return false }
 func (f fireTx) Fail(op string, err error) error { return f.w.s.fail(op, err) }
 
+// selectKeyNewestSQL reads the newest run with a key (RunInsertKeyed's
+// read).
+const selectKeyNewestSQL = `SELECT ` + runCols + ` FROM runs WHERE workflow = ?1 AND key = ?2
+	ORDER BY created_at DESC, id DESC LIMIT 1`
+
 // fire does a fire's writes in w: ErrAlreadyFired, with the caller to
 // roll back what it wrote, when the slot is recorded already.
 func (w *wtx) fire(p store.ScheduleFireParams) (store.ScheduleFireResult, error) {
@@ -232,6 +237,21 @@ func (w *wtx) fire(p store.ScheduleFireParams) (store.ScheduleFireResult, error)
 	}
 	res.Fire = store.NewFire(p, len(res.Unfinished) > 0)
 	f := &res.Fire
+	if f.Status == store.FireFired && p.KeyHeld != nil && p.Run.Key != "" {
+		old, err := sqlrow.ScanRun(w.queryRow(selectKeyNewestSQL, p.Run.Workflow, p.Run.Key))
+		switch {
+		case err == nil:
+			held, err := p.KeyHeld(old)
+			if err != nil {
+				return res, err
+			}
+			if held {
+				f.SkipForKey(old.ID)
+			}
+		case !errors.Is(err, sql.ErrNoRows):
+			return res, fmt.Errorf("reading the run of the key: %w", err)
+		}
+	}
 	n, err = w.execN(insertFireSQL, p.Workflow, p.Name, slot, string(f.Status), sqlrow.TextArg(f.Reason), sqlrow.TextArg(f.RunID), now, f.Jitter.Microseconds())
 	if err != nil {
 		return res, fmt.Errorf("recording the fire: %w", err)

@@ -246,6 +246,34 @@ func testSchedules(t *testing.T, newStore func(t *testing.T) store.Store) {
 		}
 	})
 
+	parallel(t, "a slot whose run key is held starts nothing", newStore, func(t *testing.T, f *fixture) {
+		f.version("1.0.0")
+		f.activate("1.0.0", t0, hourly("a", at(time.Hour)))
+		// Two slots whose runs have one key: the first starts its run; the
+		// second finds it holding the key and is recorded skipped.
+		held := func(old store.Run) (bool, error) { return !old.Status.Terminal(), nil }
+		p := fireParams("a", "1.0.0", "k1", at(time.Hour), at(2*time.Hour))
+		p.Run.Key, p.KeyHeld = "2025-03-01", held
+		res, err := f.s.ScheduleFire(f.ctx, p)
+		noErr(t, "the first slot", err)
+		eq(t, "first fire", []any{res.Fire.Status, res.Run.ID}, []any{store.FireFired, "k1"})
+		p = fireParams("a", "1.0.0", "k2", at(2*time.Hour), at(3*time.Hour))
+		p.Run.Key, p.KeyHeld = "2025-03-01", held
+		res, err = f.s.ScheduleFire(f.ctx, p)
+		noErr(t, "the second slot", err)
+		eq(t, "second fire", []any{res.Fire.Status, res.Fire.Reason, res.Fire.RunID, res.Run.ID},
+			[]any{store.FireSkipped, store.KeyHeldReason("k1"), "", ""})
+		_, err = f.s.RunGet(f.ctx, "k2")
+		isErr(t, "the second slot's run", err, store.ErrNotFound)
+		timeEq(t, "the cursor moved on", f.schedule("a").NextAt, at(3*time.Hour))
+		// When the holder is no longer held, the key's next slot starts.
+		p = fireParams("a", "1.0.0", "k3", at(3*time.Hour), at(4*time.Hour))
+		p.Run.Key, p.KeyHeld = "2025-03-01", func(store.Run) (bool, error) { return false, nil }
+		res, err = f.s.ScheduleFire(f.ctx, p)
+		noErr(t, "the third slot", err)
+		eq(t, "third fire", []any{res.Fire.Status, res.Run.ID}, []any{store.FireFired, "k3"})
+	})
+
 	parallel(t, "a transition records its run's fire skipped", newStore, func(t *testing.T, f *fixture) {
 		f.version("1.0.0")
 		f.activate("1.0.0", t0, hourly("a", at(time.Hour)))

@@ -555,6 +555,8 @@ func (m Model) carryOut(action any) tea.Cmd {
 			switch {
 			case err != nil:
 				return actionDoneMsg{err: fmt.Errorf("trigger schedule %s/%s: %w", a.workflow, a.name, err)}
+			case res.Run.ID == "" && strings.HasPrefix(res.Fire.Reason, "key:"):
+				return actionDoneMsg{err: fmt.Errorf("schedule %s/%s: trigger skipped (%s)", a.workflow, a.name, res.Fire.Reason)}
 			case res.Run.ID == "":
 				return actionDoneMsg{err: fmt.Errorf("schedule %s/%s: trigger skipped (%s): run %s of the schedule is unfinished", a.workflow, a.name, res.Fire.Reason, strings.Join(res.Unfinished, ", "))}
 			}

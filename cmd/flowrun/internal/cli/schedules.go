@@ -151,6 +151,10 @@ func (e *env) scheduleWork(ctx context.Context, sub, ref string, asJSON bool) er
 	if asJSON {
 		return e.writeJSON(interp.FireOf(res.Fire, true))
 	}
+	if res.Run.ID == "" && strings.HasPrefix(res.Fire.Reason, "key:") {
+		fmt.Fprintf(e.stdout, "schedule %s: trigger skipped (%s): a workflow's run key names one run (language.md §2)\n", ref, res.Fire.Reason)
+		return nil
+	}
 	if res.Run.ID == "" {
 		fmt.Fprintf(e.stdout, "schedule %s: trigger skipped (%s): run %s of the schedule is unfinished and its overlap is %q\n",
 			ref, res.Fire.Reason, strings.Join(res.Unfinished, ", "), sc.Overlap)
