@@ -5,6 +5,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/flowrun/flowrun/clock"
 )
 
 // ConnLimits bound the connections a server holds: in all, so that a
@@ -20,6 +22,8 @@ type ConnLimits struct {
 	// Plain says the connections carry plain HTTP: one over a limit is
 	// answered 503 before it is closed. Under TLS it is only closed.
 	Plain bool
+	// Clock sets the deadline of that answer (nil: the real clock).
+	Clock clock.Clock
 }
 
 // LimitListener returns ln with lim enforced: a connection over a limit
@@ -27,6 +31,9 @@ type ConnLimits struct {
 // HTTP), so the client hears it at once instead of waiting in the
 // kernel's queue, and the slot it would take stays free.
 func LimitListener(ln net.Listener, lim ConnLimits) net.Listener {
+	if lim.Clock == nil {
+		lim.Clock = clock.Real{}
+	}
 	return &limitListener{Listener: ln, lim: lim, perIP: map[string]int{}}
 }
 
@@ -52,7 +59,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			return &limitConn{Conn: c, release: func() { l.release(ip) }}, nil
 		}
 		if l.lim.Plain {
-			_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+			_ = c.SetWriteDeadline(l.lim.Clock.Now().Add(time.Second))
 			_, _ = c.Write([]byte(refusal))
 		}
 		_ = c.Close()

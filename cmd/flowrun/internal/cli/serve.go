@@ -239,7 +239,7 @@ func (e *env) serve(ctx context.Context, c serveConfig) error {
 	// Connections are bounded before TLS: a refused one costs no
 	// handshake (server.LimitListener).
 	lim := c.conns
-	lim.Plain = len(c.certs) == 0
+	lim.Plain, lim.Clock = len(c.certs) == 0, e.clock
 	ln = server.LimitListener(ln, lim)
 	scheme := "http"
 	if len(c.certs) > 0 {
