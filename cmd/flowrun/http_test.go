@@ -22,6 +22,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -487,4 +488,67 @@ func cmdFlood(ts *testscript.TestScript, neg bool, args []string) {
 	other := probe("127.0.0.2")
 	same := probe("127.0.0.1")
 	fmt.Fprintf(ts.Stdout(), "%d slow connections open\nanother client: %s\nthe flooding client: %s\n", opened, other, same)
+}
+
+// cmdRace sends one request N times at once (the arguments of the http
+// command after N; %i in them is the request's number, 1 to N) and prints
+// how the answers went: the count of each status, and the distinct run
+// ids they named (the first "run_id" of each body):
+//
+//	race N [http flags] METHOD PATH [BODY]
+func cmdRace(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 3 {
+		ts.Fatalf("usage: race N [http flags] METHOD PATH [BODY]")
+	}
+	n, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	reqs := make([]apiRequest, n)
+	for i := range n {
+		numbered := make([]string, len(args)-1)
+		for j, a := range args[1:] {
+			numbered[j] = strings.ReplaceAll(a, "%i", strconv.Itoa(i+1))
+		}
+		if reqs[i], err = parseRequest(numbered, ts.MkAbs); err != nil {
+			ts.Fatalf("race: %v", err)
+		}
+	}
+	type answer struct {
+		status int
+		body   string
+		err    error
+	}
+	answers := make([]answer, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() { // joined below
+			defer wg.Done()
+			<-start
+			var out, errOut strings.Builder
+			st, err := reqs[i].do(&out, &errOut)
+			answers[i] = answer{st, out.String(), err}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	statuses := map[int]int{}
+	runs := map[string]bool{}
+	runID := regexp.MustCompile(`"run_id":"([0-9A-Z]{26})"`)
+	for _, a := range answers {
+		ts.Check(a.err)
+		statuses[a.status]++
+		if m := runID.FindStringSubmatch(a.body); m != nil {
+			runs[m[1]] = true
+		}
+	}
+	codes := make([]int, 0, len(statuses))
+	for c := range statuses {
+		codes = append(codes, c)
+	}
+	sort.Ints(codes)
+	for _, c := range codes {
+		fmt.Fprintf(ts.Stdout(), "status %d: %d\n", c, statuses[c])
+	}
+	fmt.Fprintf(ts.Stdout(), "runs named: %d\n", len(runs))
 }

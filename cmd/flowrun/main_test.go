@@ -114,6 +114,7 @@ func scriptParams() testscript.Params {
 			"authtable":  cmdAuthTable,
 			"serverurl":  cmdServerURL,
 			"flood":      cmdFlood,
+			"race":       cmdRace,
 			"envfile":    cmdEnvFile,
 		},
 	}
