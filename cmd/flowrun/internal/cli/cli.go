@@ -115,6 +115,8 @@ func commands() []*command {
 		workerCommand(),
 		serveCommand(),
 		tokensCommand(),
+		loginCommand(),
+		logoutCommand(),
 		pruneCommand(),
 		benchCommand(),
 		lspCommand(),

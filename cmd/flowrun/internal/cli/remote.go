@@ -48,7 +48,11 @@ func (e *env) chooseServer(flagValue string, dbGiven bool) error {
 func (e *env) door(ctx context.Context) (api.Service, error) {
 	if e.remote.url != "" {
 		if e.remote.client == nil {
-			c, err := api.Dial(e.remote.url, e.getenv("FLOWRUN_TOKEN"), api.ClientOptions{UserAgent: "flowrun " + e.verb})
+			token, err := e.serverToken()
+			if err != nil {
+				return nil, err
+			}
+			c, err := api.Dial(e.remote.url, token, api.ClientOptions{UserAgent: "flowrun " + e.verb})
 			if err != nil {
 				return nil, usageErrorf("%s %v", e.remote.from, err)
 			}
@@ -62,6 +66,27 @@ func (e *env) door(ctx context.Context) (api.Service, error) {
 		return nil, err
 	}
 	return api.NewLocal(e.engine(st, nil), api.LocalOptions{MaxFileSize: e.workflowFileLimit()}), nil
+}
+
+// serverToken is the token for the verb's server: FLOWRUN_TOKEN, else the
+// one flowrun login saved for it, else none (a server with --no-auth).
+func (e *env) serverToken() (string, error) {
+	if t := e.getenv("FLOWRUN_TOKEN"); t != "" {
+		return t, nil
+	}
+	u, err := api.ParseServerURL(e.remote.url)
+	if err != nil {
+		return "", usageErrorf("%s %v", e.remote.from, err)
+	}
+	creds, err := e.credentials()
+	if err != nil {
+		return "", nil // no config directory: no saved token
+	}
+	t, err := creds.Token(u.String())
+	if err != nil {
+		return "", credentialsError(err)
+	}
+	return t, nil
 }
 
 // remoteExit words an error of the server's for the terminal, or is nil
@@ -85,7 +110,7 @@ func remoteExit(msg string, err error) *exitError {
 		return with(ExitStore, "").hint("Check that flowrun serve runs at that address and answers (curl URL/healthz), or read the store itself with --db.")
 	case errors.As(err, &p) && errors.Is(err, api.ErrUnauthorized):
 		return with(ExitInvalid, fmt.Sprintf("server %s refused the request", p.Server)).
-			hint("Set FLOWRUN_TOKEN to a token of that server (its admin creates one with: flowrun tokens create NAME --scope read|write).")
+			hint("Log in with a token of that server (flowrun login URL; its admin creates one with: flowrun tokens create NAME --scope read|write), or set FLOWRUN_TOKEN.")
 	case errors.As(err, &p) && errors.Is(err, api.ErrForbidden):
 		return with(ExitInvalid, fmt.Sprintf("server %s refused the request", p.Server)).
 			hint("Use a token with the scope the message names (flowrun tokens create NAME --scope SCOPE on the server).")
