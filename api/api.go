@@ -19,6 +19,7 @@ type Service interface {
 	RunControl
 	LogReader
 	Decider
+	DeadLetterWorker
 	// Close releases what the service holds (the store of a Local it
 	// opened; a Client's idle connections).
 	Close() error

@@ -21,6 +21,8 @@ func (s *Server) api() {
 		{Method: http.MethodPost, Path: "/v1/runs/{id}/retry", Scope: write, Handler: s.retryRun},
 		{Method: http.MethodPost, Path: "/v1/runs/{id}/decision", Scope: write, Handler: s.decideRun},
 		{Method: http.MethodGet, Path: "/v1/dead-letters", Scope: read, Handler: s.listDeadLetters},
+		{Method: http.MethodPost, Path: "/v1/dead-letters/{id}/retry", Scope: write, Handler: s.retryDeadLetter},
+		{Method: http.MethodPost, Path: "/v1/dead-letters/{id}/drop", Scope: write, Handler: s.dropDeadLetter},
 		{Method: http.MethodGet, Path: "/v1/breakers", Scope: read, Handler: s.listBreakers},
 		{Method: http.MethodGet, Path: "/v1/workers", Scope: read, Handler: s.listWorkers},
 		{Method: http.MethodGet, Path: "/v1/schedules", Scope: read, Handler: s.listSchedules},

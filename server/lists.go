@@ -179,11 +179,64 @@ func (s *Server) listDeadLetters(w http.ResponseWriter, r *http.Request) error {
 			return &Problem{Status: http.StatusBadRequest, Field: "all", Detail: fmt.Sprintf("all %q is not true or false", v)}
 		}
 	}
-	ds, err := s.eng.DeadLetterList(r.Context(), all)
+	ds, err := s.door.DeadLetters(r.Context(), all)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, interp.DeadLetters(ds, all))
+	return writeJSON(w, http.StatusOK, ds)
+}
+
+// deadLetterID reads the {id} of a dead letter's route.
+func deadLetterID(r *http.Request) (int64, error) {
+	v := r.PathValue("id")
+	id, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, &Problem{Status: http.StatusBadRequest, Detail: fmt.Sprintf("%q is not a dead letter id; ids are whole numbers such as 3", v)}
+	}
+	return id, nil
+}
+
+// retryDeadLetter answers POST /v1/dead-letters/{id}/retry: the item runs
+// again here, as dlq retry runs it; 200 with what became of it (retried,
+// or the letter still open and why).
+func (s *Server) retryDeadLetter(w http.ResponseWriter, r *http.Request) error {
+	id, err := deadLetterID(r)
+	if err != nil {
+		return err
+	}
+	b, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if err := decodeBody(b, &struct{}{}); err != nil {
+		return err
+	}
+	res, err := s.door.RetryDeadLetter(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, res)
+}
+
+// dropDeadLetter answers POST /v1/dead-letters/{id}/drop: the letter
+// closed without running it; 200 with the letter.
+func (s *Server) dropDeadLetter(w http.ResponseWriter, r *http.Request) error {
+	id, err := deadLetterID(r)
+	if err != nil {
+		return err
+	}
+	b, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if err := decodeBody(b, &struct{}{}); err != nil {
+		return err
+	}
+	d, err := s.door.DropDeadLetter(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, d)
 }
 
 // listBreakers answers GET /v1/breakers, as flowrun breakers --json.

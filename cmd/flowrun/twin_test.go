@@ -25,7 +25,7 @@ import (
 // (package api), so that they work through --server as on the store.
 // TestScriptsRemote runs every script that uses one of them with these
 // verbs going through a real flowrun serve on the script's store.
-var twinVerbs = map[string]bool{"runs": true, "show": true, "cancel": true, "signal": true, "logs": true}
+var twinVerbs = map[string]bool{"runs": true, "show": true, "cancel": true, "signal": true, "logs": true, "dlq": true}
 
 // twinReadOnly are the twin verbs that change nothing: in remote mode
 // they run both ways, on the store and through the server, and their
@@ -123,7 +123,8 @@ func twinMain(args []string) int {
 		defer func() { os.Setenv("FLOWRUN_DB", db); os.Unsetenv("FLOWRUN_SERVER") }()
 		return cli.Main(args, stdin, stdout, stderr)
 	}
-	if !twinReadOnly[args[0]] || slices.Contains(args, "-f") || slices.Contains(args, "--f") {
+	readOnly := twinReadOnly[args[0]] || args[0] == "dlq" && len(args) > 1 && args[1] == "list"
+	if !readOnly || slices.Contains(args, "-f") || slices.Contains(args, "--f") {
 		// It changes the run, or follows it as it goes: once, through
 		// the server.
 		return remote(os.Stdin, os.Stdout, os.Stderr)

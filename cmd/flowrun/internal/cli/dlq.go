@@ -31,7 +31,8 @@ recorded in its run's events (the run's status and outputs do not change); if
 every attempt fails the letter stays open with the last error and the command
 exits 1. drop ID closes a letter without running it. An
 unknown or closed ID is refused (exit 2).`,
-		store: true,
+		store:  true,
+		remote: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			asJSON := fs.Bool("json", false, "list: print a JSON array of dead letters")
 			all := fs.Bool("all", false, "list: include the retried and dropped letters")
@@ -71,21 +72,19 @@ unknown or closed ID is refused (exit 2).`,
 func jsonTime(t time.Time) string { return interp.JSONTime(t) }
 
 func (e *env) dlqList(ctx context.Context, all, asJSON bool) error {
-	var ds []store.DeadLetter
-	st, err := e.openStore(ctx, false)
+	d, err := e.door(ctx)
 	switch {
 	case errors.Is(err, errNoDatabase):
 		return e.noDatabase("")
 	case err != nil:
 		return err
-	default:
-		if ds, err = e.engine(st, nil).DeadLetterList(ctx, all); err != nil {
-			return storeError("", err)
-		}
+	}
+	ds, err := d.DeadLetters(ctx, all)
+	if err != nil {
+		return storeError("", err)
 	}
 	if asJSON {
-		out := interp.DeadLetters(ds, all)
-		return e.writeJSON(out)
+		return e.writeJSON(ds)
 	}
 	if len(ds) == 0 {
 		fmt.Fprintln(e.stderr, "flowrun dlq: no dead letters")
@@ -93,44 +92,44 @@ func (e *env) dlqList(ctx context.Context, all, asJSON bool) error {
 	}
 	tw := newTable(e.stdout)
 	fmt.Fprintln(tw, "ID\tRUN\tSTEP\tINDEX\tSTATUS\tITEM\tERROR\tCREATED")
-	for _, d := range ds {
+	for _, l := range ds {
 		var se struct{ Message string }
-		_ = json.Unmarshal(d.Error, &se)
-		row(tw, strconv.FormatInt(d.ID, 10), d.RunID, d.Step, strconv.Itoa(d.Index), string(d.Status),
-			clip(string(d.Item), 40), clip(se.Message, 60), formatTime(d.CreatedAt))
+		_ = json.Unmarshal(l.Error, &se)
+		status := l.Status
+		if status == "" {
+			status = string(store.DeadLetterOpen) // listed without --all: open
+		}
+		row(tw, strconv.FormatInt(l.ID, 10), l.RunID, l.Step, strconv.Itoa(l.Index), status,
+			clip(string(l.Item), 40), clip(se.Message, 60), formatJSONTime(l.CreatedAt))
 	}
 	return tw.Flush()
 }
 
 func (e *env) dlqWork(ctx context.Context, sub string, id int64) error {
-	st, err := e.openStore(ctx, false)
+	d, err := e.door(ctx)
 	if errors.Is(err, errNoDatabase) {
 		return e.noDatabase(fmt.Sprintf("no dead letter has id %d", id))
 	}
 	if err != nil {
 		return err
 	}
-	eng := e.engine(st, nil)
-	var d store.DeadLetter
-	if sub == "retry" {
-		d, err = eng.DeadLetterRetry(ctx, id)
-	} else {
-		d, err = eng.DeadLetterDrop(ctx, id)
-	}
-	switch {
-	case errors.Is(err, interp.ErrRetryFailed):
-		fmt.Fprintf(e.stderr, "flowrun dlq: %s\n", termtext.Line(trimSentinel(err)))
-		return exitCode(ExitFailed)
-	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrConflict):
-		return usageErrorf("%s", trimSentinel(err)).hint("List the open dead letters with: flowrun dlq list")
-	case err != nil:
-		return storeError("", err)
-	}
-	if sub == "retry" {
-		fmt.Fprintf(e.stdout, "dead letter %d retried: %s of run %s succeeded; the letter is closed\n", id, termtext.Line(d.StepKey), d.RunID)
-	} else {
+	if sub == "drop" {
+		if _, err := d.DropDeadLetter(ctx, id); err != nil {
+			return controlError(err)
+		}
 		fmt.Fprintf(e.stdout, "dead letter %d dropped\n", id)
+		return nil
 	}
+	res, err := d.RetryDeadLetter(ctx, id)
+	if err != nil {
+		return controlError(err)
+	}
+	if !res.Retried {
+		fmt.Fprintf(e.stderr, "flowrun dlq: %s\n", termtext.Line(res.Message))
+		return exitCode(ExitFailed)
+	}
+	fmt.Fprintf(e.stdout, "dead letter %d retried: %s of run %s succeeded; the letter is closed\n", id,
+		termtext.Line(fmt.Sprintf("%s[%d]", res.Letter.Step, res.Letter.Index)), res.Letter.RunID)
 	return nil
 }
 
