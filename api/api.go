@@ -20,6 +20,7 @@ type Service interface {
 	LogReader
 	Decider
 	DeadLetterWorker
+	Overview
 	// Close releases what the service holds (the store of a Local it
 	// opened; a Client's idle connections).
 	Close() error

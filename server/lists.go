@@ -140,11 +140,11 @@ func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request) error {
 	if _, err := query(r); err != nil {
 		return err
 	}
-	vs, err := s.eng.Versions(r.Context(), "")
+	wfs, err := s.door.Workflows(r.Context())
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, interp.Workflows(vs))
+	return writeJSON(w, http.StatusOK, wfs)
 }
 
 // listVersions answers GET /v1/workflows/{workflow}/versions: its stored
@@ -244,11 +244,11 @@ func (s *Server) listBreakers(w http.ResponseWriter, r *http.Request) error {
 	if _, err := query(r); err != nil {
 		return err
 	}
-	bs, err := s.eng.BreakerList(r.Context())
+	bs, err := s.door.Breakers(r.Context())
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, interp.Breakers(bs))
+	return writeJSON(w, http.StatusOK, bs)
 }
 
 // listWorkers answers GET /v1/workers, as flowrun workers --json.
@@ -256,11 +256,11 @@ func (s *Server) listWorkers(w http.ResponseWriter, r *http.Request) error {
 	if _, err := query(r); err != nil {
 		return err
 	}
-	ws, err := s.eng.WorkerList(r.Context())
+	ws, err := s.door.Workers(r.Context())
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, interp.Workers(ws))
+	return writeJSON(w, http.StatusOK, ws)
 }
 
 // listSchedules answers GET /v1/schedules, as flowrun schedules --json.

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -25,12 +27,12 @@ import (
 // (package api), so that they work through --server as on the store.
 // TestScriptsRemote runs every script that uses one of them with these
 // verbs going through a real flowrun serve on the script's store.
-var twinVerbs = map[string]bool{"runs": true, "show": true, "cancel": true, "signal": true, "logs": true, "dlq": true}
+var twinVerbs = map[string]bool{"runs": true, "show": true, "cancel": true, "signal": true, "logs": true, "dlq": true, "breakers": true, "workers": true, "workflows": true}
 
 // twinReadOnly are the twin verbs that change nothing: in remote mode
 // they run both ways, on the store and through the server, and their
 // stdout, stderr and exit codes must be the same.
-var twinReadOnly = map[string]bool{"runs": true, "show": true, "logs": true}
+var twinReadOnly = map[string]bool{"runs": true, "show": true, "logs": true, "breakers": true, "workers": true, "workflows": true}
 
 // twinExit is the exit code of a twin whose two answers differ (or whose
 // server would not start): no verb exits with it.
@@ -112,7 +114,7 @@ func twinMain(args []string) int {
 	if _, err := os.Stat(db); err != nil || strings.Contains(db, "://") {
 		return direct() // no store yet: the verb says so, locally
 	}
-	addr, err := startTwinServer(os.Getenv("WORK"))
+	addr, err := startTwinServer(os.Getenv("WORK"), db)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "twin: starting flowrun serve: %v\n", err)
 		return twinExit
@@ -162,11 +164,16 @@ func twinMain(args []string) int {
 	return twinExit
 }
 
-// startTwinServer returns the address of the script's flowrun serve,
-// starting it first if no command of the script has: --no-auth on a free
-// loopback port, no worker, over the script's store (FLOWRUN_DB).
-func startTwinServer(work string) (string, error) {
-	dir := filepath.Join(work, ".twin")
+// startTwinServer returns the address of the flowrun serve of the
+// script's store db, starting it first if no command of the script has:
+// --no-auth on a free loopback port, no worker, over db (a script may
+// switch stores; each has its own serve).
+func startTwinServer(work, db string) (string, error) {
+	sum := sha256.Sum256([]byte(db))
+	if err := os.MkdirAll(filepath.Join(work, ".twin"), 0o700); err != nil {
+		return "", err
+	}
+	dir := filepath.Join(work, ".twin", hex.EncodeToString(sum[:8]))
 	addrFile := filepath.Join(dir, "addr")
 	if err := os.Mkdir(dir, 0o700); err == nil {
 		log, err := os.Create(filepath.Join(dir, "serve.log"))
@@ -206,14 +213,17 @@ func startTwinServer(work string) (string, error) {
 	}
 }
 
-// stopTwinServer kills the script's flowrun serve, if one was started.
+// stopTwinServer kills the script's flowrun serves, if any were started.
 func stopTwinServer(work string) {
-	b, err := os.ReadFile(filepath.Join(work, ".twin", "pid"))
-	if err != nil {
-		return
-	}
-	if pid, err := strconv.Atoi(string(b)); err == nil && pid > 0 {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+	pids, _ := filepath.Glob(filepath.Join(work, ".twin", "*", "pid"))
+	for _, f := range pids {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		if pid, err := strconv.Atoi(string(b)); err == nil && pid > 0 {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
 	}
 }
 

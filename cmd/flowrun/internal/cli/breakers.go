@@ -5,10 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/flowrun/flowrun/interp"
 	"strconv"
-
-	"github.com/flowrun/flowrun/store"
 )
 
 func breakersCommand() *command {
@@ -22,28 +19,28 @@ lets its trial attempt through. Breakers are shared by all runs and processes
 of the database. --json prints an array of objects with the fields name,
 state, failures, opened_at, open_until, trial (null, or {run_id, step}) and
 updated_at.`,
-		store: true,
-		reads: true,
+		store:  true,
+		remote: true,
+		reads:  true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			asJSON := fs.Bool("json", false, "print a JSON array of breakers")
 			return func(ctx context.Context, args []string) error {
 				if len(args) > 0 {
 					return usageErrorf("breakers takes no arguments, got %q", args[0]).hint("Run: flowrun breakers [--json]")
 				}
-				var bs []store.Breaker
-				st, err := e.openStore(ctx, false)
+				d, err := e.door(ctx)
 				switch {
 				case errors.Is(err, errNoDatabase):
 					return e.noDatabase("")
 				case err != nil:
 					return err
-				default:
-					if bs, err = e.engine(st, nil).BreakerList(ctx); err != nil {
-						return storeError("", err)
-					}
+				}
+				bs, err := d.Breakers(ctx)
+				if err != nil {
+					return storeError("", err)
 				}
 				if *asJSON {
-					return e.writeJSON(interp.Breakers(bs))
+					return e.writeJSON(bs)
 				}
 				if len(bs) == 0 {
 					fmt.Fprintln(e.stderr, "flowrun breakers: no breaker has been used yet")
@@ -53,13 +50,13 @@ updated_at.`,
 				fmt.Fprintln(tw, "BREAKER\tSTATE\tFAILURES\tOPEN UNTIL\tTRIAL\tUPDATED")
 				for _, b := range bs {
 					until, trial := "-", "-"
-					if b.State == store.BreakerOpen {
-						until = formatTime(b.OpenUntil)
+					if b.OpenUntil != nil {
+						until = formatStamp(*b.OpenUntil)
 					}
-					if b.TrialRunID != "" {
-						trial = b.TrialRunID + " " + b.TrialStepKey
+					if b.Trial != nil {
+						trial = b.Trial.RunID + " " + b.Trial.Step
 					}
-					row(tw, b.Name, string(b.State), strconv.Itoa(b.Failures), until, trial, formatTime(b.UpdatedAt))
+					row(tw, b.Name, b.State, strconv.Itoa(b.Failures), until, trial, formatStamp(b.UpdatedAt))
 				}
 				return tw.Flush()
 			}

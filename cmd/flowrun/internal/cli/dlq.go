@@ -100,7 +100,7 @@ func (e *env) dlqList(ctx context.Context, all, asJSON bool) error {
 			status = string(store.DeadLetterOpen) // listed without --all: open
 		}
 		row(tw, strconv.FormatInt(l.ID, 10), l.RunID, l.Step, strconv.Itoa(l.Index), status,
-			clip(string(l.Item), 40), clip(se.Message, 60), formatJSONTime(l.CreatedAt))
+			clip(string(l.Item), 40), clip(se.Message, 60), formatStamp(l.CreatedAt))
 	}
 	return tw.Flush()
 }

@@ -99,7 +99,7 @@ ends), steps_total and steps_done.`,
 				fmt.Fprintln(tw, "RUN\tWORKFLOW\tVERSION\tKEY\tSTATUS\tSTEPS\tCREATED")
 				for _, r := range runs {
 					row(tw, r.RunID, r.Workflow, r.Version, r.Key, r.Status,
-						fmt.Sprintf("%d/%d", r.StepsDone, r.StepsTotal), formatJSONTime(r.CreatedAt))
+						fmt.Sprintf("%d/%d", r.StepsDone, r.StepsTotal), formatStamp(r.CreatedAt))
 				}
 				return tw.Flush()
 			}
@@ -145,16 +145,6 @@ func (e *env) writeJSON(v any) error {
 		return fmt.Errorf("writing JSON: %w", err)
 	}
 	return nil
-}
-
-// formatJSONTime renders a time of a JSON form (interp.JSONTime) as
-// formatTime does, or "-".
-func formatJSONTime(s string) string {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return "-"
-	}
-	return formatTime(t)
 }
 
 // formatTime renders a time for tables, in the local zone, or "-".

@@ -6,9 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"strconv"
-
-	"github.com/flowrun/flowrun/interp"
-	"github.com/flowrun/flowrun/store"
 )
 
 func workersCommand() *command {
@@ -26,28 +23,28 @@ fields id, host, pid, version, concurrency, runs_held, started_at, last_seen
 and live. With no live worker, nothing claims a run that is due: it waits
 until a worker starts, or until flowrun resume RUN continues it in the
 foreground.`,
-		store: true,
-		reads: true,
+		store:  true,
+		remote: true,
+		reads:  true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			asJSON := fs.Bool("json", false, "print a JSON array of workers")
 			return func(ctx context.Context, args []string) error {
 				if len(args) > 0 {
 					return usageErrorf("workers takes no arguments, got %q", args[0]).hint("Run: flowrun workers [--json]")
 				}
-				var ws []store.WorkerInfo
-				st, err := e.openStore(ctx, false)
+				d, err := e.door(ctx)
 				switch {
 				case errors.Is(err, errNoDatabase):
 					return e.noDatabase("")
 				case err != nil:
 					return err
-				default:
-					if ws, err = e.engine(st, nil).WorkerList(ctx); err != nil {
-						return storeError("", err)
-					}
+				}
+				ws, err := d.Workers(ctx)
+				if err != nil {
+					return storeError("", err)
 				}
 				if *asJSON {
-					return e.writeJSON(interp.Workers(ws))
+					return e.writeJSON(ws)
 				}
 				if len(ws) == 0 {
 					fmt.Fprintln(e.stderr, "flowrun workers: no worker has registered; start one with: flowrun worker")
@@ -61,7 +58,7 @@ foreground.`,
 						state = "gone"
 					}
 					row(tw, w.ID, state, w.Version, strconv.Itoa(w.Held)+"/"+strconv.Itoa(w.Concurrency),
-						formatTime(w.StartedAt), formatTime(w.LastSeen))
+						formatStamp(w.StartedAt), formatStamp(w.LastSeen))
 				}
 				return tw.Flush()
 			}

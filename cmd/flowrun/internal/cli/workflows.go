@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-
-	"github.com/flowrun/flowrun/interp"
 )
 
 func workflowsCommand() *command {
@@ -21,8 +19,9 @@ newest version, how many versions are stored, and when the newest was
 stored. flowrun versions WORKFLOW lists one workflow's versions. --json
 prints an array of objects with the fields workflow, newest, versions and
 updated_at, as GET /v1/workflows answers.`,
-		store: true,
-		reads: true,
+		store:  true,
+		remote: true,
+		reads:  true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			asJSON := fs.Bool("json", false, "print a JSON array of the workflows")
 			return func(ctx context.Context, args []string) error {
@@ -30,18 +29,17 @@ updated_at, as GET /v1/workflows answers.`,
 					return usageErrorf("workflows takes no arguments, got %q", args[0]).
 						hint("Run: flowrun workflows, or flowrun versions " + args[0] + " for one workflow's versions")
 				}
-				st, err := e.openStore(ctx, false)
+				d, err := e.door(ctx)
 				if errors.Is(err, errNoDatabase) {
 					return e.noDatabase("")
 				}
 				if err != nil {
 					return err
 				}
-				vs, err := st.VersionHeads(ctx, "")
+				wfs, err := d.Workflows(ctx)
 				if err != nil {
 					return storeError("listing the workflows", err)
 				}
-				wfs := interp.Workflows(vs)
 				if *asJSON {
 					return e.writeJSON(wfs)
 				}
