@@ -21,6 +21,7 @@ type Service interface {
 	Decider
 	DeadLetterWorker
 	Overview
+	ScheduleWorker
 	// Close releases what the service holds (the store of a Local it
 	// opened; a Client's idle connections).
 	Close() error

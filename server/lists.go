@@ -268,13 +268,36 @@ func (s *Server) listSchedules(w http.ResponseWriter, r *http.Request) error {
 	if _, err := query(r); err != nil {
 		return err
 	}
-	scs, err := s.st.ScheduleList(r.Context(), store.ScheduleListParams{})
-	if err != nil {
-		return err
-	}
-	out, err := interp.Schedules(r.Context(), s.st, scs)
+	out, err := s.door.Schedules(r.Context())
 	if err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, out)
+}
+
+// scheduleAction answers POST /v1/schedules/{workflow}/{name}/pause,
+// /unpause and /trigger, as flowrun schedules pause, unpause and trigger.
+func (s *Server) scheduleAction(action string) Handler {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		b, err := readBody(r)
+		if err != nil {
+			return err
+		}
+		if err := decodeBody(b, &struct{}{}); err != nil {
+			return err
+		}
+		wf, name := r.PathValue("workflow"), r.PathValue("name")
+		if action == "trigger" {
+			t, err := s.door.TriggerSchedule(r.Context(), wf, name)
+			if err != nil {
+				return err
+			}
+			return writeJSON(w, http.StatusOK, t)
+		}
+		sc, err := s.door.PauseSchedule(r.Context(), wf, name, action == "pause")
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, sc)
+	}
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang"
-	"github.com/flowrun/flowrun/lang/naming"
 	"github.com/flowrun/flowrun/store"
 )
 
@@ -32,8 +31,9 @@ same path as a slot, honouring the schedule's overlap policy (it works while
 paused): it prints the run's id, or says why the trigger was skipped. An
 unknown schedule is refused (exit 2) with the nearest name, and nothing is
 written.`,
-		store: true,
-		reads: true,
+		store:  true,
+		remote: true,
+		reads:  true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			asJSON := fs.Bool("json", false, "list: print a JSON array of schedules")
 			return func(ctx context.Context, args []string) error {
@@ -57,19 +57,14 @@ written.`,
 }
 
 func (e *env) schedulesList(ctx context.Context, asJSON bool) error {
-	var scs []store.Schedule
-	st, err := e.openStore(ctx, false)
+	d, err := e.door(ctx)
 	switch {
 	case errors.Is(err, errNoDatabase):
 		return e.noDatabase("")
 	case err != nil:
 		return err
-	default:
-		if scs, err = st.ScheduleList(ctx, store.ScheduleListParams{}); err != nil {
-			return storeError("", err)
-		}
 	}
-	out, err := interp.Schedules(ctx, st, scs)
+	out, err := d.Schedules(ctx)
 	if err != nil {
 		return storeError("", err)
 	}
@@ -110,77 +105,52 @@ func (e *env) scheduleWork(ctx context.Context, sub, ref string, asJSON bool) er
 	if !ok || wf == "" || name == "" {
 		return usageErrorf("%q is not WORKFLOW/NAME", ref).hint("Name a schedule as its workflow and its name, like nightly-report/nightly; list them with: flowrun schedules")
 	}
-	st, err := e.openStore(ctx, false)
+	d, err := e.door(ctx)
 	if errors.Is(err, errNoDatabase) {
 		return e.noDatabase(fmt.Sprintf("there is no schedule %q", ref))
 	}
 	if err != nil {
 		return err
 	}
-	sc, err := st.ScheduleGet(ctx, wf, name)
-	if err == nil && !sc.Active {
-		err = fmt.Errorf("%w", store.ErrNotFound)
-	}
-	if errors.Is(err, store.ErrNotFound) {
-		return e.unknownSchedule(ctx, st, ref)
-	}
-	if err != nil {
-		return storeError("", err)
-	}
-	eng := e.engine(st, nil)
-	switch sub {
-	case "pause", "unpause":
-		sc, err := eng.PauseSchedule(ctx, wf, name, sub == "pause")
+	if sub == "pause" || sub == "unpause" {
+		sc, err := d.PauseSchedule(ctx, wf, name, sub == "pause")
 		if err != nil {
-			return storeError("", err)
+			return controlError(err)
 		}
 		if sc.Paused {
 			fmt.Fprintf(e.stdout, "schedule %s paused\n", ref)
 		} else {
-			fmt.Fprintf(e.stdout, "schedule %s resumed; next fire %s\n", ref, jsonTime(sc.NextAt))
+			next := "-"
+			if sc.NextFire != nil {
+				next = *sc.NextFire
+			}
+			fmt.Fprintf(e.stdout, "schedule %s resumed; next fire %s\n", ref, next)
 		}
 		return nil
 	}
-	res, err := eng.TriggerSchedule(ctx, wf, name)
-	if errors.Is(err, store.ErrAlreadyFired) {
-		return usageErrorf("schedule %s was triggered or fired at this very instant already", ref).hint("Trigger it again.")
-	}
+	t, err := d.TriggerSchedule(ctx, wf, name)
 	if err != nil {
-		return storeError("trigger schedule "+ref, err)
+		return controlError(err)
 	}
 	if asJSON {
-		return e.writeJSON(interp.FireOf(res.Fire, true))
+		return e.writeJSON(t.Fire)
 	}
-	if res.Run.ID == "" && strings.HasPrefix(res.Fire.Reason, "key:") {
-		fmt.Fprintf(e.stdout, "schedule %s: trigger skipped (%s): a workflow's run key names one run (language.md §2)\n", ref, res.Fire.Reason)
+	if t.Fire.Status == string(store.FireSkipped) && strings.HasPrefix(t.Fire.Reason, "key:") {
+		fmt.Fprintf(e.stdout, "schedule %s: trigger skipped (%s): a workflow's run key names one run (language.md §2)\n", ref, t.Fire.Reason)
 		return nil
 	}
-	if res.Run.ID == "" {
+	if t.Fire.Status == string(store.FireSkipped) {
 		fmt.Fprintf(e.stdout, "schedule %s: trigger skipped (%s): run %s of the schedule is unfinished and its overlap is %q\n",
-			ref, res.Fire.Reason, strings.Join(res.Unfinished, ", "), sc.Overlap)
+			ref, t.Fire.Reason, strings.Join(t.Unfinished, ", "), t.Overlap)
 		return nil
 	}
-	fmt.Fprintf(e.stdout, "%s\n", res.Run.ID)
-	fmt.Fprintf(e.stderr, "flowrun schedules: schedule %s started run %s; a worker runs it (flowrun worker)\n", ref, res.Run.ID)
+	id := ""
+	if t.Fire.RunID != nil {
+		id = *t.Fire.RunID
+	}
+	fmt.Fprintf(e.stdout, "%s\n", id)
+	fmt.Fprintf(e.stderr, "flowrun schedules: schedule %s started run %s; a worker runs it (flowrun worker)\n", ref, id)
 	return nil
-}
-
-// unknownSchedule refuses a schedule the store does not have active, with
-// the nearest active name.
-func (e *env) unknownSchedule(ctx context.Context, st store.Store, ref string) error {
-	scs, err := st.ScheduleList(ctx, store.ScheduleListParams{})
-	if err != nil {
-		return storeError("", err)
-	}
-	names := make([]string, 0, len(scs))
-	for _, sc := range scs {
-		names = append(names, sc.Workflow+"/"+sc.Name)
-	}
-	x := usageErrorf("there is no active schedule %q", ref)
-	if near := naming.NearestName(ref, names); near != "" {
-		return x.hint(fmt.Sprintf("Did you mean %q? List the schedules with: flowrun schedules", near))
-	}
-	return x.hint("List the schedules with: flowrun schedules")
 }
 
 // printNextFires prints the next fire times of a workflow's activated
