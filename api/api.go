@@ -22,6 +22,7 @@ type Service interface {
 	DeadLetterWorker
 	Overview
 	ScheduleWorker
+	TokenKeeper
 	// Close releases what the service holds (the store of a Local it
 	// opened; a Client's idle connections).
 	Close() error

@@ -2,10 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -14,31 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/store"
 )
-
-// tokenPrefix starts every token, so a leaked one is recognizable (secret
-// scanners, logs).
-const tokenPrefix = "flowrun_"
-
-// NewToken returns a new bearer token: tokenPrefix and 32 random bytes
-// from crypto/rand, base64url. Only its hash (HashToken) is stored.
-func NewToken() (string, error) {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("drawing a token: %w", err)
-	}
-	return tokenPrefix + base64.RawURLEncoding.EncodeToString(b[:]), nil
-}
-
-// HashToken is what the store keeps of a token: its SHA-256, hex. A token
-// is 256 random bits, so a fast hash is as safe as a slow one: there is
-// no dictionary to try.
-func HashToken(token string) string {
-	h := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(h[:])
-}
 
 // callerKey keys the caller's name in a request's context.
 type callerKey struct{}
@@ -82,7 +57,7 @@ func (s *Server) authorize(r *http.Request, need store.TokenScope) (*http.Reques
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
 		return nil, unauthorized("the Authorization header is not \"Bearer TOKEN\"")
 	}
-	t, err := s.st.TokenLookup(r.Context(), HashToken(strings.TrimSpace(token)))
+	t, err := s.st.TokenLookup(r.Context(), api.HashToken(strings.TrimSpace(token)))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, unauthorized("the token is not known or was revoked; list the tokens with: flowrun tokens list")
 	}

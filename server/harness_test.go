@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang"
@@ -74,11 +75,11 @@ func newAPIOver(t *testing.T, wrap func(*sqlite.Store) store.Store, opts ...func
 	t.Cleanup(a.hs.Close)
 	t.Cleanup(a.srv.CloseStreams)
 	for _, sc := range store.Scopes {
-		tok, err := NewToken()
+		tok, err := api.NewToken()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.TokenCreate(ctx, store.TokenCreateParams{Name: string(sc) + "-token", Scope: sc, Hash: HashToken(tok), Now: t0}); err != nil {
+		if _, err := st.TokenCreate(ctx, store.TokenCreateParams{Name: string(sc) + "-token", Scope: sc, Hash: api.HashToken(tok), Now: t0}); err != nil {
 			t.Fatal(err)
 		}
 		a.tokens[sc] = tok

@@ -27,7 +27,7 @@ import (
 // (package api), so that they work through --server as on the store.
 // TestScriptsRemote runs every script that uses one of them with these
 // verbs going through a real flowrun serve on the script's store.
-var twinVerbs = map[string]bool{"runs": true, "show": true, "cancel": true, "signal": true, "logs": true, "dlq": true, "breakers": true, "workers": true, "workflows": true, "schedules": true}
+var twinVerbs = map[string]bool{"runs": true, "show": true, "cancel": true, "signal": true, "logs": true, "dlq": true, "breakers": true, "workers": true, "workflows": true, "schedules": true, "tokens": true}
 
 // twinReadOnly are the twin verbs that change nothing: in remote mode
 // they run both ways, on the store and through the server, and their
@@ -126,7 +126,8 @@ func twinMain(args []string) int {
 		return cli.Main(args, stdin, stdout, stderr)
 	}
 	readOnly := twinReadOnly[args[0]] || args[0] == "dlq" && len(args) > 1 && args[1] == "list" ||
-		args[0] == "schedules" && (len(args) == 1 || strings.HasPrefix(args[1], "-"))
+		args[0] == "schedules" && (len(args) == 1 || strings.HasPrefix(args[1], "-")) ||
+		args[0] == "tokens" && len(args) > 1 && args[1] == "list"
 	if !readOnly || slices.Contains(args, "-f") || slices.Contains(args, "--f") {
 		// It changes the run, or follows it as it goes: once, through
 		// the server.

@@ -14,7 +14,7 @@
 // schedules, tokens, workers, the metrics' gauges, completion candidates) and to
 // make the two writes that change no run: pruning finished runs
 // (RunPrune) and creating and revoking API tokens (TokenCreate,
-// TokenRevoke; server.HashToken hashes them).
+// TokenRevoke; api.HashToken hashes them).
 // Every user mistake is found before the store is opened, so bad input
 // never writes to the database.
 package cli

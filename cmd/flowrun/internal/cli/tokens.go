@@ -6,7 +6,7 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/flowrun/flowrun/server"
+	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/store"
 )
 
@@ -24,7 +24,8 @@ list prints the names, scopes and creation times, never a token; --json
 prints an array of {name, scope, created_at}. revoke deletes a token: the
 server refuses it from its next request on. NAME is 1 to 64 letters, digits,
 '.', '_' or '-'.`,
-		store: true,
+		store:  true,
+		remote: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			scope := &choiceFlag{value: string(store.ScopeWrite), choices: []string{"read", "write", "deploy", "admin"}}
 			fs.Var(scope, "scope", "create: what the token may do: read, write or admin")
@@ -44,7 +45,7 @@ server refuses it from its next request on. NAME is 1 to 64 letters, digits,
 						hint("Run `flowrun help tokens` for the usage.")
 				}
 				if n == 2 {
-					if p := server.TokenNameProblem(args[1]); p != "" {
+					if p := api.TokenNameProblem(args[1]); p != "" {
 						return usageErrorf("%s", p).hint("Name the token after who uses it, such as ci or payment-hook.")
 					}
 				}
@@ -61,58 +62,54 @@ server refuses it from its next request on. NAME is 1 to 64 letters, digits,
 }
 
 func (e *env) tokenCreate(ctx context.Context, name string, scope store.TokenScope) error {
-	token, err := server.NewToken()
+	if e.remote.url == "" {
+		// A token is made for a store that serves it: create the store.
+		if _, err := e.openStore(ctx, true); err != nil {
+			return err
+		}
+	}
+	d, err := e.door(ctx)
 	if err != nil {
 		return err
 	}
-	st, err := e.openStore(ctx, true)
+	t, err := d.CreateToken(ctx, name, scope)
 	if err != nil {
-		return err
+		return controlError(err)
 	}
-	_, err = st.TokenCreate(ctx, store.TokenCreateParams{Name: name, Scope: scope, Hash: server.HashToken(token), Now: e.clock.Now()})
-	if errors.Is(err, store.ErrConflict) {
-		return usageErrorf("a token named %q exists", name).hint(fmt.Sprintf("Pick another name, or revoke it first with: flowrun tokens revoke %s", name))
-	}
-	if err != nil {
-		return storeError("", err)
-	}
-	fmt.Fprintln(e.stdout, token)
+	fmt.Fprintln(e.stdout, t.Token)
 	fmt.Fprintf(e.stderr, "flowrun tokens: created token %q with scope %s; it is shown only this once: keep it somewhere safe.\n", name, scope)
 	return nil
 }
 
 func (e *env) tokenRevoke(ctx context.Context, name string) error {
-	st, err := e.openStore(ctx, false)
+	d, err := e.door(ctx)
 	if errors.Is(err, errNoDatabase) {
 		return e.noDatabase(fmt.Sprintf("no token is named %q", name))
 	}
 	if err != nil {
 		return err
 	}
-	if _, err := st.TokenRevoke(ctx, name); errors.Is(err, store.ErrNotFound) {
-		return usageErrorf("no token is named %q", name).hint("List the tokens with: flowrun tokens list")
-	} else if err != nil {
-		return storeError("", err)
+	if _, err := d.RevokeToken(ctx, name); err != nil {
+		return controlError(err)
 	}
 	fmt.Fprintf(e.stderr, "flowrun tokens: revoked token %q.\n", name)
 	return nil
 }
 
 func (e *env) tokenList(ctx context.Context, asJSON bool) error {
-	var ts []store.Token
-	st, err := e.openStore(ctx, false)
+	d, err := e.door(ctx)
 	switch {
 	case errors.Is(err, errNoDatabase):
 		return e.noDatabase("")
 	case err != nil:
 		return err
-	default:
-		if ts, err = st.TokenList(ctx); err != nil {
-			return storeError("", err)
-		}
+	}
+	ts, err := d.Tokens(ctx)
+	if err != nil {
+		return storeError("", err)
 	}
 	if asJSON {
-		return e.writeJSON(server.TokensJSON(ts))
+		return e.writeJSON(ts)
 	}
 	if len(ts) == 0 {
 		fmt.Fprintln(e.stderr, "flowrun tokens: no tokens; create one with: flowrun tokens create NAME")
@@ -121,7 +118,7 @@ func (e *env) tokenList(ctx context.Context, asJSON bool) error {
 	tw := newTable(e.stdout)
 	fmt.Fprintln(tw, "NAME\tSCOPE\tCREATED")
 	for _, t := range ts {
-		row(tw, t.Name, string(t.Scope), formatTime(t.CreatedAt))
+		row(tw, t.Name, t.Scope, formatStamp(t.CreatedAt))
 	}
 	return tw.Flush()
 }
