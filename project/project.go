@@ -8,6 +8,9 @@
 //
 //	store = "postgres://flowrun@db.internal:5432/flowrun"
 //
+// It may name the project's server too (server = "https://..."): verbs
+// that can go through a flowrun serve use it (cli.md §9).
+//
 // project only reads directories and the config file (and Init creates the
 // directory); it must not open a store, print, pick exit codes or read the
 // environment: the binaries do that and word its errors for their users.
@@ -49,6 +52,9 @@ type Project struct {
 	Store string
 	// Config is the config file's path when one was read.
 	Config string
+	// Server is config.hcl's server: the flowrun serve the verbs that can
+	// go through one use (cli.md §9); "" when it names none.
+	Server string
 }
 
 // Found reports whether a .flowrun directory was found.
@@ -140,11 +146,11 @@ func load(dir string) (Project, error) {
 	if _, err := f.ReadAt(src, 0); err != nil && fi.Size() > 0 {
 		return p, fmt.Errorf("reading %s: %w", cfg, err)
 	}
-	store, err := parseConfig(cfg, src)
+	store, server, err := parseConfig(cfg, src)
 	if err != nil {
 		return p, err
 	}
-	p.Config = cfg
+	p.Config, p.Server = cfg, server
 	if store != "" {
 		if hasPassword(store) && fi.Mode().Perm()&0o077 != 0 {
 			return p, fmt.Errorf("%s names a store with a password and others may read it (mode %04o); run: chmod 600 %s", cfg, fi.Mode().Perm(), cfg)
@@ -181,33 +187,47 @@ func (e *ConfigError) Error() string {
 }
 
 // configSchema is what config.hcl may say.
-var configSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "store"}}}
+var configSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "store"}, {Name: "server"}}}
 
 // parseConfig reads config.hcl: attributes only, each a literal string.
-func parseConfig(name string, src []byte) (store string, err error) {
+func parseConfig(name string, src []byte) (store, server string, err error) {
 	f, diags := hclsyntax.ParseConfig(src, name, hcl.InitialPos)
 	if diags.HasErrors() {
-		return "", &ConfigError{diags}
+		return "", "", &ConfigError{diags}
 	}
 	content, diags := f.Body.Content(configSchema)
 	if diags.HasErrors() {
 		for _, d := range diags {
 			if strings.HasPrefix(d.Summary, "Unsupported") {
-				d.Detail += " A project's config.hcl may set: store."
+				d.Detail += " A project's config.hcl may set: store, server."
 			}
 		}
-		return "", &ConfigError{diags}
+		return "", "", &ConfigError{diags}
 	}
-	if a := content.Attributes["store"]; a != nil {
+	literal := func(name, detail string) (string, error) {
+		a := content.Attributes[name]
+		if a == nil {
+			return "", nil
+		}
 		v, d := a.Expr.Value(nil)
 		if d.HasErrors() || v.IsNull() || !v.IsKnown() || v.Type() != cty.String || v.AsString() == "" {
 			r := a.Expr.Range()
-			return "", &ConfigError{hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid store",
-				Detail: `store is a literal string: a postgres:// URL or the path of a SQLite file, like store = "postgres://flowrun@db:5432/flowrun".`, Subject: &r}}}
+			return "", &ConfigError{hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid " + name, Detail: detail, Subject: &r}}}
 		}
-		store = v.AsString()
+		return v.AsString(), nil
 	}
-	return store, nil
+	if store, err = literal("store", `store is a literal string: a postgres:// URL or the path of a SQLite file, like store = "postgres://flowrun@db:5432/flowrun".`); err != nil {
+		return "", "", err
+	}
+	if server, err = literal("server", `server is a literal string: the URL of a flowrun serve, like server = "https://flowrun.internal:8443" (its token goes in FLOWRUN_TOKEN or flowrun login, never in this file).`); err != nil {
+		return "", "", err
+	}
+	if u, perr := url.Parse(server); server != "" && perr == nil && u.User != nil {
+		r := content.Attributes["server"].Expr.Range()
+		return "", "", &ConfigError{hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid server",
+			Detail: "the server URL holds a user name or password; a token goes in FLOWRUN_TOKEN or flowrun login, never in this file.", Subject: &r}}}
+	}
+	return store, server, nil
 }
 
 // hasPassword reports whether a store value is a URL with a password.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/flowrun/flowrun/api"
+	"github.com/flowrun/flowrun/project"
 )
 
 const serverUsage = "read and steer the runs of this flowrun serve (https://HOST:PORT) instead of a store (default $FLOWRUN_SERVER; the token is $FLOWRUN_TOKEN)"
@@ -15,13 +16,13 @@ const serverUsage = "read and steer the runs of this flowrun serve (https://HOST
 // store).
 type remoteTarget struct {
 	url    string
-	from   string      // "--server" or "FLOWRUN_SERVER"
+	from   string      // "--server", "FLOWRUN_SERVER" or the config file
 	client *api.Client // once dialed
 }
 
-// chooseServer picks the verb's server: --server, else FLOWRUN_SERVER
-// unless --db or FLOWRUN_DB names a store. --server with --db is refused:
-// a verb reads one place.
+// chooseServer picks the verb's server: --server, else (unless --db or
+// FLOWRUN_DB names a store) FLOWRUN_SERVER, else the server the project's
+// config.hcl names. --server with --db is refused: a verb reads one place.
 func (e *env) chooseServer(flagValue string, dbGiven bool) error {
 	switch {
 	case flagValue != "" && dbGiven:
@@ -34,7 +35,13 @@ func (e *env) chooseServer(flagValue string, dbGiven bool) error {
 	case e.getenv("FLOWRUN_SERVER") != "":
 		e.remote.url, e.remote.from = e.getenv("FLOWRUN_SERVER"), "FLOWRUN_SERVER"
 	default:
-		return nil
+		// The project's config.hcl may name its server (cli.md §6); a
+		// config that cannot be read is reported by the store's lookup.
+		p, err := project.Find(".")
+		if err != nil || p.Server == "" {
+			return nil
+		}
+		e.remote.url, e.remote.from = p.Server, p.Config
 	}
 	if _, err := api.ParseServerURL(e.remote.url); err != nil {
 		return usageErrorf("%s %v", e.remote.from, err).hint("Give the address flowrun serve listens on, such as --server https://flowrun.internal:8443.")
