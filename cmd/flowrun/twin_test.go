@@ -109,6 +109,9 @@ func twinMain(args []string) int {
 		if strings.HasPrefix(a, "-") && (name == "db" || name == "server" || name == "v" || name == "h" || name == "help") {
 			return direct() // the script names the place, or asks what it is
 		}
+		if a == "--resume" {
+			return direct() // it runs the run here, which only the store's side does
+		}
 	}
 	db := os.Getenv("FLOWRUN_DB")
 	if _, err := os.Stat(db); err != nil || strings.Contains(db, "://") {

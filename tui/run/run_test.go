@@ -159,3 +159,21 @@ func TestRunViewEscapesStoredText(t *testing.T) {
 	}
 	golden.RequireEqual(t, []byte(v))
 }
+
+// TestSignalReceivedDue: a run parked on a signal that has arrived (due:
+// its available_at has come) says so, not still "waiting on signal:".
+func TestSignalReceivedDue(t *testing.T) {
+	now := t0.Add(time.Minute)
+	m := newView(now)
+	d := detail(store.RunWaiting)
+	d.Run.WaitReason = "signal:approval"
+	m.SetDetail(d)
+	if v := m.View(); !strings.Contains(v, "waiting on signal:approval") || strings.Contains(v, "received") {
+		t.Fatalf("a run still waiting for its signal:\n%s", v)
+	}
+	d.Run.AvailableAt = now.Add(-time.Second)
+	m.SetDetail(d)
+	if v := m.View(); !strings.Contains(v, "signal approval received, due") || strings.Contains(v, "waiting on signal:") {
+		t.Fatalf("a run whose signal arrived:\n%s", v)
+	}
+}

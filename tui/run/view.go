@@ -24,10 +24,17 @@ func (m Model) header() []string {
 	if d := theme.Span(r.StartedAt, r.FinishedAt, now); d != "" {
 		timing += " · ran " + d
 	}
-	if r.Status == store.RunWaiting && !r.AvailableAt.IsZero() && r.AvailableAt.Sub(now) < 24*time.Hour*365 {
+	// A run parked on a signal that arrived is due: a worker or resume
+	// takes it up next.
+	signal, onSignal := strings.CutPrefix(r.WaitReason, "signal:")
+	received := onSignal && r.Status == store.RunWaiting && !r.AvailableAt.IsZero() && !r.AvailableAt.After(now)
+	switch {
+	case received:
+		timing += " · signal " + signal + " received, due"
+	case r.Status == store.RunWaiting && !r.AvailableAt.IsZero() && r.AvailableAt.Sub(now) < 24*time.Hour*365:
 		timing += " · wakes " + theme.Countdown(r.AvailableAt, now)
 	}
-	if r.WaitReason != "" && !r.Status.Terminal() {
+	if r.WaitReason != "" && !r.Status.Terminal() && !received {
 		timing += " · waiting on " + r.WaitReason
 	}
 	lines = append(lines, termtext.Line(timing))

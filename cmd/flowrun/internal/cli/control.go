@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/flowrun/flowrun/api"
@@ -250,23 +252,30 @@ WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 func signalCommand() *command {
 	return &command{
 		name:  "signal",
-		args:  "RUN NAME [--data JSON]",
+		args:  "RUN NAME [--data JSON] [--resume]",
 		short: "deliver a named signal to a run's waiting step",
 		long: `Signal delivers the signal NAME to a run, with --data as its JSON payload
 (default {}); the wait step waiting for it completes with the payload as its
 output. The run continues under a worker, or with flowrun resume; a run
 blocked by a new MAJOR version goes on only after a decision (flowrun resume
 RUN --choose old|new|migrate). A signal no step of the run waits for is
-refused (exit 2).
+refused (exit 2). When no live worker will claim the run, signal offers on
+a terminal to continue it here in the foreground, as resume does, and
+--resume does so without asking (its exit code is then resume's).
 RUN is a run reference: an id or a unique prefix of one, @last,
 WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 		store:  true,
 		remote: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			data := fs.String("data", "", "the signal's payload, a JSON value such as '{\"approved\": true}'")
+			resume := fs.Bool("resume", false, "then continue the run here in the foreground, as resume does, when no live worker will claim it")
 			return func(ctx context.Context, args []string) error {
 				if err := oneRunArg("signal", args, 2, "RUN and NAME"); err != nil {
 					return err
+				}
+				if *resume && e.remote.url != "" {
+					return usageErrorf("--resume does not apply with --server: the server's workers continue the run").
+						hint("Leave --resume out, and follow the run with: flowrun logs RUN -f --server URL")
 				}
 				var payload json.RawMessage
 				if *data != "" {
@@ -318,14 +327,48 @@ WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 					return nil
 				}
 				if n, err := d.LiveWorkers(ctx); err == nil && n == 0 {
-					fmt.Fprintf(e.stderr, "flowrun signal: no live worker is registered (flowrun workers), so nothing will claim run %s until one starts; continue it in the foreground with: flowrun resume %s\n", view.RunID, view.RunID)
+					if e.remote.url == "" && (*resume || e.canPrompt() && e.confirm(fmt.Sprintf("No live worker will claim run %s. Continue it here now?", view.RunID))) {
+						return e.continueHere(ctx, view.RunID)
+					}
+					fmt.Fprintf(e.stderr, "flowrun signal: no live worker is registered (flowrun workers), so nothing will claim run %s until one starts; continue it in the foreground with: flowrun resume %s (or flowrun signal --resume next time)\n", view.RunID, view.RunID)
 					return nil
+				}
+				if *resume {
+					fmt.Fprintf(e.stderr, "flowrun signal: a live worker claims run %s; --resume leaves it to the worker\n", view.RunID)
 				}
 				fmt.Fprintf(e.stderr, "flowrun signal: the run continues under a worker, or in the foreground with: flowrun resume %s\n", view.RunID)
 				return nil
 			}
 		},
 	}
+}
+
+// continueHere continues a run in the foreground after a signal, as
+// resume does: progress on stderr, the result on stdout, apply's exit
+// codes.
+func (e *env) continueHere(ctx context.Context, ref string) error {
+	st, run, err := e.findRun(ctx, ref)
+	if err != nil {
+		return err
+	}
+	prog := &progress{w: e.stderr, quiet: e.display.quiet}
+	eng := e.engine(st, prog.event)
+	if run, err = eng.Rebind(ctx, run.ID); err != nil {
+		return storeError(fmt.Sprintf("checking the version of run %s", run.ID), err)
+	}
+	if run.Status == store.RunBlocked {
+		return exitForStatus(run)
+	}
+	return e.drive(ctx, eng, rootOf(run), false)
+}
+
+// confirm asks a yes/no question on the terminal; anything but y or yes
+// is no.
+func (e *env) confirm(question string) bool {
+	fmt.Fprintf(e.stderr, "%s [y/N] ", question)
+	line, _ := bufio.NewReader(io.LimitReader(e.stdin, 64)).ReadString('\n')
+	a := strings.ToLower(strings.TrimSpace(line))
+	return a == "y" || a == "yes"
 }
 
 // controlError words a refusal of a run's state (api.Refusal: exit 2 with

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/termtext"
 )
 
@@ -56,7 +57,7 @@ text.`,
 				if *asJSON {
 					err = e.writeJSON(view)
 				} else {
-					err = writeHumanView(e.stdout, view, e.display.items)
+					err = writeHumanView(e.stdout, view, e.display.items, e.clock.Now())
 				}
 				if err != nil {
 					return err
@@ -83,12 +84,23 @@ func (e *env) printView(ctx context.Context, eng *interp.Engine, runID string, a
 	if asJSON {
 		return e.writeJSON(view)
 	}
-	return writeHumanView(e.stdout, view, e.display.items)
+	return writeHumanView(e.stdout, view, e.display.items, e.clock.Now())
+}
+
+// waitWords says why an unfinished run waits: its wait reason, or, for a
+// run parked on a signal that has arrived (the run is due: a worker or
+// resume takes it up next), that the signal was received.
+func waitWords(v *interp.RunView, now time.Time) string {
+	name, ok := strings.CutPrefix(v.WaitReason, "signal:")
+	if ok && v.Status == store.RunWaiting && v.AvailableAt != nil && !v.AvailableAt.After(now) {
+		return "signal " + name + " received, due"
+	}
+	return v.WaitReason
 }
 
 // writeHumanView prints a run for people: its header, then one row per step
 // in graph order, with foreach items indented under their step.
-func writeHumanView(w io.Writer, v *interp.RunView, items itemsView) error {
+func writeHumanView(w io.Writer, v *interp.RunView, items itemsView, now time.Time) error {
 	// Every value is escaped for the terminal (termtext): keys, inputs,
 	// outputs and errors hold text that programs and callers wrote.
 	field := func(name, value string) { fmt.Fprintf(w, "%-10s%s\n", name, termtext.Line(value)) }
@@ -97,7 +109,7 @@ func writeHumanView(w io.Writer, v *interp.RunView, items itemsView) error {
 	field("key", v.Key)
 	status := string(v.Status)
 	if v.WaitReason != "" && !v.Status.Terminal() {
-		status += " (" + v.WaitReason + ")"
+		status += " (" + waitWords(v, now) + ")"
 	}
 	field("status", status)
 	if v.ParentRunID != "" {
