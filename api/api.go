@@ -21,6 +21,7 @@ type Service interface {
 	Decider
 	DeadLetterWorker
 	Overview
+	VersionLister
 	ScheduleWorker
 	TokenKeeper
 	// Close releases what the service holds (the store of a Local it

@@ -2,9 +2,14 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
 
 	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/store"
 )
 
 // Overview lists what surrounds the runs: the stored workflows, the
@@ -61,4 +66,47 @@ func (c *Client) Breakers(ctx context.Context) ([]interp.BreakerJSON, error) {
 func (c *Client) Workers(ctx context.Context) ([]interp.WorkerJSON, error) {
 	var out []interp.WorkerJSON
 	return out, c.call(ctx, http.MethodGet, "/v1/workers", nil, nil, &out)
+}
+
+// VersionLister lists a workflow's stored versions.
+type VersionLister interface {
+	// Versions lists the stored versions of workflow, oldest first, with
+	// the runs bound to each; a workflow with none is a *Refusal naming
+	// the nearest stored ones.
+	Versions(ctx context.Context, workflow string) ([]interp.VersionJSON, error)
+}
+
+// Versions implements VersionLister.
+func (l *Local) Versions(ctx context.Context, workflow string) ([]interp.VersionJSON, error) {
+	vs, err := l.st.VersionHeads(ctx, workflow)
+	if err != nil {
+		return nil, fmt.Errorf("listing the versions of workflow %q: %w", workflow, err)
+	}
+	if len(vs) == 0 {
+		msg := fmt.Sprintf("no version of workflow %q is stored", workflow)
+		if _, nearest, err := l.eng.NearestWorkflows(ctx, workflow); err == nil && len(nearest) > 0 {
+			msg += "; the nearest stored workflows are " + quoteJoin(nearest)
+		}
+		return nil, &Refusal{Status: http.StatusNotFound, Message: msg,
+			Hint: "Apply its file first (flowrun apply FILE.hcl), or check the name and --db."}
+	}
+	runs, err := l.st.RunList(ctx, store.RunListParams{Workflow: workflow})
+	if err != nil {
+		return nil, fmt.Errorf("listing the runs of workflow %q: %w", workflow, err)
+	}
+	return interp.VersionsJSON(vs, runs), nil
+}
+
+func quoteJoin(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// Versions implements VersionLister.
+func (c *Client) Versions(ctx context.Context, workflow string) ([]interp.VersionJSON, error) {
+	var out []interp.VersionJSON
+	return out, c.call(ctx, http.MethodGet, "/v1/workflows/"+url.PathEscape(workflow)+"/versions", nil, nil, &out)
 }

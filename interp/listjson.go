@@ -227,20 +227,45 @@ func EventOf(ev store.Event) EventJSON {
 	return j
 }
 
-// VersionJSON is one stored version of a workflow, as GET
-// /v1/workflows/{workflow}/versions lists them.
+// VersionJSON is one stored version of a workflow, as `versions --json`
+// prints it and GET /v1/workflows/{workflow}/versions lists it.
 type VersionJSON struct {
-	Workflow  string `json:"workflow"`
-	Version   string `json:"version"`
+	Workflow string `json:"workflow"`
+	Version  string `json:"version"`
+	// Revision is the version's current revision: 1, or more for a
+	// development version replaced in place (spec/versioning.md §8).
+	Revision int `json:"revision"`
+	// Hash and GraphHash are both the hash of its current graph: hash is
+	// the API's first name of it, graph_hash the CLI's.
 	Hash      string `json:"hash"`
+	GraphHash string `json:"graph_hash"`
 	CreatedAt string `json:"created_at"`
+	// Runs counts the runs bound to the version; RunsByStatus by status
+	// (only the statuses that occur).
+	Runs         int            `json:"runs"`
+	RunsByStatus map[string]int `json:"runs_by_status"`
 }
 
-// VersionsJSON returns the JSON forms of stored versions.
-func VersionsJSON(vs []store.Version) []VersionJSON {
+// VersionsJSON returns the JSON forms of stored versions (heads), with
+// the counts of runs, by version, of runs (the workflow's runs).
+func VersionsJSON(vs []store.Version, runs []store.RunSummary) []VersionJSON {
+	counts := map[string]int{}
+	byStatus := map[string]map[string]int{}
+	for _, r := range runs {
+		counts[r.Version]++
+		if byStatus[r.Version] == nil {
+			byStatus[r.Version] = map[string]int{}
+		}
+		byStatus[r.Version][string(r.Status)]++
+	}
 	out := make([]VersionJSON, 0, len(vs))
 	for _, v := range vs {
-		out = append(out, VersionJSON{Workflow: v.Workflow, Version: v.Version, Hash: v.Hash, CreatedAt: JSONTime(v.CreatedAt)})
+		by := byStatus[v.Version]
+		if by == nil {
+			by = map[string]int{}
+		}
+		out = append(out, VersionJSON{Workflow: v.Workflow, Version: v.Version, Revision: v.Revision, Hash: v.Hash, GraphHash: v.Hash,
+			CreatedAt: JSONTime(v.CreatedAt), Runs: counts[v.Version], RunsByStatus: by})
 	}
 	return out
 }

@@ -154,16 +154,11 @@ func (s *Server) listVersions(w http.ResponseWriter, r *http.Request) error {
 	if _, err := query(r); err != nil {
 		return err
 	}
-	wf := r.PathValue("workflow")
-	vs, err := s.eng.Versions(r.Context(), wf)
+	vs, err := s.door.Versions(r.Context(), r.PathValue("workflow"))
 	if err != nil {
 		return err
 	}
-	if len(vs) == 0 {
-		_, err := s.eng.ResolveVersion(r.Context(), wf, "")
-		return err
-	}
-	return writeJSON(w, http.StatusOK, interp.VersionsJSON(vs))
+	return writeJSON(w, http.StatusOK, vs)
 }
 
 // listDeadLetters answers GET /v1/dead-letters: the open ones, or with

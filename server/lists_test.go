@@ -90,7 +90,7 @@ func TestListStored(t *testing.T) {
 	if len(list) != 2 || list[0]["version"] != "1.0.0" || list[1]["version"] != "2.0.0" {
 		t.Fatalf("versions: %v", list)
 	}
-	a.do(store.ScopeRead, http.MethodGet, "/v1/workflows/shp/versions", "").problem(t, http.StatusNotFound, `Did you mean "ship"?`)
+	a.do(store.ScopeRead, http.MethodGet, "/v1/workflows/shp/versions", "").problem(t, http.StatusNotFound, `the nearest stored workflows are "ship"`)
 	// Dead letters, breakers and schedules: the CLI's --json forms, empty.
 	for _, p := range []string{"/v1/dead-letters", "/v1/dead-letters?all=true", "/v1/breakers", "/v1/schedules"} {
 		if b := string(a.do(store.ScopeRead, http.MethodGet, p, "").want(t, http.StatusOK).body); b != "[]\n" {
