@@ -176,12 +176,12 @@ func (m Model) View() string {
 	nexts := make([]string, len(m.items))
 	for i, s := range m.items {
 		nameW = max(nameW, len(termtext.Line(s.Workflow+"/"+s.Name)))
-		specW = max(specW, len(termtext.Line(s.Kind+" "+s.Spec)))
+		specW = max(specW, len(termtext.Line(when(s))))
 		nexts[i] = nextFires(s, now)
 		nextW = max(nextW, len(nexts[i]))
 	}
 	nameW = min(nameW, max(12, m.width/3))
-	specW, nextW = min(specW, 20), min(nextW, 22)
+	specW, nextW = min(specW, 32), min(nextW, 22)
 	c := columns{name: nameW, spec: specW, next: nextW}
 	head := fmt.Sprintf("%-*s %-*s %-7s %-*s %s", nameW, "SCHEDULE", specW, "WHEN", "STATE", nextW, "NEXT FIRES", "LAST RUN")
 	lines := []string{title, st.Header.Render(theme.Fit(head, m.width))}
@@ -194,6 +194,16 @@ func (m Model) View() string {
 // columns are the widths of the tab's columns, each sized to its content
 // up to a cap.
 type columns struct{ name, spec, next int }
+
+// when is a schedule's WHEN cell: its kind and spec, and its time zone
+// when it is not UTC (a cron's hours are that zone's).
+func when(s store.Schedule) string {
+	w := s.Kind + " " + s.Spec
+	if s.Timezone != "" && s.Timezone != "UTC" {
+		w += " " + s.Timezone
+	}
+	return w
+}
 
 // nextFires is the countdowns to a schedule's next fires, "-" when it
 // fires none (paused or dropped).
@@ -242,7 +252,7 @@ func (m Model) row(s store.Schedule, next string, c columns, now time.Time, sele
 		last = termtext.Line(id) + rest
 	}
 	line := fmt.Sprintf("%s %s %-7s %s %s", theme.Fit(termtext.Line(s.Workflow+"/"+s.Name), c.name),
-		theme.Fit(termtext.Line(s.Kind+" "+s.Spec), c.spec), state, theme.Fit(next, c.next), last)
+		theme.Fit(termtext.Line(when(s)), c.spec), state, theme.Fit(next, c.next), last)
 	if selected {
 		return m.disp.Styles.Selected.Render(theme.Fit(line, m.width))
 	}

@@ -66,7 +66,7 @@ func (e *env) applyRemote(ctx context.Context, paths []string, o *applyOptions) 
 		for _, sc := range dw.Schedules {
 			next := "never (paused)"
 			if sc.NextFire != nil {
-				next = *sc.NextFire
+				next = stampInZone(*sc.NextFire, sc.Timezone)
 			}
 			fmt.Fprintf(e.stderr, "flowrun apply: schedule %s/%s (%s %q in %s) is active on %s; it next fires at %s\n",
 				sc.Workflow, sc.Name, sc.Kind, sc.Spec, sc.Timezone, e.remote.url, next)

@@ -11,6 +11,7 @@ import (
 	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/schedule"
 	"github.com/flowrun/flowrun/store"
 )
 
@@ -80,7 +81,7 @@ func (e *env) schedulesList(ctx context.Context, asJSON bool) error {
 	for _, j := range out {
 		next, last, run := "-", "-", "-"
 		if j.NextFire != nil {
-			next = *j.NextFire
+			next = stampInZone(*j.NextFire, j.Timezone)
 		}
 		if j.LastFire != nil {
 			last = j.LastFire.Slot
@@ -122,7 +123,7 @@ func (e *env) scheduleWork(ctx context.Context, sub, ref string, asJSON bool) er
 		} else {
 			next := "-"
 			if sc.NextFire != nil {
-				next = *sc.NextFire
+				next = stampInZone(*sc.NextFire, sc.Timezone)
 			}
 			fmt.Fprintf(e.stdout, "schedule %s resumed; next fire %s\n", ref, next)
 		}
@@ -153,6 +154,16 @@ func (e *env) scheduleWork(ctx context.Context, sub, ref string, asJSON bool) er
 	return nil
 }
 
+// stampInZone is a JSON time (RFC 3339) in a schedule's zone with UTC
+// beside it (schedule.InZone); text that is not one stays as it is.
+func stampInZone(s, tz string) string {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return s
+	}
+	return schedule.InZone(t, tz)
+}
+
 // printNextFires prints the next fire times of a workflow's activated
 // schedules (apply).
 func (e *env) printNextFires(scs []store.Schedule, now time.Time) {
@@ -163,7 +174,7 @@ func (e *env) printNextFires(scs []store.Schedule, now time.Time) {
 		}
 		ts := make([]string, len(fires))
 		for i, f := range fires {
-			ts[i] = f.In(time.UTC).Format(time.RFC3339)
+			ts[i] = schedule.InZone(f, sc.Timezone)
 		}
 		paused := ""
 		if sc.Paused {
