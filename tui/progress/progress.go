@@ -282,15 +282,21 @@ func (m Model) View() string {
 	// Stored text (a key, a wait reason, a step's detail, an error) is
 	// escaped for the terminal before it is styled and cut.
 	lines := []string{st.StatusStyle(string(r.Status)).Render(theme.Cut(termtext.Line(head), w))}
-	done, total := 0, 0
+	// The bar counts the steps that got done (completed or skipped): a
+	// failed or canceled step is not progress, so a failed run's bar is
+	// never full; they are counted beside it.
+	done, failed, total := 0, 0, 0
 	items := itemsOf(m.d.Steps)
 	for _, s := range m.d.Steps {
 		if s.Index >= 0 || s.Iteration >= 0 {
 			continue
 		}
 		total++
-		if s.Status.Terminal() {
+		switch s.Status {
+		case store.StepCompleted, store.StepSkipped:
 			done++
+		case store.StepFailed, store.StepCanceled:
+			failed++
 		}
 		if s.Status != store.StepRunning && s.Status != store.StepWaiting {
 			continue
@@ -345,7 +351,11 @@ func (m Model) View() string {
 		lines = append(lines, st.Warning.Render(theme.Cut("  cannot read the store: "+termtext.Line(m.err.Error())+" (retrying)", w)))
 	}
 	barW := max(10, min(40, w-20))
-	lines = append(lines, "  "+st.Bar(done, total, barW)+fmt.Sprintf(" %d/%d steps", done, total))
+	summary := fmt.Sprintf(" %d/%d steps", done, total)
+	if failed > 0 {
+		summary += fmt.Sprintf(", %d failed or canceled", failed)
+	}
+	lines = append(lines, "  "+st.Bar(done, total, barW)+summary)
 	if m.notice != "" {
 		lines = append(lines, st.Warning.Render(theme.Cut("  "+termtext.Line(m.notice), w)))
 	}

@@ -206,3 +206,26 @@ func TestViewForeachAndRetries(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedRunBarNotFull: a failed run whose steps all settled (one
+// completed, one failed, one canceled) draws a bar of the completed one
+// only, with the failed and canceled counted beside it: a full bar would
+// read as done.
+func TestFailedRunBarNotFull(t *testing.T) {
+	disp := display.New(&bytes.Buffer{}, false, clock.NewFake(fixture.T0.Add(5*time.Second)))
+	disp.Width = 100
+	step := func(name string, st store.StepStatus) store.Step {
+		return store.Step{Key: name, Step: name, Index: -1, Iteration: -1, Status: st, StartedAt: fixture.T0}
+	}
+	m := Model{disp: disp, runID: "RUN1", d: &feed.RunDetail{
+		Run:   store.Run{ID: "RUN1", Workflow: "w", Status: store.RunFailed, StartedAt: fixture.T0},
+		Steps: []store.Step{step("a", store.StepCompleted), step("b", store.StepFailed), step("c", store.StepCanceled)},
+		Bound: "1.0.0"}}
+	v := m.View()
+	if !strings.Contains(v, " 1/3 steps, 2 failed or canceled") {
+		t.Fatalf("the bar's count:\n%s", v)
+	}
+	if !strings.Contains(v, "░") {
+		t.Fatalf("a failed run's bar is full:\n%s", v)
+	}
+}
