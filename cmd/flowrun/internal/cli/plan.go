@@ -10,6 +10,7 @@ import (
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/lang/graph"
+	"github.com/flowrun/flowrun/schedule"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/termtext"
 )
@@ -136,6 +137,7 @@ func (e *env) planWorkflow(ctx context.Context, eng *interp.Engine, mod *lang.Mo
 		}
 		fmt.Fprintln(e.stdout, line)
 	}
+	e.planSchedules(g, js)
 	change := func(result string) *versionChangeJSON {
 		if js == nil {
 			return &versionChangeJSON{}
@@ -201,6 +203,32 @@ func (e *env) planWorkflow(ctx context.Context, eng *interp.Engine, mod *lang.Mo
 	return e.planRuns(ctx, eng, w.Name, g.Version, js)
 }
 
+// planSchedules prints a workflow's schedules with their next fires from
+// now, each in its zone with UTC beside it, or fills js with them.
+func (e *env) planSchedules(g *graph.Graph, js *planWorkflowJSON) {
+	now := e.clock.Now()
+	for _, sc := range g.Schedules {
+		spec, err := schedule.Parse(schedule.Params{Cron: sc.Cron, Every: sc.Every, Timezone: sc.Timezone})
+		if err != nil {
+			continue // the compiler checked it
+		}
+		j := planScheduleJSON{Name: sc.Name, Kind: string(spec.Kind()), Spec: spec.Text(), Timezone: spec.Location().String(), NextFires: []string{}}
+		var words []string
+		for t, i := now, 0; i < 3; i++ {
+			if t = spec.Next(t); t.IsZero() {
+				break
+			}
+			j.NextFires = append(j.NextFires, interp.JSONTime(t))
+			words = append(words, schedule.InZone(t, j.Timezone))
+		}
+		if js != nil {
+			js.Schedules = append(js.Schedules, j)
+			continue
+		}
+		fmt.Fprintf(e.stdout, "  schedule %s  %s %q in %s: next fires at %s\n", termtext.Line(sc.Name), j.Kind, j.Spec, j.Timezone, strings.Join(words, ", "))
+	}
+}
+
 // planRuns prints what applying version would do to each unfinished run
 // of the workflow (interp.Engine.PlanRuns), or fills js with it.
 func (e *env) planRuns(ctx context.Context, eng *interp.Engine, workflow, version string, js *planWorkflowJSON) error {
@@ -263,6 +291,18 @@ type planWorkflowJSON struct {
 	VersionChange versionChangeJSON `json:"version_change"`
 	Runs          []planRunJSON     `json:"runs"`
 	Blocks        int               `json:"blocks"`
+	// Schedules are the workflow's schedule blocks with their next fires
+	// from now (absent when it has none).
+	Schedules []planScheduleJSON `json:"schedules,omitempty"`
+}
+
+// planScheduleJSON is one schedule of a planned workflow.
+type planScheduleJSON struct {
+	Name      string   `json:"name"`
+	Kind      string   `json:"kind"`
+	Spec      string   `json:"spec"`
+	Timezone  string   `json:"timezone"`
+	NextFires []string `json:"next_fires"`
 }
 
 type planStepJSON struct {
