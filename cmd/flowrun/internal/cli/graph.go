@@ -7,21 +7,28 @@ import (
 	"strings"
 
 	"github.com/flowrun/flowrun/lang/graph"
+	"github.com/flowrun/flowrun/termtext"
 )
 
 func graphCommand() *command {
 	return &command{
 		name:  "graph",
-		args:  "PATH [--format mermaid|dot] [--workflow NAME]",
-		short: "print a workflow's step graph as Mermaid or Graphviz DOT",
-		long: `Graph compiles the workflow at PATH and prints its step graph, in Mermaid
-(the default) or Graphviz DOT. When PATH defines several workflows, --workflow
-picks one. It does not touch the database.`,
+		args:  "PATH [--format text|mermaid|dot] [--run RUN] [--workflow NAME]",
+		short: "print a workflow's step graph as text, Mermaid or Graphviz DOT",
+		long: `Graph compiles the workflow at PATH and prints its step graph: as text for a
+terminal (the steps in layers, each in a box, with the steps it waits for
+under it; the default on a terminal), in Mermaid (the default otherwise) or
+Graphviz DOT. With --format text, --run RUN shows each step's status in
+that run (a run of the same workflow). When PATH defines several workflows,
+--workflow picks one. Without --run it does not touch the database.`,
+		store:  true,
+		remote: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			e.maxFileSizeFlag(fs)
-			format := &choiceFlag{value: "mermaid", choices: []string{"mermaid", "dot"}}
-			fs.Var(format, "format", "the output format: mermaid or dot")
+			format := &choiceFlag{choices: []string{"text", "mermaid", "dot"}}
+			fs.Var(format, "format", "the output format: text (the default on a terminal), mermaid (the default otherwise) or dot")
 			name := fs.String("workflow", "", "the workflow to draw when PATH defines several")
+			runRef := fs.String("run", "", "with --format text: show each step's status in this run")
 			return func(ctx context.Context, args []string) error {
 				if len(args) != 1 {
 					return usageErrorf("graph takes one PATH, got %d", len(args)).
@@ -35,11 +42,41 @@ picks one. It does not touch the database.`,
 				if err != nil {
 					return err
 				}
+				f := format.value
+				if f == "" {
+					f = "mermaid"
+					if isTerminal(e.stdout) {
+						f = "text"
+					}
+				}
+				if *runRef != "" && f != "text" {
+					return usageErrorf("--run goes with --format text").hint("Run: flowrun graph FILE.hcl --format text --run RUN")
+				}
 				var out string
-				if format.value == "dot" {
+				switch f {
+				case "dot":
 					out = graph.DOT(w.Graph)
-				} else {
+				case "mermaid":
 					out = graph.Mermaid(w.Graph)
+				default:
+					var status func(string) string
+					if *runRef != "" {
+						_, view, err := e.viewRun(ctx, *runRef)
+						if err != nil {
+							return err
+						}
+						if view.Workflow != w.Name {
+							return usageErrorf("run %s is a run of workflow %q, not %q", view.RunID, view.Workflow, w.Name).
+								hint("Pass a run of the workflow drawn, such as: --run " + w.Name + "@last")
+						}
+						status = func(step string) string {
+							if sv := view.Steps[step]; sv != nil {
+								return string(sv.Status)
+							}
+							return ""
+						}
+					}
+					out = termtext.Lines(graph.Text(w.Graph, status))
 				}
 				fmt.Fprint(e.stdout, out)
 				if !strings.HasSuffix(out, "\n") {
