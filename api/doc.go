@@ -8,12 +8,13 @@
 // to, and a refusal is the same error (interp.RunRefError, the store's
 // sentinels) on both sides.
 //
-// api must not print, pick exit codes or word messages for a face; it
-// must not hold engine policy (what a signal, cancel, retry or decision
-// may do is interp's, which words the refusal; the server carries those
-// words unchanged); it must not read the wall clock (the engine's clock
-// decides), and Client must not guess: an answer it cannot read (HTML, a
-// body over its limit, a server that is not flowrun's) is an error that
-// names the server, never a value. Client never writes its token
-// anywhere but the Authorization header of a request to its server.
+// api words a refusal once, for every face (a *Refusal: the message and
+// how to go on, as the CLI prints it and the API answers it); it must not
+// print or pick exit codes (the faces do), must not hold engine policy
+// (what a signal, cancel, retry or decision may do is interp's), must not
+// read the wall clock (LocalOptions.Clock), and Client must not guess: an
+// answer it cannot read (HTML, a body over its limit, a server that is
+// not flowrun's) is an error that names the server, never a value. Client
+// never writes its token anywhere but the Authorization header of a
+// request to its server.
 package api
