@@ -29,7 +29,7 @@ import (
 //
 // Comments are kept. Format is idempotent: Format(Format(x)) == Format(x).
 func Format(filename string, src []byte) ([]byte, hcl.Diagnostics) {
-	if d := checkNesting(filename, src); d != nil {
+	if d := checkShape(filename, src); d != nil {
 		return nil, hcl.Diagnostics{d}
 	}
 	_, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)

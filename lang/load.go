@@ -245,7 +245,7 @@ func (l *fileLoader) load(filename string, src []byte) {
 		l.files = append(l.files, &loadedFile{name: filename, diags: hcl.Diagnostics{invalidUTF8(filename, src)}, asFound: true})
 		return
 	}
-	if d := checkNesting(filename, src); d != nil {
+	if d := checkShape(filename, src); d != nil {
 		// hclsyntax would recurse once or more per level: stop here.
 		l.module.Files[filename] = &hcl.File{Body: hcl.EmptyBody(), Bytes: src}
 		l.files = append(l.files, &loadedFile{name: filename, diags: hcl.Diagnostics{d}, asFound: true})

@@ -2,6 +2,7 @@ package lang
 
 import (
 	"fmt"
+	"math"
 	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
@@ -16,14 +17,23 @@ import (
 // panic) or the memory before any diagnostic; the file is measured first.
 const MaxNesting = 1000
 
-// checkNesting reports the first place where src nests deeper than
-// MaxNesting, or nil. It reads the bytes once, without allocating per
+// MaxItems is how many items a workflow file may hold (language.md §15):
+// every block and bracket opened, every attribute or object item (an = or
+// a :), every list or argument separator, and every {{ in a string or
+// heredoc (a template expression). Each becomes a syntax node, a value
+// and often a CEL program of a few hundred bytes, so the count, not the
+// file's size, bounds what loading the file takes; the file is measured
+// first, before anything is parsed.
+const MaxItems = 100000
+
+// checkShape reports the first place where src nests deeper than
+// MaxNesting or holds more than MaxItems items, or nil. It reads the bytes once, without allocating per
 // byte, and follows HCL's lexical structure well enough to skip strings,
 // heredocs and comments; where it is unsure (a file with syntax errors)
 // it errs on counting, and hclsyntax reports the real mistake of any file
 // that stays under the limit.
-func checkNesting(filename string, src []byte) *hcl.Diagnostic {
-	off := nestingOverflow(src, MaxNesting)
+func checkShape(filename string, src []byte) *hcl.Diagnostic {
+	off, tooMany := measure(src, MaxNesting, MaxItems)
 	if off < 0 {
 		return nil
 	}
@@ -32,7 +42,7 @@ func checkNesting(filename string, src []byte) *hcl.Diagnostic {
 	_, size := utf8.DecodeRune(src[off:])
 	end.Byte += max(size, 1)
 	end.Column++
-	return &hcl.Diagnostic{
+	d := &hcl.Diagnostic{
 		Severity: hcl.DiagError,
 		Summary:  "Nesting too deep",
 		Detail: fmt.Sprintf("This is nested more than %d levels deep (open brackets, braces and parentheses, "+
@@ -40,6 +50,13 @@ func checkNesting(filename string, src []byte) *hcl.Diagnostic {
 			"flatten the value.", MaxNesting),
 		Subject: &hcl.Range{Filename: filename, Start: start, End: end},
 	}
+	if tooMany {
+		d.Summary = "Too many items in one file"
+		d.Detail = fmt.Sprintf("This file holds more than %d items (blocks, attributes, list items and {{ }} expressions); "+
+			"this is the first past the limit. flowrun reads no more of one file: split the workflows into several files, "+
+			"or compute long lists at run time instead of writing them out.", MaxItems)
+	}
+	return d
 }
 
 // posAt is the position of byte offset off in src (columns count
@@ -70,6 +87,18 @@ type nestFrame struct {
 // nestingOverflow returns the offset of the byte at which src first nests
 // deeper than limit, or -1.
 func nestingOverflow(src []byte, limit int) int {
+	off, _ := measure(src, limit, math.MaxInt)
+	return off
+}
+
+// measure returns the offset of the byte at which src first nests deeper
+// than limit or holds more than maxItems items (tooMany), or -1.
+func measure(src []byte, limit, maxItems int) (off int, tooMany bool) {
+	items := 0
+	count := func() bool {
+		items++
+		return items > maxItems
+	}
 	stack := []nestFrame{{kind: 'e'}} // the file's body, never popped
 	depth := 0                        // len(stack)-1 + the ops of every frame
 	push := func(f nestFrame) bool {
@@ -101,11 +130,16 @@ func nestingOverflow(src []byte, limit int) int {
 				i++
 			case c == '\n':
 				pop() // an unterminated string; hclsyntax reports it
+			case c == '{' && i+1 < n && src[i+1] == '{':
+				if count() {
+					return i, true
+				}
+				i += 2
 			case (c == '$' || c == '%') && i+2 < n && src[i+1] == c && src[i+2] == '{':
 				i += 3 // $${ and %%{ are literal text
 			case (c == '$' || c == '%') && i+1 < n && src[i+1] == '{':
 				if push(nestFrame{kind: 'e', closer: '}'}) {
-					return i
+					return i, false
 				}
 				i += 2
 			default:
@@ -121,11 +155,16 @@ func nestingOverflow(src []byte, limit int) int {
 				}
 			}
 			switch {
+			case c == '{' && i+1 < n && src[i+1] == '{':
+				if count() {
+					return i, true
+				}
+				i += 2
 			case (c == '$' || c == '%') && i+2 < n && src[i+1] == c && src[i+2] == '{':
 				i += 3
 			case (c == '$' || c == '%') && i+1 < n && src[i+1] == '{':
 				if push(nestFrame{kind: 'e', closer: '}'}) {
-					return i
+					return i, false
 				}
 				i += 2
 			default:
@@ -153,17 +192,20 @@ func nestingOverflow(src []byte, limit int) int {
 			}
 		case '"':
 			if push(nestFrame{kind: '"'}) {
-				return i
+				return i, false
 			}
 		case '<':
 			if marker, body, ok := heredocStart(src[i:]); ok {
 				if push(nestFrame{kind: 'h', marker: marker}) {
-					return i
+					return i, false
 				}
 				i += body
 				continue
 			}
 		case '{', '[', '(':
+			if count() {
+				return i, true
+			}
 			closer := byte('}')
 			switch c {
 			case '[':
@@ -172,7 +214,7 @@ func nestingOverflow(src []byte, limit int) int {
 				closer = ')'
 			}
 			if push(nestFrame{kind: 'e', closer: closer}) {
-				return i
+				return i, false
 			}
 		case '}', ']', ')':
 			if len(stack) > 1 {
@@ -185,9 +227,16 @@ func nestingOverflow(src []byte, limit int) int {
 			top.ops++
 			depth++
 			if depth > limit {
-				return i
+				return i, false
+			}
+		case '=', ':':
+			if count() {
+				return i, true
 			}
 		case ',':
+			if count() {
+				return i, true
+			}
 			resetOps()
 		case '\n':
 			if top.closer != ']' && top.closer != ')' {
@@ -196,7 +245,7 @@ func nestingOverflow(src []byte, limit int) int {
 		}
 		i++
 	}
-	return -1
+	return -1, false
 }
 
 func identByte(b byte) bool {

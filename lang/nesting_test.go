@@ -131,3 +131,28 @@ func FuzzNesting(f *testing.F) {
 		}
 	})
 }
+
+// What counts as an item (MaxItems): blocks and brackets opened, = and :,
+// commas, and {{ in strings and heredocs; not text in comments or a
+// string's other characters.
+func TestItemsCounted(t *testing.T) {
+	for _, c := range []struct {
+		src   string
+		items int
+	}{
+		{"a {\n  x = 1\n}\n", 2},
+		{"x = [1, 2, 3]\n", 4},
+		{"x = { a = 1, b : 2 }\n", 5},
+		{"x = \"{{ a }} and {{ b }}, c = d\"\n", 3},
+		{"x = <<EOT\n{{ a }} [ , = \nEOT\n", 2},
+		{"# {{ a }} [ , =\n// [ ,\n/* = { */ x = 1\n", 1},
+		{"x = \"[1, 2] {a}\"\n", 1},
+	} {
+		for limit := 0; limit <= c.items; limit++ {
+			off, tooMany := measure([]byte(c.src), MaxNesting, limit)
+			if over := limit < c.items; (off >= 0) != over || tooMany != over {
+				t.Errorf("%q under a limit of %d items: overflow at %d (too many: %v), want overflow %v", c.src, limit, off, tooMany, over)
+			}
+		}
+	}
+}

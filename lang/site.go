@@ -23,7 +23,7 @@ func ParseSyntax(filename string, src []byte) (*hclsyntax.Body, hcl.Diagnostics)
 	if !utf8.Valid(src) {
 		return empty, hcl.Diagnostics{invalidUTF8(filename, src)}
 	}
-	if d := checkNesting(filename, src); d != nil {
+	if d := checkShape(filename, src); d != nil {
 		return empty, hcl.Diagnostics{d}
 	}
 	f, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)

@@ -13,7 +13,7 @@ import (
 
 // maxFolderFiles bounds the other files of a document's folder compiled
 // with it; past it the first ones, by name, are taken.
-const maxFolderFiles = 256
+const maxFolderFiles = 1024
 
 // sources are the files compiled with d, sorted by name as a directory's
 // files are: the other workflow files of its folder (open documents as

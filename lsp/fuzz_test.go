@@ -28,7 +28,9 @@ func newTestServer(t testing.TB, out io.Writer) *server {
 	return s
 }
 
-// mustHandle runs one message body through the server with the panic
+// mustHandle runs one message body through the server, then compiles
+// what it made stale (as Serve does when no other message waits), with
+// the panic
 // guard of call turned into a test failure, and returns the messages the
 // server wrote (each checked by frames).
 func mustHandle(t testing.TB, s *server, body []byte) []message {
@@ -37,6 +39,9 @@ func mustHandle(t testing.TB, s *server, body []byte) []message {
 	s.out = &out
 	if _, err := s.handle(context.Background(), body); err != nil {
 		t.Fatalf("handle(%q): %v", body, err)
+	}
+	if err := s.flush(context.Background()); err != nil { // as Serve does when no message waits
+		t.Fatalf("flush after %q: %v", body, err)
 	}
 	if bytes.Contains(out.Bytes(), []byte(`"code":-32603`)) {
 		t.Fatalf("a handler panicked on %q:\n%s", body, out.Bytes())

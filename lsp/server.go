@@ -55,6 +55,12 @@ type server struct {
 	funcs       []expr.Function
 	// storeErr is the last failure to open the database (engine).
 	storeErr error
+	// stale holds what an edit made out of date and flush has not
+	// compiled again yet: folders (a document's directory) and the URIs
+	// of documents compiled alone.
+	stale map[string]bool
+	// compiles counts the compiles flush ran (tests read it).
+	compiles int
 }
 
 // document is an open file and what the server knows of it.
@@ -88,12 +94,22 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 		opts.MaxFileSize = lang.DefaultMaxWorkflowFile
 	}
 	s := &server{opts: opts, out: out, docs: map[string]*document{}}
+	return s.serve(ctx, in)
+}
+
+// serve is Serve's loop over the messages of in.
+func (s *server) serve(ctx context.Context, in io.Reader) error {
 	r := bufio.NewReaderSize(in, 64<<10)
+	// An edit is compiled when the client has nothing more to say: while
+	// messages wait in the buffer (an editor opening a folder sends a
+	// burst of didOpen), the folders they touch are only marked stale, so
+	// a burst costs one compile of each folder instead of one per message
+	// and per open document. A request compiles what is stale first.
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		body, err := readMessage(r, opts.MaxMessage)
+		body, err := readMessage(r, s.opts.MaxMessage)
 		var big *errTooLarge
 		switch {
 		case errors.As(err, &big):
@@ -109,6 +125,11 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 		exit, err := s.handle(ctx, body)
 		if err != nil {
 			return err
+		}
+		if !exit && r.Buffered() == 0 {
+			if err := s.flush(ctx); err != nil {
+				return err
+			}
 		}
 		if exit {
 			if s.shutdown {
@@ -200,6 +221,11 @@ func (s *server) call(ctx context.Context, m *message) (result any, err error) {
 	case s.shutdown:
 		return nil, errorf(codeInvalidRequest, "the server is shut down: only exit is accepted")
 	}
+	if request := len(m.ID) > 0 && string(m.ID) != "null"; request && m.Method != "shutdown" {
+		if err := s.flush(ctx); err != nil {
+			return nil, err
+		}
+	}
 	switch m.Method {
 	case "initialized", "$/cancelRequest", "$/setTrace", "workspace/didChangeConfiguration", "workspace/didChangeWatchedFiles":
 		return nil, nil
@@ -214,19 +240,25 @@ func (s *server) call(ctx context.Context, m *message) (result any, err error) {
 		if err := params(m, &p); err != nil {
 			return nil, err
 		}
-		return nil, s.open(ctx, p)
+		return nil, s.open(p)
 	case "textDocument/didChange":
 		var p didChangeParams
 		if err := params(m, &p); err != nil {
 			return nil, err
 		}
-		return nil, s.change(ctx, p)
+		return nil, s.change(p)
 	case "textDocument/didClose":
 		var p didCloseParams
 		if err := params(m, &p); err != nil {
 			return nil, err
 		}
-		delete(s.docs, p.TextDocument.URI)
+		if d := s.docs[p.TextDocument.URI]; d != nil {
+			delete(s.docs, d.uri)
+			delete(s.stale, d.uri)
+			if filepath.IsAbs(d.path) {
+				s.markStale(filepath.Dir(d.path)) // the others now see the saved file
+			}
+		}
 		return nil, s.notify("textDocument/publishDiagnostics", publishDiagnosticsParams{URI: p.TextDocument.URI, Diagnostics: []Diagnostic{}})
 	case "textDocument/hover":
 		d, off, err := s.at(m)
@@ -321,39 +353,97 @@ func (s *server) initialize() (any, error) {
 	return r, nil
 }
 
-func (s *server) open(ctx context.Context, p didOpenParams) error {
+func (s *server) open(p didOpenParams) error {
 	d := &document{uri: p.TextDocument.URI, path: pathOf(p.TextDocument.URI), version: p.TextDocument.Version,
-		text: newText([]byte(p.TextDocument.Text)), good: map[string]*graph.Graph{}}
+		good: map[string]*graph.Graph{}}
 	s.docs[d.uri] = d
-	return s.analyzeFolder(ctx, d)
+	s.edited(d, []byte(p.TextDocument.Text))
+	return nil
 }
 
-// analyzeFolder analyzes d, then the other open documents of its folder,
-// which are compiled with it and may see it differently now.
-func (s *server) analyzeFolder(ctx context.Context, d *document) error {
-	if err := s.analyze(ctx, d); err != nil {
-		return err
+// edited gives d its new text and marks what must be compiled again: d's
+// folder, whose other open documents are compiled with it and may see it
+// differently now, or d alone.
+func (s *server) edited(d *document, src []byte) {
+	d.text = newText(src)
+	d.body = nil
+	if int64(len(src)) <= s.opts.MaxFileSize {
+		d.body, _ = lang.ParseSyntax(d.path, src)
 	}
-	if !filepath.IsAbs(d.path) {
+	if filepath.IsAbs(d.path) {
+		s.markStale(filepath.Dir(d.path))
+	} else {
+		s.markStale(d.uri)
+	}
+}
+
+func (s *server) markStale(key string) {
+	if s.stale == nil {
+		s.stale = map[string]bool{}
+	}
+	s.stale[key] = true
+}
+
+// flush compiles what is stale and publishes the diagnostics: each stale
+// folder once, with all its open documents, and each document compiled
+// alone. A panic is reported in the log, as a notification's would be:
+// one bad file must not end the editor's session.
+func (s *server) flush(ctx context.Context) (err error) {
+	if len(s.stale) == 0 {
 		return nil
 	}
-	dir := filepath.Dir(d.path)
-	var others []*document
-	for _, o := range s.docs {
-		if o != d && filepath.IsAbs(o.path) && filepath.Dir(o.path) == dir {
-			others = append(others, o)
-		}
+	keys := make([]string, 0, len(s.stale))
+	for k := range s.stale {
+		keys = append(keys, k)
 	}
-	sort.Slice(others, func(i, j int) bool { return others[i].path < others[j].path })
-	for _, o := range others {
-		if err := s.analyze(ctx, o); err != nil {
+	sort.Strings(keys)
+	s.stale = nil
+	defer func() {
+		if p := recover(); p != nil {
+			err = s.logMessage(1, fmt.Sprintf("flowrun lsp: internal error compiling: %v\n%s", p, debug.Stack()))
+		}
+	}()
+	for _, k := range keys {
+		if d := s.docs[k]; d != nil && !filepath.IsAbs(d.path) {
+			if err := s.analyze(ctx, d, nil); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := s.analyzeFolder(ctx, k); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (s *server) change(ctx context.Context, p didChangeParams) error {
+// analyzeFolder compiles the open workflow documents of dir together with
+// its saved files, once, and analyzes each open document of dir with the
+// result; a test file is checked against the folder's workflows.
+func (s *server) analyzeFolder(ctx context.Context, dir string) error {
+	var docs []*document
+	for _, o := range s.docs {
+		if filepath.IsAbs(o.path) && filepath.Dir(o.path) == dir {
+			docs = append(docs, o)
+		}
+	}
+	if len(docs) == 0 {
+		return nil
+	}
+	sort.Slice(docs, func(i, j int) bool { return docs[i].path < docs[j].path })
+	var shared *folderCompile
+	for _, d := range docs {
+		if !lang.IsTestFile(d.path) && int64(len(d.text.src)) <= s.opts.MaxFileSize && shared == nil {
+			shared = s.compileFolder(ctx, d)
+		}
+		if err := s.analyze(ctx, d, shared); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *server) change(p didChangeParams) error {
 	d := s.docs[p.TextDocument.URI]
 	if d == nil {
 		return errorf(codeInvalidParams, "the document %s is not open: send textDocument/didOpen first", p.TextDocument.URI)
@@ -373,9 +463,9 @@ func (s *server) change(ctx context.Context, p didChangeParams) error {
 		next = append(append(append(next, src[:start]...), c.Text...), src[end:]...)
 		src = next
 	}
-	d.text = newText(src)
 	d.version = p.TextDocument.Version
-	return s.analyzeFolder(ctx, d)
+	s.edited(d, src)
+	return nil
 }
 
 // pathOf is the file name of a document URI: the path of a file: URI,
@@ -388,14 +478,43 @@ func pathOf(uri string) string {
 	return u.Path
 }
 
-// analyze compiles d as `flowrun validate DIR` compiles the folder that
-// holds it (sources: a child workflow is found in the folder's files,
-// then in the database when it exists; each of d's workflows has its
-// version checked against its stored versions), and publishes d's
-// diagnostics. A test file (*.test.hcl) is parsed and checked against the
-// folder's workflows, as `flowrun test` checks it.
-func (s *server) analyze(ctx context.Context, d *document) error {
-	d.mod, d.diags, d.body = nil, nil, nil
+// folderCompile is one compile of a folder's workflow files (sources),
+// shared by the open documents of the folder.
+type folderCompile struct {
+	mod      *lang.Module
+	diags    hcl.Diagnostics
+	eng      *interp.Engine
+	storeErr error
+}
+
+// compileFolder compiles d's folder as `flowrun validate DIR` compiles
+// it (sources: a child workflow is found in the folder's files, then in
+// the database when it exists).
+func (s *server) compileFolder(ctx context.Context, d *document) *folderCompile {
+	s.compiles++
+	c := &folderCompile{}
+	c.eng, c.storeErr = s.engine(ctx)
+	opts := lang.LoadOptions{MaxFileSize: s.opts.MaxFileSize}
+	if c.eng != nil {
+		opts.Stored = func(name string) ([]*graph.Graph, error) {
+			gs, err := c.eng.StoredGraphs(ctx, name)
+			if err != nil && c.storeErr == nil {
+				c.storeErr = err
+			}
+			return gs, err
+		}
+	}
+	c.mod, c.diags = lang.LoadSources(s.sources(d, true), opts)
+	return c
+}
+
+// analyze sets d's diagnostics from the compile of its folder (shared; d
+// is compiled alone when nil), each of d's workflows having its version
+// checked against its stored versions, and publishes them. A test file
+// (*.test.hcl) is parsed and checked against the folder's workflows, as
+// `flowrun test` checks it.
+func (s *server) analyze(ctx context.Context, d *document, shared *folderCompile) error {
+	d.mod, d.diags = nil, nil
 	if int64(len(d.text.src)) > s.opts.MaxFileSize {
 		d.diags = hcl.Diagnostics{{
 			Severity: hcl.DiagError,
@@ -405,34 +524,27 @@ func (s *server) analyze(ctx context.Context, d *document) error {
 		}}
 		return s.publish(d)
 	}
-	d.body, _ = lang.ParseSyntax(d.path, d.text.src)
-	eng, storeErr := s.engine(ctx)
-	opts := lang.LoadOptions{MaxFileSize: s.opts.MaxFileSize}
-	if eng != nil {
-		opts.Stored = func(name string) ([]*graph.Graph, error) {
-			gs, err := eng.StoredGraphs(ctx, name)
-			if err != nil && storeErr == nil {
-				storeErr = err
-			}
-			return gs, err
-		}
-	}
 	if lang.IsTestFile(d.path) {
-		d.diags = s.checkTestFile(d, opts)
+		s.compiles++
+		d.diags = s.checkTestFile(d, lang.LoadOptions{MaxFileSize: s.opts.MaxFileSize})
 		return s.publish(d)
 	}
-	var all hcl.Diagnostics
-	d.mod, all = lang.LoadSources(s.sources(d, true), opts)
-	d.diags = own(d, all)
+	c := shared
+	if c == nil || !c.has(d.path) {
+		c = s.compileFolder(ctx, d)
+	}
+	d.mod = c.mod
+	d.diags = own(d, c.diags)
+	storeErr := c.storeErr
 	for _, w := range d.mod.Workflows {
 		if w.Graph == nil || w.File != d.path {
 			continue
 		}
 		d.good[w.Name] = w.Graph
-		if eng == nil {
+		if c.eng == nil {
 			continue
 		}
-		c, err := eng.CheckVersion(ctx, interp.CheckVersionParams{Graph: w.Graph})
+		v, err := c.eng.CheckVersion(ctx, interp.CheckVersionParams{Graph: w.Graph})
 		if err != nil {
 			if storeErr == nil {
 				storeErr = err
@@ -440,12 +552,12 @@ func (s *server) analyze(ctx context.Context, d *document) error {
 			continue
 		}
 		var be *graph.BumpError
-		if errors.As(c.Refused, &be) {
+		if errors.As(v.Refused, &be) {
 			d.diags = append(d.diags, w.BumpDiagnostic(be))
-		} else if c.Refused != nil {
+		} else if v.Refused != nil {
 			rng := w.VersionRange()
 			d.diags = append(d.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Version refused",
-				Detail: c.Refused.Error() + " Fix the workflow's version.", Subject: &rng})
+				Detail: v.Refused.Error() + " Fix the workflow's version.", Subject: &rng})
 		}
 	}
 	if storeErr != nil {
@@ -457,6 +569,12 @@ func (s *server) analyze(ctx context.Context, d *document) error {
 		})
 	}
 	return s.publish(d)
+}
+
+// has reports whether the compile read the file name.
+func (c *folderCompile) has(name string) bool {
+	_, ok := c.mod.Files[name]
+	return ok
 }
 
 // engine returns the engine over the database, nil when there is none.

@@ -163,7 +163,10 @@ func TestCompletionWhileTyping(t *testing.T) {
 	var p didChangeParams
 	p.TextDocument.URI, p.TextDocument.Version = fuzzURI, 2
 	p.ContentChanges = []contentChange{{Text: typing}}
-	if err := s.change(context.Background(), p); err != nil {
+	if err := s.change(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if len(d.diags) == 0 {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/ast"
@@ -39,11 +40,28 @@ func ParseExpr(src string, rng hcl.Range) (*ParsedExpr, hcl.Diagnostics) {
 	return parseExprAt(src, ExprLoc{Content: src, Rng: rng})
 }
 
+// MaxExprChars is the most characters one CEL expression of a workflow
+// file may hold (language.md §15). cel-go's own bound is far higher, and
+// its reference parser, which reports a mistake, takes memory many times
+// an expression's length: a few expressions at that bound would hold more
+// than the whole file's budget.
+const MaxExprChars = 16384
+
 // ParseSourceExprAt is parseExprAt for an expression of a workflow file
-// being compiled: it also holds the expression to MaxCELNesting. (The
-// expressions of a stored graph are parsed again without that check, so a
-// graph stored before the limit existed still runs.)
+// being compiled: it also holds the expression to MaxExprChars and
+// MaxCELNesting. (The expressions of a stored graph are parsed again
+// without these checks, so a graph stored before a limit existed still
+// runs.)
 func ParseSourceExprAt(src string, loc ExprLoc) (*ParsedExpr, hcl.Diagnostics) {
+	if len(src) > MaxExprChars && utf8.RuneCountInString(src) > MaxExprChars {
+		return nil, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Expression too long",
+			Detail: fmt.Sprintf("This expression holds %d characters, more than the %d flowrun reads of one expression. "+
+				"Split it into several steps' values, or pass long data as an input.", utf8.RuneCountInString(src), MaxExprChars),
+			Subject: loc.rangeOf(0, len(src)).Ptr(),
+		}}
+	}
 	p, diags := parseExprAt(src, loc)
 	if p == nil || diags.HasErrors() {
 		return p, diags
