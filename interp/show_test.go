@@ -262,9 +262,12 @@ workflow "many" {
 
 	full := b.show(run.ID)
 	want := full.Steps["each"].Folded(2)
-	if want == nil || want.Counts[store.StepFailed] < 3 || want.Total() >= len(items) {
-		t.Fatalf("the run did not fail as the test needs (3 or more failed items, some never begun): %+v", want)
+	// Items 3 to 7 fail; the first failure cancels the others in flight,
+	// so how many end failed depends on the scheduling (at least one).
+	if want == nil || want.Counts[store.StepFailed] < 1 || want.Total() >= len(items) {
+		t.Fatalf("the run did not fail as the test needs (a failed item, some never begun): %+v", want)
 	}
+	listed := min(2, want.Counts[store.StepFailed])
 	t.Logf("Show folds to %v, %d failed listed", want.Counts, len(want.Failed))
 	// The items never begun have no row: neither view counts them.
 	rc := &itemReads{Store: b.st}
@@ -285,14 +288,14 @@ workflow "many" {
 	if string(got.Fold.Failed[0].Item) != `"it-`+fmt.Sprint(got.Fold.Failed[0].Index)+`"` {
 		t.Errorf("the first failed item's value = %s", got.Fold.Failed[0].Item)
 	}
-	if f := got.Folded(1); len(f.Failed) != 1 || len(got.Fold.Failed) != 2 {
+	if f := got.Folded(1); len(f.Failed) != 1 || len(got.Fold.Failed) != listed {
 		t.Errorf("Folded(1) gave %d failed items (the fold holds %d)", len(f.Failed), len(got.Fold.Failed))
 	}
 	if first := v.Steps["first"]; first.Status != store.StepCompleted || first.Fold != nil || string(first.Output) != `{"v":1}` {
 		t.Errorf("the step without items: %+v", first)
 	}
-	if rc.lists != 0 || rc.itemRows != 2 {
-		t.Errorf("ShowFolded read %d whole step lists and %d item rows, want none and the 2 failed items it lists", rc.lists, rc.itemRows)
+	if rc.lists != 0 || rc.itemRows != listed {
+		t.Errorf("ShowFolded read %d whole step lists and %d item rows, want none and the %d failed items it lists", rc.lists, rc.itemRows, listed)
 	}
 	// Show's items and ShowFolded's counts say the same of a canceled run's
 	// items that had not settled.
