@@ -1,7 +1,8 @@
 // Package bench owns flowrun's performance scenarios: the workloads of
 // `flowrun bench` (sequential set and exec steps, many runs on one worker,
 // a wide foreach, resuming a long run, listing and showing runs on a large
-// store, the memory of long histories, apply's wall time), each measured
+// store, the memory of long histories, apply's wall time, apply of chains
+// of http and exec steps against their physical floors), each measured
 // next to a raw-SQLite baseline taken in the same process, so that every
 // figure is reported as a ratio to something measured on the same machine
 // at the same moment.

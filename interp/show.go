@@ -69,6 +69,10 @@ type StepView struct {
 	Error    json.RawMessage // nil when none
 	// Items are the foreach items, by index.
 	Items []ItemView
+	// Fold is the foreach items as totals, in place of Items, in a view
+	// from ShowFolded; nil otherwise. It is not part of the JSON form:
+	// Folded gives the same totals from either.
+	Fold *ItemFold
 	// Iterations is how many until iterations ran.
 	Iterations int
 	// ChildRunID is the child run of a workflow step, once started.
@@ -90,6 +94,47 @@ type ItemView struct {
 	Attempts int
 	Output   json.RawMessage
 	Error    json.RawMessage // nil when none
+}
+
+// ItemFold is a foreach step's items as totals: how many have each
+// status, and the first failed ones.
+type ItemFold struct {
+	// Counts are how many items have each status (absent: none).
+	Counts map[store.StepStatus]int
+	// Failed are the failed items of lowest index, as many as were asked
+	// for (Counts[StepFailed] says how many there are).
+	Failed []ItemView
+}
+
+// Total is how many items the fold counts.
+func (f *ItemFold) Total() int {
+	n := 0
+	for _, c := range f.Counts {
+		n += c
+	}
+	return n
+}
+
+// Folded returns the step's items as totals with at most maxFailed
+// failed items: its Fold when the view was read folded, else the fold of
+// its Items; nil for a step without items.
+func (s *StepView) Folded(maxFailed int) *ItemFold {
+	if s.Fold != nil {
+		f := *s.Fold
+		f.Failed = f.Failed[:min(len(f.Failed), maxFailed)]
+		return &f
+	}
+	if len(s.Items) == 0 {
+		return nil
+	}
+	f := &ItemFold{Counts: map[store.StepStatus]int{}}
+	for _, it := range s.Items {
+		f.Counts[it.Status]++
+		if it.Status == store.StepFailed && len(f.Failed) < maxFailed {
+			f.Failed = append(f.Failed, it)
+		}
+	}
+	return f
 }
 
 // timeLayout is RFC 3339 with exactly three fraction digits: times in
@@ -327,6 +372,21 @@ func (it ItemView) appendJSON(buf []byte) []byte {
 // it has not begun), with items and iterations folded into their step.
 // runID may be any run reference (ResolveRun).
 func (e *Engine) Show(ctx context.Context, runID string) (*RunView, error) {
+	return e.show(ctx, runID, -1)
+}
+
+// ShowFolded is Show with each foreach step's items as totals (StepView.Fold:
+// the count of each status and the first maxFailed failed items) in place
+// of Items, read without the other item rows (store.Store.StepTops,
+// StepItemTotals and StepItems): the view a person reads of a run of many
+// items. A foreach step's Output is null in it.
+func (e *Engine) ShowFolded(ctx context.Context, runID string, maxFailed int) (*RunView, error) {
+	return e.show(ctx, runID, max(maxFailed, 0))
+}
+
+// show is Show when fold is negative, ShowFolded with fold failed items
+// otherwise.
+func (e *Engine) show(ctx context.Context, runID string, fold int) (*RunView, error) {
 	run, err := e.ResolveRun(ctx, runID)
 	if err != nil {
 		return nil, fmt.Errorf("show run %s: %w", runID, err)
@@ -335,7 +395,12 @@ func (e *Engine) Show(ctx context.Context, runID string) (*RunView, error) {
 	if err != nil {
 		return nil, fmt.Errorf("show run %s: %w", run.ID, err)
 	}
-	steps, err := e.st.StepList(ctx, run.ID)
+	var steps []store.Step
+	if fold < 0 {
+		steps, err = e.st.StepList(ctx, run.ID)
+	} else {
+		steps, err = e.st.StepTops(ctx, run.ID)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("show run %s: %w", run.ID, err)
 	}
@@ -412,6 +477,11 @@ func (e *Engine) Show(ctx context.Context, runID string) (*RunView, error) {
 		sort.Slice(sv.Items, func(i, j int) bool { return sv.Items[i].Index < sv.Items[j].Index })
 		sv.Attempts = sum
 	}
+	if fold >= 0 {
+		if err := e.foldItems(ctx, run.ID, v, recorded, fold); err != nil {
+			return nil, fmt.Errorf("show run %s: %w", run.ID, err)
+		}
+	}
 	// A run that ended failed or canceled left the steps it never started
 	// unsettled: they are canceled (semantics.md §2, §3), not pending, which
 	// would read as about to start. They have no stored row to change.
@@ -425,9 +495,53 @@ func (e *Engine) Show(ctx context.Context, runID string) (*RunView, error) {
 					sv.Items[i].Status = store.StepCanceled
 				}
 			}
+			if f := sv.Fold; f != nil && f.Counts[store.StepPending] > 0 {
+				f.Counts[store.StepCanceled] += f.Counts[store.StepPending]
+				delete(f.Counts, store.StepPending)
+			}
 		}
 	}
 	return v, nil
+}
+
+// foldItems sets the Fold of each step of v that has item rows from their
+// totals by status, with the first fold failed items read whole, and the
+// step's Attempts to the sum of its items'.
+func (e *Engine) foldItems(ctx context.Context, runID string, v *RunView, recorded map[string]*feItems, fold int) error {
+	totals, err := e.st.StepItemTotals(ctx, runID)
+	if err != nil {
+		return err
+	}
+	for _, t := range totals {
+		sv := v.Steps[t.Step]
+		if sv == nil {
+			continue // a step of another graph version
+		}
+		if sv.Fold == nil {
+			sv.Fold = &ItemFold{Counts: map[store.StepStatus]int{}}
+			sv.Attempts = 0
+		}
+		sv.Fold.Counts[t.Status] += t.Items
+		sv.Attempts += t.Attempts
+	}
+	for _, name := range v.Order {
+		sv := v.Steps[name]
+		if sv.Fold == nil || sv.Fold.Counts[store.StepFailed] == 0 || fold == 0 {
+			continue
+		}
+		rows, err := e.st.StepItems(ctx, store.StepItemsParams{RunID: runID, Step: name, Status: store.StepFailed, Limit: fold})
+		if err != nil {
+			return err
+		}
+		for _, s := range rows {
+			it := ItemView{Index: s.Index, Status: s.Status, Attempts: s.Attempts, Output: orNull(s.Output), Error: nullToNil(s.Error)}
+			if rec := recorded[name]; rec != nil && it.Index < rec.len() {
+				it.Item = mustJSON(rec.at(it.Index))
+			}
+			sv.Fold.Failed = append(sv.Fold.Failed, it)
+		}
+	}
+	return nil
 }
 
 // StatusOf maps a run status to the CLI exit code: completed 0, failed or

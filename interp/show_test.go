@@ -2,7 +2,9 @@ package interp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"regexp"
 	"slices"
@@ -197,5 +199,107 @@ func TestRunViewJSON(t *testing.T) {
 			t.Errorf("step %s is at %d, after the previous one at %d: %s", n, i, last, raw)
 		}
 		last = i
+	}
+}
+
+// itemReads counts what a view reads of a run's step rows.
+type itemReads struct {
+	store.Store
+	lists, itemRows int
+}
+
+func (c *itemReads) StepList(ctx context.Context, runID string) ([]store.Step, error) {
+	c.lists++
+	return c.Store.StepList(ctx, runID)
+}
+
+func (c *itemReads) StepItems(ctx context.Context, p store.StepItemsParams) ([]store.Step, error) {
+	rows, err := c.Store.StepItems(ctx, p)
+	c.itemRows += len(rows)
+	return rows, err
+}
+
+// TestShowFoldedReadsTotals: ShowFolded of a failed run with a foreach of
+// many items gives each status's count, the step's attempts and the first
+// failed items (each as Show has it, item value included) that Show's
+// items fold into, the items never started counted canceled; it reads
+// the items' totals and the failed rows it lists, never the whole list.
+func TestShowFoldedReadsTotals(t *testing.T) {
+	b := setup(t, func(o *Options) {
+		o.Mock = func(c MockCall) (MockResult, bool) {
+			if c.Probe {
+				return MockResult{}, true
+			}
+			_, idx, _, _ := store.ParseStepKey(c.StepKey)
+			if idx >= 3 && idx < 8 {
+				return MockResult{Error: &MockError{Kind: "exec", Message: fmt.Sprintf("item %d broke", idx)}}, true
+			}
+			return MockResult{Output: map[string]any{"i": idx}}, true
+		}
+	})
+	gs := b.compile(`
+workflow "many" {
+  version = "1.0.0"
+  input "items" { type = list(string) }
+  step "first" {
+    set { v = 1 }
+  }
+  step "each" {
+    depends_on = [step.first]
+    foreach {
+      items       = "input.items"
+      concurrency = 8
+    }
+    exec { command = ["work", "{{ item }}"] }
+  }
+}`)
+	items := make([]any, 300)
+	for i := range items {
+		items[i] = fmt.Sprintf("it-%d", i)
+	}
+	run := b.start(gs[0].Workflow, map[string]any{"items": items})
+	wantStatus(t, b.drive(run.ID), store.RunFailed)
+
+	full := b.show(run.ID)
+	want := full.Steps["each"].Folded(2)
+	// Items 3 to 7 fail; the first failure cancels the others in flight,
+	// so how many end failed depends on the scheduling (at least one).
+	if want == nil || want.Counts[store.StepFailed] < 1 || want.Total() >= len(items) {
+		t.Fatalf("the run did not fail as the test needs (a failed item, some never begun): %+v", want)
+	}
+	listed := min(2, want.Counts[store.StepFailed])
+	t.Logf("Show folds to %v, %d failed listed", want.Counts, len(want.Failed))
+	// The items never begun have no row: neither view counts them.
+	rc := &itemReads{Store: b.st}
+	v, err := New(rc, b.e.opts).ShowFolded(b.ctx, run.ID, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := v.Steps["each"]
+	if got.Fold == nil || len(got.Items) != 0 {
+		t.Fatalf("ShowFolded gave items %d and fold %v, want a fold only", len(got.Items), got.Fold)
+	}
+	if !reflect.DeepEqual(got.Folded(2), want) {
+		t.Errorf("ShowFolded's fold = %+v,\nShow's items fold to %+v", got.Folded(2), want)
+	}
+	if got.Attempts != full.Steps["each"].Attempts || got.Status != store.StepFailed {
+		t.Errorf("ShowFolded's step: %s, %d attempts; Show's: %s, %d", got.Status, got.Attempts, full.Steps["each"].Status, full.Steps["each"].Attempts)
+	}
+	if string(got.Fold.Failed[0].Item) != `"it-`+fmt.Sprint(got.Fold.Failed[0].Index)+`"` {
+		t.Errorf("the first failed item's value = %s", got.Fold.Failed[0].Item)
+	}
+	if f := got.Folded(1); len(f.Failed) != 1 || len(got.Fold.Failed) != listed {
+		t.Errorf("Folded(1) gave %d failed items (the fold holds %d)", len(f.Failed), len(got.Fold.Failed))
+	}
+	if first := v.Steps["first"]; first.Status != store.StepCompleted || first.Fold != nil || string(first.Output) != `{"v":1}` {
+		t.Errorf("the step without items: %+v", first)
+	}
+	if rc.lists != 0 || rc.itemRows != listed {
+		t.Errorf("ShowFolded read %d whole step lists and %d item rows, want none and the %d failed items it lists", rc.lists, rc.itemRows, listed)
+	}
+	// Show's items and ShowFolded's counts say the same of a canceled run's
+	// items that had not settled.
+	if want.Counts[store.StepPending] != 0 || got.Fold.Counts[store.StepPending] != 0 {
+		t.Errorf("a failed run's view counts pending items: %v, %v", want.Counts, got.Fold.Counts)
 	}
 }

@@ -273,6 +273,27 @@ type StepHead struct {
 	Status    StepStatus
 }
 
+// ItemTotal is how many foreach items of one step have one status, and
+// the attempts they took together.
+type ItemTotal struct {
+	Step     string
+	Status   StepStatus
+	Items    int
+	Attempts int
+}
+
+// StepItemsParams chooses a page of one foreach step's items.
+type StepItemsParams struct {
+	RunID string
+	Step  string
+	// Status keeps only the items of that status when set.
+	Status StepStatus
+	// From is the lowest item index returned.
+	From int
+	// Limit is how many rows at most; 0 or less is no limit.
+	Limit int
+}
+
 // ParseStepKey splits a key made by StepKey into the step name, the item
 // index and the iteration (-1 when none). Step names are identifiers, so
 // the split is unambiguous; ok is false for a key StepKey cannot make.
@@ -782,6 +803,18 @@ type Store interface {
 	// and state, in no particular order: a rebuild of a long run reads
 	// these, then only the keys whose rows it still needs (StepGet).
 	StepHeads(ctx context.Context, runID string) ([]StepHead, error)
+	// StepTops returns the step keys of a run other than its foreach
+	// items (the steps' own rows and their until iterations), in the
+	// order StepList gives them: with StepItemTotals and StepItems, a view
+	// of a run that folds its foreach steps without reading every item.
+	StepTops(ctx context.Context, runID string) ([]Step, error)
+	// StepItemTotals counts the foreach item rows of a run by step and
+	// status, with their attempts summed, without reading the rows: in no
+	// particular order, none for a run without items (or an unknown run).
+	StepItemTotals(ctx context.Context, runID string) ([]ItemTotal, error)
+	// StepItems returns item rows of one foreach step by index, from
+	// p.From, at most p.Limit of them, only those of p.Status when set.
+	StepItems(ctx context.Context, p StepItemsParams) ([]Step, error)
 	// StepGet returns one step key of a run, or ErrNotFound when the run
 	// has no row for it (the step has not begun, or the run is unknown).
 	StepGet(ctx context.Context, runID, key string) (Step, error)

@@ -24,6 +24,38 @@ func (s *Store) StepHeads(ctx context.Context, runID string) ([]store.StepHead, 
 	return heads, s.fail("listing the steps of run "+runID, err)
 }
 
+// StepTops returns the step keys of a run other than its foreach items, in
+// seq order, a foreach step's output not assembled from its items.
+func (s *Store) StepTops(ctx context.Context, runID string) ([]store.Step, error) {
+	steps, err := all(ctx, s.pool, sqlrow.ScanStep, `SELECT `+sqlrow.StepTopCols+` FROM steps
+		WHERE run_id = $1 AND idx = -1 ORDER BY seq`, runID)
+	return steps, s.fail("listing the steps of run "+runID, err)
+}
+
+// StepItemTotals counts a run's item rows by step and status.
+func (s *Store) StepItemTotals(ctx context.Context, runID string) ([]store.ItemTotal, error) {
+	totals, err := all(ctx, s.pool, sqlrow.ScanItemTotal, `SELECT step, status, count(*), COALESCE(sum(attempts), 0) FROM steps
+		WHERE run_id = $1 AND idx >= 0 AND iter = -1 GROUP BY step, status`, runID)
+	return totals, s.fail("counting the items of run "+runID, err)
+}
+
+// StepItems returns a page of one step's item rows by index. The keys of a
+// step's items are "step[i]" and their iterations "step[i]#n", so the
+// primary key's range from "step[" up to "step\" ('\' follows '[' in the
+// key's "C" collation) holds them all and nothing else. A NULL limit is
+// none.
+func (s *Store) StepItems(ctx context.Context, p store.StepItemsParams) ([]store.Step, error) {
+	var limit any
+	if p.Limit > 0 {
+		limit = int64(p.Limit)
+	}
+	steps, err := all(ctx, s.pool, sqlrow.ScanStep, `SELECT `+sqlrow.StepCols+` FROM steps
+		WHERE run_id = $1 AND key >= $2::text || '[' AND key < $2::text || '\' AND step = $2::text
+			AND idx >= $3 AND iter = -1 AND ($4::text = '' OR status = $4::text)
+		ORDER BY idx LIMIT $5::bigint`, p.RunID, p.Step, max(p.From, 0), string(p.Status), limit)
+	return steps, s.fail("listing the items of step "+p.Step+" of run "+p.RunID, err)
+}
+
 // scanStepHead reads a key and a status; the step, index and iteration
 // come from the key (two columns read in about half the time of five).
 func scanStepHead(sc sqlrow.Scanner) (store.StepHead, error) {

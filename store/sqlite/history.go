@@ -48,6 +48,39 @@ func (s *Store) StepHeads(ctx context.Context, runID string) ([]store.StepHead, 
 	return heads, nil
 }
 
+// StepTops returns the step keys of a run other than its foreach items, in
+// rowid order, a foreach step's output not assembled from its items.
+func (s *Store) StepTops(ctx context.Context, runID string) ([]store.Step, error) {
+	steps, err := readAll(ctx, s, sqlrow.ScanStep, `SELECT `+sqlrow.StepTopCols+` FROM steps
+		WHERE rowid IN (SELECT rowid FROM steps WHERE run_id = ?1 AND idx = -1) ORDER BY rowid`, runID)
+	return steps, s.fail("listing the steps of run "+runID, err)
+}
+
+// StepItemTotals counts a run's item rows by step and status. The rows are
+// visited through the primary key's run_id prefix and only their step,
+// status and attempts columns are read.
+func (s *Store) StepItemTotals(ctx context.Context, runID string) ([]store.ItemTotal, error) {
+	totals, err := readAll(ctx, s, sqlrow.ScanItemTotal, `SELECT step, status, count(*), sum(attempts) FROM steps
+		WHERE run_id = ?1 AND idx >= 0 AND iter = -1 GROUP BY step, status`, runID)
+	return totals, s.fail("counting the items of run "+runID, err)
+}
+
+// StepItems returns a page of one step's item rows by index. The keys of a
+// step's items are "step[i]" and their iterations "step[i]#n", so the
+// primary key's range from "step[" up to "step\" ('\' follows '[' in
+// SQLite's bytewise BINARY collation) holds them all and nothing else.
+func (s *Store) StepItems(ctx context.Context, p store.StepItemsParams) ([]store.Step, error) {
+	limit := int64(-1) // SQLite: a negative LIMIT is no limit
+	if p.Limit > 0 {
+		limit = int64(p.Limit)
+	}
+	steps, err := readAll(ctx, s, sqlrow.ScanStep, `SELECT `+sqlrow.StepCols+` FROM steps
+		WHERE run_id = ?1 AND key >= ?2 || '[' AND key < ?2 || '\' AND step = ?2
+			AND idx >= ?3 AND iter = -1 AND (?4 = '' OR status = ?4)
+		ORDER BY idx LIMIT ?5`, p.RunID, p.Step, max(p.From, 0), string(p.Status), limit)
+	return steps, s.fail("listing the items of step "+p.Step+" of run "+p.RunID, err)
+}
+
 // StepGet returns one step key of a run, or store.ErrNotFound.
 func (s *Store) StepGet(ctx context.Context, runID, key string) (store.Step, error) {
 	st, err := sqlrow.ScanStep(s.queryRow(ctx, `SELECT `+sqlrow.StepCols+` FROM steps WHERE run_id = ?1 AND key = ?2`, runID, key))

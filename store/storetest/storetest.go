@@ -32,6 +32,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("transitions", func(t *testing.T) { t.Parallel(); testTransitions(t, newStore) })
 	t.Run("decisions", func(t *testing.T) { t.Parallel(); testDecisions(t, newStore) })
 	t.Run("item outputs", func(t *testing.T) { t.Parallel(); testItemOutputs(t, newStore) })
+	t.Run("item totals", func(t *testing.T) { t.Parallel(); testItemTotals(t, newStore) })
 	t.Run("cancel", func(t *testing.T) { t.Parallel(); testCancel(t, newStore) })
 	t.Run("signals", func(t *testing.T) { t.Parallel(); testSignals(t, newStore) })
 	t.Run("events", func(t *testing.T) { t.Parallel(); testEvents(t, newStore) })

@@ -219,7 +219,8 @@ func (s *Source) row(ctx context.Context, id string) (RunRow, error) {
 	if err != nil {
 		return RunRow{}, fmt.Errorf("reading run %s: %w", id, err)
 	}
-	steps, err := s.store().StepList(ctx, id)
+	// The row counts steps, not their items: the steps' own rows do.
+	steps, err := s.store().StepTops(ctx, id)
 	if err != nil {
 		return RunRow{}, fmt.Errorf("reading the steps of run %s: %w", id, err)
 	}

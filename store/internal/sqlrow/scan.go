@@ -46,7 +46,23 @@ const stepOutputCol = `CASE WHEN steps.output = '` + store.ItemOutputsText + `' 
 		FROM steps it WHERE it.run_id = steps.run_id AND it.step = steps.step AND it.idx >= 0 AND it.iter = -1)
 	ELSE steps.output END`
 
-// ScanStep reads a step row of StepCols.
+// StepTopCols are StepCols for a view that folds a step's items
+// (store.Store.StepTops): the output of a row written with
+// store.ItemOutputs is NULL, not the list assembled from every item row.
+const StepTopCols = `run_id, key, step, idx, iter, status, attempts,
+	CASE WHEN steps.output = '` + store.ItemOutputsText + `' THEN NULL ELSE steps.output END, error,
+	started_at, finished_at, wake_at, detail, state`
+
+// ScanItemTotal reads a step, a status, a count and a sum of attempts.
+func ScanItemTotal(sc Scanner) (store.ItemTotal, error) {
+	var t store.ItemTotal
+	var status string
+	err := sc.Scan(&t.Step, &status, &t.Items, &t.Attempts)
+	t.Status = store.StepStatus(status)
+	return t, err
+}
+
+// ScanStep reads a step row of StepCols (or StepTopCols).
 func ScanStep(sc Scanner) (store.Step, error) {
 	var st store.Step
 	var status string

@@ -23,8 +23,11 @@ target it should meet: sequential set steps (FULL and NORMAL), sequential
 exec steps, 1,000 runs on one worker, a foreach over 10,000 items, resuming
 a 10,000-step run, the memory of a 100,000-attempt run, the memory of a
 foreach of 1,000,000 set items against one of 100,000, runs and show on a
-store of 100,000 runs, apply's wall time, and flowrun serve's API (a batch
-start of 10,000 runs, single start requests). Each scenario runs in a child
+store of 100,000 runs, apply's wall time, apply of 1,000 sequential http
+and exec steps against their physical floors (one round trip or spawn and
+one commit per step) measured beside them, apply's peak RSS for 100 and
+1,000 steps, and flowrun serve's API (a batch start of 10,000 runs, single
+start requests). Each scenario runs in a child
 process of its own, so its peak RSS is its own.
 
 --scale 1 (the default) uses the sizes the targets are set for and takes

@@ -77,7 +77,14 @@ text.`,
 // printView prints a run on stdout: the JSON object of show --json, or the
 // human view.
 func (e *env) printView(ctx context.Context, eng *interp.Engine, runID string, asJSON bool) error {
-	view, err := eng.Show(ctx, runID)
+	var view *interp.RunView
+	var err error
+	if asJSON || e.display.items.all {
+		view, err = eng.Show(ctx, runID)
+	} else {
+		// The folded table reads the items' totals, not every item row.
+		view, err = eng.ShowFolded(ctx, runID, maxFoldedFailures)
+	}
 	if err != nil {
 		return storeError("reading run "+runID, err)
 	}
@@ -169,7 +176,7 @@ func writeHumanView(w io.Writer, v *interp.RunView, items itemsView, now time.Ti
 			detail = strings.TrimSpace(fmt.Sprintf("%s %s", plural(s.Iterations, "iteration", "iterations"), detail))
 		}
 		row(tw, name, string(s.Status), fmt.Sprint(s.Attempts), spanText(s.StartedAt, s.FinishedAt), strings.TrimSpace(detail))
-		items.rows(tw, name, s.Items)
+		items.rows(tw, name, s)
 	}
 	return tw.Flush()
 }
@@ -284,12 +291,14 @@ const itemPage = 100
 // maxFoldedFailures is how many failed items the folded view lists.
 const maxFoldedFailures = 10
 
-// rows writes the item rows of step under its row.
-func (iv itemsView) rows(tw *table, step string, its []interp.ItemView) {
-	if len(its) == 0 {
-		return
-	}
+// rows writes the item rows of step under its row: a page of them with
+// --items, else their totals by status and the first failed ones.
+func (iv itemsView) rows(tw *table, step string, s *interp.StepView) {
 	if iv.all {
+		its := s.Items
+		if len(its) == 0 {
+			return
+		}
 		end := min(iv.from+itemPage, len(its))
 		for _, it := range its[min(iv.from, len(its)):end] {
 			row(tw, fmt.Sprintf("  [%d]", it.Index), string(it.Status), fmt.Sprint(it.Attempts), "", errorText(it.Error))
@@ -299,30 +308,26 @@ func (iv itemsView) rows(tw *table, step string, its []interp.ItemView) {
 		}
 		return
 	}
-	counts := map[string]int{}
-	var order []string
-	var failed []interp.ItemView
-	for _, it := range its {
-		st := string(it.Status)
-		if counts[st] == 0 {
-			order = append(order, st)
-		}
-		counts[st]++
-		if st == "failed" {
-			failed = append(failed, it)
+	fold := s.Folded(maxFoldedFailures)
+	if fold == nil || fold.Total() == 0 {
+		return
+	}
+	order := make([]string, 0, len(fold.Counts))
+	for st, n := range fold.Counts {
+		if n > 0 {
+			order = append(order, string(st))
 		}
 	}
 	sort.Strings(order)
 	parts := make([]string, len(order))
 	for i, st := range order {
-		parts[i] = fmt.Sprintf("%d %s", counts[st], st)
+		parts[i] = fmt.Sprintf("%d %s", fold.Counts[store.StepStatus(st)], st)
 	}
-	row(tw, "  items", "", "", "", fmt.Sprintf("%d: %s (all of them: flowrun show RUN --items)", len(its), strings.Join(parts, ", ")))
-	for i, it := range failed {
-		if i == maxFoldedFailures {
-			row(tw, "  …", "", "", "", fmt.Sprintf("%d more failed items", len(failed)-i))
-			break
-		}
+	row(tw, "  items", "", "", "", fmt.Sprintf("%d: %s (all of them: flowrun show RUN --items)", fold.Total(), strings.Join(parts, ", ")))
+	for _, it := range fold.Failed {
 		row(tw, fmt.Sprintf("  [%d]", it.Index), string(it.Status), fmt.Sprint(it.Attempts), "", errorText(it.Error))
+	}
+	if more := fold.Counts[store.StepFailed] - len(fold.Failed); more > 0 {
+		row(tw, "  …", "", "", "", fmt.Sprintf("%d more failed items", more))
 	}
 }
