@@ -491,14 +491,15 @@ func cmdFlood(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // cmdRace sends one request N times at once (the arguments of the http
-// command after N; %i in them is the request's number, 1 to N) and prints
+// command after N; %i in them is the request's number, 1 to N, and %2 is
+// 1 or 2 in turn, to split the requests between two servers) and prints
 // how the answers went: the count of each status, and the distinct run
 // ids they named (the first "run_id" of each body):
 //
 //	race N [http flags] METHOD PATH [BODY]
 func cmdRace(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 3 {
-		ts.Fatalf("usage: race N [http flags] METHOD PATH [BODY]")
+		ts.Fatalf("usage: race N [http flags] METHOD PATH [BODY] (%%i in an argument is the request's number from 1, %%2 is 1 or 2 in turn: -addr addr%%2 splits the requests between two servers)")
 	}
 	n, err := strconv.Atoi(args[0])
 	ts.Check(err)
@@ -506,7 +507,7 @@ func cmdRace(ts *testscript.TestScript, neg bool, args []string) {
 	for i := range n {
 		numbered := make([]string, len(args)-1)
 		for j, a := range args[1:] {
-			numbered[j] = strings.ReplaceAll(a, "%i", strconv.Itoa(i+1))
+			numbered[j] = strings.NewReplacer("%i", strconv.Itoa(i+1), "%2", strconv.Itoa(i%2+1)).Replace(a)
 		}
 		if reqs[i], err = parseRequest(numbered, ts.MkAbs); err != nil {
 			ts.Fatalf("race: %v", err)
