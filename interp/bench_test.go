@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	_ "modernc.org/sqlite" // the raw baseline's driver
@@ -200,6 +201,47 @@ func BenchmarkExecPathLookup(b *testing.B) {
 				if _, ok := programs.resolve(clock.Real{}, "true"); !ok {
 					b.Fatal("true is not on PATH")
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkConcurrentStarts starts runs from four goroutines at once, each
+// run with its own key ("keyed": the store reads the key's newest run in
+// the inserting transaction, language.md §2) or with no key ("unkeyed"),
+// on SQLite FULL. keyed/unkeyed is what one key, one run costs a start.
+func BenchmarkConcurrentStarts(b *testing.B) {
+	const keyed = `workflow "keyed" {
+  version = "1.0.0"
+  input "id" { type = string }
+  key = "input.id"
+  step "s" {
+    set { id = "{{ input.id }}" }
+  }
+}`
+	unkeyed := strings.Replace(strings.Replace(keyed, `  key = "input.id"`+"\n", "", 1), `"keyed"`, `"unkeyed"`, 1)
+	per := map[string]float64{}
+	for _, wf := range []string{"unkeyed", "keyed"} {
+		b.Run(wf, func(b *testing.B) {
+			e, _ := benchEngine(b, "FULL", clock.Real{})
+			storeHCL(b, e, map[string]string{"keyed": keyed, "unkeyed": unkeyed}[wf])
+			ctx := context.Background()
+			var n atomic.Int64
+			b.SetParallelism(2) // four goroutines on two cores
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					id := fmt.Sprintf("id-%d", n.Add(1))
+					if _, created, err := e.StartRun(ctx, StartParams{Workflow: wf, Inputs: map[string]any{"id": id}}); err != nil || !created {
+						b.Errorf("start %s: created %v, %v", id, created, err)
+						return
+					}
+				}
+			})
+			per[wf] = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "starts/s")
+			if wf == "keyed" && per["unkeyed"] > 0 {
+				b.ReportMetric(per["keyed"]/per["unkeyed"], "x-unkeyed")
 			}
 		})
 	}
