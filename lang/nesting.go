@@ -18,13 +18,15 @@ import (
 const MaxNesting = 1000
 
 // MaxItems is how many items a workflow file may hold (language.md §15):
-// every block and bracket opened, every attribute or object item (an = or
-// a :), every list or argument separator, and every {{ in a string or
-// heredoc (a template expression). Each becomes a syntax node, a value
-// and often a CEL program of a few hundred bytes, so the count, not the
-// file's size, bounds what loading the file takes; the file is measured
-// first, before anything is parsed.
-const MaxItems = 100000
+// every block, object, list or parenthesis opened, every attribute or
+// object item (= or :), every list or argument separator (,), every
+// operator, and every {{
+// in a string or heredoc (a template expression). Each becomes a syntax
+// node, a value and often a CEL program, about a kilobyte or more held
+// while the file is compiled, so the count, not the file's size, bounds
+// what loading it takes; the file is measured first, before anything is
+// parsed. A chain of 20,000 steps holds 100,000.
+const MaxItems = 110000
 
 // checkShape reports the first place where src nests deeper than
 // MaxNesting or holds more than MaxItems items, or nil. It reads the bytes once, without allocating per
@@ -52,7 +54,7 @@ func checkShape(filename string, src []byte) *hcl.Diagnostic {
 	}
 	if tooMany {
 		d.Summary = "Too many items in one file"
-		d.Detail = fmt.Sprintf("This file holds more than %d items (blocks, attributes, list items and {{ }} expressions); "+
+		d.Detail = fmt.Sprintf("This file holds more than %d items (blocks, attributes, list items, operators and {{ }} expressions); "+
 			"this is the first past the limit. flowrun reads no more of one file: split the workflows into several files, "+
 			"or compute long lists at run time instead of writing them out.", MaxItems)
 	}
@@ -190,6 +192,9 @@ func measure(src []byte, limit, maxItems int) (off int, tooMany bool) {
 				i += 2
 				continue
 			}
+			if count() { // division
+				return i, true
+			}
 		case '"':
 			if push(nestFrame{kind: '"'}) {
 				return i, false
@@ -201,6 +206,13 @@ func measure(src []byte, limit, maxItems int) (off int, tooMany bool) {
 				}
 				i += body
 				continue
+			}
+			if count() {
+				return i, true
+			}
+		case '+', '*', '%', '>', '&', '|':
+			if count() {
+				return i, true
 			}
 		case '{', '[', '(':
 			if count() {
@@ -223,6 +235,9 @@ func measure(src []byte, limit, maxItems int) (off int, tooMany bool) {
 		case '-', '!', '?':
 			if c == '-' && i > 0 && identByte(src[i-1]) {
 				break // inside a name (X-Api-Key) or a number (1e-5)
+			}
+			if count() {
+				return i, true
 			}
 			top.ops++
 			depth++

@@ -147,6 +147,8 @@ func TestItemsCounted(t *testing.T) {
 		{"x = <<EOT\n{{ a }} [ , = \nEOT\n", 2},
 		{"# {{ a }} [ , =\n// [ ,\n/* = { */ x = 1\n", 1},
 		{"x = \"[1, 2] {a}\"\n", 1},
+		{"x = a + b * -c && d >= 2\n", 8},
+		{"X-Api-Key = 1e-5\n", 1},
 	} {
 		for limit := 0; limit <= c.items; limit++ {
 			off, tooMany := measure([]byte(c.src), MaxNesting, limit)

@@ -26,7 +26,9 @@ With --timeout it gives up after that long and exits 3 with the run's state
 stderr, and with --json the run as show --json prints it on stdout.
 RUN is a run reference: an id or a unique prefix of one, @last,
 WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
-		store: true,
+		store:  true,
+		remote: true,
+		reads:  true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			timeout := fs.Duration("timeout", 0, "give up after this long and exit 3 (default: wait as long as it takes)")
 			asJSON := fs.Bool("json", false, "print the run as one JSON object (as show --json) when the wait ends")
@@ -37,12 +39,15 @@ WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 				if *timeout < 0 {
 					return usageErrorf("--timeout must not be negative, got %s", *timeout).hint("Pass a duration such as --timeout 10m, or none to wait as long as it takes.")
 				}
+				sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+				defer stop()
+				if e.remote.url != "" {
+					return e.waitThroughServer(ctx, sctx, args[0], *timeout, *asJSON)
+				}
 				st, run, err := e.findRun(ctx, args[0])
 				if err != nil {
 					return err
 				}
-				sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-				defer stop()
 				run, err = e.waitEnd(sctx, st, run.ID, *timeout)
 				if err != nil {
 					return err
@@ -82,4 +87,49 @@ func (e *env) waitEnd(ctx context.Context, st store.Store, runID string, timeout
 		// At most followEvery: the deadline is checked on the next turn.
 		_ = interp.WaitForChange(ctx, e.clock, st, followGap, followEvery)
 	}
+}
+
+// serverPoll is how often wait asks a server for the run: a server tells
+// of no commits, so wait reads the run again at this pace.
+const serverPoll = 250 * time.Millisecond
+
+// waitThroughServer is wait through the one door of a server: it reads
+// the run every serverPoll until it is terminal or blocked, timeout passes
+// (when more than 0) or sctx ends, then prints and exits as wait does on
+// a store.
+func (e *env) waitThroughServer(ctx, sctx context.Context, ref string, timeout time.Duration, asJSON bool) error {
+	d, view, err := e.viewRun(ctx, ref)
+	if err != nil {
+		return err
+	}
+	var deadline time.Time
+	if timeout > 0 {
+		deadline = e.clock.Now().Add(timeout)
+	}
+	for !view.Status.Terminal() && view.Status != store.RunBlocked && sctx.Err() == nil {
+		if !deadline.IsZero() && !e.clock.Now().Before(deadline) {
+			break
+		}
+		t := e.clock.NewTimer(serverPoll)
+		select {
+		case <-t.C():
+		case <-sctx.Done():
+			t.Stop()
+		}
+		if sctx.Err() != nil {
+			break
+		}
+		if view, err = d.Run(ctx, view.RunID); err != nil {
+			return storeError("reading run "+ref, err)
+		}
+	}
+	if asJSON {
+		if err := e.writeJSON(view); err != nil {
+			return err
+		}
+	}
+	if view.Status.Terminal() {
+		fmt.Fprintf(e.stderr, "flowrun wait: run %s %s\n", view.RunID, view.Status)
+	}
+	return exitForStatus(store.Run{ID: view.RunID, Workflow: view.Workflow, Status: view.Status, WaitReason: view.WaitReason})
 }
