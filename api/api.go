@@ -24,6 +24,7 @@ type Service interface {
 	VersionLister
 	ScheduleWorker
 	TokenKeeper
+	Records
 	// Close releases what the service holds (the store of a Local it
 	// opened; a Client's idle connections).
 	Close() error

@@ -47,6 +47,8 @@ type Client struct {
 	token string
 	hc    *http.Client
 	opts  ClientOptions
+	// graphs are the stored graphs read (Records.Graph).
+	graphs graphCache
 }
 
 // Dial returns a client of the flowrun serve at rawURL (such as

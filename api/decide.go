@@ -20,6 +20,31 @@ type Decider interface {
 	// the version the caller saw it bound to) an *interp.DecidedError,
 	// and nothing is written then.
 	Decide(ctx context.Context, ref string, choice interp.Choice, from, by string) (*Decided, error)
+	// PlanDecision says what each choice would do to the run ref names:
+	// the changes from its version to the newest, the steps a migration
+	// keeps and runs again, and why a choice cannot work. It writes
+	// nothing.
+	PlanDecision(ctx context.Context, ref string) (*interp.DecisionPlan, error)
+}
+
+// PlanDecision implements Decider.
+func (l *Local) PlanDecision(ctx context.Context, ref string) (*interp.DecisionPlan, error) {
+	return l.eng.PlanDecision(ctx, ref)
+}
+
+// PlanDecision implements Decider.
+func (c *Client) PlanDecision(ctx context.Context, ref string) (*interp.DecisionPlan, error) {
+	id := ref
+	if v, err := c.resolveSlash(ctx, ref); err != nil {
+		return nil, err
+	} else if v != "" {
+		id = v
+	}
+	var p interp.DecisionPlan
+	if err := c.call(ctx, http.MethodGet, runPath(id, "/decision/plan"), nil, nil, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
 }
 
 // Decided is a decision taken: the run that goes on (for new, the run

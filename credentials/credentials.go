@@ -41,6 +41,20 @@ type Store struct {
 // In returns the store of dir (os.UserConfigDir()/flowrun, usually).
 func In(dir string) Store { return Store{Path: filepath.Join(dir, FileName)} }
 
+// Dir is the directory of the user's credentials given the values of
+// XDG_CONFIG_HOME and HOME: $XDG_CONFIG_HOME/flowrun when that is an
+// absolute path, else $HOME/.config/flowrun; ok is false when neither
+// names a directory.
+func Dir(xdgConfigHome, home string) (dir string, ok bool) {
+	switch {
+	case xdgConfigHome != "" && filepath.IsAbs(xdgConfigHome):
+		return filepath.Join(xdgConfigHome, "flowrun"), true
+	case home != "":
+		return filepath.Join(home, ".config", "flowrun"), true
+	}
+	return "", false
+}
+
 // ErrOpenToOthers is a credentials file its group or others may read or
 // write: refused, since its tokens would be theirs too.
 var ErrOpenToOthers = errors.New("may be read or written by others")

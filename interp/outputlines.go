@@ -39,7 +39,7 @@ const MaxOutputLine = 16 << 10
 // until the newline comes or Flush gives it out. It is not safe for
 // concurrent use.
 type OutputFollower struct {
-	st     store.OutputStore
+	st     OutputReader
 	runID  string
 	after  int64
 	open   map[outputStream]*openLine
@@ -58,9 +58,15 @@ type openLine struct {
 	seq  int64
 }
 
+// OutputReader reads a run's live output chunks: a store
+// (store.OutputStore), or a server's records (api.Records).
+type OutputReader interface {
+	StepOutputChunks(ctx context.Context, runID string, afterSeq int64, limit int) ([]store.OutputChunk, error)
+}
+
 // NewOutputFollower follows the run's output from the start. keep, when
 // not nil, says which step keys to read.
-func NewOutputFollower(st store.OutputStore, runID string, keep func(stepKey string) bool) *OutputFollower {
+func NewOutputFollower(st OutputReader, runID string, keep func(stepKey string) bool) *OutputFollower {
 	return &OutputFollower{st: st, runID: runID, open: map[outputStream]*openLine{}, filter: keep}
 }
 

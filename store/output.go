@@ -23,16 +23,16 @@ const (
 type OutputChunk struct {
 	// Seq increases across the store in commit order: a reader pages
 	// through a run's chunks with it (StepOutputChunks).
-	Seq     int64
-	RunID   string
-	StepKey string
-	Attempt int
-	Stream  string // StreamStdout or StreamStderr
+	Seq     int64  `json:"seq"`
+	RunID   string `json:"run_id"`
+	StepKey string `json:"step_key"`
+	Attempt int    `json:"attempt"`
+	Stream  string `json:"stream"` // StreamStdout or StreamStderr
 	// Chunk numbers the chunks of one stream of one attempt from 0, in
 	// the order of the stream.
-	Chunk int
-	At    time.Time
-	Data  []byte
+	Chunk int       `json:"chunk"`
+	At    time.Time `json:"at"`
+	Data  []byte    `json:"data"`
 }
 
 // OutputChunkWrite stores one chunk. A chunk whose (run, step key,

@@ -25,20 +25,20 @@ const (
 // Breaker is the shared state of one circuit breaker, keyed by its name
 // across every workflow, run and process of the store.
 type Breaker struct {
-	Name  string
-	State BreakerState
+	Name  string       `json:"name"`
+	State BreakerState `json:"state"`
 	// Failures counts consecutive failed attempts since the last success.
-	Failures int
+	Failures int `json:"failures"`
 	// OpenedAt is when the breaker last opened; OpenUntil when its
 	// cooldown ends and a trial may run (zero while closed).
-	OpenedAt  time.Time
-	OpenUntil time.Time
+	OpenedAt  time.Time `json:"opened_at"`
+	OpenUntil time.Time `json:"open_until"`
 	// TrialRunID and TrialStepKey name the attempt that holds the trial of
 	// a half-open breaker, until TrialUntil; after that another may take it.
-	TrialRunID   string
-	TrialStepKey string
-	TrialUntil   time.Time
-	UpdatedAt    time.Time
+	TrialRunID   string    `json:"trial_run_id"`
+	TrialStepKey string    `json:"trial_step_key"`
+	TrialUntil   time.Time `json:"trial_until"`
+	UpdatedAt    time.Time `json:"updated_at"`
 }
 
 // BreakerOutcome is what an attempt of a step that uses a breaker did.
@@ -96,18 +96,18 @@ const (
 // DeadLetter is a foreach item that failed after its retries under
 // on_failure = "dead_letter".
 type DeadLetter struct {
-	ID      int64
-	RunID   string
-	Step    string // the step name
-	StepKey string // the item's key, NAME[i]
-	Index   int
-	Item    json.RawMessage
-	Error   json.RawMessage
-	Status  DeadLetterStatus
+	ID      int64            `json:"id"`
+	RunID   string           `json:"run_id"`
+	Step    string           `json:"step"`     // the step name
+	StepKey string           `json:"step_key"` // the item's key, NAME[i]
+	Index   int              `json:"index"`
+	Item    json.RawMessage  `json:"item"`
+	Error   json.RawMessage  `json:"error"`
+	Status  DeadLetterStatus `json:"status"`
 	// Output is the output of the retry that closed it.
-	Output    json.RawMessage
-	CreatedAt time.Time
-	ClosedAt  time.Time
+	Output    json.RawMessage `json:"output"`
+	CreatedAt time.Time       `json:"created_at"`
+	ClosedAt  time.Time       `json:"closed_at"`
 }
 
 // DeadLetterWrite stores a dead letter in a transition.

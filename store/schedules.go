@@ -68,39 +68,39 @@ type SchedulesActivateParams struct {
 
 // Schedule is a stored schedule of a workflow.
 type Schedule struct {
-	Workflow string
-	Name     string
+	Workflow string `json:"workflow"`
+	Name     string `json:"name"`
 	// Version is the version that declared it, the last one activated.
-	Version    string
-	Kind       string
-	Spec       string
-	Timezone   string
-	Overlap    string
-	CatchUp    string
-	MaxCatchUp int
-	Jitter     time.Duration
-	Inputs     json.RawMessage
-	WorkDir    string
-	Paused     bool
+	Version    string          `json:"version"`
+	Kind       string          `json:"kind"`
+	Spec       string          `json:"spec"`
+	Timezone   string          `json:"timezone"`
+	Overlap    string          `json:"overlap"`
+	CatchUp    string          `json:"catch_up"`
+	MaxCatchUp int             `json:"max_catch_up"`
+	Jitter     time.Duration   `json:"jitter"`
+	Inputs     json.RawMessage `json:"inputs"`
+	WorkDir    string          `json:"work_dir"`
+	Paused     bool            `json:"paused"`
 	// Active is false once a later version of the workflow dropped it.
-	Active bool
+	Active bool `json:"active"`
 	// Since: no slot at or before it is due. It is when the schedule was
 	// activated with its current timing (kind, spec, time zone), or
 	// resumed.
-	Since time.Time
+	Since time.Time `json:"since"`
 	// NextAt is the earliest slot not yet fired or skipped, as the last
 	// writer computed it: ScheduleDue returns the schedule from then on.
-	NextAt time.Time
+	NextAt time.Time `json:"next_at"`
 	// LastSlot is the newest slot fired or skipped by the scheduler (not
 	// by a manual trigger); zero when none. The slots due at now are
 	// those after max(LastSlot, Since).
-	LastSlot time.Time
+	LastSlot time.Time `json:"last_slot"`
 	// LastRunID and LastFiredAt are of the newest fire that started a run
 	// (a manual trigger too).
-	LastRunID   string
-	LastFiredAt time.Time
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	LastRunID   string    `json:"last_run_id"`
+	LastFiredAt time.Time `json:"last_fired_at"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
 }
 
 // ScheduleListParams filter a schedule listing, by workflow and name.

@@ -119,20 +119,20 @@ const (
 
 // Version is a stored, immutable workflow graph.
 type Version struct {
-	Workflow  string
-	Version   string // MAJOR.MINOR.PATCH
-	Major     int
-	Minor     int
-	Patch     int
-	Hash      string    // hex SHA-256 of Graph
-	Graph     []byte    // canonical JSON
-	CreatedAt time.Time // when this revision was stored
+	Workflow  string    `json:"workflow"`
+	Version   string    `json:"version"` // MAJOR.MINOR.PATCH
+	Major     int       `json:"major"`
+	Minor     int       `json:"minor"`
+	Patch     int       `json:"patch"`
+	Hash      string    `json:"hash"`       // hex SHA-256 of Graph
+	Graph     []byte    `json:"graph"`      // canonical JSON
+	CreatedAt time.Time `json:"created_at"` // when this revision was stored
 	// Revision counts the graphs the version has had: 1 for the first,
 	// one more for each replacement of a development version (MAJOR 0,
 	// VersionPutParams.Replace). VersionGetByHash of a replaced graph
 	// returns that revision, whose Hash differs from the version's current
 	// one (VersionGet).
-	Revision int
+	Revision int `json:"revision"`
 }
 
 // VersionInUseError refuses to replace a version while an unfinished run
@@ -166,47 +166,47 @@ func (o Owner) String() string { return o.Host + "/" + strconv.Itoa(o.PID) + "/"
 // claim, so a worker that lost its lease is fenced off even if it still
 // believes it holds it.
 type Lease struct {
-	Owner string
-	Epoch int64
+	Owner string `json:"owner"`
+	Epoch int64  `json:"epoch"`
 }
 
 // Run is one execution of a workflow version.
 type Run struct {
-	ID              string
-	Workflow        string
-	Version         string
-	GraphHash       string
-	Key             string
-	Status          RunStatus
-	Inputs          json.RawMessage
-	Outputs         json.RawMessage // nil until completed
-	Error           json.RawMessage // nil or {"kind","message","step"}
-	CreatedAt       time.Time
-	StartedAt       time.Time // zero until first claimed
-	FinishedAt      time.Time // zero until terminal
-	AvailableAt     time.Time
-	DeadlineAt      time.Time // zero: none
-	Lease           Lease     // Owner "" when free
-	LeaseExpiresAt  time.Time
-	ParentRunID     string
-	ParentStepKey   string
-	RootRunID       string // the top of the parent chain (itself for a top-level run)
-	AttemptsUsed    int
-	CancelRequested bool
+	ID              string          `json:"id"`
+	Workflow        string          `json:"workflow"`
+	Version         string          `json:"version"`
+	GraphHash       string          `json:"graph_hash"`
+	Key             string          `json:"key"`
+	Status          RunStatus       `json:"status"`
+	Inputs          json.RawMessage `json:"inputs"`
+	Outputs         json.RawMessage `json:"outputs"` // nil until completed
+	Error           json.RawMessage `json:"error"`   // nil or {"kind","message","step"}
+	CreatedAt       time.Time       `json:"created_at"`
+	StartedAt       time.Time       `json:"started_at"`  // zero until first claimed
+	FinishedAt      time.Time       `json:"finished_at"` // zero until terminal
+	AvailableAt     time.Time       `json:"available_at"`
+	DeadlineAt      time.Time       `json:"deadline_at"` // zero: none
+	Lease           Lease           `json:"lease"`       // Owner "" when free
+	LeaseExpiresAt  time.Time       `json:"lease_expires_at"`
+	ParentRunID     string          `json:"parent_run_id"`
+	ParentStepKey   string          `json:"parent_step_key"`
+	RootRunID       string          `json:"root_run_id"` // the top of the parent chain (itself for a top-level run)
+	AttemptsUsed    int             `json:"attempts_used"`
+	CancelRequested bool            `json:"cancel_requested"`
 	// Attempt is run.attempt: 1, plus one for each redrive (flowrun retry).
-	Attempt int
+	Attempt int `json:"attempt"`
 	// WorkDir is the directory of the workflow file the run was started
 	// from: relative exec paths and the default exec dir resolve against
 	// it. "" for runs stored before it was recorded (the worker's cwd).
-	WorkDir string
+	WorkDir string `json:"work_dir"`
 	// WaitReason says why a waiting or blocked run is parked, for people:
 	// "timer", "signal:approval", "retry", "breaker:payments", "child",
 	// "queue", "version".
-	WaitReason string
-	UpdatedAt  time.Time
+	WaitReason string    `json:"wait_reason"`
+	UpdatedAt  time.Time `json:"updated_at"`
 	// Trace is the run's place in its OpenTelemetry trace, fixed when
 	// the run is created (zero for runs stored before it was recorded).
-	Trace Trace
+	Trace Trace `json:"trace"`
 }
 
 // Trace is a run's trace: the trace it belongs to, the id of its root
@@ -215,52 +215,52 @@ type Run struct {
 // (32 digits for the trace, 16 for spans) as W3C trace context writes
 // them. The store keeps them as given and never reads them.
 type Trace struct {
-	TraceID      string
-	SpanID       string
-	ParentSpanID string
+	TraceID      string `json:"trace_id"`
+	SpanID       string `json:"span_id"`
+	ParentSpanID string `json:"parent_span_id"`
 }
 
 // RunSummary is a row of a run listing.
 type RunSummary struct {
-	ID         string
-	Workflow   string
-	Version    string
-	Key        string
-	Status     RunStatus
-	CreatedAt  time.Time
-	FinishedAt time.Time
+	ID         string    `json:"id"`
+	Workflow   string    `json:"workflow"`
+	Version    string    `json:"version"`
+	Key        string    `json:"key"`
+	Status     RunStatus `json:"status"`
+	CreatedAt  time.Time `json:"created_at"`
+	FinishedAt time.Time `json:"finished_at"`
 	// StepsTotal is the number of top-level steps of the run's graph (for a
 	// version stored before it was recorded: of the steps started so
 	// far); StepsDone those of them that settled (foreach items and until
 	// iterations are counted in their step).
-	StepsTotal int
-	StepsDone  int
+	StepsTotal int `json:"steps_total"`
+	StepsDone  int `json:"steps_done"`
 }
 
 // Step is the current state of one step key of a run. The key is the step
 // name, with "[i]" for a foreach item and "#n" for an until iteration
 // (see StepKey).
 type Step struct {
-	RunID      string
-	Key        string
-	Step       string
-	Index      int // foreach item index, -1 when none
-	Iteration  int // until iteration, -1 when none
-	Status     StepStatus
-	Attempts   int
-	Output     json.RawMessage
-	Error      json.RawMessage
-	StartedAt  time.Time
-	FinishedAt time.Time
+	RunID      string          `json:"run_id"`
+	Key        string          `json:"key"`
+	Step       string          `json:"step"`
+	Index      int             `json:"index"`     // foreach item index, -1 when none
+	Iteration  int             `json:"iteration"` // until iteration, -1 when none
+	Status     StepStatus      `json:"status"`
+	Attempts   int             `json:"attempts"`
+	Output     json.RawMessage `json:"output"`
+	Error      json.RawMessage `json:"error"`
+	StartedAt  time.Time       `json:"started_at"`
+	FinishedAt time.Time       `json:"finished_at"`
 	// WakeAt is when a waiting step becomes due (timer, backoff, breaker
 	// cooldown, wait timeout); zero when it waits on something else.
-	WakeAt time.Time
+	WakeAt time.Time `json:"wake_at"`
 	// Detail is what a waiting step waits for, in words the CLI and TUI
 	// show ("signal approval", "retry 2/4", "breaker payments").
-	Detail string
+	Detail string `json:"detail"`
 	// State is step-private engine state (the drawn backoff, the item,
 	// the child run id), JSON.
-	State json.RawMessage
+	State json.RawMessage `json:"state"`
 }
 
 // StepHead is a step key without its output, error and private state:
@@ -347,36 +347,36 @@ func StepKey(step string, index, iteration int) string {
 
 // Attempt is one execution of a step key's action.
 type Attempt struct {
-	RunID          string
-	StepKey        string
-	Attempt        int // 1-based
-	Status         AttemptStatus
-	Owner          string
-	StartedAt      time.Time
-	FinishedAt     time.Time
-	Output         json.RawMessage
-	Error          json.RawMessage
-	IdempotencyKey string
+	RunID          string          `json:"run_id"`
+	StepKey        string          `json:"step_key"`
+	Attempt        int             `json:"attempt"` // 1-based
+	Status         AttemptStatus   `json:"status"`
+	Owner          string          `json:"owner"`
+	StartedAt      time.Time       `json:"started_at"`
+	FinishedAt     time.Time       `json:"finished_at"`
+	Output         json.RawMessage `json:"output"`
+	Error          json.RawMessage `json:"error"`
+	IdempotencyKey string          `json:"idempotency_key"`
 }
 
 // Event is one entry of a run's append-only history.
 type Event struct {
-	ID      int64 // increasing across the store
-	RunID   string
-	At      time.Time
-	Kind    string // claimed, step_started, step_completed, step_failed, retry_scheduled, ...
-	StepKey string
-	Data    json.RawMessage
+	ID      int64           `json:"id"` // increasing across the store
+	RunID   string          `json:"run_id"`
+	At      time.Time       `json:"at"`
+	Kind    string          `json:"kind"` // claimed, step_started, step_completed, step_failed, retry_scheduled, ...
+	StepKey string          `json:"step_key"`
+	Data    json.RawMessage `json:"data"`
 }
 
 // Signal is a named message for a run.
 type Signal struct {
-	ID         int64
-	RunID      string
-	Name       string
-	Payload    json.RawMessage
-	CreatedAt  time.Time
-	ConsumedBy string // step key that consumed it; "" while pending
+	ID         int64           `json:"id"`
+	RunID      string          `json:"run_id"`
+	Name       string          `json:"name"`
+	Payload    json.RawMessage `json:"payload"`
+	CreatedAt  time.Time       `json:"created_at"`
+	ConsumedBy string          `json:"consumed_by"` // step key that consumed it; "" while pending
 }
 
 // VersionPutParams stores a workflow version.

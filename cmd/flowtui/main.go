@@ -44,16 +44,20 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 	fs := flag.NewFlagSet("flowtui", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	db := fs.String("db", getenv("FLOWRUN_DB"), "the flowrun database (env FLOWRUN_DB; default: the project's, found as flowrun finds it: "+defaultDSN+" here or in a parent directory)")
+	server := fs.String("server", "", "show and steer the runs of this flowrun serve (https://HOST:PORT) instead of a database (default $FLOWRUN_SERVER, or the project's config.hcl server; the token is $FLOWRUN_TOKEN or the one flowrun login saved)")
 	mouse := fs.Bool("mouse", false, "use the mouse: wheel scrolls, a click selects a run")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: flowtui [--db PATH] [--mouse]\n\nflowtui shows the runs of a flowrun database, live, and acts on them.\n\nFlags:\n")
+		fmt.Fprintf(stderr, "Usage: flowtui [--db PATH | --server URL] [--mouse]\n\nflowtui shows the runs of a flowrun database, or of a flowrun serve, live, and acts on them.\n\nFlags:\n")
 		// As flowrun prints them: --name, two dashes (one is accepted too).
 		fs.VisitAll(func(f *flag.Flag) {
 			arg := ""
 			if _, isBool := f.Value.(interface{ IsBoolFlag() bool }); !isBool {
 				arg = " " + strings.ToUpper(strings.TrimSuffix(f.Name, "s"))
-				if f.Name == "db" {
+				switch f.Name {
+				case "db":
 					arg = " PATH"
+				case "server":
+					arg = " URL"
 				}
 			}
 			fmt.Fprintf(stderr, "  --%s%s\n    \t%s\n", f.Name, arg, f.Usage)
@@ -68,6 +72,18 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "flowtui: unexpected argument %q; flowtui takes only flags. Run flowtui -h for the flags.\n", fs.Arg(0))
 		return exitUsage
+	}
+	by := "tui"
+	if u := getenv("USER"); u != "" {
+		by += " (user " + u + ")"
+	}
+	target, from, err := chooseServer(*server, *db != "", getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "flowtui: %v\n", err)
+		return exitUsage
+	}
+	if target != "" {
+		return runRemote(target, from, by, *mouse, getenv, stdin, stdout, stderr)
 	}
 	dsn := *db
 	if dsn == "" {
@@ -110,20 +126,20 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 	defer st.Close()
 
 	eng := interp.New(st, interp.Options{})
-	by := "tui"
-	if u := getenv("USER"); u != "" {
-		by += " (user " + u + ")"
-	}
-	src := &feed.Source{Engine: eng, By: by}
+	return show(ctx, cancel, feed.Local(eng, by), title, *mouse, getenv, stdin, stdout, stderr)
+}
+
+// show runs the interface over src until the user quits.
+func show(ctx context.Context, cancel context.CancelFunc, src *feed.Source, title string, mouse bool, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	disp := display.New(stdout, getenv("NO_COLOR") != "", clock.Real{})
 	m := root.New(ctx, src, disp, root.Options{Title: title})
 	opts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx), tea.WithInput(stdin), tea.WithOutput(stdout)}
-	if *mouse {
+	if mouse {
 		opts = append(opts, tea.WithMouseCellMotion())
 	}
 	p := tea.NewProgram(m, opts...)
-	_, err = p.Run()
-	cancel() // stops the poll timer and any store call still running
+	_, err := p.Run()
+	cancel() // stops the poll timer and any call still running
 	if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
 		fmt.Fprintf(stderr, "flowtui: the terminal interface stopped: %v.\n", err)
 		return 1

@@ -15,7 +15,7 @@ func TestLoadThenPollIncrementally(t *testing.T) {
 	ctx := context.Background()
 	b := fixture.New(t)
 	b.StoreHCL(t, fixture.Approve)
-	src := &feed.Source{Engine: b.Engine}
+	src := feed.Local(b.Engine, "")
 
 	empty, err := src.Load(ctx)
 	if err != nil || empty.Cursor != 0 || len(empty.Runs) != 0 {
@@ -83,7 +83,7 @@ func TestLastEventIDBeyondFirstProbe(t *testing.T) {
 	ctx := context.Background()
 	b := fixture.New(t)
 	b.StoreHCL(t, fixture.Approve)
-	src := &feed.Source{Engine: b.Engine}
+	src := feed.Local(b.Engine, "")
 	// Enough runs for more than 1024 events, past the first probe.
 	for i := 0; i < 260; i++ {
 		b.Drive(t, b.Start(t, "approve", map[string]any{"id": string(rune('a'+i%26)) + string(rune('a'+i/26))}).ID)

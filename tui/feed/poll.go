@@ -52,7 +52,7 @@ func (s *Source) Load(ctx context.Context) (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, err
 	}
-	sums, err := s.store().RunList(ctx, store.RunListParams{})
+	sums, err := s.records().RunList(ctx, store.RunListParams{})
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("listing runs: %w", err)
 	}
@@ -67,7 +67,7 @@ func (s *Source) Load(ctx context.Context) (Snapshot, error) {
 		if r.Status == store.RunFailed {
 			// A summary carries no error; the search reads a failed
 			// run's error text, so the few failed runs are read whole.
-			if full, err := s.store().RunGet(ctx, r.ID); err == nil {
+			if full, err := s.records().RunGet(ctx, r.ID); err == nil {
 				row.Error = ErrorText(full.Error)
 			}
 		}
@@ -80,7 +80,7 @@ func (s *Source) Load(ctx context.Context) (Snapshot, error) {
 // hashes (the version heads: no graph is read); empty when they cannot be
 // read (the step counts then fall back to the step rows).
 func (s *Source) versionHashes(ctx context.Context, workflow string) map[string]string {
-	vs, err := s.store().VersionHeads(ctx, workflow)
+	vs, err := s.records().VersionHeads(ctx, workflow)
 	if err != nil {
 		return nil
 	}
@@ -99,7 +99,7 @@ func (s *Source) stepCount(ctx context.Context, workflow, hash string) int {
 	if hash == "" {
 		return 0
 	}
-	g, err := s.Engine.Graph(ctx, workflow, hash)
+	g, err := s.Door.Graph(ctx, workflow, hash)
 	if err != nil {
 		return 0
 	}
@@ -111,7 +111,7 @@ func (s *Source) stepCount(ctx context.Context, workflow, hash string) int {
 // probe one indexed row.
 func (s *Source) LastEventID(ctx context.Context) (int64, error) {
 	after := func(id int64) (bool, error) {
-		evs, err := s.store().EventList(ctx, store.EventListParams{AfterID: id, Limit: 1})
+		evs, err := s.records().EventList(ctx, store.EventListParams{AfterID: id, Limit: 1})
 		if err != nil {
 			return false, fmt.Errorf("reading events: %w", err)
 		}
@@ -172,7 +172,7 @@ type Changes struct {
 
 // Poll reads the events after cursor and re-reads only the runs they touch.
 func (s *Source) Poll(ctx context.Context, cursor int64, w Watch) (Changes, error) {
-	evs, err := s.store().EventList(ctx, store.EventListParams{AfterID: cursor, Limit: maxEvents})
+	evs, err := s.records().EventList(ctx, store.EventListParams{AfterID: cursor, Limit: maxEvents})
 	if err != nil {
 		return Changes{Cursor: cursor}, fmt.Errorf("reading new events: %w", err)
 	}
@@ -198,7 +198,7 @@ func (s *Source) Poll(ctx context.Context, cursor int64, w Watch) (Changes, erro
 			ch.Open = d
 			ch.Runs = append(ch.Runs, d.Row())
 			if w.StepKey != "" {
-				if ch.Attempts, err = s.store().AttemptList(ctx, id, w.StepKey); err != nil {
+				if ch.Attempts, err = s.records().AttemptList(ctx, id, w.StepKey); err != nil {
 					return Changes{Cursor: cursor}, fmt.Errorf("reading the attempts of step %s: %w", w.StepKey, err)
 				}
 			}
@@ -215,12 +215,12 @@ func (s *Source) Poll(ctx context.Context, cursor int64, w Watch) (Changes, erro
 
 // row re-reads one run for the list.
 func (s *Source) row(ctx context.Context, id string) (RunRow, error) {
-	r, err := s.store().RunGet(ctx, id)
+	r, err := s.records().RunGet(ctx, id)
 	if err != nil {
 		return RunRow{}, fmt.Errorf("reading run %s: %w", id, err)
 	}
 	// The row counts steps, not their items: the steps' own rows do.
-	steps, err := s.store().StepTops(ctx, id)
+	steps, err := s.records().StepTops(ctx, id)
 	if err != nil {
 		return RunRow{}, fmt.Errorf("reading the steps of run %s: %w", id, err)
 	}
@@ -306,23 +306,23 @@ func (s *Source) Detail(ctx context.Context, id string) (*RunDetail, error) {
 }
 
 func (s *Source) detail(ctx context.Context, id string, history bool) (*RunDetail, error) {
-	r, err := s.store().RunFind(ctx, id)
+	r, err := s.records().RunFind(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("reading run %s: %w", id, err)
 	}
 	d := &RunDetail{Run: r, Bound: r.Version}
-	d.Graph, d.GraphErr = s.Engine.Graph(ctx, r.Workflow, r.GraphHash)
+	d.Graph, d.GraphErr = s.Door.Graph(ctx, r.Workflow, r.GraphHash)
 	if d.Graph != nil {
 		d.Bound = d.Graph.Version
 	}
-	if d.Steps, err = s.store().StepList(ctx, r.ID); err != nil {
+	if d.Steps, err = s.records().StepList(ctx, r.ID); err != nil {
 		return nil, fmt.Errorf("reading the steps of run %s: %w", r.ID, err)
 	}
-	if d.Signals, err = s.store().SignalList(ctx, r.ID, true); err != nil {
+	if d.Signals, err = s.records().SignalList(ctx, r.ID, true); err != nil {
 		return nil, fmt.Errorf("reading the signals of run %s: %w", r.ID, err)
 	}
 	if history {
-		if d.Events, err = s.store().EventList(ctx, store.EventListParams{RunID: r.ID}); err != nil {
+		if d.Events, err = s.records().EventList(ctx, store.EventListParams{RunID: r.ID}); err != nil {
 			return nil, fmt.Errorf("reading the history of run %s: %w", r.ID, err)
 		}
 	}

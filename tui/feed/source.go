@@ -1,30 +1,42 @@
-// Package feed is flowtui's window on a flowrun database, read through the
-// engine: it loads the runs once, then follows the store incrementally
-// through the events appended since the last event id it saw, refreshing
-// only the runs those events touch. A run's graph comes from the engine's
-// graph cache (interp.Engine.Graph), the one its runs use: feed keeps no
+// Package feed is flowtui's window on a flowrun store, read through the
+// one door (package api): it loads the runs once, then follows the store
+// incrementally through the events appended since the last event id it
+// saw, refreshing only the runs those events touch. The door is an engine
+// over a local store, or a client of a flowrun serve (flowtui --server),
+// whose records (api.Records) are the same. A run's graph comes from the
+// door's graphs (the engine's cache, or the client's): feed keeps no
 // graphs of its own.
 //
-// feed must not import bubbletea or render anything, and must not write to
-// the store: the root carries actions (cancel, retry, signal, decisions,
-// dead letters) out through Source.Engine, after a confirm.
+// feed must not import bubbletea or render anything, and must not write:
+// the root carries actions (cancel, retry, signal, decisions, dead
+// letters) out through Source.Door, after a confirm.
 package feed
 
 import (
+	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
 )
 
 // Source is what flowtui reads from and acts through.
 type Source struct {
-	// Engine reads the store, hands out stored graphs from its cache and
-	// carries actions out; the dead letters, breakers and version plans
-	// flowtui shows are its own types.
-	Engine *interp.Engine
+	// Door reads the records and stored graphs, and carries actions out.
+	Door api.Service
+	// Store is the store under Door when it is local, so that a poll is
+	// woken by its commits; nil through a server, which is polled every
+	// PollInterval.
+	Store store.Store
 	// By names who acts, for the version_decided event of a decision made
-	// in flowtui: "tui", or "tui (user ann)".
+	// in flowtui: "tui", or "tui (user ann)". (A server records its
+	// token's name.)
 	By string
 }
 
-// store is the engine's store, read for the runs, steps and events.
-func (s *Source) store() store.Store { return s.Engine.Store() }
+// records are the store's records, through the door.
+func (s *Source) records() api.Records { return s.Door }
+
+// Local is the source of an engine over a store in this process; by
+// names who acts (Source.By).
+func Local(eng *interp.Engine, by string) *Source {
+	return &Source{Door: api.NewLocal(eng, api.LocalOptions{}), Store: eng.Store(), By: by}
+}

@@ -75,7 +75,7 @@ func Run(ctx context.Context, o Options) error {
 	// and the final frame must still be read and drawn.
 	pctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	m := New(pctx, &feed.Source{Engine: o.Engine}, disp, o.RunID)
+	m := New(pctx, feed.Local(o.Engine, ""), disp, o.RunID)
 	p := tea.NewProgram(m, tea.WithInput(nil), tea.WithOutput(o.Out), tea.WithoutSignalHandler(), tea.WithContext(pctx))
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -146,8 +146,8 @@ type Model struct {
 // New returns the model following runID.
 func New(bg context.Context, src *feed.Source, disp *display.Display, runID string) Model {
 	m := Model{bg: bg, src: src, disp: disp, runID: runID, tails: map[string][]interp.OutputLine{}}
-	if src != nil && src.Engine != nil {
-		m.out = interp.NewOutputFollower(src.Engine.Store(), runID, nil)
+	if src != nil && src.Door != nil {
+		m.out = interp.NewOutputFollower(src.Door, runID, nil)
 	}
 	return m
 }

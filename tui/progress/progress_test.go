@@ -52,7 +52,7 @@ func TestFollowsRun(t *testing.T) {
 	disp := display.New(&bytes.Buffer{}, true, b.Clock)
 	bg, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	m := New(bg, &feed.Source{Engine: b.Engine}, disp, run.ID)
+	m := New(bg, feed.Local(b.Engine, ""), disp, run.ID)
 	m.noTicks = true
 	m = settle(t, m, m.first())
 	v := m.View()
@@ -145,7 +145,7 @@ func TestViewShowsOutputTail(t *testing.T) {
 	disp.Width = 120
 	bg, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	m := New(bg, &feed.Source{Engine: b.Engine}, disp, run.ID)
+	m := New(bg, feed.Local(b.Engine, ""), disp, run.ID)
 	m.noTicks = true
 	m = settle(t, m, m.first())
 	m.d.Steps = []store.Step{

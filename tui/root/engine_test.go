@@ -51,7 +51,7 @@ func TestDecideThroughEngine(t *testing.T) {
 	ctx := context.Background()
 	b := fixture.New(t)
 	runs := blockedRuns(t, b, 2)
-	m := newRoot(t, &feed.Source{Engine: b.Engine, By: "tui (user test)"}, b)
+	m := newRoot(t, feed.Local(b.Engine, "tui (user test)"), b)
 	if r, _ := m.runs.Selected(); r.ID != runs[1].ID {
 		t.Fatalf("selected %s, want the newest blocked run %s", r.ID, runs[1].ID)
 	}
@@ -140,7 +140,7 @@ func TestDeadLettersAndBreakersFromEngine(t *testing.T) {
 	if g := b.Drive(t, b.Start(t, "guarded", nil).ID); g.Status != store.RunFailed {
 		t.Fatalf("setup: guarded is %s", g.Status)
 	}
-	m := newRoot(t, &feed.Source{Engine: b.Engine}, b)
+	m := newRoot(t, feed.Local(b.Engine, ""), b)
 
 	m = press(t, m, "3")
 	if v := boxed(m.View()); !strings.Contains(v, "api open 1 in 30s") {

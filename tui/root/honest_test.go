@@ -12,7 +12,7 @@ import (
 // display's clock (issue 24: "Cancel … requested" stayed for minutes).
 func TestNoticeExpires(t *testing.T) {
 	w := newWorld(t)
-	m := newRoot(t, &feed.Source{Engine: w.b.Engine}, w.b)
+	m := newRoot(t, feed.Local(w.b.Engine, ""), w.b)
 	m = press(t, m, "c", "y")
 	if !strings.Contains(m.View(), "requested") {
 		t.Fatalf("no notice after the cancel:\n%s", m.View())
@@ -33,7 +33,7 @@ func TestNoticeExpires(t *testing.T) {
 // and ↓/j twice) and ends with the legend of the status icons.
 func TestFullHelpOnceWithLegend(t *testing.T) {
 	w := newWorld(t)
-	m := newRoot(t, &feed.Source{Engine: w.b.Engine}, w.b)
+	m := newRoot(t, feed.Local(w.b.Engine, ""), w.b)
 	m = press(t, m, "j", "enter", "enter", "?") // a step of the waiting run, full help
 	if m.screen != screenStep {
 		t.Fatalf("screen %d, want the step view", m.screen)

@@ -26,7 +26,7 @@ func TestDecideParkedRun(t *testing.T) {
 	if r, _ := b.Store.RunGet(ctx, parked.ID); r.Status != store.RunWaiting {
 		t.Fatalf("setup: the run is %s, want waiting", r.Status)
 	}
-	m := newRoot(t, &feed.Source{Engine: b.Engine, By: "tui (user test)"}, b)
+	m := newRoot(t, feed.Local(b.Engine, "tui (user test)"), b)
 	m = press(t, m, "d")
 	v := boxed(m.View())
 	if m.decide == nil || !strings.Contains(v, "is waiting and can be decided now") || !strings.Contains(v, "Changes from 1.0.0 to 2.0.0") {

@@ -22,7 +22,7 @@ import (
 func TestProgramShowsChangesLive(t *testing.T) {
 	w := newWorld(t)
 	disp := display.New(&bytes.Buffer{}, true, w.b.Clock)
-	m := New(context.Background(), &feed.Source{Engine: w.b.Engine}, disp, Options{Title: "test.db", NoTicks: true})
+	m := New(context.Background(), feed.Local(w.b.Engine, ""), disp, Options{Title: "test.db", NoTicks: true})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(80, 24))
 	out := tm.Output()
 	// Each wait reads the output written since the last one.
@@ -64,7 +64,7 @@ func TestProgramShowsChangesLive(t *testing.T) {
 func TestProgramSignalFromList(t *testing.T) {
 	w := newWorld(t)
 	disp := display.New(&bytes.Buffer{}, true, w.b.Clock)
-	src := &feed.Source{Engine: w.b.Engine}
+	src := feed.Local(w.b.Engine, "")
 	m := New(context.Background(), src, disp, Options{Title: "test.db", NoTicks: true})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(80, 24))
 	out := tm.Output()

@@ -203,7 +203,7 @@ func (m Model) tick() tea.Cmd {
 	if !m.follow.ticks {
 		return nil
 	}
-	return waitPoll(m.bg, m.disp.Clock, m.src.Engine.Store())
+	return waitPoll(m.bg, m.disp.Clock, m.src.Store)
 }
 
 // waitPoll returns the command of tick.
@@ -245,27 +245,27 @@ func (m Model) openRun(id string) tea.Cmd {
 }
 
 func (m Model) loadAttempts(runID, key string) tea.Cmd {
-	bg, st := m.bg, m.src.Engine.Store()
+	bg, door := m.bg, m.src.Door
 	return func() tea.Msg {
-		as, err := st.AttemptList(bg, runID, key)
+		as, err := door.AttemptList(bg, runID, key)
 		return attemptsMsg{runID, key, as, err}
 	}
 }
 
 // loadDeadLetters reads the open dead letters, oldest first.
 func (m Model) loadDeadLetters() tea.Cmd {
-	bg, eng := m.bg, m.src.Engine
+	bg, door := m.bg, m.src.Door
 	return func() tea.Msg {
-		items, err := eng.DeadLetterList(bg, false)
+		items, err := door.DeadLetterList(bg, false)
 		return deadLettersMsg{items, err}
 	}
 }
 
 // loadBreakers reads every breaker's shared state.
 func (m Model) loadBreakers() tea.Cmd {
-	bg, eng := m.bg, m.src.Engine
+	bg, door := m.bg, m.src.Door
 	return func() tea.Msg {
-		items, err := eng.BreakerList(bg)
+		items, err := door.BreakerList(bg)
 		return breakersMsg{items, err}
 	}
 }
@@ -288,7 +288,7 @@ type outputMsg struct {
 
 // followOutput starts reading a run's live output from its beginning.
 func (m *Model) followOutput(runID string) tea.Cmd {
-	m.out = &outputReader{runID: runID, f: interp.NewOutputFollower(m.src.Engine.Store(), runID, nil)}
+	m.out = &outputReader{runID: runID, f: interp.NewOutputFollower(m.src.Door, runID, nil)}
 	return m.readOutput()
 }
 
@@ -309,7 +309,7 @@ func (m Model) readOutput() tea.Cmd {
 
 // loadSchedules reads every schedule and the status of its last run.
 func (m Model) loadSchedules() tea.Cmd {
-	return schedules.Load(m.bg, m.src.Engine.Store())
+	return schedules.Load(m.bg, m.src.Door)
 }
 
 // openSchedules shows the schedules tab.

@@ -167,7 +167,7 @@ func checkSize(t *testing.T, view string) {
 
 func TestRunsListGolden(t *testing.T) {
 	w := newWorld(t)
-	m := newRoot(t, &feed.Source{Engine: w.b.Engine}, w.b)
+	m := newRoot(t, feed.Local(w.b.Engine, ""), w.b)
 	v := m.View()
 	checkSize(t, v)
 	golden.RequireEqual(t, []byte(v))
@@ -196,7 +196,7 @@ func TestRunsListGolden(t *testing.T) {
 
 func TestOpenRunGolden(t *testing.T) {
 	w := newWorld(t)
-	m := newRoot(t, &feed.Source{Engine: w.b.Engine}, w.b)
+	m := newRoot(t, feed.Local(w.b.Engine, ""), w.b)
 	m = press(t, m, "j", "enter") // the second newest run: the waiting one
 	if m.run.RunID() != w.waiting.ID {
 		t.Fatalf("opened %q, want the waiting run %s", m.run.RunID(), w.waiting.ID)
@@ -222,7 +222,7 @@ func TestOpenRunGolden(t *testing.T) {
 
 func TestSignalWithPayload(t *testing.T) {
 	w := newWorld(t)
-	src := &feed.Source{Engine: w.b.Engine}
+	src := feed.Local(w.b.Engine, "")
 	m := newRoot(t, src, w.b)
 	m = press(t, m, "j", "enter", "s")
 	if m.signal == nil {
@@ -258,7 +258,7 @@ func TestSignalWithPayload(t *testing.T) {
 
 func TestCancelConfirmed(t *testing.T) {
 	w := newWorld(t)
-	src := &feed.Source{Engine: w.b.Engine}
+	src := feed.Local(w.b.Engine, "")
 	m := newRoot(t, src, w.b)
 	if r, _ := m.runs.Selected(); r.ID != w.todo.ID {
 		t.Fatalf("selected %s, want the newest run %s", r.ID, w.todo.ID)
@@ -285,7 +285,7 @@ func TestCancelConfirmed(t *testing.T) {
 
 func TestDecideNeedsBlockedRun(t *testing.T) {
 	w := newWorld(t)
-	m := newRoot(t, &feed.Source{Engine: w.b.Engine}, w.b)
+	m := newRoot(t, feed.Local(w.b.Engine, ""), w.b)
 	m = press(t, m, "d")
 	if m.decide != nil || !strings.Contains(flat(m.View()), `takes no version decision: no newer MAJOR version of "approve" than 1.0.0 is stored`) {
 		t.Fatalf("decide on a pending run:\n%s", m.View())
@@ -294,7 +294,7 @@ func TestDecideNeedsBlockedRun(t *testing.T) {
 
 func TestTooSmall(t *testing.T) {
 	w := newWorld(t)
-	m := newRoot(t, &feed.Source{Engine: w.b.Engine}, w.b)
+	m := newRoot(t, feed.Local(w.b.Engine, ""), w.b)
 	m = send(t, m, tea.WindowSizeMsg{Width: 40, Height: 10})
 	v := m.View()
 	if !strings.Contains(flat(v), "needs at least 60x16") {
@@ -318,7 +318,7 @@ func (failing) EventList(context.Context, store.EventListParams) ([]store.Event,
 
 func TestStoreErrorShown(t *testing.T) {
 	w := newWorld(t)
-	m := newRoot(t, &feed.Source{Engine: interp.New(failing{w.b.Store}, interp.Options{Clock: w.b.Clock})}, w.b)
+	m := newRoot(t, feed.Local(interp.New(failing{w.b.Store}, interp.Options{Clock: w.b.Clock}), ""), w.b)
 	v := m.View()
 	checkSize(t, v)
 	if !strings.Contains(v, "Cannot read the database") || !strings.Contains(v, "disk I/O error") {
@@ -382,7 +382,7 @@ func TestPollOnCommit(t *testing.T) {
 // used to say that no step waits and leave the name empty.
 func TestSignalFromList(t *testing.T) {
 	w := newWorld(t)
-	src := &feed.Source{Engine: w.b.Engine}
+	src := feed.Local(w.b.Engine, "")
 	m := newRoot(t, src, w.b)
 	m = press(t, m, "j") // the waiting run, as loaded: no poll has refreshed it
 	if r, _ := m.runs.Selected(); r.ID != w.waiting.ID {
@@ -463,7 +463,7 @@ func TestStoredTextEscaped(t *testing.T) {
 	if run.Status != store.RunFailed {
 		t.Fatalf("setup: the run is %s", run.Status)
 	}
-	m := newRoot(t, &feed.Source{Engine: b.Engine}, b)
+	m := newRoot(t, feed.Local(b.Engine, ""), b)
 	views := map[string]string{"list": m.View()}
 	m = press(t, m, "enter")
 	views["run"] = m.View()

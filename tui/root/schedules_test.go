@@ -44,7 +44,7 @@ func TestSchedulesThroughEngine(t *testing.T) {
 	if _, err := b.Engine.ActivateSchedules(ctx, g, t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
-	m := newRoot(t, &feed.Source{Engine: b.Engine, By: "tui (user test)"}, b)
+	m := newRoot(t, feed.Local(b.Engine, "tui (user test)"), b)
 	m = press(t, m, "4")
 	v := m.View()
 	checkSize(t, v)
@@ -107,7 +107,7 @@ func TestSchedulesMouse(t *testing.T) {
 	if _, err := b.Engine.ActivateSchedules(ctx, g, t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
-	m := press(t, newRoot(t, &feed.Source{Engine: b.Engine}, b), "4")
+	m := press(t, newRoot(t, feed.Local(b.Engine, ""), b), "4")
 	lines := strings.Split(m.View(), "\n")
 	row := -1
 	for i, l := range lines {

@@ -41,7 +41,7 @@ func TestSecretsNotShown(t *testing.T) {
 	if run.Status != store.RunFailed {
 		t.Fatalf("setup: the run is %s", run.Status)
 	}
-	m := newRoot(t, &feed.Source{Engine: b.Engine}, b)
+	m := newRoot(t, feed.Local(b.Engine, ""), b)
 	views := map[string]string{"list": m.View()}
 	m = press(t, m, "enter")
 	views["run"] = m.View()

@@ -346,9 +346,13 @@ func (m Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 func (m Model) goTo(g jump.GoMsg) (tea.Model, tea.Cmd) {
 	switch g.Verb {
 	case jump.Run:
-		bg, eng := m.bg, m.src.Engine
+		bg, door := m.bg, m.src.Door
 		return m, func() tea.Msg {
-			r, err := eng.ResolveRun(bg, g.Arg)
+			v, err := door.Run(bg, g.Arg)
+			if err != nil {
+				return resolvedMsg{ref: g.Arg, err: err}
+			}
+			r, err := door.RunGet(bg, v.RunID)
 			return resolvedMsg{ref: g.Arg, run: r, err: err}
 		}
 	case jump.Workflow:
@@ -479,20 +483,20 @@ func (m Model) runAction(k tea.KeyMsg) (Model, tea.Cmd, bool) {
 		// Where a decision can be taken is the engine's rule
 		// (interp.Engine.OfferDecision, versioning §4–§6): a blocked run,
 		// or a parked or waiting one bound to an older MAJOR.
-		bg, eng := m.bg, m.src.Engine
+		bg, door := m.bg, m.src.Door
 		return m, func() tea.Msg {
-			run, err := eng.ResolveRun(bg, id)
-			if err != nil {
-				return planMsg{err: err}
-			}
-			o, err := eng.OfferDecision(bg, run)
+			o, err := door.Offer(bg, id)
 			if err != nil {
 				return planMsg{err: err}
 			}
 			if !o.Offer {
+				run, err := door.RunGet(bg, id)
+				if err != nil {
+					return planMsg{err: err}
+				}
 				return planMsg{refused: fmt.Sprintf("Run %s is %s and takes no version decision: %s.", run.ID, run.Status, o.Reason)}
 			}
-			p, err := eng.PlanDecision(bg, id)
+			p, err := door.PlanDecision(bg, id)
 			return planMsg{p: p, err: err}
 		}, true
 	}
@@ -508,34 +512,30 @@ func (m Model) ask(title, body string, action any) Model {
 
 // carryOut runs a confirmed action through the engine.
 func (m Model) carryOut(action any) tea.Cmd {
-	eng, by := m.src.Engine, m.src.By
+	door, by := m.src.Door, m.src.By
 	switch a := action.(type) {
 	case cancelAction:
 		return m.act("Cancel of run "+a.runID+" requested.", func(ctx context.Context) error {
-			_, err := eng.Cancel(ctx, a.runID)
+			_, err := door.Cancel(ctx, a.runID)
 			return err
 		})
 	case retryAction:
 		return m.act("Run "+a.runID+" will be retried.", func(ctx context.Context) error {
-			_, err := eng.Retry(ctx, a.runID, "")
+			_, err := door.Retry(ctx, a.runID, "")
 			return err
 		})
 	case signalAction:
 		s := a.sub
 		return m.act(fmt.Sprintf("Signal %s sent to run %s.", s.Name, s.RunID), func(ctx context.Context) error {
-			_, err := eng.Signal(ctx, s.RunID, s.Name, json.RawMessage(s.Payload))
+			_, err := door.Signal(ctx, s.RunID, s.Name, json.RawMessage(s.Payload))
 			return err
 		})
 	case decideAction:
 		c := a.choice
 		return m.act(fmt.Sprintf("Run %s: decided %s.", c.RunID, c.Choice), func(ctx context.Context) error {
 			// A parked run the decision was offered on is blocked first,
-			// as a worker's claim would block it; Decide takes a blocked
-			// run (interp.DecisionOffer).
-			if _, err := eng.Rebind(ctx, c.RunID); err != nil {
-				return err
-			}
-			_, err := eng.Decide(ctx, interp.DecideParams{RunID: c.RunID, Choice: c.Choice, By: by, From: c.From})
+			// as a worker's claim would block it (api.Decider).
+			_, err := door.Decide(ctx, c.RunID, c.Choice, c.From, by)
 			return refusal(err)
 		})
 	case pauseAction:
@@ -544,32 +544,35 @@ func (m Model) carryOut(action any) tea.Cmd {
 			done = fmt.Sprintf("Schedule %s/%s unpaused.", a.workflow, a.name)
 		}
 		return tea.Sequence(m.act(done, func(ctx context.Context) error {
-			_, err := eng.PauseSchedule(ctx, a.workflow, a.name, a.paused)
+			_, err := door.PauseSchedule(ctx, a.workflow, a.name, a.paused)
 			return err
 		}), m.loadSchedules())
 	case triggerAction:
 		return tea.Sequence(func() tea.Msg {
 			ctx, cancel := context.WithTimeout(m.bg, actionTimeout)
 			defer cancel()
-			res, err := eng.TriggerSchedule(ctx, a.workflow, a.name)
+			res, err := door.TriggerSchedule(ctx, a.workflow, a.name)
 			switch {
 			case err != nil:
 				return actionDoneMsg{err: fmt.Errorf("trigger schedule %s/%s: %w", a.workflow, a.name, err)}
-			case res.Run.ID == "" && strings.HasPrefix(res.Fire.Reason, "key:"):
+			case res.Fire.RunID == nil && strings.HasPrefix(res.Fire.Reason, "key:"):
 				return actionDoneMsg{err: fmt.Errorf("schedule %s/%s: trigger skipped (%s)", a.workflow, a.name, res.Fire.Reason)}
-			case res.Run.ID == "":
+			case res.Fire.RunID == nil:
 				return actionDoneMsg{err: fmt.Errorf("schedule %s/%s: trigger skipped (%s): run %s of the schedule is unfinished", a.workflow, a.name, res.Fire.Reason, strings.Join(res.Unfinished, ", "))}
 			}
-			return actionDoneMsg{done: fmt.Sprintf("Schedule %s/%s triggered: run %s.", a.workflow, a.name, res.Run.ID)}
+			return actionDoneMsg{done: fmt.Sprintf("Schedule %s/%s triggered: run %s.", a.workflow, a.name, *res.Fire.RunID)}
 		}, m.loadSchedules())
 	case dlRetryAction:
 		return tea.Sequence(m.act(fmt.Sprintf("Dead letter %d will be retried.", a.id), func(ctx context.Context) error {
-			_, err := eng.DeadLetterRetry(ctx, a.id)
+			res, err := door.RetryDeadLetter(ctx, a.id)
+			if err == nil && !res.Retried {
+				return fmt.Errorf("dead letter %d: the retry failed: %s", a.id, res.Message)
+			}
 			return err
 		}), m.loadDeadLetters())
 	case dlDropAction:
 		return tea.Sequence(m.act(fmt.Sprintf("Dead letter %d dropped.", a.id), func(ctx context.Context) error {
-			_, err := eng.DeadLetterDrop(ctx, a.id)
+			_, err := door.DropDeadLetter(ctx, a.id)
 			return err
 		}), m.loadDeadLetters())
 	}

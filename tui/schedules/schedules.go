@@ -63,9 +63,15 @@ type LoadedMsg struct {
 	Err       error
 }
 
+// Reader is what Load reads: a store's records (api.Records).
+type Reader interface {
+	ScheduleList(ctx context.Context, p store.ScheduleListParams) ([]store.Schedule, error)
+	RunGet(ctx context.Context, id string) (store.Run, error)
+}
+
 // Load reads every schedule, those dropped by later versions too, and the
 // status of each one's last run.
-func Load(ctx context.Context, st store.Store) tea.Cmd {
+func Load(ctx context.Context, st Reader) tea.Cmd {
 	return func() tea.Msg {
 		items, err := st.ScheduleList(ctx, store.ScheduleListParams{Inactive: true})
 		if err != nil {
@@ -76,7 +82,7 @@ func Load(ctx context.Context, st store.Store) tea.Cmd {
 			if s.LastRunID == "" {
 				continue
 			}
-			r, err := st.RunGetHead(ctx, s.LastRunID)
+			r, err := st.RunGet(ctx, s.LastRunID)
 			switch {
 			case errors.Is(err, store.ErrNotFound):
 			case err != nil:

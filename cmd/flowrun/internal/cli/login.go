@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/charmbracelet/x/term"
@@ -118,16 +117,12 @@ with flowrun tokens revoke NAME.`,
 // credentials is the store of the tokens login saved: credentials.json in
 // $XDG_CONFIG_HOME/flowrun, else ~/.config/flowrun.
 func (e *env) credentials() (credentials.Store, error) {
-	dir := e.getenv("XDG_CONFIG_HOME")
-	if dir == "" || !filepath.IsAbs(dir) {
-		home := e.getenv("HOME")
-		if home == "" {
-			return credentials.Store{}, usageErrorf("no config directory: neither XDG_CONFIG_HOME nor HOME is set").
-				hint("Set HOME, or pass the token in FLOWRUN_TOKEN instead.")
-		}
-		dir = filepath.Join(home, ".config")
+	dir, ok := credentials.Dir(e.getenv("XDG_CONFIG_HOME"), e.getenv("HOME"))
+	if !ok {
+		return credentials.Store{}, usageErrorf("no config directory: neither XDG_CONFIG_HOME nor HOME is set").
+			hint("Set HOME, or pass the token in FLOWRUN_TOKEN instead.")
 	}
-	return credentials.In(filepath.Join(dir, "flowrun")), nil
+	return credentials.In(dir), nil
 }
 
 // credentialsError words a credentials file that cannot be used.
