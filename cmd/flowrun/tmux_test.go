@@ -395,6 +395,74 @@ func TestTmuxResumePrompt(t *testing.T) {
 	}
 }
 
+// TestTmuxResumePromptServer: `flowrun resume RUN --server URL` on a
+// terminal asks for the version decision as resume does locally, with the
+// diff of the server's plan (GET /v1/runs/{id}/decision/plan), takes it
+// through the API and leaves the run to the server's workers; without a
+// terminal it says how to decide (exit 2).
+func TestTmuxResumePromptServer(t *testing.T) {
+	p, flowrun := newTmux(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "ship1.hcl"), shipV1)
+	writeFile(t, filepath.Join(dir, "ship2.hcl"), shipV2)
+	env := append(os.Environ(), "NO_COLOR=1", "FLOWRUN_DB="+filepath.Join(dir, "flowrun.db"))
+	run := func(want int, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(flowrun, args...)
+		cmd.Dir, cmd.Env = dir, env
+		out, err := cmd.CombinedOutput()
+		if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != want {
+			t.Fatalf("flowrun %v: %v, want exit %d\n%s", args, err, want, out)
+		}
+		return string(out)
+	}
+	out := run(3, "apply", "ship1.hcl", "--input", "order=A")
+	id := regexp.MustCompile(`(?m)^run +(` + runID + `)$`).FindStringSubmatch(out)
+	if id == nil {
+		t.Fatalf("no run id in:\n%s", out)
+	}
+	run(0, "apply", "ship2.hcl", "--input", "order=B", "--detach")
+	addr := filepath.Join(dir, "addr")
+	srv := exec.Command(flowrun, "serve", "--no-auth", "--listen", "127.0.0.1:0", "--addr-file", addr)
+	srv.Dir, srv.Env = dir, env
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = srv.Process.Signal(os.Interrupt)
+		_ = srv.Wait()
+	})
+	var url string
+	for deadline := time.Now().Add(30 * time.Second); url == ""; time.Sleep(10 * time.Millisecond) {
+		if b, err := os.ReadFile(addr); err == nil && strings.HasSuffix(string(b), "\n") {
+			url = "http://" + strings.TrimSpace(string(b))
+		} else if time.Now().After(deadline) {
+			t.Fatal("flowrun serve wrote no address in 30s")
+		}
+	}
+	if out := run(2, "resume", id[1], "--server", url); !strings.Contains(out, "--choose old|new|migrate --server "+url) {
+		t.Fatalf("resume --server off a terminal does not say how to decide:\n%s", out)
+	}
+
+	p.start(dir, flowrun, "resume", id[1], "--server", url)
+	p.waitFor(`Run `+id[1]+` of ship is`, `Changes from 1\.0\.0 to 2\.0\.0 \(MAJOR\)`, `m migrate`)
+	p.tmux("send-keys", "-t", "main", "m")
+	p.waitFor(`Decide "migrate" for run ` + id[1] + `\?`)
+	p.tmux("send-keys", "-t", "main", "y")
+	s := p.waitFor(`^flowrun exited with 0$`)
+	for _, want := range []string{
+		`^flowrun resume: run ` + id[1] + ` decided migrate: it moves to version 2\.0\.0; kept: price; re-run: none\.$`,
+		`^flowrun resume: run ` + id[1] + ` is left to the workers of ` + regexp.QuoteMeta(url),
+	} {
+		if !regexp.MustCompile("(?m)" + want).MatchString(s) {
+			t.Errorf("the screen after the decision lacks %q:\n%s", want, s)
+		}
+	}
+	if out := run(0, "show", id[1]); !strings.Contains(out, "ship 2.0.0") {
+		t.Errorf("the run is not on 2.0.0 after the decision:\n%s", out)
+	}
+}
+
 // TestTmuxLiveViewOutputTail: on a real terminal, apply's live view shows
 // the last lines a running step wrote under the step, escaped (an
 // erase-line in them is drawn as \x1b[2K, not carried out), and the final

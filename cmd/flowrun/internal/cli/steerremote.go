@@ -7,25 +7,50 @@ import (
 
 	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/tui/decide"
 )
 
 // The steering verbs through a server (--server): the server's workers
 // run the runs, so resume and retry leave the run to them and return, as
 // --detach does (spec/cli.md §9).
 
-// resumeRemote is resume --server: a version decision (--choose) taken
-// through the API; without one there is nothing to do here, since the
-// server's workers continue unfinished runs by themselves.
+// resumeRemote is resume --server: a version decision taken through the
+// API, given with --choose or, on a terminal, asked with the diff of the
+// server's plan as resume asks locally. Without a decision to take there
+// is nothing to do here, since the server's workers continue unfinished
+// runs by themselves.
 func (e *env) resumeRemote(ctx context.Context, ref, choose string, asJSON bool) error {
-	if choose == "" {
-		return usageErrorf("resume --server runs nothing here: the server's workers continue unfinished runs by themselves").
-			hint(fmt.Sprintf("Decide a blocked run with: flowrun resume %s --choose old|new|migrate --server %s; follow a run with: flowrun logs %s -f --server %s", ref, e.remote.url, ref, e.remote.url))
-	}
 	d, err := e.doorFor(ctx, ref)
 	if err != nil {
 		return err
 	}
-	dec, err := d.Decide(ctx, ref, interp.Choice(choose), "", e.decidedBy("cli"))
+	from := ""
+	if choose == "" {
+		nothing := usageErrorf("resume --server runs nothing here: the server's workers continue unfinished runs by themselves").
+			hint(fmt.Sprintf("Decide a blocked run with: flowrun resume %s --choose old|new|migrate --server %s; follow a run with: flowrun logs %s -f --server %s", ref, e.remote.url, ref, e.remote.url))
+		if !e.canPrompt() {
+			return nothing
+		}
+		if o, err := d.Offer(ctx, ref); err != nil {
+			return controlError(err)
+		} else if !o.Offer {
+			return nothing
+		}
+		plan, err := d.PlanDecision(ctx, ref)
+		if err != nil {
+			return controlError(err)
+		}
+		c, err := decide.Prompt(ctx, plan, e.stdin, e.stderr, e.getenv("NO_COLOR") != "")
+		if errors.Is(err, decide.ErrNoDecision) {
+			return (&exitError{code: ExitDecision, msg: fmt.Sprintf("run %s stays blocked: no decision was made", plan.Run.ID)}).
+				hint(fmt.Sprintf("Decide later with: flowrun resume %s --choose old|new|migrate --server %s", plan.Run.ID, e.remote.url))
+		}
+		if err != nil {
+			return &exitError{code: ExitDecision, msg: "the decision prompt stopped", err: err}
+		}
+		choose, from = string(c), plan.From
+	}
+	dec, err := d.Decide(ctx, ref, interp.Choice(choose), from, e.decidedBy("cli"))
 	if err != nil {
 		return decideError(err)
 	}
