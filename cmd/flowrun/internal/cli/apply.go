@@ -44,8 +44,9 @@ interrupted with Ctrl-C, 4 a version decision is needed, 5 store error,
 With --server URL (or FLOWRUN_SERVER) apply sends the files to that flowrun
 serve, which compiles and checks them again against its stored versions and
 stores them (a token of scope deploy); the run then starts there, its
-workers run it in the server's --work-dir, and apply returns as --detach
-does (spec/cli.md §9).`,
+workers run it in the server's --work-dir, and apply follows its log until
+it ends or parks, with the exit codes above (--detach returns at once;
+spec/cli.md §9).`,
 		store:  true,
 		remote: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {

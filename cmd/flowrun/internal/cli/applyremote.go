@@ -16,7 +16,8 @@ import (
 // same front end and version rules against its stored versions, and
 // stores them (scope deploy). The run then starts on the server, whose
 // workers run it, in the server's --work-dir (spec/cli.md §9): apply
-// returns once it is started, as --detach does.
+// follows it as it follows a run it drives here (followRemote), or
+// returns once it is started with --detach.
 func (e *env) applyRemote(ctx context.Context, paths []string, o *applyOptions) error {
 	switch {
 	case e.execUser != nil:
@@ -86,9 +87,12 @@ func (e *env) applyRemote(ctx context.Context, paths []string, o *applyOptions) 
 	case !created:
 		fmt.Fprintf(e.stderr, "flowrun apply: run %s with key %q is %s on %s; its workers go on with it. Follow it with: flowrun logs %s -f --server %s\n",
 			view.RunID, view.Key, view.Status, e.remote.url, view.RunID, e.remote.url)
-	default:
+	case o.detach:
 		fmt.Fprintf(e.stderr, "flowrun apply: run %s is enqueued on %s; its workers run it. Follow it with: flowrun logs %s -f --server %s\n",
 			view.RunID, e.remote.url, view.RunID, e.remote.url)
+	default:
+		fmt.Fprintf(e.stderr, "flowrun apply: run %s is enqueued on %s; its workers run it, and its log follows.\n", view.RunID, e.remote.url)
+		return e.followRemote(ctx, d, view, o.json)
 	}
 	if o.json {
 		return e.writeJSON(view)

@@ -60,7 +60,7 @@ names that decision and exits 6.`,
 					return err
 				}
 				if e.remote.url != "" {
-					return e.resumeRemote(ctx, args[0], *choose, *asJSON) // steerremote.go
+					return e.resumeRemote(ctx, args[0], *choose, *detach, *asJSON) // steerremote.go
 				}
 				st, run, err := e.findRun(ctx, args[0])
 				if err != nil {
@@ -140,7 +140,7 @@ WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 					return err
 				}
 				if e.remote.url != "" {
-					return e.retryRemote(ctx, args[0], *from, *choose, *asJSON) // steerremote.go
+					return e.retryRemote(ctx, args[0], *from, *choose, *detach, *asJSON) // steerremote.go
 				}
 				st, run, err := e.findRun(ctx, args[0])
 				if err != nil {

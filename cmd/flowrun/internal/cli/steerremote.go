@@ -4,22 +4,26 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/tui/decide"
 )
 
 // The steering verbs through a server (--server): the server's workers
-// run the runs, so resume and retry leave the run to them and return, as
-// --detach does (spec/cli.md §9).
+// run the runs; resume and retry follow the run as they follow one they
+// run here, or leave it to them with --detach (spec/cli.md §9).
 
 // resumeRemote is resume --server: a version decision taken through the
 // API, given with --choose or, on a terminal, asked with the diff of the
 // server's plan as resume asks locally. Without a decision to take there
 // is nothing to do here, since the server's workers continue unfinished
 // runs by themselves.
-func (e *env) resumeRemote(ctx context.Context, ref, choose string, asJSON bool) error {
+func (e *env) resumeRemote(ctx context.Context, ref, choose string, detach, asJSON bool) error {
 	d, err := e.doorFor(ctx, ref)
 	if err != nil {
 		return err
@@ -55,11 +59,14 @@ func (e *env) resumeRemote(ctx context.Context, ref, choose string, asJSON bool)
 		return decideError(err)
 	}
 	e.sayDecided(dec)
-	return e.leftToServer(dec.Run, asJSON)
+	if detach {
+		return e.leftToServer(dec.Run, asJSON)
+	}
+	return e.followRemote(ctx, d, dec.Run, asJSON)
 }
 
 // retryRemote is retry --server: the redrive through the API.
-func (e *env) retryRemote(ctx context.Context, ref, from, choose string, asJSON bool) error {
+func (e *env) retryRemote(ctx context.Context, ref, from, choose string, detach, asJSON bool) error {
 	if choose != "" {
 		return usageErrorf("retry --choose does not apply with --server").
 			hint(fmt.Sprintf("Retry first, then decide the version with: flowrun resume %s --choose %s --server %s", ref, choose, e.remote.url))
@@ -73,7 +80,10 @@ func (e *env) retryRemote(ctx context.Context, ref, from, choose string, asJSON 
 		return controlError(err)
 	}
 	fmt.Fprintf(e.stderr, "flowrun retry: run %s is pending again.\n", view.RunID)
-	return e.leftToServer(view, asJSON)
+	if detach {
+		return e.leftToServer(view, asJSON)
+	}
+	return e.followRemote(ctx, d, view, asJSON)
 }
 
 // sayDecided says what a decision did, as decideOne does.
@@ -110,4 +120,92 @@ func decideError(err error) error {
 		return decidedError(de)
 	}
 	return controlError(err)
+}
+
+// statusGap is how often followRemote reads the run's status while its
+// log streams.
+const statusGap = 250 * time.Millisecond
+
+// followRemote follows a run the server's workers run, as apply, resume
+// and retry follow one they run here: the run's log on stderr (as logs -f
+// prints it; nothing with --quiet) until the run ends, is blocked on a
+// version decision, or parks on a signal that has not come (what apply
+// here returns on), then the run as show prints it on stdout (--json: as
+// show --json) and the exit code of apply. A server with no live worker
+// would never run it: that is said, and the run is left as --detach
+// leaves it.
+func (e *env) followRemote(ctx context.Context, d api.Service, view *interp.RunView, asJSON bool) error {
+	if n, err := d.LiveWorkers(ctx); err == nil && n == 0 && !parkedView(view, e.clock.Now()) {
+		fmt.Fprintf(e.stderr, "flowrun %s: %s has no live worker (flowrun workers --server %s), so nothing runs run %s until one starts.\n",
+			e.verb, e.remote.url, e.remote.url, view.RunID)
+		return e.leftToServer(view, asJSON)
+	}
+	fctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var final *interp.RunView
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // the status watcher: joined below, ended by stop
+		defer wg.Done()
+		defer stop()
+		for {
+			v, err := d.Run(fctx, view.RunID)
+			if err == nil && parkedView(v, e.clock.Now()) {
+				final = v
+				return
+			}
+			t := e.clock.NewTimer(statusGap)
+			select {
+			case <-t.C():
+			case <-fctx.Done():
+				t.Stop()
+				return
+			}
+		}
+	}()
+	lp := &logPrinter{w: e.stderr}
+	err := d.Log(fctx, view.RunID, api.LogQuery{Follow: true}, func(en api.LogEntry) error {
+		if e.display.quiet {
+			return nil
+		}
+		return lp.print(en)
+	})
+	stop()
+	wg.Wait()
+	if err != nil && fctx.Err() == nil {
+		return storeError("following run "+view.RunID, err)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if final == nil {
+		if final, err = d.Run(ctx, view.RunID); err != nil {
+			return storeError("reading run "+view.RunID, err)
+		}
+	}
+	switch {
+	case asJSON:
+		err = e.writeJSON(final)
+	case e.display.quiet:
+		_, err = fmt.Fprintf(e.stdout, "%s %s\n", final.RunID, final.Status)
+	default:
+		err = writeHumanView(e.stdout, final, e.display.items, e.clock.Now())
+	}
+	if err != nil {
+		return err
+	}
+	return exitForView(final)
+}
+
+// parkedView reports whether a run is where a run driven here stops: it
+// ended, it is blocked on a version decision, or it waits for a signal
+// that has not come.
+func parkedView(v *interp.RunView, now time.Time) bool {
+	switch {
+	case v.Status.Terminal(), v.Status == store.RunBlocked:
+		return true
+	case v.Status == store.RunWaiting && strings.HasPrefix(v.WaitReason, "signal:"):
+		return v.AvailableAt == nil || v.AvailableAt.After(now)
+	}
+	return false
 }
