@@ -7,7 +7,9 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
+	"time"
 
+	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 )
@@ -36,6 +38,9 @@ type Records interface {
 	SignalList(ctx context.Context, runID string, pending bool) ([]store.Signal, error)
 	// EventList reads events: of one run, or of every run after an id.
 	EventList(ctx context.Context, p store.EventListParams) ([]store.Event, error)
+	// WaitEvents returns when an event with an id above after is stored,
+	// or max has passed, or ctx ends (its error then).
+	WaitEvents(ctx context.Context, after int64, max time.Duration) error
 	// AttemptList reads the attempts of one step key.
 	AttemptList(ctx context.Context, runID, stepKey string) ([]store.Attempt, error)
 	// StepOutputChunks reads a run's live output after a chunk sequence
@@ -90,6 +95,29 @@ func (l *Local) SignalList(ctx context.Context, runID string, pending bool) ([]s
 func (l *Local) EventList(ctx context.Context, p store.EventListParams) ([]store.Event, error) {
 	return l.st.EventList(ctx, p)
 }
+
+// WaitEvents implements Records: it reads the store again at each commit
+// the store tells of, or at least every PollEvery.
+func (l *Local) WaitEvents(ctx context.Context, after int64, max time.Duration) error {
+	deadline := l.clk.Now().Add(max)
+	for {
+		evs, err := l.st.EventList(ctx, store.EventListParams{AfterID: after, Limit: 1})
+		if err != nil || len(evs) > 0 {
+			return err
+		}
+		left := deadline.Sub(l.clk.Now())
+		if left <= 0 {
+			return nil
+		}
+		if err := interp.WaitForChange(ctx, l.clk, l.st, 0, min(left, PollEvery)); err != nil {
+			return err
+		}
+	}
+}
+
+// PollEvery is how often a wait of Local reads the store when the store
+// tells of no commit.
+const PollEvery = 250 * time.Millisecond
 
 // AttemptList implements Records.
 func (l *Local) AttemptList(ctx context.Context, runID, stepKey string) ([]store.Attempt, error) {
@@ -199,6 +227,14 @@ func (c *Client) EventList(ctx context.Context, p store.EventListParams) ([]stor
 	}
 	var out []store.Event
 	return out, c.call(ctx, "GET", records("events"), q, nil, &out)
+}
+
+// WaitEvents implements Records: the server waits (GET
+// /v1/records/events with wait) and answers at the commit.
+func (c *Client) WaitEvents(ctx context.Context, after int64, max time.Duration) error {
+	q := url.Values{"after": {strconv.FormatInt(after, 10)}, "limit": {"1"}, "wait": {max.String()}}
+	var out []store.Event
+	return c.call(ctx, "GET", records("events"), q, nil, &out)
 }
 
 // AttemptList implements Records.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -141,8 +142,12 @@ func (s *Server) recordOutput(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, nonNilSlice(cs))
 }
 
+// recordEvents answers the events after an id. With wait (a duration up
+// to the server's --max-wait) and none yet, it answers at the first commit
+// that appends one, or when wait has passed (an empty list): a face
+// follows the store with one request per change, not one per tick.
 func (s *Server) recordEvents(w http.ResponseWriter, r *http.Request) error {
-	q, err := query(r, "run", "after", "limit")
+	q, err := query(r, "run", "after", "limit", "wait")
 	if err != nil {
 		return err
 	}
@@ -154,11 +159,32 @@ func (s *Server) recordEvents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	evs, err := s.door.EventList(r.Context(), store.EventListParams{RunID: q.Get("run"), AfterID: after, Limit: int(limit)})
+	wait, err := s.parseWait(q.Get("wait"))
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, nonNilSlice(evs))
+	p := store.EventListParams{RunID: q.Get("run"), AfterID: after, Limit: int(limit)}
+	evs, err := s.door.EventList(r.Context(), p)
+	if err != nil || len(evs) > 0 || wait == 0 {
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, nonNilSlice(evs))
+	}
+	ctx, cancel := clockTimeout(r.Context(), s, wait)
+	defer cancel()
+	stop := context.AfterFunc(s.streams, cancel)
+	defer stop()
+	defer s.watchCommits()()
+	for {
+		changed, since := s.nextChange(), s.clk.Now()
+		if evs, err = s.door.EventList(r.Context(), p); err != nil {
+			return err
+		}
+		if len(evs) > 0 || s.awaitChange(ctx, changed, settleEvery, streamGap, since) != nil {
+			return writeJSON(w, http.StatusOK, nonNilSlice(evs))
+		}
+	}
 }
 
 func (s *Server) recordVersions(w http.ResponseWriter, r *http.Request) error {

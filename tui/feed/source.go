@@ -13,7 +13,11 @@
 package feed
 
 import (
+	"context"
+	"time"
+
 	"github.com/flowrun/flowrun/api"
+	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
 )
@@ -39,4 +43,31 @@ func (s *Source) records() api.Records { return s.Door }
 // names who acts (Source.By).
 func Local(eng *interp.Engine, by string) *Source {
 	return &Source{Door: api.NewLocal(eng, api.LocalOptions{}), Store: eng.Store(), By: by}
+}
+
+// RemoteWait is the longest one wait of a server lasts: the screen's
+// notices and times are refreshed at least that often.
+const RemoteWait = time.Second
+
+// Wait waits for a change worth a poll. On a local store it wakes at the
+// store's commits, no sooner than MinPollGap after the last poll, and at
+// least every PollInterval; through a server, the server answers at the
+// commit that appends an event after cursor, or after RemoteWait. A
+// server that fails is asked again after PollInterval (the poll then says
+// what failed). Only ctx ending is an error.
+func (s *Source) Wait(ctx context.Context, clk clock.Clock, cursor int64) error {
+	if s.Store != nil {
+		return interp.WaitForChange(ctx, clk, s.Store, MinPollGap, PollInterval)
+	}
+	if err := s.Door.WaitEvents(ctx, cursor, RemoteWait); err == nil || ctx.Err() != nil {
+		return ctx.Err()
+	}
+	t := clk.NewTimer(PollInterval)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -203,13 +203,13 @@ func (m Model) tick() tea.Cmd {
 	if !m.follow.ticks {
 		return nil
 	}
-	return waitPoll(m.bg, m.disp.Clock, m.src.Store)
+	return waitPoll(m.bg, m.disp.Clock, m.src, m.follow.cursor)
 }
 
 // waitPoll returns the command of tick.
-func waitPoll(bg context.Context, clk clock.Clock, st store.Store) tea.Cmd {
+func waitPoll(bg context.Context, clk clock.Clock, src *feed.Source, cursor int64) tea.Cmd {
 	return func() tea.Msg {
-		if interp.WaitForChange(bg, clk, st, feed.MinPollGap, feed.PollInterval) != nil {
+		if src.Wait(bg, clk, cursor) != nil {
 			return nil
 		}
 		return PollMsg{}

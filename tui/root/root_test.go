@@ -339,7 +339,7 @@ func TestPollOnCommit(t *testing.T) {
 	if err := b.Store.WaitForWork(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	cmd := waitPoll(context.Background(), b.Clock, b.Store)
+	cmd := waitPoll(context.Background(), b.Clock, feed.Local(b.Engine, ""), 0)
 	got := make(chan tea.Msg, 1)
 	go func() { got <- cmd() }()
 	deadline := time.Now().Add(30 * time.Second) // safety net only
