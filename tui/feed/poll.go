@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 )
@@ -106,45 +107,10 @@ func (s *Source) stepCount(ctx context.Context, workflow, hash string) int {
 	return len(g.Steps)
 }
 
-// LastEventID finds the newest event id without reading the history: an
-// exponential then binary search on "is there an event after id?", each
-// probe one indexed row.
+// LastEventID finds the newest event id without reading the history
+// (api.LastEventID).
 func (s *Source) LastEventID(ctx context.Context) (int64, error) {
-	after := func(id int64) (bool, error) {
-		evs, err := s.records().EventList(ctx, store.EventListParams{AfterID: id, Limit: 1})
-		if err != nil {
-			return false, fmt.Errorf("reading events: %w", err)
-		}
-		return len(evs) > 0, nil
-	}
-	// f(x) = "an event with id > x exists" is true below the newest id and
-	// false from it on; the newest id is the smallest x where f is false.
-	more, err := after(0)
-	if err != nil || !more {
-		return 0, err
-	}
-	lo, hi := int64(0), int64(1024) // invariant: f(lo) true, f(hi) unknown then false
-	for {
-		if more, err = after(hi); err != nil {
-			return 0, err
-		}
-		if !more {
-			break
-		}
-		lo, hi = hi, hi*2
-	}
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		if more, err = after(mid); err != nil {
-			return 0, err
-		}
-		if more {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return hi, nil
+	return api.LastEventID(ctx, s.records())
 }
 
 // Watch names what the interface has open, so a poll refreshes it when it

@@ -16,10 +16,12 @@ import (
 	"syscall"
 	"time"
 
+	flowapi "github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/server"
 	"github.com/flowrun/flowrun/telemetry"
 	"github.com/flowrun/flowrun/telemetry/tracing"
+	"github.com/flowrun/flowrun/web"
 )
 
 func serveCommand() *command {
@@ -236,6 +238,13 @@ func (e *env) serve(ctx context.Context, c serveConfig) error {
 	api := server.New(server.Options{Engine: eng, Clock: e.clock, NoAuth: c.noAuth, MaxBody: c.maxBody, Rate: c.rate, Log: lg,
 		WorkDir: c.workDir, MaxFileSize: e.workflowFileLimit()})
 	api.Mount("GET /metrics", m)
+	// The web dashboard (package web) beside the API, through the same
+	// door, on the same listener.
+	dash := web.New(web.Options{Door: flowapi.NewLocal(eng, flowapi.LocalOptions{Clock: e.clock, WorkDir: c.workDir, MaxFileSize: e.workflowFileLimit()}),
+		Tokens: st.TokenLookup, NoAuth: c.noAuth, TLS: len(c.certs) > 0, Clock: e.clock, Log: lg})
+	for _, p := range web.Patterns {
+		api.Mount(p, dash)
+	}
 	// Connections are bounded before TLS: a refused one costs no
 	// handshake (server.LimitListener).
 	lim := c.conns

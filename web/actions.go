@@ -1,0 +1,190 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/store"
+)
+
+// The actions on a run: each is asked on a page of its own (what it will
+// do, a button that confirms), then carried out through the door by a
+// POST with the session's CSRF token, and the run's page says what it
+// did. A scope too small, a run in the wrong state or a value of the
+// wrong type is refused with the door's words and nothing is done.
+
+// confirmView is a confirm page.
+type confirmView struct {
+	RunID, Action, Question, Detail string
+	// Fields are the form's values, carried to the POST.
+	Fields map[string]string
+}
+
+func (h *Handler) confirmPage(w http.ResponseWriter, r *http.Request, s *session) error {
+	ctx := r.Context()
+	v, err := h.opts.Door.Run(ctx, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	c := confirmView{RunID: v.RunID, Action: r.PathValue("action"), Fields: map[string]string{}}
+	switch c.Action {
+	case "cancel":
+		c.Question = "Cancel run " + v.RunID + "?"
+		c.Detail = "The run and its child runs end canceled; a step that is running is stopped. This cannot be undone."
+	case "retry":
+		c.Question = "Retry run " + v.RunID + "?"
+		c.Detail = "Completed steps are kept; the failed and canceled steps and what follows them run again."
+		if from := q.Get("from"); from != "" {
+			c.Fields["from"] = from
+			c.Detail = "Step " + from + " and every step after it run again; the steps before it are kept."
+		}
+	case "signal":
+		name, data := q.Get("name"), q.Get("data")
+		if name == "" {
+			h.fail(w, r, s, http.StatusBadRequest, "Name the signal to send.")
+			return nil
+		}
+		if !json.Valid([]byte(data)) {
+			h.fail(w, r, s, http.StatusBadRequest, fmt.Sprintf("The payload of signal %s is not valid JSON: %q. Go back and fix it.", name, data))
+			return nil
+		}
+		c.Fields["name"], c.Fields["data"] = name, data
+		c.Question = "Send signal " + name + " to run " + v.RunID + "?"
+		c.Detail = "Payload: " + data
+	case "decide":
+		choice := q.Get("choose")
+		if choice != "old" && choice != "new" && choice != "migrate" {
+			h.fail(w, r, s, http.StatusBadRequest, "Choose old, new or migrate.")
+			return nil
+		}
+		c.Fields["choose"], c.Fields["from"] = choice, q.Get("from")
+		c.Question = fmt.Sprintf("Decide %q for run %s?", choice, v.RunID)
+		switch choice {
+		case "old":
+			c.Detail = "The run goes on under the version it started on (" + v.Version + ")."
+		case "new":
+			c.Detail = "The run is canceled and a new run of the newest version starts with the same inputs."
+		default:
+			c.Detail = "The run moves to the newest version, keeping the completed steps that did not change."
+		}
+	default:
+		h.notFound(w, r, "There is no action "+c.Action+" on a run.")
+		return nil
+	}
+	h.render(w, http.StatusOK, "confirm.html", view{Title: c.Question, Session: s, Nav: "runs", Data: c})
+	return nil
+}
+
+// runAction carries out a confirmed action on a run.
+func (h *Handler) runAction(w http.ResponseWriter, r *http.Request, s *session) error {
+	ctx := r.Context()
+	id, action := r.PathValue("id"), r.PathValue("action")
+	if err := need(s, store.ScopeWrite, "acting on a run"); err != nil {
+		return err
+	}
+	var done string
+	switch action {
+	case "cancel":
+		v, err := h.opts.Door.Cancel(ctx, id)
+		if err != nil {
+			return err
+		}
+		id, done = v.RunID, "Cancel of run "+v.RunID+" requested."
+	case "retry":
+		v, err := h.opts.Door.Retry(ctx, id, r.PostFormValue("from"))
+		if err != nil {
+			return err
+		}
+		id, done = v.RunID, "Run "+v.RunID+" will be retried."
+	case "signal":
+		name := r.PostFormValue("name")
+		v, err := h.opts.Door.Signal(ctx, id, name, json.RawMessage(r.PostFormValue("data")))
+		if err != nil {
+			return err
+		}
+		id, done = v.RunID, "Signal "+name+" sent to run "+v.RunID+"."
+	case "decide":
+		choice := interp.Choice(r.PostFormValue("choose"))
+		d, err := h.opts.Door.Decide(ctx, id, choice, r.PostFormValue("from"), "web "+s.name)
+		if err != nil {
+			return err
+		}
+		id, done = d.Run.RunID, fmt.Sprintf("Run %s: decided %s.", d.RunID, choice)
+	default:
+		h.notFound(w, r, "There is no action "+action+" on a run.")
+		return nil
+	}
+	http.Redirect(w, r, "/runs/"+url.PathEscape(id)+"?done="+url.QueryEscape(done), http.StatusSeeOther)
+	return nil
+}
+
+// deadLetterAction redrives or drops a dead letter.
+func (h *Handler) deadLetterAction(w http.ResponseWriter, r *http.Request, s *session) error {
+	if err := need(s, store.ScopeWrite, "acting on a dead letter"); err != nil {
+		return err
+	}
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id < 1 {
+		h.notFound(w, r, "There is no dead letter "+r.PathValue("id")+".")
+		return nil
+	}
+	var done string
+	switch r.PathValue("action") {
+	case "retry":
+		res, err := h.opts.Door.RetryDeadLetter(r.Context(), id)
+		if err != nil {
+			return err
+		}
+		done = fmt.Sprintf("Dead letter %d was run again and closed.", id)
+		if !res.Retried {
+			done = fmt.Sprintf("Dead letter %d failed again and stays open: %s", id, res.Message)
+		}
+	case "drop":
+		if _, err := h.opts.Door.DropDeadLetter(r.Context(), id); err != nil {
+			return err
+		}
+		done = fmt.Sprintf("Dead letter %d dropped.", id)
+	default:
+		h.notFound(w, r, "There is no action "+r.PathValue("action")+" on a dead letter.")
+		return nil
+	}
+	http.Redirect(w, r, "/ops?done="+url.QueryEscape(done), http.StatusSeeOther)
+	return nil
+}
+
+// scheduleAction pauses, unpauses or triggers a schedule.
+func (h *Handler) scheduleAction(w http.ResponseWriter, r *http.Request, s *session) error {
+	if err := need(s, store.ScopeWrite, "acting on a schedule"); err != nil {
+		return err
+	}
+	wf, name, action := r.PathValue("workflow"), r.PathValue("name"), r.PathValue("action")
+	var done string
+	switch action {
+	case "pause", "unpause":
+		if _, err := h.opts.Door.PauseSchedule(r.Context(), wf, name, action == "pause"); err != nil {
+			return err
+		}
+		done = fmt.Sprintf("Schedule %s/%s %sd.", wf, name, action)
+	case "trigger":
+		res, err := h.opts.Door.TriggerSchedule(r.Context(), wf, name)
+		if err != nil {
+			return err
+		}
+		if res.Fire.RunID != nil {
+			done = fmt.Sprintf("Schedule %s/%s triggered: run %s.", wf, name, *res.Fire.RunID)
+		} else {
+			done = fmt.Sprintf("Schedule %s/%s: the trigger was skipped (%s) %s", wf, name, res.Fire.Reason, strings.Join(res.Unfinished, ", "))
+		}
+	default:
+		h.notFound(w, r, "There is no action "+action+" on a schedule.")
+		return nil
+	}
+	http.Redirect(w, r, "/ops?done="+url.QueryEscape(done), http.StatusSeeOther)
+	return nil
+}

@@ -1,0 +1,104 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"html/template"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/flowrun/flowrun/termtext"
+)
+
+// funcs are the templates' helpers. None of them returns markup: every
+// value stays text that html/template escapes.
+var funcs = template.FuncMap{
+	// pretty indents a JSON value for a <pre>, escaped for the screen
+	// (a control character or escape sequence is shown, not carried out).
+	"pretty": pretty,
+	// text escapes control characters of a value for display.
+	"text": termtext.Line,
+	// iso is an instant for a <time datetime>; utc for people.
+	"iso": func(t any) string {
+		if tt, ok := instant(t); ok {
+			return tt.UTC().Format(time.RFC3339)
+		}
+		return ""
+	},
+	"utc": func(t any) string {
+		if tt, ok := instant(t); ok {
+			return tt.UTC().Format("2006-01-02 15:04:05 UTC")
+		}
+		return ""
+	},
+	"duration": func(a, b any) string {
+		ta, ok1 := instant(a)
+		tb, ok2 := instant(b)
+		if !ok1 || !ok2 {
+			return ""
+		}
+		return tb.Sub(ta).Round(time.Millisecond).String()
+	},
+	"short": func(id string) string {
+		if len(id) > 10 {
+			return id[:10]
+		}
+		return id
+	},
+	"path": url.PathEscape,
+	"join": strings.Join,
+}
+
+// instant reads a time.Time, a *time.Time or an RFC 3339 string.
+func instant(v any) (time.Time, bool) {
+	switch t := v.(type) {
+	case time.Time:
+		return t, !t.IsZero()
+	case *time.Time:
+		if t == nil || t.IsZero() {
+			return time.Time{}, false
+		}
+		return *t, true
+	case string:
+		tt, err := time.Parse(time.RFC3339Nano, t)
+		return tt, err == nil
+	case *string:
+		if t == nil {
+			return time.Time{}, false
+		}
+		tt, err := time.Parse(time.RFC3339Nano, *t)
+		return tt, err == nil
+	}
+	return time.Time{}, false
+}
+
+// maxPretty bounds a value shown on a page; the rest is cut with a note.
+const maxPretty = 64 << 10
+
+// pretty is a JSON value indented for a <pre>: a string value is shown as
+// its text, control characters escaped.
+func pretty(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return clip(termtext.Lines(s))
+	}
+	var b bytes.Buffer
+	if json.Indent(&b, raw, "", "  ") != nil {
+		return clip(termtext.Lines(string(raw)))
+	}
+	return clip(termtext.Lines(b.String()))
+}
+
+func clip(s string) string {
+	if len(s) <= maxPretty {
+		return s
+	}
+	return s[:maxPretty] + "\n… (cut: the value is longer; flowrun show --json prints it whole)"
+}
+
+// urlQueryEscape escapes a query value.
+func urlQueryEscape(s string) string { return url.QueryEscape(s) }

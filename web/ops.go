@@ -1,0 +1,122 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/flowrun/flowrun/api"
+	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/lang/graph"
+	"github.com/flowrun/flowrun/store"
+)
+
+// opsView is the operations page.
+type opsView struct {
+	DeadLetters []interp.DeadLetterJSON
+	Breakers    []interp.BreakerJSON
+	Schedules   []interp.ScheduleJSON
+	Workers     []interp.WorkerJSON
+	Live        int
+	Write       bool
+	Done        string
+}
+
+func (h *Handler) opsPage(w http.ResponseWriter, r *http.Request, s *session) error {
+	ctx := r.Context()
+	v := opsView{Write: s.can(store.ScopeWrite), Done: r.URL.Query().Get("done")}
+	var err error
+	if v.DeadLetters, err = h.opts.Door.DeadLetters(ctx, false); err != nil {
+		return err
+	}
+	if v.Breakers, err = h.opts.Door.Breakers(ctx); err != nil {
+		return err
+	}
+	if v.Schedules, err = h.opts.Door.Schedules(ctx); err != nil {
+		return err
+	}
+	if v.Workers, err = h.opts.Door.Workers(ctx); err != nil {
+		return err
+	}
+	if v.Live, err = h.opts.Door.LiveWorkers(ctx); err != nil {
+		return err
+	}
+	h.render(w, http.StatusOK, "ops.html", view{Title: "Operations", Session: s, Nav: "ops", Data: v})
+	return nil
+}
+
+func (h *Handler) workflowsPage(w http.ResponseWriter, r *http.Request, s *session) error {
+	wfs, err := h.opts.Door.Workflows(r.Context())
+	if err != nil {
+		return err
+	}
+	h.render(w, http.StatusOK, "workflows.html", view{Title: "Workflows", Session: s, Nav: "workflows", Data: wfs})
+	return nil
+}
+
+// workflowView is a workflow's page: its versions, and the changes from
+// one to another (from and to, the two newest by default).
+type workflowView struct {
+	Name     string
+	Versions []interp.VersionJSON
+	From, To string
+	Changes  []graph.Change
+	Bump     graph.Bump
+	Layers   []graph.Layer
+}
+
+func (h *Handler) workflowPage(w http.ResponseWriter, r *http.Request, s *session) error {
+	ctx := r.Context()
+	name := r.PathValue("name")
+	vs, err := h.opts.Door.Versions(ctx, name)
+	if err != nil {
+		return err
+	}
+	v := workflowView{Name: name, Versions: vs}
+	heads, err := h.opts.Door.VersionHeads(ctx, name)
+	if err != nil {
+		return err
+	}
+	hash := map[string]string{}
+	for _, hd := range heads {
+		hash[hd.Version] = hd.Hash
+	}
+	q := r.URL.Query()
+	v.To = q.Get("to")
+	if v.To == "" && len(vs) > 0 {
+		v.To = vs[len(vs)-1].Version
+	}
+	v.From = q.Get("from")
+	if v.From == "" && len(vs) > 1 {
+		v.From = vs[len(vs)-2].Version
+	}
+	to, err := h.versionGraph(r, name, v.To, hash)
+	if err != nil {
+		return err
+	}
+	if to != nil {
+		v.Layers = graph.Layers(to)
+	}
+	if v.From != "" && to != nil {
+		from, err := h.versionGraph(r, name, v.From, hash)
+		if err != nil {
+			return err
+		}
+		if from != nil {
+			v.Changes = graph.Diff(from, to)
+			v.Bump = graph.RequiredBump(v.Changes)
+		}
+	}
+	h.render(w, http.StatusOK, "workflow.html", view{Title: "Workflow " + name, Session: s, Nav: "workflows", Data: v})
+	return nil
+}
+
+// versionGraph reads a stored version's graph; nil for "".
+func (h *Handler) versionGraph(r *http.Request, workflow, version string, hash map[string]string) (*graph.Graph, error) {
+	if version == "" {
+		return nil, nil
+	}
+	hh, ok := hash[version]
+	if !ok {
+		return nil, &api.Refusal{Status: http.StatusNotFound, Message: "Workflow " + workflow + " has no stored version " + version + "."}
+	}
+	return h.opts.Door.Graph(r.Context(), workflow, hh)
+}

@@ -1,0 +1,328 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/flowrun/flowrun/api"
+	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/lang/graph"
+	"github.com/flowrun/flowrun/store"
+)
+
+// runsPageSize is how many runs a page of the list shows.
+const runsPageSize = 50
+
+// statuses are the run statuses the list filters by, in their order.
+var statuses = []string{"pending", "running", "waiting", "blocked", "completed", "failed", "canceled"}
+
+func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
+	if h.opts.NoAuth {
+		http.Redirect(w, r, "/runs", http.StatusSeeOther)
+		return
+	}
+	h.showLogin(w, r, http.StatusOK, "")
+}
+
+type loginView struct {
+	CSRF, Next, Error string
+}
+
+func (h *Handler) showLogin(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	tok := randomHex(16)
+	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: tok, Path: "/login", HttpOnly: true, Secure: h.opts.TLS, SameSite: http.SameSiteStrictMode})
+	h.render(w, status, "login.html", view{Title: "Sign in", Data: loginView{CSRF: tok, Next: safeNext(r.FormValue("next")), Error: msg}})
+}
+
+// safeNext is a path of this site to go to after sign-in, or /runs.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
+		return "/runs"
+	}
+	return next
+}
+
+func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	if err := r.ParseForm(); err != nil {
+		h.showLogin(w, r, http.StatusBadRequest, "The form could not be read.")
+		return
+	}
+	c, err := r.Cookie(loginCookie)
+	if err != nil || c.Value == "" || r.PostFormValue("csrf") != c.Value {
+		h.showLogin(w, r, http.StatusForbidden, "The sign-in form expired or did not come from this page; try again.")
+		return
+	}
+	token := strings.TrimSpace(r.PostFormValue("token"))
+	if token == "" {
+		h.showLogin(w, r, http.StatusBadRequest, "Paste a token (flowrun tokens create NAME prints one).")
+		return
+	}
+	if _, err := h.signIn(w, r, token); err != nil {
+		h.showLogin(w, r, http.StatusUnauthorized, err.Error())
+		return
+	}
+	http.Redirect(w, r, safeNext(r.PostFormValue("next")), http.StatusSeeOther)
+}
+
+func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
+	if s, err := h.current(w, r); err == nil {
+		if err := r.ParseForm(); err != nil || !csrfOK(s, r) {
+			h.fail(w, r, s, http.StatusForbidden, "The form's CSRF token is missing or wrong; you are still signed in.")
+			return
+		}
+	}
+	h.signOut(w, r)
+	http.Redirect(w, r, "/login", http.StatusSeeOther)
+}
+
+// runsView is the runs page.
+type runsView struct {
+	Workflow, Key, Since, Q string
+	Status                  map[string]bool
+	Statuses                []string
+	Workflows               []string
+	Runs                    []interp.RunSummaryJSON
+	// Next is the query of the next page, "" on the last.
+	Next   string
+	Cursor int64
+	Now    time.Time
+}
+
+func (h *Handler) runsPage(w http.ResponseWriter, r *http.Request, s *session) error {
+	ctx := r.Context()
+	q := r.URL.Query()
+	v := runsView{Workflow: q.Get("workflow"), Key: q.Get("key"), Since: q.Get("since"), Q: strings.TrimSpace(q.Get("q")),
+		Status: map[string]bool{}, Statuses: statuses, Now: h.clk.Now()}
+	rq := api.RunsQuery{Workflow: v.Workflow, Key: v.Key, Limit: runsPageSize + 1, Before: q.Get("before")}
+	for _, st := range q["status"] {
+		if !slices.Contains(statuses, st) {
+			h.fail(w, r, s, http.StatusBadRequest, "Status "+st+" is not one of "+strings.Join(statuses, ", ")+".")
+			return nil
+		}
+		v.Status[st] = true
+		rq.Statuses = append(rq.Statuses, store.RunStatus(st))
+	}
+	if v.Since != "" {
+		d, err := time.ParseDuration(v.Since)
+		if err != nil || d <= 0 {
+			h.fail(w, r, s, http.StatusBadRequest, "Since "+v.Since+" is not a duration such as 30m, 24h or 168h.")
+			return nil
+		}
+		rq.Since = h.clk.Now().Add(-d)
+	}
+	if v.Q != "" {
+		// A run reference of the CLI (an id or a prefix, @last,
+		// WORKFLOW@last, WORKFLOW/KEY) opens that run; any other text
+		// lists the runs with that key.
+		view, err := h.opts.Door.Run(ctx, v.Q)
+		var re *interp.RunRefError
+		switch {
+		case err == nil:
+			http.Redirect(w, r, "/runs/"+url.PathEscape(view.RunID), http.StatusSeeOther)
+			return nil
+		case errors.As(err, &re):
+			rq.Key = v.Q
+		default:
+			return err
+		}
+	}
+	runs, err := h.opts.Door.Runs(ctx, rq)
+	if err != nil {
+		return err
+	}
+	if len(runs) > runsPageSize {
+		runs = runs[:runsPageSize]
+		next := r.URL.Query()
+		next.Set("before", runs[len(runs)-1].RunID)
+		next.Del("rows")
+		v.Next = next.Encode()
+	}
+	v.Runs = runs
+	if r.URL.Query().Get("rows") == "1" {
+		h.render(w, http.StatusOK, "runs_rows", view{Session: s, Data: v})
+		return nil
+	}
+	if v.Cursor, err = api.LastEventID(ctx, h.opts.Door); err != nil {
+		return err
+	}
+	wfs, err := h.opts.Door.Workflows(ctx)
+	if err != nil {
+		return err
+	}
+	for _, wf := range wfs {
+		v.Workflows = append(v.Workflows, wf.Workflow)
+	}
+	h.render(w, http.StatusOK, "runs.html", view{Title: "Runs", Session: s, Nav: "runs", Data: v})
+	return nil
+}
+
+// runView is a run's page.
+type runView struct {
+	Run      *interp.RunView
+	Layers   []layerView
+	Steps    []stepRow
+	Events   []store.Event
+	Signals  []signalForm
+	Offer    interp.DecisionOffer
+	Plan     *interp.DecisionPlan
+	Children []string
+	Cursor   int64
+	Write    bool
+	Done     string
+	GraphErr string
+}
+
+type layerView struct {
+	Steps []layerStep
+}
+
+type layerStep struct {
+	Name, Status, Label string
+	Waits               []string
+}
+
+type stepRow struct {
+	Name string
+	*interp.StepView
+}
+
+// signalForm is a signal a waiting step of the run takes: its name, its
+// declared type (or any) and an example payload of it.
+type signalForm struct {
+	Name, Type, Example string
+}
+
+// maxEventsShown bounds the history on a run's page.
+const maxEventsShown = 500
+
+func (h *Handler) runPage(w http.ResponseWriter, r *http.Request, s *session) error {
+	ctx := r.Context()
+	id := r.PathValue("id")
+	v, err := h.opts.Door.Run(ctx, id)
+	if err != nil {
+		return err
+	}
+	rec, err := h.opts.Door.RunGet(ctx, v.RunID)
+	if err != nil {
+		return err
+	}
+	rv := runView{Run: v, Write: s.can(store.ScopeWrite), Done: r.URL.Query().Get("done")}
+	if rv.Cursor, err = api.LastEventID(ctx, h.opts.Door); err != nil {
+		return err
+	}
+	g, gerr := h.opts.Door.Graph(ctx, rec.Workflow, rec.GraphHash)
+	if gerr != nil {
+		rv.GraphErr = gerr.Error()
+	}
+	status := func(name string) string {
+		if st := v.Steps[name]; st != nil {
+			return string(st.Status)
+		}
+		return "pending"
+	}
+	if g != nil {
+		for _, l := range graph.Layers(g) {
+			var lv layerView
+			for _, st := range l.Steps {
+				lv.Steps = append(lv.Steps, layerStep{Name: st.Name, Status: status(st.Name), Label: strings.Join(st.Label[1:], " "), Waits: st.Waits})
+			}
+			rv.Layers = append(rv.Layers, lv)
+		}
+	}
+	for _, name := range v.Order {
+		sv := v.Steps[name]
+		if sv == nil {
+			sv = &interp.StepView{Status: store.StepPending}
+		}
+		rv.Steps = append(rv.Steps, stepRow{Name: name, StepView: sv})
+		if sv.ChildRunID != "" {
+			rv.Children = append(rv.Children, sv.ChildRunID)
+		}
+	}
+	evs, err := h.opts.Door.EventList(ctx, store.EventListParams{RunID: v.RunID})
+	if err != nil {
+		return err
+	}
+	if len(evs) > maxEventsShown {
+		evs = evs[len(evs)-maxEventsShown:]
+	}
+	rv.Events = evs
+	if !v.Status.Terminal() && g != nil {
+		for _, st := range g.Steps {
+			wa := st.Action.Wait
+			if st.Action.Kind != graph.KindWait || wa == nil || wa.Signal == "" {
+				continue
+			}
+			if sv := v.Steps[st.Name]; sv != nil && sv.Status.Terminal() {
+				continue
+			}
+			f := signalForm{Name: wa.Signal, Type: "any", Example: "{}"}
+			if t, ex, ok := interp.SignalExample(g, wa.Signal); ok {
+				f.Type, f.Example = t.String(), string(ex)
+			}
+			rv.Signals = append(rv.Signals, f)
+		}
+	}
+	if rv.Offer, err = h.opts.Door.Offer(ctx, v.RunID); err != nil {
+		return err
+	}
+	if rv.Offer.Offer {
+		if rv.Plan, err = h.opts.Door.PlanDecision(ctx, v.RunID); err != nil {
+			return err
+		}
+	}
+	h.render(w, http.StatusOK, "run.html", view{Title: "Run " + v.RunID, Session: s, Nav: "runs", Data: rv})
+	return nil
+}
+
+// stepView is a step's page.
+type stepView struct {
+	Run      *interp.RunView
+	Key      string
+	Step     *interp.StepView
+	Attempts []store.Attempt
+	// Items are the foreach items shown (at most maxItemsShown).
+	Items      []interp.ItemView
+	ItemsTotal int
+	ItemsDone  int
+}
+
+const maxItemsShown = 200
+
+func (h *Handler) stepPage(w http.ResponseWriter, r *http.Request, s *session) error {
+	ctx := r.Context()
+	v, err := h.opts.Door.Run(ctx, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	key := r.PathValue("key")
+	name, _, _, ok := store.ParseStepKey(key)
+	sv := v.Steps[name]
+	if !ok || (sv == nil && !slices.Contains(v.Order, name)) {
+		h.notFound(w, r, "Run "+v.RunID+" has no step "+key+"; its steps are "+strings.Join(v.Order, ", ")+".")
+		return nil
+	}
+	if sv == nil {
+		sv = &interp.StepView{Status: store.StepPending}
+	}
+	sp := stepView{Run: v, Key: key, Step: sv, ItemsTotal: len(sv.Items)}
+	if sp.Attempts, err = h.opts.Door.AttemptList(ctx, v.RunID, key); err != nil {
+		return err
+	}
+	for _, it := range sv.Items {
+		if it.Status.Terminal() {
+			sp.ItemsDone++
+		}
+	}
+	sp.Items = sv.Items
+	if len(sp.Items) > maxItemsShown {
+		sp.Items = sp.Items[:maxItemsShown]
+	}
+	h.render(w, http.StatusOK, "step.html", view{Title: "Step " + key + " of run " + v.RunID, Session: s, Nav: "runs", Data: sp})
+	return nil
+}
