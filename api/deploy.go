@@ -105,6 +105,17 @@ func newDeployError(msg, hint string, diags hcl.Diagnostics, files map[string]*h
 // Deploy implements Deployer: the files compile here, and the versions'
 // exec steps run in the Local's work directory (LocalOptions.WorkDir).
 func (l *Local) Deploy(ctx context.Context, files []SourceFile) (*DeployResult, error) {
+	mod, err := l.compile(ctx, files)
+	if err != nil {
+		return nil, err
+	}
+	return l.DeployModule(ctx, mod, func(*lang.Workflow) string { return l.opts.WorkDir })
+}
+
+// compile compiles the files of a deploy or a plan together, a child
+// looked up among them and then among the stored versions: a file that
+// does not compile, or files with no workflow, are a *DeployError.
+func (l *Local) compile(ctx context.Context, files []SourceFile) (*lang.Module, error) {
 	srcs := make([]lang.Source, len(files))
 	for i, f := range files {
 		srcs[i] = lang.Source{Name: f.Name, Src: []byte(f.Source)}
@@ -136,7 +147,7 @@ func (l *Local) Deploy(ctx context.Context, files []SourceFile) (*DeployResult, 
 	if mod == nil || len(mod.Workflows) == 0 {
 		return nil, newDeployError("no workflow blocks found in the files", `A workflow file holds one or more blocks like: workflow "name" { version = "1.0.0" ... }.`, nil, nil)
 	}
-	return l.DeployModule(ctx, mod, func(*lang.Workflow) string { return l.opts.WorkDir })
+	return mod, nil
 }
 
 // DeployModule is Deploy of a compiled module: every workflow's version is
