@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2"
+
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/lang/graph"
@@ -274,7 +276,7 @@ func (p *PlannedWorkflow) RunPlans() []interp.RunPlan {
 // Plan implements Planner: the files compile here, as Deploy compiles
 // them.
 func (l *Local) Plan(ctx context.Context, files []SourceFile) (*PlanResult, error) {
-	mod, err := l.compile(ctx, files)
+	mod, err := l.compile(ctx, files, "plan again")
 	if err != nil {
 		return nil, err
 	}
@@ -350,4 +352,70 @@ func (c *Client) VersionGraph(ctx context.Context, workflow, version string) (*g
 		return nil, &ServerError{Server: c.Server(), Op: http.MethodGet + " " + path, Err: fmt.Errorf("the answer is not a graph: %w", err)}
 	}
 	return g, nil
+}
+
+// DiagnosticJSON is a compiler diagnostic on the wire (a refused deploy's
+// or plan's, DeployProblemJSON.Diags): a client that holds the same files
+// prints it, text or JSON, as it would print its own.
+type DiagnosticJSON struct {
+	Severity string     `json:"severity"` // error or warning
+	Summary  string     `json:"summary"`
+	Detail   string     `json:"detail"`
+	Subject  *RangeJSON `json:"subject,omitempty"`
+	Context  *RangeJSON `json:"context,omitempty"`
+}
+
+// RangeJSON is a source range of a file: lines and columns count from 1,
+// bytes from 0; end is not included.
+type RangeJSON struct {
+	Filename string  `json:"filename"`
+	Start    PosJSON `json:"start"`
+	End      PosJSON `json:"end"`
+}
+
+// PosJSON is a position in a file.
+type PosJSON struct {
+	Line   int `json:"line"`
+	Column int `json:"column"`
+	Byte   int `json:"byte"`
+}
+
+func rangeJSON(r *hcl.Range) *RangeJSON {
+	if r == nil {
+		return nil
+	}
+	return &RangeJSON{Filename: r.Filename, Start: PosJSON(r.Start), End: PosJSON(r.End)}
+}
+
+func rangeOf(r *RangeJSON) *hcl.Range {
+	if r == nil {
+		return nil
+	}
+	return &hcl.Range{Filename: r.Filename, Start: hcl.Pos(r.Start), End: hcl.Pos(r.End)}
+}
+
+// DiagnosticsJSON is the wire form of diags.
+func DiagnosticsJSON(diags hcl.Diagnostics) []DiagnosticJSON {
+	out := make([]DiagnosticJSON, 0, len(diags))
+	for _, d := range diags {
+		sev := "error"
+		if d.Severity == hcl.DiagWarning {
+			sev = "warning"
+		}
+		out = append(out, DiagnosticJSON{Severity: sev, Summary: d.Summary, Detail: d.Detail, Subject: rangeJSON(d.Subject), Context: rangeJSON(d.Context)})
+	}
+	return out
+}
+
+// diagnosticsOf rebuilds the diagnostics of their wire form.
+func diagnosticsOf(js []DiagnosticJSON) hcl.Diagnostics {
+	var out hcl.Diagnostics
+	for _, d := range js {
+		sev := hcl.DiagError
+		if d.Severity == "warning" {
+			sev = hcl.DiagWarning
+		}
+		out = append(out, &hcl.Diagnostic{Severity: sev, Summary: d.Summary, Detail: d.Detail, Subject: rangeOf(d.Subject), Context: rangeOf(d.Context)})
+	}
+	return out
 }

@@ -64,7 +64,21 @@ func TestPlanRoute(t *testing.T) {
 		t.Fatalf("stored versions %v (%v), want 1.0.0 only: a plan stores nothing", vs, err)
 	}
 	a.do("", http.MethodPost, "/v1/versions/plan", planBody(t, minor)).problem(t, http.StatusUnauthorized)
-	a.do(store.ScopeRead, http.MethodPost, "/v1/versions/plan", planBody(t, `workflow "x" {`)).problem(t, http.StatusUnprocessableEntity, "error")
+	// A file that does not compile: the diagnostics, text and themselves.
+	bad := a.do(store.ScopeRead, http.MethodPost, "/v1/versions/plan", planBody(t, `workflow "x" {`)).problem(t, http.StatusUnprocessableEntity, "error")
+	var pj struct {
+		Deploy struct {
+			Hint  string
+			Diags []struct {
+				Severity string
+				Subject  *struct{ Filename string }
+			}
+		}
+	}
+	decode(t, mustJSON(t, bad), &pj)
+	if d := pj.Deploy.Diags; len(d) != 1 || d[0].Severity != "error" || d[0].Subject == nil || d[0].Subject.Filename != "ship.hcl" || !strings.Contains(pj.Deploy.Hint, "plan again") {
+		t.Fatalf("deploy member %+v, want the diagnostic at ship.hcl and the hint to plan again", pj.Deploy)
+	}
 	a.do(store.ScopeRead, http.MethodPost, "/v1/versions/plan", `{"files": []}`).problem(t, http.StatusBadRequest, "the plan holds no files")
 }
 
@@ -79,4 +93,13 @@ func TestVersionGraphRoute(t *testing.T) {
 	}
 	a.do(store.ScopeRead, http.MethodGet, "/v1/workflows/ship/versions/2.0.0/graph", "").problem(t, http.StatusNotFound, "2.0.0")
 	a.do(store.ScopeRead, http.MethodGet, "/v1/workflows/ship/versions/two/graph", "").problem(t, http.StatusBadRequest)
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

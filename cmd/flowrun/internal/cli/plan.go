@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2"
+
 	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang"
@@ -76,12 +78,14 @@ and runs) and diagnostics instead.`,
 					}
 					ws = []*lang.Workflow{w}
 				}
-				planned, err := e.planOf(ctx, mod)
+				planned, err := e.planOf(ctx, mod, args)
 				if err != nil && out != nil {
 					var xe *exitError
-					if errors.As(err, &xe) && xe.code == ExitInvalid && len(out.Diagnostics) == 0 {
+					if errors.As(err, &xe) && xe.code == ExitInvalid {
 						// The server's compile refused the files.
-						out.Diagnostics = append(out.Diagnostics, errorDiagJSON(xe))
+						if len(out.Diagnostics) == 0 {
+							out.Diagnostics = append(out.Diagnostics, errorDiagJSON(xe))
+						}
 						if werr := e.writeJSON(out); werr != nil {
 							return werr
 						}
@@ -130,7 +134,7 @@ and runs) and diagnostics instead.`,
 // planOf is the plan of mod's workflows (api.Planner) from the store, or
 // through the server with --server (the files sent as they are); nil when
 // there is no database, so nothing is stored yet.
-func (e *env) planOf(ctx context.Context, mod *lang.Module) (map[string]*api.PlannedWorkflow, error) {
+func (e *env) planOf(ctx context.Context, mod *lang.Module, paths []string) (map[string]*api.PlannedWorkflow, error) {
 	d, err := e.door(ctx)
 	if errors.Is(err, errNoDatabase) {
 		return nil, nil
@@ -146,8 +150,26 @@ func (e *env) planOf(ctx context.Context, mod *lang.Module) (map[string]*api.Pla
 		res, err = d.Plan(ctx, moduleFiles(mod))
 	}
 	var de *api.DeployError
+	if errors.As(err, &de) {
+		if diags, files := de.Diags(); files == nil && diags.HasErrors() {
+			// The server's compile found errors the files alone do not
+			// have (a child it does not store): its diagnostics, quoting
+			// these files, as a compile here words them (its warnings
+			// were printed here already).
+			var errs hcl.Diagnostics
+			for _, d := range diags {
+				if d.Severity == hcl.DiagError {
+					errs = append(errs, d)
+				}
+			}
+			if werr := e.writeDiags(mod.Files, errs); werr != nil {
+				return nil, fmt.Errorf("writing diagnostics: %w", werr)
+			}
+			return nil, compileError(errs, paths)
+		}
+	}
 	switch {
-	case errors.As(err, &de):
+	case de != nil:
 		return nil, e.deployError(err)
 	case err != nil && e.remote.url == "":
 		return nil, storedGraphError(err)
