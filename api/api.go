@@ -15,6 +15,7 @@ import (
 type Service interface {
 	RunReader
 	Deployer
+	Planner
 	Starter
 	RunControl
 	LogReader

@@ -278,7 +278,7 @@ func (c *Client) problem(op string, resp *http.Response, b []byte) error {
 		return &Refusal{Status: p.Status, Message: p.Detail, Hint: p.Hint, Field: p.Field}
 	}
 	if p.Deploy != nil {
-		return &DeployError{Message: p.Detail, Hint: p.Deploy.Hint, Diagnostics: p.Deploy.Diagnostics}
+		return &DeployError{Message: p.Detail, Hint: p.Deploy.Hint, Diagnostics: p.Deploy.Diagnostics, diags: diagnosticsOf(p.Deploy.Diags)}
 	}
 	if p.Ref != nil {
 		if re, err := p.Ref.runRefError(); err == nil {

@@ -90,7 +90,9 @@ type DeployError struct {
 func (e *DeployError) Error() string { return e.Message }
 
 // Diags returns the diagnostics and the files they quote when the error
-// was made in this process (nil through a server: use Diagnostics).
+// was made in this process; through a server, the diagnostics without
+// their files (the caller quotes its own copies), or nil: use
+// Diagnostics.
 func (e *DeployError) Diags() (hcl.Diagnostics, map[string]*hcl.File) { return e.diags, e.files }
 
 // newDeployError renders diags for DeployError.Diagnostics.
@@ -105,6 +107,18 @@ func newDeployError(msg, hint string, diags hcl.Diagnostics, files map[string]*h
 // Deploy implements Deployer: the files compile here, and the versions'
 // exec steps run in the Local's work directory (LocalOptions.WorkDir).
 func (l *Local) Deploy(ctx context.Context, files []SourceFile) (*DeployResult, error) {
+	mod, err := l.compile(ctx, files, "apply again; nothing was stored")
+	if err != nil {
+		return nil, err
+	}
+	return l.DeployModule(ctx, mod, func(*lang.Workflow) string { return l.opts.WorkDir })
+}
+
+// compile compiles the files of a deploy or a plan together, a child
+// looked up among them and then among the stored versions: a file that
+// does not compile, or files with no workflow, are a *DeployError whose
+// hint ends with then (what to do once they are fixed).
+func (l *Local) compile(ctx context.Context, files []SourceFile, then string) (*lang.Module, error) {
 	srcs := make([]lang.Source, len(files))
 	for i, f := range files {
 		srcs[i] = lang.Source{Name: f.Name, Src: []byte(f.Source)}
@@ -131,12 +145,12 @@ func (l *Local) Deploy(ctx context.Context, files []SourceFile) (*DeployResult, 
 				n++
 			}
 		}
-		return nil, newDeployError(fmt.Sprintf("%d error(s) in the workflow files", n), "Fix the errors above and apply again; nothing was stored.", diags, modFiles)
+		return nil, newDeployError(fmt.Sprintf("%d error(s) in the workflow files", n), "Fix the errors above and "+then+".", diags, modFiles)
 	}
 	if mod == nil || len(mod.Workflows) == 0 {
 		return nil, newDeployError("no workflow blocks found in the files", `A workflow file holds one or more blocks like: workflow "name" { version = "1.0.0" ... }.`, nil, nil)
 	}
-	return l.DeployModule(ctx, mod, func(*lang.Workflow) string { return l.opts.WorkDir })
+	return mod, nil
 }
 
 // DeployModule is Deploy of a compiled module: every workflow's version is
@@ -257,6 +271,9 @@ func bumpReason(be *graph.BumpError) string {
 type DeployProblemJSON struct {
 	Hint        string `json:"hint"`
 	Diagnostics string `json:"diagnostics"`
+	// Diags are the diagnostics themselves (absent for a version
+	// refusal, which has none).
+	Diags []DiagnosticJSON `json:"diags,omitempty"`
 }
 
 // Deploy implements Deployer: the server compiles and checks the files

@@ -2,7 +2,6 @@ package server
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/flowrun/flowrun/api"
@@ -26,28 +25,11 @@ const maxDeployFiles = 1000
 // version holds; 200 with what was stored, 422 with the diagnostics
 // otherwise (nothing stored).
 func (s *Server) deploy(w http.ResponseWriter, r *http.Request) error {
-	b, err := readBody(r)
+	files, err := readFiles(r, "deploy")
 	if err != nil {
 		return err
 	}
-	var req deployRequest
-	if err := decodeBody(b, &req); err != nil {
-		return err
-	}
-	switch {
-	case len(req.Files) == 0:
-		return &Problem{Status: http.StatusBadRequest, Field: "files", Detail: "the deploy holds no files; send {\"files\": [{\"name\": \"x.hcl\", \"source\": \"...\"}]}"}
-	case len(req.Files) > maxDeployFiles:
-		return &Problem{Status: http.StatusBadRequest, Field: "files", Detail: fmt.Sprintf("the deploy holds %d files, more than %d", len(req.Files), maxDeployFiles)}
-	}
-	seen := map[string]bool{}
-	for i, f := range req.Files {
-		if f.Name == "" || seen[f.Name] {
-			return &Problem{Status: http.StatusBadRequest, Field: fmt.Sprintf("files[%d].name", i), Detail: fmt.Sprintf("file %d has no name, or one an earlier file has (%q); give every file its own name", i, f.Name)}
-		}
-		seen[f.Name] = true
-	}
-	res, err := s.door.Deploy(r.Context(), req.Files)
+	res, err := s.door.Deploy(r.Context(), files)
 	var de *api.DeployError
 	if errors.As(err, &de) {
 		return &Problem{Status: http.StatusUnprocessableEntity, Detail: de.Message, Err: err}

@@ -67,6 +67,9 @@ func writeProblem(w http.ResponseWriter, p *Problem, requestID string) {
 	if de := (*api.DeployError)(nil); p.Status < 500 && errors.As(p.Err, &de) {
 		// The fix and the diagnostics of a refused deploy.
 		pj.Deploy = &api.DeployProblemJSON{Hint: de.Hint, Diagnostics: de.Diagnostics}
+		if diags, _ := de.Diags(); len(diags) > 0 {
+			pj.Deploy.Diags = api.DiagnosticsJSON(diags)
+		}
 	}
 	if re := (*interp.RunRefError)(nil); p.Status < 500 && errors.As(p.Err, &re) {
 		// The parts the CLI prints of a reference that names no single

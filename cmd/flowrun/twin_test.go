@@ -27,12 +27,12 @@ import (
 // (package api), so that they work through --server as on the store.
 // TestScriptsRemote runs every script that uses one of them with these
 // verbs going through a real flowrun serve on the script's store.
-var twinVerbs = map[string]bool{"runs": true, "show": true, "cancel": true, "signal": true, "logs": true, "dlq": true, "breakers": true, "workers": true, "workflows": true, "schedules": true, "tokens": true, "versions": true, "wait": true}
+var twinVerbs = map[string]bool{"runs": true, "show": true, "cancel": true, "signal": true, "logs": true, "dlq": true, "breakers": true, "workers": true, "workflows": true, "schedules": true, "tokens": true, "versions": true, "wait": true, "plan": true, "diff": true}
 
 // twinReadOnly are the twin verbs that change nothing: in remote mode
 // they run both ways, on the store and through the server, and their
 // stdout, stderr and exit codes must be the same.
-var twinReadOnly = map[string]bool{"runs": true, "show": true, "logs": true, "breakers": true, "workers": true, "workflows": true, "versions": true, "wait": true}
+var twinReadOnly = map[string]bool{"runs": true, "show": true, "logs": true, "breakers": true, "workers": true, "workflows": true, "versions": true, "wait": true, "plan": true, "diff": true}
 
 // twinExit is the exit code of a twin whose two answers differ (or whose
 // server would not start): no verb exits with it.

@@ -225,7 +225,7 @@ func (e *env) deployError(err error) error {
 	if !errors.As(err, &de) {
 		return storedGraphError(err)
 	}
-	if diags, files := de.Diags(); len(diags) > 0 {
+	if diags, files := de.Diags(); len(diags) > 0 && files != nil {
 		if werr := e.writeDiags(files, diags); werr != nil {
 			return fmt.Errorf("writing diagnostics: %w", werr)
 		}

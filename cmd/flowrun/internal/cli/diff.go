@@ -22,13 +22,14 @@ func diffCommand() *command {
 		long: `Diff compares two versions of a workflow and prints each change with the
 version bump it requires, then the bump the whole change requires. A and B
 are workflow files (or directories), or stored versions written
-WORKFLOW@VERSION (hello@1.0.0). When a file defines several workflows,
+WORKFLOW@VERSION (hello@1.0.0), read from the server with --server. When a file defines several workflows,
 --workflow picks one. Diff exits 0 whatever it finds; with --exit-code it
 exits 1 when there are changes and 0 when there are none, like git diff.
 --json prints one object: a, b, workflow, from_version, to_version,
 changes (each {path, what, bump}) and required_bump (none, patch, minor or
 major).`,
-		store: true,
+		store:  true,
+		remote: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			e.maxFileSizeFlag(fs)
 			name := fs.String("workflow", "", "the workflow to compare when a file defines several")
@@ -149,7 +150,7 @@ func (e *env) storedGraph(ctx context.Context, ref string) (*graph.Graph, error)
 	if _, err := graph.ParseVersion(ver); err != nil {
 		return nil, usageErrorf("%s", err).hint("Write a stored version as WORKFLOW@MAJOR.MINOR.PATCH, such as hello@1.0.0.")
 	}
-	st, err := e.openStore(ctx, false)
+	d, err := e.door(ctx)
 	if errors.Is(err, errNoDatabase) {
 		return nil, usageErrorf("version %s of workflow %q is not stored: there is no database at %s", ver, wf, e.dsn).
 			hint("Apply the workflow first, or pass --db with the database that holds it.")
@@ -157,7 +158,7 @@ func (e *env) storedGraph(ctx context.Context, ref string) (*graph.Graph, error)
 	if err != nil {
 		return nil, err
 	}
-	_, g, err := e.engine(st, nil).VersionGraph(ctx, wf, ver)
+	g, err := d.VersionGraph(ctx, wf, ver)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, usageErrorf("version %s of workflow %q is not stored", ver, wf).
 			hint(fmt.Sprintf("Run `flowrun versions %s` to list the stored versions.", wf))
@@ -165,6 +166,9 @@ func (e *env) storedGraph(ctx context.Context, ref string) (*graph.Graph, error)
 	var ge *interp.GraphError
 	if errors.As(err, &ge) {
 		return nil, &exitError{code: ExitStore, msg: fmt.Sprintf("the stored graph of %s is damaged", ref), err: ge.Err}
+	}
+	if x := remoteExit(fmt.Sprintf("reading version %s of workflow %q", ver, wf), err); x != nil {
+		return nil, x
 	}
 	if err != nil {
 		return nil, storeError(fmt.Sprintf("reading version %s of workflow %q", ver, wf), err)

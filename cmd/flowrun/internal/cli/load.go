@@ -69,25 +69,7 @@ func (e *env) loadWith(ctx context.Context, paths []string, stored bool) (*lang.
 		return nil, storeErr
 	}
 	if diags.HasErrors() {
-		n := 0
-		var files []string
-		seen := map[string]bool{}
-		for _, d := range diags {
-			if d.Severity != hcl.DiagError {
-				continue
-			}
-			n++
-			if d.Subject != nil && !seen[d.Subject.Filename] {
-				seen[d.Subject.Filename] = true
-				files = append(files, d.Subject.Filename)
-			}
-		}
-		where := strings.Join(files, ", ")
-		if where == "" {
-			where = strings.Join(paths, ", ")
-		}
-		return nil, usageErrorf("%s in %s", plural(n, "error", "errors"), where).
-			hint("Fix the errors above and run the command again.")
+		return nil, compileError(diags, paths)
 	}
 	if mod == nil || len(mod.Workflows) == 0 {
 		return nil, usageErrorf("no workflow blocks found in %s", strings.Join(paths, ", ")).
@@ -203,4 +185,28 @@ func (e *env) storedGraphs(ctx context.Context, name string) ([]*graph.Graph, er
 		return nil, &exitError{code: ExitStore, err: err}
 	}
 	return gs, nil
+}
+
+// compileError is the exit-2 error of diagnostics with errors, printed
+// already: how many, in which files (else paths).
+func compileError(diags hcl.Diagnostics, paths []string) error {
+	n := 0
+	var files []string
+	seen := map[string]bool{}
+	for _, d := range diags {
+		if d.Severity != hcl.DiagError {
+			continue
+		}
+		n++
+		if d.Subject != nil && !seen[d.Subject.Filename] {
+			seen[d.Subject.Filename] = true
+			files = append(files, d.Subject.Filename)
+		}
+	}
+	where := strings.Join(files, ", ")
+	if where == "" {
+		where = strings.Join(paths, ", ")
+	}
+	return usageErrorf("%s in %s", plural(n, "error", "errors"), where).
+		hint("Fix the errors above and run the command again.")
 }

@@ -5,8 +5,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"sort"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/lang/graph"
@@ -25,11 +29,14 @@ one --workflow names), prints its graph, the version change against the
 newest stored version with each classified change and the bump it needs,
 and what applying would do to each unfinished run of the workflow: move to a
 newer PATCH, finish on its own version, or block for a decision. It reads
-the database only when it exists and never writes. It exits 2 when the
+the database only when it exists and never writes. With --server it plans
+against the server's stored versions and runs, writing nothing there
+either (a token of scope read is enough). It exits 2 when the
 version would be refused (the same rules as apply), 0 otherwise. --json
 prints one object with valid, workflows (each with its steps, version_change
 and runs) and diagnostics instead.`,
-		store: true,
+		store:  true,
+		remote: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			e.maxFileSizeFlag(fs)
 			name := fs.String("workflow", "", "the workflow to plan when the files define several")
@@ -41,7 +48,13 @@ and runs) and diagnostics instead.`,
 					e.diags = &out.Diagnostics
 					defer func() { e.diags = nil }()
 				}
-				mod, err := e.load(ctx, args)
+				load := e.load
+				if e.remote.url != "" {
+					// The server compiles them again with its stored
+					// versions, a child in none of the files among them.
+					load = e.loadFilesOnly
+				}
+				mod, err := load(ctx, args)
 				if err != nil && out != nil {
 					var xe *exitError
 					if errors.As(err, &xe) && xe.code == ExitInvalid {
@@ -65,11 +78,21 @@ and runs) and diagnostics instead.`,
 					}
 					ws = []*lang.Workflow{w}
 				}
-				var eng *interp.Engine // nil: there is no database
-				st, err := e.openStore(ctx, false)
-				if err == nil {
-					eng = e.engine(st, nil)
-				} else if !errors.Is(err, errNoDatabase) {
+				planned, err := e.planOf(ctx, mod, args)
+				if err != nil && out != nil {
+					var xe *exitError
+					if errors.As(err, &xe) && xe.code == ExitInvalid {
+						// The server's compile refused the files.
+						if len(out.Diagnostics) == 0 {
+							out.Diagnostics = append(out.Diagnostics, errorDiagJSON(xe))
+						}
+						if werr := e.writeJSON(out); werr != nil {
+							return werr
+						}
+						return usageErrorf("%s", xe.msg).hint("The diagnostics are in the JSON on standard output.")
+					}
+				}
+				if err != nil {
 					return err
 				}
 				var refused error
@@ -81,7 +104,7 @@ and runs) and diagnostics instead.`,
 					} else if i > 0 {
 						fmt.Fprintln(e.stdout)
 					}
-					if err := e.planWorkflow(ctx, eng, mod, w, js); err != nil {
+					if err := e.planWorkflow(planned, mod, w, js); err != nil {
 						var xe *exitError
 						if !errors.As(err, &xe) || xe.code != ExitInvalid {
 							return err
@@ -108,10 +131,77 @@ and runs) and diagnostics instead.`,
 	}
 }
 
+// planOf is the plan of mod's workflows (api.Planner) from the store, or
+// through the server with --server (the files sent as they are); nil when
+// there is no database, so nothing is stored yet.
+func (e *env) planOf(ctx context.Context, mod *lang.Module, paths []string) (map[string]*api.PlannedWorkflow, error) {
+	d, err := e.door(ctx)
+	if errors.Is(err, errNoDatabase) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var res *api.PlanResult
+	if l, ok := d.(*api.Local); ok {
+		// Compiled already: plan the module itself.
+		res, err = l.PlanModule(ctx, mod)
+	} else {
+		res, err = d.Plan(ctx, moduleFiles(mod))
+	}
+	var de *api.DeployError
+	if errors.As(err, &de) {
+		if diags, files := de.Diags(); files == nil && diags.HasErrors() {
+			// The server's compile found errors the files alone do not
+			// have (a child it does not store): its diagnostics, quoting
+			// these files, as a compile here words them (its warnings
+			// were printed here already).
+			var errs hcl.Diagnostics
+			for _, d := range diags {
+				if d.Severity == hcl.DiagError {
+					errs = append(errs, d)
+				}
+			}
+			if werr := e.writeDiags(mod.Files, errs); werr != nil {
+				return nil, fmt.Errorf("writing diagnostics: %w", werr)
+			}
+			return nil, compileError(errs, paths)
+		}
+	}
+	switch {
+	case de != nil:
+		return nil, e.deployError(err)
+	case err != nil && e.remote.url == "":
+		return nil, storedGraphError(err)
+	case err != nil:
+		return nil, err
+	}
+	out := make(map[string]*api.PlannedWorkflow, len(res.Workflows))
+	for i := range res.Workflows {
+		out[res.Workflows[i].Workflow] = &res.Workflows[i]
+	}
+	for _, w := range mod.Workflows {
+		if out[w.Name] == nil {
+			return nil, fmt.Errorf("the plan of %s holds no workflow %q: its files compile to other workflows there", e.remote.url, w.Name)
+		}
+	}
+	return out, nil
+}
+
+// moduleFiles are mod's files as a deploy or a plan sends them, by name.
+func moduleFiles(mod *lang.Module) []api.SourceFile {
+	files := make([]api.SourceFile, 0, len(mod.Files))
+	for name, f := range mod.Files {
+		files = append(files, api.SourceFile{Name: name, Source: string(f.Bytes)})
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
+	return files
+}
+
 // planWorkflow prints the plan of one workflow, or fills js with it
-// (plan --json); eng is nil when there is no database. A version apply
-// would refuse is printed and returned as the exit-2 error.
-func (e *env) planWorkflow(ctx context.Context, eng *interp.Engine, mod *lang.Module, w *lang.Workflow, js *planWorkflowJSON) error {
+// (plan --json); planned is nil when there is no database. A version
+// apply would refuse is printed and returned as the exit-2 error.
+func (e *env) planWorkflow(planned map[string]*api.PlannedWorkflow, mod *lang.Module, w *lang.Workflow, js *planWorkflowJSON) error {
 	g := w.Graph
 	h, err := graph.Hash(g)
 	if err != nil {
@@ -145,12 +235,20 @@ func (e *env) planWorkflow(ctx context.Context, eng *interp.Engine, mod *lang.Mo
 		js.VersionChange = versionChangeJSON{Result: result, Changes: []changeJSON{}}
 		return &js.VersionChange
 	}
-	if eng == nil {
+	if planned == nil {
 		change("first")
 		say("version: %s would be the first stored version (there is no database at %s yet)\n", g.Version, e.dsn)
 		return nil
 	}
-	c, cerr := e.checkVersion(ctx, eng, mod, w)
+	pw := planned[w.Name]
+	c, err := pw.VersionCheck()
+	if err != nil {
+		return err
+	}
+	var cerr error
+	if err := api.VersionRefusal(mod, w, c); err != nil {
+		cerr = e.deployError(err)
+	}
 	if c.Newest.Version == "" && cerr == nil {
 		change("first")
 		say("version: %s would be the first stored version of %q\n", g.Version, w.Name)
@@ -183,9 +281,12 @@ func (e *env) planWorkflow(ctx context.Context, eng *interp.Engine, mod *lang.Mo
 		}
 	} else {
 		newest := c.Newest
-		og, err := eng.Graph(ctx, newest.Workflow, newest.Hash)
+		og, err := pw.Graph()
 		if err != nil {
-			return storedGraphError(err)
+			return err
+		}
+		if og == nil {
+			return fmt.Errorf("the plan of workflow %q holds no stored graph of version %s to compare with", w.Name, newest.Version)
 		}
 		changes := graph.Diff(og, g)
 		ov, _ := graph.ParseVersion(newest.Version)
@@ -200,7 +301,7 @@ func (e *env) planWorkflow(ctx context.Context, eng *interp.Engine, mod *lang.Mo
 			}
 		}
 	}
-	return e.planRuns(ctx, eng, w.Name, g.Version, js)
+	return e.planRuns(pw.RunPlans(), g.Version, js)
 }
 
 // planSchedules prints a workflow's schedules with their next fires from
@@ -231,11 +332,7 @@ func (e *env) planSchedules(g *graph.Graph, js *planWorkflowJSON) {
 
 // planRuns prints what applying version would do to each unfinished run
 // of the workflow (interp.Engine.PlanRuns), or fills js with it.
-func (e *env) planRuns(ctx context.Context, eng *interp.Engine, workflow, version string, js *planWorkflowJSON) error {
-	plans, err := eng.PlanRuns(ctx, interp.PlanRunsParams{Workflow: workflow, Version: version})
-	if err != nil {
-		return storeError("", err)
-	}
+func (e *env) planRuns(plans []interp.RunPlan, version string, js *planWorkflowJSON) error {
 	if js != nil {
 		for _, p := range plans {
 			js.Runs = append(js.Runs, planRunJSONOf(p))
