@@ -215,7 +215,19 @@ func (h *Handler) failErr(w http.ResponseWriter, r *http.Request, s *session, er
 	var re *interp.RunRefError
 	var rf *api.Refusal
 	var de *interp.DecidedError
+	var sde *interp.SignalDataError
+	var asd *api.SignalDataError
+	var ie *interp.InputError
+	var kue *interp.KeyInUseError
 	switch {
+	case errors.As(err, &asd):
+		h.fail(w, r, s, http.StatusUnprocessableEntity, asd.Message+" Nothing was sent; go back and fix the payload.")
+	case errors.As(err, &sde), errors.As(err, &ie):
+		h.fail(w, r, s, http.StatusUnprocessableEntity, err.Error()+". Nothing was done; go back and fix it.")
+	case errors.As(err, &kue):
+		h.fail(w, r, s, http.StatusConflict, err.Error()+".")
+	case errors.Is(err, interp.ErrInvalidRunRef), errors.Is(err, store.ErrAmbiguous):
+		h.fail(w, r, s, http.StatusBadRequest, err.Error()+".")
 	case errors.As(err, &re):
 		ev := errorView{Status: http.StatusNotFound, Message: re.Message}
 		for _, c := range re.Candidates {
