@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/clock"
@@ -221,9 +220,9 @@ func (h *Handler) failErr(w http.ResponseWriter, r *http.Request, s *session, er
 	var kue *interp.KeyInUseError
 	switch {
 	case errors.As(err, &asd):
-		h.fail(w, r, s, http.StatusUnprocessableEntity, asd.Message+" Nothing was sent; go back and fix the payload.")
+		h.fail(w, r, s, http.StatusUnprocessableEntity, sentence(asd.Message)+" Nothing was sent; go back and fix the payload.")
 	case errors.As(err, &sde), errors.As(err, &ie):
-		h.fail(w, r, s, http.StatusUnprocessableEntity, err.Error()+". Nothing was done; go back and fix it.")
+		h.fail(w, r, s, http.StatusUnprocessableEntity, sentence(err.Error())+" Nothing was done; go back and fix it.")
 	case errors.As(err, &kue):
 		h.fail(w, r, s, http.StatusConflict, err.Error()+".")
 	case errors.Is(err, interp.ErrInvalidRunRef), errors.Is(err, store.ErrAmbiguous):
@@ -266,16 +265,10 @@ func need(s *session, scope store.TokenScope, what string) error {
 	return fmt.Errorf("%w: %s needs a token of scope %s or more; you signed in with %q, of scope %s", errScope, what, scope, s.name, s.scope)
 }
 
-// since is how long ago t was, for people.
-func since(now, t time.Time) string {
-	d := now.Sub(t).Round(time.Second)
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
+// sentence ends msg with a full stop.
+func sentence(msg string) string {
+	if strings.HasSuffix(msg, ".") {
+		return msg
 	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
+	return msg + "."
 }

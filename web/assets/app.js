@@ -52,14 +52,16 @@ function setStatus(el, status) {
 // A run's page: the graph's steps and the table follow the run.
 async function liveRun(section) {
   let cursor = section.dataset.cursor;
-  const was = section.dataset.status;
+  const was = section.dataset.status; // an ended run's page is read again
   for (;;) {
     try {
       const ans = await wait(section.dataset.live + "?after=" + encodeURIComponent(cursor));
       if (!ans) return;
       cursor = ans.cursor;
       if (!ans.changed) continue;
-      if (ans.status !== was) { location.reload(); return; } // its actions and history change too
+      if (ans.ended && ans.status !== was) { location.reload(); return; } // its actions, values and history change too
+      const rs = document.querySelector("#run-status .status");
+      if (rs) { setStatus(rs, ans.status); rs.textContent = ans.status; }
       for (const [name, st] of Object.entries(ans.steps || {})) {
         const node = document.querySelector('[data-step="' + CSS.escape(name) + '"]');
         if (node) { setStatus(node, st.status); const w = node.querySelector(".word"); if (w) w.textContent = st.status; }

@@ -1,0 +1,248 @@
+package web
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/flowrun/flowrun/api"
+	"github.com/flowrun/flowrun/interp"
+	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/store"
+	"github.com/flowrun/flowrun/store/backend"
+)
+
+const testHCL = `workflow "w" {
+  version = "1.0.0"
+  input "n" { type = string }
+  key = "input.n"
+  step "a" {
+    set { v = "{{ input.n }}" }
+  }
+  step "ask" {
+    depends_on = [step.a]
+    wait {
+      signal = "go"
+      type   = object({ ok = bool })
+    }
+  }
+}
+`
+
+// site is a dashboard over a fresh store with one parked run whose key is
+// markup, and a token of each scope.
+type site struct {
+	t      *testing.T
+	srv    *httptest.Server
+	st     store.Store
+	door   *api.Local
+	runID  string
+	tokens map[store.TokenScope]string
+}
+
+func newSite(t *testing.T) *site {
+	t.Helper()
+	ctx := context.Background()
+	o, err := backend.Open(ctx, filepath.Join(t.TempDir(), "flowrun.db"), backend.Options{CreateFile: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { o.Store.Close() })
+	eng := interp.New(o.Store, interp.Options{})
+	door := api.NewLocal(eng, api.LocalOptions{})
+	mod, diags := lang.LoadSources([]lang.Source{{Name: "w.hcl", Src: []byte(testHCL)}}, lang.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if _, err := door.DeployModule(ctx, mod, func(*lang.Workflow) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	v, _, err := door.Start(ctx, api.StartRequest{Workflow: "w", Inputs: map[string]any{"n": `<script>alert(1)</script>`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Drive(ctx, v.RunID); err != nil {
+		t.Fatal(err)
+	}
+	s := &site{t: t, st: o.Store, door: door, runID: v.RunID, tokens: map[store.TokenScope]string{}}
+	for _, sc := range []store.TokenScope{store.ScopeRead, store.ScopeWrite} {
+		tok, err := api.NewToken()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := o.Store.TokenCreate(ctx, store.TokenCreateParams{Name: map[store.TokenScope]string{store.ScopeRead: "reader", store.ScopeWrite: "writer"}[sc], Scope: sc, Hash: api.HashToken(tok)}); err != nil {
+			t.Fatal(err)
+		}
+		s.tokens[sc] = tok
+	}
+	h := New(Options{Door: door, Tokens: o.Store.TokenLookup})
+	s.srv = httptest.NewServer(h)
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+// browser is a client with its own cookies.
+type browser struct {
+	t  *testing.T
+	s  *site
+	hc *http.Client
+}
+
+func (s *site) browser() *browser {
+	jar, _ := cookiejar.New(nil)
+	return &browser{t: s.t, s: s, hc: &http.Client{Jar: jar}}
+}
+
+func (b *browser) get(path string) (int, string) {
+	b.t.Helper()
+	resp, err := b.hc.Get(b.s.srv.URL + path)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+func (b *browser) post(path string, form url.Values) (int, string) {
+	b.t.Helper()
+	resp, err := b.hc.PostForm(b.s.srv.URL+path, form)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
+
+func csrfOf(t *testing.T, page string) string {
+	t.Helper()
+	m := csrfField.FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("no CSRF field on the page:\n%s", page)
+	}
+	return m[1]
+}
+
+// signIn signs the browser in with token and returns the runs page.
+func (b *browser) signIn(token string) string {
+	b.t.Helper()
+	_, login := b.get("/login?next=/runs")
+	code, page := b.post("/login", url.Values{"csrf": {csrfOf(b.t, login)}, "token": {token}, "next": {"/runs"}})
+	if code != http.StatusOK || !strings.Contains(page, "<h1>Runs</h1>") {
+		b.t.Fatalf("sign-in answered %d:\n%s", code, page)
+	}
+	return page
+}
+
+func TestSignInAndScopes(t *testing.T) {
+	s := newSite(t)
+	b := s.browser()
+	// Not signed in: a page sends to the sign-in page, an action is refused.
+	if code, page := b.get("/runs/" + s.runID); code != http.StatusOK || !strings.Contains(page, "<h1>Sign in</h1>") {
+		t.Fatalf("a page without a session: %d\n%s", code, page)
+	}
+	if code, _ := b.post("/runs/"+s.runID+"/cancel", url.Values{}); code != http.StatusUnauthorized {
+		t.Fatalf("an action without a session answered %d", code)
+	}
+	// A wrong token is refused on the sign-in page.
+	_, login := b.get("/login")
+	if code, page := b.post("/login", url.Values{"csrf": {csrfOf(t, login)}, "token": {"nope"}}); code != http.StatusUnauthorized || !strings.Contains(page, "not known or was revoked") {
+		t.Fatalf("a wrong token: %d\n%s", code, page)
+	}
+	// A sign-in form that did not come from the page is refused.
+	if code, _ := b.post("/login", url.Values{"csrf": {"forged"}, "token": {s.tokens[store.ScopeWrite]}}); code != http.StatusForbidden {
+		t.Fatalf("a forged sign-in form answered %d", code)
+	}
+
+	// A read token sees the run and no action; its actions are refused.
+	b.signIn(s.tokens[store.ScopeRead])
+	_, page := b.get("/runs/" + s.runID)
+	if !strings.Contains(page, "st-waiting") || strings.Contains(page, "confirm/cancel") || strings.Contains(page, "Send signal") {
+		t.Fatalf("the run's page for a read token:\n%s", page)
+	}
+	if code, page := b.post("/runs/"+s.runID+"/cancel", url.Values{"csrf": {csrfOf(t, page)}}); code != http.StatusForbidden || !strings.Contains(page, "scope write") {
+		t.Fatalf("a read token's cancel: %d\n%s", code, page)
+	}
+
+	// A write token acts; a form without the CSRF token does nothing.
+	w := s.browser()
+	w.signIn(s.tokens[store.ScopeWrite])
+	_, page = w.get("/runs/" + s.runID)
+	if !strings.Contains(page, "confirm/cancel") || !strings.Contains(page, "Send signal go") {
+		t.Fatalf("the run's page for a write token lacks its actions:\n%s", page)
+	}
+	if code, _ := w.post("/runs/"+s.runID+"/cancel", url.Values{}); code != http.StatusForbidden {
+		t.Fatalf("a cancel without the CSRF token answered %d", code)
+	}
+	csrf := csrfOf(t, page)
+	// A payload of the wrong type is refused with the type; nothing is sent.
+	if code, page := w.post("/runs/"+s.runID+"/signal", url.Values{"csrf": {csrf}, "name": {"go"}, "data": {`{"ok": 1}`}}); code != http.StatusUnprocessableEntity || !strings.Contains(page, "object({ok = bool})") {
+		t.Fatalf("a signal of the wrong type: %d\n%s", code, page)
+	}
+	if code, page := w.post("/runs/"+s.runID+"/signal", url.Values{"csrf": {csrf}, "name": {"go"}, "data": {`{"ok": true}`}}); code != http.StatusOK || !strings.Contains(page, "Signal go sent to run "+s.runID) {
+		t.Fatalf("a signal: %d\n%s", code, page)
+	}
+
+	// Revoking the token ends its session.
+	if _, err := s.st.TokenRevoke(context.Background(), "writer"); err != nil {
+		t.Fatal(err)
+	}
+	if _, page := w.get("/runs"); !strings.Contains(page, "<h1>Sign in</h1>") {
+		t.Fatalf("a revoked token's session goes on:\n%s", page)
+	}
+}
+
+// Values from a run (here its key) are text on every page, never markup,
+// and every answer carries the security headers.
+func TestPagesEscapeAndHeaders(t *testing.T) {
+	s := newSite(t)
+	b := s.browser()
+	b.signIn(s.tokens[store.ScopeRead])
+	for _, path := range []string{"/runs", "/runs/" + s.runID, "/runs/" + s.runID + "/steps/a", "/workflows/w", "/ops"} {
+		resp, err := b.hc.Get(s.srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s answered %d:\n%s", path, resp.StatusCode, body)
+		}
+		if strings.Contains(string(body), "<script>alert") {
+			t.Errorf("%s holds the run's key as markup", path)
+		}
+		csp := resp.Header.Get("Content-Security-Policy")
+		if !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe") || !strings.Contains(csp, "frame-ancestors 'none'") {
+			t.Errorf("%s: Content-Security-Policy %q", path, csp)
+		}
+		if resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%s: no X-Content-Type-Options: nosniff", path)
+		}
+	}
+	if _, page := b.get("/runs/" + s.runID); !strings.Contains(page, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Errorf("the run's key is not shown as text:\n%s", page)
+	}
+	// An unknown run is a 404 naming what is near.
+	if code, page := b.get("/runs/ZZZZZZZZZZ"); code != http.StatusNotFound {
+		t.Errorf("an unknown run answered %d:\n%s", code, page)
+	}
+	// The search box takes the CLI's run references.
+	resp, err := b.hc.Get(s.srv.URL + "/runs?q=" + url.QueryEscape("w@last"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Request.URL.Path != "/runs/"+s.runID {
+		t.Errorf("the search for w@last went to %s", resp.Request.URL.Path)
+	}
+}
