@@ -50,6 +50,13 @@ func (h *Handler) confirmPage(w http.ResponseWriter, r *http.Request, s *session
 			h.fail(w, r, s, http.StatusBadRequest, "Name the signal to send.")
 			return nil
 		}
+		if q.Get("mode") != "json" {
+			var msg string
+			if data, msg = formPayload(q); msg != "" {
+				h.fail(w, r, s, http.StatusUnprocessableEntity, msg+" Nothing was sent; go back and fix it.")
+				return nil
+			}
+		}
 		if !json.Valid([]byte(data)) {
 			h.fail(w, r, s, http.StatusBadRequest, fmt.Sprintf("The payload of signal %s is not valid JSON: %q. Go back and fix it.", name, data))
 			return nil
@@ -187,4 +194,57 @@ func (h *Handler) scheduleAction(w http.ResponseWriter, r *http.Request, s *sess
 	}
 	http.Redirect(w, r, "/ops?done="+url.QueryEscape(done), http.StatusSeeOther)
 	return nil
+}
+
+// formPayload composes a signal's payload from its form's inputs (the
+// run page's signalForm): "v" for a scalar of kind "kind", "f.NAME" and
+// "k.NAME" (its kind) for each field of an object. A box not ticked is
+// false; a number that does not parse is said, naming the field.
+func formPayload(q url.Values) (string, string) {
+	value := func(kind, text, what string) (any, string) {
+		switch kind {
+		case "bool":
+			return text != "", ""
+		case "number":
+			n, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
+			if err != nil {
+				return nil, fmt.Sprintf("%s must be a number, got %q.", what, text)
+			}
+			return n, ""
+		case "int":
+			n, err := strconv.ParseInt(strings.TrimSpace(text), 10, 64)
+			if err != nil {
+				return nil, fmt.Sprintf("%s must be a whole number, got %q.", what, text)
+			}
+			return n, ""
+		}
+		return text, ""
+	}
+	var payload any
+	if q.Get("mode") == "scalar" {
+		v, msg := value(q.Get("kind"), q.Get("v"), "The value")
+		if msg != "" {
+			return "", msg
+		}
+		payload = v
+	} else {
+		obj := map[string]any{}
+		for key := range q {
+			name, ok := strings.CutPrefix(key, "k.")
+			if !ok {
+				continue
+			}
+			v, msg := value(q.Get(key), q.Get("f."+name), "Field "+name)
+			if msg != "" {
+				return "", msg
+			}
+			obj[name] = v
+		}
+		payload = obj
+	}
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return "", err.Error()
+	}
+	return string(b), ""
 }

@@ -2,6 +2,8 @@ package web
 
 import (
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/interp"
@@ -61,6 +63,8 @@ type workflowView struct {
 	Changes  []graph.Change
 	Bump     graph.Bump
 	Layers   []graph.Layer
+	// Webhooks are the paths of the newest graph's webhooks.
+	Webhooks []string
 }
 
 func (h *Handler) workflowPage(w http.ResponseWriter, r *http.Request, s *session) error {
@@ -81,6 +85,9 @@ func (h *Handler) workflowPage(w http.ResponseWriter, r *http.Request, s *sessio
 	}
 	q := r.URL.Query()
 	v.To = q.Get("to")
+	if pv := r.PathValue("version"); pv != "" {
+		v.To = pv
+	}
 	if v.To == "" && len(vs) > 0 {
 		v.To = vs[len(vs)-1].Version
 	}
@@ -94,6 +101,9 @@ func (h *Handler) workflowPage(w http.ResponseWriter, r *http.Request, s *sessio
 	}
 	if to != nil {
 		v.Layers = graph.Layers(to)
+		for _, wh := range to.Webhooks {
+			v.Webhooks = append(v.Webhooks, "/hooks/"+name+"/"+wh.Name)
+		}
 	}
 	if v.From != "" && to != nil {
 		from, err := h.versionGraph(r, name, v.From, hash)
@@ -119,4 +129,56 @@ func (h *Handler) versionGraph(r *http.Request, workflow, version string, hash m
 		return nil, &api.Refusal{Status: http.StatusNotFound, Message: "Workflow " + workflow + " has no stored version " + version + "."}
 	}
 	return h.opts.Door.Graph(r.Context(), workflow, hh)
+}
+
+// tokensView is the tokens page (scope admin).
+type tokensView struct {
+	Tokens []api.TokenJSON
+	// Created is a token just created, shown this once.
+	Created string
+	Done    string
+}
+
+func (h *Handler) tokensPage(w http.ResponseWriter, r *http.Request, s *session) error {
+	if err := need(s, store.ScopeAdmin, "managing tokens"); err != nil {
+		return err
+	}
+	ts, err := h.opts.Door.Tokens(r.Context())
+	if err != nil {
+		return err
+	}
+	h.render(w, http.StatusOK, "tokens.html", view{Title: "Tokens", Session: s, Nav: "ops", Data: tokensView{Tokens: ts, Done: r.URL.Query().Get("done")}})
+	return nil
+}
+
+// createToken creates a token and shows it on the answer, once: never in
+// a URL (a redirect would put it in one) or a log.
+func (h *Handler) createToken(w http.ResponseWriter, r *http.Request, s *session) error {
+	if err := need(s, store.ScopeAdmin, "creating a token"); err != nil {
+		return err
+	}
+	name, scope := strings.TrimSpace(r.PostFormValue("name")), store.TokenScope(r.PostFormValue("scope"))
+	created, err := h.opts.Door.CreateToken(r.Context(), name, scope)
+	if err != nil {
+		return err
+	}
+	ts, err := h.opts.Door.Tokens(r.Context())
+	if err != nil {
+		return err
+	}
+	h.render(w, http.StatusOK, "tokens.html", view{Title: "Tokens", Session: s, Nav: "ops",
+		Data: tokensView{Tokens: ts, Created: created.Token, Done: "Token " + created.Name + " created, with scope " + created.Scope + ". Copy it now: it is shown only this once."}})
+	return nil
+}
+
+func (h *Handler) revokeToken(w http.ResponseWriter, r *http.Request, s *session) error {
+	if err := need(s, store.ScopeAdmin, "revoking a token"); err != nil {
+		return err
+	}
+	t, err := h.opts.Door.RevokeToken(r.Context(), r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/ops/tokens?done="+url.QueryEscape("Token "+t.Name+" revoked."), http.StatusSeeOther)
+	return nil
 }

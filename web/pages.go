@@ -175,7 +175,15 @@ type runView struct {
 	Write    bool
 	Done     string
 	GraphErr string
+	// StepCount steps in all; Shown of them are drawn (at most
+	// maxDrawn), Hidden says some are not.
+	StepCount, Shown int
+	Hidden           bool
 }
+
+// maxDrawn is the most steps a run's graph draws: a page of a graph of
+// thousands of steps stays quick to load and draw; the table lists all.
+const maxDrawn = 400
 
 type layerView struct {
 	Steps []layerStep
@@ -192,9 +200,50 @@ type stepRow struct {
 }
 
 // signalForm is a signal a waiting step of the run takes: its name, its
-// declared type (or any) and an example payload of it.
+// declared type (or any) and an example payload of it. A type the page can
+// ask field by field has a form of its own: an object of strings,
+// numbers and booleans one input per field (Fields), a string, number or
+// boolean one input (Scalar); any other is written as JSON (Example).
 type signalForm struct {
 	Name, Type, Example string
+	Fields              []formField
+	Scalar              string
+}
+
+// formField is one input of a signal's form: its name and its kind
+// (string, number, int or bool).
+type formField struct {
+	Name, Kind string
+}
+
+// scalarKind reports whether t is asked with one input, and its kind.
+func scalarKind(t *graph.Type) (string, bool) {
+	switch t.Kind {
+	case graph.KindString, graph.KindNumber, graph.KindInt, graph.KindBool:
+		return string(t.Kind), true
+	}
+	return "", false
+}
+
+// formOf fills f's inputs from its declared type.
+func formOf(f *signalForm, t *graph.Type) {
+	if k, ok := scalarKind(t); ok {
+		f.Scalar = k
+		return
+	}
+	if t.Kind != graph.KindObject || len(t.Fields) == 0 {
+		return
+	}
+	var fields []formField
+	for name, ft := range t.Fields {
+		k, ok := scalarKind(ft)
+		if !ok {
+			return // a nested value: the payload is written as JSON
+		}
+		fields = append(fields, formField{Name: name, Kind: k})
+	}
+	slices.SortFunc(fields, func(a, b formField) int { return strings.Compare(a.Name, b.Name) })
+	f.Fields = fields
 }
 
 // maxEventsShown bounds the history on a run's page.
@@ -226,9 +275,19 @@ func (h *Handler) runPage(w http.ResponseWriter, r *http.Request, s *session) er
 		return "pending"
 	}
 	if g != nil {
+		rv.StepCount = len(g.Steps)
 		for _, l := range graph.Layers(g) {
+			if rv.Shown >= maxDrawn {
+				rv.Hidden = true
+				break
+			}
 			var lv layerView
 			for _, st := range l.Steps {
+				if rv.Shown >= maxDrawn {
+					rv.Hidden = true
+					break
+				}
+				rv.Shown++
 				lv.Steps = append(lv.Steps, layerStep{Name: st.Name, Status: status(st.Name), Label: strings.Join(st.Label[1:], " "), Waits: st.Waits})
 			}
 			rv.Layers = append(rv.Layers, lv)
@@ -264,6 +323,7 @@ func (h *Handler) runPage(w http.ResponseWriter, r *http.Request, s *session) er
 			f := signalForm{Name: wa.Signal, Type: "any", Example: "{}"}
 			if t, ex, ok := interp.SignalExample(g, wa.Signal); ok {
 				f.Type, f.Example = t.String(), string(ex)
+				formOf(&f, t)
 			}
 			rv.Signals = append(rv.Signals, f)
 		}

@@ -164,3 +164,4 @@ func (s *session) Name() string            { return s.name }
 func (s *session) Scope() store.TokenScope { return s.scope }
 func (s *session) CSRF() string            { return s.csrf }
 func (s *session) Hash() bool              { return s.hash != "" }
+func (s *session) CanAdmin() bool          { return s.can(store.ScopeAdmin) }

@@ -246,3 +246,26 @@ func TestPagesEscapeAndHeaders(t *testing.T) {
 		t.Errorf("the search for w@last went to %s", resp.Request.URL.Path)
 	}
 }
+
+// A signal's form asks an object of scalars field by field; the confirm
+// page shows the payload composed from them, and a number that does not
+// parse is refused naming its field.
+func TestSignalFormFields(t *testing.T) {
+	s := newSite(t)
+	b := s.browser()
+	b.signIn(s.tokens[store.ScopeWrite])
+	_, page := b.get("/runs/" + s.runID)
+	if !strings.Contains(page, `name="f.ok"`) || !strings.Contains(page, `type="checkbox"`) {
+		t.Fatalf("the signal form does not ask ok as a box:\n%s", page)
+	}
+	code, page := b.get("/runs/" + s.runID + "/confirm/signal?name=go&mode=fields&k.ok=bool&f.ok=true")
+	if code != http.StatusOK || !strings.Contains(page, `Payload: {&#34;ok&#34;:true}`) {
+		t.Fatalf("the confirm page of a ticked box: %d\n%s", code, page)
+	}
+	if _, page := b.get("/runs/" + s.runID + "/confirm/signal?name=go&mode=fields&k.ok=bool"); !strings.Contains(page, `Payload: {&#34;ok&#34;:false}`) {
+		t.Fatalf("a box not ticked is not false:\n%s", page)
+	}
+	if code, page := b.get("/runs/" + s.runID + "/confirm/signal?name=go&mode=fields&k.n=number&f.n=many"); code != http.StatusUnprocessableEntity || !strings.Contains(page, "Field n must be a number") {
+		t.Fatalf("a number that does not parse: %d\n%s", code, page)
+	}
+}

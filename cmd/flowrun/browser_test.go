@@ -21,9 +21,9 @@ import (
 // (Debian's chromium, headless; .ci/run installs it): sign-in with a read
 // token shows no action; with a write token a run started through the API
 // turns green step by step without a reload, a step's output that holds
-// markup and an escape sequence is shown as text and runs no script, a
-// signal of the wrong type is refused on the page and one of the right
-// type is sent, a run parked on 1.0.0 takes the version decision (with
+// markup and an escape sequence is shown as text and runs no script, the
+// signal's form generated from its type refuses a field of the wrong type
+// and sends a right one, a run parked on 1.0.0 takes the version decision (with
 // the changes) after 2.0.0 is applied, a run is canceled, and the search
 // box takes a key and the CLI's run references.
 
@@ -42,7 +42,7 @@ const browserFlowV1 = `workflow "flow" {
     depends_on = [step.two]
     wait {
       signal = "approval"
-      type   = object({ ok = bool })
+      type   = object({ ok = bool, count = number })
     }
   }
   step "done" {
@@ -68,7 +68,7 @@ const browserFlowV2 = `workflow "flow" {
     depends_on = [step.two]
     wait {
       signal = "approval"
-      type   = object({ ok = bool })
+      type   = object({ ok = bool, count = number })
     }
   }
   step "done" {
@@ -213,10 +213,25 @@ func (b *browserCase) eval(expr string, out any) {
 	b.do("evaluating "+expr, chromedp.Evaluate(expr, out))
 }
 
-// until polls a JavaScript condition on the page.
+// until polls a JavaScript condition on the page; a page that reloads
+// meanwhile (a run's page does when the run ends) is read again. The 60s
+// limit is a safety net against a hung test, never a timing assumption.
 func (b *browserCase) until(what, cond string) {
 	b.t.Helper()
-	b.do("waiting for "+what, chromedp.Poll(cond, nil, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(60*time.Second)))
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var ok bool
+		err := chromedp.Run(b.ctx, chromedp.Evaluate("Boolean("+cond+")", &ok))
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			var body string
+			_ = chromedp.Run(b.ctx, chromedp.Text("main", &body, chromedp.ByQuery))
+			b.t.Fatalf("waiting for %s: %v (last error %v)\n%s", what, cond, err, body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // signIn signs in with a token of scope and lands on the runs page.
@@ -287,23 +302,27 @@ func TestBrowserDashboard(t *testing.T) {
 		t.Fatalf("the step's output became %d image elements", images)
 	}
 
-	// Its signal through the generated form: the wrong type is refused on
-	// the page, the right one is sent and the run completes.
-	send := func(payload string) {
-		b.do("sending "+payload,
+	// Its signal through the form generated from the wait's type (one
+	// input per field): a count that is not a number is refused on the
+	// page, a right one is sent and the run completes.
+	send := func(count string) {
+		b.do("sending count "+count,
 			chromedp.Navigate(b.url+"/runs/"+live),
-			chromedp.WaitVisible(`form.signal textarea`, chromedp.ByQuery),
-			chromedp.SetValue(`form.signal textarea`, payload, chromedp.ByQuery),
+			chromedp.WaitVisible(`form.signal input[name="f.count"]`, chromedp.ByQuery),
+			chromedp.Click(`form.signal input[name="f.ok"]`, chromedp.ByQuery),
+			chromedp.SendKeys(`form.signal input[name="f.count"]`, count, chromedp.ByQuery),
 			chromedp.Submit(`form.signal`, chromedp.ByQuery),
-			chromedp.WaitVisible(`button.confirm`, chromedp.ByQuery),
-			chromedp.Click(`button.confirm`, chromedp.ByQuery),
-			chromedp.WaitVisible(`p.problem, p.done`, chromedp.ByQuery))
+			chromedp.WaitVisible(`p.problem, button.confirm`, chromedp.ByQuery))
 	}
-	send(`{"ok": 1}`)
-	if got := b.text(`main`); !strings.Contains(got, "does not have the type") || !strings.Contains(got, "object({ok = bool})") {
-		t.Fatalf("a signal of the wrong type: %q", got)
+	send("many")
+	if got := b.text(`main`); !strings.Contains(got, "Field count must be a number") {
+		t.Fatalf("a count that is not a number: %q", got)
 	}
-	send(`{"ok": true}`)
+	send("2")
+	if got := b.text(`main`); !strings.Contains(got, `{"count":2,"ok":true}`) {
+		t.Fatalf("the confirm page of the signal: %q", got)
+	}
+	b.do("confirming the signal", chromedp.Click(`button.confirm`, chromedp.ByQuery), chromedp.WaitVisible(`p.done`, chromedp.ByQuery))
 	if got := b.text(`main`); !strings.Contains(got, "Signal approval sent to run "+live) {
 		t.Fatalf("after the signal: %q", got)
 	}
