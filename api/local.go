@@ -15,6 +15,9 @@ type Local struct {
 	st   store.Store
 	clk  clock.Clock
 	opts LocalOptions
+	// commits wake the waiters of this door at the store's commits
+	// (commits.go).
+	commits commits
 }
 
 // LocalOptions are the settings of NewLocal.

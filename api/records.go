@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 )
@@ -97,10 +96,12 @@ func (l *Local) EventList(ctx context.Context, p store.EventListParams) ([]store
 }
 
 // WaitEvents implements Records: it reads the store again at each commit
-// the store tells of, or at least every PollEvery.
+// the store tells of (WatchCommits), or at least every PollEvery.
 func (l *Local) WaitEvents(ctx context.Context, after int64, max time.Duration) error {
+	defer l.WatchCommits()()
 	deadline := l.clk.Now().Add(max)
 	for {
+		changed := l.NextCommit()
 		evs, err := l.st.EventList(ctx, store.EventListParams{AfterID: after, Limit: 1})
 		if err != nil || len(evs) > 0 {
 			return err
@@ -109,11 +110,30 @@ func (l *Local) WaitEvents(ctx context.Context, after int64, max time.Duration) 
 		if left <= 0 {
 			return nil
 		}
-		if err := interp.WaitForChange(ctx, l.clk, l.st, 0, min(left, PollEvery)); err != nil {
-			return err
+		t := l.clk.NewTimer(min(left, PollEvery))
+		select {
+		case <-changed: // nil when the store cannot tell: never ready
+			// The store tells of a commit as its log is written, which
+			// can be before the commit is readable: read after a moment.
+			t.Stop()
+			t = l.clk.NewTimer(commitGap)
+			select {
+			case <-t.C():
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			}
+		case <-t.C():
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
 		}
+		t.Stop()
 	}
 }
+
+// commitGap is how long a wait reads after the store told of a commit.
+const commitGap = 5 * time.Millisecond
 
 // PollEvery is how often a wait of Local reads the store when the store
 // tells of no commit.

@@ -152,6 +152,7 @@ func Scenarios() []*Scenario {
 		{Name: "foreach-set-1m", Description: "a foreach of 1,000,000 set items at concurrency 32, the items an input: peak RSS against foreach-set-100k",
 			run: foreachMemScenario(1000000), rss: &Target{Of: "ratio", Op: "<=", Limit: 1.5}, rssOf: "foreach-set-100k"},
 		{Name: "list", Description: "runs and show on a store of 100,000 runs and 1,000,000 attempts", run: listScenario},
+		{Name: "web", Description: "the web dashboard on a store of 100,000 runs: the runs page and a 1,000-step run's page against the API's calls, a commit reaching an open page, a first load's weight", run: webScenario},
 		{Name: "apply", Description: "flowrun apply of a 3-step workflow, wall time of the process", run: applyScenario},
 		{Name: "api-batch", Description: "one batch start request of 10,000 runs through flowrun serve's API (a loopback socket), FULL", run: apiBatchScenario},
 		{Name: "api-start", Description: "500 sequential start requests through flowrun serve's API (a loopback socket), FULL: latency against one commit", run: apiStartScenario},

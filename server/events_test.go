@@ -239,11 +239,8 @@ func TestEventsManyFollowers(t *testing.T) {
 		defer closeStream()
 		chans[i] = ch
 	}
-	a.srv.changes.mu.Lock()
-	users := a.srv.changes.users
-	a.srv.changes.mu.Unlock()
-	if users < 1 {
-		t.Fatalf("followers open, but the watch has %d users", users)
+	if users := a.srv.Door().CommitWaiters(); users < 1 {
+		t.Fatalf("followers open, but the watch has %d users", a.srv.Door().CommitWaiters())
 	}
 	a.do(store.ScopeWrite, http.MethodPost, "/v1/runs/"+id+"/signals/go", `{}`).want(t, http.StatusAccepted)
 	a.drive(id)
@@ -257,9 +254,7 @@ func TestEventsManyFollowers(t *testing.T) {
 		}
 	}
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		a.srv.changes.mu.Lock()
-		users := a.srv.changes.users
-		a.srv.changes.mu.Unlock()
+		users := a.srv.Door().CommitWaiters()
 		if users == 0 {
 			break
 		}

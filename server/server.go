@@ -96,7 +96,6 @@ type Server struct {
 	// streams ends the SSE streams (Close).
 	streams     context.Context
 	stopStreams context.CancelFunc
-	changes     changes
 	// feeds are the runs followed by event streams (feed.go).
 	feeds feeds
 }
@@ -125,7 +124,7 @@ func New(opts Options) *Server {
 		opts.Log = slog.Default()
 	}
 	s := &Server{
-		eng: opts.Engine, door: api.NewLocal(opts.Engine, api.LocalOptions{WorkDir: opts.WorkDir, MaxFileSize: opts.MaxFileSize}), st: opts.Engine.Store(), clk: opts.Clock, log: opts.Log, opts: opts,
+		eng: opts.Engine, door: api.NewLocal(opts.Engine, api.LocalOptions{WorkDir: opts.WorkDir, MaxFileSize: opts.MaxFileSize, Clock: opts.Clock}), st: opts.Engine.Store(), clk: opts.Clock, log: opts.Log, opts: opts,
 		mux:    http.NewServeMux(),
 		limits: newLimiter(opts.Clock, opts.Rate, opts.Burst),
 	}
@@ -149,6 +148,11 @@ func (s *Server) Handle(rt Route) {
 // Mount serves h at pattern (an http.ServeMux pattern) without auth, for a
 // handler that is no route of the API (a metrics endpoint).
 func (s *Server) Mount(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+
+// Door is the one door the handlers read and steer runs through: a face
+// served beside the API (the web dashboard) shares it, and with it the
+// one watch of the store's commits.
+func (s *Server) Door() *api.Local { return s.door }
 
 // Routes returns the registered routes, in the order they were registered.
 func (s *Server) Routes() []Route {

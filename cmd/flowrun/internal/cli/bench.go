@@ -26,8 +26,9 @@ foreach of 1,000,000 set items against one of 100,000, runs and show on a
 store of 100,000 runs, apply's wall time, apply of 1,000 sequential http
 and exec steps against their physical floors (one round trip or spawn and
 one commit per step) measured beside them, apply's peak RSS for 100 and
-1,000 steps, and flowrun serve's API (a batch start of 10,000 runs, single
-start requests). Each scenario runs in a child
+1,000 steps, flowrun serve's API (a batch start of 10,000 runs, single
+start requests) and its web dashboard (pages on a store of 100,000 runs, a
+commit reaching an open page). Each scenario runs in a child
 process of its own, so its peak RSS is its own.
 
 --scale 1 (the default) uses the sizes the targets are set for and takes

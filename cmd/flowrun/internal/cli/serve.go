@@ -16,7 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	flowapi "github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/server"
 	"github.com/flowrun/flowrun/telemetry"
@@ -240,8 +239,7 @@ func (e *env) serve(ctx context.Context, c serveConfig) error {
 	api.Mount("GET /metrics", m)
 	// The web dashboard (package web) beside the API, through the same
 	// door, on the same listener.
-	dash := web.New(web.Options{Door: flowapi.NewLocal(eng, flowapi.LocalOptions{Clock: e.clock, WorkDir: c.workDir, MaxFileSize: e.workflowFileLimit()}),
-		Tokens: st.TokenLookup, NoAuth: c.noAuth, TLS: len(c.certs) > 0, Clock: e.clock, Log: lg})
+	dash := web.New(web.Options{Door: api.Door(), Tokens: st.TokenLookup, NoAuth: c.noAuth, TLS: len(c.certs) > 0, Clock: e.clock, Log: lg})
 	for _, p := range web.Patterns {
 		api.Mount(p, dash)
 	}
