@@ -54,6 +54,20 @@ type Records interface {
 	DeadLetterList(ctx context.Context, all bool) ([]store.DeadLetter, error)
 	BreakerList(ctx context.Context) ([]store.Breaker, error)
 	ScheduleList(ctx context.Context, p store.ScheduleListParams) ([]store.Schedule, error)
+	// RunQueue counts the runs due now and not held by a worker, and
+	// says since when the oldest is due (the figures of /metrics).
+	RunQueue(ctx context.Context) (store.QueueStats, error)
+}
+
+// RunQueue implements Records.
+func (l *Local) RunQueue(ctx context.Context) (store.QueueStats, error) {
+	return l.st.RunQueue(ctx, l.clk.Now())
+}
+
+// RunQueue implements Records.
+func (c *Client) RunQueue(ctx context.Context) (store.QueueStats, error) {
+	var out store.QueueStats
+	return out, c.call(ctx, "GET", records("queue"), nil, nil, &out)
 }
 
 // MaxRecordEvents is the most events one EventList through a server

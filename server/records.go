@@ -260,6 +260,17 @@ func (s *Server) recordSchedules(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, nonNilSlice(ss))
 }
 
+func (s *Server) recordQueue(w http.ResponseWriter, r *http.Request) error {
+	if _, err := query(r); err != nil {
+		return err
+	}
+	q, err := s.door.RunQueue(r.Context())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, q)
+}
+
 // planDecision answers GET /v1/runs/{id}/decision/plan: what each
 // version choice would do to the run (api.Decider.PlanDecision).
 func (s *Server) planDecision(w http.ResponseWriter, r *http.Request) error {

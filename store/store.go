@@ -445,10 +445,10 @@ type Delivery struct {
 
 // QueueStats are the runs due and not leased at an instant (RunQueue).
 type QueueStats struct {
-	Due int
+	Due int `json:"due"`
 	// Oldest is the earliest available_at of the due runs; zero when
 	// none is due.
-	Oldest time.Time
+	Oldest time.Time `json:"oldest"`
 }
 
 // RunListParams filters a run listing, newest first.

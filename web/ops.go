@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/interp"
@@ -18,8 +19,11 @@ type opsView struct {
 	Schedules   []interp.ScheduleJSON
 	Workers     []interp.WorkerJSON
 	Live        int
-	Write       bool
-	Done        string
+	Queue       store.QueueStats
+	// Waited is how long the oldest due run has waited ("" when none).
+	Waited string
+	Write  bool
+	Done   string
 }
 
 func (h *Handler) opsPage(w http.ResponseWriter, r *http.Request, s *session) error {
@@ -40,6 +44,12 @@ func (h *Handler) opsPage(w http.ResponseWriter, r *http.Request, s *session) er
 	}
 	if v.Live, err = h.opts.Door.LiveWorkers(ctx); err != nil {
 		return err
+	}
+	if v.Queue, err = h.opts.Door.RunQueue(ctx); err != nil {
+		return err
+	}
+	if !v.Queue.Oldest.IsZero() {
+		v.Waited = h.clk.Now().Sub(v.Queue.Oldest).Round(time.Second).String()
 	}
 	h.render(w, http.StatusOK, "ops.html", view{Title: "Operations", Session: s, Nav: "ops", Data: v})
 	return nil
