@@ -24,8 +24,9 @@ import (
 // markup and an escape sequence is shown as text and runs no script, the
 // signal's form generated from its type refuses a field of the wrong type
 // and sends a right one, a run parked on 1.0.0 takes the version decision (with
-// the changes) after 2.0.0 is applied, a run is canceled, and the search
-// box takes a key and the CLI's run references.
+// the changes) after 2.0.0 is applied, a run is canceled, a dead letter
+// is redriven, and the search box takes a key and the CLI's run
+// references.
 
 const browserFlowV1 = `workflow "flow" {
   version = "1.0.0"
@@ -77,6 +78,20 @@ const browserFlowV2 = `workflow "flow" {
 }
 `
 
+// browserDeadLetters fails each item once (a file marks its first try),
+// so its dead letters, redriven, succeed.
+const browserDeadLetters = `workflow "dl" {
+  version = "1.0.0"
+  step "each" {
+    foreach {
+      items      = "[1, 2]"
+      on_failure = "dead_letter"
+    }
+    exec { command = ["sh", "-c", "test -e tried-{{ item }} || { touch tried-{{ item }}; exit 1; }"] }
+  }
+}
+`
+
 // browserCase is a browser test's world: a store, the real flowrun serve
 // on it with a worker, and a headless browser.
 type browserCase struct {
@@ -108,6 +123,9 @@ func newBrowserCase(t *testing.T) *browserCase {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(b.dir, "flow.hcl"), []byte(browserFlowV1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(b.dir, "dl.hcl"), []byte(browserDeadLetters), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(filepath.Join(b.dir, "v2"), 0o755); err != nil {
@@ -358,6 +376,32 @@ func TestBrowserDashboard(t *testing.T) {
 		chromedp.Click(`button.confirm`, chromedp.ByQuery),
 		chromedp.WaitVisible(`p.done`, chromedp.ByQuery))
 	b.until("the run canceled", `document.querySelector('#run-status').textContent.includes('cancel')`)
+
+	// A dead letter, redriven from the operations page, closes.
+	b.run("apply", "dl.hcl", "--detach")
+	b.do("opening the operations page", chromedp.Navigate(b.url+"/ops"))
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		var n int
+		b.do("counting dead letters", chromedp.Navigate(b.url+"/ops"), chromedp.WaitVisible(`main h1`, chromedp.ByQuery),
+			chromedp.Evaluate(`document.querySelectorAll('form[action$="/retry"]').length`, &n))
+		if n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the operations page shows %d dead letters to redrive, want 2", n)
+		}
+	}
+	b.do("redriving a dead letter",
+		chromedp.Click(`form[action$="/retry"] button`, chromedp.ByQuery),
+		chromedp.WaitVisible(`p.done`, chromedp.ByQuery))
+	if got := b.text(`p.done`); !strings.Contains(got, "was run again and closed") {
+		t.Fatalf("after the redrive: %q", got)
+	}
+	var left int
+	b.eval(`document.querySelectorAll('form[action$="/retry"]').length`, &left)
+	if left != 1 {
+		t.Fatalf("%d dead letters are still open after one was redriven, want 1", left)
+	}
 
 	// The search box: a key lists its runs; a run reference opens it.
 	b.do("searching a key",
