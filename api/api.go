@@ -57,6 +57,8 @@ type RunsQuery struct {
 	Limit int
 	// Before keeps the runs older than this run id (a page's cursor).
 	Before string
+	// Text keeps the runs whose id, key or error holds it, ignoring case.
+	Text string
 }
 
 // OfferJSON is the wire form of an interp.DecisionOffer (GET

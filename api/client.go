@@ -311,6 +311,9 @@ func (c *Client) Runs(ctx context.Context, q RunsQuery) ([]interp.RunSummaryJSON
 		v.Set("since", interp.JSONTime(q.Since))
 	}
 	v.Set("children", strconv.FormatBool(q.Children))
+	if q.Text != "" {
+		v.Set("text", q.Text)
+	}
 	var out []interp.RunSummaryJSON
 	for {
 		page := min(q.Limit-len(out), maxPage)

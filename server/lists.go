@@ -61,11 +61,11 @@ func query(r *http.Request, allowed ...string) (url.Values, error) {
 // or several comma-separated; workflow; key; since; children), limit and
 // an opaque cursor, through the api.Service the CLI uses.
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
-	q, err := query(r, "status", "workflow", "key", "since", "children", "limit", "cursor")
+	q, err := query(r, "status", "workflow", "key", "since", "children", "limit", "cursor", "text")
 	if err != nil {
 		return err
 	}
-	rq := api.RunsQuery{Workflow: q.Get("workflow"), Key: q.Get("key"), Limit: defaultRunsLimit, Children: true}
+	rq := api.RunsQuery{Workflow: q.Get("workflow"), Key: q.Get("key"), Limit: defaultRunsLimit, Children: true, Text: q.Get("text")}
 	if st := q.Get("status"); st != "" {
 		names := make([]string, len(runStatuses))
 		for i, s := range runStatuses {

@@ -471,6 +471,10 @@ type RunListParams struct {
 	Since time.Time
 	// TopLevel keeps the runs that are no other run's child.
 	TopLevel bool
+	// Text keeps the runs whose id, key or error (its JSON text) holds
+	// it, ignoring case; "" for all. It reads every run the other filters
+	// keep: a search, not a listing.
+	Text string
 }
 
 // RunClaimParams claims runs that are due and not leased (or whose lease

@@ -118,7 +118,7 @@ func (h *Handler) runsPage(w http.ResponseWriter, r *http.Request, s *session) e
 	if v.Q != "" {
 		// A run reference of the CLI (an id or a prefix, @last,
 		// WORKFLOW@last, WORKFLOW/KEY) opens that run; any other text
-		// lists the runs with that key.
+		// lists the runs whose id, key or error holds it.
 		view, err := h.opts.Door.Run(ctx, v.Q)
 		var re *interp.RunRefError
 		switch {
@@ -126,7 +126,7 @@ func (h *Handler) runsPage(w http.ResponseWriter, r *http.Request, s *session) e
 			http.Redirect(w, r, "/runs/"+url.PathEscape(view.RunID), http.StatusSeeOther)
 			return nil
 		case errors.As(err, &re):
-			rq.Key = v.Q
+			rq.Text = v.Q
 		default:
 			return err
 		}

@@ -236,6 +236,14 @@ func TestPagesEscapeAndHeaders(t *testing.T) {
 	if code, page := b.get("/runs/ZZZZZZZZZZ"); code != http.StatusNotFound {
 		t.Errorf("an unknown run answered %d:\n%s", code, page)
 	}
+	// Other text in the search box finds the runs whose id, key or error
+	// holds it.
+	if _, page := b.get("/runs?q=ALERT"); !strings.Contains(page, s.runID) {
+		t.Errorf("the search for text of the run's key does not list it:\n%s", page)
+	}
+	if _, page := b.get("/runs?q=nothing-like-it"); strings.Contains(page, s.runID) || !strings.Contains(page, "No run matches") {
+		t.Errorf("the search for other text lists the run:\n%s", page)
+	}
 	// The search box takes the CLI's run references.
 	resp, err := b.hc.Get(s.srv.URL + "/runs?q=" + url.QueryEscape("w@last"))
 	if err != nil {

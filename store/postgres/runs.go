@@ -349,6 +349,10 @@ func runListSQL(p store.RunListParams, beforeCreated int64) (string, []any) {
 	if p.Key != "" {
 		where = append(where, "key = "+arg(p.Key))
 	}
+	if p.Text != "" {
+		t := arg(strings.ToLower(p.Text))
+		where = append(where, "(strpos(lower(id), "+t+") > 0 OR strpos(lower(coalesce(key, '')), "+t+") > 0 OR strpos(lower(coalesce(error, '')), "+t+") > 0)")
+	}
 	if !p.Since.IsZero() {
 		where = append(where, "created_at >= "+arg(p.Since.UnixMicro()))
 	}

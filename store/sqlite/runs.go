@@ -397,6 +397,10 @@ func (s *Store) RunList(ctx context.Context, p store.RunListParams) ([]store.Run
 	if p.Key != "" {
 		where = append(where, "key = "+arg(p.Key))
 	}
+	if p.Text != "" {
+		t := arg(strings.ToLower(p.Text))
+		where = append(where, "(instr(lower(id), "+t+") > 0 OR instr(lower(coalesce(key, '')), "+t+") > 0 OR instr(lower(coalesce(error, '')), "+t+") > 0)")
+	}
 	if !p.Since.IsZero() {
 		where = append(where, "created_at >= "+arg(p.Since.UnixMicro()))
 	}

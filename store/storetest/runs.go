@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -138,7 +139,8 @@ func testRunList(t *testing.T, newStore func(t *testing.T) store.Store) {
 		run := f.claimOne("w", "mid", at(4*time.Minute))
 		failed := store.RunFailed
 		f.commit(store.Transition{RunID: "mid", Lease: run.Lease, Now: at(5 * time.Minute),
-			Run: &store.RunUpdate{Status: &failed, FinishedAt: ptr(at(5 * time.Minute)), Release: true}})
+			Run: &store.RunUpdate{Status: &failed, FinishedAt: ptr(at(5 * time.Minute)), Release: true,
+				Error: json.RawMessage(`{"kind":"timeout","message":"Gateway TIMEOUT after 30s"}`)}})
 		list := func(p store.RunListParams) []string {
 			t.Helper()
 			rs, err := f.s.RunList(f.ctx, p)
@@ -156,6 +158,11 @@ func testRunList(t *testing.T, newStore func(t *testing.T) store.Store) {
 		eq(t, "since", list(store.RunListParams{Since: at(time.Minute)}), []string{"kid", "new", "mid"})
 		eq(t, "top level", list(store.RunListParams{TopLevel: true}), []string{"new", "mid", "old"})
 		eq(t, "all together", list(store.RunListParams{TopLevel: true, Key: "a", Since: at(time.Second), Statuses: []store.RunStatus{store.RunPending}}), []string{"new"})
+		eq(t, "text in an error, any case", list(store.RunListParams{Text: "gateway timeout"}), []string{"mid"})
+		eq(t, "text in a key", list(store.RunListParams{Text: "C"}), []string{"kid"})
+		eq(t, "text in an id", list(store.RunListParams{Text: "ol"}), []string{"old"})
+		eq(t, "text is not a pattern", list(store.RunListParams{Text: "%"}), []string{})
+		eq(t, "text and top level", list(store.RunListParams{Text: "c", TopLevel: true}), []string{})
 	})
 	parallel(t, "order filters paging counts", newStore, func(t *testing.T, f *fixture) {
 		// r0..r5, one second apart; r2 and r3 share a created time (id breaks the tie).
