@@ -6,8 +6,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"time"
 
@@ -65,11 +65,18 @@ func webScenario(ctx context.Context, c Config, dir string, r *Result) error {
 		return err
 	}
 	defer h.close()
-	door := api.NewLocal(h.e, api.LocalOptions{})
-	pages := httptest.NewServer(web.New(web.Options{Door: door, NoAuth: true, Tokens: h.st.TokenLookup}))
-	defer pages.Close()
-	apiSrv := httptest.NewServer(server.New(server.Options{Engine: h.e, NoAuth: true}))
-	defer apiSrv.Close()
+	api0 := server.New(server.Options{Engine: h.e, NoAuth: true})
+	door := api0.Door()
+	pagesURL, stopPages, err := serveLoopback(web.New(web.Options{Door: door, NoAuth: true, Tokens: h.st.TokenLookup}))
+	if err != nil {
+		return err
+	}
+	defer stopPages()
+	apiURL, stopAPI, err := serveLoopback(api0)
+	if err != nil {
+		return err
+	}
+	defer stopAPI()
 	client := &http.Client{Timeout: 2 * time.Minute}
 	get := func(url string) ([]byte, error) {
 		resp, err := client.Get(url)
@@ -88,12 +95,12 @@ func webScenario(ctx context.Context, c Config, dir string, r *Result) error {
 		var tp, ta []time.Duration
 		for i := -2; i < c.n(20, 5); i++ { // two rounds warm the caches
 			start := now()
-			if _, err := get(pages.URL + page); err != nil {
+			if _, err := get(pagesURL + page); err != nil {
 				return err
 			}
 			d := now().Sub(start)
 			start = now()
-			if _, err := get(apiSrv.URL + apiPath); err != nil {
+			if _, err := get(apiURL + apiPath); err != nil {
 				return err
 			}
 			if i >= 0 {
@@ -128,11 +135,11 @@ func webScenario(ctx context.Context, c Config, dir string, r *Result) error {
 		}
 		return float64(n) / 1024, nil
 	}
-	weight, err := gzipped(pages.URL+"/runs", pages.URL+"/assets/app.css", pages.URL+"/assets/app.js")
+	weight, err := gzipped(pagesURL+"/runs", pagesURL+"/assets/app.css", pagesURL+"/assets/app.js")
 	if err != nil {
 		return err
 	}
-	apiWeight, err := gzipped(apiSrv.URL + "/v1/runs?limit=50")
+	apiWeight, err := gzipped(apiURL + "/v1/runs?limit=50")
 	if err != nil {
 		return err
 	}
@@ -151,13 +158,13 @@ func webScenario(ctx context.Context, c Config, dir string, r *Result) error {
 		answered := make(chan time.Time, 1)
 		failed := make(chan error, 1)
 		go func() { // joined below: it answers or fails
-			if _, err := get(fmt.Sprintf("%s/live/runs?after=%d", pages.URL, cursor)); err != nil {
+			if _, err := get(fmt.Sprintf("%s/live/runs?after=%d", pagesURL, cursor)); err != nil {
 				failed <- err
 				return
 			}
 			answered <- now()
 		}()
-		time.Sleep(50 * time.Millisecond) // the request is waiting on the server
+		pause(50 * time.Millisecond) // the request is waiting on the server
 		start := now()
 		if _, _, err := door.Start(ctx, api.StartRequest{Workflow: "ten", New: true, Inputs: map[string]any{}}); err != nil {
 			return fmt.Errorf("start %d: %w", i, err)
@@ -173,4 +180,17 @@ func webScenario(ctx context.Context, c Config, dir string, r *Result) error {
 	r.figure(Figure{Name: "a commit reaches an open page (from the start's call to the live answer)", Value: ms(median(lat)), Unit: "ms",
 		Baseline: &commit, Target: &Target{Of: "value", Op: "<=", Limit: 100}})
 	return nil
+}
+
+// serveLoopback serves h on a loopback port and returns its URL and the
+// function that stops it.
+func serveLoopback(h http.Handler) (string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, fmt.Errorf("listening on a loopback port: %w", err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }() // ended by the returned stop
+	return "http://" + ln.Addr().String(), func() { _ = srv.Close(); <-done }, nil
 }
