@@ -33,7 +33,7 @@ const browserFlowV1 = `workflow "flow" {
   input "id" { type = string }
   key = "input.id"
   step "one" {
-    exec { command = ["sh", "-c", "echo '<img src=x onerror=alert(1)>'; printf '\\033[31mred\\033[0m\\n'; sleep 2"] }
+    exec { command = ["sh", "-c", "echo '<img src=x onerror=alert(1)>'; printf '\\033[31mred\\033[0m\\n'; echo first; sleep 3; echo second; sleep 1"] }
   }
   step "two" {
     depends_on = [step.one]
@@ -59,7 +59,7 @@ const browserFlowV2 = `workflow "flow" {
   input "id" { type = string }
   key = "input.id"
   step "one" {
-    exec { command = ["sh", "-c", "echo '<img src=x onerror=alert(1)>'; printf '\\033[31mred\\033[0m\\n'; sleep 2"] }
+    exec { command = ["sh", "-c", "echo '<img src=x onerror=alert(1)>'; printf '\\033[31mred\\033[0m\\n'; echo first; sleep 3; echo second; sleep 1"] }
   }
   step "two" {
     depends_on = [step.one]
@@ -236,16 +236,22 @@ func (b *browserCase) eval(expr string, out any) {
 // limit is a safety net against a hung test, never a timing assumption.
 func (b *browserCase) until(what, cond string) {
 	b.t.Helper()
+	b.untilIn(b.ctx, what, cond)
+}
+
+// untilIn is until in the browser tab of ctx.
+func (b *browserCase) untilIn(ctx context.Context, what, cond string) {
+	b.t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		var ok bool
-		err := chromedp.Run(b.ctx, chromedp.Evaluate("Boolean("+cond+")", &ok))
+		err := chromedp.Run(ctx, chromedp.Evaluate("Boolean("+cond+")", &ok))
 		if err == nil && ok {
 			return
 		}
 		if time.Now().After(deadline) {
 			var body string
-			_ = chromedp.Run(b.ctx, chromedp.Text("main", &body, chromedp.ByQuery))
+			_ = chromedp.Run(ctx, chromedp.Text("main", &body, chromedp.ByQuery))
 			b.t.Fatalf("waiting for %s: %v (last error %v)\n%s", what, cond, err, body)
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -287,6 +293,23 @@ func TestBrowserDashboard(t *testing.T) {
 	// graph turns green step by step on the page as it was loaded.
 	b.signIn("write")
 	live := b.start("live")
+
+	// Step one's output, followed on its page in a tab of its own while
+	// the step runs: its first line shows before its second is written.
+	tab, closeTab := chromedp.NewContext(b.ctx)
+	if err := chromedp.Run(tab, chromedp.Navigate(b.url+"/runs/"+live+"/steps/one"), chromedp.WaitVisible(`#output`, chromedp.ByQuery)); err != nil {
+		t.Fatalf("opening step one while it runs: %v", err)
+	}
+	b.untilIn(tab, "step one's first line", `document.querySelector('#output').textContent.includes('first')`)
+	var early string
+	if err := chromedp.Run(tab, chromedp.Text(`#output`, &early, chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(early, "second") {
+		t.Fatalf("step one's output was whole when its page first showed it (%q): the page did not follow it as it ran", early)
+	}
+	b.untilIn(tab, "step one's second line", `document.querySelector('#output').textContent.includes('second')`)
+	closeTab()
 	b.do("opening the live run", chromedp.Navigate(b.url+"/runs/"+live), chromedp.WaitVisible(`[data-step="two"]`, chromedp.ByQuery))
 	var twoDone bool
 	b.eval(`document.querySelector('[data-step="two"]').classList.contains('st-completed')`, &twoDone)
