@@ -185,7 +185,11 @@ func (l *Local) DeployModule(ctx context.Context, mod *lang.Module, dirOf func(*
 	}
 	for i, w := range mod.Workflows {
 		dir := dirOf(w)
-		v, err := l.eng.StoreGraphAt(ctx, w.Graph, dir)
+		var src []byte
+		if f := mod.Files[w.File]; f != nil {
+			src = f.Bytes
+		}
+		v, err := l.eng.StoreGraphFrom(ctx, w.Graph, dir, filepath.Base(w.File), src)
 		if err != nil {
 			var inUse *store.VersionInUseError
 			if errors.As(err, &inUse) { // a run started since the check

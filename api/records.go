@@ -54,9 +54,29 @@ type Records interface {
 	DeadLetterList(ctx context.Context, all bool) ([]store.DeadLetter, error)
 	BreakerList(ctx context.Context) ([]store.Breaker, error)
 	ScheduleList(ctx context.Context, p store.ScheduleListParams) ([]store.Schedule, error)
+	// VersionSource reads the source file a graph was stored from: its
+	// name and text (store.ErrNotFound when it was stored without one).
+	VersionSource(ctx context.Context, workflow, hash string) (name string, src []byte, err error)
 	// RunQueue counts the runs due now and not held by a worker, and
 	// says since when the oldest is due (the figures of /metrics).
 	RunQueue(ctx context.Context) (store.QueueStats, error)
+}
+
+// VersionSource implements Records.
+func (l *Local) VersionSource(ctx context.Context, workflow, hash string) (string, []byte, error) {
+	return l.st.VersionSource(ctx, workflow, hash)
+}
+
+// VersionSource implements Records.
+func (c *Client) VersionSource(ctx context.Context, workflow, hash string) (string, []byte, error) {
+	var out struct {
+		Name   string `json:"name"`
+		Source string `json:"source"`
+	}
+	if err := c.call(ctx, "GET", records("sources", workflow, hash), nil, nil, &out); err != nil {
+		return "", nil, err
+	}
+	return out.Name, []byte(out.Source), nil
 }
 
 // RunQueue implements Records.

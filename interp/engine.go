@@ -250,6 +250,13 @@ func (e *Engine) StoreGraph(ctx context.Context, g *graph.Graph) (store.Version,
 // are started without a directory of their own execute (through the API
 // or a webhook). "" records nothing and keeps what was recorded.
 func (e *Engine) StoreGraphAt(ctx context.Context, g *graph.Graph, workDir string) (store.Version, error) {
+	return e.StoreGraphFrom(ctx, g, workDir, "", nil)
+}
+
+// StoreGraphFrom is StoreGraphAt that also keeps source, the text of the
+// file named sourceName that g was compiled from, for people to read
+// (store.Store.VersionSource); nil keeps none.
+func (e *Engine) StoreGraphFrom(ctx context.Context, g *graph.Graph, workDir, sourceName string, source []byte) (store.Version, error) {
 	if g == nil {
 		return store.Version{}, errors.New("store a workflow version: the graph is nil")
 	}
@@ -265,7 +272,7 @@ func (e *Engine) StoreGraphAt(ctx context.Context, g *graph.Graph, workDir strin
 		Workflow: g.Workflow, Version: g.Version,
 		Major: sv.Major, Minor: sv.Minor, Patch: sv.Patch,
 		Hash: h, Graph: b, Steps: len(g.Steps), SignalTypes: graph.SignalTypes(g), Now: e.clk.Now(), WorkDir: workDir,
-		Replace: sv.Major == 0,
+		Replace: sv.Major == 0, Source: source, SourceName: sourceName,
 	})
 	if err != nil {
 		return store.Version{}, err // the store's error names the workflow and version

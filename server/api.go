@@ -45,6 +45,7 @@ func (s *Server) api() {
 		{Method: http.MethodGet, Path: "/v1/records/breakers", Scope: read, Handler: s.recordBreakers},
 		{Method: http.MethodGet, Path: "/v1/records/schedules", Scope: read, Handler: s.recordSchedules},
 		{Method: http.MethodGet, Path: "/v1/records/queue", Scope: read, Handler: s.recordQueue},
+		{Method: http.MethodGet, Path: "/v1/records/sources/{workflow}/{hash}", Scope: read, Handler: s.recordSource},
 		{Method: http.MethodGet, Path: "/v1/openapi.json", Handler: s.openAPI},
 		{Method: http.MethodGet, Path: "/v1/tokens", Scope: admin, Handler: s.listTokens},
 		{Method: http.MethodPost, Path: "/v1/tokens", Scope: admin, Handler: s.createToken},

@@ -260,6 +260,17 @@ func (s *Server) recordSchedules(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, nonNilSlice(ss))
 }
 
+func (s *Server) recordSource(w http.ResponseWriter, r *http.Request) error {
+	if _, err := query(r); err != nil {
+		return err
+	}
+	name, src, err := s.door.VersionSource(r.Context(), r.PathValue("workflow"), r.PathValue("hash"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]string{"name": name, "source": string(src)})
+}
+
 func (s *Server) recordQueue(w http.ResponseWriter, r *http.Request) error {
 	if _, err := query(r); err != nil {
 		return err

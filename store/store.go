@@ -409,6 +409,12 @@ type VersionPutParams struct {
 	// nothing is written and the error is a *VersionInUseError. The
 	// caller decides when a version may be replaced (interp: MAJOR 0).
 	Replace bool
+	// Source, when not nil, is the text of the file the graph was
+	// compiled from, named SourceName, kept with the graph's hash for
+	// people to read (VersionSource); a graph stored again with a source
+	// keeps the newest.
+	Source     []byte
+	SourceName string
 }
 
 // RunInsertParams creates a run.
@@ -709,6 +715,9 @@ type Store interface {
 	VersionGet(ctx context.Context, workflow, version string) (Version, error)
 	// VersionGetByHash returns the version of a workflow with that graph
 	// hash: a current revision first, else a replaced one (its Revision).
+	// VersionSource returns the source file a graph was stored with
+	// (VersionPutParams.Source): its name and text, or ErrNotFound.
+	VersionSource(ctx context.Context, workflow, hash string) (name string, src []byte, err error)
 	VersionGetByHash(ctx context.Context, workflow, hash string) (Version, error)
 	// VersionSignalTypes returns the VersionPutParams.SignalTypes stored
 	// with the version of a workflow with that graph hash (a current

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -75,6 +76,11 @@ type workflowView struct {
 	Layers   []graph.Layer
 	// Webhooks are the paths of the newest graph's webhooks.
 	Webhooks []string
+	// SourceName and Source are the file To was applied from,
+	// highlighted; NoSource says why there is none.
+	SourceName string
+	Source     []span
+	NoSource   string
 }
 
 func (h *Handler) workflowPage(w http.ResponseWriter, r *http.Request, s *session) error {
@@ -108,6 +114,17 @@ func (h *Handler) workflowPage(w http.ResponseWriter, r *http.Request, s *sessio
 	to, err := h.versionGraph(r, name, v.To, hash)
 	if err != nil {
 		return err
+	}
+	if hh := hash[v.To]; hh != "" {
+		sn, src, err := h.opts.Door.VersionSource(ctx, name, hh)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			v.NoSource = "This version was stored without its file (by a flowrun older than the dashboard, or not from a file)."
+		case err != nil:
+			return err
+		default:
+			v.SourceName, v.Source = sn, highlight(src)
+		}
 	}
 	if to != nil {
 		v.Layers = graph.Layers(to)

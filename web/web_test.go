@@ -232,6 +232,11 @@ func TestPagesEscapeAndHeaders(t *testing.T) {
 	if _, page := b.get("/runs/" + s.runID); !strings.Contains(page, "&lt;script&gt;alert(1)&lt;/script&gt;") {
 		t.Errorf("the run's key is not shown as text:\n%s", page)
 	}
+	// A version's page shows the file it was applied from, highlighted.
+	if _, page := b.get("/workflows/w/versions/1.0.0"); !strings.Contains(page, "Source of 1.0.0 (w.hcl)") ||
+		!strings.Contains(page, `<span class="hl-str">1.0.0</span>`) || !strings.Contains(page, `<span class="hl-id">workflow</span>`) {
+		t.Errorf("the version's page does not show its source:\n%s", page)
+	}
 	// An unknown run is a 404 naming what is near.
 	if code, page := b.get("/runs/ZZZZZZZZZZ"); code != http.StatusNotFound {
 		t.Errorf("an unknown run answered %d:\n%s", code, page)

@@ -49,6 +49,13 @@ func (s *Store) VersionPut(ctx context.Context, p store.VersionPutParams) (store
 		if v.Hash != p.Hash {
 			return fmt.Errorf("stored with graph hash %.12s, this graph is %.12s; bump the version: %w", v.Hash, p.Hash, store.ErrVersionConflict)
 		}
+		if p.Source != nil {
+			if _, err := w.tx.Exec(w.ctx, `INSERT INTO version_sources (workflow, hash, name, source, stored_at) VALUES ($1, $2, $3, $4, $5)
+				ON CONFLICT (workflow, hash) DO UPDATE SET name = excluded.name, source = excluded.source, stored_at = excluded.stored_at`,
+				p.Workflow, p.Hash, p.SourceName, p.Source, p.Now.UnixMicro()); err != nil {
+				return fmt.Errorf("recording the source of workflow %s version %s: %w", p.Workflow, p.Version, err)
+			}
+		}
 		if p.WorkDir != "" {
 			if _, err := w.tx.Exec(w.ctx, `UPDATE workflow_versions SET work_dir = $3
 				WHERE workflow = $1 AND version = $2 AND work_dir IS DISTINCT FROM $3`, p.Workflow, p.Version, p.WorkDir); err != nil {
@@ -190,4 +197,15 @@ func (s *Store) VersionHeads(ctx context.Context, workflow string) ([]store.Vers
 			WHERE workflow = $1 ORDER BY major, minor, patch`, workflow)
 	}
 	return vs, s.fail("listing workflow versions", err)
+}
+
+// VersionSource implements store.Store.
+func (s *Store) VersionSource(ctx context.Context, workflow, hash string) (string, []byte, error) {
+	var name string
+	var src []byte
+	err := s.pool.QueryRow(ctx, `SELECT name, source FROM version_sources WHERE workflow = $1 AND hash = $2`, workflow, hash).Scan(&name, &src)
+	if noRows(err) {
+		return "", nil, fmt.Errorf("the source of workflow %s graph %.12s: %w", workflow, hash, store.ErrNotFound)
+	}
+	return name, src, s.fail("reading the source of workflow "+workflow, err)
 }

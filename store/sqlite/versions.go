@@ -39,7 +39,7 @@ func (s *Store) VersionPut(ctx context.Context, p store.VersionPutParams) (store
 			// it back would read the graph's overflow pages.
 			v = store.Version{Workflow: p.Workflow, Version: p.Version, Major: p.Major, Minor: p.Minor, Patch: p.Patch,
 				Hash: p.Hash, Graph: p.Graph, CreatedAt: time.UnixMicro(p.Now.UnixMicro()).UTC(), Revision: 1}
-			return nil
+			return putSource(w, p)
 		}
 		// A version stored before step counts (or signal types) were
 		// recorded gets them (once: the update rewrites the row, graph
@@ -70,7 +70,7 @@ func (s *Store) VersionPut(ctx context.Context, p store.VersionPutParams) (store
 				return err
 			}
 		}
-		return nil
+		return putSource(w, p)
 	})
 	if err != nil {
 		return store.Version{}, err
@@ -194,4 +194,29 @@ func (s *Store) VersionHeads(ctx context.Context, workflow string) ([]store.Vers
 			WHERE workflow = ?1 ORDER BY major, minor, patch`, workflow)
 	}
 	return vs, s.fail("listing workflow versions", err)
+}
+
+// putSource records the source a graph was stored from, when given.
+func putSource(w *wtx, p store.VersionPutParams) error {
+	if p.Source == nil {
+		return nil
+	}
+	_, err := w.exec(`INSERT INTO version_sources (workflow, hash, name, source, stored_at) VALUES (?1, ?2, ?3, ?4, ?5)
+		ON CONFLICT (workflow, hash) DO UPDATE SET name = excluded.name, source = excluded.source, stored_at = excluded.stored_at`,
+		p.Workflow, p.Hash, p.SourceName, p.Source, p.Now.UnixMicro())
+	if err != nil {
+		return fmt.Errorf("recording the source of workflow %s version %s: %w", p.Workflow, p.Version, err)
+	}
+	return nil
+}
+
+// VersionSource implements store.Store.
+func (s *Store) VersionSource(ctx context.Context, workflow, hash string) (string, []byte, error) {
+	var name string
+	var src []byte
+	err := s.queryRow(ctx, `SELECT name, source FROM version_sources WHERE workflow = ?1 AND hash = ?2`, workflow, hash).Scan(&name, &src)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil, fmt.Errorf("the source of workflow %s graph %.12s: %w", workflow, hash, store.ErrNotFound)
+	}
+	return name, src, s.fail("reading the source of workflow "+workflow, err)
 }

@@ -40,6 +40,29 @@ func testVersions(t *testing.T, newStore func(t *testing.T) store.Store) {
 		isErr(t, "VersionGetByHash of a missing hash", err, store.ErrNotFound)
 	})
 
+	parallel(t, "source", newStore, func(t *testing.T, f *fixture) {
+		_, err := put(f, "deploy", 1, 0, 0, "aaa")
+		noErr(t, "VersionPut without a source", err)
+		_, _, err = f.s.VersionSource(f.ctx, "deploy", "aaa")
+		isErr(t, "VersionSource of a graph stored without one", err, store.ErrNotFound)
+		src := []byte("workflow \"deploy\" {\n  version = \"1.0.0\"\n}\n\x00\xff")
+		_, err = f.s.VersionPut(f.ctx, store.VersionPutParams{Workflow: "deploy", Version: "1.0.0", Major: 1,
+			Hash: "aaa", Graph: []byte(`{"graph":"aaa"}`), Now: at(time.Second), Source: src, SourceName: "deploy.hcl"})
+		noErr(t, "VersionPut again, with a source", err)
+		name, got, err := f.s.VersionSource(f.ctx, "deploy", "aaa")
+		noErr(t, "VersionSource", err)
+		eq(t, "source name", name, "deploy.hcl")
+		bytesEq(t, "source, byte for byte", got, src)
+		_, err = f.s.VersionPut(f.ctx, store.VersionPutParams{Workflow: "deploy", Version: "1.1.0", Major: 1, Minor: 1,
+			Hash: "bbb", Graph: []byte(`{"graph":"bbb"}`), Now: at(2 * time.Second), Source: []byte("new"), SourceName: "other.hcl"})
+		noErr(t, "VersionPut of a new version with a source", err)
+		name, got, err = f.s.VersionSource(f.ctx, "deploy", "bbb")
+		noErr(t, "VersionSource of the new version", err)
+		eq(t, "new source", name+" "+string(got), "other.hcl new")
+		_, _, err = f.s.VersionSource(f.ctx, "other", "aaa")
+		isErr(t, "VersionSource of another workflow", err, store.ErrNotFound)
+	})
+
 	parallel(t, "idempotent and conflict", newStore, func(t *testing.T, f *fixture) {
 		_, err := put(f, "deploy", 1, 0, 0, "aaa")
 		noErr(t, "first VersionPut", err)
