@@ -11,8 +11,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flowrun/flowrun/api"
+	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/store"
@@ -45,6 +47,7 @@ type site struct {
 	door   *api.Local
 	runID  string
 	tokens map[store.TokenScope]string
+	clk    *clock.Fake
 }
 
 func newSite(t *testing.T) *site {
@@ -71,7 +74,7 @@ func newSite(t *testing.T) *site {
 	if _, err := eng.Drive(ctx, v.RunID); err != nil {
 		t.Fatal(err)
 	}
-	s := &site{t: t, st: o.Store, door: door, runID: v.RunID, tokens: map[store.TokenScope]string{}}
+	s := &site{t: t, st: o.Store, door: door, runID: v.RunID, tokens: map[store.TokenScope]string{}, clk: clock.NewFake(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))}
 	for _, sc := range []store.TokenScope{store.ScopeRead, store.ScopeWrite} {
 		tok, err := api.NewToken()
 		if err != nil {
@@ -82,7 +85,7 @@ func newSite(t *testing.T) *site {
 		}
 		s.tokens[sc] = tok
 	}
-	h := New(Options{Door: door, Tokens: o.Store.TokenLookup})
+	h := New(Options{Door: door, Tokens: o.Store.TokenLookup, Clock: s.clk})
 	s.srv = httptest.NewServer(h)
 	t.Cleanup(s.srv.Close)
 	return s
@@ -199,6 +202,18 @@ func TestSignInAndScopes(t *testing.T) {
 	}
 	if _, page := w.get("/runs"); !strings.Contains(page, "<h1>Sign in</h1>") {
 		t.Fatalf("a revoked token's session goes on:\n%s", page)
+	}
+
+	// A session ends 8 hours after sign-in.
+	later := s.browser()
+	later.signIn(s.tokens[store.ScopeRead])
+	s.clk.Advance(sessionLife - time.Second)
+	if _, page := later.get("/runs"); !strings.Contains(page, "<h1>Runs</h1>") {
+		t.Fatalf("a session ended before its time:\n%s", page)
+	}
+	s.clk.Advance(time.Second)
+	if _, page := later.get("/runs"); !strings.Contains(page, "<h1>Sign in</h1>") {
+		t.Fatalf("a session goes on past its time:\n%s", page)
 	}
 }
 
