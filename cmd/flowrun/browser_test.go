@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -163,6 +164,14 @@ func newBrowserCase(t *testing.T) *browserCase {
 	ctx, cancel3 := context.WithTimeout(ctx, 3*time.Minute)
 	t.Cleanup(cancel3)
 	chromedp.ListenTarget(ctx, func(ev any) {
+		switch e := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			t.Errorf("a page threw: %s", e.ExceptionDetails.Error())
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.APITypeError || e.Type == runtime.APITypeWarning {
+				t.Errorf("a page wrote to the console (%s): %v", e.Type, e.Args)
+			}
+		}
 		if d, ok := ev.(*page.EventJavascriptDialogOpening); ok {
 			b.dialogs.Add(1)
 			go func() { // the dialog is dismissed so the page goes on; joined by the test's end
