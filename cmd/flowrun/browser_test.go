@@ -169,7 +169,11 @@ func newBrowserCase(t *testing.T) *browserCase {
 			t.Errorf("a page threw: %s", e.ExceptionDetails.Error())
 		case *runtime.EventConsoleAPICalled:
 			if e.Type == runtime.APITypeError || e.Type == runtime.APITypeWarning {
-				t.Errorf("a page wrote to the console (%s): %v", e.Type, e.Args)
+				var args []string
+				for _, a := range e.Args {
+					args = append(args, string(a.Value)+a.Description)
+				}
+				t.Errorf("a page wrote to the console (%s): %s", e.Type, strings.Join(args, " "))
 			}
 		}
 		if d, ok := ev.(*page.EventJavascriptDialogOpening); ok {
