@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flowrun/flowrun/schedule"
 	"github.com/flowrun/flowrun/termtext"
 )
 
@@ -47,6 +48,13 @@ var funcs = template.FuncMap{
 		return id
 	},
 	"path": url.PathEscape,
+	// inZone is a schedule's instant in its own time zone, UTC beside.
+	"inZone": func(t any, tz string) string {
+		if tt, ok := instant(t); ok {
+			return schedule.InZone(tt, tz)
+		}
+		return ""
+	},
 	"join": strings.Join,
 }
 

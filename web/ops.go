@@ -76,6 +76,9 @@ type workflowView struct {
 	Layers   []graph.Layer
 	// Webhooks are the paths of the newest graph's webhooks.
 	Webhooks []string
+	// Schedules are the workflow's active schedules.
+	Schedules []interp.ScheduleJSON
+	Write     bool
 	// SourceName and Source are the file To was applied from,
 	// highlighted; NoSource says why there is none.
 	SourceName string
@@ -90,7 +93,16 @@ func (h *Handler) workflowPage(w http.ResponseWriter, r *http.Request, s *sessio
 	if err != nil {
 		return err
 	}
-	v := workflowView{Name: name, Versions: vs}
+	v := workflowView{Name: name, Versions: vs, Write: s.can(store.ScopeWrite)}
+	all, err := h.opts.Door.Schedules(ctx)
+	if err != nil {
+		return err
+	}
+	for _, sc := range all {
+		if sc.Workflow == name {
+			v.Schedules = append(v.Schedules, sc)
+		}
+	}
 	heads, err := h.opts.Door.VersionHeads(ctx, name)
 	if err != nil {
 		return err

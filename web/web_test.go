@@ -297,3 +297,32 @@ func TestSignalFormFields(t *testing.T) {
 		t.Fatalf("a number that does not parse: %d\n%s", code, page)
 	}
 }
+
+// A workflow's page lists its schedules, each next fire in its own time
+// zone with UTC beside it, with their actions for a write token.
+func TestWorkflowSchedules(t *testing.T) {
+	s := newSite(t)
+	ctx := context.Background()
+	mod, diags := lang.LoadSources([]lang.Source{{Name: "nightly.hcl", Src: []byte(`workflow "nightly" {
+  version = "1.0.0"
+  schedule "each_night" {
+    cron     = "0 2 * * *"
+    timezone = "Europe/Berlin"
+  }
+  step "a" {
+    set { v = 1 }
+  }
+}`)}}, lang.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if _, err := s.door.DeployModule(ctx, mod, func(*lang.Workflow) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	b := s.browser()
+	b.signIn(s.tokens[store.ScopeWrite])
+	_, page := b.get("/workflows/nightly")
+	if !regexp.MustCompile(`02:00 Europe/Berlin \(0[01]:00 UTC\)`).MatchString(page) || !strings.Contains(page, "/ops/schedules/nightly/each_night/pause") {
+		t.Fatalf("the workflow's page does not show its schedule in its zone with its actions:\n%s", page)
+	}
+}
