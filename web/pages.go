@@ -179,6 +179,9 @@ type runView struct {
 	// maxDrawn), Hidden says some are not.
 	StepCount, Shown int
 	Hidden           bool
+	// Before and After are the run's graph and the newest version's,
+	// side by side in a version decision, the changed steps marked.
+	Before, After []layerView
 }
 
 // maxDrawn is the most steps a run's graph draws: a page of a graph of
@@ -335,6 +338,26 @@ func (h *Handler) runPage(w http.ResponseWriter, r *http.Request, s *session) er
 		if rv.Plan, err = h.opts.Door.PlanDecision(ctx, v.RunID); err != nil {
 			return err
 		}
+		changed := map[string]bool{}
+		for _, c := range rv.Plan.Changes {
+			if name, ok := strings.CutPrefix(c.Path, "step "); ok {
+				changed[strings.Trim(name, `"`)] = true
+			}
+		}
+		if g != nil {
+			rv.Before = sideLayers(g, changed)
+		}
+		heads, err := h.opts.Door.VersionHeads(ctx, v.Workflow)
+		if err != nil {
+			return err
+		}
+		for _, hd := range heads {
+			if hd.Version == rv.Plan.To {
+				if ng, err := h.opts.Door.Graph(ctx, v.Workflow, hd.Hash); err == nil {
+					rv.After = sideLayers(ng, changed)
+				}
+			}
+		}
 	}
 	h.render(w, http.StatusOK, "run.html", view{Title: "Run " + v.RunID, Session: s, Nav: "runs", Data: rv})
 	return nil
@@ -385,4 +408,26 @@ func (h *Handler) stepPage(w http.ResponseWriter, r *http.Request, s *session) e
 	}
 	h.render(w, http.StatusOK, "step.html", view{Title: "Step " + key + " of run " + v.RunID, Session: s, Nav: "runs", Data: sp})
 	return nil
+}
+
+// sideLayers lays g out for a decision's side-by-side view: each step's
+// Status is "changed" when the decision's changes name it.
+func sideLayers(g *graph.Graph, changed map[string]bool) []layerView {
+	var out []layerView
+	n := 0
+	for _, l := range graph.Layers(g) {
+		var lv layerView
+		for _, st := range l.Steps {
+			if n++; n > maxDrawn {
+				return out
+			}
+			status := "same"
+			if changed[st.Name] {
+				status = "changed"
+			}
+			lv.Steps = append(lv.Steps, layerStep{Name: st.Name, Status: status, Label: strings.Join(st.Label[1:], " "), Waits: st.Waits})
+		}
+		out = append(out, lv)
+	}
+	return out
 }

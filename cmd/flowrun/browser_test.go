@@ -391,6 +391,11 @@ func TestBrowserDashboard(t *testing.T) {
 	if got := b.text(`#decide`); !strings.Contains(got, "Changes from 1.0.0 to 2.0.0 (MAJOR)") || !strings.Contains(got, `step "done"`) {
 		t.Fatalf("the decision section: %q", got)
 	}
+	var marked []string
+	b.eval(`Array.from(document.querySelectorAll('#decide .sides .is-changed strong')).map(e => e.textContent)`, &marked)
+	if len(marked) != 2 || marked[0] != "done" || marked[1] != "done" {
+		t.Fatalf("the two graphs side by side mark %v as changed, want done in each", marked)
+	}
 	b.do("migrating",
 		chromedp.Click(`a[href*="choose=migrate"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`button.confirm`, chromedp.ByQuery),
