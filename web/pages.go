@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -179,10 +180,16 @@ type runView struct {
 	// maxDrawn), Hidden says some are not.
 	StepCount, Shown int
 	Hidden           bool
+	// StepsFrom is the index of the first step row shown, StepsMore the
+	// index of the next page's (0: none).
+	StepsFrom, StepsMore int
 	// Before and After are the run's graph and the newest version's,
 	// side by side in a version decision, the changed steps marked.
 	Before, After []layerView
 }
+
+// stepsPage is how many step rows a run's page lists at once.
+const stepsPage = 500
 
 // maxDrawn is the most steps a run's graph draws: a page of a graph of
 // thousands of steps stays quick to load and draw; the table lists all.
@@ -296,7 +303,19 @@ func (h *Handler) runPage(w http.ResponseWriter, r *http.Request, s *session) er
 			rv.Layers = append(rv.Layers, lv)
 		}
 	}
-	for _, name := range v.Order {
+	from, _ := strconv.Atoi(r.URL.Query().Get("steps"))
+	from = max(0, min(from, len(v.Order)))
+	rv.StepsFrom = from
+	for i, name := range v.Order {
+		if i < from || i >= from+stepsPage {
+			if sv := v.Steps[name]; sv != nil && sv.ChildRunID != "" {
+				rv.Children = append(rv.Children, sv.ChildRunID)
+			}
+			if i >= from+stepsPage {
+				rv.StepsMore = from + stepsPage
+			}
+			continue
+		}
 		sv := v.Steps[name]
 		if sv == nil {
 			sv = &interp.StepView{Status: store.StepPending}

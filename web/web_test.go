@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -45,6 +46,7 @@ type site struct {
 	srv    *httptest.Server
 	st     store.Store
 	door   *api.Local
+	eng    *interp.Engine
 	runID  string
 	tokens map[store.TokenScope]string
 	clk    *clock.Fake
@@ -74,7 +76,7 @@ func newSite(t *testing.T) *site {
 	if _, err := eng.Drive(ctx, v.RunID); err != nil {
 		t.Fatal(err)
 	}
-	s := &site{t: t, st: o.Store, door: door, runID: v.RunID, tokens: map[store.TokenScope]string{}, clk: clock.NewFake(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))}
+	s := &site{t: t, st: o.Store, door: door, eng: eng, runID: v.RunID, tokens: map[store.TokenScope]string{}, clk: clock.NewFake(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))}
 	for _, sc := range []store.TokenScope{store.ScopeRead, store.ScopeWrite} {
 		tok, err := api.NewToken()
 		if err != nil {
@@ -324,5 +326,54 @@ func TestWorkflowSchedules(t *testing.T) {
 	_, page := b.get("/workflows/nightly")
 	if !regexp.MustCompile(`02:00 Europe/Berlin \(0[01]:00 UTC\)`).MatchString(page) || !strings.Contains(page, "/ops/schedules/nightly/each_night/pause") {
 		t.Fatalf("the workflow's page does not show its schedule in its zone with its actions:\n%s", page)
+	}
+}
+
+// A run of many steps stays a page of bounded size: the graph draws the
+// first 400 steps and says so, the table lists 500 rows a page with a link
+// to the next; a step's output of nearly 1 MiB is shown cut, with a note.
+func TestBigRun(t *testing.T) {
+	s := newSite(t)
+	ctx := context.Background()
+	const n = 1200
+	var src strings.Builder
+	src.WriteString("workflow \"big\" {\n  version = \"1.0.0\"\n  step \"s0\" {\n    exec { command = [\"sh\", \"-c\", \"head -c 900000 /dev/zero | tr '\\\\\\\\0' x\"] }\n  }\n")
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&src, "  step \"s%d\" {\n    depends_on = [step.s%d]\n    set { v = %d }\n  }\n", i, i-1, i)
+	}
+	src.WriteString("}\n")
+	mod, diags := lang.LoadSources([]lang.Source{{Name: "big.hcl", Src: []byte(src.String())}}, lang.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if _, err := s.door.DeployModule(ctx, mod, func(*lang.Workflow) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	v, _, err := s.door.Start(ctx, api.StartRequest{Workflow: "big"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.eng.Drive(ctx, v.RunID); err != nil {
+		t.Fatal(err)
+	}
+	b := s.browser()
+	b.signIn(s.tokens[store.ScopeRead])
+	_, page := b.get("/runs/" + v.RunID)
+	if !strings.Contains(page, "The graph has 1200 steps; the first 400 are drawn") {
+		t.Errorf("the big run's graph is not cut with a note")
+	}
+	if got := strings.Count(page, "data-step-row="); got != 500 {
+		t.Errorf("the big run's page lists %d step rows, want 500", got)
+	}
+	if !strings.Contains(page, "?steps=500") {
+		t.Errorf("the big run's page has no link to its next rows")
+	}
+	_, page = b.get("/runs/" + v.RunID + "?steps=1000")
+	if got := strings.Count(page, "data-step-row="); got != 200 || !strings.Contains(page, `data-step-row="s1199"`) {
+		t.Errorf("the last page of rows lists %d, want 200 ending with s1199", got)
+	}
+	_, page = b.get("/runs/" + v.RunID + "/steps/s0")
+	if !strings.Contains(page, "(cut: the value is longer") || len(page) > 300<<10 {
+		t.Errorf("a step's output of 900 kB is shown whole (%d bytes of page)", len(page))
 	}
 }
