@@ -535,6 +535,9 @@ func (s *server) analyze(ctx context.Context, d *document, shared *folderCompile
 	}
 	d.mod = c.mod
 	d.diags = own(d, c.diags)
+	if needsSalvage(d, d.mod) {
+		s.salvage(d, d.diags, lang.LoadOptions{MaxFileSize: s.opts.MaxFileSize})
+	}
 	storeErr := c.storeErr
 	for _, w := range d.mod.Workflows {
 		if w.Graph == nil || w.File != d.path {

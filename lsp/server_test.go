@@ -177,3 +177,39 @@ func TestCompletionWhileTyping(t *testing.T) {
 		t.Fatalf("completion after a string's dot with prefix tr: %q", got)
 	}
 }
+
+// A document first opened with an error (no earlier graph) still gets
+// member completion and hover for the steps that compile: the steps that
+// hold an error are left out of a second compile (salvage.go). The
+// diagnostics stay those of the real compile.
+func TestCompletionFirstOpenedBroken(t *testing.T) {
+	const broken = `workflow "w" {
+  version = "1.0.0"
+  input "amount" { type = number }
+  step "price" {
+    set {
+      total = "{{ input.amount * 2 }}"
+      label = "x"
+    }
+  }
+  step "bad" {
+    set { v = "{{ nosuchfunc(1) }}" }
+  }
+  step "use" {
+    set { t = "{{ steps.price.output. }}" }
+  }
+}
+`
+	s := newTestServer(t, io.Discard)
+	open, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "textDocument/didOpen",
+		"params": map[string]any{"textDocument": map[string]any{"uri": fuzzURI, "languageId": "hcl", "version": 1, "text": broken}}})
+	mustHandle(t, s, open)
+	d := s.docs[fuzzURI]
+	if len(d.diags) == 0 {
+		t.Fatal("the broken document has no diagnostics")
+	}
+	got := labels(s.complete(d, offsetOf(t, broken, "steps.price.output. ", 19)))
+	if !strings.Contains(" "+got+" ", " total ") || !strings.Contains(" "+got+" ", " label ") {
+		t.Fatalf("member completion of steps.price.output in a document first opened broken: %q", got)
+	}
+}
