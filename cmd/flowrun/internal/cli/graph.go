@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/flowrun/flowrun/lang/graph"
@@ -19,7 +20,8 @@ func graphCommand() *command {
 terminal (the steps in layers, each in a box, with the steps it waits for
 under it; the default on a terminal), in Mermaid (the default otherwise) or
 Graphviz DOT. With --format text, --run RUN shows each step's status in
-that run (a run of the same workflow). When PATH defines several workflows,
+that run (a run of the same workflow), coloured on a terminal unless
+NO_COLOR is set. When PATH defines several workflows,
 --workflow picks one. Without --run it does not touch the database.`,
 		store:  true,
 		remote: true,
@@ -77,6 +79,9 @@ that run (a run of the same workflow). When PATH defines several workflows,
 						}
 					}
 					out = termtext.Lines(graph.Text(w.Graph, status))
+					if status != nil && e.useColor(e.stdout) {
+						out = colorStatuses(out)
+					}
 				}
 				fmt.Fprint(e.stdout, out)
 				if !strings.HasSuffix(out, "\n") {
@@ -86,4 +91,24 @@ that run (a run of the same workflow). When PATH defines several workflows,
 			}
 		},
 	}
+}
+
+// boxStatus finds a step's status at the end of the first line of its
+// box in graph.Text's drawing ("│ name  completed │").
+var boxStatus = regexp.MustCompile(`(?m)  (completed|failed|canceled|running|pending|waiting|blocked|skipped)( *│)$`)
+
+// statusColors are the terminal colours of the statuses, as flowtui's.
+var statusColors = map[string]string{
+	"completed": "32", "failed": "31", "canceled": "31", "running": "34", "pending": "34",
+	"waiting": "33", "blocked": "33", "skipped": "90",
+}
+
+// colorStatuses colours the status words of a run's graph for a terminal.
+// The codes take no columns, so the boxes stay aligned; the text was
+// escaped before (termtext), so the only codes in it are these.
+func colorStatuses(text string) string {
+	return boxStatus.ReplaceAllStringFunc(text, func(m string) string {
+		sub := boxStatus.FindStringSubmatch(m)
+		return "  \x1b[" + statusColors[sub[1]] + "m" + sub[1] + "\x1b[0m" + sub[2]
+	})
 }
