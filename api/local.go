@@ -82,3 +82,20 @@ func (l *Local) Offer(ctx context.Context, runID string) (interp.DecisionOffer, 
 func (l *Local) NearestWorkflows(ctx context.Context, name string) (bool, []string, error) {
 	return l.eng.NearestWorkflows(ctx, name)
 }
+
+// RunFolded is Run with each foreach step's items folded into their
+// totals and failed items (interp.Engine.ShowFolded): a view of a run of
+// many items without reading every item row. A face served by this
+// process (the web dashboard) uses it where it can.
+func (l *Local) RunFolded(ctx context.Context, ref string, maxFailed int) (*interp.RunView, error) {
+	run, err := l.eng.ResolveRun(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return l.eng.ShowFolded(ctx, run.ID, maxFailed)
+}
+
+// RunItems is a page of a foreach step's items (interp.Engine.ShowItems).
+func (l *Local) RunItems(ctx context.Context, ref, step string, from, limit int) ([]interp.ItemView, error) {
+	return l.eng.ShowItems(ctx, ref, step, from, limit)
+}

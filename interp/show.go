@@ -623,3 +623,39 @@ func (e *Engine) runRevision(ctx context.Context, run store.Run) (int, int, erro
 	}
 	return v.Revision, head.Revision, nil
 }
+
+// ShowItems returns a page of a foreach step's items, from index from and
+// at most limit of them, with the values they were given, reading only
+// that page of item rows (a step of 100,000 items is not read whole).
+// runID may be any run reference.
+func (e *Engine) ShowItems(ctx context.Context, runID, step string, from, limit int) ([]ItemView, error) {
+	run, err := e.ResolveRun(ctx, runID)
+	if err != nil {
+		return nil, fmt.Errorf("show the items of run %s: %w", runID, err)
+	}
+	tops, err := e.st.StepTops(ctx, run.ID)
+	if err != nil {
+		return nil, fmt.Errorf("show the items of run %s: %w", run.ID, err)
+	}
+	var rec *feItems
+	for _, s := range tops {
+		if s.Key == step {
+			if it, err := itemsOf(s.State, run.Inputs); err == nil && it.len() > 0 {
+				rec = it
+			}
+		}
+	}
+	rows, err := e.st.StepItems(ctx, store.StepItemsParams{RunID: run.ID, Step: step, From: max(from, 0), Limit: limit})
+	if err != nil {
+		return nil, fmt.Errorf("show the items of step %s of run %s: %w", step, run.ID, err)
+	}
+	out := make([]ItemView, 0, len(rows))
+	for _, s := range rows {
+		it := ItemView{Index: s.Index, Status: s.Status, Attempts: s.Attempts, Output: orNull(s.Output), Error: nullToNil(s.Error)}
+		if rec != nil && it.Index < rec.len() {
+			it.Item = mustJSON(rec.at(it.Index))
+		}
+		out = append(out, it)
+	}
+	return out, nil
+}

@@ -93,7 +93,7 @@ func (h *Handler) liveRun(w http.ResponseWriter, r *http.Request, s *session) er
 	}
 	out := map[string]any{"cursor": cursor, "changed": touched}
 	if touched {
-		v, err := h.opts.Door.Run(r.Context(), id)
+		v, err := h.readRun(r.Context(), id)
 		if err != nil {
 			return err
 		}

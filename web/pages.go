@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -259,10 +260,26 @@ func formOf(f *signalForm, t *graph.Type) {
 // maxEventsShown bounds the history on a run's page.
 const maxEventsShown = 500
 
+// itemPager is what a door in this process (api.Local) also offers: a
+// run's view with its foreach items folded into totals, and a page of one
+// step's items, so a step of 100,000 items is never read whole for a page.
+type itemPager interface {
+	RunFolded(ctx context.Context, ref string, maxFailed int) (*interp.RunView, error)
+	RunItems(ctx context.Context, ref, step string, from, limit int) ([]interp.ItemView, error)
+}
+
+// runView reads a run for a page: folded when the door can.
+func (h *Handler) readRun(ctx context.Context, ref string) (*interp.RunView, error) {
+	if p, ok := h.opts.Door.(itemPager); ok {
+		return p.RunFolded(ctx, ref, 0)
+	}
+	return h.opts.Door.Run(ctx, ref)
+}
+
 func (h *Handler) runPage(w http.ResponseWriter, r *http.Request, s *session) error {
 	ctx := r.Context()
 	id := r.PathValue("id")
-	v, err := h.opts.Door.Run(ctx, id)
+	v, err := h.readRun(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -388,17 +405,19 @@ type stepView struct {
 	Key      string
 	Step     *interp.StepView
 	Attempts []store.Attempt
-	// Items are the foreach items shown (at most maxItemsShown).
-	Items      []interp.ItemView
-	ItemsTotal int
-	ItemsDone  int
+	// Items are the foreach items shown (at most maxItemsShown, from
+	// index ItemsFrom; ItemsMore is the next page's first, 0 for none).
+	Items                []interp.ItemView
+	ItemsTotal           int
+	ItemsDone            int
+	ItemsFrom, ItemsMore int
 }
 
 const maxItemsShown = 200
 
 func (h *Handler) stepPage(w http.ResponseWriter, r *http.Request, s *session) error {
 	ctx := r.Context()
-	v, err := h.opts.Door.Run(ctx, r.PathValue("id"))
+	v, err := h.readRun(ctx, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -416,14 +435,34 @@ func (h *Handler) stepPage(w http.ResponseWriter, r *http.Request, s *session) e
 	if sp.Attempts, err = h.opts.Door.AttemptList(ctx, v.RunID, key); err != nil {
 		return err
 	}
-	for _, it := range sv.Items {
-		if it.Status.Terminal() {
-			sp.ItemsDone++
+	from, _ := strconv.Atoi(r.URL.Query().Get("items"))
+	sp.ItemsFrom = max(from, 0)
+	if f := sv.Fold; f != nil {
+		// A folded view: the totals, and a page of items read alone.
+		sp.ItemsTotal = f.Total()
+		for st, n := range f.Counts {
+			if st.Terminal() {
+				sp.ItemsDone += n
+			}
+		}
+		if p, ok := h.opts.Door.(itemPager); ok && sp.ItemsTotal > 0 {
+			if sp.Items, err = p.RunItems(ctx, v.RunID, name, sp.ItemsFrom, maxItemsShown+1); err != nil {
+				return err
+			}
+		}
+	} else {
+		for _, it := range sv.Items {
+			if it.Status.Terminal() {
+				sp.ItemsDone++
+			}
+			if it.Index >= sp.ItemsFrom && len(sp.Items) <= maxItemsShown {
+				sp.Items = append(sp.Items, it)
+			}
 		}
 	}
-	sp.Items = sv.Items
 	if len(sp.Items) > maxItemsShown {
 		sp.Items = sp.Items[:maxItemsShown]
+		sp.ItemsMore = sp.Items[len(sp.Items)-1].Index + 1
 	}
 	h.render(w, http.StatusOK, "step.html", view{Title: "Step " + key + " of run " + v.RunID, Session: s, Nav: "runs", Data: sp})
 	return nil

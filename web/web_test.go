@@ -377,3 +377,52 @@ func TestBigRun(t *testing.T) {
 		t.Errorf("a step's output of 900 kB is shown whole (%d bytes of page)", len(page))
 	}
 }
+
+// A foreach step's page shows its items a page at a time, read a page at
+// a time (the door folds the run and reads one page of item rows), with
+// their values and done/total.
+func TestForeachItemsPaged(t *testing.T) {
+	s := newSite(t)
+	ctx := context.Background()
+	mod, diags := lang.LoadSources([]lang.Source{{Name: "fe.hcl", Src: []byte(`workflow "fe" {
+  version = "1.0.0"
+  input "n" { type = list(number) }
+  step "each" {
+    foreach {
+      items       = "input.n"
+      concurrency = 16
+    }
+    set { v = "{{ item * 2 }}" }
+  }
+}`)}}, lang.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if _, err := s.door.DeployModule(ctx, mod, func(*lang.Workflow) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	ns := make([]any, 450)
+	for i := range ns {
+		ns[i] = float64(i)
+	}
+	v, _, err := s.door.Start(ctx, api.StartRequest{Workflow: "fe", Inputs: map[string]any{"n": ns}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.eng.Drive(ctx, v.RunID); err != nil {
+		t.Fatal(err)
+	}
+	b := s.browser()
+	b.signIn(s.tokens[store.ScopeRead])
+	_, page := b.get("/runs/" + v.RunID + "/steps/each")
+	if !strings.Contains(page, "Items (450/450 done)") || !strings.Contains(page, "?items=200") {
+		t.Fatalf("the foreach's page does not show its totals and a next page:\n%.2000s", page)
+	}
+	if got := strings.Count(page, "<tr><td>"); got < 200 {
+		t.Errorf("the first page shows %d rows", got)
+	}
+	_, page = b.get("/runs/" + v.RunID + "/steps/each?items=400")
+	if !strings.Contains(page, "<td>449</td>") || strings.Contains(page, "<td>399</td>") || strings.Contains(page, "?items=600") {
+		t.Errorf("the last page of items is wrong:\n%.3000s", page)
+	}
+}
