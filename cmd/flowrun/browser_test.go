@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -461,6 +462,40 @@ func TestBrowserDashboard(t *testing.T) {
 		chromedp.Location(&loc))
 	if !strings.HasSuffix(loc, "/runs/"+gone) && !strings.Contains(loc, "/runs/") {
 		t.Fatalf("flow@last opened %s", loc)
+	}
+	// The keyboard alone: from the search box, Tab reaches the filters
+	// and then the first run's link, and Enter opens it.
+	b.do("opening the runs page", chromedp.Navigate(b.url+"/runs"), chromedp.WaitVisible(`table#runs`, chromedp.ByQuery))
+	var firstLink string
+	b.eval(`document.querySelector('table#runs tbody a').getAttribute('href')`, &firstLink)
+	b.do("focusing the search box", chromedp.Focus(`input[name=q]`, chromedp.ByQuery))
+	reached := false
+	for range 30 {
+		var href string
+		b.do("pressing Tab", chromedp.KeyEvent("\t"), chromedp.Evaluate(`document.activeElement.getAttribute('href') || ''`, &href))
+		if href == firstLink {
+			reached = true
+			break
+		}
+	}
+	if !reached {
+		t.Fatal("Tab never reached the first run's link on the runs page")
+	}
+	b.do("pressing Enter", chromedp.KeyEvent("\r"), chromedp.WaitVisible(`#graph`, chromedp.ByQuery), chromedp.Location(&loc))
+	if !strings.HasSuffix(loc, firstLink) {
+		t.Fatalf("Enter on the first run's link opened %s, want %s", loc, firstLink)
+	}
+
+	// A phone's width: the runs page and a run's page fit, with no
+	// sideways scrolling of the page.
+	b.do("narrowing the window to a phone's", emulation.SetDeviceMetricsOverride(390, 844, 3, true))
+	for _, p := range []string{"/runs", "/runs/" + live, "/runs/" + live + "/steps/one", "/ops"} {
+		var wide bool
+		b.do("opening "+p+" on a phone", chromedp.Navigate(b.url+p), chromedp.WaitVisible(`main`, chromedp.ByQuery),
+			chromedp.Evaluate(`document.documentElement.scrollWidth > document.documentElement.clientWidth + 1`, &wide))
+		if wide {
+			t.Errorf("%s is wider than a phone's screen", p)
+		}
 	}
 	if n := b.dialogs.Load(); n != 0 {
 		t.Fatalf("%d JavaScript dialogs opened", n)
