@@ -241,9 +241,13 @@ func (h *Handler) failErr(w http.ResponseWriter, r *http.Request, s *session, er
 	case errors.As(err, &rf):
 		msg := rf.Message
 		if rf.Hint != "" {
-			msg += " " + rf.Hint
+			msg = sentence(msg) + " " + rf.Hint
 		}
-		h.fail(w, r, s, http.StatusConflict, msg)
+		status := rf.Status
+		if status == 0 {
+			status = http.StatusConflict
+		}
+		h.fail(w, r, s, status, msg)
 	case errors.As(err, &de):
 		h.fail(w, r, s, http.StatusConflict, de.Error())
 	case errors.Is(err, errScope):

@@ -254,6 +254,13 @@ func TestPagesEscapeAndHeaders(t *testing.T) {
 		!strings.Contains(page, `<span class="hl-str">1.0.0</span>`) || !strings.Contains(page, `<span class="hl-id">workflow</span>`) {
 		t.Errorf("the version's page does not show its source:\n%s", page)
 	}
+	// An unknown workflow or version is a 404 naming what is near.
+	if code, page := b.get("/workflows/ww"); code != http.StatusNotFound || !strings.Contains(page, `&#34;w&#34;`) {
+		t.Errorf("an unknown workflow answered %d:\n%s", code, page)
+	}
+	if code, page := b.get("/workflows/w/versions/9.9.9"); code != http.StatusNotFound || !strings.Contains(page, "no stored version 9.9.9") {
+		t.Errorf("an unknown version answered %d:\n%s", code, page)
+	}
 	// An unknown run is a 404 naming what is near.
 	if code, page := b.get("/runs/ZZZZZZZZZZ"); code != http.StatusNotFound {
 		t.Errorf("an unknown run answered %d:\n%s", code, page)
