@@ -49,8 +49,9 @@ type RunsQuery struct {
 	Workflow string
 	Key      string
 	Statuses []store.RunStatus
-	// Since keeps the runs created at or after it (zero: all).
-	Since time.Time
+	// Since keeps the runs created at or after it (zero: all); Until the
+	// runs created before it.
+	Since, Until time.Time
 	// Children lists child runs too.
 	Children bool
 	// Limit is at most how many runs (0: all).

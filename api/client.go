@@ -314,6 +314,9 @@ func (c *Client) Runs(ctx context.Context, q RunsQuery) ([]interp.RunSummaryJSON
 	if q.Text != "" {
 		v.Set("text", q.Text)
 	}
+	if !q.Until.IsZero() {
+		v.Set("until", interp.JSONTime(q.Until))
+	}
 	var out []interp.RunSummaryJSON
 	for {
 		page := min(q.Limit-len(out), maxPage)

@@ -47,7 +47,7 @@ func (l *Local) Close() error { return nil }
 
 // Runs implements RunReader.
 func (l *Local) Runs(ctx context.Context, q RunsQuery) ([]interp.RunSummaryJSON, error) {
-	p := store.RunListParams{Workflow: q.Workflow, Key: q.Key, Statuses: q.Statuses, Since: q.Since,
+	p := store.RunListParams{Workflow: q.Workflow, Key: q.Key, Statuses: q.Statuses, Since: q.Since, Until: q.Until,
 		TopLevel: !q.Children, Limit: q.Limit, BeforeID: q.Before, Text: q.Text}
 	runs, err := l.st.RunList(ctx, p)
 	if err != nil {

@@ -61,7 +61,7 @@ func query(r *http.Request, allowed ...string) (url.Values, error) {
 // or several comma-separated; workflow; key; since; children), limit and
 // an opaque cursor, through the api.Service the CLI uses.
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
-	q, err := query(r, "status", "workflow", "key", "since", "children", "limit", "cursor", "text")
+	q, err := query(r, "status", "workflow", "key", "since", "until", "children", "limit", "cursor", "text")
 	if err != nil {
 		return err
 	}
@@ -86,6 +86,13 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
 			return &Problem{Status: http.StatusBadRequest, Field: "since", Detail: fmt.Sprintf("since %q is not an RFC 3339 time, such as 2026-12-01T09:00:00Z", since)}
 		}
 		rq.Since = t
+	}
+	if until := q.Get("until"); until != "" {
+		t, err := time.Parse(time.RFC3339Nano, until)
+		if err != nil {
+			return &Problem{Status: http.StatusBadRequest, Field: "until", Detail: fmt.Sprintf("until %q is not an RFC 3339 time, such as 2026-12-01T09:00:00Z", until)}
+		}
+		rq.Until = t
 	}
 	if c := q.Get("children"); c != "" {
 		b, err := strconv.ParseBool(c)

@@ -475,6 +475,8 @@ type RunListParams struct {
 	Key string
 	// Since keeps the runs created at or after it; zero for all.
 	Since time.Time
+	// Until keeps the runs created before it; zero for all.
+	Until time.Time
 	// TopLevel keeps the runs that are no other run's child.
 	TopLevel bool
 	// Text keeps the runs whose id, key or error (its JSON text) holds

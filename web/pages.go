@@ -85,10 +85,13 @@ func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
 // runsView is the runs page.
 type runsView struct {
 	Workflow, Key, Since, Q string
-	Status                  map[string]bool
-	Statuses                []string
-	Workflows               []string
-	Runs                    []interp.RunSummaryJSON
+	// From and To bound the runs' creation, as an <input
+	// type=datetime-local> writes them, in UTC.
+	From, To  string
+	Status    map[string]bool
+	Statuses  []string
+	Workflows []string
+	Runs      []interp.RunSummaryJSON
 	// Next is the query of the next page, "" on the last.
 	Next   string
 	Cursor int64
@@ -98,7 +101,7 @@ type runsView struct {
 func (h *Handler) runsPage(w http.ResponseWriter, r *http.Request, s *session) error {
 	ctx := r.Context()
 	q := r.URL.Query()
-	v := runsView{Workflow: q.Get("workflow"), Key: q.Get("key"), Since: q.Get("since"), Q: strings.TrimSpace(q.Get("q")),
+	v := runsView{Workflow: q.Get("workflow"), Key: q.Get("key"), Since: q.Get("since"), Q: strings.TrimSpace(q.Get("q")), From: q.Get("from"), To: q.Get("to"),
 		Status: map[string]bool{}, Statuses: statuses, Now: h.clk.Now()}
 	rq := api.RunsQuery{Workflow: v.Workflow, Key: v.Key, Limit: runsPageSize + 1, Before: q.Get("before")}
 	for _, st := range q["status"] {
@@ -116,6 +119,25 @@ func (h *Handler) runsPage(w http.ResponseWriter, r *http.Request, s *session) e
 			return nil
 		}
 		rq.Since = h.clk.Now().Add(-d)
+	}
+	for _, bound := range []struct {
+		name, text string
+		into       *time.Time
+	}{{"From", v.From, &rq.Since}, {"To", v.To, &rq.Until}} {
+		if bound.text == "" {
+			continue
+		}
+		t, err := time.Parse("2006-01-02T15:04", bound.text)
+		if err != nil {
+			if t, err = time.Parse(time.RFC3339, bound.text); err != nil {
+				h.fail(w, r, s, http.StatusBadRequest, bound.name+" "+bound.text+" is not a time such as 2026-12-05T09:00 (UTC).")
+				return nil
+			}
+		}
+		if bound.name == "From" && !rq.Since.IsZero() && rq.Since.After(t) {
+			continue // since is the later bound
+		}
+		*bound.into = t.UTC()
 	}
 	if v.Q != "" {
 		// A run reference of the CLI (an id or a prefix, @last,

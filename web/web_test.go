@@ -265,6 +265,16 @@ func TestPagesEscapeAndHeaders(t *testing.T) {
 	if code, page := b.get("/runs/ZZZZZZZZZZ"); code != http.StatusNotFound {
 		t.Errorf("an unknown run answered %d:\n%s", code, page)
 	}
+	// A time range: the run is in a range around now, not in one before.
+	if _, page := b.get("/runs?from=2000-01-01T00:00&to=2999-01-01T00:00"); !strings.Contains(page, s.runID) {
+		t.Errorf("a range around now does not list the run")
+	}
+	if _, page := b.get("/runs?to=2000-01-01T00:00"); strings.Contains(page, s.runID) {
+		t.Errorf("a range before the run lists it")
+	}
+	if code, _ := b.get("/runs?from=yesterday"); code != http.StatusBadRequest {
+		t.Errorf("a bound that is no time answered %d", code)
+	}
 	// Other text in the search box finds the runs whose id, key or error
 	// holds it.
 	if _, page := b.get("/runs?q=ALERT"); !strings.Contains(page, s.runID) {

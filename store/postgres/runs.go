@@ -356,6 +356,9 @@ func runListSQL(p store.RunListParams, beforeCreated int64) (string, []any) {
 	if !p.Since.IsZero() {
 		where = append(where, "created_at >= "+arg(p.Since.UnixMicro()))
 	}
+	if !p.Until.IsZero() {
+		where = append(where, "created_at < "+arg(p.Until.UnixMicro()))
+	}
 	if p.TopLevel {
 		where = append(where, "parent_run_id IS NULL")
 	}

@@ -404,6 +404,9 @@ func (s *Store) RunList(ctx context.Context, p store.RunListParams) ([]store.Run
 	if !p.Since.IsZero() {
 		where = append(where, "created_at >= "+arg(p.Since.UnixMicro()))
 	}
+	if !p.Until.IsZero() {
+		where = append(where, "created_at < "+arg(p.Until.UnixMicro()))
+	}
 	if p.TopLevel {
 		where = append(where, "parent_run_id IS NULL")
 	}

@@ -156,6 +156,8 @@ func testRunList(t *testing.T, newStore func(t *testing.T) store.Store) {
 		eq(t, "Status and Statuses", list(store.RunListParams{Status: store.RunFailed, Statuses: []store.RunStatus{store.RunFailed, store.RunCompleted}}), []string{"mid"})
 		eq(t, "key", list(store.RunListParams{Key: "a"}), []string{"new", "old"})
 		eq(t, "since", list(store.RunListParams{Since: at(time.Minute)}), []string{"kid", "new", "mid"})
+		eq(t, "until", list(store.RunListParams{Until: at(2 * time.Minute)}), []string{"mid", "old"})
+		eq(t, "since and until", list(store.RunListParams{Since: at(time.Minute), Until: at(3 * time.Minute)}), []string{"new", "mid"})
 		eq(t, "top level", list(store.RunListParams{TopLevel: true}), []string{"new", "mid", "old"})
 		eq(t, "all together", list(store.RunListParams{TopLevel: true, Key: "a", Since: at(time.Second), Statuses: []store.RunStatus{store.RunPending}}), []string{"new"})
 		eq(t, "text in an error, any case", list(store.RunListParams{Text: "gateway timeout"}), []string{"mid"})
