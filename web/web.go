@@ -48,6 +48,8 @@ type Handler struct {
 	mux      *http.ServeMux
 	pages    *template.Template
 	sessions sessions
+	// open is the one session of a server without auth (Options.NoAuth).
+	open *session
 }
 
 // Patterns are the http.ServeMux patterns the dashboard answers, for a
@@ -64,6 +66,9 @@ func New(opts Options) *Handler {
 		h.opts.Log = slog.New(slog.DiscardHandler)
 	}
 	h.pages = template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/*.html"))
+	if opts.NoAuth {
+		h.open = &session{name: "without auth", scope: store.ScopeAdmin, csrf: randomHex(32)}
+	}
 	assets, err := fs.Sub(assetFS, "assets")
 	if err != nil {
 		panic(err)

@@ -443,3 +443,44 @@ func TestForeachItemsPaged(t *testing.T) {
 		t.Errorf("the last page of items is wrong:\n%.3000s", page)
 	}
 }
+
+// A server without auth asks nobody to sign in, acts with scope admin,
+// still checks the CSRF token, and keeps no session per browser: requests
+// without cookies cannot fill the sessions.
+func TestNoAuth(t *testing.T) {
+	s := newSite(t)
+	srv := httptest.NewServer(New(Options{Door: s.door, Tokens: s.st.TokenLookup, NoAuth: true, Clock: s.clk}))
+	defer srv.Close()
+	var page string
+	for range 3 * maxSessions / 1000 {
+		resp, err := http.Get(srv.URL + "/runs/" + s.runID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		page = string(b)
+		if resp.StatusCode != http.StatusOK || len(resp.Cookies()) != 0 {
+			t.Fatalf("a page without auth: %d, cookies %v", resp.StatusCode, resp.Cookies())
+		}
+	}
+	if !strings.Contains(page, "confirm/cancel") {
+		t.Fatalf("a server without auth shows no action:\n%s", page)
+	}
+	resp, err := http.PostForm(srv.URL+"/runs/"+s.runID+"/cancel", url.Values{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a cancel without the CSRF token answered %d", resp.StatusCode)
+	}
+	resp, err = http.PostForm(srv.URL+"/runs/"+s.runID+"/cancel", url.Values{"csrf": {csrfOf(t, page)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("a cancel with the CSRF token answered %d", resp.StatusCode)
+	}
+}
