@@ -155,6 +155,12 @@ func (h *Handler) runsPage(w http.ResponseWriter, r *http.Request, s *session) e
 			return err
 		}
 	}
+	// The live cursor is read before the runs (as runPage's).
+	cursor, err := api.LastEventID(ctx, h.opts.Door)
+	if err != nil {
+		return err
+	}
+	v.Cursor = cursor
 	runs, err := h.opts.Door.Runs(ctx, rq)
 	if err != nil {
 		return err
@@ -170,9 +176,6 @@ func (h *Handler) runsPage(w http.ResponseWriter, r *http.Request, s *session) e
 	if r.URL.Query().Get("rows") == "1" {
 		h.render(w, http.StatusOK, "runs_rows", view{Session: s, Data: v})
 		return nil
-	}
-	if v.Cursor, err = api.LastEventID(ctx, h.opts.Door); err != nil {
-		return err
 	}
 	wfs, err := h.opts.Door.Workflows(ctx)
 	if err != nil {
@@ -301,6 +304,12 @@ func (h *Handler) readRun(ctx context.Context, ref string) (*interp.RunView, err
 func (h *Handler) runPage(w http.ResponseWriter, r *http.Request, s *session) error {
 	ctx := r.Context()
 	id := r.PathValue("id")
+	// The live cursor is read before the run: a change made while the page
+	// is read is told to the page again, never lost.
+	cursor, err := api.LastEventID(ctx, h.opts.Door)
+	if err != nil {
+		return err
+	}
 	v, err := h.readRun(ctx, id)
 	if err != nil {
 		return err
@@ -309,10 +318,7 @@ func (h *Handler) runPage(w http.ResponseWriter, r *http.Request, s *session) er
 	if err != nil {
 		return err
 	}
-	rv := runView{Run: v, Write: s.can(store.ScopeWrite), Done: r.URL.Query().Get("done")}
-	if rv.Cursor, err = api.LastEventID(ctx, h.opts.Door); err != nil {
-		return err
-	}
+	rv := runView{Run: v, Write: s.can(store.ScopeWrite), Done: r.URL.Query().Get("done"), Cursor: cursor}
 	g, gerr := h.opts.Door.Graph(ctx, rec.Workflow, rec.GraphHash)
 	if gerr != nil {
 		rv.GraphErr = gerr.Error()
