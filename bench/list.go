@@ -21,31 +21,9 @@ func listScenario(ctx context.Context, c Config, dir string, r *Result) error {
 	longSteps := c.n(10000, 50)
 	r.Sizes["runs"], r.Sizes["attempts"], r.Sizes["show_steps"] = runs, runs*10, longSteps
 	path := filepath.Join(dir, "flowrun.db")
-	h, err := open(ctx, dir, "flowrun.db", "FULL", interp.Options{})
-	if err != nil {
-		return err
-	}
-	_, err = h.compile(ctx, execChain("ten", 10))
-	if err == nil {
-		_, err = h.compile(ctx, setChain("long", longSteps))
-	}
-	var ten, long store.Version
-	if err == nil {
-		ten, err = h.st.VersionGet(ctx, "ten", "1.0.0")
-	}
-	if err == nil {
-		long, err = h.st.VersionGet(ctx, "long", "1.0.0")
-	}
-	if cerr := h.close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	longID := seedRunID(runs)
 	start := now()
-	if err := seed(ctx, path, seedParams{runs: runs, stepsPerRun: 10, workflow: "ten", version: "1.0.0", hash: ten.Hash,
-		long: longID, longWorkflow: "long", longHash: long.Hash, longSteps: longSteps}); err != nil {
+	longID, err := seedRunsStore(ctx, dir, runs, longSteps)
+	if err != nil {
 		return err
 	}
 	r.Sizes["seed_ms"] = int(ms(now().Sub(start)))
@@ -56,7 +34,7 @@ func listScenario(ctx context.Context, c Config, dir string, r *Result) error {
 	}
 
 	// A fresh store and engine: what `flowrun runs` and `flowrun show` do.
-	h, err = open(ctx, dir, "flowrun.db", "FULL", interp.Options{})
+	h, err := open(ctx, dir, "flowrun.db", "FULL", interp.Options{})
 	if err != nil {
 		return err
 	}
@@ -163,4 +141,36 @@ func timed(fn func() error) (time.Duration, error) {
 	start := now()
 	err := fn()
 	return now().Sub(start), err
+}
+
+// seedRunsStore stores the "ten" (10 exec steps) and "long" (longSteps set
+// steps) workflows in dir/flowrun.db, then seeds runs runs of "ten" and
+// one run of "long" with bulk INSERTs (seed): the store of the list and
+// web scenarios. It returns the long run's id.
+func seedRunsStore(ctx context.Context, dir string, runs, longSteps int) (string, error) {
+	h, err := open(ctx, dir, "flowrun.db", "FULL", interp.Options{})
+	if err != nil {
+		return "", err
+	}
+	_, err = h.compile(ctx, execChain("ten", 10))
+	if err == nil {
+		_, err = h.compile(ctx, setChain("long", longSteps))
+	}
+	var ten, long store.Version
+	if err == nil {
+		ten, err = h.st.VersionGet(ctx, "ten", "1.0.0")
+	}
+	if err == nil {
+		long, err = h.st.VersionGet(ctx, "long", "1.0.0")
+	}
+	if cerr := h.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", err
+	}
+	longID := seedRunID(runs)
+	err = seed(ctx, filepath.Join(dir, "flowrun.db"), seedParams{runs: runs, stepsPerRun: 10, workflow: "ten", version: "1.0.0", hash: ten.Hash,
+		long: longID, longWorkflow: "long", longHash: long.Hash, longSteps: longSteps})
+	return longID, err
 }

@@ -8,13 +8,11 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"path/filepath"
 	"time"
 
 	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/server"
-	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/web"
 )
 
@@ -33,34 +31,11 @@ func webScenario(ctx context.Context, c Config, dir string, r *Result) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(dir, "flowrun.db")
+	longID, err := seedRunsStore(ctx, dir, runs, longSteps)
+	if err != nil {
+		return err
+	}
 	h, err := open(ctx, dir, "flowrun.db", "FULL", interp.Options{})
-	if err != nil {
-		return err
-	}
-	_, err = h.compile(ctx, execChain("ten", 10))
-	if err == nil {
-		_, err = h.compile(ctx, setChain("long", longSteps))
-	}
-	var ten, long store.Version
-	if err == nil {
-		ten, err = h.st.VersionGet(ctx, "ten", "1.0.0")
-	}
-	if err == nil {
-		long, err = h.st.VersionGet(ctx, "long", "1.0.0")
-	}
-	if cerr := h.close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	longID := seedRunID(runs)
-	if err := seed(ctx, path, seedParams{runs: runs, stepsPerRun: 10, workflow: "ten", version: "1.0.0", hash: ten.Hash,
-		long: longID, longWorkflow: "long", longHash: long.Hash, longSteps: longSteps}); err != nil {
-		return err
-	}
-	h, err = open(ctx, dir, "flowrun.db", "FULL", interp.Options{})
 	if err != nil {
 		return err
 	}
