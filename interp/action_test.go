@@ -146,7 +146,7 @@ workflow "ex" {
 	if se.Kind != "exec" || se.ExitCode == nil || *se.ExitCode != 3 || se.Message != `command "sh" exited with status 3: out of labels` {
 		t.Fatalf("bad error = %s", v.Steps["bad"].Error)
 	}
-	wantJSON(t, "run error", run.Error, `{"kind": "exec", "message": "command \"sh\" exited with status 3: out of labels", "step": "bad"}`)
+	wantJSON(t, "run error", run.Error, `{"kind": "exec", "message": "command \"sh\" exited with status 3: out of labels", "step": "bad", "type": "urn:flowrun:error:exec"}`)
 }
 
 // TestExecReadsBothStreams: a program that writes much to stdout and

@@ -87,7 +87,7 @@ func (sc *scheduler) slotRefused(key string, sl store.Slot) {
 // = "skip").
 func (sc *scheduler) endSkipped(se *stepError) {
 	sc.stopAll(store.AttemptCanceled, store.StepCanceled)
-	re := runError{Kind: se.Kind, Message: se.Message}
+	re := runError{Kind: se.Kind, Message: se.Message, Type: problemType(se.Kind)}
 	u := sc.tx.runUpdate()
 	u.Status = ptr(store.RunCanceled)
 	u.Error = mustJSON(re)

@@ -452,7 +452,7 @@ func (e *Engine) replaceWrites(ctx context.Context, plan *DecisionPlan, newID st
 	msg := fmt.Sprintf("replaced by run %s of version %s (version decision: new)", newID, plan.To)
 	u := t.Run
 	u.Status, u.WaitReason, u.FinishedAt = ptr(store.RunCanceled), ptr(""), ptr(t.Now)
-	u.Error = mustJSON(runError{Kind: "canceled", Message: msg})
+	u.Error = mustJSON(runError{Kind: "canceled", Message: msg, Type: problemType("canceled")})
 	u.ClearCancel = true
 	for _, s := range plan.steps {
 		if s.Status.Terminal() || s.Status == store.StepPending {

@@ -67,12 +67,16 @@ func retryWake(rp *graph.Retry, failed int, jitterMS int64, now, deadline time.T
 // joinSkip applies a step's join rule to its needs, all of which have
 // ended: it returns why the step is skipped, or "" when the join lets it
 // run. edge gives the status of the edge from a need (a switch's edge
-// counts as skipped when the step is not in the branch it took), own the
-// need's own status. With join "any" the step is skipped when no edge
-// completed (a step with no needs runs); otherwise when an edge was
-// skipped or canceled. It is pure: it reads only what it is passed.
-func joinSkip(join string, needs []string, edge, own func(string) store.StepStatus) string {
-	if join == "any" {
+// counts as skipped when the step is not in the branch it took; a catch's
+// edge as completed when the catch took the need's error and chose the
+// step, as skipped otherwise, and a caught step's edge to its dependents
+// as skipped), own the need's own status, and why, when it is not nil,
+// says why a skipped edge skips the step ("": the usual words). With join
+// "any" or "first" the step is skipped when no edge completed (a step with
+// no needs runs); otherwise when an edge was skipped or canceled. It is
+// pure: it reads only what it is passed.
+func joinSkip(join string, needs []string, edge, own func(string) store.StepStatus, why func(string) string) string {
+	if join == "any" || join == "first" {
 		any := len(needs) == 0
 		for _, n := range needs {
 			if edge(n) == store.StepCompleted {
@@ -80,13 +84,18 @@ func joinSkip(join string, needs []string, edge, own func(string) store.StepStat
 			}
 		}
 		if !any {
-			return "none of its dependencies completed (join = \"any\")"
+			return fmt.Sprintf("none of its dependencies completed (join = %q)", join)
 		}
 		return ""
 	}
 	for _, n := range needs {
 		switch st := edge(n); st {
 		case store.StepSkipped, store.StepCanceled:
+			if why != nil {
+				if w := why(n); w != "" {
+					return w
+				}
+			}
 			if own(n) == store.StepCompleted {
 				return fmt.Sprintf("switch %q took another branch", n)
 			}

@@ -72,11 +72,20 @@ func TestJoinSkip(t *testing.T) {
 		{"any: a switch branch taken runs", "any", []string{"sw", "b"}, map[string]st{"sw": C, "b": F}, map[string]st{"sw": C, "b": F}, ""},
 		{"any: none completed skips", "any", []string{"a", "b"}, map[string]st{"a": F, "b": S}, map[string]st{"a": F, "b": S}, `none of its dependencies completed (join = "any")`},
 		{"any: switch not taken counts as skipped", "any", []string{"sw"}, map[string]st{"sw": S}, map[string]st{"sw": C}, `none of its dependencies completed (join = "any")`},
+		{"first: one completed runs", "first", []string{"a", "b"}, map[string]st{"a": X, "b": C}, map[string]st{"a": X, "b": C}, ""},
+		{"first: none completed skips", "first", []string{"a", "b"}, map[string]st{"a": F, "b": X}, map[string]st{"a": F, "b": X}, `none of its dependencies completed (join = "first")`},
+		{"a caught need skips with its reason", "", []string{"get"}, map[string]st{"get": S}, map[string]st{"get": F}, `a catch of step "get" took its error`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			edge := func(n string) st { return tc.edge[n] }
 			own := func(n string) st { return tc.own[n] }
-			if got := joinSkip(tc.join, tc.needs, edge, own); got != tc.want {
+			why := func(n string) string {
+				if n == "get" {
+					return `a catch of step "get" took its error`
+				}
+				return ""
+			}
+			if got := joinSkip(tc.join, tc.needs, edge, own, why); got != tc.want {
 				t.Fatalf("joinSkip = %q, want %q", got, tc.want)
 			}
 		})

@@ -9,11 +9,18 @@ import (
 	"github.com/flowrun/flowrun/store"
 )
 
-// runError is the error of a run: {"kind","message","step"}.
+// runError is the error of a run: {"kind","message","step"} and the
+// problem fields of the error that ended it (RFC 9457: type always,
+// status, title, detail and instance when it has them).
 type runError struct {
-	Kind    string `json:"kind"`
-	Message string `json:"message"`
-	Step    string `json:"step"` // "" when no step's failure ended the run
+	Kind     string `json:"kind"`
+	Message  string `json:"message"`
+	Step     string `json:"step"` // "" when no step's failure ended the run
+	Type     string `json:"type,omitempty"`
+	Status   *int   `json:"status,omitempty"`
+	Title    string `json:"title,omitempty"`
+	Detail   string `json:"detail,omitempty"`
+	Instance string `json:"instance,omitempty"`
 }
 
 // completeRun evaluates the workflow outputs and ends the run completed,
@@ -51,7 +58,12 @@ func (sc *scheduler) failRun(se *stepError, step string) {
 		return
 	}
 	sc.stopAll(store.AttemptCanceled, store.StepCanceled)
-	re := runError{Kind: se.Kind, Message: sc.red.text(se.Message), Step: step}
+	typ := se.Type
+	if typ == "" {
+		typ = problemType(se.Kind)
+	}
+	re := runError{Kind: se.Kind, Message: sc.red.text(se.Message), Step: step, Type: typ, Status: se.Status,
+		Title: se.Title, Detail: se.Detail, Instance: se.Instance}
 	u := sc.tx.runUpdate()
 	u.Status = ptr(store.RunFailed)
 	u.Error = mustJSON(re)
@@ -69,7 +81,7 @@ func (sc *scheduler) cancelRun() {
 	sc.stopAll(store.AttemptCanceled, store.StepCanceled)
 	u := sc.tx.runUpdate()
 	u.Status = ptr(store.RunCanceled)
-	u.Error = mustJSON(runError{Kind: "canceled", Message: "canceled by request"})
+	u.Error = mustJSON(runError{Kind: "canceled", Message: "canceled by request", Type: problemType("canceled")})
 	u.ClearCancel = true
 	sc.endRun(u)
 	sc.tx.event("run_canceled", "", nil)

@@ -218,7 +218,7 @@ workflow "f" {
   }
 }`, nil)
 	wantStatus(t, run, store.RunFailed)
-	wantJSON(t, "error", run.Error, `{"kind": "fail", "message": "stopped after failed", "step": "stop"}`)
+	wantJSON(t, "error", run.Error, `{"kind": "fail", "message": "stopped after failed", "step": "stop", "type": "urn:flowrun:error:fail"}`)
 	v := b.show(run.ID)
 	wantJSON(t, "after", v.Steps["after"].Output, `{"st": "failed", "code": 3}`)
 	if k := errKind(t, v.Steps["bad"].Error); k != "exec" {

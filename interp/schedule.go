@@ -125,6 +125,9 @@ func (sc *scheduler) waiting(i int) bool {
 // without a beginning, which of its needs is unfinished (none: it waits
 // for something else, such as a free slot, and is not passed over).
 func (sc *scheduler) noteWait(i int) {
+	if sc.l.g.Steps[i].Join == "first" {
+		return // it begins when any need completes: look at it each time
+	}
 	if sc.top == nil {
 		sc.top = make([]*store.Step, len(sc.l.g.Steps))
 	}
@@ -339,16 +342,27 @@ func (sc *scheduler) advance(ctx context.Context, s *graph.Step) bool {
 // when expression failed (err).
 func (sc *scheduler) gate(ctx context.Context, s *graph.Step) (ready bool, skip string, err *stepError) {
 	sc.gateChecks++
-	for _, n := range s.Needs {
-		if row := sc.rows[n]; row == nil || !row.Status.Terminal() {
-			return false, "", nil
+	if s.Join != "first" {
+		for _, n := range s.Needs {
+			if row := sc.rows[n]; row == nil || !row.Status.Terminal() {
+				return false, "", nil
+			}
 		}
 	}
 	// The edge from a switch counts as completed when the step is in the
-	// branch taken and as skipped otherwise; the join rule then decides.
+	// branch taken and as skipped otherwise, the edge from a step with
+	// catch blocks as catchEdge says; the join rule then decides.
 	edge := func(n string) store.StepStatus {
-		st := sc.rows[n].Status
-		if st != store.StepCompleted || sc.l.step(n).Action.Kind != graph.KindSwitch {
+		row := sc.rows[n]
+		if row == nil {
+			return store.StepPending // join = "first": not begun yet
+		}
+		st := row.Status
+		ns := sc.l.step(n)
+		if len(ns.Catch) > 0 && st.Terminal() {
+			return sc.catchEdge(n, s.Name, st)
+		}
+		if st != store.StepCompleted || ns.Action.Kind != graph.KindSwitch {
 			return st
 		}
 		for _, t := range sc.state(n).Chosen {
@@ -363,8 +377,20 @@ func (sc *scheduler) gate(ctx context.Context, s *graph.Step) (ready bool, skip 
 		}
 		return st
 	}
-	if skip := joinSkip(s.Join, s.Needs, edge, func(n string) store.StepStatus { return sc.rows[n].Status }); skip != "" {
+	if s.Join == "first" && !raceReady(s.Needs, edge) {
+		return false, "", nil
+	}
+	own := func(n string) store.StepStatus {
+		if row := sc.rows[n]; row != nil {
+			return row.Status
+		}
+		return store.StepPending
+	}
+	if skip := joinSkip(s.Join, s.Needs, edge, own, func(n string) string { return sc.catchSkipWhy(n, s.Name) }); skip != "" {
 		return true, skip, nil
+	}
+	if s.Join == "first" {
+		sc.cancelLosers(s)
 	}
 	if s.When != nil {
 		v, eerr := sc.l.prog.Eval(ctx, s.When, sc.act(nil))
@@ -382,6 +408,10 @@ func (sc *scheduler) gate(ctx context.Context, s *graph.Step) (ready bool, skip 
 // the run when the step failed and does not continue on error.
 func (sc *scheduler) stepEnded(s *graph.Step) {
 	row := sc.rows[s.Name]
+	if row.Status == store.StepFailed && len(s.Catch) > 0 && sc.tryCatch(s, row) {
+		sc.settle(s, sc.rows[s.Name])
+		return
+	}
 	sc.settle(s, row)
 	if row.Status != store.StepFailed {
 		return

@@ -429,7 +429,7 @@ func TestDecisionPass(t *testing.T) {
 			ev:       schedEvent{kind: "pass"},
 			want:     passWant{steps: "a=canceled", events: "run_failed:a", stops: "a#1", run: "failed", wake: ms(0)},
 			check: func(t *testing.T, sc *scheduler) {
-				wantJSON(t, "run error", sc.tx.t.Run.Error, `{"kind":"deadline","message":"the run passed its deadline (`+ms(0).Format(time.RFC3339)+`)","step":"a"}`)
+				wantJSON(t, "run error", sc.tx.t.Run.Error, `{"kind":"deadline","message":"the run passed its deadline (`+ms(0).Format(time.RFC3339)+`)","step":"a","type":"urn:flowrun:error:deadline"}`)
 			},
 		},
 		{

@@ -19,8 +19,15 @@ func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millis
 // stepError is the error of a step key or an attempt, as stored and as CEL
 // sees it (error in retry.when, steps.NAME.error).
 type stepError struct {
-	Kind     string `json:"kind"`
-	Message  string `json:"message"`
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+	// Type is the problem type (RFC 9457): the URI a fail step gave, else
+	// the kind's (problemType). Title, Detail and Instance are set only
+	// by a fail step; Status by an http error or a fail step.
+	Type     string `json:"type,omitempty"`
+	Title    string `json:"title,omitempty"`
+	Detail   string `json:"detail,omitempty"`
+	Instance string `json:"instance,omitempty"`
 	ExitCode *int   `json:"exit_code,omitempty"`
 	Status   *int   `json:"status,omitempty"`
 	// Output is what the failed attempt produced (exec: exit_code, stdout,
@@ -33,6 +40,9 @@ type stepError struct {
 	// error, so the step was not retried (semantics.md §6 rule 2): shown
 	// on the step by show, not only in the logs.
 	RetryWhenError string `json:"retry_when_error,omitempty"`
+	// Caught says a catch of the step took this error (the step is
+	// failed, the run goes on along the catch's next).
+	Caught bool `json:"caught,omitempty"`
 }
 
 func (e *stepError) asMap() map[string]any {
@@ -95,11 +105,7 @@ func (sc *scheduler) startUnit(ctx context.Context, u unit) bool {
 	case graph.KindSwitch:
 		return sc.startSwitch(ctx, u)
 	case graph.KindFail:
-		msg, err := sc.evalString(ctx, a.Fail.Message, sc.dataAct(&u))
-		if err != nil {
-			msg = fmt.Sprintf("the fail message could not be evaluated: %v", err)
-		}
-		sc.unitFailed(u, &stepError{Kind: "fail", Message: sc.red.text(msg)}, false)
+		sc.unitFailed(u, sc.raise(ctx, u, a.Fail), false)
 	case graph.KindSleep:
 		return sc.startSleep(ctx, u)
 	case graph.KindWait:
@@ -180,6 +186,9 @@ func (sc *scheduler) unitDone(u unit, out any, attempts int) {
 // retryable and its retry policy allows.
 func (sc *scheduler) unitFailed(u unit, se *stepError, retryable bool) {
 	se.Message = sc.red.text(se.Message)
+	if se.Type == "" {
+		se.Type = problemType(se.Kind)
+	}
 	if se.Output != nil {
 		se.Output = sc.red.clean(se.Output)
 	}
@@ -206,7 +215,9 @@ func (sc *scheduler) unitFailed(u unit, se *stepError, retryable bool) {
 		row.Output = mustJSON(se.Output) // the last attempt's output
 	}
 	sc.put(row, nil)
-	sc.tx.event("step_failed", u.key, map[string]any{"kind": se.Kind, "message": se.Message, "attempts": row.Attempts})
+	ev := map[string]any{"kind": se.Kind, "message": se.Message, "type": se.Type, "attempts": row.Attempts}
+	se.problemFields(ev)
+	sc.tx.event("step_failed", u.key, ev)
 	if past != nil {
 		sc.failRun(past, u.key)
 	}

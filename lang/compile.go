@@ -237,6 +237,10 @@ func (c *compiler) collectEdges() {
 			}
 			c.switchTargets(s)
 		}
+		for _, cd := range s.Catch {
+			exprRefs(cd.When, false)
+			c.catchTargets(s, cd)
+		}
 	}
 	c.sortEdges()
 	if r := c.w.Defaults.Retry; r != nil && r.When != nil {
@@ -282,6 +286,22 @@ func (c *compiler) switchTargets(s *stepDecl) {
 				continue
 			}
 			c.switchOf[r.Name] = s.Name
+			c.edges[r.Name] = append(c.edges[r.Name], stepEdge{to: s.Name, rng: r.Range})
+		}
+	}
+}
+
+// catchTargets checks a catch's targets and records that each waits for
+// the step whose error the catch takes.
+func (c *compiler) catchTargets(s *stepDecl, cd catchDecl) {
+	for _, r := range cd.Next {
+		switch {
+		case r.Name == s.Name:
+			c.errorf(r.Range, "Catch targets its own step",
+				"A catch names the steps that run instead of step %q's dependents when it fails; it cannot name the step itself. To try the step again, give it a retry block.", s.Name)
+		case c.steps[r.Name] == nil:
+			c.unknownStep(r)
+		default:
 			c.edges[r.Name] = append(c.edges[r.Name], stepEdge{to: s.Name, rng: r.Range})
 		}
 	}

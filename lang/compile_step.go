@@ -105,6 +105,7 @@ func (c *compiler) buildStep(sd *stepDecl) *graph.Step {
 	if sd.Until != nil {
 		st.Until.Cond = c.checkExpr(sd.Until, c.stepScope(st, expr.SlotUntil), graph.TypeBool)
 	}
+	c.buildCatch(sd, st)
 	c.checkSettings(sd)
 	c.checkLimits(sd, st)
 	if sd.IdempotencyKey != nil {
@@ -113,6 +114,66 @@ func (c *compiler) buildStep(sd *stepDecl) *graph.Step {
 		st.IdempotencyKey = v
 	}
 	return st
+}
+
+// buildCatch checks a step's catch blocks and its join = "first".
+func (c *compiler) buildCatch(sd *stepDecl, st *graph.Step) {
+	if st.Join == "first" && len(st.Needs) < 2 {
+		c.errorf(sd.Settings["join"], "Race with one dependency",
+			"join = \"first\" starts the step when the first of its dependencies completes and cancels the others, so it needs two or more; step %q has %d. Remove join, or add the steps that race.", sd.Name, len(st.Needs))
+	}
+	if len(sd.Catch) == 0 {
+		return
+	}
+	if why := cannotFail(sd, st); why != "" {
+		c.errorf(sd.Catch[0].Range, "Catch on a step that cannot fail",
+			"Step %q %s, so a catch on it would never run. Remove the catch, or put it on the step that can fail.", sd.Name, why)
+	}
+	scope := c.stepScope(st, expr.SlotCatchWhen)
+	for _, cd := range sd.Catch {
+		gc := graph.Catch{Next: []string{}}
+		if cd.When != nil {
+			gc.When = c.checkExpr(cd.When, scope, graph.TypeBool)
+		}
+		for _, r := range cd.Next {
+			if c.steps[r.Name] != nil && r.Name != sd.Name && !naming.ContainsName(gc.Next, r.Name) {
+				gc.Next = append(gc.Next, r.Name)
+			}
+		}
+		sort.Strings(gc.Next)
+		st.Catch = append(st.Catch, gc)
+	}
+}
+
+// cannotFail says why a step can never fail ("" when it can): a step
+// without an action, a switch, a fail step (whose error is raised to
+// end the run or to be caught by whoever runs it as a child), a sleep
+// of a literal duration and a set of literal values, none with a when,
+// foreach or until that could fail.
+func cannotFail(sd *stepDecl, st *graph.Step) string {
+	if sd.When != nil || sd.Foreach != nil || sd.Until != nil {
+		return ""
+	}
+	switch st.Action.Kind {
+	case graph.KindNone:
+		return "has no action"
+	case graph.KindSwitch:
+		return "is a switch"
+	case graph.KindFail:
+		return "is a fail step, which raises its error for the run (or for a parent run that catches its child's failure)"
+	case graph.KindSleep:
+		if st.Action.Sleep.Until == nil {
+			return "sleeps for a fixed duration"
+		}
+	case graph.KindSet:
+		for _, nv := range st.Action.Set.Values {
+			if nv.Value.Lit == nil {
+				return ""
+			}
+		}
+		return "sets only literal values"
+	}
+	return ""
 }
 
 // fixedOutputType is the output type of an action kind whose output does
@@ -280,6 +341,24 @@ func (c *compiler) buildAction(a *actionDecl, scope *scoper) (graph.Action, *gra
 	case graph.KindFail:
 		f := &graph.FailAction{Message: c.checkData(a.Message, scope)}
 		c.wantText(f.Message, a.Message, "message")
+		f.Error = c.checkData(a.Raise, scope)
+		if f.Error != nil && !kindIn(f.Error.Type, graph.KindObject, graph.KindMap, graph.KindAny) {
+			c.errorf(a.Raise.Range, "Incorrect value type",
+				"error raises an error again, so it must be an error object, like error = \"{{ steps.charge.error }}\", but this value is a %s.", f.Error.Type)
+		}
+		for _, t := range []struct {
+			v    **graph.Value
+			n    *dataNode
+			name string
+		}{{&f.Type, a.ProblemType, "type"}, {&f.Title, a.Title, "title"}, {&f.Detail, a.Detail, "detail"}, {&f.Instance, a.Instance, "instance"}} {
+			*t.v = c.checkData(t.n, scope)
+			c.wantText(*t.v, t.n, t.name)
+		}
+		f.Status = c.checkData(a.Status, scope)
+		if f.Status != nil && !kindIn(f.Status.Type, graph.KindInt, graph.KindNumber, graph.KindAny) {
+			c.errorf(a.Status.Range, "Incorrect value type",
+				"status is an HTTP status, a whole number like status = 409, but this value is a %s.", f.Status.Type)
+		}
 		act.Fail = f
 		return act, graph.TypeNull
 	case graph.KindSwitch:
@@ -431,7 +510,8 @@ func (c *compiler) wantCommand(v *graph.Value, n *dataNode, shell bool) {
 
 // dataNodes lists the action's data attributes, for reference collection.
 func (a *actionDecl) dataNodes() []*dataNode {
-	out := []*dataNode{a.Command, a.Dir, a.Env, a.Stdin, a.URL, a.Headers, a.Body, a.SleepUntil, a.Input, a.Message}
+	out := []*dataNode{a.Command, a.Dir, a.Env, a.Stdin, a.URL, a.Headers, a.Body, a.SleepUntil, a.Input, a.Message,
+		a.Raise, a.ProblemType, a.Status, a.Title, a.Detail, a.Instance}
 	for _, nv := range a.Values {
 		out = append(out, nv.Node)
 	}

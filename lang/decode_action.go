@@ -99,9 +99,12 @@ type childDecl struct {
 	Input         *dataNode
 }
 
-// failDecl holds a fail block's message.
+// failDecl holds a fail block's message and problem fields.
 type failDecl struct {
 	Message *dataNode
+	// Raise is the error raised again (error = "{{ steps.X.error }}").
+	Raise                                        *dataNode
+	ProblemType, Status, Title, Detail, Instance *dataNode
 }
 
 // switchDecl holds a switch block's cases.
@@ -142,7 +145,7 @@ var (
 		{Name: "name", Required: true}, {Name: "version", Required: true}, {Name: "input"},
 	}}
 	failSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-		{Name: "message", Required: true},
+		{Name: "message"}, {Name: "error"}, {Name: "type"}, {Name: "status"}, {Name: "title"}, {Name: "detail"}, {Name: "instance"},
 	}}
 	switchSchema = &hcl.BodySchema{
 		Attributes: []hcl.AttributeSchema{{Name: "default"}},
@@ -316,6 +319,22 @@ func decodeActionBlock(block *hcl.Block, parent string, sm *SourceMap) (*actionD
 		diags = append(diags, d...)
 		sm.addAttrs(path, c.Attributes)
 		act.Message = data(c.Attributes, "message")
+		act.Raise = data(c.Attributes, "error")
+		act.ProblemType = data(c.Attributes, "type")
+		act.Status = data(c.Attributes, "status")
+		act.Title = data(c.Attributes, "title")
+		act.Detail = data(c.Attributes, "detail")
+		act.Instance = data(c.Attributes, "instance")
+		if act.Message == nil && act.Raise == nil && !d.HasErrors() {
+			diags = append(diags, errAt(block.DefRange, "Missing fail message",
+				"A fail block says why the run fails: add message = \"...\", or error = \"{{ steps.NAME.error }}\" to raise a caught error again."))
+		}
+		if a := c.Attributes["status"]; a != nil && act.Status != nil && act.Status.IsLit {
+			if _, sd := literalInt(a, 100, 599); sd.HasErrors() {
+				diags = append(diags, errAt(a.Expr.Range(), "Invalid status code",
+					"A fail status is an HTTP status, a whole number from 100 to 599, like status = 409."))
+			}
+		}
 	case graph.KindSwitch:
 		d := decodeSwitchBody(block, act, path, sm)
 		diags = append(diags, d...)

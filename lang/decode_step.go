@@ -3,6 +3,7 @@ package lang
 import (
 	"fmt"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -33,6 +34,7 @@ type stepDecl struct {
 	OnError        string
 	IdempotencyKey *dataNode
 	Action         *actionDecl // nil: a join point
+	Catch          []catchDecl
 	// Settings maps each setting written (attribute or block name) to its
 	// name's range, for "has no effect" and range errors; nil when none is.
 	Settings map[string]hcl.Range
@@ -61,6 +63,17 @@ type retryDecl struct {
 	AttemptsRange, MaxDelayRange *hcl.Range
 }
 
+// catchDecl is a catch block: when (nil: any error) and next.
+type catchDecl struct {
+	When  *exprDecl
+	Next  []refDecl
+	Range hcl.Range // the block's type keyword
+}
+
+var catchSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+	{Name: "when"}, {Name: "next", Required: true},
+}}
+
 type foreachDecl struct {
 	Items            *exprDecl
 	Concurrency      int
@@ -74,7 +87,7 @@ var stepSchema = &hcl.BodySchema{
 		{Name: "breaker"}, {Name: "until"}, {Name: "interval"}, {Name: "max_iterations"},
 		{Name: "on_error"}, {Name: "idempotency_key"},
 	},
-	Blocks: append([]hcl.BlockHeaderSchema{{Type: "retry"}, {Type: "foreach"}}, actionBlockSchemas...),
+	Blocks: append([]hcl.BlockHeaderSchema{{Type: "retry"}, {Type: "foreach"}, {Type: "catch"}}, actionBlockSchemas...),
 }
 
 // decodeStepBlock decodes step "NAME" { ... }.
@@ -105,7 +118,7 @@ func decodeStepBlock(block *hcl.Block, sm *SourceMap) (*stepDecl, hcl.Diagnostic
 		s.DependsOn = refs
 	}
 	if a := c.Attributes["join"]; a != nil {
-		v, d := literalEnum(a, "all", "any")
+		v, d := literalEnum(a, "all", "any", "first")
 		diags = append(diags, d...)
 		s.Join = v
 	}
@@ -171,6 +184,11 @@ func decodeStepBlock(block *hcl.Block, sm *SourceMap) (*stepDecl, hcl.Diagnostic
 			r, d := decodeRetryBlock(b, path, sm)
 			diags = append(diags, d...)
 			s.Retry = r
+		case "catch":
+			setting("catch", b.TypeRange)
+			cd, d := decodeCatchBlock(b, path+".catch"+strconv.Itoa(len(s.Catch)), sm)
+			diags = append(diags, d...)
+			s.Catch = append(s.Catch, cd)
 		case "foreach":
 			if foreach != nil {
 				diags = append(diags, singleBlock("foreach", foreach, b))
@@ -193,6 +211,29 @@ func decodeStepBlock(block *hcl.Block, sm *SourceMap) (*stepDecl, hcl.Diagnostic
 		}
 	}
 	return s, diags
+}
+
+// decodeCatchBlock decodes catch { when, next }.
+func decodeCatchBlock(b *hcl.Block, path string, sm *SourceMap) (catchDecl, hcl.Diagnostics) {
+	cd := catchDecl{Range: b.TypeRange}
+	c, diags := content(b.Body, catchSchema)
+	sm.addBlock(path, b)
+	sm.addAttrs(path, c.Attributes)
+	if a := c.Attributes["when"]; a != nil {
+		e, d := decodeControl(a)
+		diags = append(diags, d...)
+		cd.When = e
+	}
+	if a := c.Attributes["next"]; a != nil {
+		refs, d := staticRefList(a, "step", "step")
+		diags = append(diags, d...)
+		cd.Next = refs
+		if len(refs) == 0 && !d.HasErrors() {
+			diags = append(diags, errAt(a.Expr.Range(), "Empty catch next",
+				"A catch names the steps that run instead of the step's dependents when it takes an error, like next = [step.refund]."))
+		}
+	}
+	return cd, diags
 }
 
 func untilOnly(a *hcl.Attribute) *hcl.Diagnostic {

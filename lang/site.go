@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"strings"
 	"unicode/utf8"
 
 	"github.com/flowrun/flowrun/lang/expr"
@@ -375,6 +376,9 @@ func ScopeAt(g *graph.Graph, site *Site) *expr.Scope {
 			return expr.StepScope(g, st, expr.SlotItems)
 		case "switch":
 			return expr.StepScope(g, st, expr.SlotCaseWhen)
+		}
+		if strings.HasPrefix(path[2], "catch") {
+			return expr.StepScope(g, st, expr.SlotCatchWhen)
 		}
 		return expr.StepScope(g, st, expr.SlotData)
 	}

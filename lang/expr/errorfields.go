@@ -18,8 +18,11 @@ import (
 // kinds carry it and when (spec/semantics.md §6). message and kind are
 // always there.
 var ErrorFieldKinds = map[string]string{
-	"status":    `only an http error that got a response has status: a refused connection, a DNS failure, a bad URL or too many redirects has none, nor has an error of another kind (exec, timeout, breaker_open, child)`,
+	"status":    `only an http error that got a response, or an error raised by a fail step that sets status, has status: a refused connection, a DNS failure, a bad URL or too many redirects has none, nor has an error of another kind (exec, timeout, breaker_open, child)`,
 	"exit_code": `only an exec error whose program ran has exit_code: a program that could not start has none, nor has an error of another kind (http, timeout, breaker_open, child)`,
+	"title":     `only an error raised by a fail step that sets title has title`,
+	"detail":    `only an error raised by a fail step that sets detail has detail`,
+	"instance":  `only an error raised by a fail step that sets instance has instance`,
 }
 
 // ErrorFieldWarnings returns a warning for every read of an optional field

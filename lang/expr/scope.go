@@ -58,6 +58,7 @@ const (
 	SlotItems          = "items"
 	SlotRetryWhen      = "retry_when"
 	SlotCaseWhen       = "case_when"
+	SlotCatchWhen      = "catch_when"
 	SlotIdempotencyKey = "idempotency_key"
 )
 
@@ -85,9 +86,13 @@ var (
 	// ErrorType is the type of `error` in retry.when and of
 	// steps.NAME.error (null when the step did not fail). exit_code is
 	// present only for exec errors that exited, status only for http errors
-	// with a response: test with has(error.status).
+	// with a response (or raised by a fail step with a status): test with
+	// has(error.status). type is always there (the problem type URI of the
+	// kind unless a fail step gave one); title, detail and instance only
+	// when a fail step gave them (spec/semantics.md §6).
 	ErrorType = graph.ObjectOf(map[string]*graph.Type{
 		"message": graph.TypeString, "kind": graph.TypeString, "exit_code": graph.TypeInt, "status": graph.TypeInt,
+		"type": graph.TypeString, "title": graph.TypeString, "detail": graph.TypeString, "instance": graph.TypeString,
 	})
 	// ScheduleType is the type of `schedule` in a schedule's inputs: the
 	// slot as RFC 3339 in the schedule's zone, its date there
@@ -201,7 +206,8 @@ func ancestors(g *graph.Graph, s *graph.Step) map[string]*graph.Type {
 //     latest iteration's output), plus item and index under foreach, and
 //     iteration;
 //   - retry_when: the ancestors, item and index under foreach, iteration
-//     under until, and error.
+//     under until, and error;
+//   - catch_when: the ancestors and error (the step's, once it failed).
 //
 // A foreach step seen from another step has output list(OutputType); seen
 // from its until, OutputType (one item's). In its own action data and
@@ -236,6 +242,8 @@ func StepScope(g *graph.Graph, s *graph.Step, slot string) *Scope {
 	case SlotRetryWhen:
 		sc.Item = itemType(s)
 		sc.Iteration = until
+		sc.Error = true
+	case SlotCatchWhen:
 		sc.Error = true
 	}
 	return sc
@@ -418,6 +426,8 @@ func (s *Scope) where() string {
 		return "retry.when"
 	case SlotCaseWhen:
 		return "case.when"
+	case SlotCatchWhen:
+		return "catch.when"
 	case SlotConcurrencyKey:
 		return "concurrency.key"
 	case SlotSchedule:

@@ -217,7 +217,11 @@ func irEvery(t testing.TB) *graph.Graph {
 	texts.Retry = &graph.Retry{Attempts: 2, BackoffMS: 0, Multiplier: 1e-3}
 	texts.Until = &graph.Until{Cond: graph.IrExpr("true", graph.TypeBool), MaxIterations: 1}
 	texts.IdempotencyKey = graph.IrLit("k", graph.TypeString)
-	g.Steps = append(g.Steps, nap, texts)
+	raise := graph.IrStep("raise", graph.Action{Kind: graph.KindFail, Fail: &graph.FailAction{
+		Error: graph.IrTmpl("steps.nap.error", graph.TypeAny), Type: graph.IrLit("urn:x:late", graph.TypeString),
+		Status: graph.IrLit(409, graph.TypeInt), Title: graph.IrLit("Late", graph.TypeString),
+		Detail: graph.IrText("slept ", "input.amount"), Instance: graph.IrLit("/orders/1", graph.TypeString)}}, "nap")
+	g.Steps = append(g.Steps, nap, texts, raise)
 	g.Alerts = append(g.Alerts, graph.Alert{Name: "page", On: []string{"dead_lettered", "timed_out"}, Action: graph.Action{Kind: graph.KindExec, Exec: &graph.ExecAction{Command: graph.IrLit([]string{"page", "ü"}, graph.ListOf(graph.TypeString))}}})
 	graph.Seal(g)
 	if err := graph.ValidateGraph(g); err != nil {

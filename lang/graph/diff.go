@@ -277,6 +277,14 @@ func (d *differ) stepDependsOn(path string, o, n *Step, _ *stepDiff) {
 	}
 }
 
+// stepCatch reports changed catch blocks: a MINOR change, since what a
+// failure leads to changes but no completed step's output does.
+func (d *differ) stepCatch(path string, o, n *Step, _ *stepDiff) {
+	if !diffSame(o.Catch, n.Catch) {
+		d.add(path, BumpMinor, "catch changed")
+	}
+}
+
 func (d *differ) stepOutputType(path string, o, n *Step, c *stepDiff) {
 	if !o.OutputType.Equal(n.OutputType) {
 		arrow := diffArrow(o.OutputType.String(), n.OutputType.String())

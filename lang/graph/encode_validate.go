@@ -235,7 +235,7 @@ func (v *encValidator) steps(g *Graph, breakers map[string]bool) {
 		if len(s.DependsOn) > 0 {
 			v.dependsOn(where, s)
 		}
-		v.oneOf(where, "join", s.Join, "all", "any")
+		v.oneOf(where, "join", s.Join, "all", "any", "first")
 		v.oneOf(where, "on_error", s.OnError, "fail", "continue")
 		v.expr(where.in(" when"), s.When)
 		v.action(where, &s.Action, all, s.Name)
@@ -272,6 +272,14 @@ func (v *encValidator) steps(g *Graph, breakers map[string]bool) {
 		}
 		v.value(where.in(" idempotency_key"), s.IdempotencyKey)
 		v.typ(where.in(" output"), s.OutputType)
+		for _, c := range s.Catch {
+			v.expr(where.in(" catch.when"), c.When)
+			for _, t := range c.Next {
+				if ts := all[t].last; ts == nil || !slices.Contains(ts.Needs, s.Name) {
+					v.add("%s: catch target %q is not a step that lists it in its needs", where, t)
+				}
+			}
+		}
 	}
 }
 
@@ -397,10 +405,17 @@ func (v *encValidator) action(where encWhere, a *Action, steps map[string]encSte
 		}
 		v.value(where.in(" workflow.input"), a.Workflow.Input)
 	case KindFail:
-		if a.Fail.Message == nil {
+		f := a.Fail
+		if f.Message == nil && f.Error == nil {
 			v.add("%s: fail message is missing", where)
 		}
-		v.value(where.in(" fail.message"), a.Fail.Message)
+		v.value(where.in(" fail.message"), f.Message)
+		v.value(where.in(" fail.error"), f.Error)
+		v.value(where.in(" fail.type"), f.Type)
+		v.value(where.in(" fail.status"), f.Status)
+		v.value(where.in(" fail.title"), f.Title)
+		v.value(where.in(" fail.detail"), f.Detail)
+		v.value(where.in(" fail.instance"), f.Instance)
 	case KindSwitch:
 		v.switchTargets(where, a.Switch, steps, self)
 	}

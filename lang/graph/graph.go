@@ -146,6 +146,19 @@ type Step struct {
 	// OutputType is the type of steps.NAME.output (per item for foreach
 	// steps, whose output is a list of it).
 	OutputType *Type `json:"output_type" graph:"def,diff=whole:stepOutputType"`
+	// Catch are the step's catch blocks, tried in order when the step
+	// fails: the first whose When holds takes the error, and its Next run
+	// instead of the step's dependents. Nil (left out of the encoding)
+	// when there are none.
+	Catch []Catch `json:"catch,omitempty" graph:"def,diff=whole:stepCatch"`
+}
+
+// Catch is one catch block of a step.
+//
+//graph:gen diff=whole
+type Catch struct {
+	When *Expr    `json:"when,omitempty" graph:"slot=catch_when"` // nil: any error
+	Next []string `json:"next" graph:"set"`
 }
 
 // Retry is a step's retry policy with defaults applied.
@@ -277,11 +290,23 @@ type WorkflowAction struct {
 	Input   *Value `json:"input,omitempty"`
 }
 
-// FailAction ends the run as failed.
+// FailAction raises an error: the step fails with kind "fail" and the
+// problem fields (RFC 9457) given, and the run with it unless a catch of
+// the step takes it.
 //
 //graph:gen diff=whole
 type FailAction struct {
-	Message *Value `json:"message"`
+	Message *Value `json:"message"` // nil only when Error gives it
+	// Error is a whole error raised again (an object such as
+	// steps.X.error): its fields are the base the others override. Nil
+	// when not set, as are the fields below; each is left out of the
+	// encoding then, so graphs stored before them keep their hashes.
+	Error    *Value `json:"error,omitempty"`
+	Type     *Value `json:"type,omitempty"`   // a URI reference naming the kind of problem
+	Status   *Value `json:"status,omitempty"` // a whole number, 100..599
+	Title    *Value `json:"title,omitempty"`
+	Detail   *Value `json:"detail,omitempty"`
+	Instance *Value `json:"instance,omitempty"`
 }
 
 // SwitchAction picks the branch to run; the others are skipped.

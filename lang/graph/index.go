@@ -1,6 +1,9 @@
 package graph
 
-import "hash/maphash"
+import (
+	"hash/maphash"
+	"slices"
+)
 
 // index is what the consumers of a graph look up by step, built once per
 // graph on the first call of a method below and shared from then on: a
@@ -21,6 +24,7 @@ type index struct {
 	needOff  []int32             // step i's needs are needAt[needOff[i]:needOff[i+1]]
 	needAt   []int32             // the positions of the needs, step after step
 	switchOf map[string][]string // step → the switch steps that can choose it
+	catchOf  map[string][]string // step → the steps whose catch can choose it
 	expands  bool                // some step has foreach items or until
 }
 
@@ -33,7 +37,7 @@ func (g *Graph) index() *index {
 	for size*3 < n*4 { // at most three quarters full
 		size *= 2
 	}
-	ix := &index{slots: make([]int32, size), seed: maphash.MakeSeed(), needOff: make([]int32, n+1), switchOf: map[string][]string{}}
+	ix := &index{slots: make([]int32, size), seed: maphash.MakeSeed(), needOff: make([]int32, n+1), switchOf: map[string][]string{}, catchOf: map[string][]string{}}
 	for i, s := range g.Steps {
 		ix.insert(g, s.Name, i)
 	}
@@ -50,6 +54,13 @@ func (g *Graph) index() *index {
 		}
 		ix.needOff[i+1] = int32(len(ix.needAt))
 		ix.expands = ix.expands || s.Foreach != nil || s.Until != nil
+		for _, c := range s.Catch {
+			for _, t := range c.Next {
+				if !slices.Contains(ix.catchOf[t], s.Name) {
+					ix.catchOf[t] = append(ix.catchOf[t], s.Name)
+				}
+			}
+		}
 		if s.Action.Kind != KindSwitch || s.Action.Switch == nil {
 			continue
 		}
@@ -118,6 +129,10 @@ func (g *Graph) NeedPositions(i int) []int32 {
 // named name (in a case or the default), in graph order. The slice is
 // shared: the caller must not change it.
 func (g *Graph) SwitchesTargeting(name string) []string { return g.index().switchOf[name] }
+
+// CatchesTargeting returns the steps whose catch blocks name the step in
+// a next, in graph order.
+func (g *Graph) CatchesTargeting(name string) []string { return g.index().catchOf[name] }
 
 // Expands reports whether some step has foreach items or until iterations,
 // so that a run may hold more step keys than the graph has steps.

@@ -21,10 +21,11 @@ type stepDef struct {
 	OnError        string   `json:"on_error"`
 	IdempotencyKey *Value   `json:"idempotency_key,omitempty"`
 	OutputType     *Type    `json:"output_type"`
+	Catch          []Catch  `json:"catch,omitempty"`
 }
 
 func stepDefOf(x *Step) stepDef {
-	return stepDef{x.Name, x.Needs, x.DependsOn, x.Join, x.When, x.Action, x.Foreach, x.Until, x.OnError, x.IdempotencyKey, x.OutputType}
+	return stepDef{x.Name, x.Needs, x.DependsOn, x.Join, x.When, x.Action, x.Foreach, x.Until, x.OnError, x.IdempotencyKey, x.OutputType, x.Catch}
 }
 
 // graph decodes the Graph of a stored graph in normal form (but for the order
@@ -356,6 +357,9 @@ func (d *fastDecoder) step() *Step {
 		case "output_type":
 			d.seen(&set, 1<<14)
 			x.OutputType = d.typ()
+		case "catch":
+			d.seen(&set, 1<<15)
+			x.Catch = d.catchs()
 		default:
 			d.fail()
 		}
@@ -363,8 +367,51 @@ func (d *fastDecoder) step() *Step {
 	d.flushStrings()
 	d.names(&x.Needs, false)
 	d.names(&x.DependsOn, false)
+	if len(x.Catch) == 0 {
+		x.Catch = nil
+	}
 	shareDependsOn(x)
 	return x
+}
+
+// catch decodes a Catch of a stored graph (null: the zero value) into x in
+// normal form.
+func (d *fastDecoder) catch(x *Catch) {
+	if d.null() {
+		return
+	}
+	d.open('{')
+	var set uint32
+	first := true
+	for d.more(&first, '}') {
+		switch string(d.key()) {
+		case "when":
+			d.seen(&set, 1<<0)
+			x.When = d.expr()
+		case "next":
+			d.seen(&set, 1<<1)
+			x.Next = d.strings()
+		default:
+			d.fail()
+		}
+	}
+	d.names(&x.Next, true)
+}
+
+// catchs decodes a list of Catch (null: nil; a null element: the zero value).
+func (d *fastDecoder) catchs() []Catch {
+	if d.null() {
+		return nil
+	}
+	d.open('[')
+	list := []Catch{}
+	first := true
+	for d.more(&first, ']') {
+		var x Catch
+		d.catch(&x)
+		list = append(list, x)
+	}
+	return list
 }
 
 // retry decodes a Retry of a stored graph (null: nil) in normal form.
@@ -696,6 +743,24 @@ func (d *fastDecoder) failAction() *FailAction {
 		case "message":
 			d.seen(&set, 1<<0)
 			x.Message = d.value()
+		case "error":
+			d.seen(&set, 1<<1)
+			x.Error = d.value()
+		case "type":
+			d.seen(&set, 1<<2)
+			x.Type = d.value()
+		case "status":
+			d.seen(&set, 1<<3)
+			x.Status = d.value()
+		case "title":
+			d.seen(&set, 1<<4)
+			x.Title = d.value()
+		case "detail":
+			d.seen(&set, 1<<5)
+			x.Detail = d.value()
+		case "instance":
+			d.seen(&set, 1<<6)
+			x.Instance = d.value()
 		default:
 			d.fail()
 		}
@@ -1229,6 +1294,21 @@ func (n *encNormalizer) step(x *Step) {
 	n.until(x.Until)
 	n.value(x.IdempotencyKey)
 	n.typ(x.OutputType)
+	if len(x.Catch) == 0 && x.Catch != nil && n.change() {
+		x.Catch = nil
+	}
+	for i := range x.Catch {
+		n.catch(&x.Catch[i])
+	}
+}
+
+// catch puts x and what it holds in normal form.
+func (n *encNormalizer) catch(x *Catch) {
+	if x == nil {
+		return
+	}
+	n.expr(x.When)
+	n.names(&x.Next, true)
 }
 
 // retry puts x and what it holds in normal form.
@@ -1337,6 +1417,12 @@ func (n *encNormalizer) failAction(x *FailAction) {
 		return
 	}
 	n.value(x.Message)
+	n.value(x.Error)
+	n.value(x.Type)
+	n.value(x.Status)
+	n.value(x.Title)
+	n.value(x.Detail)
+	n.value(x.Instance)
 }
 
 // switchAction puts x and what it holds in normal form.
@@ -1506,6 +1592,17 @@ func (in *typeInterner) step(x *Step) {
 	x.OnError = modeString(x.OnError)
 	in.value(x.IdempotencyKey)
 	x.OutputType = in.intern(x.OutputType)
+	for i := range x.Catch {
+		in.catch(&x.Catch[i])
+	}
+}
+
+// catch interns the types and the mode strings of x and what it holds.
+func (in *typeInterner) catch(x *Catch) {
+	if x == nil {
+		return
+	}
+	in.expr(x.When)
 }
 
 // retry interns the types and the mode strings of x and what it holds.
@@ -1609,6 +1706,12 @@ func (in *typeInterner) failAction(x *FailAction) {
 		return
 	}
 	in.value(x.Message)
+	in.value(x.Error)
+	in.value(x.Type)
+	in.value(x.Status)
+	in.value(x.Title)
+	in.value(x.Detail)
+	in.value(x.Instance)
 }
 
 // switchAction interns the types and the mode strings of x and what it holds.
@@ -1821,6 +1924,7 @@ func (d *differ) stepFields(path string, o, n *Step, c *stepDiff) {
 		d.add(path, BumpMinor, "idempotency key changed")
 	}
 	d.stepOutputType(path, o, n, c)
+	d.stepCatch(path, o, n, c)
 }
 
 // retryParts names what differs between two versions of a Retry, one part a
@@ -1976,6 +2080,19 @@ func (fn exprVisitor) step(x *Step, _ *Step, slot string) {
 	fn.foreach(x.Foreach, s, slot)
 	fn.until(x.Until, s, slot)
 	fn.value(x.IdempotencyKey, s, "idempotency_key")
+	for i := range x.Catch {
+		fn.catch(&x.Catch[i], s, slot)
+	}
+}
+
+// catch hands every expression of x to fn.
+func (fn exprVisitor) catch(x *Catch, s *Step, slot string) {
+	if x == nil {
+		return
+	}
+	if x.When != nil {
+		fn(x.When, s, "catch_when")
+	}
 }
 
 // retry hands every expression of x to fn.
@@ -2076,6 +2193,12 @@ func (fn exprVisitor) failAction(x *FailAction, s *Step, slot string) {
 		return
 	}
 	fn.value(x.Message, s, slot)
+	fn.value(x.Error, s, slot)
+	fn.value(x.Type, s, slot)
+	fn.value(x.Status, s, slot)
+	fn.value(x.Title, s, slot)
+	fn.value(x.Detail, s, slot)
+	fn.value(x.Instance, s, slot)
 }
 
 // switchAction hands every expression of x to fn.
@@ -2551,6 +2674,24 @@ func (x *Step) appendJSON(b []byte) ([]byte, error) {
 	b = append(b, ",\"output_type\":"...)
 	b = x.OutputType.appendJSON(b)
 	more = true
+	if len(x.Catch) != 0 {
+		b = append(b, ",\"catch\":"...)
+		if x.Catch == nil {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, '[')
+			for i := range x.Catch {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				if b, err = (&x.Catch[i]).appendJSON(b); err != nil {
+					return b, err
+				}
+			}
+			b = append(b, ']')
+		}
+		more = true
+	}
 	return append(b, '}'), nil
 }
 
@@ -2618,6 +2759,50 @@ func (x *Step) appendDefJSON(b []byte) ([]byte, error) {
 	}
 	b = append(b, ",\"output_type\":"...)
 	b = x.OutputType.appendJSON(b)
+	more = true
+	if len(x.Catch) != 0 {
+		b = append(b, ",\"catch\":"...)
+		if x.Catch == nil {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, '[')
+			for i := range x.Catch {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				if b, err = (&x.Catch[i]).appendJSON(b); err != nil {
+					return b, err
+				}
+			}
+			b = append(b, ']')
+		}
+		more = true
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *Catch) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	more := false
+	_ = more
+	if x.When != nil {
+		b = append(b, "\"when\":"...)
+		if b, err = (x.When).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	if more {
+		b = append(b, ',')
+	}
+	b = append(b, "\"next\":"...)
+	b = encAppendStrings(b, x.Next)
 	more = true
 	return append(b, '}'), nil
 }
@@ -2984,9 +3169,54 @@ func (x *FailAction) appendJSON(b []byte) ([]byte, error) {
 	var err error
 	_ = err
 	b = append(b, '{')
+	more := false
+	_ = more
 	b = append(b, "\"message\":"...)
 	if b, err = (x.Message).appendJSON(b); err != nil {
 		return b, err
+	}
+	more = true
+	if x.Error != nil {
+		b = append(b, ",\"error\":"...)
+		if b, err = (x.Error).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	if x.Type != nil {
+		b = append(b, ",\"type\":"...)
+		if b, err = (x.Type).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	if x.Status != nil {
+		b = append(b, ",\"status\":"...)
+		if b, err = (x.Status).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	if x.Title != nil {
+		b = append(b, ",\"title\":"...)
+		if b, err = (x.Title).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	if x.Detail != nil {
+		b = append(b, ",\"detail\":"...)
+		if b, err = (x.Detail).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	if x.Instance != nil {
+		b = append(b, ",\"instance\":"...)
+		if b, err = (x.Instance).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
 	}
 	return append(b, '}'), nil
 }

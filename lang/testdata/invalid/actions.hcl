@@ -50,7 +50,7 @@ workflow "actions" {
   }
 
   step "no_message" {
-    fail {} # ERROR: Missing required argument
+    fail {} # ERROR: Missing fail message
   }
 
   step "no_url" {

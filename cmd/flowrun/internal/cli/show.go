@@ -160,6 +160,9 @@ func writeHumanView(w io.Writer, v *interp.RunView, items itemsView, now time.Ti
 			continue
 		}
 		detail := errorText(s.Error)
+		if strings.HasPrefix(s.Detail, "caught by ") {
+			detail += " (" + s.Detail + ")"
+		}
 		if strings.HasPrefix(s.Detail, "breaker ") && !s.Status.Terminal() {
 			detail = "" // parked on a breaker: say so, then the last error
 		}
@@ -244,6 +247,9 @@ func errorText(raw json.RawMessage) string {
 		Step    string `json:"step"`
 		// RetryWhen is why retry.when failed to evaluate on the error.
 		RetryWhen string `json:"retry_when_error"`
+		Caught    bool   `json:"caught"`
+		Status    *int   `json:"status"`
+		Title     string `json:"title"`
 	}
 	if err := json.Unmarshal(raw, &e); err != nil {
 		return compactJSON(raw)
@@ -255,8 +261,14 @@ func errorText(raw json.RawMessage) string {
 	if e.Kind != "" {
 		parts = append(parts, e.Kind)
 	}
+	if e.Title != "" {
+		parts = append(parts, oneLine(e.Title))
+	}
 	parts = append(parts, oneLine(e.Message))
 	text := strings.Join(parts, ": ")
+	if e.Caught {
+		text = "caught: " + text
+	}
 	if e.RetryWhen != "" {
 		text += " (not retried: retry.when failed: " + oneLine(e.RetryWhen) + ")"
 	}
