@@ -166,7 +166,7 @@ func writeHumanView(w io.Writer, v *interp.RunView, items itemsView, now time.Ti
 		if strings.HasPrefix(s.Detail, "breaker ") && !s.Status.Terminal() {
 			detail = "" // parked on a breaker: say so, then the last error
 		}
-		if detail == "" && !s.Status.Terminal() || detail == "" && s.Status == "skipped" {
+		if detail == "" && !s.Status.Terminal() || detail == "" && (s.Status == "skipped" || s.Status == "canceled") {
 			detail = s.Detail
 			if s.WakeAt != nil && !s.Status.Terminal() {
 				detail += " until " + formatTime(*s.WakeAt)
