@@ -72,7 +72,9 @@ func (sc *scheduler) caughtBy(n string, st store.StepStatus) []string {
 // completed when the catch that took n's error chose it and skipped
 // otherwise (n completed, failed with no catch taking it, or another
 // catch took it); for a dependent, skipped when a catch took n's error
-// (its targets run instead), else st.
+// (its targets run instead) unless the dependent comes after one of the
+// chosen targets (it is part of the handling, as a step that raises the
+// error again after a cleanup), else st.
 func (sc *scheduler) catchEdge(n, to string, st store.StepStatus) store.StepStatus {
 	chosen := sc.caughtBy(n, st)
 	if slices.Contains(sc.l.g.CatchesTargeting(to), n) {
@@ -81,10 +83,34 @@ func (sc *scheduler) catchEdge(n, to string, st store.StepStatus) store.StepStat
 		}
 		return store.StepSkipped
 	}
-	if chosen != nil {
+	if chosen != nil && !sc.after(to, chosen) {
 		return store.StepSkipped
 	}
 	return st
+}
+
+// after reports whether step to waits, directly or not, for one of the
+// steps in of.
+func (sc *scheduler) after(to string, of []string) bool {
+	seen := map[string]bool{}
+	stack := []string{to}
+	for len(stack) > 0 {
+		s := sc.l.step(stack[len(stack)-1])
+		stack = stack[:len(stack)-1]
+		if s == nil {
+			continue
+		}
+		for _, n := range s.Needs {
+			if slices.Contains(of, n) {
+				return true
+			}
+			if !seen[n] {
+				seen[n] = true
+				stack = append(stack, n)
+			}
+		}
+	}
+	return false
 }
 
 // catchSkipWhy says why the edge from n skips step to when n has catch
@@ -106,7 +132,7 @@ func (sc *scheduler) catchSkipWhy(n, to string) string {
 		return fmt.Sprintf("the catch that took step %q's error chose %s", n, strings.Join(chosen, ", "))
 	case targeted && row.Status == store.StepFailed:
 		return fmt.Sprintf("step %q failed and no catch of it took the error", n)
-	case chosen != nil:
+	case chosen != nil && !sc.after(to, chosen):
 		return fmt.Sprintf("a catch of step %q took its error; %s runs instead", n, strings.Join(chosen, ", "))
 	}
 	return ""
