@@ -91,6 +91,8 @@ func schemaAt(path []string) (s *hcl.BodySchema, free, ok bool) {
 			s = foreachSchema
 		case t == "case" && parent == "switch":
 			s = caseSchema
+		case t == "catch" && parent == "step":
+			s = catchSchema
 		default:
 			as, isFree := actionSchema(t)
 			if as == nil && !isFree {

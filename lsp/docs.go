@@ -41,9 +41,10 @@ var docs = []docEntry{
 	{Key: "sleep", Section: "#### 8.6", Doc: "Waits for a duration or until a time. Output: woke_at."},
 	{Key: "wait", Section: "#### 8.6", Doc: "Waits for a signal (flowrun signal). Output: the signal's payload."},
 	{Key: "step.workflow", Section: "#### 8.6", Doc: "Starts a child workflow and waits for it. Output: the child's outputs."},
-	{Key: "fail", Section: "#### 8.6", Doc: "Ends the run failed with a message."},
+	{Key: "fail", Section: "#### 8.6", Doc: "Raises an error (kind fail, with problem fields): the step fails, and the run unless a catch takes it."},
 	{Key: "switch", Section: "#### 8.7", Doc: "Chooses which steps run: the first case whose when is true, else default."},
 	{Key: "case", Section: "#### 8.7", Doc: "One branch of a switch."},
+	{Key: "catch", Section: "### 8.1", Doc: "Takes the step's error when its when holds; its next steps run instead of the step's dependents."},
 
 	// workflow
 	{Key: "version", Section: "## 2.", Type: "string", Default: "required", Doc: "The workflow's version, MAJOR.MINOR.PATCH; the bump must cover the changes against the stored version."},
@@ -81,7 +82,7 @@ var docs = []docEntry{
 	{Key: "limits.parallel", Section: "## 15.", Default: "16", Doc: "Attempts of one run in flight at once."},
 	// step
 	{Key: "step.depends_on", Section: "### 8.1", Type: "list of `step.X`", Default: "`[]`", Doc: "Steps this one waits for without reading their data."},
-	{Key: "step.join", Section: "### 8.1", Type: "string", Default: "`\"all\"`", Doc: "all: run when every dependency settled; any: when one completed."},
+	{Key: "step.join", Section: "### 8.1", Type: "string", Default: "`\"all\"`", Doc: "all: run when every dependency settled; any: when one completed; first: when one completed, canceling the others (a race)."},
 	{Key: "step.when", Section: "### 8.1", Type: "CEL bool", Default: "run", Doc: "The step is skipped when this is false."},
 	{Key: "step.timeout", Section: "### 8.1", Type: "duration", Default: "`defaults.timeout`, else `5m`", Doc: "Per-attempt timeout."},
 	{Key: "step.breaker", Section: "### 8.1", Type: "`breaker.X`", Default: "none", Doc: "The circuit breaker the step's attempts go through."},
@@ -118,7 +119,15 @@ var docs = []docEntry{
 	{Key: "step.workflow.name", Section: "#### 8.6", Type: "string (literal)", Default: "required", Doc: "The child workflow's name."},
 	{Key: "step.workflow.version", Section: "#### 8.6", Type: "string (literal)", Default: "required †", Doc: "The child's version pin: \"1\", \"1.2\" or \"1.2.3\"."},
 	{Key: "step.workflow.input", Section: "#### 8.6", Type: "object of templates", Default: "`{}`", Doc: "The child's inputs."},
-	{Key: "fail.message", Section: "#### 8.6", Type: "string template", Default: "required", Doc: "The failure's message."},
+	{Key: "fail.message", Section: "#### 8.6", Type: "string template", Default: "required unless `error` is set", Doc: "The failure's message."},
+	{Key: "fail.error", Section: "#### 8.6", Type: "template → error object", Default: "–", Doc: "An error raised again, e.g. \"{{ steps.charge.error }}\": its kind and fields are kept."},
+	{Key: "fail.type", Section: "#### 8.6", Type: "string template", Default: "`urn:flowrun:error:fail`", Doc: "The problem type (RFC 9457), a URI reference."},
+	{Key: "fail.status", Section: "#### 8.6", Type: "whole number or template", Default: "–", Doc: "An HTTP status, 100..599."},
+	{Key: "fail.title", Section: "#### 8.6", Type: "string template", Default: "–", Doc: "The problem's title."},
+	{Key: "fail.detail", Section: "#### 8.6", Type: "string template", Default: "–", Doc: "The problem's detail."},
+	{Key: "fail.instance", Section: "#### 8.6", Type: "string template", Default: "–", Doc: "The problem's instance."},
+	{Key: "catch.when", Section: "### 8.1", Type: "CEL bool", Default: "true", Doc: "Take the error only when this is true; sees error."},
+	{Key: "catch.next", Section: "### 8.1", Type: "list of `step.X`", Default: "required", Doc: "The steps that run instead of the step's dependents."},
 	// switch
 	{Key: "switch.default", Section: "#### 8.7", Type: "list of `step.X`", Doc: "The steps to run when no case is taken."},
 	{Key: "case.when", Section: "#### 8.7", Type: "CEL bool", Doc: "The case is taken when this is true (the first such case)."},

@@ -15,9 +15,13 @@ func ErrorText(raw json.RawMessage) string {
 	var e struct {
 		Kind    string `json:"kind"`
 		Message string `json:"message"`
+		Caught  bool   `json:"caught"`
 	}
 	if json.Unmarshal(raw, &e) != nil || e.Message == "" {
 		return strings.TrimSpace(string(raw))
+	}
+	if e.Caught {
+		e.Kind = "caught " + e.Kind
 	}
 	msg := strings.TrimSpace(e.Message)
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {

@@ -26,6 +26,7 @@ func ErrorText(raw json.RawMessage) []string {
 		Message  string `json:"message"`
 		ExitCode *int   `json:"exit_code"`
 		Stderr   string `json:"stderr"`
+		Caught   bool   `json:"caught"`
 		Output   *struct {
 			ExitCode *int   `json:"exit_code"`
 			Stderr   string `json:"stderr"`
@@ -45,6 +46,9 @@ func ErrorText(raw json.RawMessage) []string {
 	first := strings.TrimSpace(e.Message)
 	if i := strings.IndexByte(first, '\n'); i >= 0 {
 		first = first[:i] + " …"
+	}
+	if e.Caught {
+		e.Kind = "caught " + e.Kind
 	}
 	if e.Kind != "" {
 		first = e.Kind + ": " + first

@@ -274,9 +274,13 @@ func errWords(raw json.RawMessage) string {
 	var e struct {
 		Kind    string `json:"kind"`
 		Message string `json:"message"`
+		Caught  bool   `json:"caught"`
 	}
 	if len(raw) == 0 || json.Unmarshal(raw, &e) != nil || e.Message == "" {
 		return ""
+	}
+	if e.Caught {
+		e.Kind = "caught " + e.Kind
 	}
 	msg := e.Message
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
