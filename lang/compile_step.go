@@ -133,7 +133,9 @@ func (c *compiler) buildCatch(sd *stepDecl, st *graph.Step) {
 	for _, cd := range sd.Catch {
 		gc := graph.Catch{Next: []string{}}
 		if cd.When != nil {
-			gc.When = c.checkExpr(cd.When, scope, graph.TypeBool)
+			if gc.When = c.checkExpr(cd.When, scope, graph.TypeBool); gc.When != nil {
+				c.warnOnce(cd.When.Parsed.ErrorFieldWarnings(expr.CatchWhenFails))
+			}
 		}
 		for _, r := range cd.Next {
 			if c.steps[r.Name] != nil && r.Name != sd.Name && !naming.ContainsName(gc.Next, r.Name) {
@@ -246,7 +248,7 @@ func (c *compiler) buildRetry(own *retryDecl, st *graph.Step) *graph.Retry {
 	}
 	r.When = c.checkExpr(when, c.stepScope(st, expr.SlotRetryWhen), graph.TypeBool)
 	if r.When != nil {
-		c.warnOnce(when.Parsed.ErrorFieldWarnings())
+		c.warnOnce(when.Parsed.ErrorFieldWarnings(expr.RetryWhenFails))
 	}
 	return r
 }

@@ -25,12 +25,22 @@ var ErrorFieldKinds = map[string]string{
 	"instance":  `only an error raised by a fail step that sets instance has instance`,
 }
 
+// What an evaluation error of retry.when and of catch.when leads to, for
+// ErrorFieldWarnings.
+const (
+	RetryWhenFails = "a retry.when that fails to evaluate means no retry"
+	CatchWhenFails = "a catch.when that fails to evaluate does not take the error"
+)
+
 // ErrorFieldWarnings returns a warning for every read of an optional field
 // of `error` (error.status, error.exit_code) in p that no has() of that
 // field guards: the right side of && or || whose left side tests
 // has(error.FIELD), or a branch of ?: whose condition does. p must have
 // been checked in a scope where error is visible.
-func (p *ParsedExpr) ErrorFieldWarnings() hcl.Diagnostics {
+//
+// then says what an evaluation error of the expression leads to ("a
+// retry.when that fails to evaluate means no retry").
+func (p *ParsedExpr) ErrorFieldWarnings(then string) hcl.Diagnostics {
 	info := p.ast.NativeRep().SourceInfo()
 	var diags hcl.Diagnostics
 	var walk func(e ast.Expr, guarded map[string]bool)
@@ -45,8 +55,8 @@ func (p *ParsedExpr) ErrorFieldWarnings() hcl.Diagnostics {
 					diags = append(diags, &hcl.Diagnostic{
 						Severity: hcl.DiagWarning,
 						Summary:  fmt.Sprintf("error.%s may be absent", f),
-						Detail: fmt.Sprintf("%s. Reading it then fails, and a retry.when that fails to evaluate means no retry. Guard the read: %s.",
-							upperFirst(why), guardHint(p, f)),
+						Detail: fmt.Sprintf("%s. Reading it then fails, and %s. Guard the read: %s.",
+							upperFirst(why), then, guardHint(p, f)),
 						Subject: hcl.RangeBetween(p.loc.exprRange(p.src, info, op.ID()), p.loc.fieldRange(p.src, info, e.ID())).Ptr(),
 					})
 				}

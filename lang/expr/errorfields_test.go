@@ -34,7 +34,7 @@ func TestErrorFieldWarnings(t *testing.T) {
 			t.Fatalf("%s: %v", c.src, diags)
 		}
 		var got []string
-		for _, d := range p.ErrorFieldWarnings() {
+		for _, d := range p.ErrorFieldWarnings(RetryWhenFails) {
 			if d.Severity != hcl.DiagWarning {
 				t.Errorf("%s: severity %v, want a warning", c.src, d.Severity)
 			}
