@@ -69,7 +69,13 @@ func (r *runner) observe(t *store.Transition) {
 	}
 	if t.Run != nil && t.Run.Status != nil && t.Run.Status.Terminal() {
 		if r.run.Status == store.RunFailed {
-			run.ErrorKind = storedErrKind(r.run.Error)
+			var e struct {
+				Kind   string `json:"kind"`
+				Type   string `json:"type"`
+				Status int    `json:"status"`
+			}
+			_ = json.Unmarshal(r.run.Error, &e)
+			run.ErrorKind, run.ErrorType, run.ErrorStatus = e.Kind, e.Type, e.Status
 		}
 		obs.RunEnded(run)
 	}

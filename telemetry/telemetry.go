@@ -61,11 +61,15 @@ type Run struct {
 	// Status is the run's status: running when started, completed,
 	// failed or canceled when ended.
 	Status string
-	// ErrorKind is the kind of the run's error when it failed.
-	ErrorKind string
-	Created   time.Time
-	Started   time.Time
-	Finished  time.Time
+	// ErrorKind is the kind of the run's error when it failed, ErrorType
+	// its problem type URI (spec/semantics.md §6) and ErrorStatus its
+	// status (0: none).
+	ErrorKind   string
+	ErrorType   string
+	ErrorStatus int
+	Created     time.Time
+	Started     time.Time
+	Finished    time.Time
 	// Parent is the parent run's id for a child run.
 	Parent string
 	Trace  Trace

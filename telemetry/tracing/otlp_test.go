@@ -142,7 +142,7 @@ func TestTracerExportsOverOTLPHTTP(t *testing.T) {
 		t.Fatalf("New = %v, %v", tr, err)
 	}
 	parent := telemetry.NewTrace("RUN1")
-	run := telemetry.Run{ID: "RUN1", Workflow: "deploy", Version: "1.0.0", Status: "failed", ErrorKind: "exec", Created: t0, Finished: t0.Add(time.Minute), Trace: parent}
+	run := telemetry.Run{ID: "RUN1", Workflow: "deploy", Version: "1.0.0", Status: "failed", ErrorKind: "exec", ErrorType: "urn:flowrun:error:exec", ErrorStatus: 503, Created: t0, Finished: t0.Add(time.Minute), Trace: parent}
 	tr.AttemptEnded(telemetry.Attempt{Run: run, StepKey: "call", Step: "call", Attempt: 2, Kind: "http", Status: "failed", ErrKind: "http_status",
 		Started: t0.Add(time.Second), Finished: t0.Add(3 * time.Second)})
 	tr.RunEnded(run)
@@ -184,7 +184,8 @@ func TestTracerExportsOverOTLPHTTP(t *testing.T) {
 		root.Kind != tracepb.Span_SPAN_KIND_INTERNAL || root.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR || root.Status.GetMessage() != "failed" {
 		t.Errorf("root span: %v", root)
 	}
-	if a := attrMap(root.Attributes); a["flowrun.run.status"] != "failed" || a["flowrun.error.kind"] != "exec" || a["flowrun.run.id"] != "RUN1" {
+	if a := attrMap(root.Attributes); a["flowrun.run.status"] != "failed" || a["flowrun.error.kind"] != "exec" || a["flowrun.run.id"] != "RUN1" ||
+		a["flowrun.error.type"] != "urn:flowrun:error:exec" || a["flowrun.error.status"] != int64(503) {
 		t.Errorf("root attributes: %v", a)
 	}
 	if hex.EncodeToString(att.SpanId) != telemetry.AttemptSpanID("RUN1", "call", 2) || hex.EncodeToString(att.ParentSpanId) != parent.SpanID ||

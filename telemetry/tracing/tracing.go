@@ -127,6 +127,12 @@ func (t *Tracer) RunEnded(r telemetry.Run) {
 	s.attrs = append(runAttrs(r), attribute.String("flowrun.run.status", r.Status))
 	if r.Status == "failed" || r.Status == "canceled" {
 		s.attrs = append(s.attrs, attribute.String("flowrun.error.kind", r.ErrorKind))
+		if r.ErrorType != "" {
+			s.attrs = append(s.attrs, attribute.String("flowrun.error.type", r.ErrorType))
+		}
+		if r.ErrorStatus != 0 {
+			s.attrs = append(s.attrs, attribute.Int("flowrun.error.status", r.ErrorStatus))
+		}
 		s.code, s.desc = codes.Error, r.Status
 	}
 	t.b.add(s)
