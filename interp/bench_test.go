@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -245,4 +247,45 @@ func BenchmarkConcurrentStarts(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkSequentialHTTP runs a chain of 200 http steps against a
+// loopback server per op, reported against one raw FULL commit: the
+// floor of a step is one commit and one round trip.
+func BenchmarkSequentialHTTP(b *testing.B) {
+	const n = 200
+	base := baseline(b, "FULL")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	}))
+	b.Cleanup(srv.Close)
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "workflow \"hchain\" {\n  version = \"1.0.0\"\n")
+	for i := 0; i < n; i++ {
+		dep := ""
+		if i > 0 {
+			dep = fmt.Sprintf("    depends_on = [step.s%d]\n", i-1)
+		}
+		fmt.Fprintf(&sb, "  step \"s%d\" {\n%s    http { url = \"%s/x/%d\" }\n  }\n", i, dep, srv.URL, i)
+	}
+	sb.WriteString("}\n")
+	b.Run("FULL/run", func(b *testing.B) {
+		e, _ := benchEngine(b, "FULL", clock.Real{})
+		storeHCL(b, e, sb.String())
+		ctx := context.Background()
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			run, _, err := e.StartRun(ctx, StartParams{Workflow: "hchain", New: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			done, err := e.Drive(ctx, run.ID)
+			if err != nil || done.Status != store.RunCompleted {
+				b.Fatalf("run %s: %v %s", done.Status, err, done.Error)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n/base, "x-commit/step")
+	})
 }

@@ -205,7 +205,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"switch target", edit(func(m map[string]any) {
 			step(m, 3)["action"].(map[string]any)["switch"].(map[string]any)["default"] = []any{"ghost"}
 		}), `switch target "ghost" is not a step`},
-		{"join", edit(func(m map[string]any) { step(m, 0)["join"] = "some" }), `join "some" is not valid; use "all" or "any"`},
+		{"join", edit(func(m map[string]any) { step(m, 0)["join"] = "some" }), `join "some" is not valid; use "all", "any" or "first"`},
 		{"duplicate step", edit(func(m map[string]any) { step(m, 1)["name"] = "poll" }), `step "poll" is declared more than once`},
 		{"type kind", edit(func(m map[string]any) { step(m, 0)["output_type"] = map[string]any{"kind": "decimal"} }), `type kind "decimal" is not known`},
 		{"two action blocks", edit(func(m map[string]any) {

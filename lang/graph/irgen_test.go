@@ -61,6 +61,7 @@ func TestStepHashCoversDefFields(t *testing.T) {
 		"OnError":        func(s *Step) { s.OnError = "continue" },
 		"IdempotencyKey": func(s *Step) { s.IdempotencyKey = irLit("k", TypeString) },
 		"OutputType":     func(s *Step) { s.OutputType = TypeInt },
+		"Catch":          func(s *Step) { s.Catch = []Catch{{Next: []string{"b"}}} },
 	}
 	st := reflect.TypeFor[Step]()
 	for i := range st.NumField() {
