@@ -221,7 +221,10 @@ func irEvery(t testing.TB) *graph.Graph {
 		Error: graph.IrTmpl("steps.nap.error", graph.TypeAny), Type: graph.IrLit("urn:x:late", graph.TypeString),
 		Status: graph.IrLit(409, graph.TypeInt), Title: graph.IrLit("Late", graph.TypeString),
 		Detail: graph.IrText("slept ", "input.amount"), Instance: graph.IrLit("/orders/1", graph.TypeString)}}, "nap")
-	g.Steps = append(g.Steps, nap, texts, raise)
+	pet := graph.IrStep("pet", graph.Action{Kind: graph.KindHTTP, HTTP: &graph.HTTPAction{Method: "GET",
+		URL:     graph.IrText("http://petstore.test/pets/", "input.amount"),
+		OpenAPI: &graph.OpenAPIRef{Document: "api/petstore.yaml", SHA256: strings.Repeat("0a", 32), Operation: "showPetById"}}})
+	g.Steps = append(g.Steps, nap, texts, raise, pet)
 	g.Alerts = append(g.Alerts, graph.Alert{Name: "page", On: []string{"dead_lettered", "timed_out"}, Action: graph.Action{Kind: graph.KindExec, Exec: &graph.ExecAction{Command: graph.IrLit([]string{"page", "ü"}, graph.ListOf(graph.TypeString))}}})
 	graph.Seal(g)
 	if err := graph.ValidateGraph(g); err != nil {

@@ -45,6 +45,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -310,9 +311,35 @@ func (d *differ) action(path string, o, n *Action) {
 		}
 		return
 	}
-	if fields := diffFields(o, n); len(fields) > 0 {
+	if o.Kind == KindHTTP && o.HTTP != nil && n.HTTP != nil {
+		if msg := openAPIChange(o.HTTP.OpenAPI, n.HTTP.OpenAPI); msg != "" {
+			d.add(path, BumpMinor, "%s", msg)
+		}
+	}
+	fields := slices.DeleteFunc(diffFields(o, n), func(f string) bool { return f == "openapi" })
+	if len(fields) > 0 {
 		d.add(path, BumpMinor, "%s parameters changed (%s)", o.Kind, strings.Join(fields, ", "))
 	}
+}
+
+// openAPIChange says how the OpenAPI operation an http action was compiled
+// from changed ("" when it did not): an operation, a document or its
+// contents. The request it compiled to is compared with the other
+// parameters.
+func openAPIChange(o, n *OpenAPIRef) string {
+	switch {
+	case o == nil && n == nil:
+		return ""
+	case o == nil:
+		return fmt.Sprintf("openapi operation added (%s in %s)", n.Operation, n.Document)
+	case n == nil:
+		return fmt.Sprintf("openapi operation removed (%s in %s)", o.Operation, o.Document)
+	case o.Operation != n.Operation || o.Document != n.Document:
+		return fmt.Sprintf("openapi operation changed (%s in %s → %s in %s)", o.Operation, o.Document, n.Operation, n.Document)
+	case o.SHA256 != n.SHA256:
+		return fmt.Sprintf("openapi document %s changed (sha256 %.12s → %.12s)", n.Document, o.SHA256, n.SHA256)
+	}
+	return ""
 }
 
 func (d *differ) foreach(path string, o, n *Foreach) {

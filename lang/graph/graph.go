@@ -252,6 +252,26 @@ type HTTPAction struct {
 	// NoRedirects: a 3xx response is the response (follow_redirects =
 	// false). Absent from the JSON when false.
 	NoRedirects bool `json:"no_redirects,omitempty"`
+	// OpenAPI names the document operation the request was compiled from
+	// (an openapi action, language.md §8.10); nil for an http action.
+	// Nothing at run time reads it: the method, URL, query, headers and
+	// body above are the whole request. Absent from the JSON when nil, so
+	// graphs without it keep their hash.
+	OpenAPI *OpenAPIRef `json:"openapi,omitempty"`
+}
+
+// OpenAPIRef is the OpenAPI operation an http action was compiled from.
+//
+//graph:gen diff=whole
+type OpenAPIRef struct {
+	// Document is the document's path as the workflow wrote it, relative
+	// to the workflow file's directory, with "/" separators.
+	Document string `json:"document"`
+	// SHA256 is the hex SHA-256 of the document's bytes: a changed
+	// document changes the graph (and its hash) even when the request
+	// compiled from it is the same.
+	SHA256    string `json:"sha256"`
+	Operation string `json:"operation"` // the operationId
 }
 
 // SetAction computes named values.

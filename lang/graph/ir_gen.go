@@ -617,12 +617,42 @@ func (d *fastDecoder) httpAction() *HTTPAction {
 		case "no_redirects":
 			d.seen(&set, 1<<6)
 			x.NoRedirects = d.bool()
+		case "openapi":
+			d.seen(&set, 1<<7)
+			x.OpenAPI = d.openAPIRef()
 		default:
 			d.fail()
 		}
 	}
 	if len(x.Expect) == 0 {
 		x.Expect = nil
+	}
+	return x
+}
+
+// openAPIRef decodes an OpenAPIRef of a stored graph (null: nil) in normal form.
+func (d *fastDecoder) openAPIRef() *OpenAPIRef {
+	if d.null() {
+		return nil
+	}
+	x := &OpenAPIRef{}
+	d.open('{')
+	var set uint32
+	first := true
+	for d.more(&first, '}') {
+		switch string(d.key()) {
+		case "document":
+			d.seen(&set, 1<<0)
+			d.strTo(&x.Document)
+		case "sha256":
+			d.seen(&set, 1<<1)
+			d.strTo(&x.SHA256)
+		case "operation":
+			d.seen(&set, 1<<2)
+			d.strTo(&x.Operation)
+		default:
+			d.fail()
+		}
 	}
 	return x
 }
@@ -3063,6 +3093,30 @@ func (x *HTTPAction) appendJSON(b []byte) ([]byte, error) {
 		b = encAppendBool(b, x.NoRedirects)
 		more = true
 	}
+	if x.OpenAPI != nil {
+		b = append(b, ",\"openapi\":"...)
+		if b, err = (x.OpenAPI).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *OpenAPIRef) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	b = append(b, "\"document\":"...)
+	b = encAppendString(b, x.Document)
+	b = append(b, ",\"sha256\":"...)
+	b = encAppendString(b, x.SHA256)
+	b = append(b, ",\"operation\":"...)
+	b = encAppendString(b, x.Operation)
 	return append(b, '}'), nil
 }
 
