@@ -124,7 +124,7 @@ func (l *Local) compile(ctx context.Context, files []SourceFile, then string) (*
 		srcs[i] = lang.Source{Name: f.Name, Src: []byte(f.Source)}
 	}
 	var storeErr error
-	mod, diags := lang.LoadSources(srcs, lang.LoadOptions{MaxFileSize: l.opts.MaxFileSize, Stored: func(name string) ([]*graph.Graph, error) {
+	mod, diags := lang.LoadSources(srcs, lang.LoadOptions{MaxFileSize: l.opts.MaxFileSize, NoDocuments: noDocumentsThroughAPI, Stored: func(name string) ([]*graph.Graph, error) {
 		gs, err := l.eng.StoredGraphs(ctx, name)
 		if err != nil && storeErr == nil {
 			storeErr = err
@@ -152,6 +152,12 @@ func (l *Local) compile(ctx context.Context, files []SourceFile, then string) (*
 	}
 	return mod, nil
 }
+
+// noDocumentsThroughAPI is why a deploy through the API cannot compile an
+// openapi action: its files are the workflow files the client sent, and a
+// document beside them on the client is not among them (nor may the
+// server read its own files by a name the client gives).
+const noDocumentsThroughAPI = "a deploy through a server carries only the workflow files, not the OpenAPI documents beside them (language.md §8.10). Apply this workflow from a machine that has the document, without --server."
 
 // DeployModule is Deploy of a compiled module: every workflow's version is
 // checked first, so a refused deploy stores nothing; then each is stored

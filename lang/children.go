@@ -25,6 +25,9 @@ type childResolver struct {
 	// consulted and a child found nowhere is left unchecked.
 	stored func(name string) ([]*graph.Graph, error)
 	cache  map[string][]*graph.Graph
+	// docs holds the OpenAPI documents the load's openapi actions read
+	// (openapi_doc.go).
+	docs *docCache
 }
 
 // resolve returns the newest graph of workflow name matching pin, or nil.

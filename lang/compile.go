@@ -53,6 +53,9 @@ type compiler struct {
 	// types holds the set steps' output types by their text, so that
 	// equal ones are one value (as a decoded graph's are).
 	types map[string]*graph.Type
+	// docs holds the OpenAPI documents read when the compiler has no
+	// load's cache (children nil).
+	docs *docCache
 }
 
 // sharedType returns the type equal to t that an earlier step's output

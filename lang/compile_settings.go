@@ -30,6 +30,9 @@ func (c *compiler) checkSettings(sd *stepDecl) {
 	kind := graph.KindNone
 	if sd.Action != nil {
 		kind = sd.Action.Kind
+		if kind == kindOpenAPI {
+			kind = graph.KindHTTP // an openapi action is an http request
+		}
 	}
 	for _, name := range naming.NamesSorted(sd.Settings) {
 		kinds, ok := settingKinds[name]

@@ -184,7 +184,7 @@ func fixedOutputType(kind string) *graph.Type {
 	switch kind {
 	case graph.KindExec:
 		return execOutputType
-	case graph.KindHTTP:
+	case graph.KindHTTP, kindOpenAPI:
 		return httpOutputType
 	case graph.KindSleep:
 		return sleepOutputType
@@ -365,6 +365,8 @@ func (c *compiler) buildAction(a *actionDecl, scope *scoper) (graph.Action, *gra
 		return act, graph.TypeNull
 	case graph.KindSwitch:
 		return act, graph.TypeString
+	case kindOpenAPI:
+		return c.buildOpenAPI(a, scope)
 	}
 	return act, graph.TypeNull
 }
@@ -516,6 +518,9 @@ func (a *actionDecl) dataNodes() []*dataNode {
 		a.Raise, a.ProblemType, a.Status, a.Title, a.Detail, a.Instance}
 	for _, nv := range a.Values {
 		out = append(out, nv.Node)
+	}
+	if a.OpenAPI != nil {
+		out = append(out, a.OpenAPI.Params)
 	}
 	return out
 }

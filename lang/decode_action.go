@@ -39,6 +39,9 @@ type actionMore struct {
 	childDecl
 	failDecl
 	switchDecl
+	// OpenAPI holds an openapi block's own attributes (nil for the
+	// others); its server, headers, body and expect are in httpDecl.
+	OpenAPI *openapiDecl
 }
 
 // noActionMore is the actionMore of every set action: all zero, never
@@ -122,6 +125,7 @@ type caseDecl struct {
 var actionBlockSchemas = []hcl.BlockHeaderSchema{
 	{Type: graph.KindExec}, {Type: graph.KindHTTP}, {Type: graph.KindSet}, {Type: graph.KindSleep},
 	{Type: graph.KindWait}, {Type: graph.KindWorkflow}, {Type: graph.KindFail}, {Type: graph.KindSwitch},
+	{Type: kindOpenAPI},
 }
 
 // httpMethods are the methods an http action may use.
@@ -338,6 +342,8 @@ func decodeActionBlock(block *hcl.Block, parent string, sm *SourceMap) (*actionD
 	case graph.KindSwitch:
 		d := decodeSwitchBody(block, act, path, sm)
 		diags = append(diags, d...)
+	case kindOpenAPI:
+		diags = append(diags, decodeOpenAPIBlock(block, act, path, sm)...)
 	}
 	return act, diags
 }

@@ -8,7 +8,9 @@
 // lang/graph; the CEL layer (environment, types, templates, cost and
 // evaluation) is package lang/expr. lang uses both; neither may import lang.
 //
-// lang must not do I/O beyond reading the files it is given, must not keep a
+// lang must not do I/O beyond reading the files it is given and the OpenAPI
+// documents their openapi actions name (inside each workflow file's
+// directory, never over the network: openapi_doc.go), must not keep a
 // goroutine running past the call that started it (a large file is decoded
 // and compiled by several goroutines at once, each waited for before the
 // call returns), and must not import interp or store.

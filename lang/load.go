@@ -82,6 +82,12 @@ type LoadOptions struct {
 	// line); a long-lived one (the language server) leaves it off, since a
 	// collection marks its whole heap.
 	CollectAfterDecode bool
+	// NoDocuments, when set, is why no file beside a workflow file may be
+	// read (an openapi action's document, language.md §8.10): for
+	// sources that did not come from this machine's files, such as a
+	// deploy through the API. It is the message of the error at each
+	// openapi action.
+	NoDocuments string
 }
 
 // LoadPathsWith is LoadPaths with options.
@@ -295,7 +301,8 @@ func (l *fileLoader) finish() {
 	// recursion) sees itself, and its cycle, as not yet compiled.
 	state := map[*entry]int{} // 0 new, 1 compiling, 2 done
 	compiled := map[string]*graph.Graph{}
-	children := &childResolver{module: compiled, declared: map[string]bool{}, stored: l.opts.Stored}
+	children := &childResolver{module: compiled, declared: map[string]bool{}, stored: l.opts.Stored,
+		docs: newDocCache(l.opts.NoDocuments)}
 	for name := range byName {
 		children.declared[name] = true
 	}

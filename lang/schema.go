@@ -128,6 +128,8 @@ func actionSchema(t string) (s *hcl.BodySchema, free bool) {
 		return failSchema, false
 	case "switch":
 		return switchSchema, false
+	case kindOpenAPI:
+		return openapiSchema, false
 	case "set":
 		return nil, true
 	}

@@ -110,6 +110,16 @@ var docs = []docEntry{
 	{Key: "http.headers", Section: "#### 8.4", Type: "object of string templates", Default: "`{}`", Doc: "Request headers."},
 	{Key: "http.body", Section: "#### 8.4", Type: "template or object/list", Default: "none", Doc: "The request body: an object or list is sent as JSON."},
 	{Key: "http.expect", Section: "#### 8.4", Type: "list of whole numbers", Default: "any 2xx", Doc: "Statuses that count as success."},
+	// openapi
+	{Key: "openapi", Section: "#### 8.10", Doc: "Calls an operation of an OpenAPI document by its operationId; compiled to an http request. Output: status, headers, body typed by the document."},
+	{Key: "openapi.document", Section: "#### 8.10", Type: "string (literal)", Default: "required", Doc: "The OpenAPI 3 document, relative to the workflow file's directory and inside it."},
+	{Key: "openapi.operation", Section: "#### 8.10", Type: "string (literal)", Default: "required", Doc: "The operation's operationId."},
+	{Key: "openapi.server", Section: "#### 8.10", Type: "string template", Default: "the document's first server", Doc: "The base URL the operation's path goes after."},
+	{Key: "openapi.parameters", Section: "#### 8.10", Type: "object of templates", Default: "`{}`", Doc: "The operation's parameters by name; each goes where the document puts it (path, query, header)."},
+	{Key: "openapi.body", Section: "#### 8.10", Type: "template or object/list", Default: "none", Doc: "The request body, checked against the operation's request schema."},
+	{Key: "openapi.headers", Section: "#### 8.10", Type: "object of string templates", Default: "`{}`", Doc: "Request headers besides the header parameters."},
+	{Key: "openapi.expect", Section: "#### 8.10", Type: "list of whole numbers", Default: "any 2xx", Doc: "Statuses that count as success."},
+	{Key: "openapi.follow_redirects", Section: "#### 8.10", Type: "bool", Default: "`true`", Doc: "false: a 3xx response is the response."},
 	// sleep, wait, workflow, fail
 	{Key: "sleep.duration", Section: "#### 8.6", Type: "duration (literal)", Default: "–", Doc: "How long to sleep."},
 	{Key: "sleep.until", Section: "#### 8.6", Type: "string template", Default: "–", Doc: "An RFC 3339 time to sleep until."},

@@ -97,6 +97,8 @@ func cmdHTTPServe(ts *testscript.TestScript, neg bool, args []string) {
 					return
 				}
 			}
+		case strings.HasPrefix(p, "/petstore/"):
+			servePetstore(w, r)
 		case p == "/short":
 			w.Header().Set("Content-Length", "100")
 			fmt.Fprint(w, `{"a": 1} `)

@@ -59,6 +59,9 @@ func TestDiffBumpTable(t *testing.T) {
 		{"workflow renamed", func(t *testing.T, g *Graph) { g.Workflow = "ship" }, `workflow renamed (ship-order → ship): MAJOR`, BumpMajor},
 
 		// MINOR
+		{"openapi operation added", func(t *testing.T, g *Graph) {
+			irFind(t, g, "charge").Action.HTTP.OpenAPI = &OpenAPIRef{Document: "pay.yaml", SHA256: "aa", Operation: "charge"}
+		}, `step "charge" openapi operation added (charge in pay.yaml): MINOR`, BumpMinor},
 		{"step added", func(t *testing.T, g *Graph) {
 			g.Steps = append(g.Steps, irStep("notify", irHTTP("POST", "http://n"), "label"))
 		}, `step "notify" added: MINOR`, BumpMinor},
@@ -316,4 +319,29 @@ func irContains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// A changed OpenAPI document or operation is a change of its own, even
+// when the request compiled from it is the same.
+func TestDiffOpenAPI(t *testing.T) {
+	ref := func(op, sha string) *OpenAPIRef { return &OpenAPIRef{Document: "pay.yaml", SHA256: sha, Operation: op} }
+	for _, tc := range []struct {
+		o, n *OpenAPIRef
+		want string
+	}{
+		{ref("charge", "aa11"), ref("charge", "bb22"), `step "charge" openapi document pay.yaml changed (sha256 aa11 → bb22): MINOR`},
+		{ref("charge", "aa11"), ref("pay", "aa11"), `step "charge" openapi operation changed (charge in pay.yaml → pay in pay.yaml): MINOR`},
+		{ref("charge", "aa11"), nil, `step "charge" openapi operation removed (charge in pay.yaml): MINOR`},
+	} {
+		old, g := irShip(t), irShip(t)
+		irFind(t, old, "charge").Action.HTTP.OpenAPI = tc.o
+		irFind(t, g, "charge").Action.HTTP.OpenAPI = tc.n
+		var got []string
+		for _, c := range Diff(old, g) {
+			got = append(got, c.String())
+		}
+		if len(got) != 1 || got[0] != tc.want {
+			t.Errorf("changes %q, want only %q", got, tc.want)
+		}
+	}
 }
