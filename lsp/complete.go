@@ -9,6 +9,7 @@ import (
 	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
 )
 
 // complete answers textDocument/completion at byte offset off of d.
@@ -29,6 +30,8 @@ func (s *server) complete(d *document, off int) *CompletionList {
 		list.Items = s.celItems(g, w, site, site.Ref)
 	case site.Attr != nil && site.Ref.Static:
 		list.Items = staticItems(g, w, site.Ref)
+	case site.Attr != nil && !site.OnName && site.Attr.Name == "operation" && innermost(site) == "openapi":
+		list.Items = operationItems(d, site, off)
 	case site.Attr != nil && !site.OnName:
 		// Inside a literal value: nothing to propose.
 	default:
@@ -372,4 +375,39 @@ func headerType(line []hclsyntax.Token) string {
 		}
 	}
 	return string(line[0].Bytes)
+}
+
+// innermost is the type of the innermost block of site ("" outside any).
+func innermost(site *lang.Site) string {
+	if len(site.Blocks) == 0 {
+		return ""
+	}
+	return site.Blocks[len(site.Blocks)-1].Block.Type
+}
+
+// operationItems are the operationIds of the OpenAPI document that the
+// openapi block at site names, for its operation string at off: those
+// starting with what is typed before off.
+func operationItems(d *document, site *lang.Site, off int) []CompletionItem {
+	b := site.Blocks[len(site.Blocks)-1].Block
+	a := b.Body.Attributes["document"]
+	if a == nil {
+		return nil
+	}
+	v, diags := a.Expr.Value(nil)
+	if diags.HasErrors() || !v.IsKnown() || v.IsNull() || v.Type() != cty.String {
+		return nil
+	}
+	start := site.Attr.Expr.Range().Start.Byte + 1 // after the opening quote
+	if start > off || off > len(d.text.src) {
+		return nil
+	}
+	prefix := string(d.text.src[start:off])
+	var items []CompletionItem
+	for _, id := range lang.OpenAPIOperations(d.path, v.AsString()) {
+		if strings.HasPrefix(id, prefix) {
+			items = append(items, CompletionItem{Label: id, Kind: kindValue, Detail: "operationId"})
+		}
+	}
+	return items
 }

@@ -105,6 +105,7 @@ const (
 	kindVariable = 6
 	kindModule   = 9
 	kindProperty = 10
+	kindValue    = 12
 	kindKeyword  = 14
 	kindStruct   = 22
 )
