@@ -100,6 +100,9 @@ func renderLabel(s *Step) []string {
 		kind = "none"
 	}
 	lines := []string{fmt.Sprintf("%s (%s)", s.Name, kind)}
+	if h := s.Action.HTTP; h != nil && h.OpenAPI != nil {
+		lines = append(lines, "openapi: "+renderShort(h.OpenAPI.Operation+" in "+h.OpenAPI.Document))
+	}
 	if s.When != nil {
 		lines = append(lines, "when: "+renderShort(s.When.CEL))
 	}
