@@ -111,12 +111,14 @@ func (c *compiler) buildOpenAPI(a *actionDecl, scope *scoper) (graph.Action, *gr
 	query := map[string]*graph.Value{}
 	hdrs := map[string]*graph.Value{}
 	pathVals := map[string]*graph.Value{}
+	suggested := map[string]bool{} // a misspelt parameter is not also missing
 	for _, k := range names {
 		p := byName[k]
 		rng := o.ParamShape.key(k)
 		if p == nil {
 			c.errorf(rng, "Unknown parameter", "Operation %q has no parameter named %q.%s Its parameters are: %s.",
 				o.Operation, k, naming.DidYouMean(k, known), orNone(known))
+			suggested[naming.NearestName(k, known)] = true
 			continue
 		}
 		v, sh := params[k], o.ParamShape.item(k)
@@ -148,7 +150,7 @@ func (c *compiler) buildOpenAPI(a *actionDecl, scope *scoper) (graph.Action, *gr
 	}
 	for _, name := range order {
 		p := byName[name]
-		if (p.Required || p.In == openapi3.ParameterInPath) && params[name] == nil {
+		if (p.Required || p.In == openapi3.ParameterInPath) && params[name] == nil && !suggested[name] {
 			c.errorf(a.Range, "Missing parameter", "Operation %q needs parameter %q (in %s): add it, like parameters = { %s = \"...\" }.",
 				o.Operation, name, p.In, name)
 		}
@@ -164,7 +166,9 @@ func (c *compiler) buildOpenAPI(a *actionDecl, scope *scoper) (graph.Action, *gr
 		c.errorf(a.Body.Range, "Unexpected body", "Operation %q takes no request body: remove body.", o.Operation)
 	case body != nil && media != "" && !isJSONMedia(media):
 		c.wantText(body, a.Body, "body")
-		hdrs["Content-Type"] = &graph.Value{Lit: literalJSON(media), Type: graph.TypeString}
+		if !hasHeader(headers, "Content-Type") {
+			hdrs["Content-Type"] = &graph.Value{Lit: literalJSON(media), Type: graph.TypeString}
+		}
 	case body != nil:
 		c.checkSchema(body, o.BodyShape, bodySchema, "body", 0)
 	}
@@ -697,4 +701,29 @@ func normJSON(v any) any {
 func jsonText(x any) string {
 	b, _ := json.Marshal(x)
 	return string(b)
+}
+
+// hasHeader reports whether a headers value sets the header name (any
+// case); a headers value that is one template may set any.
+func hasHeader(v *graph.Value, name string) bool {
+	if v == nil {
+		return false
+	}
+	var keys []string
+	switch {
+	case v.Object != nil:
+		keys = naming.NamesSorted(v.Object)
+	case v.Lit != nil:
+		var m map[string]json.RawMessage
+		_ = json.Unmarshal(v.Lit, &m)
+		keys = naming.NamesSorted(m)
+	default:
+		return true
+	}
+	for _, k := range keys {
+		if strings.EqualFold(k, name) {
+			return true
+		}
+	}
+	return false
 }

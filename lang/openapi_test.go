@@ -250,3 +250,79 @@ func diagText(diags hcl.Diagnostics) string {
 	}
 	return b.String()
 }
+
+// A misspelt required parameter is reported once, as unknown with the
+// name it meant, not also as missing.
+func TestOpenAPIMisspeltParameterOnce(t *testing.T) {
+	_, diags := openapiStep(t, `
+  step "show" {
+    openapi {
+      document   = "petstore.yaml"
+      operation  = "showPetById"
+      parameters = { petid = 1 }
+    }
+  }`)
+	if len(diags) != 1 || diags[0].Summary != "Unknown parameter" {
+		t.Fatalf("diags: %s", diagText(diags))
+	}
+}
+
+// A body of another media type than JSON is sent as text with the
+// document's Content-Type, unless the block's headers set one.
+func TestOpenAPITextBody(t *testing.T) {
+	dir := t.TempDir()
+	doc := `openapi: 3.0.3
+info: {title: Notes, version: "1"}
+servers: [{url: "http://127.0.0.1:1"}]
+paths:
+  /notes:
+    post:
+      operationId: addNote
+      requestBody:
+        content:
+          text/markdown:
+            schema: {type: string}
+      responses:
+        "204": {description: Added.}
+`
+	wf := filepath.Join(dir, "wf.hcl")
+	src := `workflow "w" {
+  version = "1.0.0"
+  step "a" {
+    openapi {
+      document  = "notes.yaml"
+      operation = "addNote"
+      body      = "# hello"
+    }
+  }
+  step "b" {
+    openapi {
+      document  = "notes.yaml"
+      operation = "addNote"
+      body      = "# hello"
+      headers   = { content-type = "text/plain" }
+    }
+  }
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "notes.yaml"), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(wf, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, diags := LoadPaths([]string{wf})
+	if diags.HasErrors() {
+		t.Fatal(diagText(diags))
+	}
+	g := m.Workflows[0].Graph
+	if h := stepOf(t, g, "a").Action.HTTP; string(h.Headers.Lit) != `{"Content-Type":"text/markdown"}` || h.Method != "POST" {
+		t.Errorf("a: headers %s", h.Headers.Lit)
+	}
+	if h := stepOf(t, g, "b").Action.HTTP; string(h.Headers.Lit) != `{"content-type":"text/plain"}` {
+		t.Errorf("b: headers %s", h.Headers.Lit)
+	}
+	if got := stepOf(t, g, "a").OutputType.Fields["body"]; got.Kind != graph.KindAny {
+		t.Errorf("a body type %s", got)
+	}
+}
