@@ -88,6 +88,10 @@ type LoadOptions struct {
 	// deploy through the API. It is the message of the error at each
 	// openapi action.
 	NoDocuments string
+	// Documents, when set, keeps the OpenAPI documents read across loads
+	// (a long-lived process that loads the same files again); nil: each
+	// load reads them.
+	Documents *DocumentCache
 }
 
 // LoadPathsWith is LoadPaths with options.
@@ -302,7 +306,7 @@ func (l *fileLoader) finish() {
 	state := map[*entry]int{} // 0 new, 1 compiling, 2 done
 	compiled := map[string]*graph.Graph{}
 	children := &childResolver{module: compiled, declared: map[string]bool{}, stored: l.opts.Stored,
-		docs: newDocCache(l.opts.NoDocuments)}
+		docs: newDocCache(l.opts.NoDocuments, l.opts.Documents)}
 	for name := range byName {
 		children.declared[name] = true
 	}

@@ -32,7 +32,7 @@ func (c *compiler) openapiDocs() *docCache {
 		return c.children.docs
 	}
 	if c.docs == nil {
-		c.docs = newDocCache("")
+		c.docs = newDocCache("", nil)
 	}
 	return c.docs
 }

@@ -6,10 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/flowrun/flowrun/lang/naming"
 	"github.com/getkin/kin-openapi/openapi3"
@@ -51,10 +53,56 @@ type docCache struct {
 	// refuse, when set, is why no document may be read (a load of sources
 	// that did not come from this machine's files).
 	refuse string
+	// shared, when set, keeps the documents across loads.
+	shared *DocumentCache
 }
 
-func newDocCache(refuse string) *docCache {
-	return &docCache{docs: map[string]*openapiDoc{}, refuse: refuse}
+func newDocCache(refuse string, shared *DocumentCache) *docCache {
+	return &docCache{docs: map[string]*openapiDoc{}, refuse: refuse, shared: shared}
+}
+
+// DocumentCache keeps the OpenAPI documents that several loads read (a
+// language server compiles a file again at every edit): a document is read
+// and validated again only when its size or modification time changed.
+// It holds at most maxCachedDocuments documents. Safe for concurrent use.
+type DocumentCache struct {
+	mu   sync.Mutex
+	docs map[string]cachedDoc
+}
+
+// maxCachedDocuments bounds a DocumentCache.
+const maxCachedDocuments = 32
+
+type cachedDoc struct {
+	size int64
+	mod  time.Time
+	doc  *openapiDoc
+}
+
+// NewDocumentCache returns an empty cache, for LoadOptions.Documents.
+func NewDocumentCache() *DocumentCache { return &DocumentCache{docs: map[string]cachedDoc{}} }
+
+// read returns the document at path, from the cache when the file's size
+// and modification time are what they were.
+func (dc *DocumentCache) read(path, rel string) *openapiDoc {
+	info, err := os.Stat(path)
+	if err != nil {
+		return readOpenAPIDoc(path, rel)
+	}
+	dc.mu.Lock()
+	c, ok := dc.docs[path]
+	dc.mu.Unlock()
+	if ok && c.size == info.Size() && c.mod.Equal(info.ModTime()) {
+		return c.doc
+	}
+	d := readOpenAPIDoc(path, rel)
+	dc.mu.Lock()
+	defer dc.mu.Unlock()
+	if len(dc.docs) >= maxCachedDocuments {
+		clear(dc.docs)
+	}
+	dc.docs[path] = cachedDoc{size: info.Size(), mod: info.ModTime(), doc: d}
+	return d
 }
 
 // load returns the document rel names, relative to the directory of the
@@ -72,7 +120,12 @@ func (dc *docCache) load(wfFile, rel string) *openapiDoc {
 	if d := dc.docs[path]; d != nil {
 		return d
 	}
-	d := readOpenAPIDoc(path, rel)
+	var d *openapiDoc
+	if dc.shared != nil {
+		d = dc.shared.read(path, rel)
+	} else {
+		d = readOpenAPIDoc(path, rel)
+	}
 	dc.docs[path] = d
 	return d
 }
@@ -188,9 +241,10 @@ func nearestOps(id string, ids []string) []string {
 
 // OpenAPIOperations lists the operationIds of the OpenAPI document rel
 // names beside the workflow file wfFile, sorted; nil when it cannot be
-// read or is not valid. For the language server's completion.
-func OpenAPIOperations(wfFile, rel string) []string {
-	d := newDocCache("").load(wfFile, rel)
+// read or is not valid. For the language server's completion; cache may
+// be nil.
+func OpenAPIOperations(wfFile, rel string, cache *DocumentCache) []string {
+	d := newDocCache("", cache).load(wfFile, rel)
 	if d.err != "" {
 		return nil
 	}

@@ -326,3 +326,27 @@ paths:
 		t.Errorf("a body type %s", got)
 	}
 }
+
+// A DocumentCache reads a document again only once the file changed.
+func TestOpenAPIDocumentCache(t *testing.T) {
+	wf := openapiDir(t, "")
+	path, bad := resolveDocPath(wf, "petstore.yaml")
+	if bad != "" {
+		t.Fatal(bad)
+	}
+	dc := NewDocumentCache()
+	a, b := dc.read(path, "petstore.yaml"), dc.read(path, "petstore.yaml")
+	if a != b || a.err != "" {
+		t.Fatalf("read twice: %p %p (%s)", a, b, a.err)
+	}
+	if got := OpenAPIOperations(wf, "petstore.yaml", dc); strings.Join(got, " ") != "createPets listPets showPetById" {
+		t.Fatalf("operations: %v", got)
+	}
+	src, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, append(src, "# edited\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c := dc.read(path, "petstore.yaml"); c == a || c.sha256 == a.sha256 {
+		t.Fatal("an edited document was not read again")
+	}
+}

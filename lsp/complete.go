@@ -31,7 +31,7 @@ func (s *server) complete(d *document, off int) *CompletionList {
 	case site.Attr != nil && site.Ref.Static:
 		list.Items = staticItems(g, w, site.Ref)
 	case site.Attr != nil && !site.OnName && site.Attr.Name == "operation" && innermost(site) == "openapi":
-		list.Items = operationItems(d, site, off)
+		list.Items = s.operationItems(d, site, off)
 	case site.Attr != nil && !site.OnName:
 		// Inside a literal value: nothing to propose.
 	default:
@@ -388,7 +388,7 @@ func innermost(site *lang.Site) string {
 // operationItems are the operationIds of the OpenAPI document that the
 // openapi block at site names, for its operation string at off: those
 // starting with what is typed before off.
-func operationItems(d *document, site *lang.Site, off int) []CompletionItem {
+func (s *server) operationItems(d *document, site *lang.Site, off int) []CompletionItem {
 	b := site.Blocks[len(site.Blocks)-1].Block
 	a := b.Body.Attributes["document"]
 	if a == nil {
@@ -404,7 +404,7 @@ func operationItems(d *document, site *lang.Site, off int) []CompletionItem {
 	}
 	prefix := string(d.text.src[start:off])
 	var items []CompletionItem
-	for _, id := range lang.OpenAPIOperations(d.path, v.AsString()) {
+	for _, id := range lang.OpenAPIOperations(d.path, v.AsString(), s.documents) {
 		if strings.HasPrefix(id, prefix) {
 			items = append(items, CompletionItem{Label: id, Kind: kindValue, Detail: "operationId"})
 		}

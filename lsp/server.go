@@ -53,6 +53,9 @@ type server struct {
 	initialized bool
 	shutdown    bool
 	funcs       []expr.Function
+	// documents keeps the OpenAPI documents the files name across
+	// compiles (made by initialize).
+	documents *lang.DocumentCache
 	// storeErr is the last failure to open the database (engine).
 	storeErr error
 	// stale holds what an edit made out of date and flush has not
@@ -335,6 +338,7 @@ func (s *server) initialize() (any, error) {
 		return nil, errorf(codeInvalidRequest, "initialize was already sent")
 	}
 	s.initialized = true
+	s.documents = lang.NewDocumentCache()
 	funcs, err := expr.Functions()
 	if err != nil {
 		return nil, errorf(codeInternalError, "loading the CEL functions: %v", err)
@@ -494,7 +498,7 @@ func (s *server) compileFolder(ctx context.Context, d *document) *folderCompile 
 	s.compiles++
 	c := &folderCompile{}
 	c.eng, c.storeErr = s.engine(ctx)
-	opts := lang.LoadOptions{MaxFileSize: s.opts.MaxFileSize}
+	opts := lang.LoadOptions{MaxFileSize: s.opts.MaxFileSize, Documents: s.documents}
 	if c.eng != nil {
 		opts.Stored = func(name string) ([]*graph.Graph, error) {
 			gs, err := c.eng.StoredGraphs(ctx, name)
@@ -526,7 +530,7 @@ func (s *server) analyze(ctx context.Context, d *document, shared *folderCompile
 	}
 	if lang.IsTestFile(d.path) {
 		s.compiles++
-		d.diags = s.checkTestFile(d, lang.LoadOptions{MaxFileSize: s.opts.MaxFileSize})
+		d.diags = s.checkTestFile(d, lang.LoadOptions{MaxFileSize: s.opts.MaxFileSize, Documents: s.documents})
 		return s.publish(d)
 	}
 	c := shared
@@ -536,7 +540,7 @@ func (s *server) analyze(ctx context.Context, d *document, shared *folderCompile
 	d.mod = c.mod
 	d.diags = own(d, c.diags)
 	if needsSalvage(d, d.mod) {
-		s.salvage(d, d.diags, lang.LoadOptions{MaxFileSize: s.opts.MaxFileSize})
+		s.salvage(d, d.diags, lang.LoadOptions{MaxFileSize: s.opts.MaxFileSize, Documents: s.documents})
 	}
 	storeErr := c.storeErr
 	for _, w := range d.mod.Workflows {
