@@ -2,6 +2,7 @@ package interp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -21,6 +22,9 @@ type runError struct {
 	Title    string `json:"title,omitempty"`
 	Detail   string `json:"detail,omitempty"`
 	Instance string `json:"instance,omitempty"`
+	// Compensations are the compensations the run ran before it ended,
+	// in order, and how each ended (compensate.go).
+	Compensations []compResult `json:"compensations,omitempty"`
 }
 
 // completeRun evaluates the workflow outputs and ends the run completed,
@@ -57,13 +61,20 @@ func (sc *scheduler) failRun(se *stepError, step string) {
 	if sc.ended {
 		return
 	}
-	sc.stopAll(store.AttemptCanceled, store.StepCanceled)
 	typ := se.Type
 	if typ == "" {
 		typ = problemType(se.Kind)
 	}
 	re := runError{Kind: se.Kind, Message: sc.red.text(se.Message), Step: step, Type: typ, Status: se.Status,
 		Title: se.Title, Detail: se.Detail, Instance: se.Instance}
+	if sc.sagaRunning() {
+		// The saga itself cannot go on (a retry past the deadline): the
+		// run ends with the error that started it.
+		_ = json.Unmarshal(sc.sagaOf().Error, &re)
+	} else if sc.startSaga(re, false) {
+		return
+	}
+	sc.stopAll(store.AttemptCanceled, store.StepCanceled)
 	u := sc.tx.runUpdate()
 	u.Status = ptr(store.RunFailed)
 	u.Error = mustJSON(re)
@@ -77,6 +88,10 @@ func (sc *scheduler) failRun(se *stepError, step string) {
 func (sc *scheduler) cancelRun() {
 	if sc.ended {
 		return
+	}
+	canceled := runError{Kind: "canceled", Message: "canceled by request", Type: problemType("canceled")}
+	if !sc.sagaRunning() && sc.startSaga(canceled, true) {
+		return // a cancel during the saga ends it: cancel again to stop compensating
 	}
 	sc.stopAll(store.AttemptCanceled, store.StepCanceled)
 	u := sc.tx.runUpdate()
@@ -122,7 +137,7 @@ func (sc *scheduler) park() {
 		u.Status, avail = ptr(store.RunPending), sc.now
 	} else {
 		var waiting bool
-		avail, reason, waiting = sc.parkWake(sc.l.g.Steps, sc.breakerName, sc.now, sc.run.DeadlineAt)
+		avail, reason, waiting = sc.parkWake(sc.l.compensations().list, sc.breakerName, sc.now, sc.run.DeadlineAt)
 		if !waiting {
 			sc.failRun(&stepError{Kind: "internal", Message: "no step of the run can make progress; this is a bug in flowrun"}, "")
 			return

@@ -153,12 +153,16 @@ type loaded struct {
 	g    *graph.Graph // its indices by step are its methods (StepIndex, ...)
 	prog *expr.Program
 	hash string
+	comp compSteps // the steps the compensations run as (compensate.go)
 }
 
 // step returns the step of the graph named name, or nil.
 func (l *loaded) step(name string) *graph.Step {
 	if i, ok := l.g.StepIndex(name); ok {
 		return l.g.Steps[i]
+	}
+	if isComp(name) {
+		return l.compensations().steps[name]
 	}
 	return nil
 }

@@ -37,7 +37,7 @@ func (sc *scheduler) holdWake() (time.Time, bool) {
 			return time.Time{}, false
 		}
 	}
-	avail, reason, waiting := sc.parkWake(sc.l.g.Steps, sc.breakerName, sc.now, sc.run.DeadlineAt)
+	avail, reason, waiting := sc.parkWake(sc.l.compensations().list, sc.breakerName, sc.now, sc.run.DeadlineAt)
 	if !waiting || !timerWait(reason) || !avail.After(sc.now) {
 		return time.Time{}, false
 	}

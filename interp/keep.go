@@ -85,6 +85,13 @@ func (sc *scheduler) newKeep() *keep {
 	for _, name := range sc.l.prog.OutputReads() {
 		read(name)
 	}
+	if len(sc.l.compensations().steps) > 0 {
+		// A compensation may read any step that completed, until the run
+		// ends: nothing is released.
+		for _, s := range sc.l.g.Steps {
+			read(s.Name)
+		}
+	}
 	// Every step already settled (a rebuild settles what the store holds)
 	// releases its needs at the first compact.
 	for name := range sc.results {

@@ -45,6 +45,8 @@ type rowState struct {
 	// run was claimed again); at maxInterrupts the step fails with kind
 	// "interrupted". An attempt that ends resets it.
 	Interrupts int `json:"interrupts,omitempty"`
+	// Saga is the saga controller's state (compensate.go).
+	Saga *sagaState `json:"saga,omitempty"`
 }
 
 // row returns a copy of the step key's row to modify, or a new pending row.
@@ -202,6 +204,9 @@ func (sc *scheduler) dataAct(u *unit) *expr.Activation {
 	a.Secrets = sc.secrets
 	if u != nil {
 		a.Run.Attempt = sc.lastAtt[u.key] + 1
+		if isComp(u.key) {
+			a.Error = sc.sagaError()
+		}
 	}
 	return a
 }
@@ -230,6 +235,10 @@ func (sc *scheduler) settle(s *graph.Step, row *store.Step) {
 // nothing changes; then ends the run when every step has settled.
 func (sc *scheduler) decide(ctx context.Context) {
 	sc.blocked = false
+	if sc.sagaRunning() {
+		sc.advanceSaga(ctx)
+		return
+	}
 	steps := sc.l.g.Steps
 	// Skip the settled prefix: advance has nothing left to do for a step
 	// that ended and was settled, so a decision costs the steps still open,
@@ -262,6 +271,10 @@ func (sc *scheduler) decide(ctx context.Context) {
 				sc.noteWait(i)
 			}
 			if sc.ended {
+				return
+			}
+			if sc.sagaRunning() {
+				sc.advanceSaga(ctx) // the run failed: compensate
 				return
 			}
 			if len(sc.tx.t.Steps) >= maxTxSteps {

@@ -141,7 +141,7 @@ func (sc *scheduler) control(ev passEvent) bool {
 		sc.cancelRun()
 	case ev.stop:
 		sc.interruptRun()
-	case !sc.run.DeadlineAt.IsZero() && !sc.now.Before(sc.run.DeadlineAt):
+	case !sc.run.DeadlineAt.IsZero() && !sc.now.Before(sc.run.DeadlineAt) && !sc.sagaRunning():
 		sc.failRun(&stepError{Kind: "deadline", Message: fmt.Sprintf("the run passed its deadline (%s)", sc.run.DeadlineAt.Format(time.RFC3339))}, sc.firstInFlight())
 	default:
 		return false

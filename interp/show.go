@@ -431,8 +431,26 @@ func (e *Engine) show(ctx context.Context, runID string, fold int) (*RunView, er
 	}
 	var recorded map[string]*feItems // foreach step → its recorded items
 	items := map[string]map[int]*ItemView{}
+	comps := map[string]*StepView{}
 	for _, s := range steps {
 		sv := v.Steps[s.Step]
+		if sv == nil && isComp(s.Step) && s.Key == s.Step {
+			// A compensation, or the saga: shown after the steps, in the
+			// order the saga runs them.
+			sv = &StepView{Status: s.Status, Attempts: s.Attempts, Output: orNull(s.Output), Error: nullToNil(s.Error),
+				StartedAt: timePtr(s.StartedAt), FinishedAt: timePtr(s.FinishedAt), WakeAt: timePtr(s.WakeAt), Detail: s.Detail}
+			comps[s.Step] = sv
+			if s.Step == compKey {
+				if st := rowStateOf(s); st.Saga != nil {
+					v.Order = append(v.Order, compKey)
+					v.Steps[compKey] = sv
+					for _, name := range st.Saga.Order {
+						v.Order = append(v.Order, name+compSuffix)
+					}
+				}
+			}
+			continue
+		}
 		if sv == nil {
 			continue // a step of another graph version
 		}
@@ -462,6 +480,15 @@ func (e *Engine) show(ctx context.Context, runID string, fold int) (*RunView, er
 					sv.ChildRunID = c // a workflow step with until: the latest child
 				}
 			}
+		}
+	}
+	for _, name := range v.Order {
+		if isComp(name) && v.Steps[name] == nil {
+			sv := comps[name]
+			if sv == nil {
+				sv = &StepView{Status: store.StepPending, Output: json.RawMessage("null")}
+			}
+			v.Steps[name] = sv
 		}
 	}
 	for name, m := range items {

@@ -106,6 +106,7 @@ func (c *compiler) buildStep(sd *stepDecl) *graph.Step {
 		st.Until.Cond = c.checkExpr(sd.Until, c.stepScope(st, expr.SlotUntil), graph.TypeBool)
 	}
 	c.buildCatch(sd, st)
+	c.buildCompensate(sd, st)
 	c.checkSettings(sd)
 	c.checkLimits(sd, st)
 	if sd.IdempotencyKey != nil {
@@ -144,6 +145,45 @@ func (c *compiler) buildCatch(sd *stepDecl, st *graph.Step) {
 		}
 		sort.Strings(gc.Next)
 		st.Catch = append(st.Catch, gc)
+	}
+}
+
+// buildCompensate checks a step's compensate block: its action sees the
+// step's own result and the run's error (semantics.md §14).
+func (c *compiler) buildCompensate(sd *stepDecl, st *graph.Step) {
+	cd := sd.Compensate
+	if cd == nil || cd.Action == nil {
+		return
+	}
+	switch cd.Action.Kind {
+	case graph.KindExec, graph.KindHTTP, graph.KindWorkflow:
+	default:
+		return // reported when decoded
+	}
+	switch st.Action.Kind {
+	case graph.KindNone, graph.KindSwitch, graph.KindFail:
+		c.errorf(cd.Range, "Nothing to compensate",
+			"A compensation undoes what a step did once it completed; step %q %s. Put the compensate block on the step whose side effect it undoes.",
+			sd.Name, map[string]string{graph.KindNone: "has no action", graph.KindSwitch: "is a switch", graph.KindFail: "never completes"}[st.Action.Kind])
+		return
+	}
+	comp := &graph.Compensate{OnCancel: cd.OnCancel, TimeoutMS: cd.TimeoutMS}
+	st.Compensate = comp // the scope of its data reads the kind of its action
+	comp.Action.Kind = cd.Action.Kind
+	comp.Action, _ = c.buildAction(cd.Action, c.stepScope(st, expr.SlotCompensate))
+	if comp.TimeoutMS == 0 && comp.Action.Kind != graph.KindWorkflow {
+		comp.TimeoutMS = st.TimeoutMS
+		if comp.TimeoutMS == 0 {
+			comp.TimeoutMS = c.w.Defaults.TimeoutMS
+		}
+		if comp.TimeoutMS == 0 {
+			comp.TimeoutMS = graph.DefaultTimeoutMS
+		}
+	}
+	if cd.Retry != nil {
+		tmp := *st
+		tmp.Action = graph.Action{Kind: comp.Action.Kind}
+		comp.Retry = c.buildRetry(cd.Retry, &tmp)
 	}
 }
 

@@ -35,6 +35,7 @@ type stepDecl struct {
 	IdempotencyKey *dataNode
 	Action         *actionDecl // nil: a join point
 	Catch          []catchDecl
+	Compensate     *compensateDecl
 	// Settings maps each setting written (attribute or block name) to its
 	// name's range, for "has no effect" and range errors; nil when none is.
 	Settings map[string]hcl.Range
@@ -70,6 +71,22 @@ type catchDecl struct {
 	Range hcl.Range // the block's type keyword
 }
 
+// compensateDecl is a compensate block: one action, on_cancel, timeout
+// and retry.
+type compensateDecl struct {
+	Action    *actionDecl
+	OnCancel  bool
+	TimeoutMS int64
+	Retry     *retryDecl
+	Range     hcl.Range // the block's type keyword
+	DefRange  hcl.Range
+}
+
+var compensateSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "on_cancel"}, {Name: "timeout"}},
+	Blocks:     append([]hcl.BlockHeaderSchema{{Type: "retry"}}, actionBlockSchemas...),
+}
+
 var catchSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 	{Name: "when"}, {Name: "next", Required: true},
 }}
@@ -87,7 +104,7 @@ var stepSchema = &hcl.BodySchema{
 		{Name: "breaker"}, {Name: "until"}, {Name: "interval"}, {Name: "max_iterations"},
 		{Name: "on_error"}, {Name: "idempotency_key"},
 	},
-	Blocks: append([]hcl.BlockHeaderSchema{{Type: "retry"}, {Type: "foreach"}, {Type: "catch"}}, actionBlockSchemas...),
+	Blocks: append([]hcl.BlockHeaderSchema{{Type: "retry"}, {Type: "foreach"}, {Type: "catch"}, {Type: "compensate"}}, actionBlockSchemas...),
 }
 
 // decodeStepBlock decodes step "NAME" { ... }.
@@ -172,7 +189,7 @@ func decodeStepBlock(block *hcl.Block, sm *SourceMap) (*stepDecl, hcl.Diagnostic
 	}
 
 	var action *hcl.Block
-	var retry, foreach *hcl.Block
+	var retry, foreach, compensate *hcl.Block
 	for _, b := range c.Blocks {
 		switch b.Type {
 		case "retry":
@@ -184,6 +201,16 @@ func decodeStepBlock(block *hcl.Block, sm *SourceMap) (*stepDecl, hcl.Diagnostic
 			r, d := decodeRetryBlock(b, path, sm)
 			diags = append(diags, d...)
 			s.Retry = r
+		case "compensate":
+			if compensate != nil {
+				diags = append(diags, singleBlock("compensate", compensate, b))
+				continue
+			}
+			compensate = b
+			setting("compensate", b.TypeRange)
+			cd, d := decodeCompensateBlock(b, path+".compensate", sm)
+			diags = append(diags, d...)
+			s.Compensate = cd
 		case "catch":
 			setting("catch", b.TypeRange)
 			cd, d := decodeCatchBlock(b, path+".catch"+strconv.Itoa(len(s.Catch)), sm)
@@ -211,6 +238,61 @@ func decodeStepBlock(block *hcl.Block, sm *SourceMap) (*stepDecl, hcl.Diagnostic
 		}
 	}
 	return s, diags
+}
+
+// decodeCompensateBlock decodes compensate { ACTION, on_cancel, timeout,
+// retry }.
+func decodeCompensateBlock(b *hcl.Block, path string, sm *SourceMap) (*compensateDecl, hcl.Diagnostics) {
+	cd := &compensateDecl{Range: b.TypeRange, DefRange: b.DefRange}
+	c, diags := content(b.Body, compensateSchema)
+	sm.addBlock(path, b)
+	sm.addAttrs(path, c.Attributes)
+	if a := c.Attributes["on_cancel"]; a != nil {
+		v, d := literalBool(a)
+		diags = append(diags, d...)
+		cd.OnCancel = v
+	}
+	if a := c.Attributes["timeout"]; a != nil {
+		ms, d := literalDuration(a)
+		diags = append(diags, d...)
+		cd.TimeoutMS = ms
+	}
+	var action, retry *hcl.Block
+	for _, blk := range c.Blocks {
+		if blk.Type == "retry" {
+			if retry != nil {
+				diags = append(diags, singleBlock("retry", retry, blk))
+				continue
+			}
+			retry = blk
+			r, d := decodeRetryBlock(blk, path, sm)
+			diags = append(diags, d...)
+			cd.Retry = r
+			continue
+		}
+		if action != nil {
+			diags = append(diags, multipleActions(action, blk,
+				"A compensation does one thing: keep one action here, or run the others from a child workflow."))
+			continue
+		}
+		action = blk
+		act, d := decodeActionBlock(blk, path, sm)
+		diags = append(diags, d...)
+		cd.Action = act
+	}
+	if action == nil && !diags.HasErrors() {
+		diags = append(diags, errAt(b.DefRange, "Missing compensation action",
+			"A compensate block holds the action that undoes the step: an exec, http or workflow block, like exec { command = [\"./bin/refund\", \"{{ steps.charge.output.json.id }}\"] }."))
+	}
+	if action != nil && cd.Action != nil {
+		switch cd.Action.Kind {
+		case graph.KindExec, graph.KindHTTP, graph.KindWorkflow:
+		default:
+			diags = append(diags, errAt(action.TypeRange, "Unsupported compensation action",
+				"A compensation undoes a side effect, so it is an exec, http or workflow action; a %s block cannot be one.", cd.Action.Kind))
+		}
+	}
+	return cd, diags
 }
 
 // decodeCatchBlock decodes catch { when, next }.

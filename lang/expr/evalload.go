@@ -327,6 +327,9 @@ func (p *Program) visible(s *graph.Step, slot, name string) bool {
 	if s == nil {
 		return slot == SlotOutput || slot == SlotAlert
 	}
+	if name == s.Name && slot == SlotCompensate {
+		return true
+	}
 	if name == s.Name && s.Until != nil {
 		switch slot {
 		case SlotUntil, SlotData, SlotIdempotencyKey:

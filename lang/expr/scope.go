@@ -59,6 +59,7 @@ const (
 	SlotRetryWhen      = "retry_when"
 	SlotCaseWhen       = "case_when"
 	SlotCatchWhen      = "catch_when"
+	SlotCompensate     = "compensate"
 	SlotIdempotencyKey = "idempotency_key"
 )
 
@@ -245,6 +246,13 @@ func StepScope(g *graph.Graph, s *graph.Step, slot string) *Scope {
 		sc.Error = true
 	case SlotCatchWhen:
 		sc.Error = true
+	case SlotCompensate:
+		// The step's own result (it completed) and the run's error.
+		sc.Error = true
+		sc.Steps[s.Name] = VisibleOutput(s)
+		if c := s.Compensate; c != nil && (c.Action.Kind == graph.KindExec || c.Action.Kind == graph.KindHTTP) {
+			sc.Secrets = secretNames(g)
+		}
 	}
 	return sc
 }
@@ -428,6 +436,8 @@ func (s *Scope) where() string {
 		return "case.when"
 	case SlotCatchWhen:
 		return "catch.when"
+	case SlotCompensate:
+		return "a compensation"
 	case SlotConcurrencyKey:
 		return "concurrency.key"
 	case SlotSchedule:

@@ -278,6 +278,13 @@ func (d *differ) stepDependsOn(path string, o, n *Step, _ *stepDiff) {
 	}
 }
 
+// stepCompensate reports a changed compensation: a MINOR change, as catch.
+func (d *differ) stepCompensate(path string, o, n *Step, _ *stepDiff) {
+	if !diffSame(o.Compensate, n.Compensate) {
+		d.add(path, BumpMinor, "compensate changed")
+	}
+}
+
 // stepCatch reports changed catch blocks: a MINOR change, since what a
 // failure leads to changes but no completed step's output does.
 func (d *differ) stepCatch(path string, o, n *Step, _ *stepDiff) {

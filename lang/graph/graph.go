@@ -151,6 +151,24 @@ type Step struct {
 	// instead of the step's dependents. Nil (left out of the encoding)
 	// when there are none.
 	Catch []Catch `json:"catch,omitempty" graph:"def,diff=whole:stepCatch"`
+	// Compensate undoes the step once it completed, when the run fails
+	// later (a saga; spec/semantics.md §14). Nil (left out of the
+	// encoding) when the step has none. Not part of the step's
+	// definition: it changes what a failure does, not what the step
+	// produces.
+	Compensate *Compensate `json:"compensate,omitempty" graph:"run,diff=whole:stepCompensate"`
+}
+
+// Compensate is a step's compensation: an action run, as a step of its
+// own, when the run fails after the step completed.
+//
+//graph:gen diff=whole
+type Compensate struct {
+	Action Action `json:"action" graph:"slot=compensate"`
+	// OnCancel: a canceled run is compensated too. Left out when false.
+	OnCancel  bool   `json:"on_cancel,omitempty"`
+	TimeoutMS int64  `json:"timeout_ms,omitempty"` // per attempt (exec, http, workflow)
+	Retry     *Retry `json:"retry,omitempty"`      // nil: one attempt
 }
 
 // Catch is one catch block of a step.

@@ -360,6 +360,9 @@ func (d *fastDecoder) step() *Step {
 		case "catch":
 			d.seen(&set, 1<<15)
 			x.Catch = d.catchs()
+		case "compensate":
+			d.seen(&set, 1<<16)
+			x.Compensate = d.compensate()
 		default:
 			d.fail()
 		}
@@ -371,6 +374,36 @@ func (d *fastDecoder) step() *Step {
 		x.Catch = nil
 	}
 	shareDependsOn(x)
+	return x
+}
+
+// compensate decodes a Compensate of a stored graph (null: nil) in normal form.
+func (d *fastDecoder) compensate() *Compensate {
+	if d.null() {
+		return nil
+	}
+	x := &Compensate{}
+	d.open('{')
+	var set uint32
+	first := true
+	for d.more(&first, '}') {
+		switch string(d.key()) {
+		case "action":
+			d.seen(&set, 1<<0)
+			d.action(&x.Action)
+		case "on_cancel":
+			d.seen(&set, 1<<1)
+			x.OnCancel = d.bool()
+		case "timeout_ms":
+			d.seen(&set, 1<<2)
+			x.TimeoutMS = d.int64()
+		case "retry":
+			d.seen(&set, 1<<3)
+			x.Retry = d.retry()
+		default:
+			d.fail()
+		}
+	}
 	return x
 }
 
@@ -1330,6 +1363,16 @@ func (n *encNormalizer) step(x *Step) {
 	for i := range x.Catch {
 		n.catch(&x.Catch[i])
 	}
+	n.compensate(x.Compensate)
+}
+
+// compensate puts x and what it holds in normal form.
+func (n *encNormalizer) compensate(x *Compensate) {
+	if x == nil {
+		return
+	}
+	n.action(&x.Action)
+	n.retry(x.Retry)
 }
 
 // catch puts x and what it holds in normal form.
@@ -1625,6 +1668,16 @@ func (in *typeInterner) step(x *Step) {
 	for i := range x.Catch {
 		in.catch(&x.Catch[i])
 	}
+	in.compensate(x.Compensate)
+}
+
+// compensate interns the types and the mode strings of x and what it holds.
+func (in *typeInterner) compensate(x *Compensate) {
+	if x == nil {
+		return
+	}
+	in.action(&x.Action)
+	in.retry(x.Retry)
 }
 
 // catch interns the types and the mode strings of x and what it holds.
@@ -1955,6 +2008,7 @@ func (d *differ) stepFields(path string, o, n *Step, c *stepDiff) {
 	}
 	d.stepOutputType(path, o, n, c)
 	d.stepCatch(path, o, n, c)
+	d.stepCompensate(path, o, n, c)
 }
 
 // retryParts names what differs between two versions of a Retry, one part a
@@ -2113,6 +2167,16 @@ func (fn exprVisitor) step(x *Step, _ *Step, slot string) {
 	for i := range x.Catch {
 		fn.catch(&x.Catch[i], s, slot)
 	}
+	fn.compensate(x.Compensate, s, slot)
+}
+
+// compensate hands every expression of x to fn.
+func (fn exprVisitor) compensate(x *Compensate, s *Step, slot string) {
+	if x == nil {
+		return
+	}
+	fn.action(&x.Action, s, "compensate")
+	fn.retry(x.Retry, s, slot)
 }
 
 // catch hands every expression of x to fn.
@@ -2722,6 +2786,13 @@ func (x *Step) appendJSON(b []byte) ([]byte, error) {
 		}
 		more = true
 	}
+	if x.Compensate != nil {
+		b = append(b, ",\"compensate\":"...)
+		if b, err = (x.Compensate).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
 	return append(b, '}'), nil
 }
 
@@ -2805,6 +2876,41 @@ func (x *Step) appendDefJSON(b []byte) ([]byte, error) {
 				}
 			}
 			b = append(b, ']')
+		}
+		more = true
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *Compensate) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	more := false
+	_ = more
+	b = append(b, "\"action\":"...)
+	if b, err = (&x.Action).appendJSON(b); err != nil {
+		return b, err
+	}
+	more = true
+	if x.OnCancel {
+		b = append(b, ",\"on_cancel\":"...)
+		b = encAppendBool(b, x.OnCancel)
+		more = true
+	}
+	if x.TimeoutMS != 0 {
+		b = append(b, ",\"timeout_ms\":"...)
+		b = strconv.AppendInt(b, int64(x.TimeoutMS), 10)
+		more = true
+	}
+	if x.Retry != nil {
+		b = append(b, ",\"retry\":"...)
+		if b, err = (x.Retry).appendJSON(b); err != nil {
+			return b, err
 		}
 		more = true
 	}

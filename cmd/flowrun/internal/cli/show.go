@@ -248,8 +248,13 @@ func errorText(raw json.RawMessage) string {
 		// RetryWhen is why retry.when failed to evaluate on the error.
 		RetryWhen string `json:"retry_when_error"`
 		Caught    bool   `json:"caught"`
-		Status    *int   `json:"status"`
-		Title     string `json:"title"`
+		// Compensations are the compensations the run ran (a saga).
+		Compensations []struct {
+			Step   string `json:"step"`
+			Status string `json:"status"`
+		} `json:"compensations"`
+		Status *int   `json:"status"`
+		Title  string `json:"title"`
 	}
 	if err := json.Unmarshal(raw, &e); err != nil {
 		return compactJSON(raw)
@@ -268,6 +273,13 @@ func errorText(raw json.RawMessage) string {
 	text := strings.Join(parts, ": ")
 	if e.Caught {
 		text = "caught: " + text
+	}
+	if len(e.Compensations) > 0 {
+		var cs []string
+		for _, c := range e.Compensations {
+			cs = append(cs, c.Step+" "+c.Status)
+		}
+		text += " (compensations: " + strings.Join(cs, ", ") + ")"
 	}
 	if e.RetryWhen != "" {
 		text += " (not retried: retry.when failed: " + oneLine(e.RetryWhen) + ")"

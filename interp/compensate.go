@@ -1,0 +1,220 @@
+package interp
+
+// compensate: a saga. When a run fails (or is canceled, for the
+// compensations that say so), the compensations of the steps that
+// completed run one at a time, in the reverse order of the steps'
+// completion, each a step key of its own (NAME~compensate) with attempts,
+// retries and a timeout as any step; then the run ends with its original
+// error (spec/semantics.md §14).
+//
+// The saga is one controller row (key compKey), written in the transition
+// that would have ended the run: its state holds the run's error and the
+// order of the compensations, decided once. Each compensation's row says
+// how far it got, so a run rebuilt after a crash goes on where it was: a
+// compensation that completed never runs again, and none is skipped.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/flowrun/flowrun/lang/graph"
+	"github.com/flowrun/flowrun/store"
+)
+
+const (
+	// compSuffix ends the step key of a compensation: NAME~compensate.
+	compSuffix = "~compensate"
+	// compKey is the saga's controller row.
+	compKey = "~compensate"
+)
+
+// sagaState is the controller row's state: what the saga was started for
+// and the compensations it runs, in order.
+type sagaState struct {
+	Error  json.RawMessage `json:"error"`            // the run's error (runError)
+	Cancel bool            `json:"cancel,omitempty"` // started by a cancel
+	Order  []string        `json:"order"`            // the steps whose compensation runs, in order
+}
+
+// compSteps builds, once per loaded graph, the step each compensation runs
+// as: its action, timeout and retry, named NAME~compensate.
+type compSteps struct {
+	once  sync.Once
+	steps map[string]*graph.Step
+	list  []*graph.Step // the graph's steps, then the compensations
+}
+
+func (l *loaded) compensations() *compSteps {
+	l.comp.once.Do(func() {
+		l.comp.steps = map[string]*graph.Step{}
+		l.comp.list = l.g.Steps
+		for _, s := range l.g.Steps {
+			c := s.Compensate
+			if c == nil {
+				continue
+			}
+			cs := &graph.Step{Name: s.Name + compSuffix, Join: "all", OnError: "continue", Action: c.Action,
+				TimeoutMS: c.TimeoutMS, Retry: c.Retry, OutputType: graph.TypeAny}
+			l.comp.steps[cs.Name] = cs
+		}
+		if len(l.comp.steps) > 0 {
+			l.comp.list = slices.Clone(l.g.Steps)
+			for _, s := range l.g.Steps {
+				if cs := l.comp.steps[s.Name+compSuffix]; cs != nil {
+					l.comp.list = append(l.comp.list, cs)
+				}
+			}
+			l.comp.steps[compKey] = &graph.Step{Name: compKey, Join: "all", OnError: "continue", OutputType: graph.TypeNull}
+		}
+	})
+	return &l.comp
+}
+
+// sagaOf returns the saga's state, or nil when the run has none.
+func (sc *scheduler) sagaOf() *sagaState {
+	if sc.rows[compKey] == nil {
+		return nil
+	}
+	return sc.state(compKey).Saga
+}
+
+// sagaRunning reports whether the run is compensating.
+func (sc *scheduler) sagaRunning() bool {
+	row := sc.rows[compKey]
+	return row != nil && !row.Status.Terminal()
+}
+
+// startSaga begins the compensations instead of ending the run with re:
+// it reports false (nothing begun) when no step to compensate completed,
+// or the saga ran already. With cancel, only the compensations marked
+// on_cancel run, and the run ends canceled after them.
+func (sc *scheduler) startSaga(re runError, cancel bool) bool {
+	if sc.rows[compKey] != nil || len(sc.l.compensations().steps) == 0 {
+		return false
+	}
+	type done struct {
+		name string
+		at   int64
+		pos  int
+	}
+	var ds []done
+	for i, s := range sc.l.g.Steps {
+		if s.Compensate == nil || cancel && !s.Compensate.OnCancel {
+			continue
+		}
+		if row := sc.rows[s.Name]; row != nil && row.Status == store.StepCompleted {
+			ds = append(ds, done{s.Name, row.FinishedAt.UnixMicro(), i})
+		}
+	}
+	if len(ds) == 0 {
+		return false
+	}
+	// The reverse order of completion; steps that completed in the same
+	// commit in the reverse order of the graph (a step after its needs).
+	slices.SortFunc(ds, func(a, b done) int {
+		if a.at != b.at {
+			return int(b.at - a.at)
+		}
+		return b.pos - a.pos
+	})
+	order := make([]string, len(ds))
+	for i, d := range ds {
+		order[i] = d.name
+	}
+	sc.stopAll(store.AttemptCanceled, store.StepCanceled)
+	u := unit{s: sc.l.step(compKey), key: compKey, idx: -1, iter: -1}
+	row := sc.row(u)
+	row.Status, row.StartedAt = store.StepRunning, sc.now
+	row.Detail = "compensating: " + strings.Join(order, ", ")
+	sc.put(row, &rowState{Saga: &sagaState{Error: mustJSON(re), Cancel: cancel, Order: order}})
+	if cancel {
+		sc.tx.runUpdate().ClearCancel = true
+	}
+	sc.tx.event("compensation_started", "", map[string]any{"steps": order, "kind": re.Kind, "message": re.Message, "step": re.Step})
+	return true
+}
+
+// advanceSaga runs the compensations in their order, one at a time, and
+// ends the run once the last has ended. A compensation that fails (after
+// its retries) does not stop the others: the run's error lists it.
+func (sc *scheduler) advanceSaga(ctx context.Context) {
+	saga := sc.sagaOf()
+	for _, name := range saga.Order {
+		cs := sc.l.step(name + compSuffix)
+		u := unit{s: cs, key: cs.Name, idx: -1, iter: -1}
+		if row := sc.rows[u.key]; row == nil || !row.Status.Terminal() {
+			sc.advanceUnit(ctx, u)
+			if sc.ended {
+				return
+			}
+			if row := sc.rows[u.key]; row == nil || !row.Status.Terminal() {
+				return // in flight or waiting: the next pass goes on
+			}
+		}
+	}
+	sc.endSaga()
+}
+
+// compResult is a compensation's end, as the run's error lists it.
+type compResult struct {
+	Step   string `json:"step"`
+	Status string `json:"status"`
+}
+
+// endSaga ends the run once every compensation ended: failed with the
+// error that started the saga (canceled, for a cancel), which lists the
+// compensations and how each ended.
+func (sc *scheduler) endSaga() {
+	saga := sc.sagaOf()
+	var re runError
+	_ = json.Unmarshal(saga.Error, &re)
+	var failed []string
+	for _, name := range saga.Order {
+		st := string(store.StepPending)
+		if row := sc.rows[name+compSuffix]; row != nil {
+			st = string(row.Status)
+		}
+		if st != string(store.StepCompleted) {
+			failed = append(failed, name)
+		}
+		re.Compensations = append(re.Compensations, compResult{Step: name, Status: st})
+	}
+	row := sc.row(unit{s: sc.l.step(compKey), key: compKey, idx: -1, iter: -1})
+	row.Status, row.FinishedAt = store.StepCompleted, sc.now
+	if len(failed) > 0 {
+		row.Status = store.StepFailed
+		row.Error = mustJSON(&stepError{Kind: "compensation", Type: problemType("compensation"),
+			Message: fmt.Sprintf("the compensation of %s failed", strings.Join(failed, ", "))})
+	}
+	sc.put(row, nil)
+	sc.tx.event("compensation_ended", "", map[string]any{"compensations": re.Compensations})
+	u := sc.tx.runUpdate()
+	if saga.Cancel {
+		u.Status = ptr(store.RunCanceled)
+		u.Error = mustJSON(re)
+		sc.endRun(u)
+		sc.tx.event("run_canceled", "", nil)
+		return
+	}
+	u.Status = ptr(store.RunFailed)
+	u.Error = mustJSON(re)
+	sc.endRun(u)
+	sc.tx.event("run_failed", re.Step, re)
+	se := &stepError{Kind: re.Kind, Message: re.Message}
+	sc.alertRunEnd(se, re.Step)
+}
+
+// sagaError is the error a compensation's data sees as error: the run's.
+func (sc *scheduler) sagaError() map[string]any {
+	if saga := sc.sagaOf(); saga != nil {
+		return decodeMap(saga.Error)
+	}
+	return nil
+}
+
+// isComp reports whether a step is a compensation (or the saga).
+func isComp(name string) bool { return strings.HasSuffix(name, compSuffix) }
