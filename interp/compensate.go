@@ -218,3 +218,34 @@ func (sc *scheduler) sagaError() map[string]any {
 
 // isComp reports whether a step is a compensation (or the saga).
 func isComp(name string) bool { return strings.HasSuffix(name, compSuffix) }
+
+// compensatesOnCancel reports whether a cancel of run runs compensations
+// first: a step of its graph with compensate { on_cancel = true }
+// completed. The store then leaves the run to a runner, which ends it
+// after them (Engine.Cancel).
+func (e *Engine) compensatesOnCancel(ctx context.Context, run store.Run) (bool, error) {
+	if run.Status.Terminal() {
+		return false, nil
+	}
+	l, err := e.load(ctx, run.Workflow, run.GraphHash)
+	if err != nil {
+		return false, err
+	}
+	any := false
+	for _, s := range l.g.Steps {
+		any = any || s.Compensate != nil && s.Compensate.OnCancel
+	}
+	if !any {
+		return false, nil
+	}
+	tops, err := e.st.StepTops(ctx, run.ID)
+	if err != nil {
+		return false, fmt.Errorf("read the steps of run %s: %w", run.ID, err)
+	}
+	for _, row := range tops {
+		if s := l.step(row.Step); s != nil && row.Status == store.StepCompleted && s.Compensate != nil && s.Compensate.OnCancel {
+			return true, nil
+		}
+	}
+	return false, nil
+}

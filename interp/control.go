@@ -146,7 +146,11 @@ func (e *Engine) Cancel(ctx context.Context, runID string) (store.Run, error) {
 	if err != nil {
 		return store.Run{}, fmt.Errorf("cancel run %s: %w", runID, err)
 	}
-	run, err = e.st.RunCancel(ctx, store.RunCancelParams{RunID: run.ID, Now: e.clk.Now()})
+	keep, err := e.compensatesOnCancel(ctx, run)
+	if err != nil {
+		return run, fmt.Errorf("cancel run %s: %w", runID, err)
+	}
+	run, err = e.st.RunCancel(ctx, store.RunCancelParams{RunID: run.ID, Now: e.clk.Now(), Keep: keep})
 	if err != nil {
 		return run, fmt.Errorf("cancel run %s: %w", runID, err)
 	}

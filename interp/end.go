@@ -84,14 +84,16 @@ func (sc *scheduler) failRun(se *stepError, step string) {
 }
 
 // cancelRun carries out a cancel request: actions are killed, unfinished
-// steps and the run end canceled, children are canceled.
-func (sc *scheduler) cancelRun() {
+// steps and the run end canceled, children are canceled. When completed
+// steps compensate on a cancel, it begins their compensations instead and
+// reports true (compensate.go).
+func (sc *scheduler) cancelRun() bool {
 	if sc.ended {
-		return
+		return false
 	}
 	canceled := runError{Kind: "canceled", Message: "canceled by request", Type: problemType("canceled")}
-	if !sc.sagaRunning() && sc.startSaga(canceled, true) {
-		return // a cancel during the saga ends it: cancel again to stop compensating
+	if sc.startSaga(canceled, true) {
+		return true
 	}
 	sc.stopAll(store.AttemptCanceled, store.StepCanceled)
 	u := sc.tx.runUpdate()
@@ -100,6 +102,7 @@ func (sc *scheduler) cancelRun() {
 	u.ClearCancel = true
 	sc.endRun(u)
 	sc.tx.event("run_canceled", "", nil)
+	return false
 }
 
 // endRun fills the run update of a terminal status.

@@ -137,8 +137,12 @@ func (sc *scheduler) control(ev passEvent) bool {
 	case sc.ended:
 		// An action's result ended the run (a retry past the deadline):
 		// commit that end as it is; nothing may overwrite it.
-	case ev.cancel || sc.run.CancelRequested:
-		sc.cancelRun()
+	case (ev.cancel || sc.run.CancelRequested) && !sc.sagaRunning():
+		// A cancel during the compensations is not taken: once begun they
+		// run to their end (semantics.md §14).
+		if sc.cancelRun() {
+			return false // the cancel began the compensations: decide runs them
+		}
 	case ev.stop:
 		sc.interruptRun()
 	case !sc.run.DeadlineAt.IsZero() && !sc.now.Before(sc.run.DeadlineAt) && !sc.sagaRunning():

@@ -556,6 +556,10 @@ func (p SignalSendParams) Check() error {
 type RunCancelParams struct {
 	RunID string
 	Now   time.Time
+	// Keep leaves the run itself (not its descendants) unfinished even
+	// when nobody holds it: flagged and due now, for a runner to end it
+	// after the compensations it runs on a cancel.
+	Keep bool
 }
 
 // Transition is one atomic change of a run's state. Everything in it is

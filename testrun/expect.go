@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang/expr"
@@ -51,6 +53,22 @@ func (s *session) expect(ctx context.Context, x *execution) []Failure {
 		want, _ := intOf(c.Value)
 		if got := x.calls[c.Name]; got != want {
 			fails = append(fails, Failure{Pos: pos(c.Range), What: "calls." + c.Name, Expected: fmt.Sprint(want), Actual: fmt.Sprint(got)})
+		}
+	}
+	if e.HasCompensated {
+		var want, got []string
+		for _, c := range e.Compensated {
+			want = append(want, c.Name)
+		}
+		for _, name := range x.view.Order {
+			if base, ok := strings.CutSuffix(name, testfile.CompensateSuffix); ok && base != "" {
+				if sv := x.view.Steps[name]; sv != nil && sv.Status == "completed" {
+					got = append(got, base)
+				}
+			}
+		}
+		if !slices.Equal(want, got) {
+			fails = append(fails, Failure{Pos: pos(e.CompensatedRng), What: "compensated", Expected: text(want), Actual: text(got)})
 		}
 	}
 	for _, a := range e.Asserts {

@@ -178,6 +178,9 @@ func checkMock(m *Mock, g *graph.Graph, u *Upgrade) hcl.Diagnostics {
 			if s.Name == m.Step && step == nil {
 				step = s
 			}
+			if c := s.Compensate; c != nil && s.Name+CompensateSuffix == m.Step && step == nil {
+				step = &graph.Step{Name: m.Step, Action: c.Action, OutputType: graph.TypeAny}
+			}
 		}
 	}
 	if step == nil {
@@ -319,6 +322,17 @@ func checkExpect(t *Test, g *graph.Graph) hcl.Diagnostics {
 		stepNames = append(stepNames, s.Name)
 	}
 	sort.Strings(stepNames)
+	for _, s := range g.Steps {
+		if s.Compensate != nil {
+			steps[s.Name+CompensateSuffix] = &graph.Step{Name: s.Name + CompensateSuffix, OutputType: graph.TypeAny}
+		}
+	}
+	for _, c := range e.Compensated {
+		if s := steps[c.Name]; s == nil || s.Compensate == nil {
+			diags = append(diags, errAt(c.Range, "Not a compensated step",
+				"compensated lists the steps whose compensate block ran, in the order they ran; workflow %q has no step %q with a compensate block.", g.Workflow, c.Name))
+		}
+	}
 	for _, sw := range e.Steps {
 		s := steps[sw.Step]
 		if s == nil {

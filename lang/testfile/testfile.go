@@ -86,7 +86,22 @@ type Expect struct {
 	Steps     []StepWant
 	Calls     []Want // value: a json.Number
 	Asserts   []*Assert
+	// Compensated lists the steps whose compensation completed, in the
+	// order they ran; nil when the test does not say (HasCompensated).
+	Compensated    []Ref
+	HasCompensated bool
+	CompensatedRng hcl.Range
 }
+
+// Ref is a step reference (step.NAME) and where it is written.
+type Ref struct {
+	Name  string
+	Range hcl.Range
+}
+
+// CompensateSuffix ends the step key of a compensation: the test names
+// it steps.NAME~compensate in expect.steps and mocks it as such.
+const CompensateSuffix = "~compensate"
 
 // Want is one expected named value and where it is written.
 type Want struct {
@@ -137,7 +152,7 @@ var signalSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "aft
 var upgradeSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "file", Required: true}, {Name: "after"}, {Name: "choose", Required: true}}}
 
 var expectSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
-	{Name: "status"}, {Name: "outputs"}, {Name: "steps"}, {Name: "calls"}, {Name: "assert"},
+	{Name: "status"}, {Name: "outputs"}, {Name: "steps"}, {Name: "calls"}, {Name: "assert"}, {Name: "compensated"},
 }}
 
 func errAt(rng hcl.Range, summary, detail string, args ...any) *hcl.Diagnostic {
@@ -442,6 +457,26 @@ func parseExpect(b *hcl.Block) (*Expect, hcl.Diagnostics) {
 			sw, d := stepWant(w)
 			diags = append(diags, d...)
 			e.Steps = append(e.Steps, sw)
+		}
+	}
+	if a := c.Attributes["compensated"]; a != nil {
+		e.HasCompensated, e.CompensatedRng = true, a.Expr.Range()
+		elems, d := hcl.ExprList(a.Expr)
+		if d.HasErrors() {
+			diags = append(diags, errAt(a.Expr.Range(), "Invalid compensated", "compensated is a list of steps in the order their compensations ran, like compensated = [step.charge, step.reserve]."))
+		}
+		for _, x := range elems {
+			t, td := hcl.AbsTraversalForExpr(x)
+			if td.HasErrors() || len(t) != 2 || t.RootName() != "step" {
+				diags = append(diags, errAt(x.Range(), "Invalid compensated", "Each element names a step, like step.charge."))
+				continue
+			}
+			attr, ok := t[1].(hcl.TraverseAttr)
+			if !ok {
+				diags = append(diags, errAt(x.Range(), "Invalid compensated", "Each element names a step, like step.charge."))
+				continue
+			}
+			e.Compensated = append(e.Compensated, Ref{Name: attr.Name, Range: x.Range()})
 		}
 	}
 	if a := c.Attributes["assert"]; a != nil {

@@ -46,7 +46,11 @@ func (s *Store) RunCancel(ctx context.Context, p store.RunCancelParams) (store.R
 		if store.RunStatus(status).Terminal() {
 			return fmt.Errorf("run %s already %s; there is nothing to cancel: %w", p.RunID, status, store.ErrConflict)
 		}
-		if err := w.cancelTree(p.RunID, now); err != nil {
+		keep := ""
+		if p.Keep {
+			keep = p.RunID
+		}
+		if err := w.cancelTree(p.RunID, now, keep); err != nil {
 			return err
 		}
 		r, err = w.runGet(p.RunID)
@@ -56,8 +60,9 @@ func (s *Store) RunCancel(ctx context.Context, p store.RunCancelParams) (store.R
 }
 
 // cancelTree flags every unfinished run of the tree of runID and ends at
-// once those nobody holds (RunCancel; also Transition.CancelTrees).
-func (w *wtx) cancelTree(runID string, now int64) error {
+// once those nobody holds (RunCancel; also Transition.CancelTrees), but
+// the run keep ("": none), which a runner ends (RunCancelParams.Keep).
+func (w *wtx) cancelTree(runID string, now int64, keep string) error {
 	// (SQLite: MIN(a, b) is LEAST(a, b).)
 	if _, err := w.tx.Exec(w.ctx, treeCTE+` UPDATE runs SET
 				cancel_requested = true,
@@ -78,7 +83,8 @@ func (w *wtx) cancelTree(runID string, now int64) error {
 			WHERE id IN (SELECT id FROM tree)
 				AND status NOT IN ('completed', 'failed', 'canceled')
 				AND (lease_owner IS NULL OR lease_expires_at <= `+leaseNow(4, 2)+`)
-			RETURNING id`, runID, now, sqlrow.CanceledError, w.callerClock)
+				AND id <> $5::text
+			RETURNING id`, runID, now, sqlrow.CanceledError, w.callerClock, keep)
 	if err != nil {
 		return err
 	}

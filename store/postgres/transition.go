@@ -204,7 +204,7 @@ func (w *wtx) transition(t *store.Transition, res *store.TransitionResult) error
 		return err
 	}
 	for _, id := range t.CancelTrees {
-		if err := w.cancelTree(id, now); err != nil {
+		if err := w.cancelTree(id, now, ""); err != nil {
 			return fmt.Errorf("canceling run %s: %w", id, err)
 		}
 	}

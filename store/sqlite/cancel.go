@@ -42,7 +42,11 @@ func (s *Store) RunCancel(ctx context.Context, p store.RunCancelParams) (store.R
 		if store.RunStatus(status).Terminal() {
 			return fmt.Errorf("run %s already %s; there is nothing to cancel: %w", p.RunID, status, store.ErrConflict)
 		}
-		if err := w.cancelTree(p.RunID, now); err != nil {
+		keep := ""
+		if p.Keep {
+			keep = p.RunID
+		}
+		if err := w.cancelTree(p.RunID, now, keep); err != nil {
 			return err
 		}
 		r, err = sqlrow.ScanRun(w.queryRow(selectRunSQL, p.RunID))
@@ -52,8 +56,9 @@ func (s *Store) RunCancel(ctx context.Context, p store.RunCancelParams) (store.R
 }
 
 // cancelTree flags every unfinished run of the tree of runID and ends at
-// once those nobody holds (RunCancel; also Transition.CancelTrees).
-func (w *wtx) cancelTree(runID string, now int64) error {
+// once those nobody holds (RunCancel; also Transition.CancelTrees), but
+// the run keep ("": none), which a runner ends (RunCancelParams.Keep).
+func (w *wtx) cancelTree(runID string, now int64, keep string) error {
 	if _, err := w.exec(treeCTE+` UPDATE runs SET
 				cancel_requested = 1,
 				available_at = MIN(available_at, ?2),
@@ -76,7 +81,8 @@ func (w *wtx) cancelTree(runID string, now int64) error {
 			WHERE id IN (SELECT id FROM tree)
 				AND status NOT IN ('completed', 'failed', 'canceled')
 				AND (lease_owner IS NULL OR lease_expires_at <= ?2)
-			RETURNING id`, runID, now, sqlrow.CanceledError)
+				AND id != ?4
+			RETURNING id`, runID, now, sqlrow.CanceledError, keep)
 	if err != nil {
 		return err
 	}

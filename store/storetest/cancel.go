@@ -54,6 +54,23 @@ func testCancel(t *testing.T, newStore func(t *testing.T) store.Store) {
 		isErr(t, "cancel of an unknown run", err, store.ErrNotFound)
 	})
 
+	parallel(t, "a kept unleased run is flagged and due, its children end", newStore, func(t *testing.T, f *fixture) {
+		f.insert(store.RunInsertParams{ID: "r"})
+		r := f.claimOne("w", "r", at(0))
+		waiting := store.RunWaiting
+		f.commit(store.Transition{RunID: "r", Lease: r.Lease, Now: at(time.Second),
+			Run:   &store.RunUpdate{Status: &waiting, AvailableAt: ptr(at(time.Hour)), WaitReason: ptr("signal:approve"), Release: true},
+			Steps: []store.StepWrite{{Key: "gate", Step: "gate", Index: -1, Iteration: -1, Status: store.StepWaiting, WakeAt: at(time.Hour)}}})
+		f.insert(store.RunInsertParams{ID: "kid", ParentRunID: "r", ParentStepKey: "gate"})
+		got, err := f.s.RunCancel(f.ctx, store.RunCancelParams{RunID: "r", Now: at(time.Minute), Keep: true})
+		noErr(t, "RunCancel", err)
+		eq(t, "status", got.Status, store.RunWaiting)
+		eq(t, "cancel requested", got.CancelRequested, true)
+		timeEq(t, "due now", got.AvailableAt, at(time.Minute))
+		eq(t, "the child ended", f.get("kid").Status, store.RunCanceled)
+		eq(t, "its steps untouched", f.steps("r")[0].Status, store.StepWaiting)
+	})
+
 	parallel(t, "leased run is flagged", newStore, func(t *testing.T, f *fixture) {
 		f.insert(store.RunInsertParams{ID: "r"})
 		r := f.claimOne("w", "r", at(0))

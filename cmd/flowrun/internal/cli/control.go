@@ -240,6 +240,18 @@ WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 				}
 				if view.Status == store.RunCanceled {
 					fmt.Fprintf(e.stdout, "run %s canceled\n", view.RunID)
+				} else if view.Status != store.RunRunning {
+					// Nobody held it, and the store left it unfinished: it
+					// runs its compensations (on_cancel) before it ends.
+					fmt.Fprintf(e.stdout, "run %s: cancel requested; it runs its compensations first\n", view.RunID)
+					if n, err := d.LiveWorkers(ctx); err == nil && n == 0 && e.remote.url == "" {
+						err := e.continueHere(ctx, view.RunID)
+						if final, gerr := d.Run(ctx, view.RunID); gerr == nil && final.Status == store.RunCanceled {
+							return nil // canceled, as asked
+						}
+						return err
+					}
+					fmt.Fprintf(e.stderr, "flowrun cancel: a worker runs the compensations of run %s, or continue it here with: flowrun resume %s\n", view.RunID, view.RunID)
 				} else {
 					fmt.Fprintf(e.stdout, "run %s: cancel requested; the worker running it stops it at its next heartbeat\n", view.RunID)
 				}
