@@ -1,9 +1,10 @@
-# payment-saga: reserve stock, charge, ship; undo what was done when a later
-# step fails (a saga): a breaker, retry.when, on_error and a switch.
+# payment-saga: reserve stock, charge, ship; when a later step fails, undo
+# what was done, newest first (a saga): compensate blocks, a breaker,
+# retry.when and an idempotency key.
 #   flowrun apply examples/payment-saga.hcl                          # completes
 #   flowrun apply examples/payment-saga.hcl --input card=flaky       # charge retried once
 #   flowrun apply examples/payment-saga.hcl --input card=declined    # stock released, run fails
-#   flowrun apply examples/payment-saga.hcl --input sku=discontinued # refund, run fails
+#   flowrun apply examples/payment-saga.hcl --input sku=discontinued # refunded, released, run fails
 
 workflow "payment-saga" {
   version = "1.0.0"
@@ -34,6 +35,9 @@ workflow "payment-saga" {
 
   step "reserve" {
     exec { command = ["./bin/inventory", "reserve", "{{ input.order_id }}", "{{ input.sku }}"] }
+    compensate { # runs when a later step fails the run
+      exec { command = ["./bin/inventory", "release", "{{ steps.reserve.output.json.reservation }}"] }
+    }
   }
 
   step "charge" {
@@ -41,7 +45,6 @@ workflow "payment-saga" {
     breaker         = breaker.payments
     timeout         = "15s"
     idempotency_key = "charge-{{ input.order_id }}" # a natural key for the gateway
-    on_error        = "continue"                    # failed, but the saga goes on
     retry {
       attempts = 4
       backoff  = "500ms"
@@ -49,39 +52,15 @@ workflow "payment-saga" {
       when = "error.kind == 'timeout' || (has(error.exit_code) && error.exit_code == 75)"
     }
     exec { command = ["./bin/payments", "charge", "{{ input.order_id }}", "{{ input.amount }}", "{{ input.card }}"] }
-  }
-
-  step "settle" { # the branch not taken is skipped, with everything after it
-    switch {
-      case {
-        when = "steps.charge.status == 'completed'"
-        next = [step.ship]
-      }
-      default = [step.release]
+    compensate {
+      retry { attempts = 3 } # a refund must go through
+      exec { command = ["./bin/payments", "refund", "{{ steps.charge.output.json.charge_id }}"] }
     }
   }
 
   step "ship" {
-    on_error = "continue"
+    depends_on = [step.charge]
     exec { command = ["./bin/inventory", "ship", "{{ input.order_id }}", "{{ input.sku }}"] }
-  }
-
-  step "release" { # compensation for reserve
-    exec { command = ["./bin/inventory", "release", "{{ steps.reserve.output.json.reservation }}"] }
-  }
-
-  step "payment_failed" {
-    depends_on = [step.release]
-    fail { message = "order {{ input.order_id }}: {{ steps.charge.error.message }}" }
-  }
-
-  step "refund" { # compensation for charge, only when shipping failed
-    when = "steps.ship.status == 'failed'"
-    exec { command = ["./bin/payments", "refund", "{{ steps.charge.output.json.charge_id }}"] }
-  }
-  step "shipping_failed" {
-    depends_on = [step.refund]
-    fail { message = "order {{ input.order_id }} refunded: {{ steps.ship.error.message }}" }
   }
 
   output "charge_id" { value = "{{ steps.charge.output.json.charge_id }}" }

@@ -10,14 +10,11 @@ test "charged and shipped" {
   }
   mock "ship" { output = { json = { tracking = "TR-1" } } }
   expect {
-    status  = "completed"
-    outputs = { charge_id = "CH-1", tracking = "TR-1" }
-    steps = {
-      charge  = { status = "completed", attempts = 2 }
-      release = { status = "skipped" }
-      refund  = { status = "skipped" }
-    }
-    calls = { charge = 2, ship = 1 }
+    status      = "completed"
+    outputs     = { charge_id = "CH-1", tracking = "TR-1" }
+    steps       = { charge = { status = "completed", attempts = 2 } }
+    calls       = { charge = 2, ship = 1 }
+    compensated = []
   }
 }
 
@@ -25,28 +22,34 @@ test "declined card releases the stock" {
   inputs = { card = "declined" }
   mock "reserve" { output = { json = { reservation = "R-2" } } }
   mock "charge" { error = { kind = "exec", exit_code = 2, message = "card declined" } }
-  mock "release" { output = { stdout = "released" } }
+  mock "reserve~compensate" { output = { stdout = "released" } }
   expect {
-    status = "failed"
+    status      = "failed"
+    compensated = [step.reserve]
     steps = {
-      charge         = { status = "failed", attempts = 1 } # exit 2 is not retried
-      ship           = { status = "skipped" }
-      release        = { status = "completed" }
-      payment_failed = { status = "failed" }
+      charge = { status = "failed", attempts = 1 } # exit 2 is not retried
+      ship   = { status = "canceled" }
     }
-    calls  = { release = 1, charge = 1 }
-    assert = ["steps.settle.output == 'default'"]
+    calls  = { "reserve~compensate" = 1, charge = 1 }
+    assert = ["steps.charge.error.exit_code == 2"]
   }
 }
 
-test "failed shipment is refunded" {
+test "failed shipment is refunded, then the stock released" {
   mock "reserve" { output = { json = { reservation = "R-3" } } }
   mock "charge" { output = { json = { charge_id = "CH-3" } } }
   mock "ship" { error = { kind = "exec", exit_code = 1, message = "discontinued" } }
-  mock "refund" { output = { stdout = "refunded" } }
+  mock "charge~compensate" {
+    results = [
+      { error = { kind = "exec", exit_code = 1, message = "gateway down" } },
+      { output = { stdout = "refunded" } },
+    ]
+  }
+  mock "reserve~compensate" { output = { stdout = "released" } }
   expect {
-    status = "failed"
-    steps  = { refund = { status = "completed" }, shipping_failed = { status = "failed" } }
-    calls  = { refund = 1 }
+    status      = "failed"
+    compensated = [step.charge, step.reserve]
+    steps       = { "charge~compensate" = { status = "completed", attempts = 2 } }
+    calls       = { "charge~compensate" = 2, "reserve~compensate" = 1 }
   }
 }
