@@ -169,6 +169,25 @@ func (c *compiler) buildCompensate(sd *stepDecl, st *graph.Step) {
 	}
 	comp := &graph.Compensate{OnCancel: cd.OnCancel, TimeoutMS: cd.TimeoutMS}
 	st.Compensate = comp // the scope of its data reads the kind of its action
+	// It reads the step and the steps before it: those that completed
+	// when it did. A later step may not have run at all.
+	visible := expr.StepScope(c.g, st, expr.SlotCompensate).Steps
+	bad := false
+	for _, v := range cd.Action.dataNodes() {
+		v.templates(func(n *dataNode) {
+			for _, name := range n.Tmpl.StepRefs() {
+				if _, ok := visible[name]; !ok && !bad && c.steps[name] != nil {
+					bad = true
+					c.errorf(n.Range, "Step not visible",
+						"A compensation of step %q reads that step and the steps it waits for, which completed before it; step %q does not come before %q and may not have run. Read it from a step after both, or pass what the compensation needs through step %q's output.", sd.Name, name, sd.Name, sd.Name)
+				}
+			}
+		})
+	}
+	if bad {
+		st.Compensate = nil
+		return
+	}
 	comp.Action.Kind = cd.Action.Kind
 	comp.Action, _ = c.buildAction(cd.Action, c.stepScope(st, expr.SlotCompensate))
 	if comp.TimeoutMS == 0 && comp.Action.Kind != graph.KindWorkflow {
