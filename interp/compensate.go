@@ -172,16 +172,12 @@ func (sc *scheduler) endSaga() {
 	saga := sc.sagaOf()
 	var re runError
 	_ = json.Unmarshal(saga.Error, &re)
+	re.Compensations = sc.sagaResults()
 	var failed []string
-	for _, name := range saga.Order {
-		st := string(store.StepPending)
-		if row := sc.rows[name+compSuffix]; row != nil {
-			st = string(row.Status)
+	for _, c := range re.Compensations {
+		if c.Status != string(store.StepCompleted) {
+			failed = append(failed, c.Step)
 		}
-		if st != string(store.StepCompleted) {
-			failed = append(failed, name)
-		}
-		re.Compensations = append(re.Compensations, compResult{Step: name, Status: st})
 	}
 	row := sc.row(unit{s: sc.l.step(compKey), key: compKey, idx: -1, iter: -1})
 	row.Status, row.FinishedAt = store.StepCompleted, sc.now
@@ -206,6 +202,20 @@ func (sc *scheduler) endSaga() {
 	sc.tx.event("run_failed", re.Step, re)
 	se := &stepError{Kind: re.Kind, Message: re.Message}
 	sc.alertRunEnd(se, re.Step)
+}
+
+// sagaResults lists the compensations of the saga in their order, with
+// the status each has now (pending: not begun).
+func (sc *scheduler) sagaResults() []compResult {
+	var out []compResult
+	for _, name := range sc.sagaOf().Order {
+		st := string(store.StepPending)
+		if row := sc.rows[name+compSuffix]; row != nil {
+			st = string(row.Status)
+		}
+		out = append(out, compResult{Step: name, Status: st})
+	}
+	return out
 }
 
 // sagaError is the error a compensation's data sees as error: the run's.

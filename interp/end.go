@@ -71,6 +71,7 @@ func (sc *scheduler) failRun(se *stepError, step string) {
 		// The saga itself cannot go on (a retry past the deadline): the
 		// run ends with the error that started it.
 		_ = json.Unmarshal(sc.sagaOf().Error, &re)
+		re.Compensations = sc.sagaResults()
 	} else if sc.startSaga(re, false) {
 		return
 	}

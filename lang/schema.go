@@ -93,6 +93,8 @@ func schemaAt(path []string) (s *hcl.BodySchema, free, ok bool) {
 			s = caseSchema
 		case t == "catch" && parent == "step":
 			s = catchSchema
+		case t == "compensate" && parent == "step":
+			s = compensateSchema
 		default:
 			as, isFree := actionSchema(t)
 			if as == nil && !isFree {

@@ -44,6 +44,9 @@ var docs = []docEntry{
 	{Key: "fail", Section: "#### 8.6", Doc: "Raises an error (kind fail, with problem fields): the step fails, and the run unless a catch takes it."},
 	{Key: "switch", Section: "#### 8.7", Doc: "Chooses which steps run: the first case whose when is true, else default."},
 	{Key: "case", Section: "#### 8.7", Doc: "One branch of a switch."},
+	{Key: "compensate", Section: "### 8.1", Doc: "Undoes the step once it completed, when the run fails later (a saga): compensations run newest first."},
+	{Key: "compensate.on_cancel", Section: "### 8.1", Type: "bool", Default: "`false`", Doc: "Compensate a canceled run too."},
+	{Key: "compensate.timeout", Section: "### 8.1", Type: "duration", Default: "the step's timeout", Doc: "Per attempt of the compensation."},
 	{Key: "catch", Section: "### 8.1", Doc: "Takes the step's error when its when holds; its next steps run instead of the step's dependents."},
 
 	// workflow
