@@ -7,7 +7,7 @@
 #   flowrun apply examples/payment-saga.hcl --input sku=discontinued # refunded, released, run fails
 
 workflow "payment-saga" {
-  version = "1.0.0"
+  version = "2.0.0" # 2: compensate blocks replaced the switch and its steps
 
   input "order_id" {
     type    = string

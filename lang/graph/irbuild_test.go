@@ -132,6 +132,7 @@ func irFull(t testing.TB) *Graph {
 	}})
 	run.TimeoutMS = 1500
 	run.Retry = &Retry{Attempts: 3, BackoffMS: 100, Multiplier: 1.5, MaxDelayMS: 1000, JitterMS: 50}
+	run.Compensate = &Compensate{Action: Action{Kind: KindExec, Exec: &ExecAction{Command: irLit([]string{"undo"}, ListOf(TypeString))}}, TimeoutMS: 1500}
 	run.Catch = []Catch{{When: irExpr("error.kind == 'exec'", TypeBool), Next: []string{"done"}}, {Next: []string{"done"}}}
 	irFind(t, g, "charge").Action.HTTP.Headers = &Value{Object: map[string]*Value{"X-Order": irTmpl("input.order_id", TypeString)}, Type: MapOf(TypeString)}
 	join := irStep("done", Action{}, "reject", "restock", "run_script")

@@ -62,6 +62,7 @@ func TestStepHashCoversDefFields(t *testing.T) {
 		"IdempotencyKey": func(s *Step) { s.IdempotencyKey = irLit("k", TypeString) },
 		"OutputType":     func(s *Step) { s.OutputType = TypeInt },
 		"Catch":          func(s *Step) { s.Catch = []Catch{{Next: []string{"b"}}} },
+		"Compensate":     func(s *Step) { s.Compensate = &Compensate{Action: irExec("undo")} },
 	}
 	st := reflect.TypeFor[Step]()
 	for i := range st.NumField() {

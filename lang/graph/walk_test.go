@@ -46,7 +46,7 @@ func exprsOf(v reflect.Value, out map[*graph.Expr]bool) {
 // for a step's slot and none for the workflow's.
 func TestWalkExprs(t *testing.T) {
 	stepSlots := map[string]bool{expr.SlotWhen: true, expr.SlotData: true, expr.SlotUntil: true, expr.SlotItems: true,
-		expr.SlotRetryWhen: true, expr.SlotCaseWhen: true, expr.SlotCatchWhen: true, expr.SlotIdempotencyKey: true}
+		expr.SlotRetryWhen: true, expr.SlotCaseWhen: true, expr.SlotCatchWhen: true, expr.SlotCompensate: true, expr.SlotIdempotencyKey: true}
 	graphSlots := map[string]bool{expr.SlotKey: true, expr.SlotConcurrencyKey: true, expr.SlotOutput: true, expr.SlotAlert: true,
 		expr.SlotSchedule: true, expr.SlotWebhookInputs: true, expr.SlotWebhookKey: true}
 	seenSlots := map[string]bool{}
