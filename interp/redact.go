@@ -58,6 +58,33 @@ func newRedactor(secrets map[string]string) *redactor {
 	return r
 }
 
+// with returns a redactor that also replaces v (and its forms), or r when
+// v is empty or known already. r itself is not changed: flights in progress
+// keep reading it.
+func (r *redactor) with(v string) *redactor {
+	if v == "" || r.text(v) == "***" {
+		return r
+	}
+	seen := map[string]bool{}
+	n := &redactor{forms: append([]string(nil), r.forms...)}
+	for _, f := range n.forms {
+		seen[f] = true
+	}
+	for _, f := range secretForms(v) {
+		if f != "" && !seen[f] {
+			seen[f] = true
+			n.forms = append(n.forms, f)
+		}
+	}
+	sort.Slice(n.forms, func(i, j int) bool {
+		if len(n.forms[i]) != len(n.forms[j]) {
+			return len(n.forms[i]) > len(n.forms[j])
+		}
+		return n.forms[i] < n.forms[j]
+	})
+	return n
+}
+
 // secretForms returns v and the forms it takes in URLs (a query value, a
 // path segment, a whole path, a fragment, a host, a user name, as net/url
 // escapes each, and as other languages percent-encode it), each of those

@@ -1,11 +1,14 @@
 package lang
 
 import (
+	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/flowrun/flowrun/lang/expr"
 	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/lang/naming"
+	"github.com/hashicorp/hcl/v2"
 )
 
 // This file builds one step of the graph from its declaration: defaults,
@@ -206,6 +209,53 @@ func (c *compiler) buildCompensate(sd *stepDecl, st *graph.Step) {
 	}
 }
 
+// buildAuth checks an http block's auth: text values, no Authorization
+// header beside it, and a warning for a credential that is not read from
+// a secret.
+func (c *compiler) buildAuth(a *actionDecl, scope *scoper) *graph.HTTPAuth {
+	ad := a.Auth
+	if ad == nil {
+		return nil
+	}
+	if h := a.Headers; h != nil {
+		for k, rng := range h.Keys {
+			if strings.EqualFold(k, "Authorization") {
+				c.errorf(rng, "Conflicting Authorization",
+					"The auth block sets the Authorization header, so headers cannot set it too: remove %q from headers, or the auth block.", k)
+			}
+		}
+	}
+	au := &graph.HTTPAuth{}
+	for _, f := range []struct {
+		dst    **graph.Value
+		n      *dataNode
+		name   string
+		secret bool
+	}{{&au.Username, ad.Username, "username", false}, {&au.Password, ad.Password, "password", true}, {&au.Bearer, ad.Bearer, "bearer", true}} {
+		if f.n == nil {
+			continue
+		}
+		*f.dst = c.checkData(f.n, scope)
+		c.wantText(*f.dst, f.n, f.name)
+		if f.secret && !readsSecret(f.n) {
+			c.diags = append(c.diags, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Credential not from a secret",
+				Detail:  fmt.Sprintf("This %s is written in the workflow, so it is stored with the version and shown by graph and plan, where anyone who can read them sees it. Declare a secret (secret \"token\" { env = \"API_TOKEN\" }) and write %s = \"{{ secrets.token }}\": a secret is read when the request is sent, and never stored or printed.", f.name, f.name),
+				Subject: f.n.Range.Ptr()})
+		}
+	}
+	return au
+}
+
+// readsSecret reports whether a data value reads secrets.* in one of its
+// templates.
+func readsSecret(n *dataNode) bool {
+	found := false
+	n.templates(func(t *dataNode) {
+		found = found || len(t.Tmpl.SecretRefs()) > 0
+	})
+	return found
+}
+
 // cannotFail says why a step can never fail ("" when it can): a step
 // without an action, a switch, a fail step (whose error is raised to
 // end the run or to be caught by whoever runs it as a child), a sleep
@@ -363,6 +413,7 @@ func (c *compiler) buildAction(a *actionDecl, scope *scoper) (graph.Action, *gra
 		h.Headers = c.checkData(a.Headers, scope)
 		c.wantTextMap(h.Headers, a.Headers, "headers")
 		h.Body = c.checkData(a.Body, scope)
+		h.Auth = c.buildAuth(a, scope)
 		act.HTTP = h
 		return act, httpOutputType
 	case graph.KindSet:
@@ -575,6 +626,9 @@ func (c *compiler) wantCommand(v *graph.Value, n *dataNode, shell bool) {
 func (a *actionDecl) dataNodes() []*dataNode {
 	out := []*dataNode{a.Command, a.Dir, a.Env, a.Stdin, a.URL, a.Headers, a.Body, a.SleepUntil, a.Input, a.Message,
 		a.Raise, a.ProblemType, a.Status, a.Title, a.Detail, a.Instance}
+	if ad := a.Auth; ad != nil {
+		out = append(out, ad.Username, ad.Password, ad.Bearer)
+	}
 	for _, nv := range a.Values {
 		out = append(out, nv.Node)
 	}

@@ -68,6 +68,16 @@ type httpDecl struct {
 	Query   *dataNode
 	// NoRedirects is follow_redirects = false.
 	NoRedirects bool
+	Auth        *authDecl
+}
+
+// authDecl is an http block's auth { basic { username, password } } or
+// auth { bearer = ... }.
+type authDecl struct {
+	Username, Password, Bearer *dataNode
+	Range                      hcl.Range
+	// HeaderRange is where the block's headers set Authorization too.
+	HeaderRange *hcl.Range
 }
 
 // setDecl holds a set block's values, sorted by name.
@@ -138,6 +148,13 @@ var (
 	httpSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 		{Name: "method"}, {Name: "url", Required: true}, {Name: "headers"}, {Name: "body"}, {Name: "expect"},
 		{Name: "query"}, {Name: "follow_redirects"},
+	}, Blocks: []hcl.BlockHeaderSchema{{Type: "auth"}}}
+	authSchema = &hcl.BodySchema{
+		Attributes: []hcl.AttributeSchema{{Name: "bearer"}},
+		Blocks:     []hcl.BlockHeaderSchema{{Type: "basic"}},
+	}
+	basicSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
+		{Name: "username", Required: true}, {Name: "password", Required: true},
 	}}
 	sleepSchema = &hcl.BodySchema{Attributes: []hcl.AttributeSchema{
 		{Name: "duration"}, {Name: "until"},
@@ -231,6 +248,15 @@ func decodeActionBlock(block *hcl.Block, parent string, sm *SourceMap) (*actionD
 			codes, d := decodeExpect(a)
 			diags = append(diags, d...)
 			act.Expect = codes
+		}
+		for i, b := range c.Blocks {
+			if i > 0 {
+				diags = append(diags, singleBlock("auth", c.Blocks[0], b))
+				continue
+			}
+			ad, d := decodeAuth(b, path+".auth", sm, data)
+			diags = append(diags, d...)
+			act.Auth = ad
 		}
 	case graph.KindSet:
 		attrs, d := block.Body.JustAttributes()
@@ -346,6 +372,36 @@ func decodeActionBlock(block *hcl.Block, parent string, sm *SourceMap) (*actionD
 		diags = append(diags, decodeOpenAPIBlock(block, act, path, sm)...)
 	}
 	return act, diags
+}
+
+// decodeAuth decodes an http block's auth: one basic block or bearer.
+func decodeAuth(b *hcl.Block, path string, sm *SourceMap, data func(hcl.Attributes, string) *dataNode) (*authDecl, hcl.Diagnostics) {
+	ad := &authDecl{Range: b.TypeRange}
+	c, diags := content(b.Body, authSchema)
+	sm.addBlock(path, b)
+	sm.addAttrs(path, c.Attributes)
+	ad.Bearer = data(c.Attributes, "bearer")
+	for i, bb := range c.Blocks {
+		if i > 0 {
+			diags = append(diags, singleBlock("basic", c.Blocks[0], bb))
+			continue
+		}
+		bc, d := content(bb.Body, basicSchema)
+		diags = append(diags, d...)
+		sm.addBlock(path+".basic", bb)
+		sm.addAttrs(path+".basic", bc.Attributes)
+		ad.Username = data(bc.Attributes, "username")
+		ad.Password = data(bc.Attributes, "password")
+	}
+	switch {
+	case ad.Bearer != nil && len(c.Blocks) > 0:
+		diags = append(diags, errAt(b.DefRange, "Conflicting auth",
+			"An auth block gives one kind of credentials: keep basic { username, password } or bearer, not both."))
+	case ad.Bearer == nil && len(c.Blocks) == 0 && !diags.HasErrors():
+		diags = append(diags, errAt(b.DefRange, "Missing credentials",
+			"Say which credentials to send: auth { bearer = \"{{ secrets.token }}\" } or auth { basic { username = \"bot\", password = \"{{ secrets.password }}\" } }."))
+	}
+	return ad, diags
 }
 
 func validSignal(s string) bool {

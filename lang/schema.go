@@ -95,6 +95,10 @@ func schemaAt(path []string) (s *hcl.BodySchema, free, ok bool) {
 			s = catchSchema
 		case t == "compensate" && parent == "step":
 			s = compensateSchema
+		case t == "auth" && parent == "http":
+			s = authSchema
+		case t == "basic" && parent == "auth":
+			s = basicSchema
 		default:
 			as, isFree := actionSchema(t)
 			if as == nil && !isFree {

@@ -34,6 +34,7 @@ import (
 //	                        goes away, or 30s)
 //	/short                  200 with Content-Length 100 and 10 bytes
 //	/num/N                  200 {"id": N}, N as written
+//	/echoauth               200 {"auth": "the Authorization header"}
 //	anything else           200 {"ok": true}
 func cmdHTTPServe(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
@@ -78,6 +79,9 @@ func cmdHTTPServe(ts *testscript.TestScript, neg bool, args []string) {
 				code = http.StatusTemporaryRedirect
 			}
 			http.Redirect(w, r, "http://127.0.0.1:"+port+"/"+rest, code)
+		case p == "/echoauth":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"auth": %q}`, r.Header.Get("Authorization"))
 		case strings.HasPrefix(p, "/num/"):
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprintf(w, `{"id": %s}`, strings.TrimPrefix(p, "/num/"))

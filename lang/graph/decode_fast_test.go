@@ -224,10 +224,16 @@ func irEvery(t testing.TB) *graph.Graph {
 	pet := graph.IrStep("pet", graph.Action{Kind: graph.KindHTTP, HTTP: &graph.HTTPAction{Method: "GET",
 		URL:     graph.IrText("http://petstore.test/pets/", "input.amount"),
 		OpenAPI: &graph.OpenAPIRef{Document: "api/petstore.yaml", SHA256: strings.Repeat("0a", 32), Operation: "showPetById"}}})
+	login := graph.IrStep("login", graph.Action{Kind: graph.KindHTTP, HTTP: &graph.HTTPAction{Method: "POST",
+		URL:  graph.IrLit("http://api.test/login", graph.TypeString),
+		Auth: &graph.HTTPAuth{Username: graph.IrLit("bot", graph.TypeString), Password: graph.IrText("", "input.amount")}}})
+	bearer := graph.IrStep("bearer", graph.Action{Kind: graph.KindHTTP, HTTP: &graph.HTTPAction{Method: "GET",
+		URL:  graph.IrLit("http://api.test/me", graph.TypeString),
+		Auth: &graph.HTTPAuth{Bearer: graph.IrText("tok-", "input.amount")}}})
 	undo := graph.IrStep("undo", graph.Action{Kind: graph.KindExec, Exec: &graph.ExecAction{Command: graph.IrLit([]string{"do"}, graph.ListOf(graph.TypeString))}})
 	undo.Compensate = &graph.Compensate{OnCancel: true, TimeoutMS: 1000, Retry: &graph.Retry{Attempts: 2, BackoffMS: 10, Multiplier: 1, When: graph.IrExpr("error.kind == 'exec'", graph.TypeBool)},
 		Action: graph.Action{Kind: graph.KindExec, Exec: &graph.ExecAction{Command: graph.IrLit([]string{"undo"}, graph.ListOf(graph.TypeString))}}}
-	g.Steps = append(g.Steps, nap, texts, raise, pet, undo)
+	g.Steps = append(g.Steps, nap, texts, raise, pet, undo, login, bearer)
 	g.Alerts = append(g.Alerts, graph.Alert{Name: "page", On: []string{"dead_lettered", "timed_out"}, Action: graph.Action{Kind: graph.KindExec, Exec: &graph.ExecAction{Command: graph.IrLit([]string{"page", "ü"}, graph.ListOf(graph.TypeString))}}})
 	graph.Seal(g)
 	if err := graph.ValidateGraph(g); err != nil {

@@ -373,6 +373,14 @@ func (v *encValidator) action(where encWhere, a *Action, steps map[string]encSte
 		v.value(where.in(" http.headers"), a.HTTP.Headers)
 		v.value(where.in(" http.body"), a.HTTP.Body)
 		v.value(where.in(" http.query"), a.HTTP.Query)
+		if au := a.HTTP.Auth; au != nil {
+			if (au.Bearer == nil) == (au.Username == nil || au.Password == nil) {
+				v.add("%s: http auth needs either a bearer token or a username and a password", where)
+			}
+			v.value(where.in(" http.auth.username"), au.Username)
+			v.value(where.in(" http.auth.password"), au.Password)
+			v.value(where.in(" http.auth.bearer"), au.Bearer)
+		}
 	case KindSet:
 		for i, e := range a.Set.Values {
 			k, val := e.Name, e.Value

@@ -270,6 +270,9 @@ type HTTPAction struct {
 	// NoRedirects: a 3xx response is the response (follow_redirects =
 	// false). Absent from the JSON when false.
 	NoRedirects bool `json:"no_redirects,omitempty"`
+	// Auth sets the Authorization header from credentials (nil: none;
+	// left out of the encoding then).
+	Auth *HTTPAuth `json:"auth,omitempty"`
 	// OpenAPI names the document operation the request was compiled from
 	// (an openapi action, language.md §8.10); nil for an http action.
 	// Nothing at run time reads it: the method, URL, query, headers and
@@ -290,6 +293,16 @@ type OpenAPIRef struct {
 	// compiled from it is the same.
 	SHA256    string `json:"sha256"`
 	Operation string `json:"operation"` // the operationId
+}
+
+// HTTPAuth is an http action's credentials: basic (Username and Password)
+// or bearer (Bearer), text templates meant to read secrets.
+//
+//graph:gen diff=whole
+type HTTPAuth struct {
+	Username *Value `json:"username,omitempty"`
+	Password *Value `json:"password,omitempty"`
+	Bearer   *Value `json:"bearer,omitempty"`
 }
 
 // SetAction computes named values.

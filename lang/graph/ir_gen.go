@@ -650,8 +650,11 @@ func (d *fastDecoder) httpAction() *HTTPAction {
 		case "no_redirects":
 			d.seen(&set, 1<<6)
 			x.NoRedirects = d.bool()
-		case "openapi":
+		case "auth":
 			d.seen(&set, 1<<7)
+			x.Auth = d.httpAuth()
+		case "openapi":
+			d.seen(&set, 1<<8)
 			x.OpenAPI = d.openAPIRef()
 		default:
 			d.fail()
@@ -683,6 +686,33 @@ func (d *fastDecoder) openAPIRef() *OpenAPIRef {
 		case "operation":
 			d.seen(&set, 1<<2)
 			d.strTo(&x.Operation)
+		default:
+			d.fail()
+		}
+	}
+	return x
+}
+
+// httpAuth decodes a HTTPAuth of a stored graph (null: nil) in normal form.
+func (d *fastDecoder) httpAuth() *HTTPAuth {
+	if d.null() {
+		return nil
+	}
+	x := &HTTPAuth{}
+	d.open('{')
+	var set uint32
+	first := true
+	for d.more(&first, '}') {
+		switch string(d.key()) {
+		case "username":
+			d.seen(&set, 1<<0)
+			x.Username = d.value()
+		case "password":
+			d.seen(&set, 1<<1)
+			x.Password = d.value()
+		case "bearer":
+			d.seen(&set, 1<<2)
+			x.Bearer = d.value()
 		default:
 			d.fail()
 		}
@@ -1447,6 +1477,17 @@ func (n *encNormalizer) httpAction(x *HTTPAction) {
 		x.Expect = nil
 	}
 	n.value(x.Query)
+	n.httpAuth(x.Auth)
+}
+
+// httpAuth puts x and what it holds in normal form.
+func (n *encNormalizer) httpAuth(x *HTTPAuth) {
+	if x == nil {
+		return
+	}
+	n.value(x.Username)
+	n.value(x.Password)
+	n.value(x.Bearer)
 }
 
 // setAction puts x and what it holds in normal form.
@@ -1749,6 +1790,17 @@ func (in *typeInterner) httpAction(x *HTTPAction) {
 	in.value(x.Headers)
 	in.value(x.Body)
 	in.value(x.Query)
+	in.httpAuth(x.Auth)
+}
+
+// httpAuth interns the types and the mode strings of x and what it holds.
+func (in *typeInterner) httpAuth(x *HTTPAuth) {
+	if x == nil {
+		return
+	}
+	in.value(x.Username)
+	in.value(x.Password)
+	in.value(x.Bearer)
 }
 
 // setAction interns the types and the mode strings of x and what it holds.
@@ -2253,6 +2305,17 @@ func (fn exprVisitor) httpAction(x *HTTPAction, s *Step, slot string) {
 	fn.value(x.Headers, s, slot)
 	fn.value(x.Body, s, slot)
 	fn.value(x.Query, s, slot)
+	fn.httpAuth(x.Auth, s, slot)
+}
+
+// httpAuth hands every expression of x to fn.
+func (fn exprVisitor) httpAuth(x *HTTPAuth, s *Step, slot string) {
+	if x == nil {
+		return
+	}
+	fn.value(x.Username, s, slot)
+	fn.value(x.Password, s, slot)
+	fn.value(x.Bearer, s, slot)
 }
 
 // setAction hands every expression of x to fn.
@@ -3199,6 +3262,13 @@ func (x *HTTPAction) appendJSON(b []byte) ([]byte, error) {
 		b = encAppendBool(b, x.NoRedirects)
 		more = true
 	}
+	if x.Auth != nil {
+		b = append(b, ",\"auth\":"...)
+		if b, err = (x.Auth).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
 	if x.OpenAPI != nil {
 		b = append(b, ",\"openapi\":"...)
 		if b, err = (x.OpenAPI).appendJSON(b); err != nil {
@@ -3223,6 +3293,46 @@ func (x *OpenAPIRef) appendJSON(b []byte) ([]byte, error) {
 	b = encAppendString(b, x.SHA256)
 	b = append(b, ",\"operation\":"...)
 	b = encAppendString(b, x.Operation)
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *HTTPAuth) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	more := false
+	_ = more
+	if x.Username != nil {
+		b = append(b, "\"username\":"...)
+		if b, err = (x.Username).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	if x.Password != nil {
+		if more {
+			b = append(b, ',')
+		}
+		b = append(b, "\"password\":"...)
+		if b, err = (x.Password).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	if x.Bearer != nil {
+		if more {
+			b = append(b, ',')
+		}
+		b = append(b, "\"bearer\":"...)
+		if b, err = (x.Bearer).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
 	return append(b, '}'), nil
 }
 
