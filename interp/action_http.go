@@ -41,6 +41,9 @@ type httpCall struct {
 	secretHeaders map[string]bool
 	secretBody    bool // the body carries a secret (as secretHeaders)
 	noRedirects   bool // follow_redirects = false: a 3xx is the response
+	// event is the CloudEvent an emit step sends (nil for others): it is
+	// in the output as event.
+	event map[string]any
 }
 
 func (sc *scheduler) prepareHTTP(ctx context.Context, h *graph.HTTPAction, a *expr.Activation) (*httpCall, *stepError) {
@@ -198,6 +201,9 @@ func runHTTP(ctx context.Context, client *http.Client, c *httpCall, limit int64)
 		}
 	}
 	out := map[string]any{"status": resp.StatusCode, "headers": headers, "body": parsed}
+	if c.event != nil {
+		out["event"] = c.event
+	}
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
 	if len(c.expect) > 0 {
 		ok = slices.Contains(c.expect, resp.StatusCode)

@@ -94,6 +94,9 @@ func (sc *scheduler) prepare(ctx context.Context, u unit) (*launch, *stepError) 
 		if f.http != nil {
 			f.http.idem = f.idem
 			f.http.traceparent = sc.out.traceparent(sc.run, u.key, n)
+			if e := u.s.Action.HTTP.Emit; e != nil {
+				se = sc.prepareEmit(ctx, f.http, e, a, f.idem, n)
+			}
 		}
 	}
 	if se != nil {

@@ -30,7 +30,7 @@ func (c *compiler) checkSettings(sd *stepDecl) {
 	kind := graph.KindNone
 	if sd.Action != nil {
 		kind = sd.Action.Kind
-		if kind == kindOpenAPI {
+		if kind == kindOpenAPI || kind == kindEmit {
 			kind = graph.KindHTTP // an openapi action is an http request
 		}
 	}

@@ -295,6 +295,8 @@ func fixedOutputType(kind string) *graph.Type {
 		return execOutputType
 	case graph.KindHTTP, kindOpenAPI:
 		return httpOutputType
+	case kindEmit:
+		return emitOutputType
 	case graph.KindSleep:
 		return sleepOutputType
 	case graph.KindWait, graph.KindWorkflow:
@@ -477,6 +479,8 @@ func (c *compiler) buildAction(a *actionDecl, scope *scoper) (graph.Action, *gra
 		return act, graph.TypeString
 	case kindOpenAPI:
 		return c.buildOpenAPI(a, scope)
+	case kindEmit:
+		return c.buildEmit(a, scope)
 	}
 	return act, graph.TypeNull
 }
@@ -629,6 +633,7 @@ func (a *actionDecl) dataNodes() []*dataNode {
 	if ad := a.Auth; ad != nil {
 		out = append(out, ad.Username, ad.Password, ad.Bearer)
 	}
+	out = append(out, a.EventType, a.Source, a.Subject, a.Data)
 	for _, nv := range a.Values {
 		out = append(out, nv.Node)
 	}

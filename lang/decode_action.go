@@ -42,6 +42,7 @@ type actionMore struct {
 	// OpenAPI holds an openapi block's own attributes (nil for the
 	// others); its server, headers, body and expect are in httpDecl.
 	OpenAPI *openapiDecl
+	emitDecl
 }
 
 // noActionMore is the actionMore of every set action: all zero, never
@@ -135,7 +136,7 @@ type caseDecl struct {
 var actionBlockSchemas = []hcl.BlockHeaderSchema{
 	{Type: graph.KindExec}, {Type: graph.KindHTTP}, {Type: graph.KindSet}, {Type: graph.KindSleep},
 	{Type: graph.KindWait}, {Type: graph.KindWorkflow}, {Type: graph.KindFail}, {Type: graph.KindSwitch},
-	{Type: kindOpenAPI},
+	{Type: kindOpenAPI}, {Type: kindEmit},
 }
 
 // httpMethods are the methods an http action may use.
@@ -370,6 +371,8 @@ func decodeActionBlock(block *hcl.Block, parent string, sm *SourceMap) (*actionD
 		diags = append(diags, d...)
 	case kindOpenAPI:
 		diags = append(diags, decodeOpenAPIBlock(block, act, path, sm)...)
+	case kindEmit:
+		diags = append(diags, decodeEmitBlock(block, act, path, sm, data)...)
 	}
 	return act, diags
 }

@@ -136,6 +136,8 @@ func actionSchema(t string) (s *hcl.BodySchema, free bool) {
 		return switchSchema, false
 	case kindOpenAPI:
 		return openapiSchema, false
+	case kindEmit:
+		return emitSchema, false
 	case "set":
 		return nil, true
 	}

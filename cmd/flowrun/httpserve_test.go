@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -23,7 +24,8 @@ import (
 // port, and appends one line per request to $WORK/NAME.log: the method,
 // the request URI exactly as it arrived, then any of the headers
 // Authorization, Cookie, Proxy-Authorization, Referer, X-Api-Key and
-// X-Plain as name=value. It answers:
+// X-Plain as name=value; under /sink, also the Content-Type, every ce-
+// header and the body (an event sink). It answers:
 //
 //	/redirect/PORT/REST     302 to http://127.0.0.1:PORT/REST
 //	/redirect307/PORT/REST  307 to the same
@@ -47,6 +49,19 @@ func cmdHTTPServe(ts *testscript.TestScript, neg bool, args []string) {
 	var mu sync.Mutex
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		line := r.Method + " " + r.RequestURI
+		if strings.HasPrefix(r.URL.Path, "/sink") {
+			// An event sink: the Content-Type, the ce- headers and the
+			// body on the line, so a script sees what was sent.
+			var ce []string
+			for k, vs := range r.Header {
+				if strings.HasPrefix(strings.ToLower(k), "ce-") {
+					ce = append(ce, strings.ToLower(k)+"="+vs[0])
+				}
+			}
+			sort.Strings(ce)
+			b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<16))
+			line += " content-type=" + r.Header.Get("Content-Type") + " " + strings.Join(ce, " ") + " body=" + string(b)
+		}
 		var names []string
 		for _, k := range []string{"Authorization", "Cookie", "Proxy-Authorization", "Referer", "X-Api-Key", "X-Plain"} {
 			if v := r.Header.Get(k); v != "" {

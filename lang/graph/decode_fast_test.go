@@ -233,7 +233,11 @@ func irEvery(t testing.TB) *graph.Graph {
 	undo := graph.IrStep("undo", graph.Action{Kind: graph.KindExec, Exec: &graph.ExecAction{Command: graph.IrLit([]string{"do"}, graph.ListOf(graph.TypeString))}})
 	undo.Compensate = &graph.Compensate{OnCancel: true, TimeoutMS: 1000, Retry: &graph.Retry{Attempts: 2, BackoffMS: 10, Multiplier: 1, When: graph.IrExpr("error.kind == 'exec'", graph.TypeBool)},
 		Action: graph.Action{Kind: graph.KindExec, Exec: &graph.ExecAction{Command: graph.IrLit([]string{"undo"}, graph.ListOf(graph.TypeString))}}}
-	g.Steps = append(g.Steps, nap, texts, raise, pet, undo, login, bearer)
+	emit := graph.IrStep("emit", graph.Action{Kind: graph.KindHTTP, HTTP: &graph.HTTPAction{Method: "POST",
+		URL: graph.IrLit("http://sink.test/", graph.TypeString),
+		Emit: &graph.EmitSpec{Type: graph.IrLit("com.example.x", graph.TypeString), Source: graph.IrLit("flowrun/ship-order", graph.TypeString),
+			Subject: graph.IrText("order ", "input.amount"), Data: graph.IrTmpl("input.amount", graph.TypeNumber), Binary: true}}})
+	g.Steps = append(g.Steps, nap, texts, raise, pet, undo, login, bearer, emit)
 	g.Alerts = append(g.Alerts, graph.Alert{Name: "page", On: []string{"dead_lettered", "timed_out"}, Action: graph.Action{Kind: graph.KindExec, Exec: &graph.ExecAction{Command: graph.IrLit([]string{"page", "ü"}, graph.ListOf(graph.TypeString))}}})
 	graph.Seal(g)
 	if err := graph.ValidateGraph(g); err != nil {

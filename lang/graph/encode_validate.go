@@ -373,6 +373,15 @@ func (v *encValidator) action(where encWhere, a *Action, steps map[string]encSte
 		v.value(where.in(" http.headers"), a.HTTP.Headers)
 		v.value(where.in(" http.body"), a.HTTP.Body)
 		v.value(where.in(" http.query"), a.HTTP.Query)
+		if e := a.HTTP.Emit; e != nil {
+			if e.Type == nil || e.Source == nil {
+				v.add("%s: an emitted event needs a type and a source", where)
+			}
+			v.value(where.in(" emit.type"), e.Type)
+			v.value(where.in(" emit.source"), e.Source)
+			v.value(where.in(" emit.subject"), e.Subject)
+			v.value(where.in(" emit.data"), e.Data)
+		}
 		if au := a.HTTP.Auth; au != nil {
 			if (au.Bearer == nil) == (au.Username == nil || au.Password == nil) {
 				v.add("%s: http auth needs either a bearer token or a username and a password", where)

@@ -273,6 +273,10 @@ type HTTPAction struct {
 	// Auth sets the Authorization header from credentials (nil: none;
 	// left out of the encoding then).
 	Auth *HTTPAuth `json:"auth,omitempty"`
+	// Emit makes the request a CloudEvent (an emit block): the engine
+	// builds the body or the ce- headers from it when it sends (nil: a
+	// plain request; left out of the encoding then).
+	Emit *EmitSpec `json:"emit,omitempty"`
 	// OpenAPI names the document operation the request was compiled from
 	// (an openapi action, language.md §8.10); nil for an http action.
 	// Nothing at run time reads it: the method, URL, query, headers and
@@ -303,6 +307,22 @@ type HTTPAuth struct {
 	Username *Value `json:"username,omitempty"`
 	Password *Value `json:"password,omitempty"`
 	Bearer   *Value `json:"bearer,omitempty"`
+}
+
+// EmitSpec is the CloudEvent (spec 1.0) an emit block sends: its type,
+// source, subject and data; the engine gives it its id (the step's
+// idempotency key) and time (its clock) when it sends it.
+//
+//graph:gen diff=whole
+type EmitSpec struct {
+	Type    *Value `json:"type"`
+	Source  *Value `json:"source"`
+	Subject *Value `json:"subject,omitempty"`
+	Data    *Value `json:"data,omitempty"`
+	// Binary sends the attributes as ce- headers and the data as the
+	// body (mode = "binary"); false: one application/cloudevents+json
+	// body (structured). Left out when false.
+	Binary bool `json:"binary,omitempty"`
 }
 
 // SetAction computes named values.

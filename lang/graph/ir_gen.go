@@ -653,8 +653,11 @@ func (d *fastDecoder) httpAction() *HTTPAction {
 		case "auth":
 			d.seen(&set, 1<<7)
 			x.Auth = d.httpAuth()
-		case "openapi":
+		case "emit":
 			d.seen(&set, 1<<8)
+			x.Emit = d.emitSpec()
+		case "openapi":
+			d.seen(&set, 1<<9)
 			x.OpenAPI = d.openAPIRef()
 		default:
 			d.fail()
@@ -713,6 +716,39 @@ func (d *fastDecoder) httpAuth() *HTTPAuth {
 		case "bearer":
 			d.seen(&set, 1<<2)
 			x.Bearer = d.value()
+		default:
+			d.fail()
+		}
+	}
+	return x
+}
+
+// emitSpec decodes an EmitSpec of a stored graph (null: nil) in normal form.
+func (d *fastDecoder) emitSpec() *EmitSpec {
+	if d.null() {
+		return nil
+	}
+	x := &EmitSpec{}
+	d.open('{')
+	var set uint32
+	first := true
+	for d.more(&first, '}') {
+		switch string(d.key()) {
+		case "type":
+			d.seen(&set, 1<<0)
+			x.Type = d.value()
+		case "source":
+			d.seen(&set, 1<<1)
+			x.Source = d.value()
+		case "subject":
+			d.seen(&set, 1<<2)
+			x.Subject = d.value()
+		case "data":
+			d.seen(&set, 1<<3)
+			x.Data = d.value()
+		case "binary":
+			d.seen(&set, 1<<4)
+			x.Binary = d.bool()
 		default:
 			d.fail()
 		}
@@ -1478,6 +1514,7 @@ func (n *encNormalizer) httpAction(x *HTTPAction) {
 	}
 	n.value(x.Query)
 	n.httpAuth(x.Auth)
+	n.emitSpec(x.Emit)
 }
 
 // httpAuth puts x and what it holds in normal form.
@@ -1488,6 +1525,17 @@ func (n *encNormalizer) httpAuth(x *HTTPAuth) {
 	n.value(x.Username)
 	n.value(x.Password)
 	n.value(x.Bearer)
+}
+
+// emitSpec puts x and what it holds in normal form.
+func (n *encNormalizer) emitSpec(x *EmitSpec) {
+	if x == nil {
+		return
+	}
+	n.value(x.Type)
+	n.value(x.Source)
+	n.value(x.Subject)
+	n.value(x.Data)
 }
 
 // setAction puts x and what it holds in normal form.
@@ -1791,6 +1839,7 @@ func (in *typeInterner) httpAction(x *HTTPAction) {
 	in.value(x.Body)
 	in.value(x.Query)
 	in.httpAuth(x.Auth)
+	in.emitSpec(x.Emit)
 }
 
 // httpAuth interns the types and the mode strings of x and what it holds.
@@ -1801,6 +1850,17 @@ func (in *typeInterner) httpAuth(x *HTTPAuth) {
 	in.value(x.Username)
 	in.value(x.Password)
 	in.value(x.Bearer)
+}
+
+// emitSpec interns the types and the mode strings of x and what it holds.
+func (in *typeInterner) emitSpec(x *EmitSpec) {
+	if x == nil {
+		return
+	}
+	in.value(x.Type)
+	in.value(x.Source)
+	in.value(x.Subject)
+	in.value(x.Data)
 }
 
 // setAction interns the types and the mode strings of x and what it holds.
@@ -2306,6 +2366,7 @@ func (fn exprVisitor) httpAction(x *HTTPAction, s *Step, slot string) {
 	fn.value(x.Body, s, slot)
 	fn.value(x.Query, s, slot)
 	fn.httpAuth(x.Auth, s, slot)
+	fn.emitSpec(x.Emit, s, slot)
 }
 
 // httpAuth hands every expression of x to fn.
@@ -2316,6 +2377,17 @@ func (fn exprVisitor) httpAuth(x *HTTPAuth, s *Step, slot string) {
 	fn.value(x.Username, s, slot)
 	fn.value(x.Password, s, slot)
 	fn.value(x.Bearer, s, slot)
+}
+
+// emitSpec hands every expression of x to fn.
+func (fn exprVisitor) emitSpec(x *EmitSpec, s *Step, slot string) {
+	if x == nil {
+		return
+	}
+	fn.value(x.Type, s, slot)
+	fn.value(x.Source, s, slot)
+	fn.value(x.Subject, s, slot)
+	fn.value(x.Data, s, slot)
 }
 
 // setAction hands every expression of x to fn.
@@ -3269,6 +3341,13 @@ func (x *HTTPAction) appendJSON(b []byte) ([]byte, error) {
 		}
 		more = true
 	}
+	if x.Emit != nil {
+		b = append(b, ",\"emit\":"...)
+		if b, err = (x.Emit).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
 	if x.OpenAPI != nil {
 		b = append(b, ",\"openapi\":"...)
 		if b, err = (x.OpenAPI).appendJSON(b); err != nil {
@@ -3331,6 +3410,48 @@ func (x *HTTPAuth) appendJSON(b []byte) ([]byte, error) {
 		if b, err = (x.Bearer).appendJSON(b); err != nil {
 			return b, err
 		}
+		more = true
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSON appends the encoding of x as encMarshal writes it.
+func (x *EmitSpec) appendJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		return append(b, "null"...), nil
+	}
+	var err error
+	_ = err
+	b = append(b, '{')
+	more := false
+	_ = more
+	b = append(b, "\"type\":"...)
+	if b, err = (x.Type).appendJSON(b); err != nil {
+		return b, err
+	}
+	more = true
+	b = append(b, ",\"source\":"...)
+	if b, err = (x.Source).appendJSON(b); err != nil {
+		return b, err
+	}
+	more = true
+	if x.Subject != nil {
+		b = append(b, ",\"subject\":"...)
+		if b, err = (x.Subject).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	if x.Data != nil {
+		b = append(b, ",\"data\":"...)
+		if b, err = (x.Data).appendJSON(b); err != nil {
+			return b, err
+		}
+		more = true
+	}
+	if x.Binary {
+		b = append(b, ",\"binary\":"...)
+		b = encAppendBool(b, x.Binary)
 		more = true
 	}
 	return append(b, '}'), nil
