@@ -12,7 +12,9 @@ import (
 // wrong: a literal that is not an absolute http or https URL with a host,
 // a {{ }} before the scheme's "://", a template whose text leaves no host.
 // A url that starts with a {{ }} (a base value) is checked when it is
-// built; so is the rest of one with a url.raw(...) value.
+// built, but for a second {{ }} right after the base, which is refused:
+// where it lands depends on the base's text. The rest of a url with a
+// url.raw(...) value is checked when it is built.
 func (c *compiler) checkURL(v *graph.Value, n *dataNode) {
 	if v == nil || n == nil {
 		return
@@ -31,6 +33,14 @@ func (c *compiler) checkURL(v *graph.Value, n *dataNode) {
 		}
 	case v.Template != nil:
 		parts := v.Template.Parts
+		if len(parts) > 1 && parts[0].Expr != nil && parts[1].Expr != nil && !expr.RawURLExpr(parts[0].Expr.CEL) {
+			// A base and a value right after it: the value would land in
+			// the base's host or port (or path, or query: the base's
+			// text decides), which is found only when the url is built.
+			bad("The value of {{ %s }} follows the base {{ %s }} with no text between, so where it lands depends on the base's text (its host, its port or its path), and a path there fails when the request is built. Put the separator in the url, like \"{{ %s }}/{{ %s }}\" (the value as one path segment), or \"{{ %s }}/{{ url.raw(%s) }}\" to place a path with slashes.",
+				parts[1].Expr.CEL, parts[0].Expr.CEL, parts[0].Expr.CEL, parts[1].Expr.CEL, parts[0].Expr.CEL, parts[1].Expr.CEL)
+			return
+		}
 		if len(parts) == 0 || parts[0].Expr != nil {
 			return // a base value: checked when the url is built
 		}

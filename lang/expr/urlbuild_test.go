@@ -114,7 +114,7 @@ func TestEvalURLRefuses(t *testing.T) {
 		{"host with a slash", `url = "http://{{ input.a }}/x"`, "evil.example/a", "", "the value of {{ input.a }} cannot be in the url's host"},
 		{"host with an at", `url = "http://{{ input.a }}/x"`, "good@evil.example", "", "the value of {{ input.a }} cannot be in the url's host"},
 		{"host with a space", `url = "http://h{{ input.a }}/x"`, ".x y", "", "cannot be in the url's host"},
-		{"scheme after a base", `url = "{{ input.a }}{{ input.b }}://h/x"`, "", "https", "the value of {{ input.b }} would be part of the url's scheme"},
+		{"scheme after a base", `url = "{{ input.a }}t{{ input.b }}://h/x"`, "h", "tps", "the value of {{ input.b }} would be part of the url's scheme"},
 		{"base not http", `url = "{{ input.a }}/x"`, "file:///etc", "", "its scheme is not http or https"},
 		{"base without host", `url = "{{ input.a }}/x"`, "nothing", "", "not an absolute URL"},
 		{"whole url without host", `url = "{{ input.a }}"`, "http:///x", "", "it has no host"},
