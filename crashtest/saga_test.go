@@ -82,6 +82,14 @@ func TestSagaKill(t *testing.T) {
 	if res.code == 0 || got.Status != "failed" {
 		t.Fatalf("the last apply exited %d with the run %s, want it failed; stderr:\n%s", res.code, got.Status, res.stderr)
 	}
+	checkSaga(t, dir, db, got)
+}
+
+// checkSaga checks the run of sagaWorkflow after the kills: failed with
+// the shipment's error, both compensations completed newest first, none
+// run more often than its recorded attempts, the saga begun once.
+func checkSaga(t *testing.T, dir, db string, got *runView) {
+	t.Helper()
 	var re struct {
 		Kind          string `json:"kind"`
 		Step          string `json:"step"`
@@ -138,4 +146,58 @@ func TestSagaKill(t *testing.T) {
 	if started != 1 {
 		t.Errorf("%d compensation_started events, want 1: the saga began twice", started)
 	}
+}
+
+// TestSagaWorkerKill: the same saga enqueued with apply --detach and run
+// by flowrun worker processes, each SIGKILLed at a random instant, then a
+// last worker that runs it to its end. The outcome is the uninterrupted
+// one (checkSaga).
+func TestSagaWorkerKill(t *testing.T) {
+	needBinary(t)
+	kills := int(envInt(t, "FLOWRUN_SAGA_KILLS", 6))
+	seed := envInt(t, "FLOWRUN_CRASH_SEED", 1)
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x5a9b))
+	dir := t.TempDir()
+	wf := filepath.Join(dir, "saga.hcl")
+	if err := os.WriteFile(wf, []byte(sagaWorkflow), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "saga.db")
+	if r := flowrun(t, nil, "--db", db, "apply", wf, "--detach"); r.code != 0 {
+		t.Fatalf("apply --detach exited %d; stderr:\n%s", r.code, r.stderr)
+	}
+	ended := func() *runView {
+		r := flowrun(t, nil, "--db", db, "show", "saga@last", "--json")
+		v := decodeView(t, r.stdout)
+		switch v.Status {
+		case "completed", "failed", "canceled":
+			return v
+		}
+		return nil
+	}
+	for n := range kills {
+		w := start(t, fmt.Sprintf("worker %d", n+1), nil, "--db", db, "worker")
+		d := 100*time.Millisecond + time.Duration(rng.Int64N(int64(300*time.Millisecond)))
+		sleep(d)
+		ok, _ := w.kill()
+		w.rest()
+		if !ok {
+			t.Fatalf("worker %d exited (%d) before its kill; stderr:\n%s", n+1, w.exitCode(), w.stderr())
+		}
+		t.Logf("kill %d at %s", n+1, d.Round(time.Millisecond))
+		if v := ended(); v != nil {
+			checkSaga(t, dir, db, v)
+			return
+		}
+	}
+	w := start(t, "last worker", nil, "--db", db, "worker")
+	defer func() { w.kill(); w.rest() }()
+	for range 300 {
+		if v := ended(); v != nil {
+			checkSaga(t, dir, db, v)
+			return
+		}
+		sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("the run did not end in 30s under the last worker; stderr:\n%s", w.stderr())
 }
