@@ -215,7 +215,7 @@ func newServer(h *hangs) *httptest.Server {
 		hdr := map[string]string{}
 		for k := range r.Header {
 			lk := strings.ToLower(k)
-			if lk == "idempotency-key" || lk == "content-type" || strings.HasPrefix(lk, "x-") {
+			if lk == "idempotency-key" || lk == "content-type" || lk == "authorization" || strings.HasPrefix(lk, "x-") || strings.HasPrefix(lk, "ce-") {
 				hdr[lk] = r.Header.Get(k)
 			}
 		}
