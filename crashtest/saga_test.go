@@ -74,6 +74,12 @@ func TestSagaKill(t *testing.T) {
 		}
 		p.rest()
 		t.Logf("kill %d at %s", n+1, d.Round(time.Millisecond))
+		// The kill may land after the run ended, while apply exits: then
+		// the next apply would start a new run.
+		if r := flowrun(t, nil, "--db", db, "show", "saga@last", "--json"); r.code == 0 && decodeView(t, r.stdout).Status == "failed" {
+			res, res.code, ended = r, 1, true
+			break
+		}
 	}
 	if !ended {
 		res = flowrun(t, nil, "--db", db, "apply", "--no-tui", wf, "--json")
@@ -168,6 +174,9 @@ func TestSagaWorkerKill(t *testing.T) {
 	}
 	ended := func() *runView {
 		r := flowrun(t, nil, "--db", db, "show", "saga@last", "--json")
+		if r.code != 0 {
+			t.Fatalf("show exited %d; stderr:\n%s", r.code, r.stderr)
+		}
 		v := decodeView(t, r.stdout)
 		switch v.Status {
 		case "completed", "failed", "canceled":
