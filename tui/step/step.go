@@ -269,25 +269,14 @@ func pretty(raw json.RawMessage) string {
 // escaped for the terminal.
 func errMessage(raw json.RawMessage) string { return termtext.Line(errWords(raw)) }
 
-// errWords is errMessage before escaping.
+// errWords is errMessage before escaping: feed.ErrorText's words, and
+// nothing for what is not a {"kind","message"} error.
 func errWords(raw json.RawMessage) string {
 	var e struct {
-		Kind    string `json:"kind"`
 		Message string `json:"message"`
-		Caught  bool   `json:"caught"`
 	}
 	if len(raw) == 0 || json.Unmarshal(raw, &e) != nil || e.Message == "" {
 		return ""
 	}
-	if e.Caught {
-		e.Kind = "caught " + e.Kind
-	}
-	msg := e.Message
-	if i := strings.IndexByte(msg, '\n'); i >= 0 {
-		msg = msg[:i] + " …"
-	}
-	if e.Kind != "" {
-		return e.Kind + ": " + msg
-	}
-	return msg
+	return feed.ErrorText(raw)
 }
