@@ -330,6 +330,11 @@ const maxInterrupts = 10
 // limits.attempts; when it may not, it fails the run with kind
 // attempt_cap, naming u's step.
 func (sc *scheduler) capLeft(u unit) bool {
+	if isComp(u.key) {
+		// The cap bounds the run's own steps; the compensations that undo
+		// them run even when it ended the run (semantics.md §14).
+		return true
+	}
 	if lim := sc.l.g.Limits.Attempts; lim > 0 && sc.usedAtts >= lim {
 		sc.failRun(&stepError{Kind: "attempt_cap", Message: fmt.Sprintf("the run used all %d step attempts it may use; raise limits.attempts if it needs more", lim)}, u.s.Name)
 		return false
