@@ -135,6 +135,7 @@ func (sc *scheduler) startSaga(re runError, cancel bool) bool {
 		sc.tx.runUpdate().ClearCancel = true
 	}
 	sc.tx.event("compensation_started", "", map[string]any{"steps": order, "kind": re.Kind, "message": re.Message, "step": re.Step})
+	sc.sagaBegun = true
 	return true
 }
 

@@ -41,6 +41,9 @@ type decisions struct {
 	// gateChecks counts the gate checks of steps that had not begun since
 	// the supervisor last added them to Engine.gates (tests read it).
 	gateChecks int64
+	// sagaBegun: the run's compensations began in tx (compensate.go);
+	// decide stops advancing the steps and runs them.
+	sagaBegun bool
 }
 
 // retryWake decides when the next attempt of a step that failed for the

@@ -273,7 +273,7 @@ func (sc *scheduler) decide(ctx context.Context) {
 			if sc.ended {
 				return
 			}
-			if sc.sagaRunning() {
+			if sc.sagaBegun {
 				sc.advanceSaga(ctx) // the run failed: compensate
 				return
 			}
