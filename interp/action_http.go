@@ -84,11 +84,7 @@ func (sc *scheduler) prepareHTTP(ctx context.Context, h *graph.HTTPAction, a *ex
 	}
 	if au := h.Auth; au != nil {
 		text := func(what string, v *graph.Value) (string, *stepError) {
-			s, err := sc.evalString(ctx, v, a)
-			if err != nil {
-				return "", bad("auth "+what, err)
-			}
-			return s, nil
+			return sc.evalText(ctx, v, a, "http auth "+what)
 		}
 		var cred string
 		if au.Bearer != nil {
@@ -111,11 +107,11 @@ func (sc *scheduler) prepareHTTP(ctx context.Context, h *graph.HTTPAction, a *ex
 			c.headers["Authorization"] = "Basic " + cred
 		}
 		// The credential is a secret wherever it shows up (a server that
-		// echoes the header back): the run's redactor learns it, and the
-		// header is dropped on a redirect to another origin.
+		// echoes the header back): the run's redactor learns it. A
+		// redirect to another origin drops Authorization always
+		// (redirectHeaders).
 		sc.red = sc.red.with(cred)
 		c.red = sc.red
-		c.secretHeaders["Authorization"] = true
 	}
 	if h.Body != nil {
 		v, err := sc.evalValue(ctx, h.Body, a)

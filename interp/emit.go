@@ -21,14 +21,7 @@ import (
 // headers with the data as the body (binary).
 func (sc *scheduler) prepareEmit(ctx context.Context, c *httpCall, e *graph.EmitSpec, a *expr.Activation, id string, attempt int) *stepError {
 	text := func(what string, v *graph.Value) (string, *stepError) {
-		if v == nil {
-			return "", nil
-		}
-		s, err := sc.evalString(ctx, v, a)
-		if err != nil {
-			return "", &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate emit %s: %v", what, err)}
-		}
-		return s, nil
+		return sc.evalText(ctx, v, a, "emit "+what)
 	}
 	typ, se := text("type", e.Type)
 	if se != nil {

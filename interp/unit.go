@@ -599,6 +599,20 @@ func (sc *scheduler) evalValue(ctx context.Context, v *graph.Value, a *expr.Acti
 	return normalizeJSON(x), nil
 }
 
+// evalText evaluates an optional text value of an action ("" when v is
+// nil); an evaluation error is the step's error of kind expression, naming
+// what was evaluated.
+func (sc *scheduler) evalText(ctx context.Context, v *graph.Value, a *expr.Activation, what string) (string, *stepError) {
+	if v == nil {
+		return "", nil
+	}
+	s, err := sc.evalString(ctx, v, a)
+	if err != nil {
+		return "", &stepError{Kind: "expression", Message: fmt.Sprintf("evaluate %s: %v", what, err)}
+	}
+	return s, nil
+}
+
 // evalString evaluates a data value that must be a string.
 func (sc *scheduler) evalString(ctx context.Context, v *graph.Value, a *expr.Activation) (string, error) {
 	x, err := sc.evalValue(ctx, v, a)
