@@ -57,22 +57,9 @@ func TestCatchRaceKill(t *testing.T) {
 	kills := int(envInt(t, "FLOWRUN_CATCHRACE_KILLS", 5))
 	seed := envInt(t, "FLOWRUN_CRASH_SEED", 1)
 	rng := rand.New(rand.NewPCG(uint64(seed), 0xca7c4))
-	dir := t.TempDir()
-	wf := filepath.Join(dir, "catchrace.hcl")
-	if err := os.WriteFile(wf, []byte(catchRaceWorkflow), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	db := filepath.Join(dir, "catchrace.db")
+	dir, wf, db := workflowDir(t, "catchrace", catchRaceWorkflow)
 	for n := range kills {
-		p := start(t, fmt.Sprintf("apply %d", n+1), nil, "--db", db, "apply", "--no-tui", wf, "--json")
-		d := time.Duration(rng.Int64N(int64(450 * time.Millisecond)))
-		sleep(d)
-		if ok, _ := p.kill(); !ok {
-			t.Logf("apply %d ended (exit %d) before its kill at %s", n+1, p.exitCode(), d.Round(time.Millisecond))
-			continue
-		}
-		p.rest()
-		t.Logf("kill %d at %s", n+1, d.Round(time.Millisecond))
+		killApply(t, n+1, db, wf, time.Duration(rng.Int64N(int64(450*time.Millisecond))))
 	}
 	res := flowrun(t, nil, "--db", db, "apply", "--no-tui", wf, "--json")
 	got := decodeView(t, res.stdout)
@@ -118,4 +105,32 @@ func TestCatchRaceKill(t *testing.T) {
 	if caught != 1 || picked != 1 {
 		t.Errorf("%d step_caught events of flaky and %d completions of pick, want one each", caught, picked)
 	}
+}
+
+// workflowDir writes a workflow into a new directory and returns the
+// directory, the file and the database path beside it.
+func workflowDir(t *testing.T, name, src string) (dir, wf, db string) {
+	t.Helper()
+	dir = t.TempDir()
+	wf = filepath.Join(dir, name+".hcl")
+	if err := os.WriteFile(wf, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, wf, filepath.Join(dir, name+".db")
+}
+
+// killApply runs flowrun apply of wf on db, the n-th of a test, and
+// SIGKILLs it after d. It reports whether the kill landed, and otherwise
+// the exit code apply ended with.
+func killApply(t *testing.T, n int, db, wf string, d time.Duration) (killed bool, code int) {
+	t.Helper()
+	p := start(t, fmt.Sprintf("apply %d", n), nil, "--db", db, "apply", "--no-tui", wf, "--json")
+	sleep(d)
+	if ok, _ := p.kill(); !ok {
+		t.Logf("apply %d ended (exit %d) before its kill at %s", n, p.exitCode(), d.Round(time.Millisecond))
+		return false, p.exitCode()
+	}
+	p.rest()
+	t.Logf("kill %d at %s", n, d.Round(time.Millisecond))
+	return true, 0
 }

@@ -47,33 +47,23 @@ func TestSagaKill(t *testing.T) {
 	kills := int(envInt(t, "FLOWRUN_SAGA_KILLS", 6))
 	seed := envInt(t, "FLOWRUN_CRASH_SEED", 1)
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x5a9a))
-	dir := t.TempDir()
-	wf := filepath.Join(dir, "saga.hcl")
-	if err := os.WriteFile(wf, []byte(sagaWorkflow), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	db := filepath.Join(dir, "saga.db")
+	dir, wf, db := workflowDir(t, "saga", sagaWorkflow)
 	// A failed run's key starts a new run on the next apply: apply again
 	// only while the run has not ended.
 	var res result
 	ended := false
 	for n := range kills {
-		p := start(t, fmt.Sprintf("apply %d", n+1), nil, "--db", db, "apply", "--no-tui", wf, "--json")
 		// A resumed apply has less to do: most kills land in the saga.
-		d := 60*time.Millisecond + time.Duration(rng.Int64N(int64(200*time.Millisecond)))
-		sleep(d)
-		if ok, _ := p.kill(); !ok {
-			t.Logf("apply %d ended (exit %d) before its kill at %s", n+1, p.exitCode(), d.Round(time.Millisecond))
-			if code := p.exitCode(); code != 1 {
-				t.Fatalf("apply %d exited %d, want 1 (the run failed); stderr:\n%s", n+1, code, p.stderr())
+		killed, code := killApply(t, n+1, db, wf, 60*time.Millisecond+time.Duration(rng.Int64N(int64(200*time.Millisecond))))
+		if !killed {
+			if code != 1 {
+				t.Fatalf("apply %d exited %d, want 1 (the run failed)", n+1, code)
 			}
 			res = flowrun(t, nil, "--db", db, "show", "saga@last", "--json")
 			res.code = 1
 			ended = true
 			break
 		}
-		p.rest()
-		t.Logf("kill %d at %s", n+1, d.Round(time.Millisecond))
 		// The kill may land after the run ended, while apply exits: then
 		// the next apply would start a new run.
 		if r := flowrun(t, nil, "--db", db, "show", "saga@last", "--json"); r.code == 0 && decodeView(t, r.stdout).Status == "failed" {
@@ -163,12 +153,7 @@ func TestSagaWorkerKill(t *testing.T) {
 	kills := int(envInt(t, "FLOWRUN_SAGA_KILLS", 6))
 	seed := envInt(t, "FLOWRUN_CRASH_SEED", 1)
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x5a9b))
-	dir := t.TempDir()
-	wf := filepath.Join(dir, "saga.hcl")
-	if err := os.WriteFile(wf, []byte(sagaWorkflow), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	db := filepath.Join(dir, "saga.db")
+	dir, wf, db := workflowDir(t, "saga", sagaWorkflow)
 	if r := flowrun(t, nil, "--db", db, "apply", wf, "--detach"); r.code != 0 {
 		t.Fatalf("apply --detach exited %d; stderr:\n%s", r.code, r.stderr)
 	}
