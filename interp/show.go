@@ -82,6 +82,10 @@ type StepView struct {
 	WakeAt     *time.Time
 	// Detail says what a waiting step waits for, or why it was skipped.
 	Detail string
+	// OpenAPI is the OpenAPI operation the step calls, for a step written
+	// as an openapi action (language.md §8.10); nil otherwise (and absent
+	// from the JSON).
+	OpenAPI *graph.OpenAPIRef
 
 	foreach, until bool
 }
@@ -292,7 +296,8 @@ func appendJSONRaw(buf []byte, raw json.RawMessage) []byte {
 
 // MarshalJSON writes the step in the form of semantics.md §16: iterations
 // only for until steps, child_run_id only for a started workflow step,
-// items only for foreach steps.
+// openapi only for a step written as an openapi action, items only for
+// foreach steps.
 func (s *StepView) MarshalJSON() ([]byte, error) {
 	return s.appendJSON(nil), nil
 }
@@ -326,6 +331,15 @@ func (s *StepView) appendJSON(buf []byte) []byte {
 	if s.ChildRunID != "" {
 		buf = append(buf, `,"child_run_id":`...)
 		buf = appendJSONString(buf, s.ChildRunID)
+	}
+	if o := s.OpenAPI; o != nil {
+		buf = append(buf, `,"openapi":{"document":`...)
+		buf = appendJSONString(buf, o.Document)
+		buf = append(buf, `,"sha256":`...)
+		buf = appendJSONString(buf, o.SHA256)
+		buf = append(buf, `,"operation":`...)
+		buf = appendJSONString(buf, o.Operation)
+		buf = append(buf, '}')
 	}
 	if s.foreach {
 		// Foreach steps always have items, an empty list included.
@@ -427,7 +441,11 @@ func (e *Engine) show(ctx context.Context, runID string, fold int) (*RunView, er
 	}
 	for _, s := range l.g.Steps {
 		v.Order = append(v.Order, s.Name)
-		v.Steps[s.Name] = &StepView{Status: store.StepPending, Output: json.RawMessage("null"), foreach: s.Foreach != nil, until: s.Until != nil}
+		sv := &StepView{Status: store.StepPending, Output: json.RawMessage("null"), foreach: s.Foreach != nil, until: s.Until != nil}
+		if h := s.Action.HTTP; h != nil {
+			sv.OpenAPI = h.OpenAPI
+		}
+		v.Steps[s.Name] = sv
 	}
 	var recorded map[string]*feItems // foreach step → its recorded items
 	items := map[string]map[int]*ItemView{}

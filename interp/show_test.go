@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 )
 
@@ -147,6 +148,7 @@ func TestRunViewJSON(t *testing.T) {
 			"each":  {Status: store.StepRunning, foreach: true},
 			"items": {Status: store.StepCompleted, foreach: true, Items: []ItemView{{Index: 0, Item: json.RawMessage(`"<i>"`), Status: store.StepFailed, Attempts: 2, Error: json.RawMessage(`{"kind":"exec"}`)}}},
 			"quote": {Status: store.StepFailed, Error: json.RawMessage(`{"message":"say \"hi\""}`)},
+			"pet":   {Status: store.StepPending, Output: json.RawMessage("null"), OpenAPI: &graph.OpenAPIRef{Document: "https://x.test/a&b.yaml", SHA256: "ab12", Operation: "showPetById"}},
 		}}
 	raw, err := marshalNoHTML(v) // as the CLI writes it
 	if err != nil {
@@ -169,6 +171,8 @@ func TestRunViewJSON(t *testing.T) {
 	each := step("running", 0, nil, nil, nil)
 	each["items"] = []any{}
 	items := step("completed", 0, nil, nil, nil)
+	pet := step("pending", 0, nil, nil, nil)
+	pet["openapi"] = map[string]any{"document": "https://x.test/a&b.yaml", "sha256": "ab12", "operation": "showPetById"}
 	items["items"] = []any{map[string]any{"index": float64(0), "item": "<i>", "status": "failed", "attempts": float64(2), "output": nil, "error": map[string]any{"kind": "exec"}}}
 	want := map[string]any{
 		"run_id": "R", "workflow": "w", "version": "1.0.0", "key": "k", "status": "failed", "wait_reason": nil,
@@ -183,6 +187,7 @@ func TestRunViewJSON(t *testing.T) {
 			"each":  each,
 			"items": items,
 			"quote": step("failed", 0, nil, map[string]any{"message": `say "hi"`}, nil),
+			"pet":   pet,
 		},
 	}
 	if !reflect.DeepEqual(got, want) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 )
 
@@ -51,17 +52,18 @@ type runTimesJSON struct {
 }
 
 type stepViewJSON struct {
-	Status     store.StepStatus `json:"status"`
-	Attempts   int              `json:"attempts"`
-	Output     json.RawMessage  `json:"output"`
-	Error      json.RawMessage  `json:"error"`
-	StartedAt  *time.Time       `json:"started_at"`
-	FinishedAt *time.Time       `json:"finished_at"`
-	WakeAt     *time.Time       `json:"wake_at"`
-	Detail     *string          `json:"detail"`
-	Iterations *int             `json:"iterations"`
-	ChildRunID string           `json:"child_run_id"`
-	Items      *[]itemViewJSON  `json:"items"`
+	Status     store.StepStatus  `json:"status"`
+	Attempts   int               `json:"attempts"`
+	Output     json.RawMessage   `json:"output"`
+	Error      json.RawMessage   `json:"error"`
+	StartedAt  *time.Time        `json:"started_at"`
+	FinishedAt *time.Time        `json:"finished_at"`
+	WakeAt     *time.Time        `json:"wake_at"`
+	Detail     *string           `json:"detail"`
+	Iterations *int              `json:"iterations"`
+	ChildRunID string            `json:"child_run_id"`
+	OpenAPI    *graph.OpenAPIRef `json:"openapi"`
+	Items      *[]itemViewJSON   `json:"items"`
 }
 
 type itemViewJSON struct {
@@ -113,7 +115,7 @@ func (v *RunView) UnmarshalJSON(b []byte) error {
 		}
 		sv := &StepView{Status: s.Status, Attempts: s.Attempts, Output: orNull(s.Output), Error: nullToNil(s.Error),
 			StartedAt: s.StartedAt, FinishedAt: s.FinishedAt, WakeAt: s.WakeAt, ChildRunID: s.ChildRunID,
-			until: s.Iterations != nil, foreach: s.Items != nil}
+			OpenAPI: s.OpenAPI, until: s.Iterations != nil, foreach: s.Items != nil}
 		if s.Detail != nil {
 			sv.Detail = *s.Detail
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 )
 
@@ -30,6 +31,8 @@ func TestRunViewJSONRoundTrip(t *testing.T) {
 					Output: json.RawMessage("null"), Error: json.RawMessage(`{"kind":"exec","message":"m"}`)}}},
 			"d": {Status: store.StepCompleted, Output: json.RawMessage("null"), until: true, Iterations: 4, ChildRunID: "C"},
 			"e": {Status: store.StepPending, Output: json.RawMessage("null"), foreach: true},
+			"f": {Status: store.StepCompleted, Attempts: 1, Output: json.RawMessage(`{"status":200}`),
+				OpenAPI: &graph.OpenAPIRef{Document: "petstore.yaml", SHA256: "0a1b", Operation: "listPets"}},
 		}}
 	want, err := v.MarshalJSON()
 	if err != nil {
@@ -48,7 +51,8 @@ func TestRunViewJSONRoundTrip(t *testing.T) {
 	}
 	if back.Revision != 2 || back.Current != 3 || back.AvailableAt == nil || !back.AvailableAt.Equal(later) ||
 		len(back.Order) != 3 || back.Order[0] != "b" || back.Steps["a"].Detail != "signal approve" ||
-		back.Schedule == nil || back.Schedule.Reason != "manual" || back.WaitReason != "signal:approve" {
+		back.Schedule == nil || back.Schedule.Reason != "manual" || back.WaitReason != "signal:approve" ||
+		back.Steps["f"].OpenAPI == nil || *back.Steps["f"].OpenAPI != *v.Steps["f"].OpenAPI || back.Steps["a"].OpenAPI != nil {
 		t.Fatalf("fields lost: %+v", back)
 	}
 	if err := json.Unmarshal([]byte(`{"run_id":"x"}`), &back); err == nil {
