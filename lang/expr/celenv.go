@@ -3,6 +3,7 @@ package expr
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/ast"
@@ -297,6 +298,9 @@ type scopeEnv struct {
 	// name of its steps type (nil and "" for a scope's own environment).
 	graph     *CelGraph
 	stepsName string
+	// warm builds the checker's suggestion catalog once, before the first
+	// check of a comprehension (see warmChecker).
+	warm sync.Once
 }
 
 // maxCachedEnvs bounds the environment cache; past it the cache restarts.
@@ -398,18 +402,53 @@ func newScopeEnv(s *Scope) (*scopeEnv, error) {
 	if err != nil {
 		return nil, fmt.Errorf("declaring the variables of %s: %w", s.where(), err)
 	}
-	warmChecker(env)
 	return &scopeEnv{env: env, types: ot, vars: vars}, nil
 }
 
-// warmChecker makes env's type checker build, before env is shared, the
-// symbol catalog it otherwise builds lazily for "did you mean"
-// suggestions. cel-go v0.33 fills it under a sync.Once but reads it without
-// one when it checks a comprehension, so a mistake checked on one goroutine
-// while another checks a macro with the same env would race. Checking an
-// undeclared name once takes that path.
-func warmChecker(env *cel.Env) {
-	if a, iss := env.Parse("flowrun_undeclared_name"); iss.Err() == nil {
-		_, _ = env.Check(a)
+// check type-checks a parsed tree in the environment.
+//
+// cel-go v0.33 builds the checker's symbol catalog (for "did you mean"
+// suggestions) lazily under a sync.Once, when a check reports an
+// undeclared name, but reads the catalog field without that Once when it
+// checks a comprehension. A mistake checked on one goroutine while another
+// checks a macro with the same environment would race. So before the
+// first check of a comprehension in an environment, the catalog is built
+// (warmChecker); checks of trees without comprehensions never read the
+// field, and building the catalog (the whole environment rendered as a
+// config) is left out of compiling the many workflows that use no macro.
+func (se *scopeEnv) check(a *cel.Ast) (*cel.Ast, *cel.Issues) {
+	if hasComprehension(a) {
+		se.warm.Do(func() { warmChecker(se.env) })
 	}
+	checkRuns.Add(1)
+	return se.env.Check(a)
+}
+
+// hasComprehension reports whether a parsed tree holds a comprehension (a
+// macro's expansion).
+func hasComprehension(a *cel.Ast) bool {
+	found := false
+	ast.PostOrderVisit(a.NativeRep().Expr(), ast.NewExprVisitor(func(e ast.Expr) {
+		if e.Kind() == ast.ComprehensionKind {
+			found = true
+		}
+	}))
+	return found
+}
+
+// warmRuns counts the catalog builds (warmChecker), for the tests.
+var warmRuns atomic.Int64
+
+// warmChecker makes env's type checker build its symbol catalog by
+// checking an undeclared name once (see scopeEnv.check).
+func warmChecker(env *cel.Env) {
+	warmRuns.Add(1)
+	a, ok := fastParse(env, "flowrun_undeclared_name")
+	if !ok {
+		var iss *cel.Issues
+		if a, iss = env.Parse("flowrun_undeclared_name"); iss.Err() != nil {
+			return
+		}
+	}
+	_, _ = env.Check(a)
 }

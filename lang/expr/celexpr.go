@@ -285,8 +285,7 @@ func checkExprEnv(p *ParsedExpr, scope *Scope, want *graph.Type) (*graph.Expr, *
 
 // checkIn checks an expression in an environment.
 func checkIn(se *scopeEnv, p *ParsedExpr, scope *Scope, want *graph.Type) (*graph.Expr, *cel.Ast, hcl.Diagnostics) {
-	checkRuns.Add(1)
-	checked, iss := se.env.Check(p.ast)
+	checked, iss := se.check(p.ast)
 	if iss.Err() != nil {
 		return nil, nil, issueDiags(iss, p.src, p.loc, p, &checkContext{scope: scope, env: se})
 	}

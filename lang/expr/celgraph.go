@@ -229,7 +229,6 @@ func (g *CelGraph) envFor(s *Scope) (*scopeEnv, error) {
 	if err != nil {
 		return nil, fmt.Errorf("declaring the variables of %s: %w", s.where(), err)
 	}
-	warmChecker(env)
 	se = &scopeEnv{env: env, types: ot, graph: g, stepsName: stepsName}
 	g.mu.Lock()
 	if old, ok := g.envs[key]; ok {
