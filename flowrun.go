@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/flowrun/flowrun/clock"
+	"github.com/flowrun/flowrun/docfetch"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/lang/graph"
@@ -105,17 +106,25 @@ func (e *LoadError) Error() string {
 // Load reads and compiles workflow files, as `flowrun apply PATH...` does:
 // each path is a file or a directory whose *.hcl files are read (not
 // recursing). A workflow step's child is checked against the files and
-// the versions stored in f. Errors in the files are a *LoadError.
+// the versions stored in f. An OpenAPI document an openapi action names by
+// URL is fetched under ctx (language.md §8.10). Errors in the files are a
+// *LoadError.
 func (f *Flow) Load(ctx context.Context, paths ...string) (*Module, error) {
-	m, diags := lang.LoadPathsWith(paths, lang.LoadOptions{Stored: f.stored(ctx)})
+	m, diags := lang.LoadPathsWith(paths, lang.LoadOptions{Stored: f.stored(ctx), FetchDocument: fetchDocuments(ctx)})
 	return module(m, diags)
 }
 
 // LoadSource compiles one workflow file held in memory; name is the file
 // name its diagnostics use.
 func (f *Flow) LoadSource(ctx context.Context, name string, src []byte) (*Module, error) {
-	m, diags := lang.LoadFileWith(name, src, lang.LoadOptions{Stored: f.stored(ctx)})
+	m, diags := lang.LoadFileWith(name, src, lang.LoadOptions{Stored: f.stored(ctx), FetchDocument: fetchDocuments(ctx)})
 	return module(m, diags)
+}
+
+// fetchDocuments fetches the OpenAPI documents a load's openapi actions
+// name by URL, under ctx, as the command line does (docfetch's bounds).
+func fetchDocuments(ctx context.Context) lang.DocumentFetcher {
+	return docfetch.New(ctx, docfetch.Options{})
 }
 
 func (f *Flow) stored(ctx context.Context) func(string) ([]*graph.Graph, error) {

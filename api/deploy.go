@@ -156,8 +156,9 @@ func (l *Local) compile(ctx context.Context, files []SourceFile, then string) (*
 // noDocumentsThroughAPI is why a deploy through the API cannot compile an
 // openapi action: its files are the workflow files the client sent, and a
 // document beside them on the client is not among them (nor may the
-// server read its own files by a name the client gives).
-const noDocumentsThroughAPI = "a deploy through a server carries only the workflow files, not the OpenAPI documents beside them (language.md §8.10). Apply this workflow from a machine that has the document, without --server."
+// server read its own files by a name the client gives, or fetch a URL a
+// client names from where it runs).
+const noDocumentsThroughAPI = "a deploy through a server carries only the workflow files: the server reads no OpenAPI document beside them and fetches none by URL (language.md §8.10). Apply this workflow from a machine that has the document or can fetch it, without --server."
 
 // DeployModule is Deploy of a compiled module: every workflow's version is
 // checked first, so a refused deploy stores nothing; then each is stored

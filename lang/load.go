@@ -92,6 +92,11 @@ type LoadOptions struct {
 	// (a long-lived process that loads the same files again); nil: each
 	// load reads them.
 	Documents *DocumentCache
+	// FetchDocument fetches the OpenAPI documents openapi actions name by
+	// URL (language.md §8.10), once per URL per load: lang opens no
+	// network connection itself. nil: a document named by URL is an error
+	// that says to save a copy beside the workflow file.
+	FetchDocument DocumentFetcher
 }
 
 // LoadPathsWith is LoadPaths with options.
@@ -306,7 +311,7 @@ func (l *fileLoader) finish() {
 	state := map[*entry]int{} // 0 new, 1 compiling, 2 done
 	compiled := map[string]*graph.Graph{}
 	children := &childResolver{module: compiled, declared: map[string]bool{}, stored: l.opts.Stored,
-		docs: newDocCache(l.opts.NoDocuments, l.opts.Documents)}
+		docs: newDocCache(l.opts.NoDocuments, l.opts.Documents, l.opts.FetchDocument)}
 	for name := range byName {
 		children.declared[name] = true
 	}

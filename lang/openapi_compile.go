@@ -32,7 +32,7 @@ func (c *compiler) openapiDocs() *docCache {
 		return c.children.docs
 	}
 	if c.docs == nil {
-		c.docs = newDocCache("", nil)
+		c.docs = newDocCache("", nil, nil)
 	}
 	return c.docs
 }
@@ -80,7 +80,11 @@ func (c *compiler) buildOpenAPI(a *actionDecl, scope *scoper) (graph.Action, *gr
 		return act, httpOutputType
 	}
 	h.Method = op.method
-	h.OpenAPI = &graph.OpenAPIRef{Document: filepath.ToSlash(filepath.Clean(filepath.FromSlash(o.Document))), SHA256: d.sha256, Operation: o.Operation}
+	docName := o.Document // a URL as written
+	if !isDocURL(docName) {
+		docName = filepath.ToSlash(filepath.Clean(filepath.FromSlash(docName)))
+	}
+	h.OpenAPI = &graph.OpenAPIRef{Document: docName, SHA256: d.sha256, Operation: o.Operation}
 
 	// The operation's parameters: the path item's, overridden by the
 	// operation's of the same name and place.
@@ -179,7 +183,7 @@ func (c *compiler) buildOpenAPI(a *actionDecl, scope *scoper) (graph.Action, *gr
 	if server != nil {
 		base = templateParts(server)
 	} else {
-		u, why := documentServer(d.doc)
+		u, why := documentServer(d.doc, d.base)
 		if why != "" {
 			c.errorf(o.DocumentRange, "No server to call", "%s %s: add server = \"https://api.example.com\" to the openapi block.", o.Document, why)
 		}
@@ -230,9 +234,16 @@ func orNone(names []string) string {
 }
 
 // documentServer is the document's first server URL with its variables'
-// defaults, or why there is none to call.
-func documentServer(doc *openapi3.T) (string, string) {
+// defaults, or why there is none to call. A relative server URL is
+// resolved against base, the URL a fetched document was served at, and a
+// fetched document without servers calls its host's root (as OpenAPI
+// says); a file has no base.
+func documentServer(doc *openapi3.T, base *url.URL) (string, string) {
 	if len(doc.Servers) == 0 || doc.Servers[0] == nil {
+		if base != nil {
+			// OpenAPI's default server is "/", on the document's host.
+			return base.ResolveReference(&url.URL{Path: "/"}).String(), ""
+		}
 		return "", "lists no server"
 	}
 	s := doc.Servers[0]
@@ -240,6 +251,11 @@ func documentServer(doc *openapi3.T) (string, string) {
 	for name, v := range s.Variables {
 		if v != nil {
 			u = strings.ReplaceAll(u, "{"+name+"}", v.Default)
+		}
+	}
+	if base != nil && !strings.Contains(u, "://") {
+		if ref, err := url.Parse(u); err == nil {
+			u = base.ResolveReference(ref).String()
 		}
 	}
 	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {

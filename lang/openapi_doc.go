@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,13 +19,23 @@ import (
 )
 
 // This file reads the OpenAPI documents openapi actions name (language.md
-// §8.10): a local file beside the workflow file, read once per load,
-// parsed and validated with kin-openapi, its operations indexed by
-// operationId.
+// §8.10): a local file beside the workflow file, or an http or https URL
+// fetched through the load's DocumentFetcher (lang itself opens no network
+// connection), each read once per load, parsed and validated with
+// kin-openapi, its operations indexed by operationId.
 
 // MaxOpenAPIDocument is the most bytes flowrun reads of an OpenAPI
-// document; a larger one is refused.
+// document, a file or a URL's; a larger one is refused.
 const MaxOpenAPIDocument = 4 << 20
+
+// DocumentFetcher fetches the OpenAPI document an openapi action names by
+// URL (LoadOptions.FetchDocument): url is an absolute http or https URL
+// without credentials, exactly as the workflow wrote it. It returns the
+// document's bytes; a *FileTooLargeError when it holds more than limit
+// bytes; or an error that says why it could not be fetched (the server's
+// status, a timeout), worded to follow "fetching URL failed: ". A load
+// calls it at most once per distinct URL, never twice at once.
+type DocumentFetcher func(url string, limit int64) ([]byte, error)
 
 // openapiDoc is a document read and indexed, or the reason it cannot be
 // used.
@@ -35,6 +46,10 @@ type openapiDoc struct {
 	opIDs  []string              // sorted
 	err    string                // why the document cannot be used ("" when it can)
 	errSum string                // the diagnostic's summary with err
+	// base is the URL a document fetched by URL was served at, which a
+	// relative server URL of the document is resolved against; nil for a
+	// file.
+	base *url.URL
 }
 
 // openapiOp is one operation of a document.
@@ -55,16 +70,21 @@ type docCache struct {
 	refuse string
 	// shared, when set, keeps the documents across loads.
 	shared *DocumentCache
+	// fetch fetches a document named by URL; nil: such a document is an
+	// error.
+	fetch DocumentFetcher
 }
 
-func newDocCache(refuse string, shared *DocumentCache) *docCache {
-	return &docCache{docs: map[string]*openapiDoc{}, refuse: refuse, shared: shared}
+func newDocCache(refuse string, shared *DocumentCache, fetch DocumentFetcher) *docCache {
+	return &docCache{docs: map[string]*openapiDoc{}, refuse: refuse, shared: shared, fetch: fetch}
 }
 
 // DocumentCache keeps the OpenAPI documents that several loads read (a
-// language server compiles a file again at every edit): a document is read
-// and validated again only when its size or modification time changed.
-// It holds at most maxCachedDocuments documents. Safe for concurrent use.
+// language server compiles a file again at every edit): a file is read and
+// validated again only when its size or modification time changed, and a
+// document fetched by URL is validated again only when its bytes changed
+// (fetching it again is the fetcher's business). It holds at most
+// maxCachedDocuments documents. Safe for concurrent use.
 type DocumentCache struct {
 	mu   sync.Mutex
 	docs map[string]cachedDoc
@@ -76,6 +96,7 @@ const maxCachedDocuments = 32
 type cachedDoc struct {
 	size int64
 	mod  time.Time
+	sum  string // the bytes' SHA-256, for a document fetched by URL
 	doc  *openapiDoc
 }
 
@@ -105,11 +126,36 @@ func (dc *DocumentCache) read(path, rel string) *openapiDoc {
 	return d
 }
 
-// load returns the document rel names, relative to the directory of the
-// workflow file wfFile.
+// parsed returns the document fetched from raw (parsed: u) with bytes
+// src, from the cache when the same bytes were fetched from raw before.
+func (dc *DocumentCache) parsed(raw string, u *url.URL, src []byte) *openapiDoc {
+	key := raw
+	sum := sha256.Sum256(src)
+	hexSum := hex.EncodeToString(sum[:])
+	dc.mu.Lock()
+	c, ok := dc.docs[key]
+	dc.mu.Unlock()
+	if ok && c.sum == hexSum {
+		return c.doc
+	}
+	d := parseOpenAPIDoc(src, raw, u)
+	dc.mu.Lock()
+	defer dc.mu.Unlock()
+	if len(dc.docs) >= maxCachedDocuments {
+		clear(dc.docs)
+	}
+	dc.docs[key] = cachedDoc{sum: hexSum, doc: d}
+	return d
+}
+
+// load returns the document rel names: a URL, or a path relative to the
+// directory of the workflow file wfFile.
 func (dc *docCache) load(wfFile, rel string) *openapiDoc {
 	if dc.refuse != "" {
 		return &openapiDoc{errSum: "OpenAPI document not available", err: dc.refuse}
+	}
+	if isDocURL(rel) {
+		return dc.loadURL(rel)
 	}
 	path, bad := resolveDocPath(wfFile, rel)
 	if bad != "" {
@@ -130,15 +176,89 @@ func (dc *docCache) load(wfFile, rel string) *openapiDoc {
 	return d
 }
 
+// isDocURL reports whether a document attribute names a URL rather than
+// a file: it has a scheme followed by "://".
+func isDocURL(doc string) bool { return strings.Contains(doc, "://") }
+
+// loadURL returns the document at the URL raw, fetched once per load.
+func (dc *docCache) loadURL(raw string) *openapiDoc {
+	u, bad := checkDocURL(raw)
+	if bad != "" {
+		return &openapiDoc{errSum: "Invalid OpenAPI document URL", err: bad}
+	}
+	dc.mu.Lock()
+	defer dc.mu.Unlock()
+	if d := dc.docs[raw]; d != nil {
+		return d
+	}
+	d := dc.fetchURL(raw, u)
+	dc.docs[raw] = d
+	return d
+}
+
+// fetchURL fetches, parses and validates the document at u (raw as the
+// workflow wrote it).
+func (dc *docCache) fetchURL(raw string, u *url.URL) *openapiDoc {
+	const saveCopy = "save a copy of the document beside the workflow file and name it, like document = \"petstore.yaml\""
+	if dc.fetch == nil {
+		return &openapiDoc{errSum: "OpenAPI document not fetched", err: fmt.Sprintf(
+			"%s is a URL, and this program compiles workflows without fetching documents. Compile the workflow with the flowrun command, or %s.", raw, saveCopy)}
+	}
+	src, err := dc.fetch(raw, MaxOpenAPIDocument)
+	var big *FileTooLargeError
+	switch {
+	case errors.As(err, &big) || err == nil && int64(len(src)) > MaxOpenAPIDocument:
+		return &openapiDoc{errSum: "OpenAPI document too large", err: fmt.Sprintf(
+			"The document at %s is larger than %s, the most flowrun reads of an OpenAPI document. Serve a smaller document with the operations the workflow calls, or %s.", raw, SizeText(MaxOpenAPIDocument), saveCopy)}
+	case err != nil:
+		return &openapiDoc{errSum: "Cannot fetch OpenAPI document", err: fmt.Sprintf(
+			"Fetching %s failed: %s. Check the URL and that its server answers it, or %s.", raw, strings.TrimSuffix(oneLine(err.Error()), "."), saveCopy)}
+	}
+	if dc.shared != nil {
+		return dc.shared.parsed(raw, u, src)
+	}
+	return parseOpenAPIDoc(src, raw, u)
+}
+
+// checkDocURL parses a document URL: an absolute http or https URL with a
+// host, no credentials and no template. bad says why it is refused.
+func checkDocURL(raw string) (u *url.URL, bad string) {
+	const fix = " Name the document by its http or https URL, like document = \"https://api.example.com/openapi.yaml\", or save a copy beside the workflow file and name it, like document = \"petstore.yaml\"."
+	if strings.Contains(raw, "{{") {
+		return nil, fmt.Sprintf("%q holds a template; document is a literal, read when the workflow is compiled, so it cannot use inputs or secrets.%s", raw, fix)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Sprintf("%q is not a valid URL (%s).%s", raw, unwrapURLErr(err), fix)
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, fmt.Sprintf("%q is a %s URL; flowrun fetches OpenAPI documents only over http and https.%s", raw, u.Scheme, fix)
+	case u.Host == "":
+		return nil, fmt.Sprintf("%q has no host.%s", raw, fix)
+	case u.User != nil:
+		return nil, fmt.Sprintf("%s carries credentials (user:password@): the document URL is kept in the compiled workflow and shown by graph, diff and show, so it must hold no secret. Fetch the document yourself and save a copy beside the workflow file, like document = \"petstore.yaml\".", u.Redacted())
+	}
+	return u, ""
+}
+
+// unwrapURLErr is the reason of a url.Parse error, without the URL it
+// repeats.
+func unwrapURLErr(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
 // resolveDocPath resolves a document path against the workflow file's
 // directory: a relative path that stays inside that directory, symbolic
 // links followed. bad says why it is refused.
 func resolveDocPath(wfFile, rel string) (path, bad string) {
 	switch {
 	case rel == "":
-		return "", "document names the OpenAPI document's file, like document = \"petstore.yaml\" (relative to the workflow file's directory)."
-	case strings.Contains(rel, "://"):
-		return "", fmt.Sprintf("%q is a URL; flowrun reads only local OpenAPI documents yet. Save a copy beside the workflow file and name it, like document = \"petstore.yaml\".", rel)
+		return "", "document names the OpenAPI document's file, like document = \"petstore.yaml\" (relative to the workflow file's directory), or its URL, like document = \"https://api.example.com/openapi.yaml\"."
 	case filepath.IsAbs(rel) || strings.HasPrefix(rel, "/") || filepath.VolumeName(rel) != "":
 		return "", fmt.Sprintf("%q is an absolute path; a document is named relative to the workflow file's directory, so the workflow reads the same document wherever it is checked out. Copy the document beside the workflow file.", rel)
 	}
@@ -181,8 +301,15 @@ func readOpenAPIDoc(path, rel string) *openapiDoc {
 	case err != nil:
 		return &openapiDoc{errSum: "Cannot read OpenAPI document", err: fmt.Sprintf("Reading %s failed: %v.", rel, unwrapPathErr(err))}
 	}
+	return parseOpenAPIDoc(src, rel, nil)
+}
+
+// parseOpenAPIDoc parses and validates a document's bytes (name is the
+// file or URL, for messages; base the URL it was fetched from, nil for a
+// file).
+func parseOpenAPIDoc(src []byte, name string, base *url.URL) *openapiDoc {
 	sum := sha256.Sum256(src)
-	d := &openapiDoc{sha256: hex.EncodeToString(sum[:]), ops: map[string]*openapiOp{}}
+	d := &openapiDoc{sha256: hex.EncodeToString(sum[:]), ops: map[string]*openapiOp{}, base: base}
 	loader := openapi3.NewLoader()
 	loader.IsExternalRefsAllowed = false // a document is one file: nothing else is read
 	doc, err := loader.LoadFromData(src)
@@ -190,7 +317,7 @@ func readOpenAPIDoc(path, rel string) *openapiDoc {
 		err = doc.Validate(context.Background())
 	}
 	if err != nil {
-		d.errSum, d.err = "Invalid OpenAPI document", fmt.Sprintf("%s is not a valid OpenAPI 3 document: %s. Fix the document, or use a copy that validates.", rel, oneLine(err.Error()))
+		d.errSum, d.err = "Invalid OpenAPI document", fmt.Sprintf("%s is not a valid OpenAPI 3 document: %s. Fix the document, or use a copy that validates.", name, oneLine(err.Error()))
 		return d
 	}
 	d.doc = doc
@@ -239,12 +366,12 @@ func nearestOps(id string, ids []string) []string {
 	return out
 }
 
-// OpenAPIOperations lists the operationIds of the OpenAPI document rel
-// names beside the workflow file wfFile, sorted; nil when it cannot be
-// read or is not valid. For the language server's completion; cache may
-// be nil.
-func OpenAPIOperations(wfFile, rel string, cache *DocumentCache) []string {
-	d := newDocCache("", cache).load(wfFile, rel)
+// OpenAPIOperations lists the operationIds of the OpenAPI document doc
+// names (a file beside the workflow file wfFile, or a URL fetched with
+// fetch), sorted; nil when it cannot be read or is not valid. For the
+// language server's completion; cache and fetch may be nil.
+func OpenAPIOperations(wfFile, doc string, cache *DocumentCache, fetch DocumentFetcher) []string {
+	d := newDocCache("", cache, fetch).load(wfFile, doc)
 	if d.err != "" {
 		return nil
 	}

@@ -339,7 +339,7 @@ func TestOpenAPIDocumentCache(t *testing.T) {
 	if a != b || a.err != "" {
 		t.Fatalf("read twice: %p %p (%s)", a, b, a.err)
 	}
-	if got := OpenAPIOperations(wf, "petstore.yaml", dc); strings.Join(got, " ") != "createPets listPets showPetById" {
+	if got := OpenAPIOperations(wf, "petstore.yaml", dc, nil); strings.Join(got, " ") != "createPets listPets showPetById" {
 		t.Fatalf("operations: %v", got)
 	}
 	src, _ := os.ReadFile(path)

@@ -3,6 +3,9 @@
 //
 //   - data flows one way: store imports neither lang nor interp, lang
 //     imports neither interp nor store, in their code and their tests;
+//   - lang and its packages import neither net nor net/http: the compiler
+//     opens no network connection, and a document an openapi action names
+//     by URL comes through the fetcher its caller gives (docfetch);
 //   - interp imports no command, no TUI, no concrete store driver (it
 //     sees the store through the interfaces of package store) and not
 //     the HCL front end, package lang (it runs stored graphs);

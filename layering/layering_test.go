@@ -192,6 +192,12 @@ func TestImportRules(t *testing.T) {
 		check := func(imp string, inTest bool) {
 			to := rel(imp)
 			if !strings.HasPrefix(imp, module) {
+				// The compiler opens no network connection: a document
+				// an openapi action names by URL is fetched by the
+				// fetcher its caller gives it (package docfetch).
+				if !inTest && under(from, "lang") && (imp == "net" || imp == "net/http" || strings.HasPrefix(imp, "net/http/")) {
+					t.Errorf("%s imports %s: lang opens no network connection; its callers fetch OpenAPI documents by URL (lang.LoadOptions.FetchDocument)", from, imp)
+				}
 				// The engine and telemetry's interface know no metrics or
 				// tracing library: only telemetry/metrics and
 				// telemetry/tracing (and the CLI that wires them) do.

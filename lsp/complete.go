@@ -404,7 +404,7 @@ func (s *server) operationItems(d *document, site *lang.Site, off int) []Complet
 	}
 	prefix := string(d.text.src[start:off])
 	var items []CompletionItem
-	for _, id := range lang.OpenAPIOperations(d.path, v.AsString(), s.documents) {
+	for _, id := range lang.OpenAPIOperations(d.path, v.AsString(), s.documents, s.opts.FetchDocument) {
 		if strings.HasPrefix(id, prefix) {
 			items = append(items, CompletionItem{Label: id, Kind: kindValue, Detail: "operationId"})
 		}

@@ -129,7 +129,7 @@ var docs = []docEntry{
 	{Key: "http.expect", Section: "#### 8.4", Type: "list of whole numbers", Default: "any 2xx", Doc: "Statuses that count as success."},
 	// openapi
 	{Key: "openapi", Section: "#### 8.10", Doc: "Calls an operation of an OpenAPI document by its operationId; compiled to an http request. Output: status, headers, body typed by the document."},
-	{Key: "openapi.document", Section: "#### 8.10", Type: "string (literal)", Default: "required", Doc: "The OpenAPI 3 document, relative to the workflow file's directory and inside it."},
+	{Key: "openapi.document", Section: "#### 8.10", Type: "string (literal)", Default: "required", Doc: "The OpenAPI 3 document: a file relative to the workflow file's directory and inside it, or an http or https URL fetched when the workflow is compiled."},
 	{Key: "openapi.operation", Section: "#### 8.10", Type: "string (literal)", Default: "required", Doc: "The operation's operationId."},
 	{Key: "openapi.server", Section: "#### 8.10", Type: "string template", Default: "the document's first server", Doc: "The base URL the operation's path goes after."},
 	{Key: "openapi.parameters", Section: "#### 8.10", Type: "object of templates", Default: "`{}`", Doc: "The operation's parameters by name; each goes where the document puts it (path, query, header)."},

@@ -93,13 +93,13 @@ func (s *server) checkTestFile(d *document, opts lang.LoadOptions) hcl.Diagnosti
 	if tf == nil || tf.Syntax {
 		return own(d, diags)
 	}
-	mod, _ := lang.LoadSources(s.sources(d, false), lang.LoadOptions{MaxFileSize: opts.MaxFileSize, Documents: opts.Documents})
+	mod, _ := lang.LoadSources(s.sources(d, false), lang.LoadOptions{MaxFileSize: opts.MaxFileSize, Documents: opts.Documents, FetchDocument: opts.FetchDocument})
 	files := map[string]*hcl.File{d.path: tf.HCL}
 	for k, v := range mod.Files {
 		files[k] = v
 	}
 	load := func(p string) (*lang.Module, hcl.Diagnostics) {
-		return lang.LoadPathsWith([]string{p}, lang.LoadOptions{MaxFileSize: opts.MaxFileSize, Documents: opts.Documents})
+		return lang.LoadPathsWith([]string{p}, lang.LoadOptions{MaxFileSize: opts.MaxFileSize, Documents: opts.Documents, FetchDocument: opts.FetchDocument})
 	}
 	diags = append(diags, testfile.Check(tf, mod, filepath.Dir(d.path), load, files)...)
 	return own(d, diags)

@@ -54,3 +54,45 @@ func TestCompletionOpenAPI(t *testing.T) {
 		}
 	}
 }
+
+// An openapi block whose document is a URL completes its operation with
+// the operationIds of the document the server's fetcher gives; the server
+// fetches nothing itself.
+func TestCompletionOpenAPIURL(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "lang", "testdata", "openapi", "petstore.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const docURL = "https://api.test/petstore.yaml"
+	var fetched []string
+	text := `workflow "w" {
+  version = "1.0.0"
+  step "show" {
+    openapi {
+      document   = "` + docURL + `"
+      operation  = "showPetById"
+      parameters = { petId = 1 }
+    }
+  }
+}
+`
+	uri := "file://" + filepath.ToSlash(filepath.Join(t.TempDir(), "w.hcl"))
+	s := newTestServer(t, io.Discard)
+	s.opts.FetchDocument = func(url string, limit int64) ([]byte, error) {
+		fetched = append(fetched, url)
+		return doc, nil
+	}
+	open, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "textDocument/didOpen",
+		"params": map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "hcl", "version": 1, "text": text}}})
+	mustHandle(t, s, open)
+	d := s.docs[uri]
+	if d == nil || d.mod == nil || len(d.diags) != 0 {
+		t.Fatalf("the document does not compile: %v", d.diags)
+	}
+	if got := labels(s.complete(d, offsetOf(t, text, `"showPetById"`, 3))); got != "showPetById" {
+		t.Errorf("operations after \"sh\": %q", got)
+	}
+	if len(fetched) == 0 || fetched[0] != docURL {
+		t.Errorf("fetched %v, want %s", fetched, docURL)
+	}
+}

@@ -39,6 +39,11 @@ type Options struct {
 	MaxFileSize int64
 	// Version is the server's version for the client.
 	Version string
+	// FetchDocument fetches the OpenAPI documents openapi actions name
+	// by URL, for diagnostics and operationId completion; nil: such a
+	// document is an error. The server compiles at every edit, so it
+	// should answer from a cache (docfetch.Cache) and give up quickly.
+	FetchDocument lang.DocumentFetcher
 }
 
 // ErrNoShutdown is Serve's error when the input ended or exit came before
@@ -498,7 +503,7 @@ func (s *server) compileFolder(ctx context.Context, d *document) *folderCompile 
 	s.compiles++
 	c := &folderCompile{}
 	c.eng, c.storeErr = s.engine(ctx)
-	opts := lang.LoadOptions{MaxFileSize: s.opts.MaxFileSize, Documents: s.documents}
+	opts := s.loadOptions()
 	if c.eng != nil {
 		opts.Stored = func(name string) ([]*graph.Graph, error) {
 			gs, err := c.eng.StoredGraphs(ctx, name)
@@ -510,6 +515,13 @@ func (s *server) compileFolder(ctx context.Context, d *document) *folderCompile 
 	}
 	c.mod, c.diags = lang.LoadSources(s.sources(d, true), opts)
 	return c
+}
+
+// loadOptions are the settings of every compile: the file limit, the
+// OpenAPI documents kept across compiles and the fetcher of those named
+// by URL.
+func (s *server) loadOptions() lang.LoadOptions {
+	return lang.LoadOptions{MaxFileSize: s.opts.MaxFileSize, Documents: s.documents, FetchDocument: s.opts.FetchDocument}
 }
 
 // analyze sets d's diagnostics from the compile of its folder (shared; d
@@ -530,7 +542,7 @@ func (s *server) analyze(ctx context.Context, d *document, shared *folderCompile
 	}
 	if lang.IsTestFile(d.path) {
 		s.compiles++
-		d.diags = s.checkTestFile(d, lang.LoadOptions{MaxFileSize: s.opts.MaxFileSize, Documents: s.documents})
+		d.diags = s.checkTestFile(d, s.loadOptions())
 		return s.publish(d)
 	}
 	c := shared
@@ -540,7 +552,7 @@ func (s *server) analyze(ctx context.Context, d *document, shared *folderCompile
 	d.mod = c.mod
 	d.diags = own(d, c.diags)
 	if needsSalvage(d, d.mod) {
-		s.salvage(d, d.diags, lang.LoadOptions{MaxFileSize: s.opts.MaxFileSize, Documents: s.documents})
+		s.salvage(d, d.diags, s.loadOptions())
 	}
 	storeErr := c.storeErr
 	for _, w := range d.mod.Workflows {

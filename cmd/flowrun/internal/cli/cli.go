@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/flowrun/flowrun/clock"
+	"github.com/flowrun/flowrun/docfetch"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/project"
 	"github.com/flowrun/flowrun/store"
@@ -161,8 +162,11 @@ type env struct {
 	traces    commandTraces // the tracer of the command's engine (tracing.go)
 	// remote is the server of a remote verb (--server, FLOWRUN_SERVER)
 	// and its client once dialed (remote.go).
-	remote  remoteTarget
-	closers []func() error
+	remote remoteTarget
+	// documents keeps the OpenAPI documents the command's loads fetched
+	// by URL (load.go): one fetch, and one document, per URL a command.
+	documents *docfetch.Cache
+	closers   []func() error
 }
 
 // commandEngine is the command's engine over st (env.engine), and

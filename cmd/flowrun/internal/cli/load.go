@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/flowrun/flowrun/docfetch"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/lang/graph"
@@ -42,7 +43,8 @@ func (e *env) loadWith(ctx context.Context, paths []string, stored bool) (*lang.
 	}
 	// A command compiles its files once: collecting after decoding them
 	// keeps a long file's peak memory to what its compile holds.
-	opts := lang.LoadOptions{MaxFileSize: e.workflowFileLimit(), CollectAfterDecode: true}
+	opts := e.loadOptions(ctx)
+	opts.CollectAfterDecode = true
 	var storeErr error
 	if stored {
 		opts.Stored = func(name string) ([]*graph.Graph, error) {
@@ -76,6 +78,18 @@ func (e *env) loadWith(ctx context.Context, paths []string, stored bool) (*lang.
 			hint(`A workflow file holds one or more blocks like: workflow "name" { version = "1.0.0" ... }.`)
 	}
 	return mod, nil
+}
+
+// loadOptions are the settings every load of the command shares: the
+// workflow file limit, and the fetcher of the OpenAPI documents named by
+// URL (language.md §8.10), fetched under ctx at most once per command, so
+// that every load of a command (its workflows, its test files') compiles
+// against the same document.
+func (e *env) loadOptions(ctx context.Context) lang.LoadOptions {
+	if e.documents == nil {
+		e.documents = docfetch.NewCache(docfetch.New(ctx, docfetch.Options{}), nil, 0)
+	}
+	return lang.LoadOptions{MaxFileSize: e.workflowFileLimit(), FetchDocument: e.documents.Fetch}
 }
 
 // pickWorkflow returns the workflow named name, or, when name is empty,

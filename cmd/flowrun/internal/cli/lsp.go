@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"time"
 
+	"github.com/flowrun/flowrun/docfetch"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lsp"
 )
@@ -33,6 +35,11 @@ shutdown. spec/lsp.md lists the capabilities and limits.`,
 					Engine:      e.lspEngine,
 					Database:    e.dsn,
 					MaxFileSize: e.workflowFileLimit(),
+					// The server compiles at every edit: a URL's
+					// document is fetched again at most once a
+					// minute, and a server that does not answer
+					// holds the editor up for a few seconds only.
+					FetchDocument: docfetch.NewCache(docfetch.New(ctx, docfetch.Options{Timeout: lspFetchTimeout}), e.clock, lspFetchTTL).Fetch,
 				})
 				if err != nil && ctx.Err() == nil {
 					// The session ended abnormally: exit 1, as the
@@ -44,6 +51,13 @@ shutdown. spec/lsp.md lists the capabilities and limits.`,
 		},
 	}
 }
+
+// The language server's fetches of OpenAPI documents named by URL: each
+// bounded by lspFetchTimeout, each answer kept lspFetchTTL.
+const (
+	lspFetchTimeout = 3 * time.Second
+	lspFetchTTL     = time.Minute
+)
 
 // lspEngine is the server's engine over the database, nil when there is
 // none yet (it is looked for again on the next compile).

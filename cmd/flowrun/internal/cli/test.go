@@ -218,7 +218,7 @@ func (e *env) checkTestDir(ctx context.Context, d *testDir) bool {
 	d.mod = mod
 	ok := true
 	for _, name := range d.files {
-		tf, diags := e.checkTestFile(name, mod)
+		tf, diags := e.checkTestFile(ctx, name, mod)
 		if diags.HasErrors() {
 			ok = false
 			continue
@@ -230,7 +230,7 @@ func (e *env) checkTestDir(ctx context.Context, d *testDir) bool {
 
 // checkTestFile parses and checks one test file against mod and prints
 // its diagnostics.
-func (e *env) checkTestFile(name string, mod *lang.Module) (*testfile.File, hcl.Diagnostics) {
+func (e *env) checkTestFile(ctx context.Context, name string, mod *lang.Module) (*testfile.File, hcl.Diagnostics) {
 	src, err := lang.ReadFileMax(name, e.workflowFileLimit())
 	if err != nil {
 		d := hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read file", Detail: fmt.Sprintf("Reading %s failed: %v.", name, err)}}
@@ -244,7 +244,7 @@ func (e *env) checkTestFile(name string, mod *lang.Module) (*testfile.File, hcl.
 	}
 	if !tf.Syntax {
 		load := func(p string) (*lang.Module, hcl.Diagnostics) {
-			return lang.LoadPathsWith([]string{p}, lang.LoadOptions{MaxFileSize: e.workflowFileLimit()})
+			return lang.LoadPathsWith([]string{p}, e.loadOptions(ctx))
 		}
 		diags = append(diags, testfile.Check(tf, mod, filepath.Dir(name), load, files)...)
 	}
@@ -308,16 +308,16 @@ func containsString(l []string, s string) bool {
 // directories (validate: spec/testing.md): valid receives each valid file
 // with its number of tests and the workflows they test (sorted, once
 // each); the diagnostics of the others are printed.
-func (e *env) validateTests(files []string, valid func(name string, tests int, workflows []string)) error {
+func (e *env) validateTests(ctx context.Context, files []string, valid func(name string, tests int, workflows []string)) error {
 	bad := 0
 	for _, name := range files {
-		mod, diags := lang.LoadPathsWith([]string{filepath.Dir(name)}, lang.LoadOptions{MaxFileSize: e.workflowFileLimit()})
+		mod, diags := lang.LoadPathsWith([]string{filepath.Dir(name)}, e.loadOptions(ctx))
 		if diags.HasErrors() {
 			// The workflows' own errors were reported by load.
 			bad++
 			continue
 		}
-		tf, d := e.checkTestFile(name, mod)
+		tf, d := e.checkTestFile(ctx, name, mod)
 		if d.HasErrors() {
 			bad++
 			continue

@@ -152,7 +152,7 @@ func (e *env) validateGroup(ctx context.Context, paths []string, asJSON bool, ou
 		workflows []string
 	}
 	var valid []validTests
-	testErr := e.validateTests(tests, func(name string, n int, workflows []string) {
+	testErr := e.validateTests(ctx, tests, func(name string, n int, workflows []string) {
 		valid = append(valid, validTests{name, n, workflows})
 	})
 	workflows := mod.Workflows
