@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flowrun/flowrun/internal/deepstack"
 	"github.com/flowrun/flowrun/lang/expr"
 	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
@@ -85,6 +86,8 @@ func (p *pool) startAlerts(ctx context.Context) func() {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		// The loop's store reads go deep (SQLite's parser and pager).
+		deepstack.Grow()
 		al.run(ctx, stop)
 	}()
 	return func() {

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/flowrun/flowrun/internal/deepstack"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/telemetry"
 )
@@ -198,6 +199,8 @@ func (p *pool) start(ctx context.Context, runs []store.Run, n int) {
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
+			// A run's store calls go deep (SQLite's parser and pager).
+			deepstack.Grow()
 			final, err := r.main(ctx)
 			p.e.unregister(r)
 			p.mu.Lock()

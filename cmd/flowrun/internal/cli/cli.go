@@ -35,6 +35,7 @@ import (
 
 	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/docfetch"
+	"github.com/flowrun/flowrun/internal/deepstack"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/project"
 	"github.com/flowrun/flowrun/store"
@@ -180,6 +181,10 @@ type commandEngine struct {
 // Main runs the flowrun command line with args (without the program name)
 // and returns the process exit code. Errors are printed once, to stderr.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// Compiling and applying go deep (CEL's environment, SQLite): grow the
+	// stack while it is shallow, so that its copies do not map the code
+	// metadata of every package on a deep one (package deepstack).
+	deepstack.Grow()
 	e := &env{
 		stdin:  stdin,
 		stdout: stdout,
