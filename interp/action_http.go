@@ -184,10 +184,10 @@ func runHTTP(ctx context.Context, client *http.Client, c *httpCall, limit int64)
 			"%s %s: the response body is over limits.output_bytes (%d bytes), so the step fails without reading the rest; raise limits.output_bytes, or ask the server for less",
 			c.method, c.shownURL(), limit)}
 	}
-	headers := map[string]any{}
+	headers := make(map[string]any, len(resp.Header))
 	for k, vs := range resp.Header {
 		if len(vs) > 0 {
-			headers[strings.ToLower(k)] = vs[0]
+			headers[strings.ToLower(k)] = strings.Join(vs, ", ")
 		}
 	}
 	var parsed any = w.String()
@@ -196,7 +196,7 @@ func runHTTP(ctx context.Context, client *http.Client, c *httpCall, limit int64)
 			parsed = j
 		}
 	}
-	out := map[string]any{"status": resp.StatusCode, "headers": headers, "body": parsed}
+	out := map[string]any{"status": resp.StatusCode, "headers": headers, "body": parsed, "request": c.sent(resp.Request)}
 	if c.event != nil {
 		out["event"] = c.event
 	}
@@ -213,6 +213,41 @@ func runHTTP(ctx context.Context, client *http.Client, c *httpCall, limit int64)
 		return nil, &stepError{Kind: "http", Status: &st, Message: fmt.Sprintf("%s %s returned status %d, expected %s", c.method, c.shownURL(), st, want), Output: out}
 	}
 	return out, nil
+}
+
+// sent is the request part of the output (language.md §5): the method,
+// the final URL (after redirects) and the headers the last request
+// carried, names in lower case and repeated values joined with ", " as
+// the response's. What holds a secret is redacted here as
+// everywhere, and the credential of Authorization, Proxy-Authorization and
+// Cookie is never shown, secret or not: such a header names its scheme
+// only ("Bearer ***").
+func (c *httpCall) sent(req *http.Request) map[string]any {
+	headers := make(map[string]any, len(req.Header))
+	for k, vs := range req.Header {
+		if len(vs) == 0 {
+			continue
+		}
+		v := strings.Join(vs, ", ")
+		switch k {
+		case "Authorization", "Proxy-Authorization":
+			if scheme, _, ok := strings.Cut(v, " "); ok {
+				v = scheme + " ***"
+			} else {
+				v = "***"
+			}
+		case "Cookie":
+			v = "***"
+		default:
+			if c.secretHeaders[k] {
+				v = "***"
+			} else {
+				v = c.red.text(v)
+			}
+		}
+		headers[strings.ToLower(k)] = v
+	}
+	return map[string]any{"method": req.Method, "url": c.red.text(redactUserinfo(req.URL.String())), "headers": headers}
 }
 
 // readsSecret reports whether an expression of v reads a declared secret.

@@ -463,3 +463,73 @@ workflow "gated" {
 		t.Fatalf("marker %q (%v), want one line", raw, err)
 	}
 }
+
+// TestHTTPRequestPart: an http output's request part names the method,
+// the URL after a redirect and the headers the last request carried, with
+// the credential of Authorization and every header holding a secret
+// redacted; a later step reads it; repeated response headers are joined.
+func TestHTTPRequestPart(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/start" {
+			http.Redirect(w, r, "/final?page=2", http.StatusTemporaryRedirect)
+			return
+		}
+		w.Header().Add("X-Multi", "a")
+		w.Header().Add("X-Multi", "b")
+		fmt.Fprint(w, "ok")
+	}))
+	defer srv.Close()
+	b := setup(t)
+	b.env["API_TOKEN"] = "tok-Q7x9"
+	b.env["API_KEY"] = "key-W3v5"
+	run := b.run(`
+workflow "h" {
+  version = "1.0.0"
+  input "base" { type = string }
+  secret "token" { env = "API_TOKEN" }
+  secret "key" { env = "API_KEY" }
+  step "post" {
+    http {
+      method  = "POST"
+      url     = "{{ input.base }}/start"
+      body    = "hello"
+      headers = { x-key = "k={{ secrets.key }}", x-plain = "p", cookie = "session=abc" }
+      auth { bearer = "{{ secrets.token }}" }
+    }
+  }
+  step "after" {
+    set {
+      where  = "{{ steps.post.output.request.method }} {{ steps.post.output.request.url }}"
+      multi  = "{{ steps.post.output.headers['x-multi'] }}"
+    }
+  }
+}`, map[string]any{"base": srv.URL})
+	wantStatus(t, run, store.RunCompleted)
+	v := b.show(run.ID)
+	out := jsonOf(t, v.Steps["post"].Output).(map[string]any)
+	req, _ := out["request"].(map[string]any)
+	if req == nil {
+		t.Fatalf("post output = %s, want a request part", v.Steps["post"].Output)
+	}
+	headers, _ := req["headers"].(map[string]any)
+	for k, want := range map[string]string{
+		"authorization":   "Bearer ***",
+		"x-key":           "***",
+		"x-plain":         "p",
+		"cookie":          "***",
+		"idempotency-key": run.ID + "/post",
+		"content-type":    "text/plain; charset=utf-8",
+	} {
+		if headers[k] != want {
+			t.Errorf("request header %s = %v, want %q (request %v)", k, headers[k], want, req)
+		}
+	}
+	if req["method"] != "POST" || req["url"] != srv.URL+"/final?page=2" {
+		t.Errorf("request = %v, want POST to the URL after the redirect", req)
+	}
+	after := jsonOf(t, v.Steps["after"].Output).(map[string]any)
+	if after["where"] != "POST "+srv.URL+"/final?page=2" || after["multi"] != "a, b" {
+		t.Errorf("after = %v", after)
+	}
+	wantNoLeak(t, b, run.ID, "tok-Q7x9", "key-W3v5")
+}

@@ -182,3 +182,28 @@ func TestParkWake(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckOutputHTTPRequestPart: a kept http output is checked against
+// the type with its request part; one recorded before the part existed
+// is taken as it was; a wrong one is still refused.
+func TestCheckOutputHTTPRequestPart(t *testing.T) {
+	s := &graph.Step{Name: "call", Action: graph.Action{Kind: graph.KindHTTP}, OutputType: graph.ObjectOf(map[string]*graph.Type{
+		"status": graph.TypeInt, "headers": graph.MapOf(graph.TypeString), "body": graph.TypeAny,
+	})}
+	old := map[string]any{"status": 200.0, "headers": map[string]any{}, "body": "ok"}
+	now := map[string]any{"status": 200.0, "headers": map[string]any{}, "body": "ok",
+		"request": map[string]any{"method": "GET", "url": "http://h/", "headers": map[string]any{}}}
+	for _, v := range []map[string]any{old, now} {
+		if err := checkOutput(s, v, "output"); err != nil {
+			t.Errorf("checkOutput(%v) = %v, want nil", v, err)
+		}
+	}
+	bad := map[string]any{"status": "200", "headers": map[string]any{}, "body": "ok"}
+	if err := checkOutput(s, bad, "output"); err == nil {
+		t.Errorf("checkOutput(%v) = nil, want the status's type error", bad)
+	}
+	wrongReq := map[string]any{"status": 200.0, "headers": map[string]any{}, "body": "ok", "request": "GET"}
+	if err := checkOutput(s, wrongReq, "output"); err == nil {
+		t.Errorf("checkOutput(%v) = nil, want the request's type error", wrongReq)
+	}
+}

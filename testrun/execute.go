@@ -230,7 +230,7 @@ func (s *session) mock(x *execution, inc int, c interp.MockCall) (interp.MockRes
 	st := testfile.MockedStep(s.t, c.Step)
 	var ty *graph.Type
 	if st != nil {
-		ty = st.OutputType
+		ty = graph.StepOutput(st)
 	}
 	out := jsonLike(testfile.Fill(r.Output, ty))
 	if r.Error == nil {

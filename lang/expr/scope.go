@@ -135,7 +135,7 @@ func InputsType(g *graph.Graph) *graph.Type {
 // VisibleOutput is the type of steps.NAME.output seen from another step:
 // the list of the per-item outputs for a foreach step.
 func VisibleOutput(s *graph.Step) *graph.Type {
-	out := s.OutputType
+	out := graph.StepOutput(s)
 	if out == nil {
 		out = graph.TypeAny
 	}
@@ -221,7 +221,7 @@ func ancestors(g *graph.Graph, s *graph.Step) map[string]*graph.Type {
 func StepScope(g *graph.Graph, s *graph.Step, slot string) *Scope {
 	sc := &Scope{Inputs: InputsType(g), Run: true, Steps: ancestors(g, s), Where: slot}
 	until := s.Until != nil
-	self := s.OutputType
+	self := graph.StepOutput(s)
 	if self == nil {
 		self = graph.TypeAny
 	}

@@ -197,8 +197,9 @@ func checkMock(m *Mock, g *graph.Graph, u *Upgrade) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, r := range m.Results {
 		if r.Error == nil || r.Output != nil {
-			if err := Conform(r.Output, step.OutputType, "output", true); err != nil {
-				diags = append(diags, errAt(r.Range, "Mock output does not match the step", "The output of step %q is %s: %v.", m.Step, step.OutputType, err))
+			ty := graph.StepOutput(step)
+			if err := Conform(r.Output, ty, "output", true); err != nil {
+				diags = append(diags, errAt(r.Range, "Mock output does not match the step", "The output of step %q is %s: %v.", m.Step, ty, err))
 			}
 		}
 		if r.Error != nil && (step.Action.Kind == graph.KindWait) {
