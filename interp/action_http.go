@@ -15,6 +15,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/flowrun/flowrun/lang/expr"
 	"github.com/flowrun/flowrun/lang/graph"
@@ -129,6 +130,10 @@ func (sc *scheduler) prepareHTTP(ctx context.Context, h *graph.HTTPAction, a *ex
 	return c, nil
 }
 
+// copyBufs holds the buffers response bodies are read through: io.Copy
+// would make one per request.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b }}
+
 // runHTTP makes one request. The response body is kept up to limit bytes;
 // a status outside expect (default 2xx) is an error of kind "http" whose
 // output is the response.
@@ -172,7 +177,10 @@ func runHTTP(ctx context.Context, client *http.Client, c *httpCall, limit int64)
 	// names that failure timeout or canceled) instead of completing with a
 	// part of it. A body shorter than its Content-Length is a read error.
 	w := &capWriter{limit: limit, red: c.red}
-	if _, err := io.Copy(w, io.LimitReader(resp.Body, limit+int64(c.red.lookahead())+1)); err != nil {
+	buf := copyBufs.Get().(*[]byte)
+	_, err = io.CopyBuffer(w, io.LimitReader(resp.Body, limit+int64(c.red.lookahead())+1), *buf)
+	copyBufs.Put(buf)
+	if err != nil {
 		if ctx.Err() != nil {
 			return nil, &stepError{Kind: "http", Message: fmt.Sprintf("%s %s: the response body was cut off after %d bytes", c.method, c.shownURL(), w.total)}
 		}
@@ -196,7 +204,7 @@ func runHTTP(ctx context.Context, client *http.Client, c *httpCall, limit int64)
 			parsed = j
 		}
 	}
-	out := map[string]any{"status": resp.StatusCode, "headers": headers, "body": parsed, "request": c.sent(resp.Request)}
+	out := map[string]any{"status": float64(resp.StatusCode), "headers": headers, "body": parsed, "request": c.sent(resp.Request)}
 	if c.event != nil {
 		out["event"] = c.event
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -532,4 +533,36 @@ workflow "h" {
 		t.Errorf("after = %v", after)
 	}
 	wantNoLeak(t, b, run.ID, "tok-Q7x9", "key-W3v5")
+}
+
+// TestRunHTTPBytes: one http request allocates far less than the copy
+// buffer io.Copy made for every response body (the client's and the
+// server's own allocations included).
+func TestRunHTTPBytes(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"ok":true}`)
+	}))
+	defer srv.Close()
+	client := srv.Client()
+	call := func() {
+		c := &httpCall{method: "GET", url: srv.URL + "/x", headers: map[string]string{}, red: newRedactor(nil)}
+		if _, se := runHTTP(context.Background(), client, c, 1<<20); se != nil {
+			t.Fatal(se.Message)
+		}
+	}
+	call() // the connection, kept alive
+	var before, after runtime.MemStats
+	const n = 50
+	runtime.ReadMemStats(&before)
+	for range n {
+		call()
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 24<<10 {
+		t.Errorf("an http request allocates %d bytes, want at most %d", per, 24<<10)
+	}
+	if testing.Verbose() {
+		t.Logf("%d bytes per request", (after.TotalAlloc-before.TotalAlloc)/n)
+	}
 }

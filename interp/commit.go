@@ -188,6 +188,9 @@ func isLeaseLost(err error) bool { return errors.Is(err, store.ErrLeaseLost) }
 // mustJSON encodes v; values here are built by the engine from JSON-like
 // data, so a failure is a bug, reported as a JSON string.
 func mustJSON(v any) json.RawMessage {
+	if b, ok := appendValueJSON(nil, v, 0); ok {
+		return b
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		b, _ = json.Marshal(fmt.Sprintf("unencodable value: %v", err))

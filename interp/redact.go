@@ -357,14 +357,23 @@ func (r *redactor) clean(v any) any {
 
 // json is the stored JSON of v, redacted (clean).
 func (r *redactor) json(v any) json.RawMessage {
+	_, b := r.cleanJSON(v)
+	return b
+}
+
+// cleanJSON returns clean(v) and its JSON (what json returns), encoding it
+// once: a step's output is both stored and read by later expressions.
+func (r *redactor) cleanJSON(v any) (any, json.RawMessage) {
+	v = normalizeJSON(v)
 	if r == nil || len(r.forms) == 0 {
-		return mustJSON(normalizeJSON(v))
+		return v, mustJSON(v)
 	}
-	v = r.value(normalizeJSON(v))
+	v = r.value(v)
 	if b := mustJSON(v); !r.holdsBytes(b) {
-		return b
+		return v, b
 	}
-	return mustJSON(r.seal(v))
+	v = r.seal(v)
+	return v, mustJSON(v)
 }
 
 // raw redacts JSON about to be stored: b itself when it holds no secret,

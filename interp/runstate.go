@@ -29,6 +29,9 @@ type runState struct {
 	// and not yet ended or stopped, by step key: the run's parallel limit
 	// counts them. The supervisor keeps a flight for each.
 	inFlight map[string]*launch
+	// fresh holds the output of a step completed in this process, by
+	// name, from its write (unitDoneClean) until settle reads it.
+	fresh map[string]any
 
 	// settled counts the leading steps of the graph (in its order) that
 	// have ended and been settled: decide starts after them.

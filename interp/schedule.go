@@ -214,10 +214,18 @@ func (sc *scheduler) dataAct(u *unit) *expr.Activation {
 // settle makes a finished step visible to CEL as steps.NAME.
 func (sc *scheduler) settle(s *graph.Step, row *store.Step) {
 	res := expr.StepResult{Status: string(row.Status), Attempts: row.Attempts}
-	if !sc.unread(s.Name) && !bytes.Equal(row.Output, store.ItemOutputs) {
+	v, fresh := sc.fresh[s.Name]
+	if fresh {
+		delete(sc.fresh, s.Name)
+	}
+	switch {
+	case sc.unread(s.Name) || bytes.Equal(row.Output, store.ItemOutputs):
 		// Decoded only when something will read it: the output of a
 		// foreach of a million items would take far more memory as
 		// values than as its JSON.
+	case fresh && row.Status == store.StepCompleted:
+		res.Output = v // what decoding row.Output gives, kept by unitDoneClean
+	default:
 		res.Output = decodeJSON(row.Output)
 	}
 	if row.Status == store.StepFailed {

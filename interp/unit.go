@@ -2,6 +2,7 @@ package interp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -169,11 +170,25 @@ func (sc *scheduler) pollUnit(ctx context.Context, u unit, row *store.Step) bool
 
 // unitDone writes a unit completed with its output.
 func (sc *scheduler) unitDone(u unit, out any, attempts int) {
+	v, b := sc.red.cleanJSON(out)
+	sc.unitDoneClean(u, v, b, attempts)
+}
+
+// unitDoneClean is unitDone of an output already cleaned (v) and encoded
+// (b) by redactor.cleanJSON. A step's own key keeps v for settle, which
+// would otherwise decode b to the same value.
+func (sc *scheduler) unitDoneClean(u unit, v any, b json.RawMessage, attempts int) {
 	row := sc.row(u)
 	if row.StartedAt.IsZero() {
 		row.StartedAt = sc.now
 	}
-	row.Status, row.Output, row.Error, row.FinishedAt = store.StepCompleted, sc.red.json(out), nil, sc.now
+	if u.key == u.s.Name {
+		if sc.fresh == nil {
+			sc.fresh = map[string]any{}
+		}
+		sc.fresh[u.key] = v
+	}
+	row.Status, row.Output, row.Error, row.FinishedAt = store.StepCompleted, b, nil, sc.now
 	row.WakeAt, row.Detail = zeroTime, ""
 	if row.Attempts < attempts {
 		row.Attempts = attempts
@@ -380,10 +395,10 @@ func (sc *scheduler) absorb(now time.Time, res attemptEnd) {
 	sc.breakerOutcome(f, res.err)
 	aw := store.AttemptWrite{StepKey: f.u.key, Attempt: f.attempt, Owner: sc.owner, StartedAt: f.started, FinishedAt: sc.now, IdempotencyKey: f.idem}
 	if res.err == nil {
-		out := sc.red.clean(res.out)
-		aw.Status, aw.Output = store.AttemptCompleted, mustJSON(out)
+		out, b := sc.red.cleanJSON(res.out)
+		aw.Status, aw.Output = store.AttemptCompleted, b
 		sc.tx.attempt(aw)
-		sc.unitDone(f.u, out, f.attempt)
+		sc.unitDoneClean(f.u, out, b, f.attempt)
 		return
 	}
 	se := res.err
