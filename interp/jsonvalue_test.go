@@ -12,7 +12,7 @@ import (
 // and leaves the rest to encoding/json.
 func TestAppendValueJSONMatchesMarshal(t *testing.T) {
 	fixed := []any{
-		nil, true, false, 0.0, -0.0, 1.0, -1.5, 1e-6, 1e-7, 9.999e-7, 1e20, 1e21, 123456789e15, math.MaxFloat64, math.SmallestNonzeroFloat64,
+		nil, true, false, 0.0, math.Copysign(0, -1), 1.0, -1.5, 1e-6, 1e-7, 9.999e-7, 1e20, 1e21, 123456789e15, math.MaxFloat64, math.SmallestNonzeroFloat64,
 		0.1 + 0.2, float64(1 << 53), 3, int64(1<<62 + 1), uint64(math.MaxUint64), "", "plain", `q"uote`, `back\slash`, "<a href='x'>&</a>",
 		"tab\tnew\nline", "\x00\x1f", "é ü 日本", "\u2028\u2029", "bad \xff utf8", "emoji 🎉",
 		[]any{}, []any{nil, 1.0, "x", []any{true}}, map[string]any{}, map[string]any{"b": 1.0, "a": "x", "<k>": nil, "é": []any{}},

@@ -77,9 +77,18 @@ var errClosed = errors.New("the store is closed")
 // (inotify on Linux) reports: one goroutine, owned by the watcher and
 // ended by close, reads the events; each batch closes woke (waking every
 // waiter) or, when nobody waits, leaves pending for the next wait.
+//
+// Once a change is pending and nobody waits, the goroutine reads no more
+// until a wait takes it: a commit writes the log many times (a frame per
+// page), the source keeps one unread event for all of them (inotify
+// coalesces identical events), and reading each would wake the goroutine
+// for every write of this process's own commits.
 type logWatcher struct {
 	src   eventSource
 	ended chan struct{} // closed when the reading goroutine returned
+	// resume wakes the reading goroutine paused on a pending change (a
+	// wait began, or close); buffered, so a send never blocks.
+	resume chan struct{}
 
 	mu      sync.Mutex
 	woke    chan struct{} // closed and replaced at each batch of events
@@ -96,7 +105,7 @@ type eventSource interface {
 }
 
 func newLogWatcher(src eventSource) *logWatcher {
-	w := &logWatcher{src: src, ended: make(chan struct{}), woke: make(chan struct{})}
+	w := &logWatcher{src: src, ended: make(chan struct{}), woke: make(chan struct{}), resume: make(chan struct{}, 1)}
 	go w.read()
 	return w
 }
@@ -104,6 +113,13 @@ func newLogWatcher(src eventSource) *logWatcher {
 func (w *logWatcher) read() {
 	defer close(w.ended)
 	for {
+		w.mu.Lock()
+		paused := w.pending && w.waiting == 0 && w.err == nil
+		w.mu.Unlock()
+		if paused {
+			<-w.resume
+			continue
+		}
 		err := w.src.next()
 		w.mu.Lock()
 		if err != nil {
@@ -133,11 +149,13 @@ func (w *logWatcher) wait(ctx context.Context) error {
 	if w.pending {
 		w.pending = false
 		w.mu.Unlock()
+		w.wakeReader()
 		return nil
 	}
 	woke := w.woke
 	w.waiting++
 	w.mu.Unlock()
+	w.wakeReader()
 	defer func() {
 		w.mu.Lock()
 		w.waiting--
@@ -159,6 +177,15 @@ func (w *logWatcher) close() {
 		w.err = errClosed
 	}
 	w.mu.Unlock()
+	w.wakeReader()
 	w.src.close()
 	<-w.ended
+}
+
+// wakeReader resumes the reading goroutine if it is paused.
+func (w *logWatcher) wakeReader() {
+	select {
+	case w.resume <- struct{}{}:
+	default:
+	}
 }
