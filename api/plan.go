@@ -161,7 +161,22 @@ func changesOf(js []ChangeJSON) ([]graph.Change, error) {
 	return out, nil
 }
 
-var bumpReasons = map[graph.BumpReason]string{graph.BumpLower: "lower", graph.BumpSameVersion: "same_version", graph.BumpTooSmall: "too_small"}
+// bumpReasons are the wire words of the bump refusals' reasons. A table of
+// pairs, not a map, is data in the binary rather than work at start-up.
+var bumpReasons = [...]struct {
+	reason graph.BumpReason
+	word   string
+}{{graph.BumpLower, "lower"}, {graph.BumpSameVersion, "same_version"}, {graph.BumpTooSmall, "too_small"}}
+
+// bumpReasonWord is the wire word of r ("" for a reason without one).
+func bumpReasonWord(r graph.BumpReason) string {
+	for _, b := range bumpReasons {
+		if b.reason == r {
+			return b.word
+		}
+	}
+	return ""
+}
 
 func storedVersionJSON(v store.Version) *StoredVersionJSON {
 	if v.Version == "" {
@@ -189,7 +204,7 @@ func VersionCheckOf(c interp.VersionCheck) VersionCheckJSON {
 	var inUse *store.VersionInUseError
 	switch {
 	case errors.As(c.Refused, &be):
-		j.Refused = &RefusalJSON{Kind: "bump", Message: be.Error(), Reason: bumpReasons[be.Reason], Old: be.Old.String(), New: be.New.String(),
+		j.Refused = &RefusalJSON{Kind: "bump", Message: be.Error(), Reason: bumpReasonWord(be.Reason), Old: be.Old.String(), New: be.New.String(),
 			Declared: BumpWord(be.Declared), Required: BumpWord(be.Required), Changes: ChangesJSON(be.Changes)}
 	case errors.As(c.Refused, &inUse):
 		j.Refused = &RefusalJSON{Kind: "in_use", Message: inUse.Error(), Run: inUse.Run, Status: string(inUse.Status), Runs: inUse.Runs}
@@ -223,9 +238,9 @@ func (p *PlannedWorkflow) VersionCheck() (interp.VersionCheck, error) {
 	switch r.Kind {
 	case "bump":
 		be := &graph.BumpError{Workflow: p.Workflow}
-		for reason, word := range bumpReasons {
-			if word == r.Reason {
-				be.Reason = reason
+		for _, b := range bumpReasons {
+			if b.word == r.Reason {
+				be.Reason = b.reason
 			}
 		}
 		var errs [5]error

@@ -48,8 +48,21 @@ type RefProblemJSON struct {
 	Workflows  []string                `json:"workflows"`
 }
 
-var refProblems = map[interp.RunRefProblem]string{
-	interp.RefInvalid: "invalid", interp.RefNoMatch: "no_match", interp.RefAmbiguous: "ambiguous",
+// refProblems are the wire words of the run reference problems (a table,
+// not a map: data in the binary rather than work at start-up).
+var refProblems = [...]struct {
+	problem interp.RunRefProblem
+	word    string
+}{{interp.RefInvalid, "invalid"}, {interp.RefNoMatch, "no_match"}, {interp.RefAmbiguous, "ambiguous"}}
+
+// refProblemWord is the wire word of p ("" for a problem without one).
+func refProblemWord(p interp.RunRefProblem) string {
+	for _, r := range refProblems {
+		if r.problem == p {
+			return r.word
+		}
+	}
+	return ""
 }
 
 // RefProblemOf is the wire form of e.
@@ -58,16 +71,16 @@ func RefProblemOf(e *interp.RunRefError) *RefProblemJSON {
 	if ws == nil {
 		ws = []string{}
 	}
-	return &RefProblemJSON{Ref: e.Ref, Problem: refProblems[e.Problem], Message: e.Message,
+	return &RefProblemJSON{Ref: e.Ref, Problem: refProblemWord(e.Problem), Message: e.Message,
 		Candidates: interp.RunSummaries(e.Candidates), More: e.More, Workflows: ws}
 }
 
 // runRefError is the error r stands for, as the engine returned it.
 func (r *RefProblemJSON) runRefError() (*interp.RunRefError, error) {
 	e := &interp.RunRefError{Ref: r.Ref, Message: r.Message, More: r.More, Workflows: r.Workflows}
-	for p, name := range refProblems {
-		if name == r.Problem {
-			e.Problem = p
+	for _, p := range refProblems {
+		if p.word == r.Problem {
+			e.Problem = p.problem
 		}
 	}
 	if e.Problem == 0 {

@@ -180,14 +180,22 @@ var docs = []docEntry{
 }
 
 // docIndex maps each key to its row, built when the language server first
-// needs it rather than when any flowrun process starts.
-var docIndex = sync.OnceValue(func() map[string]*docEntry {
-	m := make(map[string]*docEntry, len(docs))
-	for i := range docs {
-		m[docs[i].Key] = &docs[i]
-	}
-	return m
-})
+// needs it rather than when any flowrun process starts (a package-level
+// sync.OnceValue would itself be work at start-up).
+func docIndex() map[string]*docEntry {
+	docIndexOnce.Do(func() {
+		docIndexMap = make(map[string]*docEntry, len(docs))
+		for i := range docs {
+			docIndexMap[docs[i].Key] = &docs[i]
+		}
+	})
+	return docIndexMap
+}
+
+var (
+	docIndexOnce sync.Once
+	docIndexMap  map[string]*docEntry
+)
 
 // blockKey is the docs key of the block at path (block types, outermost
 // first): its type, except a step's child workflow action.

@@ -35,15 +35,27 @@ var FieldNames = [5]string{"minute", "hour", "day-of-month", "month", "day-of-we
 // fieldRanges says what each field accepts, for error messages.
 var fieldRanges = [5]string{"0-59", "0-23", "1-31", "1-12 or JAN-DEC", "0-6 (0 is Sunday) or SUN-SAT"}
 
-// Descriptors are the cron shorthands Parse accepts, and what they mean.
-var Descriptors = map[string]string{
-	"@hourly":   "0 * * * *",
-	"@daily":    "0 0 * * *",
-	"@midnight": "0 0 * * *",
-	"@weekly":   "0 0 * * 0",
-	"@monthly":  "0 0 1 * *",
-	"@yearly":   "0 0 1 1 *",
-	"@annually": "0 0 1 1 *",
+// Descriptors are the cron shorthands Parse accepts, and what they mean
+// (a table, not a map: data in the binary rather than work at every
+// process's start).
+var Descriptors = [...]struct{ Name, Fields string }{
+	{"@hourly", "0 * * * *"},
+	{"@daily", "0 0 * * *"},
+	{"@midnight", "0 0 * * *"},
+	{"@weekly", "0 0 * * 0"},
+	{"@monthly", "0 0 1 * *"},
+	{"@yearly", "0 0 1 1 *"},
+	{"@annually", "0 0 1 1 *"},
+}
+
+// descriptor returns the fields of the shorthand name.
+func descriptor(name string) (string, bool) {
+	for _, d := range Descriptors {
+		if d.Name == name {
+			return d.Fields, true
+		}
+	}
+	return "", false
 }
 
 // Error is a mistake in a schedule's spec. The compiler places it at the
@@ -108,8 +120,11 @@ func (s *Spec) String() string {
 	return fmt.Sprintf("%s %q in %s", s.kind, s.text, s.loc)
 }
 
-// parser reads the five standard fields; descriptors are mapped before.
-var parser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow)
+// parser reads the five standard fields; descriptors are mapped before. (A
+// function: a Parser variable would be set when every process starts.)
+func parser() cron.Parser {
+	return cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow)
+}
 
 const starBit = 1 << 63 // robfig/cron's mark of a "*" or "?" field
 
@@ -179,7 +194,7 @@ func ParseEvery(text string) (time.Duration, error) {
 func (s *Spec) parseCron(text string) error {
 	expr := text
 	if strings.HasPrefix(strings.TrimSpace(text), "@") {
-		d, ok := Descriptors[strings.ToLower(strings.TrimSpace(text))]
+		d, ok := descriptor(strings.ToLower(strings.TrimSpace(text)))
 		if !ok {
 			msg := fmt.Sprintf("unknown descriptor %q; use @hourly, @daily, @weekly, @monthly or @yearly, or five fields", strings.TrimSpace(text))
 			if strings.HasPrefix(strings.ToLower(strings.TrimSpace(text)), "@every") {
@@ -202,7 +217,7 @@ func (s *Spec) parseCron(text string) error {
 	for i, f := range fields {
 		probe := []string{"*", "*", "*", "*", "*"}
 		probe[i] = f
-		if _, err := parser.Parse(strings.Join(probe, " ")); err != nil {
+		if _, err := parser().Parse(strings.Join(probe, " ")); err != nil {
 			off := offsets[i]
 			if expr != text {
 				off = 0 // a descriptor's fields are not in the text
@@ -211,7 +226,7 @@ func (s *Spec) parseCron(text string) error {
 				Message: fmt.Sprintf("%q: %v (%s is %s)", f, err, FieldNames[i], fieldRanges[i])}
 		}
 	}
-	sched, err := parser.Parse(strings.Join(fields, " "))
+	sched, err := parser().Parse(strings.Join(fields, " "))
 	if err != nil {
 		return &Error{Attr: AttrCron, Message: fmt.Sprintf("%q: %v", text, err)}
 	}

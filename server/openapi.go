@@ -11,18 +11,29 @@ import (
 	"github.com/flowrun/flowrun/spec"
 )
 
-// openAPIJSON is spec/openapi.yaml as JSON, converted once.
-var openAPIJSON = sync.OnceValues(func() ([]byte, error) {
-	var doc any
-	if err := yaml.Unmarshal(spec.OpenAPI, &doc); err != nil {
-		return nil, fmt.Errorf("spec/openapi.yaml: %w", err)
-	}
-	b, err := json.Marshal(doc)
-	if err != nil {
-		return nil, fmt.Errorf("spec/openapi.yaml as JSON: %w", err)
-	}
-	return b, nil
-})
+// openAPIJSON is spec/openapi.yaml as JSON, converted once, on the first
+// request (a package-level sync.OnceValues would itself be work at
+// start-up).
+func openAPIJSON() ([]byte, error) {
+	openAPIOnce.Do(func() {
+		var doc any
+		if err := yaml.Unmarshal(spec.OpenAPI, &doc); err != nil {
+			openAPIErr = fmt.Errorf("spec/openapi.yaml: %w", err)
+			return
+		}
+		openAPIDoc, openAPIErr = json.Marshal(doc)
+		if openAPIErr != nil {
+			openAPIErr = fmt.Errorf("spec/openapi.yaml as JSON: %w", openAPIErr)
+		}
+	})
+	return openAPIDoc, openAPIErr
+}
+
+var (
+	openAPIOnce sync.Once
+	openAPIDoc  []byte
+	openAPIErr  error
+)
 
 // openAPI answers GET /v1/openapi.json, without a token: the document
 // says what the routes are, not what the store holds.

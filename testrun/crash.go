@@ -240,7 +240,7 @@ func (s *session) replay(ctx context.Context, base *execution, rec *record, cp *
 	x.unmocked = maps.Clone(cp.unmocked)
 	x.commits = slices.Clone(base.commits[:cp.applied])
 	clk := clock.NewFake(cp.now)
-	d := newDriver(ctx, s, x, st, clk, Epoch)
+	d := newDriver(ctx, s, x, st, clk, Epoch())
 	d.ds, d.base = cp.ds.clone(), rec
 	x.ord.runs[d.ds.ID] = true
 	if d.src, err = restorePCG(cp.rand); err != nil {

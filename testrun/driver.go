@@ -243,7 +243,7 @@ func (d *driver) loop() error {
 		if err != nil {
 			return fmt.Errorf("read when the run is due: %w", err)
 		}
-		if ok && at.Before(Epoch.AddDate(50, 0, 0)) {
+		if ok && at.Before(Epoch().AddDate(50, 0, 0)) {
 			consider(at)
 		}
 		for i, sd := range d.sigs {

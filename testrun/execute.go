@@ -263,7 +263,7 @@ func (s *session) execute(ctx context.Context, crash bool, crashAfter int) (*exe
 	defer done()
 	x := newExecution(s.t)
 	x.crashAfter = crashAfter
-	clk := clock.NewFake(Epoch)
+	clk := clock.NewFake(Epoch())
 	d := newDriver(ctx, s, x, st, clk, clk.Now())
 	d.src = newPCG(1, 2)
 	if crash {

@@ -35,12 +35,12 @@ func TestPointKeyReadsTheStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer done()
-	clk := clock.NewFake(Epoch)
+	clk := clock.NewFake(Epoch())
 	d := newDriver(ctx, s, newExecution(s.t), st, clk, clk.Now())
 	d.src = newPCG(1, 2)
 	key := func() string {
 		t.Helper()
-		k, err := d.key("hold", Epoch.Add(time.Hour))
+		k, err := d.key("hold", Epoch().Add(time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +55,7 @@ func TestPointKeyReadsTheStore(t *testing.T) {
 		t.Fatalf("versions of f: %v, %v", vs, err)
 	}
 	if _, err := st.RunInsert(ctx, store.RunInsertParams{ID: "run-x", Workflow: "f", Version: vs[0].Version, GraphHash: vs[0].Hash,
-		Key: "run-x", Now: Epoch, Events: []store.EventWrite{{Kind: "run_created"}}}); err != nil {
+		Key: "run-x", Now: Epoch(), Events: []store.EventWrite{{Kind: "run_created"}}}); err != nil {
 		t.Fatal(err)
 	}
 	if key() == k0 {

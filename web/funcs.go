@@ -12,50 +12,53 @@ import (
 	"github.com/flowrun/flowrun/termtext"
 )
 
-// funcs are the templates' helpers. None of them returns markup: every
-// value stays text that html/template escapes.
-var funcs = template.FuncMap{
-	// pretty indents a JSON value for a <pre>, escaped for the screen
-	// (a control character or escape sequence is shown, not carried out).
-	"pretty": pretty,
-	// text escapes control characters of a value for display.
-	"text": termtext.Line,
-	// iso is an instant for a <time datetime>; utc for people.
-	"iso": func(t any) string {
-		if tt, ok := instant(t); ok {
-			return tt.UTC().Format(time.RFC3339)
-		}
-		return ""
-	},
-	"utc": func(t any) string {
-		if tt, ok := instant(t); ok {
-			return tt.UTC().Format("2006-01-02 15:04:05 UTC")
-		}
-		return ""
-	},
-	"duration": func(a, b any) string {
-		ta, ok1 := instant(a)
-		tb, ok2 := instant(b)
-		if !ok1 || !ok2 {
+// funcs returns the templates' helpers (made with the handler, not when
+// any flowrun process starts). None of them returns markup: every value
+// stays text that html/template escapes.
+func funcs() template.FuncMap {
+	return template.FuncMap{
+		// pretty indents a JSON value for a <pre>, escaped for the screen
+		// (a control character or escape sequence is shown, not carried out).
+		"pretty": pretty,
+		// text escapes control characters of a value for display.
+		"text": termtext.Line,
+		// iso is an instant for a <time datetime>; utc for people.
+		"iso": func(t any) string {
+			if tt, ok := instant(t); ok {
+				return tt.UTC().Format(time.RFC3339)
+			}
 			return ""
-		}
-		return tb.Sub(ta).Round(time.Millisecond).String()
-	},
-	"short": func(id string) string {
-		if len(id) > 10 {
-			return id[:10]
-		}
-		return id
-	},
-	"path": url.PathEscape,
-	// inZone is a schedule's instant in its own time zone, UTC beside.
-	"inZone": func(t any, tz string) string {
-		if tt, ok := instant(t); ok {
-			return schedule.InZone(tt, tz)
-		}
-		return ""
-	},
-	"join": strings.Join,
+		},
+		"utc": func(t any) string {
+			if tt, ok := instant(t); ok {
+				return tt.UTC().Format("2006-01-02 15:04:05 UTC")
+			}
+			return ""
+		},
+		"duration": func(a, b any) string {
+			ta, ok1 := instant(a)
+			tb, ok2 := instant(b)
+			if !ok1 || !ok2 {
+				return ""
+			}
+			return tb.Sub(ta).Round(time.Millisecond).String()
+		},
+		"short": func(id string) string {
+			if len(id) > 10 {
+				return id[:10]
+			}
+			return id
+		},
+		"path": url.PathEscape,
+		// inZone is a schedule's instant in its own time zone, UTC beside.
+		"inZone": func(t any, tz string) string {
+			if tt, ok := instant(t); ok {
+				return schedule.InZone(tt, tz)
+			}
+			return ""
+		},
+		"join": strings.Join,
+	}
 }
 
 // instant reads a time.Time, a *time.Time or an RFC 3339 string.

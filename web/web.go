@@ -65,7 +65,7 @@ func New(opts Options) *Handler {
 	if h.opts.Log == nil {
 		h.opts.Log = slog.New(slog.DiscardHandler)
 	}
-	h.pages = template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/*.html"))
+	h.pages = template.Must(template.New("").Funcs(funcs()).ParseFS(templateFS, "templates/*.html"))
 	if opts.NoAuth {
 		h.open = &session{name: "without auth", scope: store.ScopeAdmin, csrf: randomHex(32)}
 	}

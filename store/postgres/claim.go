@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/flowrun/flowrun/store"
@@ -19,13 +20,14 @@ import (
 // has just leased is not taken again. (SQLite: the same UPDATE with a
 // plain sub-select, made atomic by BEGIN IMMEDIATE.) UPDATE ... FROM needs
 // qualified names in SET and RETURNING (the sub-select has an id too).
-// The %s are an optional widening of the lease test to the claimer's own
-// leases (RunClaimParams.Own) and an optional restriction to one run or
-// one root.
-var claimSQL = `UPDATE runs SET
+// %[1]s is the instant the lease test measures from (leaseNow); %[2]s an
+// optional widening of the lease test to the claimer's own leases
+// (RunClaimParams.Own) and %[3]s an optional restriction to one run or one
+// root.
+const claimSQL = `UPDATE runs SET
 		lease_owner = $1,
 		lease_epoch = runs.lease_epoch + 1,
-		lease_expires_at = ` + claimLeaseNow + ` + $2,
+		lease_expires_at = %[1]s + $2,
 		status = 'running',
 		started_at = COALESCE(runs.started_at, $3),
 		wait_reason = NULL,
@@ -35,25 +37,38 @@ var claimSQL = `UPDATE runs SET
 		SELECT id FROM runs
 		WHERE status IN ('pending', 'running', 'waiting')
 			AND available_at <= $3
-			AND (lease_owner IS NULL OR lease_expires_at <= ` + claimLeaseNow + ` %s)
-			%s
+			AND (lease_owner IS NULL OR lease_expires_at <= %[1]s %[2]s)
+			%[3]s
 		ORDER BY available_at, id
 		LIMIT $4
 		FOR UPDATE SKIP LOCKED) due
 	WHERE runs.id = due.id
 	RETURNING `
 
-// claimLeaseNow is the instant a claim measures leases from: $5 says
-// whether it is the caller's now ($3) or the database's clock.
-var claimLeaseNow = leaseNow(5, 3)
+// claimStmts are claimSQL's four forms, built on the first claim rather
+// than when any flowrun process starts.
+type claimStmts struct{ any, run, own, root string }
 
 var (
-	claimRunCols = qualified("runs", runCols)
-	claimAnySQL  = fmt.Sprintf(claimSQL, "", "") + claimRunCols
-	claimRunSQL  = fmt.Sprintf(claimSQL, "", "AND id = $6") + claimRunCols
-	claimOwnSQL  = fmt.Sprintf(claimSQL, "OR lease_owner = $1", "AND id = $6") + claimRunCols
-	claimRootSQL = fmt.Sprintf(claimSQL, "", "AND root_run_id = $6") + claimRunCols
+	claimOnce sync.Once
+	claims    claimStmts
 )
+
+func claimStatements() *claimStmts {
+	claimOnce.Do(func() {
+		// The instant a claim measures leases from: $5 says whether it is
+		// the caller's now ($3) or the database's clock.
+		now := leaseNow(5, 3)
+		cols := qualified("runs", runCols)
+		claims = claimStmts{
+			any:  fmt.Sprintf(claimSQL, now, "", "") + cols,
+			run:  fmt.Sprintf(claimSQL, now, "", "AND id = $6") + cols,
+			own:  fmt.Sprintf(claimSQL, now, "OR lease_owner = $1", "AND id = $6") + cols,
+			root: fmt.Sprintf(claimSQL, now, "", "AND root_run_id = $6") + cols,
+		}
+	})
+	return &claims
+}
 
 // RunClaim leases due runs to the owner. A claimed run becomes running, its
 // lease epoch increases and its wait reason is cleared. A Limit of 0 or less
@@ -113,13 +128,13 @@ func claim(ctx context.Context, q querier, callerClock bool, p store.RunClaimPar
 	var err error
 	switch {
 	case p.RunID != "" && p.Own:
-		rs, err = all(ctx, q, sqlrow.ScanRun, claimOwnSQL, p.Owner, lease, now, limit, callerClock, p.RunID)
+		rs, err = all(ctx, q, sqlrow.ScanRun, claimStatements().own, p.Owner, lease, now, limit, callerClock, p.RunID)
 	case p.RunID != "":
-		rs, err = all(ctx, q, sqlrow.ScanRun, claimRunSQL, p.Owner, lease, now, limit, callerClock, p.RunID)
+		rs, err = all(ctx, q, sqlrow.ScanRun, claimStatements().run, p.Owner, lease, now, limit, callerClock, p.RunID)
 	case p.RootRunID != "":
-		rs, err = all(ctx, q, sqlrow.ScanRun, claimRootSQL, p.Owner, lease, now, limit, callerClock, p.RootRunID)
+		rs, err = all(ctx, q, sqlrow.ScanRun, claimStatements().root, p.Owner, lease, now, limit, callerClock, p.RootRunID)
 	default:
-		rs, err = all(ctx, q, sqlrow.ScanRun, claimAnySQL, p.Owner, lease, now, limit, callerClock)
+		rs, err = all(ctx, q, sqlrow.ScanRun, claimStatements().any, p.Owner, lease, now, limit, callerClock)
 	}
 	if err != nil {
 		return nil, err
@@ -137,7 +152,7 @@ func claim(ctx context.Context, q querier, callerClock bool, p store.RunClaimPar
 // heartbeatSQL extends every lease of the owner in one statement: the
 // (id, epoch) pairs come in as two arrays, unnested side by side. (SQLite:
 // one JSON object read with json_each.)
-var heartbeatSQL = `UPDATE runs SET lease_expires_at = ` + leaseNow(5, 6) + ` + $1
+const heartbeatSQL = `UPDATE runs SET lease_expires_at = ` + leaseNow56 + ` + $1
 	FROM unnest($3::text[], $4::bigint[]) AS held (id, epoch)
 	WHERE runs.id = held.id AND runs.lease_epoch = held.epoch AND runs.lease_owner = $2
 	RETURNING runs.id, runs.cancel_requested`
@@ -249,10 +264,10 @@ func (s *Store) RunNextAvailable(ctx context.Context, rootRunID string) (time.Ti
 // runQueueSQL counts the runs a claim at $1 could take, with the claim's
 // own conditions (the partial index runs_claim). (SQLite: INDEXED BY
 // pins that index.)
-var runQueueSQL = `SELECT COUNT(*), MIN(available_at) FROM runs
+const runQueueSQL = `SELECT COUNT(*), MIN(available_at) FROM runs
 	WHERE status IN ('pending', 'running', 'waiting')
 		AND available_at <= $1
-		AND (lease_owner IS NULL OR lease_expires_at <= ` + leaseNow(2, 1) + `)`
+		AND (lease_owner IS NULL OR lease_expires_at <= ` + leaseNow21 + `)`
 
 // RunQueue counts the runs due and not leased at now.
 func (s *Store) RunQueue(ctx context.Context, now time.Time) (store.QueueStats, error) {

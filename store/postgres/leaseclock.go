@@ -26,3 +26,12 @@ const dbNowMicros = `(extract(epoch FROM statement_timestamp()) * 1000000)::bigi
 func leaseNow(caller, now int) string {
 	return fmt.Sprintf(`(CASE WHEN $%d::boolean THEN $%d::bigint ELSE %s END)`, caller, now, dbNowMicros)
 }
+
+// leaseNow56 and leaseNow21 are leaseNow(5, 6) and leaseNow(2, 1) as
+// constants, for the statements that are constants (a statement built with
+// leaseNow at package level would be work at every flowrun process's
+// start).
+const (
+	leaseNow56 = `(CASE WHEN $5::boolean THEN $6::bigint ELSE ` + dbNowMicros + ` END)`
+	leaseNow21 = `(CASE WHEN $2::boolean THEN $1::bigint ELSE ` + dbNowMicros + ` END)`
+)

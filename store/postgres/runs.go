@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/store/internal/sqlrow"
@@ -217,15 +218,24 @@ func (s *Store) RunGet(ctx context.Context, id string) (store.Run, error) {
 
 // RunGetHead is RunGet without the inputs.
 func (s *Store) RunGetHead(ctx context.Context, id string) (store.Run, error) {
-	r, err := one(ctx, s.pool, sqlrow.ScanRun, `SELECT `+runHeadCols+` FROM runs WHERE id = $1`, id)
+	r, err := one(ctx, s.pool, sqlrow.ScanRun, `SELECT `+runHeadCols()+` FROM runs WHERE id = $1`, id)
 	if noRows(err) {
 		return r, fmt.Errorf("run %s: %w", id, store.ErrNotFound)
 	}
 	return r, s.fail("reading run "+id, err)
 }
 
-// runHeadCols are runCols with NULL for the inputs.
-var runHeadCols = strings.Replace(runCols, " inputs,", " NULL,", 1)
+// runHeadCols are runCols with NULL for the inputs, made on first use
+// rather than when any flowrun process starts.
+func runHeadCols() string {
+	runHeadOnce.Do(func() { runHeadText = strings.Replace(runCols, " inputs,", " NULL,", 1) })
+	return runHeadText
+}
+
+var (
+	runHeadOnce sync.Once
+	runHeadText string
+)
 
 // RunFind resolves a full id or a unique prefix of one.
 func (s *Store) RunFind(ctx context.Context, idOrPrefix string) (store.Run, error) {

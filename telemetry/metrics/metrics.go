@@ -133,7 +133,7 @@ func New(o Options) *Metrics {
 		m.leaseLosses, m.pruned, m.storeFailing, m.commits, m.fireLag, m.readErrors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if o.Read != nil {
-		m.reg.MustRegister(&storeCollector{m: m})
+		m.reg.MustRegister(&storeCollector{m: m, d: newStoreDescs()})
 	}
 	// Result labels that are always there read 0 rather than being absent.
 	m.commits.WithLabelValues("ok")

@@ -16,7 +16,7 @@ import (
 func TestViewEscapesControls(t *testing.T) {
 	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)))
 	disp.Width = 100
-	m := New(disp, keys.Default, "Retry run \x1b[2K?", "first line\nfake\x1b[2K\rall good\u202e", nil)
+	m := New(disp, keys.Default(), "Retry run \x1b[2K?", "first line\nfake\x1b[2K\rall good\u202e", nil)
 	v := m.View()
 	for _, want := range []string{`Retry run \x1b[2K?`, "first line", `fake\x1b[2K\rall good\u202e`} {
 		if !strings.Contains(v, want) {

@@ -20,7 +20,7 @@ import (
 // stderr; its control characters are drawn escaped.
 func TestViewEscapesStoredText(t *testing.T) {
 	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)))
-	m := New(disp, keys.Default)
+	m := New(disp, keys.Default())
 	m.SetSize(160, 10)
 	m.Set([]store.DeadLetter{{ID: 1, RunID: "01RUN", Step: "each", Index: 2,
 		Error: json.RawMessage("{\"message\":\"fake\x1b[2K\rall good \u202eevil\"}")}}, nil)
@@ -38,7 +38,7 @@ func TestViewEscapesStoredText(t *testing.T) {
 // selects a row.
 func TestDeadLetterShowsItemValue(t *testing.T) {
 	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)))
-	m := New(disp, keys.Default)
+	m := New(disp, keys.Default())
 	m.SetSize(100, 10)
 	m.Set([]store.DeadLetter{
 		{ID: 1, RunID: "01JDAAAAAAAAAAAAAAAAAAAAAA", Step: "process", Index: 4, Item: json.RawMessage(`"batch-05"`),

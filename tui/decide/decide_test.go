@@ -92,7 +92,7 @@ func TestScreenSaysWhyAChoiceCannotWork(t *testing.T) {
 	} {
 		p := plan(t)
 		p.NewErr, p.MigrateErr = c.newErr, c.migrateErr
-		m := New(disp, keys.Default, p)
+		m := New(disp, keys.Default(), p)
 		m.SetHeight(24)
 		v := flat(m.View())
 		if !strings.Contains(v, c.say) || strings.Count(v, inputs.Error()) > 1 || strings.Contains(v, "A migration keeps") {
@@ -122,7 +122,7 @@ func flat(s string) string {
 func TestScreenGoldenAndChoices(t *testing.T) {
 	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(clock.Real{}.Now()))
 	disp.Width, disp.Height = 80, 24
-	m := New(disp, keys.Default, plan(t))
+	m := New(disp, keys.Default(), plan(t))
 	m.SetHeight(21)
 	v := m.View()
 	for _, want := range []string{"MAJOR", `step "label" removed`, "keeps 1 completed step(s):", "price", "re-runs 1 completed step(s):", "charge"} {
@@ -151,7 +151,7 @@ func TestScreenEscapesControls(t *testing.T) {
 	p := plan(t)
 	p.Changes = append(p.Changes, graph.Change{Path: "step \"x\x1b[2K\"", What: "changed\r", Bump: graph.BumpPatch})
 	p.Keep = append(p.Keep, "k\x1b[1A")
-	m := New(disp, keys.Default, p)
+	m := New(disp, keys.Default(), p)
 	m.SetHeight(24)
 	v := m.View()
 	for _, want := range []string{`step "x\x1b[2K" changed\r`, `price, k\x1b[1A`} {

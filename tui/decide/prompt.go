@@ -25,7 +25,7 @@ var ErrNoDecision = errors.New("no version decision was made")
 // run on a terminal.
 func Prompt(ctx context.Context, p *interp.DecisionPlan, in io.Reader, out io.Writer, noColor bool) (interp.Choice, error) {
 	disp := display.New(out, noColor, clock.Real{})
-	pm := &promptModel{disp: disp, m: New(disp, keys.Default, p)}
+	pm := &promptModel{disp: disp, m: New(disp, keys.Default(), p)}
 	prog := tea.NewProgram(pm, tea.WithInput(in), tea.WithOutput(out), tea.WithContext(ctx))
 	if _, err := prog.Run(); err != nil {
 		if ctx.Err() != nil {
@@ -63,7 +63,7 @@ func (p *promptModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return p, tea.Quit
 		}
 	case ChooseMsg:
-		c := confirm.New(p.disp, keys.Default, fmt.Sprintf("Decide %q for run %s?", msg.Choice, msg.RunID),
+		c := confirm.New(p.disp, keys.Default(), fmt.Sprintf("Decide %q for run %s?", msg.Choice, msg.RunID),
 			Describe(msg.Choice, p.m.plan), msg.Choice)
 		p.ask = &c
 		return p, nil

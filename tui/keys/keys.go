@@ -35,55 +35,58 @@ type KeyMap struct {
 	Old, New, Migrate key.Binding
 }
 
-// Default is the key map flowtui uses.
-var Default = KeyMap{
-	Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
-	Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-	PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
-	PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+d"), key.WithHelp("pgdn", "page down")),
-	Top:      key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g", "top")),
-	Bottom:   key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G", "bottom")),
+// Default returns the key map flowtui uses. It is built when a screen asks
+// for it, not when any flowrun process starts.
+func Default() KeyMap {
+	return KeyMap{
+		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
+		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+d"), key.WithHelp("pgdn", "page down")),
+		Top:      key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g", "top")),
+		Bottom:   key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G", "bottom")),
 
-	Open: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open")),
-	Back: key.NewBinding(key.WithKeys("esc", "backspace"), key.WithHelp("esc", "back")),
-	Quit: key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
-	Help: key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "more keys")),
+		Open: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open")),
+		Back: key.NewBinding(key.WithKeys("esc", "backspace"), key.WithHelp("esc", "back")),
+		Quit: key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Help: key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "more keys")),
 
-	Runs:        key.NewBinding(key.WithKeys("1"), key.WithHelp("1", "runs")),
-	DeadLetters: key.NewBinding(key.WithKeys("2"), key.WithHelp("2", "dead letters")),
-	Breakers:    key.NewBinding(key.WithKeys("3"), key.WithHelp("3", "breakers")),
-	Schedules:   key.NewBinding(key.WithKeys("4"), key.WithHelp("4", "schedules")),
+		Runs:        key.NewBinding(key.WithKeys("1"), key.WithHelp("1", "runs")),
+		DeadLetters: key.NewBinding(key.WithKeys("2"), key.WithHelp("2", "dead letters")),
+		Breakers:    key.NewBinding(key.WithKeys("3"), key.WithHelp("3", "breakers")),
+		Schedules:   key.NewBinding(key.WithKeys("4"), key.WithHelp("4", "schedules")),
 
-	Pause:   key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause")),
-	Unpause: key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "unpause")),
-	Trigger: key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "trigger")),
+		Pause:   key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause")),
+		Unpause: key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "unpause")),
+		Trigger: key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "trigger")),
 
-	FilterStatus:   key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "status menu")),
-	FilterWorkflow: key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "workflow filter")),
-	Sort:           key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "sort")),
-	Search:         key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "search")),
-	Jump:           key.NewBinding(key.WithKeys(":"), key.WithHelp(":", "jump")),
-	Toggle:         key.NewBinding(key.WithKeys(" ", "x"), key.WithHelp("space", "toggle")),
-	Focus:          key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "steps/log")),
-	Follow:         key.NewBinding(key.WithKeys("F"), key.WithHelp("F", "follow")),
-	NextMatch:      key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "next match")),
-	All:            key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "all")),
+		FilterStatus:   key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "status menu")),
+		FilterWorkflow: key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "workflow filter")),
+		Sort:           key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "sort")),
+		Search:         key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "search")),
+		Jump:           key.NewBinding(key.WithKeys(":"), key.WithHelp(":", "jump")),
+		Toggle:         key.NewBinding(key.WithKeys(" ", "x"), key.WithHelp("space", "toggle")),
+		Focus:          key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "steps/log")),
+		Follow:         key.NewBinding(key.WithKeys("F"), key.WithHelp("F", "follow")),
+		NextMatch:      key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "next match")),
+		All:            key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "all")),
 
-	Cancel: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cancel")),
-	Retry:  key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "retry")),
-	Signal: key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "signal")),
-	Decide: key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "decide")),
-	Drop:   key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "drop")),
+		Cancel: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cancel")),
+		Retry:  key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "retry")),
+		Signal: key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "signal")),
+		Decide: key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "decide")),
+		Drop:   key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "drop")),
 
-	Yes: key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "yes")),
-	No:  key.NewBinding(key.WithKeys("n", "N", "esc"), key.WithHelp("n/esc", "no")),
+		Yes: key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "yes")),
+		No:  key.NewBinding(key.WithKeys("n", "N", "esc"), key.WithHelp("n/esc", "no")),
 
-	Submit: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "send")),
-	Next:   key.NewBinding(key.WithKeys("tab", "shift+tab"), key.WithHelp("tab", "next field")),
+		Submit: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "send")),
+		Next:   key.NewBinding(key.WithKeys("tab", "shift+tab"), key.WithHelp("tab", "next field")),
 
-	Old:     key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "old")),
-	New:     key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "new")),
-	Migrate: key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "migrate")),
+		Old:     key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "old")),
+		New:     key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "new")),
+		Migrate: key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "migrate")),
+	}
 }
 
 // Help is a list of bindings shown in the help bar; it implements

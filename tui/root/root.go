@@ -104,7 +104,7 @@ type Options struct {
 // New returns the root model over src. bg bounds every store call; cancel
 // it to stop the poll timer when the program ends.
 func New(bg context.Context, src *feed.Source, disp *display.Display, opts Options) Model {
-	km := keys.Default
+	km := keys.Default()
 	h := help.New()
 	h.Styles.ShortKey = disp.Styles.Key
 	h.Styles.FullKey = disp.Styles.Key

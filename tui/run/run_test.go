@@ -22,7 +22,7 @@ var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 
 func newView(now time.Time) Model {
 	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(now))
-	m := New(disp, keys.Default)
+	m := New(disp, keys.Default())
 	m.SetSize(80, 20)
 	return m
 }

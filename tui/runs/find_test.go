@@ -95,7 +95,7 @@ func TestStatusMenuToggles(t *testing.T) {
 // while KEY was cut), and each icon has its status word.
 func TestColumnsSizedToContent(t *testing.T) {
 	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(t0.Add(time.Hour)))
-	m := New(disp, keys.Default)
+	m := New(disp, keys.Default())
 	m.SetSize(120, 10)
 	key := "customer-2030-01-02-batch-0042"
 	m.SetRuns([]feed.RunRow{{RunSummary: store.RunSummary{ID: runID(1), Workflow: "ingest", Version: "1.0.0", Key: key, Status: store.RunWaiting, CreatedAt: t0, StepsTotal: 3}}})

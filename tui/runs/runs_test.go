@@ -43,7 +43,7 @@ func rows(n int) []feed.RunRow {
 
 func newList(n int) Model {
 	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(t0.Add(time.Hour)))
-	m := New(disp, keys.Default)
+	m := New(disp, keys.Default())
 	m.SetSize(80, 20)
 	m.SetRuns(rows(n))
 	return m
@@ -195,7 +195,7 @@ func TestIDPrefix(t *testing.T) {
 
 func TestEmpty(t *testing.T) {
 	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(t0))
-	m := New(disp, keys.Default)
+	m := New(disp, keys.Default())
 	m.SetSize(80, 20)
 	m.SetRuns(nil)
 	if !strings.Contains(m.View(), "No runs yet") {
@@ -222,7 +222,7 @@ func BenchmarkUpdateView10k(b *testing.B) {
 // control characters are drawn escaped.
 func TestListEscapesStoredText(t *testing.T) {
 	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(t0.Add(time.Hour)))
-	m := New(disp, keys.Default)
+	m := New(disp, keys.Default())
 	m.SetSize(140, 10)
 	m.SetRuns([]feed.RunRow{
 		{RunSummary: store.RunSummary{ID: runID(1), Workflow: "deploy", Version: "1.0.0", Key: "\x1b[2K\u202e", Status: store.RunFailed, CreatedAt: t0}},

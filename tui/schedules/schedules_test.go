@@ -18,7 +18,7 @@ import (
 var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 
 func TestSchedulesGolden(t *testing.T) {
-	m := New(display.New(&bytes.Buffer{}, true, clock.NewFake(t0)), keys.Default)
+	m := New(display.New(&bytes.Buffer{}, true, clock.NewFake(t0)), keys.Default())
 	m.SetSize(110, 10)
 	m.Set(LoadedMsg{Items: []store.Schedule{
 		{Workflow: "report", Name: "nightly", Kind: "cron", Spec: "0 2 * * *", Timezone: "UTC", Active: true,

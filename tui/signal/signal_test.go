@@ -39,7 +39,7 @@ func typed(m Model, s string) Model {
 
 func TestPromptRejectsThenSends(t *testing.T) {
 	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(clock.Real{}.Now()))
-	m := New(disp, keys.Default, "RUN1", []string{"approval"}, nil)
+	m := New(disp, keys.Default(), "RUN1", []string{"approval"}, nil)
 	m = typed(m, `[1,`)
 	m, cmd := m.Update(tea.KeyMsg{Type: tea.KeyEnter})
 	if cmd != nil || !strings.Contains(m.View(), "not valid JSON") {
@@ -62,7 +62,7 @@ func TestPromptRejectsThenSends(t *testing.T) {
 
 func TestPromptNeedsName(t *testing.T) {
 	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(clock.Real{}.Now()))
-	m := New(disp, keys.Default, "RUN1", nil, nil)
+	m := New(disp, keys.Default(), "RUN1", nil, nil)
 	m, cmd := m.Update(tea.KeyMsg{Type: tea.KeyEnter})
 	if cmd != nil || !strings.Contains(m.Err(), "name of the signal") {
 		t.Fatalf("an unnamed signal: %q", m.Err())
@@ -78,7 +78,7 @@ func TestPromptNeedsName(t *testing.T) {
 // drawn escaped, and sent as typed.
 func TestPromptEscapesControls(t *testing.T) {
 	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(clock.Real{}.Now()))
-	m := New(disp, keys.Default, "RUN1", []string{"go\x1b[2K"}, nil)
+	m := New(disp, keys.Default(), "RUN1", []string{"go\x1b[2K"}, nil)
 	m = typed(m, "\x1b[2K\u202e\x07")
 	v := m.View()
 	for _, want := range []string{`The run waits for: go\x1b[2K`, `signal  go\x1b[2K`, `payload \x1b[2K\u202e\a`} {

@@ -41,7 +41,7 @@ func typedGraph(t *testing.T) *graph.Graph {
 // another type and sends one of the type.
 func TestPromptRefusesWrongType(t *testing.T) {
 	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)))
-	m := New(disp, keys.Default, "RUN1", []string{"approval"}, typedGraph(t))
+	m := New(disp, keys.Default(), "RUN1", []string{"approval"}, typedGraph(t))
 	// It opens with a payload of the wait's type; clear it to type one.
 	for range len(m.payload.text()) {
 		m, _ = m.Update(tea.KeyMsg{Type: tea.KeyBackspace})
@@ -77,7 +77,7 @@ func TestPromptRefusesWrongType(t *testing.T) {
 // with a sentence saying where it goes (issue 24).
 func TestPromptFocusMatchesHint(t *testing.T) {
 	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)))
-	m := New(disp, keys.Default, "RUN1", []string{"approval"}, nil)
+	m := New(disp, keys.Default(), "RUN1", []string{"approval"}, nil)
 	if v := m.View(); !strings.Contains(v, "tab to signal name") {
 		t.Fatalf("with focus on the payload the hint does not say tab goes to the name:\n%s", v)
 	}
@@ -101,7 +101,7 @@ func flatten(s string) string {
 // prompt with a payload of that type, which the check accepts as it is.
 func TestPromptOpensWithAnExample(t *testing.T) {
 	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)))
-	m := New(disp, keys.Default, "RUN1", []string{"approval"}, typedGraph(t))
+	m := New(disp, keys.Default(), "RUN1", []string{"approval"}, typedGraph(t))
 	if got := m.payload.text(); got != `{"approved":true}` {
 		t.Fatalf("the payload opens with %q, want an example of object({approved = bool})", got)
 	}

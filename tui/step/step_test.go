@@ -19,7 +19,7 @@ var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 
 func TestStepView(t *testing.T) {
 	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(t0.Add(time.Minute)))
-	m := New(disp, keys.Default)
+	m := New(disp, keys.Default())
 	m.SetSize(80, 60)
 	var out strings.Builder
 	for i := 1; i <= 15; i++ {
@@ -71,7 +71,7 @@ func noRawControls(t *testing.T, view string) {
 
 func TestStepViewEscapesProgramText(t *testing.T) {
 	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(t0.Add(time.Minute)))
-	m := New(disp, keys.Default)
+	m := New(disp, keys.Default())
 	m.SetSize(120, 60)
 	errJSON, _ := json.Marshal(map[string]any{"kind": "exec", "message": `command "sh" exited with status 4: ` + hostile,
 		"exit_code": 4, "output": map[string]any{
