@@ -285,6 +285,7 @@ func parseOwner(s string) (string, int, bool) {
 // at once on beatNow), and tells runners whose lease was lost or whose run
 // has a cancel request. It returns when stop is closed.
 func (p *pool) heartbeat(ctx context.Context, stop <-chan struct{}) {
+	deepstack.Grow() // a goroutine of its own that writes the store
 	for {
 		t := p.e.clk.NewTimer(p.e.opts.Heartbeat)
 		select {
@@ -337,6 +338,7 @@ func listen(ctx context.Context, ww store.WorkWaiter) (note <-chan error, stop f
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		deepstack.Grow() // the wait reads the store
 		ch <- ww.WaitForWork(wctx)
 	}()
 	return ch, func() {
@@ -352,6 +354,7 @@ func listen(ctx context.Context, ww store.WorkWaiter) (note <-chan error, stop f
 // a cancel request pending. (A cancel from this process reaches them at
 // once through beatPools.) It returns when stop is closed.
 func (p *pool) watchCancels(ctx context.Context, stop <-chan struct{}) {
+	deepstack.Grow() // a goroutine of its own that reads the store
 	cp, ok := p.e.st.(store.CancelPoller)
 	if !ok {
 		return // the heartbeat alone reports cancel requests

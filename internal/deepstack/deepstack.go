@@ -12,8 +12,9 @@
 // resident memory. Growing the stack at a goroutine's entry makes each
 // copy read the few frames there, and the deep work finds room.
 //
-// deepstack must not import anything, nor hold state: it is called first
-// thing on the main goroutine and on the engine's long-lived goroutines.
+// deepstack must not import anything (so that its init runs among the
+// first), nor hold state: it is called first thing on the main goroutine
+// and on the engine's goroutines that call the store.
 package deepstack
 
 // frame is the size of grow's frame. A goroutine's stack starts at a few
@@ -36,3 +37,9 @@ func grow(i int) byte {
 	b[i] = 1
 	return b[(i*7+1)%len(b)]
 }
+
+// init grows the main goroutine's stack before the packages whose inits
+// go deep run theirs (protobuf's descriptors, cel-go's tables): a package
+// that imports nothing is initialized among the first, in import-path
+// order.
+func init() { Grow() }
