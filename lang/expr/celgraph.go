@@ -61,6 +61,7 @@ type CelGraph struct {
 	byKey    map[string]string                      // overrides key → steps type name
 	fields   map[string]map[string]*types.FieldType // steps type name → field → its type
 	checks   map[*scopeEnv]map[string]*graph.Type   // shape and field types → result type (checkcache.go)
+	programs map[*scopeEnv]map[string]*compiled     // text → its program, planned at run time (program)
 	typeIDs  map[*types.Type]int                    // the steps fields' CEL types, numbered
 	byOutput map[*graph.Type]*types.FieldType       // a step's output type → its steps field type
 }
@@ -258,4 +259,33 @@ func overridesKey(over map[string]*graph.Type) string {
 		b.WriteString(";")
 	}
 	return b.String()
+}
+
+// program returns the program planned at run time (Program.compileNow) for
+// text in the graph's environment of scope, nil when there is none yet.
+func (g *CelGraph) program(scope *Scope, text string) *compiled {
+	se, err := g.envFor(scope)
+	if err != nil || se == nil {
+		return nil
+	}
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return g.programs[se][text]
+}
+
+// keepProgram keeps c, text planned in se, for program; a program checked
+// in an environment of its own (not the graph's) is not kept.
+func (g *CelGraph) keepProgram(se *scopeEnv, text string, c *compiled) {
+	if se == nil || se.graph != g {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.programs == nil {
+		g.programs = map[*scopeEnv]map[string]*compiled{}
+	}
+	if g.programs[se] == nil {
+		g.programs[se] = map[string]*compiled{}
+	}
+	g.programs[se][text] = c
 }

@@ -75,16 +75,23 @@ func compileExprLimit(text string, sc *Scope, costLimit uint64) (*compiled, erro
 
 // compileParsed checks and plans a parsed stored expression.
 func compileParsed(pe *ParsedExpr, text string, sc *Scope, costLimit uint64) (*compiled, error) {
+	c, _, err := compileIn(pe, text, sc, costLimit)
+	return c, err
+}
+
+// compileIn is compileParsed that also returns the environment that
+// checked the expression.
+func compileIn(pe *ParsedExpr, text string, sc *Scope, costLimit uint64) (*compiled, *scopeEnv, error) {
 	_, checked, se, diags := checkExprEnv(pe, sc, nil)
 	if diags.HasErrors() {
-		return nil, fmt.Errorf("expression %q in %s: %s", text, sc.where(), diags.Error())
+		return nil, nil, fmt.Errorf("expression %q in %s: %s", text, sc.where(), diags.Error())
 	}
 	prg, err := se.env.Program(checked,
 		cel.CostLimit(costLimit),
 		cel.InterruptCheckFrequency(InterruptCheckFrequency),
 	)
 	if err != nil {
-		return nil, fmt.Errorf("planning expression %q: %w", text, err)
+		return nil, nil, fmt.Errorf("planning expression %q: %w", text, err)
 	}
 	c := &compiled{text: text, prg: prg, vars: scopeVars(sc), steps: pe.StepRefs()}
 	if t := c.vars["input"]; t != nil {
@@ -101,7 +108,7 @@ func compileParsed(pe *ParsedExpr, text string, sc *Scope, costLimit uint64) (*c
 		}
 		c.vars["steps"] = stepsVar
 	}
-	return c, nil
+	return c, se, nil
 }
 
 // Activation binds the variables of one evaluation. Values are as decoded

@@ -265,7 +265,14 @@ func (p *Program) compileNow(le *lazyExpr) (*compiled, error) {
 		return nil, fmt.Errorf("expression %q in %s: %s", le.text, (&Scope{Where: le.slot}).where(), diags.Error())
 	}
 	if sc := p.narrowScope(le, pe.StepRefs()); sc != nil {
-		if c, err := compileParsed(pe, le.text, sc, RuntimeCostLimit); err == nil {
+		// The same text in the same environment plans the same program:
+		// a chain whose every step has url = "{{ input.base }}/..." checks
+		// input.base once, not once per step.
+		if c := sc.Graph.program(sc, le.text); c != nil {
+			return c, nil
+		}
+		if c, se, err := compileIn(pe, le.text, sc, RuntimeCostLimit); err == nil {
+			sc.Graph.keepProgram(se, le.text, c)
 			return c, nil
 		}
 	}

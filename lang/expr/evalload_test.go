@@ -343,3 +343,40 @@ func heapInUse() uint64 {
 	runtime.ReadMemStats(&ms)
 	return ms.HeapAlloc
 }
+
+// TestLoadPlansSameTextOnce: steps whose expressions have the same text
+// in the same environment share one checked and planned program, so a
+// stored chain of n steps that all read input.base checks that text once
+// at run time, not n times.
+func TestLoadPlansSameTextOnce(t *testing.T) {
+	const n = 40
+	var b strings.Builder
+	b.WriteString("workflow \"same\" {\n  version = \"1.0.0\"\n  input \"limit\" { type = number }\n")
+	for i := range n {
+		dep := ""
+		if i > 0 {
+			dep = fmt.Sprintf("    depends_on = [step.s%d]\n", i-1)
+		}
+		fmt.Fprintf(&b, "  step \"s%d\" {\n%s    when = \"input.limit > 1\"\n    set { v = %d }\n  }\n", i, dep, i)
+	}
+	b.WriteString("}\n")
+	m, diags := lang.LoadFile("same.hcl", []byte(b.String()))
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	g := testsrc.Stored(t, m.Workflows[0].Graph)
+	p, err := expr.Load(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &expr.Activation{Input: map[string]any{"limit": 10.0}}
+	before := expr.CheckRuns.Load()
+	for _, s := range g.Steps {
+		if v, err := p.Eval(context.Background(), s.When, a); err != nil || v != true {
+			t.Fatalf("step %s: when = %v, %v", s.Name, v, err)
+		}
+	}
+	if runs := expr.CheckRuns.Load() - before; runs > 2 {
+		t.Errorf("%d steps with the same when checked it %d times, want once", n, runs)
+	}
+}
