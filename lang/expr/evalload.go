@@ -3,6 +3,7 @@ package expr
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -260,17 +261,23 @@ func (p *Program) compile(le *lazyExpr) (*compiled, error) {
 }
 
 func (p *Program) compileNow(le *lazyExpr) (*compiled, error) {
+	// The same text in the same environment plans the same program: a
+	// chain whose every step has url = "{{ input.base }}/..." checks and
+	// plans input.base once, not once per step. The steps the text reads,
+	// for its narrow scope, come from a scan, so that a text planned
+	// before is not even parsed again.
+	if refs, ok := scanStepRefs(le.text, nil); ok {
+		if sc := p.narrowScope(le, slices.Compact(slices.Sorted(slices.Values(refs)))); sc != nil {
+			if c := sc.Graph.program(sc, le.text); c != nil {
+				return c, nil
+			}
+		}
+	}
 	pe, diags := ParseExpr(le.text, hcl.Range{})
 	if diags.HasErrors() {
 		return nil, fmt.Errorf("expression %q in %s: %s", le.text, (&Scope{Where: le.slot}).where(), diags.Error())
 	}
 	if sc := p.narrowScope(le, pe.StepRefs()); sc != nil {
-		// The same text in the same environment plans the same program:
-		// a chain whose every step has url = "{{ input.base }}/..." checks
-		// input.base once, not once per step.
-		if c := sc.Graph.program(sc, le.text); c != nil {
-			return c, nil
-		}
 		if c, se, err := compileIn(pe, le.text, sc, RuntimeCostLimit); err == nil {
 			sc.Graph.keepProgram(se, le.text, c)
 			return c, nil
