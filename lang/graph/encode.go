@@ -188,26 +188,31 @@ func Seal(g *Graph) {
 	}
 	encNormalize(g, true)
 	// Step hashes are independent: a large graph spreads them over the
-	// processors (each goroutine takes every workers-th step and ends
-	// before Seal returns).
+	// processors (each of workers takes every workers-th step; the caller
+	// is one of them, the others are goroutines that end before Seal
+	// returns). A small graph is hashed on the caller's goroutine alone: a
+	// new goroutine's stack would be copied as the encoder's calls deepen,
+	// mapping the function metadata of the packages on it.
 	workers := min(runtime.GOMAXPROCS(0), len(g.Steps)/ParallelStepDecode)
 	workers = max(workers, 1)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for i := w; i < len(g.Steps); i += workers {
-				s := g.Steps[i]
-				if s == nil {
-					continue
-				}
-				h, err := StepHash(s)
-				if err != nil {
-					h = ""
-				}
-				s.Hash = h
+	hash := func(w int) {
+		for i := w; i < len(g.Steps); i += workers {
+			s := g.Steps[i]
+			if s == nil {
+				continue
 			}
-		})
+			h, err := StepHash(s)
+			if err != nil {
+				h = ""
+			}
+			s.Hash = h
+		}
 	}
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Go(func() { hash(w) })
+	}
+	hash(0)
 	wg.Wait()
 	markSealed(g)
 }
