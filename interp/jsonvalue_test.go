@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/flowrun/flowrun/lang/graph"
 )
 
 // TestAppendValueJSONMatchesMarshal: mustJSON's own encoder writes what
@@ -99,4 +101,25 @@ func TestMustJSONAllocs(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { _ = mustJSON(out) }); n > 8 {
 		t.Errorf("mustJSON of an http output: %v allocations, want at most 8", n)
 	}
+}
+
+// FuzzMustJSON: for any value decoded from JSON (what the engine stores),
+// mustJSON writes what json.Marshal writes.
+func FuzzMustJSON(f *testing.F) {
+	for _, s := range []string{`null`, `{"a":[1,2.5,"<x>&"],"b":{"c":true}}`, `"\u2028 \ud800"`, `[1e21,1e-7,-0]`, `12345678901234567890`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var v any
+		if graph.UnmarshalJSON(b, &v) != nil {
+			return
+		}
+		want, err := json.Marshal(v)
+		if err != nil {
+			return
+		}
+		if got := mustJSON(v); string(got) != string(want) {
+			t.Fatalf("mustJSON(%s) = %s, want %s", b, got, want)
+		}
+	})
 }
