@@ -566,3 +566,25 @@ func TestRunHTTPBytes(t *testing.T) {
 		t.Logf("%d bytes per request", (after.TotalAlloc-before.TotalAlloc)/n)
 	}
 }
+
+// TestSettleKeepsFreshOutputs: a step that completes in this process is
+// settled with the value it was stored from: no step of a chain that
+// reads each output decodes it again from its JSON.
+func TestSettleKeepsFreshOutputs(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("workflow \"chain\" {\n  version = \"1.0.0\"\n  step \"s0\" {\n    set { v = 0 }\n  }\n")
+	for i := 1; i < 20; i++ {
+		fmt.Fprintf(&b, "  step \"s%d\" {\n    set { v = \"{{ steps.s%d.output.v + 1 }}\" }\n  }\n", i, i-1)
+	}
+	b.WriteString("}\n")
+	e := setup(t)
+	before := settleDecodes.Load()
+	run := e.run(b.String(), nil)
+	wantStatus(t, run, store.RunCompleted)
+	if n := settleDecodes.Load() - before; n != 0 {
+		t.Errorf("settle decoded %d outputs again, want none", n)
+	}
+	if out := jsonOf(t, e.show(run.ID).Steps["s19"].Output).(map[string]any); out["v"] != 19.0 {
+		t.Errorf("s19 = %v, want v = 19", out)
+	}
+}

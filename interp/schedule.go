@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"sync/atomic"
 
 	"github.com/flowrun/flowrun/lang/expr"
 	"github.com/flowrun/flowrun/lang/graph"
@@ -211,6 +212,10 @@ func (sc *scheduler) dataAct(u *unit) *expr.Activation {
 	return a
 }
 
+// settleDecodes counts the outputs settle decoded from their JSON, for
+// the tests.
+var settleDecodes atomic.Int64
+
 // settle makes a finished step visible to CEL as steps.NAME.
 func (sc *scheduler) settle(s *graph.Step, row *store.Step) {
 	res := expr.StepResult{Status: string(row.Status), Attempts: row.Attempts}
@@ -226,6 +231,7 @@ func (sc *scheduler) settle(s *graph.Step, row *store.Step) {
 	case fresh && row.Status == store.StepCompleted:
 		res.Output = v // what decoding row.Output gives, kept by unitDoneClean
 	default:
+		settleDecodes.Add(1)
 		res.Output = decodeJSON(row.Output)
 	}
 	if row.Status == store.StepFailed {
