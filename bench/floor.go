@@ -158,10 +158,15 @@ func rawCommitEach(ctx context.Context, path string, n int, effect func(i int) e
 
 // applyMemScenario reads the peak RSS of `flowrun apply` of short chains
 // of set steps (100 and 1,000), each a process of its own, against
-// `flowrun help`'s: what start-up and a short run hold.
+// `flowrun help`'s: what start-up and a short run hold. The processes run
+// a copy of the binary read back from disk (coldBinary).
 func applyMemScenario(ctx context.Context, c Config, dir string, r *Result) error {
 	if len(c.Flowrun) == 0 {
 		return errNoFlowrun
+	}
+	c, err := coldBinary(c, dir)
+	if err != nil {
+		return err
 	}
 	_, helpRSS, err := runFlowrun(ctx, c, dir, "help")
 	if err != nil {
