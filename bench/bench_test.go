@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/flowrun/flowrun/lang"
 )
 
 // TestScenarios runs every scenario that needs no flowrun binary at the
@@ -61,5 +63,34 @@ func BenchmarkScenarios(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestStoreChainFitsOneFile: the longest chain store-chain writes at scale
+// 1 is a workflow file flowrun accepts (the language's item limit, not
+// only the scale, bounds it).
+func TestStoreChainFitsOneFile(t *testing.T) {
+	sizes := storeChainSizes(Config{Scale: 1})
+	n := sizes[len(sizes)-1]
+	if _, diags := lang.LoadFile("chain.hcl", []byte(exprChain("chain", n))); diags.HasErrors() {
+		t.Fatalf("a store-chain file of %d steps: %s", n, diags.Error())
+	}
+}
+
+// TestSuiteGoesOnAfterAFailure: a scenario whose child process fails is
+// recorded with its error, the next scenarios still run, and the error
+// names every failed one.
+func TestSuiteGoesOnAfterAFailure(t *testing.T) {
+	c := Config{Flowrun: []string{"false"}, Scale: 0.01, Dir: t.TempDir()}
+	rep, err := Suite(context.Background(), c, []string{"set-full", "compile"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "set-full, compile") {
+		t.Fatalf("Suite error = %v, want one naming both failed scenarios", err)
+	}
+	if rep == nil || len(rep.Failed) != 2 || rep.Failed[0].Scenario != "set-full" || rep.Failed[1].Scenario != "compile" || rep.Failed[1].Error == "" {
+		t.Fatalf("report = %+v, want both scenarios failed with their errors", rep)
+	}
+	var b strings.Builder
+	if err := WriteText(&b, rep); err != nil || !strings.Contains(b.String(), "compile: FAILED") {
+		t.Errorf("text report = %q, %v; want the failures in it", b.String(), err)
 	}
 }

@@ -24,8 +24,7 @@ func storeChainScenario(ctx context.Context, c Config, dir string, r *Result) er
 	if len(c.Flowrun) == 0 {
 		return errNoFlowrun
 	}
-	n := c.n(100000, 200)
-	for _, steps := range []int{max(20, n/10), n} {
+	for _, steps := range storeChainSizes(c) {
 		file := filepath.Join(dir, "chain"+strconv.Itoa(steps)+".hcl")
 		if err := os.WriteFile(file, []byte(exprChain("chain", steps)), 0o600); err != nil {
 			return fmt.Errorf("writing the chain: %w", err)
@@ -49,6 +48,15 @@ func storeChainScenario(ctx context.Context, c Config, dir string, r *Result) er
 			Target:   &Target{Of: "ratio", Op: "<=", Limit: 2}})
 	}
 	return nil
+}
+
+// storeChainSizes are the lengths of the store-chain scenario's chains:
+// N/10 and N steps, N being the longest chain one workflow file may hold
+// (a template chain of 20,000 steps is about 100,000 items, lang.MaxItems
+// allows 110,000) at scale 1.
+func storeChainSizes(c Config) []int {
+	n := c.n(20000, 200)
+	return []int{max(20, n/10), n}
 }
 
 // parseFloorProcess runs `flowrun bench --parse-floor FILE` and returns the

@@ -22,6 +22,15 @@ type Report struct {
 	Arch      string    `json:"arch"`
 	CPUs      int       `json:"cpus"`
 	Results   []*Result `json:"results"`
+	// Failed lists the scenarios that failed, each with its error; the
+	// suite goes on after one (left out when none did).
+	Failed []Failure `json:"failed,omitempty"`
+}
+
+// Failure is a scenario that failed.
+type Failure struct {
+	Scenario string `json:"scenario"`
+	Error    string `json:"error"`
 }
 
 // Suite runs the named scenarios (every one when names is empty), each in
@@ -29,7 +38,8 @@ type Report struct {
 // --scale S --dir DIR`, which prints its Result as JSON. The child's own
 // peak RSS (without the processes it ran) is checked against the
 // scenario's memory target. progress, when not nil, gets a line per
-// scenario as it starts.
+// scenario as it starts. A scenario that fails is recorded in the report's
+// Failed and the others still run; the error then names the failed ones.
 func Suite(ctx context.Context, c Config, names []string, progress io.Writer) (*Report, error) {
 	if len(c.Flowrun) == 0 {
 		return nil, errNoFlowrun
@@ -62,7 +72,14 @@ func Suite(ctx context.Context, c Config, names []string, progress io.Writer) (*
 		}
 		r, err := child(ctx, c, s.Name)
 		if err != nil {
-			return rep, err
+			if ctx.Err() != nil {
+				return rep, err
+			}
+			rep.Failed = append(rep.Failed, Failure{Scenario: s.Name, Error: err.Error()})
+			if progress != nil {
+				fmt.Fprintf(progress, "bench: %s: failed; the other scenarios go on\n", s.Name)
+			}
+			continue
 		}
 		peaks[s.Name] = r.PeakRSSKB
 		mib := float64(r.PeakRSSKB) / 1024
@@ -75,6 +92,13 @@ func Suite(ctx context.Context, c Config, names []string, progress io.Writer) (*
 				Baseline: &Baseline{Name: "RSS at the scenario's start", Value: float64(r.StartRSSKB) / 1024, Unit: "MiB"}, Target: s.rss})
 		}
 		rep.Results = append(rep.Results, r)
+	}
+	if len(rep.Failed) > 0 {
+		names := make([]string, len(rep.Failed))
+		for i, f := range rep.Failed {
+			names[i] = f.Scenario
+		}
+		return rep, fmt.Errorf("%d scenario(s) failed: %s (their errors are in the report)", len(rep.Failed), strings.Join(names, ", "))
 	}
 	return rep, nil
 }
@@ -133,6 +157,9 @@ func WriteText(w io.Writer, rep *Report) error {
 			}
 			b.WriteString("\n")
 		}
+	}
+	for _, f := range rep.Failed {
+		fmt.Fprintf(&b, "\n%s: FAILED\n  %s\n", f.Scenario, strings.ReplaceAll(strings.TrimSpace(f.Error), "\n", "\n  "))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -87,15 +87,23 @@ minutes; --scale 0.1 is a quick look. Scenarios: ` + strings.Join(bench.Names(),
 					return json.NewEncoder(e.stdout).Encode(r)
 				}
 				rep, err := bench.Suite(ctx, cfg, names, e.stderr)
-				if err != nil {
+				if rep == nil || (err != nil && len(rep.Failed) == 0) {
 					return err
 				}
+				// The figures of the scenarios that ran are printed even
+				// when some failed; the failures make the exit non-zero.
+				var werr error
 				if *asJSON {
 					enc := json.NewEncoder(e.stdout)
 					enc.SetIndent("", "  ")
-					return enc.Encode(rep)
+					werr = enc.Encode(rep)
+				} else {
+					werr = bench.WriteText(e.stdout, rep)
 				}
-				return bench.WriteText(e.stdout, rep)
+				if err != nil {
+					return err
+				}
+				return werr
 			}
 		},
 	}
