@@ -8,7 +8,7 @@
 // table and stack maps), which lies in the binary in the order of the
 // code, package by package. Copying a deep stack of a dozen packages'
 // functions therefore maps a window of the binary's pages per package: in
-// a short `flowrun apply` these copies mapped a tenth of the process's
+// a short `flowrun apply` these copies mapped a good share of the process's
 // resident memory. Growing the stack at a goroutine's entry makes each
 // copy read the few frames there, and the deep work finds room.
 //
