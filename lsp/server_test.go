@@ -34,6 +34,9 @@ const featureDoc = `workflow "w" {
       headers = { A = "{{ secrets.tok }}" }
     }
   }
+  step "after" {
+    set { u = "{{ steps.charge.output.request.url }}" }
+  }
 }
 `
 
@@ -81,6 +84,8 @@ func TestCompletionKinds(t *testing.T) {
 		{"secrets in exec/http data", `secrets.tok`, 8, []string{"tok"}, nil},
 		{"output fields", `steps.list.output.stdout }}`, 18, []string{"exit_code", "stdout", "stderr", "json"}, []string{"status"}},
 		{"step result fields", `steps.list.output.stdout }}`, 11, []string{"output", "status", "attempts", "error"}, nil},
+		{"http output fields", `steps.charge.output.request.url }}`, 20, []string{"status", "headers", "body", "request"}, []string{"stdout"}},
+		{"http request fields", `steps.charge.output.request.url }}`, 28, []string{"method", "url", "headers"}, []string{"status"}},
 		{"static step reference", `[step.list]`, 6, []string{"list", "charge"}, nil},
 		{"static breaker reference", `breaker.pay`, 8, []string{"pay"}, nil},
 		{"attribute names in retry", "      attempts = 3", 6, []string{"attempts", "backoff", "when"}, []string{"command"}},
