@@ -237,19 +237,9 @@ func decodeActionBlock(block *hcl.Block, parent string, sm *SourceMap) (*actionD
 		}
 		act.URL = data(c.Attributes, "url")
 		act.Headers = data(c.Attributes, "headers")
-		diags = append(diags, checkHTTPLiterals(c.Attributes)...)
 		act.Body = data(c.Attributes, "body")
 		act.Query = data(c.Attributes, "query")
-		if a := c.Attributes["follow_redirects"]; a != nil {
-			v, d := literalBool(a)
-			diags = append(diags, d...)
-			act.NoRedirects = !d.HasErrors() && !v
-		}
-		if a := c.Attributes["expect"]; a != nil {
-			codes, d := decodeExpect(a)
-			diags = append(diags, d...)
-			act.Expect = codes
-		}
+		diags = append(diags, decodeHTTPLiterals(c.Attributes, act)...)
 		for i, b := range c.Blocks {
 			if i > 0 {
 				diags = append(diags, singleBlock("auth", c.Blocks[0], b))
@@ -418,6 +408,24 @@ func validSignal(s string) bool {
 		}
 	}
 	return true
+}
+
+// decodeHTTPLiterals checks the literal headers and decodes
+// follow_redirects and expect, the literal attributes that http, openapi
+// and emit share (an attribute a block's schema lacks is simply absent).
+func decodeHTTPLiterals(attrs hcl.Attributes, act *actionDecl) hcl.Diagnostics {
+	diags := checkHTTPLiterals(attrs)
+	if a := attrs["follow_redirects"]; a != nil {
+		v, d := literalBool(a)
+		diags = append(diags, d...)
+		act.NoRedirects = !d.HasErrors() && !v
+	}
+	if a := attrs["expect"]; a != nil {
+		codes, d := decodeExpect(a)
+		diags = append(diags, d...)
+		act.Expect = codes
+	}
+	return diags
 }
 
 // decodeExpect decodes expect = [200, 201]: HTTP statuses 100 to 599.

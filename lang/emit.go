@@ -43,7 +43,6 @@ func decodeEmitBlock(block *hcl.Block, act *actionDecl, path string, sm *SourceM
 	act.Method = "POST"
 	act.URL = data(c.Attributes, "url")
 	act.Headers = data(c.Attributes, "headers")
-	diags = append(diags, checkHTTPLiterals(c.Attributes)...)
 	act.EventType = data(c.Attributes, "type")
 	act.Source = data(c.Attributes, "source")
 	act.Subject = data(c.Attributes, "subject")
@@ -53,12 +52,7 @@ func decodeEmitBlock(block *hcl.Block, act *actionDecl, path string, sm *SourceM
 		diags = append(diags, d...)
 		act.Binary = v == "binary"
 	}
-	if a := c.Attributes["expect"]; a != nil {
-		codes, d := decodeExpect(a)
-		diags = append(diags, d...)
-		act.Expect = codes
-	}
-	return diags
+	return append(diags, decodeHTTPLiterals(c.Attributes, act)...)
 }
 
 // buildEmit compiles an emit block to an http POST carrying the event.

@@ -151,16 +151,5 @@ func decodeOpenAPIBlock(block *hcl.Block, act *actionDecl, path string, sm *Sour
 		o.BodyShape = shapeOf(a.Expr)
 	}
 	act.Headers = data("headers")
-	diags = append(diags, checkHTTPLiterals(c.Attributes)...)
-	if a := c.Attributes["follow_redirects"]; a != nil {
-		v, d := literalBool(a)
-		diags = append(diags, d...)
-		act.NoRedirects = !d.HasErrors() && !v
-	}
-	if a := c.Attributes["expect"]; a != nil {
-		codes, d := decodeExpect(a)
-		diags = append(diags, d...)
-		act.Expect = codes
-	}
-	return diags
+	return append(diags, decodeHTTPLiterals(c.Attributes, act)...)
 }
