@@ -192,12 +192,7 @@ func runHTTP(ctx context.Context, client *http.Client, c *httpCall, limit int64)
 			"%s %s: the response body is over limits.output_bytes (%d bytes), so the step fails without reading the rest; raise limits.output_bytes, or ask the server for less",
 			c.method, c.shownURL(), limit)}
 	}
-	headers := make(map[string]any, len(resp.Header))
-	for k, vs := range resp.Header {
-		if len(vs) > 0 {
-			headers[strings.ToLower(k)] = strings.Join(vs, ", ")
-		}
-	}
+	headers := headerValues(resp.Header, func(_, v string) string { return v })
 	var parsed any = w.String()
 	if !w.truncated() {
 		if j, ok := c.red.outputJSON(w.buf.Bytes()); ok {
@@ -231,31 +226,32 @@ func runHTTP(ctx context.Context, client *http.Client, c *httpCall, limit int64)
 // Cookie is never shown, secret or not: such a header names its scheme
 // only ("Bearer ***").
 func (c *httpCall) sent(req *http.Request) map[string]any {
-	headers := make(map[string]any, len(req.Header))
-	for k, vs := range req.Header {
-		if len(vs) == 0 {
-			continue
-		}
-		v := strings.Join(vs, ", ")
-		switch k {
-		case "Authorization", "Proxy-Authorization":
+	headers := headerValues(req.Header, func(k, v string) string {
+		switch {
+		case k == "Authorization" || k == "Proxy-Authorization":
 			if scheme, _, ok := strings.Cut(v, " "); ok {
-				v = scheme + " ***"
-			} else {
-				v = "***"
+				return scheme + " ***"
 			}
-		case "Cookie":
-			v = "***"
-		default:
-			if c.secretHeaders[k] {
-				v = "***"
-			} else {
-				v = c.red.text(v)
-			}
+			return "***"
+		case k == "Cookie" || c.secretHeaders[k]:
+			return "***"
 		}
-		headers[strings.ToLower(k)] = v
-	}
+		return c.red.text(v)
+	})
 	return map[string]any{"method": req.Method, "url": c.red.text(redactUserinfo(req.URL.String())), "headers": headers}
+}
+
+// headerValues is the output form of h: names in lower case, repeated
+// values joined with ", ", each value as shown gives it (given the
+// canonical name).
+func headerValues(h http.Header, shown func(name, value string) string) map[string]any {
+	out := make(map[string]any, len(h))
+	for k, vs := range h {
+		if len(vs) > 0 {
+			out[strings.ToLower(k)] = shown(k, strings.Join(vs, ", "))
+		}
+	}
+	return out
 }
 
 // readsSecret reports whether an expression of v reads a declared secret.

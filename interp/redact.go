@@ -344,15 +344,11 @@ func (r *redactor) number(x float64) any {
 // encoding of the result still holds a secret, seal. What clean returns is
 // what is stored and what later expressions see.
 func (r *redactor) clean(v any) any {
-	v = normalizeJSON(v)
 	if r == nil || len(r.forms) == 0 {
-		return v
+		return normalizeJSON(v) // no encoding needed to know it holds no secret
 	}
-	v = r.value(v)
-	if !r.holdsBytes(mustJSON(v)) {
-		return v
-	}
-	return r.seal(v)
+	v, _ = r.cleanJSON(v)
+	return v
 }
 
 // json is the stored JSON of v, redacted (clean).
