@@ -47,6 +47,9 @@ type compiled struct {
 	// scopeSteps is the number of steps the scope declared: a narrow
 	// scope declares only those the expression reads.
 	scopeSteps int
+	// path is the selection the expression is, when it is only that
+	// (selectPath): Eval then reads it without the program (evalPath).
+	path []string
 }
 
 // stepOut is the declared output type of a step an expression reads.
@@ -94,6 +97,9 @@ func compileIn(pe *ParsedExpr, text string, sc *Scope, costLimit uint64) (*compi
 		return nil, nil, fmt.Errorf("planning expression %q: %w", text, err)
 	}
 	c := &compiled{text: text, prg: prg, vars: scopeVars(sc), steps: pe.StepRefs()}
+	if pe.ast != nil {
+		c.path = selectPath(pe.ast.NativeRep().Expr(), func(name string) bool { return c.vars[name] != nil })
+	}
 	if t := c.vars["input"]; t != nil {
 		c.inputKey = t.String()
 	}
@@ -274,6 +280,11 @@ func (p *Program) Eval(ctx context.Context, e *graph.Expr, a *Activation) (any, 
 	}
 	if a == nil {
 		a = &Activation{}
+	}
+	if c.path != nil {
+		if v, ok := c.evalPath(a); ok {
+			return v, nil
+		}
 	}
 	out, _, err := c.prg.ContextEval(ctx, &lazyVars{c: c, a: a})
 	if err != nil {
