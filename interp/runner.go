@@ -63,8 +63,9 @@ func (e *Engine) newRunner(run store.Run, owner string) *runner {
 			results: map[string]expr.StepResult{}, noted: map[string]bool{},
 			children: map[string]store.Run{}, inFlight: map[string]*launch{},
 		},
-		decisions:  decisions{tx: newTxb(run.ID, run.Lease), usedAtts: run.AttemptsUsed},
-		supervisor: supervisor{e: e, flights: map[string]*flight{}, doneCh: make(chan flightResult, 16), nudgeCh: make(chan struct{}, 1)},
+		decisions: decisions{tx: newTxb(run.ID, run.Lease), usedAtts: run.AttemptsUsed},
+		supervisor: supervisor{e: e, flights: map[string]*flight{}, doneCh: make(chan flightResult, 16), nudgeCh: make(chan struct{}, 1),
+			work: make(chan *flight), quit: make(chan struct{})},
 	}
 	r.sched = scheduler{runEnv: &r.runEnv, runState: &r.runState, decisions: &r.decisions, out: engineOutside{e}}
 	return r

@@ -27,6 +27,12 @@ type supervisor struct {
 	wg      sync.WaitGroup
 	doneCh  chan flightResult
 	nudgeCh chan struct{}
+	// work hands a flight to an idle action goroutine (fly), of which
+	// idle counts those waiting, at most maxIdleFliers; quit, closed by
+	// waitFlights, ends them.
+	work chan *flight
+	idle atomic.Int32
+	quit chan struct{}
 
 	recheck   atomic.Bool // a signal or a child end may be waiting in the store
 	lost      atomic.Bool // the lease was taken over
@@ -51,19 +57,49 @@ func (s *supervisor) nudge() {
 }
 
 // goFlight runs the action in a goroutine that the wait group counts; its
-// result goes to doneCh.
+// result goes to doneCh. A goroutine that ran an action before and waits
+// for the next takes it: its stack has already grown to what an action
+// needs (an http call runs deep), where a new goroutine would grow and
+// copy its stack again on every step of a chain.
 func (s *supervisor) goFlight(f *flight) {
+	select {
+	case s.work <- f:
+		return
+	default:
+	}
 	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	go s.fly(f)
+}
+
+// maxIdleFliers is how many action goroutines may wait for the next
+// action: a chain needs one; a wide fan-out's goroutines end with it.
+const maxIdleFliers = 2
+
+// fly runs f, then the flights goFlight hands it, until there are enough
+// idle goroutines or waitFlights closes quit.
+func (s *supervisor) fly(f *flight) {
+	defer s.wg.Done()
+	for {
 		s.doneCh <- f.do(s.e)
-	}()
+		if s.idle.Add(1) > maxIdleFliers {
+			s.idle.Add(-1)
+			return
+		}
+		select {
+		case f = <-s.work:
+			s.idle.Add(-1)
+		case <-s.quit:
+			s.idle.Add(-1)
+			return
+		}
+	}
 }
 
 // waitFlights waits for every action goroutine to return, discarding
 // results that were not absorbed (their attempts were already written as
 // canceled or interrupted, or the lease is lost).
 func (s *supervisor) waitFlights() {
+	close(s.quit)
 	done := make(chan struct{})
 	go func() {
 		s.wg.Wait()
