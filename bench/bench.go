@@ -161,7 +161,7 @@ func Scenarios() []*Scenario {
 			run: applyPrintScenario},
 		{Name: "pg-latency", Description: "steps/s of 1, 2 and 4 worker processes on Postgres behind a proxy adding a 0, 1 and 5 ms round trip (needs --pg)",
 			run: pgLatencyScenario, postgres: true},
-		{Name: "apply-http", Description: "flowrun apply of 1,000 sequential http steps against a loopback server (the process), against the floor measured beside it: one keep-alive GET and one single-row FULL commit per step",
+		{Name: "apply-http", Description: "flowrun apply of 1,000 sequential http steps against a loopback server in a process of its own (the process), against the floor measured beside it: one keep-alive GET to that server and one single-row FULL commit per step",
 			run: applyHTTPScenario},
 		{Name: "apply-exec", Description: "flowrun apply of 1,000 sequential exec steps running true (the process), against the floor measured beside it: one spawn of true and one single-row FULL commit per step",
 			run: applyExecScenario},

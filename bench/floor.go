@@ -25,40 +25,69 @@ import (
 const floorRounds = 3
 
 // applyHTTPScenario: n http GET steps, each after the last, against a
-// server on loopback in this process; the floor is n times one GET with
-// Go's client (keep-alive, the body read) and one single-row FULL commit.
+// server on loopback in a process of its own (serverproc.go); the floor
+// is n times one GET to that server with Go's client (keep-alive, the
+// body read) and one single-row FULL commit. A second figure holds the
+// same apply against the floor measured with the server in this process,
+// where client and server share one Go scheduler: no process can reach a
+// server that fast.
 func applyHTTPScenario(ctx context.Context, c Config, dir string, r *Result) error {
 	if len(c.Flowrun) == 0 {
 		return errNoFlowrun
 	}
 	n := c.n(1000, 20)
 	r.Sizes["steps"] = n
-	srv, err := serveCounter()
+	srv, err := serveCounterProcess(ctx, c)
 	if err != nil {
 		return err
 	}
 	defer srv.close()
+	local, err := serveCounter()
+	if err != nil {
+		return err
+	}
+	defer local.close()
 	file := filepath.Join(dir, "http.hcl")
 	if err := os.WriteFile(file, []byte(httpChain("http", srv.url, n)), 0o600); err != nil {
 		return fmt.Errorf("writing the workflow: %w", err)
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
 	defer client.CloseIdleConnections()
-	floor := func(round int) (time.Duration, error) {
-		return rawCommitEach(ctx, filepath.Join(dir, "floor-http-"+strconv.Itoa(round)+".db"), n, func(i int) error {
-			resp, err := client.Get(srv.url + "/i/" + strconv.Itoa(i))
-			if err != nil {
+	floorAt := func(url, name string) func(round int) (time.Duration, error) {
+		return func(round int) (time.Duration, error) {
+			return rawCommitEach(ctx, filepath.Join(dir, name+"-"+strconv.Itoa(round)+".db"), n, func(i int) error {
+				resp, err := client.Get(url + "/i/" + strconv.Itoa(i))
+				if err != nil {
+					return err
+				}
+				_, err = io.Copy(io.Discard, resp.Body)
+				if cerr := resp.Body.Close(); err == nil {
+					err = cerr
+				}
 				return err
-			}
-			_, err = io.Copy(io.Discard, resp.Body)
-			if cerr := resp.Body.Close(); err == nil {
-				err = cerr
-			}
-			return err
-		})
+			})
+		}
 	}
-	return floorRoundsFigure(ctx, c, dir, r, file, n, floor,
-		"one loopback GET (Go's client, keep-alive) and one single-row FULL commit per step", "http")
+	bestApply, err := floorRoundsFigure(ctx, c, dir, r, file, n, floorAt(srv.url, "floor-http"),
+		"one loopback GET to a server in another process (Go's client, keep-alive) and one single-row FULL commit per step", "http")
+	if err != nil {
+		return err
+	}
+	var bestLocal time.Duration
+	floorLocal := floorAt(local.url, "floor-http-local")
+	for round := range floorRounds {
+		f, err := floorLocal(round)
+		if err != nil {
+			return fmt.Errorf("floor: %w", err)
+		}
+		if round == 0 || f < bestLocal {
+			bestLocal = f
+		}
+	}
+	r.figure(Figure{Name: fmt.Sprintf("the same apply, against a floor whose server runs in the bench process (not a target), best of %d", floorRounds),
+		Value: ms(bestApply), Unit: "ms",
+		Baseline: &Baseline{Name: "floor: one GET to a server sharing the client's process and one single-row FULL commit per step", Value: ms(bestLocal), Unit: "ms"}})
+	return nil
 }
 
 // applyExecScenario: n exec steps running true, each after the last; the
@@ -82,25 +111,27 @@ func applyExecScenario(ctx context.Context, c Config, dir string, r *Result) err
 			return exec.CommandContext(ctx, path).Run()
 		})
 	}
-	return floorRoundsFigure(ctx, c, dir, r, file, n, floor,
+	_, err = floorRoundsFigure(ctx, c, dir, r, file, n, floor,
 		"one fork and exec of true and one single-row FULL commit per step", "exec")
+	return err
 }
 
 // floorRoundsFigure runs floorRounds alternating rounds of the floor and of
 // `flowrun apply --quiet FILE` on a new database each (FULL, the store's default), and records the
-// best of each as a figure against the floor (target: 1.5x).
+// best of each as a figure against the floor (target: 1.5x). It returns
+// the best apply.
 func floorRoundsFigure(ctx context.Context, c Config, dir string, r *Result, file string, n int,
-	floor func(round int) (time.Duration, error), floorName, kind string) error {
+	floor func(round int) (time.Duration, error), floorName, kind string) (time.Duration, error) {
 	var bestFloor, bestApply time.Duration
 	for round := range floorRounds {
 		f, err := floor(round)
 		if err != nil {
-			return fmt.Errorf("floor: %w", err)
+			return 0, fmt.Errorf("floor: %w", err)
 		}
 		db := filepath.Join(dir, "apply-"+strconv.Itoa(round), "flowrun.db")
 		d, _, err := runFlowrun(ctx, c, dir, "apply", "--quiet", "--db", db, file)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if round == 0 || f < bestFloor {
 			bestFloor = f
@@ -116,7 +147,7 @@ func floorRoundsFigure(ctx context.Context, c Config, dir string, r *Result, fil
 	r.figure(Figure{Name: fmt.Sprintf("apply's time per %s step beyond the floor's", kind),
 		Value: ms((bestApply - bestFloor) / time.Duration(n)), Unit: "ms",
 		Baseline: &Baseline{Name: "the floor's time per step", Value: ms(bestFloor / time.Duration(n)), Unit: "ms"}})
-	return nil
+	return bestApply, nil
 }
 
 // rawCommitEach runs effect(i) and one single-row commit at FULL n times,

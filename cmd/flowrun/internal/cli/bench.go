@@ -41,7 +41,11 @@ minutes; --scale 0.1 is a quick look. Scenarios: ` + strings.Join(bench.Names(),
 			pg := fs.String("pg", "", "a postgres:// URL of a database where the Postgres scenarios work, each in a schema of its own that it drops (default: they are skipped)")
 			childMode := fs.Bool("child", false, "internal: run one scenario in this process and print its result as JSON")
 			parseFloor := fs.String("parse-floor", "", "internal: parse this file with hclsyntax alone (the floor of the store-chain scenario)")
+			serveCounter := fs.Bool("serve-counter", false, "internal: serve the http floor scenario's loopback server until standard input ends, its URL printed first")
 			return func(ctx context.Context, args []string) error {
+				if *serveCounter {
+					return bench.ServeCounter(e.stdin, e.stdout)
+				}
 				if *parseFloor != "" {
 					return bench.ParseFloor(*parseFloor)
 				}
