@@ -71,9 +71,12 @@ func (s *supervisor) goFlight(f *flight) {
 	go s.fly(f)
 }
 
-// maxIdleFliers is how many action goroutines may wait for the next
-// action: a chain needs one; a wide fan-out's goroutines end with it.
-const maxIdleFliers = 2
+// maxIdleFliers is how many action goroutines of a runner may wait for
+// the next action: a chain needs one, and a worker holding many runners
+// keeps no more than one waiting stack per runner (the collector shrinks
+// a waiting goroutine's stack anyway); a fan-out's other goroutines end
+// with their actions.
+const maxIdleFliers = 1
 
 // fly runs f, then the flights goFlight hands it, until there are enough
 // idle goroutines or waitFlights closes quit.
