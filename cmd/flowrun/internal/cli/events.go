@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -25,63 +27,90 @@ func describeEvent(ev store.Event) string {
 // eventWords is describeEvent before escaping.
 func eventWords(ev store.Event) string {
 	var b strings.Builder
+	b.Grow(64)
 	switch rest, isRun := strings.CutPrefix(ev.Kind, "run_"); {
 	case isRun || ev.StepKey == "":
-		b.WriteString("run " + words(rest))
+		b.WriteString("run ")
+		b.WriteString(words(rest))
 		if ev.StepKey != "" {
-			b.WriteString(" at step " + ev.StepKey)
+			b.WriteString(" at step ")
+			b.WriteString(ev.StepKey)
 		}
 	default:
-		b.WriteString("step " + ev.StepKey + " " + words(strings.TrimPrefix(ev.Kind, "step_")))
+		b.WriteString("step ")
+		b.WriteString(ev.StepKey)
+		b.WriteString(" ")
+		b.WriteString(words(strings.TrimPrefix(ev.Kind, "step_")))
 	}
 
-	var data map[string]any
-	if len(ev.Data) > 0 {
-		_ = json.Unmarshal(ev.Data, &data) // data that is not an object has no known fields
+	var d eventData
+	if len(ev.Data) > 2 { // "{}" and "null" hold no known field
+		_ = json.Unmarshal(ev.Data, &d) // a field of another type is left out
 	}
-	var extras []string
-	if name, ok := data["alert"].(string); ok && name != "" {
+	n := 0 // the fields shown in parentheses so far
+	extra := func(parts ...string) {
+		if n == 0 {
+			b.WriteString(" (")
+		} else {
+			b.WriteString(", ")
+		}
+		for _, p := range parts {
+			b.WriteString(p)
+		}
+		n++
+	}
+	if d.Alert != "" {
 		// An alert's delivery: which alert, for which event (two alerts
 		// may fire on one event).
-		what := "alert " + name
-		if on, ok := data["event"].(string); ok && on != "" {
-			what += " on " + on
-		}
-		extras = append(extras, what)
-	}
-	if a, ok := data["attempt"].(float64); ok && a > 0 {
-		extras = append(extras, fmt.Sprintf("attempt %d", int(a)))
-	}
-	if w, ok := data["wake_at"].(string); ok {
-		if t, err := time.Parse(time.RFC3339Nano, w); err == nil {
-			extras = append(extras, "until "+t.Local().Format("15:04:05"))
+		if d.Event != "" {
+			extra("alert ", d.Alert, " on ", d.Event)
+		} else {
+			extra("alert ", d.Alert)
 		}
 	}
-	if r, ok := data["reason"].(string); ok && r != "" {
-		extras = append(extras, r)
+	if d.Attempt > 0 {
+		extra("attempt ", strconv.Itoa(int(d.Attempt)))
 	}
-	if len(extras) > 0 {
-		b.WriteString(" (" + strings.Join(extras, ", ") + ")")
+	if d.WakeAt != "" {
+		if t, err := time.Parse(time.RFC3339Nano, d.WakeAt); err == nil {
+			extra("until ", t.Local().Format("15:04:05"))
+		}
 	}
-	if msg := eventMessage(data); msg != "" {
-		b.WriteString(": " + msg)
+	if d.Reason != "" {
+		extra(d.Reason)
+	}
+	if n > 0 {
+		b.WriteString(")")
+	}
+	if msg := d.message(); msg != "" {
+		b.WriteString(": ")
+		b.WriteString(oneLine(msg))
 	}
 	return b.String()
 }
 
-func words(kind string) string { return strings.ReplaceAll(kind, "_", " ") }
-
-func eventMessage(data map[string]any) string {
-	if e, ok := data["error"].(map[string]any); ok {
-		if m, ok := e["message"].(string); ok {
-			return oneLine(m)
-		}
-	}
-	if m, ok := data["message"].(string); ok {
-		return oneLine(m)
-	}
-	return ""
+// eventData holds the fields of an event's data that describeEvent shows.
+type eventData struct {
+	Alert   string  `json:"alert"`
+	Event   string  `json:"event"`
+	Attempt float64 `json:"attempt"`
+	WakeAt  string  `json:"wake_at"`
+	Reason  string  `json:"reason"`
+	Error   *struct {
+		Message *string `json:"message"`
+	} `json:"error"`
+	Message string `json:"message"`
 }
+
+// message is the error's message, or else the message.
+func (d *eventData) message() string {
+	if d.Error != nil && d.Error.Message != nil {
+		return *d.Error.Message
+	}
+	return d.Message
+}
+
+func words(kind string) string { return strings.ReplaceAll(kind, "_", " ") }
 
 // oneLine keeps the first line of a message, marking that more was cut.
 func oneLine(s string) string {
@@ -106,6 +135,7 @@ type progress struct {
 	// foreach counts the items of each foreach step (by run and step),
 	// whose starts and ends are folded into a line a second at most.
 	foreach map[string]*itemCount
+	buf     []byte // the line being written, kept for the next
 }
 
 // itemCount is what the progress lines say of a foreach step's items.
@@ -137,10 +167,13 @@ func (p *progress) foldItem(ev store.Event) bool {
 	if !ok {
 		return false
 	}
-	key := ev.RunID + "\x00" + step
 	if index < 0 {
 		// The foreach step itself: its start says how many items.
-		if ev.Kind == "step_started" {
+		switch ev.Kind {
+		case "step_started":
+			if !bytes.Contains(ev.Data, []byte(`"items"`)) {
+				return false // not a foreach
+			}
 			var d struct {
 				Items *int `json:"items"`
 			}
@@ -148,14 +181,21 @@ func (p *progress) foldItem(ev store.Event) bool {
 				if p.foreach == nil {
 					p.foreach = map[string]*itemCount{}
 				}
-				p.foreach[key] = &itemCount{total: *d.Items}
+				p.foreach[ev.RunID+"\x00"+step] = &itemCount{total: *d.Items}
 			}
-		} else if c := p.foreach[key]; c != nil && (ev.Kind == "step_completed" || ev.Kind == "step_failed" || ev.Kind == "step_canceled") {
-			p.itemLine(ev, step, c)
-			delete(p.foreach, key)
+		case "step_completed", "step_failed", "step_canceled":
+			if len(p.foreach) == 0 {
+				return false
+			}
+			key := ev.RunID + "\x00" + step
+			if c := p.foreach[key]; c != nil {
+				p.itemLine(ev, step, c)
+				delete(p.foreach, key)
+			}
 		}
 		return false
 	}
+	key := ev.RunID + "\x00" + step
 	c := p.foreach[key]
 	if c == nil {
 		return false // a foreach started before this process followed it
@@ -188,11 +228,15 @@ func (p *progress) itemLine(ev store.Event, step string, c *itemCount) {
 
 // line prints one progress line.
 func (p *progress) line(ev store.Event, msg string) {
+	b := append(p.buf[:0], '[')
+	b = ev.At.Local().AppendFormat(b, "15:04:05")
+	b = append(b, "] "...)
 	if p.withRun {
-		fmt.Fprintf(p.w, "[%s] %s: %s\n", ev.At.Local().Format("15:04:05"), ev.RunID, msg)
-		return
+		b = append(append(b, ev.RunID...), ": "...)
 	}
-	fmt.Fprintf(p.w, "[%s] %s\n", ev.At.Local().Format("15:04:05"), msg)
+	b = append(append(b, msg...), '\n')
+	_, _ = p.w.Write(b)
+	p.buf = b
 }
 
 // compactJSON renders a raw JSON value on one line, or "null".
