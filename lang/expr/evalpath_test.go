@@ -2,6 +2,7 @@ package expr
 
 import (
 	"context"
+	"encoding/json"
 	"reflect"
 	"testing"
 
@@ -90,4 +91,54 @@ func TestEvalPathAllocs(t *testing.T) {
 	}); n > 2 {
 		t.Errorf("Eval(input.order_id) allocates %v times, want at most 2", n)
 	}
+}
+
+// FuzzEvalPath: on any input document, a selection Eval reads without the
+// program gives what the program gives, value or error.
+func FuzzEvalPath(f *testing.F) {
+	for _, s := range []string{
+		`{"d":{"a":{"b":1}},"n":1.5,"i":2,"s":"x"}`,
+		`{"d":{"a":[1,2]},"n":0,"i":0,"s":""}`,
+		`{"d":null,"n":1,"i":1,"s":"y"}`,
+		`{"d":{"a":{"b":null}},"n":1e300,"i":-3,"s":"é"}`,
+		`{"d":"text","n":1,"i":1.5,"s":"z"}`,
+		`{"d":{"a":{"b":{"c":true}}},"n":1,"i":1,"s":"z"}`,
+	} {
+		f.Add(s)
+	}
+	sc := &Scope{Inputs: graph.ObjectOf(map[string]*graph.Type{
+		"d": graph.TypeAny, "n": graph.TypeNumber, "i": graph.TypeInt, "s": graph.TypeString})}
+	srcs := []string{"input.d", "input.d.a", "input.d.a.b", "input.d.a.b.c", "input.n", "input.i", "input.s"}
+	p := &Program{g: ctGraph(), progs: map[*graph.Expr]*compiled{}}
+	exprs := make([]*graph.Expr, len(srcs))
+	for i, src := range srcs {
+		c, err := compileExpr(src, sc)
+		if err != nil {
+			f.Fatalf("%q: %v", src, err)
+		}
+		if c.path == nil {
+			f.Fatalf("%q is not read as a selection", src)
+		}
+		exprs[i] = &graph.Expr{CEL: src}
+		p.progs[exprs[i]] = c
+	}
+	ctx := context.Background()
+	f.Fuzz(func(t *testing.T, doc string) {
+		var in map[string]any
+		if err := json.Unmarshal([]byte(doc), &in); err != nil || in == nil {
+			return
+		}
+		for i, e := range exprs {
+			c := p.progs[e]
+			got, err := p.Eval(ctx, e, &Activation{Input: in})
+			out, _, perr := c.prg.ContextEval(ctx, &lazyVars{c: c, a: &Activation{Input: in}})
+			var want any
+			if perr == nil {
+				want, perr = fromCEL(out)
+			}
+			if (err == nil) != (perr == nil) || !reflect.DeepEqual(got, want) {
+				t.Errorf("%q on %s: Eval = %#v, %v; the program gives %#v, %v", srcs[i], doc, got, err, want, perr)
+			}
+		}
+	})
 }
