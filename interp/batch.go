@@ -12,8 +12,13 @@ import (
 // /v1/workflows/{workflow}/runs/batch): every item is checked before
 // anything is written, and the new runs are created in one transaction.
 
-// maxKeyRaceTries is how often StartRuns reads and decides again when
-// another start of one of its keys came between its read and its insert.
+// maxKeyRaceTries bounds how often StartRuns reads and decides again when
+// another start of one of its keys came between its read and its insert,
+// beyond once per key of the batch: each lost race means one of the
+// batch's keys got a run since the read, which the next read finds and
+// the batch then answers with, so concurrent starts of the same keys
+// cost a batch at most a read per key; the few more tries are for keys
+// whose runs end and start again meanwhile.
 const maxKeyRaceTries = 5
 
 // MaxBatchRuns is the most runs one StartRuns call takes.
@@ -161,7 +166,7 @@ func (e *Engine) StartRuns(ctx context.Context, p BatchParams) ([]BatchResult, e
 			at = append(at, i)
 		}
 		err := e.st.RunInsertBatchKeyed(ctx, p.Workflow, ins, seen)
-		if errors.Is(err, store.ErrKeyRace) && try < maxKeyRaceTries {
+		if errors.Is(err, store.ErrKeyRace) && try < len(firstOfKey)+maxKeyRaceTries {
 			continue
 		}
 		if err != nil {

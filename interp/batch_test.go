@@ -226,3 +226,55 @@ func TestStartRunsKeyRace(t *testing.T) {
 		t.Fatalf("the store holds %d runs of the workflow (%v), want 20", len(runs), err)
 	}
 }
+
+// losingInserts is a store where, before each of the first left batch
+// inserts, another start wins the race for one more of the batch's keys.
+type losingInserts struct {
+	store.Store
+	left int
+}
+
+func (l *losingInserts) RunInsertBatchKeyed(ctx context.Context, workflow string, ps []store.RunInsertParams, seen map[string]string) error {
+	if l.left > 0 && len(ps) > 0 {
+		l.left--
+		if err := l.Store.RunInsertBatchKeyed(ctx, workflow, ps[:1], map[string]string{ps[0].Key: seen[ps[0].Key]}); err != nil {
+			return err
+		}
+	}
+	return l.Store.RunInsertBatchKeyed(ctx, workflow, ps, seen)
+}
+
+// TestStartRunsLosesManyRaces: a batch whose keys other starts take one
+// by one, between each of its reads and its insert, more times than a
+// fixed number of tries, still answers every item: the runs the others
+// started, and the ones it creates. Each lost race hands it a run, so the
+// tries it needs grow with its keys.
+func TestStartRunsLosesManyRaces(t *testing.T) {
+	b := setup(t)
+	b.compileAt(batchWorkflow, t.TempDir())
+	const keys, lost = 12, 10
+	b.e = New(&losingInserts{Store: b.st, left: lost}, b.e.opts)
+	var items []map[string]any
+	for i := range keys {
+		items = append(items, map[string]any{"id": fmt.Sprintf("k%d", i)})
+	}
+	res, err := b.e.StartRuns(b.ctx, BatchParams{Workflow: "batch", Items: items})
+	if err != nil {
+		t.Fatalf("StartRuns: %v", err)
+	}
+	created := 0
+	for i, r := range res {
+		if r.Run.Key != fmt.Sprintf("k%d", i) {
+			t.Errorf("item %d: run %s of key %q", i, r.Run.ID, r.Run.Key)
+		}
+		if r.Created {
+			created++
+		}
+		if got, err := b.st.RunGetByKey(b.ctx, "batch", r.Run.Key); err != nil || got.ID != r.Run.ID {
+			t.Errorf("key %s: the store holds run %s (%v), the batch answered %s", r.Run.Key, got.ID, err, r.Run.ID)
+		}
+	}
+	if created != keys-lost {
+		t.Errorf("the batch created %d runs, want %d (the others started %d)", created, keys-lost, lost)
+	}
+}
