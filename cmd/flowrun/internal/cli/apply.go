@@ -166,7 +166,7 @@ func (e *env) engine(st store.Store, onEvent func(store.Event)) *interp.Engine {
 		opts := interp.Options{
 			Clock:    e.clock,
 			Getenv:   e.getenv,
-			OnEvent:  e.display.gate(e.progress),
+			OnEvent:  e.display.gate(e.eventSink(e.progress)),
 			ExecUser: e.execUser,
 		}
 		if tr := e.commandTracer(); tr != nil {

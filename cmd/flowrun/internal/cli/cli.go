@@ -170,12 +170,15 @@ type env struct {
 	closers   []func() error
 }
 
-// commandEngine is the command's engine over st (env.engine), and
-// onEvent its progress hook.
+// commandEngine is the command's engine over st (env.engine), onEvent
+// its progress hook, and events the queue through which the engine's
+// events reach the progress or the log (eventqueue.go; nil until the
+// command's engine is made).
 type commandEngine struct {
 	eng     *interp.Engine
 	st      store.Store
 	onEvent atomic.Pointer[func(store.Event)]
+	events  *eventQueue
 }
 
 // Main runs the flowrun command line with args (without the program name)
@@ -360,6 +363,7 @@ func (e *env) report(err error) int {
 	if err == nil {
 		return ExitOK
 	}
+	e.flushEvents() // the lines of what happened before the error
 	var xe *exitError
 	if !errors.As(err, &xe) {
 		err = remoteError(err) // a server's refusal or fault, worded

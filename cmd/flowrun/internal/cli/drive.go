@@ -106,6 +106,7 @@ func (e *env) drive(ctx context.Context, eng *interp.Engine, runID string, asJSO
 					_, _ = io.WriteString(e.stderr, "\r")
 					notices <- msg
 				} else {
+					e.flushEvents()
 					fmt.Fprintf(e.stderr, "flowrun %s: %s.\n", e.verb, msg)
 				}
 			case <-grace:
@@ -119,6 +120,7 @@ func (e *env) drive(ctx context.Context, eng *interp.Engine, runID string, asJSO
 	err := e.driveShown(ctx, sctx, eng, runID, drain, notices)
 	close(stopWatch)
 	<-watchDone
+	e.flushEvents()
 	if interrupted.Load() && !e.ended(ctx, eng, runID) {
 		fmt.Fprintf(e.stderr, "flowrun %s: interrupted; run %s is parked safely and loses nothing.\n", e.verb, runID)
 		return (&exitError{code: ExitParked, msg: "run " + runID + " was interrupted"}).

@@ -174,6 +174,7 @@ func (e *env) work(ctx context.Context, o workOptions) error {
 	if err := e.drainWorker(ctx, w, o.grace, sigs, cancelRun, log); err != nil {
 		return err
 	}
+	e.flushEvents()
 	log.Info("drained and stopped")
 	return nil
 }
@@ -187,7 +188,7 @@ func (e *env) workerEngine(st store.Store, host string, lease time.Duration, log
 	opts := interp.Options{
 		Clock:       e.clock,
 		Getenv:      e.getenv,
-		OnEvent:     e.display.gate(func(ev store.Event) { logEvent(log, ev) }),
+		OnEvent:     e.display.gate(e.eventSink(func(ev store.Event) { logEvent(log, ev) })),
 		Owner:       store.Owner{Host: host},
 		LeaseFor:    lease,
 		Observer:    telemetry.Multi(obs, healthLog{log: log}),
