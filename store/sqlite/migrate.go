@@ -18,7 +18,9 @@ import (
 // migrationFiles are the schema changes, NNNN_name.sql, applied in order
 // (those missing, in one transaction: migrate) and recorded in
 // schema_migrations. A released
-// file never changes; a change of schema is a new file.
+// file never changes; a change of schema is a new file, and schema.sql is
+// then written again (go test ./store/sqlite -run TestFreshSchema
+// -update-schema).
 //
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
@@ -140,8 +142,15 @@ func (s *Store) migrate(ctx context.Context) error {
 	return s.apply(ctx, ms)
 }
 
+// createMigrationsSQL makes the table of the applied migrations.
+const createMigrationsSQL = `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER NOT NULL PRIMARY KEY,
+		name    TEXT    NOT NULL
+	)`
+
 // apply runs, in one transaction, each of ms newer than the recorded
-// version, recording each.
+// version, recording each; a new, empty database gets the schema they
+// build at once instead (freshSchema, schema.go), all of ms recorded.
 func (s *Store) apply(ctx context.Context, ms []sqlrow.Migration) (err error) {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
@@ -152,10 +161,7 @@ func (s *Store) apply(ctx context.Context, ms []sqlrow.Migration) (err error) {
 			tx.Rollback()
 		}
 	}()
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version INTEGER NOT NULL PRIMARY KEY,
-		name    TEXT    NOT NULL
-	)`); err != nil {
+	if _, err := tx.ExecContext(ctx, createMigrationsSQL); err != nil {
 		return s.fail("migrating the database", err)
 	}
 	var have int
@@ -165,24 +171,52 @@ func (s *Store) apply(ctx context.Context, ms []sqlrow.Migration) (err error) {
 	if err := checkVersion(s.path, have); err != nil {
 		return err
 	}
-	applied := 0
-	for _, m := range ms {
-		if m.Version <= have {
-			continue
+	fresh := false
+	if have == 0 {
+		if fresh, err = emptySchema(ctx, tx); err != nil {
+			return s.fail("migrating the database", err)
 		}
-		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
-			return s.fail("applying migration "+m.Name, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name) VALUES (?1, ?2)`, m.Version, m.Name); err != nil {
-			return s.fail("recording migration "+m.Name, err)
-		}
-		applied++
+	}
+	var applied int
+	if fresh && freshSchemaVersion() == len(ms) {
+		applied, err = createSchema(ctx, tx, ms)
+	} else {
+		applied, err = migrateFrom(ctx, tx, ms, have)
+	}
+	if err != nil {
+		return s.fail("migrating the database", err)
 	}
 	if applied == 0 {
 		return tx.Rollback()
 	}
 	if err := tx.Commit(); err != nil {
 		return s.fail("committing the migrations", err)
+	}
+	return nil
+}
+
+// migrateFrom runs in tx each of ms newer than have, recording each, and
+// returns how many it ran.
+func migrateFrom(ctx context.Context, tx *sql.Tx, ms []sqlrow.Migration, have int) (int, error) {
+	applied := 0
+	for _, m := range ms {
+		if m.Version <= have {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			return applied, fmt.Errorf("applying migration %s: %w", m.Name, err)
+		}
+		if err := recordMigration(ctx, tx, m); err != nil {
+			return applied, err
+		}
+		applied++
+	}
+	return applied, nil
+}
+
+func recordMigration(ctx context.Context, tx *sql.Tx, m sqlrow.Migration) error {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name) VALUES (?1, ?2)`, m.Version, m.Name); err != nil {
+		return fmt.Errorf("recording migration %s: %w", m.Name, err)
 	}
 	return nil
 }
