@@ -281,12 +281,13 @@ func (p *Program) Eval(ctx context.Context, e *graph.Expr, a *Activation) (any, 
 	if a == nil {
 		a = &Activation{}
 	}
+	vars := &lazyVars{c: c, a: a}
 	if c.path != nil {
-		if v, ok := c.evalPath(a); ok {
+		if v, ok := c.evalPath(vars); ok {
 			return v, nil
 		}
 	}
-	out, _, err := c.prg.ContextEval(ctx, &lazyVars{c: c, a: a})
+	out, _, err := c.prg.ContextEval(ctx, vars)
 	if err != nil {
 		return nil, fmt.Errorf("evaluating %q: %w", c.text, c.explain(err, a))
 	}

@@ -32,12 +32,13 @@ func selectPath(e ast.Expr, declared func(string) bool) []string {
 	return path
 }
 
-// evalPath reads c's path from a's variables. It reports false when the
-// path does not lead to a scalar (a missing field, a null on the way, a
-// list or map at its end): the CEL program then evaluates the expression,
+// evalPath reads c's path from the variables vars binds. It reports false
+// when the path does not lead to a scalar (a missing field, a null on the
+// way, a list or map at its end): the CEL program then evaluates the
+// expression over the same vars, which keep the variable already bound,
 // with its own error or its own copy of the value.
-func (c *compiled) evalPath(a *Activation) (any, bool) {
-	v, ok := (&lazyVars{c: c, a: a}).ResolveName(c.path[0])
+func (c *compiled) evalPath(vars *lazyVars) (any, bool) {
+	v, ok := vars.ResolveName(c.path[0])
 	if !ok {
 		return nil, false
 	}
