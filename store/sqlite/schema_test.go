@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -106,4 +107,28 @@ func readRows(t *testing.T, db *sql.DB, q string) [][4]string {
 		out = append(out, r)
 	}
 	return out
+}
+
+// dumpSchema is the schema of a database as freshSchema holds it: each
+// object's CREATE statement, in the order they were created, without
+// SQLite's own objects and schema_migrations (apply creates it first).
+func dumpSchema(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}) (string, error) {
+	rows, err := q.QueryContext(ctx, `SELECT sql FROM sqlite_master
+		WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations' ORDER BY rowid`)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		var stmt string
+		if err := rows.Scan(&stmt); err != nil {
+			return "", err
+		}
+		b.WriteString(stmt)
+		b.WriteString(";\n")
+	}
+	return b.String(), rows.Err()
 }
