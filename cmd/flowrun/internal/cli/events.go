@@ -26,6 +26,12 @@ func describeEvent(ev store.Event) string {
 
 // eventWords is describeEvent before escaping.
 func eventWords(ev store.Event) string {
+	d := decodeEventData(ev)
+	return eventWordsOf(ev, &d)
+}
+
+// eventWordsOf is eventWords of ev whose data d holds.
+func eventWordsOf(ev store.Event, d *eventData) string {
 	var b strings.Builder
 	b.Grow(64)
 	switch rest, isRun := strings.CutPrefix(ev.Kind, "run_"); {
@@ -43,10 +49,6 @@ func eventWords(ev store.Event) string {
 		b.WriteString(words(strings.TrimPrefix(ev.Kind, "step_")))
 	}
 
-	var d eventData
-	if len(ev.Data) > 2 { // "{}" and "null" hold no known field
-		_ = json.Unmarshal(ev.Data, &d) // a field of another type is left out
-	}
 	n := 0 // the fields shown in parentheses so far
 	extra := func(parts ...string) {
 		if n == 0 {
@@ -89,18 +91,34 @@ func eventWords(ev store.Event) string {
 	return b.String()
 }
 
-// eventData holds the fields of an event's data that describeEvent shows.
+// eventData holds the fields of an event's data that describeEvent shows,
+// and the attempts a step's end counts (for the worker's log).
 type eventData struct {
-	Alert   string  `json:"alert"`
-	Event   string  `json:"event"`
-	Attempt float64 `json:"attempt"`
-	WakeAt  string  `json:"wake_at"`
-	Reason  string  `json:"reason"`
-	Error   *struct {
+	Alert    string  `json:"alert"`
+	Event    string  `json:"event"`
+	Attempt  float64 `json:"attempt"`
+	Attempts float64 `json:"attempts"`
+	WakeAt   string  `json:"wake_at"`
+	Reason   string  `json:"reason"`
+	Error    *struct {
 		Message *string `json:"message"`
 	} `json:"error"`
 	Message string `json:"message"`
 }
+
+// decodeEventData reads the fields eventData holds from ev's data; a
+// field of another type, or data that is not an object, is left out.
+func decodeEventData(ev store.Event) eventData {
+	var d eventData
+	if len(ev.Data) > 2 { // "{}" and "null" hold no known field
+		_ = json.Unmarshal(ev.Data, &d)
+	}
+	return d
+}
+
+// attempt is the attempt an event is about: its "attempt", or the
+// "attempts" a step's end counts (0: none).
+func (d *eventData) attempt() int { return max(int(d.Attempt), int(d.Attempts)) }
 
 // message is the error's message, or else the message.
 func (d *eventData) message() string {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"io"
 	"log/slog"
@@ -103,26 +102,11 @@ func logEvent(l *slog.Logger, ev store.Event) {
 	if ev.StepKey != "" {
 		attrs = append(attrs, slog.String("step", ev.StepKey))
 	}
-	if n := eventAttempt(ev); n > 0 {
+	d := decodeEventData(ev) // once, for the attempt and the words
+	if n := d.attempt(); n > 0 {
 		attrs = append(attrs, slog.Int("attempt", n))
 	}
-	l.LogAttrs(ctx, lvl, eventWords(ev), attrs...)
-}
-
-// eventAttempt is the attempt an event is about (its "attempt", or the
-// "attempts" a step's end counts), or 0.
-func eventAttempt(ev store.Event) int {
-	if len(ev.Data) == 0 || ev.Data[0] != '{' {
-		return 0
-	}
-	var d struct {
-		Attempt  int `json:"attempt"`
-		Attempts int `json:"attempts"`
-	}
-	if json.Unmarshal(ev.Data, &d) != nil {
-		return 0
-	}
-	return max(d.Attempt, d.Attempts)
+	l.LogAttrs(ctx, lvl, eventWordsOf(ev, &d), attrs...)
 }
 
 // safeDSN is the database's address without a password, for logs.
