@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/flowrun/flowrun/lang"
@@ -48,24 +49,29 @@ func New(ctx context.Context, opts Options) lang.DocumentFetcher {
 	case maxRedirects < 0:
 		maxRedirects = 0
 	}
-	transport := opts.Transport
-	if transport == nil {
-		transport = http.DefaultTransport.(*http.Transport).Clone()
-	}
-	client := &http.Client{
-		Transport: transport,
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) > maxRedirects {
-				return fmt.Errorf("it redirected more than %d times", maxRedirects)
-			}
-			if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
-				return fmt.Errorf("it redirected to %s, which is not an http or https URL", req.URL.Redacted())
-			}
-			return nil
-		},
-	}
+	// The client, and the copy of http.DefaultTransport it may need, is
+	// made at the first fetch: most loads fetch nothing, and cloning a
+	// transport sets up its HTTP/2 support.
+	client := sync.OnceValue(func() *http.Client {
+		transport := opts.Transport
+		if transport == nil {
+			transport = http.DefaultTransport.(*http.Transport).Clone()
+		}
+		return &http.Client{
+			Transport: transport,
+			CheckRedirect: func(req *http.Request, via []*http.Request) error {
+				if len(via) > maxRedirects {
+					return fmt.Errorf("it redirected more than %d times", maxRedirects)
+				}
+				if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+					return fmt.Errorf("it redirected to %s, which is not an http or https URL", req.URL.Redacted())
+				}
+				return nil
+			},
+		}
+	})
 	return func(raw string, limit int64) ([]byte, error) {
-		return fetch(ctx, client, raw, limit, timeout)
+		return fetch(ctx, client(), raw, limit, timeout)
 	}
 }
 

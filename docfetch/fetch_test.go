@@ -151,3 +151,15 @@ func TestCache(t *testing.T) {
 		t.Fatalf("ttl 0: %q %q, calls %d", b1, b2, calls)
 	}
 }
+
+// TestNewIsCheap: a load makes a fetcher whether or not the workflow names
+// a document by URL, so New itself does no more than the allocations of its closures;
+// the client and its copy of the default transport come at the first
+// fetch.
+func TestNewIsCheap(t *testing.T) {
+	ctx := context.Background()
+	allocs := testing.AllocsPerRun(100, func() { _ = New(ctx, Options{}) })
+	if allocs > 4 {
+		t.Errorf("New: %v allocations, want at most 4 (the transport is cloned before any fetch)", allocs)
+	}
+}
