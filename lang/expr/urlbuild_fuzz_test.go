@@ -17,7 +17,8 @@ import (
 //
 // from a fuzzed literal host and path segment and fuzzed values. Whenever
 // the template's text makes a URL (it builds with placeholder values), the
-// invariants are: it builds with any values; the result parses; its scheme
+// invariants are: it builds with any values but a v1 of . or .. (refused,
+// as a dot segment); the result parses; its scheme
 // and host are the template's; v1 comes back as exactly one path segment,
 // v2 as the one value of q (and k stays the only other parameter), v3 as
 // the fragment and pass as the password. A host value either is refused
@@ -52,6 +53,14 @@ func FuzzBuildURL(f *testing.F) {
 			t.Fatalf("BuildURL returned %q, which does not parse: %v", shape, err)
 		}
 		got, err := expr.BuildURL(pieces(pass, v1, v2, v3))
+		if v1 == "." || v1 == ".." {
+			// A whole segment of dots is refused: a client or server would
+			// resolve it and send the request to another path.
+			if err == nil || !strings.Contains(err.Error(), "a . or .. segment") {
+				t.Fatalf("the path value %q built %q (err %v), want it refused as a dot segment", v1, got, err)
+			}
+			return
+		}
 		if err != nil {
 			t.Fatalf("the template builds with placeholders but not with values %q %q %q %q: %v", pass, v1, v2, v3, err)
 		}
