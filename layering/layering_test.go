@@ -168,6 +168,7 @@ func TestImportRules(t *testing.T) {
 		{"lang/expr", []string{"lang."}, false, "the CEL layer checks and evaluates a graph's expressions; the front end uses it, never the other way"},
 		{"lang/graph/internal/irgen", []string{"lang.", "lang/graph.", "lang/expr", "interp", "store"}, false, "irgen writes part of lang/graph from its source text; it cannot depend on the package it writes"},
 		{"lang/naming", []string{"lang.", "lang/graph", "lang/expr", "interp", "store"}, false, "naming words names for messages; every package of lang uses it, so it uses none of them"},
+		{"lang/openapi", []string{"lang.", "lang/graph", "lang/expr", "interp", "store"}, false, "openapi reads an OpenAPI document's bytes into its model; the front end compiles against the model, so openapi knows neither it nor the IR"},
 		{"store", []string{"lang", "interp"}, true, "the store keeps rows; it must not know the language or the engine"},
 		{"lang", []string{"interp", "store"}, true, "the language compiles files; it must not run or store them"},
 		{"interp", append([]string{"cmd", "tui"}, drivers...), false, "the engine sees the store through package store's interfaces and knows no front end"},
@@ -197,6 +198,12 @@ func TestImportRules(t *testing.T) {
 				// fetcher its caller gives it (package docfetch).
 				if !inTest && under(from, "lang") && (imp == "net" || imp == "net/http" || strings.HasPrefix(imp, "net/http/")) {
 					t.Errorf("%s imports %s: lang opens no network connection; its callers fetch OpenAPI documents by URL (lang.LoadOptions.FetchDocument)", from, imp)
+				}
+				// The OpenAPI reader takes bytes and returns its model:
+				// it opens no file and no connection.
+				if !inTest && under(from, "lang/openapi") && (imp == "os" || imp == "os/exec" || imp == "io/fs" || imp == "io/ioutil" ||
+					imp == "net" || strings.HasPrefix(imp, "net/") && imp != "net/url") {
+					t.Errorf("%s imports %s: lang/openapi does no file or network I/O; package lang reads the document and hands it the bytes", from, imp)
 				}
 				// The engine and telemetry's interface know no metrics or
 				// tracing library: only telemetry/metrics and
