@@ -11,7 +11,7 @@ import (
 
 	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/lang/naming"
-	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/flowrun/flowrun/lang/openapi"
 )
 
 // This file compiles an openapi action (language.md §8.10) to the http
@@ -88,14 +88,10 @@ func (c *compiler) buildOpenAPI(a *actionDecl, scope *scoper) (graph.Action, *gr
 
 	// The operation's parameters: the path item's, overridden by the
 	// operation's of the same name and place.
-	byName := map[string]*openapi3.Parameter{}
+	byName := map[string]*openapi.Parameter{}
 	var order []string
-	add := func(refs openapi3.Parameters) {
-		for _, r := range refs {
-			if r == nil || r.Value == nil {
-				continue
-			}
-			p := r.Value
+	add := func(ps []*openapi.Parameter) {
+		for _, p := range ps {
 			if old, ok := byName[p.Name]; ok && old.In != p.In {
 				c.errorf(o.OperationRng, "Ambiguous parameter name",
 					"Operation %q has two parameters named %q (in %s and in %s), which parameters cannot tell apart; flowrun does not call such an operation yet.", o.Operation, p.Name, old.In, p.In)
@@ -129,23 +125,20 @@ func (c *compiler) buildOpenAPI(a *actionDecl, scope *scoper) (graph.Action, *gr
 		if v == nil {
 			continue
 		}
-		var ps *openapi3.Schema
-		if p.Schema != nil {
-			ps = p.Schema.Value
-		}
-		if ps != nil && (ps.Type.Is("array") || ps.Type.Is("object")) {
+		ps := p.Schema
+		if ps != nil && (ps.Is("array") || ps.Is("object")) {
 			c.errorf(sh.Range, "Unsupported parameter",
-				"Parameter %q is an %s; flowrun sends only parameters of one value (a string, number, integer or boolean) yet. Call this operation with an http action and write the %s parameter yourself.", k, ps.Type.Slice()[0], p.In)
+				"Parameter %q is an %s; flowrun sends only parameters of one value (a string, number, integer or boolean) yet. Call this operation with an http action and write the %s parameter yourself.", k, ps.Type[0], p.In)
 			continue
 		}
 		c.checkSchema(v, sh, ps, "parameter "+k, 0)
 		c.wantText(v, &dataNode{Range: sh.Range}, k)
 		switch p.In {
-		case openapi3.ParameterInPath:
+		case openapi.InPath:
 			pathVals[k] = v
-		case openapi3.ParameterInQuery:
+		case openapi.InQuery:
 			query[k] = v
-		case openapi3.ParameterInHeader:
+		case openapi.InHeader:
 			hdrs[k] = v
 		default:
 			c.errorf(rng, "Unsupported parameter",
@@ -154,7 +147,7 @@ func (c *compiler) buildOpenAPI(a *actionDecl, scope *scoper) (graph.Action, *gr
 	}
 	for _, name := range order {
 		p := byName[name]
-		if (p.Required || p.In == openapi3.ParameterInPath) && params[name] == nil && !suggested[name] {
+		if (p.Required || p.In == openapi.InPath) && params[name] == nil && !suggested[name] {
 			c.errorf(a.Range, "Missing parameter", "Operation %q needs parameter %q (in %s): add it, like parameters = { %s = \"...\" }.",
 				o.Operation, name, p.In, name)
 		}
@@ -164,9 +157,9 @@ func (c *compiler) buildOpenAPI(a *actionDecl, scope *scoper) (graph.Action, *gr
 	bodySchema, media := requestSchema(op.op)
 	rb := op.op.RequestBody
 	switch {
-	case body == nil && rb != nil && rb.Value != nil && rb.Value.Required:
+	case body == nil && rb != nil && rb.Required:
 		c.errorf(a.Range, "Missing body", "Operation %q needs a request body: add body = { ... }.", o.Operation)
-	case body != nil && (rb == nil || rb.Value == nil):
+	case body != nil && rb == nil:
 		c.errorf(a.Body.Range, "Unexpected body", "Operation %q takes no request body: remove body.", o.Operation)
 	case body != nil && media != "" && !isJSONMedia(media):
 		c.wantText(body, a.Body, "body")
@@ -238,8 +231,8 @@ func orNone(names []string) string {
 // resolved against base, the URL a fetched document was served at, and a
 // fetched document without servers calls its host's root (as OpenAPI
 // says); a file has no base.
-func documentServer(doc *openapi3.T, base *url.URL) (string, string) {
-	if len(doc.Servers) == 0 || doc.Servers[0] == nil {
+func documentServer(doc *openapi.Document, base *url.URL) (string, string) {
+	if len(doc.Servers) == 0 {
 		if base != nil {
 			// OpenAPI's default server is "/", on the document's host.
 			return base.ResolveReference(&url.URL{Path: "/"}).String(), ""
@@ -249,9 +242,7 @@ func documentServer(doc *openapi3.T, base *url.URL) (string, string) {
 	s := doc.Servers[0]
 	u := s.URL
 	for name, v := range s.Variables {
-		if v != nil {
-			u = strings.ReplaceAll(u, "{"+name+"}", v.Default)
-		}
+		u = strings.ReplaceAll(u, "{"+name+"}", v.Default)
 	}
 	if base != nil && !strings.Contains(u, "://") {
 		if ref, err := url.Parse(u); err == nil {
@@ -404,19 +395,19 @@ func isJSONMedia(m string) bool {
 
 // requestSchema is the operation's request body schema and media type:
 // the JSON one when there is one, else the first (by name).
-func requestSchema(op *openapi3.Operation) (*openapi3.Schema, string) {
-	if op.RequestBody == nil || op.RequestBody.Value == nil {
+func requestSchema(op *openapi.Operation) (*openapi.Schema, string) {
+	if op.RequestBody == nil {
 		return nil, ""
 	}
-	return contentSchema(op.RequestBody.Value.Content)
+	return contentSchema(op.RequestBody.Content)
 }
 
-func contentSchema(content openapi3.Content) (*openapi3.Schema, string) {
+func contentSchema(content map[string]*openapi.MediaType) (*openapi.Schema, string) {
 	names := naming.NamesSorted(content)
 	for _, m := range names {
 		if isJSONMedia(m) {
 			if mt := content[m]; mt != nil && mt.Schema != nil {
-				return mt.Schema.Value, m
+				return mt.Schema, m
 			}
 			return nil, m
 		}
@@ -430,18 +421,15 @@ func contentSchema(content openapi3.Content) (*openapi3.Schema, string) {
 // responseType is the type of the body of the operation's first success
 // response (200 to 299 in order, then 2XX) with a JSON schema; any when
 // there is none.
-func responseType(op *openapi3.Operation) *graph.Type {
-	if op.Responses == nil {
-		return graph.TypeAny
-	}
-	m := op.Responses.Map()
+func responseType(op *openapi.Operation) *graph.Type {
+	m := op.Responses
 	codes := naming.NamesSorted(m)
 	for _, code := range codes {
 		r := m[code]
-		if !(len(code) == 3 && code[0] == '2') || r == nil || r.Value == nil {
+		if !(len(code) == 3 && code[0] == '2') || r == nil {
 			continue
 		}
-		s, media := contentSchema(r.Value.Content)
+		s, media := contentSchema(r.Content)
 		if !isJSONMedia(media) {
 			if media == "" {
 				continue // no content: try the next success
@@ -456,17 +444,17 @@ func responseType(op *openapi3.Operation) *graph.Type {
 // schemaType is the graph type of a JSON schema: its object properties are
 // the object's fields; a schema flowrun cannot type (oneOf, anyOf, a
 // nullable value, several types, none) is any.
-func schemaType(s *openapi3.Schema, depth int) *graph.Type {
+func schemaType(s *openapi.Schema, depth int) *graph.Type {
 	if s == nil || depth > maxSchemaDepth || s.Nullable || len(s.OneOf) > 0 || len(s.AnyOf) > 0 {
 		return graph.TypeAny
 	}
 	if len(s.AllOf) > 0 {
 		fields := map[string]*graph.Type{}
 		for _, r := range s.AllOf {
-			if r == nil || r.Value == nil {
+			if r == nil {
 				return graph.TypeAny
 			}
-			t := schemaType(r.Value, depth+1)
+			t := schemaType(r, depth+1)
 			if t.Kind != graph.KindObject {
 				return graph.TypeAny
 			}
@@ -476,27 +464,27 @@ func schemaType(s *openapi3.Schema, depth int) *graph.Type {
 		}
 		return graph.ObjectOf(fields)
 	}
-	if s.Type == nil || !s.Type.IsSingle() {
+	if len(s.Type) != 1 {
 		return graph.TypeAny
 	}
-	switch {
-	case s.Type.Is("string"):
+	switch s.Type[0] {
+	case "string":
 		return graph.TypeString
-	case s.Type.Is("integer"):
+	case "integer":
 		return graph.TypeInt
-	case s.Type.Is("number"):
+	case "number":
 		return graph.TypeNumber
-	case s.Type.Is("boolean"):
+	case "boolean":
 		return graph.TypeBool
-	case s.Type.Is("array"):
+	case "array":
 		if s.Items == nil {
 			return graph.ListOf(graph.TypeAny)
 		}
-		return graph.ListOf(schemaType(s.Items.Value, depth+1))
-	case s.Type.Is("object"):
+		return graph.ListOf(schemaType(s.Items, depth+1))
+	case "object":
 		if len(s.Properties) == 0 {
-			if ap := s.AdditionalProperties.Schema; ap != nil && ap.Value != nil {
-				return graph.MapOf(schemaType(ap.Value, depth+1))
+			if ap := s.AdditionalSchema; ap != nil {
+				return graph.MapOf(schemaType(ap, depth+1))
 			}
 			return graph.TypeAny
 		}
@@ -506,7 +494,7 @@ func schemaType(s *openapi3.Schema, depth int) *graph.Type {
 				fields[k] = graph.TypeAny
 				continue
 			}
-			fields[k] = schemaType(r.Value, depth+1)
+			fields[k] = schemaType(r, depth+1)
 		}
 		return graph.ObjectOf(fields)
 	}
@@ -514,11 +502,11 @@ func schemaType(s *openapi3.Schema, depth int) *graph.Type {
 }
 
 // schemaTypeName is what a schema's type is called in messages.
-func schemaTypeName(s *openapi3.Schema) string {
-	if s.Type == nil || s.Type.IsEmpty() {
+func schemaTypeName(s *openapi.Schema) string {
+	if len(s.Type) == 0 {
 		return "any value"
 	}
-	names := s.Type.Slice()
+	names := append([]string(nil), s.Type...)
 	for i, n := range names {
 		switch n {
 		case "integer", "array", "object":
@@ -532,28 +520,28 @@ func schemaTypeName(s *openapi3.Schema) string {
 
 // acceptsKind reports whether a schema takes values of a static type kind
 // (any and unknown types are left to the server).
-func acceptsKind(s *openapi3.Schema, t *graph.Type) bool {
-	if s.Type == nil || s.Type.IsEmpty() || t == nil {
+func acceptsKind(s *openapi.Schema, t *graph.Type) bool {
+	if len(s.Type) == 0 || t == nil {
 		return true
 	}
 	switch t.Kind {
 	case graph.KindAny:
 		return true
 	case graph.KindString:
-		return s.Type.Permits("string")
+		return s.Permits("string")
 	case graph.KindInt:
-		return s.Type.Permits("integer") || s.Type.Permits("number")
+		return s.Permits("integer") || s.Permits("number")
 	case graph.KindNumber:
 		// A number may hold a whole value: the server decides.
-		return s.Type.Permits("integer") || s.Type.Permits("number")
+		return s.Permits("integer") || s.Permits("number")
 	case graph.KindBool:
-		return s.Type.Permits("boolean")
+		return s.Permits("boolean")
 	case graph.KindNull:
-		return s.Nullable || s.Type.Permits("null")
+		return s.Nullable || s.Permits("null")
 	case graph.KindList:
-		return s.Type.Permits("array")
+		return s.Permits("array")
 	case graph.KindObject, graph.KindMap:
-		return s.Type.Permits("object")
+		return s.Permits("object")
 	}
 	return true
 }
@@ -561,13 +549,13 @@ func acceptsKind(s *openapi3.Schema, t *graph.Type) bool {
 // checkSchema checks a value against a schema where the compiler can tell:
 // a literal's type, enum, required and unknown fields; a template's static
 // type.
-func (c *compiler) checkSchema(v *graph.Value, sh *shape, s *openapi3.Schema, what string, depth int) {
+func (c *compiler) checkSchema(v *graph.Value, sh *shape, s *openapi.Schema, what string, depth int) {
 	if v == nil || s == nil || depth > maxSchemaDepth {
 		return
 	}
 	for _, r := range s.AllOf {
 		if r != nil {
-			c.checkSchema(v, sh, r.Value, what, depth+1)
+			c.checkSchema(v, sh, r, what, depth+1)
 		}
 	}
 	switch {
@@ -583,7 +571,7 @@ func (c *compiler) checkSchema(v *graph.Value, sh *shape, s *openapi3.Schema, wh
 		}
 		if s.Items != nil {
 			for i, e := range v.List {
-				c.checkSchema(e, sh.elem(i), s.Items.Value, fmt.Sprintf("%s[%d]", what, i), depth+1)
+				c.checkSchema(e, sh.elem(i), s.Items, fmt.Sprintf("%s[%d]", what, i), depth+1)
 			}
 		}
 	case v.Object != nil:
@@ -595,7 +583,7 @@ func (c *compiler) checkSchema(v *graph.Value, sh *shape, s *openapi3.Schema, wh
 		c.checkFields(keys, sh, s, what)
 		for _, k := range keys {
 			if r := s.Properties[k]; r != nil {
-				c.checkSchema(v.Object[k], sh.item(k), r.Value, what+"."+k, depth+1)
+				c.checkSchema(v.Object[k], sh.item(k), r, what+"."+k, depth+1)
 			}
 		}
 	default:
@@ -606,7 +594,7 @@ func (c *compiler) checkSchema(v *graph.Value, sh *shape, s *openapi3.Schema, wh
 }
 
 // checkLiteral checks a literal value (decoded JSON) against a schema.
-func (c *compiler) checkLiteral(x any, sh *shape, s *openapi3.Schema, what string, depth int) {
+func (c *compiler) checkLiteral(x any, sh *shape, s *openapi.Schema, what string, depth int) {
 	if depth > maxSchemaDepth {
 		return
 	}
@@ -629,7 +617,7 @@ func (c *compiler) checkLiteral(x any, sh *shape, s *openapi3.Schema, what strin
 	case map[string]any:
 		kind, t = "object", graph.ObjectOf(nil)
 	}
-	if !acceptsKind(s, t) || t == graph.TypeNumber && s.Type != nil && s.Type.IsSingle() && s.Type.Is("integer") {
+	if !acceptsKind(s, t) || t == graph.TypeNumber && s.Is("integer") {
 		c.wrongType(sh, s, what, kind)
 		return
 	}
@@ -647,7 +635,7 @@ func (c *compiler) checkLiteral(x any, sh *shape, s *openapi3.Schema, what strin
 	case []any:
 		if s.Items != nil {
 			for i, e := range v {
-				c.checkLiteral(e, sh.elem(i), s.Items.Value, fmt.Sprintf("%s[%d]", what, i), depth+1)
+				c.checkLiteral(e, sh.elem(i), s.Items, fmt.Sprintf("%s[%d]", what, i), depth+1)
 			}
 		}
 	case map[string]any:
@@ -655,7 +643,7 @@ func (c *compiler) checkLiteral(x any, sh *shape, s *openapi3.Schema, what strin
 		c.checkFields(keys, sh, s, what)
 		for _, k := range keys {
 			if r := s.Properties[k]; r != nil {
-				c.checkLiteral(v[k], sh.item(k), r.Value, what+"."+k, depth+1)
+				c.checkLiteral(v[k], sh.item(k), r, what+"."+k, depth+1)
 			}
 		}
 	}
@@ -664,7 +652,7 @@ func (c *compiler) checkLiteral(x any, sh *shape, s *openapi3.Schema, what strin
 // checkFields checks an object's field names against a schema's required
 // and declared properties. A field the schema does not declare is an error
 // unless additionalProperties allows it (language.md §8.10).
-func (c *compiler) checkFields(keys []string, sh *shape, s *openapi3.Schema, what string) {
+func (c *compiler) checkFields(keys []string, sh *shape, s *openapi.Schema, what string) {
 	have := map[string]bool{}
 	for _, k := range keys {
 		have[k] = true
@@ -674,8 +662,8 @@ func (c *compiler) checkFields(keys []string, sh *shape, s *openapi3.Schema, wha
 			c.errorf(sh.Range, "Missing field", "%s needs the field %q (the document's schema requires it).", what, r)
 		}
 	}
-	if len(s.Properties) == 0 || s.AdditionalProperties.Schema != nil ||
-		s.AdditionalProperties.Has != nil && *s.AdditionalProperties.Has {
+	if len(s.Properties) == 0 || s.AdditionalSchema != nil ||
+		s.AdditionalProperties != nil && *s.AdditionalProperties {
 		return
 	}
 	declared := naming.NamesSorted(s.Properties)
@@ -687,7 +675,7 @@ func (c *compiler) checkFields(keys []string, sh *shape, s *openapi3.Schema, wha
 	}
 }
 
-func (c *compiler) wrongType(sh *shape, s *openapi3.Schema, what, got string) {
+func (c *compiler) wrongType(sh *shape, s *openapi.Schema, what, got string) {
 	c.errorf(sh.Range, "Incorrect value type", "%s must be %s (the document's schema), but this value is a %s.", what, schemaTypeName(s), got)
 }
 

@@ -1,7 +1,6 @@
 package lang
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -15,14 +14,14 @@ import (
 	"time"
 
 	"github.com/flowrun/flowrun/lang/naming"
-	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/flowrun/flowrun/lang/openapi"
 )
 
 // This file reads the OpenAPI documents openapi actions name (language.md
 // §8.10): a local file beside the workflow file, or an http or https URL
 // fetched through the load's DocumentFetcher (lang itself opens no network
-// connection), each read once per load, parsed and validated with
-// kin-openapi, its operations indexed by operationId.
+// connection), each read once per load, parsed and validated by package
+// lang/openapi, its operations indexed by operationId.
 
 // MaxOpenAPIDocument is the most bytes flowrun reads of an OpenAPI
 // document, a file or a URL's; a larger one is refused.
@@ -40,7 +39,7 @@ type DocumentFetcher func(url string, limit int64) ([]byte, error)
 // openapiDoc is a document read and indexed, or the reason it cannot be
 // used.
 type openapiDoc struct {
-	doc    *openapi3.T
+	doc    *openapi.Document
 	sha256 string
 	ops    map[string]*openapiOp // by operationId
 	opIDs  []string              // sorted
@@ -56,8 +55,8 @@ type openapiDoc struct {
 type openapiOp struct {
 	method string // upper case
 	path   string // the path template, like /pets/{petId}
-	item   *openapi3.PathItem
-	op     *openapi3.Operation
+	item   *openapi.PathItem
+	op     *openapi.Operation
 }
 
 // docCache holds the documents of one load by their resolved path: a
@@ -310,24 +309,16 @@ func readOpenAPIDoc(path, rel string) *openapiDoc {
 func parseOpenAPIDoc(src []byte, name string, base *url.URL) *openapiDoc {
 	sum := sha256.Sum256(src)
 	d := &openapiDoc{sha256: hex.EncodeToString(sum[:]), ops: map[string]*openapiOp{}, base: base}
-	loader := openapi3.NewLoader()
-	loader.IsExternalRefsAllowed = false // a document is one file: nothing else is read
-	doc, err := loader.LoadFromData(src)
-	if err == nil {
-		err = doc.Validate(context.Background())
-	}
+	doc, err := openapi.Parse(src)
 	if err != nil {
 		d.errSum, d.err = "Invalid OpenAPI document", fmt.Sprintf("%s is not a valid OpenAPI 3 document: %s. Fix the document, or use a copy that validates.", name, oneLine(err.Error()))
 		return d
 	}
 	d.doc = doc
-	if doc.Paths != nil {
-		for path, item := range doc.Paths.Map() {
-			for method, op := range item.Operations() {
-				if op == nil || op.OperationID == "" {
-					continue
-				}
-				d.ops[op.OperationID] = &openapiOp{method: strings.ToUpper(method), path: path, item: item, op: op}
+	for _, p := range doc.Paths {
+		for _, op := range p.Item.Operations {
+			if op.OperationID != "" {
+				d.ops[op.OperationID] = &openapiOp{method: op.Method, path: p.Template, item: p.Item, op: op}
 			}
 		}
 	}

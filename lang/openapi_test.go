@@ -350,3 +350,71 @@ func TestOpenAPIDocumentCache(t *testing.T) {
 		t.Fatal("an edited document was not read again")
 	}
 }
+
+// An OpenAPI 3.1 document in JSON compiles: a type list with null is any,
+// a recursive schema is typed to maxSchemaDepth, a server URL's variables
+// take their defaults. An invalid document's diagnostic says where the
+// mistake is.
+func TestOpenAPIDocument31(t *testing.T) {
+	dir := t.TempDir()
+	doc := `{"openapi": "3.1.0", "info": {"title": "Tree", "version": "1"},
+ "servers": [{"url": "http://127.0.0.1:{port}\/", "variables": {"port": {"default": "1"}}}],
+ "paths": {"/nodes/{id}": {"get": {"operationId": "getNode",
+   "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "integer"}}],
+   "responses": {"200": {"description": "A node.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Node"}}}}}}}},
+ "components": {"schemas": {"Node": {"type": "object", "properties": {
+   "name": {"type": "string"}, "note": {"type": ["string", "null"]},
+   "children": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}}}}}}}`
+	bad := "openapi: 3.0.3\ninfo: {title: T, version: '1'}\npaths:\n  /a:\n    get:\n      parameters: [{name: a, in: body, schema: {type: string}}]\n      responses: {'200': {description: OK}}\n"
+	src := `workflow "w" {
+  version = "1.0.0"
+  step "a" {
+    openapi {
+      document   = "tree.json"
+      operation  = "getNode"
+      parameters = { id = 7 }
+    }
+  }
+}
+`
+	badSrc := `workflow "w" {
+  version = "1.0.0"
+  step "b" {
+    openapi {
+      document  = "bad.yaml"
+      operation = "a"
+    }
+  }
+}
+`
+	for name, body := range map[string]string{"tree.json": doc, "bad.yaml": bad, "wf.hcl": src, "bad.hcl": badSrc} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, diags := LoadPaths([]string{filepath.Join(dir, "bad.hcl")})
+	want := `Invalid OpenAPI document: bad.yaml is not a valid OpenAPI 3 document: paths./a.get.parameters[0].in (line 6): a parameter is in path, query, header or cookie, not "body". Fix the document, or use a copy that validates.`
+	if len(diags) != 1 || strings.TrimSpace(diagText(diags)) != want {
+		t.Fatalf("diagnostics:\n%s\nwant only:\n%s", diagText(diags), want)
+	}
+	m, diags := LoadPaths([]string{filepath.Join(dir, "wf.hcl")})
+	if diags.HasErrors() {
+		t.Fatal(diagText(diags))
+	}
+	g := m.Workflows[0].Graph
+	h := stepOf(t, g, "a").Action.HTTP
+	if string(h.URL.Lit) != `"http://127.0.0.1:1/nodes/7"` {
+		t.Errorf("url %s", h.URL.Lit)
+	}
+	body := stepOf(t, g, "a").OutputType.Fields["body"]
+	if body.Kind != graph.KindObject || body.Fields["name"] != graph.TypeString || body.Fields["note"].Kind != graph.KindAny {
+		t.Fatalf("body type %s", body)
+	}
+	depth := 0
+	for tp := body; tp != nil && tp.Kind == graph.KindObject; tp = tp.Fields["children"].Elem {
+		depth++
+	}
+	if depth < 5 || depth > maxSchemaDepth {
+		t.Errorf("the recursive schema is typed %d objects deep", depth)
+	}
+}
