@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"regexp"
 	"sort"
 	"strings"
 
@@ -36,6 +37,9 @@ var (
 		"links": kObject, "callbacks": kObject}
 	components31 = map[string]kind{"pathItems": kObject}
 )
+
+// componentNameRE is a component's name.
+var componentNameRE = regexp.MustCompile(`^[a-zA-Z0-9._-]+$`)
 
 // methods are the operations of a path item, in their order.
 var methods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
@@ -195,6 +199,16 @@ func templateNames(t string) []string {
 // is checked whether or not an operation uses it.
 func (p *parser) components(n *yaml.Node, path string) {
 	fs := p.fields(n, path, "components", p.with(componentsFields, components31), false)
+	for _, f := range p.pairs(n, path) {
+		if _, ok := fs[f.key]; !ok {
+			continue // an extension, or null
+		}
+		for _, c := range p.pairs(f.v, join(path, f.key)) {
+			if !componentNameRE.MatchString(c.key) {
+				p.fail(c.kn, join(join(path, f.key), c.key), "%s is not a component name: a name holds only letters, digits, '.', '-' and '_'", quoteShort(c.key))
+			}
+		}
+	}
 	each := func(key string, read func(*yaml.Node, string)) {
 		f, ok := fs[key]
 		if !ok {

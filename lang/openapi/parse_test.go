@@ -224,6 +224,7 @@ func TestParseErrors(t *testing.T) {
 		{"server variable undeclared", head + "paths: {}\nservers: [{url: 'https://{host}/'}]\n", "servers[0].url (line 4): the server URL uses the variable {host}, which its variables do not declare"},
 		{"server variable unused", head + "paths: {}\nservers: [{url: 'https://a/', variables: {v: {default: x}}}]\n", `servers[0].variables.v (line 4): the server URL "https://a/" does not use the variable {v}`},
 		{"server variable without default", head + "paths: {}\nservers: [{url: 'https://{v}/', variables: {v: {enum: [a]}}}]\n", "servers[0].variables.v.default (line 4): a server variable needs a default, like default: v1"},
+		{"component name", head + "paths: {}\ncomponents:\n  schemas:\n    Pet Name: {}\n", `components.schemas.Pet Name (line 6): "Pet Name" is not a component name: a name holds only letters, digits, '.', '-' and '_'`},
 		{"merge of a scalar", head + "paths: {}\nx-one: &x 1\ncomponents: {schemas: {S: {<<: *x}}}\n", "components.schemas.S (line 5): a merge key (<<) merges mappings only"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
