@@ -88,8 +88,11 @@ func (p *parser) document(root *yaml.Node) *Document {
 	if version.v.Kind != yaml.ScalarNode || version.v.Tag != "!!str" && !versionRE.MatchString(version.v.Value) {
 		p.fail(version.v, "openapi", "must be a string, like \"3.0.3\", not %s", describe(version.v))
 	}
-	if !versionRE.MatchString(version.v.Value) {
-		p.fail(version.v, "openapi", "flowrun reads OpenAPI 3.0.x and 3.1.x documents, not %s", quoteShort(version.v.Value))
+	if v := version.v.Value; !versionRE.MatchString(v) {
+		if v == "3.0" || v == "3.1" {
+			p.fail(version.v, "openapi", "the version is major.minor.patch: write it in full, like \"%s.0\"", v)
+		}
+		p.fail(version.v, "openapi", "flowrun reads OpenAPI 3.0.x and 3.1.x documents, not %s", quoteShort(v))
 	}
 	p.v31 = strings.HasPrefix(version.v.Value, "3.1.")
 	fs := p.fields(n, "", "the document", p.with(documentFields, document31), false)

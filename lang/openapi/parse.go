@@ -346,10 +346,7 @@ func (p *parser) fields(n *yaml.Node, path, what string, known map[string]kind, 
 
 // unknownField reports a field the object does not have.
 func (p *parser) unknownField(f pair, path, what string, known map[string]kind) {
-	names := make([]string, 0, len(known))
-	for k := range known {
-		names = append(names, k)
-	}
+	names := naming.NamesSorted(known) // ties go to the first
 	hint := ""
 	if near := naming.NearestName(f.key, names); near != "" {
 		hint = fmt.Sprintf(" (did you mean %q?)", near)

@@ -169,6 +169,7 @@ func TestParseErrors(t *testing.T) {
 		{"swagger", "swagger: '2.0'\ninfo: {title: T, version: '1'}\n", "swagger (line 1): this is a Swagger 2.0 document; flowrun reads OpenAPI 3.0 and 3.1 documents: convert it to OpenAPI 3"},
 		{"version a number", "openapi: 3.0\n", `openapi (line 1): must be a string, like "3.0.3", not the number 3.0`},
 		{"version 3.2", "openapi: 3.2.0\n", `openapi (line 1): flowrun reads OpenAPI 3.0.x and 3.1.x documents, not "3.2.0"`},
+		{"version without patch", "openapi: '3.1'\n", `openapi (line 1): the version is major.minor.patch: write it in full, like "3.1.0"`},
 		{"version 2", "openapi: '2.0'\n", `openapi (line 1): flowrun reads OpenAPI 3.0.x and 3.1.x documents, not "2.0"`},
 		{"no info", "openapi: 3.0.3\npaths: {}\n", "info (line 1): the document has no info: add one, like info: {title: Pets, version: \"1.0\"}"},
 		{"no title", "openapi: 3.0.3\ninfo: {version: '1'}\npaths: {}\n", "info.title (line 2): info has no title: add it, like title: Pets"},

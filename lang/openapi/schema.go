@@ -130,8 +130,8 @@ func (p *parser) fill(q queued) {
 	s.OneOf = p.schemaList(fs, path, "oneOf")
 	s.AnyOf = p.schemaList(fs, path, "anyOf")
 	// The other schemas a schema holds are checked, not kept.
-	for key, k := range known {
-		if f, ok := fs[key]; ok && k == kSchema && key != "items" {
+	for _, key := range []string{"not", "contains", "propertyNames", "unevaluatedItems", "unevaluatedProperties", "if", "then", "else", "contentSchema"} {
+		if f, ok := fs[key]; ok {
 			p.schema(f.v, join(path, key))
 		}
 	}
