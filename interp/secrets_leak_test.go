@@ -150,7 +150,7 @@ func TestHTTPUnparsableURLWithSecret(t *testing.T) {
 		{"host", `Zk9{h"st`, `http://{{ secrets.tok }}.example/x`,
 			`the request could not be built: parse "http://***.example/x": invalid character in host name`, []string{"Zk9", `h\"st`}},
 		{"host structure", `Zk9 h"st/x`, `http://{{ secrets.tok }}.example/x`,
-			`the request could not be built: the value of {{ secrets.tok }} cannot be in the url's host: it holds a space, a control character or one of / ? # @ \ (a value in the host or port is placed as it is, so it must not change where the host ends)`, []string{"Zk9", `h\"st`}},
+			`the request could not be built: the value of {{ secrets.tok }} cannot be in the url's host: it holds a space, a control character or one of / ? # @ \ % (a value in the host or port is placed as it is, so it must not change where the host ends or be decoded into another host)`, []string{"Zk9", `h\"st`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := setup(t)

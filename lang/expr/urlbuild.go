@@ -26,7 +26,8 @@ import (
 //   - in the user information (before an "@" of the authority): as net/url
 //     escapes a user name or password;
 //   - in the host or port: placed as is, but a value holding "/" "?" "#"
-//     "@" "\" a space or a control character is refused;
+//     "@" "\" "%" a space or a control character is refused (net/url
+//     would decode a "%" escape into another host);
 //   - before the scheme's "://": refused (the scheme is the template's
 //     literal text, or comes from a leading base value).
 //
@@ -216,9 +217,9 @@ func escapeURLValue(v string, part int) (string, error) {
 		return strings.TrimSuffix(strings.TrimPrefix(u, "//"), "@"), nil
 	case partHost:
 		if i := strings.IndexFunc(v, func(r rune) bool {
-			return r <= ' ' || r == 0x7f || strings.ContainsRune(`/?#@\`, r)
+			return r <= ' ' || r == 0x7f || strings.ContainsRune(`/?#@\%`, r)
 		}); i >= 0 {
-			return "", errors.New("cannot be in the url's host: it holds a space, a control character or one of / ? # @ \\ (a value in the host or port is placed as it is, so it must not change where the host ends)")
+			return "", errors.New("cannot be in the url's host: it holds a space, a control character or one of / ? # @ \\ % (a value in the host or port is placed as it is, so it must not change where the host ends or be decoded into another host)")
 		}
 		return v, nil
 	case partPath:
