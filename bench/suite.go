@@ -8,6 +8,7 @@ import (
 	"io"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,12 +17,16 @@ import (
 // Report is the result of a suite: every scenario's figures, and the
 // machine they were measured on.
 type Report struct {
-	Scale     float64   `json:"scale"`
-	GoVersion string    `json:"go_version"`
-	OS        string    `json:"os"`
-	Arch      string    `json:"arch"`
-	CPUs      int       `json:"cpus"`
-	Results   []*Result `json:"results"`
+	Scale     float64 `json:"scale"`
+	GoVersion string  `json:"go_version"`
+	OS        string  `json:"os"`
+	Arch      string  `json:"arch"`
+	CPUs      int     `json:"cpus"`
+	// Cgo says the measured binary was built with cgo (CGO_ENABLED=1): it
+	// then maps the C library and the dynamic loader, which its peak RSS
+	// holds; a static build (CGO_ENABLED=0) does not.
+	Cgo     bool      `json:"cgo"`
+	Results []*Result `json:"results"`
 	// Failed lists the scenarios that failed, each with its error; the
 	// suite goes on after one (left out when none did).
 	Failed []Failure `json:"failed,omitempty"`
@@ -55,7 +60,7 @@ func Suite(ctx context.Context, c Config, names []string, progress io.Writer) (*
 			return nil, fmt.Errorf("there is no scenario %q; choose among %s", n, strings.Join(Names(), ", "))
 		}
 	}
-	rep := &Report{Scale: c.Scale, GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()}
+	rep := &Report{Scale: c.Scale, GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(), Cgo: builtWithCgo()}
 	peaks := map[string]int64{}
 	for _, s := range scenarios {
 		if s.postgres && c.Postgres == "" {
@@ -134,7 +139,11 @@ func child(ctx context.Context, c Config, name string) (*Result, error) {
 // its baseline, ratio and target.
 func WriteText(w io.Writer, rep *Report) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "flowrun bench, scale %g, %s %s/%s, %d CPUs (targets are for scale 1)\n", rep.Scale, rep.GoVersion, rep.OS, rep.Arch, rep.CPUs)
+	build := "static"
+	if rep.Cgo {
+		build = "cgo"
+	}
+	fmt.Fprintf(&b, "flowrun bench, scale %g, %s %s/%s %s, %d CPUs (targets are for scale 1)\n", rep.Scale, rep.GoVersion, rep.OS, rep.Arch, build, rep.CPUs)
 	for _, r := range rep.Results {
 		fmt.Fprintf(&b, "\n%s: %s\n", r.Scenario, r.Description)
 		var sizes []string
@@ -174,4 +183,19 @@ func num(v float64) string {
 		return strconv.FormatFloat(v, 'f', 2, 64)
 	}
 	return strconv.FormatFloat(v, 'f', 3, 64)
+}
+
+// builtWithCgo reports whether this binary, the one the scenarios run, was
+// built with cgo.
+func builtWithCgo() bool {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range info.Settings {
+		if s.Key == "CGO_ENABLED" {
+			return s.Value == "1"
+		}
+	}
+	return false
 }
