@@ -49,14 +49,7 @@ func (p *parser) with(known, more map[string]kind) map[string]kind {
 	if !p.v31 {
 		return known
 	}
-	out := make(map[string]kind, len(known)+len(more))
-	for k, v := range known {
-		out[k] = v
-	}
-	for k, v := range more {
-		out[k] = v
-	}
-	return out
+	return merge(known, more)
 }
 
 // document reads the whole document.

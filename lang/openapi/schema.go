@@ -39,6 +39,8 @@ var (
 // typeNames are the type names of a schema (and "null", in 3.1).
 var typeNames = []string{"array", "boolean", "integer", "number", "object", "string"}
 
+// merge returns the fields of a and of b in one map (b's kind where both
+// have a field).
 func merge(a, b map[string]kind) map[string]kind {
 	out := make(map[string]kind, len(a)+len(b))
 	for k, v := range a {
