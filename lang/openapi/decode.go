@@ -1,23 +1,37 @@
 package openapi
 
 import (
-	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
 
 // The fields of each object Parse reads, with their kinds (OpenAPI 3.0;
 // 3.1 adds the fields of the *31 maps).
+// They are filled once, at the first Parse (fieldsOnce): built when the
+// program starts, they would cost every flowrun command, and most read no
+// OpenAPI document.
 var (
+	documentFields, document31, infoFields, info31      map[string]kind
+	serverFields, variableFields, pathItemFields        map[string]kind
+	operationFields, parameterFields, requestBodyFields map[string]kind
+	responseFields, mediaTypeFields                     map[string]kind
+	componentsFields, components31                      map[string]kind
+	fieldsOnce                                          sync.Once
+)
+
+// loadFields fills the field tables of the objects and of a schema.
+func loadFields() {
+	loadSchemaFields()
 	documentFields = map[string]kind{"openapi": kString, "info": kObject, "servers": kList, "paths": kObject,
 		"components": kObject, "security": kList, "tags": kList, "externalDocs": kObject}
 	document31 = map[string]kind{"webhooks": kObject, "jsonSchemaDialect": kString}
 	infoFields = map[string]kind{"title": kString, "description": kString, "termsOfService": kString,
 		"contact": kObject, "license": kObject, "version": kString}
-	info31         = map[string]kind{"summary": kString}
-	serverFields   = map[string]kind{"url": kString, "description": kString, "variables": kObject}
+	info31 = map[string]kind{"summary": kString}
+	serverFields = map[string]kind{"url": kString, "description": kString, "variables": kObject}
 	variableFields = map[string]kind{"enum": kList, "default": kString, "description": kString}
 	pathItemFields = map[string]kind{"$ref": kString, "summary": kString, "description": kString,
 		"get": kObject, "put": kObject, "post": kObject, "delete": kObject, "options": kObject,
@@ -30,16 +44,28 @@ var (
 		"explode": kBool, "allowReserved": kBool, "schema": kSchema, "example": kAny,
 		"examples": kObject, "content": kObject}
 	requestBodyFields = map[string]kind{"description": kString, "content": kObject, "required": kBool}
-	responseFields    = map[string]kind{"description": kString, "headers": kObject, "content": kObject, "links": kObject}
-	mediaTypeFields   = map[string]kind{"schema": kSchema, "example": kAny, "examples": kObject, "encoding": kObject}
-	componentsFields  = map[string]kind{"schemas": kObject, "responses": kObject, "parameters": kObject,
+	responseFields = map[string]kind{"description": kString, "headers": kObject, "content": kObject, "links": kObject}
+	mediaTypeFields = map[string]kind{"schema": kSchema, "example": kAny, "examples": kObject, "encoding": kObject}
+	componentsFields = map[string]kind{"schemas": kObject, "responses": kObject, "parameters": kObject,
 		"examples": kObject, "requestBodies": kObject, "headers": kObject, "securitySchemes": kObject,
 		"links": kObject, "callbacks": kObject}
 	components31 = map[string]kind{"pathItems": kObject}
-)
+}
 
-// componentNameRE is a component's name.
-var componentNameRE = regexp.MustCompile(`^[a-zA-Z0-9._-]+$`)
+// componentName says whether s may name a component: letters, digits,
+// '.', '-' and '_'.
+func componentName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
 
 // methods are the operations of a path item, in their order.
 var methods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
@@ -78,10 +104,10 @@ func (p *parser) document(root *yaml.Node) *Document {
 	if version.v == nil || version.null {
 		p.fail(n, "openapi", "the document does not say its OpenAPI version: add it, like openapi: 3.0.3")
 	}
-	if version.v.Kind != yaml.ScalarNode || version.v.Tag != "!!str" && !versionRE.MatchString(version.v.Value) {
+	if version.v.Kind != yaml.ScalarNode || version.v.Tag != "!!str" && !readableVersion(version.v.Value) {
 		p.fail(version.v, "openapi", "must be a string, like \"3.0.3\", not %s", describe(version.v))
 	}
-	if v := version.v.Value; !versionRE.MatchString(v) {
+	if v := version.v.Value; !readableVersion(v) {
 		if v == "3.0" || v == "3.1" {
 			p.fail(version.v, "openapi", "the version is major.minor.patch: write it in full, like \"%s.0\"", v)
 		}
@@ -200,7 +226,7 @@ func (p *parser) components(n *yaml.Node, path string) {
 			continue // an extension, or null
 		}
 		for _, c := range p.pairs(f.v, join(path, f.key)) {
-			if !componentNameRE.MatchString(c.key) {
+			if !componentName(c.key) {
 				p.fail(c.kn, join(join(path, f.key), c.key), "%s is not a component name: a name holds only letters, digits, '.', '-' and '_'", quoteShort(c.key))
 			}
 		}

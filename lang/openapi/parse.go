@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -50,12 +49,28 @@ const (
 	maxRefHops = 64
 )
 
-// versionRE is an OpenAPI version Parse reads.
-var versionRE = regexp.MustCompile(`^3\.[01]\.[0-9]+$`)
+// readableVersion says whether v is an OpenAPI version Parse reads:
+// 3.0.N or 3.1.N.
+func readableVersion(v string) bool {
+	patch, ok := strings.CutPrefix(v, "3.0.")
+	if !ok {
+		patch, ok = strings.CutPrefix(v, "3.1.")
+	}
+	if !ok || patch == "" {
+		return false
+	}
+	for i := 0; i < len(patch); i++ {
+		if patch[i] < '0' || patch[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // Parse reads an OpenAPI 3.0.x or 3.1.x document, JSON or YAML. The error,
 // when there is one, is an *Error.
 func Parse(src []byte) (doc *Document, err error) {
+	fieldsOnce.Do(loadFields)
 	root, err := readNodes(src)
 	if err != nil {
 		return nil, err

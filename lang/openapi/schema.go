@@ -13,7 +13,11 @@ import (
 // The keywords of a schema: OpenAPI 3.0's schema object, and what 3.1's
 // JSON Schema 2020-12 adds. A 3.1 schema may also hold keywords neither
 // lists (JSON Schema ignores them).
-var (
+// loadFields fills them, with the other field tables.
+var schemaFields, schema31, schemaFields31 map[string]kind
+
+// loadSchemaFields fills the schema keyword tables.
+func loadSchemaFields() {
 	schemaFields = map[string]kind{"title": kString, "multipleOf": kNumber, "maximum": kNumber,
 		"exclusiveMaximum": kBool, "minimum": kNumber, "exclusiveMinimum": kBool, "maxLength": kCount,
 		"minLength": kCount, "pattern": kString, "maxItems": kCount, "minItems": kCount,
@@ -34,7 +38,7 @@ var (
 		// 3.1 bounds are numbers; 3.0's are booleans beside minimum and maximum.
 		"exclusiveMaximum": kNumber, "exclusiveMinimum": kNumber}
 	schemaFields31 = merge(schemaFields, schema31)
-)
+}
 
 // typeNames are the type names of a schema (and "null", in 3.1).
 var typeNames = []string{"array", "boolean", "integer", "number", "object", "string"}
