@@ -3,6 +3,7 @@ package schedule
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -213,15 +214,21 @@ func (s *Spec) parseCron(text string) error {
 		return &Error{Attr: AttrCron, Message: msg}
 	}
 	// Each field alone, the others "*": the one robfig/cron refuses is
-	// named in the error.
+	// named in the error. An empty item of a list ("1,,5", ",") is refused
+	// first: robfig/cron skips it, and a field of nothing but commas would
+	// hold no value at all, a spec that never fires.
 	for i, f := range fields {
+		off := offsets[i]
+		if expr != text {
+			off = 0 // a descriptor's fields are not in the text
+		}
+		if slices.Contains(strings.Split(f, ","), "") {
+			return &Error{Attr: AttrCron, Field: i + 1, Offset: off,
+				Message: fmt.Sprintf("%q has an empty item in its list; write one value or range between each two commas, like 1,15,30 (%s is %s)", f, FieldNames[i], fieldRanges[i])}
+		}
 		probe := []string{"*", "*", "*", "*", "*"}
 		probe[i] = f
 		if _, err := parser().Parse(strings.Join(probe, " ")); err != nil {
-			off := offsets[i]
-			if expr != text {
-				off = 0 // a descriptor's fields are not in the text
-			}
 			return &Error{Attr: AttrCron, Field: i + 1, Offset: off,
 				Message: fmt.Sprintf("%q: %v (%s is %s)", f, err, FieldNames[i], fieldRanges[i])}
 		}
