@@ -54,6 +54,10 @@ func (c *compiler) checkURL(v *graph.Value, n *dataNode) {
 				return
 			}
 			raw = raw || expr.RawURLExpr(pt.Expr.CEL)
+			if t := pt.Expr.Type; t != nil && (t.Kind == graph.KindList || t.Kind == graph.KindMap || t.Kind == graph.KindObject) && expr.InHost(v.Template, i) {
+				bad("The value of {{ %s }} is a %s, whose text is JSON, and it would be placed in the url's host, which cannot hold it: the request could never be made. Use the field or element of it that holds the host, like {{ %s.host }}.", pt.Expr.CEL, t.Kind, pt.Expr.CEL)
+				return
+			}
 		}
 		if raw {
 			return // a url.raw value may change the rest

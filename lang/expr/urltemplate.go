@@ -32,6 +32,13 @@ func URLPieces(t *graph.Template, text func(i int) (string, error)) ([]URLPiece,
 	return pieces, nil
 }
 
+// InHost reports whether the i-th part of t, an expression after some
+// text, lands in the url's host or port, where its text is placed as it
+// is: decided, as BuildURL decides it, by the template's text alone.
+func InHost(t *graph.Template, i int) bool {
+	return LayoutOf(URLPrefix(t.Parts)).partAt(len(URLPrefix(t.Parts[:i]))) == partHost
+}
+
 // URLPrefix is the literal text of parts (which hold no raw value).
 func URLPrefix(parts []graph.TemplatePart) string {
 	var b strings.Builder

@@ -42,6 +42,14 @@ workflow "http_url" {
     http { url = "ftp://example.com/{{ input.h }}" } # ERROR: Invalid url
   }
 
+  step "map_in_host" {
+    http { url = "https://{{ input }}/x" } # ERROR: Invalid url
+  }
+
+  step "list_in_port" {
+    http { url = "https://example.com:{{ [input.h] }}/x" } # ERROR: Invalid url
+  }
+
   step "query_not_text" {
     http {
       url   = "https://example.com/x"
