@@ -28,11 +28,6 @@ workflow "http_url" {
     http { url = "https://api.example.com/{{ url.raw(input.id) }}/{{ url.pathEscape(input.id) }}?{{ url.raw('a=' + url.queryEscape(input.id)) }}" }
   }
 
-  # A list or map is placed as its JSON text, escaped, where it may stand.
-  step "object_in_path_and_query" {
-    http { url = "https://api.example.com/{{ input }}?ids={{ [input.id] }}" }
-  }
-
   step "whole" {
     http { url = "{{ secrets.hook }}" }
   }
