@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"strconv"
 	"strings"
@@ -47,12 +48,8 @@ var typeNames = []string{"array", "boolean", "integer", "number", "object", "str
 // have a field).
 func merge(a, b map[string]kind) map[string]kind {
 	out := make(map[string]kind, len(a)+len(b))
-	for k, v := range a {
-		out[k] = v
-	}
-	for k, v := range b {
-		out[k] = v
-	}
+	maps.Copy(out, a)
+	maps.Copy(out, b)
 	return out
 }
 
