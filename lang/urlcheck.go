@@ -55,7 +55,7 @@ func (c *compiler) checkURL(v *graph.Value, n *dataNode) {
 			}
 			raw = raw || expr.RawURLExpr(pt.Expr.CEL)
 			if t := pt.Expr.Type; t != nil && (t.Kind == graph.KindList || t.Kind == graph.KindMap || t.Kind == graph.KindObject) && expr.InHost(v.Template, i) {
-				bad("The value of {{ %s }} is a %s, whose text is JSON, and it would be placed in the url's host, which cannot hold it: the request could never be made. Use the field or element of it that holds the host, like {{ %s.host }}.", pt.Expr.CEL, t.Kind, pt.Expr.CEL)
+				bad("The value of {{ %s }} is %s, whose text is JSON, and it would be placed in the url's host, which cannot hold it: the request could never be made. Use the field or element of it that holds the host, like {{ %s.host }}.", pt.Expr.CEL, map[graph.TypeKind]string{graph.KindList: "a list", graph.KindMap: "a map", graph.KindObject: "an object"}[t.Kind], pt.Expr.CEL)
 				return
 			}
 		}
