@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -36,9 +37,7 @@ func TestPostgresOutage(t *testing.T) {
 	pg := func(verb string) string {
 		t.Helper()
 		cmd := exec.Command(filepath.Join(root, "scripts", "pg"), verb, "--durable")
-		// A port of its own per process: two suites at once must not take
-		// each other's port while one server is down.
-		cmd.Env = append(os.Environ(), "FLOWRUN_PG_DIR="+pgDir, fmt.Sprintf("FLOWRUN_PG_PORT=%d", 56200+os.Getpid()%700))
+		cmd.Env = append(os.Environ(), "FLOWRUN_PG_DIR="+pgDir, fmt.Sprintf("FLOWRUN_PG_PORT=%d", outagePort()))
 		out, err := cmd.Output()
 		if err != nil {
 			var stderr []byte
@@ -112,6 +111,27 @@ func TestPostgresOutage(t *testing.T) {
 	if !strings.Contains(log, "level=INFO msg=\"the store answers again after failing for") {
 		t.Errorf("no INFO line when the store answered again; stderr:\n%s", log)
 	}
+}
+
+// outagePort is the port of the server the test crashes. The port must be
+// free again when the server comes back on it, so it lies below the
+// kernel's ephemeral range, where no outgoing connection's local end can
+// take it while the server is down (CI once failed that way), and it is
+// one of its own per process, so two suites at once cannot take each
+// other's port either.
+func outagePort() int {
+	low := 32768 // Linux's default start of the ephemeral range
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil {
+				low = n
+			}
+		}
+	}
+	if low < 2048 {
+		low = 2048 // an odd range; the revive then retries a taken port
+	}
+	return low - 1000 + os.Getpid()%700
 }
 
 // outageWorkflow's gate step marks that it started, then waits for the
