@@ -138,29 +138,9 @@ var copyBufs = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b 
 // a status outside expect (default 2xx) is an error of kind "http" whose
 // output is the response.
 func runHTTP(ctx context.Context, client *http.Client, c *httpCall, limit int64) (any, *stepError) {
-	var body io.Reader
-	if c.hasBody {
-		body = bytes.NewReader(c.body)
-	}
-	req, err := http.NewRequestWithContext(ctx, c.method, c.url, body)
+	req, err := c.request(ctx)
 	if err != nil {
 		return nil, &stepError{Kind: "http", Message: "the request could not be built: " + c.buildError(err)}
-	}
-	for k, v := range c.headers {
-		req.Header.Set(k, v)
-	}
-	if c.hasBody && req.Header.Get("Content-Type") == "" {
-		if c.isJSON {
-			req.Header.Set("Content-Type", "application/json")
-		} else {
-			req.Header.Set("Content-Type", "text/plain; charset=utf-8")
-		}
-	}
-	if req.Header.Get("Idempotency-Key") == "" && c.idem != "" {
-		req.Header.Set("Idempotency-Key", c.idem)
-	}
-	if req.Header.Get("Traceparent") == "" && c.traceparent != "" {
-		req.Header.Set("Traceparent", c.traceparent)
 	}
 	cl := *client // the engine's client, with this request's redirect policy
 	cl.CheckRedirect = c.checkRedirect
@@ -216,6 +196,53 @@ func runHTTP(ctx context.Context, client *http.Client, c *httpCall, limit int64)
 		return nil, &stepError{Kind: "http", Status: &st, Message: fmt.Sprintf("%s %s returned status %d, expected %s", c.method, c.shownURL(), st, want), Output: out}
 	}
 	return out, nil
+}
+
+// request builds the request c sends: its method, URL and body, the
+// step's headers, and the Content-Type, Idempotency-Key and traceparent
+// the engine adds where the step sets none.
+func (c *httpCall) request(ctx context.Context) (*http.Request, error) {
+	var body io.Reader
+	if c.hasBody {
+		body = bytes.NewReader(c.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, c.method, c.url, body)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range c.headers {
+		req.Header.Set(k, v)
+	}
+	if c.hasBody && req.Header.Get("Content-Type") == "" {
+		if c.isJSON {
+			req.Header.Set("Content-Type", "application/json")
+		} else {
+			req.Header.Set("Content-Type", "text/plain; charset=utf-8")
+		}
+	}
+	if req.Header.Get("Idempotency-Key") == "" && c.idem != "" {
+		req.Header.Set("Idempotency-Key", c.idem)
+	}
+	if req.Header.Get("Traceparent") == "" && c.traceparent != "" {
+		req.Header.Set("Traceparent", c.traceparent)
+	}
+	return req, nil
+}
+
+// sentParts are the parts of an http step's output known before the
+// request is made: request (as sent would show it) and, for an emit
+// step, event. A mocked attempt's output takes them from here
+// (MockCall.Sent); nil when the request cannot be built.
+func (c *httpCall) sentParts() map[string]any {
+	req, err := c.request(context.Background())
+	if err != nil {
+		return nil
+	}
+	parts := map[string]any{"request": c.sent(req)}
+	if c.event != nil {
+		parts["event"] = c.event
+	}
+	return parts
 }
 
 // sent is the request part of the output (language.md §5): the method,

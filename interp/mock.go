@@ -47,6 +47,12 @@ type MockCall struct {
 	// Mock that makes calls wait for their turn (flowrun test orders them)
 	// answers a stopped one at once. Nil for the other kinds.
 	Context context.Context
+	// Sent, for an http attempt, holds the parts of its output known
+	// before the request is made, as a real attempt's output would give
+	// them: request (method, URL and headers, redacted) and, for an emit
+	// step, event. A mock's output that leaves a part out takes it from
+	// here. Nil for the other kinds, and when the request cannot be built.
+	Sent map[string]any
 }
 
 // MockResult is what a mocked action gives: an output, or an error with,
@@ -106,6 +112,9 @@ func (f *flight) mockFlight(e *Engine) (flightResult, bool) {
 	c := MockCall{RunID: f.runID, Workflow: f.workflow, StepKey: f.u.key, Kind: kind, Attempt: f.attempt, Alert: f.alert, Context: f.ctx}
 	if f.u.s != nil {
 		c.Step = f.u.s.Name
+	}
+	if f.http != nil {
+		c.Sent = f.http.sentParts()
 	}
 	out, se, ok := e.mock(c)
 	if !ok {

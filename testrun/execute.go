@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
 	"sort"
@@ -232,7 +233,7 @@ func (s *session) mock(x *execution, inc int, c interp.MockCall) (interp.MockRes
 	if st != nil {
 		ty = graph.StepOutput(st)
 	}
-	out := jsonLike(testfile.Fill(r.Output, ty))
+	out := jsonLike(testfile.Fill(withSent(r.Output, c.Sent), ty))
 	if r.Error == nil {
 		return interp.MockResult{Output: out}, true
 	}
@@ -249,6 +250,30 @@ func (s *session) mock(x *execution, inc int, c interp.MockCall) (interp.MockRes
 		out = nil
 	}
 	return interp.MockResult{Output: out, Error: me}, true
+}
+
+// withSent gives a mocked http attempt's output the parts the engine knew
+// before the request (its request, an emit step's event) that the mock
+// leaves out, as a real attempt's output would have them. The mock's own
+// output is not changed: it serves every call.
+func withSent(output any, sent map[string]any) any {
+	if len(sent) == 0 {
+		return output
+	}
+	m, ok := output.(map[string]any)
+	if output == nil {
+		m, ok = map[string]any{}, true
+	}
+	if !ok {
+		return output
+	}
+	out := maps.Clone(m)
+	for k, v := range sent {
+		if _, given := out[k]; !given {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // execute runs the test once, uninterrupted. With crash it also records
