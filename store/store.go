@@ -232,7 +232,8 @@ type RunSummary struct {
 	// StepsTotal is the number of top-level steps of the run's graph (for a
 	// version stored before it was recorded: of the steps started so
 	// far); StepsDone those of them that settled (foreach items and until
-	// iterations are counted in their step).
+	// iterations are counted in their step). Neither counts the engine's
+	// own rows (GraphStep).
 	StepsTotal int `json:"steps_total"`
 	StepsDone  int `json:"steps_done"`
 }
@@ -262,6 +263,13 @@ type Step struct {
 	// the child run id), JSON.
 	State json.RawMessage `json:"state"`
 }
+
+// GraphStep reports whether a step row's name is a step of the run's
+// graph. The engine keeps rows of its own beside them, named with a "~"
+// that no step name can hold: a saga's controller ("~compensate") and
+// each compensation ("NAME~compensate", semantics.md §14). Those rows are
+// the run's as much as any, but a count of its steps leaves them out.
+func GraphStep(name string) bool { return !strings.Contains(name, "~") }
 
 // StepHead is a step key without its output, error and private state:
 // what a rebuild reads of every key to find the few it must read whole.

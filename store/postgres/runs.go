@@ -412,6 +412,7 @@ func runListSQL(p store.RunListParams, beforeCreated int64) (string, []any) {
 		SELECT count(*) AS total,
 			count(*) FILTER (WHERE s.status IN ('completed', 'failed', 'skipped', 'canceled')) AS done
 		FROM steps s WHERE s.run_id = page.id AND s.idx = -1 AND s.iter = -1
+			AND strpos(s.step, '~') = 0 -- store.GraphStep
 	) counts
 	ORDER BY page.created_at DESC, page.id DESC`
 	return q, args

@@ -446,6 +446,7 @@ func (s *Store) RunList(ctx context.Context, p store.RunListParams) ([]store.Run
 		SELECT run_id, count(*) AS total,
 			sum(status IN ('completed', 'failed', 'skipped', 'canceled')) AS done
 		FROM steps WHERE run_id IN (SELECT id FROM page) AND idx = -1 AND iter = -1
+			AND instr(step, '~') = 0 -- store.GraphStep
 		GROUP BY run_id
 	)
 	SELECT page.id, page.workflow, page.version, page.key, page.status, page.created_at, page.finished_at,

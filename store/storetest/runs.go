@@ -189,6 +189,9 @@ func testRunList(t *testing.T, newStore func(t *testing.T) store.Store) {
 				{Key: "c[0]", Step: "c", Index: 0, Iteration: -1, Status: store.StepCompleted},
 				{Key: "c[1]", Step: "c", Index: 1, Iteration: -1, Status: store.StepRunning},
 				{Key: "d#0", Step: "d", Index: -1, Iteration: 0, Status: store.StepCompleted},
+				// A saga's rows (store.GraphStep) are not steps of the graph.
+				{Key: "~compensate", Step: "~compensate", Index: -1, Iteration: -1, Status: store.StepCompleted},
+				{Key: "a~compensate", Step: "a~compensate", Index: -1, Iteration: -1, Status: store.StepCompleted},
 			}})
 
 		list := func(p store.RunListParams) []string {

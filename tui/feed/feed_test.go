@@ -100,3 +100,52 @@ func TestLastEventIDBeyondFirstProbe(t *testing.T) {
 		t.Fatalf("LastEventID %d, %v; want %d", got, err, all[len(all)-1].ID)
 	}
 }
+
+// TestSagaRowsAreNotSteps: a run that failed and compensated counts the
+// steps of its graph only, not the saga's controller and compensation
+// rows (store.GraphStep).
+func TestSagaRowsAreNotSteps(t *testing.T) {
+	ctx := context.Background()
+	b := fixture.New(t)
+	b.StoreHCL(t, `workflow "saga" {
+  version = "1.0.0"
+  step "reserve" {
+    set { ok = true }
+    compensate {
+      exec { command = ["true"] }
+    }
+  }
+  step "charge" {
+    depends_on = [step.reserve]
+    exec { command = ["false"] }
+  }
+  step "ship" {
+    depends_on = [step.charge]
+    set { ok = true }
+  }
+}`)
+	src := feed.Local(b.Engine, "")
+	before, err := src.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := b.Drive(t, b.Start(t, "saga", nil).ID)
+	if r.Status != store.RunFailed {
+		t.Fatalf("run %s, want failed", r.Status)
+	}
+	// The run as a load lists it (the store's count) and as a poll
+	// re-reads it (the feed's own count from its step rows).
+	snap, err := src.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := src.Poll(ctx, before.Cursor, feed.Watch{})
+	if err != nil || len(ch.Runs) != 1 {
+		t.Fatalf("poll: %+v, %v", ch, err)
+	}
+	for how, got := range map[string]feed.RunRow{"load": snap.Runs[0], "poll": ch.Runs[0]} {
+		if got.StepsTotal != 3 || got.StepsDone != 2 {
+			t.Errorf("%s: steps %d/%d, want 2/3 (reserve and charge settled; ship never ran; the saga's rows are not steps)", how, got.StepsDone, got.StepsTotal)
+		}
+	}
+}

@@ -197,8 +197,8 @@ func makeRow(r store.Run, steps []store.Step, graphSteps int) RunRow {
 	row := RunRow{RunSummary: store.RunSummary{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Key: r.Key,
 		Status: r.Status, CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt}, WaitReason: r.WaitReason, Error: ErrorText(r.Error)}
 	for _, st := range steps {
-		if st.Index >= 0 || st.Iteration >= 0 {
-			continue // items and iterations are counted in their step
+		if st.Index >= 0 || st.Iteration >= 0 || !store.GraphStep(st.Step) {
+			continue // items and iterations are counted in their step; the engine's rows are not steps
 		}
 		row.StepsTotal++
 		if st.Status.Terminal() {

@@ -291,12 +291,16 @@ func (m Model) View() string {
 		if s.Index >= 0 || s.Iteration >= 0 {
 			continue
 		}
-		total++
-		switch s.Status {
-		case store.StepCompleted, store.StepSkipped:
-			done++
-		case store.StepFailed, store.StepCanceled:
-			failed++
+		// A saga's rows are shown while they run (the controller says
+		// what it compensates), but they are not steps of the graph.
+		if store.GraphStep(s.Step) {
+			total++
+			switch s.Status {
+			case store.StepCompleted, store.StepSkipped:
+				done++
+			case store.StepFailed, store.StepCanceled:
+				failed++
+			}
 		}
 		if s.Status != store.StepRunning && s.Status != store.StepWaiting {
 			continue

@@ -218,8 +218,10 @@ func TestFailedRunBarNotFull(t *testing.T) {
 		return store.Step{Key: name, Step: name, Index: -1, Iteration: -1, Status: st, StartedAt: fixture.T0}
 	}
 	m := Model{disp: disp, runID: "RUN1", d: &feed.RunDetail{
-		Run:   store.Run{ID: "RUN1", Workflow: "w", Status: store.RunFailed, StartedAt: fixture.T0},
-		Steps: []store.Step{step("a", store.StepCompleted), step("b", store.StepFailed), step("c", store.StepCanceled)},
+		Run: store.Run{ID: "RUN1", Workflow: "w", Status: store.RunFailed, StartedAt: fixture.T0},
+		Steps: []store.Step{step("a", store.StepCompleted), step("b", store.StepFailed), step("c", store.StepCanceled),
+			// A saga's rows are not steps of the graph (store.GraphStep).
+			step("~compensate", store.StepCompleted), step("a~compensate", store.StepFailed)},
 		Bound: "1.0.0"}}
 	v := m.View()
 	if !strings.Contains(v, " 1/3 steps, 2 failed or canceled") {
