@@ -152,6 +152,7 @@ func compileWorkflowWith(w *workflowDecl, decodeDiags hcl.Diagnostics, children 
 		return nil, c.diags
 	}
 	graph.Seal(c.g)
+	c.warnAttemptCap()
 	if err := graph.ValidateGraph(c.g); err != nil {
 		c.diags = append(c.diags, errAt(w.NameRange, "Internal compiler error",
 			"The compiled graph of this workflow is not valid (%v). This is a bug in flowrun; please report it with this file.", err))

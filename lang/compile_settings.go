@@ -92,3 +92,63 @@ func (c *compiler) checkLimits(sd *stepDecl, st *graph.Step) {
 			"max_delay (%dms) is shorter than backoff (%dms), so it would cap even the first delay: make max_delay at least the backoff.", r.MaxDelayMS, r.BackoffMS)
 	}
 }
+
+// warnAttemptCap warns when every run that completes must start more step
+// keys than limits.attempts allows (semantics §14: each start of a step
+// key, whatever its action, uses one attempt). It counts the steps that
+// start in every completed run: those without a when, that no switch or
+// catch chooses, whose dependencies are all such steps; a foreach step
+// counts none (its list may be empty). So it never warns about a
+// workflow that could complete, and a run of one it warns about fails
+// with attempt_cap, however its branches go.
+func (c *compiler) warnAttemptCap() {
+	chosen := map[string]bool{}
+	for _, s := range c.g.Steps {
+		if sw := s.Action.Switch; sw != nil {
+			for _, cs := range sw.Cases {
+				for _, t := range cs.Next {
+					chosen[t] = true
+				}
+			}
+			for _, t := range sw.Default {
+				chosen[t] = true
+			}
+		}
+		for _, ct := range s.Catch {
+			for _, t := range ct.Next {
+				chosen[t] = true
+			}
+		}
+	}
+	always := make(map[string]bool, len(c.g.Steps))
+	n := 0
+	for _, s := range c.g.Steps { // in dependency order
+		if s.When != nil || chosen[s.Name] || !allOf(s.Needs, always) {
+			continue
+		}
+		always[s.Name] = true
+		if s.Foreach == nil {
+			n++
+		}
+	}
+	if l := c.g.Limits.Attempts; n > l {
+		at, written := c.w.Sources.find("limits.attempts", kindAttr)
+		if !written {
+			at = c.w.NameRange
+		}
+		d := errAt(at, "Workflow exceeds limits.attempts",
+			"Every run of this workflow that completes starts at least %d steps, and a run may use %d step attempts (limits.attempts), one per step started: a run would fail with attempt_cap before its end. Raise attempts in the limits block (at most 1000000).", n, l)
+		d.Severity = hcl.DiagWarning
+		c.diags = append(c.diags, d)
+	}
+}
+
+// allOf reports whether set holds every name.
+func allOf(names []string, set map[string]bool) bool {
+	for _, n := range names {
+		if !set[n] {
+			return false
+		}
+	}
+	return true
+}
