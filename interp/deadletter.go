@@ -183,7 +183,7 @@ func (e *Engine) sleepCtx(ctx context.Context, d time.Duration) bool {
 func (e *Engine) openLetter(ctx context.Context, id int64) (store.DeadLetter, error) {
 	d, err := e.st.DeadLetterGet(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return d, fmt.Errorf("no dead letter has id %d; list them with flowrun dlq list: %w", id, store.ErrNotFound)
+		return d, fmt.Errorf("no dead letter has id %d: %w", id, store.ErrNotFound)
 	}
 	if err != nil {
 		return d, fmt.Errorf("dead letter %d: %w", id, err)
