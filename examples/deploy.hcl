@@ -7,7 +7,7 @@
 #   flowrun resume deploy@last
 
 workflow "deploy" {
-  version     = "1.0.1"
+  version     = "2.0.0" # 2: the approval signal's data has a type
   description = "Build, test, approve, roll out, health-check."
 
   input "service" { type = string }
@@ -36,11 +36,14 @@ workflow "deploy" {
   }
 
   # A durable wait: the run is parked (no worker held) until the signal.
+  # Its data has a type: a signal with other data is refused when it is
+  # sent, and the steps below read its fields checked at compile time.
   step "approve" {
     depends_on = [step.test]
     wait {
       signal  = "approval"
       timeout = "24h"
+      type    = object({ approved = bool, by = string })
     }
   }
 

@@ -534,6 +534,20 @@ func diffArrow(a, b string) string {
 	return " (" + a + " → " + b + ")"
 }
 
+// diffExprArrow shows how an expression changed: its text, or, when the
+// text is the same, its type (a field it reads changed type).
+func diffExprArrow(o, n *Expr) string {
+	if o != nil && n != nil && o.CEL == n.CEL && o.Type != nil && n.Type != nil {
+		if t := diffArrow(o.Type.String(), n.Type.String()); t != "" {
+			if len(o.CEL) <= 48 {
+				return " (" + o.CEL + ": type " + t[2:]
+			}
+			return " (type " + t[2:]
+		}
+	}
+	return diffArrow(diffCEL(o), diffCEL(n))
+}
+
 func diffCEL(e *Expr) string {
 	if e == nil {
 		return "none"

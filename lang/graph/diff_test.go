@@ -53,6 +53,8 @@ func TestDiffBumpTable(t *testing.T) {
 			`step "label" foreach items changed (['box-1', 'box-2'] → ['box-1']): MAJOR`, BumpMajor},
 		{"until changed", func(t *testing.T, g *Graph) { irFind(t, g, "poll").Until.Cond.CEL = "true" },
 			`step "poll" until changed (steps.poll.output.json.state == 'done' → true): MAJOR`, BumpMajor},
+		{"until's type changed, its text not", func(t *testing.T, g *Graph) { irFind(t, g, "poll").Until.Cond.Type = TypeAny },
+			`step "poll" until changed (steps.poll.output.json.state == 'done': type bool → any): MAJOR`, BumpMajor},
 		{"on_error changed", func(t *testing.T, g *Graph) { irFind(t, g, "poll").OnError = "continue" },
 			`step "poll" on_error changed (fail → continue): MAJOR`, BumpMajor},
 		{"output removed", func(t *testing.T, g *Graph) { g.Outputs = nil }, `output "tracking" removed: MAJOR`, BumpMajor},

@@ -2011,7 +2011,7 @@ func (d *differ) graphFields(path string, o, n *Graph) {
 	d.inputs(path, o.Inputs, n.Inputs)
 	d.secrets(path, o.Secrets, n.Secrets)
 	if !diffSame(o.Key, n.Key) {
-		d.add(path, BumpMinor, "key changed%s", diffArrow(diffCEL(o.Key), diffCEL(n.Key)))
+		d.add(path, BumpMinor, "key changed%s", diffExprArrow(o.Key, n.Key))
 	}
 	if o.DeadlineMS != n.DeadlineMS {
 		d.add(path, BumpPatch, "deadline changed (%s → %s)", diffMS(o.DeadlineMS), diffMS(n.DeadlineMS))
@@ -2049,7 +2049,7 @@ func (d *differ) secretFields(path string, o, n *Secret) {
 func concurrencyParts(o, n *Concurrency) []string {
 	var parts []string
 	if !diffSame(o.Key, n.Key) {
-		parts = append(parts, "key"+diffArrow(diffCEL(o.Key), diffCEL(n.Key)))
+		parts = append(parts, "key"+diffExprArrow(o.Key, n.Key))
 	}
 	if o.Limit != n.Limit {
 		parts = append(parts, fmt.Sprintf("limit %v → %v", o.Limit, n.Limit))
@@ -2100,7 +2100,7 @@ func (d *differ) stepFields(path string, o, n *Step, c *stepDiff) {
 		d.add(path, BumpMajor, "join changed (%v → %v)", o.Join, n.Join)
 	}
 	if !diffSame(o.When, n.When) {
-		d.add(path, BumpMajor, "when changed%s", diffArrow(diffCEL(o.When), diffCEL(n.When)))
+		d.add(path, BumpMajor, "when changed%s", diffExprArrow(o.When, n.When))
 	}
 	d.action(path, &o.Action, &n.Action)
 	if o.TimeoutMS != n.TimeoutMS {
@@ -2143,7 +2143,7 @@ func retryParts(o, n *Retry) []string {
 		parts = append(parts, "jitter "+diffMS(o.JitterMS)+" → "+diffMS(n.JitterMS))
 	}
 	if !diffSame(o.When, n.When) {
-		parts = append(parts, "when"+diffArrow(diffCEL(o.When), diffCEL(n.When)))
+		parts = append(parts, "when"+diffExprArrow(o.When, n.When))
 	}
 	return parts
 }
@@ -2151,7 +2151,7 @@ func retryParts(o, n *Retry) []string {
 // foreachFields compares the fields of two versions of a Foreach, one change a field.
 func (d *differ) foreachFields(path string, o, n *Foreach) {
 	if !diffSame(o.Items, n.Items) {
-		d.add(path, BumpMajor, "foreach items changed%s", diffArrow(diffCEL(o.Items), diffCEL(n.Items)))
+		d.add(path, BumpMajor, "foreach items changed%s", diffExprArrow(o.Items, n.Items))
 	}
 	if o.Concurrency != n.Concurrency {
 		d.add(path, BumpMinor, "foreach concurrency changed (%v → %v)", o.Concurrency, n.Concurrency)
@@ -2164,7 +2164,7 @@ func (d *differ) foreachFields(path string, o, n *Foreach) {
 // untilFields compares the fields of two versions of an Until, one change a field.
 func (d *differ) untilFields(path string, o, n *Until) {
 	if !diffSame(o.Cond, n.Cond) {
-		d.add(path, BumpMajor, "until changed%s", diffArrow(diffCEL(o.Cond), diffCEL(n.Cond)))
+		d.add(path, BumpMajor, "until changed%s", diffExprArrow(o.Cond, n.Cond))
 	}
 	if o.IntervalMS != n.IntervalMS {
 		d.add(path, BumpMinor, "until interval changed (%s → %s)", diffMS(o.IntervalMS), diffMS(n.IntervalMS))

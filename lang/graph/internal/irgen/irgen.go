@@ -852,7 +852,7 @@ func (g *gen) genDiffFields(t *Type) error {
 				if len(parts) != 3 {
 					return bad()
 				}
-				g.p("\tif !diffSame(o.%[1]s, n.%[1]s) {\n\t\td.add(path, %[2]s, %[3]q, diffArrow(diffCEL(o.%[1]s), diffCEL(n.%[1]s)))\n\t}\n", f.Name, bp, label+" changed%s")
+				g.p("\tif !diffSame(o.%[1]s, n.%[1]s) {\n\t\td.add(path, %[2]s, %[3]q, diffExprArrow(o.%[1]s, n.%[1]s))\n\t}\n", f.Name, bp, label+" changed%s")
 			case "same":
 				if len(parts) != 3 {
 					return bad()
@@ -943,7 +943,7 @@ func (g *gen) genDiffParts(t *Type) error {
 			if len(parts) != 2 {
 				return bad()
 			}
-			g.p("\tif !diffSame(o.%[1]s, n.%[1]s) {\n\t\tparts = append(parts, %[2]q+diffArrow(diffCEL(o.%[1]s), diffCEL(n.%[1]s)))\n\t}\n", f.Name, parts[1])
+			g.p("\tif !diffSame(o.%[1]s, n.%[1]s) {\n\t\tparts = append(parts, %[2]q+diffExprArrow(o.%[1]s, n.%[1]s))\n\t}\n", f.Name, parts[1])
 		case "celtext":
 			if len(parts) != 2 {
 				return bad()
