@@ -179,7 +179,7 @@ func writeHumanView(w io.Writer, v *interp.RunView, items itemsView, now time.Ti
 			detail = strings.TrimSpace(fmt.Sprintf("%s %s", plural(s.Iterations, "iteration", "iterations"), detail))
 		}
 		row(tw, name, string(s.Status), fmt.Sprint(s.Attempts), spanText(s.StartedAt, s.FinishedAt), strings.TrimSpace(detail))
-		items.rows(tw, name, s)
+		items.rows(tw, v.RunID, name, s)
 	}
 	return tw.Flush()
 }
@@ -317,7 +317,7 @@ const maxFoldedFailures = 10
 
 // rows writes the item rows of step under its row: a page of them with
 // --items, else their totals by status and the first failed ones.
-func (iv itemsView) rows(tw *table, step string, s *interp.StepView) {
+func (iv itemsView) rows(tw *table, runID, step string, s *interp.StepView) {
 	if iv.all {
 		its := s.Items
 		if len(its) == 0 {
@@ -328,7 +328,7 @@ func (iv itemsView) rows(tw *table, step string, s *interp.StepView) {
 			row(tw, fmt.Sprintf("  [%d]", it.Index), string(it.Status), fmt.Sprint(it.Attempts), "", errorText(it.Error))
 		}
 		if end < len(its) {
-			row(tw, "  …", "", "", "", fmt.Sprintf("%d more items: --items --from %d", len(its)-end, end))
+			row(tw, "  …", "", "", "", fmt.Sprintf("%d more items: flowrun show %s --items --from %d", len(its)-end, runID, end))
 		}
 		return
 	}
@@ -347,7 +347,7 @@ func (iv itemsView) rows(tw *table, step string, s *interp.StepView) {
 	for i, st := range order {
 		parts[i] = fmt.Sprintf("%d %s", fold.Counts[store.StepStatus(st)], st)
 	}
-	row(tw, "  items", "", "", "", fmt.Sprintf("%d: %s (all of them: flowrun show RUN --items)", fold.Total(), strings.Join(parts, ", ")))
+	row(tw, "  items", "", "", "", fmt.Sprintf("%d: %s (all of them: flowrun show %s --items)", fold.Total(), strings.Join(parts, ", "), runID))
 	for _, it := range fold.Failed {
 		row(tw, fmt.Sprintf("  [%d]", it.Index), string(it.Status), fmt.Sprint(it.Attempts), "", errorText(it.Error))
 	}
