@@ -399,6 +399,9 @@ func runListSQL(p store.RunListParams, beforeCreated int64) (string, []any) {
 	// or scan the page once for every step (TestRunListPlanWithoutStatistics).
 	// runs_workflow_status_created (0014) answers a filter by both workflow
 	// and status in the listing's order.
+	// The engine's own rows (store.GraphStep) are counted apart, from the
+	// partial index steps_saga that holds only those (migration 0017), and
+	// subtracted: a string test on every step row would read each row.
 	// (SQLite: sum(status IN (...)) counts the finished steps; Postgres
 	// has no boolean sum and counts with FILTER.)
 	q := `SELECT page.id, page.workflow, page.version, page.key, page.status, page.created_at, page.finished_at,
@@ -409,10 +412,12 @@ func runListSQL(p store.RunListParams, beforeCreated int64) (string, []any) {
 		SELECT id, workflow, version, key, status, created_at, finished_at FROM runs ` + cond + `
 		ORDER BY created_at DESC, id DESC LIMIT ` + arg(limit) + `::bigint
 	) page CROSS JOIN LATERAL (
-		SELECT count(*) AS total,
-			count(*) FILTER (WHERE s.status IN ('completed', 'failed', 'skipped', 'canceled')) AS done
+		SELECT count(*) - (SELECT count(*) FROM steps g
+				WHERE g.run_id = page.id AND g.idx = -1 AND g.iter = -1 AND strpos(g.step, '~') > 0) AS total,
+			count(*) FILTER (WHERE s.status IN ('completed', 'failed', 'skipped', 'canceled')) - (SELECT count(*) FROM steps g
+				WHERE g.run_id = page.id AND g.idx = -1 AND g.iter = -1 AND strpos(g.step, '~') > 0
+					AND g.status IN ('completed', 'failed', 'skipped', 'canceled')) AS done
 		FROM steps s WHERE s.run_id = page.id AND s.idx = -1 AND s.iter = -1
-			AND strpos(s.step, '~') = 0 -- store.GraphStep
 	) counts
 	ORDER BY page.created_at DESC, page.id DESC`
 	return q, args

@@ -439,6 +439,10 @@ func (s *Store) RunList(ctx context.Context, p store.RunListParams) ([]store.Run
 	if len(where) > 0 {
 		cond = "WHERE " + strings.Join(where, " AND ")
 	}
+	// A page's step counts are read from steps_top, and the engine's own
+	// rows among them (store.GraphStep) subtracted, read from steps_saga,
+	// which holds only those: a string test on every step row would slow a
+	// page with a long run down (migration 0019).
 	q := `WITH page AS (
 		SELECT id, workflow, version, key, status, created_at, finished_at FROM runs ` + cond + `
 		ORDER BY created_at DESC, id DESC LIMIT ` + arg(limit) + `
@@ -446,15 +450,20 @@ func (s *Store) RunList(ctx context.Context, p store.RunListParams) ([]store.Run
 		SELECT run_id, count(*) AS total,
 			sum(status IN ('completed', 'failed', 'skipped', 'canceled')) AS done
 		FROM steps WHERE run_id IN (SELECT id FROM page) AND idx = -1 AND iter = -1
-			AND instr(step, '~') = 0 -- store.GraphStep
+		GROUP BY run_id
+	), saga AS (
+		SELECT run_id, count(*) AS total,
+			sum(status IN ('completed', 'failed', 'skipped', 'canceled')) AS done
+		FROM steps INDEXED BY steps_saga
+		WHERE run_id IN (SELECT id FROM page) AND idx = -1 AND iter = -1 AND instr(step, '~') > 0
 		GROUP BY run_id
 	)
 	SELECT page.id, page.workflow, page.version, page.key, page.status, page.created_at, page.finished_at,
 		COALESCE((SELECT v.steps FROM workflow_versions v INDEXED BY workflow_versions_steps
 				WHERE v.workflow = page.workflow AND v.version = page.version),
-			counts.total, 0),
-		COALESCE(counts.done, 0)
-	FROM page LEFT JOIN counts ON counts.run_id = page.id
+			counts.total - COALESCE(saga.total, 0), 0),
+		COALESCE(counts.done - COALESCE(saga.done, 0), 0)
+	FROM page LEFT JOIN counts ON counts.run_id = page.id LEFT JOIN saga ON saga.run_id = page.id
 	ORDER BY page.created_at DESC, page.id DESC`
 	out, err := readAll(ctx, s, func(sc sqlrow.Scanner) (store.RunSummary, error) {
 		var r store.RunSummary

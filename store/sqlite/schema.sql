@@ -1,4 +1,4 @@
--- after migration 18
+-- after migration 19
 CREATE TABLE workflow_versions (
     workflow   TEXT    NOT NULL,
     version    TEXT    NOT NULL,
@@ -268,3 +268,4 @@ CREATE TABLE version_sources (
 	stored_at INTEGER NOT NULL,
 	PRIMARY KEY (workflow, hash)
 );
+CREATE INDEX steps_saga ON steps (run_id, status) WHERE idx = -1 AND iter = -1 AND instr(step, '~') > 0;
