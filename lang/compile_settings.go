@@ -102,6 +102,9 @@ func (c *compiler) checkLimits(sd *stepDecl, st *graph.Step) {
 // workflow that could complete, and a run of one it warns about fails
 // with attempt_cap, however its branches go.
 func (c *compiler) warnAttemptCap() {
+	if len(c.g.Steps) <= c.g.Limits.Attempts {
+		return // fewer steps than attempts: nothing to count
+	}
 	chosen := map[string]bool{}
 	for _, s := range c.g.Steps {
 		if sw := s.Action.Switch; sw != nil {
