@@ -176,7 +176,13 @@ func writeHumanView(w io.Writer, v *interp.RunView, items itemsView, now time.Ti
 			}
 		}
 		if s.Iterations > 0 {
-			detail = strings.TrimSpace(fmt.Sprintf("%s %s", plural(s.Iterations, "iteration", "iterations"), detail))
+			// The count, then what the step says (its error, what it
+			// waits for), after a semicolon.
+			n := plural(s.Iterations, "iteration", "iterations")
+			if detail = strings.TrimSpace(detail); detail != "" {
+				n += "; " + detail
+			}
+			detail = n
 		}
 		row(tw, name, string(s.Status), fmt.Sprint(s.Attempts), spanText(s.StartedAt, s.FinishedAt), strings.TrimSpace(detail))
 		items.rows(tw, v.RunID, name, s)
