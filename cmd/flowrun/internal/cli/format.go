@@ -153,14 +153,20 @@ func unwrapPathError(err error) error {
 	return err
 }
 
-// writeFileKeepMode replaces name's content, keeping its permissions, by
-// writing a temporary file next to it and renaming it over the original, so
-// a crash never leaves a half-written workflow.
+// writeFileKeepMode replaces name's content, keeping its permissions, so a
+// crash never leaves a half-written workflow (writeFileAtomic).
 func writeFileKeepMode(name string, data []byte) error {
 	st, err := os.Stat(name)
 	if err != nil {
 		return err
 	}
+	return writeFileAtomic(name, data, st.Mode().Perm())
+}
+
+// writeFileAtomic writes data to name with permissions perm by writing a
+// temporary file next to it and renaming it over name: a reader sees the
+// old content or the whole new one, never an empty or partial file.
+func writeFileAtomic(name string, data []byte, perm os.FileMode) error {
 	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*")
 	if err != nil {
 		return err
@@ -170,7 +176,7 @@ func writeFileKeepMode(name string, data []byte) error {
 		tmp.Close()
 		return err
 	}
-	if err := tmp.Chmod(st.Mode().Perm()); err != nil {
+	if err := tmp.Chmod(perm); err != nil {
 		tmp.Close()
 		return err
 	}

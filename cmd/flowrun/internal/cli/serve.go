@@ -275,7 +275,9 @@ func (e *env) serve(ctx context.Context, c serveConfig) error {
 	go func() { served <- hs.Serve(ln) }() // ends when Shutdown or Close returns
 	addr := ln.Addr().String()
 	if c.addrFile != "" {
-		if err := os.WriteFile(c.addrFile, []byte(addr+"\n"), 0o600); err != nil {
+		// Whole or not there: a script waiting for the file must never
+		// read it empty (serve.txtar once did, under load).
+		if err := writeFileAtomic(c.addrFile, []byte(addr+"\n"), 0o600); err != nil {
 			hs.Close()
 			return usageErrorf("--addr-file %s: %v", c.addrFile, unwrapPathError(err)).hint("Pass --addr-file with a path in a writable directory.")
 		}
