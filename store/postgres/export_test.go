@@ -6,6 +6,17 @@ import "github.com/flowrun/flowrun/store"
 // know that waiters are in place before they send a notification.
 func Waiters(s *Store) int { return s.listener.waiters() }
 
+// ListenDials returns how many times s's listener opened, or tried to open,
+// its connection; no WaitForWork may be in progress.
+func ListenDials(s *Store) int {
+	s.listener.mu.Lock()
+	s.listener.init()
+	s.listener.mu.Unlock()
+	s.listener.sem <- struct{}{}
+	defer func() { <-s.listener.sem }()
+	return s.listener.dials
+}
+
 // ScheduleDueSQL is the due query, for its plan test.
 const ScheduleDueSQL = scheduleDueSQL
 

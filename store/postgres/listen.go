@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -34,8 +35,13 @@ const notifyChannel = "flowrun_runs"
 // nobody waits makes the next call return at once. All callers waiting at
 // the same time return on the same notification. The first call only
 // starts listening (on a connection of its own, outside the pool) and
-// returns nil at once, since work may have arrived before; so does the
-// first call after the listening connection was lost.
+// returns nil as soon as it listens, since work may have arrived before; so
+// does the first call after the listening connection was lost. The
+// connection is opened in the background, at most one attempt at a time:
+// a call that ends (its deadline, a cancel) before it is open leaves the
+// attempt going for the next call, so callers that wait a few milliseconds
+// at a time (a worker while timers are due) still get it open, and never
+// dial the server again and again.
 //
 // Any other error means the listening connection failed (the server went
 // away); the caller should fall back to polling until a later call
@@ -54,6 +60,8 @@ type listener struct {
 	sem    chan struct{}
 	conn   *pgx.Conn // owned by the holder of sem
 	schema string    // the payload that concerns this store
+	dial   *dial     // the attempt to open conn in progress or not yet taken; owned by the holder of sem
+	dials  int       // attempts started, for tests; owned by the holder of sem
 
 	mu      sync.Mutex
 	woke    chan struct{} // closed and replaced at each notification
@@ -116,12 +124,26 @@ func (l *listener) wait(ctx context.Context, addr string) error {
 	defer stop()
 
 	if l.conn == nil {
-		if err := l.listen(ctx); err != nil {
-			if errors.Is(err, context.Canceled) && life.Err() != nil {
+		if l.dial == nil {
+			l.dial = l.startDial(life)
+		}
+		select {
+		case <-l.dial.done:
+		case <-ctx.Done():
+			if life.Err() != nil {
 				return fmt.Errorf("waiting for work on %s: %w", addr, errClosed)
 			}
-			return fmt.Errorf("listening for work on %s: %w", addr, err)
+			return ctx.Err() // the attempt goes on for the next call
 		}
+		d := l.dial
+		l.dial = nil
+		if d.err != nil {
+			if life.Err() != nil {
+				return fmt.Errorf("waiting for work on %s: %w", addr, errClosed)
+			}
+			return fmt.Errorf("listening for work on %s: %w", addr, d.err)
+		}
+		l.conn, l.schema = d.conn, d.schema
 		return nil
 	}
 	for {
@@ -150,26 +172,62 @@ func (l *listener) wait(ctx context.Context, addr string) error {
 	}
 }
 
-// listen opens the listening connection.
-func (l *listener) listen(ctx context.Context) error {
+// dial is one attempt to open the listening connection, made on a
+// goroutine of its own (startDial) and taken by the caller that finds it
+// done.
+type dial struct {
+	done   chan struct{} // closed when the attempt ended; then the fields below are set
+	conn   *pgx.Conn
+	schema string
+	err    error
+}
+
+// startDial starts an attempt to open the listening connection. Its
+// goroutine belongs to the listener: it ends within twice the connect
+// timeout (the connection, then two statements) or when life ends, and
+// close waits for it. No caller's context bounds it, so a caller that
+// stops waiting does not cut it short.
+func (l *listener) startDial(life context.Context) *dial {
+	l.dials++
+	d := &dial{done: make(chan struct{})}
+	go func() {
+		defer close(d.done)
+		ctx, cancel := context.WithTimeout(life, 2*l.connectTimeout())
+		defer cancel()
+		d.conn, d.schema, d.err = l.open(ctx)
+	}()
+	return d
+}
+
+// open opens a connection that listens on notifyChannel and returns it
+// with its schema.
+func (l *listener) open(ctx context.Context) (*pgx.Conn, string, error) {
 	conn, err := pgx.ConnectConfig(ctx, l.cfg)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	var schema *string
 	if err := conn.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
 		conn.Close(context.WithoutCancel(ctx))
-		return err
-	}
-	if schema != nil {
-		l.schema = *schema
+		return nil, "", err
 	}
 	if _, err := conn.Exec(ctx, `LISTEN `+notifyChannel); err != nil {
 		conn.Close(context.WithoutCancel(ctx))
-		return err
+		return nil, "", err
 	}
-	l.conn = conn
-	return nil
+	if schema == nil {
+		return conn, "", nil
+	}
+	return conn, *schema, nil
+}
+
+// connectTimeout is the configuration's connect timeout (Open sets it),
+// or the default of Options.ConnectTimeout.
+func (l *listener) connectTimeout() time.Duration {
+	if l.cfg.ConnectTimeout > 0 {
+		return l.cfg.ConnectTimeout
+	}
+	return defaultConnectTimeout
 }
 
 // close ends any wait in progress and closes the listening connection.
@@ -183,9 +241,17 @@ func (l *listener) close() error {
 	l.closed = true
 	l.end()
 	l.mu.Unlock()
-	// Wait for the caller reading the connection, if any, to leave.
+	// Wait for the caller reading the connection, if any, to leave, and
+	// for an attempt to open it, which life's end stops.
 	l.sem <- struct{}{}
 	defer func() { <-l.sem }()
+	if d := l.dial; d != nil {
+		<-d.done
+		l.dial = nil
+		if d.conn != nil {
+			d.conn.Close(context.Background())
+		}
+	}
 	if l.conn == nil {
 		return nil
 	}

@@ -101,6 +101,41 @@ func TestWaitForWork(t *testing.T) {
 	}
 }
 
+// TestWaitForWorkShortDeadlines: a worker's wait often ends a few
+// milliseconds away, when a timer is due, or sooner, when it has other work.
+// The listening connection still gets opened, by one attempt whatever the
+// deadlines of the calls, and then hears the news. (Opening it under each
+// call's deadline cut every attempt short, and each call dialed the server
+// again: several workers did so many times a second, until the server's
+// accept queue was full and nobody could connect.)
+func TestWaitForWorkShortDeadlines(t *testing.T) {
+	t.Parallel()
+	dsn, _ := newSchema(t)
+	worker := openDSN(t, dsn)
+	client := openDSN(t, dsn)
+	calls := 0
+	for {
+		calls++
+		err := waitFor(worker, 2*time.Millisecond)
+		if err == nil {
+			break // listening
+		}
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("WaitForWork %d with a 2ms deadline: %v", calls, err)
+		}
+		if calls == int(safety/(2*time.Millisecond)) {
+			t.Fatalf("not listening after %d waits of 2ms", calls)
+		}
+	}
+	if n := postgres.ListenDials(worker); n != 1 {
+		t.Fatalf("%d waits of 2ms dialed the server %d times, want once", calls, n)
+	}
+	insert(t, client, "r1", t0)
+	if err := waitFor(worker, safety); err != nil {
+		t.Fatalf("WaitForWork after an insert: %v", err)
+	}
+}
+
 func TestWaitForWorkWakesAllWaiters(t *testing.T) {
 	t.Parallel()
 	dsn, _ := newSchema(t)
