@@ -35,6 +35,12 @@ type Worker struct {
 	err  error
 	dead error // the store error that ended the loop
 
+	// listenFails counts the waits for a notification in a row that failed
+	// (the store could not listen); until listenAt the idle loop polls
+	// without asking it again (listenBackoff). Owned by the loop.
+	listenFails int
+	listenAt    time.Time
+
 	version string // registered in the store's registry of workers
 }
 
@@ -247,6 +253,8 @@ func (w *Worker) idle(ctx context.Context, d time.Duration) *poolDone {
 		if quiet {
 			pd, ended, _ = w.nap(ctx, min(left, w.notifyGap()), nil)
 			quiet = false
+		} else if ww != nil && clk.Now().Before(w.listenAt) {
+			pd, ended, _ = w.nap(ctx, min(left, check), nil)
 		} else {
 			pd, ended, notified = w.nap(ctx, min(left, check), ww)
 		}
@@ -288,15 +296,38 @@ func (w *Worker) nap(ctx context.Context, d time.Duration, ww store.WorkWaiter) 
 		case <-ctx.Done():
 			return nil, true, false
 		case <-t.C():
+			if note != nil {
+				w.listenFails = 0 // the store listened, or tried, all nap long
+			}
 			return nil, false, false
 		case err := <-note:
 			note = nil
 			if err == nil {
+				w.listenFails = 0
 				return nil, false, true // notified: check what is due
 			}
-			// The listening connection failed: wait out the nap.
+			// The store could not listen: wait out the nap, and do not
+			// ask it again before listenBackoff, which grows with each
+			// failure in a row. (Each attempt may cost the server a new
+			// connection, and one that is full of them a backend each.)
+			w.listenFails++
+			w.listenAt = w.e.clk.Now().Add(listenBackoff(w.e.opts.Poll, w.listenFails))
 		}
 	}
+}
+
+// maxListenBackoff bounds listenBackoff.
+const maxListenBackoff = 30 * time.Second
+
+// listenBackoff is how long an idle worker polls without asking the store
+// to listen after n failures in a row: half the poll interval, doubled
+// with each further failure, up to maxListenBackoff.
+func listenBackoff(poll time.Duration, n int) time.Duration {
+	d := max(poll/2, time.Millisecond)
+	for i := 1; i < n && d < maxListenBackoff; i++ {
+		d *= 2
+	}
+	return min(d, maxListenBackoff)
 }
 
 // failed records a store error of the loop and reports whether the loop

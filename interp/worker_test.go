@@ -424,6 +424,72 @@ workflow "c" {
 	}
 }
 
+// failingWaiter is a store whose notifications always fail at once, as a
+// Postgres store's do while the server refuses its listening connection;
+// calls counts the waits.
+type failingWaiter struct {
+	store.Store
+	calls atomic.Int64
+}
+
+func (s *failingWaiter) WaitForWork(context.Context) error {
+	s.calls.Add(1)
+	return errors.New("the server refused the connection")
+}
+
+// TestWorkerBacksOffAFailingListen: an idle worker whose store cannot
+// listen polls on, and asks it to listen again only after a backoff that
+// doubles with each failure (listenBackoff), not at every check: each
+// attempt may cost the server a connection. Ten seconds of engine clock,
+// a quarter poll interval at a time, make seven attempts (at 0, 0.1, 0.3,
+// 0.7, 1.5, 3.1 and 6.3 s), not one per check: two hundred.
+func TestWorkerBacksOffAFailingListen(t *testing.T) {
+	b := setup(t)
+	fw := &failingWaiter{Store: b.st}
+	e := New(fw, Options{Clock: b.clk, Owner: store.Owner{Host: "testhost", PID: 1, Worker: "w"}, Poll: 200 * time.Millisecond})
+	w := NewWorker(e, WorkerOptions{Concurrency: 1})
+	if err := w.Start(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop(b.ctx)
+	deadline := time.Now().Add(30 * time.Second) // safety net only
+	for fw.calls.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle worker never asked the store to listen")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for range 200 {
+		time.Sleep(2 * time.Millisecond) // the loop reaches its next nap
+		b.clk.Advance(e.opts.Poll / 4)
+	}
+	if n := fw.calls.Load(); n < 3 || n > 15 {
+		t.Fatalf("the store was asked to listen %d times in 10s of engine clock, want about 7", n)
+	}
+}
+
+func TestListenBackoff(t *testing.T) {
+	poll := 200 * time.Millisecond
+	for _, c := range []struct {
+		n    int
+		want time.Duration
+	}{
+		{1, 100 * time.Millisecond},
+		{2, 200 * time.Millisecond},
+		{3, 400 * time.Millisecond},
+		{9, 25600 * time.Millisecond},
+		{10, maxListenBackoff},
+		{1000, maxListenBackoff},
+	} {
+		if got := listenBackoff(poll, c.n); got != c.want {
+			t.Errorf("listenBackoff(%s, %d) = %s, want %s", poll, c.n, got, c.want)
+		}
+	}
+	if got := listenBackoff(time.Microsecond, 1); got != time.Millisecond {
+		t.Errorf("listenBackoff(1µs, 1) = %s, want the 1ms floor", got)
+	}
+}
+
 // pollOnly hides a store's notifications (WaitForWork) from the engine,
 // as on a store or system that has none.
 type pollOnly struct{ store.Store }
