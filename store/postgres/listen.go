@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -184,7 +183,8 @@ type dial struct {
 
 // startDial starts an attempt to open the listening connection. Its
 // goroutine belongs to the listener: it ends within twice the connect
-// timeout (the connection, then two statements) or when life ends, and
+// timeout (the connection, then two statements; Open always sets
+// cfg.ConnectTimeout) or when life ends, and
 // close waits for it. No caller's context bounds it, so a caller that
 // stops waiting does not cut it short.
 func (l *listener) startDial(life context.Context) *dial {
@@ -192,7 +192,7 @@ func (l *listener) startDial(life context.Context) *dial {
 	d := &dial{done: make(chan struct{})}
 	go func() {
 		defer close(d.done)
-		ctx, cancel := context.WithTimeout(life, 2*l.connectTimeout())
+		ctx, cancel := context.WithTimeout(life, 2*l.cfg.ConnectTimeout)
 		defer cancel()
 		d.conn, d.schema, d.err = l.open(ctx)
 	}()
@@ -219,15 +219,6 @@ func (l *listener) open(ctx context.Context) (*pgx.Conn, string, error) {
 		return conn, "", nil
 	}
 	return conn, *schema, nil
-}
-
-// connectTimeout is the configuration's connect timeout (Open sets it),
-// or the default of Options.ConnectTimeout.
-func (l *listener) connectTimeout() time.Duration {
-	if l.cfg.ConnectTimeout > 0 {
-		return l.cfg.ConnectTimeout
-	}
-	return defaultConnectTimeout
 }
 
 // close ends any wait in progress and closes the listening connection.

@@ -101,12 +101,9 @@ type Options struct {
 // DSN sets one: a person or an API client waits for these reads.
 const DefaultQueryTimeout = 5 * time.Second
 
-// defaultConnectTimeout is Options.ConnectTimeout's default.
-const defaultConnectTimeout = 5 * time.Second
-
 func (o Options) withDefaults() Options {
 	if o.ConnectTimeout <= 0 {
-		o.ConnectTimeout = defaultConnectTimeout
+		o.ConnectTimeout = 5 * time.Second
 	}
 	return o
 }
