@@ -361,8 +361,9 @@ func (p *pool) watchCancels(ctx context.Context, stop <-chan struct{}) {
 	}
 	ww, _ := p.e.st.(store.WorkWaiter)
 	notified := false
+	var gate listenGate
 	for {
-		if !p.awaitCancelCheck(ctx, ww, p.count() > 0, &notified, stop) {
+		if !p.awaitCancelCheck(ctx, ww, p.count() > 0, &notified, &gate, stop) {
 			return
 		}
 		p.mu.Lock()
@@ -395,11 +396,13 @@ func (p *pool) watchCancels(ctx context.Context, stop <-chan struct{}) {
 // pool has runs to watch and the store notifies, until a notification
 // comes first. It reports false when stop is closed.
 //
+// gate backs off a store that fails to listen (listenGate): while it is
+// shut, the check waits out the poll interval without asking the store.
 // notified says that the last check followed a notification; it is set
 // when this one does. Notifications come with most commits of a busy
 // store, so a check that followed one is followed by a pause of an eighth
 // of the poll interval before the next wait.
-func (p *pool) awaitCancelCheck(ctx context.Context, ww store.WorkWaiter, busy bool, notified *bool, stop <-chan struct{}) bool {
+func (p *pool) awaitCancelCheck(ctx context.Context, ww store.WorkWaiter, busy bool, notified *bool, gate *listenGate, stop <-chan struct{}) bool {
 	if *notified {
 		*notified = false
 		gap := p.e.clk.NewTimer(p.e.opts.Poll / 8)
@@ -412,7 +415,7 @@ func (p *pool) awaitCancelCheck(ctx context.Context, ww store.WorkWaiter, busy b
 	}
 	t := p.e.clk.NewTimer(p.e.opts.Poll)
 	defer t.Stop()
-	if ww == nil || !busy {
+	if ww == nil || !busy || !gate.open(p.e.clk.Now()) {
 		select {
 		case <-t.C():
 			return true
@@ -421,17 +424,27 @@ func (p *pool) awaitCancelCheck(ctx context.Context, ww store.WorkWaiter, busy b
 		}
 	}
 	note, stopListen := listen(ctx, ww)
-	defer stopListen()
+	defer func() {
+		stopListen()
+		if note != nil { // not read: the wait may have failed at the last moment
+			gate.lapsed(note, p.e.clk.Now(), p.e.opts.Poll)
+		}
+	}()
 	select {
 	case <-t.C():
 		return true
 	case <-stop:
 		return false
 	case err := <-note:
+		note = nil
 		if err == nil {
+			gate.ok()
 			*notified = true
 			return true
 		}
+		// The store could not listen: poll, and do not ask it again
+		// before the gate opens.
+		gate.failed(p.e.clk.Now(), p.e.opts.Poll)
 	}
 	// The store cannot tell of commits now: wait out the poll interval.
 	select {

