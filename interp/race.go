@@ -46,10 +46,15 @@ func (sc *scheduler) cancelLosers(s *graph.Step) {
 		row := sc.rows[n]
 		return row != nil && row.Status.Terminal()
 	})
-	// Graph order, so the writes and events come in a stable order.
+	// Graph order, so the writes and events come in a stable order. Each
+	// is settled at once: the winner's expressions, evaluated in this
+	// same pass, read the losers' status (steps.X.status is "canceled").
 	for _, st := range sc.l.g.Steps {
 		if gone[st.Name] {
 			sc.cancelStep(st, fmt.Sprintf("lost the race of step %q (join = \"first\")", s.Name))
+			if row := sc.rows[st.Name]; row != nil && row.Status.Terminal() {
+				sc.settle(st, row)
+			}
 		}
 	}
 }
