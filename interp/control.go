@@ -225,8 +225,10 @@ func (e *Engine) Retry(ctx context.Context, runID, fromStep string) (store.Run, 
 		}
 		t.Steps = append(t.Steps, w)
 	}
+	// ClearCancel: a run canceled while nobody held it keeps the request
+	// it carried out; the retried run must not act on it again.
 	t.Run = &store.RunUpdate{Status: ptr(store.RunPending), Error: json.RawMessage("null"), FinishedAt: ptr(zeroTime),
-		AvailableAt: ptr(now), WaitReason: ptr(""), AttemptsUsed: ptr(0), Attempt: ptr(runAttempt(run) + 1)}
+		AvailableAt: ptr(now), WaitReason: ptr(""), AttemptsUsed: ptr(0), Attempt: ptr(runAttempt(run) + 1), ClearCancel: true}
 	if l.g.DeadlineMS > 0 {
 		t.Run.DeadlineAt = ptr(now.Add(msDuration(l.g.DeadlineMS)))
 	}

@@ -392,6 +392,33 @@ workflow "c" {
 	wantStatus(t, run, store.RunCanceled)
 }
 
+// TestRetryAfterCancelOfParkedRun: a run canceled while parked (nobody
+// held it, so the cancel ended it at once) runs again on the first
+// retry: the carried-out cancel request is not left pending for the
+// retried run's first claim to act on.
+func TestRetryAfterCancelOfParkedRun(t *testing.T) {
+	b := setup(t)
+	run := b.run(`
+workflow "c" {
+  version = "1.0.0"
+  step "approve" {
+    wait { signal = "go" }
+  }
+}`, nil)
+	wantStatus(t, run, store.RunWaiting)
+	if _, err := b.e.Cancel(b.ctx, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.e.Retry(b.ctx, run.ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	run = b.drive(run.ID)
+	wantStatus(t, run, store.RunWaiting)
+	if run.CancelRequested {
+		t.Fatal("the retried run still has a cancel request pending")
+	}
+}
+
 // TestCancelRunning: a cancel reaches a run whose exec is in flight; the
 // process is killed.
 func TestCancelRunning(t *testing.T) {
