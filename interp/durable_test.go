@@ -169,6 +169,52 @@ workflow "w" {
 	}
 }
 
+// TestWaitTimeoutBeforeLateSignal: a signal stored after a wait timed
+// out, but before any process looked at the run again, does not satisfy
+// the wait: the step fails with kind timeout, as it would have had a
+// worker been watching, and the signal stays pending. One stored just
+// before the timeout completes it, however late the run is looked at.
+func TestWaitTimeoutBeforeLateSignal(t *testing.T) {
+	b := setup(t)
+	src := `
+workflow "w" {
+  version = "1.0.0"
+  step "approve" {
+    wait {
+      signal  = "approval"
+      timeout = "1h"
+    }
+  }
+  output "by" { value = "{{ steps.approve.output.by }}" }
+}`
+	run := b.run(src, nil)
+	wantStatus(t, run, store.RunWaiting)
+	b.clk.Advance(time.Hour + time.Second)
+	if _, err := b.e.Signal(b.ctx, run.ID, "approval", json.RawMessage(`{"by": "late"}`)); err != nil {
+		t.Fatal(err)
+	}
+	run = b.drive(run.ID)
+	wantStatus(t, run, store.RunFailed)
+	if k := errKind(t, run.Error); k != "timeout" {
+		t.Fatalf("error = %s, want kind timeout", run.Error)
+	}
+
+	run, _, err := b.e.StartRun(b.ctx, StartParams{Workflow: "w", New: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run = b.drive(run.ID)
+	wantStatus(t, run, store.RunWaiting)
+	b.clk.Advance(time.Hour - time.Second)
+	if _, err := b.e.Signal(b.ctx, run.ID, "approval", json.RawMessage(`{"by": "ada"}`)); err != nil {
+		t.Fatal(err)
+	}
+	b.clk.Advance(time.Hour)
+	run = b.drive(run.ID)
+	wantStatus(t, run, store.RunCompleted)
+	wantJSON(t, "outputs", run.Outputs, `{"by": "ada"}`)
+}
+
 func TestChildWorkflow(t *testing.T) {
 	b := setup(t)
 	b.compile(`

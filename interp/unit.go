@@ -136,7 +136,9 @@ func (sc *scheduler) pollUnit(ctx context.Context, u unit, row *store.Step) bool
 		sc.unitDone(u, map[string]any{"woke_at": sc.now.UTC().Format(time.RFC3339Nano)}, 1)
 		return true
 	case waitSignal:
-		if payload, ok := sc.consume(u.key, st.Signal); ok {
+		// A wait with a timeout takes only a signal stored by then: the
+		// outcome does not depend on when a process next looks at the run.
+		if payload, ok := sc.consume(u.key, st.Signal, row.WakeAt); ok {
 			sc.signalDone(u, st.Signal, payload)
 			return true
 		}
@@ -414,11 +416,15 @@ func (sc *scheduler) absorb(now time.Time, res attemptEnd) {
 }
 
 // consume takes the oldest pending signal with the name for the step key,
-// in the transition that completes the step.
-func (sc *scheduler) consume(key, name string) (any, bool) {
+// in the transition that completes the step; with by set, only one
+// stored at or before by (a wait's timeout).
+func (sc *scheduler) consume(key, name string, by time.Time) (any, bool) {
 	for i, s := range sc.signals {
 		if s.Name != name {
 			continue
+		}
+		if !by.IsZero() && s.CreatedAt.After(by) {
+			continue // stored after by: not for this wait
 		}
 		sc.signals = append(sc.signals[:i:i], sc.signals[i+1:]...)
 		sc.tx.t.ConsumeSignals = append(sc.tx.t.ConsumeSignals, store.SignalConsume{SignalID: s.ID, StepKey: key})
@@ -508,7 +514,7 @@ func (sc *scheduler) startWait(u unit) bool {
 		sc.unitDone(u, out, 1)
 		return true
 	}
-	if payload, ok := sc.consume(u.key, w.Signal); ok {
+	if payload, ok := sc.consume(u.key, w.Signal, time.Time{}); ok {
 		sc.signalDone(u, w.Signal, payload)
 		return true
 	}
