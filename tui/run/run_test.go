@@ -176,4 +176,11 @@ func TestSignalReceivedDue(t *testing.T) {
 	if v := m.View(); !strings.Contains(v, "signal approval received, due") || strings.Contains(v, "waiting on signal:") {
 		t.Fatalf("a run whose signal arrived:\n%s", v)
 	}
+	// Due because its wait's timeout passed, with no signal: not "received".
+	d.Steps = append(d.Steps, store.Step{Key: "approve", Step: "approve", Index: -1, Iteration: -1,
+		Status: store.StepWaiting, Detail: "signal approval", WakeAt: now.Add(-time.Second)})
+	m.SetDetail(d)
+	if v := m.View(); !strings.Contains(v, "signal approval timed out, due") || strings.Contains(v, "received") {
+		t.Fatalf("a run whose wait timed out:\n%s", v)
+	}
 }

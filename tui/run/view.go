@@ -24,11 +24,13 @@ func (m Model) header() []string {
 	if d := theme.Span(r.StartedAt, r.FinishedAt, now); d != "" {
 		timing += " · ran " + d
 	}
-	// A run parked on a signal that arrived is due: a worker or resume
-	// takes it up next.
+	// A run parked on a signal that arrived, or whose wait timed out, is
+	// due: a worker or resume takes it up next.
 	signal, onSignal := strings.CutPrefix(r.WaitReason, "signal:")
 	received := onSignal && r.Status == store.RunWaiting && !r.AvailableAt.IsZero() && !r.AvailableAt.After(now)
 	switch {
+	case received && m.signalTimedOut(signal, now):
+		timing += " · signal " + signal + " timed out, due"
 	case received:
 		timing += " · signal " + signal + " received, due"
 	case r.Status == store.RunWaiting && !r.AvailableAt.IsZero() && r.AvailableAt.Sub(now) < 24*time.Hour*365:
@@ -175,4 +177,15 @@ func (m Model) row(n node, now time.Time, selected bool) string {
 		return st.Selected.Render(theme.Fit(line, m.width))
 	}
 	return theme.Cut(line, m.width)
+}
+
+// signalTimedOut reports whether a wait step of the run on signal name
+// passed its timeout (its wake time) by now.
+func (m Model) signalTimedOut(name string, now time.Time) bool {
+	for _, st := range m.d.Steps {
+		if st.Status == store.StepWaiting && st.Detail == "signal "+name && !st.WakeAt.IsZero() && !st.WakeAt.After(now) {
+			return true
+		}
+	}
+	return false
 }

@@ -100,9 +100,24 @@ func (e *env) printView(ctx context.Context, eng *interp.Engine, runID string, a
 func waitWords(v *interp.RunView, now time.Time) string {
 	name, ok := strings.CutPrefix(v.WaitReason, "signal:")
 	if ok && v.Status == store.RunWaiting && v.AvailableAt != nil && !v.AvailableAt.After(now) {
+		if signalTimedOut(v, name, now) {
+			return "signal " + name + " timed out, due"
+		}
 		return "signal " + name + " received, due"
 	}
 	return v.WaitReason
+}
+
+// signalTimedOut reports whether a wait step of v on signal name passed
+// its timeout (its wake time) by now: a due run parked on a signal is due
+// for that, not for a signal, when no signal came in time.
+func signalTimedOut(v *interp.RunView, name string, now time.Time) bool {
+	for _, st := range v.Steps {
+		if st.Status == store.StepWaiting && st.Detail == "signal "+name && st.WakeAt != nil && !st.WakeAt.After(now) {
+			return true
+		}
+	}
+	return false
 }
 
 // writeHumanView prints a run for people: its header, then one row per step
