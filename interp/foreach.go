@@ -119,6 +119,16 @@ func (sc *scheduler) advanceForeach(ctx context.Context, s *graph.Step) bool {
 			_ = json.Unmarshal(ir.Error, ie)
 			ie.Message = fmt.Sprintf("item %d failed: %s", i, ie.Message)
 			sc.cancelStepKeys(s.Name)
+			// The step's attempts are those of all its items (language.md
+			// §11): the folded ones and those begun since, this one too.
+			row := sc.row(base)
+			row.Attempts = c.attempts
+			for j := c.done; j < c.next; j++ {
+				if jr := sc.rows[store.StepKey(s.Name, j, -1)]; jr != nil {
+					row.Attempts += jr.Attempts
+				}
+			}
+			sc.put(row, nil)
 			sc.unitFailed(base, ie, false)
 			delete(sc.fe, s.Name)
 			return true
