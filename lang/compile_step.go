@@ -603,12 +603,19 @@ func (c *compiler) wantCommand(v *graph.Value, n *dataNode, shell bool) {
 	case graph.KindAny:
 		return
 	case graph.KindList:
-		if isText(t.Elem) {
+		// A list of mixed types has elements of type any: each written
+		// element is checked on its own (a list or object template among
+		// strings is an error, language.md §8.3), with the caret on it.
+		if isText(t.Elem) && (t.Elem.Kind != graph.KindAny || v.List == nil) {
 			return
 		}
-		for _, e := range v.List {
+		for i, e := range v.List {
 			if e != nil && !isText(e.Type) {
-				c.errorf(n.Range, "Incorrect value type",
+				r := n.Range
+				if i < len(n.List) && n.List[i] != nil {
+					r = n.List[i].Range
+				}
+				c.errorf(r, "Incorrect value type",
 					"Each argument of command must be text (a string, or a number or bool written as text), but one is a %s.", e.Type)
 				return
 			}

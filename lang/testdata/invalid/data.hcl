@@ -34,4 +34,11 @@ workflow "data" {
   step "e" {
     exec { command = [["nested"]] } # ERROR: Incorrect value type
   }
+
+  # A list template among strings (a list of mixed types).
+  step "f" {
+    exec {
+      command = ["echo", "{{ input.tags }}"] # ERROR: Incorrect value type
+    }
+  }
 }
