@@ -58,6 +58,8 @@ func (sc *scheduler) raise(ctx context.Context, u unit, f *graph.FailAction) *st
 			se.fromMap(m)
 		} else if v != nil {
 			problems = append(problems, fmt.Sprintf("error: the value is a %T, not an error object", v))
+		} else {
+			problems = append(problems, "error: the value is null, not an error object (the step whose error it names did not fail); guard it, as in steps.X.status == 'failed'")
 		}
 	}
 	text := func(name string, v *graph.Value, dst *string) {

@@ -492,7 +492,7 @@ func (s *Scope) notVisible(name string) string {
 		}
 	case "error":
 		if !s.Error {
-			return fmt.Sprintf("error is only visible in retry.when, not in %s. Use steps.NAME.error to read a finished step's error.", w)
+			return fmt.Sprintf("error is only visible in retry.when, catch's when and a compensate block, not in %s. Use steps.NAME.error to read a finished step's error.", w)
 		}
 	case "event":
 		if !s.Event {
