@@ -270,6 +270,22 @@ func whenMistake(t *testing.T, src string) *hcl.Range {
 	return diags[0].Subject
 }
 
+// TestErrorPositionCall: an unknown function, global or member, is marked
+// at its name, not at the parenthesis CEL places the call at.
+func TestErrorPositionCall(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ src, name string }{
+		{"when = \"nosuch(1) == 1\"\n", "nosuch"},
+		{"when = \"[1, 2].sum() == 3\"\n", "sum"},
+		{"when = \"[1, 2].sum (1) == 3\"\n", "sum"},
+	} {
+		s := whenMistake(t, c.src)
+		if got := c.src[s.Start.Byte:s.End.Byte]; got != c.name {
+			t.Errorf("%s: subject bytes = %q, want %q", c.src, got, c.name)
+		}
+	}
+}
+
 // TestErrorPositionEscapes checks that escapes before the mistake (\", \\
 // and $${) do not shift the caret.
 func TestErrorPositionEscapes(t *testing.T) {

@@ -213,6 +213,11 @@ func issueDiags(iss *cel.Issues, src string, loc ExprLoc, p *ParsedExpr, cc *che
 			if reUndefField().MatchString(e.Message) {
 				b = skipToField(src, b)
 				end = tokenEnd(src, b)
+			} else if name := calledName(e.Message); name != "" {
+				// CEL places a call at its parenthesis: mark the name.
+				if nb := nameBeforeParen(src, b, name); nb != b {
+					b, end = nb, nb+len(name)
+				}
 			}
 		}
 		d.Subject = loc.rangeOf(b, end).Ptr()
@@ -224,6 +229,33 @@ func issueDiags(iss *cel.Issues, src string, loc ExprLoc, p *ParsedExpr, cc *che
 		diags = append(diags, d)
 	}
 	return diags
+}
+
+// calledName is the function name of an unknown-name or no-overload
+// message ("" for any other, and for an operator).
+func calledName(msg string) string {
+	if m := reUndeclared().FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	if m := reOverload().FindStringSubmatch(msg); m != nil {
+		if _, op := operators.FindReverse(m[1]); !op {
+			return m[1]
+		}
+	}
+	return ""
+}
+
+// nameBeforeParen returns where name starts when it is written right
+// before the parenthesis at b (a call), else b.
+func nameBeforeParen(src string, b int, name string) int {
+	if b >= len(src) || src[b] != '(' {
+		return b
+	}
+	head := strings.TrimRight(src[:b], " \t\n")
+	if !strings.HasSuffix(head, name) {
+		return b
+	}
+	return len(head) - len(name)
 }
 
 // explainCheck says what a type-checking error means and how to fix it.
