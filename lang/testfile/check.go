@@ -39,6 +39,23 @@ func Check(f *File, mod *lang.Module, dir string, load Upgrades, files map[strin
 	return diags
 }
 
+// Sorted puts the diagnostics of Parse and Check in file and position
+// order (language.md §16), whichever stage found each; those without a
+// place come first.
+func Sorted(diags hcl.Diagnostics) hcl.Diagnostics {
+	sort.SliceStable(diags, func(i, j int) bool {
+		a, b := diags[i].Subject, diags[j].Subject
+		if a == nil || b == nil {
+			return a == nil && b != nil
+		}
+		if a.Filename != b.Filename {
+			return a.Filename < b.Filename
+		}
+		return a.Start.Byte < b.Start.Byte
+	})
+	return diags
+}
+
 func checkTest(t *Test, f *File, mod *lang.Module, dir string, load Upgrades, files map[string]*hcl.File) hcl.Diagnostics {
 	var names []string
 	for _, w := range mod.Workflows {

@@ -84,7 +84,7 @@ func checkFile(t *testing.T, name string, mod *lang.Module) (*File, hcl.Diagnost
 		return f, diags
 	}
 	files := map[string]*hcl.File{}
-	return f, append(diags, Check(f, mod, filepath.Dir(name), nil, files)...)
+	return f, Sorted(append(diags, Check(f, mod, filepath.Dir(name), nil, files)...))
 }
 
 func TestInvalidCorpus(t *testing.T) {
@@ -106,6 +106,13 @@ func TestInvalidCorpus(t *testing.T) {
 					t.Fatal(err)
 				}
 				want = append(want, readMarkers(fn, src)...)
+			}
+			// Reported in file and position order (language.md §16).
+			for i := 1; i < len(diags); i++ {
+				a, b := diags[i-1].Subject, diags[i].Subject
+				if a != nil && b != nil && a.Filename == b.Filename && a.Start.Byte > b.Start.Byte {
+					t.Errorf("diagnostic at %s:%d comes after one at line %d", b.Filename, b.Start.Line, a.Start.Line)
+				}
 			}
 			got := map[marker]int{}
 			for _, d := range diags {

@@ -246,7 +246,7 @@ func (e *env) checkTestFile(ctx context.Context, name string, mod *lang.Module) 
 		load := func(p string) (*lang.Module, hcl.Diagnostics) {
 			return lang.LoadPathsWith([]string{p}, e.loadOptions(ctx))
 		}
-		diags = append(diags, testfile.Check(tf, mod, filepath.Dir(name), load, files)...)
+		diags = testfile.Sorted(append(diags, testfile.Check(tf, mod, filepath.Dir(name), load, files)...))
 	}
 	if len(diags) > 0 {
 		if err := e.writeDiags(files, diags); err != nil {
