@@ -360,8 +360,11 @@ func runListSQL(p store.RunListParams, beforeCreated int64) (string, []any) {
 		where = append(where, "key = "+arg(p.Key))
 	}
 	if p.Text != "" {
-		t := arg(strings.ToLower(p.Text))
-		where = append(where, "(strpos(lower(id), "+t+") > 0 OR strpos(lower(coalesce(key, '')), "+t+") > 0 OR strpos(lower(coalesce(error, '')), "+t+") > 0)")
+		// The error's message, folded in Go when it was written
+		// (sqlrow.ErrorText); the key as typed, or lowered by lower(),
+		// which folds what the database's locale folds.
+		t, raw := arg(sqlrow.Fold(p.Text)), arg(p.Text)
+		where = append(where, "(strpos(lower(id), "+t+") > 0 OR strpos(lower(coalesce(key, '')), "+t+") > 0 OR strpos(coalesce(key, ''), "+raw+") > 0 OR strpos(coalesce(error_text, ''), "+t+") > 0)")
 	}
 	if !p.Since.IsZero() {
 		where = append(where, "created_at >= "+arg(p.Since.UnixMicro()))

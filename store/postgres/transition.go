@@ -41,6 +41,7 @@ const fenceSQL = `UPDATE runs SET
 		graph_hash = COALESCE($7::text, graph_hash),
 		outputs = COALESCE($8::text, outputs),
 		error = COALESCE($9::text, error),
+		error_text = CASE WHEN $9::text IS NULL THEN error_text ELSE $24::text END,
 		available_at = CASE
 			WHEN $10::bigint IS NULL THEN available_at
 			WHEN wake_pending OR (cancel_requested AND NOT $17::boolean) THEN LEAST($10::bigint, $4::bigint)

@@ -398,8 +398,11 @@ func (s *Store) RunList(ctx context.Context, p store.RunListParams) ([]store.Run
 		where = append(where, "key = "+arg(p.Key))
 	}
 	if p.Text != "" {
-		t := arg(strings.ToLower(p.Text))
-		where = append(where, "(instr(lower(id), "+t+") > 0 OR instr(lower(coalesce(key, '')), "+t+") > 0 OR instr(lower(coalesce(error, '')), "+t+") > 0)")
+		// The error's message, folded in Go when it was written
+		// (sqlrow.ErrorText); the key as typed, or with its ASCII letters
+		// lowered (SQLite's lower() folds no other letter).
+		t, raw := arg(sqlrow.Fold(p.Text)), arg(p.Text)
+		where = append(where, "(instr(lower(id), "+t+") > 0 OR instr(lower(coalesce(key, '')), "+t+") > 0 OR instr(coalesce(key, ''), "+raw+") > 0 OR instr(coalesce(error_text, ''), "+t+") > 0)")
 	}
 	if !p.Since.IsZero() {
 		where = append(where, "created_at >= "+arg(p.Since.UnixMicro()))

@@ -31,6 +31,7 @@ const fenceSQL = `UPDATE runs SET
 		graph_hash = COALESCE(?7, graph_hash),
 		outputs = COALESCE(?8, outputs),
 		error = COALESCE(?9, error),
+		error_text = CASE WHEN ?9 IS NULL THEN error_text ELSE ?24 END,
 		available_at = CASE
 			WHEN ?10 IS NULL THEN available_at
 			WHEN wake_pending = 1 OR (cancel_requested = 1 AND NOT ?17) THEN MIN(?10, ?4)
@@ -62,7 +63,7 @@ const lightFenceSQL = `UPDATE runs SET
 		AND (?21 IS NULL OR (status = ?21 AND version = ?22 AND graph_hash = ?23))
 		AND ?5 IS NULL AND ?6 IS NULL AND ?7 IS NULL AND ?8 IS NULL AND ?9 IS NULL AND ?10 IS NULL
 		AND NOT ?11 AND ?12 IS NULL AND NOT ?13 AND ?14 IS NULL AND NOT ?16 AND NOT ?17
-		AND ?18 IS NULL AND NOT ?19 AND ?20 IS NULL`
+		AND ?18 IS NULL AND NOT ?19 AND ?20 IS NULL AND ?24 IS NULL`
 
 // fenceFor returns the fence statement of a transition: lightFenceSQL when
 // its run update changes no column but attempts_used.

@@ -166,6 +166,45 @@ func testRunList(t *testing.T, newStore func(t *testing.T) store.Store) {
 		eq(t, "text is not a pattern", list(store.RunListParams{Text: "%"}), []string{})
 		eq(t, "text and top level", list(store.RunListParams{Text: "c", TopLevel: true}), []string{})
 	})
+	parallel(t, "text search reads the error's message", newStore, func(t *testing.T, f *fixture) {
+		// api.md §6: the runs whose id, key or error holds the text,
+		// ignoring case. The error's message, not its JSON: not the field
+		// names, nor the escapes json.Marshal writes for <, > and &.
+		fail := func(id, key string, at time.Time, runErr string) {
+			t.Helper()
+			f.insert(store.RunInsertParams{ID: id, Key: key, Now: at})
+			run := f.claimOne("w", id, at)
+			failed := store.RunFailed
+			f.commit(store.Transition{RunID: id, Lease: run.Lease, Now: at,
+				Run: &store.RunUpdate{Status: &failed, FinishedAt: ptr(at), Release: true, Error: json.RawMessage(runErr)}})
+		}
+		fail("r1", "", at(0), `{"kind":"validation","message":"field \u003cscript\u003e is not allowed","type":"about:blank"}`)
+		fail("r2", "", at(time.Second), `{"kind":"http","message":"Zahlung ÜBER dem Limit"}`)
+		fail("r3", "Straße-Ärger", at(2*time.Second), `{"kind":"timeout","message":"gateway timeout"}`)
+		f.insert(store.RunInsertParams{ID: "r4", Key: "plain", Now: at(3 * time.Second)})
+		_, err := f.s.RunCancel(f.ctx, store.RunCancelParams{RunID: "r4", Now: at(4 * time.Second)})
+		noErr(t, "RunCancel", err)
+		list := func(text string) []string {
+			t.Helper()
+			rs, err := f.s.RunList(f.ctx, store.RunListParams{Text: text})
+			noErr(t, "RunList", err)
+			out := []string{}
+			for _, r := range rs {
+				out = append(out, r.ID)
+			}
+			return out
+		}
+		eq(t, "a field name of the error's JSON", list("kind"), []string{})
+		eq(t, "another field name", list("message"), []string{})
+		eq(t, "a quote of the JSON", list(`"`), []string{})
+		eq(t, "the kind's value is not the message", list("validation"), []string{})
+		eq(t, "text the JSON escapes", list("<script>"), []string{"r1"})
+		eq(t, "non-ASCII text as stored", list("ÜBER"), []string{"r2"})
+		eq(t, "non-ASCII text in another case", list("über dem"), []string{"r2"})
+		eq(t, "the message of a canceled run", list("By Request"), []string{"r4"})
+		eq(t, "a non-ASCII key as typed", list("Straße-Ärger"), []string{"r3"})
+		eq(t, "an ASCII part of a key in another case", list("STRA"), []string{"r3"})
+	})
 	parallel(t, "order filters paging counts", newStore, func(t *testing.T, f *fixture) {
 		// r0..r5, one second apart; r2 and r3 share a created time (id breaks the tie).
 		created := []time.Duration{0, time.Second, 2 * time.Second, 2 * time.Second, 3 * time.Second, 4 * time.Second}
