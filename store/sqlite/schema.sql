@@ -1,4 +1,4 @@
--- after migration 20
+-- after migration 21
 CREATE TABLE workflow_versions (
     workflow   TEXT    NOT NULL,
     version    TEXT    NOT NULL,
@@ -65,7 +65,7 @@ CREATE TABLE steps (
     finished_at INTEGER,
     wake_at     INTEGER,
     detail      TEXT,
-    state       TEXT,
+    state       TEXT, dropped INTEGER,
     PRIMARY KEY (run_id, key)
 );
 CREATE INDEX steps_top ON steps (run_id, status) WHERE idx = -1 AND iter = -1;
@@ -269,3 +269,4 @@ CREATE TABLE version_sources (
 	PRIMARY KEY (workflow, hash)
 );
 CREATE INDEX steps_saga ON steps (run_id, status) WHERE idx = -1 AND iter = -1 AND instr(step, '~') > 0;
+CREATE INDEX steps_dropped ON steps (run_id, status) WHERE idx = -1 AND iter = -1 AND dropped = 1;

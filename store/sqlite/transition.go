@@ -94,7 +94,8 @@ const upsertStepSQL = `INSERT INTO steps (run_id, key, step, idx, iter, status, 
 		finished_at = excluded.finished_at,
 		wake_at = excluded.wake_at,
 		detail = excluded.detail,
-		state = excluded.state`
+		state = excluded.state,
+		dropped = NULL`
 
 // maxStepRows is the most step keys one statement of upsertStepsSQL
 // writes.
@@ -128,6 +129,10 @@ const maxAttemptRows = 16
 // in one statement (a transition holds each attempt once): the commit
 // between two exec steps closes one attempt and opens the next.
 var upsertAttemptsSQL = multiRowSQL(upsertAttemptSQL, 9, maxAttemptRows)
+
+// dropStepSQL marks the rows of a step the run's new graph no longer has
+// (Transition.DropSteps); never the engine's own rows.
+const dropStepSQL = `UPDATE steps SET dropped = 1 WHERE run_id = ?1 AND step = ?2 AND instr(step, '~') = 0`
 
 const consumeSignalSQL = `UPDATE signals SET consumed_by = ?1, consumed_at = ?2
 	WHERE id = ?3 AND run_id = ?4 AND consumed_by IS NULL`
@@ -199,6 +204,11 @@ func (w *wtx) transition(t *store.Transition) (store.TransitionResult, error) {
 		if _, err := w.exec(upsertStepSQL, t.RunID, st.Key, st.Step, st.Index, st.Iteration, string(st.Status), st.Attempts,
 			sqlrow.JSONArg(st.Output), sqlrow.JSONArg(st.Error), sqlrow.TimeArg(st.StartedAt), sqlrow.TimeArg(st.FinishedAt), sqlrow.TimeArg(st.WakeAt), sqlrow.TextArg(st.Detail), sqlrow.JSONArg(st.State)); err != nil {
 			return res, fmt.Errorf("writing step %s: %w", st.Key, err)
+		}
+	}
+	for _, name := range t.DropSteps {
+		if _, err := w.exec(dropStepSQL, t.RunID, name); err != nil {
+			return res, fmt.Errorf("marking step %s dropped: %w", name, err)
 		}
 	}
 	atts := t.Attempts
