@@ -597,6 +597,15 @@ type Transition struct {
 	// commit, as RunCancel cancels them (the child runs of a run decided
 	// "new", or of steps a migration resets); a finished run is skipped.
 	CancelTrees []string
+	// DropSteps are the steps (by name) that the graph the run is rebound
+	// to (Run.Version, a migration) no longer has. Their rows stay, with
+	// their status and history, but are marked dropped, applied after
+	// Steps: a run summary's StepsDone no longer counts them, as its
+	// StepsTotal (the bound version's step count) does not. A step row
+	// written again later (a migration to a graph that has the step
+	// again) counts again. The engine's own rows (GraphStep) are never
+	// marked.
+	DropSteps []string
 	// ConsumeSignals marks signals as consumed by a step key.
 	ConsumeSignals []SignalConsume
 	// Wake sets available_at = Now on these runs (a parent whose child just

@@ -76,6 +76,7 @@ func (w *wtx) cancelTree(runID string, now int64, keep string) error {
 				status = 'canceled',
 				finished_at = $2::bigint,
 				error = $3::text,
+				error_text = $6::text,
 				wait_reason = NULL,
 				lease_owner = NULL,
 				lease_expires_at = NULL,
@@ -84,7 +85,7 @@ func (w *wtx) cancelTree(runID string, now int64, keep string) error {
 				AND status NOT IN ('completed', 'failed', 'canceled')
 				AND (lease_owner IS NULL OR lease_expires_at <= `+leaseNow(4, 2)+`)
 				AND id <> $5::text
-			RETURNING id`, runID, now, sqlrow.CanceledError, w.callerClock, keep)
+			RETURNING id`, runID, now, sqlrow.CanceledError, w.callerClock, keep, sqlrow.ErrorText([]byte(sqlrow.CanceledError)))
 	if err != nil {
 		return err
 	}

@@ -360,8 +360,11 @@ func runListSQL(p store.RunListParams, beforeCreated int64) (string, []any) {
 		where = append(where, "key = "+arg(p.Key))
 	}
 	if p.Text != "" {
-		t := arg(strings.ToLower(p.Text))
-		where = append(where, "(strpos(lower(id), "+t+") > 0 OR strpos(lower(coalesce(key, '')), "+t+") > 0 OR strpos(lower(coalesce(error, '')), "+t+") > 0)")
+		// The error's message, folded in Go when it was written
+		// (sqlrow.ErrorText); the key as typed, or lowered by lower(),
+		// which folds what the database's locale folds.
+		t, raw := arg(sqlrow.Fold(p.Text)), arg(p.Text)
+		where = append(where, "(strpos(lower(id), "+t+") > 0 OR strpos(lower(coalesce(key, '')), "+t+") > 0 OR strpos(coalesce(key, ''), "+raw+") > 0 OR strpos(coalesce(error_text, ''), "+t+") > 0)")
 	}
 	if !p.Since.IsZero() {
 		where = append(where, "created_at >= "+arg(p.Since.UnixMicro()))
@@ -402,6 +405,8 @@ func runListSQL(p store.RunListParams, beforeCreated int64) (string, []any) {
 	// The engine's own rows (store.GraphStep) are counted apart, from the
 	// partial index steps_saga that holds only those (migration 0017), and
 	// subtracted: a string test on every step row would read each row.
+	// The rows of steps a migration dropped (Transition.DropSteps) are
+	// subtracted likewise, from steps_dropped (migration 0019).
 	// (SQLite: sum(status IN (...)) counts the finished steps; Postgres
 	// has no boolean sum and counts with FILTER.)
 	q := `SELECT page.id, page.workflow, page.version, page.key, page.status, page.created_at, page.finished_at,
@@ -413,10 +418,15 @@ func runListSQL(p store.RunListParams, beforeCreated int64) (string, []any) {
 		ORDER BY created_at DESC, id DESC LIMIT ` + arg(limit) + `::bigint
 	) page CROSS JOIN LATERAL (
 		SELECT count(*) - (SELECT count(*) FROM steps g
-				WHERE g.run_id = page.id AND g.idx = -1 AND g.iter = -1 AND strpos(g.step, '~') > 0) AS total,
+				WHERE g.run_id = page.id AND g.idx = -1 AND g.iter = -1 AND strpos(g.step, '~') > 0)
+				- (SELECT count(*) FROM steps d
+				WHERE d.run_id = page.id AND d.idx = -1 AND d.iter = -1 AND d.dropped) AS total,
 			count(*) FILTER (WHERE s.status IN ('completed', 'failed', 'skipped', 'canceled')) - (SELECT count(*) FROM steps g
 				WHERE g.run_id = page.id AND g.idx = -1 AND g.iter = -1 AND strpos(g.step, '~') > 0
-					AND g.status IN ('completed', 'failed', 'skipped', 'canceled')) AS done
+					AND g.status IN ('completed', 'failed', 'skipped', 'canceled'))
+				- (SELECT count(*) FROM steps d
+				WHERE d.run_id = page.id AND d.idx = -1 AND d.iter = -1 AND d.dropped
+					AND d.status IN ('completed', 'failed', 'skipped', 'canceled')) AS done
 		FROM steps s WHERE s.run_id = page.id AND s.idx = -1 AND s.iter = -1
 	) counts
 	ORDER BY page.created_at DESC, page.id DESC`

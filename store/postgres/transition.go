@@ -41,6 +41,7 @@ const fenceSQL = `UPDATE runs SET
 		graph_hash = COALESCE($7::text, graph_hash),
 		outputs = COALESCE($8::text, outputs),
 		error = COALESCE($9::text, error),
+		error_text = CASE WHEN $9::text IS NULL THEN error_text ELSE $24::text END,
 		available_at = CASE
 			WHEN $10::bigint IS NULL THEN available_at
 			WHEN wake_pending OR (cancel_requested AND NOT $17::boolean) THEN LEAST($10::bigint, $4::bigint)
@@ -75,7 +76,8 @@ const upsertStepSQL = `INSERT INTO steps (run_id, key, step, idx, iter, status, 
 		finished_at = excluded.finished_at,
 		wake_at = excluded.wake_at,
 		detail = excluded.detail,
-		state = excluded.state`
+		state = excluded.state,
+		dropped = NULL`
 
 // upsertAttemptSQL inserts an attempt or updates it: the status always,
 // every other field only when the write sets it (zero keeps the stored
@@ -160,6 +162,10 @@ func (w *wtx) transition(t *store.Transition, res *store.TransitionResult) error
 			upsertStepSQL, t.RunID, st.Key, st.Step, st.Index, st.Iteration, string(st.Status), st.Attempts,
 			sqlrow.JSONArg(st.Output), sqlrow.JSONArg(st.Error), sqlrow.TimeArg(st.StartedAt), sqlrow.TimeArg(st.FinishedAt), sqlrow.TimeArg(st.WakeAt), sqlrow.TextArg(st.Detail), sqlrow.JSONArg(st.State))
 	}
+	for _, name := range t.DropSteps {
+		b.execWrap(func(err error) error { return fmt.Errorf("marking step %s dropped: %w", name, err) },
+			dropStepSQL, t.RunID, name)
+	}
 	for _, a := range t.Attempts {
 		b.execWrap(func(err error) error {
 			return fmt.Errorf("writing attempt %d of step %s: %w", a.Attempt, a.StepKey, err)
@@ -216,6 +222,11 @@ func (w *wtx) transition(t *store.Transition, res *store.TransitionResult) error
 	w.appendOutput(t.RunID, now, t.Output)
 	return w.resilience(t)
 }
+
+// dropStepSQL marks the rows of a step the run's new graph no longer has
+// (Transition.DropSteps); never the engine's own rows. (SQLite: the same
+// with instr.)
+const dropStepSQL = `UPDATE steps SET dropped = true WHERE run_id = $1 AND step = $2 AND strpos(step, '~') = 0`
 
 // fireSkippedSQL records the schedule fire that started a run as skipped
 // (Transition.FireSkipped), through the partial index schedule_fires_run.

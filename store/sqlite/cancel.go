@@ -74,6 +74,7 @@ func (w *wtx) cancelTree(runID string, now int64, keep string) error {
 				status = 'canceled',
 				finished_at = ?2,
 				error = ?3,
+				error_text = ?5,
 				wait_reason = NULL,
 				lease_owner = NULL,
 				lease_expires_at = NULL,
@@ -82,7 +83,7 @@ func (w *wtx) cancelTree(runID string, now int64, keep string) error {
 				AND status NOT IN ('completed', 'failed', 'canceled')
 				AND (lease_owner IS NULL OR lease_expires_at <= ?2)
 				AND id != ?4
-			RETURNING id`, runID, now, sqlrow.CanceledError, keep)
+			RETURNING id`, runID, now, sqlrow.CanceledError, keep, sqlrow.ErrorText([]byte(sqlrow.CanceledError)))
 	if err != nil {
 		return err
 	}

@@ -398,8 +398,11 @@ func (s *Store) RunList(ctx context.Context, p store.RunListParams) ([]store.Run
 		where = append(where, "key = "+arg(p.Key))
 	}
 	if p.Text != "" {
-		t := arg(strings.ToLower(p.Text))
-		where = append(where, "(instr(lower(id), "+t+") > 0 OR instr(lower(coalesce(key, '')), "+t+") > 0 OR instr(lower(coalesce(error, '')), "+t+") > 0)")
+		// The error's message, folded in Go when it was written
+		// (sqlrow.ErrorText); the key as typed, or with its ASCII letters
+		// lowered (SQLite's lower() folds no other letter).
+		t, raw := arg(sqlrow.Fold(p.Text)), arg(p.Text)
+		where = append(where, "(instr(lower(id), "+t+") > 0 OR instr(lower(coalesce(key, '')), "+t+") > 0 OR instr(coalesce(key, ''), "+raw+") > 0 OR instr(coalesce(error_text, ''), "+t+") > 0)")
 	}
 	if !p.Since.IsZero() {
 		where = append(where, "created_at >= "+arg(p.Since.UnixMicro()))
@@ -442,7 +445,9 @@ func (s *Store) RunList(ctx context.Context, p store.RunListParams) ([]store.Run
 	// A page's step counts are read from steps_top, and the engine's own
 	// rows among them (store.GraphStep) subtracted, read from steps_saga,
 	// which holds only those: a string test on every step row would slow a
-	// page with a long run down (migration 0019).
+	// page with a long run down (migration 0019). The rows of steps a
+	// migration dropped (Transition.DropSteps) are subtracted likewise,
+	// from steps_dropped (migration 0021).
 	q := `WITH page AS (
 		SELECT id, workflow, version, key, status, created_at, finished_at FROM runs ` + cond + `
 		ORDER BY created_at DESC, id DESC LIMIT ` + arg(limit) + `
@@ -457,13 +462,20 @@ func (s *Store) RunList(ctx context.Context, p store.RunListParams) ([]store.Run
 		FROM steps INDEXED BY steps_saga
 		WHERE run_id IN (SELECT id FROM page) AND idx = -1 AND iter = -1 AND instr(step, '~') > 0
 		GROUP BY run_id
+	), dropped AS (
+		SELECT run_id, count(*) AS total,
+			sum(status IN ('completed', 'failed', 'skipped', 'canceled')) AS done
+		FROM steps INDEXED BY steps_dropped
+		WHERE run_id IN (SELECT id FROM page) AND idx = -1 AND iter = -1 AND dropped = 1
+		GROUP BY run_id
 	)
 	SELECT page.id, page.workflow, page.version, page.key, page.status, page.created_at, page.finished_at,
 		COALESCE((SELECT v.steps FROM workflow_versions v INDEXED BY workflow_versions_steps
 				WHERE v.workflow = page.workflow AND v.version = page.version),
-			counts.total - COALESCE(saga.total, 0), 0),
-		COALESCE(counts.done - COALESCE(saga.done, 0), 0)
+			counts.total - COALESCE(saga.total, 0) - COALESCE(dropped.total, 0), 0),
+		COALESCE(counts.done - COALESCE(saga.done, 0) - COALESCE(dropped.done, 0), 0)
 	FROM page LEFT JOIN counts ON counts.run_id = page.id LEFT JOIN saga ON saga.run_id = page.id
+		LEFT JOIN dropped ON dropped.run_id = page.id
 	ORDER BY page.created_at DESC, page.id DESC`
 	out, err := readAll(ctx, s, func(sc sqlrow.Scanner) (store.RunSummary, error) {
 		var r store.RunSummary

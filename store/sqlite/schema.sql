@@ -1,4 +1,4 @@
--- after migration 19
+-- after migration 21
 CREATE TABLE workflow_versions (
     workflow   TEXT    NOT NULL,
     version    TEXT    NOT NULL,
@@ -43,7 +43,7 @@ CREATE TABLE runs (
     wake_pending     INTEGER NOT NULL DEFAULT 0,
     wait_reason      TEXT,
     updated_at       INTEGER NOT NULL
-, work_dir TEXT, attempt INTEGER NOT NULL DEFAULT 1, trace_id TEXT, trace_span_id TEXT, trace_parent_span_id TEXT);
+, work_dir TEXT, attempt INTEGER NOT NULL DEFAULT 1, trace_id TEXT, trace_span_id TEXT, trace_parent_span_id TEXT, error_text TEXT);
 CREATE INDEX runs_claim ON runs (available_at, id, lease_expires_at, status)
     WHERE status IN ('pending', 'running', 'waiting');
 CREATE INDEX runs_key ON runs (workflow, key, created_at) WHERE key IS NOT NULL;
@@ -65,7 +65,7 @@ CREATE TABLE steps (
     finished_at INTEGER,
     wake_at     INTEGER,
     detail      TEXT,
-    state       TEXT,
+    state       TEXT, dropped INTEGER,
     PRIMARY KEY (run_id, key)
 );
 CREATE INDEX steps_top ON steps (run_id, status) WHERE idx = -1 AND iter = -1;
@@ -269,3 +269,4 @@ CREATE TABLE version_sources (
 	PRIMARY KEY (workflow, hash)
 );
 CREATE INDEX steps_saga ON steps (run_id, status) WHERE idx = -1 AND iter = -1 AND instr(step, '~') > 0;
+CREATE INDEX steps_dropped ON steps (run_id, status) WHERE idx = -1 AND iter = -1 AND dropped = 1;

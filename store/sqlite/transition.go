@@ -31,6 +31,7 @@ const fenceSQL = `UPDATE runs SET
 		graph_hash = COALESCE(?7, graph_hash),
 		outputs = COALESCE(?8, outputs),
 		error = COALESCE(?9, error),
+		error_text = CASE WHEN ?9 IS NULL THEN error_text ELSE ?24 END,
 		available_at = CASE
 			WHEN ?10 IS NULL THEN available_at
 			WHEN wake_pending = 1 OR (cancel_requested = 1 AND NOT ?17) THEN MIN(?10, ?4)
@@ -62,7 +63,7 @@ const lightFenceSQL = `UPDATE runs SET
 		AND (?21 IS NULL OR (status = ?21 AND version = ?22 AND graph_hash = ?23))
 		AND ?5 IS NULL AND ?6 IS NULL AND ?7 IS NULL AND ?8 IS NULL AND ?9 IS NULL AND ?10 IS NULL
 		AND NOT ?11 AND ?12 IS NULL AND NOT ?13 AND ?14 IS NULL AND NOT ?16 AND NOT ?17
-		AND ?18 IS NULL AND NOT ?19 AND ?20 IS NULL`
+		AND ?18 IS NULL AND NOT ?19 AND ?20 IS NULL AND ?24 IS NULL`
 
 // fenceFor returns the fence statement of a transition: lightFenceSQL when
 // its run update changes no column but attempts_used.
@@ -93,7 +94,8 @@ const upsertStepSQL = `INSERT INTO steps (run_id, key, step, idx, iter, status, 
 		finished_at = excluded.finished_at,
 		wake_at = excluded.wake_at,
 		detail = excluded.detail,
-		state = excluded.state`
+		state = excluded.state,
+		dropped = NULL`
 
 // maxStepRows is the most step keys one statement of upsertStepsSQL
 // writes.
@@ -127,6 +129,10 @@ const maxAttemptRows = 16
 // in one statement (a transition holds each attempt once): the commit
 // between two exec steps closes one attempt and opens the next.
 var upsertAttemptsSQL = multiRowSQL(upsertAttemptSQL, 9, maxAttemptRows)
+
+// dropStepSQL marks the rows of a step the run's new graph no longer has
+// (Transition.DropSteps); never the engine's own rows.
+const dropStepSQL = `UPDATE steps SET dropped = 1 WHERE run_id = ?1 AND step = ?2 AND instr(step, '~') = 0`
 
 const consumeSignalSQL = `UPDATE signals SET consumed_by = ?1, consumed_at = ?2
 	WHERE id = ?3 AND run_id = ?4 AND consumed_by IS NULL`
@@ -198,6 +204,11 @@ func (w *wtx) transition(t *store.Transition) (store.TransitionResult, error) {
 		if _, err := w.exec(upsertStepSQL, t.RunID, st.Key, st.Step, st.Index, st.Iteration, string(st.Status), st.Attempts,
 			sqlrow.JSONArg(st.Output), sqlrow.JSONArg(st.Error), sqlrow.TimeArg(st.StartedAt), sqlrow.TimeArg(st.FinishedAt), sqlrow.TimeArg(st.WakeAt), sqlrow.TextArg(st.Detail), sqlrow.JSONArg(st.State)); err != nil {
 			return res, fmt.Errorf("writing step %s: %w", st.Key, err)
+		}
+	}
+	for _, name := range t.DropSteps {
+		if _, err := w.exec(dropStepSQL, t.RunID, name); err != nil {
+			return res, fmt.Errorf("marking step %s dropped: %w", name, err)
 		}
 	}
 	atts := t.Attempts

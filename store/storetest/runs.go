@@ -166,6 +166,45 @@ func testRunList(t *testing.T, newStore func(t *testing.T) store.Store) {
 		eq(t, "text is not a pattern", list(store.RunListParams{Text: "%"}), []string{})
 		eq(t, "text and top level", list(store.RunListParams{Text: "c", TopLevel: true}), []string{})
 	})
+	parallel(t, "text search reads the error's message", newStore, func(t *testing.T, f *fixture) {
+		// api.md §6: the runs whose id, key or error holds the text,
+		// ignoring case. The error's message, not its JSON: not the field
+		// names, nor the escapes json.Marshal writes for <, > and &.
+		fail := func(id, key string, at time.Time, runErr string) {
+			t.Helper()
+			f.insert(store.RunInsertParams{ID: id, Key: key, Now: at})
+			run := f.claimOne("w", id, at)
+			failed := store.RunFailed
+			f.commit(store.Transition{RunID: id, Lease: run.Lease, Now: at,
+				Run: &store.RunUpdate{Status: &failed, FinishedAt: ptr(at), Release: true, Error: json.RawMessage(runErr)}})
+		}
+		fail("r1", "", at(0), `{"kind":"validation","message":"field \u003cscript\u003e is not allowed","type":"about:blank"}`)
+		fail("r2", "", at(time.Second), `{"kind":"http","message":"Zahlung ÜBER dem Limit"}`)
+		fail("r3", "Straße-Ärger", at(2*time.Second), `{"kind":"timeout","message":"gateway timeout"}`)
+		f.insert(store.RunInsertParams{ID: "r4", Key: "plain", Now: at(3 * time.Second)})
+		_, err := f.s.RunCancel(f.ctx, store.RunCancelParams{RunID: "r4", Now: at(4 * time.Second)})
+		noErr(t, "RunCancel", err)
+		list := func(text string) []string {
+			t.Helper()
+			rs, err := f.s.RunList(f.ctx, store.RunListParams{Text: text})
+			noErr(t, "RunList", err)
+			out := []string{}
+			for _, r := range rs {
+				out = append(out, r.ID)
+			}
+			return out
+		}
+		eq(t, "a field name of the error's JSON", list("kind"), []string{})
+		eq(t, "another field name", list("message"), []string{})
+		eq(t, "a quote of the JSON", list(`"`), []string{})
+		eq(t, "the kind's value is not the message", list("validation"), []string{})
+		eq(t, "text the JSON escapes", list("<script>"), []string{"r1"})
+		eq(t, "non-ASCII text as stored", list("ÜBER"), []string{"r2"})
+		eq(t, "non-ASCII text in another case", list("über dem"), []string{"r2"})
+		eq(t, "the message of a canceled run", list("By Request"), []string{"r4"})
+		eq(t, "a non-ASCII key as typed", list("Straße-Ärger"), []string{"r3"})
+		eq(t, "an ASCII part of a key in another case", list("STRA"), []string{"r3"})
+	})
 	parallel(t, "order filters paging counts", newStore, func(t *testing.T, f *fixture) {
 		// r0..r5, one second apart; r2 and r3 share a created time (id breaks the tie).
 		created := []time.Duration{0, time.Second, 2 * time.Second, 2 * time.Second, 3 * time.Second, 4 * time.Second}
@@ -247,5 +286,71 @@ func testRunList(t *testing.T, newStore func(t *testing.T) store.Store) {
 			got[r.ID] = [2]int{r.StepsTotal, r.StepsDone}
 		}
 		eq(t, "steps total/done from the graph", got, map[string][2]int{"r4": {5, 2}, "r2": {5, 0}, "r0": {5, 0}})
+	})
+	parallel(t, "steps a migration dropped are not counted", newStore, func(t *testing.T, f *fixture) {
+		// A run of 1.0.0 (a, b, c completed, w waiting) migrated to 2.0.0,
+		// whose graph has only w: w is reset to pending and a, b, c are
+		// dropped, their rows kept. The listing said 3/1.
+		for _, v := range []struct {
+			version string
+			steps   int
+		}{{"1.0.0", 4}, {"2.0.0", 1}} {
+			_, err := f.s.VersionPut(f.ctx, store.VersionPutParams{Workflow: "wf", Version: v.version, Major: int(v.version[0] - '0'),
+				Hash: "h" + v.version, Graph: []byte(`{}`), Steps: v.steps, Now: at(0)})
+			noErr(t, "VersionPut", err)
+		}
+		f.insert(store.RunInsertParams{ID: "m", Version: "1.0.0", GraphHash: "h1.0.0", Now: at(0)})
+		f.insert(store.RunInsertParams{ID: "back", Version: "1.0.0", GraphHash: "h1.0.0", Now: at(time.Second)})
+		for _, id := range []string{"m", "back"} {
+			run := f.claimOne("w", id, at(time.Second))
+			waiting := store.RunWaiting
+			f.commit(store.Transition{RunID: id, Lease: run.Lease, Now: at(2 * time.Second),
+				Run: &store.RunUpdate{Status: &waiting, Release: true},
+				Steps: []store.StepWrite{
+					{Key: "a", Step: "a", Index: -1, Iteration: -1, Status: store.StepCompleted, Output: json.RawMessage(`1`)},
+					{Key: "b", Step: "b", Index: -1, Iteration: -1, Status: store.StepCompleted},
+					{Key: "c", Step: "c", Index: -1, Iteration: -1, Status: store.StepCompleted},
+					{Key: "w", Step: "w", Index: -1, Iteration: -1, Status: store.StepWaiting},
+					{Key: "comp~", Step: "comp~", Index: -1, Iteration: -1, Status: store.StepCompleted},
+				}})
+		}
+		counts := func() map[string][2]int {
+			t.Helper()
+			rs, err := f.s.RunList(f.ctx, store.RunListParams{})
+			noErr(t, "RunList", err)
+			got := map[string][2]int{}
+			for _, r := range rs {
+				got[r.ID] = [2]int{r.StepsTotal, r.StepsDone}
+			}
+			return got
+		}
+		eq(t, "before the migration", counts(), map[string][2]int{"m": {4, 3}, "back": {4, 3}})
+		pending := store.RunPending
+		for _, id := range []string{"m", "back"} {
+			f.commit(store.Transition{RunID: id, Now: at(3 * time.Second),
+				Expect: &store.RunExpect{Status: store.RunWaiting, Version: "1.0.0", GraphHash: "h1.0.0"},
+				Run:    &store.RunUpdate{Status: &pending, Version: ptr("2.0.0"), GraphHash: ptr("h2.0.0")},
+				Steps:  []store.StepWrite{{Key: "w", Step: "w", Index: -1, Iteration: -1, Status: store.StepPending}},
+				// The engine's own row is never marked, nor counted.
+				DropSteps: []string{"a", "b", "c", "comp~"}})
+		}
+		eq(t, "after the migration, only w counts", counts(), map[string][2]int{"m": {1, 0}, "back": {1, 0}})
+		steps, err := f.s.StepList(f.ctx, "m")
+		noErr(t, "StepList", err)
+		kept := map[string]string{}
+		for _, st := range steps {
+			kept[st.Key] = string(st.Status) + " " + string(st.Output)
+		}
+		eq(t, "the dropped rows are kept", kept, map[string]string{"a": "completed 1", "b": "completed ", "c": "completed ", "w": "pending ", "comp~": "completed "})
+
+		// Migrated back to 1.0.0, the steps written again count again.
+		f.commit(store.Transition{RunID: "back", Now: at(4 * time.Second),
+			Run: &store.RunUpdate{Version: ptr("1.0.0"), GraphHash: ptr("h1.0.0")},
+			Steps: []store.StepWrite{
+				{Key: "a", Step: "a", Index: -1, Iteration: -1, Status: store.StepPending},
+				{Key: "b", Step: "b", Index: -1, Iteration: -1, Status: store.StepCompleted},
+				{Key: "c", Step: "c", Index: -1, Iteration: -1, Status: store.StepCompleted},
+			}})
+		eq(t, "a row written again counts again", counts(), map[string][2]int{"m": {1, 0}, "back": {4, 2}})
 	})
 }

@@ -3,6 +3,7 @@ package sqlrow
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/flowrun/flowrun/store"
@@ -94,6 +95,27 @@ func (c JSONCol) Scan(v any) error {
 	}
 	return nil
 }
+
+// ErrorText is what the run listing's text search (RunListParams.Text)
+// looks for in a run error: the text of its message, folded by Fold,
+// stored beside the error as runs.error_text. The JSON itself is not
+// searched: its field names ("kind", "message") would match every run
+// with an error, and its escapes ("\u003c" for "<") would hide the text
+// they stand for. NULL when the error has no message.
+func ErrorText(raw json.RawMessage) any {
+	var e struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(raw, &e) != nil || e.Message == "" {
+		return nil
+	}
+	return Fold(e.Message)
+}
+
+// Fold is how the text search ignores case, in Go on both backends (the
+// searched text and error_text alike): SQLite's lower() changes only
+// ASCII letters, and PostgreSQL's depends on the database's locale.
+func Fold(s string) string { return strings.ToLower(s) }
 
 // CanceledError is the error a run ended by a cancel request carries: a
 // run error ({kind, message, step}), with no step.

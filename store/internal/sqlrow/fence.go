@@ -22,7 +22,7 @@ func FenceError(t *store.Transition, status, version, hash string) error {
 // expectation hold), in the order both backends number them.
 func FenceArgs(t *store.Transition, now int64) []any {
 	args := []any{t.RunID, t.Lease.Owner, t.Lease.Epoch, now,
-		nil, nil, nil, nil, nil, nil, false, nil, false, nil, nil, false, false, nil, false, nil, nil, nil, nil}
+		nil, nil, nil, nil, nil, nil, false, nil, false, nil, nil, false, false, nil, false, nil, nil, nil, nil, nil}
 	if x := t.Expect; x != nil {
 		args[20], args[21], args[22] = string(x.Status), x.Version, x.GraphHash
 	}
@@ -41,6 +41,9 @@ func FenceArgs(t *store.Transition, now int64) []any {
 	}
 	args[7] = JSONArg(u.Outputs)
 	args[8] = JSONArg(u.Error)
+	if u.Error != nil {
+		args[23] = ErrorText(u.Error)
+	}
 	if u.AvailableAt != nil {
 		at := *u.AvailableAt
 		if at.IsZero() {
