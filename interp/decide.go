@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -434,6 +435,11 @@ func (e *Engine) migrateWrites(ctx context.Context, plan *DecisionPlan, t *store
 			children = append(children, st.Child)
 		}
 		if plan.newL.step(s.Step) == nil {
+			// Its rows stay, with their history, but leave the run's
+			// step counts (the listings' done/total).
+			if !slices.Contains(t.DropSteps, s.Step) {
+				t.DropSteps = append(t.DropSteps, s.Step)
+			}
 			if !s.Status.Terminal() {
 				t.Steps = append(t.Steps, store.StepWrite{Key: s.Key, Step: s.Step, Index: s.Index, Iteration: s.Iteration,
 					Status: store.StepCanceled, Attempts: s.Attempts, FinishedAt: t.Now,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -289,6 +290,58 @@ func TestMigrateRerunsChangedUpstream(t *testing.T) {
 	v := b.show(final.ID)
 	if !strings.Contains(string(v.Steps["price"].Output), "20") || !strings.Contains(string(v.Steps["label"].Output), "v2 20") {
 		t.Fatalf("price %s label %s", v.Steps["price"].Output, v.Steps["label"].Output)
+	}
+}
+
+// TestMigrateDroppedStepsLeaveTheCounts: a run migrated to a version
+// without a step it had completed keeps that step's row (its history),
+// but the run listings count the steps of the version it is bound to
+// now: done never exceeds total.
+func TestMigrateDroppedStepsLeaveTheCounts(t *testing.T) {
+	b := setup(t)
+	run := b.parked()
+	b.compile(`workflow "ship" {
+  version = "2.0.0"
+  input "order" { type = string }
+  key = "input.order"
+  step "ask" {
+    wait { signal = "go" }
+  }
+}`)
+	if _, err := b.e.Rebind(b.ctx, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.e.Decide(b.ctx, DecideParams{RunID: run.ID, Choice: ChoiceMigrate, By: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	counts := func() (int, int) {
+		t.Helper()
+		rs, err := b.st.RunList(b.ctx, store.RunListParams{Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs {
+			if r.ID == run.ID {
+				return r.StepsDone, r.StepsTotal
+			}
+		}
+		t.Fatalf("run %s not listed", run.ID)
+		return 0, 0
+	}
+	if done, total := counts(); done != 0 || total != 1 {
+		t.Fatalf("migrated run listed %d/%d, want 0/1", done, total)
+	}
+	final := b.signalAndDrive(run.ID)
+	wantStatus(t, final, store.RunCompleted)
+	if done, total := counts(); done != 1 || total != 1 {
+		t.Fatalf("completed run listed %d/%d, want 1/1", done, total)
+	}
+	steps, err := b.st.StepList(b.ctx, final.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(steps, func(s store.Step) bool { return s.Key == "price" && s.Status == store.StepCompleted }) {
+		t.Fatalf("the dropped step's row (its history) is gone: %+v", steps)
 	}
 }
 
