@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -207,6 +208,24 @@ func (h *Handler) createToken(w http.ResponseWriter, r *http.Request, s *session
 	}
 	h.render(w, http.StatusOK, "tokens.html", view{Title: "Tokens", Session: s, Nav: "ops",
 		Data: tokensView{Tokens: ts, Created: created.Token, Done: "Token " + created.Name + " created, with scope " + created.Scope + ". Copy it now: it is shown only this once."}})
+	return nil
+}
+
+// revokeConfirm asks to revoke a token.
+func (h *Handler) revokeConfirm(w http.ResponseWriter, r *http.Request, s *session) error {
+	name := r.PathValue("name")
+	ts, err := h.opts.Door.Tokens(r.Context())
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(ts, func(t api.TokenJSON) bool { return t.Name == name })
+	if i < 0 {
+		h.notFound(w, r, "There is no token "+name+".")
+		return nil
+	}
+	h.confirm(w, s, "ops", confirmView{Post: "/ops/tokens/" + url.PathEscape(name) + "/revoke", Back: "/ops/tokens", Button: "revoke",
+		Question: "Revoke token " + name + "?",
+		Detail:   "Token " + name + " (scope " + ts[i].Scope + ") stops working at once, and the sessions signed in with it end at their next request. This cannot be undone."})
 	return nil
 }
 

@@ -1,0 +1,125 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/flowrun/flowrun/api"
+	"github.com/flowrun/flowrun/lang"
+	"github.com/flowrun/flowrun/store"
+)
+
+const opsHCL = `workflow "nightly" {
+  version = "1.0.0"
+  schedule "each_night" {
+    cron = "0 2 * * *"
+  }
+  step "a" {
+    set { v = 1 }
+  }
+}
+workflow "dl" {
+  version = "1.0.0"
+  step "each" {
+    foreach {
+      items      = "[1]"
+      on_failure = "dead_letter"
+    }
+    exec { command = ["sh", "-c", "exit 1"] }
+  }
+}
+`
+
+// opsSite is a site with a schedule, an open dead letter and an admin
+// token.
+func opsSite(t *testing.T) (*site, string) {
+	t.Helper()
+	s := newSite(t)
+	ctx := context.Background()
+	mod, diags := lang.LoadSources([]lang.Source{{Name: "ops.hcl", Src: []byte(opsHCL)}}, lang.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if _, err := s.door.DeployModule(ctx, mod, func(*lang.Workflow) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	v, _, err := s.door.Start(ctx, api.StartRequest{Workflow: "dl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.eng.Drive(ctx, v.RunID); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := api.NewToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.st.TokenCreate(ctx, store.TokenCreateParams{Name: "boss", Scope: store.ScopeAdmin, Hash: api.HashToken(tok)}); err != nil {
+		t.Fatal(err)
+	}
+	return s, tok
+}
+
+// Every action of the operations and tokens pages (redrive, drop, pause,
+// unpause, trigger, revoke) is a link to a page that says what it will do
+// and posts it only from its button; nothing on those pages acts at once.
+func TestOpsActionsConfirm(t *testing.T) {
+	s, admin := opsSite(t)
+	dls, err := s.door.DeadLetters(context.Background(), false)
+	if err != nil || len(dls) != 1 {
+		t.Fatalf("dead letters: %v, %v", dls, err)
+	}
+	dl := dls[0].ID
+	b := s.browser()
+	b.signIn(admin)
+	_, ops := b.get("/ops")
+	_, tokens := b.get("/ops/tokens")
+	_, wf := b.get("/workflows/nightly")
+	for name, page := range map[string]string{"/ops": ops, "/ops/tokens": tokens, "/workflows/nightly": wf} {
+		if strings.Contains(page, `method="post" action="/ops/schedules`) || strings.Contains(page, `method="post" action="/ops/dead-letters`) ||
+			strings.Contains(page, `/revoke" class="inline"`) {
+			t.Errorf("%s has a form that acts without a confirm page:\n%s", name, page)
+		}
+	}
+	for _, link := range []string{"/ops/dead-letters/" + itoa(dl) + "/confirm/retry", "/ops/dead-letters/" + itoa(dl) + "/confirm/drop",
+		"/ops/schedules/nightly/each_night/confirm/pause", "/ops/schedules/nightly/each_night/confirm/trigger"} {
+		if !strings.Contains(ops, `href="`+link+`"`) {
+			t.Errorf("/ops has no link to %s", link)
+		}
+	}
+	if !strings.Contains(tokens, `href="/ops/tokens/writer/confirm/revoke"`) {
+		t.Errorf("/ops/tokens has no link to revoke's confirm page:\n%s", tokens)
+	}
+	if !strings.Contains(wf, `href="/ops/schedules/nightly/each_night/confirm/trigger?back=/workflows/nightly"`) {
+		t.Errorf("the workflow's page has no link to trigger's confirm page:\n%s", wf)
+	}
+
+	for _, c := range []struct{ page, says, post, done string }{
+		{"/ops/dead-letters/" + itoa(dl) + "/confirm/drop", "Drop dead letter " + itoa(dl) + "?", "/ops/dead-letters/" + itoa(dl) + "/drop", "dropped"},
+		{"/ops/schedules/nightly/each_night/confirm/trigger", "Trigger schedule nightly/each_night?", "/ops/schedules/nightly/each_night/trigger", "triggered"},
+		{"/ops/schedules/nightly/each_night/confirm/pause", "Pause schedule nightly/each_night?", "/ops/schedules/nightly/each_night/pause", "paused"},
+		{"/ops/tokens/writer/confirm/revoke", "Revoke token writer?", "/ops/tokens/writer/revoke", "revoked"},
+	} {
+		code, page := b.get(c.page)
+		if code != http.StatusOK || !strings.Contains(page, c.says) || !strings.Contains(page, `action="`+c.post+`"`) || !strings.Contains(page, `class="confirm"`) {
+			t.Fatalf("%s: %d\n%s", c.page, code, page)
+		}
+		code, page = b.post(c.post, url.Values{"csrf": {csrfOf(t, page)}})
+		if code != http.StatusOK || !strings.Contains(page, c.done) {
+			t.Fatalf("confirming %s: %d\n%s", c.page, code, page)
+		}
+	}
+	// What is not there has no confirm page.
+	for _, path := range []string{"/ops/dead-letters/" + itoa(dl) + "/confirm/drop", "/ops/dead-letters/99/confirm/retry",
+		"/ops/schedules/nightly/nope/confirm/trigger", "/ops/tokens/nobody/confirm/revoke", "/ops/schedules/nightly/each_night/confirm/explode"} {
+		if code, page := b.get(path); code != http.StatusNotFound {
+			t.Errorf("%s answered %d:\n%s", path, code, page)
+		}
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
