@@ -19,6 +19,9 @@ import (
 // did. A scope too small, a run in the wrong state or a value of the
 // wrong type is refused with the door's words and nothing is done.
 
+// A confirm page is refused, as its action is, to a session whose scope
+// cannot act: it offers no button that would only be refused.
+
 // confirmView is a confirm page: what an action will do, and the button
 // that posts it (with the session's CSRF token) to Post.
 type confirmView struct {
@@ -36,6 +39,9 @@ func (h *Handler) confirm(w http.ResponseWriter, s *session, nav string, c confi
 }
 
 func (h *Handler) confirmPage(w http.ResponseWriter, r *http.Request, s *session) error {
+	if err := need(s, store.ScopeWrite, "acting on a run"); err != nil {
+		return err
+	}
 	ctx := r.Context()
 	v, err := h.opts.Door.Run(ctx, r.PathValue("id"))
 	if err != nil {
@@ -145,6 +151,9 @@ func (h *Handler) runAction(w http.ResponseWriter, r *http.Request, s *session) 
 
 // deadLetterConfirm asks to redrive or drop an open dead letter.
 func (h *Handler) deadLetterConfirm(w http.ResponseWriter, r *http.Request, s *session) error {
+	if err := need(s, store.ScopeWrite, "acting on a dead letter"); err != nil {
+		return err
+	}
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id < 1 {
 		h.notFound(w, r, "There is no dead letter "+r.PathValue("id")+".")
@@ -213,6 +222,9 @@ func (h *Handler) deadLetterAction(w http.ResponseWriter, r *http.Request, s *se
 
 // scheduleConfirm asks to pause, unpause or trigger an active schedule.
 func (h *Handler) scheduleConfirm(w http.ResponseWriter, r *http.Request, s *session) error {
+	if err := need(s, store.ScopeWrite, "acting on a schedule"); err != nil {
+		return err
+	}
 	wf, name, action := r.PathValue("workflow"), r.PathValue("name"), r.PathValue("action")
 	all, err := h.opts.Door.Schedules(r.Context())
 	if err != nil {

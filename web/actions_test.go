@@ -123,3 +123,31 @@ func TestOpsActionsConfirm(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// A confirm page is refused, as its action is, to a scope that cannot act
+// (403 naming the scope needed), instead of offering a button whose POST
+// is then refused.
+func TestConfirmPagesNeedScope(t *testing.T) {
+	s, _ := opsSite(t)
+	dls, err := s.door.DeadLetters(context.Background(), false)
+	if err != nil || len(dls) != 1 {
+		t.Fatalf("dead letters: %v, %v", dls, err)
+	}
+	r := s.browser()
+	r.signIn(s.tokens[store.ScopeRead])
+	for _, path := range []string{"/runs/" + s.runID + "/confirm/cancel", "/runs/" + s.runID + "/confirm/signal?name=go&data=%7B%7D",
+		"/ops/dead-letters/" + itoa(dls[0].ID) + "/confirm/drop", "/ops/schedules/nightly/each_night/confirm/trigger", "/ops/tokens/writer/confirm/revoke"} {
+		code, page := r.get(path)
+		if code != http.StatusForbidden || !strings.Contains(page, "needs a token of scope") || strings.Contains(page, `class="confirm"`) {
+			t.Errorf("a read token's %s: %d\n%s", path, code, page)
+		}
+	}
+	w := s.browser()
+	w.signIn(s.tokens[store.ScopeWrite])
+	if code, page := w.get("/ops/tokens/reader/confirm/revoke"); code != http.StatusForbidden || !strings.Contains(page, "scope admin") || strings.Contains(page, `class="confirm"`) {
+		t.Errorf("a write token's revoke confirm page: %d\n%s", code, page)
+	}
+	if code, page := w.get("/runs/" + s.runID + "/confirm/cancel"); code != http.StatusOK || !strings.Contains(page, "Yes, cancel") {
+		t.Errorf("a write token's cancel confirm page: %d\n%s", code, page)
+	}
+}

@@ -213,6 +213,9 @@ func (h *Handler) createToken(w http.ResponseWriter, r *http.Request, s *session
 
 // revokeConfirm asks to revoke a token.
 func (h *Handler) revokeConfirm(w http.ResponseWriter, r *http.Request, s *session) error {
+	if err := need(s, store.ScopeAdmin, "revoking a token"); err != nil {
+		return err
+	}
 	name := r.PathValue("name")
 	ts, err := h.opts.Door.Tokens(r.Context())
 	if err != nil {
