@@ -145,7 +145,7 @@ func (h *Handler) runAction(w http.ResponseWriter, r *http.Request, s *session) 
 		h.notFound(w, r, "There is no action "+action+" on a run.")
 		return nil
 	}
-	http.Redirect(w, r, "/runs/"+url.PathEscape(id)+"?done="+url.QueryEscape(done), http.StatusSeeOther)
+	http.Redirect(w, r, h.doneURL(s, "/runs/"+url.PathEscape(id), done), http.StatusSeeOther)
 	return nil
 }
 
@@ -216,7 +216,7 @@ func (h *Handler) deadLetterAction(w http.ResponseWriter, r *http.Request, s *se
 		h.notFound(w, r, "There is no action "+r.PathValue("action")+" on a dead letter.")
 		return nil
 	}
-	http.Redirect(w, r, "/ops?done="+url.QueryEscape(done), http.StatusSeeOther)
+	http.Redirect(w, r, h.doneURL(s, "/ops", done), http.StatusSeeOther)
 	return nil
 }
 
@@ -283,7 +283,7 @@ func (h *Handler) scheduleAction(w http.ResponseWriter, r *http.Request, s *sess
 		h.notFound(w, r, "There is no action "+action+" on a schedule.")
 		return nil
 	}
-	http.Redirect(w, r, "/ops?done="+url.QueryEscape(done), http.StatusSeeOther)
+	http.Redirect(w, r, h.doneURL(s, "/ops", done), http.StatusSeeOther)
 	return nil
 }
 

@@ -151,3 +151,43 @@ func TestConfirmPagesNeedScope(t *testing.T) {
 		t.Errorf("a write token's cancel confirm page: %d\n%s", code, page)
 	}
 }
+
+// The status line of the page an action lands on holds only words the
+// server signed for the session: a link's own "done" text shows nothing,
+// nor does a signed link opened by another session.
+func TestDoneMessageSigned(t *testing.T) {
+	s, _ := opsSite(t)
+	w := s.browser()
+	w.signIn(s.tokens[store.ScopeWrite])
+	forged := "Your session expired, go to evil.example"
+	for _, path := range []string{"/runs/" + s.runID, "/ops", "/runs/" + s.runID + "?sig=00"} {
+		if code, page := w.get(path + sep(path) + "done=" + url.QueryEscape(forged)); code != http.StatusOK || strings.Contains(page, "evil.example") || strings.Contains(page, `class="done"`) {
+			t.Errorf("%s shows a link's own status text: %d\n%s", path, code, page)
+		}
+	}
+	_, page := w.get("/ops/schedules/nightly/each_night/confirm/pause")
+	resp, err := w.hc.PostForm(s.srv.URL+"/ops/schedules/nightly/each_night/pause", url.Values{"csrf": {csrfOf(t, page)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	landed := resp.Request.URL.RequestURI()
+	if code, page := w.get(landed); code != http.StatusOK || !strings.Contains(page, `<p class="done" role="status">Schedule nightly/each_night paused.</p>`) {
+		t.Fatalf("the page the pause landed on (%s): %d\n%s", landed, code, page)
+	}
+	o := s.browser()
+	o.signIn(s.tokens[store.ScopeRead])
+	if _, page := o.get(landed); strings.Contains(page, `class="done"`) {
+		t.Errorf("another session shows the status of %s:\n%s", landed, page)
+	}
+	if _, page := w.get(strings.Replace(landed, "paused", "deleted", 1)); strings.Contains(page, `class="done"`) {
+		t.Errorf("changed words show with the signature of others:\n%s", page)
+	}
+}
+
+func sep(path string) string {
+	if strings.Contains(path, "?") {
+		return "&"
+	}
+	return "?"
+}

@@ -30,7 +30,7 @@ type opsView struct {
 
 func (h *Handler) opsPage(w http.ResponseWriter, r *http.Request, s *session) error {
 	ctx := r.Context()
-	v := opsView{Write: s.can(store.ScopeWrite), Done: r.URL.Query().Get("done")}
+	v := opsView{Write: s.can(store.ScopeWrite), Done: h.doneText(r, s)}
 	var err error
 	if v.DeadLetters, err = h.opts.Door.DeadLetters(ctx, false); err != nil {
 		return err
@@ -187,7 +187,7 @@ func (h *Handler) tokensPage(w http.ResponseWriter, r *http.Request, s *session)
 	if err != nil {
 		return err
 	}
-	h.render(w, http.StatusOK, "tokens.html", view{Title: "Tokens", Session: s, Nav: "ops", Data: tokensView{Tokens: ts, Done: r.URL.Query().Get("done")}})
+	h.render(w, http.StatusOK, "tokens.html", view{Title: "Tokens", Session: s, Nav: "ops", Data: tokensView{Tokens: ts, Done: h.doneText(r, s)}})
 	return nil
 }
 
@@ -240,6 +240,6 @@ func (h *Handler) revokeToken(w http.ResponseWriter, r *http.Request, s *session
 	if err != nil {
 		return err
 	}
-	http.Redirect(w, r, "/ops/tokens?done="+url.QueryEscape("Token "+t.Name+" revoked."), http.StatusSeeOther)
+	http.Redirect(w, r, h.doneURL(s, "/ops/tokens", "Token "+t.Name+" revoked."), http.StatusSeeOther)
 	return nil
 }

@@ -318,7 +318,7 @@ func (h *Handler) runPage(w http.ResponseWriter, r *http.Request, s *session) er
 	if err != nil {
 		return err
 	}
-	rv := runView{Run: v, Write: s.can(store.ScopeWrite), Done: r.URL.Query().Get("done"), Cursor: cursor}
+	rv := runView{Run: v, Write: s.can(store.ScopeWrite), Done: h.doneText(r, s), Cursor: cursor}
 	g, gerr := h.opts.Door.Graph(ctx, rec.Workflow, rec.GraphHash)
 	if gerr != nil {
 		rv.GraphErr = gerr.Error()

@@ -50,6 +50,8 @@ type Handler struct {
 	sessions sessions
 	// open is the one session of a server without auth (Options.NoAuth).
 	open *session
+	// doneKey signs the status messages of the pages actions land on.
+	doneKey []byte
 }
 
 // Patterns are the http.ServeMux patterns the dashboard answers, for a
@@ -58,7 +60,7 @@ var Patterns = []string{"GET /{$}", "/login", "/logout", "/assets/", "/runs", "/
 
 // New returns the dashboard's handler.
 func New(opts Options) *Handler {
-	h := &Handler{opts: opts, clk: opts.Clock, mux: http.NewServeMux()}
+	h := &Handler{opts: opts, clk: opts.Clock, mux: http.NewServeMux(), doneKey: []byte(randomHex(32))}
 	if h.clk == nil {
 		h.clk = clock.Real{}
 	}
