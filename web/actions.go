@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,22 +19,39 @@ import (
 // did. A scope too small, a run in the wrong state or a value of the
 // wrong type is refused with the door's words and nothing is done.
 
-// confirmView is a confirm page.
+// A confirm page is refused, as its action is, to a session whose scope
+// cannot act: it offers no button that would only be refused.
+
+// confirmView is a confirm page: what an action will do, and the button
+// that posts it (with the session's CSRF token) to Post.
 type confirmView struct {
-	RunID, Action, Question, Detail string
+	Question, Detail string
+	// Post is the action's address; Back the page to go back to; Button
+	// the verb on the button ("Yes, cancel").
+	Post, Back, Button string
 	// Fields are the form's values, carried to the POST.
 	Fields map[string]string
 }
 
+// confirm shows a confirm page.
+func (h *Handler) confirm(w http.ResponseWriter, s *session, nav string, c confirmView) {
+	h.render(w, http.StatusOK, "confirm.html", view{Title: c.Question, Session: s, Nav: nav, Data: c})
+}
+
 func (h *Handler) confirmPage(w http.ResponseWriter, r *http.Request, s *session) error {
+	if err := need(s, store.ScopeWrite, "acting on a run"); err != nil {
+		return err
+	}
 	ctx := r.Context()
 	v, err := h.opts.Door.Run(ctx, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
+	action := r.PathValue("action")
+	c := confirmView{Post: "/runs/" + url.PathEscape(v.RunID) + "/" + url.PathEscape(action), Back: "/runs/" + url.PathEscape(v.RunID),
+		Button: action, Fields: map[string]string{}}
 	q := r.URL.Query()
-	c := confirmView{RunID: v.RunID, Action: r.PathValue("action"), Fields: map[string]string{}}
-	switch c.Action {
+	switch action {
 	case "cancel":
 		c.Question = "Cancel run " + v.RunID + "?"
 		c.Detail = "The run and its child runs end canceled; a step that is running is stopped. This cannot be undone."
@@ -81,10 +99,10 @@ func (h *Handler) confirmPage(w http.ResponseWriter, r *http.Request, s *session
 			c.Detail = "The run moves to the newest version, keeping the completed steps that did not change."
 		}
 	default:
-		h.notFound(w, r, "There is no action "+c.Action+" on a run.")
+		h.notFound(w, r, "There is no action "+action+" on a run.")
 		return nil
 	}
-	h.render(w, http.StatusOK, "confirm.html", view{Title: c.Question, Session: s, Nav: "runs", Data: c})
+	h.confirm(w, s, "runs", c)
 	return nil
 }
 
@@ -127,7 +145,44 @@ func (h *Handler) runAction(w http.ResponseWriter, r *http.Request, s *session) 
 		h.notFound(w, r, "There is no action "+action+" on a run.")
 		return nil
 	}
-	http.Redirect(w, r, "/runs/"+url.PathEscape(id)+"?done="+url.QueryEscape(done), http.StatusSeeOther)
+	http.Redirect(w, r, h.doneURL(s, "/runs/"+url.PathEscape(id), done), http.StatusSeeOther)
+	return nil
+}
+
+// deadLetterConfirm asks to redrive or drop an open dead letter.
+func (h *Handler) deadLetterConfirm(w http.ResponseWriter, r *http.Request, s *session) error {
+	if err := need(s, store.ScopeWrite, "acting on a dead letter"); err != nil {
+		return err
+	}
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id < 1 {
+		h.notFound(w, r, "There is no dead letter "+r.PathValue("id")+".")
+		return nil
+	}
+	dls, err := h.opts.Door.DeadLetters(r.Context(), false)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(dls, func(d interp.DeadLetterJSON) bool { return d.ID == id })
+	if i < 0 {
+		h.notFound(w, r, fmt.Sprintf("There is no open dead letter %d.", id))
+		return nil
+	}
+	dl, action := dls[i], r.PathValue("action")
+	what := fmt.Sprintf("item %d of step %s of run %s", dl.Index, dl.Step, dl.RunID)
+	c := confirmView{Post: fmt.Sprintf("/ops/dead-letters/%d/%s", id, url.PathEscape(action)), Back: "/ops"}
+	switch action {
+	case "retry":
+		c.Button, c.Question = "redrive", fmt.Sprintf("Redrive dead letter %d?", id)
+		c.Detail = "The " + what + " runs again: the dead letter closes when it succeeds and stays open when it fails again."
+	case "drop":
+		c.Button, c.Question = "drop", fmt.Sprintf("Drop dead letter %d?", id)
+		c.Detail = "The dead letter closes without running the " + what + " again. This cannot be undone."
+	default:
+		h.notFound(w, r, "There is no action "+action+" on a dead letter.")
+		return nil
+	}
+	h.confirm(w, s, "ops", c)
 	return nil
 }
 
@@ -161,7 +216,43 @@ func (h *Handler) deadLetterAction(w http.ResponseWriter, r *http.Request, s *se
 		h.notFound(w, r, "There is no action "+r.PathValue("action")+" on a dead letter.")
 		return nil
 	}
-	http.Redirect(w, r, "/ops?done="+url.QueryEscape(done), http.StatusSeeOther)
+	http.Redirect(w, r, h.doneURL(s, "/ops", done), http.StatusSeeOther)
+	return nil
+}
+
+// scheduleConfirm asks to pause, unpause or trigger an active schedule.
+func (h *Handler) scheduleConfirm(w http.ResponseWriter, r *http.Request, s *session) error {
+	if err := need(s, store.ScopeWrite, "acting on a schedule"); err != nil {
+		return err
+	}
+	wf, name, action := r.PathValue("workflow"), r.PathValue("name"), r.PathValue("action")
+	all, err := h.opts.Door.Schedules(r.Context())
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(all, func(sc interp.ScheduleJSON) bool { return sc.Workflow == wf && sc.Name == name })
+	if i < 0 {
+		h.notFound(w, r, "There is no active schedule "+wf+"/"+name+".")
+		return nil
+	}
+	sc := all[i]
+	c := confirmView{Post: "/ops/schedules/" + url.PathEscape(wf) + "/" + url.PathEscape(name) + "/" + url.PathEscape(action),
+		Back: r.URL.Query().Get("back"), Button: action, Question: fmt.Sprintf("%s schedule %s/%s?", strings.ToUpper(action[:1])+action[1:], wf, name)}
+	if c.Back != "/workflows/"+url.PathEscape(wf) {
+		c.Back = "/ops" // only the two pages that list schedules
+	}
+	switch action {
+	case "pause":
+		c.Detail = "The schedule (" + sc.Kind + " " + sc.Spec + ") starts no run until it is unpaused."
+	case "unpause":
+		c.Detail = "The schedule (" + sc.Kind + " " + sc.Spec + ") starts runs again from its next fire on."
+	case "trigger":
+		c.Detail = "A run of workflow " + wf + " starts now, as if the schedule fired; its overlap policy (" + sc.Overlap + ") applies, so it may be skipped while an earlier run is unfinished."
+	default:
+		h.notFound(w, r, "There is no action "+action+" on a schedule.")
+		return nil
+	}
+	h.confirm(w, s, "ops", c)
 	return nil
 }
 
@@ -192,7 +283,7 @@ func (h *Handler) scheduleAction(w http.ResponseWriter, r *http.Request, s *sess
 		h.notFound(w, r, "There is no action "+action+" on a schedule.")
 		return nil
 	}
-	http.Redirect(w, r, "/ops?done="+url.QueryEscape(done), http.StatusSeeOther)
+	http.Redirect(w, r, h.doneURL(s, "/ops", done), http.StatusSeeOther)
 	return nil
 }
 

@@ -22,6 +22,9 @@ func funcs() template.FuncMap {
 		"pretty": pretty,
 		// text escapes control characters of a value for display.
 		"text": termtext.Line,
+		// json is a JSON value on one line, as it was sent (no HTML
+		// escapes), control characters escaped.
+		"json": func(raw json.RawMessage) string { return termtext.Line(string(unescapeHTML(raw))) },
 		// iso is an instant for a <time datetime>; utc for people.
 		"iso": func(t any) string {
 			if tt, ok := instant(t); ok {
@@ -88,7 +91,9 @@ func instant(v any) (time.Time, bool) {
 const maxPretty = 64 << 10
 
 // pretty is a JSON value indented for a <pre>: a string value is shown as
-// its text, control characters escaped.
+// its text, control characters escaped. A value stored with Go's HTML
+// escapes (\u003c, \u003e, \u0026) shows the characters that were sent;
+// numbers are kept as written (a big integer stays exact).
 func pretty(raw json.RawMessage) string {
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""
@@ -101,7 +106,40 @@ func pretty(raw json.RawMessage) string {
 	if json.Indent(&b, raw, "", "  ") != nil {
 		return clip(termtext.Lines(string(raw)))
 	}
-	return clip(termtext.Lines(b.String()))
+	return clip(termtext.Lines(string(unescapeHTML(b.Bytes()))))
+}
+
+// unescapeHTML turns the escapes encoding/json writes for <, > and & back
+// into those characters, leaving every other escape as it is. A backslash
+// appears in JSON only inside a string, where it begins an escape, so
+// reading escape by escape never mistakes an escaped backslash followed
+// by "u003c" for one.
+func unescapeHTML(b []byte) []byte {
+	if !bytes.Contains(b, []byte(`\u00`)) {
+		return b
+	}
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' || i+1 == len(b) {
+			out = append(out, b[i])
+			continue
+		}
+		if b[i+1] == 'u' && i+6 <= len(b) {
+			switch strings.ToLower(string(b[i+2 : i+6])) {
+			case "003c":
+				out, i = append(out, '<'), i+5
+				continue
+			case "003e":
+				out, i = append(out, '>'), i+5
+				continue
+			case "0026":
+				out, i = append(out, '&'), i+5
+				continue
+			}
+		}
+		out, i = append(out, b[i], b[i+1]), i+1
+	}
+	return out
 }
 
 func clip(s string) string {

@@ -1,10 +1,11 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/flowrun/flowrun/api"
@@ -27,11 +28,16 @@ func cursorAfter(r *http.Request) (int64, bool) {
 	return n, err == nil && n >= 0
 }
 
-// waitNewer waits for an event after after and returns the newest id and
-// whether any event after after touched run (any run when run is "").
+// waitNewer waits (liveWait at most) for an event after after and returns
+// the newest id and whether any event after after touched run (any run
+// when run is "").
 func (h *Handler) waitNewer(r *http.Request, after int64, run string) (int64, bool, error) {
-	ctx := r.Context()
-	if err := h.opts.Door.WaitEvents(ctx, after, liveWait); err != nil {
+	return h.waitEvents(r.Context(), after, run, liveWait)
+}
+
+// waitEvents is waitNewer's wait, of at most max.
+func (h *Handler) waitEvents(ctx context.Context, after int64, run string, max time.Duration) (int64, bool, error) {
+	if err := h.opts.Door.WaitEvents(ctx, after, max); err != nil {
 		return after, false, err
 	}
 	cursor, touched := after, false
@@ -112,9 +118,20 @@ type outputLine struct {
 	Text   string `json:"text"`
 }
 
+// outputPage is how many chunks one answer of liveOutput reads at most.
+const outputPage = 256
+
+// outputPoll is how often liveOutput reads a running step's output while
+// it waits: chunks are committed as a program writes, without an event,
+// so only the step's end (an event) wakes the wait at its commit.
+const outputPoll = 250 * time.Millisecond
+
 // liveOutput answers the output chunks of a step key (its items' and
-// iterations' too) after a chunk sequence number; with none yet it waits
-// a little, so a page following a running step asks about twice a second.
+// iterations' too) after a chunk sequence number. It answers when there
+// are lines, when the step or its run has ended ("ended": nothing more
+// will come once these lines are read; the page stops following), or
+// after liveWait, so a page following a step asks once per piece of
+// output and at most every 20 seconds when there is none.
 func (h *Handler) liveOutput(w http.ResponseWriter, r *http.Request, s *session) error {
 	after, ok := cursorAfter(r)
 	if !ok {
@@ -124,29 +141,74 @@ func (h *Handler) liveOutput(w http.ResponseWriter, r *http.Request, s *session)
 	key := r.URL.Query().Get("step")
 	ctx := r.Context()
 	id := r.PathValue("id")
-	for wait := 0; ; wait++ {
-		cs, err := h.opts.Door.StepOutputChunks(ctx, id, after, 256)
+	// The event cursor is read before whether the step ended, and that
+	// before the chunks: the last chunks of an attempt are committed with
+	// the event that ends it, so an answer that says ended holds them.
+	events, err := api.LastEventID(ctx, h.opts.Door)
+	if err != nil {
+		return err
+	}
+	ended, err := h.outputEnded(ctx, id, key)
+	if err != nil {
+		return err
+	}
+	deadline := h.clk.Now().Add(liveWait)
+	for {
+		cs, err := h.opts.Door.StepOutputChunks(ctx, id, after, outputPage)
 		if err != nil {
 			return err
 		}
 		var lines []outputLine
-		seq := after
 		for _, c := range cs {
-			seq = c.Seq
-			if key != "" && c.StepKey != key && !strings.HasPrefix(c.StepKey, key+"[") && !strings.HasPrefix(c.StepKey, key+"#") {
+			after = c.Seq
+			if key != "" && !api.OfStep(c.StepKey, key) {
 				continue
 			}
 			lines = append(lines, outputLine{Stream: c.Stream, Text: termtext.Lines(string(c.Data))})
 		}
-		if len(cs) > 0 || wait == 3 {
-			return writeLive(w, map[string]any{"seq": seq, "lines": lines})
+		full := len(cs) == outputPage // more may be stored: not the end yet
+		left := deadline.Sub(h.clk.Now())
+		if len(lines) > 0 || (ended && !full) || left <= 0 {
+			return writeLive(w, map[string]any{"seq": after, "lines": lines, "ended": ended && !full})
 		}
-		t := h.clk.NewTimer(150 * time.Millisecond)
-		select {
-		case <-t.C():
-		case <-ctx.Done():
-			t.Stop()
-			return nil
+		if full {
+			continue // a page of other steps' output: read on
+		}
+		var touched bool
+		if events, touched, err = h.waitEvents(ctx, events, id, min(left, outputPoll)); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		if touched {
+			if ended, err = h.outputEnded(ctx, id, key); err != nil {
+				return err
+			}
 		}
 	}
+}
+
+// outputEnded reports whether no more output can come for a step key: its
+// run has ended, or its step has (a foreach item or until iteration
+// follows its step).
+func (h *Handler) outputEnded(ctx context.Context, id, key string) (bool, error) {
+	run, err := h.opts.Door.RunGet(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return true, nil // deleted: nothing more comes
+	}
+	if err != nil || run.Status.Terminal() || key == "" {
+		return err == nil && run.Status.Terminal(), err
+	}
+	name, _, _, _ := store.ParseStepKey(key)
+	tops, err := h.opts.Door.StepTops(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	for _, st := range tops {
+		if st.Key == name {
+			return st.Status.Terminal(), nil
+		}
+	}
+	return false, nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,7 +30,7 @@ type opsView struct {
 
 func (h *Handler) opsPage(w http.ResponseWriter, r *http.Request, s *session) error {
 	ctx := r.Context()
-	v := opsView{Write: s.can(store.ScopeWrite), Done: r.URL.Query().Get("done")}
+	v := opsView{Write: s.can(store.ScopeWrite), Done: h.doneText(r, s)}
 	var err error
 	if v.DeadLetters, err = h.opts.Door.DeadLetters(ctx, false); err != nil {
 		return err
@@ -186,7 +187,7 @@ func (h *Handler) tokensPage(w http.ResponseWriter, r *http.Request, s *session)
 	if err != nil {
 		return err
 	}
-	h.render(w, http.StatusOK, "tokens.html", view{Title: "Tokens", Session: s, Nav: "ops", Data: tokensView{Tokens: ts, Done: r.URL.Query().Get("done")}})
+	h.render(w, http.StatusOK, "tokens.html", view{Title: "Tokens", Session: s, Nav: "ops", Data: tokensView{Tokens: ts, Done: h.doneText(r, s)}})
 	return nil
 }
 
@@ -210,6 +211,27 @@ func (h *Handler) createToken(w http.ResponseWriter, r *http.Request, s *session
 	return nil
 }
 
+// revokeConfirm asks to revoke a token.
+func (h *Handler) revokeConfirm(w http.ResponseWriter, r *http.Request, s *session) error {
+	if err := need(s, store.ScopeAdmin, "revoking a token"); err != nil {
+		return err
+	}
+	name := r.PathValue("name")
+	ts, err := h.opts.Door.Tokens(r.Context())
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(ts, func(t api.TokenJSON) bool { return t.Name == name })
+	if i < 0 {
+		h.notFound(w, r, "There is no token "+name+".")
+		return nil
+	}
+	h.confirm(w, s, "ops", confirmView{Post: "/ops/tokens/" + url.PathEscape(name) + "/revoke", Back: "/ops/tokens", Button: "revoke",
+		Question: "Revoke token " + name + "?",
+		Detail:   "Token " + name + " (scope " + ts[i].Scope + ") stops working at once, and the sessions signed in with it end at their next request. This cannot be undone."})
+	return nil
+}
+
 func (h *Handler) revokeToken(w http.ResponseWriter, r *http.Request, s *session) error {
 	if err := need(s, store.ScopeAdmin, "revoking a token"); err != nil {
 		return err
@@ -218,6 +240,6 @@ func (h *Handler) revokeToken(w http.ResponseWriter, r *http.Request, s *session
 	if err != nil {
 		return err
 	}
-	http.Redirect(w, r, "/ops/tokens?done="+url.QueryEscape("Token "+t.Name+" revoked."), http.StatusSeeOther)
+	http.Redirect(w, r, h.doneURL(s, "/ops/tokens", "Token "+t.Name+" revoked."), http.StatusSeeOther)
 	return nil
 }

@@ -34,6 +34,16 @@ type loginView struct {
 	CSRF, Next, Error string
 }
 
+// Scopes are the scopes a token is created with, as the sign-in page's
+// command line lists them (read|write|deploy|admin).
+func (loginView) Scopes() string {
+	names := make([]string, len(store.Scopes))
+	for i, sc := range store.Scopes {
+		names[i] = string(sc)
+	}
+	return strings.Join(names, "|")
+}
+
 func (h *Handler) showLogin(w http.ResponseWriter, r *http.Request, status int, msg string) {
 	tok := randomHex(16)
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: tok, Path: "/login", HttpOnly: true, Secure: h.opts.TLS, SameSite: http.SameSiteStrictMode})
@@ -318,7 +328,7 @@ func (h *Handler) runPage(w http.ResponseWriter, r *http.Request, s *session) er
 	if err != nil {
 		return err
 	}
-	rv := runView{Run: v, Write: s.can(store.ScopeWrite), Done: r.URL.Query().Get("done"), Cursor: cursor}
+	rv := runView{Run: v, Write: s.can(store.ScopeWrite), Done: h.doneText(r, s), Cursor: cursor}
 	g, gerr := h.opts.Door.Graph(ctx, rec.Workflow, rec.GraphHash)
 	if gerr != nil {
 		rv.GraphErr = gerr.Error()

@@ -50,6 +50,8 @@ type Handler struct {
 	sessions sessions
 	// open is the one session of a server without auth (Options.NoAuth).
 	open *session
+	// doneKey signs the status messages of the pages actions land on.
+	doneKey []byte
 }
 
 // Patterns are the http.ServeMux patterns the dashboard answers, for a
@@ -58,7 +60,7 @@ var Patterns = []string{"GET /{$}", "/login", "/logout", "/assets/", "/runs", "/
 
 // New returns the dashboard's handler.
 func New(opts Options) *Handler {
-	h := &Handler{opts: opts, clk: opts.Clock, mux: http.NewServeMux()}
+	h := &Handler{opts: opts, clk: opts.Clock, mux: http.NewServeMux(), doneKey: []byte(randomHex(32))}
 	if h.clk == nil {
 		h.clk = clock.Real{}
 	}
@@ -84,13 +86,16 @@ func New(opts Options) *Handler {
 	h.page("GET /runs/{id}/confirm/{action}", h.confirmPage)
 	h.page("POST /runs/{id}/{action}", h.runAction)
 	h.page("GET /ops", h.opsPage)
+	h.page("GET /ops/dead-letters/{id}/confirm/{action}", h.deadLetterConfirm)
 	h.page("POST /ops/dead-letters/{id}/{action}", h.deadLetterAction)
+	h.page("GET /ops/schedules/{workflow}/{name}/confirm/{action}", h.scheduleConfirm)
 	h.page("POST /ops/schedules/{workflow}/{name}/{action}", h.scheduleAction)
 	h.page("GET /workflows", h.workflowsPage)
 	h.page("GET /workflows/{name}", h.workflowPage)
 	h.page("GET /workflows/{name}/versions/{version}", h.workflowPage)
 	h.page("GET /ops/tokens", h.tokensPage)
 	h.page("POST /ops/tokens", h.createToken)
+	h.page("GET /ops/tokens/{name}/confirm/revoke", h.revokeConfirm)
 	h.page("POST /ops/tokens/{name}/revoke", h.revokeToken)
 	h.live("GET /live/runs", h.liveRuns)
 	h.live("GET /live/runs/{id}", h.liveRun)

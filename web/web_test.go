@@ -341,7 +341,7 @@ func TestWorkflowSchedules(t *testing.T) {
 	b := s.browser()
 	b.signIn(s.tokens[store.ScopeWrite])
 	_, page := b.get("/workflows/nightly")
-	if !regexp.MustCompile(`02:00 Europe/Berlin \(0[01]:00 UTC\)`).MatchString(page) || !strings.Contains(page, "/ops/schedules/nightly/each_night/pause") {
+	if !regexp.MustCompile(`02:00 Europe/Berlin \(0[01]:00 UTC\)`).MatchString(page) || !strings.Contains(page, "/ops/schedules/nightly/each_night/confirm/pause") {
 		t.Fatalf("the workflow's page does not show its schedule in its zone with its actions:\n%s", page)
 	}
 }

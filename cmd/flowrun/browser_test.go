@@ -425,7 +425,7 @@ func TestBrowserDashboard(t *testing.T) {
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		var n int
 		b.do("counting dead letters", chromedp.Navigate(b.url+"/ops"), chromedp.WaitVisible(`main h1`, chromedp.ByQuery),
-			chromedp.Evaluate(`document.querySelectorAll('form[action$="/retry"]').length`, &n))
+			chromedp.Evaluate(`document.querySelectorAll('a[href$="/confirm/retry"]').length`, &n))
 		if n == 2 {
 			break
 		}
@@ -434,13 +434,15 @@ func TestBrowserDashboard(t *testing.T) {
 		}
 	}
 	b.do("redriving a dead letter",
-		chromedp.Click(`form[action$="/retry"] button`, chromedp.ByQuery),
+		chromedp.Click(`a[href$="/confirm/retry"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`button.confirm`, chromedp.ByQuery),
+		chromedp.Click(`button.confirm`, chromedp.ByQuery),
 		chromedp.WaitVisible(`p.done`, chromedp.ByQuery))
 	if got := b.text(`p.done`); !strings.Contains(got, "was run again and closed") {
 		t.Fatalf("after the redrive: %q", got)
 	}
 	var left int
-	b.eval(`document.querySelectorAll('form[action$="/retry"]').length`, &left)
+	b.eval(`document.querySelectorAll('a[href$="/confirm/retry"]').length`, &left)
 	if left != 1 {
 		t.Fatalf("%d dead letters are still open after one was redriven, want 1", left)
 	}

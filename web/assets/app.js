@@ -77,7 +77,9 @@ async function liveRun(section) {
   }
 }
 
-// A step's page: its live output, line by line, as text.
+// A step's page: its live output, line by line, as text. The server
+// answers when there are lines, when the step has ended ("ended": the
+// lines are the last) or after 20 seconds; it is then not asked again.
 async function liveOutput(pre) {
   let seq = 0;
   for (;;) {
@@ -85,12 +87,15 @@ async function liveOutput(pre) {
       const ans = await wait(pre.dataset.output + "&after=" + seq);
       if (!ans) return;
       seq = ans.seq;
-      for (const l of ans.lines || []) {
+      const lines = ans.lines || [];
+      for (const l of lines) {
         const span = document.createElement("span");
         if (l.stream === "stderr") span.className = "stderr";
         span.textContent = l.text;
         pre.appendChild(span);
       }
+      if (ans.ended) return;
+      if (!lines.length) await pause(1000); // never ask again at once for nothing
     } catch (e) { await pause(2000); }
   }
 }
