@@ -103,7 +103,7 @@ func checkTest(t *Test, f *File, mod *lang.Module, dir string, load Upgrades, fi
 	for _, s := range t.Signals {
 		if ty := dataType[s.Name]; ty != nil {
 			if err := Conform(s.Data, ty, "data", false); err != nil {
-				diags = append(diags, errAt(s.Range, "Signal data does not match the wait step", "The wait step that takes %q declares its data as %s: %v.", s.Name, ty, err))
+				diags = append(diags, errAt(s.Range, "Signal data does not match the wait step", "The wait step that takes %q declares its data as %s: %s", s.Name, ty, sentence(err)))
 			}
 		}
 		if !contains(signals, s.Name) {
@@ -145,7 +145,7 @@ func checkInputs(t *Test, g *graph.Graph) hcl.Diagnostics {
 			continue
 		}
 		if err := Conform(t.Inputs[k], ty, "inputs."+k, false); err != nil {
-			diags = append(diags, errAt(rng, "Invalid input", "%v.", err))
+			diags = append(diags, errAt(rng, "Invalid input", "%s", sentence(err)))
 		}
 	}
 	for _, in := range g.Inputs {
@@ -216,7 +216,7 @@ func checkMock(m *Mock, g *graph.Graph, u *Upgrade) hcl.Diagnostics {
 		if r.Error == nil || r.Output != nil {
 			ty := graph.StepOutput(step)
 			if err := Conform(r.Output, ty, "output", true); err != nil {
-				diags = append(diags, errAt(r.Range, "Mock output does not match the step", "The output of step %q is %s: %v.", m.Step, ty, err))
+				diags = append(diags, errAt(r.Range, "Mock output does not match the step", "The output of step %q is %s: %s", m.Step, ty, sentence(err)))
 			}
 		}
 		if r.Error != nil && (step.Action.Kind == graph.KindWait) {
@@ -330,7 +330,7 @@ func checkExpect(t *Test, g *graph.Graph) hcl.Diagnostics {
 			continue
 		}
 		if err := Conform(w.Value, ty, "outputs."+w.Name, false); err != nil {
-			diags = append(diags, errAt(w.Range, "Invalid expected output", "%v.", err))
+			diags = append(diags, errAt(w.Range, "Invalid expected output", "%s", sentence(err)))
 		}
 	}
 	steps := map[string]*graph.Step{}
@@ -359,7 +359,7 @@ func checkExpect(t *Test, g *graph.Graph) hcl.Diagnostics {
 		}
 		if sw.HasOut {
 			if err := Conform(sw.Output, expr.VisibleOutput(s), "steps."+sw.Step+".output", false); err != nil {
-				diags = append(diags, errAt(sw.Range, "Invalid expected output", "%v.", err))
+				diags = append(diags, errAt(sw.Range, "Invalid expected output", "%s", sentence(err)))
 			}
 		}
 	}
@@ -610,4 +610,14 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// sentence is err's text ended with a period, unless it ends a sentence
+// already (a "Did you mean ...?" suggestion).
+func sentence(err error) string {
+	t := err.Error()
+	if strings.HasSuffix(t, ".") || strings.HasSuffix(t, "?") || strings.HasSuffix(t, "!") {
+		return t
+	}
+	return t + "."
 }

@@ -1,6 +1,7 @@
 package testfile
 
 import (
+	"errors"
 	"bufio"
 	"bytes"
 	"fmt"
@@ -167,4 +168,16 @@ func describe2(diags hcl.Diagnostics) string {
 		}
 	}
 	return b.String()
+}
+
+func TestSentence(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"data.x is a number", "data.x is a number."},
+		{`data has the field "stdot". Did you mean "stdout"?`, `data has the field "stdot". Did you mean "stdout"?`},
+		{"done.", "done."},
+	} {
+		if got := sentence(errors.New(c.in)); got != c.want {
+			t.Errorf("sentence(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
 }
