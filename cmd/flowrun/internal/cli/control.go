@@ -204,6 +204,30 @@ WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 	}
 }
 
+// heldBy is the owner whose lease on run id (or on its root run, which a
+// foreground apply drives) has not expired, or "" when nobody holds it or
+// it cannot be read. Only on a store: a server's workers hold its runs.
+func (e *env) heldBy(ctx context.Context, id string) string {
+	if e.remote.url != "" || e.opened == nil {
+		return ""
+	}
+	now := e.clock.Now()
+	for range 2 {
+		r, err := e.opened.RunGet(ctx, id)
+		if err != nil {
+			return ""
+		}
+		if r.Lease.Owner != "" && r.LeaseExpiresAt.After(now) {
+			return r.Lease.Owner
+		}
+		if r.RootRunID == "" || r.RootRunID == id {
+			return ""
+		}
+		id = r.RootRunID
+	}
+	return ""
+}
+
 // noLiveWorker reports whether the store's registry of workers has no live
 // worker: a run left to a worker then waits until one starts. A registry
 // that cannot be read says nothing (false): the hint is only a hint.
@@ -349,6 +373,12 @@ WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 						return nil
 					}
 					fmt.Fprintf(e.stderr, "flowrun signal: a worker of %s goes on with run %s; follow it with: flowrun logs %s -f --server %s\n", e.remote.url, view.RunID, view.RunID, e.remote.url)
+					return nil
+				}
+				if owner := e.heldBy(ctx, view.RunID); owner != "" {
+					// A foreground apply or resume (or a worker) holds the
+					// run: it takes the signal and goes on.
+					fmt.Fprintf(e.stderr, "flowrun signal: run %s is held by %s, which takes the signal and goes on with it\n", view.RunID, owner)
 					return nil
 				}
 				if n, err := d.LiveWorkers(ctx); err == nil && n == 0 {
