@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/term"
 
 	"github.com/flowrun/flowrun/clock"
 	"github.com/flowrun/flowrun/interp"
@@ -129,8 +130,16 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 	return show(ctx, cancel, feed.Local(eng, by), title, *mouse, getenv, stdin, stdout, stderr)
 }
 
-// show runs the interface over src until the user quits.
+// show runs the interface over src until the user quits. Without a
+// terminal on both stdin and stdout it says so and returns exitUsage
+// before writing anything to stdout: no alternate screen to leave, no
+// hidden cursor, no escape codes in a pipe.
 func show(ctx context.Context, cancel context.CancelFunc, src *feed.Source, title string, mouse bool, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if msg := noTerminal(stdin, stdout); msg != "" {
+		cancel()
+		fmt.Fprintf(stderr, "flowtui needs a terminal: %s. Run it in a terminal window; from a script or a pipe, use flowrun runs, flowrun show RUN or flowrun logs -f RUN instead.\n", msg)
+		return exitUsage
+	}
 	disp := display.New(stdout, getenv("NO_COLOR") != "", clock.Real{})
 	m := root.New(ctx, src, disp, root.Options{Title: title})
 	opts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx), tea.WithInput(stdin), tea.WithOutput(stdout)}
@@ -145,6 +154,25 @@ func show(ctx context.Context, cancel context.CancelFunc, src *feed.Source, titl
 		return 1
 	}
 	return exitOK
+}
+
+// noTerminal says which of stdin and stdout is not a terminal, or "" when
+// both are.
+func noTerminal(stdin io.Reader, stdout io.Writer) string {
+	isTerm := func(v any) bool {
+		f, ok := v.(*os.File)
+		return ok && term.IsTerminal(f.Fd())
+	}
+	in, out := isTerm(stdin), isTerm(stdout)
+	switch {
+	case !in && !out:
+		return "its standard input and output are not terminals"
+	case !in:
+		return "its standard input is not a terminal"
+	case !out:
+		return "its standard output is not a terminal"
+	}
+	return ""
 }
 
 // dbFrom says where the database value came from: "--db" when the flag

@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flowrun/flowrun/store/backend"
 )
 
 func runMain(t *testing.T, env map[string]string, args ...string) (int, string) {
@@ -111,5 +114,39 @@ func TestFindsTheProjectStore(t *testing.T) {
 	code, msg := runMain(t, nil)
 	if code != exitUsage || !strings.Contains(msg, ".flowrun is not a directory") {
 		t.Fatalf("a .flowrun file: %d %q", code, msg)
+	}
+}
+
+// TestNeedsATerminal: with stdin or stdout not a terminal (a pipe, a file,
+// /dev/null) flowtui says it needs one and exits 2 without writing a byte
+// to stdout: no alternate screen, no hidden cursor, no escape codes.
+func TestNeedsATerminal(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "flowrun.db")
+	opened, err := backend.Open(context.Background(), path, backend.Options{CreateFile: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened.Store.Close()
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	outFile, err := os.Create(filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outFile.Close()
+	var errb bytes.Buffer
+	code := run([]string{"--db", path}, func(string) string { return "" }, devnull, outFile, &errb)
+	if code != exitUsage || !strings.Contains(errb.String(), "flowtui needs a terminal: its standard input and output are not terminals") {
+		t.Errorf("no terminal: %d %q", code, errb.String())
+	}
+	if strings.Contains(errb.String(), "cancelreader") {
+		t.Errorf("the terminal interface started: %q", errb.String())
+	}
+	if b, _ := os.ReadFile(outFile.Name()); len(b) > 0 {
+		t.Errorf("flowtui wrote to a stdout that is no terminal: %q", b)
 	}
 }

@@ -190,6 +190,7 @@ func (p problem) Error() string { return string(p) }
 func CheckPayload(text string) (json.RawMessage, error) {
 	var v any
 	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber() // an integer past 2^53 keeps its digits
 	err := dec.Decode(&v)
 	if err == nil && dec.More() {
 		err = errors.New("there is more after the first value")

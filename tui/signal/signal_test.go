@@ -16,6 +16,7 @@ func TestCheckPayload(t *testing.T) {
 	for _, tc := range []struct{ in, want, err string }{
 		{in: `{"approved": true}`, want: `{"approved":true}`},
 		{in: `42`, want: `42`},
+		{in: `{"id": 9223372036854775807, "u": 18446744073709551615}`, want: `{"id":9223372036854775807,"u":18446744073709551615}`},
 		{in: `"yes"`, want: `"yes"`},
 		{in: `{"a": tru`, err: "ends before the value is complete"},
 		{in: `{a: 1}`, err: "at character 2"},

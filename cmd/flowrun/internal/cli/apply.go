@@ -300,12 +300,12 @@ func (e *env) finish(ctx context.Context, eng *interp.Engine, runID string, asJS
 	}
 	if e.display.quiet && !asJSON {
 		fmt.Fprintf(e.stdout, "%s %s\n", run.ID, run.Status)
-		return e.withSignalHint(ctx, eng, run, exitForStatus(run))
+		return e.withSignalHint(ctx, eng, run, exitForStatus(run, ""))
 	}
 	if err := e.printView(ctx, eng, runID, asJSON); err != nil {
 		return err
 	}
-	return e.withSignalHint(ctx, eng, run, exitForStatus(run))
+	return e.withSignalHint(ctx, eng, run, exitForStatus(run, ""))
 }
 
 // withSignalHint gives the exit of a run parked on a signal whose wait
@@ -332,11 +332,15 @@ func (e *env) withSignalHint(ctx context.Context, eng *interp.Engine, run store.
 // statuses that need the user.
 // exitForView is exitForStatus of a run's view (read through the one
 // door).
-func exitForView(v *interp.RunView) error {
-	return exitForStatus(store.Run{ID: v.RunID, Workflow: v.Workflow, Status: v.Status, WaitReason: v.WaitReason})
+func exitForView(v *interp.RunView, server string) error {
+	return exitForStatus(store.Run{ID: v.RunID, Workflow: v.Workflow, Status: v.Status, WaitReason: v.WaitReason}, server)
 }
 
-func exitForStatus(run store.Run) error {
+// exitForStatus's server is the URL of the server the verb went through
+// ("" for a store): there a worker of the server goes on with a parked
+// run, and resume without --choose runs nothing, so the hints say what
+// works through it.
+func exitForStatus(run store.Run, server string) error {
 	switch run.Status {
 	case store.RunCompleted:
 		return nil
@@ -345,7 +349,7 @@ func exitForStatus(run store.Run) error {
 	case store.RunBlocked:
 		return (&exitError{code: ExitDecision,
 			msg: fmt.Sprintf("run %s is blocked: a newer MAJOR version of %q is stored and a decision is needed", run.ID, run.Workflow)}).
-			hint(fmt.Sprintf("Decide with: flowrun resume %s --choose old|new|migrate (or pass --on-major to apply).", run.ID))
+			hint(decideHint(run.ID, server))
 	}
 	// Waiting, or pending/running in another process: parked.
 	reason := run.WaitReason
@@ -354,10 +358,25 @@ func exitForStatus(run store.Run) error {
 		msg += " (" + reason + ")"
 	}
 	hint := fmt.Sprintf("It continues by itself under a worker (flowrun worker), or in the foreground with: flowrun resume %s", run.ID)
+	if server != "" {
+		hint = fmt.Sprintf("A worker of the server goes on with it by itself; follow it with: flowrun logs %s -f --server %s", run.ID, server)
+	}
 	if name, ok := strings.CutPrefix(reason, "signal:"); ok {
 		hint = fmt.Sprintf("Send the signal with: flowrun signal %s %s --data '{...}', then: flowrun resume %s", run.ID, name, run.ID)
+		if server != "" {
+			hint = fmt.Sprintf("Send the signal with: flowrun signal %s %s --data '{...}' --server %s; a worker of the server then goes on with it (follow it with: flowrun logs %s -f --server %s)", run.ID, name, server, run.ID, server)
+		}
 	}
 	return (&exitError{code: ExitParked, msg: msg}).hint(hint)
+}
+
+// decideHint says how to decide a blocked run, on the store or through
+// server.
+func decideHint(id, server string) string {
+	if server != "" {
+		return fmt.Sprintf("Decide with: flowrun resume %s --choose old|new|migrate --server %s", id, server)
+	}
+	return fmt.Sprintf("Decide with: flowrun resume %s --choose old|new|migrate (or pass --on-major to apply).", id)
 }
 
 // checkSecretLengths refuses, before anything is written, a run in the

@@ -91,8 +91,8 @@ func (e *env) applyRemote(ctx context.Context, paths []string, o *applyOptions) 
 		fmt.Fprintf(e.stderr, "flowrun apply: run %s is enqueued on %s; its workers run it. Follow it with: flowrun logs %s -f --server %s\n",
 			view.RunID, e.remote.url, view.RunID, e.remote.url)
 	default:
-		fmt.Fprintf(e.stderr, "flowrun apply: run %s is enqueued on %s; its workers run it, and its log follows.\n", view.RunID, e.remote.url)
-		return e.followRemote(ctx, d, view, o.json)
+		return e.followRemote(ctx, d, view, o.json,
+			fmt.Sprintf("flowrun apply: run %s is enqueued on %s; its workers run it, and its log follows.", view.RunID, e.remote.url))
 	}
 	if o.json {
 		return e.writeJSON(view)

@@ -89,7 +89,7 @@ names that decision and exits 6.`,
 				}
 				if run.Status == store.RunBlocked {
 					if !e.canPrompt() {
-						return exitForStatus(run)
+						return exitForStatus(run, "")
 					}
 					if run, err = e.resumePrompt(ctx, eng, run); err != nil {
 						return err
@@ -204,6 +204,30 @@ WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 	}
 }
 
+// heldBy is the owner whose lease on run id (or on its root run, which a
+// foreground apply drives) has not expired, or "" when nobody holds it or
+// it cannot be read. Only on a store: a server's workers hold its runs.
+func (e *env) heldBy(ctx context.Context, id string) string {
+	if e.remote.url != "" || e.opened == nil {
+		return ""
+	}
+	now := e.clock.Now()
+	for range 2 {
+		r, err := e.opened.RunGet(ctx, id)
+		if err != nil {
+			return ""
+		}
+		if r.Lease.Owner != "" && r.LeaseExpiresAt.After(now) {
+			return r.Lease.Owner
+		}
+		if r.RootRunID == "" || r.RootRunID == id {
+			return ""
+		}
+		id = r.RootRunID
+	}
+	return ""
+}
+
 // noLiveWorker reports whether the store's registry of workers has no live
 // worker: a run left to a worker then waits until one starts. A registry
 // that cannot be read says nothing (false): the hint is only a hint.
@@ -251,7 +275,11 @@ WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 						}
 						return err
 					}
-					fmt.Fprintf(e.stderr, "flowrun cancel: a worker runs the compensations of run %s, or continue it here with: flowrun resume %s\n", view.RunID, view.RunID)
+					if e.remote.url != "" {
+						fmt.Fprintf(e.stderr, "flowrun cancel: a worker of %s runs the compensations of run %s; follow it with: flowrun logs %s -f --server %s\n", e.remote.url, view.RunID, view.RunID, e.remote.url)
+					} else {
+						fmt.Fprintf(e.stderr, "flowrun cancel: a worker runs the compensations of run %s, or continue it here with: flowrun resume %s\n", view.RunID, view.RunID)
+					}
 				} else {
 					fmt.Fprintf(e.stdout, "run %s: cancel requested; the worker running it stops it at its next heartbeat\n", view.RunID)
 				}
@@ -335,7 +363,22 @@ WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 					blocked = "is blocked as soon as it goes on"
 				}
 				if blocked != "" {
-					fmt.Fprintf(e.stderr, "flowrun signal: run %s %s: a newer MAJOR version of %q is stored, and a version decision is needed first: flowrun resume %s --choose old|new|migrate\n", view.RunID, blocked, view.Workflow, view.RunID)
+					fmt.Fprintf(e.stderr, "flowrun signal: run %s %s: a newer MAJOR version of %q is stored, and a version decision is needed first: flowrun resume %s --choose old|new|migrate%s\n", view.RunID, blocked, view.Workflow, view.RunID, e.serverFlag())
+					return nil
+				}
+				if e.remote.url != "" {
+					// resume runs nothing through a server: its workers go on.
+					if n, err := d.LiveWorkers(ctx); err == nil && n == 0 {
+						fmt.Fprintf(e.stderr, "flowrun signal: %s has no live worker (flowrun workers --server %s), so nothing runs run %s until one starts.\n", e.remote.url, e.remote.url, view.RunID)
+						return nil
+					}
+					fmt.Fprintf(e.stderr, "flowrun signal: a worker of %s goes on with run %s; follow it with: flowrun logs %s -f --server %s\n", e.remote.url, view.RunID, view.RunID, e.remote.url)
+					return nil
+				}
+				if owner := e.heldBy(ctx, view.RunID); owner != "" {
+					// A foreground apply or resume (or a worker) holds the
+					// run: it takes the signal and goes on.
+					fmt.Fprintf(e.stderr, "flowrun signal: run %s is held by %s, which takes the signal and goes on with it\n", view.RunID, owner)
 					return nil
 				}
 				if n, err := d.LiveWorkers(ctx); err == nil && n == 0 {
@@ -369,7 +412,7 @@ func (e *env) continueHere(ctx context.Context, ref string) error {
 		return storeError(fmt.Sprintf("checking the version of run %s", run.ID), err)
 	}
 	if run.Status == store.RunBlocked {
-		return exitForStatus(run)
+		return exitForStatus(run, "")
 	}
 	return e.drive(ctx, eng, rootOf(run), false)
 }

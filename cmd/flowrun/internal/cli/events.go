@@ -257,13 +257,17 @@ func (p *progress) line(ev store.Event, msg string) {
 	p.buf = b
 }
 
-// compactJSON renders a raw JSON value on one line, or "null".
+// compactJSON renders a raw JSON value on one line, or "null". Numbers
+// are kept as written (json.Number), so an integer past 2^53 keeps every
+// digit rather than going through a float64.
 func compactJSON(raw json.RawMessage) string {
 	if len(raw) == 0 {
 		return "null"
 	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
 	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
+	if err := dec.Decode(&v); err != nil || dec.More() {
 		return string(raw)
 	}
 	out, err := json.Marshal(v)

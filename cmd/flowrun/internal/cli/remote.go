@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/project"
@@ -44,9 +45,20 @@ func (e *env) chooseServer(flagValue string, dbGiven bool) error {
 		e.remote.url, e.remote.from = p.Server, p.Config
 	}
 	if _, err := api.ParseServerURL(e.remote.url); err != nil {
-		return usageErrorf("%s %v", e.remote.from, err).hint("Give the address flowrun serve listens on, such as --server https://flowrun.internal:8443.")
+		return e.serverURLError(err).hint("Give the address flowrun serve listens on, such as --server https://flowrun.internal:8443.")
 	}
 	return nil
+}
+
+// serverURLError words a refused server URL after where it came from. The
+// api's error starts with "server", which is dropped after --server and
+// FLOWRUN_SERVER so the word is not said twice.
+func (e *env) serverURLError(err error) *exitError {
+	msg := err.Error()
+	if e.remote.from == "--server" || e.remote.from == "FLOWRUN_SERVER" {
+		msg = strings.TrimPrefix(msg, "server ")
+	}
+	return usageErrorf("%s %s", e.remote.from, msg)
 }
 
 // door is the verb's one door to runs (package api): a client of the
@@ -61,7 +73,7 @@ func (e *env) door(ctx context.Context) (api.Service, error) {
 			}
 			c, err := api.Dial(e.remote.url, token, api.ClientOptions{UserAgent: "flowrun " + e.verb})
 			if err != nil {
-				return nil, usageErrorf("%s %v", e.remote.from, err)
+				return nil, e.serverURLError(err)
 			}
 			e.remote.client = c
 			e.closers = append(e.closers, c.Close)
@@ -83,7 +95,7 @@ func (e *env) serverToken() (string, error) {
 	}
 	u, err := api.ParseServerURL(e.remote.url)
 	if err != nil {
-		return "", usageErrorf("%s %v", e.remote.from, err)
+		return "", e.serverURLError(err)
 	}
 	creds, err := e.credentials()
 	if err != nil {

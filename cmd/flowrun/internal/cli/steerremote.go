@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -56,13 +57,13 @@ func (e *env) resumeRemote(ctx context.Context, ref, choose string, detach, asJS
 	}
 	dec, err := d.Decide(ctx, ref, interp.Choice(choose), from, e.decidedBy("cli"))
 	if err != nil {
-		return decideError(err)
+		return decideError(e.serverRefusal(err))
 	}
 	e.sayDecided(dec)
 	if detach {
 		return e.leftToServer(dec.Run, asJSON)
 	}
-	return e.followRemote(ctx, d, dec.Run, asJSON)
+	return e.followRemote(ctx, d, dec.Run, asJSON, "")
 }
 
 // retryRemote is retry --server: the redrive through the API.
@@ -77,13 +78,45 @@ func (e *env) retryRemote(ctx context.Context, ref, from, choose string, detach,
 	}
 	view, err := d.Retry(ctx, ref, from)
 	if err != nil {
-		return controlError(err)
+		return controlError(e.serverRefusal(err))
 	}
 	fmt.Fprintf(e.stderr, "flowrun retry: run %s is pending again.\n", view.RunID)
 	if detach {
 		return e.leftToServer(view, asJSON)
 	}
-	return e.followRemote(ctx, d, view, asJSON)
+	return e.followRemote(ctx, d, view, asJSON, "")
+}
+
+// resumeHint matches a hint that continues a run with a plain resume,
+// which runs nothing through a server.
+var resumeHint = regexp.MustCompile(`flowrun resume (\S+)$`)
+
+// serverRefusal rewrites a server's refusal whose hint continues the run
+// with flowrun resume RUN, refused through a server (resumeRemote), into
+// what works there: a worker of the server goes on with an unfinished
+// run, and logs -f follows it. Any other error is returned as it is.
+func (e *env) serverRefusal(err error) error {
+	var rf *api.Refusal
+	if e.remote.url == "" || !errors.As(err, &rf) {
+		return err
+	}
+	m := resumeHint.FindStringSubmatch(rf.Hint)
+	if m == nil {
+		return err
+	}
+	c := *rf
+	c.Hint = fmt.Sprintf("A worker of the server goes on with an unfinished run by itself; follow it with: flowrun logs %s -f --server %s", m[1], e.remote.url)
+	return &c
+}
+
+// serverFlag is " --server URL" for a hint when the verb was given
+// --server, else "" (FLOWRUN_SERVER or the project's server name it for
+// the next command too).
+func (e *env) serverFlag() string {
+	if e.remote.from != "--server" {
+		return ""
+	}
+	return " --server " + e.remote.url
 }
 
 // sayDecided says what a decision did, as decideOne does.
@@ -134,11 +167,16 @@ const statusGap = 250 * time.Millisecond
 // show --json) and the exit code of apply. A server with no live worker
 // would never run it: that is said, and the run is left as --detach
 // leaves it.
-func (e *env) followRemote(ctx context.Context, d api.Service, view *interp.RunView, asJSON bool) error {
+//
+// following, when not "", is said on stderr once the log does follow.
+func (e *env) followRemote(ctx context.Context, d api.Service, view *interp.RunView, asJSON bool, following string) error {
 	if n, err := d.LiveWorkers(ctx); err == nil && n == 0 && !parkedView(view, e.clock.Now()) {
-		fmt.Fprintf(e.stderr, "flowrun %s: %s has no live worker (flowrun workers --server %s), so nothing runs run %s until one starts.\n",
-			e.verb, e.remote.url, e.remote.url, view.RunID)
+		fmt.Fprintf(e.stderr, "flowrun %s: run %s is enqueued on %s, which has no live worker (flowrun workers --server %s), so nothing runs it until one starts.\n",
+			e.verb, view.RunID, e.remote.url, e.remote.url)
 		return e.leftToServer(view, asJSON)
+	}
+	if following != "" {
+		fmt.Fprintln(e.stderr, following)
 	}
 	fctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -194,7 +232,7 @@ func (e *env) followRemote(ctx context.Context, d api.Service, view *interp.RunV
 	if err != nil {
 		return err
 	}
-	return exitForView(final)
+	return exitForView(final, e.remote.url)
 }
 
 // parkedView reports whether a run is where a run driven here stops: it

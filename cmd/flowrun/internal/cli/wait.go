@@ -60,7 +60,7 @@ WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 				if run.Status.Terminal() {
 					fmt.Fprintf(e.stderr, "flowrun wait: run %s %s\n", run.ID, run.Status)
 				}
-				return exitForStatus(run)
+				return exitForStatus(run, "")
 			}
 		},
 	}
@@ -131,5 +131,5 @@ func (e *env) waitThroughServer(ctx, sctx context.Context, ref string, timeout t
 	if view.Status.Terminal() {
 		fmt.Fprintf(e.stderr, "flowrun wait: run %s %s\n", view.RunID, view.Status)
 	}
-	return exitForStatus(store.Run{ID: view.RunID, Workflow: view.Workflow, Status: view.Status, WaitReason: view.WaitReason})
+	return exitForStatus(store.Run{ID: view.RunID, Workflow: view.Workflow, Status: view.Status, WaitReason: view.WaitReason}, e.remote.url)
 }
