@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/flowrun/flowrun/api"
@@ -181,6 +182,12 @@ func (e *env) followRemote(ctx context.Context, d api.Service, view *interp.RunV
 	fctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var final *interp.RunView
+	// The log is followed until the run has parked (or ended) and the
+	// event saying so is printed: the status watcher may see the run
+	// parked before the log has streamed the events up to it, so it only
+	// ends the follow itself after endGrace, should that event not come.
+	var atEnd atomic.Bool // the last event of the run printed parks or ends it
+	parked := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { // the status watcher: joined below, ended by stop
@@ -190,6 +197,16 @@ func (e *env) followRemote(ctx context.Context, d api.Service, view *interp.RunV
 			v, err := d.Run(fctx, view.RunID)
 			if err == nil && parkedView(v, e.clock.Now()) {
 				final = v
+				close(parked)
+				if atEnd.Load() {
+					return
+				}
+				t := e.clock.NewTimer(endGrace)
+				select {
+				case <-t.C():
+				case <-fctx.Done():
+					t.Stop()
+				}
 				return
 			}
 			t := e.clock.NewTimer(statusGap)
@@ -203,10 +220,22 @@ func (e *env) followRemote(ctx context.Context, d api.Service, view *interp.RunV
 	}()
 	lp := &logPrinter{w: e.stderr}
 	err := d.Log(fctx, view.RunID, api.LogQuery{Follow: true}, func(en api.LogEntry) error {
-		if e.display.quiet {
-			return nil
+		if ev := en.Event; ev != nil && ev.RunID == view.RunID {
+			atEnd.Store(endsFollow[ev.Kind])
 		}
-		return lp.print(en)
+		if !e.display.quiet {
+			if err := lp.print(en); err != nil {
+				return err
+			}
+		}
+		if atEnd.Load() {
+			select {
+			case <-parked:
+				stop()
+			default:
+			}
+		}
+		return nil
 	})
 	stop()
 	wg.Wait()
@@ -234,6 +263,15 @@ func (e *env) followRemote(ctx context.Context, d api.Service, view *interp.RunV
 	}
 	return exitForView(final, e.remote.url)
 }
+
+// endGrace is how long the follow of a run the status watcher saw parked
+// waits for the log to print the event that parked it.
+const endGrace = 2 * time.Second
+
+// endsFollow are the events that park or end a run: once the status
+// watcher saw the run parked, the follow ends with the first of them.
+var endsFollow = map[string]bool{"run_parked": true, "run_completed": true, "run_failed": true,
+	"run_canceled": true, "version_blocked": true}
 
 // parkedView reports whether a run is where a run driven here stops: it
 // ended, it is blocked on a version decision, or it waits for a signal
