@@ -188,6 +188,7 @@ func TestBatchRoute(t *testing.T) {
 		{"missing input", `{"runs":[{"inputs":{"ref":"a"}},{"inputs":{}}]}`, http.StatusUnprocessableEntity, "runs[1]", []string{"runs[1]:", `"ref"`}},
 		{"unknown field", `{"runs":[{"inputs":{"ref":"a"}},{"input":{"ref":"b"}}]}`, http.StatusBadRequest, "runs[1]", []string{"runs[1]:", `"input"`}},
 		{"not an object", `{"runs":[{"inputs":{"ref":"a"}},[1]]}`, http.StatusBadRequest, "runs[1]", []string{"runs[1]:", "a list"}},
+		{"null item", `{"runs":[{"inputs":{"ref":"a"}},null]}`, http.StatusBadRequest, "runs[1]", []string{"runs[1]:", "null, not an object"}},
 		{"same key twice", `{"runs":[{"inputs":{"ref":"a"}},{"inputs":{"ref":"a"}}]}`, http.StatusBadRequest, "runs[1]", []string{"runs[1]:", "key of runs[0]"}},
 		{"key in use", `{"runs":[{"inputs":{"ref":"z"}},{"inputs":{"ref":"r1","n":5}}]}`, http.StatusConflict, "runs[1]", []string{"runs[1]:", "still pending"}},
 		{"empty", `{"runs":[]}`, http.StatusBadRequest, "runs", []string{"no run"}},
