@@ -134,7 +134,7 @@ func TestCancelAndRetry(t *testing.T) {
 	if c["status"] != "canceled" {
 		t.Fatalf("cancel of an idle run answered %v", c["status"])
 	}
-	a.do(store.ScopeWrite, http.MethodPost, "/v1/runs/"+w+"/cancel", `{"now": true}`).problem(t, http.StatusBadRequest, `unknown field "now"`)
+	a.do(store.ScopeWrite, http.MethodPost, "/v1/runs/"+w+"/cancel", `{"now": true}`).problem(t, http.StatusBadRequest, `unknown field "now"`, "this request takes no fields: send {} or no body")
 	a.do(store.ScopeWrite, http.MethodPost, "/v1/runs/"+w+"/cancel", `null`).problem(t, http.StatusBadRequest, "is null, not a JSON object; send {} or no body")
 	a.do(store.ScopeWrite, http.MethodPost, "/v1/runs/"+w+"/cancel", ``).problem(t, http.StatusConflict, "")
 }

@@ -83,8 +83,12 @@ func decodeBody(b []byte, v any) error {
 			Detail: fmt.Sprintf("the request body's field %q is %s, not %s", te.Field, kindOfJSON(te.Value), goKind(te.Type.String()))}
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		if fields := fieldNames(v); fields != "" {
+			return &Problem{Status: http.StatusBadRequest, Field: name,
+				Detail: fmt.Sprintf("the request body has an unknown field %q; the fields are %s", name, fields)}
+		}
 		return &Problem{Status: http.StatusBadRequest, Field: name,
-			Detail: fmt.Sprintf("the request body has an unknown field %q; the fields are %s", name, fieldNames(v))}
+			Detail: fmt.Sprintf("the request body has an unknown field %q; this request takes no fields: send {} or no body", name)}
 	default:
 		return Problemf(http.StatusBadRequest, "the request body is not valid: %v", err)
 	}
