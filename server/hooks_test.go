@@ -140,7 +140,16 @@ func TestWebhookRouteRefusals(t *testing.T) {
 		t.Errorf("the answer names the server's environment variable: %v", p["detail"])
 	}
 	a.hook("/hooks/deploy/push", `{"ref":`, sign(`{"ref":`)).problem(t, http.StatusBadRequest, "not JSON")
-	a.hook("/hooks/deploy/push", `{"after":"a"}`, sign(`{"after":"a"}`)).problem(t, http.StatusUnprocessableEntity, "inputs failed")
+	// The input whose value failed is the problem's field (api.md §10),
+	// whether its expression fails or its value does not fit.
+	p = a.hook("/hooks/deploy/push", `{"after":"a"}`, sign(`{"after":"a"}`)).problem(t, http.StatusUnprocessableEntity, "inputs failed", "body.ref")
+	if p["field"] != "ref" {
+		t.Errorf("field %v, want the input ref", p["field"])
+	}
+	p = a.hook("/hooks/deploy/push", `{"ref":5,"after":"a"}`, sign(`{"ref":5,"after":"a"}`)).problem(t, http.StatusUnprocessableEntity, `"ref"`)
+	if p["field"] != "ref" {
+		t.Errorf("field %v, want the input ref", p["field"])
+	}
 	a.hook("/hooks/deploy/push", `{"ref":"a"}`, sign(`{"ref":"a"}`)).problem(t, http.StatusUnprocessableEntity, "key")
 	if n := a.runCount(); n != 0 {
 		t.Fatalf("%d runs after refused requests, want 0", n)
