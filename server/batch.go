@@ -104,6 +104,10 @@ func (s *Server) startBatch(w http.ResponseWriter, r *http.Request) error {
 // is "inputs", an object.
 func decodeBatchItem(raw json.RawMessage) (batchItem, error) {
 	var it batchItem
+	if isNull(bytes.TrimSpace(raw)) {
+		// encoding/json would leave it empty: a run with no inputs
+		return it, &Problem{Status: http.StatusBadRequest, Detail: "it is null, not an object like {\"inputs\": {...}}"}
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	dec.UseNumber() // made exact below (decodeBody says why)

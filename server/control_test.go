@@ -118,6 +118,11 @@ func TestCancelAndRetry(t *testing.T) {
 	}
 	a.do(store.ScopeWrite, http.MethodPost, "/v1/runs/"+id+"/retry", `{"from": "bom"}`).problem(t, http.StatusNotFound, `no step "bom"`)
 	a.do(store.ScopeWrite, http.MethodPost, "/v1/runs/"+id+"/retry", `{"form": "boom"}`).problem(t, http.StatusBadRequest, `unknown field "form"`)
+	// null is no object: nothing is retried (api.md §3).
+	a.do(store.ScopeWrite, http.MethodPost, "/v1/runs/"+id+"/retry", `null`).problem(t, http.StatusBadRequest, "is null, not a JSON object", `"from"`)
+	if run, _ := a.st.RunGet(a.ctx, id); run.Status != store.RunFailed {
+		t.Fatalf("a null retry left the run %s, want failed", run.Status)
+	}
 	r := a.do(store.ScopeWrite, http.MethodPost, "/v1/runs/"+id+"/retry", `{"from": "boom"}`).want(t, http.StatusAccepted).json(t)
 	if r["status"] != "pending" || r["attempt"] != float64(2) {
 		t.Fatalf("retry answered %v %v", r["status"], r["attempt"])
@@ -129,7 +134,8 @@ func TestCancelAndRetry(t *testing.T) {
 	if c["status"] != "canceled" {
 		t.Fatalf("cancel of an idle run answered %v", c["status"])
 	}
-	a.do(store.ScopeWrite, http.MethodPost, "/v1/runs/"+w+"/cancel", `{"now": true}`).problem(t, http.StatusBadRequest, `unknown field "now"`)
+	a.do(store.ScopeWrite, http.MethodPost, "/v1/runs/"+w+"/cancel", `{"now": true}`).problem(t, http.StatusBadRequest, `unknown field "now"`, "this request takes no fields: send {} or no body")
+	a.do(store.ScopeWrite, http.MethodPost, "/v1/runs/"+w+"/cancel", `null`).problem(t, http.StatusBadRequest, "is null, not a JSON object; send {} or no body")
 	a.do(store.ScopeWrite, http.MethodPost, "/v1/runs/"+w+"/cancel", ``).problem(t, http.StatusConflict, "")
 }
 

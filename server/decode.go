@@ -36,11 +36,16 @@ func readBody(r *http.Request) ([]byte, error) {
 // struct: UTF-8 text (encoding/json would turn other bytes into U+FFFD
 // unseen), one object, no unknown field, nothing after it, nested at most
 // graph.MaxValueDepth levels below its fields. An empty body is the empty
-// object. Every problem is a 400 (or 413) that names the byte and, for an
-// unknown or mistyped field, the field.
+// object; null is not (encoding/json would leave v as it is, so a null
+// would pass for {}). Every problem is a 400 (or 413) that names the byte
+// and, for an unknown or mistyped field, the field.
 func decodeBody(b []byte, v any) error {
-	if len(bytes.TrimSpace(b)) == 0 {
+	trimmed := bytes.TrimSpace(b)
+	if len(trimmed) == 0 {
 		return nil
+	}
+	if isNull(trimmed) {
+		return Problemf(http.StatusBadRequest, "the request body is null, not a JSON object; send %s", objectExample(v))
 	}
 	if off := interp.InvalidUTF8At(b); off >= 0 {
 		return Problemf(http.StatusBadRequest, "the request body is not valid UTF-8 (at byte %d); JSON text is UTF-8", off+1)
@@ -78,8 +83,12 @@ func decodeBody(b []byte, v any) error {
 			Detail: fmt.Sprintf("the request body's field %q is %s, not %s", te.Field, kindOfJSON(te.Value), goKind(te.Type.String()))}
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		if fields := fieldNames(v); fields != "" {
+			return &Problem{Status: http.StatusBadRequest, Field: name,
+				Detail: fmt.Sprintf("the request body has an unknown field %q; the fields are %s", name, fields)}
+		}
 		return &Problem{Status: http.StatusBadRequest, Field: name,
-			Detail: fmt.Sprintf("the request body has an unknown field %q; the fields are %s", name, fieldNames(v))}
+			Detail: fmt.Sprintf("the request body has an unknown field %q; this request takes no fields: send {} or no body", name)}
 	default:
 		return Problemf(http.StatusBadRequest, "the request body is not valid: %v", err)
 	}
@@ -202,7 +211,34 @@ func goKind(t string) string {
 	return t
 }
 
-// fieldNames lists the JSON field names of the struct v points to.
+// isNull reports whether a trimmed body is the JSON null, alone or with
+// more after it (which is no object either).
+func isNull(trimmed []byte) bool {
+	if !bytes.HasPrefix(trimmed, []byte("null")) {
+		return false
+	}
+	rest := trimmed[len("null"):]
+	return len(rest) == 0 || !isJSONNameByte(rest[0])
+}
+
+// isJSONNameByte is a byte that would continue a bare word (nullx is
+// not null but invalid JSON, which the decoder words).
+func isJSONNameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
+// objectExample is what a client should send instead of a body that is
+// not an object: {} or no body when the request takes no fields, else
+// an object of its fields.
+func objectExample(v any) string {
+	if fieldNames(v) == "" {
+		return "{} or no body"
+	}
+	return "an object (or no body); its fields are " + fieldNames(v)
+}
+
+// fieldNames lists the JSON field names of the struct v points to, ""
+// for a struct without fields.
 func fieldNames(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -140,7 +140,16 @@ func TestWebhookRouteRefusals(t *testing.T) {
 		t.Errorf("the answer names the server's environment variable: %v", p["detail"])
 	}
 	a.hook("/hooks/deploy/push", `{"ref":`, sign(`{"ref":`)).problem(t, http.StatusBadRequest, "not JSON")
-	a.hook("/hooks/deploy/push", `{"after":"a"}`, sign(`{"after":"a"}`)).problem(t, http.StatusUnprocessableEntity, "inputs failed")
+	// The input whose value failed is the problem's field (api.md §10),
+	// whether its expression fails or its value does not fit.
+	p = a.hook("/hooks/deploy/push", `{"after":"a"}`, sign(`{"after":"a"}`)).problem(t, http.StatusUnprocessableEntity, "inputs failed", "body.ref")
+	if p["field"] != "ref" {
+		t.Errorf("field %v, want the input ref", p["field"])
+	}
+	p = a.hook("/hooks/deploy/push", `{"ref":5,"after":"a"}`, sign(`{"ref":5,"after":"a"}`)).problem(t, http.StatusUnprocessableEntity, `"ref"`)
+	if p["field"] != "ref" {
+		t.Errorf("field %v, want the input ref", p["field"])
+	}
 	a.hook("/hooks/deploy/push", `{"ref":"a"}`, sign(`{"ref":"a"}`)).problem(t, http.StatusUnprocessableEntity, "key")
 	if n := a.runCount(); n != 0 {
 		t.Fatalf("%d runs after refused requests, want 0", n)
@@ -188,6 +197,7 @@ func TestBatchRoute(t *testing.T) {
 		{"missing input", `{"runs":[{"inputs":{"ref":"a"}},{"inputs":{}}]}`, http.StatusUnprocessableEntity, "runs[1]", []string{"runs[1]:", `"ref"`}},
 		{"unknown field", `{"runs":[{"inputs":{"ref":"a"}},{"input":{"ref":"b"}}]}`, http.StatusBadRequest, "runs[1]", []string{"runs[1]:", `"input"`}},
 		{"not an object", `{"runs":[{"inputs":{"ref":"a"}},[1]]}`, http.StatusBadRequest, "runs[1]", []string{"runs[1]:", "a list"}},
+		{"null item", `{"runs":[{"inputs":{"ref":"a"}},null]}`, http.StatusBadRequest, "runs[1]", []string{"runs[1]:", "null, not an object"}},
 		{"same key twice", `{"runs":[{"inputs":{"ref":"a"}},{"inputs":{"ref":"a"}}]}`, http.StatusBadRequest, "runs[1]", []string{"runs[1]:", "key of runs[0]"}},
 		{"key in use", `{"runs":[{"inputs":{"ref":"z"}},{"inputs":{"ref":"r1","n":5}}]}`, http.StatusConflict, "runs[1]", []string{"runs[1]:", "still pending"}},
 		{"empty", `{"runs":[]}`, http.StatusBadRequest, "runs", []string{"no run"}},

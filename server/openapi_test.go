@@ -226,3 +226,45 @@ func TestOpenAPIServed(t *testing.T) {
 		t.Fatalf("served document has %d paths, spec/openapi.yaml %d", len(got.Paths.Map()), len(doc(t).Paths.Map()))
 	}
 }
+
+// TestUnsupportedMediaType: every /v1 operation that takes a body lists
+// 415 among its answers in spec/openapi.yaml, and answers it to a body
+// sent as curl -d sends one (application/x-www-form-urlencoded), the
+// mistake of a client that forgets its Content-Type; the same body as
+// application/json is not refused for its type.
+func TestUnsupportedMediaType(t *testing.T) {
+	a := newAPI(t)
+	a.apply(helloHCL)
+	d := doc(t)
+	n := 0
+	for _, o := range operations(t) {
+		if !strings.HasPrefix(o.path, "/v1/") || o.method == http.MethodGet {
+			continue
+		}
+		n++
+		t.Run(o.method+" "+o.path, func(t *testing.T) {
+			a := a.on(t)
+			if d.Paths.Find(o.path).GetOperation(o.method).Responses.Status(http.StatusUnsupportedMediaType) == nil {
+				t.Errorf("spec/openapi.yaml lists no 415 answer for %s %s", o.method, o.path)
+			}
+			path := strings.NewReplacer("{workflow}", "hello", "{id}", "nope", "{name}", "go").Replace(o.path)
+			for _, ct := range []string{"application/x-www-form-urlencoded", "text/plain", ""} {
+				req, err := http.NewRequestWithContext(a.ctx, o.method, a.hs.URL+path, strings.NewReader(`{}`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ct != "" {
+					req.Header.Set("Content-Type", ct)
+				}
+				req.Header.Set("Authorization", "Bearer "+a.tokens[o.scope])
+				a.send(req).problem(t, http.StatusUnsupportedMediaType, "Content-Type: application/json")
+			}
+			if r := a.do(o.scope, o.method, path, `{}`); r.status == http.StatusUnsupportedMediaType {
+				t.Fatalf("a JSON body was refused for its type: %s", r.body)
+			}
+		})
+	}
+	if n < 10 {
+		t.Fatalf("only %d operations take a body; the filter missed them", n)
+	}
+}

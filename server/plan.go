@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 
 	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/lang/graph"
+	"github.com/flowrun/flowrun/store"
 )
 
 // readFiles reads the workflow files of a deploy or a plan: {"files":
@@ -72,6 +74,12 @@ func (s *Server) versionGraph(w http.ResponseWriter, r *http.Request) error {
 		return &Problem{Status: http.StatusBadRequest, Field: "version", Detail: fmt.Sprintf("%v; write a version as MAJOR.MINOR.PATCH, such as 1.0.0", err)}
 	}
 	g, err := s.door.VersionGraph(r.Context(), wf, ver)
+	if errors.Is(err, store.ErrNotFound) {
+		// The words of flowrun diff WORKFLOW@VERSION on its own store.
+		return &api.Refusal{Status: http.StatusNotFound, Field: "version",
+			Message: fmt.Sprintf("version %s of workflow %q is not stored", ver, wf),
+			Hint:    fmt.Sprintf("GET /v1/workflows/%s/versions (flowrun versions %s) lists the stored versions.", url.PathEscape(wf), wf)}
+	}
 	if err != nil {
 		return err
 	}

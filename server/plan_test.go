@@ -91,7 +91,13 @@ func TestVersionGraphRoute(t *testing.T) {
 	if m["workflow"] != "ship" || m["version"] != "1.0.0" {
 		t.Fatalf("graph %v, want ship 1.0.0", m)
 	}
-	a.do(store.ScopeRead, http.MethodGet, "/v1/workflows/ship/versions/2.0.0/graph", "").problem(t, http.StatusNotFound, "2.0.0")
+	// A version not stored is a sentence, as the CLI's diff says it, with
+	// the way to list the stored versions.
+	p := a.do(store.ScopeRead, http.MethodGet, "/v1/workflows/ship/versions/2.0.0/graph", "").problem(t, http.StatusNotFound, `version 2.0.0 of workflow "ship" is not stored`)
+	if h, _ := p["hint"].(string); !strings.Contains(h, "/v1/workflows/ship/versions") || !strings.Contains(h, "flowrun versions ship") {
+		t.Fatalf("hint %q, want the ways to list the stored versions", h)
+	}
+	a.do(store.ScopeRead, http.MethodGet, "/v1/workflows/nope/versions/1.0.0/graph", "").problem(t, http.StatusNotFound, `version 1.0.0 of workflow "nope" is not stored`)
 	a.do(store.ScopeRead, http.MethodGet, "/v1/workflows/ship/versions/two/graph", "").problem(t, http.StatusBadRequest)
 }
 

@@ -65,8 +65,15 @@ func (s *Server) recordRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	run.WorkDir = "" // a path of the server's, no business of a client
-	return writeJSON(w, http.StatusOK, run)
+	return writeJSON(w, http.StatusOK, clientRun(run))
+}
+
+// clientRun is a run's record as a client is shown it: its work_dir, a
+// path of the server's and no business of a client, left empty (api.md
+// §12). Every answer that holds a run's record goes through it.
+func clientRun(run store.Run) store.Run {
+	run.WorkDir = ""
+	return run
 }
 
 func (s *Server) recordSteps(w http.ResponseWriter, r *http.Request) error {
@@ -292,6 +299,7 @@ func (s *Server) planDecision(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	p.Run = clientRun(p.Run)
 	return writeJSON(w, http.StatusOK, p)
 }
 

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
+	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/store"
 )
@@ -28,7 +30,16 @@ const recordsHCL = `workflow "rec" {
 // enough; events after an id wait for the commit that appends one.
 func TestRecords(t *testing.T) {
 	a := newAPI(t, realClock)
-	a.apply(recordsHCL)
+	// The version is stored as apply stores it, with the directory it was
+	// applied from: a path of the server's, which no answer may show.
+	const serverDir = "/srv/flowrun/only-the-server-knows"
+	m, diags := lang.LoadFile("rec.hcl", []byte(recordsHCL))
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	if _, err := a.eng.StoreGraphAt(a.ctx, m.Workflows[0].Graph, serverDir); err != nil {
+		t.Fatal(err)
+	}
 	var started struct {
 		RunID string `json:"run_id"`
 	}
@@ -38,8 +49,15 @@ func TestRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	if got, _ := a.st.RunGet(a.ctx, id); got.WorkDir != serverDir {
+		t.Fatalf("the run's work_dir is %q, want %q", got.WorkDir, serverDir)
+	}
 	var run store.Run
-	decode(t, a.do(store.ScopeRead, "GET", "/v1/records/runs/"+id[:12], "").want(t, http.StatusOK).body, &run)
+	body := a.do(store.ScopeRead, "GET", "/v1/records/runs/"+id[:12], "").want(t, http.StatusOK).body
+	if strings.Contains(string(body), serverDir) {
+		t.Fatalf("the run's record shows the server's directory: %s", body)
+	}
+	decode(t, body, &run)
 	if run.ID != id || run.Status != store.RunWaiting || run.WaitReason != "signal:go" || run.WorkDir != "" || run.GraphHash == "" {
 		t.Fatalf("the run's record: %+v", run)
 	}
@@ -95,8 +113,12 @@ func TestRecords(t *testing.T) {
 		Run  store.Run `json:"run"`
 		Bump string    `json:"bump"`
 	}
-	decode(t, a.do(store.ScopeRead, "GET", "/v1/runs/"+id+"/decision/plan", "").want(t, http.StatusOK).body, &plan)
-	if plan.Run.ID != id || plan.Bump != "none" {
+	body = a.do(store.ScopeRead, "GET", "/v1/runs/"+id+"/decision/plan", "").want(t, http.StatusOK).body
+	if strings.Contains(string(body), serverDir) {
+		t.Fatalf("the decision plan's run shows the server's directory (api.md §12 leaves work_dir empty): %s", body)
+	}
+	decode(t, body, &plan)
+	if plan.Run.ID != id || plan.Bump != "none" || plan.Run.WorkDir != "" {
 		t.Fatalf("the decision plan: %+v", plan)
 	}
 }
