@@ -20,6 +20,20 @@ import (
 // declared inputs (interp.ConvertInputs), before the store is opened; this
 // reads the file and words the problems for the flags.
 func readInputs(ctx context.Context, g *graph.Graph, pairs []string, file string, limit int64) (map[string]any, error) {
+	// An input given twice is a mistake, not an override: which value was
+	// meant cannot be told.
+	given := map[string]string{}
+	for _, p := range pairs {
+		name, _, ok := strings.Cut(p, "=")
+		if !ok {
+			continue // ConvertInputs says it is not NAME=VALUE
+		}
+		if first, dup := given[name]; dup {
+			return nil, usageErrorf("--input %s is given twice (--input %s and --input %s)", name, clipArg(first), clipArg(p)).
+				hint("Give each input once.")
+		}
+		given[name] = p
+	}
 	var fromFile map[string]any
 	if file != "" {
 		var err error
