@@ -24,6 +24,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/flowrun/flowrun/lang/naming"
 	"io"
 	"os"
 	"os/signal"
@@ -234,8 +235,7 @@ func (e *env) main(ctx context.Context, args []string) int {
 	}
 	cmd := lookup(verb)
 	if cmd == nil {
-		return e.report(usageErrorf("unknown verb %q", verb).
-			hint("Run `flowrun help` for the list of verbs."))
+		return e.report(unknownVerb(verb))
 	}
 	e.verb = cmd.name
 
@@ -260,7 +260,15 @@ func (e *env) main(ctx context.Context, args []string) int {
 		return ExitOK
 	}
 	if err != nil {
-		return e.report(usageErrorf("%s", flagMessage(err)).
+		msg := flagMessage(err)
+		if typed, ok := strings.CutPrefix(msg, "unknown flag "); ok {
+			var names []string
+			fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+			if near := naming.NearestName(strings.TrimLeft(typed, "-"), names); near != "" {
+				msg += "; did you mean --" + near + "?"
+			}
+		}
+		return e.report(usageErrorf("%s", msg).
 			hint(fmt.Sprintf("Run `flowrun %s -h` for its usage.", cmd.name)))
 	}
 	if cmd.remote {
@@ -348,6 +356,20 @@ func signalName(sig os.Signal) string {
 	return "SIGTERM"
 }
 
+// unknownVerb is the error of a verb flowrun does not have, with the
+// nearest one it has when there is one.
+func unknownVerb(verb string) *exitError {
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	msg := fmt.Sprintf("unknown verb %q", verb)
+	if near := naming.NearestName(verb, names); near != "" {
+		msg += fmt.Sprintf("; did you mean %q?", near)
+	}
+	return usageErrorf("%s", msg).hint("Run `flowrun help` for the list of verbs.")
+}
+
 func lookup(name string) *command {
 	for _, c := range commands() {
 		if c.name == name {
@@ -416,8 +438,7 @@ func (e *env) help(args []string) int {
 	}
 	cmd := lookup(args[0])
 	if cmd == nil {
-		return e.report(usageErrorf("unknown verb %q", args[0]).
-			hint("Run `flowrun help` for the list of verbs."))
+		return e.report(unknownVerb(args[0]))
 	}
 	fs := flag.NewFlagSet("flowrun "+cmd.name, flag.ContinueOnError)
 	if cmd.store {
