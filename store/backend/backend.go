@@ -112,10 +112,21 @@ func Open(ctx context.Context, dsn string, opts Options) (*Opened, error) {
 		return nil, fmt.Errorf("cannot read the database %s: %w", path, err)
 	case fi.IsDir():
 		return nil, fmt.Errorf("%w: %s is a directory", ErrNotAFile, path)
+	case fi.Size() == 0 && !opts.CreateFile && emptyLog(path):
+		// An empty file (touched, or truncated) holds no database yet:
+		// a verb that only reads must not create one in it.
+		return nil, fmt.Errorf("%w at %s (the file is empty)", ErrNoDatabase, path)
 	}
 	lite, err := sqlite.Open(ctx, path, sqlite.Options{BusyTimeout: opts.BusyTimeout})
 	if err != nil {
 		return nil, err
 	}
 	return &Opened{Store: lite, Title: path}, nil
+}
+
+// emptyLog reports whether the SQLite file at path has no write-ahead log
+// with content: an empty main file then holds nothing at all.
+func emptyLog(path string) bool {
+	fi, err := os.Stat(path + "-wal")
+	return err != nil || fi.Size() == 0
 }
