@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/flowrun/flowrun/lang/graph"
 	"github.com/flowrun/flowrun/termtext"
@@ -95,7 +96,9 @@ NO_COLOR is set. When PATH defines several workflows,
 
 // boxStatus finds a step's status at the end of the first line of its
 // box in graph.Text's drawing ("│ name  completed │").
-var boxStatus = regexp.MustCompile(`(?m)  (completed|failed|canceled|running|pending|waiting|blocked|skipped)( *│)$`)
+var boxStatus = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)  (completed|failed|canceled|running|pending|waiting|blocked|skipped)( *│)$`)
+})
 
 // statusColors are the terminal colours of the statuses, as flowtui's.
 var statusColors = map[string]string{
@@ -107,8 +110,9 @@ var statusColors = map[string]string{
 // The codes take no columns, so the boxes stay aligned; the text was
 // escaped before (termtext), so the only codes in it are these.
 func colorStatuses(text string) string {
-	return boxStatus.ReplaceAllStringFunc(text, func(m string) string {
-		sub := boxStatus.FindStringSubmatch(m)
+	re := boxStatus()
+	return re.ReplaceAllStringFunc(text, func(m string) string {
+		sub := re.FindStringSubmatch(m)
 		return "  \x1b[" + statusColors[sub[1]] + "m" + sub[1] + "\x1b[0m" + sub[2]
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/flowrun/flowrun/store/backend"
 	"os"
 	"path/filepath"
 
@@ -56,14 +57,25 @@ func (e *env) storeOrigin() string {
 // store) is about to create the default store because no project was
 // found, where it goes and how to choose.
 func (e *env) announceNewStore() {
-	if e.dsnFrom != "" {
+	if e.dsnFrom == "project" || backend.IsPostgres(e.dsn) {
 		return
 	}
-	if _, err := os.Stat(e.dsn); err == nil {
+	path := backend.SQLitePath(e.dsn)
+	if _, err := os.Stat(path); err == nil {
 		return
 	}
-	fmt.Fprintf(e.stderr, "flowrun %s: no %s/ here or in a parent directory; creating the store %s (flowrun init makes one where you choose)\n",
-		e.verb, project.Dir, e.dsn)
+	if e.dsnFrom == "" {
+		fmt.Fprintf(e.stderr, "flowrun %s: no %s/ here or in a parent directory; creating the store %s (flowrun init makes one where you choose)\n",
+			e.verb, project.Dir, e.dsn)
+		return
+	}
+	// A store named by --db or FLOWRUN_DB that does not exist yet is made,
+	// and said so: a mistyped path then shows at once.
+	dir := ""
+	if _, err := os.Stat(filepath.Dir(path)); err != nil {
+		dir = " and its directory " + filepath.Dir(path)
+	}
+	fmt.Fprintf(e.stderr, "flowrun %s: creating the store %s%s (%s)\n", e.verb, e.dsn, dir, e.storeOrigin())
 }
 
 func initCommand() *command {

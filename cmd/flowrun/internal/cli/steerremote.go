@@ -90,7 +90,8 @@ func (e *env) retryRemote(ctx context.Context, ref, from, choose string, detach,
 
 // resumeHint matches a hint that continues a run with a plain resume,
 // which runs nothing through a server.
-var resumeHint = regexp.MustCompile(`flowrun resume (\S+)$`)
+// (Compiled on first use: a package's init is paid by every command.)
+var resumeHint = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`flowrun resume (\S+)$`) })
 
 // serverRefusal rewrites a server's refusal whose hint continues the run
 // with flowrun resume RUN, refused through a server (resumeRemote), into
@@ -101,7 +102,7 @@ func (e *env) serverRefusal(err error) error {
 	if e.remote.url == "" || !errors.As(err, &rf) {
 		return err
 	}
-	m := resumeHint.FindStringSubmatch(rf.Hint)
+	m := resumeHint().FindStringSubmatch(rf.Hint)
 	if m == nil {
 		return err
 	}
