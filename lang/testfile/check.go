@@ -339,6 +339,16 @@ func checkExpect(t *Test, g *graph.Graph) hcl.Diagnostics {
 		steps[s.Name] = s
 		stepNames = append(stepNames, s.Name)
 	}
+	// A run that an upgrade moved (new or migrate) may end on the other
+	// version: its steps can be expected too, as they can be mocked.
+	if u := t.Upgrade; u != nil && u.Graph != nil && u.Choose != "old" {
+		for _, s := range u.Graph.Steps {
+			if steps[s.Name] == nil {
+				steps[s.Name] = s
+				stepNames = append(stepNames, s.Name)
+			}
+		}
+	}
 	sort.Strings(stepNames)
 	for _, s := range g.Steps {
 		if s.Compensate != nil {
