@@ -374,10 +374,12 @@ func checkExpect(t *Test, g *graph.Graph) hcl.Diagnostics {
 		}
 	}
 	mocked := map[string]bool{}
-	var mockNames []string
+	var mockNames []string // the valid mocks, for a suggestion
 	for _, m := range t.Mocks {
 		mocked[m.Step] = true
-		mockNames = append(mockNames, m.Step)
+		if steps[m.Step] != nil || upgradeHas(t.Upgrade, m.Step) {
+			mockNames = append(mockNames, m.Step)
+		}
 	}
 	for _, c := range e.Calls {
 		if !mocked[c.Name] {
@@ -630,4 +632,14 @@ func sentence(err error) string {
 		return t
 	}
 	return t + "."
+}
+
+// upgradeHas reports whether the graph of upgrade u (nil: none) has a step
+// named name.
+func upgradeHas(u *Upgrade, name string) bool {
+	if u == nil || u.Graph == nil {
+		return false
+	}
+	_, ok := u.Graph.StepIndex(name)
+	return ok
 }

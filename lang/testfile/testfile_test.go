@@ -181,3 +181,33 @@ func TestSentence(t *testing.T) {
 		}
 	}
 }
+
+// TestCallsSuggestsValidMocksOnly: the "did you mean" of a calls entry
+// that names no mock suggests only a mock of a step the workflow has.
+func TestCallsSuggestsValidMocksOnly(t *testing.T) {
+	mod := loadWF(t)
+	name := filepath.Join(t.TempDir(), "ship.test.hcl")
+	src := `test "t" {
+  inputs = { service = "web" }
+  mock "bild" { output = {} }
+  mock "build" { output = { stdout = "" } }
+  expect { calls = { bilt = 1 } }
+}
+`
+	if err := os.WriteFile(name, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, diags := checkFile(t, name, mod)
+	found := false
+	for _, d := range diags {
+		if d.Summary == "Calls of a step that is not mocked" {
+			found = true
+			if strings.Contains(d.Detail, `"bild"?`) || !strings.Contains(d.Detail, `"build"?`) {
+				t.Errorf("suggestion: %s", d.Detail)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no calls error; got:\n%s", describe2(diags))
+	}
+}
