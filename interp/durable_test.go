@@ -421,6 +421,8 @@ workflow "cap" {
 	}
 }
 
+// TestCancel: a cancel ends a parked run at once, and a retry of it runs
+// it again.
 func TestCancel(t *testing.T) {
 	b := setup(t)
 	run := b.run(`
@@ -436,25 +438,10 @@ workflow "c" {
 	}
 	run, _ = b.st.RunGet(b.ctx, run.ID)
 	wantStatus(t, run, store.RunCanceled)
-}
 
-// TestRetryAfterCancelOfParkedRun: a run canceled while parked (nobody
-// held it, so the cancel ended it at once) runs again on the first
-// retry: the carried-out cancel request is not left pending for the
-// retried run's first claim to act on.
-func TestRetryAfterCancelOfParkedRun(t *testing.T) {
-	b := setup(t)
-	run := b.run(`
-workflow "c" {
-  version = "1.0.0"
-  step "approve" {
-    wait { signal = "go" }
-  }
-}`, nil)
-	wantStatus(t, run, store.RunWaiting)
-	if _, err := b.e.Cancel(b.ctx, run.ID); err != nil {
-		t.Fatal(err)
-	}
+	// Retried, it runs again the first time: the cancel request the store
+	// carried out (nobody held the parked run) is not left pending for the
+	// retried run's first claim to act on.
 	if _, err := b.e.Retry(b.ctx, run.ID, ""); err != nil {
 		t.Fatal(err)
 	}

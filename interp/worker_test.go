@@ -264,16 +264,7 @@ workflow "c" {
 		t.Fatalf("pid file %q: %v", raw, err)
 	}
 
-	// Another handle on the same file, with an engine of its own.
-	other, err := sqlite.Open(b.ctx, b.st.Path(), sqlite.Options{Synchronous: "NORMAL"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	oe := New(other, Options{Clock: b.clk, Owner: store.Owner{Host: "testhost", PID: 2, Worker: "c"}})
-	if _, err := oe.Cancel(b.ctx, run.ID); err != nil {
-		t.Fatal(err)
-	}
+	b.cancelElsewhere(run.ID)
 	deadline := time.Now().Add(30 * time.Second) // safety net only
 	for {
 		r, err := b.st.RunGet(b.ctx, run.ID)
@@ -352,14 +343,26 @@ func (s *notifyStore) waiters() int {
 	return s.waiting
 }
 
-// TestCancelOnNotification: on a store with notifications (Postgres), a
-// cancel from another handle reaches a running exec as soon as the
-// notification of RunCancel arrives, with the engine clock standing still
-// (no poll interval, no heartbeat passes).
-func TestCancelOnNotification(t *testing.T) {
-	b := setup(t)
-	dir := t.TempDir()
-	started := filepath.Join(dir, "started")
+// cancelElsewhere cancels run id as another process would: through a
+// handle of its own on the same file, with an engine of its own.
+func (b *bundle) cancelElsewhere(id string) {
+	b.t.Helper()
+	other, err := sqlite.Open(b.ctx, b.st.Path(), sqlite.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := New(other, Options{Clock: b.clk, Owner: store.Owner{Host: "testhost", PID: 2, Worker: "c"}}).Cancel(b.ctx, id); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// longExec starts a run of one exec step that touches the file started
+// names once it runs, then sleeps 300 s (timeout 1h): a run in flight for
+// as long as a test needs, until it is canceled.
+func (b *bundle) longExec() (run store.Run, started string) {
+	b.t.Helper()
+	started = filepath.Join(b.t.TempDir(), "started")
 	b.compile(fmt.Sprintf(`
 workflow "c" {
   version = "1.0.0"
@@ -371,7 +374,16 @@ workflow "c" {
     }
   }
 }`, started))
-	run := b.start("c", nil)
+	return b.start("c", nil), started
+}
+
+// TestCancelOnNotification: on a store with notifications (Postgres), a
+// cancel from another handle reaches a running exec as soon as the
+// notification of RunCancel arrives, with the engine clock standing still
+// (no poll interval, no heartbeat passes).
+func TestCancelOnNotification(t *testing.T) {
+	b := setup(t)
+	run, started := b.longExec()
 	ns := newNotifyStore(b.st)
 	e := New(ns, Options{Clock: b.clk, Owner: store.Owner{Host: "testhost", PID: 1, Worker: "w"}, Poll: 200 * time.Millisecond})
 	w := NewWorker(e, WorkerOptions{Concurrency: 2})
@@ -396,14 +408,7 @@ workflow "c" {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	other, err := sqlite.Open(b.ctx, b.st.Path(), sqlite.Options{Synchronous: "NORMAL"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	if _, err := New(other, Options{Clock: b.clk, Owner: store.Owner{Host: "testhost", PID: 2}}).Cancel(b.ctx, run.ID); err != nil {
-		t.Fatal(err)
-	}
+	b.cancelElsewhere(run.ID)
 	ns.notify()
 	frozen := b.clk.Now()
 	for {
@@ -476,19 +481,7 @@ func TestWorkerBacksOffAFailingListen(t *testing.T) {
 // fifty. The run's cancel still reaches it by polling.
 func TestCancelWatchBacksOffAFailingListen(t *testing.T) {
 	b := setup(t)
-	started := filepath.Join(t.TempDir(), "started")
-	b.compile(fmt.Sprintf(`
-workflow "c" {
-  version = "1.0.0"
-  step "long" {
-    timeout = "1h"
-    exec {
-      command = "touch %s; exec sleep 300"
-      shell   = true
-    }
-  }
-}`, started))
-	run := b.start("c", nil)
+	run, started := b.longExec()
 	fw := &failingWaiter{Store: b.st}
 	e := New(fw, Options{Clock: b.clk, Owner: store.Owner{Host: "testhost", PID: 1, Worker: "w"},
 		LeaseFor: time.Hour, Heartbeat: time.Hour, Poll: 200 * time.Millisecond})
@@ -523,14 +516,7 @@ workflow "c" {
 	if n := fw.calls.Load() - before; n < 1 || n > 15 {
 		t.Fatalf("the store was asked to listen %d times in 10s of engine clock with a run in flight, want about 7", n)
 	}
-	other, err := sqlite.Open(b.ctx, b.st.Path(), sqlite.Options{Synchronous: "NORMAL"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	if _, err := New(other, Options{Clock: b.clk, Owner: store.Owner{Host: "testhost", PID: 2}}).Cancel(b.ctx, run.ID); err != nil {
-		t.Fatal(err)
-	}
+	b.cancelElsewhere(run.ID)
 	for {
 		r, err := b.st.RunGet(b.ctx, run.ID)
 		if err != nil {

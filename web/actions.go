@@ -149,15 +149,26 @@ func (h *Handler) runAction(w http.ResponseWriter, r *http.Request, s *session) 
 	return nil
 }
 
-// deadLetterConfirm asks to redrive or drop an open dead letter.
-func (h *Handler) deadLetterConfirm(w http.ResponseWriter, r *http.Request, s *session) error {
+// deadLetterID checks that s may act on a dead letter and reads the id
+// of the one the request names. ok is false when the request is answered
+// already (a refusal in err, or a page for an id that is none).
+func (h *Handler) deadLetterID(w http.ResponseWriter, r *http.Request, s *session) (id int64, ok bool, err error) {
 	if err := need(s, store.ScopeWrite, "acting on a dead letter"); err != nil {
-		return err
+		return 0, false, err
 	}
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	id, err = strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id < 1 {
 		h.notFound(w, r, "There is no dead letter "+r.PathValue("id")+".")
-		return nil
+		return 0, false, nil
+	}
+	return id, true, nil
+}
+
+// deadLetterConfirm asks to redrive or drop an open dead letter.
+func (h *Handler) deadLetterConfirm(w http.ResponseWriter, r *http.Request, s *session) error {
+	id, ok, err := h.deadLetterID(w, r, s)
+	if !ok {
+		return err
 	}
 	dls, err := h.opts.Door.DeadLetters(r.Context(), false)
 	if err != nil {
@@ -188,13 +199,9 @@ func (h *Handler) deadLetterConfirm(w http.ResponseWriter, r *http.Request, s *s
 
 // deadLetterAction redrives or drops a dead letter.
 func (h *Handler) deadLetterAction(w http.ResponseWriter, r *http.Request, s *session) error {
-	if err := need(s, store.ScopeWrite, "acting on a dead letter"); err != nil {
+	id, ok, err := h.deadLetterID(w, r, s)
+	if !ok {
 		return err
-	}
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil || id < 1 {
-		h.notFound(w, r, "There is no dead letter "+r.PathValue("id")+".")
-		return nil
 	}
 	var done string
 	switch r.PathValue("action") {
