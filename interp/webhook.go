@@ -96,7 +96,10 @@ func (e *WebhookRequestError) Error() string { return "webhook request: " + e.Pr
 // the body lacks, a type the template does not accept).
 type WebhookInputsError struct {
 	Workflow, Webhook string
-	Err               error
+	// Input is the input whose value failed, "" when the inputs as a
+	// whole did (not an object).
+	Input string
+	Err   error
 }
 
 func (e *WebhookInputsError) Error() string {
@@ -149,7 +152,11 @@ func (e *Engine) StartWebhook(ctx context.Context, req WebhookRequest) (WebhookR
 	if wh.Inputs != nil {
 		val, err := l.prog.EvalValue(ctx, wh.Inputs, act)
 		if err != nil {
-			return WebhookResult{}, &WebhookInputsError{Workflow: req.Workflow, Webhook: req.Webhook, Err: err}
+			in := ""
+			if fe, ok := errors.AsType[*expr.FieldError](err); ok {
+				in = fe.Key
+			}
+			return WebhookResult{}, &WebhookInputsError{Workflow: req.Workflow, Webhook: req.Webhook, Input: in, Err: err}
 		}
 		m, ok := val.(map[string]any)
 		if !ok {

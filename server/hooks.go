@@ -1,11 +1,9 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
@@ -35,12 +33,7 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request) error {
 	workflow, name := r.PathValue("workflow"), r.PathValue("name")
 	res, err := s.eng.StartWebhook(ctx, interp.WebhookRequest{Workflow: workflow, Webhook: name, Body: b, Header: r.Header})
 	if err != nil {
-		p := webhookProblem(workflow, name, err)
-		var in *interp.WebhookInputsError
-		if pr, ok := p.(*Problem); ok && errors.As(err, &in) {
-			pr.Field = s.failedInput(ctx, workflow, name, in)
-		}
-		return p
+		return webhookProblem(workflow, name, err)
 	}
 	status := http.StatusOK
 	if res.Created {
@@ -67,37 +60,10 @@ func webhookProblem(workflow, name string, err error) error {
 	case errors.As(err, &req):
 		return &Problem{Status: http.StatusBadRequest, Detail: err.Error(), Err: err}
 	case errors.As(err, &in):
-		return &Problem{Status: http.StatusUnprocessableEntity, Detail: err.Error(), Err: err}
+		return &Problem{Status: http.StatusUnprocessableEntity, Field: in.Input, Detail: err.Error(), Err: err}
 	case errors.Is(err, store.ErrNotFound):
 		return &Problem{Status: http.StatusNotFound, Err: err,
 			Detail: fmt.Sprintf("no webhook %q of workflow %q is stored; apply the workflow file that declares it", name, workflow)}
 	}
 	return err
-}
-
-// failedInput names the input whose value a webhook could not evaluate
-// (api.md §10): the key of the webhook's inputs object that the error
-// starts with ("ref: evaluating ..."), when the newest stored version's
-// webhook has an input of that name; "" when none can be named.
-func (s *Server) failedInput(ctx context.Context, workflow, name string, e *interp.WebhookInputsError) string {
-	key, _, ok := strings.Cut(e.Err.Error(), ": ")
-	if !ok {
-		return ""
-	}
-	vs, err := s.eng.Versions(ctx, workflow)
-	if err != nil || len(vs) == 0 {
-		return ""
-	}
-	g, err := s.eng.Graph(ctx, workflow, vs[len(vs)-1].Hash)
-	if err != nil {
-		return ""
-	}
-	wh := g.Webhook(name)
-	if wh == nil || wh.Inputs == nil {
-		return ""
-	}
-	if _, ok := wh.Inputs.Object[key]; ok {
-		return key
-	}
-	return ""
 }

@@ -335,7 +335,7 @@ func (p *Program) EvalValue(ctx context.Context, v *graph.Value, a *Activation) 
 		for k, el := range v.Object {
 			x, err := p.EvalValue(ctx, el, a)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", k, err)
+				return nil, &FieldError{Key: k, Err: err}
 			}
 			out[k] = x
 		}
@@ -368,3 +368,15 @@ func (p *Program) evalTemplate(ctx context.Context, t *graph.Template, a *Activa
 	}
 	return string(b), nil
 }
+
+// FieldError is the failure of one field of an object value (EvalValue):
+// Key names the field of the outermost object, so a caller can name what
+// failed without reading the message.
+type FieldError struct {
+	Key string
+	Err error
+}
+
+func (e *FieldError) Error() string { return e.Key + ": " + e.Err.Error() }
+
+func (e *FieldError) Unwrap() error { return e.Err }
