@@ -274,6 +274,11 @@ func (c *Client) problem(op string, resp *http.Response, b []byte) error {
 	if p.Signal != nil {
 		return &SignalDataError{Message: p.Detail, Type: p.Signal.Type, Example: p.Signal.Example}
 	}
+	if p.Continue != "" {
+		// The client words how to go on (ContinueHint), not the hint
+		// the server wrote for any caller of the API.
+		return &Refusal{Status: p.Status, Message: p.Detail, Field: p.Field, Continue: p.Continue}
+	}
 	if p.Hint != "" && p.Ref == nil && p.Deploy == nil {
 		return &Refusal{Status: p.Status, Message: p.Detail, Hint: p.Hint, Field: p.Field}
 	}

@@ -31,13 +31,30 @@ type RunControl interface {
 
 // Refusal is a request the run's state does not allow, in the words of
 // every face: what was refused and how to go on. The server carries it
-// unchanged (the problem's detail and hint).
+// (the problem's detail, hint and continue).
 type Refusal struct {
 	// Status is the HTTP status it is answered with: 409 for a state
 	// that does not allow it, 404 for a name the run does not have.
 	Status        int
 	Message, Hint string
 	Field         string
+	// Continue names the unfinished run the refused request would have
+	// moved: it goes on as it is. How to go on with it depends on where
+	// the caller stands (flowrun resume drives it in the caller's process;
+	// through a server, a worker of the server goes on with it by
+	// itself), so each face words it (ContinueHint, the server's hint,
+	// the dashboard), and Hint is then empty.
+	Continue string
+}
+
+// ContinueHint words a refusal's Continue for a caller of the CLI: the
+// resume that drives the run here, or, through the server at remote, the
+// logs that follow what the server's worker does with it.
+func ContinueHint(runID, remote string) string {
+	if remote != "" {
+		return fmt.Sprintf("A worker of the server goes on with an unfinished run by itself; follow it with: flowrun logs %s -f --server %s", runID, remote)
+	}
+	return fmt.Sprintf("Continue it with: flowrun resume %s", runID)
 }
 
 func (r *Refusal) Error() string { return r.Message }
@@ -129,12 +146,12 @@ func (l *Local) Retry(ctx context.Context, ref, from string) (*interp.RunView, e
 		return nil, err
 	}
 	if run.Status != store.RunFailed && run.Status != store.RunCanceled {
-		h := fmt.Sprintf("Continue an unfinished run with: flowrun resume %s", run.ID)
+		rf := &Refusal{Status: http.StatusConflict,
+			Message: fmt.Sprintf("run %s is %s; only a failed or canceled run can be retried", run.ID, run.Status), Continue: run.ID}
 		if run.Status == store.RunCompleted {
-			h = "A completed run is not run again; start a new run of its workflow with: flowrun apply FILE.hcl --new"
+			rf.Continue, rf.Hint = "", "A completed run is not run again; start a new run of its workflow with: flowrun apply FILE.hcl --new"
 		}
-		return nil, &Refusal{Status: http.StatusConflict,
-			Message: fmt.Sprintf("run %s is %s; only a failed or canceled run can be retried", run.ID, run.Status), Hint: h}
+		return nil, rf
 	}
 	if _, err := l.eng.Retry(ctx, run.ID, from); err != nil {
 		if errors.Is(err, store.ErrNotFound) && from != "" {

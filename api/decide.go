@@ -108,8 +108,8 @@ func (l *Local) Decide(ctx context.Context, ref string, choice interp.Choice, fr
 			why = fmt.Sprintf("run %s is %s and cannot be blocked now", run.ID, run.Status)
 		}
 		return nil, &Refusal{Status: http.StatusConflict,
-			Message: fmt.Sprintf("run %s is %s and takes no version decision: %s", run.ID, run.Status, why),
-			Hint:    fmt.Sprintf("Continue it with: flowrun resume %s", run.ID)}
+			Message:  fmt.Sprintf("run %s is %s and takes no version decision: %s", run.ID, run.Status, why),
+			Continue: run.ID}
 	}
 	if from == "" {
 		from = run.Version

@@ -30,6 +30,9 @@ type ProblemJSON struct {
 	Deploy *DeployProblemJSON `json:"deploy,omitempty"`
 	// Hint says how to go on from a refusal (Refusal), as the CLI says it.
 	Hint string `json:"hint,omitempty"`
+	// Continue names the unfinished run a refusal leaves as it is
+	// (Refusal.Continue); the hint then says how it goes on.
+	Continue string `json:"continue,omitempty"`
 	// Signal is set for signal data of the wrong type (SignalDataError).
 	Signal *SignalProblemJSON `json:"signal,omitempty"`
 	// Decided is set when a version decision came too late: the run was

@@ -129,7 +129,12 @@ func TestCancelAndRetry(t *testing.T) {
 	}
 	// Retrying a run that did not fail: 409.
 	w := a.start("ship", `{"inputs": {"order": "B"}}`)
-	a.do(store.ScopeWrite, http.MethodPost, "/v1/runs/"+w+"/retry", `{}`).problem(t, http.StatusConflict, "only a failed or canceled run can be retried")
+	// It names the run, which a worker of the server goes on with, not a
+	// resume, which runs nothing through a server.
+	p := a.do(store.ScopeWrite, http.MethodPost, "/v1/runs/"+w+"/retry", `{}`).problem(t, http.StatusConflict, "only a failed or canceled run can be retried")
+	if h, _ := p["hint"].(string); p["continue"] != w || !strings.Contains(h, "GET /v1/runs/"+w+"/events") || strings.Contains(h, "resume") {
+		t.Fatalf("the refused retry's continue %v, hint %q", p["continue"], h)
+	}
 	c := a.do(store.ScopeWrite, http.MethodPost, "/v1/runs/"+w+"/cancel", ``).want(t, http.StatusAccepted).json(t)
 	if c["status"] != "canceled" {
 		t.Fatalf("cancel of an idle run answered %v", c["status"])

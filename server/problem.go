@@ -56,7 +56,10 @@ func writeProblem(w http.ResponseWriter, p *Problem, requestID string) {
 	w.WriteHeader(p.Status)
 	pj := api.ProblemJSON{Type: "about:blank", Title: http.StatusText(p.Status), Status: p.Status, Detail: p.Detail, Field: p.Field, RequestID: requestID}
 	if rf := (*api.Refusal)(nil); p.Status < 500 && errors.As(p.Err, &rf) {
-		pj.Hint = rf.Hint
+		pj.Hint, pj.Continue = rf.Hint, rf.Continue
+		if rf.Continue != "" {
+			pj.Hint = fmt.Sprintf("A worker of this server goes on with the unfinished run by itself; follow it at GET /v1/runs/%s/events", rf.Continue)
+		}
 	}
 	if de := (*interp.DecidedError)(nil); p.Status < 500 && errors.As(p.Err, &de) {
 		pj.Decided = api.DecidedProblemOf(de)

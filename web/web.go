@@ -250,7 +250,10 @@ func (h *Handler) failErr(w http.ResponseWriter, r *http.Request, s *session, er
 		h.render(w, http.StatusNotFound, "error.html", view{Title: "Not found", Session: s, Data: ev})
 	case errors.As(err, &rf):
 		msg := rf.Message
-		if rf.Hint != "" {
+		switch {
+		case rf.Continue != "":
+			msg = sentence(msg) + " A worker of the server goes on with the unfinished run by itself."
+		case rf.Hint != "":
 			msg = sentence(msg) + " " + rf.Hint
 		}
 		status := rf.Status

@@ -194,6 +194,12 @@ func TestSignInAndScopes(t *testing.T) {
 	if code, page := w.post("/runs/"+s.runID+"/signal", url.Values{"csrf": {csrf}, "name": {"go"}, "data": {`{"ok": 1}`}}); code != http.StatusUnprocessableEntity || !strings.Contains(page, "object({ok = bool})") {
 		t.Fatalf("a signal of the wrong type: %d\n%s", code, page)
 	}
+	// A retry of the waiting run is refused; the run goes on under a
+	// worker, which the page says, not a resume in someone's terminal.
+	if code, page := w.post("/runs/"+s.runID+"/retry", url.Values{"csrf": {csrf}}); code != http.StatusConflict ||
+		!strings.Contains(page, "goes on with the unfinished run by itself") || strings.Contains(page, "flowrun resume") {
+		t.Fatalf("a retry of a waiting run: %d\n%s", code, page)
+	}
 	if code, page := w.post("/runs/"+s.runID+"/signal", url.Values{"csrf": {csrf}, "name": {"go"}, "data": {`{"ok": true}`}}); code != http.StatusOK || !strings.Contains(page, "Signal go sent to run "+s.runID) {
 		t.Fatalf("a signal: %d\n%s", code, page)
 	}

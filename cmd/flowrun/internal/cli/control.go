@@ -147,7 +147,7 @@ WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 					return err
 				}
 				if run.Status != store.RunFailed && run.Status != store.RunCanceled {
-					h := fmt.Sprintf("Continue an unfinished run with: flowrun resume %s", run.ID)
+					h := api.ContinueHint(run.ID, "")
 					if run.Status == store.RunCompleted {
 						h = "A completed run is not run again; start a new run of its workflow with: flowrun apply FILE.hcl --new"
 					}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/charmbracelet/x/term"
 
+	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/termtext"
@@ -66,7 +67,7 @@ func (e *env) resumeChoose(ctx context.Context, eng *interp.Engine, run store.Ru
 			why = fmt.Sprintf("run %s is %s and cannot be blocked now", run.ID, run.Status)
 		}
 		return usageErrorf("run %s is %s and takes no version decision: %s", run.ID, run.Status, why).
-			hint(fmt.Sprintf("Continue it with: flowrun resume %s", run.ID))
+			hint(api.ContinueHint(run.ID, ""))
 	}
 	next, err := e.decideOne(ctx, eng, run, interp.Choice(choice), "cli", run.Version)
 	if err != nil {

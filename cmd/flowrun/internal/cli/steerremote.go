@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -88,26 +87,17 @@ func (e *env) retryRemote(ctx context.Context, ref, from, choose string, detach,
 	return e.followRemote(ctx, d, view, asJSON, "")
 }
 
-// resumeHint matches a hint that continues a run with a plain resume,
-// which runs nothing through a server.
-// (Compiled on first use: a package's init is paid by every command.)
-var resumeHint = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`flowrun resume (\S+)$`) })
-
-// serverRefusal rewrites a server's refusal whose hint continues the run
-// with flowrun resume RUN, refused through a server (resumeRemote), into
-// what works there: a worker of the server goes on with an unfinished
-// run, and logs -f follows it. Any other error is returned as it is.
+// serverRefusal words how to go on from a refusal that leaves an
+// unfinished run as it is (api.Refusal.Continue) for a caller of this
+// server: a worker of the server goes on with it, and logs -f follows it.
+// Any other error is returned as it is.
 func (e *env) serverRefusal(err error) error {
 	var rf *api.Refusal
-	if e.remote.url == "" || !errors.As(err, &rf) {
-		return err
-	}
-	m := resumeHint().FindStringSubmatch(rf.Hint)
-	if m == nil {
+	if !errors.As(err, &rf) || rf.Continue == "" {
 		return err
 	}
 	c := *rf
-	c.Hint = fmt.Sprintf("A worker of the server goes on with an unfinished run by itself; follow it with: flowrun logs %s -f --server %s", m[1], e.remote.url)
+	c.Hint = api.ContinueHint(rf.Continue, e.remote.url)
 	return &c
 }
 
