@@ -105,7 +105,7 @@ func TestTmuxServer(t *testing.T) {
 	e.typeText("e}")
 	e.waitFor(`payload {"ok": true}`)
 	e.key("Enter", "Send signal approval?")
-	e.key("y", "Signal approval sent to run "+parked)
+	e.key("y", "Signal approval sent to run "+parked, "no live worker")
 
 	// Another process finishes the run; the open view follows it live.
 	e.flowrunCmd("resume", parked)

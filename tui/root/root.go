@@ -332,6 +332,48 @@ func (m Model) act(done string, f func(ctx context.Context) error) tea.Cmd {
 	}
 }
 
+// actOn is act for an action that leaves a run to go on: f returns its
+// id ("" when nothing is left to run). flowtui runs no workflow itself,
+// so when nothing will run it, the message says so and what will
+// (idleNote).
+func (m Model) actOn(done string, f func(ctx context.Context) (string, error)) tea.Cmd {
+	bg, src, clk := m.bg, m.src, m.disp.Clock
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(bg, actionTimeout)
+		defer cancel()
+		id, err := f(ctx)
+		if err == nil && id != "" {
+			done += idleNote(ctx, src, id, clk.Now())
+		}
+		return actionDoneMsg{done: done, err: err}
+	}
+}
+
+// idleNote says that nothing will run run id, when that is so, and what
+// would: locally, when no process holds it (a foreground apply or resume,
+// a worker) and no live worker is registered; through a server, when the
+// server has no live worker. "" otherwise, or when that cannot be read.
+func idleNote(ctx context.Context, src *feed.Source, id string, now time.Time) string {
+	for at := id; src.Store != nil && at != ""; {
+		// The run, or the root of its tree, which its holder drives.
+		r, err := src.Store.RunGet(ctx, at)
+		if err != nil || (r.Lease.Owner != "" && r.LeaseExpiresAt.After(now)) {
+			return ""
+		}
+		if r.RootRunID == r.ID {
+			break
+		}
+		at = r.RootRunID
+	}
+	if n, err := src.Door.LiveWorkers(ctx); err != nil || n > 0 {
+		return ""
+	}
+	if src.Store == nil {
+		return " The server has no live worker: nothing runs it until one starts."
+	}
+	return " No live worker runs it: continue it with flowrun resume " + id + "."
+}
+
 // layout hands the body area to every component.
 func (m *Model) layout() {
 	w, h := m.disp.Width, m.bodyHeight()

@@ -239,12 +239,24 @@ func TestSignalWithPayload(t *testing.T) {
 		t.Fatalf("a valid payload did not ask for confirmation:\n%s", m.View())
 	}
 	m = press(t, m, "y")
-	if !strings.Contains(m.View(), "Signal approval sent") {
-		t.Fatalf("no confirmation of the signal:\n%s", m.View())
+	// flowtui runs nothing itself: with no worker to claim the run, it
+	// says what goes on with it.
+	if v := flat(m.View()); !strings.Contains(v, "Signal approval sent") ||
+		!strings.Contains(v, "No live worker runs it: continue it with flowrun resume "+w.waiting.ID+".") {
+		t.Fatalf("no confirmation of the signal, or not what runs it:\n%s", m.View())
 	}
 	sigs, err := w.b.Store.SignalList(context.Background(), w.waiting.ID, true)
 	if err != nil || len(sigs) != 1 || string(sigs[0].Payload) != `{"ok":true}` {
 		t.Fatalf("signals %+v, %v; want one approval with {\"ok\":true}", sigs, err)
+	}
+	// With a live worker registered, that is left to it.
+	if err := w.b.Store.WorkerBeat(context.Background(), store.WorkerBeatParams{Info: store.WorkerInfo{ID: "host/1/w1", Host: "host", PID: 1},
+		Now: w.b.Clock.Now(), TTL: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	m = press(t, m, "s", "enter", "y")
+	if v := flat(m.View()); !strings.Contains(v, "Signal approval sent") || strings.Contains(v, "No live worker") {
+		t.Fatalf("a signal with a live worker registered:\n%s", m.View())
 	}
 
 	// The run goes on in "another process"; a poll shows it finished.

@@ -515,28 +515,40 @@ func (m Model) carryOut(action any) tea.Cmd {
 	door, by := m.src.Door, m.src.By
 	switch a := action.(type) {
 	case cancelAction:
-		return m.act("Cancel of run "+a.runID+" requested.", func(ctx context.Context) error {
-			_, err := door.Cancel(ctx, a.runID)
-			return err
+		return m.actOn("Cancel of run "+a.runID+" requested.", func(ctx context.Context) (string, error) {
+			v, err := door.Cancel(ctx, a.runID)
+			if err != nil || v.Status == store.RunCanceled || v.Status == store.RunRunning {
+				return "", err
+			}
+			return v.RunID, nil // it runs its compensations first
 		})
 	case retryAction:
-		return m.act("Run "+a.runID+" will be retried.", func(ctx context.Context) error {
-			_, err := door.Retry(ctx, a.runID, "")
-			return err
+		return m.actOn("Run "+a.runID+" will be retried.", func(ctx context.Context) (string, error) {
+			v, err := door.Retry(ctx, a.runID, "")
+			if err != nil {
+				return "", err
+			}
+			return v.RunID, nil
 		})
 	case signalAction:
 		s := a.sub
-		return m.act(fmt.Sprintf("Signal %s sent to run %s.", s.Name, s.RunID), func(ctx context.Context) error {
-			_, err := door.Signal(ctx, s.RunID, s.Name, json.RawMessage(s.Payload))
-			return err
+		return m.actOn(fmt.Sprintf("Signal %s sent to run %s.", s.Name, s.RunID), func(ctx context.Context) (string, error) {
+			v, err := door.Signal(ctx, s.RunID, s.Name, json.RawMessage(s.Payload))
+			if err != nil || v.Status.Terminal() {
+				return "", err
+			}
+			return v.RunID, nil
 		})
 	case decideAction:
 		c := a.choice
-		return m.act(fmt.Sprintf("Run %s: decided %s.", c.RunID, c.Choice), func(ctx context.Context) error {
+		return m.actOn(fmt.Sprintf("Run %s: decided %s.", c.RunID, c.Choice), func(ctx context.Context) (string, error) {
 			// A parked run the decision was offered on is blocked first,
 			// as a worker's claim would block it (api.Decider).
-			_, err := door.Decide(ctx, c.RunID, c.Choice, c.From, by)
-			return refusal(err)
+			d, err := door.Decide(ctx, c.RunID, c.Choice, c.From, by)
+			if err != nil {
+				return "", refusal(err)
+			}
+			return d.Run.RunID, nil // for new, the run that replaced it
 		})
 	case pauseAction:
 		done := fmt.Sprintf("Schedule %s/%s paused.", a.workflow, a.name)
