@@ -70,22 +70,25 @@ func (m Model) View() string {
 	return st.Dialog.Width(w + 2).Render(strings.Join(lines, "\n"))
 }
 
-// wrap breaks a line into lines of at most w cells at spaces.
+// wrap breaks a line into lines of at most w cells at spaces. The line's
+// indentation (an indented JSON payload's) starts each of them.
 func wrap(s string, w int) []string {
-	if s == "" {
+	if strings.TrimSpace(s) == "" {
 		return []string{""}
 	}
+	indent := s[:len(s)-len(strings.TrimLeft(s, " "))]
+	indent = indent[:min(len(indent), w/2)]
 	var out []string
 	cur := ""
 	for _, word := range strings.Fields(s) {
 		switch {
 		case cur == "":
-			cur = word
+			cur = indent + word
 		case len([]rune(cur))+1+len([]rune(word)) <= w:
 			cur += " " + word
 		default:
 			out = append(out, cur)
-			cur = word
+			cur = indent + word
 		}
 	}
 	out = append(out, cur)

@@ -27,3 +27,17 @@ func TestViewEscapesControls(t *testing.T) {
 		t.Errorf("dialog holds raw control characters:\n%q", v)
 	}
 }
+
+// TestViewKeepsIndentation: an indented body (a signal's payload, as
+// json.Indent lays it out) keeps its indentation, on wrapped lines too.
+func TestViewKeepsIndentation(t *testing.T) {
+	disp := display.New(&bytes.Buffer{}, true, clock.NewFake(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)))
+	disp.Width = 40
+	m := New(disp, keys.Default(), "Send?", "{\n  \"approved\": true,\n  \"note\": \"one two three four five six seven\"\n}", nil)
+	v := m.View()
+	for _, want := range []string{"│ {", `│   "approved": true,`, `│   "note": "one two three four five`, "│   six seven\""} {
+		if !strings.Contains(v, want) {
+			t.Errorf("dialog lacks %q:\n%s", want, v)
+		}
+	}
+}
