@@ -84,7 +84,7 @@ func (e *env) schedulesList(ctx context.Context, asJSON bool) error {
 			next = stampInZone(*j.NextFire, j.Timezone)
 		}
 		if j.LastFire != nil {
-			last = j.LastFire.Slot
+			last = stampInZone(j.LastFire.Slot, j.Timezone)
 			if j.LastFire.RunID != nil && j.LastFire.Status != "skipped" {
 				run = *j.LastFire.RunID
 			} else {
@@ -172,10 +172,7 @@ func (e *env) printNextFires(scs []store.Schedule, now time.Time) {
 		if err != nil {
 			continue
 		}
-		ts := make([]string, len(fires))
-		for i, f := range fires {
-			ts[i] = schedule.InZone(f, sc.Timezone)
-		}
+		ts := schedule.AllInZone(fires, sc.Timezone)
 		paused := ""
 		if sc.Paused {
 			paused = " (paused)"
