@@ -190,6 +190,7 @@ func (e *env) applySchedules(ctx context.Context, mod *lang.Module, o *applyOpti
 		return usageErrorf("this workflow has %s: apply %s and starts no run, so --input, --inputs, --new and --detach do not apply", startersOf(mod), startersDo(mod)).
 			hint("Pass --run to also start a run now with these inputs.")
 	}
+	e.announceNewStore()
 	st, err := e.openStore(ctx, true)
 	if err != nil {
 		return err
