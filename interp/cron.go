@@ -244,7 +244,9 @@ func (e *Engine) fireSlots(ctx context.Context, slots []dueSlot, now time.Time, 
 					Slots: []time.Time{ds.slot}, Reason: "inputs: " + inputErrs[i].Error(), NextAt: ds.spec.Next(ds.slot), Now: now}); err != nil {
 					errs = append(errs, errors.Join(inputErrs[i], err))
 					stopped[k] = true
+					continue
 				}
+				e.opts.Observer.ScheduleSlotFailed(ds.sc.Workflow, ds.sc.Name, ds.slot, inputErrs[i])
 			case built[i] >= 0:
 				o := out[built[i]]
 				switch {
