@@ -78,10 +78,14 @@ func (e *env) schedulesList(ctx context.Context, asJSON bool) error {
 	}
 	tw := newTable(e.stdout)
 	fmt.Fprintln(tw, "SCHEDULE\tVERSION\tSPEC\tTIMEZONE\tPAUSED\tNEXT FIRE\tLAST FIRE\tRUN")
+	now := e.clock.Now()
 	for _, j := range out {
 		next, last, run := "-", "-", "-"
 		if j.NextFire != nil {
 			next = stampInZone(*j.NextFire, j.Timezone)
+			if t, err := time.Parse(time.RFC3339Nano, *j.NextFire); err == nil && now.Sub(t) > overdueAfter {
+				next += " (overdue: no worker fired it)"
+			}
 		}
 		if j.LastFire != nil {
 			last = stampInZone(j.LastFire.Slot, j.Timezone)
@@ -153,6 +157,11 @@ func (e *env) scheduleWork(ctx context.Context, sub, ref string, asJSON bool) er
 	fmt.Fprintf(e.stderr, "flowrun schedules: schedule %s started run %s; a worker runs it (flowrun worker)\n", ref, id)
 	return nil
 }
+
+// overdueAfter is how long past its next fire a schedule's list says it
+// is overdue: a live worker fires a slot within a poll or two, so a next
+// fire further in the past says that no worker runs on the store.
+const overdueAfter = 10 * time.Second
 
 // stampInZone is a JSON time (RFC 3339) in a schedule's zone with UTC
 // beside it (schedule.InZone); text that is not one stays as it is.
