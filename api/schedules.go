@@ -98,6 +98,12 @@ func (l *Local) TriggerSchedule(ctx context.Context, workflow, name string) (*Tr
 		return nil, &Refusal{Status: http.StatusConflict, Message: fmt.Sprintf("schedule %s/%s was triggered or fired at this very instant already", workflow, name),
 			Hint: "Trigger it again."}
 	}
+	if errors.Is(err, interp.ErrSlotInputs) {
+		// The workflow's schedule block is at fault, not the store: nothing
+		// was written, and the fix is in the file.
+		return nil, &Refusal{Status: http.StatusUnprocessableEntity, Message: err.Error() + "; the trigger started no run",
+			Hint: "Fix the schedule's inputs = { ... } in the workflow file and apply it again."}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -180,10 +180,18 @@ func (al *alertLoop) deliver(ctx context.Context, d store.AlertDelivery) {
 			data["final"] = true
 		}
 	}
-	p.Events = []store.EventWrite{{Kind: kind, StepKey: d.StepKey, Data: mustJSON(data)}}
+	ev := store.EventWrite{Kind: kind, StepKey: d.StepKey, Data: mustJSON(data)}
+	p.Events = []store.EventWrite{ev}
 	// A lost lease (this attempt took longer than the lease and another
 	// process took the delivery over) leaves the record to that process.
-	_ = e.st.AlertFinish(ctx, p)
+	if e.st.AlertFinish(ctx, p) != nil {
+		return
+	}
+	// The event is told as a commit's events are (OnEvent): a worker logs
+	// it, apply shows it, as for any event of the run.
+	if e.opts.OnEvent != nil {
+		e.opts.OnEvent(store.Event{RunID: d.RunID, At: now, Kind: ev.Kind, StepKey: ev.StepKey, Data: ev.Data})
+	}
 }
 
 // sendAlert evaluates an alert's action for its run and runs it once.

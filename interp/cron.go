@@ -244,7 +244,9 @@ func (e *Engine) fireSlots(ctx context.Context, slots []dueSlot, now time.Time, 
 					Slots: []time.Time{ds.slot}, Reason: "inputs: " + inputErrs[i].Error(), NextAt: ds.spec.Next(ds.slot), Now: now}); err != nil {
 					errs = append(errs, errors.Join(inputErrs[i], err))
 					stopped[k] = true
+					continue
 				}
+				e.opts.Observer.ScheduleSlotFailed(ds.sc.Workflow, ds.sc.Name, ds.slot, inputErrs[i])
 			case built[i] >= 0:
 				o := out[built[i]]
 				switch {
@@ -360,6 +362,15 @@ type slotInputError struct{ err error }
 
 func (e *slotInputError) Error() string { return e.err.Error() }
 func (e *slotInputError) Unwrap() error { return e.err }
+
+// Is makes a slotInputError ErrSlotInputs.
+func (e *slotInputError) Is(target error) bool { return target == ErrSlotInputs }
+
+// ErrSlotInputs is what the error of a slot whose run could not be built
+// is (errors.Is): its schedule's inputs or the run key failed to evaluate,
+// or the inputs are not what the workflow declares. TriggerSchedule
+// returns it having written nothing.
+var ErrSlotInputs = errors.New("the schedule's inputs failed")
 
 // scheduleRunInputs evaluates a schedule's inputs for a slot and checks
 // them against the workflow's inputs; the key is the workflow's, or

@@ -9,6 +9,7 @@ import (
 	"github.com/flowrun/flowrun/schedule"
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/store/sqlite"
+	"github.com/flowrun/flowrun/telemetry"
 )
 
 const scheduledSrc = `workflow "tick" {
@@ -152,7 +153,8 @@ func TestSchedulerCatchUpAndOverlap(t *testing.T) {
 // the reason, starts nothing, and the schedule moves on: the next pass
 // does not try it again.
 func TestSchedulerSlotInputsFail(t *testing.T) {
-	b := setup(t)
+	rec := &slotFailRecorder{}
+	b := setup(t, func(o *Options) { o.Observer = rec })
 	g := b.compile(`workflow "badkey" {
   version = "1.0.0"
   key     = "string(int(input.at))"
@@ -185,6 +187,22 @@ func TestSchedulerSlotInputsFail(t *testing.T) {
 	if err != nil || !sc.NextAt.After(b.clk.Now()) {
 		t.Fatalf("schedule %+v, %v: want its next_at after now", sc, err)
 	}
+	// The Observer (a worker's log) is told once, with the slot and why:
+	// before, nothing but the fire's row said that the slot started no run.
+	if len(rec.failed) != 1 || rec.failed[0] != "badkey/m@"+fs[0].Slot.UTC().Format(time.RFC3339) || !strings.Contains(rec.errs[0], "key") {
+		t.Fatalf("ScheduleSlotFailed told %v (%q); want badkey/m once, with the key's error", rec.failed, rec.errs)
+	}
+}
+
+// slotFailRecorder keeps the failed slots an Observer is told of.
+type slotFailRecorder struct {
+	telemetry.Nop
+	failed, errs []string
+}
+
+func (r *slotFailRecorder) ScheduleSlotFailed(workflow, schedule string, slot time.Time, err error) {
+	r.failed = append(r.failed, workflow+"/"+schedule+"@"+slot.UTC().Format(time.RFC3339))
+	r.errs = append(r.errs, err.Error())
 }
 
 // TestSchedulerYearDST: over a year from 2030-01-02, a fake clock stepped

@@ -47,7 +47,8 @@ func (r *recorder) Committed(time.Duration, bool) {
 	r.commits++
 	r.mu.Unlock()
 }
-func (r *recorder) ScheduleFired(string, time.Duration) {}
+func (r *recorder) ScheduleFired(string, time.Duration)                 {}
+func (r *recorder) ScheduleSlotFailed(string, string, time.Time, error) {}
 
 // TestObserver: the engine tells its Observer of each run's first claim
 // and end, and of each exec and http attempt's end with its step, kind,

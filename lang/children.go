@@ -183,9 +183,17 @@ func (c *compiler) checkInputObject(at hcl.Range, node *dataNode, input *graph.V
 	}
 	if len(missing) > 0 {
 		c.errorf(at, w.missing,
-			"Workflow %q version %s requires %s, which %s does not give: add it to %s.",
-			target.Workflow, target.Version, inputsWord(len(missing))+" "+naming.QuoteList(missing), w.giver, w.where)
+			"Workflow %q version %s requires %s, which %s does not give: add %s to %s.",
+			target.Workflow, target.Version, inputsWord(len(missing))+" "+naming.QuoteList(missing), w.giver, itThem(len(missing)), w.where)
 	}
+}
+
+// itThem is the pronoun of n inputs.
+func itThem(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
 }
 
 func inputsWord(n int) string {

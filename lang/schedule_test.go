@@ -105,3 +105,39 @@ func TestScheduleChangeIsPatch(t *testing.T) {
 		t.Errorf("a graph without schedules encodes a schedules key: %s", b)
 	}
 }
+
+// TestScheduleMissingInputsWords: the details of two cron and input
+// mistakes read as sentences: several missing inputs are "them", and a
+// day that never comes is quoted after its field as the other field
+// mistakes are ("Field 3 (day-of-month) "30": ...").
+func TestScheduleMissingInputsWords(t *testing.T) {
+	_, diags := LoadFile("w.hcl", []byte(`workflow "w" {
+  version = "1.0.0"
+  input "a" { type = string }
+  input "b" { type = string }
+  schedule "both" {
+    every = "1h"
+  }
+  schedule "feb" {
+    cron   = "0 0 30 2 *"
+    inputs = { a = "x", b = "y" }
+  }
+  step "s" {
+    exec { command = ["true"] }
+  }
+}
+`))
+	var details []string
+	for _, d := range diags {
+		details = append(details, d.Detail)
+	}
+	all := strings.Join(details, "\n")
+	for _, want := range []string{
+		`requires inputs "a" and "b", which schedule "both" does not give: add them to its inputs = { ... }.`,
+		`Field 3 (day-of-month) "30": no month the expression names has such a day, so it would never fire.`,
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("details:\n%s\nwant one with %q", all, want)
+		}
+	}
+}

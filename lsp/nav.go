@@ -89,15 +89,15 @@ func (d *document) symbol(b *hclsyntax.Block, kind int, detail string) DocumentS
 
 // format answers textDocument/formatting with `flowrun fmt`'s layout
 // (lang.Format): one edit that replaces the document, none when it is
-// formatted already. A file that does not parse is not formatted: the
+// formatted already. A file that does not parse cannot be formatted: the
 // request fails with the first syntax error.
 func format(d *document) ([]TextEdit, error) {
 	if d.body == nil {
-		return nil, errorf(codeRequestFailed, "the file is not formatted: it is over the size limit of a workflow file")
+		return nil, errorf(codeRequestFailed, "cannot format the document: it is over the size limit of a workflow file")
 	}
 	out, diags := lang.Format(d.path, d.text.src)
 	if diags.HasErrors() {
-		return nil, errorf(codeRequestFailed, "the file is not formatted: %s", firstError(diags))
+		return nil, errorf(codeRequestFailed, "cannot format the document until it parses: %s", firstError(diags))
 	}
 	if bytes.Equal(out, d.text.src) {
 		return []TextEdit{}, nil

@@ -218,3 +218,48 @@ func TestCompletionFirstOpenedBroken(t *testing.T) {
 		t.Fatalf("member completion of steps.price.output in a document first opened broken: %q", got)
 	}
 }
+
+// A document first opened with a mistake outside every step (a cron
+// expression, a webhook, an alert, an output) still gets hover and
+// completion in its steps: salvage leaves the block with the error out as
+// it leaves out a step. Before, only steps were left out, so one wrong
+// cron field took hover and completion from the whole document.
+func TestHoverFirstOpenedBrokenOutsideSteps(t *testing.T) {
+	for _, bad := range []string{
+		`schedule "nightly" { cron = "0 25 * * *" }`,
+		`webhook "push" { secret = secret.nosuch }`,
+		`alert "ops" {
+    on   = ["crashed"]
+    exec { command = ["true"] }
+  }`,
+		`output "o" { value = "{{ steps.price.output.nosuch }}" }`,
+	} {
+		broken := `workflow "w" {
+  version = "1.0.0"
+  input "amount" { type = number }
+  step "price" {
+    set { total = "{{ input.amount * 2 }}" }
+  }
+  step "use" {
+    set { t = "{{ steps.price.output.total }}" }
+  }
+  ` + bad + `
+}
+`
+		s := newTestServer(t, io.Discard)
+		open, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "textDocument/didOpen",
+			"params": map[string]any{"textDocument": map[string]any{"uri": fuzzURI, "languageId": "hcl", "version": 1, "text": broken}}})
+		mustHandle(t, s, open)
+		d := s.docs[fuzzURI]
+		if len(d.diags) == 0 {
+			t.Fatalf("%s: the broken document has no diagnostics", bad)
+		}
+		h := s.hover(context.Background(), d, offsetOf(t, broken, "output.total", 8))
+		if h == nil || !strings.Contains(h.Contents.Value, "number") {
+			t.Errorf("%s: hover on steps.price.output.total: %+v, want its type (number)", bad, h)
+		}
+		if got := labels(s.complete(d, offsetOf(t, broken, "output.total", 7))); !strings.Contains(" "+got+" ", " total ") {
+			t.Errorf("%s: completion after steps.price.output.: %q", bad, got)
+		}
+	}
+}

@@ -37,6 +37,10 @@ func rootType(g *graph.Graph, site *lang.Site, name string) *graph.Type {
 		return expr.EventType
 	case "schedule":
 		return expr.ScheduleType
+	case "body":
+		return graph.TypeAny
+	case "headers":
+		return expr.HeadersType
 	case "index", "iteration":
 		return graph.TypeInt
 	}

@@ -1,6 +1,10 @@
 package lsp
 
-import "testing"
+import (
+	"context"
+	"strings"
+	"testing"
+)
 
 const webhookDoc = `workflow "hooked" {
   version = "1.0.0"
@@ -43,4 +47,26 @@ func contains(words, w string) bool {
 		}
 	}
 	return false
+}
+
+// TestHoverWebhookRoots: hover on body, a field of body, and headers in a
+// webhook's inputs and key gives their type, as on schedule.date or
+// event.message. Before, it gave the whole expression's type: the two
+// roots were unknown to the chain hover.
+func TestHoverWebhookRoots(t *testing.T) {
+	s, d := openFeatureDoc(t, webhookDoc)
+	for _, c := range []struct {
+		marker string
+		n      int
+		want   string
+	}{
+		{"body.ref }}", 1, "`body`: **any**"},
+		{"body.ref }}", 6, "`body.ref`: **any**"},
+		{"headers['x-id']", 2, "`headers`: **map(string)**"},
+	} {
+		h := s.hover(context.Background(), d, offsetOf(t, webhookDoc, c.marker, c.n))
+		if h == nil || !strings.Contains(h.Contents.Value, c.want) {
+			t.Errorf("hover at %q+%d: %+v, want %s", c.marker, c.n, h, c.want)
+		}
+	}
 }

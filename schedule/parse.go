@@ -244,7 +244,7 @@ func (s *Spec) parseCron(text string) error {
 	s.minute, s.hour, s.month = ss.Minute&^starBit, ss.Hour&^starBit, ss.Month&^starBit
 	s.dom, s.dow = ss.Dom&^starBit, ss.Dow&^starBit
 	s.domStar, s.dowStar = ss.Dom&starBit != 0, ss.Dow&starBit != 0
-	if err := s.checkDaysExist(offsets, expr == text); err != nil {
+	if err := s.checkDaysExist(fields, offsets, expr == text); err != nil {
 		return err
 	}
 	return nil
@@ -252,7 +252,7 @@ func (s *Spec) parseCron(text string) error {
 
 // checkDaysExist refuses a spec whose days never come (day 30 of
 // February): it would never fire.
-func (s *Spec) checkDaysExist(offsets []int, inText bool) error {
+func (s *Spec) checkDaysExist(fields []string, offsets []int, inText bool) error {
 	if s.domStar || !s.dowStar {
 		return nil // every day of a month, or any day of a week, exists
 	}
@@ -272,7 +272,7 @@ func (s *Spec) checkDaysExist(offsets []int, inText bool) error {
 		off = offsets[2]
 	}
 	return &Error{Attr: AttrCron, Field: 3, Offset: off,
-		Message: "no month the expression names has such a day, so it would never fire"}
+		Message: fmt.Sprintf("%q: no month the expression names has such a day, so it would never fire", fields[2])}
 }
 
 // splitFields splits a cron expression at runs of spaces and tabs and

@@ -29,7 +29,7 @@ func TestParseErrors(t *testing.T) {
 		{"only a comma", Params{Cron: ", * * * *"}, AttrCron, 1, 0, "empty item in its list"},
 		{"two commas", Params{Cron: "0 1,,5 * * *"}, AttrCron, 2, 2, "empty item in its list"},
 		{"trailing comma", Params{Cron: "0 2 * * MON,"}, AttrCron, 5, 8, "empty item in its list"},
-		{"30 February", Params{Cron: "0 0 30 2 *"}, AttrCron, 3, 4, "never fire"},
+		{"30 February", Params{Cron: "0 0 30 2 *"}, AttrCron, 3, 4, `(day-of-month): "30": no month the expression names has such a day, so it would never fire`},
 		{"unknown descriptor", Params{Cron: "@fortnightly"}, AttrCron, 0, 0, "unknown descriptor"},
 		{"@every", Params{Cron: "@every 5m"}, AttrCron, 0, 0, `every = "15m"`},
 		{"both", Params{Cron: "@daily", Every: "1h"}, AttrEvery, 0, 0, "not both"},

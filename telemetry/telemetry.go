@@ -28,6 +28,10 @@ type Observer interface {
 	Committed(d time.Duration, failed bool)
 	// ScheduleFired: a schedule's slot started a run lag after the slot.
 	ScheduleFired(workflow string, lag time.Duration)
+	// ScheduleSlotFailed: this process recorded a due slot of a schedule
+	// skipped because its inputs or run key failed to evaluate (err says
+	// how): the slot starts no run, and no later pass tries it again.
+	ScheduleSlotFailed(workflow, schedule string, slot time.Time, err error)
 	// StoreFailing: a worker's claims or commits began to fail, err the
 	// first failure; told once per failing period.
 	StoreFailing(err error)
@@ -91,17 +95,18 @@ type Attempt struct {
 // Nop is an Observer that does nothing: the engine's default.
 type Nop struct{}
 
-func (Nop) RunStarted(Run)                      {}
-func (Nop) RunEnded(Run)                        {}
-func (Nop) AttemptEnded(Attempt)                {}
-func (Nop) Claimed(int)                         {}
-func (Nop) Reclaimed(string)                    {}
-func (Nop) Committed(time.Duration, bool)       {}
-func (Nop) ScheduleFired(string, time.Duration) {}
-func (Nop) StoreFailing(error)                  {}
-func (Nop) StoreRecovered(time.Duration)        {}
-func (Nop) LeaseLost(LeaseLoss)                 {}
-func (Nop) RunsPruned(string, int)              {}
+func (Nop) RunStarted(Run)                                      {}
+func (Nop) RunEnded(Run)                                        {}
+func (Nop) AttemptEnded(Attempt)                                {}
+func (Nop) Claimed(int)                                         {}
+func (Nop) Reclaimed(string)                                    {}
+func (Nop) Committed(time.Duration, bool)                       {}
+func (Nop) ScheduleFired(string, time.Duration)                 {}
+func (Nop) ScheduleSlotFailed(string, string, time.Time, error) {}
+func (Nop) StoreFailing(error)                                  {}
+func (Nop) StoreRecovered(time.Duration)                        {}
+func (Nop) LeaseLost(LeaseLoss)                                 {}
+func (Nop) RunsPruned(string, int)                              {}
 
 // Multi returns an Observer that tells each of obs in turn (nil ones are
 // left out); with none it is Nop, with one that one.
@@ -162,6 +167,12 @@ func (m multi) Committed(d time.Duration, failed bool) {
 func (m multi) ScheduleFired(workflow string, lag time.Duration) {
 	for _, o := range m {
 		o.ScheduleFired(workflow, lag)
+	}
+}
+
+func (m multi) ScheduleSlotFailed(workflow, schedule string, slot time.Time, err error) {
+	for _, o := range m {
+		o.ScheduleSlotFailed(workflow, schedule, slot, err)
 	}
 }
 

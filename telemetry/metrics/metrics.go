@@ -199,3 +199,6 @@ func (m *Metrics) Committed(d time.Duration, failed bool) {
 func (m *Metrics) ScheduleFired(workflow string, lag time.Duration) {
 	m.fireLag.WithLabelValues(workflow).Observe(lag.Seconds())
 }
+
+// ScheduleSlotFailed is not counted: the worker logs it.
+func (m *Metrics) ScheduleSlotFailed(string, string, time.Time, error) {}

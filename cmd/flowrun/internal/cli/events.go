@@ -17,7 +17,8 @@ import (
 // describeEvent renders an event as words for people: "step charge started
 // (attempt 1)", "run completed", "step charge failed: exit status 1". It
 // knows the common fields of event data (alert and event, attempt, error,
-// message, reason, wake_at) and shows nothing else, so new event kinds
+// message, reason, wake_at, an alert's retry_at and final) and shows
+// nothing else, so new event kinds
 // still read well. The line is escaped for the terminal (termtext.Line):
 // an error message quotes what a program wrote.
 func describeEvent(ev store.Event) string {
@@ -78,6 +79,16 @@ func eventWordsOf(ev store.Event, d *eventData) string {
 			extra("until ", t.Local().Format("15:04:05"))
 		}
 	}
+	// A failed alert delivery: when it is tried again, or that it was the
+	// last try.
+	if d.RetryAt != "" {
+		if t, err := time.Parse(time.RFC3339Nano, d.RetryAt); err == nil {
+			extra("next try at ", t.Local().Format("15:04:05"))
+		}
+	}
+	if d.Final {
+		extra("the last try")
+	}
 	if d.Reason != "" {
 		extra(d.Reason)
 	}
@@ -99,6 +110,8 @@ type eventData struct {
 	Attempt  float64 `json:"attempt"`
 	Attempts float64 `json:"attempts"`
 	WakeAt   string  `json:"wake_at"`
+	RetryAt  string  `json:"retry_at"`
+	Final    bool    `json:"final"`
 	Reason   string  `json:"reason"`
 	Error    *struct {
 		Message *string `json:"message"`

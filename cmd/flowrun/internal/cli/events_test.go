@@ -31,6 +31,11 @@ func TestDescribeEvent(t *testing.T) {
 		{"step_canceled", "a", `{"reason":"the run was canceled"}`, "step a canceled (the run was canceled)"},
 		{"run_parked", "", `{"reason":"stopped","available_at":"x"}`, "run parked (stopped)"},
 		{"alert_sent", "charge", `{"alert":"pager","event":"step_failed","attempt":1}`, "step charge alert sent (alert pager on step_failed, attempt 1)"},
+		// A failed delivery says when it is tried again, or that it was the last try.
+		{"alert_failed", "charge", `{"alert":"pager","event":"failed","attempt":1,"message":"POST x returned status 500","retry_at":"` + wake.Format(time.RFC3339Nano) + `"}`,
+			"step charge alert failed (alert pager on failed, attempt 1, next try at " + wake.Local().Format("15:04:05") + "): POST x returned status 500"},
+		{"alert_failed", "charge", `{"alert":"pager","event":"failed","attempt":5,"message":"refused","final":true}`,
+			"step charge alert failed (alert pager on failed, attempt 5, the last try): refused"},
 		{"step_started", "a", `{"attempt":"one","reason":"r"}`, "step a started (r)"},
 		{"step_started", "a", `[1,2]`, "step a started"},
 		{"step_failed", "a", `{"message":"\u001b[31mred"}`, "step a failed: \\x1b[31mred"},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -62,5 +63,33 @@ func TestLogEventJSON(t *testing.T) {
 	}
 	if strings.Contains(lines[1], `"step"`) || !strings.Contains(lines[1], `"event":"run_completed"`) {
 		t.Errorf("run line: %s", lines[1])
+	}
+}
+
+// TestLogEventAlertFailedWarns: a failed try of an alert's delivery is a
+// warning (the receiver is down: someone should look), a sent one is info.
+func TestLogEventAlertFailedWarns(t *testing.T) {
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	lf := addLogFlags(fs)
+	if err := fs.Parse([]string{"--log-format", "json", "--log-level", "info"}); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	log, err := lf.logger(&buf, clock.NewFake(time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logEvent(log, store.Event{RunID: "R1", Kind: "alert_failed", StepKey: "boom",
+		Data: json.RawMessage(`{"alert":"ops","event":"failed","delivery":1,"attempt":1,"message":"POST http://x/ returned status 500"}`)})
+	logEvent(log, store.Event{RunID: "R1", Kind: "alert_sent", StepKey: "boom",
+		Data: json.RawMessage(`{"alert":"ops","event":"failed","delivery":1,"attempt":2}`)})
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines, want 2:\n%s", len(lines), buf.String())
+	}
+	for i, want := range []string{`"level":"WARN"`, `"level":"INFO"`} {
+		if !strings.Contains(lines[i], want) || !strings.Contains(lines[i], `"attempt":`+strconv.Itoa(i+1)) {
+			t.Errorf("line %d: %s, want %s and its attempt", i+1, lines[i], want)
+		}
 	}
 }

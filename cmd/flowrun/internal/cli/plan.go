@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -314,14 +315,15 @@ func (e *env) planSchedules(g *graph.Graph, js *planWorkflowJSON) {
 			continue // the compiler checked it
 		}
 		j := planScheduleJSON{Name: sc.Name, Kind: string(spec.Kind()), Spec: spec.Text(), Timezone: spec.Location().String(), NextFires: []string{}}
-		var words []string
+		var fires []time.Time
 		for t, i := now, 0; i < 3; i++ {
 			if t = spec.Next(t); t.IsZero() {
 				break
 			}
 			j.NextFires = append(j.NextFires, interp.JSONTime(t))
-			words = append(words, schedule.InZone(t, j.Timezone))
+			fires = append(fires, t)
 		}
+		words := schedule.AllInZone(fires, j.Timezone)
 		if js != nil {
 			js.Schedules = append(js.Schedules, j)
 			continue

@@ -54,20 +54,28 @@ func (e *env) storeOrigin() string {
 }
 
 // announceNewStore tells, once apply (or another verb that creates the
-// store) is about to create the default store because no project was
-// found, where it goes and how to choose.
+// store) is about to create the store because no project was found, or
+// because --db or FLOWRUN_DB names a file that does not exist yet, where
+// it goes and how to choose.
 func (e *env) announceNewStore() {
+	if note := e.newStoreNote(); note != "" {
+		fmt.Fprintf(e.stderr, "flowrun %s: %s\n", e.verb, note)
+	}
+}
+
+// newStoreNote is what announceNewStore says, "" when the store exists
+// (or is a project's, or on PostgreSQL); worker and serve log it.
+func (e *env) newStoreNote() string {
 	if e.dsnFrom == "project" || backend.IsPostgres(e.dsn) {
-		return
+		return ""
 	}
 	path := backend.SQLitePath(e.dsn)
 	if _, err := os.Stat(path); err == nil {
-		return
+		return ""
 	}
 	if e.dsnFrom == "" {
-		fmt.Fprintf(e.stderr, "flowrun %s: no %s/ here or in a parent directory; creating the store %s (flowrun init makes one where you choose)\n",
-			e.verb, project.Dir, e.dsn)
-		return
+		return fmt.Sprintf("no %s/ here or in a parent directory; creating the store %s (flowrun init makes one where you choose)",
+			project.Dir, e.dsn)
 	}
 	// A store named by --db or FLOWRUN_DB that does not exist yet is made,
 	// and said so: a mistyped path then shows at once.
@@ -75,7 +83,7 @@ func (e *env) announceNewStore() {
 	if _, err := os.Stat(filepath.Dir(path)); err != nil {
 		dir = " and its directory " + filepath.Dir(path)
 	}
-	fmt.Fprintf(e.stderr, "flowrun %s: creating the store %s%s (%s)\n", e.verb, e.dsn, dir, e.storeOrigin())
+	return fmt.Sprintf("creating the store %s%s (%s)", e.dsn, dir, e.storeOrigin())
 }
 
 func initCommand() *command {

@@ -78,13 +78,17 @@ func (e *env) schedulesList(ctx context.Context, asJSON bool) error {
 	}
 	tw := newTable(e.stdout)
 	fmt.Fprintln(tw, "SCHEDULE\tVERSION\tSPEC\tTIMEZONE\tPAUSED\tNEXT FIRE\tLAST FIRE\tRUN")
+	now := e.clock.Now()
 	for _, j := range out {
 		next, last, run := "-", "-", "-"
 		if j.NextFire != nil {
 			next = stampInZone(*j.NextFire, j.Timezone)
+			if t, err := time.Parse(time.RFC3339Nano, *j.NextFire); err == nil && now.Sub(t) > overdueAfter {
+				next += " (overdue: no worker fired it)"
+			}
 		}
 		if j.LastFire != nil {
-			last = j.LastFire.Slot
+			last = stampInZone(j.LastFire.Slot, j.Timezone)
 			if j.LastFire.RunID != nil && j.LastFire.Status != "skipped" {
 				run = *j.LastFire.RunID
 			} else {
@@ -154,6 +158,11 @@ func (e *env) scheduleWork(ctx context.Context, sub, ref string, asJSON bool) er
 	return nil
 }
 
+// overdueAfter is how long past its next fire a schedule's list says it
+// is overdue: a live worker fires a slot within a poll or two, so a next
+// fire further in the past says that no worker runs on the store.
+const overdueAfter = 10 * time.Second
+
 // stampInZone is a JSON time (RFC 3339) in a schedule's zone with UTC
 // beside it (schedule.InZone); text that is not one stays as it is.
 func stampInZone(s, tz string) string {
@@ -172,10 +181,7 @@ func (e *env) printNextFires(scs []store.Schedule, now time.Time) {
 		if err != nil {
 			continue
 		}
-		ts := make([]string, len(fires))
-		for i, f := range fires {
-			ts[i] = schedule.InZone(f, sc.Timezone)
-		}
+		ts := schedule.AllInZone(fires, sc.Timezone)
 		paused := ""
 		if sc.Paused {
 			paused = " (paused)"
@@ -193,6 +199,7 @@ func (e *env) applySchedules(ctx context.Context, mod *lang.Module, o *applyOpti
 		return usageErrorf("this workflow has %s: apply %s and starts no run, so --input, --inputs, --new and --detach do not apply", startersOf(mod), startersDo(mod)).
 			hint("Pass --run to also start a run now with these inputs.")
 	}
+	e.announceNewStore()
 	st, err := e.openStore(ctx, true)
 	if err != nil {
 		return err

@@ -223,6 +223,9 @@ func (e *env) serve(ctx context.Context, c serveConfig) error {
 		return usageErrorf("cannot listen on %s: %v", c.listen, err).hint("Pass --listen with a free HOST:PORT (port 0 picks one).")
 	}
 	defer ln.Close() // a no-op once the server has closed it
+	if note := e.newStoreNote(); note != "" {
+		c.log.Info(note, "db", safeDSN(e.dsn))
+	}
 	st, err := e.openStore(ctx, true)
 	if err != nil {
 		return err

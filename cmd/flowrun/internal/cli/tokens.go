@@ -64,6 +64,7 @@ server refuses it from its next request on. NAME is 1 to 64 letters, digits,
 func (e *env) tokenCreate(ctx context.Context, name string, scope store.TokenScope) error {
 	if e.remote.url == "" {
 		// A token is made for a store that serves it: create the store.
+		e.announceNewStore()
 		if _, err := e.openStore(ctx, true); err != nil {
 			return err
 		}

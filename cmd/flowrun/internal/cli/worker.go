@@ -138,6 +138,9 @@ func (e *env) work(ctx context.Context, o workOptions) error {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 
+	if note := e.newStoreNote(); note != "" {
+		log.Info(note, "db", safeDSN(e.dsn))
+	}
 	st, err := e.openStore(ctx, true)
 	if err != nil {
 		return err

@@ -30,6 +30,15 @@ func (h healthLog) StoreRecovered(d time.Duration) {
 		"failed_for", d.Round(time.Millisecond).String())
 }
 
+// ScheduleSlotFailed: a slot that starts no run because the schedule's
+// inputs fail is the workflow's mistake, which only the log tells of
+// while it happens (flowrun schedules shows the last fire).
+func (h healthLog) ScheduleSlotFailed(workflow, schedule string, slot time.Time, err error) {
+	msg := oneLine(err.Error())
+	h.log.Warn(msg+"; the slot is recorded skipped and starts no run: fix the schedule's inputs in the workflow file and apply it",
+		"workflow", workflow, "schedule", schedule, "slot", slot.UTC().Format(time.RFC3339Nano), "error", msg)
+}
+
 func (h healthLog) RunsPruned(workflow string, n int) {
 	h.log.Info(fmt.Sprintf("retention: deleted %d finished runs of %s", n, workflow), "workflow", workflow, "runs", n)
 }
