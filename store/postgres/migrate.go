@@ -112,7 +112,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		return nil
 	}
 	if st.version == 0 && s.opts.NoCreate {
-		return fmt.Errorf("schema %s of %s has no flowrun tables yet; a command that writes creates them: %w", st.schema, s.addr, ErrNotInitialized)
+		return fmt.Errorf("schema %s of %s holds %w yet", st.schema, s.addr, ErrNotInitialized)
 	}
 	return s.write(ctx, "migrating the database", func(w *wtx) error {
 		if _, err := w.tx.Exec(ctx, migrateLockSQL); err != nil {

@@ -68,7 +68,7 @@ var ErrBadDSN = errors.New("malformed Postgres connection string")
 // ErrNotInitialized is returned by Open with Options.NoCreate when the
 // schema holds no flowrun tables yet; nothing was written. A read-only
 // command treats it as "no runs yet" instead of creating the tables.
-var ErrNotInitialized = errors.New("the database holds no flowrun data yet")
+var ErrNotInitialized = errors.New("no flowrun tables")
 
 // Options tune a Store. The zero value is the safe default.
 type Options struct {
