@@ -2,7 +2,15 @@ package postgres_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
+	"io"
+	"math/big"
 	"net"
 	"strings"
 	"sync"
@@ -103,6 +111,86 @@ func TestOpenMuteServer(t *testing.T) {
 	contains(t, "mute server", err, ln.Addr().String(), "did not answer within 300ms")
 	if took > 3*time.Second {
 		t.Fatalf("Open took %s with a 300ms connect timeout", took)
+	}
+}
+
+// TestOpenServerWithoutTLS: a URL whose sslmode asks for TLS, to a server
+// that runs without it, is told so, not to check that the server runs
+// and that the host and port are right.
+func TestOpenServerWithoutTLS(t *testing.T) {
+	t.Parallel()
+	dsn := serverDSN(t)
+	u := strings.Replace(dsn, "sslmode=disable", "sslmode=require", 1)
+	if u == dsn {
+		t.Skipf("%s does not set sslmode=disable", envDSN)
+	}
+	_, err := openErr(t, u, postgres.Options{})
+	if !errors.Is(err, postgres.ErrConnect) {
+		t.Fatalf("err = %v, want ErrConnect", err)
+	}
+	contains(t, "no TLS", err, "does not accept TLS", "sslmode=disable")
+	if strings.Contains(err.Error(), "check that it is running") {
+		t.Fatalf("error %q says to check that a running server runs", err)
+	}
+}
+
+// TestOpenUntrustedCertificate: a server whose certificate does not
+// verify (sslmode=verify-full, a CA this host does not know) is told so,
+// with what to set.
+func TestOpenUntrustedCertificate(t *testing.T) {
+	t.Parallel()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "db.internal"},
+		DNSNames:     []string{"db.internal"},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert := tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		// A server that says yes to the SSLRequest and shakes hands with
+		// its self-signed certificate.
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			req := make([]byte, 8)
+			if _, err := io.ReadFull(c, req); err == nil {
+				if _, err := c.Write([]byte("S")); err == nil {
+					_ = tls.Server(c, &tls.Config{Certificates: []tls.Certificate{cert}}).Handshake()
+				}
+			}
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		wg.Wait()
+	})
+	_, err = openErr(t, "postgres://flowrun:pw@"+ln.Addr().String()+"/flowrun?sslmode=verify-full", postgres.Options{ConnectTimeout: 2 * time.Second})
+	if !errors.Is(err, postgres.ErrConnect) {
+		t.Fatalf("err = %v, want ErrConnect", err)
+	}
+	contains(t, "untrusted certificate", err, ln.Addr().String(), "certificate that does not verify", "unknown authority", "sslrootcert=FILE")
+	if strings.Contains(err.Error(), "check that it is running") {
+		t.Fatalf("error %q says to check that a running server runs", err)
 	}
 }
 

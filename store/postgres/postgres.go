@@ -41,6 +41,8 @@ package postgres
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -293,12 +295,47 @@ func (s *Store) connectErr(ctx context.Context, err error) error {
 				s.addr, pe.Message, ErrConnect)
 		}
 		return fmt.Errorf("the Postgres server at %s refused the connection (%s): %w", s.addr, pe.Message, ErrConnect)
+	case tlsRefused(err):
+		return fmt.Errorf("the Postgres server at %s does not accept TLS, which the sslmode of --db or FLOWRUN_DB asks for; turn on ssl on the server, or set sslmode=disable in the URL if the network is trusted: %w",
+			s.addr, ErrConnect)
+	case tlsUntrusted(err) != "":
+		return fmt.Errorf("the Postgres server at %s presented a certificate that does not verify (%s); name its CA with sslrootcert=FILE in --db or FLOWRUN_DB, or connect by a host name the certificate holds: %w",
+			s.addr, tlsUntrusted(err), ErrConnect)
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		return fmt.Errorf("the Postgres server at %s did not answer within %s; check the host and port in --db or FLOWRUN_DB and that the server is up: %w",
 			s.addr, s.opts.ConnectTimeout, ErrConnect)
 	}
 	return fmt.Errorf("cannot reach the Postgres server at %s (%s); check that it is running and that --db or FLOWRUN_DB names the right host and port: %w",
 		s.addr, rootCause(err), ErrConnect)
+}
+
+// tlsRefused reports whether the server answered the request for TLS
+// with a no: it runs without ssl. (pgx words it so and exports no error
+// for it.)
+func tlsRefused(err error) bool {
+	return strings.Contains(err.Error(), "server refused TLS connection")
+}
+
+// tlsUntrusted returns why the server's certificate failed the
+// verification its sslmode asks for ("x509: certificate signed by unknown
+// authority"), or "" when err is no such failure.
+func tlsUntrusted(err error) string {
+	var ve *tls.CertificateVerificationError
+	if errors.As(err, &ve) && ve.Err != nil {
+		return ve.Err.Error()
+	}
+	var ua x509.UnknownAuthorityError
+	var he x509.HostnameError
+	var ie x509.CertificateInvalidError
+	switch {
+	case errors.As(err, &ua):
+		return ua.Error()
+	case errors.As(err, &he):
+		return he.Error()
+	case errors.As(err, &ie):
+		return ie.Error()
+	}
+	return ""
 }
 
 // rootCause is the innermost message of a connection error (say,
