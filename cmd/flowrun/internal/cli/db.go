@@ -143,14 +143,15 @@ func checkDSN(dsn, from string) error {
 	if problem == "" {
 		return nil
 	}
-	what := fmt.Sprintf("--db %q", dsn)
+	shown := store.ShownDSN(dsn) // never the password
+	what := fmt.Sprintf("--db %q", shown)
 	fix := "Pass --db with"
 	switch from {
 	case "FLOWRUN_DB":
-		what = fmt.Sprintf("FLOWRUN_DB=%q", dsn)
+		what = fmt.Sprintf("FLOWRUN_DB=%q", shown)
 		fix = "Set FLOWRUN_DB to"
 	case "project", "":
-		what = fmt.Sprintf("the project's store %q", dsn)
+		what = fmt.Sprintf("the project's store %q", shown)
 		fix = "Set store in .flowrun/config.hcl to"
 	}
 	hint := fix + " a postgres://USER:PASSWORD@HOST:PORT/DATABASE URL (or postgresql://) for PostgreSQL, or the path of a SQLite file: a relative path like ./flowrun.db (a name with a colon needs the ./) or an absolute path."
