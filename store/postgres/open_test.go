@@ -9,9 +9,11 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"errors"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -361,4 +363,45 @@ func TestOpenNoCreate(t *testing.T) {
 		t.Fatalf("NoCreate open of a flowrun schema: %v", err)
 	}
 	s.Close()
+}
+
+// TestReadOnlyUserWrites: a user that may read flowrun's schema but not
+// write it (a dashboard's) reads; a write is refused naming the user and
+// what to do, not only Postgres's "permission denied" and its SQLSTATE.
+func TestReadOnlyUserWrites(t *testing.T) {
+	t.Parallel()
+	dsn, schema := newSchema(t)
+	openDSN(t, dsn)
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	role := "flowrun_reader_" + fmt.Sprintf("%x", b)
+	admin(t, "CREATE ROLE "+role+" LOGIN")
+	t.Cleanup(func() {
+		admin(t, "DROP OWNED BY "+role)
+		admin(t, "DROP ROLE "+role)
+	})
+	admin(t, "GRANT USAGE ON SCHEMA "+schema+" TO "+role)
+	admin(t, "GRANT SELECT ON ALL TABLES IN SCHEMA "+schema+" TO "+role)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Skipf("%s is not a URL", envDSN)
+	}
+	u.User = url.User(role)
+	s, err := postgres.Open(context.Background(), u.String(), postgres.Options{})
+	if err != nil {
+		t.Fatalf("a reader opens an up-to-date schema: %v", err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if _, err := s.RunList(ctx, store.RunListParams{Limit: 10}); err != nil {
+		t.Fatalf("a reader lists runs: %v", err)
+	}
+	_, err = s.TokenCreate(ctx, store.TokenCreateParams{Name: "ci", Hash: "00", Scope: store.ScopeRead, Now: time.Unix(1, 0)})
+	if err == nil {
+		t.Fatal("a reader created a token")
+	}
+	contains(t, "reader writes", err, "the Postgres user "+role+" may not do this in", "permission denied for table", "spec/deploy.md")
+	if strings.Contains(err.Error(), "SQLSTATE") {
+		t.Fatalf("error %q quotes the SQLSTATE instead of saying what to do", err)
+	}
 }

@@ -116,6 +116,7 @@ func (o Options) withDefaults() Options {
 type Store struct {
 	pool *pool
 	addr string // host:port/database, for messages; never the password
+	user string // the Postgres user, for messages
 	opts Options
 	// queryTimeout is the statement_timeout of reads, as set: a
 	// duration, or the DSN's value.
@@ -152,7 +153,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{addr: address(cc), opts: opts, queryTimeout: queryTimeout, pool: newPool(cc, opts.MaxConns)}
+	s := &Store{addr: address(cc), user: cc.User, opts: opts, queryTimeout: queryTimeout, pool: newPool(cc, opts.MaxConns)}
 	s.listener.cfg = cc.Copy()
 	// The first connection, bounded as a whole: a host that does not
 	// answer fails here, in ConnectTimeout, rather than hanging.
@@ -369,6 +370,10 @@ func (s *Store) fail(op string, err error) error {
 		return fmt.Errorf("%s: the database %s stayed locked by other transactions (%v); try again: %w", op, s.addr, err, store.ErrBusy)
 	case codeDiskFull:
 		return fmt.Errorf("%s: the disk of the database server %s is full (%v): %w", op, s.addr, err, store.ErrFull)
+	case codeInsufficientPriv:
+		var pe *pgconn.PgError
+		errors.As(err, &pe)
+		return fmt.Errorf("%s: the Postgres user %s may not do this in %s (%s); use the user that owns flowrun's schema (spec/deploy.md), or grant this one the rights it lacks", op, s.user, s.addr, pe.Message)
 	}
 	return fmt.Errorf("%s: %w", op, err)
 }
