@@ -67,6 +67,11 @@ var ErrConnect = errors.New("cannot connect to the Postgres database")
 // code 5.
 var ErrBadDSN = errors.New("malformed Postgres connection string")
 
+// ErrNotMigrated is returned by Open with Options.NoCreate when the schema
+// is older than this binary's: a program that only reads does not migrate
+// a database that many hosts share; nothing was written.
+var ErrNotMigrated = errors.New("the schema is not migrated")
+
 // ErrNotInitialized is returned by Open with Options.NoCreate when the
 // schema holds no flowrun tables yet; nothing was written. A read-only
 // command treats it as "no runs yet" instead of creating the tables.
@@ -88,9 +93,13 @@ type Options struct {
 	// means the DSN's statement_timeout when it sets one, else
 	// DefaultQueryTimeout.
 	QueryTimeout time.Duration
-	// NoCreate makes Open refuse, with ErrNotInitialized and without
-	// writing, a schema without flowrun's tables, for commands that only
-	// read. An existing older schema is still brought up to date.
+	// NoCreate makes Open refuse, without writing, a schema without
+	// flowrun's tables (ErrNotInitialized) and an older schema
+	// (ErrNotMigrated), for commands that only read: on a database that
+	// workers of many hosts share, the schema changes when a worker or
+	// a command that writes of the new version opens it, not when
+	// someone lists runs with a newer binary (which would stop the
+	// running workers of the older one).
 	NoCreate bool
 	// CallerClock measures leases on the callers' Now, as SQLite does,
 	// instead of the database's clock (leaseclock.go). Only for the store

@@ -167,6 +167,8 @@ func postgresHint(err error) string {
 		return "Write the DSN as postgres://USER:PASSWORD@HOST:PORT/DATABASE."
 	case errors.Is(err, backend.ErrConnect):
 		return "Check that the server is up and that the host, port, user, password and database in the DSN are right."
+	case errors.Is(err, backend.ErrNotMigrated):
+		return "Upgrade every process together: stop the workers of the older flowrun, then start this version's workers, which migrate the schema; or use a flowrun of the schema's version."
 	case errors.Is(err, store.ErrSchemaTooNew), errors.Is(err, store.ErrBusy), errors.Is(err, store.ErrFull), errors.Is(err, store.ErrTimeout):
 		return openHint(err)
 	}
