@@ -417,7 +417,7 @@ func (w *Worker) die(err error) {
 
 // checkSchema reads the store's schema version once a heartbeat and
 // returns store.ErrSchemaTooNew when a newer flowrun has migrated the
-// database since this worker opened it, so that the worker stops (failed)
+// database since this worker opened it, so that the worker stops (die)
 // instead of writing rows the newer schema does not expect; an older
 // flowrun's open refuses such a store the same way. Any other error of
 // the read is left to the claims, which meet and count store faults.
