@@ -136,6 +136,11 @@ func lineEntry(ln interp.OutputLine) LogEntry {
 const (
 	followEvery = 200 * time.Millisecond
 	followGap   = 20 * time.Millisecond
+	// followOutage is how long a follow reads again, every second, a
+	// store that fails (a database restarting or failing over) before
+	// it gives up: a worker's default lease, for which workers ride out
+	// the same failure.
+	followOutage = 30 * time.Second
 )
 
 // Log implements LogReader.
@@ -161,22 +166,39 @@ func (l *Local) Log(ctx context.Context, ref string, q LogQuery, each func(LogEn
 		}
 		return lw.end()
 	}
+	var failingSince time.Time // the first failed read of a failing period
 	for {
 		// Read the status before the events and output, so the events of
 		// the final transition are given before stopping.
 		cur, err := l.st.RunGet(ctx, run.ID)
 		if err != nil {
+			err = fmt.Errorf("reading run %s: %w", run.ID, err)
+		} else {
+			err = lw.round(ctx)
+		}
+		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("reading run %s: %w", run.ID, err)
-		}
-		if err := lw.round(ctx); err != nil {
-			if ctx.Err() != nil {
-				return nil
+			// A store that fails for a while (not a run that is gone, nor
+			// a newer schema) is read again, every second, for up to
+			// followOutage: the run goes on once it answers.
+			now := l.clk.Now()
+			if failingSince.IsZero() {
+				failingSince = now
 			}
-			return err
+			if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrSchemaTooNew) || now.Sub(failingSince) >= followOutage {
+				return err
+			}
+			t := l.clk.NewTimer(time.Second)
+			select {
+			case <-t.C():
+			case <-ctx.Done():
+				t.Stop()
+			}
+			continue
 		}
+		failingSince = time.Time{}
 		if cur.Status.Terminal() {
 			return lw.end()
 		}

@@ -237,6 +237,43 @@ func containerStages(t *testing.T, path string) []stage {
 // TestSystemdUnits: systemd-analyze verify accepts each unit (with its
 // ExecStart pointing at a built binary) without a warning, and flowrun
 // accepts each ExecStart's flags.
+// TestSystemdUnitsRestartThroughOutages: a unit is restarted on failure
+// and never stops being restarted. A worker exits 5 once its store failed
+// for a whole lease, and every restart fails at once while the database
+// is down; with systemd's default start limit (5 starts in 10s) a
+// database outage of a minute left the host without a worker, for good,
+// once the database was back.
+func TestSystemdUnitsRestartThroughOutages(t *testing.T) {
+	units, err := filepath.Glob("systemd/*.service")
+	if err != nil || len(units) == 0 {
+		t.Fatalf("no units in deploy/systemd: %v", err)
+	}
+	for _, u := range units {
+		data, err := os.ReadFile(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		section := ""
+		set := map[string]string{}
+		for _, l := range strings.Split(string(data), "\n") {
+			l = strings.TrimSpace(l)
+			if strings.HasPrefix(l, "[") {
+				section = l
+				continue
+			}
+			if k, v, ok := strings.Cut(l, "="); ok && !strings.HasPrefix(l, "#") {
+				set[section+k] = v
+			}
+		}
+		if got := set["[Service]Restart"]; got != "on-failure" && got != "always" {
+			t.Errorf("%s: Restart=%q, want on-failure", u, got)
+		}
+		if got := set["[Unit]StartLimitIntervalSec"]; got != "0" {
+			t.Errorf("%s: [Unit] StartLimitIntervalSec=%q, want 0: systemd stops restarting a unit after 5 failed starts in 10s, as during a database outage", u, got)
+		}
+	}
+}
+
 func TestSystemdUnits(t *testing.T) {
 	if _, err := exec.LookPath("systemd-analyze"); err != nil {
 		t.Skip("needs systemd-analyze (Debian's systemd package; .ci/run installs it)")

@@ -146,6 +146,9 @@ func (w *Worker) loop(ctx context.Context) {
 	var failingSince time.Time // the first of the store errors since the last good claim
 	var lastClaim time.Time
 	var nextFire time.Time // when FireDue next reads the due schedules (cron.go)
+	// When the schema is next read: a newer flowrun that migrated the
+	// database while this worker runs stops it (checkSchema).
+	nextSchema := w.e.clk.Now().Add(w.e.opts.Heartbeat)
 	for {
 		select {
 		case <-ctx.Done():
@@ -183,6 +186,13 @@ func (w *Worker) loop(ctx context.Context) {
 				err = w.recovered(sctx, &failingSince)
 			}
 			if err != nil && w.failed(err, &failingSince) {
+				return
+			}
+		}
+		if now := w.e.clk.Now(); !now.Before(nextSchema) {
+			nextSchema = now.Add(w.e.opts.Heartbeat)
+			if err := w.checkSchema(sctx); err != nil {
+				w.die(err)
 				return
 			}
 		}
@@ -383,11 +393,39 @@ func (w *Worker) failed(err error, since *time.Time) bool {
 	if !errors.Is(err, store.ErrSchemaTooNew) && now.Sub(*since) < w.e.opts.LeaseFor {
 		return false
 	}
+	if errors.Is(err, store.ErrSchemaTooNew) {
+		w.die(err)
+		return true
+	}
 	w.p.haltAll()
 	w.mu.Lock()
 	w.dead = fmt.Errorf("the worker stopped: the store kept failing since %s: %w", since.UTC().Format(time.RFC3339), err)
 	w.mu.Unlock()
 	return true
+}
+
+// die ends the claim loop on a schema newer than this binary's
+// (store.ErrSchemaTooNew): the runs in flight are interrupted and
+// released, which a store that answers takes, for a worker of the newer
+// flowrun to resume.
+func (w *Worker) die(err error) {
+	w.p.haltAll()
+	w.mu.Lock()
+	w.dead = fmt.Errorf("the worker stopped: %w", err)
+	w.mu.Unlock()
+}
+
+// checkSchema reads the store's schema version once a heartbeat and
+// returns store.ErrSchemaTooNew when a newer flowrun has migrated the
+// database since this worker opened it, so that the worker stops (die)
+// instead of writing rows the newer schema does not expect; an older
+// flowrun's open refuses such a store the same way. Any other error of
+// the read is left to the claims, which meet and count store faults.
+func (w *Worker) checkSchema(ctx context.Context) error {
+	if err := w.e.st.Ready(ctx); errors.Is(err, store.ErrSchemaTooNew) {
+		return err
+	}
+	return nil
 }
 
 // recovered ends the failing period that began at since: the store

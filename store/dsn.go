@@ -14,6 +14,9 @@ import (
 // returns "" for a supported URL and for anything else, which is a file
 // path. It opens nothing.
 func DSNProblem(dsn string) string {
+	if keywordDSN(dsn) {
+		return "is a PostgreSQL key=value connection string, which flowrun does not take (it would be the name of a SQLite file): write it as a URL, postgres://USER:PASSWORD@HOST:PORT/DATABASE, with other settings as ?sslmode=require&search_path=SCHEMA"
+	}
 	scheme, rest, ok := strings.Cut(dsn, ":")
 	if !ok || !isScheme(scheme) {
 		return ""
@@ -49,4 +52,94 @@ func isScheme(s string) bool {
 		}
 	}
 	return true
+}
+
+// pgKeywords are libpq's connection keywords that a key=value connection
+// string names its server and database with.
+var pgKeywords = []string{"host", "hostaddr", "port", "dbname", "user", "password", "sslmode", "passfile", "service"}
+
+// keywordDSN reports whether dsn is a PostgreSQL key=value connection
+// string: every word is KEY=VALUE and one of them a connection keyword.
+func keywordDSN(dsn string) bool {
+	words := strings.Fields(dsn)
+	known := false
+	for _, w := range words {
+		k, _, ok := strings.Cut(w, "=")
+		if ok && strings.Trim(k, "abcdefghijklmnopqrstuvwxyz_") != "" {
+			return false // not a keyword: a path such as ./a=b
+		}
+		if !ok || k == "" {
+			// A quoted value with spaces ('a b') splits into words
+			// without "=": they do not make it a file name.
+			if strings.HasSuffix(w, "'") {
+				continue
+			}
+			return false
+		}
+		for _, pk := range pgKeywords {
+			if k == pk {
+				known = true
+			}
+		}
+	}
+	return known
+}
+
+// ShownDSN is dsn as a message may show it: the password of a URL
+// (postgres://user:PASSWORD@host, ?password=) or of a key=value connection
+// string replaced by xxxxx. A file path is shown as it is.
+func ShownDSN(dsn string) string {
+	if i := strings.Index(dsn, "://"); i > 0 && isScheme(dsn[:i]) {
+		rest := dsn[i+3:]
+		host := rest
+		if j := strings.IndexAny(host, "/?#"); j >= 0 {
+			host = host[:j]
+		}
+		if at := strings.LastIndex(host, "@"); at >= 0 {
+			if colon := strings.Index(host[:at], ":"); colon >= 0 {
+				dsn = dsn[:i+3] + host[:colon+1] + "xxxxx" + rest[at:]
+			}
+		}
+		return maskAfter(dsn, []string{"?password=", "&password="}, "&#")
+	}
+	if keywordDSN(dsn) {
+		return maskAfter(dsn, []string{"password="}, " \t")
+	}
+	return dsn
+}
+
+// maskAfter replaces the value after each key of keys (up to one of the
+// bytes of ends) with xxxxx. A value in quotes ('...') ends at its quote.
+func maskAfter(s string, keys []string, ends string) string {
+	for _, k := range keys {
+		for from := 0; ; {
+			i := strings.Index(s[from:], k)
+			if i < 0 {
+				break
+			}
+			start := from + i + len(k)
+			if k == "password=" && from+i > 0 && s[from+i-1] != ' ' && s[from+i-1] != '\t' {
+				from = start
+				continue
+			}
+			end := start
+			if end < len(s) && s[end] == '\'' {
+				end++
+				for end < len(s) && s[end] != '\'' {
+					if s[end] == '\\' {
+						end++
+					}
+					end++
+				}
+				end = min(end+1, len(s))
+			} else if j := strings.IndexAny(s[start:], ends); j >= 0 {
+				end = start + j
+			} else {
+				end = len(s)
+			}
+			s = s[:start] + "xxxxx" + s[end:]
+			from = start + len("xxxxx")
+		}
+	}
+	return s
 }

@@ -460,8 +460,11 @@ type Delivery struct {
 // QueueStats are the runs due and not leased at an instant (RunQueue).
 type QueueStats struct {
 	Due int `json:"due"`
-	// Oldest is the earliest available_at of the due runs; zero when
-	// none is due.
+	// Oldest is when the first of the due runs became claimable: the
+	// earliest of their available_at, or of the expiry of the lease a
+	// gone worker left on one when that came later (a run taken over is
+	// due since its lease expired, not since it started); zero when none
+	// is due.
 	Oldest time.Time `json:"oldest"`
 }
 

@@ -97,6 +97,7 @@ func scriptParams() testscript.Params {
 			"pglock":     cmdPGLock,
 			"pgbackends": cmdPGBackends,
 			"pgexec":     cmdPGExec,
+			"pgtables":   cmdPGTables,
 			"echoserver": cmdEchoServer,
 			"mask":       cmdMask,
 			"runid":      cmdRunID,

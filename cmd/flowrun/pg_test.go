@@ -100,6 +100,27 @@ func cmdPGBackends(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+// cmdPGTables fails unless the script's schema (pgschema) holds exactly N
+// tables:
+//
+//	pgtables N
+func cmdPGTables(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: pgtables N")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, os.Getenv("FLOWRUN_TEST_PG"))
+	ts.Check(err)
+	defer conn.Close(ctx)
+	var n int
+	ts.Check(conn.QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE schemaname = $1`, ts.Getenv("PGSCHEMA")).Scan(&n))
+	if n != want {
+		ts.Fatalf("schema %s holds %d tables, want %d", ts.Getenv("PGSCHEMA"), n, want)
+	}
+}
+
 // cmdPGExec runs one statement in the script's schema (pgschema), as a
 // newer flowrun or another program could have left it:
 //

@@ -195,10 +195,11 @@ func badDSN(dsn, from string) string {
 	if problem == "" {
 		return ""
 	}
-	what := fmt.Sprintf("--db %q", dsn)
+	shown := store.ShownDSN(dsn) // never the password
+	what := fmt.Sprintf("--db %q", shown)
 	fix := "Pass --db with"
 	if from == "FLOWRUN_DB" {
-		what, fix = fmt.Sprintf("FLOWRUN_DB=%q", dsn), "Set FLOWRUN_DB to"
+		what, fix = fmt.Sprintf("FLOWRUN_DB=%q", shown), "Set FLOWRUN_DB to"
 	}
 	return fmt.Sprintf("%s %s. %s a postgres://USER:PASSWORD@HOST:PORT/DATABASE URL (or postgresql://), or the path of a SQLite file: a relative path like ./flowrun.db or an absolute path.", what, problem, fix)
 }

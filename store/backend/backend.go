@@ -34,6 +34,14 @@ var (
 	ErrNoDatabase = errors.New("no database")
 	// ErrNotAFile: the SQLite path names a directory.
 	ErrNotAFile = errors.New("not a database file")
+	// ErrNoTables: the Postgres schema holds no flowrun tables and
+	// Options.NoCreateTables is set (postgres.ErrNotInitialized). Nothing
+	// was created.
+	ErrNoTables = postgres.ErrNotInitialized
+	// ErrNotMigrated: the Postgres schema is older than this binary's and
+	// Options.NoCreateTables is set (postgres.ErrNotMigrated). Nothing was
+	// written.
+	ErrNotMigrated = postgres.ErrNotMigrated
 	// ErrConnect: the Postgres server cannot be reached or refuses the
 	// connection (postgres.ErrConnect), so that a binary words it without
 	// importing the driver.
@@ -46,8 +54,9 @@ type Options struct {
 	// (0700). Without it a missing file is ErrNoDatabase.
 	CreateFile bool
 	// NoCreateTables makes Open refuse a Postgres schema without flowrun's
-	// tables instead of creating them (postgres.Options.NoCreate), for a
-	// program that only watches.
+	// tables instead of creating them (postgres.Options.NoCreate, an error
+	// wrapping ErrNoTables), and an older one instead of migrating it
+	// (ErrNotMigrated), for a program or a verb that only reads.
 	NoCreateTables bool
 	// BusyTimeout is how long a SQLite write waits for another process's
 	// write (sqlite.Options.BusyTimeout; 0 for its default).

@@ -264,7 +264,7 @@ func (s *Store) RunNextAvailable(ctx context.Context, rootRunID string) (time.Ti
 // runQueueSQL counts the runs a claim at $1 could take, with the claim's
 // own conditions (the partial index runs_claim). (SQLite: INDEXED BY
 // pins that index.)
-const runQueueSQL = `SELECT COUNT(*), MIN(available_at) FROM runs
+const runQueueSQL = `SELECT COUNT(*), MIN(GREATEST(available_at, lease_expires_at)) FROM runs
 	WHERE status IN ('pending', 'running', 'waiting')
 		AND available_at <= $1
 		AND (lease_owner IS NULL OR lease_expires_at <= ` + leaseNow21 + `)`

@@ -112,7 +112,11 @@ func (s *Store) migrate(ctx context.Context) error {
 		return nil
 	}
 	if st.version == 0 && s.opts.NoCreate {
-		return fmt.Errorf("schema %s of %s has no flowrun tables yet; a command that writes creates them: %w", st.schema, s.addr, ErrNotInitialized)
+		return fmt.Errorf("schema %s of %s holds %w yet", st.schema, s.addr, ErrNotInitialized)
+	}
+	if s.opts.NoCreate {
+		return fmt.Errorf("schema %s of %s has schema version %d, older than this flowrun's %d, which this command does not migrate (%w): start a worker or serve of this version, or run flowrun apply, once the workers of the older one are stopped (spec/deploy.md, Upgrades)",
+			st.schema, s.addr, st.version, len(ms), ErrNotMigrated)
 	}
 	return s.write(ctx, "migrating the database", func(w *wtx) error {
 		if _, err := w.tx.Exec(ctx, migrateLockSQL); err != nil {

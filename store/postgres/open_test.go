@@ -2,8 +2,18 @@ package postgres_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
+	"fmt"
+	"io"
+	"math/big"
 	"net"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -103,6 +113,86 @@ func TestOpenMuteServer(t *testing.T) {
 	contains(t, "mute server", err, ln.Addr().String(), "did not answer within 300ms")
 	if took > 3*time.Second {
 		t.Fatalf("Open took %s with a 300ms connect timeout", took)
+	}
+}
+
+// TestOpenServerWithoutTLS: a URL whose sslmode asks for TLS, to a server
+// that runs without it, is told so, not to check that the server runs
+// and that the host and port are right.
+func TestOpenServerWithoutTLS(t *testing.T) {
+	t.Parallel()
+	dsn := serverDSN(t)
+	u := strings.Replace(dsn, "sslmode=disable", "sslmode=require", 1)
+	if u == dsn {
+		t.Skipf("%s does not set sslmode=disable", envDSN)
+	}
+	_, err := openErr(t, u, postgres.Options{})
+	if !errors.Is(err, postgres.ErrConnect) {
+		t.Fatalf("err = %v, want ErrConnect", err)
+	}
+	contains(t, "no TLS", err, "does not accept TLS", "sslmode=disable")
+	if strings.Contains(err.Error(), "check that it is running") {
+		t.Fatalf("error %q says to check that a running server runs", err)
+	}
+}
+
+// TestOpenUntrustedCertificate: a server whose certificate does not
+// verify (sslmode=verify-full, a CA this host does not know) is told so,
+// with what to set.
+func TestOpenUntrustedCertificate(t *testing.T) {
+	t.Parallel()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "db.internal"},
+		DNSNames:     []string{"db.internal"},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert := tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		// A server that says yes to the SSLRequest and shakes hands with
+		// its self-signed certificate.
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			req := make([]byte, 8)
+			if _, err := io.ReadFull(c, req); err == nil {
+				if _, err := c.Write([]byte("S")); err == nil {
+					_ = tls.Server(c, &tls.Config{Certificates: []tls.Certificate{cert}}).Handshake()
+				}
+			}
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		wg.Wait()
+	})
+	_, err = openErr(t, "postgres://flowrun:pw@"+ln.Addr().String()+"/flowrun?sslmode=verify-full", postgres.Options{ConnectTimeout: 2 * time.Second})
+	if !errors.Is(err, postgres.ErrConnect) {
+		t.Fatalf("err = %v, want ErrConnect", err)
+	}
+	contains(t, "untrusted certificate", err, ln.Addr().String(), "certificate that does not verify", "unknown authority", "sslrootcert=FILE")
+	if strings.Contains(err.Error(), "check that it is running") {
+		t.Fatalf("error %q says to check that a running server runs", err)
 	}
 }
 
@@ -273,4 +363,45 @@ func TestOpenNoCreate(t *testing.T) {
 		t.Fatalf("NoCreate open of a flowrun schema: %v", err)
 	}
 	s.Close()
+}
+
+// TestReadOnlyUserWrites: a user that may read flowrun's schema but not
+// write it (a dashboard's) reads; a write is refused naming the user and
+// what to do, not only Postgres's "permission denied" and its SQLSTATE.
+func TestReadOnlyUserWrites(t *testing.T) {
+	t.Parallel()
+	dsn, schema := newSchema(t)
+	openDSN(t, dsn)
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	role := "flowrun_reader_" + fmt.Sprintf("%x", b)
+	admin(t, "CREATE ROLE "+role+" LOGIN")
+	t.Cleanup(func() {
+		admin(t, "DROP OWNED BY "+role)
+		admin(t, "DROP ROLE "+role)
+	})
+	admin(t, "GRANT USAGE ON SCHEMA "+schema+" TO "+role)
+	admin(t, "GRANT SELECT ON ALL TABLES IN SCHEMA "+schema+" TO "+role)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Skipf("%s is not a URL", envDSN)
+	}
+	u.User = url.User(role)
+	s, err := postgres.Open(context.Background(), u.String(), postgres.Options{})
+	if err != nil {
+		t.Fatalf("a reader opens an up-to-date schema: %v", err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if _, err := s.RunList(ctx, store.RunListParams{Limit: 10}); err != nil {
+		t.Fatalf("a reader lists runs: %v", err)
+	}
+	_, err = s.TokenCreate(ctx, store.TokenCreateParams{Name: "ci", Hash: "00", Scope: store.ScopeRead, Now: time.Unix(1, 0)})
+	if err == nil {
+		t.Fatal("a reader created a token")
+	}
+	contains(t, "reader writes", err, "the Postgres user "+role+" may not do this in", "permission denied for table", "spec/deploy.md")
+	if strings.Contains(err.Error(), "SQLSTATE") {
+		t.Fatalf("error %q quotes the SQLSTATE instead of saying what to do", err)
+	}
 }

@@ -41,6 +41,8 @@ package postgres
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -65,10 +67,15 @@ var ErrConnect = errors.New("cannot connect to the Postgres database")
 // code 5.
 var ErrBadDSN = errors.New("malformed Postgres connection string")
 
+// ErrNotMigrated is returned by Open with Options.NoCreate when the schema
+// is older than this binary's: a program that only reads does not migrate
+// a database that many hosts share; nothing was written.
+var ErrNotMigrated = errors.New("the schema is not migrated")
+
 // ErrNotInitialized is returned by Open with Options.NoCreate when the
 // schema holds no flowrun tables yet; nothing was written. A read-only
 // command treats it as "no runs yet" instead of creating the tables.
-var ErrNotInitialized = errors.New("the database holds no flowrun data yet")
+var ErrNotInitialized = errors.New("no flowrun tables")
 
 // Options tune a Store. The zero value is the safe default.
 type Options struct {
@@ -86,9 +93,13 @@ type Options struct {
 	// means the DSN's statement_timeout when it sets one, else
 	// DefaultQueryTimeout.
 	QueryTimeout time.Duration
-	// NoCreate makes Open refuse, with ErrNotInitialized and without
-	// writing, a schema without flowrun's tables, for commands that only
-	// read. An existing older schema is still brought up to date.
+	// NoCreate makes Open refuse, without writing, a schema without
+	// flowrun's tables (ErrNotInitialized) and an older schema
+	// (ErrNotMigrated), for commands that only read: on a database that
+	// workers of many hosts share, the schema changes when a worker or
+	// a command that writes of the new version opens it, not when
+	// someone lists runs with a newer binary (which would stop the
+	// running workers of the older one).
 	NoCreate bool
 	// CallerClock measures leases on the callers' Now, as SQLite does,
 	// instead of the database's clock (leaseclock.go). Only for the store
@@ -114,6 +125,7 @@ func (o Options) withDefaults() Options {
 type Store struct {
 	pool *pool
 	addr string // host:port/database, for messages; never the password
+	user string // the Postgres user, for messages
 	opts Options
 	// queryTimeout is the statement_timeout of reads, as set: a
 	// duration, or the DSN's value.
@@ -150,7 +162,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{addr: address(cc), opts: opts, queryTimeout: queryTimeout, pool: newPool(cc, opts.MaxConns)}
+	s := &Store{addr: address(cc), user: cc.User, opts: opts, queryTimeout: queryTimeout, pool: newPool(cc, opts.MaxConns)}
 	s.listener.cfg = cc.Copy()
 	// The first connection, bounded as a whole: a host that does not
 	// answer fails here, in ConnectTimeout, rather than hanging.
@@ -293,12 +305,47 @@ func (s *Store) connectErr(ctx context.Context, err error) error {
 				s.addr, pe.Message, ErrConnect)
 		}
 		return fmt.Errorf("the Postgres server at %s refused the connection (%s): %w", s.addr, pe.Message, ErrConnect)
+	case tlsRefused(err):
+		return fmt.Errorf("the Postgres server at %s does not accept TLS, which the sslmode of --db or FLOWRUN_DB asks for; turn on ssl on the server, or set sslmode=disable in the URL if the network is trusted: %w",
+			s.addr, ErrConnect)
+	case tlsUntrusted(err) != "":
+		return fmt.Errorf("the Postgres server at %s presented a certificate that does not verify (%s); name its CA with sslrootcert=FILE in --db or FLOWRUN_DB, or connect by a host name the certificate holds: %w",
+			s.addr, tlsUntrusted(err), ErrConnect)
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		return fmt.Errorf("the Postgres server at %s did not answer within %s; check the host and port in --db or FLOWRUN_DB and that the server is up: %w",
 			s.addr, s.opts.ConnectTimeout, ErrConnect)
 	}
 	return fmt.Errorf("cannot reach the Postgres server at %s (%s); check that it is running and that --db or FLOWRUN_DB names the right host and port: %w",
 		s.addr, rootCause(err), ErrConnect)
+}
+
+// tlsRefused reports whether the server answered the request for TLS
+// with a no: it runs without ssl. (pgx words it so and exports no error
+// for it.)
+func tlsRefused(err error) bool {
+	return strings.Contains(err.Error(), "server refused TLS connection")
+}
+
+// tlsUntrusted returns why the server's certificate failed the
+// verification its sslmode asks for ("x509: certificate signed by unknown
+// authority"), or "" when err is no such failure.
+func tlsUntrusted(err error) string {
+	var ve *tls.CertificateVerificationError
+	if errors.As(err, &ve) && ve.Err != nil {
+		return ve.Err.Error()
+	}
+	var ua x509.UnknownAuthorityError
+	var he x509.HostnameError
+	var ie x509.CertificateInvalidError
+	switch {
+	case errors.As(err, &ua):
+		return ua.Error()
+	case errors.As(err, &he):
+		return he.Error()
+	case errors.As(err, &ie):
+		return ie.Error()
+	}
+	return ""
 }
 
 // rootCause is the innermost message of a connection error (say,
@@ -332,6 +379,10 @@ func (s *Store) fail(op string, err error) error {
 		return fmt.Errorf("%s: the database %s stayed locked by other transactions (%v); try again: %w", op, s.addr, err, store.ErrBusy)
 	case codeDiskFull:
 		return fmt.Errorf("%s: the disk of the database server %s is full (%v): %w", op, s.addr, err, store.ErrFull)
+	case codeInsufficientPriv:
+		var pe *pgconn.PgError
+		errors.As(err, &pe)
+		return fmt.Errorf("%s: the Postgres user %s may not do this in %s (%s); use the user that owns flowrun's schema (spec/deploy.md), or grant this one the rights it lacks", op, s.user, s.addr, pe.Message)
 	}
 	return fmt.Errorf("%s: %w", op, err)
 }

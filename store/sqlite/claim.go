@@ -248,8 +248,10 @@ func (s *Store) RunNextAvailable(ctx context.Context, rootRunID string) (time.Ti
 }
 
 // runQueueSQL counts the runs a claim at ?1 could take, on the claim
-// index (the claim's own conditions). (Postgres: $1; the same query.)
-const runQueueSQL = `SELECT COUNT(*), MIN(available_at) FROM runs INDEXED BY runs_claim
+// index (the claim's own conditions), and when the first of them became
+// claimable: its available_at, or the expiry of the lease a gone worker
+// left on it when that is later. (Postgres: $1; the same query.)
+const runQueueSQL = `SELECT COUNT(*), MIN(MAX(available_at, COALESCE(lease_expires_at, 0))) FROM runs INDEXED BY runs_claim
 	WHERE status IN ('pending', 'running', 'waiting')
 		AND available_at <= ?1
 		AND (lease_expires_at IS NULL OR lease_expires_at <= ?1)`

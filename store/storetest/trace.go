@@ -41,5 +41,18 @@ func testTrace(t *testing.T, newStore func(t *testing.T) store.Store) {
 		q, err = f.s.RunQueue(f.ctx, at(2*time.Hour))
 		noErr(t, "RunQueue", err)
 		eq(t, "due at 2h (the lease expired)", q.Due, 4)
+
+	})
+
+	// A run whose worker is gone is due since its lease expired, not since
+	// it became available: a run that ran for an hour is not an hour late
+	// the moment its lease lapses (flowrun_oldest_due_run_age_seconds).
+	parallel(t, "run queue of an expired lease", newStore, func(t *testing.T, f *fixture) {
+		f.insert(store.RunInsertParams{ID: "held", Now: at(0)})
+		held := f.claimOne("w", "held", at(time.Second))
+		q, err := f.s.RunQueue(f.ctx, at(2*time.Hour))
+		noErr(t, "RunQueue", err)
+		eq(t, "due at 2h (the lease expired)", q.Due, 1)
+		timeEq(t, "oldest due of a run whose lease expired", q.Oldest, held.LeaseExpiresAt)
 	})
 }

@@ -130,10 +130,15 @@ func New(o Options) *Metrics {
 		Help: "Scrapes whose read of the store's figures (due runs, breakers, dead letters) failed; those figures are left out of that scrape.",
 	})
 	m.reg.MustRegister(m.runsStarted, m.runsFinished, m.attempts, m.attemptDuration, m.claims, m.reclaims,
-		m.leaseLosses, m.pruned, m.storeFailing, m.commits, m.fireLag, m.readErrors,
+		m.leaseLosses, m.pruned, m.storeFailing, m.commits, m.fireLag,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if o.Read != nil {
+		// The store collector serves the read errors after its read, so
+		// the scrape whose read failed counts it: the collectors of one
+		// scrape run concurrently.
 		m.reg.MustRegister(&storeCollector{m: m, d: newStoreDescs()})
+	} else {
+		m.reg.MustRegister(m.readErrors)
 	}
 	// Result labels that are always there read 0 rather than being absent.
 	m.commits.WithLabelValues("ok")

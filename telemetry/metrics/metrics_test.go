@@ -125,7 +125,12 @@ func TestMetricsValues(t *testing.T) {
 // TestMetricsReadFails: a failing store read leaves its figures out of
 // the scrape and counts the failure; the rest is served.
 func TestMetricsReadFails(t *testing.T) {
-	m, body := sample(t, func(context.Context) (Snapshot, error) { return Snapshot{}, errors.New("database is locked") })
+	// The read fails after a while, as one the database gives up on does,
+	// so the rest of the scrape has been collected by then.
+	m, body := sample(t, func(context.Context) (Snapshot, error) {
+		time.Sleep(50 * time.Millisecond)
+		return Snapshot{}, errors.New("database is locked")
+	})
 	text := string(body)
 	if strings.Contains(text, "flowrun_due_runs ") {
 		t.Errorf("a failed read still served flowrun_due_runs")
@@ -133,8 +138,11 @@ func TestMetricsReadFails(t *testing.T) {
 	if !strings.Contains(text, "flowrun_claims_total 3\n") {
 		t.Errorf("the scrape lacks the claims")
 	}
-	// (The collectors of one scrape run concurrently: the count is read
-	// after it.)
+	// The scrape whose read failed counts it (its collectors run
+	// concurrently: the count is served by the one that reads).
+	if !strings.Contains(text, "flowrun_metrics_store_read_errors_total 1\n") {
+		t.Errorf("the scrape whose read failed does not count it:\n%s", text)
+	}
 	if n := testutil.ToFloat64(m.readErrors); n != 1 {
 		t.Errorf("read errors = %v, want 1", n)
 	}

@@ -46,6 +46,7 @@ func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.d.breaker
 	ch <- c.d.dead
 	ch <- c.d.workers
+	c.m.readErrors.Describe(ch)
 }
 
 func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
@@ -55,6 +56,9 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	s, err := o.Read(ctx)
 	if err != nil {
 		c.m.readErrors.Inc()
+	}
+	ch <- c.m.readErrors
+	if err != nil {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(c.d.due, prometheus.GaugeValue, float64(s.Due))

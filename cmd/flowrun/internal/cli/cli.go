@@ -157,9 +157,13 @@ type env struct {
 	// dsnFrom says where dsn came from: "--db", "FLOWRUN_DB", "project"
 	// (a .flowrun/ found here or above, or its config.hcl) or "" (the
 	// default under the working directory, none found).
-	dsnFrom   string
-	project   project.Project
-	opened    store.Store
+	dsnFrom string
+	project project.Project
+	opened  store.Store
+	// noTables is the store's account of a PostgreSQL schema that holds no
+	// flowrun tables, which a verb that only reads found instead of
+	// creating them (openStore, noDatabase); it names no password.
+	noTables  string
 	cmdEngine commandEngine
 	traces    commandTraces // the tracer of the command's engine (tracing.go)
 	// remote is the server of a remote verb (--server, FLOWRUN_SERVER)

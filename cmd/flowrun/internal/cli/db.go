@@ -62,8 +62,10 @@ func (e *env) readQueryTimeout(flagValue time.Duration, given bool) (time.Durati
 }
 
 // errNoDatabase is returned by openStore(ctx, false) when the database file
-// does not exist: a read-only verb has nothing to read, and creating an
-// empty database just to read it would surprise.
+// does not exist, or the PostgreSQL schema holds no flowrun tables: a
+// read-only verb has nothing to read, and creating an empty database (or
+// flowrun's tables in whatever schema a URL without search_path names)
+// just to read it would surprise.
 var errNoDatabase = backend.ErrNoDatabase
 
 // noDatabase is the refusal of a verb that reads runs where the database
@@ -72,6 +74,14 @@ var errNoDatabase = backend.ErrNoDatabase
 // command was pointed at nothing (spec/semantics.md §17). what, when not
 // empty, says what was looked for ("no run has an id starting with ...").
 func (e *env) noDatabase(what string) *exitError {
+	if backend.IsPostgres(e.dsn) {
+		msg := e.noTables + " (" + e.storeOrigin() + ")"
+		if what != "" {
+			msg = what + ": " + msg
+		}
+		return usageErrorf("%s", msg).
+			hint("Check the database and the search_path in the URL: postgres://USER:PASSWORD@HOST:PORT/DATABASE?search_path=SCHEMA names the schema that holds flowrun's tables. flowrun apply FILE.hcl or flowrun worker creates them in a new one. Nothing was created.")
+	}
 	where := e.dsn
 	if abs, err := filepath.Abs(e.dsn); err == nil && abs != e.dsn {
 		where += " (" + abs + ")"
@@ -88,14 +98,15 @@ func (e *env) noDatabase(what string) *exitError {
 // openStore opens the store named by e.dsn (a postgres:// URL, or a SQLite
 // file path) on first use and returns the same
 // store afterwards. With create false a missing database file is
-// errNoDatabase and nothing is created; with create true the store creates
-// the file (0600) and its directory (0700). The store refuses, without
+// errNoDatabase and nothing is created, and so is a PostgreSQL schema
+// without flowrun's tables; with create true the store creates the file
+// (0600) and its directory (0700), or the tables. The store refuses, without
 // writing to it, a file that is not a flowrun database.
 func (e *env) openStore(ctx context.Context, create bool) (store.Store, error) {
 	if e.opened != nil {
 		return e.opened, nil
 	}
-	opts := backend.Options{CreateFile: create, QueryTimeout: e.queryTimeout}
+	opts := backend.Options{CreateFile: create, NoCreateTables: !create, QueryTimeout: e.queryTimeout}
 	if !backend.IsPostgres(e.dsn) {
 		busy, err := e.busyTimeout()
 		if err != nil {
@@ -106,6 +117,9 @@ func (e *env) openStore(ctx context.Context, create bool) (store.Store, error) {
 	o, err := backend.Open(ctx, e.dsn, opts)
 	switch {
 	case errors.Is(err, backend.ErrNoDatabase):
+		return nil, errNoDatabase
+	case errors.Is(err, backend.ErrNoTables):
+		e.noTables = err.Error()
 		return nil, errNoDatabase
 	case errors.Is(err, backend.ErrBadDSN):
 		// A URL that does not parse is the user's mistake, like any
@@ -129,14 +143,15 @@ func checkDSN(dsn, from string) error {
 	if problem == "" {
 		return nil
 	}
-	what := fmt.Sprintf("--db %q", dsn)
+	shown := store.ShownDSN(dsn) // never the password
+	what := fmt.Sprintf("--db %q", shown)
 	fix := "Pass --db with"
 	switch from {
 	case "FLOWRUN_DB":
-		what = fmt.Sprintf("FLOWRUN_DB=%q", dsn)
+		what = fmt.Sprintf("FLOWRUN_DB=%q", shown)
 		fix = "Set FLOWRUN_DB to"
 	case "project", "":
-		what = fmt.Sprintf("the project's store %q", dsn)
+		what = fmt.Sprintf("the project's store %q", shown)
 		fix = "Set store in .flowrun/config.hcl to"
 	}
 	hint := fix + " a postgres://USER:PASSWORD@HOST:PORT/DATABASE URL (or postgresql://) for PostgreSQL, or the path of a SQLite file: a relative path like ./flowrun.db (a name with a colon needs the ./) or an absolute path."
@@ -152,6 +167,8 @@ func postgresHint(err error) string {
 		return "Write the DSN as postgres://USER:PASSWORD@HOST:PORT/DATABASE."
 	case errors.Is(err, backend.ErrConnect):
 		return "Check that the server is up and that the host, port, user, password and database in the DSN are right."
+	case errors.Is(err, backend.ErrNotMigrated):
+		return "Upgrade every process together: stop the workers of the older flowrun, then start this version's workers, which migrate the schema; or use a flowrun of the schema's version."
 	case errors.Is(err, store.ErrSchemaTooNew), errors.Is(err, store.ErrBusy), errors.Is(err, store.ErrFull), errors.Is(err, store.ErrTimeout):
 		return openHint(err)
 	}

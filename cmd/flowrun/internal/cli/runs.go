@@ -77,6 +77,15 @@ ends), steps_total and steps_done.`,
 				if *asJSON {
 					return e.writeJSON(runs)
 				}
+				if len(runs) == 0 && !*children {
+					// Child runs are left out: say so when they are what
+					// matches, rather than to start a run.
+					q.Children, q.Limit = true, 1
+					if some, err := d.Runs(ctx, q); err == nil && len(some) > 0 {
+						fmt.Fprintln(e.stderr, "flowrun runs: no runs match but child runs (started by a workflow step), which are left out; list them with --children")
+						return nil
+					}
+				}
 				if len(runs) == 0 {
 					if *workflow != "" {
 						stored, nearest, err := d.NearestWorkflows(ctx, *workflow)

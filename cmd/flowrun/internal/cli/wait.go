@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -21,6 +22,8 @@ func waitCommand() *command {
 		long: `Wait waits until a run ends, wherever it runs (a worker, another apply), and
 exits with its outcome by the exit codes of apply: 0 completed, 1 failed or
 canceled, 4 blocked on a version decision (it will not end without one).
+A database that stops answering (a restart, a failover) is read again for
+up to 30s, as workers ride it out, before wait gives up with exit 5.
 With --timeout it gives up after that long and exits 3 with the run's state
 (the run goes on); Ctrl-C does the same at once. It prints the run's end on
 stderr, and with --json the run as show --json prints it on stdout.
@@ -66,17 +69,46 @@ WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 	}
 }
 
+// waitOutage is how long wait reads again a store that fails (a database
+// that restarts or fails over) before it gives up with exit 5: a worker's
+// default lease, for which workers ride out the same failure.
+const waitOutage = 30 * time.Second
+
 // waitEnd reads the run until it is terminal or blocked, timeout passes
-// (when more than 0) or ctx ends, and returns it as last read.
+// (when more than 0) or ctx ends, and returns it as last read. A read
+// that fails is tried again every second for up to waitOutage, said once
+// on stderr, as the run goes on meanwhile; a run that is gone, a newer
+// schema, or a store that fails for longer ends the wait with the error.
 func (e *env) waitEnd(ctx context.Context, st store.Store, runID string, timeout time.Duration) (store.Run, error) {
-	var deadline time.Time
+	var deadline, failingSince time.Time
 	if timeout > 0 {
 		deadline = e.clock.Now().Add(timeout)
 	}
 	for {
 		run, err := st.RunGet(context.WithoutCancel(ctx), runID)
 		if err != nil {
-			return run, storeError("reading run "+runID, err)
+			now := e.clock.Now()
+			switch {
+			case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrSchemaTooNew), ctx.Err() != nil,
+				!deadline.IsZero() && !now.Before(deadline):
+				return run, storeError("reading run "+runID, err)
+			case failingSince.IsZero():
+				failingSince = now
+				fmt.Fprintf(e.stderr, "flowrun wait: %v; reading the run again every second for up to %s\n", err, waitOutage)
+			case now.Sub(failingSince) >= waitOutage:
+				return run, storeError(fmt.Sprintf("reading run %s: the store kept failing for %s", runID, waitOutage), err)
+			}
+			t := e.clock.NewTimer(time.Second)
+			select {
+			case <-t.C():
+			case <-ctx.Done():
+				t.Stop()
+			}
+			continue
+		}
+		if !failingSince.IsZero() {
+			fmt.Fprintf(e.stderr, "flowrun wait: the store answers again after failing for %s\n", e.clock.Now().Sub(failingSince).Round(time.Millisecond))
+			failingSince = time.Time{}
 		}
 		if run.Status.Terminal() || run.Status == store.RunBlocked || ctx.Err() != nil {
 			return run, nil

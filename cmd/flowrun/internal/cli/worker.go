@@ -205,7 +205,11 @@ func (e *env) workerEngine(st store.Store, host string, lease time.Duration, log
 }
 
 // workerDied is the error of a worker whose claim loop ended on its own:
-// the store kept failing (its runs were released).
+// a newer flowrun migrated the database (the worker released its runs),
+// or the store kept failing. Its runs could not be released through a store
+// that fails: they stay leased to it until another worker takes them over
+// (at once on the same host, whose process it sees gone; elsewhere when
+// the leases expire).
 func workerDied(ctx context.Context, w *interp.Worker) error {
 	err := w.Err()
 	if err == nil {
@@ -214,7 +218,10 @@ func workerDied(ctx context.Context, w *interp.Worker) error {
 	if err == nil {
 		err = errors.New("the worker's claim loop ended unexpectedly")
 	}
-	return &exitError{code: ExitStore, msg: "the worker stopped because the store kept failing; its runs were released for another worker", err: err}
+	if errors.Is(err, store.ErrSchemaTooNew) {
+		return &exitError{code: ExitStore, msg: "the worker stopped because a newer flowrun migrated the database; it released the runs it held for a worker of that version", err: err, hintText: openHint(err)}
+	}
+	return &exitError{code: ExitStore, msg: "the worker stopped because the store kept failing for a whole lease; another worker takes over the runs it held once the store answers (one on this host at once, one elsewhere when their leases expire)", err: err}
 }
 
 // drainWorker drains a started worker after a first signal: it claims
