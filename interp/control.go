@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/flowrun/flowrun/lang/graph"
@@ -201,6 +202,19 @@ func (e *Engine) Retry(ctx context.Context, runID, fromStep string) (store.Run, 
 	if err != nil {
 		return run, fmt.Errorf("retry run %s: %w", run.ID, err)
 	}
+	// A saga that ran undid the steps whose compensation completed: they
+	// run again, and every step downstream of them (their outputs came
+	// from what was undone), whatever else is reset (semantics.md §14).
+	undone := undoneBySaga(steps)
+	if len(undone) > 0 {
+		for _, s := range l.g.Steps { // topological order: needs come first
+			for _, n := range s.Needs {
+				if undone[n] {
+					undone[s.Name] = true
+				}
+			}
+		}
+	}
 	atts, err := e.st.AttemptList(ctx, run.ID, "")
 	if err != nil {
 		return run, fmt.Errorf("retry run %s: %w", run.ID, err)
@@ -212,10 +226,15 @@ func (e *Engine) Retry(ctx context.Context, runID, fromStep string) (store.Run, 
 	now := e.clk.Now()
 	t := store.Transition{RunID: run.ID, Now: now}
 	for _, s := range steps {
-		if fromStep != "" && !reset[s.Step] {
+		switch {
+		case isComp(s.Step):
+			// The saga's rows are cleared, whatever they hold: the run
+			// has no saga until a failure begins another, which runs
+			// each compensation afresh.
+		case undone[s.Step]:
+		case fromStep != "" && !reset[s.Step]:
 			continue
-		}
-		if fromStep == "" && s.Status != store.StepFailed && s.Status != store.StepCanceled {
+		case fromStep == "" && s.Status != store.StepFailed && s.Status != store.StepCanceled:
 			continue
 		}
 		w := store.StepWrite{Key: s.Key, Step: s.Step, Index: s.Index, Iteration: s.Iteration, Status: store.StepPending,
@@ -246,6 +265,28 @@ func (e *Engine) Retry(ctx context.Context, runID, fromStep string) (store.Run, 
 		return run, fmt.Errorf("retry run %s: %w", run.ID, err)
 	}
 	return run, nil
+}
+
+// undoneBySaga returns the steps of a run's rows whose compensation
+// completed in the saga the run ran, or nil when it ran none.
+func undoneBySaga(steps []store.Step) map[string]bool {
+	var saga *sagaState
+	for _, s := range steps {
+		if s.Key == compKey {
+			saga = rowStateOf(s).Saga
+		}
+	}
+	if saga == nil {
+		return nil
+	}
+	undone := map[string]bool{}
+	for _, s := range steps {
+		if name, ok := strings.CutSuffix(s.Key, compSuffix); ok && name != "" && s.Status == store.StepCompleted &&
+			slices.Contains(saga.Order, name) {
+			undone[name] = true
+		}
+	}
+	return undone
 }
 
 // SignalDataError is a signal refused because its data does not have the
