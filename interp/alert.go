@@ -183,7 +183,12 @@ func (al *alertLoop) deliver(ctx context.Context, d store.AlertDelivery) {
 	p.Events = []store.EventWrite{{Kind: kind, StepKey: d.StepKey, Data: mustJSON(data)}}
 	// A lost lease (this attempt took longer than the lease and another
 	// process took the delivery over) leaves the record to that process.
-	_ = e.st.AlertFinish(ctx, p)
+	if e.st.AlertFinish(ctx, p) == nil && e.opts.OnEvent != nil {
+		// The progress lines and a worker's log show it as any event of
+		// the run: an alert that could not be sent is not silent.
+		ev := p.Events[0]
+		e.opts.OnEvent(store.Event{RunID: d.RunID, At: now, Kind: ev.Kind, StepKey: ev.StepKey, Data: ev.Data})
+	}
 }
 
 // sendAlert evaluates an alert's action for its run and runs it once.

@@ -57,7 +57,8 @@ type Options struct {
 	// without a timeout; every attempt has its own).
 	HTTPClient *http.Client
 	// OnEvent is called after each commit with the events it appended, in
-	// order, for progress output. It must not block for long.
+	// order, and after each alert delivery with its end (alert_sent,
+	// alert_failed), for progress output. It must not block for long.
 	OnEvent func(store.Event)
 	// Poll is how often an idle claim loop looks for work when nothing is
 	// known to be due (default 200ms).

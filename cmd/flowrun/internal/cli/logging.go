@@ -88,7 +88,7 @@ func (h clockHandler) WithGroup(name string) slog.Handler {
 func logEvent(l *slog.Logger, ev store.Event) {
 	lvl := slog.LevelInfo
 	switch ev.Kind {
-	case "step_failed", "run_failed", "interrupted", "dead_lettered":
+	case "step_failed", "run_failed", "interrupted", "dead_lettered", "alert_failed":
 		lvl = slog.LevelWarn
 	case "claimed", "run_parked":
 		lvl = slog.LevelDebug
