@@ -69,9 +69,17 @@ func (sc *scheduler) failRun(se *stepError, step string) {
 		Title: se.Title, Detail: se.Detail, Instance: se.Instance}
 	if sc.sagaRunning() {
 		// The saga itself cannot go on (a retry past the deadline): the
-		// run ends with the error that started it.
+		// run ends with the error that started it, which its run_failed
+		// event and failed alert name, as endSaga's do; a deadline that
+		// cut it short is still a timed_out alert.
+		if se.Kind == "deadline" {
+			sc.alert("timed_out", "", se.Message)
+		}
+		re = runError{}
 		_ = json.Unmarshal(sc.sagaOf().Error, &re)
 		re.Compensations = sc.sagaResults()
+		step = re.Step
+		se = &stepError{Kind: re.Kind, Message: re.Message}
 	} else if sc.startSaga(re, false) {
 		return
 	}
