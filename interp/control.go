@@ -142,10 +142,25 @@ func (e *Engine) signalsOf(ctx context.Context, run store.Run, name string) (wai
 // on Postgres when RunCancel's notification arrives), and at the latest at
 // its next heartbeat on a store that cannot be polled. runID may be any
 // run reference (ResolveRun).
+//
+// Once the run's saga has begun a cancel is not taken (semantics.md §14):
+// Cancel writes nothing and returns a *CompensatingError, so that no
+// compensation is cut short (a run parked between two would otherwise end
+// at once).
 func (e *Engine) Cancel(ctx context.Context, runID string) (store.Run, error) {
 	run, err := e.ResolveRun(ctx, runID)
 	if err != nil {
 		return store.Run{}, fmt.Errorf("cancel run %s: %w", runID, err)
+	}
+	if !run.Status.Terminal() {
+		row, err := e.st.StepGet(ctx, run.ID, compKey)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+		case err != nil:
+			return run, fmt.Errorf("cancel run %s: %w", run.ID, err)
+		case !row.Status.Terminal() && rowStateOf(row).Saga != nil:
+			return run, &CompensatingError{RunID: run.ID, Order: rowStateOf(row).Saga.Order}
+		}
 	}
 	keep, err := e.compensatesOnCancel(ctx, run)
 	if err != nil {
@@ -165,6 +180,18 @@ func (e *Engine) Cancel(ctx context.Context, runID string) (store.Run, error) {
 	e.beatPools()
 	e.wakePools()
 	return run, nil
+}
+
+// CompensatingError is a cancel refused because the run is compensating:
+// its saga began, and its compensations run to their end.
+type CompensatingError struct {
+	RunID string
+	Order []string // the steps whose compensation the saga runs, in order
+}
+
+func (e *CompensatingError) Error() string {
+	return fmt.Sprintf("run %s is compensating (%s); once its compensations have begun a cancel is not taken: they run to their end",
+		e.RunID, strings.Join(e.Order, ", "))
 }
 
 // Retry redrives a failed (or canceled) run: completed steps are kept; the
