@@ -171,7 +171,7 @@ func (e *Engine) recordLetterAttempt(ctx context.Context, r *runner, l *launch, 
 // policy's backoff with jitter.
 func (sc *scheduler) letterBackoff(ctx context.Context, u unit, se *stepError, tries int) (time.Duration, bool) {
 	rp := u.s.Retry
-	if rp == nil || tries >= rp.Attempts || ctx.Err() != nil {
+	if rp == nil || tries >= rp.Attempts || ctx.Err() != nil || neverRetried[se.Kind] {
 		return 0, false
 	}
 	if rp.When != nil {
