@@ -75,11 +75,19 @@ func (sc *scheduler) failRun(se *stepError, step string) {
 		if se.Kind == "deadline" {
 			sc.alert("timed_out", "", se.Message)
 		}
+		cut := se.Message
 		re = runError{}
 		_ = json.Unmarshal(sc.sagaOf().Error, &re)
 		re.Compensations = sc.sagaResults()
 		step = re.Step
 		se = &stepError{Kind: re.Kind, Message: re.Message}
+		// The saga ended, cut short: its row says why (not canceled, as
+		// the unfinished rows stopAll ends are).
+		row := sc.row(unit{s: sc.l.step(compKey), key: compKey, idx: -1, iter: -1})
+		row.Status, row.FinishedAt = store.StepFailed, sc.now
+		row.Error = mustJSON(&stepError{Kind: "compensation", Type: problemType("compensation"),
+			Message: "the saga was cut short: " + sc.red.text(cut)})
+		sc.put(row, nil)
 	} else if sc.startSaga(re, false) {
 		return
 	}
