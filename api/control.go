@@ -130,7 +130,11 @@ func (l *Local) Cancel(ctx context.Context, ref string) (*interp.RunView, error)
 			Message: fmt.Sprintf("run %s already ended (%s); there is nothing to cancel", run.ID, run.Status),
 			Hint:    fmt.Sprintf("See it with: flowrun show %s", run.ID)}
 	}
-	if _, err := l.eng.Cancel(ctx, run.ID); errors.Is(err, store.ErrConflict) {
+	var ce *interp.CompensatingError
+	if _, err := l.eng.Cancel(ctx, run.ID); errors.As(err, &ce) {
+		return nil, &Refusal{Status: http.StatusConflict, Message: ce.Error(),
+			Hint: fmt.Sprintf("Follow it with: flowrun logs %s -f", run.ID)}
+	} else if errors.Is(err, store.ErrConflict) {
 		return nil, &Refusal{Status: http.StatusConflict, Message: fmt.Sprintf("run %s ended before it could be canceled", run.ID),
 			Hint: fmt.Sprintf("See it with: flowrun show %s", run.ID)}
 	} else if err != nil {

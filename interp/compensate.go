@@ -74,7 +74,8 @@ func (l *loaded) compensations() *compSteps {
 	return &l.comp
 }
 
-// sagaOf returns the saga's state, or nil when the run has none.
+// sagaOf returns the saga's state, or nil when the run has none: it never
+// compensated, or a redrive (Engine.Retry) cleared the saga's rows.
 func (sc *scheduler) sagaOf() *sagaState {
 	if sc.rows[compKey] == nil {
 		return nil
@@ -85,7 +86,7 @@ func (sc *scheduler) sagaOf() *sagaState {
 // sagaRunning reports whether the run is compensating.
 func (sc *scheduler) sagaRunning() bool {
 	row := sc.rows[compKey]
-	return row != nil && !row.Status.Terminal()
+	return row != nil && !row.Status.Terminal() && sc.sagaOf() != nil
 }
 
 // startSaga begins the compensations instead of ending the run with re:
@@ -93,7 +94,7 @@ func (sc *scheduler) sagaRunning() bool {
 // or the saga ran already. With cancel, only the compensations marked
 // on_cancel run, and the run ends canceled after them.
 func (sc *scheduler) startSaga(re runError, cancel bool) bool {
-	if sc.rows[compKey] != nil || len(sc.l.compensations().steps) == 0 {
+	if sc.sagaOf() != nil || len(sc.l.compensations().steps) == 0 {
 		return false
 	}
 	type done struct {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/flowrun/flowrun/lang/graph"
@@ -141,10 +142,25 @@ func (e *Engine) signalsOf(ctx context.Context, run store.Run, name string) (wai
 // on Postgres when RunCancel's notification arrives), and at the latest at
 // its next heartbeat on a store that cannot be polled. runID may be any
 // run reference (ResolveRun).
+//
+// Once the run's saga has begun a cancel is not taken (semantics.md §14):
+// Cancel writes nothing and returns a *CompensatingError, so that no
+// compensation is cut short (a run parked between two would otherwise end
+// at once).
 func (e *Engine) Cancel(ctx context.Context, runID string) (store.Run, error) {
 	run, err := e.ResolveRun(ctx, runID)
 	if err != nil {
 		return store.Run{}, fmt.Errorf("cancel run %s: %w", runID, err)
+	}
+	if !run.Status.Terminal() {
+		row, err := e.st.StepGet(ctx, run.ID, compKey)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+		case err != nil:
+			return run, fmt.Errorf("cancel run %s: %w", run.ID, err)
+		case !row.Status.Terminal() && rowStateOf(row).Saga != nil:
+			return run, &CompensatingError{RunID: run.ID, Order: rowStateOf(row).Saga.Order}
+		}
 	}
 	keep, err := e.compensatesOnCancel(ctx, run)
 	if err != nil {
@@ -164,6 +180,18 @@ func (e *Engine) Cancel(ctx context.Context, runID string) (store.Run, error) {
 	e.beatPools()
 	e.wakePools()
 	return run, nil
+}
+
+// CompensatingError is a cancel refused because the run is compensating:
+// its saga began, and its compensations run to their end.
+type CompensatingError struct {
+	RunID string
+	Order []string // the steps whose compensation the saga runs, in order
+}
+
+func (e *CompensatingError) Error() string {
+	return fmt.Sprintf("run %s is compensating (%s); once its compensations have begun a cancel is not taken: they run to their end",
+		e.RunID, strings.Join(e.Order, ", "))
 }
 
 // Retry redrives a failed (or canceled) run: completed steps are kept; the
@@ -201,6 +229,19 @@ func (e *Engine) Retry(ctx context.Context, runID, fromStep string) (store.Run, 
 	if err != nil {
 		return run, fmt.Errorf("retry run %s: %w", run.ID, err)
 	}
+	// A saga that ran undid the steps whose compensation completed: they
+	// run again, and every step downstream of them (their outputs came
+	// from what was undone), whatever else is reset (semantics.md §14).
+	undone := undoneBySaga(steps)
+	if len(undone) > 0 {
+		for _, s := range l.g.Steps { // topological order: needs come first
+			for _, n := range s.Needs {
+				if undone[n] {
+					undone[s.Name] = true
+				}
+			}
+		}
+	}
 	atts, err := e.st.AttemptList(ctx, run.ID, "")
 	if err != nil {
 		return run, fmt.Errorf("retry run %s: %w", run.ID, err)
@@ -212,10 +253,15 @@ func (e *Engine) Retry(ctx context.Context, runID, fromStep string) (store.Run, 
 	now := e.clk.Now()
 	t := store.Transition{RunID: run.ID, Now: now}
 	for _, s := range steps {
-		if fromStep != "" && !reset[s.Step] {
+		switch {
+		case isComp(s.Step):
+			// The saga's rows are cleared, whatever they hold: the run
+			// has no saga until a failure begins another, which runs
+			// each compensation afresh.
+		case undone[s.Step]:
+		case fromStep != "" && !reset[s.Step]:
 			continue
-		}
-		if fromStep == "" && s.Status != store.StepFailed && s.Status != store.StepCanceled {
+		case fromStep == "" && s.Status != store.StepFailed && s.Status != store.StepCanceled:
 			continue
 		}
 		w := store.StepWrite{Key: s.Key, Step: s.Step, Index: s.Index, Iteration: s.Iteration, Status: store.StepPending,
@@ -246,6 +292,28 @@ func (e *Engine) Retry(ctx context.Context, runID, fromStep string) (store.Run, 
 		return run, fmt.Errorf("retry run %s: %w", run.ID, err)
 	}
 	return run, nil
+}
+
+// undoneBySaga returns the steps of a run's rows whose compensation
+// completed in the saga the run ran, or nil when it ran none.
+func undoneBySaga(steps []store.Step) map[string]bool {
+	var saga *sagaState
+	for _, s := range steps {
+		if s.Key == compKey {
+			saga = rowStateOf(s).Saga
+		}
+	}
+	if saga == nil {
+		return nil
+	}
+	undone := map[string]bool{}
+	for _, s := range steps {
+		if name, ok := strings.CutSuffix(s.Key, compSuffix); ok && name != "" && s.Status == store.StepCompleted &&
+			slices.Contains(saga.Order, name) {
+			undone[name] = true
+		}
+	}
+	return undone
 }
 
 // SignalDataError is a signal refused because its data does not have the

@@ -107,9 +107,11 @@ func (e *Engine) DeadLetterRetry(ctx context.Context, id int64) (store.DeadLette
 		l.attempt = r.lastAtt[d.StepKey]
 		f := newFlight(l, run)
 		stop := context.AfterFunc(ctx, f.cancel)
+		started := e.clk.Now()
 		res := f.do(e)
 		stop()
 		f.cancel()
+		e.recordLetterAttempt(ctx, r, l, started, res)
 		if res.err == nil {
 			out := r.red.clean(res.out)
 			d, err = e.st.DeadLetterUpdate(ctx, store.DeadLetterUpdateParams{ID: id, Status: store.DeadLetterRetried,
@@ -138,13 +140,38 @@ func (e *Engine) DeadLetterRetry(ctx context.Context, id int64) (store.DeadLette
 	return d, fmt.Errorf("dead letter %d (%s) failed again: %s; %w", id, d.StepKey, se.Message, ErrRetryFailed)
 }
 
+// recordLetterAttempt stores a dead letter retry's attempt, ended, with
+// the step key's other attempts, so that their numbers go on from it: the
+// next try, a later dlq retry and a redrive of the run number after it
+// (FLOWRUN_ATTEMPT is never given twice for one step key). The run has
+// ended and nobody holds it, so the write needs no lease. It is a record:
+// a store that refuses it does not undo what the attempt did, and the
+// letter is updated all the same (its numbers then repeat one).
+func (e *Engine) recordLetterAttempt(ctx context.Context, r *runner, l *launch, started time.Time, res flightResult) {
+	a := store.AttemptWrite{StepKey: l.u.key, Attempt: l.attempt, Status: store.AttemptCompleted, Owner: e.opts.Owner.String(),
+		StartedAt: started, FinishedAt: e.clk.Now(), IdempotencyKey: l.idem}
+	if res.err != nil {
+		a.Status = store.AttemptFailed
+		se := *res.err
+		se.Message = r.red.text(se.Message)
+		se.Output = nil
+		a.Error = mustJSON(&se)
+		if res.err.Output != nil {
+			a.Output = r.red.json(r.red.clean(res.err.Output))
+		}
+	} else {
+		a.Output = r.red.json(r.red.clean(res.out))
+	}
+	_, _ = e.st.TransitionCommit(ctx, []store.Transition{{RunID: r.run.ID, Now: a.FinishedAt, Attempts: []store.AttemptWrite{a}}})
+}
+
 // letterBackoff applies the step's retry policy to the failed try (the
 // tries-th) of a dead letter retry, as scheduleRetry does in a run: another
 // try is due when attempts are left and retry.when holds, after the
 // policy's backoff with jitter.
 func (sc *scheduler) letterBackoff(ctx context.Context, u unit, se *stepError, tries int) (time.Duration, bool) {
 	rp := u.s.Retry
-	if rp == nil || tries >= rp.Attempts || ctx.Err() != nil {
+	if rp == nil || tries >= rp.Attempts || ctx.Err() != nil || neverRetried[se.Kind] {
 		return 0, false
 	}
 	if rp.When != nil {

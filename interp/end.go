@@ -69,9 +69,25 @@ func (sc *scheduler) failRun(se *stepError, step string) {
 		Title: se.Title, Detail: se.Detail, Instance: se.Instance}
 	if sc.sagaRunning() {
 		// The saga itself cannot go on (a retry past the deadline): the
-		// run ends with the error that started it.
+		// run ends with the error that started it, which its run_failed
+		// event and failed alert name, as endSaga's do; a deadline that
+		// cut it short is still a timed_out alert.
+		if se.Kind == "deadline" {
+			sc.alert("timed_out", "", se.Message)
+		}
+		cut := se.Message
+		re = runError{}
 		_ = json.Unmarshal(sc.sagaOf().Error, &re)
 		re.Compensations = sc.sagaResults()
+		step = re.Step
+		se = &stepError{Kind: re.Kind, Message: re.Message}
+		// The saga ended, cut short: its row says why (not canceled, as
+		// the unfinished rows stopAll ends are).
+		row := sc.row(unit{s: sc.l.step(compKey), key: compKey, idx: -1, iter: -1})
+		row.Status, row.FinishedAt = store.StepFailed, sc.now
+		row.Error = mustJSON(&stepError{Kind: "compensation", Type: problemType("compensation"),
+			Message: "the saga was cut short: " + sc.red.text(cut)})
+		sc.put(row, nil)
 	} else if sc.startSaga(re, false) {
 		return
 	}

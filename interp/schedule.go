@@ -203,11 +203,8 @@ func (sc *scheduler) input() map[string]any {
 func (sc *scheduler) dataAct(u *unit) *expr.Activation {
 	a := sc.act(u)
 	a.Secrets = sc.secrets
-	if u != nil {
-		a.Run.Attempt = sc.lastAtt[u.key] + 1
-		if isComp(u.key) {
-			a.Error = sc.sagaError()
-		}
+	if u != nil && isComp(u.key) {
+		a.Error = sc.sagaError()
 	}
 	return a
 }

@@ -199,9 +199,19 @@ func (sc *scheduler) unitDoneClean(u unit, v any, b json.RawMessage, attempts in
 	sc.tx.event("step_completed", u.key, map[string]any{"attempts": row.Attempts})
 }
 
+// neverRetried are the error kinds no retry policy retries (semantics.md
+// §6 rule 1), whichever way the error came: the same attempt would give
+// the same error (an http body over limits.output_bytes), or the run is
+// ending. An attempt's end, a mock's included, checks its kind here.
+var neverRetried = map[string]bool{"signal": true, "expression": true, "secret": true, "until_exhausted": true,
+	"fail": true, "deadline": true, "canceled": true, "attempt_cap": true, "output_limit": true, "interrupted": true,
+	"concurrency": true}
+
 // unitFailed ends a unit as failed, or schedules its next attempt when
-// retryable and its retry policy allows.
+// retryable (and the error's kind is not one never retried) and its retry
+// policy allows.
 func (sc *scheduler) unitFailed(u unit, se *stepError, retryable bool) {
+	retryable = retryable && !neverRetried[se.Kind]
 	se.Message = sc.red.text(se.Message)
 	if se.Type == "" {
 		se.Type = problemType(se.Kind)

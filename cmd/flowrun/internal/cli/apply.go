@@ -122,7 +122,7 @@ func (e *env) apply(ctx context.Context, paths []string, o *applyOptions) error 
 	if err != nil {
 		return err
 	}
-	prog := &progress{w: e.stderr, quiet: e.display.quiet}
+	prog := e.newProgress()
 	eng := e.engine(st, prog.event)
 	res, err := e.storeVersions(ctx, eng, mod)
 	if err != nil {

@@ -184,6 +184,9 @@ type commandEngine struct {
 	st      store.Store
 	onEvent atomic.Pointer[func(store.Event)]
 	events  *eventQueue
+	// prog is the progress lines of the run the command drives
+	// (newProgress), which drive tells the run it drives.
+	prog *progress
 }
 
 // Main runs the flowrun command line with args (without the program name)

@@ -66,7 +66,7 @@ names that decision and exits 6.`,
 				if err != nil {
 					return err
 				}
-				prog := &progress{w: e.stderr, quiet: e.display.quiet}
+				prog := e.newProgress()
 				eng := e.engine(st, prog.event)
 				if run.Status.Terminal() {
 					if *choose != "" {
@@ -153,7 +153,7 @@ WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 					}
 					return usageErrorf("run %s is %s; only a failed or canceled run can be retried", run.ID, run.Status).hint(h)
 				}
-				prog := &progress{w: e.stderr, quiet: e.display.quiet}
+				prog := e.newProgress()
 				eng := e.engine(st, prog.event)
 				if *choose != "" {
 					// Refused before the redrive writes anything.
@@ -406,7 +406,7 @@ func (e *env) continueHere(ctx context.Context, ref string) error {
 	if err != nil {
 		return err
 	}
-	prog := &progress{w: e.stderr, quiet: e.display.quiet}
+	prog := e.newProgress()
 	eng := e.engine(st, prog.event)
 	if run, err = eng.Rebind(ctx, run.ID); err != nil {
 		return storeError(fmt.Sprintf("checking the version of run %s", run.ID), err)

@@ -117,6 +117,9 @@ func (e *env) drive(ctx context.Context, eng *interp.Engine, runID string, asJSO
 			}
 		}
 	}()
+	if e.cmdEngine.prog != nil {
+		e.cmdEngine.prog.follow(runID)
+	}
 	err := e.driveShown(ctx, sctx, eng, runID, drain, notices)
 	close(stopWatch)
 	<-watchDone

@@ -167,6 +167,28 @@ type progress struct {
 	// whose starts and ends are folded into a line a second at most.
 	foreach map[string]*itemCount
 	buf     []byte // the line being written, kept for the next
+	// top is the run driven (follow); a line of another run, a child,
+	// names it, with its workflow when a child_started event named it
+	// (children), so that a child's "run failed" does not read as the
+	// end of the run driven.
+	top      string
+	children map[string]string // child run id → workflow
+}
+
+// newProgress makes the progress lines of the command's run, which drive
+// tells the run it drives.
+func (e *env) newProgress() *progress {
+	p := &progress{w: e.stderr, quiet: e.display.quiet}
+	e.cmdEngine.prog = p
+	return p
+}
+
+// follow sets the run whose lines are printed without its id: the run
+// driven, whose children's lines are marked as theirs.
+func (p *progress) follow(runID string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.top = runID
 }
 
 // itemCount is what the progress lines say of a foreach step's items.
@@ -183,6 +205,18 @@ func (p *progress) event(ev store.Event) {
 	defer p.mu.Unlock()
 	if p.quiet {
 		return
+	}
+	if ev.Kind == "child_started" {
+		var d struct {
+			Child    string `json:"child_run_id"`
+			Workflow string `json:"workflow"`
+		}
+		if json.Unmarshal(ev.Data, &d) == nil && d.Child != "" {
+			if p.children == nil {
+				p.children = map[string]string{}
+			}
+			p.children[d.Child] = d.Workflow
+		}
 	}
 	if p.foldItem(ev) {
 		return
@@ -262,7 +296,14 @@ func (p *progress) line(ev store.Event, msg string) {
 	b := append(p.buf[:0], '[')
 	b = ev.At.Local().AppendFormat(b, "15:04:05")
 	b = append(b, "] "...)
-	if p.withRun {
+	switch {
+	case p.withRun:
+		b = append(append(b, ev.RunID...), ": "...)
+	case p.top != "" && ev.RunID != p.top:
+		b = append(b, "child "...)
+		if wf := p.children[ev.RunID]; wf != "" {
+			b = append(append(b, termtext.Line(wf)...), ' ')
+		}
 		b = append(append(b, ev.RunID...), ": "...)
 	}
 	b = append(append(b, msg...), '\n')

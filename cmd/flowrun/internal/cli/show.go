@@ -178,8 +178,10 @@ func writeHumanView(w io.Writer, v *interp.RunView, items itemsView, now time.Ti
 		if strings.HasPrefix(s.Detail, "caught by ") {
 			detail += " (" + s.Detail + ")"
 		}
-		if strings.HasPrefix(s.Detail, "breaker ") && !s.Status.Terminal() {
-			detail = "" // parked on a breaker: say so, then the last error
+		if strings.HasPrefix(s.Detail, "breaker ") && !s.Status.Terminal() || s.Status == store.StepWaiting && s.Detail != "" {
+			// Parked (on a breaker, a retry's backoff): say on what and
+			// until when, then the last error.
+			detail = ""
 		}
 		if detail == "" && !s.Status.Terminal() || detail == "" && (s.Status == "skipped" || s.Status == "canceled") {
 			detail = s.Detail
