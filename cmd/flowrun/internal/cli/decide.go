@@ -87,17 +87,25 @@ func alreadyDecided(ctx context.Context, eng *interp.Engine, run store.Run) erro
 		return storeError(fmt.Sprintf("reading the history of run %s", run.ID), err)
 	}
 	if d != nil {
-		return decidedError(d)
+		return decidedError(d, "")
 	}
 	return nil
 }
 
 // decidedError is the exit of a decision that came too late: the run was
-// decided already, by someone else or at the same moment (exit 6).
-func decidedError(d *interp.DecidedError) *exitError {
+// decided already, by someone else or at the same moment (exit 6). server
+// is the URL of --server, "" on the store: through a server the hint
+// names it, and follows the replacing run with logs -f (the server's
+// workers run it; resume would run nothing).
+func decidedError(d *interp.DecidedError, server string) *exitError {
 	h := fmt.Sprintf("See the decision with: flowrun logs %s", d.RunID)
-	if d.NewRunID != "" {
+	switch {
+	case d.NewRunID != "" && server != "":
+		h = fmt.Sprintf("Follow the run that replaced it with: flowrun logs %s -f --server %s", d.NewRunID, server)
+	case d.NewRunID != "":
 		h = fmt.Sprintf("Follow the run that replaced it with: flowrun resume %s", d.NewRunID)
+	case server != "":
+		h += " --server " + server
 	}
 	return (&exitError{code: ExitConflict, msg: d.Error()}).hint(h)
 }
@@ -110,7 +118,7 @@ func (e *env) decideOne(ctx context.Context, eng *interp.Engine, run store.Run, 
 	d, err := eng.Decide(ctx, interp.DecideParams{RunID: run.ID, Choice: c, By: e.decidedBy(how), From: from})
 	var de *interp.DecidedError
 	if errors.As(err, &de) {
-		return run, decidedError(de)
+		return run, decidedError(de, "")
 	}
 	if errors.Is(err, store.ErrConflict) {
 		hint := fmt.Sprintf("See the changes with: flowrun plan FILE, or: flowrun diff %s@%s %s@NEWEST", run.Workflow, run.Version, run.Workflow)
