@@ -166,6 +166,19 @@ func (e *env) applyDecide(ctx context.Context, eng *interp.Engine, run store.Run
 	}
 	next := run
 	for i, b := range blocked {
+		if b.Status != store.RunBlocked {
+			// Parked on an older MAJOR: blocked now, as a claim would,
+			// just before it is decided (versioning §5).
+			r, err := eng.Rebind(ctx, b.ID)
+			if err != nil {
+				return run, storeError(fmt.Sprintf("checking the version of run %s", b.ID), err)
+			}
+			if r.Status != store.RunBlocked {
+				fmt.Fprintf(e.stderr, "flowrun apply: run %s was not decided: it is %s now and no longer waits for a decision.\n", b.ID, r.Status)
+				continue
+			}
+			b = r
+		}
 		choice := interp.Choice(onMajor)
 		how, from := "apply --on-major", b.Version
 		if prompt {
@@ -231,7 +244,11 @@ func (e *env) blockedError(ctx context.Context, eng *interp.Engine, blocked []st
 		fmt.Fprintf(e.stderr, "  migrate would keep: %s; re-run: %s\n", orNone(plan.Keep), orNone(plan.Rerun))
 	}
 	for _, o := range blocked[1:] {
-		fmt.Fprintf(e.stderr, "flowrun %s: run %s (version %s) is blocked too.\n", e.verb, o.ID, o.Version)
+		if o.Status == store.RunBlocked {
+			fmt.Fprintf(e.stderr, "flowrun %s: run %s (version %s) is blocked too.\n", e.verb, o.ID, o.Version)
+		} else {
+			fmt.Fprintf(e.stderr, "flowrun %s: run %s (version %s, %s) needs a decision too: it is blocked when it goes on.\n", e.verb, o.ID, o.Version, o.Status)
+		}
 	}
 	return (&exitError{code: ExitDecision,
 		msg: fmt.Sprintf("run %s is blocked: a new MAJOR version of %q is stored and a decision is needed", run.ID, run.Workflow)}).
