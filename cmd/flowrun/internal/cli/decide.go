@@ -233,8 +233,8 @@ func (e *env) blockedError(ctx context.Context, eng *interp.Engine, blocked []st
 	if err != nil {
 		return storeError("planning the decision for run "+run.ID, err)
 	}
-	fmt.Fprintf(e.stderr, "flowrun %s: run %s is bound to version %s; version %s is stored and differs in a %s way:\n",
-		e.verb, run.ID, plan.From, plan.To, plan.Bump)
+	fmt.Fprintf(e.stderr, "flowrun %s: run %s is bound to version %s; version %s %s:\n",
+		e.verb, run.ID, plan.From, plan.To, plan.Differs())
 	for _, c := range plan.Changes {
 		fmt.Fprintf(e.stderr, "  %s\n", termtext.Line(c.String()))
 	}
