@@ -55,6 +55,13 @@ major).`,
 						load = e.load
 					}
 				}
+				if refs != [2]string{} && e.remote.url == "" {
+					if _, err := e.openStore(ctx, false); errors.Is(err, errNoDatabase) {
+						// Nothing is stored: the stored side says so
+						// below, rather than the file's child unknown.
+						load = e.loadFilesOnly
+					}
+				}
 				for i, a := range args {
 					if refs[i] != "" {
 						continue
