@@ -234,7 +234,7 @@ func VersionRefusal(mod *lang.Module, w *lang.Workflow, c interp.VersionCheck) e
 	switch {
 	case errors.As(c.Refused, &be):
 		d := w.BumpDiagnostic(be)
-		at := w.File
+		at := versionAt(w)
 		if d.Subject != nil {
 			at = fmt.Sprintf("%s:%d:%d", d.Subject.Filename, d.Subject.Start.Line, d.Subject.Start.Column)
 		}
@@ -245,9 +245,19 @@ func VersionRefusal(mod *lang.Module, w *lang.Workflow, c interp.VersionCheck) e
 	case errors.As(c.Refused, &inUse):
 		return versionInUse(w, c.Against, graph.RequiredBump(c.Changes), inUse)
 	case c.Refused != nil:
-		return newDeployError(fmt.Sprintf("%s: %v", w.File, c.Refused), "Fix the workflow's version and apply again.", nil, nil)
+		return newDeployError(fmt.Sprintf("%s: %v", versionAt(w), c.Refused), "Fix the workflow's version and apply again.", nil, nil)
 	}
 	return nil
+}
+
+// versionAt is where w's version attribute is, FILE:LINE:COL, for a
+// refusal of the version (the file alone when it has no position).
+func versionAt(w *lang.Workflow) string {
+	r := w.VersionRange()
+	if r.Filename == "" || r.Start.Line == 0 {
+		return w.File
+	}
+	return fmt.Sprintf("%s:%d:%d", r.Filename, r.Start.Line, r.Start.Column)
 }
 
 // versionInUse refuses to replace development version v of w while
@@ -261,7 +271,7 @@ func versionInUse(w *lang.Workflow, v store.Version, need graph.Bump, in *store.
 	}
 	next := graph.SemVer{Major: v.Major, Minor: v.Minor, Patch: v.Patch}.Next(max(need, graph.BumpPatch))
 	return newDeployError(fmt.Sprintf("%s: workflow %q version %s is stored with another graph and cannot be replaced: run %s%s is bound to it and is still %s",
-		w.File, w.Name, v.Version, in.Run, others, in.Status),
+		versionAt(w), w.Name, v.Version, in.Run, others, in.Status),
 		fmt.Sprintf("A development version is replaced only when no unfinished run is bound to it. Let the run finish or cancel it (flowrun cancel %s), then apply again; or set version = %q in %s to store a new version beside it.",
 			in.Run, next.String(), w.File), nil, nil)
 }

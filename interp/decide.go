@@ -505,6 +505,23 @@ func (e *Engine) replaceWrites(ctx context.Context, plan *DecisionPlan, newID st
 	return ids, nil
 }
 
+// Differs says how the newest version differs from the run's, to follow
+// "version TO": "is stored and differs in a MAJOR way", or, for a new
+// MAJOR whose changes need less (a larger bump than needed is allowed,
+// and the run is blocked by the version number, versioning §4), "is a new
+// MAJOR (its changes need only MINOR)".
+func (p *DecisionPlan) Differs() string {
+	from, ferr := graph.ParseVersion(p.From)
+	to, terr := graph.ParseVersion(p.To)
+	if ferr == nil && terr == nil && to.Major > from.Major && p.Bump < graph.BumpMajor {
+		if p.Bump == graph.BumpNone {
+			return "is a new MAJOR (its changes need no bump)"
+		}
+		return fmt.Sprintf("is a new MAJOR (its changes need only %s)", p.Bump)
+	}
+	return fmt.Sprintf("is stored and differs in a %s way", p.Bump)
+}
+
 // Describe says in words what a choice does to the run of the plan.
 func (p *DecisionPlan) Describe(c Choice) string {
 	switch c {

@@ -53,11 +53,16 @@ func (e *Engine) PlanRuns(ctx context.Context, p PlanRunsParams) ([]RunPlan, err
 	return out, nil
 }
 
-// BlockedRuns returns run, blocked by a new MAJOR version, and the other
-// blocked runs of its workflow after it: the runs a decision about that
-// version concerns.
+// BlockedRuns returns run, blocked by a new MAJOR version, and after it
+// the other runs of its workflow a decision about that version concerns:
+// those blocked, and those parked bound to an older MAJOR that a decision
+// can be taken on now (OfferDecision: nobody holds them, no cancel request,
+// not decided old, not a child kept to its pin), which apply announced as
+// blocked when it stored the version. It writes nothing: a parked one is
+// blocked (Rebind) just before it is decided.
 func (e *Engine) BlockedRuns(ctx context.Context, run store.Run) ([]store.Run, error) {
-	others, err := e.st.RunList(ctx, store.RunListParams{Status: store.RunBlocked, Workflow: run.Workflow})
+	others, err := e.st.RunList(ctx, store.RunListParams{Workflow: run.Workflow,
+		Statuses: []store.RunStatus{store.RunBlocked, store.RunPending, store.RunWaiting}})
 	if err != nil {
 		return nil, fmt.Errorf("listing the blocked runs of workflow %q: %w", run.Workflow, err)
 	}
@@ -69,6 +74,18 @@ func (e *Engine) BlockedRuns(ctx context.Context, run store.Run) ([]store.Run, e
 		r, err := e.st.RunGet(ctx, o.ID)
 		if err != nil {
 			return nil, fmt.Errorf("reading run %s: %w", o.ID, err)
+		}
+		if r.Status != store.RunBlocked {
+			if r.Status.Terminal() {
+				continue
+			}
+			offer, err := e.OfferDecision(ctx, r)
+			if err != nil {
+				return nil, err
+			}
+			if !offer.Offer {
+				continue
+			}
 		}
 		blocked = append(blocked, r)
 	}

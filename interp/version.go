@@ -138,11 +138,41 @@ func (e *Engine) binding(ctx context.Context, run store.Run, extra string) (Bind
 	if err != nil || !b.Block {
 		return b, err
 	}
+	if run.ParentRunID == "" && startedUnder(run, vs, extra) {
+		// Started on its version knowingly (a pinned start, an apply of
+		// an older file) while the newer MAJORs were stored already: they
+		// are not news to it (spec/versioning.md §4).
+		return Bind(run.Version, stored, pin, true)
+	}
 	old, err := e.decidedOld(ctx, run.ID)
 	if err != nil || !old {
 		return b, err
 	}
 	return Bind(run.Version, stored, pin, true)
+}
+
+// startedUnder reports whether every stored version of a newer MAJOR than
+// run's was stored before the run was created (and extra, a version about
+// to be stored and not stored yet, is not one): the run was started on its version with
+// them in view, so they do not block it.
+func startedUnder(run store.Run, vs []store.Version, extra string) bool {
+	cur, err := graph.ParseVersion(run.Version)
+	if err != nil || run.CreatedAt.IsZero() {
+		return false
+	}
+	stored := false
+	for _, v := range vs {
+		stored = stored || v.Version == extra
+	}
+	if x, err := graph.ParseVersion(extra); err == nil && x.Major > cur.Major && !stored {
+		return false
+	}
+	for _, v := range vs {
+		if v.Major > cur.Major && !v.CreatedAt.Before(run.CreatedAt) {
+			return false
+		}
+	}
+	return true
 }
 
 // childPin returns the version pin of the parent step that started a

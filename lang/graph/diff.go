@@ -29,7 +29,7 @@ package graph
 // while nothing uses it.
 //
 // PATCH: description, step timeout, retry, breaker reference, breaker
-// blocks, concurrency block, alerts, limits, deadline, secrets, schedules
+// blocks, a compensation's timeout and retry, concurrency block, alerts, limits, deadline, secrets, schedules
 // and webhooks (added, removed or changed: they start runs, they do not
 // change what a run does).
 //
@@ -278,10 +278,32 @@ func (d *differ) stepDependsOn(path string, o, n *Step, _ *stepDiff) {
 	}
 }
 
-// stepCompensate reports a changed compensation: a MINOR change, as catch.
+// stepCompensate reports a changed compensation: its action or on_cancel
+// (or the block added or removed) is a MINOR change, as catch; its
+// timeout and retry are its run policy, PATCH as a step's are. A
+// compensation's timeout defaults to the step's, so a step's timeout
+// changed is not a MINOR change through it.
 func (d *differ) stepCompensate(path string, o, n *Step, _ *stepDiff) {
-	if !diffSame(o.Compensate, n.Compensate) {
-		d.add(path, BumpMinor, "compensate changed")
+	oc, nc := o.Compensate, n.Compensate
+	if oc == nil || nc == nil || oc.OnCancel != nc.OnCancel || !diffSame(oc.Action, nc.Action) {
+		if !diffSame(oc, nc) {
+			d.add(path, BumpMinor, "compensate changed")
+		}
+		return
+	}
+	if oc.TimeoutMS != nc.TimeoutMS {
+		d.add(path, BumpPatch, "compensate timeout changed (%s → %s)", diffMS(oc.TimeoutMS), diffMS(nc.TimeoutMS))
+	}
+	switch or, nr := oc.Retry, nc.Retry; {
+	case or == nil && nr == nil:
+	case or == nil:
+		d.add(path, BumpPatch, "compensate retry added (%d attempts)", nr.Attempts)
+	case nr == nil:
+		d.add(path, BumpPatch, "compensate retry removed")
+	default:
+		if parts := retryParts(or, nr); len(parts) > 0 {
+			d.add(path, BumpPatch, "compensate retry changed (%s)", strings.Join(parts, ", "))
+		}
 	}
 }
 

@@ -154,7 +154,7 @@ func (m Model) View() string {
 	p := m.plan
 	head := []string{
 		st.Title.Render(theme.Cut(termtext.Line(fmt.Sprintf("Run %s of %s %s", p.Run.ID, p.Run.Workflow, state(p.Run.Status))), w)),
-		theme.Cut(fmt.Sprintf("It is bound to %s; %s is stored and differs in a %s way.", p.From, p.To, p.Bump), w),
+		theme.Cut(fmt.Sprintf("It is bound to %s; %s %s.", p.From, p.To, p.Differs()), w),
 		"",
 	}
 	body := m.lines()

@@ -168,3 +168,59 @@ func TestDeadLettersAndBreakersFromEngine(t *testing.T) {
 
 // boxed is flat for a screen with a dialog: the dialog's borders go too.
 func boxed(s string) string { return flat(strings.ReplaceAll(s, "│", " ")) }
+
+// TestDecideHelpOffersOnlyWorkingChoices: when the newest version needs an
+// input the run was not started with, neither new nor migrate can work;
+// the decision screen says why, and its help bar offers only old (n and m
+// do nothing there).
+func TestDecideHelpOffersOnlyWorkingChoices(t *testing.T) {
+	b := fixture.New(t)
+	b.StoreHCL(t, shipV1)
+	run := b.Drive(t, b.Start(t, "ship", nil).ID)
+	b.StoreHCL(t, strings.NewReplacer("1.0.0", "2.0.0", `step "ask"`, `input "region" {
+    type = string
+  }
+  step "ask"`).Replace(shipV1))
+	if r, err := b.Engine.Rebind(context.Background(), run.ID); err != nil || r.Status != store.RunBlocked {
+		t.Fatalf("rebind %s: %s, %v", run.ID, r.Status, err)
+	}
+	m := newRoot(t, feed.Local(b.Engine, "tui (user test)"), b)
+	m = press(t, m, "d")
+	if m.decide == nil || !strings.Contains(boxed(m.View()), "Neither new nor migrate can work") {
+		t.Fatalf("d did not show why new and migrate cannot work:\n%s", m.View())
+	}
+	// 2.0.0 is MAJOR by its number; its changes need MAJOR too (an input
+	// added without a default).
+	if !strings.Contains(boxed(m.View()), "It is bound to 1.0.0; 2.0.0 is stored and differs in a MAJOR way.") {
+		t.Fatalf("the screen does not say how 2.0.0 differs:\n%s", m.View())
+	}
+	lines := strings.Split(strings.TrimRight(m.View(), "\n"), "\n")
+	help := lines[len(lines)-1]
+	if !strings.Contains(help, "old") || strings.Contains(help, "new") || strings.Contains(help, "migrate") {
+		t.Fatalf("help bar %q offers a choice that cannot work", help)
+	}
+	if m = press(t, m, "n"); m.confirm != nil {
+		t.Fatalf("n asked to confirm a choice that cannot work:\n%s", m.View())
+	}
+}
+
+// TestDecideSaysMajorByNumber: a new MAJOR whose changes need less (here
+// a step added: MINOR) blocks the run by its number; the decision screen
+// says so rather than "differs in a MINOR way".
+func TestDecideSaysMajorByNumber(t *testing.T) {
+	b := fixture.New(t)
+	b.StoreHCL(t, shipV1)
+	run := b.Drive(t, b.Start(t, "ship", nil).ID)
+	b.StoreHCL(t, strings.NewReplacer("1.0.0", "2.0.0", `step "ask"`, `step "note" {
+    set { text = "v2" }
+  }
+  step "ask"`).Replace(shipV1))
+	if r, err := b.Engine.Rebind(context.Background(), run.ID); err != nil || r.Status != store.RunBlocked {
+		t.Fatalf("rebind %s: %s, %v", run.ID, r.Status, err)
+	}
+	m := newRoot(t, feed.Local(b.Engine, "tui (user test)"), b)
+	m = press(t, m, "d")
+	if v := boxed(m.View()); m.decide == nil || !strings.Contains(v, "2.0.0 is a new MAJOR (its changes need only MINOR).") {
+		t.Fatalf("the screen does not say 2.0.0 blocks by its number:\n%s", m.View())
+	}
+}

@@ -24,7 +24,16 @@ func (m Model) helpKeys() keys.Help {
 	case m.signal != nil:
 		return keys.Help{Short: []key.Binding{k.Submit, k.Next, key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close"))}}
 	case m.decide != nil:
-		return keys.Help{Short: []key.Binding{k.Old, k.New, k.Migrate, key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close"))}}
+		// Only the choices the screen takes: a choice that cannot work
+		// is said in the body, and its key does nothing.
+		short := []key.Binding{k.Old}
+		if p := m.decide.Plan(); p == nil || p.NewErr == nil {
+			short = append(short, k.New)
+		}
+		if p := m.decide.Plan(); p == nil || p.MigrateErr == nil {
+			short = append(short, k.Migrate)
+		}
+		return keys.Help{Short: append(short, key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close")))}
 	case m.jump != nil:
 		return keys.Help{Short: []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "go")), key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close"))}}
 	case m.screen == screenRuns && m.runs.Capturing():

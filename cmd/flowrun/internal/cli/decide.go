@@ -88,17 +88,25 @@ func alreadyDecided(ctx context.Context, eng *interp.Engine, run store.Run) erro
 		return storeError(fmt.Sprintf("reading the history of run %s", run.ID), err)
 	}
 	if d != nil {
-		return decidedError(d)
+		return decidedError(d, "")
 	}
 	return nil
 }
 
 // decidedError is the exit of a decision that came too late: the run was
-// decided already, by someone else or at the same moment (exit 6).
-func decidedError(d *interp.DecidedError) *exitError {
+// decided already, by someone else or at the same moment (exit 6). server
+// is the URL of --server, "" on the store: through a server the hint
+// names it, and follows the replacing run with logs -f (the server's
+// workers run it; resume would run nothing).
+func decidedError(d *interp.DecidedError, server string) *exitError {
 	h := fmt.Sprintf("See the decision with: flowrun logs %s", d.RunID)
-	if d.NewRunID != "" {
+	switch {
+	case d.NewRunID != "" && server != "":
+		h = fmt.Sprintf("Follow the run that replaced it with: flowrun logs %s -f --server %s", d.NewRunID, server)
+	case d.NewRunID != "":
 		h = fmt.Sprintf("Follow the run that replaced it with: flowrun resume %s", d.NewRunID)
+	case server != "":
+		h += " --server " + server
 	}
 	return (&exitError{code: ExitConflict, msg: d.Error()}).hint(h)
 }
@@ -111,7 +119,7 @@ func (e *env) decideOne(ctx context.Context, eng *interp.Engine, run store.Run, 
 	d, err := eng.Decide(ctx, interp.DecideParams{RunID: run.ID, Choice: c, By: e.decidedBy(how), From: from})
 	var de *interp.DecidedError
 	if errors.As(err, &de) {
-		return run, decidedError(de)
+		return run, decidedError(de, "")
 	}
 	if errors.Is(err, store.ErrConflict) {
 		hint := fmt.Sprintf("See the changes with: flowrun plan FILE, or: flowrun diff %s@%s %s@NEWEST", run.Workflow, run.Version, run.Workflow)
@@ -159,6 +167,19 @@ func (e *env) applyDecide(ctx context.Context, eng *interp.Engine, run store.Run
 	}
 	next := run
 	for i, b := range blocked {
+		if b.Status != store.RunBlocked {
+			// Parked on an older MAJOR: blocked now, as a claim would,
+			// just before it is decided (versioning §5).
+			r, err := eng.Rebind(ctx, b.ID)
+			if err != nil {
+				return run, storeError(fmt.Sprintf("checking the version of run %s", b.ID), err)
+			}
+			if r.Status != store.RunBlocked {
+				fmt.Fprintf(e.stderr, "flowrun apply: run %s was not decided: it is %s now and no longer waits for a decision.\n", b.ID, r.Status)
+				continue
+			}
+			b = r
+		}
 		choice := interp.Choice(onMajor)
 		how, from := "apply --on-major", b.Version
 		if prompt {
@@ -213,8 +234,8 @@ func (e *env) blockedError(ctx context.Context, eng *interp.Engine, blocked []st
 	if err != nil {
 		return storeError("planning the decision for run "+run.ID, err)
 	}
-	fmt.Fprintf(e.stderr, "flowrun %s: run %s is bound to version %s; version %s is stored and differs in a %s way:\n",
-		e.verb, run.ID, plan.From, plan.To, plan.Bump)
+	fmt.Fprintf(e.stderr, "flowrun %s: run %s is bound to version %s; version %s %s:\n",
+		e.verb, run.ID, plan.From, plan.To, plan.Differs())
 	for _, c := range plan.Changes {
 		fmt.Fprintf(e.stderr, "  %s\n", termtext.Line(c.String()))
 	}
@@ -224,7 +245,11 @@ func (e *env) blockedError(ctx context.Context, eng *interp.Engine, blocked []st
 		fmt.Fprintf(e.stderr, "  migrate would keep: %s; re-run: %s\n", orNone(plan.Keep), orNone(plan.Rerun))
 	}
 	for _, o := range blocked[1:] {
-		fmt.Fprintf(e.stderr, "flowrun %s: run %s (version %s) is blocked too.\n", e.verb, o.ID, o.Version)
+		if o.Status == store.RunBlocked {
+			fmt.Fprintf(e.stderr, "flowrun %s: run %s (version %s) is blocked too.\n", e.verb, o.ID, o.Version)
+		} else {
+			fmt.Fprintf(e.stderr, "flowrun %s: run %s (version %s, %s) needs a decision too: it is blocked when it goes on.\n", e.verb, o.ID, o.Version, o.Status)
+		}
 	}
 	return (&exitError{code: ExitDecision,
 		msg: fmt.Sprintf("run %s is blocked: a new MAJOR version of %q is stored and a decision is needed", run.ID, run.Workflow)}).

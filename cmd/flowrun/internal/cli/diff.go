@@ -44,12 +44,29 @@ major).`,
 				// file never opens the database.
 				var graphs [2]*graph.Graph
 				var refs [2]string
+				load := e.loadFilesOnly
 				for i, a := range args {
 					if isStoredRef(a) {
 						refs[i] = a
+						// A file compared with a stored version types a
+						// child in none of its files as the stored graph
+						// did: from the stored versions (else its output
+						// would be any, a change that is not there).
+						load = e.load
+					}
+				}
+				if refs != [2]string{} && e.remote.url == "" {
+					if _, err := e.openStore(ctx, false); errors.Is(err, errNoDatabase) {
+						// Nothing is stored: the stored side says so
+						// below, rather than the file's child unknown.
+						load = e.loadFilesOnly
+					}
+				}
+				for i, a := range args {
+					if refs[i] != "" {
 						continue
 					}
-					mod, err := e.loadFilesOnly(ctx, []string{a})
+					mod, err := load(ctx, []string{a})
 					if err != nil {
 						return err
 					}

@@ -11,6 +11,7 @@ import (
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/lang"
 	"github.com/flowrun/flowrun/lang/graph"
+	"github.com/flowrun/flowrun/store"
 	"github.com/hashicorp/hcl/v2"
 )
 
@@ -21,8 +22,11 @@ import (
 // A workflow step's child is looked up among the files and, when it is not
 // there, among the versions stored in the database (opened read-only, and
 // only then; a missing database holds none): validate, plan and apply
-// report a child found nowhere. graph and diff, which read one file of a
-// family, use the files only and leave such a child unchecked.
+// report a child found nowhere, and so does diff when it compares a file
+// with a stored version (the stored graph typed the child's output). graph,
+// and diff of two files, which read one file of a family, use the files
+// only and leave such a child unchecked. With --server the stored
+// versions are the server's.
 func (e *env) load(ctx context.Context, paths []string) (*lang.Module, error) {
 	return e.loadWith(ctx, paths, true)
 }
@@ -181,8 +185,13 @@ func shortHash(h string) string {
 }
 
 // storedGraphs returns the stored versions of workflow name, opening the
-// database read-only on first use; a missing database holds none.
+// database read-only on first use; a missing database holds none. With
+// --server they are the server's, so that a file compiles here to the
+// graph the server compiles it to (its children typed alike).
 func (e *env) storedGraphs(ctx context.Context, name string) ([]*graph.Graph, error) {
+	if e.remote.url != "" {
+		return e.serverGraphs(ctx, name)
+	}
 	st, err := e.openStore(ctx, false)
 	if errors.Is(err, errNoDatabase) {
 		return nil, nil
@@ -223,4 +232,30 @@ func compileError(diags hcl.Diagnostics, paths []string) error {
 	}
 	return usageErrorf("%s in %s", plural(n, "error", "errors"), where).
 		hint("Fix the errors above and run the command again.")
+}
+
+// serverGraphs is storedGraphs through the server: the graph of each
+// version it stores of workflow name (none when it stores no version).
+func (e *env) serverGraphs(ctx context.Context, name string) ([]*graph.Graph, error) {
+	d, err := e.door(ctx)
+	if err != nil {
+		return nil, err
+	}
+	what := fmt.Sprintf("reading the stored versions of workflow %q", name)
+	vs, err := d.Versions(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, remoteError(fmt.Errorf("%s: %w", what, err))
+	}
+	out := make([]*graph.Graph, 0, len(vs))
+	for _, v := range vs {
+		g, err := d.VersionGraph(ctx, name, v.Version)
+		if err != nil {
+			return nil, remoteError(fmt.Errorf("%s: version %s: %w", what, v.Version, err))
+		}
+		out = append(out, g)
+	}
+	return out, nil
 }

@@ -49,13 +49,10 @@ and runs) and diagnostics instead.`,
 					e.diags = &out.Diagnostics
 					defer func() { e.diags = nil }()
 				}
-				load := e.load
-				if e.remote.url != "" {
-					// The server compiles them again with its stored
-					// versions, a child in none of the files among them.
-					load = e.loadFilesOnly
-				}
-				mod, err := load(ctx, args)
+				// With --server a child in none of the files is read from
+				// the server, which compiles the files again with it: the
+				// graph here is the one the server plans.
+				mod, err := e.load(ctx, args)
 				if err != nil && out != nil {
 					var xe *exitError
 					if errors.As(err, &xe) && xe.code == ExitInvalid {

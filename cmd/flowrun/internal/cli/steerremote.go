@@ -57,7 +57,7 @@ func (e *env) resumeRemote(ctx context.Context, ref, choose string, detach, asJS
 	}
 	dec, err := d.Decide(ctx, ref, interp.Choice(choose), from, e.decidedBy("cli"))
 	if err != nil {
-		return decideError(e.serverRefusal(err))
+		return e.decideError(e.serverRefusal(err))
 	}
 	e.sayDecided(dec)
 	if detach {
@@ -137,12 +137,13 @@ func (e *env) leftToServer(v *interp.RunView, asJSON bool) error {
 	return nil
 }
 
-// decideError words a refused decision: decided by someone else first
-// (exit 6), or one the run's state does not allow (exit 2).
-func decideError(err error) error {
+// decideError words a refused decision through the server: decided by
+// someone else first (exit 6), or one the run's state does not allow
+// (exit 2).
+func (e *env) decideError(err error) error {
 	var de *interp.DecidedError
 	if errors.As(err, &de) {
-		return decidedError(de)
+		return decidedError(de, e.remote.url)
 	}
 	return controlError(err)
 }
