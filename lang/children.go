@@ -91,7 +91,7 @@ func (c *compiler) checkChild(a *actionDecl, input *graph.Value) *graph.Type {
 			return graph.TypeAny
 		}
 		c.errorf(a.WorkflowRange, "Unknown child workflow",
-			"No workflow %q with a version matching %q is in the files given or in the database. Apply it together with this file (flowrun apply parent.hcl child.hcl), or apply it first.",
+			"No workflow %q with a version matching %q is in the files given or in the database. Apply it together with this file, which stores both: flowrun apply parent.hcl child.hcl.",
 			a.Workflow, a.Pin)
 		return graph.TypeAny
 	}
