@@ -310,22 +310,64 @@ func (e *env) finish(ctx context.Context, eng *interp.Engine, runID string, asJS
 
 // withSignalHint gives the exit of a run parked on a signal whose wait
 // declares a type a hint with that type and a payload of it, ready to
-// edit (graph.Example), instead of --data '{...}'.
+// edit (graph.Example), instead of --data '{...}'. A run parked on a
+// child run that waits for a signal (however deep) gets the hint of that
+// signal, sent to the child, then the resume of the run.
 func (e *env) withSignalHint(ctx context.Context, eng *interp.Engine, run store.Run, err error) error {
-	name, ok := strings.CutPrefix(run.WaitReason, "signal:")
 	var ee *exitError
-	if !ok || run.Status != store.RunWaiting || !errors.As(err, &ee) {
+	if run.Status != store.RunWaiting || !errors.As(err, &ee) {
 		return err
 	}
-	g, gerr := eng.RunGraph(ctx, run)
+	waiter, name, ok := signalWaiter(ctx, eng, run, maxHintDepth)
+	if !ok {
+		return err
+	}
+	g, gerr := eng.RunGraph(ctx, waiter)
 	if gerr != nil {
 		return err
 	}
-	if t, ex, ok := interp.SignalExample(g, name); ok {
+	t, ex, typed := interp.SignalExample(g, name)
+	switch {
+	case waiter.ID == run.ID && typed:
 		ee.hintText = fmt.Sprintf("Its data has type %s. Send it with, for example: flowrun signal %s %s --data '%s', then: flowrun resume %s",
 			t, run.ID, name, ex, run.ID)
+	case waiter.ID != run.ID:
+		data, of := "{...}", ""
+		if typed {
+			data, of = string(ex), fmt.Sprintf(" (its data has type %s)", t)
+		}
+		ee.hintText = fmt.Sprintf("Its child run %s (%s) waits for signal %s%s. Send it with, for example: flowrun signal %s %s --data '%s', then: flowrun resume %s",
+			waiter.ID, waiter.Workflow, name, of, waiter.ID, name, data, run.ID)
 	}
 	return err
+}
+
+// maxHintDepth is how deep withSignalHint looks among child runs.
+const maxHintDepth = 8
+
+// signalWaiter is the run that waits for a signal on run's behalf: run
+// itself when it is parked on one, else the first child run (depth first,
+// at most depth levels down) parked on one, with the signal's name.
+func signalWaiter(ctx context.Context, eng *interp.Engine, run store.Run, depth int) (store.Run, string, bool) {
+	if name, ok := strings.CutPrefix(run.WaitReason, "signal:"); ok {
+		return run, name, true
+	}
+	if depth == 0 || !strings.HasPrefix(run.WaitReason, "child") {
+		return store.Run{}, "", false
+	}
+	kids, err := eng.Store().RunChildren(ctx, run.ID)
+	if err != nil {
+		return store.Run{}, "", false
+	}
+	for _, k := range kids {
+		if k.Status != store.RunWaiting {
+			continue
+		}
+		if w, name, ok := signalWaiter(ctx, eng, k, depth-1); ok {
+			return w, name, true
+		}
+	}
+	return store.Run{}, "", false
 }
 
 // exitForStatus maps a run's status to the exit code, with a hint for the
