@@ -270,7 +270,7 @@ func (e *Engine) viewRunner(ctx context.Context, run store.Run) (*runner, error)
 		started = run.CreatedAt
 	}
 	r.info = expr.RunInfo{ID: run.ID, Workflow: run.Workflow, Version: run.Version, Key: run.Key,
-		Attempt: run.AttemptsUsed, StartedAt: started.UTC().Format(time.RFC3339)}
+		Attempt: runAttempt(run), StartedAt: started.UTC().Format(time.RFC3339)}
 	steps, err := e.st.StepList(ctx, run.ID)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: load steps: %w", run.ID, err)

@@ -318,7 +318,7 @@ func (e *env) withSignalHint(ctx context.Context, eng *interp.Engine, run store.
 	if run.Status != store.RunWaiting || !errors.As(err, &ee) {
 		return err
 	}
-	waiter, name, ok := signalWaiter(ctx, eng, run, maxHintDepth)
+	waiter, name, ok := eng.SignalWaiter(ctx, run)
 	if !ok {
 		return err
 	}
@@ -340,34 +340,6 @@ func (e *env) withSignalHint(ctx context.Context, eng *interp.Engine, run store.
 			waiter.ID, waiter.Workflow, name, of, waiter.ID, name, data, run.ID)
 	}
 	return err
-}
-
-// maxHintDepth is how deep withSignalHint looks among child runs.
-const maxHintDepth = 8
-
-// signalWaiter is the run that waits for a signal on run's behalf: run
-// itself when it is parked on one, else the first child run (depth first,
-// at most depth levels down) parked on one, with the signal's name.
-func signalWaiter(ctx context.Context, eng *interp.Engine, run store.Run, depth int) (store.Run, string, bool) {
-	if name, ok := strings.CutPrefix(run.WaitReason, "signal:"); ok {
-		return run, name, true
-	}
-	if depth == 0 || !strings.HasPrefix(run.WaitReason, "child") {
-		return store.Run{}, "", false
-	}
-	kids, err := eng.Store().RunChildren(ctx, run.ID)
-	if err != nil {
-		return store.Run{}, "", false
-	}
-	for _, k := range kids {
-		if k.Status != store.RunWaiting {
-			continue
-		}
-		if w, name, ok := signalWaiter(ctx, eng, k, depth-1); ok {
-			return w, name, true
-		}
-	}
-	return store.Run{}, "", false
 }
 
 // exitForStatus maps a run's status to the exit code, with a hint for the

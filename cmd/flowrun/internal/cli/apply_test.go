@@ -103,7 +103,7 @@ workflow "parent" {
 		t.Helper()
 		var out, errs bytes.Buffer
 		e := &env{stdout: &out, stderr: &errs, getenv: func(string) string { return "" },
-			clock: clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)), opened: counted}
+			clock: clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)), opened: openedStore{st: counted}}
 		if code := e.main(ctx, append([]string{"apply", "--no-tui"}, args...)); code != ExitOK {
 			t.Fatalf("apply %v: exit %d\n%s", args, code, errs.String())
 		}

@@ -159,11 +159,8 @@ type env struct {
 	// default under the working directory, none found).
 	dsnFrom string
 	project project.Project
-	opened  store.Store
-	// noTables is the store's account of a PostgreSQL schema that holds no
-	// flowrun tables, which a verb that only reads found instead of
-	// creating them (openStore, noDatabase); it names no password.
-	noTables  string
+	// opened is the store once openStore opened it.
+	opened    openedStore
 	cmdEngine commandEngine
 	traces    commandTraces // the tracer of the command's engine (tracing.go)
 	// remote is the server of a remote verb (--server, FLOWRUN_SERVER)
@@ -173,6 +170,16 @@ type env struct {
 	// by URL (load.go): one fetch, and one document, per URL a command.
 	documents *docfetch.Cache
 	closers   []func() error
+}
+
+// openedStore is what openStore found: the store, or why a verb that
+// only reads has none.
+type openedStore struct {
+	st store.Store
+	// noTables is the store's account of a PostgreSQL schema that holds
+	// no flowrun tables, which a verb that only reads found instead of
+	// creating them (openStore, noDatabase); it names no password.
+	noTables string
 }
 
 // commandEngine is the command's engine over st (env.engine), onEvent

@@ -208,12 +208,12 @@ WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 // foreground apply drives) has not expired, or "" when nobody holds it or
 // it cannot be read. Only on a store: a server's workers hold its runs.
 func (e *env) heldBy(ctx context.Context, id string) string {
-	if e.remote.url != "" || e.opened == nil {
+	if e.remote.url != "" || e.opened.st == nil {
 		return ""
 	}
 	now := e.clock.Now()
 	for range 2 {
-		r, err := e.opened.RunGet(ctx, id)
+		r, err := e.opened.st.RunGet(ctx, id)
 		if err != nil {
 			return ""
 		}

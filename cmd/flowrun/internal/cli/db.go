@@ -75,7 +75,7 @@ var errNoDatabase = backend.ErrNoDatabase
 // empty, says what was looked for ("no run has an id starting with ...").
 func (e *env) noDatabase(what string) *exitError {
 	if backend.IsPostgres(e.dsn) {
-		msg := e.noTables + " (" + e.storeOrigin() + ")"
+		msg := e.opened.noTables + " (" + e.storeOrigin() + ")"
 		if what != "" {
 			msg = what + ": " + msg
 		}
@@ -103,8 +103,8 @@ func (e *env) noDatabase(what string) *exitError {
 // (0600) and its directory (0700), or the tables. The store refuses, without
 // writing to it, a file that is not a flowrun database.
 func (e *env) openStore(ctx context.Context, create bool) (store.Store, error) {
-	if e.opened != nil {
-		return e.opened, nil
+	if e.opened.st != nil {
+		return e.opened.st, nil
 	}
 	opts := backend.Options{CreateFile: create, NoCreateTables: !create, QueryTimeout: e.queryTimeout}
 	if !backend.IsPostgres(e.dsn) {
@@ -119,7 +119,7 @@ func (e *env) openStore(ctx context.Context, create bool) (store.Store, error) {
 	case errors.Is(err, backend.ErrNoDatabase):
 		return nil, errNoDatabase
 	case errors.Is(err, backend.ErrNoTables):
-		e.noTables = err.Error()
+		e.opened.noTables = err.Error()
 		return nil, errNoDatabase
 	case errors.Is(err, backend.ErrBadDSN):
 		// A URL that does not parse is the user's mistake, like any
@@ -130,7 +130,7 @@ func (e *env) openStore(ctx context.Context, create bool) (store.Store, error) {
 	case err != nil:
 		return nil, &exitError{code: ExitStore, err: err, hintText: openHint(err)}
 	}
-	e.opened = o.Store
+	e.opened.st = o.Store
 	e.closers = append(e.closers, o.Store.Close)
 	return o.Store, nil
 }
