@@ -38,6 +38,7 @@ func TestShownDSN(t *testing.T) {
 	for _, tc := range []struct{ dsn, want string }{
 		{"postgres://u:s3cret@h:5432/db?sslmode=disable", "postgres://u:xxxxx@h:5432/db?sslmode=disable"},
 		{"postgres://u@h/db?sslmode=disable&password=s3cret", "postgres://u@h/db?sslmode=disable&password=xxxxx"},
+		{"postgres://h/db?user=u&password=s3cret&sslmode=require", "postgres://h/db?user=u&password=xxxxx&sslmode=require"},
 		{"mysql://u:s3cret@h/db", "mysql://u:xxxxx@h/db"},
 		{"host=db user=u password=s3cret dbname=prod", "host=db user=u password=xxxxx dbname=prod"},
 		{"host=db password='s3 cret' dbname=prod", "host=db password=xxxxx dbname=prod"},

@@ -314,7 +314,7 @@ func (e *env) main(ctx context.Context, args []string) int {
 			return e.report(err)
 		}
 		if verbose {
-			fmt.Fprintf(e.stderr, "flowrun %s: using the store %s, %s\n", cmd.name, safeDSN(e.dsn), e.storeOrigin())
+			fmt.Fprintf(e.stderr, "flowrun %s: using the store %s, %s\n", cmd.name, store.ShownDSN(e.dsn), e.storeOrigin())
 		}
 	}
 	if cmd.reads {

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"io"
 	"log/slog"
-	"net/url"
 	"strings"
 
 	"github.com/flowrun/flowrun/clock"
@@ -17,7 +16,7 @@ import (
 // a run carries run_id, and step and attempt when it is about one; its
 // time is the engine clock's. What is logged is what the store holds
 // (events are redacted before they are stored) and the database's
-// address without its password (safeDSN): secrets never appear.
+// address without its password (store.ShownDSN): secrets never appear.
 
 // logFlags are --log-format and --log-level.
 type logFlags struct {
@@ -107,18 +106,4 @@ func logEvent(l *slog.Logger, ev store.Event) {
 		attrs = append(attrs, slog.Int("attempt", n))
 	}
 	l.LogAttrs(ctx, lvl, eventWordsOf(ev, &d), attrs...)
-}
-
-// safeDSN is the database's address without a password, for logs.
-func safeDSN(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil || u.Scheme == "" || u.Opaque != "" {
-		return dsn // a file path
-	}
-	q := u.Query()
-	if q.Has("password") {
-		q.Set("password", "xxxxx")
-		u.RawQuery = q.Encode()
-	}
-	return u.Redacted()
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/store/backend"
 	"os"
 	"path/filepath"
@@ -116,14 +117,14 @@ A config file that holds a password must be readable by its owner alone
 					return usageErrorf("%v", err).hint("Pass a directory where a .flowrun/ directory can be made.")
 				}
 				if !created {
-					fmt.Fprintf(e.stdout, "%s is a flowrun project already; its store is %s\n", p.Dir, safeDSN(p.Store))
+					fmt.Fprintf(e.stdout, "%s is a flowrun project already; its store is %s\n", p.Dir, store.ShownDSN(p.Store))
 					return nil
 				}
 				e.dsn, e.dsnFrom, e.project = p.Store, "project", p
 				if _, err := e.openStore(ctx, true); err != nil {
 					return err
 				}
-				fmt.Fprintf(e.stdout, "made %s with the store %s\n", p.Dir, safeDSN(p.Store))
+				fmt.Fprintf(e.stdout, "made %s with the store %s\n", p.Dir, store.ShownDSN(p.Store))
 				return nil
 			}
 		},

@@ -18,6 +18,7 @@ import (
 
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/server"
+	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/telemetry"
 	"github.com/flowrun/flowrun/telemetry/tracing"
 	"github.com/flowrun/flowrun/web"
@@ -224,7 +225,7 @@ func (e *env) serve(ctx context.Context, c serveConfig) error {
 	}
 	defer ln.Close() // a no-op once the server has closed it
 	if note := e.newStoreNote(); note != "" {
-		c.log.Info(note, "db", safeDSN(e.dsn))
+		c.log.Info(note, "db", store.ShownDSN(e.dsn))
 	}
 	st, err := e.openStore(ctx, true)
 	if err != nil {
@@ -293,8 +294,8 @@ func (e *env) serve(ctx context.Context, c serveConfig) error {
 	if w != nil {
 		work = fmt.Sprintf("a worker of up to %d runs", c.worker)
 	}
-	lg.Info(fmt.Sprintf("listening on %s://%s (%s, %s) over %s; stop with Ctrl-C or SIGTERM", scheme, addr, auth, work, safeDSN(e.dsn)),
-		"addr", addr, "db", safeDSN(e.dsn))
+	lg.Info(fmt.Sprintf("listening on %s://%s (%s, %s) over %s; stop with Ctrl-C or SIGTERM", scheme, addr, auth, work, store.ShownDSN(e.dsn)),
+		"addr", addr, "db", store.ShownDSN(e.dsn))
 	lg.Debug(describeRetention(c.retain))
 	stopRetention := startRetention(ctx, eng, c.retain)
 	defer stopRetention()

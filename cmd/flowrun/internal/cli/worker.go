@@ -139,7 +139,7 @@ func (e *env) work(ctx context.Context, o workOptions) error {
 	defer signal.Stop(sigs)
 
 	if note := e.newStoreNote(); note != "" {
-		log.Info(note, "db", safeDSN(e.dsn))
+		log.Info(note, "db", store.ShownDSN(e.dsn))
 	}
 	st, err := e.openStore(ctx, true)
 	if err != nil {
@@ -163,8 +163,8 @@ func (e *env) work(ctx context.Context, o workOptions) error {
 	if err := w.Start(runCtx); err != nil {
 		return fmt.Errorf("starting the worker: %w", err)
 	}
-	log.Info(fmt.Sprintf("working on %s with up to %d runs at once; stop with Ctrl-C or SIGTERM", safeDSN(e.dsn), concurrency),
-		"db", safeDSN(e.dsn), "concurrency", concurrency)
+	log.Info(fmt.Sprintf("working on %s with up to %d runs at once; stop with Ctrl-C or SIGTERM", store.ShownDSN(e.dsn), concurrency),
+		"db", store.ShownDSN(e.dsn), "concurrency", concurrency)
 	log.Debug(describeRetention(o.retain))
 	stopRetention := startRetention(ctx, eng, o.retain)
 	defer stopRetention()
