@@ -136,11 +136,6 @@ func lineEntry(ln interp.OutputLine) LogEntry {
 const (
 	followEvery = 200 * time.Millisecond
 	followGap   = 20 * time.Millisecond
-	// followOutage is how long a follow reads again, every second, a
-	// store that fails (a database restarting or failing over) before
-	// it gives up: a worker's default lease, for which workers ride out
-	// the same failure.
-	followOutage = 30 * time.Second
 )
 
 // Log implements LogReader.
@@ -166,7 +161,7 @@ func (l *Local) Log(ctx context.Context, ref string, q LogQuery, each func(LogEn
 		}
 		return lw.end()
 	}
-	var failingSince time.Time // the first failed read of a failing period
+	var out Outage // a store that fails is read again (StoreOutage)
 	for {
 		// Read the status before the events and output, so the events of
 		// the final transition are given before stopping.
@@ -180,25 +175,14 @@ func (l *Local) Log(ctx context.Context, ref string, q LogQuery, each func(LogEn
 			if ctx.Err() != nil {
 				return nil
 			}
-			// A store that fails for a while (not a run that is gone, nor
-			// a newer schema) is read again, every second, for up to
-			// followOutage: the run goes on once it answers.
-			now := l.clk.Now()
-			if failingSince.IsZero() {
-				failingSince = now
-			}
-			if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrSchemaTooNew) || now.Sub(failingSince) >= followOutage {
+			// The run goes on once the store answers.
+			if again, _ := out.Failed(err, l.clk.Now()); !again {
 				return err
 			}
-			t := l.clk.NewTimer(time.Second)
-			select {
-			case <-t.C():
-			case <-ctx.Done():
-				t.Stop()
-			}
+			out.Pause(ctx, l.clk)
 			continue
 		}
-		failingSince = time.Time{}
+		out.Answered(l.clk.Now())
 		if cur.Status.Terminal() {
 			return lw.end()
 		}

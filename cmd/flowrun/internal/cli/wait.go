@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
 )
@@ -69,18 +69,14 @@ WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 	}
 }
 
-// waitOutage is how long wait reads again a store that fails (a database
-// that restarts or fails over) before it gives up with exit 5: a worker's
-// default lease, for which workers ride out the same failure.
-const waitOutage = 30 * time.Second
-
 // waitEnd reads the run until it is terminal or blocked, timeout passes
 // (when more than 0) or ctx ends, and returns it as last read. A read
-// that fails is tried again every second for up to waitOutage, said once
+// that fails is tried again every second for up to api.StoreOutage, said once
 // on stderr, as the run goes on meanwhile; a run that is gone, a newer
 // schema, or a store that fails for longer ends the wait with the error.
 func (e *env) waitEnd(ctx context.Context, st store.Store, runID string, timeout time.Duration) (store.Run, error) {
-	var deadline, failingSince time.Time
+	var deadline time.Time
+	var out api.Outage
 	if timeout > 0 {
 		deadline = e.clock.Now().Add(timeout)
 	}
@@ -88,27 +84,23 @@ func (e *env) waitEnd(ctx context.Context, st store.Store, runID string, timeout
 		run, err := st.RunGet(context.WithoutCancel(ctx), runID)
 		if err != nil {
 			now := e.clock.Now()
-			switch {
-			case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrSchemaTooNew), ctx.Err() != nil,
-				!deadline.IsZero() && !now.Before(deadline):
+			if ctx.Err() != nil || (!deadline.IsZero() && !now.Before(deadline)) {
 				return run, storeError("reading run "+runID, err)
-			case failingSince.IsZero():
-				failingSince = now
-				fmt.Fprintf(e.stderr, "flowrun wait: %v; reading the run again every second for up to %s\n", err, waitOutage)
-			case now.Sub(failingSince) >= waitOutage:
-				return run, storeError(fmt.Sprintf("reading run %s: the store kept failing for %s", runID, waitOutage), err)
 			}
-			t := e.clock.NewTimer(time.Second)
-			select {
-			case <-t.C():
-			case <-ctx.Done():
-				t.Stop()
+			again, first := out.Failed(err, now)
+			switch {
+			case !again && first: // gone, or a newer schema
+				return run, storeError("reading run "+runID, err)
+			case !again:
+				return run, storeError(fmt.Sprintf("reading run %s: the store kept failing for %s", runID, api.StoreOutage), err)
+			case first:
+				fmt.Fprintf(e.stderr, "flowrun wait: %v; reading the run again every second for up to %s\n", err, api.StoreOutage)
 			}
+			out.Pause(ctx, e.clock)
 			continue
 		}
-		if !failingSince.IsZero() {
-			fmt.Fprintf(e.stderr, "flowrun wait: the store answers again after failing for %s\n", e.clock.Now().Sub(failingSince).Round(time.Millisecond))
-			failingSince = time.Time{}
+		if d := out.Answered(e.clock.Now()); d > 0 {
+			fmt.Fprintf(e.stderr, "flowrun wait: the store answers again after failing for %s\n", d.Round(time.Millisecond))
 		}
 		if run.Status.Terminal() || run.Status == store.RunBlocked || ctx.Err() != nil {
 			return run, nil
