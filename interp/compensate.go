@@ -16,6 +16,7 @@ package interp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -260,4 +261,91 @@ func (e *Engine) compensatesOnCancel(ctx context.Context, run store.Run) (bool, 
 		}
 	}
 	return false, nil
+}
+
+// sagaRunning returns the order of the compensations of run runID when its
+// saga has begun and not ended, else nil.
+func (e *Engine) sagaRunning(ctx context.Context, runID string) ([]string, error) {
+	row, err := e.st.StepGet(ctx, runID, compKey)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case !row.Status.Terminal() && rowStateOf(row).Saga != nil:
+		return rowStateOf(row).Saga.Order, nil
+	}
+	return nil, nil
+}
+
+// cancelKeep names the unfinished runs of root's tree that a cancel of
+// root leaves to a runner instead of ending them at once
+// (store.RunCancelParams.Keep): those with a compensation to run on a
+// cancel (on_cancel) and those whose saga has begun, which runs to its
+// end (semantics.md §14; a cancel by request of such a run itself is
+// refused before, Cancel).
+// A child run is one more level of the same rule, so a child that
+// booked something is undone when its parent is canceled, as it would be
+// if it were canceled itself.
+func (e *Engine) cancelKeep(ctx context.Context, root store.Run) ([]string, error) {
+	var keep []string
+	for level := []store.Run{root}; len(level) > 0; {
+		var next []store.Run
+		for _, run := range level {
+			if run.Status.Terminal() {
+				continue
+			}
+			l, err := e.load(ctx, run.Workflow, run.GraphHash)
+			if err != nil {
+				return keep, err
+			}
+			kept := false
+			if len(l.compensations().steps) > 0 {
+				if kept, err = e.compensatesOnCancel(ctx, run); err != nil {
+					return keep, err
+				}
+			}
+			if !kept && len(l.compensations().steps) > 0 {
+				order, err := e.sagaRunning(ctx, run.ID)
+				if err != nil {
+					return keep, fmt.Errorf("read the saga of run %s: %w", run.ID, err)
+				}
+				kept = order != nil
+			}
+			if kept {
+				keep = append(keep, run.ID)
+			}
+			kids, err := e.st.RunChildren(ctx, run.ID)
+			if err != nil {
+				return keep, err
+			}
+			next = append(next, kids...)
+		}
+		level = next
+	}
+	return keep, nil
+}
+
+// Canceling lists the runs of rootID's tree that a cancel left to a
+// runner (cancelKeep): unfinished, with their cancel requested, each to
+// end after the compensations it runs. Drive of rootID claims them.
+func (e *Engine) Canceling(ctx context.Context, rootID string) ([]store.Run, error) {
+	var out []store.Run
+	for level := []string{rootID}; len(level) > 0; {
+		var next []string
+		for _, id := range level {
+			kids, err := e.st.RunChildren(ctx, id)
+			if err != nil {
+				return out, fmt.Errorf("read the child runs of run %s: %w", id, err)
+			}
+			for _, k := range kids {
+				if !k.Status.Terminal() && k.CancelRequested {
+					out = append(out, k)
+				}
+				next = append(next, k.ID)
+			}
+		}
+		level = next
+	}
+	return out, nil
 }

@@ -153,16 +153,15 @@ func (e *Engine) Cancel(ctx context.Context, runID string) (store.Run, error) {
 		return store.Run{}, fmt.Errorf("cancel run %s: %w", runID, err)
 	}
 	if !run.Status.Terminal() {
-		row, err := e.st.StepGet(ctx, run.ID, compKey)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-		case err != nil:
+		order, err := e.sagaRunning(ctx, run.ID)
+		if err != nil {
 			return run, fmt.Errorf("cancel run %s: %w", run.ID, err)
-		case !row.Status.Terminal() && rowStateOf(row).Saga != nil:
-			return run, &CompensatingError{RunID: run.ID, Order: rowStateOf(row).Saga.Order}
+		}
+		if order != nil {
+			return run, &CompensatingError{RunID: run.ID, Order: order}
 		}
 	}
-	keep, err := e.compensatesOnCancel(ctx, run)
+	keep, err := e.cancelKeep(ctx, run)
 	if err != nil {
 		return run, fmt.Errorf("cancel run %s: %w", runID, err)
 	}

@@ -192,8 +192,11 @@ func (r *runner) flush(ctx context.Context) error {
 		return err
 	}
 	r.applyRun(t)
-	if len(t.Children) > 0 && r.solo.Swap(false) {
-		r.e.wakePools() // the tree has a new run for the claim loop
+	if len(t.Children) > 0 {
+		// The tree has a new run for the claim loop, which may be
+		// asleep until this runner ends (an action of it in flight).
+		r.solo.Store(false)
+		r.e.wakePools()
 	}
 	r.observe(&t)
 	if len(t.Alerts) > 0 {
@@ -255,9 +258,22 @@ func (r *runner) finish(ctx context.Context) {
 // out. A crash before this is repaired when the run is claimed again
 // (rebuild) or, for an ended run, not at all: its children finish on their
 // own and their parent ignores them.
+//
+// A child with compensations to run on a cancel (or a saga under way) is
+// left to a runner, as a cancel by request leaves it (Engine.cancelKeep):
+// this pool claims it, since it is of the same tree, and ends it after
+// them.
 func (r *runner) cancelChildren(ctx context.Context) {
 	for _, id := range r.afterEnd {
-		if _, err := r.e.st.RunCancel(ctx, store.RunCancelParams{RunID: id, Now: r.e.clk.Now()}); err == nil {
+		kid, err := r.e.st.RunGet(ctx, id)
+		if err != nil {
+			continue // a crash here is repaired likewise (above)
+		}
+		keep, err := r.e.cancelKeep(ctx, kid)
+		if err != nil {
+			continue
+		}
+		if _, err := r.e.st.RunCancel(ctx, store.RunCancelParams{RunID: id, Now: r.e.clk.Now(), Keep: keep}); err == nil {
 			r.e.beatPools()
 		}
 	}

@@ -567,10 +567,11 @@ func (p SignalSendParams) Check() error {
 type RunCancelParams struct {
 	RunID string
 	Now   time.Time
-	// Keep leaves the run itself (not its descendants) unfinished even
-	// when nobody holds it: flagged and due now, for a runner to end it
-	// after the compensations it runs on a cancel.
-	Keep bool
+	// Keep names the runs of the tree (the run itself or any of its
+	// descendants) left unfinished even when nobody holds them: flagged
+	// and due now, for a runner to end each after the compensations it
+	// runs on a cancel. The others that nobody holds end at once.
+	Keep []string
 }
 
 // Transition is one atomic change of a run's state. Everything in it is

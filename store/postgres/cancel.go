@@ -46,11 +46,7 @@ func (s *Store) RunCancel(ctx context.Context, p store.RunCancelParams) (store.R
 		if store.RunStatus(status).Terminal() {
 			return fmt.Errorf("run %s already %s; there is nothing to cancel: %w", p.RunID, status, store.ErrConflict)
 		}
-		keep := ""
-		if p.Keep {
-			keep = p.RunID
-		}
-		if err := w.cancelTree(p.RunID, now, keep); err != nil {
+		if err := w.cancelTree(p.RunID, now, p.Keep); err != nil {
 			return err
 		}
 		r, err = w.runGet(p.RunID)
@@ -61,8 +57,8 @@ func (s *Store) RunCancel(ctx context.Context, p store.RunCancelParams) (store.R
 
 // cancelTree flags every unfinished run of the tree of runID and ends at
 // once those nobody holds (RunCancel; also Transition.CancelTrees), but
-// the run keep ("": none), which a runner ends (RunCancelParams.Keep).
-func (w *wtx) cancelTree(runID string, now int64, keep string) error {
+// the runs keep names, which a runner ends (RunCancelParams.Keep).
+func (w *wtx) cancelTree(runID string, now int64, keep []string) error {
 	// (SQLite: MIN(a, b) is LEAST(a, b).)
 	if _, err := w.tx.Exec(w.ctx, treeCTE+` UPDATE runs SET
 				cancel_requested = true,
@@ -84,8 +80,8 @@ func (w *wtx) cancelTree(runID string, now int64, keep string) error {
 			WHERE id IN (SELECT id FROM tree)
 				AND status NOT IN ('completed', 'failed', 'canceled')
 				AND (lease_owner IS NULL OR lease_expires_at <= `+leaseNow(4, 2)+`)
-				AND id <> $5::text
-			RETURNING id`, runID, now, sqlrow.CanceledError, w.callerClock, keep, sqlrow.ErrorText([]byte(sqlrow.CanceledError)))
+				AND NOT (id = ANY($5::text[]))
+			RETURNING id`, runID, now, sqlrow.CanceledError, w.callerClock, nonNilIDs(keep), sqlrow.ErrorText([]byte(sqlrow.CanceledError)))
 	if err != nil {
 		return err
 	}
@@ -125,4 +121,13 @@ func (w *wtx) endCanceled(b *batch, id string, now int64) {
 			wake_pending = true
 		WHERE id = (SELECT parent_run_id FROM runs WHERE id = $1)
 			AND status IN ('pending', 'running', 'waiting')`, id, now)
+}
+
+// nonNilIDs is ids, an empty array for none: pgx sends a nil slice as
+// NULL, and id = ANY(NULL) is NULL, which NOT would not make true.
+func nonNilIDs(ids []string) []string {
+	if ids == nil {
+		return []string{}
+	}
+	return ids
 }

@@ -210,7 +210,7 @@ func (w *wtx) transition(t *store.Transition, res *store.TransitionResult) error
 		return err
 	}
 	for _, id := range t.CancelTrees {
-		if err := w.cancelTree(id, now, ""); err != nil {
+		if err := w.cancelTree(id, now, nil); err != nil {
 			return fmt.Errorf("canceling run %s: %w", id, err)
 		}
 	}

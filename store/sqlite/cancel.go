@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -42,11 +43,7 @@ func (s *Store) RunCancel(ctx context.Context, p store.RunCancelParams) (store.R
 		if store.RunStatus(status).Terminal() {
 			return fmt.Errorf("run %s already %s; there is nothing to cancel: %w", p.RunID, status, store.ErrConflict)
 		}
-		keep := ""
-		if p.Keep {
-			keep = p.RunID
-		}
-		if err := w.cancelTree(p.RunID, now, keep); err != nil {
+		if err := w.cancelTree(p.RunID, now, p.Keep); err != nil {
 			return err
 		}
 		r, err = sqlrow.ScanRun(w.queryRow(selectRunSQL, p.RunID))
@@ -57,8 +54,8 @@ func (s *Store) RunCancel(ctx context.Context, p store.RunCancelParams) (store.R
 
 // cancelTree flags every unfinished run of the tree of runID and ends at
 // once those nobody holds (RunCancel; also Transition.CancelTrees), but
-// the run keep ("": none), which a runner ends (RunCancelParams.Keep).
-func (w *wtx) cancelTree(runID string, now int64, keep string) error {
+// the runs keep names, which a runner ends (RunCancelParams.Keep).
+func (w *wtx) cancelTree(runID string, now int64, keep []string) error {
 	if _, err := w.exec(treeCTE+` UPDATE runs SET
 				cancel_requested = 1,
 				available_at = MIN(available_at, ?2),
@@ -82,8 +79,8 @@ func (w *wtx) cancelTree(runID string, now int64, keep string) error {
 			WHERE id IN (SELECT id FROM tree)
 				AND status NOT IN ('completed', 'failed', 'canceled')
 				AND (lease_owner IS NULL OR lease_expires_at <= ?2)
-				AND id != ?4
-			RETURNING id`, runID, now, sqlrow.CanceledError, keep, sqlrow.ErrorText([]byte(sqlrow.CanceledError)))
+				AND id NOT IN (SELECT value FROM json_each(?4))
+			RETURNING id`, runID, now, sqlrow.CanceledError, keepJSON(keep), sqlrow.ErrorText([]byte(sqlrow.CanceledError)))
 	if err != nil {
 		return err
 	}
@@ -122,4 +119,15 @@ func (w *wtx) endCanceled(id string, now int64) error {
 		return fmt.Errorf("waking the parent of run %s: %w", id, err)
 	}
 	return nil
+}
+
+// keepJSON is the JSON array of the runs cancelTree leaves to a runner
+// ("[]" for none: json_each of null would yield a NULL, and NOT IN a list
+// holding NULL is never true).
+func keepJSON(keep []string) string {
+	if len(keep) == 0 {
+		return "[]"
+	}
+	b, _ := json.Marshal(keep) // a []string always encodes
+	return string(b)
 }

@@ -264,7 +264,7 @@ func (w *wtx) fire(p store.ScheduleFireParams) (store.ScheduleFireResult, error)
 	}
 	if p.Overlap == store.OverlapCancelPrevious {
 		for _, id := range res.Unfinished {
-			if err := w.cancelTree(id, now, ""); err != nil {
+			if err := w.cancelTree(id, now, nil); err != nil {
 				return res, fmt.Errorf("canceling run %s: %w", id, err)
 			}
 		}

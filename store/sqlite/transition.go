@@ -268,7 +268,7 @@ func (w *wtx) transition(t *store.Transition) (store.TransitionResult, error) {
 		}
 	}
 	for _, id := range t.CancelTrees {
-		if err := w.cancelTree(id, now, ""); err != nil {
+		if err := w.cancelTree(id, now, nil); err != nil {
 			return res, fmt.Errorf("canceling run %s: %w", id, err)
 		}
 	}

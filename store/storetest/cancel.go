@@ -62,13 +62,29 @@ func testCancel(t *testing.T, newStore func(t *testing.T) store.Store) {
 			Run:   &store.RunUpdate{Status: &waiting, AvailableAt: ptr(at(time.Hour)), WaitReason: ptr("signal:approve"), Release: true},
 			Steps: []store.StepWrite{{Key: "gate", Step: "gate", Index: -1, Iteration: -1, Status: store.StepWaiting, WakeAt: at(time.Hour)}}})
 		f.insert(store.RunInsertParams{ID: "kid", ParentRunID: "r", ParentStepKey: "gate"})
-		got, err := f.s.RunCancel(f.ctx, store.RunCancelParams{RunID: "r", Now: at(time.Minute), Keep: true})
+		got, err := f.s.RunCancel(f.ctx, store.RunCancelParams{RunID: "r", Now: at(time.Minute), Keep: []string{"r"}})
 		noErr(t, "RunCancel", err)
 		eq(t, "status", got.Status, store.RunWaiting)
 		eq(t, "cancel requested", got.CancelRequested, true)
 		timeEq(t, "due now", got.AvailableAt, at(time.Minute))
 		eq(t, "the child ended", f.get("kid").Status, store.RunCanceled)
 		eq(t, "its steps untouched", f.steps("r")[0].Status, store.StepWaiting)
+	})
+
+	parallel(t, "a kept descendant is flagged and due, the rest of the tree ends", newStore, func(t *testing.T, f *fixture) {
+		f.insert(store.RunInsertParams{ID: "r"})
+		f.insert(store.RunInsertParams{ID: "kid", ParentRunID: "r", ParentStepKey: "a"})
+		f.insert(store.RunInsertParams{ID: "kid2", ParentRunID: "r", ParentStepKey: "b"})
+		f.insert(store.RunInsertParams{ID: "grandkid", ParentRunID: "kid", ParentStepKey: "c"})
+		got, err := f.s.RunCancel(f.ctx, store.RunCancelParams{RunID: "r", Now: at(time.Minute), Keep: []string{"kid"}})
+		noErr(t, "RunCancel", err)
+		eq(t, "the run ended", got.Status, store.RunCanceled)
+		kid := f.get("kid")
+		eq(t, "the kept child unfinished", kid.Status, store.RunPending)
+		eq(t, "its cancel requested", kid.CancelRequested, true)
+		eq(t, "due", kid.AvailableAt.After(at(time.Minute)), false)
+		eq(t, "the other child ended", f.get("kid2").Status, store.RunCanceled)
+		eq(t, "the kept child's own child ended", f.get("grandkid").Status, store.RunCanceled)
 	})
 
 	parallel(t, "leased run is flagged", newStore, func(t *testing.T, f *fixture) {

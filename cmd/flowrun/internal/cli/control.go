@@ -264,6 +264,9 @@ WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 				}
 				if view.Status == store.RunCanceled {
 					fmt.Fprintf(e.stdout, "run %s canceled\n", view.RunID)
+					if e.remote.url == "" {
+						return e.undoKept(ctx, d, view.RunID)
+					}
 				} else if view.Status != store.RunRunning {
 					// Nobody held it, and the store left it unfinished: it
 					// runs its compensations (on_cancel) before it ends.
@@ -415,6 +418,48 @@ func (e *env) continueHere(ctx context.Context, ref string) error {
 		return exitForStatus(run, "")
 	}
 	return e.drive(ctx, eng, rootOf(run), false)
+}
+
+// undoKept carries out the rest of a cancel of rootID that ended it: its
+// child runs left to a runner, which first run their compensations
+// (on_cancel, or a saga under way), run here when no live worker will.
+func (e *env) undoKept(ctx context.Context, d api.Service, rootID string) error {
+	st, run, err := e.findRun(ctx, rootID)
+	if err != nil {
+		return err
+	}
+	eng := e.engine(st, nil)
+	kept, err := eng.Canceling(ctx, run.ID)
+	if err != nil {
+		return storeError("reading the child runs of run "+run.ID, err)
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	for _, k := range kept {
+		fmt.Fprintf(e.stdout, "child run %s (%s): cancel requested; it runs its compensations first\n", k.ID, k.Workflow)
+	}
+	if n, err := d.LiveWorkers(ctx); err != nil || n > 0 {
+		fmt.Fprintf(e.stderr, "flowrun cancel: a worker runs the compensations of the child runs of run %s; follow them with: flowrun runs --status pending\n", run.ID)
+		return nil
+	}
+	prog := e.newProgress()
+	if err := e.drive(ctx, e.engine(st, prog.event), run.ID, false); err != nil {
+		if final, gerr := d.Run(ctx, run.ID); gerr != nil || final.Status != store.RunCanceled {
+			return err
+		}
+	}
+	left, err := eng.Canceling(ctx, run.ID)
+	if err != nil {
+		return storeError("reading the child runs of run "+run.ID, err)
+	}
+	for _, k := range left {
+		fmt.Fprintf(e.stderr, "flowrun cancel: child run %s is still %s; continue it with: flowrun resume %s\n", k.ID, k.Status, k.ID)
+	}
+	if len(left) > 0 {
+		return exitCode(ExitParked)
+	}
+	return nil
 }
 
 // confirm asks a yes/no question on the terminal; anything but y or yes
