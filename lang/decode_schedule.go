@@ -2,7 +2,9 @@ package lang
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/flowrun/flowrun/lang/expr"
 	"github.com/flowrun/flowrun/lang/graph"
@@ -71,7 +73,8 @@ func decodeScheduleBlock(block *hcl.Block, sm *SourceMap) (*scheduleDecl, hcl.Di
 	place := func(err error) {
 		diags = append(diags, scheduleDiag(err, at, block.DefRange))
 	}
-	if _, err := schedule.Parse(schedule.Params{Cron: cronText, Every: everyText, Timezone: tzText}); err != nil {
+	spec, err := schedule.Parse(schedule.Params{Cron: cronText, Every: everyText, Timezone: tzText})
+	if err != nil {
 		// A bad time zone and a bad timing are both reported (joined).
 		if j, ok := err.(interface{ Unwrap() []error }); ok {
 			for _, e := range j.Unwrap() {
@@ -111,6 +114,15 @@ func decodeScheduleBlock(block *hcl.Block, sm *SourceMap) (*scheduleDecl, hcl.Di
 		ms, d := literalDurationOrZero(a)
 		diags = append(diags, d...)
 		s.JitterMS = ms
+		if spec != nil && spec.Every() > 0 && !d.HasErrors() && time.Duration(ms)*time.Millisecond >= spec.Every() {
+			// Not wrong, but rarely meant: slots' runs may start out of
+			// order, and overlap then decides on runs not yet started.
+			r := a.Expr.Range()
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Jitter not shorter than the interval",
+				Detail: fmt.Sprintf("jitter delays each slot's run by up to %s, which is not less than every = %q: a slot's run may start after the next slot's. Make jitter shorter than the interval.",
+					jitterText(a), everyText),
+				Subject: &r})
+		}
 	}
 	if a := c.Attributes["inputs"]; a != nil {
 		v, d := decodeData(a.Expr)
@@ -219,4 +231,11 @@ func (c *compiler) checkRunInputs(sd *scheduleDecl, in *graph.Value) {
 		unknown: "Unknown schedule input", wrongType: "Incorrect schedule input type", missing: "Missing schedule input",
 		giver: "schedule " + strconv.Quote(sd.Name), where: "its inputs = { ... }",
 	})
+}
+
+// jitterText is the duration a schedule's jitter attribute was written as
+// (it decoded without error).
+func jitterText(a *hcl.Attribute) string {
+	v, _ := literal(a)
+	return v.AsString()
 }
