@@ -65,11 +65,93 @@ var ErrRetryFailed = errors.New("the letter stays open")
 // wait for the next attempt (and the attempt in flight), which counts as
 // a failure. Only exec and http items can be retried (the other actions
 // have no side effect to repeat).
+//
+// One letter is retried by one process at a time: the retry claims the
+// letter first and renews the claim while it runs, as a worker renews a
+// run's lease. A letter another process is retrying is refused with a
+// *store.LetterHeldError (nothing runs); a killed retry's claim lapses
+// after the engine's LeaseFor.
 func (e *Engine) DeadLetterRetry(ctx context.Context, id int64) (store.DeadLetter, error) {
 	d, err := e.openLetter(ctx, id)
 	if err != nil {
 		return d, err
 	}
+	o := e.opts.Owner
+	o.Worker = fmt.Sprintf("dlq%d", e.letterRetries.Add(1))
+	owner := o.String()
+	if d, err = e.claimLetter(ctx, id, owner); err != nil {
+		return d, err
+	}
+	ctx, lost := context.WithCancelCause(ctx)
+	defer lost(nil)
+	stopHold := e.holdLetter(ctx, id, owner, lost)
+	defer stopHold()
+	d, err = e.retryLetter(ctx, d, owner)
+	if d.ClaimOwner == owner {
+		// It ended before any attempt (the item cannot be retried): give
+		// the claim back now rather than at its lapse.
+		_, _ = e.st.DeadLetterUpdate(context.WithoutCancel(ctx), store.DeadLetterUpdateParams{ID: id, Owner: owner, Status: store.DeadLetterOpen, Now: e.clk.Now()})
+	}
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) && !errors.Is(cause, context.DeadlineExceeded) && err != nil {
+		return d, fmt.Errorf("retry dead letter %d: %w", id, cause)
+	}
+	return d, err
+}
+
+// claimLetter claims (or renews the claim on) a letter for owner; a letter
+// another process is retrying comes back as its *store.LetterHeldError.
+func (e *Engine) claimLetter(ctx context.Context, id int64, owner string) (store.DeadLetter, error) {
+	d, err := e.st.DeadLetterClaim(ctx, store.DeadLetterClaimParams{ID: id, Owner: owner, Now: e.clk.Now(), LeaseFor: e.opts.LeaseFor})
+	var held *store.LetterHeldError
+	switch {
+	case errors.As(err, &held):
+		return d, held
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrConflict):
+		return e.openLetter(ctx, id) // closed meanwhile: say so as openLetter does
+	case err != nil:
+		return d, fmt.Errorf("retry dead letter %d: %w", id, err)
+	}
+	return d, nil
+}
+
+// holdLetter renews owner's claim on letter id every Heartbeat until the
+// returned stop is called. A claim another process took over (this one
+// stalled for a whole lease) cancels ctx through lost with the reason: the
+// attempt in flight stops and the retry's end is refused by the store.
+// A renewal the store failed is tried again at the next beat.
+func (e *Engine) holdLetter(ctx context.Context, id int64, owner string, lost context.CancelCauseFunc) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			t := e.clk.NewTimer(e.opts.Heartbeat)
+			select {
+			case <-done:
+				t.Stop()
+				return
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C():
+			}
+			_, err := e.st.DeadLetterClaim(ctx, store.DeadLetterClaimParams{ID: id, Owner: owner, Now: e.clk.Now(), LeaseFor: e.opts.LeaseFor})
+			var held *store.LetterHeldError
+			if errors.As(err, &held) {
+				lost(fmt.Errorf("another process (%s) took over dead letter %d: this one stalled for longer than its claim: %w", held.Owner, id, store.ErrLeaseLost))
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}
+
+// retryLetter runs the retry of a claimed letter (DeadLetterRetry).
+func (e *Engine) retryLetter(ctx context.Context, d store.DeadLetter, owner string) (store.DeadLetter, error) {
+	id := d.ID
 	run, err := e.st.RunGet(ctx, d.RunID)
 	if err != nil {
 		return d, fmt.Errorf("retry dead letter %d: load run %s: %w", id, d.RunID, err)
@@ -114,7 +196,7 @@ func (e *Engine) DeadLetterRetry(ctx context.Context, id int64) (store.DeadLette
 		e.recordLetterAttempt(ctx, r, l, started, res)
 		if res.err == nil {
 			out := r.red.clean(res.out)
-			d, err = e.st.DeadLetterUpdate(ctx, store.DeadLetterUpdateParams{ID: id, Status: store.DeadLetterRetried,
+			d, err = e.st.DeadLetterUpdate(context.WithoutCancel(ctx), store.DeadLetterUpdateParams{ID: id, Owner: owner, Status: store.DeadLetterRetried,
 				Output: r.red.json(out), Now: e.clk.Now(), Events: []store.EventWrite{{Kind: "dead_letter_retried", StepKey: d.StepKey,
 					Data: r.red.json(map[string]any{"dead_letter": id, "attempt": f.attempt, "attempts": tries, "output": out})}}})
 			if err != nil {
@@ -131,7 +213,7 @@ func (e *Engine) DeadLetterRetry(ctx context.Context, id int64) (store.DeadLette
 	se.Message = r.red.text(se.Message)
 	se.Output = nil
 	errJSON := mustJSON(se) // its message is redacted and it has no output
-	d, err = e.st.DeadLetterUpdate(ctx, store.DeadLetterUpdateParams{ID: id, Status: store.DeadLetterOpen, Error: errJSON,
+	d, err = e.st.DeadLetterUpdate(context.WithoutCancel(ctx), store.DeadLetterUpdateParams{ID: id, Owner: owner, Status: store.DeadLetterOpen, Error: errJSON,
 		Now: e.clk.Now(), Events: []store.EventWrite{{Kind: "dead_letter_retry_failed", StepKey: d.StepKey,
 			Data: mustJSON(map[string]any{"dead_letter": id, "error": se, "attempts": tries})}}})
 	if err != nil {
