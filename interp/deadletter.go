@@ -177,6 +177,7 @@ func (e *Engine) retryLetter(ctx context.Context, d store.DeadLetter, owner stri
 	u := unit{s: s, key: d.StepKey, idx: d.Index, iter: -1, item: decodeJSON(d.Item)}
 	var se *stepError
 	tries := 0
+	notRun := "" // why the next try did not run (its breaker)
 	for {
 		r.now = e.clk.Now()
 		l, perr := r.sched.prepare(ctx, u)
@@ -184,21 +185,53 @@ func (e *Engine) retryLetter(ctx context.Context, d store.DeadLetter, owner stri
 			se = perr // the parameters do not evaluate: no attempt runs
 			break
 		}
+		br := r.sched.breakerOf(s)
+		var refused *stepError
+		if br != nil {
+			b, ok, berr := e.st.BreakerAcquire(ctx, store.BreakerAcquireParams{Name: br.Name, RunID: run.ID, StepKey: d.StepKey,
+				Now: r.now, TrialFor: r.sched.trialFor(s)})
+			if berr == nil && !ok {
+				r.sched.now = r.now
+				wake, detail := r.sched.breakerRefusal(br, b)
+				until := wake.UTC().Format(time.RFC3339)
+				if br.OnOpen != "fail" {
+					// A step would park without using an attempt; a retry
+					// has no run to park: nothing runs, and it says when
+					// the breaker lets an attempt through.
+					notRun = fmt.Sprintf("%s until %s, and a step waits for it without using an attempt; retry the letter after then (flowrun breakers shows the breaker)", detail, until)
+					if tries == 0 {
+						return d, fmt.Errorf("dead letter %d (%s) was not run: %s; %w", id, d.StepKey, notRun, ErrRetryFailed)
+					}
+					break
+				}
+				refused = &stepError{Kind: "breaker_open", Message: fmt.Sprintf("%s until %s, and it has on_open = \"fail\"", detail, until)}
+			}
+		}
 		tries++
 		r.lastAtt[d.StepKey]++
 		l.attempt = r.lastAtt[d.StepKey]
-		f := newFlight(l, run)
-		stop := context.AfterFunc(ctx, f.cancel)
+		var res flightResult
 		started := e.clk.Now()
-		res := f.do(e)
-		stop()
-		f.cancel()
-		e.recordLetterAttempt(ctx, r, l, started, res)
+		var bw *store.BreakerWrite
+		if refused != nil {
+			res.err = refused // used and failed, nothing ran, not counted
+		} else {
+			f := newFlight(l, run)
+			stop := context.AfterFunc(ctx, f.cancel)
+			res = f.do(e)
+			stop()
+			f.cancel()
+			if br != nil {
+				w := breakerWriteOf(br, d.StepKey, res.err)
+				bw = &w
+			}
+		}
+		e.recordLetterAttempt(ctx, r, l, started, res, bw)
 		if res.err == nil {
 			out := r.red.clean(res.out)
 			d, err = e.st.DeadLetterUpdate(context.WithoutCancel(ctx), store.DeadLetterUpdateParams{ID: id, Owner: owner, Status: store.DeadLetterRetried,
 				Output: r.red.json(out), Now: e.clk.Now(), Events: []store.EventWrite{{Kind: "dead_letter_retried", StepKey: d.StepKey,
-					Data: r.red.json(map[string]any{"dead_letter": id, "attempt": f.attempt, "attempts": tries, "output": out})}}})
+					Data: r.red.json(map[string]any{"dead_letter": id, "attempt": l.attempt, "attempts": tries, "output": out})}}})
 			if err != nil {
 				return d, fmt.Errorf("retry dead letter %d: %w", id, err)
 			}
@@ -219,6 +252,9 @@ func (e *Engine) retryLetter(ctx context.Context, d store.DeadLetter, owner stri
 	if err != nil {
 		return d, fmt.Errorf("retry dead letter %d: %w", id, err)
 	}
+	if notRun != "" {
+		return d, fmt.Errorf("dead letter %d (%s) failed again: %s; the next try was not run: %s; %w", id, d.StepKey, se.Message, notRun, ErrRetryFailed)
+	}
 	return d, fmt.Errorf("dead letter %d (%s) failed again: %s; %w", id, d.StepKey, se.Message, ErrRetryFailed)
 }
 
@@ -229,7 +265,12 @@ func (e *Engine) retryLetter(ctx context.Context, d store.DeadLetter, owner stri
 // ended and nobody holds it, so the write needs no lease. It is a record:
 // a store that refuses it does not undo what the attempt did, and the
 // letter is updated all the same (its numbers then repeat one).
-func (e *Engine) recordLetterAttempt(ctx context.Context, r *runner, l *launch, started time.Time, res flightResult) {
+//
+// bw is what the attempt tells its step's breaker (nil: it has none, or
+// the breaker refused the attempt), applied in the same commit as a run's
+// attempt applies it: a retry that succeeds closes the breaker, one that
+// fails counts as a failure of the service.
+func (e *Engine) recordLetterAttempt(ctx context.Context, r *runner, l *launch, started time.Time, res flightResult, bw *store.BreakerWrite) {
 	a := store.AttemptWrite{StepKey: l.u.key, Attempt: l.attempt, Status: store.AttemptCompleted, Owner: e.opts.Owner.String(),
 		StartedAt: started, FinishedAt: e.clk.Now(), IdempotencyKey: l.idem}
 	if res.err != nil {
@@ -244,7 +285,11 @@ func (e *Engine) recordLetterAttempt(ctx context.Context, r *runner, l *launch, 
 	} else {
 		a.Output = r.red.json(r.red.clean(res.out))
 	}
-	_, _ = e.st.TransitionCommit(ctx, []store.Transition{{RunID: r.run.ID, Now: a.FinishedAt, Attempts: []store.AttemptWrite{a}}})
+	t := store.Transition{RunID: r.run.ID, Now: a.FinishedAt, Attempts: []store.AttemptWrite{a}}
+	if bw != nil {
+		t.Breakers = []store.BreakerWrite{*bw}
+	}
+	_, _ = e.st.TransitionCommit(context.WithoutCancel(ctx), []store.Transition{t})
 }
 
 // letterBackoff applies the step's retry policy to the failed try (the

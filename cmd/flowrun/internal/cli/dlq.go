@@ -29,7 +29,10 @@ with a fresh budget (up to its attempts while its when holds, waiting its
 backoff between them): on success the letter is closed and the output
 recorded in its run's events (the run's status and outputs do not change); if
 every attempt fails the letter stays open with the last error and the command
-exits 1. drop ID closes a letter without running it. An
+exits 1. The step's circuit breaker applies to each try, and the result is
+applied to it: an open breaker refuses the try (on_open = "fail": it fails
+with kind breaker_open; else it is not run and retry exits 1 saying until
+when). drop ID closes a letter without running it. An
 unknown or closed ID is refused (exit 2). One letter is retried by one process
 at a time: while another process retries it, retry and drop are refused
 (exit 6) and run nothing.`,
