@@ -271,6 +271,10 @@ func (c *Client) problem(op string, resp *http.Response, b []byte) error {
 	if d := p.Decided; d != nil {
 		return &interp.DecidedError{RunID: d.RunID, By: d.By, Choice: interp.Choice(d.Choice), NewRunID: d.NewRunID, Status: store.RunStatus(d.Status)}
 	}
+	if h := p.Held; h != nil {
+		until, _ := time.Parse(time.RFC3339Nano, h.Until)
+		return &store.LetterHeldError{ID: h.ID, Owner: h.Owner, Until: until}
+	}
 	if p.Signal != nil {
 		return &SignalDataError{Message: p.Detail, Type: p.Signal.Type, Example: p.Signal.Example}
 	}

@@ -64,6 +64,8 @@ func (l *Local) DeadLetters(ctx context.Context, all bool) ([]interp.DeadLetterJ
 func (l *Local) RetryDeadLetter(ctx context.Context, id int64) (*DeadLetterRetry, error) {
 	d, err := l.eng.DeadLetterRetry(ctx, id)
 	switch {
+	case errors.As(err, new(*store.LetterHeldError)):
+		return nil, err // another process retries it: the caller words it
 	case errors.Is(err, interp.ErrRetryFailed):
 		cur, gerr := l.st.DeadLetterGet(ctx, id)
 		if gerr != nil {
@@ -82,6 +84,8 @@ func (l *Local) RetryDeadLetter(ctx context.Context, id int64) (*DeadLetterRetry
 func (l *Local) DropDeadLetter(ctx context.Context, id int64) (interp.DeadLetterJSON, error) {
 	d, err := l.eng.DeadLetterDrop(ctx, id)
 	switch {
+	case errors.As(err, new(*store.LetterHeldError)):
+		return interp.DeadLetterJSON{}, err
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrConflict):
 		return interp.DeadLetterJSON{}, deadLetterRefusal(err)
 	case err != nil:

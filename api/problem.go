@@ -38,6 +38,22 @@ type ProblemJSON struct {
 	// Decided is set when a version decision came too late: the run was
 	// decided already (interp.DecidedError).
 	Decided *DecidedProblemJSON `json:"decided,omitempty"`
+	// Held is set when a dead letter is refused because another process
+	// is retrying it (store.LetterHeldError).
+	Held *HeldProblemJSON `json:"held,omitempty"`
+}
+
+// HeldProblemJSON is the wire form of a store.LetterHeldError: the letter,
+// the process retrying it and when its claim lapses unless renewed.
+type HeldProblemJSON struct {
+	ID    int64  `json:"id"`
+	Owner string `json:"owner"`
+	Until string `json:"until"`
+}
+
+// HeldProblemOf is the wire form of h.
+func HeldProblemOf(h *store.LetterHeldError) *HeldProblemJSON {
+	return &HeldProblemJSON{ID: h.ID, Owner: h.Owner, Until: interp.JSONTime(h.Until)}
 }
 
 // RefProblemJSON is what an answer says of a run reference that names no

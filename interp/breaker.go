@@ -48,6 +48,23 @@ func (sc *scheduler) breakerGate(ctx context.Context, u unit) (bool, *stepError)
 	if err != nil || ok {
 		return true, nil
 	}
+	wake, detail := sc.breakerRefusal(br, b)
+	if br.OnOpen == "fail" {
+		return false, &stepError{Kind: "breaker_open", Message: fmt.Sprintf("%s until %s, and it has on_open = \"fail\"",
+			detail, wake.UTC().Format(time.RFC3339))}
+	}
+	st := *sc.state(u.key)
+	st.Wait = waitBreaker
+	row := sc.row(u)
+	row.Status, row.WakeAt, row.Detail = store.StepWaiting, wake, detail
+	sc.put(row, &st)
+	return false, nil
+}
+
+// breakerRefusal says why breaker br, as b is now, let no attempt through,
+// and until when: the end of its cooldown, or while another attempt holds
+// the half-open trial, the next time to ask again.
+func (sc *scheduler) breakerRefusal(br *graph.Breaker, b store.Breaker) (time.Time, string) {
 	wake := b.OpenUntil
 	detail := fmt.Sprintf("breaker %s is open", br.Name)
 	if b.State == store.BreakerHalfOpen {
@@ -60,16 +77,7 @@ func (sc *scheduler) breakerGate(ctx context.Context, u unit) (bool, *stepError)
 	if !wake.After(sc.now) {
 		wake = sc.now.Add(time.Second)
 	}
-	if br.OnOpen == "fail" {
-		return false, &stepError{Kind: "breaker_open", Message: fmt.Sprintf("%s until %s, and it has on_open = \"fail\"",
-			detail, wake.UTC().Format(time.RFC3339))}
-	}
-	st := *sc.state(u.key)
-	st.Wait = waitBreaker
-	row := sc.row(u)
-	row.Status, row.WakeAt, row.Detail = store.StepWaiting, wake, detail
-	sc.put(row, &st)
-	return false, nil
+	return wake, detail
 }
 
 // refuseAttempt records an attempt that its open breaker refused (on_open =
@@ -113,7 +121,13 @@ func (sc *scheduler) breakerOutcome(f *launch, se *stepError) {
 	if br == nil {
 		return
 	}
-	w := store.BreakerWrite{Name: br.Name, StepKey: f.u.key, Threshold: br.Failures, Cooldown: msDuration(br.CooldownMS)}
+	sc.tx.t.Breakers = append(sc.tx.t.Breakers, breakerWriteOf(br, f.u.key, se))
+}
+
+// breakerWriteOf is what an ended attempt of key (failed with se, or nil)
+// tells breaker br.
+func breakerWriteOf(br *graph.Breaker, key string, se *stepError) store.BreakerWrite {
+	w := store.BreakerWrite{Name: br.Name, StepKey: key, Threshold: br.Failures, Cooldown: msDuration(br.CooldownMS)}
 	switch {
 	case se == nil:
 		w.Outcome = store.BreakerSuccess
@@ -122,7 +136,7 @@ func (sc *scheduler) breakerOutcome(f *launch, se *stepError) {
 	default:
 		w.Outcome = store.BreakerRelease
 	}
-	sc.tx.t.Breakers = append(sc.tx.t.Breakers, w)
+	return w
 }
 
 // breakerRelease gives back the trial an abandoned attempt may hold.

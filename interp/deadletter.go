@@ -65,11 +65,93 @@ var ErrRetryFailed = errors.New("the letter stays open")
 // wait for the next attempt (and the attempt in flight), which counts as
 // a failure. Only exec and http items can be retried (the other actions
 // have no side effect to repeat).
+//
+// One letter is retried by one process at a time: the retry claims the
+// letter first and renews the claim while it runs, as a worker renews a
+// run's lease. A letter another process is retrying is refused with a
+// *store.LetterHeldError (nothing runs); a killed retry's claim lapses
+// after the engine's LeaseFor.
 func (e *Engine) DeadLetterRetry(ctx context.Context, id int64) (store.DeadLetter, error) {
 	d, err := e.openLetter(ctx, id)
 	if err != nil {
 		return d, err
 	}
+	o := e.opts.Owner
+	o.Worker = fmt.Sprintf("dlq%d", e.letterRetries.Add(1))
+	owner := o.String()
+	if d, err = e.claimLetter(ctx, id, owner); err != nil {
+		return d, err
+	}
+	ctx, lost := context.WithCancelCause(ctx)
+	defer lost(nil)
+	stopHold := e.holdLetter(ctx, id, owner, lost)
+	defer stopHold()
+	d, err = e.retryLetter(ctx, d, owner)
+	if d.ClaimOwner == owner {
+		// It ended before any attempt (the item cannot be retried): give
+		// the claim back now rather than at its lapse.
+		_, _ = e.st.DeadLetterUpdate(context.WithoutCancel(ctx), store.DeadLetterUpdateParams{ID: id, Owner: owner, Status: store.DeadLetterOpen, Now: e.clk.Now()})
+	}
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) && !errors.Is(cause, context.DeadlineExceeded) && err != nil {
+		return d, fmt.Errorf("retry dead letter %d: %w", id, cause)
+	}
+	return d, err
+}
+
+// claimLetter claims (or renews the claim on) a letter for owner; a letter
+// another process is retrying comes back as its *store.LetterHeldError.
+func (e *Engine) claimLetter(ctx context.Context, id int64, owner string) (store.DeadLetter, error) {
+	d, err := e.st.DeadLetterClaim(ctx, store.DeadLetterClaimParams{ID: id, Owner: owner, Now: e.clk.Now(), LeaseFor: e.opts.LeaseFor})
+	var held *store.LetterHeldError
+	switch {
+	case errors.As(err, &held):
+		return d, held
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrConflict):
+		return e.openLetter(ctx, id) // closed meanwhile: say so as openLetter does
+	case err != nil:
+		return d, fmt.Errorf("retry dead letter %d: %w", id, err)
+	}
+	return d, nil
+}
+
+// holdLetter renews owner's claim on letter id every Heartbeat until the
+// returned stop is called. A claim another process took over (this one
+// stalled for a whole lease) cancels ctx through lost with the reason: the
+// attempt in flight stops and the retry's end is refused by the store.
+// A renewal the store failed is tried again at the next beat.
+func (e *Engine) holdLetter(ctx context.Context, id int64, owner string, lost context.CancelCauseFunc) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			t := e.clk.NewTimer(e.opts.Heartbeat)
+			select {
+			case <-done:
+				t.Stop()
+				return
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C():
+			}
+			_, err := e.st.DeadLetterClaim(ctx, store.DeadLetterClaimParams{ID: id, Owner: owner, Now: e.clk.Now(), LeaseFor: e.opts.LeaseFor})
+			var held *store.LetterHeldError
+			if errors.As(err, &held) {
+				lost(fmt.Errorf("another process (%s) took over dead letter %d: this one stalled for longer than its claim: %w", held.Owner, id, store.ErrLeaseLost))
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}
+
+// retryLetter runs the retry of a claimed letter (DeadLetterRetry).
+func (e *Engine) retryLetter(ctx context.Context, d store.DeadLetter, owner string) (store.DeadLetter, error) {
+	id := d.ID
 	run, err := e.st.RunGet(ctx, d.RunID)
 	if err != nil {
 		return d, fmt.Errorf("retry dead letter %d: load run %s: %w", id, d.RunID, err)
@@ -95,6 +177,7 @@ func (e *Engine) DeadLetterRetry(ctx context.Context, id int64) (store.DeadLette
 	u := unit{s: s, key: d.StepKey, idx: d.Index, iter: -1, item: decodeJSON(d.Item)}
 	var se *stepError
 	tries := 0
+	notRun := "" // why the next try did not run (its breaker)
 	for {
 		r.now = e.clk.Now()
 		l, perr := r.sched.prepare(ctx, u)
@@ -102,21 +185,53 @@ func (e *Engine) DeadLetterRetry(ctx context.Context, id int64) (store.DeadLette
 			se = perr // the parameters do not evaluate: no attempt runs
 			break
 		}
+		br := r.sched.breakerOf(s)
+		var refused *stepError
+		if br != nil {
+			b, ok, berr := e.st.BreakerAcquire(ctx, store.BreakerAcquireParams{Name: br.Name, RunID: run.ID, StepKey: d.StepKey,
+				Now: r.now, TrialFor: r.sched.trialFor(s)})
+			if berr == nil && !ok {
+				r.sched.now = r.now
+				wake, detail := r.sched.breakerRefusal(br, b)
+				until := wake.UTC().Format(time.RFC3339)
+				if br.OnOpen != "fail" {
+					// A step would park without using an attempt; a retry
+					// has no run to park: nothing runs, and it says when
+					// the breaker lets an attempt through.
+					notRun = fmt.Sprintf("%s until %s, and a step waits for it without using an attempt; retry the letter after then (flowrun breakers shows the breaker)", detail, until)
+					if tries == 0 {
+						return d, fmt.Errorf("dead letter %d (%s) was not run: %s; %w", id, d.StepKey, notRun, ErrRetryFailed)
+					}
+					break
+				}
+				refused = &stepError{Kind: "breaker_open", Message: fmt.Sprintf("%s until %s, and it has on_open = \"fail\"", detail, until)}
+			}
+		}
 		tries++
 		r.lastAtt[d.StepKey]++
 		l.attempt = r.lastAtt[d.StepKey]
-		f := newFlight(l, run)
-		stop := context.AfterFunc(ctx, f.cancel)
+		var res flightResult
 		started := e.clk.Now()
-		res := f.do(e)
-		stop()
-		f.cancel()
-		e.recordLetterAttempt(ctx, r, l, started, res)
+		var bw *store.BreakerWrite
+		if refused != nil {
+			res.err = refused // used and failed, nothing ran, not counted
+		} else {
+			f := newFlight(l, run)
+			stop := context.AfterFunc(ctx, f.cancel)
+			res = f.do(e)
+			stop()
+			f.cancel()
+			if br != nil {
+				w := breakerWriteOf(br, d.StepKey, res.err)
+				bw = &w
+			}
+		}
+		e.recordLetterAttempt(ctx, r, l, started, res, bw)
 		if res.err == nil {
 			out := r.red.clean(res.out)
-			d, err = e.st.DeadLetterUpdate(ctx, store.DeadLetterUpdateParams{ID: id, Status: store.DeadLetterRetried,
+			d, err = e.st.DeadLetterUpdate(context.WithoutCancel(ctx), store.DeadLetterUpdateParams{ID: id, Owner: owner, Status: store.DeadLetterRetried,
 				Output: r.red.json(out), Now: e.clk.Now(), Events: []store.EventWrite{{Kind: "dead_letter_retried", StepKey: d.StepKey,
-					Data: r.red.json(map[string]any{"dead_letter": id, "attempt": f.attempt, "attempts": tries, "output": out})}}})
+					Data: r.red.json(map[string]any{"dead_letter": id, "attempt": l.attempt, "attempts": tries, "output": out})}}})
 			if err != nil {
 				return d, fmt.Errorf("retry dead letter %d: %w", id, err)
 			}
@@ -131,11 +246,14 @@ func (e *Engine) DeadLetterRetry(ctx context.Context, id int64) (store.DeadLette
 	se.Message = r.red.text(se.Message)
 	se.Output = nil
 	errJSON := mustJSON(se) // its message is redacted and it has no output
-	d, err = e.st.DeadLetterUpdate(ctx, store.DeadLetterUpdateParams{ID: id, Status: store.DeadLetterOpen, Error: errJSON,
+	d, err = e.st.DeadLetterUpdate(context.WithoutCancel(ctx), store.DeadLetterUpdateParams{ID: id, Owner: owner, Status: store.DeadLetterOpen, Error: errJSON,
 		Now: e.clk.Now(), Events: []store.EventWrite{{Kind: "dead_letter_retry_failed", StepKey: d.StepKey,
 			Data: mustJSON(map[string]any{"dead_letter": id, "error": se, "attempts": tries})}}})
 	if err != nil {
 		return d, fmt.Errorf("retry dead letter %d: %w", id, err)
+	}
+	if notRun != "" {
+		return d, fmt.Errorf("dead letter %d (%s) failed again: %s; the next try was not run: %s; %w", id, d.StepKey, se.Message, notRun, ErrRetryFailed)
 	}
 	return d, fmt.Errorf("dead letter %d (%s) failed again: %s; %w", id, d.StepKey, se.Message, ErrRetryFailed)
 }
@@ -147,7 +265,12 @@ func (e *Engine) DeadLetterRetry(ctx context.Context, id int64) (store.DeadLette
 // ended and nobody holds it, so the write needs no lease. It is a record:
 // a store that refuses it does not undo what the attempt did, and the
 // letter is updated all the same (its numbers then repeat one).
-func (e *Engine) recordLetterAttempt(ctx context.Context, r *runner, l *launch, started time.Time, res flightResult) {
+//
+// bw is what the attempt tells its step's breaker (nil: it has none, or
+// the breaker refused the attempt), applied in the same commit as a run's
+// attempt applies it: a retry that succeeds closes the breaker, one that
+// fails counts as a failure of the service.
+func (e *Engine) recordLetterAttempt(ctx context.Context, r *runner, l *launch, started time.Time, res flightResult, bw *store.BreakerWrite) {
 	a := store.AttemptWrite{StepKey: l.u.key, Attempt: l.attempt, Status: store.AttemptCompleted, Owner: e.opts.Owner.String(),
 		StartedAt: started, FinishedAt: e.clk.Now(), IdempotencyKey: l.idem}
 	if res.err != nil {
@@ -162,7 +285,11 @@ func (e *Engine) recordLetterAttempt(ctx context.Context, r *runner, l *launch, 
 	} else {
 		a.Output = r.red.json(r.red.clean(res.out))
 	}
-	_, _ = e.st.TransitionCommit(ctx, []store.Transition{{RunID: r.run.ID, Now: a.FinishedAt, Attempts: []store.AttemptWrite{a}}})
+	t := store.Transition{RunID: r.run.ID, Now: a.FinishedAt, Attempts: []store.AttemptWrite{a}}
+	if bw != nil {
+		t.Breakers = []store.BreakerWrite{*bw}
+	}
+	_, _ = e.st.TransitionCommit(context.WithoutCancel(ctx), []store.Transition{t})
 }
 
 // letterBackoff applies the step's retry policy to the failed try (the

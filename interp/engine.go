@@ -135,6 +135,12 @@ type Engine struct {
 
 	graphs *graphCache // workflow + "\x00" + hash
 
+	// letterRetries numbers this engine's dlq retries: each claims its
+	// letter as an owner of its own (HOST/PID/dlqN), so two retries of
+	// one letter in one process (two API calls to a server) are two
+	// owners and the second is refused.
+	letterRetries atomic.Int64
+
 	mu      sync.Mutex
 	runners map[string]*runner // active runners by run id
 	pools   map[*pool]struct{}

@@ -64,6 +64,9 @@ func writeProblem(w http.ResponseWriter, p *Problem, requestID string) {
 	if de := (*interp.DecidedError)(nil); p.Status < 500 && errors.As(p.Err, &de) {
 		pj.Decided = api.DecidedProblemOf(de)
 	}
+	if h := (*store.LetterHeldError)(nil); p.Status < 500 && errors.As(p.Err, &h) {
+		pj.Held = api.HeldProblemOf(h)
+	}
 	if se := (*api.SignalDataError)(nil); p.Status < 500 && errors.As(p.Err, &se) {
 		pj.Signal = &api.SignalProblemJSON{Type: se.Type, Example: se.Example}
 	}
@@ -157,7 +160,10 @@ func problemOf(err error) *Problem {
 	var sde *interp.SignalDataError
 	var rf *api.Refusal
 	var asd *api.SignalDataError
+	var held *store.LetterHeldError
 	switch {
+	case errors.As(err, &held):
+		return &Problem{Status: http.StatusConflict, Detail: held.Error(), Err: err}
 	case errors.As(err, &rf):
 		return &Problem{Status: rf.Status, Detail: rf.Message, Field: rf.Field, Err: err}
 	case errors.As(err, &asd):

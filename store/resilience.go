@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -108,6 +109,34 @@ type DeadLetter struct {
 	Output    json.RawMessage `json:"output"`
 	CreatedAt time.Time       `json:"created_at"`
 	ClosedAt  time.Time       `json:"closed_at"`
+	// ClaimOwner is the process retrying the letter (DeadLetterClaim),
+	// until ClaimUntil; after that the claim has lapsed (its process
+	// died) and another may take it. Empty when nobody retries it.
+	ClaimOwner string    `json:"claim_owner,omitempty"`
+	ClaimUntil time.Time `json:"claim_until"`
+}
+
+// DeadLetterClaimParams lease an open dead letter to Owner for LeaseFor:
+// a dlq retry holds its letter while it runs, and renews the lease as a
+// worker renews a run's.
+type DeadLetterClaimParams struct {
+	ID       int64
+	Owner    string
+	Now      time.Time
+	LeaseFor time.Duration
+}
+
+// LetterHeldError is the refusal of a dead letter that another process is
+// retrying: its claim is held by Owner until Until (the store's clock: the
+// database's on PostgreSQL).
+type LetterHeldError struct {
+	ID    int64
+	Owner string
+	Until time.Time
+}
+
+func (e *LetterHeldError) Error() string {
+	return fmt.Sprintf("dead letter %d is being retried by %s", e.ID, e.Owner)
 }
 
 // DeadLetterWrite stores a dead letter in a transition.
@@ -129,13 +158,36 @@ type DeadLetterListParams struct {
 // DeadLetterUpdateParams close a dead letter (Status retried or dropped),
 // or record a failed retry of an open one (Status open, Error the new
 // error), with Events appended to the letter's run in the same commit.
+//
+// Owner, when set, is the claim's holder ending its retry: the update is
+// refused with ErrLeaseLost when the letter is no longer claimed by it.
+// Without Owner (a drop) it is refused with *LetterHeldError while another
+// process's claim is live. Either way the claim is released.
 type DeadLetterUpdateParams struct {
 	ID     int64
+	Owner  string
 	Status DeadLetterStatus
 	Output json.RawMessage
 	Error  json.RawMessage
 	Events []EventWrite
 	Now    time.Time
+}
+
+// LetterClaimCheck is the fence of a DeadLetterUpdate of d (both
+// backends; now is the store's clock for leases): with an owner, the letter
+// must still be claimed by it (else ErrLeaseLost); without one, no other
+// process may hold a live claim (else *LetterHeldError).
+func LetterClaimCheck(d DeadLetter, owner string, now time.Time) error {
+	if owner != "" {
+		if d.ClaimOwner != owner {
+			return fmt.Errorf("dead letter %d is no longer claimed by %s: %w", d.ID, owner, ErrLeaseLost)
+		}
+		return nil
+	}
+	if d.ClaimOwner != "" && d.ClaimUntil.After(now) {
+		return &LetterHeldError{ID: d.ID, Owner: d.ClaimOwner, Until: d.ClaimUntil}
+	}
+	return nil
 }
 
 // SlotAcquireParams ask for a slot of a concurrency key for a run. The
@@ -238,8 +290,14 @@ type Resilience interface {
 	DeadLetterOpenCount(ctx context.Context) (int, error)
 	// DeadLetterGet returns one dead letter, or ErrNotFound.
 	DeadLetterGet(ctx context.Context, id int64) (DeadLetter, error)
+	// DeadLetterClaim leases an open letter to p.Owner for a retry, or
+	// renews the owner's lease: ErrNotFound for an unknown id, ErrConflict
+	// for a closed letter, *LetterHeldError while another owner's lease is
+	// live. A lease that lapsed (its process died) is taken over.
+	DeadLetterClaim(ctx context.Context, p DeadLetterClaimParams) (DeadLetter, error)
 	// DeadLetterUpdate closes a dead letter or records a failed retry:
-	// ErrNotFound for an unknown id, ErrConflict for a closed letter.
+	// ErrNotFound for an unknown id, ErrConflict for a closed letter,
+	// and the claim's refusals (DeadLetterUpdateParams.Owner).
 	DeadLetterUpdate(ctx context.Context, p DeadLetterUpdateParams) (DeadLetter, error)
 
 	// SlotAcquire queues and, when it can, grants a concurrency slot, in

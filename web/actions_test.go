@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/lang"
@@ -190,4 +191,32 @@ func sep(path string) string {
 		return "&"
 	}
 	return "?"
+}
+
+// A dead letter another process is retrying is refused on the operations
+// page as on the CLI: 409 naming that process, and the letter stays open
+// (the old page answered 503 "could not read or write the store").
+func TestDeadLetterHeldElsewhere(t *testing.T) {
+	s, admin := opsSite(t)
+	ctx := context.Background()
+	dls, err := s.door.DeadLetters(ctx, false)
+	if err != nil || len(dls) != 1 {
+		t.Fatalf("dead letters: %v, %v", dls, err)
+	}
+	dl := dls[0].ID
+	if _, err := s.st.DeadLetterClaim(ctx, store.DeadLetterClaimParams{ID: dl, Owner: "elsewhere/7/dlq1", Now: time.Now(), LeaseFor: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	b := s.browser()
+	b.signIn(admin)
+	for _, action := range []string{"retry", "drop"} {
+		_, page := b.get("/ops/dead-letters/" + itoa(dl) + "/confirm/" + action)
+		code, page := b.post("/ops/dead-letters/"+itoa(dl)+"/"+action, url.Values{"csrf": {csrfOf(t, page)}})
+		if code != http.StatusConflict || !strings.Contains(page, "is being retried by elsewhere/7/dlq1") {
+			t.Errorf("%s of a letter held elsewhere: %d\n%s", action, code, page)
+		}
+	}
+	if d, err := s.st.DeadLetterGet(ctx, dl); err != nil || d.Status != store.DeadLetterOpen {
+		t.Errorf("the letter after both = %s, %v; want open", d.Status, err)
+	}
 }

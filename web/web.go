@@ -232,7 +232,10 @@ func (h *Handler) failErr(w http.ResponseWriter, r *http.Request, s *session, er
 	var asd *api.SignalDataError
 	var ie *interp.InputError
 	var kue *interp.KeyInUseError
+	var held *store.LetterHeldError
 	switch {
+	case errors.As(err, &held):
+		h.fail(w, r, s, http.StatusConflict, sentence(held.Error())+" Nothing was done; the operations page shows how that retry ends.")
 	case errors.As(err, &asd):
 		h.fail(w, r, s, http.StatusUnprocessableEntity, sentence(asd.Message)+" Nothing was sent; go back and fix the payload.")
 	case errors.As(err, &sde), errors.As(err, &ie):

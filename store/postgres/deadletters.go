@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/store/internal/sqlrow"
@@ -56,22 +57,67 @@ func (s *Store) DeadLetterGet(ctx context.Context, id int64) (store.DeadLetter, 
 	return d, s.fail(fmt.Sprintf("reading dead letter %d", id), err)
 }
 
-// DeadLetterUpdate closes an open dead letter (retried, dropped) or
-// records a failed retry of it (open, with the new error), and appends the
-// events to its run, in one transaction; the row is locked first.
-func (s *Store) DeadLetterUpdate(ctx context.Context, p store.DeadLetterUpdateParams) (store.DeadLetter, error) {
+// DeadLetterClaim leases an open dead letter to p.Owner for a retry, or
+// renews the owner's lease; another owner's live lease refuses it
+// (*store.LetterHeldError), a lapsed one is taken over. The lease is
+// written and compared on the database's clock, as a run's (leaseclock.go).
+func (s *Store) DeadLetterClaim(ctx context.Context, p store.DeadLetterClaimParams) (store.DeadLetter, error) {
 	var d store.DeadLetter
-	err := s.write(ctx, fmt.Sprintf("updating dead letter %d", p.ID), func(w *wtx) error {
+	err := s.write(ctx, fmt.Sprintf("claiming dead letter %d", p.ID), func(w *wtx) error {
+		var now time.Time
 		var err error
-		d, err = one(ctx, w.tx, sqlrow.ScanDeadLetter, `SELECT `+sqlrow.DeadLetterCols+` FROM dead_letters WHERE id = $1 FOR UPDATE`, p.ID)
-		if noRows(err) {
-			return fmt.Errorf("dead letter %d: %w", p.ID, store.ErrNotFound)
-		}
+		d, now, err = w.openLetter(p.ID, p.Now)
 		if err != nil {
 			return err
 		}
-		if d.Status != store.DeadLetterOpen {
-			return fmt.Errorf("dead letter %d is already %s: %w", p.ID, d.Status, store.ErrConflict)
+		if d.ClaimOwner != "" && d.ClaimOwner != p.Owner && d.ClaimUntil.After(now) {
+			return &store.LetterHeldError{ID: d.ID, Owner: d.ClaimOwner, Until: d.ClaimUntil}
+		}
+		d, err = one(ctx, w.tx, sqlrow.ScanDeadLetter, `UPDATE dead_letters SET claim_owner = $2, claim_until = $3 WHERE id = $1
+			RETURNING `+sqlrow.DeadLetterCols, p.ID, p.Owner, now.Add(p.LeaseFor).UnixMicro())
+		return err
+	})
+	return d, err
+}
+
+// openLetter locks a dead letter in the write transaction and reads the
+// instant leases are measured from (the database's clock, or callerNow
+// with Options.CallerClock): ErrNotFound for an unknown id, ErrConflict
+// for a closed one.
+func (w *wtx) openLetter(id int64, callerNow time.Time) (store.DeadLetter, time.Time, error) {
+	var micros int64
+	if err := w.tx.QueryRow(w.ctx, `SELECT `+leaseNow21, callerNow.UnixMicro(), w.callerClock).Scan(&micros); err != nil {
+		return store.DeadLetter{}, time.Time{}, err
+	}
+	now := time.UnixMicro(micros)
+	d, err := one(w.ctx, w.tx, sqlrow.ScanDeadLetter, `SELECT `+sqlrow.DeadLetterCols+` FROM dead_letters WHERE id = $1 FOR UPDATE`, id)
+	if noRows(err) {
+		return d, now, fmt.Errorf("dead letter %d: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return d, now, err
+	}
+	if d.Status != store.DeadLetterOpen {
+		return d, now, fmt.Errorf("dead letter %d is already %s: %w", id, d.Status, store.ErrConflict)
+	}
+	return d, now, nil
+}
+
+// DeadLetterUpdate closes an open dead letter (retried, dropped) or
+// records a failed retry of it (open, with the new error), releases its
+// claim, and appends the events to its run, in one transaction; the row is
+// locked first.
+func (s *Store) DeadLetterUpdate(ctx context.Context, p store.DeadLetterUpdateParams) (store.DeadLetter, error) {
+	var d store.DeadLetter
+	err := s.write(ctx, fmt.Sprintf("updating dead letter %d", p.ID), func(w *wtx) error {
+		var leaseAt time.Time
+		var err error
+		d, leaseAt, err = w.openLetter(p.ID, p.Now)
+		if err != nil {
+			return err
+		}
+		if err := store.LetterClaimCheck(d, p.Owner, leaseAt); err != nil {
+			return err
 		}
 		now := p.Now.UnixMicro()
 		var closed any
@@ -79,7 +125,7 @@ func (s *Store) DeadLetterUpdate(ctx context.Context, p store.DeadLetterUpdatePa
 			closed = now
 		}
 		d, err = one(ctx, w.tx, sqlrow.ScanDeadLetter, `UPDATE dead_letters SET status = $2, output = COALESCE($3, output),
-				error = COALESCE($4, error), closed_at = $5 WHERE id = $1 RETURNING `+sqlrow.DeadLetterCols,
+				error = COALESCE($4, error), closed_at = $5, claim_owner = NULL, claim_until = NULL WHERE id = $1 RETURNING `+sqlrow.DeadLetterCols,
 			p.ID, string(p.Status), sqlrow.JSONArg(p.Output), sqlrow.JSONArg(p.Error), closed)
 		if err != nil {
 			return err

@@ -61,30 +61,63 @@ func (s *Store) DeadLetterGet(ctx context.Context, id int64) (store.DeadLetter, 
 	return d, s.fail(fmt.Sprintf("reading dead letter %d", id), err)
 }
 
+// DeadLetterClaim leases an open dead letter to p.Owner for a retry, or
+// renews the owner's lease; another owner's live lease refuses it
+// (*store.LetterHeldError), a lapsed one is taken over.
+func (s *Store) DeadLetterClaim(ctx context.Context, p store.DeadLetterClaimParams) (store.DeadLetter, error) {
+	var d store.DeadLetter
+	err := s.write(ctx, fmt.Sprintf("claiming dead letter %d", p.ID), func(w *wtx) error {
+		var err error
+		if d, err = w.openLetter(p.ID); err != nil {
+			return err
+		}
+		now := p.Now.UnixMicro()
+		if d.ClaimOwner != "" && d.ClaimOwner != p.Owner && d.ClaimUntil.UnixMicro() > now {
+			return &store.LetterHeldError{ID: d.ID, Owner: d.ClaimOwner, Until: d.ClaimUntil}
+		}
+		d, err = sqlrow.ScanDeadLetter(w.queryRow(`UPDATE dead_letters SET claim_owner = ?2, claim_until = ?3 WHERE id = ?1
+			RETURNING `+sqlrow.DeadLetterCols, p.ID, p.Owner, p.Now.Add(p.LeaseFor).UnixMicro()))
+		return err
+	})
+	return d, err
+}
+
+// openLetter reads a dead letter in the write transaction: ErrNotFound for
+// an unknown id, ErrConflict for a closed one.
+func (w *wtx) openLetter(id int64) (store.DeadLetter, error) {
+	d, err := sqlrow.ScanDeadLetter(w.queryRow(`SELECT `+sqlrow.DeadLetterCols+` FROM dead_letters WHERE id = ?1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return d, fmt.Errorf("dead letter %d: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return d, err
+	}
+	if d.Status != store.DeadLetterOpen {
+		return d, fmt.Errorf("dead letter %d is already %s: %w", id, d.Status, store.ErrConflict)
+	}
+	return d, nil
+}
+
 // DeadLetterUpdate closes an open dead letter (retried, dropped) or
-// records a failed retry of it (open, with the new error), and appends the
-// events to its run, in one transaction.
+// records a failed retry of it (open, with the new error), releases its
+// claim, and appends the events to its run, in one transaction.
 func (s *Store) DeadLetterUpdate(ctx context.Context, p store.DeadLetterUpdateParams) (store.DeadLetter, error) {
 	var d store.DeadLetter
 	err := s.write(ctx, fmt.Sprintf("updating dead letter %d", p.ID), func(w *wtx) error {
 		var err error
-		d, err = sqlrow.ScanDeadLetter(w.queryRow(`SELECT `+sqlrow.DeadLetterCols+` FROM dead_letters WHERE id = ?1`, p.ID))
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("dead letter %d: %w", p.ID, store.ErrNotFound)
-		}
-		if err != nil {
+		if d, err = w.openLetter(p.ID); err != nil {
 			return err
 		}
-		if d.Status != store.DeadLetterOpen {
-			return fmt.Errorf("dead letter %d is already %s: %w", p.ID, d.Status, store.ErrConflict)
-		}
 		now := p.Now.UnixMicro()
+		if err := store.LetterClaimCheck(d, p.Owner, p.Now); err != nil {
+			return err
+		}
 		closed := any(nil)
 		if p.Status != store.DeadLetterOpen {
 			closed = now
 		}
 		if _, err := w.exec(`UPDATE dead_letters SET status = ?2, output = COALESCE(?3, output),
-				error = COALESCE(?4, error), closed_at = ?5 WHERE id = ?1`,
+				error = COALESCE(?4, error), closed_at = ?5, claim_owner = NULL, claim_until = NULL WHERE id = ?1`,
 			p.ID, string(p.Status), sqlrow.JSONArg(p.Output), sqlrow.JSONArg(p.Error), closed); err != nil {
 			return err
 		}

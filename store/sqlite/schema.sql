@@ -1,4 +1,4 @@
--- after migration 21
+-- after migration 22
 CREATE TABLE workflow_versions (
     workflow   TEXT    NOT NULL,
     version    TEXT    NOT NULL,
@@ -126,7 +126,7 @@ CREATE TABLE dead_letters (
     output     TEXT,
     created_at INTEGER NOT NULL,
     closed_at  INTEGER
-);
+, claim_owner TEXT, claim_until INTEGER);
 CREATE INDEX dead_letters_open ON dead_letters (id) WHERE status = 'open';
 CREATE INDEX dead_letters_run ON dead_letters (run_id, id);
 CREATE TABLE concurrency_slots (

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -61,5 +62,72 @@ func testDeadLetters(t *testing.T, newStore func(t *testing.T) store.Store) {
 		eq(t, "all of the run", len(ds), 2)
 		ds, _ = f.s.DeadLetterList(f.ctx, store.DeadLetterListParams{RunID: "other"})
 		eq(t, "other run", len(ds), 0)
+	})
+
+	parallel(t, "one retry at a time: a claim refuses a second owner until it lapses", newStore, func(t *testing.T, f *fixture) {
+		r := f.claimOne("w", f.insert(store.RunInsertParams{ID: "r"}).ID, at(0))
+		f.commit(store.Transition{RunID: "r", Lease: r.Lease, Now: at(time.Second), DeadLetters: []store.DeadLetterWrite{
+			{Step: "each", StepKey: "each[0]", Index: 0, Item: []byte(`"a"`), Error: []byte(`{"kind":"exec","message":"no"}`)},
+		}})
+		ds, err := f.s.DeadLetterList(f.ctx, store.DeadLetterListParams{})
+		noErr(t, "DeadLetterList", err)
+		id := ds[0].ID
+		claim := func(owner string, now time.Duration) (store.DeadLetter, error) {
+			return f.s.DeadLetterClaim(f.ctx, store.DeadLetterClaimParams{ID: id, Owner: owner, Now: at(now), LeaseFor: 30 * time.Second})
+		}
+		d, err := claim("a", time.Minute)
+		noErr(t, "first claim", err)
+		eq(t, "claimed by", d.ClaimOwner, "a")
+		timeEq(t, "claimed until", d.ClaimUntil, at(time.Minute+30*time.Second))
+		got, err := f.s.DeadLetterGet(f.ctx, id)
+		noErr(t, "DeadLetterGet", err)
+		eq(t, "claim read back", got.ClaimOwner, "a")
+
+		// A second retry, or a drop, while the first holds it is refused
+		// with the holder and when its claim lapses.
+		_, err = claim("b", time.Minute+10*time.Second)
+		var held *store.LetterHeldError
+		if !errors.As(err, &held) {
+			t.Fatalf("a second owner's claim: err = %v, want *store.LetterHeldError", err)
+		}
+		eq(t, "held by", held.Owner, "a")
+		timeEq(t, "held until", held.Until, at(time.Minute+30*time.Second))
+		_, err = f.s.DeadLetterUpdate(f.ctx, store.DeadLetterUpdateParams{ID: id, Status: store.DeadLetterDropped, Now: at(time.Minute + 10*time.Second)})
+		if !errors.As(err, &held) {
+			t.Fatalf("a drop during a retry: err = %v, want *store.LetterHeldError", err)
+		}
+		_, err = f.s.DeadLetterUpdate(f.ctx, store.DeadLetterUpdateParams{ID: id, Owner: "b", Status: store.DeadLetterRetried, Now: at(time.Minute + 10*time.Second)})
+		isErr(t, "an update by an owner without the claim", err, store.ErrLeaseLost)
+
+		// The holder renews; once it stops renewing (killed), the claim
+		// lapses and another takes it over.
+		d, err = claim("a", time.Minute+20*time.Second)
+		noErr(t, "renewal", err)
+		timeEq(t, "renewed until", d.ClaimUntil, at(time.Minute+50*time.Second))
+		_, err = claim("b", time.Minute+49*time.Second)
+		if !errors.As(err, &held) {
+			t.Fatalf("a claim before the renewed lease lapsed: err = %v, want *store.LetterHeldError", err)
+		}
+		d, err = claim("b", time.Minute+50*time.Second)
+		noErr(t, "claim of a lapsed lease", err)
+		eq(t, "taken over by", d.ClaimOwner, "b")
+		_, err = f.s.DeadLetterUpdate(f.ctx, store.DeadLetterUpdateParams{ID: id, Owner: "a", Status: store.DeadLetterRetried, Now: at(2 * time.Minute)})
+		isErr(t, "the old holder's update after the takeover", err, store.ErrLeaseLost)
+
+		// The holder's update ends its claim: a failed retry leaves the
+		// letter open and free.
+		d, err = f.s.DeadLetterUpdate(f.ctx, store.DeadLetterUpdateParams{ID: id, Owner: "b", Status: store.DeadLetterOpen,
+			Error: []byte(`{"kind":"exec","message":"again"}`), Now: at(2 * time.Minute)})
+		noErr(t, "the holder's update", err)
+		eq(t, "claim released", d.ClaimOwner, "")
+		eq(t, "claim time released", d.ClaimUntil.IsZero(), true)
+		_, err = claim("c", 2*time.Minute)
+		noErr(t, "claim after a release", err)
+		_, err = f.s.DeadLetterUpdate(f.ctx, store.DeadLetterUpdateParams{ID: id, Owner: "c", Status: store.DeadLetterRetried, Now: at(3 * time.Minute)})
+		noErr(t, "close", err)
+		_, err = claim("d", 3*time.Minute)
+		isErr(t, "claim of a closed letter", err, store.ErrConflict)
+		_, err = f.s.DeadLetterClaim(f.ctx, store.DeadLetterClaimParams{ID: 999, Owner: "d", Now: at(3 * time.Minute), LeaseFor: time.Second})
+		isErr(t, "claim of an unknown letter", err, store.ErrNotFound)
 	})
 }

@@ -29,14 +29,14 @@ func ScanBreaker(sc Scanner) (store.Breaker, error) {
 }
 
 // DeadLetterCols are the columns ScanDeadLetter reads, in order.
-const DeadLetterCols = `id, run_id, step, step_key, idx, item, error, status, output, created_at, closed_at`
+const DeadLetterCols = `id, run_id, step, step_key, idx, item, error, status, output, created_at, closed_at, claim_owner, claim_until`
 
 // ScanDeadLetter reads a dead letter row of DeadLetterCols.
 func ScanDeadLetter(sc Scanner) (store.DeadLetter, error) {
 	var d store.DeadLetter
 	var status string
 	err := sc.Scan(&d.ID, &d.RunID, &d.Step, &d.StepKey, &d.Index, JSON(&d.Item), JSON(&d.Error),
-		&status, JSON(&d.Output), Time(&d.CreatedAt), Time(&d.ClosedAt))
+		&status, JSON(&d.Output), Time(&d.CreatedAt), Time(&d.ClosedAt), Text(&d.ClaimOwner), Time(&d.ClaimUntil))
 	d.Status = store.DeadLetterStatus(status)
 	return d, err
 }

@@ -29,8 +29,13 @@ with a fresh budget (up to its attempts while its when holds, waiting its
 backoff between them): on success the letter is closed and the output
 recorded in its run's events (the run's status and outputs do not change); if
 every attempt fails the letter stays open with the last error and the command
-exits 1. drop ID closes a letter without running it. An
-unknown or closed ID is refused (exit 2).`,
+exits 1. The step's circuit breaker applies to each try, and the result is
+applied to it: an open breaker refuses the try (on_open = "fail": it fails
+with kind breaker_open; else it is not run and retry exits 1 saying until
+when). drop ID closes a letter without running it. An
+unknown or closed ID is refused (exit 2). One letter is retried by one process
+at a time: while another process retries it, retry and drop are refused
+(exit 6) and run nothing.`,
 		store:  true,
 		remote: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
@@ -115,14 +120,14 @@ func (e *env) dlqWork(ctx context.Context, sub string, id int64) error {
 	}
 	if sub == "drop" {
 		if _, err := d.DropDeadLetter(ctx, id); err != nil {
-			return controlError(err)
+			return e.letterError(err, "it was not dropped")
 		}
 		fmt.Fprintf(e.stdout, "dead letter %d dropped\n", id)
 		return nil
 	}
 	res, err := d.RetryDeadLetter(ctx, id)
 	if err != nil {
-		return controlError(err)
+		return e.letterError(err, "nothing was run here")
 	}
 	if !res.Retried {
 		fmt.Fprintf(e.stderr, "flowrun dlq: %s\n", termtext.Line(res.Message))
@@ -131,6 +136,25 @@ func (e *env) dlqWork(ctx context.Context, sub string, id int64) error {
 	fmt.Fprintf(e.stdout, "dead letter %d retried: %s of run %s succeeded; the letter is closed\n", id,
 		termtext.Line(fmt.Sprintf("%s[%d]", res.Letter.Step, res.Letter.Index)), res.Letter.RunID)
 	return nil
+}
+
+// letterError words a refused dlq retry or drop: a letter another process
+// is retrying is exit 6, as a decision someone else took first (spec
+// semantics.md §16 "dlq list --json"); what happened to it is for that
+// process to say, and dlq list --all shows it once it is done.
+func (e *env) letterError(err error, what string) error {
+	var held *store.LetterHeldError
+	if !errors.As(err, &held) {
+		return controlError(err)
+	}
+	list := "flowrun dlq list --all"
+	if e.remote.url != "" {
+		list += " --server " + e.remote.url
+	}
+	return (&exitError{code: ExitConflict, msg: termtext.Line(fmt.Sprintf(
+		"dead letter %d is being retried by %s (its claim is renewed while that retry runs, and lapses at %s if the process died); %s",
+		held.ID, held.Owner, formatTime(held.Until), what))}).
+		hint("See how that retry ended, once it has, with: " + list)
 }
 
 // clip shortens s to n runes for a table cell.
