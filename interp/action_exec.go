@@ -179,8 +179,9 @@ func (c *execCall) command(clk clock.Clock, attr *syscall.SysProcAttr) *exec.Cmd
 //
 // A non-nil gate says the attempt's start is being committed meanwhile:
 // the program runs only if the gate receives true (startGated). running
-// is called when the program is about to run (the attempt's timeout
-// starts then).
+// is called when the program is about to run, before it is started or
+// released (the attempt's timeout starts then): whatever the program
+// does, its timeout is already set.
 func runExec(ctx context.Context, clk clock.Clock, c *execCall, limit int64, gate <-chan bool, running func(), live *liveOutput) (any, *stepError) {
 	attr := &syscall.SysProcAttr{Setpgid: true}
 	if u := c.user; u != nil {
@@ -195,12 +196,11 @@ func runExec(ctx context.Context, clk clock.Clock, c *execCall, limit int64, gat
 			return err
 		}
 		cmd.Stdout, cmd.Stderr = p.w[0], p.w[1]
-		if cmd, err = startGated(cmd, newCmd, gate); err != nil {
+		if cmd, err = startGated(cmd, newCmd, gate, running); err != nil {
 			p.closeWriters()
 			p.closeReaders()
 			return err
 		}
-		running()
 		p.closeWriters()
 		read := make(chan struct{})
 		go func() {
@@ -272,9 +272,12 @@ var errNotCommitted = errors.New("the start of the attempt was not committed")
 // succeeded (true): held before its first instruction when it can be
 // (holdable, startHeld), and otherwise created only after the gate opens.
 // A program whose start did not commit never runs. again makes a fresh
-// command for the start after a held one could not be made.
-func startGated(cmd *exec.Cmd, again func() *exec.Cmd, gate <-chan bool) (*exec.Cmd, error) {
+// command for the start after a held one could not be made. running is
+// called just before the program starts or is released, never after: a
+// timeout it sets is set before the program can do anything.
+func startGated(cmd *exec.Cmd, again func() *exec.Cmd, gate <-chan bool, running func()) (*exec.Cmd, error) {
 	if gate == nil {
+		running()
 		return cmd, cmd.Start()
 	}
 	triedHold := holdable(cmd)
@@ -282,6 +285,7 @@ func startGated(cmd *exec.Cmd, again func() *exec.Cmd, gate <-chan bool) (*exec.
 		if startHeld(cmd) {
 			err := errNotCommitted
 			if <-gate {
+				running()
 				if err = release(cmd.Process.Pid); err == nil {
 					return cmd, nil
 				}
@@ -298,6 +302,7 @@ func startGated(cmd *exec.Cmd, again func() *exec.Cmd, gate <-chan bool) (*exec.
 	if !<-gate {
 		return cmd, errNotCommitted
 	}
+	running()
 	err := cmd.Start()
 	if err == nil && triedHold {
 		holdRefused() // it starts, only not held

@@ -266,3 +266,44 @@ func TestExecTimeoutStartsWhenReleased(t *testing.T) {
 		t.Fatalf("the program did not run: %v", err)
 	}
 }
+
+// TestExecTimeoutSetBeforeProgramRuns: an attempt's timeout is set before
+// its program can do anything (started, released from its hold, or
+// started after the gate where holding is denied), not just after: a test
+// that moves a fake clock once the program has shown it runs (it touched
+// a file) found the timeout not set yet on a loaded machine, and the
+// attempt then never timed out (TestExecStopIsTermThenKill, seen under
+// load). running here waits a moment, then looks for the program's mark.
+func TestExecTimeoutSetBeforeProgramRuns(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		gated  bool
+		denied bool
+	}{{"no gate", false, false}, {"held", true, false}, {"hold denied", true, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			holdDenied.Store(tc.denied)
+			t.Cleanup(func() { holdDenied.Store(false) })
+			c, marker, _ := markedCall(t)
+			var gate chan bool
+			if tc.gated {
+				gate = make(chan bool, 1)
+				gate <- true
+			}
+			ranFirst := false
+			running := func() {
+				time.Sleep(100 * time.Millisecond) // time for a started program to write its mark
+				_, err := os.Stat(marker)
+				ranFirst = err == nil
+			}
+			if _, se := runExec(context.Background(), clock.Real{}, c, 1<<20, gate, running, nil); se != nil {
+				t.Fatalf("exec: %v", se)
+			}
+			if ranFirst {
+				t.Fatal("the program ran before its timeout was set")
+			}
+			if _, err := os.Stat(marker); err != nil {
+				t.Fatalf("the program did not run: %v", err)
+			}
+		})
+	}
+}

@@ -41,7 +41,9 @@ func TestMain(m *testing.M) {
 // holdLock stands in for another process that holds a SQLite database's
 // write lock: `holdlock DB READY` opens DB, takes its write lock (BEGIN
 // IMMEDIATE), creates the file READY and waits (ten minutes at most) to
-// be killed.
+// be killed. It waits up to 10 s for a write of another process (a
+// worker's heartbeat) to end: without a busy timeout its BEGIN failed at
+// once when it met one.
 func holdLock() {
 	if len(os.Args) != 3 {
 		fmt.Fprintln(os.Stderr, "usage: holdlock DB READY")
@@ -52,7 +54,9 @@ func holdLock() {
 	if err == nil {
 		var conn *sql.Conn
 		if conn, err = db.Conn(ctx); err == nil {
-			_, err = conn.ExecContext(ctx, "BEGIN IMMEDIATE")
+			if _, err = conn.ExecContext(ctx, "PRAGMA busy_timeout = 10000"); err == nil {
+				_, err = conn.ExecContext(ctx, "BEGIN IMMEDIATE")
+			}
 		}
 	}
 	if err == nil {
