@@ -1,8 +1,17 @@
 package web
 
 import (
+	"context"
+	"fmt"
+	"html"
+	"net/http"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/flowrun/flowrun/api"
+	"github.com/flowrun/flowrun/store"
 )
 
 // The sign-in page's command line names every scope a token can have.
@@ -13,3 +22,56 @@ func TestLoginNamesEveryScope(t *testing.T) {
 		t.Fatalf("the sign-in page does not name every scope:\n%s", page)
 	}
 }
+
+// The runs page's "Older runs" link opens the next page with the page's
+// filters: the link's query was escaped whole ("before%3dID"), so the
+// server read no cursor and the link showed the first page again.
+func TestRunsOlderPage(t *testing.T) {
+	s := newSite(t)
+	ctx := context.Background()
+	for i := range runsPageSize + 10 {
+		if _, _, err := s.door.Start(ctx, api.StartRequest{Workflow: "w", Inputs: map[string]any{"n": fmt.Sprintf("n%d", i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := s.browser()
+	b.signIn(s.tokens[store.ScopeRead])
+	seen := map[string]int{}
+	path := "/runs?workflow=w&status=pending&status=waiting"
+	for page := 1; path != ""; page++ {
+		if page > 3 {
+			t.Fatalf("more than 2 pages of %d runs", runsPageSize+11)
+		}
+		code, body := b.get(path)
+		if code != http.StatusOK {
+			t.Fatalf("%s answered %d:\n%.2000s", path, code, body)
+		}
+		for _, m := range runLink.FindAllStringSubmatch(body, -1) {
+			seen[m[1]]++
+		}
+		path = ""
+		if m := olderLink.FindStringSubmatch(body); m != nil {
+			path = html.UnescapeString(m[1])
+			u, err := url.Parse(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if q := u.Query(); q.Get("before") == "" || q.Get("workflow") != "w" || len(q["status"]) != 2 {
+				t.Fatalf("the Older runs link %q does not keep the filters and name the last run", path)
+			}
+		}
+	}
+	if len(seen) != runsPageSize+11 {
+		t.Errorf("the pages listed %d runs, want %d", len(seen), runsPageSize+11)
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Errorf("run %s was listed on %d pages", id, n)
+		}
+	}
+}
+
+var (
+	runLink   = regexp.MustCompile(`<a href="/runs/([0-9A-Z]{26})">`)
+	olderLink = regexp.MustCompile(`<a href="([^"]*)" rel="next">Older runs</a>`)
+)
