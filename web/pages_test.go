@@ -1,16 +1,20 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"html"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/flowrun/flowrun/api"
+	"github.com/flowrun/flowrun/interp"
 	"github.com/flowrun/flowrun/store"
 )
 
@@ -75,3 +79,41 @@ var (
 	runLink   = regexp.MustCompile(`<a href="/runs/([0-9A-Z]{26})">`)
 	olderLink = regexp.MustCompile(`<a href="([^"]*)" rel="next">Older runs</a>`)
 )
+
+// faultyDoor fails to read a run with the store's own words, which name
+// the database file.
+type faultyDoor struct{ api.Service }
+
+func (faultyDoor) Run(context.Context, string) (*interp.RunView, error) {
+	return nil, fmt.Errorf("reading run: open /srv/secret/flowrun.db: %w", store.ErrBusy)
+}
+
+// A page the store fails is a 503 that says what kind of fault it was and
+// gives a request id, as the API's answers do; the store's text, which can
+// name the database file or server, goes to the log only (security.md
+// §11).
+func TestStoreFaultPageHidesStoreText(t *testing.T) {
+	s := newSite(t)
+	var log bytes.Buffer
+	h := New(Options{Door: faultyDoor{s.door}, Tokens: s.st.TokenLookup, Clock: s.clk, Log: slog.New(slog.NewTextHandler(&log, nil))})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	site := *s
+	site.srv = srv
+	b := site.browser()
+	b.signIn(s.tokens[store.ScopeRead])
+	code, page := b.get("/runs/" + s.runID)
+	if code != http.StatusServiceUnavailable {
+		t.Fatalf("a store fault answered %d:\n%s", code, page)
+	}
+	if strings.Contains(page, "/srv/secret") {
+		t.Errorf("the page shows the store's text:\n%s", page)
+	}
+	m := regexp.MustCompile(`database is busy; the server logged the detail under request id ([0-9a-f]{16})`).FindStringSubmatch(page)
+	if m == nil || !strings.Contains(page, "Nothing was lost") {
+		t.Fatalf("the page does not say the kind of fault, a request id and that nothing was lost:\n%s", page)
+	}
+	if !strings.Contains(log.String(), "request_id="+m[1]) || !strings.Contains(log.String(), "/srv/secret/flowrun.db") {
+		t.Errorf("the log has no detail under request id %s:\n%s", m[1], log.String())
+	}
+}
