@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/clock"
@@ -296,4 +298,14 @@ func sentence(msg string) string {
 		return msg
 	}
 	return msg + "."
+}
+
+// capitalize starts msg with a capital letter (the engine's messages
+// start in lower case, to follow "flowrun VERB: ").
+func capitalize(msg string) string {
+	if msg == "" {
+		return msg
+	}
+	r, n := utf8.DecodeRuneInString(msg)
+	return string(unicode.ToUpper(r)) + msg[n:]
 }
