@@ -13,7 +13,9 @@ import (
 	"github.com/flowrun/flowrun/tui/feed"
 )
 
-// Through a server, what cannot be read is the server's, not a database's:
+// Through a server, the status bar says the runs come through it as they
+// are committed (its waits answer at each commit), not "polled every
+// 250ms". What cannot be read is the server's, not a database's:
 // a token the server stops taking (revoked) says to start flowtui again
 // with another, since retrying with it never works, and a server that
 // cannot be reached says to check the server, not --db.
@@ -37,6 +39,10 @@ func TestServerErrorsNameTheServer(t *testing.T) {
 	m := newRoot(t, &feed.Source{Door: c}, w.b)
 	if v := m.View(); !strings.Contains(v, w.waiting.ID[:10]) {
 		t.Fatalf("the runs of the server are not shown:\n%s", v)
+	}
+	// The server tells of each commit; nothing is polled at an interval.
+	if v := m.View(); !strings.Contains(v, "live · 3 runs · through "+srv.URL+", as they are committed") || strings.Contains(v, "polled") {
+		t.Errorf("the status bar does not say the runs come through the server as committed:\n%s", v)
 	}
 
 	if _, err := w.b.Store.TokenRevoke(ctx, "oncall"); err != nil {

@@ -156,6 +156,10 @@ func (m Model) statusLines() string {
 		return wrap(st.Error.Render("Cannot read the database: ")+termtext.Line(m.status.storeErr.Error())+" (retrying)", m.disp.Width, 2)
 	case m.status.isErr:
 		return st.Error.Render(wrap(m.status.msg, m.disp.Width, 2))
+	case m.status.msg == "" && m.follow.loaded && m.src.Server() != "":
+		// The server answers a wait at the commit that appends an
+		// event (feed.Source.Wait): nothing is polled at an interval.
+		return wrap(st.Faint.Render(fmt.Sprintf("live · %d runs · through %s, as they are committed", m.runs.Len(), termtext.Line(m.src.Server()))), m.disp.Width, 1)
 	case m.status.msg == "" && m.follow.loaded:
 		return st.Faint.Render(fmt.Sprintf("live · %d runs · polled every %s", m.runs.Len(), feed.PollInterval))
 	}
