@@ -126,7 +126,7 @@ func remoteExit(msg string, err error) *exitError {
 	}
 	switch {
 	case errors.As(err, &se):
-		return with(ExitStore, "").hint("Check that flowrun serve runs at that address and answers (curl URL/healthz), or read the store itself with --db.")
+		return with(ExitStore, "").hint(fmt.Sprintf("Check that flowrun serve runs at that address and answers (curl %s/healthz), or read the store itself with --db.", strings.TrimSuffix(se.Server, "/")))
 	case errors.As(err, &p) && errors.Is(err, api.ErrUnauthorized):
 		return with(ExitInvalid, fmt.Sprintf("server %s refused the request", p.Server)).
 			hint("Log in with a token of that server (flowrun login URL; its admin creates one with: flowrun tokens create NAME --scope read|write), or set FLOWRUN_TOKEN.")
