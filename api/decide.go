@@ -99,6 +99,17 @@ func (l *Local) Decide(ctx context.Context, ref string, choice interp.Choice, fr
 		} else if d != nil {
 			return nil, d
 		}
+		if run.Status.Terminal() {
+			// Nothing goes on with an ended run, so no Continue: the
+			// refusal says what can be done with it, as resume does on
+			// the store.
+			hint := fmt.Sprintf("See it with: flowrun show %s", run.ID)
+			if run.Status != store.RunCompleted {
+				hint = fmt.Sprintf("Redrive it with: flowrun retry %s", run.ID)
+			}
+			return nil, &Refusal{Status: http.StatusConflict,
+				Message: fmt.Sprintf("run %s already ended (%s); it takes no version decision", run.ID, run.Status), Hint: hint}
+		}
 		o, err := l.eng.OfferDecision(ctx, run)
 		if err != nil {
 			return nil, fmt.Errorf("checking the version of run %s: %w", run.ID, err)

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -115,6 +117,28 @@ func (r *RefProblemJSON) runRefError() (*interp.RunRefError, error) {
 			StepsTotal: c.StepsTotal, StepsDone: c.StepsDone})
 	}
 	return e, nil
+}
+
+// Fault is what an answer of the server (an API's problem, a dashboard's
+// page) may say of a failure of the store or of the server: the store's
+// sentinel when err is one (they name no file), else "internal error".
+// The error's own text can name the database file or server, so it goes
+// to the server's log only, under a request id (security.md §11).
+func Fault(err error) string {
+	for _, sentinel := range []error{store.ErrBusy, store.ErrTimeout, store.ErrFull, store.ErrSchemaTooNew} {
+		if errors.Is(err, sentinel) {
+			return sentinel.Error()
+		}
+	}
+	return "internal error"
+}
+
+// NewRequestID returns 64 random bits in hex: a name for one failed
+// request in the server's log, which its answer gives.
+func NewRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24)
+	return hex.EncodeToString(b[:])
 }
 
 // Errors a Problem wraps by its status, for the statuses the store's

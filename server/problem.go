@@ -1,8 +1,6 @@
 package server
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -98,7 +96,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		writeProblem(w, p, "")
 		return
 	}
-	id := newRequestID()
+	id := api.NewRequestID()
 	detail := p.Detail
 	if p.Err != nil && p.Err.Error() != detail {
 		detail += ": " + p.Err.Error()
@@ -114,14 +112,13 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 // id, and returns what the stream's last frame says: the id, not the
 // store's text.
 func (s *Server) streamFault(r *http.Request, err error) string {
-	id := newRequestID()
+	id := api.NewRequestID()
 	s.log.ErrorContext(r.Context(), "event stream failed", "request_id", id, "method", r.Method, "path", r.URL.Path, "error", err.Error())
 	return fmt.Sprintf("%s; the server logged the detail under request id %s", serverFault(&Problem{Err: err}), id)
 }
 
 // serverFault is what a 5xx answer may say of its cause: the server's own
-// words when it wrote them (no Err), Public when set, the store's sentinel
-// when the error is one (they name no file), or "internal error".
+// words when it wrote them (no Err), Public when set, else api.Fault's.
 func serverFault(p *Problem) string {
 	switch {
 	case p.Err == nil:
@@ -129,20 +126,7 @@ func serverFault(p *Problem) string {
 	case p.Public != "":
 		return p.Public
 	}
-	for _, sentinel := range []error{store.ErrBusy, store.ErrTimeout, store.ErrFull, store.ErrSchemaTooNew} {
-		if errors.Is(p.Err, sentinel) {
-			return sentinel.Error()
-		}
-	}
-	return "internal error"
-}
-
-// newRequestID returns 64 random bits in hex: a name for one failed
-// request in the server's log.
-func newRequestID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24)
-	return hex.EncodeToString(b[:])
+	return api.Fault(p.Err)
 }
 
 // problemOf classifies an error into a status, keeping its message:

@@ -212,7 +212,10 @@ func (h *Handler) deadLetterAction(w http.ResponseWriter, r *http.Request, s *se
 		}
 		done = fmt.Sprintf("Dead letter %d was run again and closed.", id)
 		if !res.Retried {
-			done = fmt.Sprintf("Dead letter %d failed again and stays open: %s", id, res.Message)
+			// The engine's words, as flowrun dlq retry prints them
+			// ("dead letter N (STEP[I]) failed again: ...; the letter
+			// stays open"), as a sentence.
+			done = sentence(capitalize(res.Message))
 		}
 	case "drop":
 		if _, err := h.opts.Door.DropDeadLetter(r.Context(), id); err != nil {

@@ -220,3 +220,22 @@ func TestDeadLetterHeldElsewhere(t *testing.T) {
 		t.Errorf("the letter after both = %s, %v; want open", d.Status, err)
 	}
 }
+
+// A redrive that fails again says so in the engine's words, once, as
+// flowrun dlq retry does.
+func TestDeadLetterRetryFailsAgain(t *testing.T) {
+	s, admin := opsSite(t)
+	dls, err := s.door.DeadLetters(context.Background(), false)
+	if err != nil || len(dls) != 1 {
+		t.Fatalf("dead letters: %v, %v", dls, err)
+	}
+	dl := itoa(dls[0].ID)
+	b := s.browser()
+	b.signIn(admin)
+	_, page := b.get("/ops/dead-letters/" + dl + "/confirm/retry")
+	code, page := b.post("/ops/dead-letters/"+dl+"/retry", url.Values{"csrf": {csrfOf(t, page)}})
+	want := "Dead letter " + dl + " (each[0]) failed again: command &#34;sh&#34; exited with status 1; the letter stays open."
+	if code != http.StatusOK || !strings.Contains(page, want) || strings.Count(strings.ToLower(page), "dead letter "+dl+" ") != 1 {
+		t.Fatalf("the redrive that failed again (%d) does not say %q once:\n%s", code, want, page)
+	}
+}

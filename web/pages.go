@@ -102,7 +102,10 @@ type runsView struct {
 	Statuses  []string
 	Workflows []string
 	Runs      []interp.RunSummaryJSON
-	// Next is the query of the next page, "" on the last.
+	// Next is the address of the next page (this page's query with the
+	// cursor), "" on the last. It is the whole URL, which html/template
+	// keeps as it is: a query put after "?" in the template would be
+	// escaped as one value ("before%3dID"), a link to the first page.
 	Next   string
 	Cursor int64
 	Now    time.Time
@@ -180,7 +183,7 @@ func (h *Handler) runsPage(w http.ResponseWriter, r *http.Request, s *session) e
 		next := r.URL.Query()
 		next.Set("before", runs[len(runs)-1].RunID)
 		next.Del("rows")
-		v.Next = next.Encode()
+		v.Next = "/runs?" + next.Encode()
 	}
 	v.Runs = runs
 	if r.URL.Query().Get("rows") == "1" {

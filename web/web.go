@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/clock"
@@ -273,8 +275,12 @@ func (h *Handler) failErr(w http.ResponseWriter, r *http.Request, s *session, er
 	case errors.Is(err, store.ErrConflict):
 		h.fail(w, r, s, http.StatusConflict, strings.TrimSuffix(err.Error(), ": "+store.ErrConflict.Error())+".")
 	default:
-		h.opts.Log.Error("a page failed", "path", r.URL.Path, "error", err)
-		h.fail(w, r, s, http.StatusServiceUnavailable, "The server could not read or write the store: "+err.Error()+". Nothing was lost; try again.")
+		// The store's text can name the database file or server: it
+		// goes to the log, and the page gives its request id, as an
+		// answer of the API does (security.md §11).
+		id := api.NewRequestID()
+		h.opts.Log.Error("a page failed", "request_id", id, "method", r.Method, "path", r.URL.Path, "error", err)
+		h.fail(w, r, s, http.StatusServiceUnavailable, "The server could not read or write the store ("+api.Fault(err)+"; the server logged the detail under request id "+id+"). Nothing was lost; try again.")
 	}
 }
 
@@ -295,4 +301,14 @@ func sentence(msg string) string {
 		return msg
 	}
 	return msg + "."
+}
+
+// capitalize starts msg with a capital letter (the engine's messages
+// start in lower case, to follow "flowrun VERB: ").
+func capitalize(msg string) string {
+	if msg == "" {
+		return msg
+	}
+	r, n := utf8.DecodeRuneInString(msg)
+	return string(unicode.ToUpper(r)) + msg[n:]
 }

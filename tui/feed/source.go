@@ -36,6 +36,15 @@ type Source struct {
 	By string
 }
 
+// Server is the address of the flowrun serve the door reads through, or
+// "" for a store in this process: what a face names when it cannot read.
+func (s *Source) Server() string {
+	if c, ok := s.Door.(*api.Client); ok {
+		return c.Server()
+	}
+	return ""
+}
+
 // records are the store's records, through the door.
 func (s *Source) records() api.Records { return s.Door }
 

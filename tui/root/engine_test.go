@@ -152,6 +152,14 @@ func TestDeadLettersAndBreakersFromEngine(t *testing.T) {
 	if !strings.Contains(v, "Dead letters (1)") || !strings.Contains(v, "process [1] b") || !strings.Contains(v, each.ID[:12]) {
 		t.Fatalf("the dead-letter screen does not list item 1 of process:\n%s", m.View())
 	}
+	// A retry that fails again says so in the engine's words, once, as
+	// flowrun dlq retry does.
+	m = press(t, m, "r")
+	m = press(t, m, "y")
+	if v := boxed(m.View()); !strings.Contains(v, "dead letter 1 (process[1]) failed again: command \"sh\" exited with status 1; the letter stays open") ||
+		strings.Count(v, "dead letter 1") != 1 {
+		t.Fatalf("the retry that failed again is not said as flowrun dlq retry says it:\n%s", m.View())
+	}
 	m = press(t, m, "x")
 	if m.confirm == nil || !strings.Contains(boxed(m.View()), "Item 1 of step process of run "+each.ID+" is deleted for good.") {
 		t.Fatalf("x did not ask to drop the dead letter:\n%s", m.View())

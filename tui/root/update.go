@@ -578,7 +578,9 @@ func (m Model) carryOut(action any) tea.Cmd {
 		return tea.Sequence(m.act(fmt.Sprintf("Dead letter %d will be retried.", a.id), func(ctx context.Context) error {
 			res, err := door.RetryDeadLetter(ctx, a.id)
 			if err == nil && !res.Retried {
-				return fmt.Errorf("dead letter %d: the retry failed: %s", a.id, res.Message)
+				// The engine's words, as flowrun dlq retry prints them:
+				// they name the letter and say it stays open.
+				return errors.New(res.Message)
 			}
 			return err
 		}), m.loadDeadLetters())

@@ -1,12 +1,14 @@
 package root
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/termtext"
 	"github.com/flowrun/flowrun/tui/display"
 	"github.com/flowrun/flowrun/tui/feed"
@@ -98,6 +100,9 @@ func (m Model) View() string {
 	}
 	var body string
 	switch {
+	case m.status.storeErr != nil && !m.follow.loaded && m.src.Server() != "":
+		body = st.Error.Render("Cannot read the runs of "+termtext.Line(m.src.Server())+".") + "\n" + termtext.Line(m.status.storeErr.Error()) +
+			"\n\n" + serverAdvice(m.src.Server(), m.status.storeErr) + "\nflowtui retries every few hundred milliseconds; press q to quit."
 	case m.status.storeErr != nil && !m.follow.loaded:
 		body = st.Error.Render("Cannot read the database.") + "\n" + termtext.Line(m.status.storeErr.Error()) +
 			"\n\nCheck that --db (or FLOWRUN_DB) names a flowrun database you may read.\nflowtui retries every few hundred milliseconds; press q to quit."
@@ -140,14 +145,36 @@ func (m Model) statusLines() string {
 	switch {
 	case m.jump != nil:
 		return wrap(m.jump.View(), m.disp.Width, 3)
+	case m.status.storeErr != nil && m.src.Server() != "":
+		if errors.Is(m.status.storeErr, api.ErrUnauthorized) {
+			// The server's words name its own remedy (flowrun tokens
+			// list on its store); a retry with this token never works.
+			return wrap(st.Error.Render("Cannot read "+termtext.Line(m.src.Server())+": it refuses the token. ")+serverAdvice(m.src.Server(), m.status.storeErr), m.disp.Width, 3)
+		}
+		return wrap(st.Error.Render("Cannot read "+termtext.Line(m.src.Server())+": ")+termtext.Line(m.status.storeErr.Error())+" (retrying)", m.disp.Width, 2)
 	case m.status.storeErr != nil:
 		return wrap(st.Error.Render("Cannot read the database: ")+termtext.Line(m.status.storeErr.Error())+" (retrying)", m.disp.Width, 2)
 	case m.status.isErr:
 		return st.Error.Render(wrap(m.status.msg, m.disp.Width, 2))
+	case m.status.msg == "" && m.follow.loaded && m.src.Server() != "":
+		// The server answers a wait at the commit that appends an
+		// event (feed.Source.Wait): nothing is polled at an interval.
+		return wrap(st.Faint.Render(fmt.Sprintf("live · %d runs · through %s, as they are committed", m.runs.Len(), termtext.Line(m.src.Server()))), m.disp.Width, 1)
 	case m.status.msg == "" && m.follow.loaded:
 		return st.Faint.Render(fmt.Sprintf("live · %d runs · polled every %s", m.runs.Len(), feed.PollInterval))
 	}
 	return wrap(m.status.msg, m.disp.Width, 2)
+}
+
+// serverAdvice says what to do when the server at url cannot be read:
+// a token it refuses (revoked, or of another server) is not taken on a
+// retry, so flowtui is started again with another; a server that is down
+// or failing may come back, which flowtui sees by itself.
+func serverAdvice(url string, err error) string {
+	if errors.Is(err, api.ErrUnauthorized) {
+		return "Quit (q) and start flowtui again with a token it takes, of scope read or more (FLOWRUN_TOKEN, or: flowrun login " + termtext.Line(url) + ")."
+	}
+	return "Check that flowrun serve runs at that address and answers (curl " + termtext.Line(url) + "/healthz); flowtui goes on when it is back."
 }
 
 func (m Model) statusHeight() int { return max(1, lipgloss.Height(m.statusLines())) }

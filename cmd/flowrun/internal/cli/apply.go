@@ -208,7 +208,7 @@ func (e *env) sayDeployed(res *api.DeployResult) {
 			fmt.Fprintf(e.stderr, "flowrun %s: version %s of %q is a new MAJOR version; %s bound to an older MAJOR %s blocked until decided:\n",
 				e.verb, d.Version, d.Workflow, plural(n, "unfinished run", "unfinished runs"), pluralWord(n, "is", "are"))
 			for _, b := range d.Blocked {
-				fmt.Fprintf(e.stderr, "  run %s (version %s, %s): flowrun resume %s --choose old|new|migrate\n", b.RunID, b.Version, b.Status, b.RunID)
+				fmt.Fprintf(e.stderr, "  run %s (version %s, %s): flowrun resume %s --choose old|new|migrate%s\n", b.RunID, b.Version, b.Status, b.RunID, e.serverFlag())
 			}
 		}
 		if d.Replaced {

@@ -419,6 +419,9 @@ func (e *env) report(err error) int {
 	if xe.hintText == "" && errors.Is(err, store.ErrFull) {
 		xe.hintText = fullHint
 	}
+	if xe.storeHint {
+		xe.hintText = withServer(xe.hintText, e.serverFlag())
+	}
 	prefix := "flowrun"
 	if e.verb != "" {
 		prefix += " " + e.verb

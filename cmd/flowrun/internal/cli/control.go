@@ -482,7 +482,7 @@ func controlError(err error) error {
 	if errors.As(err, &rf) {
 		x := usageErrorf("%s", rf.Message)
 		if rf.Hint != "" {
-			x = x.hint(rf.Hint)
+			x = x.doorHint(rf.Hint)
 		}
 		return x
 	}

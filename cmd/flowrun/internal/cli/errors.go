@@ -20,6 +20,10 @@ type exitError struct {
 	lines []string
 	err   error
 	quiet bool
+	// storeHint says the hint is the door's (a refusal, a run reference
+	// that names nothing), worded for a caller on the store: through a
+	// server, report adds --server URL to the commands it names.
+	storeHint bool
 }
 
 func (x *exitError) Error() string { return x.message() }
@@ -43,6 +47,13 @@ func (x *exitError) silent() bool { return x.quiet }
 // hint attaches a sentence saying how to fix the problem.
 func (x *exitError) hint(h string) *exitError {
 	x.hintText = h
+	return x
+}
+
+// doorHint attaches the hint of a refusal of the door (api.Refusal, a
+// run reference that names nothing), whose commands name no server.
+func (x *exitError) doorHint(h string) *exitError {
+	x.hintText, x.storeHint = h, true
 	return x
 }
 

@@ -90,21 +90,21 @@ func refError(err error) error {
 	x := usageErrorf("%s", re.Message)
 	switch {
 	case re.Problem == interp.RefInvalid:
-		return x.hint("Name a run as " + refForms + "; list the runs with: flowrun runs")
+		return x.doorHint("Name a run as " + refForms + "; list the runs with: flowrun runs")
 	case re.Problem == interp.RefAmbiguous:
 		x.msg += "; it matches:"
 		x.lines = refCandidates(re.Candidates, re.More)
-		return x.hint("Give more characters of the id; list the runs with: flowrun runs")
+		return x.doorHint("Give more characters of the id; list the runs with: flowrun runs")
 	case len(re.Workflows) == 1 && re.Workflows[0] == re.Ref:
-		return x.hint(fmt.Sprintf("%q is a workflow: name its newest run as %s@last, or one of its runs as %s/KEY.", re.Ref, re.Ref, re.Ref))
+		return x.doorHint(fmt.Sprintf("%q is a workflow: name its newest run as %s@last, or one of its runs as %s/KEY.", re.Ref, re.Ref, re.Ref))
 	case len(re.Workflows) > 0:
 		x.msg += "; the nearest stored workflows are " + strings.Join(quoteAll(re.Workflows), ", ")
-		return x.hint("List the runs with: flowrun runs")
+		return x.doorHint("List the runs with: flowrun runs")
 	case len(re.Candidates) > 0:
 		x.msg += "; the nearest runs are:"
 		x.lines = refCandidates(re.Candidates, false)
 	}
-	return x.hint("Name a run as " + refForms + "; list the runs with: flowrun runs")
+	return x.doorHint("Name a run as " + refForms + "; list the runs with: flowrun runs")
 }
 
 // refCandidates is one line per candidate run: its id, workflow, version,

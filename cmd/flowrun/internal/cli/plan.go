@@ -351,7 +351,7 @@ func (e *env) planRuns(plans []interp.RunPlan, version string, js *planWorkflowJ
 		run := p.Run
 		what := p.Binding.String()
 		if run.Status == store.RunBlocked {
-			what = fmt.Sprintf("stays blocked until decided: flowrun resume %s --choose old|new|migrate", run.ID)
+			what = fmt.Sprintf("stays blocked until decided: flowrun resume %s --choose old|new|migrate%s", run.ID, e.serverFlag())
 		}
 		row(tw, "  "+run.ID, run.Version, string(run.Status), what)
 	}

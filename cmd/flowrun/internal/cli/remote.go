@@ -126,7 +126,7 @@ func remoteExit(msg string, err error) *exitError {
 	}
 	switch {
 	case errors.As(err, &se):
-		return with(ExitStore, "").hint("Check that flowrun serve runs at that address and answers (curl URL/healthz), or read the store itself with --db.")
+		return with(ExitStore, "").hint(fmt.Sprintf("Check that flowrun serve runs at that address and answers (curl %s/healthz), or read the store itself with --db.", strings.TrimSuffix(se.Server, "/")))
 	case errors.As(err, &p) && errors.Is(err, api.ErrUnauthorized):
 		return with(ExitInvalid, fmt.Sprintf("server %s refused the request", p.Server)).
 			hint("Log in with a token of that server (flowrun login URL; its admin creates one with: flowrun tokens create NAME --scope read|write), or set FLOWRUN_TOKEN.")
@@ -145,4 +145,43 @@ func remoteError(err error) error {
 		return x
 	}
 	return err
+}
+
+// withServer adds flag (serverFlag's " --server URL", or "" for nothing)
+// to each command of a verb that takes --server in hint (a hint of the
+// door's, worded for a caller on the store), so the command it names
+// reads the same server and not a store in the caller's directory. A
+// command runs to the end of its clause: a ";", ")", ", " or a full stop
+// ends it; one that names a server already is left as it is.
+func withServer(hint, flag string) string {
+	if flag == "" {
+		return hint
+	}
+	var b strings.Builder
+	rest := hint
+	for {
+		i := strings.Index(rest, "flowrun ")
+		if i < 0 {
+			b.WriteString(rest)
+			return b.String()
+		}
+		b.WriteString(rest[:i])
+		rest = rest[i:]
+		end := len(rest)
+		for _, stop := range []string{";", ")", ", ", ". "} {
+			if j := strings.Index(rest, stop); j >= 0 && j < end {
+				end = j
+			}
+		}
+		if strings.HasSuffix(rest[:end], ".") {
+			end--
+		}
+		cmd := strings.TrimRight(rest[:end], " ")
+		verb, _, _ := strings.Cut(strings.TrimPrefix(cmd, "flowrun "), " ")
+		b.WriteString(cmd)
+		if c := lookup(verb); c != nil && c.remote && !strings.Contains(cmd, "--server") {
+			b.WriteString(flag)
+		}
+		rest = rest[len(cmd):]
+	}
 }

@@ -154,6 +154,15 @@ func (e *env) scheduleWork(ctx context.Context, sub, ref string, asJSON bool) er
 		id = *t.Fire.RunID
 	}
 	fmt.Fprintf(e.stdout, "%s\n", id)
+	if e.remote.url != "" {
+		// The server's workers run it, not a flowrun worker here.
+		if n, err := d.LiveWorkers(ctx); err == nil && n == 0 {
+			fmt.Fprintf(e.stderr, "flowrun schedules: schedule %s started run %s; %s has no live worker (flowrun workers --server %s), so nothing runs it until one starts\n", ref, id, e.remote.url, e.remote.url)
+			return nil
+		}
+		fmt.Fprintf(e.stderr, "flowrun schedules: schedule %s started run %s; a worker of %s runs it; follow it with: flowrun logs %s -f --server %s\n", ref, id, e.remote.url, id, e.remote.url)
+		return nil
+	}
 	fmt.Fprintf(e.stderr, "flowrun schedules: schedule %s started run %s; a worker runs it (flowrun worker)\n", ref, id)
 	return nil
 }

@@ -65,8 +65,8 @@ text.`,
 				// Where a version decision can be taken, say how (on
 				// stderr: stdout stays the view).
 				if o, err := d.Offer(ctx, view.RunID); err == nil && o.Offer {
-					fmt.Fprintf(e.stderr, "flowrun show: run %s is bound to version %s and version %s of %q, a newer MAJOR, is stored: decide with flowrun resume %s (it asks on a terminal) or flowrun resume %s --choose old|new|migrate\n",
-						view.RunID, view.Version, o.Newest, view.Workflow, view.RunID, view.RunID)
+					fmt.Fprintf(e.stderr, "flowrun show: run %s is bound to version %s and version %s of %q, a newer MAJOR, is stored: decide with flowrun resume %s%s (it asks on a terminal) or flowrun resume %s --choose old|new|migrate%s\n",
+						view.RunID, view.Version, o.Newest, view.Workflow, view.RunID, e.serverFlag(), view.RunID, e.serverFlag())
 				}
 				return nil
 			}

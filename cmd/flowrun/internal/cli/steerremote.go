@@ -101,9 +101,10 @@ func (e *env) serverRefusal(err error) error {
 	return &c
 }
 
-// serverFlag is " --server URL" for a hint when the verb was given
-// --server, else "" (FLOWRUN_SERVER or the project's server name it for
-// the next command too).
+// serverFlag is " --server URL" for a command a verb names (in a hint or
+// a line of what to do next) when the verb was given --server, else ""
+// (FLOWRUN_SERVER or the project's server name it for the next command
+// too).
 func (e *env) serverFlag() string {
 	if e.remote.from != "--server" {
 		return ""
