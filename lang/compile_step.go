@@ -424,6 +424,9 @@ func (c *compiler) buildAction(a *actionDecl, scope *scoper) (graph.Action, *gra
 		for _, nv := range a.Values {
 			v := c.checkData(nv.Node, scope)
 			if v == nil {
+				// Its value did not parse (reported): the field stays,
+				// of type any.
+				fields[nv.Name] = graph.TypeAny
 				continue
 			}
 			s.Values = append(s.Values, graph.NamedValue{Name: nv.Name, Value: v})
