@@ -139,6 +139,10 @@ func checkInputs(t *Test, g *graph.Graph) hcl.Diagnostics {
 		rng = t.Range
 	}
 	for _, k := range sortedKeys(t.Inputs) {
+		rng := rng
+		if r, ok := t.InputRngs[k]; ok {
+			rng = r // at the input's own key = value
+		}
 		ty, ok := types[k]
 		if !ok {
 			diags = append(diags, errAt(rng, "Unknown input", "Workflow %q declares no input %q; it declares %s.%s", g.Workflow, k, quoteAll(names), naming.DidYouMean(k, names)))
