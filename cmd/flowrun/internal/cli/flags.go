@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/flowrun/flowrun/lang/naming"
 )
 
 // parseInterspersed parses args with fs, letting flags stand after
@@ -152,6 +154,33 @@ var (
 		return regexp.MustCompile(`^invalid value ("(?:[^"\\]|\\.)*") for flag -([^:]+): (.*)$`)
 	})
 )
+
+// flagSuggestion is the "did you mean" of an unknown flag: the nearest
+// name, or for a one-letter flag (-i), which every other one-letter flag
+// is one edit from, the flags that begin with its letter (--input or
+// --inputs); "" when there is none.
+func flagSuggestion(typed string, names []string) string {
+	var near []string
+	if len([]rune(typed)) == 1 {
+		for _, n := range names {
+			if len(n) > 1 && strings.EqualFold(n[:1], typed) {
+				near = append(near, flagSpelling(n))
+			}
+		}
+		if len(near) == 0 || len(near) > 3 {
+			return ""
+		}
+	} else if n := naming.NearestName(typed, names); n != "" {
+		near = []string{flagSpelling(n)}
+	}
+	switch len(near) {
+	case 0:
+		return ""
+	case 1:
+		return "; did you mean " + near[0] + "?"
+	}
+	return "; did you mean " + strings.Join(near[:len(near)-1], ", ") + " or " + near[len(near)-1] + "?"
+}
 
 // flagSpelling is how usage and completion write a flag: one dash for a
 // one-letter flag (-f, as Unix tools and the usage lines write it), two for
