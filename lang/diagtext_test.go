@@ -224,3 +224,47 @@ workflow "cosmetic" {
 		t.Errorf("a list reads \"none\":\n%s", out)
 	}
 }
+
+// TestSyntaxWording: the CEL syntax slips of people used to other
+// languages say the fix, once per expression: an unclosed string was two
+// errors (the stray quote, then "mismatched input '<EOF>' expecting {'[',
+// '{', ...}"), and = for == was "token recognition error at: '= '".
+func TestSyntaxWording(t *testing.T) {
+	t.Parallel()
+	src := `workflow "syn" {
+  version = "1.0.0"
+  input "a" { type = string }
+  step "eq" {
+    when = "input.a = 'x'"
+  }
+  step "quote" {
+    when = "input.a == 'x"
+  }
+  step "word" {
+    when = "input.a == 'x' and true"
+  }
+  step "dq" {
+    when = "input.a == \"x"
+  }
+}
+`
+	_, diags, _ := dtLoad(t, "syn.hcl", src)
+	want := map[int]string{
+		5:  "A single = is not an operator in CEL: compare with ==, as in input.env == 'prod'.",
+		8:  "The string that starts here is not closed: end it with '.",
+		11: "The word and is not an operator in CEL: write and as &&, or as || and not as !, as in input.a > 1 && !input.b.",
+		14: `The string that starts here is not closed: end it with ".`,
+	}
+	got := map[int][]string{}
+	for _, d := range diags {
+		got[d.Subject.Start.Line] = append(got[d.Subject.Start.Line], d.Detail)
+	}
+	for line, w := range want {
+		if len(got[line]) != 1 || got[line][0] != w {
+			t.Errorf("line %d: %q, want one error: %q", line, got[line], w)
+		}
+	}
+	if d := dtFind(t, diags, "Invalid expression"); d.Subject.Start.Column != 21 {
+		t.Errorf("= is marked at column %d, want 21", d.Subject.Start.Column)
+	}
+}
