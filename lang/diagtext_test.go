@@ -268,3 +268,47 @@ func TestSyntaxWording(t *testing.T) {
 		t.Errorf("= is marked at column %d, want 21", d.Subject.Start.Column)
 	}
 }
+
+// TestUnknownChildSays: a child workflow pinned to a version nobody has
+// names the versions there are and the pin that takes them; a child name
+// with a typo names the nearest workflow. Both said only "No workflow
+// "kid" with a version matching "2" is in the files given or in the
+// database", though kid 1.2.0 was in the same file.
+func TestUnknownChildSays(t *testing.T) {
+	t.Parallel()
+	src := `workflow "p" {
+  version = "1.0.0"
+  step "newer" {
+    workflow {
+      name    = "kid"
+      version = "2"
+    }
+  }
+  step "typo" {
+    workflow {
+      name    = "kidd"
+      version = "1"
+    }
+  }
+}
+workflow "kid" {
+  version = "1.2.0"
+  step "s" {
+    set { v = 1 }
+  }
+}
+`
+	_, diags, _ := dtLoad(t, "p.hcl", src)
+	got := map[int]string{}
+	for _, d := range diags {
+		if d.Summary == "Unknown child workflow" {
+			got[d.Subject.Start.Line] = d.Detail
+		}
+	}
+	if want := `No version of workflow "kid" matches "2": the files given and the database hold "1.2.0". Pin one of those (version = "1" pins its MAJOR), or apply the version the pin names together with this file.`; got[5] != want {
+		t.Errorf("pin of no version:\n got %q\nwant %q", got[5], want)
+	}
+	if !strings.Contains(got[11], `Did you mean "kid"?`) {
+		t.Errorf("typo of the child's name: %q, want it to suggest kid", got[11])
+	}
+}
