@@ -194,6 +194,10 @@ func ConvertInput(t *graph.Type, raw string) (any, error) {
 	case graph.KindAny:
 		var v any
 		if err := graph.UnmarshalJSON([]byte(raw), &v); err == nil {
+			var se *StrictJSONError
+			if errors.As(StrictJSON([]byte(raw)), &se) {
+				return nil, fmt.Errorf("the value is JSON that reading would change: %s", strictMsg(se))
+			}
 			return v, nil
 		}
 		return raw, nil
@@ -203,6 +207,15 @@ func ConvertInput(t *graph.Type, raw string) (any, error) {
 		return nil, fmt.Errorf("the value is not valid JSON for %s: %v", t, err)
 	}
 	return v, nil
+}
+
+// strictMsg words what StrictJSON refused for a *JSONError, whose offset
+// says where.
+func strictMsg(se *StrictJSONError) string {
+	if se.Key != "" {
+		return fmt.Sprintf("the key %s is given twice in one object; give each key once", strconv.Quote(se.Key))
+	}
+	return se.Msg
 }
 
 // JSONError is a JSON syntax error with the byte offset where it was
@@ -233,12 +246,19 @@ func InvalidUTF8At(b []byte) int {
 	return -1
 }
 
-// DecodeJSONValue decodes exactly one JSON value, refusing trailing data
-// and text that is not UTF-8 (JSON is UTF-8, and encoding/json would
-// silently turn such bytes into U+FFFD). A syntax error is a *JSONError.
+// DecodeJSONValue decodes exactly one JSON value, refusing trailing data,
+// text that is not UTF-8 (JSON is UTF-8, and encoding/json would silently
+// turn such bytes into U+FFFD) and what StrictJSON refuses (a key given
+// twice, of which encoding/json would keep the last unseen; a lone
+// surrogate), as the API refuses them in a body. A syntax error is a
+// *JSONError.
 func DecodeJSONValue(data []byte, v any) error {
 	if off := InvalidUTF8At(data); off >= 0 {
 		return &JSONError{Offset: int64(off), Msg: "the text is not valid UTF-8"}
+	}
+	var se *StrictJSONError
+	if errors.As(StrictJSON(data), &se) {
+		return &JSONError{Offset: se.Offset, Msg: strictMsg(se)}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	p, exact := v.(*any)

@@ -112,3 +112,32 @@ func TestDecodeJSONValueUTF8(t *testing.T) {
 		t.Errorf("UTF-8 text: %v, %v", v, err)
 	}
 }
+
+// TestDecodeJSONValueDuplicateKey: an object with a key given twice is
+// refused at the second, as the API refuses it in a body (api.md §8):
+// encoding/json kept the last one unseen, so an inputs file, an --input
+// value or a signal's data with a key written twice ran with a value the
+// user may not have meant. An input of type any is JSON when it parses,
+// and refused the same way.
+func TestDecodeJSONValueDuplicateKey(t *testing.T) {
+	for in, off := range map[string]int64{`{"a": 1, "a": 2}`: 9, "[{\"b\": {}, \"c\": [{\"x\": 1,\n \"x\": 1}]}]": 27} {
+		var v any
+		err := DecodeJSONValue([]byte(in), &v)
+		var je *JSONError
+		if !errors.As(err, &je) || je.Offset != off {
+			t.Errorf("DecodeJSONValue(%q) = %v, want a JSONError at byte %d", in, err, off)
+		}
+	}
+	var v any
+	if err := DecodeJSONValue([]byte(`{"a": {"b": 1}, "b": {"a": 1}}`), &v); err != nil {
+		t.Errorf("the same key in different objects: %v", err)
+	}
+	_, err := ConvertInputs(context.Background(), ConvertInputsParams{
+		Graph: convertGraph(),
+		Pairs: []string{"order_id=A", "amount=1", `extra={"k": 1, "k": 2}`},
+	})
+	var ce *ConvertError
+	if !errors.As(err, &ce) || ce.Problem != InputBadValue || ce.Name != "extra" {
+		t.Errorf("an any input with a key twice: %v, want an InputBadValue of extra", err)
+	}
+}

@@ -54,8 +54,10 @@ func (sc *scheduler) raise(ctx context.Context, u unit, f *graph.FailAction) *st
 		v, err := sc.evalValue(ctx, f.Error, a)
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("error: %v", err))
-		} else if m, ok := v.(map[string]any); ok {
+		} else if m, ok := v.(map[string]any); ok && (m["kind"] != nil || m["message"] != nil) {
 			se.fromMap(m)
+		} else if ok {
+			problems = append(problems, "error: the object has neither kind nor message, so it is not an error object (steps.X.error is one)")
 		} else if v != nil {
 			problems = append(problems, fmt.Sprintf("error: the value is a %T, not an error object", v))
 		} else {

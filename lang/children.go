@@ -2,6 +2,7 @@ package lang
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -64,6 +65,48 @@ func (r *childResolver) resolve(name string, pin graph.Pin) (*graph.Graph, error
 	return best, nil
 }
 
+// versionsOf lists the versions of workflow name that resolve looked at
+// (in the files and, when consulted, the database), lowest first.
+func (r *childResolver) versionsOf(name string) []string {
+	var gs []*graph.Graph
+	if g := r.module[name]; g != nil {
+		gs = append(gs, g)
+	}
+	gs = append(gs, r.cache[name]...)
+	seen := map[string]bool{}
+	var vs []graph.SemVer
+	var out []string
+	for _, g := range gs {
+		v, err := graph.ParseVersion(g.Version)
+		if err != nil || seen[g.Version] {
+			continue
+		}
+		seen[g.Version] = true
+		vs = append(vs, v)
+		out = append(out, g.Version)
+	}
+	sort.Sort(byVersion{vs, out})
+	return out
+}
+
+type byVersion struct {
+	v []graph.SemVer
+	s []string
+}
+
+func (b byVersion) Len() int           { return len(b.v) }
+func (b byVersion) Less(i, j int) bool { return b.v[i].Compare(b.v[j]) < 0 }
+func (b byVersion) Swap(i, j int) {
+	b.v[i], b.v[j] = b.v[j], b.v[i]
+	b.s[i], b.s[j] = b.s[j], b.s[i]
+}
+
+// majorOf is the MAJOR pin of a version: "1" for "1.2.0".
+func majorOf(version string) string {
+	major, _, _ := strings.Cut(version, ".")
+	return major
+}
+
 // checkChild checks a workflow step against its child and returns the
 // step's output type: an object of the child's outputs, or any when the
 // child is not checked here (no store was given and the child is not in the
@@ -90,9 +133,20 @@ func (c *compiler) checkChild(a *actionDecl, input *graph.Value) *graph.Type {
 			// has errors of its own, or is being compiled (a recursion).
 			return graph.TypeAny
 		}
+		if vs := r.versionsOf(a.Workflow); len(vs) > 0 {
+			c.errorf(a.WorkflowRange, "Unknown child workflow",
+				"No version of workflow %q matches %q: the files given and the database hold %s. Pin one of those (version = %q pins its MAJOR), or apply the version the pin names together with this file.",
+				a.Workflow, a.Pin, naming.QuoteList(vs), majorOf(vs[len(vs)-1]))
+			return graph.TypeAny
+		}
+		var names []string
+		for n := range r.declared {
+			names = append(names, n)
+		}
+		sort.Strings(names)
 		c.errorf(a.WorkflowRange, "Unknown child workflow",
-			"No workflow %q with a version matching %q is in the files given or in the database. Apply it together with this file, which stores both: flowrun apply parent.hcl child.hcl.",
-			a.Workflow, a.Pin)
+			"No workflow %q with a version matching %q is in the files given or in the database.%s Apply it together with this file, which stores both: flowrun apply parent.hcl child.hcl.",
+			a.Workflow, a.Pin, naming.DidYouMean(a.Workflow, names))
 		return graph.TypeAny
 	}
 	c.checkChildInput(a, input, child)

@@ -424,6 +424,9 @@ func (c *compiler) buildAction(a *actionDecl, scope *scoper) (graph.Action, *gra
 		for _, nv := range a.Values {
 			v := c.checkData(nv.Node, scope)
 			if v == nil {
+				// Its value did not parse (reported): the field stays,
+				// of type any.
+				fields[nv.Name] = graph.TypeAny
 				continue
 			}
 			s.Values = append(s.Values, graph.NamedValue{Name: nv.Name, Value: v})
@@ -459,6 +462,12 @@ func (c *compiler) buildAction(a *actionDecl, scope *scoper) (graph.Action, *gra
 		if f.Error != nil && !kindIn(f.Error.Type, graph.KindObject, graph.KindMap, graph.KindAny) {
 			c.errorf(a.Raise.Range, "Incorrect value type",
 				"error raises an error again, so it must be an error object, like error = \"{{ steps.charge.error }}\", but this value is a %s.", f.Error.Type)
+		} else if f.Error != nil && f.Error.Type.Kind == graph.KindObject && f.Error.Type.Fields["kind"] == nil && f.Error.Type.Fields["message"] == nil {
+			// An object of known fields with neither kind nor message, such
+			// as a step's output where its error was meant, would raise an
+			// error that says nothing.
+			c.errorf(a.Raise.Range, "Incorrect value type",
+				"error raises an error again, so it must be an error object, with a kind or a message, like error = \"{{ steps.charge.error }}\", but this value is %s. Did you mean the step's error rather than its output?", f.Error.Type)
 		}
 		for _, t := range []struct {
 			v    **graph.Value

@@ -89,7 +89,7 @@ type setDecl struct {
 // namedData is one value of a set block.
 type namedData struct {
 	Name string
-	Node *dataNode
+	Node *dataNode // nil when the value does not parse (its error is reported)
 }
 
 // sleepDecl holds a sleep block's attributes: DurationMS or SleepUntil.
@@ -260,9 +260,10 @@ func decodeActionBlock(block *hcl.Block, parent string, sm *SourceMap) (*actionD
 					"%q cannot be the name of an output field: use up to 64 letters, digits and underscores, starting with a letter or underscore, and not a CEL reserved word.", name))
 				continue
 			}
-			if v := data(attrs, name); v != nil {
-				act.Values = append(act.Values, namedData{Name: name, Node: v})
-			}
+			// A value that does not parse (nil, its error reported) still
+			// names a field, so a step that reads it is not told that the
+			// field does not exist.
+			act.Values = append(act.Values, namedData{Name: name, Node: data(attrs, name)})
 		}
 	case graph.KindSleep:
 		c, d := content(block.Body, sleepSchema)

@@ -224,3 +224,91 @@ workflow "cosmetic" {
 		t.Errorf("a list reads \"none\":\n%s", out)
 	}
 }
+
+// TestSyntaxWording: the CEL syntax slips of people used to other
+// languages say the fix, once per expression: an unclosed string was two
+// errors (the stray quote, then "mismatched input '<EOF>' expecting {'[',
+// '{', ...}"), and = for == was "token recognition error at: '= '".
+func TestSyntaxWording(t *testing.T) {
+	t.Parallel()
+	src := `workflow "syn" {
+  version = "1.0.0"
+  input "a" { type = string }
+  step "eq" {
+    when = "input.a = 'x'"
+  }
+  step "quote" {
+    when = "input.a == 'x"
+  }
+  step "word" {
+    when = "input.a == 'x' and true"
+  }
+  step "dq" {
+    when = "input.a == \"x"
+  }
+}
+`
+	_, diags, _ := dtLoad(t, "syn.hcl", src)
+	want := map[int]string{
+		5:  "A single = is not an operator in CEL: compare with ==, as in input.env == 'prod'.",
+		8:  "The string that starts here is not closed: end it with '.",
+		11: "The word and is not an operator in CEL: write and as &&, or as || and not as !, as in input.a > 1 && !input.b.",
+		14: `The string that starts here is not closed: end it with ".`,
+	}
+	got := map[int][]string{}
+	for _, d := range diags {
+		got[d.Subject.Start.Line] = append(got[d.Subject.Start.Line], d.Detail)
+	}
+	for line, w := range want {
+		if len(got[line]) != 1 || got[line][0] != w {
+			t.Errorf("line %d: %q, want one error: %q", line, got[line], w)
+		}
+	}
+	if d := dtFind(t, diags, "Invalid expression"); d.Subject.Start.Column != 21 {
+		t.Errorf("= is marked at column %d, want 21", d.Subject.Start.Column)
+	}
+}
+
+// TestUnknownChildSays: a child workflow pinned to a version nobody has
+// names the versions there are and the pin that takes them; a child name
+// with a typo names the nearest workflow. Both said only "No workflow
+// "kid" with a version matching "2" is in the files given or in the
+// database", though kid 1.2.0 was in the same file.
+func TestUnknownChildSays(t *testing.T) {
+	t.Parallel()
+	src := `workflow "p" {
+  version = "1.0.0"
+  step "newer" {
+    workflow {
+      name    = "kid"
+      version = "2"
+    }
+  }
+  step "typo" {
+    workflow {
+      name    = "kidd"
+      version = "1"
+    }
+  }
+}
+workflow "kid" {
+  version = "1.2.0"
+  step "s" {
+    set { v = 1 }
+  }
+}
+`
+	_, diags, _ := dtLoad(t, "p.hcl", src)
+	got := map[int]string{}
+	for _, d := range diags {
+		if d.Summary == "Unknown child workflow" {
+			got[d.Subject.Start.Line] = d.Detail
+		}
+	}
+	if want := `No version of workflow "kid" matches "2": the files given and the database hold "1.2.0". Pin one of those (version = "1" pins its MAJOR), or apply the version the pin names together with this file.`; got[5] != want {
+		t.Errorf("pin of no version:\n got %q\nwant %q", got[5], want)
+	}
+	if !strings.Contains(got[11], `Did you mean "kid"?`) {
+		t.Errorf("typo of the child's name: %q, want it to suggest kid", got[11])
+	}
+}

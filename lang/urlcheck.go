@@ -26,7 +26,10 @@ func (c *compiler) checkURL(v *graph.Value, n *dataNode) {
 	case v.Lit != nil:
 		var s string
 		if json.Unmarshal(v.Lit, &s) != nil {
-			return // not text: wantText says so
+			if !isText(v.Type) {
+				return // not text: wantText says so
+			}
+			s = string(v.Lit) // a number or bool, sent as its text
 		}
 		if err := expr.CheckHTTPURL(s); err != nil {
 			bad("The url %q cannot be requested: %v. Write an absolute URL, like \"https://api.example.com/orders\".", s, err)

@@ -101,6 +101,9 @@ func Init(dir string) (p Project, created bool, err error) {
 	if err != nil {
 		return Project{}, false, err
 	}
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return Project{}, false, fmt.Errorf("%s %w: name the directory to make the project in", dir, ErrNotADir)
+	}
 	cand := filepath.Join(dir, Dir)
 	fi, err := os.Stat(cand)
 	switch {
@@ -114,10 +117,10 @@ func Init(dir string) (p Project, created bool, err error) {
 	}
 	// As git init DIR does, a missing DIR is made.
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return Project{}, false, err
+		return Project{}, false, fmt.Errorf("cannot make the directory %s: %w", dir, unwrapPath(err))
 	}
 	if err := os.Mkdir(cand, 0o700); err != nil {
-		return Project{}, false, err
+		return Project{}, false, fmt.Errorf("cannot make %s: %w", cand, unwrapPath(err))
 	}
 	p, err = load(cand)
 	return p, true, err
@@ -238,4 +241,14 @@ func hasPassword(store string) bool {
 	}
 	_, ok := u.User.Password()
 	return ok
+}
+
+// unwrapPath drops the operation and path of a *fs.PathError, which the
+// message around it names already.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

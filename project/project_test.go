@@ -120,4 +120,12 @@ func TestInit(t *testing.T) {
 	if _, _, err := Init(file); !errors.Is(err, ErrNotADir) {
 		t.Fatalf("Init over a file: %v", err)
 	}
+	// DIR a file: said in those words, not as stat's "DIR/.flowrun: not
+	// a directory", which names a path nobody typed.
+	plain := filepath.Join(t.TempDir(), "notes.txt")
+	write(t, plain, "", 0o600)
+	_, _, err = Init(plain)
+	if want := plain + " is not a directory: name the directory to make the project in"; err == nil || err.Error() != want {
+		t.Fatalf("Init of a file = %v, want %q", err, want)
+	}
 }

@@ -206,8 +206,15 @@ func issueDiags(iss *cel.Issues, src string, loc ExprLoc, p *ParsedExpr, cc *che
 		d := &hcl.Diagnostic{Severity: hcl.DiagError}
 		end := tokenEnd(src, b)
 		if cc == nil {
+			var cut bool
 			d.Summary = "Invalid expression"
-			d.Detail = fmt.Sprintf("This is not a valid CEL expression: %s. Fix the syntax at the marked position.", strings.TrimSuffix(e.Message, "."))
+			d.Detail, cut = syntaxDetail(e.Message, src, b)
+			if cut {
+				// What the parser says after text it could not read
+				// at all is about that text: one error says it.
+				d.Subject = loc.rangeOf(b, end).Ptr()
+				return append(diags, d)
+			}
 		} else {
 			d.Summary, d.Detail = explainCheck(e, p, cc)
 			if reUndefField().MatchString(e.Message) {
@@ -229,6 +236,38 @@ func issueDiags(iss *cel.Issues, src string, loc ExprLoc, p *ParsedExpr, cc *che
 		diags = append(diags, d)
 	}
 	return diags
+}
+
+// CEL's syntax messages syntaxDetail explains.
+var reWordOp = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^Syntax error: (?:mismatched|extraneous) input '(and|or|not|AND|OR|NOT)'`)
+})
+
+// syntaxDetail words a CEL syntax error at byte b of src. The slips of
+// people used to other languages (an unclosed string, = for ==, and/or/not
+// for &&, ||, !) say the fix; the rest give the parser's message. cut is
+// true for text the parser could not read as a token, after which its
+// further messages are about that text only.
+func syntaxDetail(msg, src string, b int) (detail string, cut bool) {
+	m := strings.TrimSuffix(msg, ".")
+	rest := ""
+	if b >= 0 && b < len(src) {
+		rest = src[b:]
+	}
+	if strings.HasPrefix(m, "Syntax error: token recognition error at: ") {
+		switch {
+		case strings.HasPrefix(rest, "'"), strings.HasPrefix(rest, `"`):
+			q := rest[:1]
+			return fmt.Sprintf("The string that starts here is not closed: end it with %s.", q), true
+		case strings.HasPrefix(rest, "=") && !strings.HasPrefix(rest, "=="):
+			return "A single = is not an operator in CEL: compare with ==, as in input.env == 'prod'.", true
+		}
+		return fmt.Sprintf("This is not a valid CEL expression: %s. Fix the syntax at the marked position.", m), true
+	}
+	if w := reWordOp().FindStringSubmatch(m); w != nil {
+		return fmt.Sprintf("The word %s is not an operator in CEL: write and as &&, or as || and not as !, as in input.a > 1 && !input.b.", w[1]), false
+	}
+	return fmt.Sprintf("This is not a valid CEL expression: %s. Fix the syntax at the marked position.", m), false
 }
 
 // calledName is the function name of an unknown-name or no-overload

@@ -139,6 +139,10 @@ func checkInputs(t *Test, g *graph.Graph) hcl.Diagnostics {
 		rng = t.Range
 	}
 	for _, k := range sortedKeys(t.Inputs) {
+		rng := rng
+		if r, ok := t.InputRngs[k]; ok {
+			rng = r // at the input's own key = value
+		}
 		ty, ok := types[k]
 		if !ok {
 			diags = append(diags, errAt(rng, "Unknown input", "Workflow %q declares no input %q; it declares %s.%s", g.Workflow, k, quoteAll(names), naming.DidYouMean(k, names)))
@@ -216,7 +220,16 @@ func checkMock(m *Mock, g *graph.Graph, u *Upgrade) hcl.Diagnostics {
 		if r.Error == nil || r.Output != nil {
 			ty := graph.StepOutput(step)
 			if err := Conform(r.Output, ty, "output", true); err != nil {
-				diags = append(diags, errAt(r.Range, "Mock output does not match the step", "The output of step %q is %s: %s", m.Step, ty, sentence(err)))
+				what := fmt.Sprintf("The output of step %q is %s", m.Step, ty)
+				switch {
+				case step.Foreach != nil && step.Until != nil:
+					what = fmt.Sprintf("A mock of step %q gives one iteration of one foreach item, of type %s", m.Step, ty)
+				case step.Foreach != nil:
+					what = fmt.Sprintf("A mock of step %q gives one foreach item's output, of type %s (the step's output is the list of them)", m.Step, ty)
+				case step.Until != nil:
+					what = fmt.Sprintf("A mock of step %q gives one iteration's output, of type %s", m.Step, ty)
+				}
+				diags = append(diags, errAt(r.Range, "Mock output does not match the step", "%s: %s", what, sentence(err)))
 			}
 		}
 		if r.Error != nil && (step.Action.Kind == graph.KindWait) {

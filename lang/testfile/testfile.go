@@ -32,7 +32,8 @@ type Test struct {
 	Graph        *graph.Graph
 	Inputs       map[string]any
 	InputsRng    hcl.Range
-	Mocks        []*Mock // in file order
+	InputRngs    map[string]hcl.Range // each input's key = value, by name
+	Mocks        []*Mock              // in file order
 	Signals      []*Signal
 	Upgrade      *Upgrade
 	Expect       *Expect
@@ -224,6 +225,13 @@ func parseTest(b *hcl.Block) (*Test, hcl.Diagnostics) {
 		v, d := literalObject(a)
 		diags = append(diags, d...)
 		t.Inputs = v
+		if !d.HasErrors() {
+			items, _ := objectItems(a)
+			t.InputRngs = make(map[string]hcl.Range, len(items))
+			for _, w := range items {
+				t.InputRngs[w.Name] = w.Range
+			}
+		}
 	}
 	mocked := map[string]hcl.Range{}
 	signaled := map[string]hcl.Range{}

@@ -211,3 +211,46 @@ func TestCallsSuggestsValidMocksOnly(t *testing.T) {
 		t.Fatalf("no calls error; got:\n%s", describe2(diags))
 	}
 }
+
+// TestMockForeachSays: a mock of a foreach step gives one item's output,
+// and a mock that gives the list says so, rather than that the step's
+// output is the item's type ("The output of step "each" is object(...):
+// output is a list"), which reads as if a foreach step's output were not
+// a list.
+func TestMockForeachSays(t *testing.T) {
+	dir := t.TempDir()
+	wf := `workflow "fan" {
+  version = "1.0.0"
+  step "each" {
+    foreach { items = "[1, 2]" }
+    exec { command = ["echo", "{{ item }}"] }
+  }
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "fan.hcl"), []byte(wf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mod, ld := lang.LoadPaths([]string{dir})
+	if ld.HasErrors() {
+		t.Fatal(ld.Error())
+	}
+	name := filepath.Join(dir, "fan.test.hcl")
+	src := `test "t" {
+  mock "each" { output = [{ stdout = "1" }, { stdout = "2" }] }
+  expect { status = "completed" }
+}
+`
+	if err := os.WriteFile(name, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, diags := checkFile(t, name, mod)
+	for _, d := range diags {
+		if d.Summary == "Mock output does not match the step" {
+			if !strings.HasPrefix(d.Detail, `A mock of step "each" gives one foreach item's output, of type object(`) || !strings.Contains(d.Detail, "(the step's output is the list of them): output is a list") {
+				t.Errorf("detail: %s", d.Detail)
+			}
+			return
+		}
+	}
+	t.Fatalf("no mock output error; got:\n%s", describe2(diags))
+}

@@ -33,4 +33,10 @@ workflow "bad" {
   step "h" {
     emit { url = "http://127.0.0.1:9/" } # ERROR: Missing required argument
   }
+  step "i" {
+    fail { error = "{{ steps.b.output }}" } # ERROR: Incorrect value type
+  }
+  step "j" {
+    fail { error = "{{ steps.b.error }}" }
+  }
 }

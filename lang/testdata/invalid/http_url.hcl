@@ -10,6 +10,10 @@ workflow "http_url" {
     http { url = "/orders/1" } # ERROR: Invalid url
   }
 
+  step "number" {
+    http { url = 42 } # ERROR: Invalid url
+  }
+
   step "ftp" {
     http { url = "ftp://example.com/x" } # ERROR: Invalid url
   }

@@ -66,6 +66,9 @@ spec/cli.md §9).`,
 				if err := execUser(); err != nil {
 					return err
 				}
+				if err := checkPairs(o.pairs, args); err != nil {
+					return err
+				}
 				return e.apply(ctx, args, &o)
 			}
 		},

@@ -278,9 +278,7 @@ func (e *env) main(ctx context.Context, args []string) int {
 		if typed, ok := strings.CutPrefix(msg, "unknown flag "); ok {
 			var names []string
 			fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-			if near := naming.NearestName(strings.TrimLeft(typed, "-"), names); near != "" {
-				msg += "; did you mean --" + near + "?"
-			}
+			msg += flagSuggestion(strings.TrimLeft(typed, "-"), names)
 		}
 		return e.report(usageErrorf("%s", msg).
 			hint(fmt.Sprintf("Run `flowrun %s -h` for its usage.", cmd.name)))

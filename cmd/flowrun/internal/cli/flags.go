@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/flowrun/flowrun/lang/naming"
 )
 
 // parseInterspersed parses args with fs, letting flags stand after
@@ -56,7 +58,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
 		}
-		return nil, &flagError{err: err, typed: typed}
+		return nil, &flagError{err: err, typed: typed, fs: fs}
 	}
 	// fs.Parse stops at the first non-flag; with the reordering above that
 	// can only be a value of a flag that takes none, which is a mistake.
@@ -70,6 +72,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 type flagError struct {
 	err   error
 	typed map[string]string // flag name → as typed: "--bogus", "-f"
+	fs    *flag.FlagSet     // the flags, to say what a value should look like
 }
 
 func (e *flagError) Error() string { return e.err.Error() }
@@ -83,9 +86,10 @@ func (e *flagError) Unwrap() error { return e.err }
 func flagMessage(err error) string {
 	msg := err.Error()
 	var typed map[string]string
+	var fs *flag.FlagSet
 	var fe *flagError
 	if errors.As(err, &fe) {
-		msg, typed = fe.err.Error(), fe.typed
+		msg, typed, fs = fe.err.Error(), fe.typed, fe.fs
 	}
 	as := func(name string) string {
 		if t, ok := typed[name]; ok {
@@ -103,9 +107,41 @@ func flagMessage(err error) string {
 		return fmt.Sprintf("flag %s takes true or false, not %s", as(m[2]), m[1])
 	}
 	if m := badValue().FindStringSubmatch(msg); m != nil {
-		return fmt.Sprintf("invalid value %s for flag %s: %s", m[1], as(m[2]), m[3])
+		return fmt.Sprintf("invalid value %s for flag %s: %s", m[1], as(m[2]), valueWant(fs, m[2], m[3]))
 	}
 	return msg
+}
+
+// valueWant says what the value of a number or duration flag should look
+// like, where the flag package says only "parse error" or "value out of
+// range"; another reason (a Set method's own sentence) is kept.
+func valueWant(fs *flag.FlagSet, name, reason string) string {
+	if fs == nil || (reason != "parse error" && reason != "value out of range") {
+		return reason
+	}
+	f := fs.Lookup(name)
+	if f == nil {
+		return reason
+	}
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return reason
+	}
+	tooLarge := ""
+	if reason == "value out of range" {
+		tooLarge = "it is too large; "
+	}
+	switch g.Get().(type) {
+	case int, int64:
+		return tooLarge + "give a whole number, like " + f.DefValue
+	case uint, uint64:
+		return tooLarge + "give a whole number, 0 or more, like " + f.DefValue
+	case float64:
+		return tooLarge + "give a number, like " + f.DefValue
+	case time.Duration:
+		return "give a duration with its unit, like 500ms, 30s, 5m or 1h30m"
+	}
+	return reason
 }
 
 // The flag package's messages about a value (flag.FlagSet.parseOne),
@@ -118,6 +154,33 @@ var (
 		return regexp.MustCompile(`^invalid value ("(?:[^"\\]|\\.)*") for flag -([^:]+): (.*)$`)
 	})
 )
+
+// flagSuggestion is the "did you mean" of an unknown flag: the nearest
+// name, or for a one-letter flag (-i), which every other one-letter flag
+// is one edit from, the flags that begin with its letter (--input or
+// --inputs); "" when there is none.
+func flagSuggestion(typed string, names []string) string {
+	var near []string
+	if len([]rune(typed)) == 1 {
+		for _, n := range names {
+			if len(n) > 1 && strings.EqualFold(n[:1], typed) {
+				near = append(near, flagSpelling(n))
+			}
+		}
+		if len(near) == 0 || len(near) > 3 {
+			return ""
+		}
+	} else if n := naming.NearestName(typed, names); n != "" {
+		near = []string{flagSpelling(n)}
+	}
+	switch len(near) {
+	case 0:
+		return ""
+	case 1:
+		return "; did you mean " + near[0] + "?"
+	}
+	return "; did you mean " + strings.Join(near[:len(near)-1], ", ") + " or " + near[len(near)-1] + "?"
+}
 
 // flagSpelling is how usage and completion write a flag: one dash for a
 // one-letter flag (-f, as Unix tools and the usage lines write it), two for

@@ -5,6 +5,7 @@ import (
 	"io"
 	"reflect"
 	"testing"
+	"time"
 )
 
 func TestParseInterspersed(t *testing.T) {
@@ -78,6 +79,13 @@ func TestFlagMessage(t *testing.T) {
 		{[]string{"-detach=2"}, `flag -detach takes true or false, not "2"`},
 		{[]string{"--choice", "x"}, `invalid value "x" for flag --choice: must be one of a, b`},
 		{[]string{"-choice=x"}, `invalid value "x" for flag -choice: must be one of a, b`},
+		// The flag package says only "parse error" of a number or a
+		// duration; the message says what to write.
+		{[]string{"--limit", "x"}, `invalid value "x" for flag --limit: give a whole number, like 50`},
+		{[]string{"--limit=1.5"}, `invalid value "1.5" for flag --limit: give a whole number, like 50`},
+		{[]string{"--limit", "99999999999999999999"}, `invalid value "99999999999999999999" for flag --limit: it is too large; give a whole number, like 50`},
+		{[]string{"--scale", "big"}, `invalid value "big" for flag --scale: give a number, like 1`},
+		{[]string{"--grace", "30"}, `invalid value "30" for flag --grace: give a duration with its unit, like 500ms, 30s, 5m or 1h30m`},
 	}
 	for _, tt := range tests {
 		fs := flag.NewFlagSet("test", flag.ContinueOnError)
@@ -85,6 +93,9 @@ func TestFlagMessage(t *testing.T) {
 		fs.String("format", "", "")
 		fs.Bool("detach", false, "")
 		fs.Var(&choiceFlag{choices: []string{"a", "b"}}, "choice", "")
+		fs.Int("limit", 50, "")
+		fs.Float64("scale", 1, "")
+		fs.Duration("grace", 30*time.Second, "")
 		_, err := parseInterspersed(fs, tt.args)
 		if err == nil {
 			t.Errorf("parseInterspersed(%q) succeeded, want an error", tt.args)

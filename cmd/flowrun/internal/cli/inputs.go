@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -67,6 +69,30 @@ func readInputs(ctx context.Context, g *graph.Graph, pairs []string, file string
 	}
 	return nil, usageErrorf("%s", ce.Error()).
 		hint("Pass " + strings.Join(flags, " ") + ", or put the values in a JSON file given with --inputs.")
+}
+
+// checkPairs refuses an --input that is not NAME=VALUE before the files
+// are read: in `--input name Ada` the flag takes "name" and Ada is read as
+// a workflow file, whose "does not exist" would hide the mistake. When a
+// path named does not exist, the hint joins the two as they were meant.
+func checkPairs(pairs, paths []string) error {
+	for _, p := range pairs {
+		name, _, ok := strings.Cut(p, "=")
+		if ok && name != "" {
+			continue
+		}
+		hint := "Write each input as --input NAME=VALUE, such as --input order_id=A-1."
+		if !ok && name != "" {
+			for _, path := range paths {
+				if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+					hint = fmt.Sprintf("Write the input as one argument, NAME=VALUE: --input %s=%s (%s is no file to read).", name, path, path)
+					break
+				}
+			}
+		}
+		return usageErrorf("--input %q is not NAME=VALUE", clipArg(p)).hint(hint)
+	}
+	return nil
 }
 
 func unknownInput(ce *interp.ConvertError) *exitError {

@@ -33,6 +33,14 @@ test "unknown workflow" {
   expect { status = "completed" }
 }
 
+test "inputs, each at its own line" {
+  inputs = {
+    service = 5 # ERROR: Invalid input
+    colour  = "red" # ERROR: Unknown input
+  }
+  expect { status = "completed" }
+}
+
 test "no expect" { # ERROR: Missing expect block
   # ERROR: Unknown input
   inputs = { service = 5, colour = "red" } # ERROR: Invalid input
