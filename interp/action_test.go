@@ -247,11 +247,13 @@ workflow "to" {
 	if err != nil || pid <= 0 {
 		t.Fatalf("pid file holds %q", raw)
 	}
-	for i := 0; ; i++ {
+	// Killed with the group, it is gone once the kernel has run the kill
+	// and it was reaped: 10 s is a safety net (it was 2 s).
+	for deadline := time.Now().Add(10 * time.Second); ; {
 		if err := syscall.Kill(pid, 0); err == syscall.ESRCH {
 			break
 		}
-		if i > 200 {
+		if time.Now().After(deadline) {
 			t.Fatalf("grandchild sleep %d still alive after the timeout", pid)
 		}
 		time.Sleep(10 * time.Millisecond)

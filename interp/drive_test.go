@@ -21,17 +21,18 @@ func (b *bundle) driveAsync(id string) <-chan store.Run {
 	return done
 }
 
-// waitTimers waits (in real time, briefly) until the fake clock has a
-// timer pending: Drive is sleeping on it.
+// waitTimers waits (in real time) until the fake clock has a timer
+// pending: Drive is sleeping on it. The 30 s limit is a safety net, not a
+// timing assumption (it was 2000 naps of 1 ms, about 2 s, which a Drive
+// under -race on a loaded machine may need to reach its sleep).
 func (b *bundle) waitTimers() {
 	b.t.Helper()
-	for range 2000 {
-		if b.clk.Pending() > 0 {
-			return
+	for deadline := time.Now().Add(30 * time.Second); b.clk.Pending() == 0; {
+		if time.Now().After(deadline) {
+			b.t.Fatal("no timer is pending on the clock")
 		}
 		time.Sleep(time.Millisecond)
 	}
-	b.t.Fatal("no timer is pending on the clock")
 }
 
 // TestDriveWaitsOutTimers: Drive (apply, resume) waits out a timer however
