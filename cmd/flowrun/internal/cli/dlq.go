@@ -26,16 +26,15 @@ id, run_id, step, index, item, error and created_at. retry ID runs the item's
 action again on its run's graph, with the recorded item, the run's inputs and
 upstream outputs and the same idempotency key, under the step's retry policy
 with a fresh budget (up to its attempts while its when holds, waiting its
-backoff between them): on success the letter is closed and the output
-recorded in its run's events (the run's status and outputs do not change); if
-every attempt fails the letter stays open with the last error and the command
-exits 1. The step's circuit breaker applies to each try, and the result is
-applied to it: an open breaker refuses the try (on_open = "fail": it fails
-with kind breaker_open; else it is not run and retry exits 1 saying until
-when). drop ID closes a letter without running it. An
-unknown or closed ID is refused (exit 2). One letter is retried by one process
-at a time: while another process retries it, retry and drop are refused
-(exit 6) and run nothing.`,
+backoff between them): on success the letter is closed and the output recorded
+in its run's events (the run's status and outputs do not change); if every
+attempt fails the letter stays open with the last error and the command exits
+1. The step's circuit breaker applies to each try, and the result is applied to
+it: an open breaker refuses the try (on_open = "fail": it fails with kind
+breaker_open; else it is not run and retry exits 1 saying until when). drop ID
+closes a letter without running it. An unknown or closed ID is refused (exit
+2). One letter is retried by one process at a time: while another process
+retries it, retry and drop are refused (exit 6) and run nothing.`,
 		store:  true,
 		remote: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
