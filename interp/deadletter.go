@@ -103,6 +103,11 @@ func (e *Engine) DeadLetterRetry(ctx context.Context, id int64) (store.DeadLette
 func (e *Engine) claimLetter(ctx context.Context, id int64, owner string) (store.DeadLetter, error) {
 	d, err := e.st.DeadLetterClaim(ctx, store.DeadLetterClaimParams{ID: id, Owner: owner, Now: e.clk.Now(), LeaseFor: e.opts.LeaseFor})
 	var held *store.LetterHeldError
+	if errors.As(err, &held) && ownerGone(held.Owner, e.opts.Owner.Host) {
+		// Its retry was killed on this host: taken over at once, as a
+		// dead process's runs are (reclaimDead).
+		d, err = e.st.DeadLetterClaim(ctx, store.DeadLetterClaimParams{ID: id, Owner: owner, Now: e.clk.Now(), LeaseFor: e.opts.LeaseFor, Gone: held.Owner})
+	}
 	switch {
 	case errors.As(err, &held):
 		return d, held

@@ -126,6 +126,10 @@ type DeadLetterClaimParams struct {
 	Owner    string
 	Now      time.Time
 	LeaseFor time.Duration
+	// Gone names a holder the caller knows is dead (a process of its own
+	// host that no longer exists): its claim is taken over before it
+	// lapses, as a dead owner's run leases are reclaimed at once.
+	Gone string
 }
 
 // LetterHeldError is the refusal of a dead letter that another process is
