@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/flowrun/flowrun/interp"
@@ -124,7 +125,20 @@ func (e *env) dlqWork(ctx context.Context, sub string, id int64) error {
 		fmt.Fprintf(e.stdout, "dead letter %d dropped\n", id)
 		return nil
 	}
-	res, err := d.RetryDeadLetter(ctx, id)
+	// Ctrl-C or SIGTERM stops the item's attempt (its process group gets
+	// SIGTERM, as on a timeout), which is recorded as a failed try; the
+	// letter stays open and its claim is given back. Without this the
+	// signal ended flowrun alone, and the item's process, in a process
+	// group of its own, ran on unwatched.
+	rctx, stop := interruptible(ctx)
+	res, err := d.RetryDeadLetter(rctx, id)
+	if sig := stop(); sig != nil {
+		code := 130
+		if s, ok := sig.(syscall.Signal); ok {
+			code = 128 + int(s)
+		}
+		return &exitError{code: code, msg: fmt.Sprintf("interrupted by %s; the retry of dead letter %d was stopped, and the letter stays open", signalName(sig), id)}
+	}
 	if err != nil {
 		return e.letterError(err, "nothing was run here")
 	}
