@@ -72,6 +72,11 @@ func (sc *scheduler) breakerRefusal(br *graph.Breaker, b store.Breaker) (time.Ti
 		if !b.TrialUntil.IsZero() && b.TrialUntil.Before(wake) {
 			wake = b.TrialUntil
 		}
+		// The trial lapses with its holder's lease (store.AcquireBreaker):
+		// ask again once that may have happened.
+		if lapse := sc.now.Add(max(sc.out.leaseFor(), time.Second)); lapse.Before(wake) {
+			wake = lapse
+		}
 		detail = fmt.Sprintf("breaker %s is half-open and another attempt is its trial", br.Name)
 	}
 	if !wake.After(sc.now) {

@@ -103,6 +103,11 @@ func (e *Engine) DeadLetterRetry(ctx context.Context, id int64) (store.DeadLette
 func (e *Engine) claimLetter(ctx context.Context, id int64, owner string) (store.DeadLetter, error) {
 	d, err := e.st.DeadLetterClaim(ctx, store.DeadLetterClaimParams{ID: id, Owner: owner, Now: e.clk.Now(), LeaseFor: e.opts.LeaseFor})
 	var held *store.LetterHeldError
+	if errors.As(err, &held) && ownerGone(held.Owner, e.opts.Owner.Host) {
+		// Its retry was killed on this host: taken over at once, as a
+		// dead process's runs are (reclaimDead).
+		d, err = e.st.DeadLetterClaim(ctx, store.DeadLetterClaimParams{ID: id, Owner: owner, Now: e.clk.Now(), LeaseFor: e.opts.LeaseFor, Gone: held.Owner})
+	}
 	switch {
 	case errors.As(err, &held):
 		return d, held
@@ -171,8 +176,15 @@ func (e *Engine) retryLetter(ctx context.Context, d store.DeadLetter, owner stri
 	if err != nil {
 		return d, fmt.Errorf("retry dead letter %d: %w", id, err)
 	}
+	// An attempt still running in a run that ended was a dlq retry's whose
+	// process was killed (this one holds the letter's claim now): it is
+	// closed as interrupted with this retry's first attempt.
+	var stale []store.AttemptWrite
 	for _, a := range atts {
 		r.lastAtt[d.StepKey] = max(r.lastAtt[d.StepKey], a.Attempt)
+		if a.Status == store.AttemptRunning && run.Status.Terminal() {
+			stale = append(stale, store.AttemptWrite{StepKey: d.StepKey, Attempt: a.Attempt, Status: store.AttemptInterrupted, FinishedAt: e.clk.Now()})
+		}
 	}
 	u := unit{s: s, key: d.StepKey, idx: d.Index, iter: -1, item: decodeJSON(d.Item)}
 	var se *stepError
@@ -216,6 +228,13 @@ func (e *Engine) retryLetter(ctx context.Context, d store.DeadLetter, owner stri
 		if refused != nil {
 			res.err = refused // used and failed, nothing ran, not counted
 		} else {
+			// The attempt is recorded running before the action starts,
+			// so that a retry whose process is killed still used its
+			// number: the next one numbers after it.
+			running := store.AttemptWrite{StepKey: d.StepKey, Attempt: l.attempt, Status: store.AttemptRunning, Owner: e.opts.Owner.String(),
+				StartedAt: started, IdempotencyKey: l.idem}
+			_, _ = e.st.TransitionCommit(ctx, []store.Transition{{RunID: run.ID, Now: started, Attempts: append(stale, running)}})
+			stale = nil
 			f := newFlight(l, run)
 			stop := context.AfterFunc(ctx, f.cancel)
 			res = f.do(e)

@@ -80,7 +80,9 @@ type BreakerAcquireParams struct {
 	StepKey string
 	Now     time.Time
 	// TrialFor bounds how long a granted trial is held if its attempt never
-	// reports (its worker died): then another attempt may take the trial.
+	// reports: then another attempt may take the trial. A trial whose
+	// holder's lease lapsed (its process died) is free before that
+	// (AcquireBreaker).
 	TrialFor time.Duration
 }
 
@@ -124,6 +126,10 @@ type DeadLetterClaimParams struct {
 	Owner    string
 	Now      time.Time
 	LeaseFor time.Duration
+	// Gone names a holder the caller knows is dead (a process of its own
+	// host that no longer exists): its claim is taken over before it
+	// lapses, as a dead owner's run leases are reclaimed at once.
+	Gone string
 }
 
 // LetterHeldError is the refusal of a dead letter that another process is
@@ -360,8 +366,13 @@ func ApplyBreaker(b Breaker, w BreakerWrite, runID string, now time.Time) (nb Br
 // AcquireBreaker decides a BreakerAcquire on the stored state b, for the
 // backends: whether the attempt may start, the new state, and whether it
 // changed (then it must be written; event is "breaker_half_open" when the
-// breaker just left open).
-func AcquireBreaker(b Breaker, p BreakerAcquireParams) (nb Breaker, ok, changed bool, event string) {
+// breaker just left open). holderLive says whether the holder of a
+// half-open breaker's trial is live, which both backends decide alike: the
+// trial's run holds a lease (the worker or apply running the attempt
+// heartbeats it), or, for a dlq retry, an open dead letter of the trial's
+// step key is claimed. A trial whose holder died so lapses with its lease,
+// as the run's attempt does, and not only at TrialUntil.
+func AcquireBreaker(b Breaker, p BreakerAcquireParams, holderLive bool) (nb Breaker, ok, changed bool, event string) {
 	nb = b
 	nb.Name = p.Name
 	if nb.State == "" {
@@ -385,7 +396,7 @@ func AcquireBreaker(b Breaker, p BreakerAcquireParams) (nb Breaker, ok, changed 
 		if nb.TrialRunID == p.RunID && nb.TrialStepKey == p.StepKey {
 			return nb, true, false, ""
 		}
-		if nb.TrialRunID == "" || !p.Now.Before(nb.TrialUntil) {
+		if nb.TrialRunID == "" || !p.Now.Before(nb.TrialUntil) || !holderLive {
 			take()
 		}
 		return nb, ok, changed, ""

@@ -35,6 +35,24 @@ func (w *wtx) lockBreaker(name string, now int64) (store.Breaker, error) {
 	return b, nil
 }
 
+// trialHolderLive says whether the holder of b's half-open trial still
+// holds its lease (store.AcquireBreaker): the trial's run is leased, or an
+// open dead letter of its step key is claimed by a dlq retry; both
+// measured on the database's clock, as every lease (leaseclock.go).
+func (w *wtx) trialHolderLive(b store.Breaker, callerNow int64) (bool, error) {
+	if b.State != store.BreakerHalfOpen || b.TrialRunID == "" {
+		return false, nil
+	}
+	var live bool
+	err := w.tx.QueryRow(w.ctx, `SELECT EXISTS (SELECT 1 FROM runs WHERE id = $1 AND lease_owner IS NOT NULL AND lease_expires_at > `+leaseNow(4, 3)+`)
+		OR EXISTS (SELECT 1 FROM dead_letters WHERE run_id = $1 AND step_key = $2 AND status = 'open'
+			AND claim_owner IS NOT NULL AND claim_until > `+leaseNow(4, 3)+`)`, b.TrialRunID, b.TrialStepKey, callerNow, w.callerClock).Scan(&live)
+	if err != nil {
+		return false, fmt.Errorf("reading the holder of breaker %s's trial: %w", b.Name, err)
+	}
+	return live, nil
+}
+
 func (w *wtx) putBreaker(b store.Breaker) error {
 	if _, err := w.tx.Exec(w.ctx, upsertBreakerSQL, b.Name, string(b.State), b.Failures, sqlrow.TimeArg(b.OpenedAt), sqlrow.TimeArg(b.OpenUntil),
 		sqlrow.TextArg(b.TrialRunID), sqlrow.TextArg(b.TrialStepKey), sqlrow.TimeArg(b.TrialUntil), b.UpdatedAt.UnixMicro()); err != nil {
@@ -88,7 +106,11 @@ func (s *Store) BreakerAcquire(ctx context.Context, p store.BreakerAcquireParams
 		if err != nil {
 			return err
 		}
-		nb, granted, changed, event := store.AcquireBreaker(cur, p)
+		live, err := w.trialHolderLive(cur, p.Now.UnixMicro())
+		if err != nil {
+			return err
+		}
+		nb, granted, changed, event := store.AcquireBreaker(cur, p, live)
 		b, ok = nb, granted
 		if !changed {
 			return nil

@@ -70,7 +70,7 @@ func (s *Store) DeadLetterClaim(ctx context.Context, p store.DeadLetterClaimPara
 		if err != nil {
 			return err
 		}
-		if d.ClaimOwner != "" && d.ClaimOwner != p.Owner && d.ClaimUntil.After(now) {
+		if d.ClaimOwner != "" && d.ClaimOwner != p.Owner && d.ClaimOwner != p.Gone && d.ClaimUntil.After(now) {
 			return &store.LetterHeldError{ID: d.ID, Owner: d.ClaimOwner, Until: d.ClaimUntil}
 		}
 		d, err = one(ctx, w.tx, sqlrow.ScanDeadLetter, `UPDATE dead_letters SET claim_owner = $2, claim_until = $3 WHERE id = $1

@@ -88,7 +88,11 @@ func (s *Store) BreakerAcquire(ctx context.Context, p store.BreakerAcquireParams
 		if err != nil {
 			return err
 		}
-		nb, granted, changed, event := store.AcquireBreaker(cur, p)
+		live, err := w.trialHolderLive(cur, p.Now.UnixMicro())
+		if err != nil {
+			return err
+		}
+		nb, granted, changed, event := store.AcquireBreaker(cur, p, live)
 		b, ok = nb, granted
 		if !changed {
 			return nil
@@ -102,6 +106,23 @@ func (s *Store) BreakerAcquire(ctx context.Context, p store.BreakerAcquireParams
 		return err
 	})
 	return b, ok, err
+}
+
+// trialHolderLive says whether the holder of b's half-open trial still
+// holds its lease (store.AcquireBreaker): the trial's run is leased, or an
+// open dead letter of its step key is claimed by a dlq retry.
+func (w *wtx) trialHolderLive(b store.Breaker, now int64) (bool, error) {
+	if b.State != store.BreakerHalfOpen || b.TrialRunID == "" {
+		return false, nil
+	}
+	var live bool
+	err := w.queryRow(`SELECT EXISTS (SELECT 1 FROM runs WHERE id = ?1 AND lease_owner IS NOT NULL AND lease_expires_at > ?3)
+		OR EXISTS (SELECT 1 FROM dead_letters WHERE run_id = ?1 AND step_key = ?2 AND status = 'open'
+			AND claim_owner IS NOT NULL AND claim_until > ?3)`, b.TrialRunID, b.TrialStepKey, now).Scan(&live)
+	if err != nil {
+		return false, fmt.Errorf("reading the holder of breaker %s's trial: %w", b.Name, err)
+	}
+	return live, nil
 }
 
 // BreakerList returns every stored breaker by name.

@@ -72,7 +72,7 @@ func (s *Store) DeadLetterClaim(ctx context.Context, p store.DeadLetterClaimPara
 			return err
 		}
 		now := p.Now.UnixMicro()
-		if d.ClaimOwner != "" && d.ClaimOwner != p.Owner && d.ClaimUntil.UnixMicro() > now {
+		if d.ClaimOwner != "" && d.ClaimOwner != p.Owner && d.ClaimOwner != p.Gone && d.ClaimUntil.UnixMicro() > now {
 			return &store.LetterHeldError{ID: d.ID, Owner: d.ClaimOwner, Until: d.ClaimUntil}
 		}
 		d, err = sqlrow.ScanDeadLetter(w.queryRow(`UPDATE dead_letters SET claim_owner = ?2, claim_until = ?3 WHERE id = ?1

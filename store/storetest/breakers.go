@@ -46,6 +46,10 @@ func testBreakers(t *testing.T, newStore func(t *testing.T) store.Store) {
 			t.Fatalf("trial not granted to the first asker: %+v %v", nb, ok)
 		}
 		eq(t, "half-open event", kinds(f.events("a"))[len(f.events("a"))-1], "breaker_half_open")
+		// a's worker is alive: it heartbeats a's lease.
+		_, err = f.s.RunHeartbeat(f.ctx, store.RunHeartbeatParams{Owner: "w", Now: at(62 * time.Second), LeaseFor: time.Minute,
+			Leases: map[string]int64{"a": a.Lease.Epoch, "b": b.Lease.Epoch}})
+		noErr(t, "RunHeartbeat", err)
 		if _, ok := acquire(f, "b", "t", at(63*time.Second)); ok {
 			t.Fatal("a second attempt got through a half-open breaker")
 		}
@@ -84,5 +88,53 @@ func testBreakers(t *testing.T, newStore func(t *testing.T) store.Store) {
 		isErr(t, "fenced", res.Err, store.ErrLeaseLost)
 		bs, _ = f.s.BreakerList(f.ctx)
 		eq(t, "still half-open", bs[0].State, store.BreakerHalfOpen)
+	})
+
+	parallel(t, "a trial lapses with its holder's lease: the run's, or a dlq retry's claim", newStore, func(t *testing.T, f *fixture) {
+		long := func(run, key string, now time.Time) bool {
+			t.Helper()
+			_, ok, err := f.s.BreakerAcquire(f.ctx, store.BreakerAcquireParams{Name: "pay", RunID: run, StepKey: key, Now: now, TrialFor: 10 * time.Minute})
+			noErr(t, "BreakerAcquire", err)
+			return ok
+		}
+		a := f.claimOne("w", f.insert(store.RunInsertParams{ID: "a"}).ID, at(0))
+		f.insert(store.RunInsertParams{ID: "x"})
+		f.commit(store.Transition{RunID: "a", Lease: a.Lease, Now: at(0), Breakers: []store.BreakerWrite{fail("s"), fail("s")}})
+		// After the cooldown a's worker (its lease renewed to 2m) takes the
+		// trial, held for up to 10 minutes, and is killed.
+		_, err := f.s.RunHeartbeat(f.ctx, store.RunHeartbeatParams{Owner: "w", Now: at(time.Minute), LeaseFor: time.Minute,
+			Leases: map[string]int64{"a": a.Lease.Epoch}})
+		noErr(t, "RunHeartbeat", err)
+		if !long("a", "s", at(61*time.Second)) {
+			t.Fatal("the trial was not granted after the cooldown")
+		}
+		if long("x", "s", at(119*time.Second)) {
+			t.Fatal("another run took the trial while its holder's lease was live")
+		}
+		if !long("x", "s", at(2*time.Minute)) {
+			t.Fatal("the trial of a holder whose lease lapsed (its process was killed) was not taken over until TrialFor")
+		}
+
+		// A dlq retry holds the trial of its letter's step key while it
+		// holds the letter's claim.
+		f.commit(store.Transition{RunID: "a", Lease: a.Lease, Now: at(2 * time.Minute), DeadLetters: []store.DeadLetterWrite{
+			{Step: "each", StepKey: "each[0]", Index: 0, Item: []byte(`1`), Error: []byte(`{"kind":"exec","message":"no"}`)}}})
+		f.commit(store.Transition{RunID: "x", Now: at(3 * time.Minute), Breakers: []store.BreakerWrite{fail("s")}})
+		ds, err := f.s.DeadLetterList(f.ctx, store.DeadLetterListParams{RunID: "a"})
+		noErr(t, "DeadLetterList", err)
+		if len(ds) != 1 {
+			t.Fatalf("dead letters of a: %d, want 1", len(ds))
+		}
+		_, err = f.s.DeadLetterClaim(f.ctx, store.DeadLetterClaimParams{ID: ds[0].ID, Owner: "h/1/dlq1", Now: at(4 * time.Minute), LeaseFor: 30 * time.Second})
+		noErr(t, "DeadLetterClaim", err)
+		if !long("a", "each[0]", at(4*time.Minute)) {
+			t.Fatal("the dlq retry was not granted the trial after the cooldown")
+		}
+		if long("x", "s", at(4*time.Minute+29*time.Second)) {
+			t.Fatal("another run took the trial while the dlq retry's claim was live")
+		}
+		if !long("x", "s", at(4*time.Minute+30*time.Second)) {
+			t.Fatal("the trial of a dlq retry whose claim lapsed was not taken over until TrialFor")
+		}
 	})
 }

@@ -99,6 +99,19 @@ func testDeadLetters(t *testing.T, newStore func(t *testing.T) store.Store) {
 		_, err = f.s.DeadLetterUpdate(f.ctx, store.DeadLetterUpdateParams{ID: id, Owner: "b", Status: store.DeadLetterRetried, Now: at(time.Minute + 10*time.Second)})
 		isErr(t, "an update by an owner without the claim", err, store.ErrLeaseLost)
 
+		// A holder the caller knows is dead (a process of its own host
+		// that no longer exists) is taken over at once; no other.
+		_, err = f.s.DeadLetterClaim(f.ctx, store.DeadLetterClaimParams{ID: id, Owner: "b", Now: at(time.Minute + 10*time.Second), LeaseFor: 30 * time.Second, Gone: "z"})
+		if !errors.As(err, &held) {
+			t.Fatalf("a claim naming another owner gone: err = %v, want *store.LetterHeldError", err)
+		}
+		d, err = f.s.DeadLetterClaim(f.ctx, store.DeadLetterClaimParams{ID: id, Owner: "g", Now: at(time.Minute + 10*time.Second), LeaseFor: 10 * time.Second, Gone: "a"})
+		noErr(t, "takeover of a dead holder", err)
+		eq(t, "taken over from the dead holder by", d.ClaimOwner, "g")
+		d, err = claim("a", time.Minute+20*time.Second) // g's lease lapsed at 1m20s
+		noErr(t, "claim after g's lapse", err)
+		eq(t, "claimed again by", d.ClaimOwner, "a")
+
 		// The holder renews; once it stops renewing (killed), the claim
 		// lapses and another takes it over.
 		d, err = claim("a", time.Minute+20*time.Second)

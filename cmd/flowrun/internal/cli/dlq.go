@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/flowrun/flowrun/interp"
@@ -26,16 +27,15 @@ id, run_id, step, index, item, error and created_at. retry ID runs the item's
 action again on its run's graph, with the recorded item, the run's inputs and
 upstream outputs and the same idempotency key, under the step's retry policy
 with a fresh budget (up to its attempts while its when holds, waiting its
-backoff between them): on success the letter is closed and the output
-recorded in its run's events (the run's status and outputs do not change); if
-every attempt fails the letter stays open with the last error and the command
-exits 1. The step's circuit breaker applies to each try, and the result is
-applied to it: an open breaker refuses the try (on_open = "fail": it fails
-with kind breaker_open; else it is not run and retry exits 1 saying until
-when). drop ID closes a letter without running it. An
-unknown or closed ID is refused (exit 2). One letter is retried by one process
-at a time: while another process retries it, retry and drop are refused
-(exit 6) and run nothing.`,
+backoff between them): on success the letter is closed and the output recorded
+in its run's events (the run's status and outputs do not change); if every
+attempt fails the letter stays open with the last error and the command exits
+1. The step's circuit breaker applies to each try, and the result is applied to
+it: an open breaker refuses the try (on_open = "fail": it fails with kind
+breaker_open; else it is not run and retry exits 1 saying until when). drop ID
+closes a letter without running it. An unknown or closed ID is refused (exit
+2). One letter is retried by one process at a time: while another process
+retries it, retry and drop are refused (exit 6) and run nothing.`,
 		store:  true,
 		remote: true,
 		setup: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
@@ -125,7 +125,20 @@ func (e *env) dlqWork(ctx context.Context, sub string, id int64) error {
 		fmt.Fprintf(e.stdout, "dead letter %d dropped\n", id)
 		return nil
 	}
-	res, err := d.RetryDeadLetter(ctx, id)
+	// Ctrl-C or SIGTERM stops the item's attempt (its process group gets
+	// SIGTERM, as on a timeout), which is recorded as a failed try; the
+	// letter stays open and its claim is given back. Without this the
+	// signal ended flowrun alone, and the item's process, in a process
+	// group of its own, ran on unwatched.
+	rctx, stop := interruptible(ctx)
+	res, err := d.RetryDeadLetter(rctx, id)
+	if sig := stop(); sig != nil {
+		code := 130
+		if s, ok := sig.(syscall.Signal); ok {
+			code = 128 + int(s)
+		}
+		return &exitError{code: code, msg: fmt.Sprintf("interrupted by %s; the retry of dead letter %d was stopped, and the letter stays open", signalName(sig), id)}
+	}
 	if err != nil {
 		return e.letterError(err, "nothing was run here")
 	}
