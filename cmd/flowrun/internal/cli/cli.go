@@ -291,6 +291,12 @@ func (e *env) main(ctx context.Context, args []string) int {
 		return e.report(usageErrorf("--db is empty").
 			hint("Name the database (--db PATH, or a postgres:// URL), or leave --db out to use the project's store (or FLOWRUN_DB)."))
 	}
+	emptyServer := false
+	fs.Visit(func(f *flag.Flag) { emptyServer = emptyServer || (f.Name == "server" && serverFlag == "") })
+	if emptyServer {
+		return e.report(usageErrorf("--server is empty").
+			hint("Name the server (--server https://HOST:PORT), or leave --server out to use FLOWRUN_SERVER, the project's server or its store."))
+	}
 	if cmd.remote {
 		if err := e.chooseServer(serverFlag, dbFlag != "" || globalDB != ""); err != nil {
 			return e.report(err)
