@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -259,7 +260,28 @@ func runExec(ctx context.Context, clk clock.Clock, c *execCall, limit int64, gat
 		}
 		return nil, &stepError{Kind: "exec", Message: msg, ExitCode: &code, Output: out}
 	}
+	if why := c.dirProblem(err); why != "" {
+		return nil, &stepError{Kind: "exec", Message: c.red.text("the command could not be started: " + why)}
+	}
 	return nil, &stepError{Kind: "exec", Message: c.red.text(fmt.Sprintf("the command could not be started: %v", err))}
+}
+
+// dirProblem says what is wrong with the step's directory when a start
+// failed because of it: the kernel reports a missing dir as the program's
+// "fork/exec /usr/bin/true: no such file or directory", which blames a
+// program that is there. "" when the directory is not the cause.
+func (c *execCall) dirProblem(err error) string {
+	if c.dir == "" || !(errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)) {
+		return ""
+	}
+	fi, serr := os.Stat(c.dir)
+	switch {
+	case errors.Is(serr, fs.ErrNotExist):
+		return fmt.Sprintf("the directory it runs in, %s, does not exist", c.dir)
+	case serr == nil && !fi.IsDir():
+		return fmt.Sprintf("the directory it runs in, %s, is not a directory", c.dir)
+	}
+	return ""
 }
 
 // errNotCommitted is why an exec attempt whose start did not commit never

@@ -293,8 +293,12 @@ func checkWorkflowName(name string, rng hcl.Range) hcl.Diagnostics {
 
 // duplicate reports a second declaration, naming the first.
 func duplicate(what, name string, first, again hcl.Range) *hcl.Diagnostic {
+	article := "A"
+	if what != "" && strings.ContainsRune("aeiou", rune(what[0])) {
+		article = "An" // an input, an output, an alert
+	}
 	return errAt(again, "Duplicate "+what,
-		"A %s named %q was already declared at %s. Names must be unique: rename or remove one of them.", what, name, posOf(first))
+		"%s %s named %q was already declared at %s. Names must be unique: rename or remove one of them.", article, what, name, posOf(first))
 }
 
 // singleBlock reports a second block of a kind that may appear once.

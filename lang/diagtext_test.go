@@ -312,3 +312,32 @@ workflow "kid" {
 		t.Errorf("typo of the child's name: %q, want it to suggest kid", got[11])
 	}
 }
+
+// TestDuplicateArticle: "An input named", not "A input named".
+func TestDuplicateArticle(t *testing.T) {
+	t.Parallel()
+	src := `workflow "d" {
+  version = "1.0.0"
+  input "a" { type = string }
+  input "a" { type = string }
+  step "s" {
+    set { v = 1 }
+  }
+  step "s" {
+    set { v = 1 }
+  }
+  output "o" { value = "x" }
+  output "o" { value = "y" }
+}
+`
+	_, diags, _ := dtLoad(t, "d.hcl", src)
+	for summary, want := range map[string]string{
+		"Duplicate input":  `An input named "a" was already declared at d.hcl:3.`,
+		"Duplicate step":   `A step named "s" was already declared at d.hcl:5.`,
+		"Duplicate output": `An output named "o" was already declared at d.hcl:11.`,
+	} {
+		if d := dtFind(t, diags, summary); !strings.HasPrefix(d.Detail, want) {
+			t.Errorf("%s: %q, want it to start %q", summary, d.Detail, want)
+		}
+	}
+}

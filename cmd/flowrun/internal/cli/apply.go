@@ -112,7 +112,7 @@ func (e *env) apply(ctx context.Context, paths []string, o *applyOptions) error 
 	// The run key too: a key expression that fails on these inputs is the
 	// user's mistake, found before anything is written.
 	if err := interp.CheckStart(ctx, w.Graph, inputs); err != nil {
-		return startError(w.Name, err)
+		return startError(w, err)
 	}
 	if !o.detach {
 		if err := checkSecretLengths(w.Graph, e.getenv); err != nil {
@@ -146,7 +146,7 @@ func (e *env) apply(ctx context.Context, paths []string, o *applyOptions) error 
 		WorkDir:  workDir,
 	})
 	if err != nil {
-		return startError(w.Name, err)
+		return startError(w, err)
 	}
 	switch {
 	case !created && run.Status == store.RunCompleted:
@@ -265,14 +265,23 @@ func storedGraphError(err error) error {
 }
 
 // startError classifies an error of StartRun.
-func startError(workflow string, err error) error {
+func startError(w *lang.Workflow, err error) error {
+	workflow := w.Name
 	var ie *interp.InputError
 	if errors.As(err, &ie) {
 		return usageErrorf("%s", ie.Error()).hint("Fix the --input or --inputs values and apply again; nothing was run.")
 	}
 	var ke *interp.KeyError
 	if errors.As(err, &ke) {
-		return usageErrorf("%s", ke.Error()).hint("Fix the inputs or the workflow's key expression and apply again; nothing was run.")
+		// At the key attribute, as a diagnostic is: the expression is the
+		// file's, the values the command line's.
+		where := ""
+		if w.Sources != nil {
+			if r := w.Sources.Attr("workflow.key"); r.Filename != "" {
+				where = fmt.Sprintf("%s:%d:%d: ", r.Filename, r.Start.Line, r.Start.Column)
+			}
+		}
+		return usageErrorf("%s%s", where, ke.Error()).hint("Fix the inputs or the workflow's key expression and apply again; nothing was run.")
 	}
 	var ku *interp.KeyInUseError
 	if errors.As(err, &ku) {

@@ -46,7 +46,7 @@ func (e *env) applyRemote(ctx context.Context, paths []string, o *applyOptions) 
 			return err
 		}
 		if err := interp.CheckStart(ctx, w.Graph, inputs); err != nil {
-			return startError(w.Name, err)
+			return startError(w, err)
 		}
 	}
 	files := make([]api.SourceFile, 0, len(mod.Files))
@@ -79,7 +79,7 @@ func (e *env) applyRemote(ctx context.Context, paths []string, o *applyOptions) 
 	}
 	view, created, err := d.Start(ctx, api.StartRequest{Workflow: w.Name, Inputs: inputs, Version: w.Graph.Version, New: o.newRun})
 	if err != nil {
-		return startError(w.Name, err)
+		return startError(w, err)
 	}
 	switch {
 	case !created && view.Status == store.RunCompleted:

@@ -217,13 +217,16 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func (e *env) main(ctx context.Context, args []string) int {
 	// --db may also stand before the verb: flowrun --db x.db runs.
 	var globalDB string
+	emptyDB := false // --db "" given: a script's unset variable, never the default
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
 		name, value, hasValue := strings.Cut(strings.TrimLeft(args[0], "-"), "=")
 		switch {
 		case name == "db" && hasValue:
 			globalDB, args = value, args[1:]
+			emptyDB = emptyDB || value == ""
 		case name == "db" && len(args) > 1:
 			globalDB, args = args[1], args[2:]
+			emptyDB = emptyDB || globalDB == ""
 		case name == "h" || name == "help":
 			e.usage(e.stdout)
 			return ExitOK
@@ -282,6 +285,17 @@ func (e *env) main(ctx context.Context, args []string) int {
 		}
 		return e.report(usageErrorf("%s", msg).
 			hint(fmt.Sprintf("Run `flowrun %s -h` for its usage.", cmd.name)))
+	}
+	fs.Visit(func(f *flag.Flag) { emptyDB = emptyDB || (f.Name == "db" && dbFlag == "") })
+	if emptyDB && cmd.store {
+		return e.report(usageErrorf("--db is empty").
+			hint("Name the database (--db PATH, or a postgres:// URL), or leave --db out to use the project's store (or FLOWRUN_DB)."))
+	}
+	emptyServer := false
+	fs.Visit(func(f *flag.Flag) { emptyServer = emptyServer || (f.Name == "server" && serverFlag == "") })
+	if emptyServer {
+		return e.report(usageErrorf("--server is empty").
+			hint("Name the server (--server https://HOST:PORT), or leave --server out to use FLOWRUN_SERVER, the project's server or its store."))
 	}
 	if cmd.remote {
 		if err := e.chooseServer(serverFlag, dbFlag != "" || globalDB != ""); err != nil {

@@ -53,7 +53,12 @@ NO_COLOR is set. When PATH defines several workflows,
 					}
 				}
 				if *runRef != "" && f != "text" {
-					return usageErrorf("--run goes with --format text").hint("Run: flowrun graph FILE.hcl --format text --run RUN")
+					if format.value == "" {
+						// The user chose no format: say why it is not text.
+						return usageErrorf("--run goes with --format text, and the output is not a terminal, where the default is mermaid").
+							hint("Run: flowrun graph " + args[0] + " --format text --run " + *runRef)
+					}
+					return usageErrorf("--run goes with --format text").hint("Run: flowrun graph " + args[0] + " --format text --run " + *runRef)
 				}
 				var out string
 				switch f {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 
@@ -44,6 +45,19 @@ func (e *env) loadWith(ctx context.Context, paths []string, stored bool) (*lang.
 	}
 	if err := notRecursive(e.verb, paths); err != nil {
 		return nil, err
+	}
+	if e.verb != "validate" {
+		// A test file holds test blocks, which only validate and test
+		// read: "Blocks of type "test" are not expected here" said what
+		// was wrong with the file, not with the command.
+		for _, p := range paths {
+			if strings.HasSuffix(p, lang.TestFileSuffix) {
+				if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+					return nil, usageErrorf("%s is a test file: it holds tests of workflows, not workflows", p).
+						hint(fmt.Sprintf("Run its tests with: flowrun test %s; or %s the workflow file beside it.", p, e.verb))
+				}
+			}
+		}
 	}
 	// A command compiles its files once: collecting after decoding them
 	// keeps a long file's peak memory to what its compile holds.

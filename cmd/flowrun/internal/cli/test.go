@@ -85,6 +85,22 @@ func (e *env) test(ctx context.Context, args []string, f testFlags) error {
 		}
 		filter = re
 	}
+	// A report that could not be written is found before the tests run,
+	// not after a CI job spent its time on them.
+	for _, r := range []struct{ flag, path string }{{"junit", f.junit}, {"coverprofile", f.coverprofile}, {"coverjson", f.coverjson}} {
+		if r.path == "" {
+			continue
+		}
+		dir := filepath.Dir(r.path)
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return usageErrorf("--%s %s: there is no directory %s to write it in; no test ran", r.flag, r.path, dir).
+				hint("Make the directory first, or write the file somewhere that exists.")
+		}
+		if fi, err := os.Stat(r.path); err == nil && fi.IsDir() {
+			return usageErrorf("--%s %s is a directory; no test ran", r.flag, r.path).
+				hint(fmt.Sprintf("Name a file in it, like --%s %s.", r.flag, filepath.Join(r.path, map[string]string{"junit": "junit.xml", "coverprofile": "coverage.lcov", "coverjson": "coverage.json"}[r.flag])))
+		}
+	}
 	if len(args) == 0 {
 		args = []string{"."}
 	}
