@@ -155,5 +155,5 @@ func (e *env) waitThroughServer(ctx, sctx context.Context, ref string, timeout t
 	if view.Status.Terminal() {
 		fmt.Fprintf(e.stderr, "flowrun wait: run %s %s\n", view.RunID, view.Status)
 	}
-	return exitForStatus(store.Run{ID: view.RunID, Workflow: view.Workflow, Status: view.Status, WaitReason: view.WaitReason}, e.remote.url)
+	return e.exitForDoorView(ctx, d, view)
 }
