@@ -117,3 +117,42 @@ func TestStoreFaultPageHidesStoreText(t *testing.T) {
 		t.Errorf("the log has no detail under request id %s:\n%s", m[1], log.String())
 	}
 }
+
+// Sign-in goes on to a page of this site only: a next that a browser
+// would read as another host is /runs. A browser drops tabs and line
+// breaks from a URL, so "/<TAB>/evil.example" is "//evil.example", another
+// host, which the check for "//" alone let through.
+func TestLoginNextStaysOnSite(t *testing.T) {
+	s := newSite(t)
+	b := s.browser()
+	// signIn posts the sign-in form with next and returns where the
+	// answer sends the browser (read as sent: Go's client would refuse a
+	// Location with a control character before a browser reads it).
+	signIn := func(next string) (int, string) {
+		_, login := b.get("/login?next=" + url.QueryEscape(next))
+		form := url.Values{"csrf": {csrfOf(t, login)}, "token": {s.tokens[store.ScopeRead]}, "next": {next}}
+		req, err := http.NewRequest(http.MethodPost, s.srv.URL+"/login", strings.NewReader(form.Encode()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		for _, c := range b.hc.Jar.Cookies(req.URL) {
+			req.AddCookie(c)
+		}
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("Location")
+	}
+	for _, next := range []string{"/\t/evil.example/x", "/\n/evil.example/x", "/\r/evil.example", "//evil.example", "/\\evil.example", "https://evil.example/", "/\x7f/evil.example", "/runs/x\t"} {
+		if code, loc := signIn(next); code != http.StatusSeeOther || loc != "/runs" {
+			t.Errorf("sign-in with next %q answered %d, Location %q; want 303 to /runs", next, code, loc)
+		}
+	}
+	// A path of the site, with its query, is kept.
+	if _, loc := signIn("/runs?workflow=w&status=failed"); loc != "/runs?workflow=w&status=failed" {
+		t.Errorf("sign-in with a path of the site went to %q", loc)
+	}
+}
