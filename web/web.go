@@ -266,7 +266,10 @@ func (h *Handler) failErr(w http.ResponseWriter, r *http.Request, s *session, er
 	case errors.As(err, &de):
 		h.fail(w, r, s, http.StatusConflict, de.Error())
 	case errors.Is(err, errScope):
-		h.fail(w, r, s, http.StatusForbidden, err.Error())
+		// need's words, without the sentinel's ("scope too small: "),
+		// and how to go on.
+		msg := strings.TrimPrefix(err.Error(), errScope.Error()+": ")
+		h.fail(w, r, s, http.StatusForbidden, sentence(capitalize(msg))+" Sign out and sign in with a token of that scope to act.")
 	case errors.Is(err, store.ErrNotFound):
 		h.fail(w, r, s, http.StatusNotFound, strings.TrimSuffix(err.Error(), ": "+store.ErrNotFound.Error())+".")
 	case errors.Is(err, store.ErrConflict):
