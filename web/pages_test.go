@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/flowrun/flowrun/api"
@@ -154,5 +155,37 @@ func TestLoginNextStaysOnSite(t *testing.T) {
 	// A path of the site, with its query, is kept.
 	if _, loc := signIn("/runs?workflow=w&status=failed"); loc != "/runs?workflow=w&status=failed" {
 		t.Errorf("sign-in with a path of the site went to %q", loc)
+	}
+}
+
+// A store that fails for a moment while a session's token is checked is a
+// 503, and the session stays: only a token the store no longer knows
+// (revoked) ends it. It used to end every session it checked.
+func TestTokenCheckFaultKeepsSession(t *testing.T) {
+	s := newSite(t)
+	var failing atomic.Bool
+	tokens := func(ctx context.Context, hash string) (store.Token, error) {
+		if failing.Load() {
+			return store.Token{}, fmt.Errorf("reading api_tokens: %w", store.ErrBusy)
+		}
+		return s.st.TokenLookup(ctx, hash)
+	}
+	srv := httptest.NewServer(New(Options{Door: s.door, Tokens: tokens, Clock: s.clk}))
+	t.Cleanup(srv.Close)
+	site := *s
+	site.srv = srv
+	b := site.browser()
+	b.signIn(s.tokens[store.ScopeRead])
+
+	failing.Store(true)
+	if code, page := b.get("/runs/" + s.runID); code != http.StatusServiceUnavailable || !strings.Contains(page, "database is busy") || strings.Contains(page, "<h1>Sign in</h1>") {
+		t.Fatalf("a page while the token check fails: %d\n%s", code, page)
+	}
+	if code, _ := b.get("/live/runs?after=0"); code != http.StatusServiceUnavailable {
+		t.Errorf("a live request while the token check fails answered %d, want 503", code)
+	}
+	failing.Store(false)
+	if code, page := b.get("/runs/" + s.runID); code != http.StatusOK || !strings.Contains(page, "Run "+s.runID) {
+		t.Fatalf("the session did not outlast the store's fault: %d\n%.2000s", code, page)
 	}
 }

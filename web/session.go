@@ -102,7 +102,11 @@ func (h *Handler) current(w http.ResponseWriter, r *http.Request) (*session, err
 		if s := h.sessions.get(c.Value); s != nil {
 			if !h.clk.Now().Before(s.expires) {
 				h.sessions.drop(s.id)
-			} else if s.hash == "" || h.tokenValid(r.Context(), s.hash) {
+			} else if s.hash == "" {
+				return s, nil
+			} else if ok, err := h.tokenValid(r.Context(), s.hash); err != nil {
+				return nil, err // the store failed: the session stays
+			} else if ok {
 				return s, nil
 			} else {
 				h.sessions.drop(s.id) // the token was revoked: so is the session
@@ -115,10 +119,15 @@ func (h *Handler) current(w http.ResponseWriter, r *http.Request) (*session, err
 	return nil, errSignedOut
 }
 
-// tokenValid reports whether the token of hash is still known.
-func (h *Handler) tokenValid(ctx context.Context, hash string) bool {
+// tokenValid reports whether the token of hash is still known, or the
+// store's error when it could not tell: a store that fails for a moment
+// does not end every session, as a revoked token ends its own.
+func (h *Handler) tokenValid(ctx context.Context, hash string) (bool, error) {
 	_, err := h.opts.Tokens(ctx, hash)
-	return err == nil
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // start begins a session and sets its cookie.

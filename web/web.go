@@ -144,6 +144,10 @@ type pageFunc func(w http.ResponseWriter, r *http.Request, s *session) error
 func (h *Handler) page(pattern string, f pageFunc) {
 	h.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		s, err := h.current(w, r)
+		if err != nil && !errors.Is(err, errSignedOut) {
+			h.failErr(w, r, nil, err) // the store failed: 503, signed in still
+			return
+		}
 		if err != nil {
 			if r.Method == http.MethodGet {
 				http.Redirect(w, r, "/login?next="+urlQueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
@@ -173,6 +177,11 @@ func (h *Handler) page(pattern string, f pageFunc) {
 func (h *Handler) live(pattern string, f pageFunc) {
 	h.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		s, err := h.current(w, r)
+		if err != nil && !errors.Is(err, errSignedOut) {
+			h.opts.Log.Warn("live page update failed", "path", r.URL.Path, "error", err)
+			http.Error(w, `{"error":"the server could not read the store"}`, http.StatusServiceUnavailable)
+			return
+		}
 		if err != nil {
 			http.Error(w, `{"error":"not signed in"}`, http.StatusUnauthorized)
 			return
