@@ -27,7 +27,13 @@ func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/runs", http.StatusSeeOther)
 		return
 	}
-	h.showLogin(w, r, http.StatusOK, "")
+	msg := ""
+	if r.URL.Query().Get("ended") == "revoked" {
+		// The server's own words for a fixed reason: a link carries
+		// no text of its own to the page.
+		msg = "Your session ended: the token you signed in with was revoked. Sign in with another token."
+	}
+	h.showLogin(w, r, http.StatusOK, msg)
 }
 
 type loginView struct {

@@ -189,3 +189,22 @@ func TestTokenCheckFaultKeepsSession(t *testing.T) {
 		t.Fatalf("the session did not outlast the store's fault: %d\n%.2000s", code, page)
 	}
 }
+
+// A session whose token is revoked ends at its next request, and the
+// sign-in page it is sent to says why.
+func TestRevokedSessionSaysWhy(t *testing.T) {
+	s := newSite(t)
+	b := s.browser()
+	b.signIn(s.tokens[store.ScopeWrite])
+	if _, err := s.st.TokenRevoke(context.Background(), "writer"); err != nil {
+		t.Fatal(err)
+	}
+	code, page := b.get("/runs/" + s.runID)
+	if code != http.StatusOK || !strings.Contains(page, "<h1>Sign in</h1>") || !strings.Contains(page, "Your session ended: the token you signed in with was revoked.") {
+		t.Fatalf("a page after the token was revoked: %d\n%s", code, page)
+	}
+	// Signed out otherwise, the page says nothing of a revoked token.
+	if _, page := s.browser().get("/runs"); strings.Contains(page, "revoked") {
+		t.Errorf("the sign-in page of a browser never signed in speaks of a revoked token:\n%s", page)
+	}
+}

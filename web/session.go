@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -89,8 +90,12 @@ func (ss *sessions) drop(id string) {
 	delete(ss.m, id)
 }
 
-// errSignedOut is a request without a live session.
-var errSignedOut = errors.New("not signed in")
+// errSignedOut is a request without a live session; errRevoked one whose
+// session ended because its token was revoked.
+var (
+	errSignedOut = errors.New("not signed in")
+	errRevoked   = fmt.Errorf("%w: the token was revoked", errSignedOut)
+)
 
 // current returns the request's session: its cookie's, while it has not
 // expired and its token was not revoked. A server without auth has one
@@ -110,6 +115,7 @@ func (h *Handler) current(w http.ResponseWriter, r *http.Request) (*session, err
 				return s, nil
 			} else {
 				h.sessions.drop(s.id) // the token was revoked: so is the session
+				return nil, errRevoked
 			}
 		}
 	}

@@ -150,7 +150,11 @@ func (h *Handler) page(pattern string, f pageFunc) {
 		}
 		if err != nil {
 			if r.Method == http.MethodGet {
-				http.Redirect(w, r, "/login?next="+urlQueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+				ended := ""
+				if errors.Is(err, errRevoked) {
+					ended = "&ended=revoked" // the sign-in page says why
+				}
+				http.Redirect(w, r, "/login?next="+urlQueryEscape(r.URL.RequestURI())+ended, http.StatusSeeOther)
 				return
 			}
 			h.fail(w, r, nil, http.StatusUnauthorized, "You are not signed in, or your session ended. Sign in again.")
