@@ -142,6 +142,11 @@ func TestConfirmPagesNeedScope(t *testing.T) {
 		if code != http.StatusForbidden || !strings.Contains(page, "needs a token of scope") || strings.Contains(page, `class="confirm"`) {
 			t.Errorf("a read token's %s: %d\n%s", path, code, page)
 		}
+		// In words for the page, without the sentinel's "scope too
+		// small: ", and how to go on.
+		if !strings.Contains(page, "of scope read. Sign out and sign in with a token of that scope to act.") || strings.Contains(page, "scope too small") {
+			t.Errorf("a read token's %s is not worded for the page:\n%s", path, page)
+		}
 	}
 	w := s.browser()
 	w.signIn(s.tokens[store.ScopeWrite])

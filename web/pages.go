@@ -27,7 +27,13 @@ func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/runs", http.StatusSeeOther)
 		return
 	}
-	h.showLogin(w, r, http.StatusOK, "")
+	msg := ""
+	if r.URL.Query().Get("ended") == "revoked" {
+		// The server's own words for a fixed reason: a link carries
+		// no text of its own to the page.
+		msg = "Your session ended: the token you signed in with was revoked. Sign in with another token."
+	}
+	h.showLogin(w, r, http.StatusOK, msg)
 }
 
 type loginView struct {
@@ -50,9 +56,14 @@ func (h *Handler) showLogin(w http.ResponseWriter, r *http.Request, status int, 
 	h.render(w, status, "login.html", view{Title: "Sign in", Data: loginView{CSRF: tok, Next: safeNext(r.FormValue("next")), Error: msg}})
 }
 
-// safeNext is a path of this site to go to after sign-in, or /runs.
+// safeNext is a path of this site to go to after sign-in, or /runs. A
+// browser reads a URL with its tabs and line breaks dropped and a
+// backslash as a slash, so "/<TAB>/host" and "/\host" are "//host", another
+// site: a next with any control character or backslash is refused, as is
+// one that starts with "//".
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
+	bad := strings.IndexFunc(next, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '\\' }) >= 0
+	if bad || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") {
 		return "/runs"
 	}
 	return next

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/flowrun/flowrun/api"
@@ -115,5 +116,95 @@ func TestStoreFaultPageHidesStoreText(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "request_id="+m[1]) || !strings.Contains(log.String(), "/srv/secret/flowrun.db") {
 		t.Errorf("the log has no detail under request id %s:\n%s", m[1], log.String())
+	}
+}
+
+// Sign-in goes on to a page of this site only: a next that a browser
+// would read as another host is /runs. A browser drops tabs and line
+// breaks from a URL, so "/<TAB>/evil.example" is "//evil.example", another
+// host, which the check for "//" alone let through.
+func TestLoginNextStaysOnSite(t *testing.T) {
+	s := newSite(t)
+	b := s.browser()
+	// signIn posts the sign-in form with next and returns where the
+	// answer sends the browser (read as sent: Go's client would refuse a
+	// Location with a control character before a browser reads it).
+	signIn := func(next string) (int, string) {
+		_, login := b.get("/login?next=" + url.QueryEscape(next))
+		form := url.Values{"csrf": {csrfOf(t, login)}, "token": {s.tokens[store.ScopeRead]}, "next": {next}}
+		req, err := http.NewRequest(http.MethodPost, s.srv.URL+"/login", strings.NewReader(form.Encode()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		for _, c := range b.hc.Jar.Cookies(req.URL) {
+			req.AddCookie(c)
+		}
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("Location")
+	}
+	for _, next := range []string{"/\t/evil.example/x", "/\n/evil.example/x", "/\r/evil.example", "//evil.example", "/\\evil.example", "https://evil.example/", "/\x7f/evil.example", "/runs/x\t"} {
+		if code, loc := signIn(next); code != http.StatusSeeOther || loc != "/runs" {
+			t.Errorf("sign-in with next %q answered %d, Location %q; want 303 to /runs", next, code, loc)
+		}
+	}
+	// A path of the site, with its query, is kept.
+	if _, loc := signIn("/runs?workflow=w&status=failed"); loc != "/runs?workflow=w&status=failed" {
+		t.Errorf("sign-in with a path of the site went to %q", loc)
+	}
+}
+
+// A store that fails for a moment while a session's token is checked is a
+// 503, and the session stays: only a token the store no longer knows
+// (revoked) ends it. It used to end every session it checked.
+func TestTokenCheckFaultKeepsSession(t *testing.T) {
+	s := newSite(t)
+	var failing atomic.Bool
+	tokens := func(ctx context.Context, hash string) (store.Token, error) {
+		if failing.Load() {
+			return store.Token{}, fmt.Errorf("reading api_tokens: %w", store.ErrBusy)
+		}
+		return s.st.TokenLookup(ctx, hash)
+	}
+	srv := httptest.NewServer(New(Options{Door: s.door, Tokens: tokens, Clock: s.clk}))
+	t.Cleanup(srv.Close)
+	site := *s
+	site.srv = srv
+	b := site.browser()
+	b.signIn(s.tokens[store.ScopeRead])
+
+	failing.Store(true)
+	if code, page := b.get("/runs/" + s.runID); code != http.StatusServiceUnavailable || !strings.Contains(page, "database is busy") || strings.Contains(page, "<h1>Sign in</h1>") {
+		t.Fatalf("a page while the token check fails: %d\n%s", code, page)
+	}
+	if code, _ := b.get("/live/runs?after=0"); code != http.StatusServiceUnavailable {
+		t.Errorf("a live request while the token check fails answered %d, want 503", code)
+	}
+	failing.Store(false)
+	if code, page := b.get("/runs/" + s.runID); code != http.StatusOK || !strings.Contains(page, "Run "+s.runID) {
+		t.Fatalf("the session did not outlast the store's fault: %d\n%.2000s", code, page)
+	}
+}
+
+// A session whose token is revoked ends at its next request, and the
+// sign-in page it is sent to says why.
+func TestRevokedSessionSaysWhy(t *testing.T) {
+	s := newSite(t)
+	b := s.browser()
+	b.signIn(s.tokens[store.ScopeWrite])
+	if _, err := s.st.TokenRevoke(context.Background(), "writer"); err != nil {
+		t.Fatal(err)
+	}
+	code, page := b.get("/runs/" + s.runID)
+	if code != http.StatusOK || !strings.Contains(page, "<h1>Sign in</h1>") || !strings.Contains(page, "Your session ended: the token you signed in with was revoked.") {
+		t.Fatalf("a page after the token was revoked: %d\n%s", code, page)
+	}
+	// Signed out otherwise, the page says nothing of a revoked token.
+	if _, page := s.browser().get("/runs"); strings.Contains(page, "revoked") {
+		t.Errorf("the sign-in page of a browser never signed in speaks of a revoked token:\n%s", page)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -89,8 +90,12 @@ func (ss *sessions) drop(id string) {
 	delete(ss.m, id)
 }
 
-// errSignedOut is a request without a live session.
-var errSignedOut = errors.New("not signed in")
+// errSignedOut is a request without a live session; errRevoked one whose
+// session ended because its token was revoked.
+var (
+	errSignedOut = errors.New("not signed in")
+	errRevoked   = fmt.Errorf("%w: the token was revoked", errSignedOut)
+)
 
 // current returns the request's session: its cookie's, while it has not
 // expired and its token was not revoked. A server without auth has one
@@ -102,10 +107,15 @@ func (h *Handler) current(w http.ResponseWriter, r *http.Request) (*session, err
 		if s := h.sessions.get(c.Value); s != nil {
 			if !h.clk.Now().Before(s.expires) {
 				h.sessions.drop(s.id)
-			} else if s.hash == "" || h.tokenValid(r.Context(), s.hash) {
+			} else if s.hash == "" {
+				return s, nil
+			} else if ok, err := h.tokenValid(r.Context(), s.hash); err != nil {
+				return nil, err // the store failed: the session stays
+			} else if ok {
 				return s, nil
 			} else {
 				h.sessions.drop(s.id) // the token was revoked: so is the session
+				return nil, errRevoked
 			}
 		}
 	}
@@ -115,10 +125,15 @@ func (h *Handler) current(w http.ResponseWriter, r *http.Request) (*session, err
 	return nil, errSignedOut
 }
 
-// tokenValid reports whether the token of hash is still known.
-func (h *Handler) tokenValid(ctx context.Context, hash string) bool {
+// tokenValid reports whether the token of hash is still known, or the
+// store's error when it could not tell: a store that fails for a moment
+// does not end every session, as a revoked token ends its own.
+func (h *Handler) tokenValid(ctx context.Context, hash string) (bool, error) {
 	_, err := h.opts.Tokens(ctx, hash)
-	return err == nil
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // start begins a session and sets its cookie.

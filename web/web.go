@@ -144,9 +144,17 @@ type pageFunc func(w http.ResponseWriter, r *http.Request, s *session) error
 func (h *Handler) page(pattern string, f pageFunc) {
 	h.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		s, err := h.current(w, r)
+		if err != nil && !errors.Is(err, errSignedOut) {
+			h.failErr(w, r, nil, err) // the store failed: 503, signed in still
+			return
+		}
 		if err != nil {
 			if r.Method == http.MethodGet {
-				http.Redirect(w, r, "/login?next="+urlQueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+				ended := ""
+				if errors.Is(err, errRevoked) {
+					ended = "&ended=revoked" // the sign-in page says why
+				}
+				http.Redirect(w, r, "/login?next="+urlQueryEscape(r.URL.RequestURI())+ended, http.StatusSeeOther)
 				return
 			}
 			h.fail(w, r, nil, http.StatusUnauthorized, "You are not signed in, or your session ended. Sign in again.")
@@ -173,6 +181,11 @@ func (h *Handler) page(pattern string, f pageFunc) {
 func (h *Handler) live(pattern string, f pageFunc) {
 	h.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		s, err := h.current(w, r)
+		if err != nil && !errors.Is(err, errSignedOut) {
+			h.opts.Log.Warn("live page update failed", "path", r.URL.Path, "error", err)
+			http.Error(w, `{"error":"the server could not read the store"}`, http.StatusServiceUnavailable)
+			return
+		}
 		if err != nil {
 			http.Error(w, `{"error":"not signed in"}`, http.StatusUnauthorized)
 			return
@@ -269,7 +282,10 @@ func (h *Handler) failErr(w http.ResponseWriter, r *http.Request, s *session, er
 	case errors.As(err, &de):
 		h.fail(w, r, s, http.StatusConflict, de.Error())
 	case errors.Is(err, errScope):
-		h.fail(w, r, s, http.StatusForbidden, err.Error())
+		// need's words, without the sentinel's ("scope too small: "),
+		// and how to go on.
+		msg := strings.TrimPrefix(err.Error(), errScope.Error()+": ")
+		h.fail(w, r, s, http.StatusForbidden, sentence(capitalize(msg))+" Sign out and sign in with a token of that scope to act.")
 	case errors.Is(err, store.ErrNotFound):
 		h.fail(w, r, s, http.StatusNotFound, strings.TrimSuffix(err.Error(), ": "+store.ErrNotFound.Error())+".")
 	case errors.Is(err, store.ErrConflict):

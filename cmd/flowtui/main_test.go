@@ -150,3 +150,22 @@ func TestNeedsATerminal(t *testing.T) {
 		t.Errorf("flowtui wrote to a stdout that is no terminal: %q", b)
 	}
 }
+
+// A server URL flowtui refuses is said after where it came from, once:
+// "--server URL ...", not "--server server URL ...", as flowrun says it.
+func TestServerURLRefusedOnce(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{nil, []string{"--server", "ftp://example.com"}, `flowtui: --server URL "ftp://example.com": it must start with https://`},
+		{map[string]string{"FLOWRUN_SERVER": "https://u:p@example.com"}, nil, `flowtui: FLOWRUN_SERVER URL "https://u:xxxxx@example.com" holds a user name or password`},
+		{map[string]string{"FLOWRUN_TOKEN": "flowrun_x"}, []string{"--server", "http://10.1.2.3:8080"}, "flowtui: --server http://10.1.2.3:8080: a token is sent only over https"},
+	} {
+		code, msg := runMain(t, c.env, c.args...)
+		if code != exitUsage || !strings.HasPrefix(msg, c.want) || strings.Contains(msg, "server server") {
+			t.Errorf("%v %v: %d %q, want it to start with %q", c.env, c.args, code, msg, c.want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/flowrun/flowrun/api"
 	"github.com/flowrun/flowrun/credentials"
@@ -36,9 +37,21 @@ func chooseServer(flagValue string, dbGiven bool, getenv func(string) string) (u
 		url, from = p.Server, p.Config
 	}
 	if _, err := api.ParseServerURL(url); err != nil {
-		return "", "", fmt.Errorf("%s %v. Give the address flowrun serve listens on, such as --server https://flowrun.internal:8443", from, err)
+		return "", "", fmt.Errorf("%s. Give the address flowrun serve listens on, such as --server https://flowrun.internal:8443", fromServer(from, err))
 	}
 	return url, from, nil
+}
+
+// fromServer words an error of the server URL after where the URL came
+// from. The api's error starts with "server", which is dropped after
+// --server and FLOWRUN_SERVER so the word is not said twice, as flowrun
+// words it.
+func fromServer(from string, err error) string {
+	msg := err.Error()
+	if from == "--server" || from == "FLOWRUN_SERVER" {
+		msg = strings.TrimPrefix(msg, "server ")
+	}
+	return from + " " + msg
 }
 
 // serverToken is the token for a server: FLOWRUN_TOKEN, else the one
@@ -75,7 +88,7 @@ func runRemote(server, from, by string, mouse bool, getenv func(string) string, 
 	}
 	c, err := api.Dial(server, token, api.ClientOptions{UserAgent: "flowtui"})
 	if err != nil {
-		fmt.Fprintf(stderr, "flowtui: %s %v\n", from, err)
+		fmt.Fprintf(stderr, "flowtui: %s\n", fromServer(from, err))
 		return exitUsage
 	}
 	defer c.Close()

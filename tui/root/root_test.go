@@ -302,6 +302,14 @@ func TestDecideNeedsBlockedRun(t *testing.T) {
 	if m.decide != nil || !strings.Contains(flat(m.View()), `takes no version decision: no newer MAJOR version of "approve" than 1.0.0 is stored`) {
 		t.Fatalf("decide on a pending run:\n%s", m.View())
 	}
+	// A run that ended is said to have ended, once, as resume --choose
+	// says it, not "is completed and takes no version decision: run ...
+	// is completed; ...".
+	m = press(t, m, "G", "d")
+	v := flat(m.View())
+	if m.decide != nil || !strings.Contains(v, "Run "+w.hello.ID+" already ended (completed); it takes no version decision.") || strings.Count(v, w.hello.ID) != 1 {
+		t.Fatalf("decide on a completed run:\n%s", m.View())
+	}
 }
 
 func TestTooSmall(t *testing.T) {

@@ -494,6 +494,10 @@ func (m Model) runAction(k tea.KeyMsg) (Model, tea.Cmd, bool) {
 				if err != nil {
 					return planMsg{err: err}
 				}
+				if run.Status.Terminal() {
+					// As the door's Decide words it (resume --choose).
+					return planMsg{refused: fmt.Sprintf("Run %s already ended (%s); it takes no version decision.", run.ID, run.Status)}
+				}
 				return planMsg{refused: fmt.Sprintf("Run %s is %s and takes no version decision: %s.", run.ID, run.Status, o.Reason)}
 			}
 			p, err := door.PlanDecision(bg, id)

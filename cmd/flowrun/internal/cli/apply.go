@@ -354,6 +354,40 @@ func (e *env) withSignalHint(ctx context.Context, eng *interp.Engine, run store.
 	return err
 }
 
+// exitForDoorView is exitForView of a run read through the door (a
+// server's, for wait, logs --exit-status and the verbs that follow a run
+// there), with withSignalHint's payload: a run waiting for a signal whose
+// wait declares a type gets that type and a value of it in the hint, ready
+// to edit, instead of --data '{...}'.
+func (e *env) exitForDoorView(ctx context.Context, d api.Service, v *interp.RunView) error {
+	err := exitForView(v, e.remote.url)
+	var ee *exitError
+	name, waits := strings.CutPrefix(v.WaitReason, "signal:")
+	if v.Status != store.RunWaiting || !waits || !errors.As(err, &ee) {
+		return err
+	}
+	run, rerr := d.RunGet(ctx, v.RunID)
+	if rerr != nil {
+		return err
+	}
+	g, gerr := d.Graph(ctx, run.Workflow, run.GraphHash)
+	if gerr != nil {
+		return err
+	}
+	t, ex, typed := interp.SignalExample(g, name)
+	if !typed {
+		return err
+	}
+	if e.remote.url == "" {
+		ee.hintText = fmt.Sprintf("Its data has type %s. Send it with, for example: flowrun signal %s %s --data '%s', then: flowrun resume %s",
+			t, v.RunID, name, ex, v.RunID)
+		return err
+	}
+	ee.hintText = fmt.Sprintf("Its data has type %s. Send it with, for example: flowrun signal %s %s --data '%s' --server %s; a worker of the server then goes on with it (follow it with: flowrun logs %s -f --server %s)",
+		t, v.RunID, name, ex, e.remote.url, v.RunID, e.remote.url)
+	return err
+}
+
 // exitForStatus maps a run's status to the exit code, with a hint for the
 // statuses that need the user.
 // exitForView is exitForStatus of a run's view (read through the one

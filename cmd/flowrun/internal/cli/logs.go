@@ -75,7 +75,7 @@ and \r (--json and show --json print the exact text).`,
 				if err != nil {
 					return storeError("reading run "+args[0], err)
 				}
-				return exitForView(final, e.remote.url)
+				return e.exitForDoorView(context.WithoutCancel(ctx), d, final)
 			}
 		},
 	}

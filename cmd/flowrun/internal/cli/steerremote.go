@@ -254,7 +254,7 @@ func (e *env) followRemote(ctx context.Context, d api.Service, view *interp.RunV
 	if err != nil {
 		return err
 	}
-	return exitForView(final, e.remote.url)
+	return e.exitForDoorView(ctx, d, final)
 }
 
 // endGrace is how long the follow of a run the status watcher saw parked

@@ -63,7 +63,9 @@ WORKFLOW@last or WORKFLOW/KEY (spec/cli.md §1).`,
 				if run.Status.Terminal() {
 					fmt.Fprintf(e.stderr, "flowrun wait: run %s %s\n", run.ID, run.Status)
 				}
-				return exitForStatus(run, "")
+				// A signal of a declared type: its type and a value
+				// of it, as apply says (and wait --server).
+				return e.withSignalHint(ctx, e.engine(st, nil), run, exitForStatus(run, ""))
 			}
 		},
 	}
@@ -155,5 +157,5 @@ func (e *env) waitThroughServer(ctx, sctx context.Context, ref string, timeout t
 	if view.Status.Terminal() {
 		fmt.Fprintf(e.stderr, "flowrun wait: run %s %s\n", view.RunID, view.Status)
 	}
-	return exitForStatus(store.Run{ID: view.RunID, Workflow: view.Workflow, Status: view.Status, WaitReason: view.WaitReason}, e.remote.url)
+	return e.exitForDoorView(ctx, d, view)
 }
