@@ -212,6 +212,11 @@ func (e *Engine) Retry(ctx context.Context, runID, fromStep string) (store.Run, 
 	}
 	reset := map[string]bool{}
 	if fromStep != "" {
+		if !store.GraphStep(fromStep) {
+			// A saga's rows (~compensate, NAME~compensate) are the
+			// engine's, run again only by what they undo.
+			return run, fmt.Errorf("retry run %s: %q is a compensation of the run, not a step of the workflow; name one of its steps (the step it undoes, to run that step and its compensation again): %w", run.ID, fromStep, store.ErrNotFound)
+		}
 		if l.step(fromStep) == nil {
 			return run, fmt.Errorf("retry run %s: the workflow has no step %q; name one of its steps: %w", run.ID, fromStep, store.ErrNotFound)
 		}

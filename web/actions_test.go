@@ -244,3 +244,48 @@ func TestDeadLetterRetryFailsAgain(t *testing.T) {
 		t.Fatalf("the redrive that failed again (%d) does not say %q once:\n%s", code, want, page)
 	}
 }
+
+// The retry form of a run that compensated offers the workflow's steps
+// to redrive from, not the rows of its saga (~compensate,
+// NAME~compensate), which the engine refuses as --from.
+func TestRetryFromListsGraphStepsOnly(t *testing.T) {
+	s := newSite(t)
+	ctx := context.Background()
+	const sagaHCL = `workflow "sg" {
+  version = "1.0.0"
+  step "a" {
+    exec { command = ["true"] }
+    compensate {
+      exec { command = ["true"] }
+    }
+  }
+  step "b" {
+    depends_on = [step.a]
+    exec { command = ["sh", "-c", "exit 1"] }
+  }
+}
+`
+	mod, diags := lang.LoadSources([]lang.Source{{Name: "sg.hcl", Src: []byte(sagaHCL)}}, lang.LoadOptions{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if _, err := s.door.DeployModule(ctx, mod, func(*lang.Workflow) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	v, _, err := s.door.Start(ctx, api.StartRequest{Workflow: "sg"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run, err := s.eng.Drive(ctx, v.RunID); err != nil || run.Status != store.RunFailed {
+		t.Fatalf("drive: %s, %v; want failed", run.Status, err)
+	}
+	b := s.browser()
+	b.signIn(s.tokens[store.ScopeWrite])
+	code, page := b.get("/runs/" + v.RunID)
+	if code != http.StatusOK || !strings.Contains(page, `<option value="a">a</option>`) {
+		t.Fatalf("run page (%d) offers no retry from a:\n%s", code, page)
+	}
+	if strings.Contains(page, `<option value="~compensate">`) || strings.Contains(page, `<option value="a~compensate">`) {
+		t.Errorf("the retry form offers a saga's row:\n%s", page)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/flowrun/flowrun/schedule"
+	"github.com/flowrun/flowrun/store"
 	"github.com/flowrun/flowrun/termtext"
 )
 
@@ -22,6 +23,9 @@ func funcs() template.FuncMap {
 		"pretty": pretty,
 		// text escapes control characters of a value for display.
 		"text": termtext.Line,
+		// graphStep is whether a step row is a step of the workflow, not
+		// one of the engine's (a saga's ~compensate rows).
+		"graphStep": store.GraphStep,
 		// json is a JSON value on one line, as it was sent (no HTML
 		// escapes), control characters escaped.
 		"json": func(raw json.RawMessage) string { return termtext.Line(string(unescapeHTML(raw))) },
