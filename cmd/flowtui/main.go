@@ -74,6 +74,22 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 		fmt.Fprintf(stderr, "flowtui: unexpected argument %q; flowtui takes only flags. Run flowtui -h for the flags.\n", fs.Arg(0))
 		return exitUsage
 	}
+	// --db "" or --server "" (a script's "$VAR" unset) is a mistake, as
+	// for flowrun's verbs, not the project's store or server.
+	empty := ""
+	fs.Visit(func(f *flag.Flag) {
+		if (f.Name == "db" || f.Name == "server") && f.Value.String() == "" && empty == "" {
+			empty = f.Name
+		}
+	})
+	switch empty {
+	case "db":
+		fmt.Fprintf(stderr, "flowtui: --db is empty. Name the database (--db PATH, or a postgres:// URL), or leave --db out to use the project's store (or FLOWRUN_DB).\n")
+		return exitUsage
+	case "server":
+		fmt.Fprintf(stderr, "flowtui: --server is empty. Name the server (--server https://HOST:PORT), or leave --server out to use FLOWRUN_SERVER, the project's server or its store.\n")
+		return exitUsage
+	}
 	by := "tui"
 	if u := getenv("USER"); u != "" {
 		by += " (user " + u + ")"

@@ -169,3 +169,27 @@ func TestServerURLRefusedOnce(t *testing.T) {
 		}
 	}
 }
+
+// --db "" and --server "" (a script's "$VAR" unset) are refused, as
+// flowrun's verbs refuse them, instead of showing the project's store or
+// server: flowtui would have shown another place's runs.
+func TestEmptyPlaceRefused(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--db", ""}, "flowtui: --db is empty."},
+		{[]string{"--db="}, "flowtui: --db is empty."},
+		{[]string{"--server", ""}, "flowtui: --server is empty."},
+	} {
+		code, msg := runMain(t, map[string]string{"FLOWRUN_SERVER": "https://example.com"}, c.args...)
+		if code != exitUsage || !strings.HasPrefix(msg, c.want) {
+			t.Errorf("%v: %d %q, want exit %d and %q", c.args, code, msg, exitUsage, c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".flowrun")); !os.IsNotExist(err) {
+		t.Errorf("flowtui made .flowrun/ (%v)", err)
+	}
+}
