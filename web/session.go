@@ -6,7 +6,6 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -91,11 +90,17 @@ func (ss *sessions) drop(id string) {
 }
 
 // errSignedOut is a request without a live session; errRevoked one whose
-// session ended because its token was revoked.
+// session ended because its token was revoked (it is errSignedOut too).
+// Both are made by the linker, not by an init (init_cheap.txtar).
 var (
-	errSignedOut = errors.New("not signed in")
-	errRevoked   = fmt.Errorf("%w: the token was revoked", errSignedOut)
+	errSignedOut       = errors.New("not signed in")
+	errRevoked   error = revokedError{}
 )
+
+type revokedError struct{}
+
+func (revokedError) Error() string        { return "not signed in: the token was revoked" }
+func (revokedError) Is(target error) bool { return target == errSignedOut }
 
 // current returns the request's session: its cookie's, while it has not
 // expired and its token was not revoked. A server without auth has one
