@@ -18,9 +18,11 @@ func DidYouMean(given string, names []string) string {
 }
 
 // NearestName is the name within edit distance 2 of given, ignoring case,
-// or "": the "did you mean" of every diagnostic, and of the CLI's.
+// or "": the "did you mean" of every diagnostic, and of the CLI's. The
+// edits may change at most half of given, so a short name is not "meant"
+// as any other short name (zz is not a).
 func NearestName(given string, names []string) string {
-	best, bestDist := "", 3
+	best, bestDist := "", min(3, len([]rune(given))/2+1)
 	for _, n := range names {
 		d := EditDistance(strings.ToLower(given), strings.ToLower(n))
 		if d < bestDist {
@@ -30,9 +32,13 @@ func NearestName(given string, names []string) string {
 	return best
 }
 
-// EditDistance is the Levenshtein distance between a and b, in runes.
+// EditDistance is the number of single-rune edits between a and b: an
+// insertion, a deletion, a substitution, or a swap of two adjacent runes
+// (the optimal string alignment distance), so "og" is one edit from "go",
+// the slip typing makes most.
 func EditDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
+	prev2 := make([]int, len(rb)+1)
 	prev := make([]int, len(rb)+1)
 	cur := make([]int, len(rb)+1)
 	for j := range prev {
@@ -46,8 +52,11 @@ func EditDistance(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(rb)]
 }
