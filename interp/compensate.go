@@ -289,41 +289,58 @@ func (e *Engine) sagaRunning(ctx context.Context, runID string) ([]string, error
 // if it were canceled itself.
 func (e *Engine) cancelKeep(ctx context.Context, root store.Run) ([]string, error) {
 	var keep []string
+	err := e.walkTree(ctx, root, func(run store.Run) (bool, error) {
+		if run.Status.Terminal() {
+			return false, nil // its children ended with it, or on their own
+		}
+		l, err := e.load(ctx, run.Workflow, run.GraphHash)
+		if err != nil {
+			return false, err
+		}
+		if len(l.compensations().steps) == 0 {
+			return true, nil
+		}
+		kept, err := e.compensatesOnCancel(ctx, run)
+		if err != nil {
+			return false, err
+		}
+		if !kept {
+			order, err := e.sagaRunning(ctx, run.ID)
+			if err != nil {
+				return false, fmt.Errorf("read the saga of run %s: %w", run.ID, err)
+			}
+			kept = order != nil
+		}
+		if kept {
+			keep = append(keep, run.ID)
+		}
+		return true, nil
+	})
+	return keep, err
+}
+
+// walkTree visits root and its descendant runs level by level; visit
+// says whether to go on below the run it was given.
+func (e *Engine) walkTree(ctx context.Context, root store.Run, visit func(store.Run) (bool, error)) error {
 	for level := []store.Run{root}; len(level) > 0; {
 		var next []store.Run
 		for _, run := range level {
-			if run.Status.Terminal() {
-				continue
-			}
-			l, err := e.load(ctx, run.Workflow, run.GraphHash)
+			down, err := visit(run)
 			if err != nil {
-				return keep, err
+				return err
 			}
-			kept := false
-			if len(l.compensations().steps) > 0 {
-				if kept, err = e.compensatesOnCancel(ctx, run); err != nil {
-					return keep, err
-				}
-			}
-			if !kept && len(l.compensations().steps) > 0 {
-				order, err := e.sagaRunning(ctx, run.ID)
-				if err != nil {
-					return keep, fmt.Errorf("read the saga of run %s: %w", run.ID, err)
-				}
-				kept = order != nil
-			}
-			if kept {
-				keep = append(keep, run.ID)
+			if !down {
+				continue
 			}
 			kids, err := e.st.RunChildren(ctx, run.ID)
 			if err != nil {
-				return keep, err
+				return fmt.Errorf("read the child runs of run %s: %w", run.ID, err)
 			}
 			next = append(next, kids...)
 		}
 		level = next
 	}
-	return keep, nil
+	return nil
 }
 
 // Canceling lists the runs of rootID's tree that a cancel left to a
@@ -331,21 +348,11 @@ func (e *Engine) cancelKeep(ctx context.Context, root store.Run) ([]string, erro
 // end after the compensations it runs. Drive of rootID claims them.
 func (e *Engine) Canceling(ctx context.Context, rootID string) ([]store.Run, error) {
 	var out []store.Run
-	for level := []string{rootID}; len(level) > 0; {
-		var next []string
-		for _, id := range level {
-			kids, err := e.st.RunChildren(ctx, id)
-			if err != nil {
-				return out, fmt.Errorf("read the child runs of run %s: %w", id, err)
-			}
-			for _, k := range kids {
-				if !k.Status.Terminal() && k.CancelRequested {
-					out = append(out, k)
-				}
-				next = append(next, k.ID)
-			}
+	err := e.walkTree(ctx, store.Run{ID: rootID}, func(run store.Run) (bool, error) {
+		if run.ID != rootID && !run.Status.Terminal() && run.CancelRequested {
+			out = append(out, run)
 		}
-		level = next
-	}
-	return out, nil
+		return true, nil
+	})
+	return out, err
 }

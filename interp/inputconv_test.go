@@ -81,14 +81,7 @@ func TestConvertInputs(t *testing.T) {
 // closing bracket too (json.Decoder.More is false before one, which let
 // `{"a": 1}}` through as an inputs file).
 func TestDecodeJSONValueTrailing(t *testing.T) {
-	for in, off := range map[string]int64{`{"a": 1}}`: 8, `0}`: 1, `[1]]`: 3, `1 2`: 2, "{} \n ]": 5} {
-		var v any
-		err := DecodeJSONValue([]byte(in), &v)
-		var je *JSONError
-		if !errors.As(err, &je) || je.Offset != off {
-			t.Errorf("DecodeJSONValue(%q) = %v, want a JSONError at byte %d", in, err, off)
-		}
-	}
+	wantJSONErrorAt(t, map[string]int64{`{"a": 1}}`: 8, `0}`: 1, `[1]]`: 3, `1 2`: 2, "{} \n ]": 5})
 	var v any
 	if err := DecodeJSONValue([]byte(" {\"a\": [1]} \n"), &v); err != nil {
 		t.Errorf("one value with white space around it: %v", err)
@@ -99,14 +92,7 @@ func TestDecodeJSONValueTrailing(t *testing.T) {
 // bad byte (encoding/json turned it into U+FFFD, so a signal's data or an
 // inputs file in Latin-1 changed unseen); found by FuzzDecodeBody.
 func TestDecodeJSONValueUTF8(t *testing.T) {
-	for in, off := range map[string]int64{"\"caf\xe9\"": 4, "{\"a\": \"\xff\"}": 7, "[\"\xed\xa0\x80\"]": 2} {
-		var v any
-		err := DecodeJSONValue([]byte(in), &v)
-		var je *JSONError
-		if !errors.As(err, &je) || je.Offset != off {
-			t.Errorf("DecodeJSONValue(%q) = %v, want a JSONError at byte %d", in, err, off)
-		}
-	}
+	wantJSONErrorAt(t, map[string]int64{"\"caf\xe9\"": 4, "{\"a\": \"\xff\"}": 7, "[\"\xed\xa0\x80\"]": 2})
 	var v any
 	if err := DecodeJSONValue([]byte(`"café 😀 \ud83d\ude00"`), &v); err != nil || v != "café 😀 😀" {
 		t.Errorf("UTF-8 text: %v, %v", v, err)
@@ -120,14 +106,7 @@ func TestDecodeJSONValueUTF8(t *testing.T) {
 // user may not have meant. An input of type any is JSON when it parses,
 // and refused the same way.
 func TestDecodeJSONValueDuplicateKey(t *testing.T) {
-	for in, off := range map[string]int64{`{"a": 1, "a": 2}`: 9, "[{\"b\": {}, \"c\": [{\"x\": 1,\n \"x\": 1}]}]": 27} {
-		var v any
-		err := DecodeJSONValue([]byte(in), &v)
-		var je *JSONError
-		if !errors.As(err, &je) || je.Offset != off {
-			t.Errorf("DecodeJSONValue(%q) = %v, want a JSONError at byte %d", in, err, off)
-		}
-	}
+	wantJSONErrorAt(t, map[string]int64{`{"a": 1, "a": 2}`: 9, "[{\"b\": {}, \"c\": [{\"x\": 1,\n \"x\": 1}]}]": 27})
 	var v any
 	if err := DecodeJSONValue([]byte(`{"a": {"b": 1}, "b": {"a": 1}}`), &v); err != nil {
 		t.Errorf("the same key in different objects: %v", err)
@@ -139,5 +118,19 @@ func TestDecodeJSONValueDuplicateKey(t *testing.T) {
 	var ce *ConvertError
 	if !errors.As(err, &ce) || ce.Problem != InputBadValue || ce.Name != "extra" {
 		t.Errorf("an any input with a key twice: %v, want an InputBadValue of extra", err)
+	}
+}
+
+// wantJSONErrorAt checks that DecodeJSONValue refuses each text with a
+// *JSONError at its byte offset.
+func wantJSONErrorAt(t *testing.T, offsets map[string]int64) {
+	t.Helper()
+	for in, off := range offsets {
+		var v any
+		err := DecodeJSONValue([]byte(in), &v)
+		var je *JSONError
+		if !errors.As(err, &je) || je.Offset != off {
+			t.Errorf("DecodeJSONValue(%q) = %v, want a JSONError at byte %d", in, err, off)
+		}
 	}
 }

@@ -132,6 +132,17 @@ type DeadLetterClaimParams struct {
 	Gone string
 }
 
+// Check is the fence of a DeadLetterClaim of d (both backends; now is the
+// store's clock for leases): another process's live claim refuses it
+// (*LetterHeldError); the caller's own claim, a lapsed one and Gone's are
+// taken over.
+func (p DeadLetterClaimParams) Check(d DeadLetter, now time.Time) error {
+	if d.ClaimOwner != "" && d.ClaimOwner != p.Owner && d.ClaimOwner != p.Gone && d.ClaimUntil.After(now) {
+		return &LetterHeldError{ID: d.ID, Owner: d.ClaimOwner, Until: d.ClaimUntil}
+	}
+	return nil
+}
+
 // LetterHeldError is the refusal of a dead letter that another process is
 // retrying: its claim is held by Owner until Until (the store's clock: the
 // database's on PostgreSQL).

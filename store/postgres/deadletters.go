@@ -70,8 +70,8 @@ func (s *Store) DeadLetterClaim(ctx context.Context, p store.DeadLetterClaimPara
 		if err != nil {
 			return err
 		}
-		if d.ClaimOwner != "" && d.ClaimOwner != p.Owner && d.ClaimOwner != p.Gone && d.ClaimUntil.After(now) {
-			return &store.LetterHeldError{ID: d.ID, Owner: d.ClaimOwner, Until: d.ClaimUntil}
+		if err := p.Check(d, now); err != nil {
+			return err
 		}
 		d, err = one(ctx, w.tx, sqlrow.ScanDeadLetter, `UPDATE dead_letters SET claim_owner = $2, claim_until = $3 WHERE id = $1
 			RETURNING `+sqlrow.DeadLetterCols, p.ID, p.Owner, now.Add(p.LeaseFor).UnixMicro())

@@ -71,9 +71,8 @@ func (s *Store) DeadLetterClaim(ctx context.Context, p store.DeadLetterClaimPara
 		if d, err = w.openLetter(p.ID); err != nil {
 			return err
 		}
-		now := p.Now.UnixMicro()
-		if d.ClaimOwner != "" && d.ClaimOwner != p.Owner && d.ClaimOwner != p.Gone && d.ClaimUntil.UnixMicro() > now {
-			return &store.LetterHeldError{ID: d.ID, Owner: d.ClaimOwner, Until: d.ClaimUntil}
+		if err := p.Check(d, p.Now); err != nil {
+			return err
 		}
 		d, err = sqlrow.ScanDeadLetter(w.queryRow(`UPDATE dead_letters SET claim_owner = ?2, claim_until = ?3 WHERE id = ?1
 			RETURNING `+sqlrow.DeadLetterCols, p.ID, p.Owner, p.Now.Add(p.LeaseFor).UnixMicro()))
